@@ -1,0 +1,39 @@
+//! The `mtf` command line: one file per subcommand; `main.rs` only calls [`main`].
+
+use clap::{Parser, Subcommand};
+
+/// Exit status: success (trace or DTD valid).
+pub const EXIT_OK: i32 = 0;
+/// Exit status: the trace is invalid (`check` found problems, or `dump` met a bad record).
+pub const EXIT_INVALID_TRACE: i32 = 1;
+/// Exit status: I/O error or bad usage.
+pub const EXIT_USAGE: i32 = 2;
+/// Exit status: the DTD is unusable.
+pub const EXIT_BAD_DTD: i32 = 3;
+
+/// mtf — read, check, dump and write Meta-TF traces.
+#[derive(Debug, Parser)]
+#[command(name = "mtf", version, about, long_about = None, after_help = EXIT_HELP)]
+pub struct Cli {
+    /// The subcommand.
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+const EXIT_HELP: &str = "Exit status: 0 valid, 1 invalid trace, 2 I/O or usage error, 3 unusable DTD.";
+
+/// The subcommands.
+#[derive(Debug, Subcommand)]
+pub enum Command {}
+
+/// Run the command line; returns the process exit status.
+pub fn main() -> i32 {
+    let cli = match Cli::try_parse() {
+        Ok(c) => c,
+        Err(e) => {
+            let _ = e.print();
+            return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+        }
+    };
+    match cli.command {}
+}

@@ -1,0 +1,1 @@
+//! The generic decoder: compiled record programs + live metadata state → borrowed record views.

@@ -1,0 +1,1 @@
+//! The DTD-driven trace writer (the decoder's mirror).
