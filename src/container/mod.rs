@@ -1,1 +1,25 @@
 //! The trace container: header, section index, DTD lookup (docs/format.md §2, §10).
+//!
+//! * [`Header`] parses and encodes the fixed header (§2.1), with [`ByteOrder`] and [`Class`];
+//! * [`SectionIndex`] checks the section header table (§2.2);
+//! * [`Trace`] holds a file's bytes (mapped, owned or borrowed) with both, checked;
+//! * [`locate_dtd`] finds the DTD a trace names (§10).
+//!
+//! Nothing here decodes records; errors are [`ContainerError`] and carry byte offsets.
+
+mod dtdpath;
+mod error;
+mod header;
+mod section;
+mod trace;
+
+pub use dtdpath::{
+    locate_dtd, sanitize_dtd_name, shipped_dtd, shipped_names, DtdNameError, Located, NotFound,
+};
+pub use error::{ContainerError, EncodeError, MAGIC};
+pub use header::{
+    fits_in, ByteOrder, Class, Header, FIXED_LEN, OFF_BYTEORDER, OFF_CLASS, OFF_DTDLENGTH,
+    OFF_INTEGERS, OFF_INTWIDTH, OFF_RESERVED,
+};
+pub use section::{SectionHeader, SectionIndex};
+pub use trace::{Trace, TraceData};

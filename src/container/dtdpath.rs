@@ -1,0 +1,230 @@
+//! Locating the DTD a trace names (docs/format.md §10).
+//!
+//! Order: the user's explicit file; the header's name in the trace's folder; the name in each
+//! folder of `MTF_DTD_PATH`; the DTDs built into `mtf`. Only the last component of the header's
+//! name is ever used, and nothing is fetched from the network.
+
+// Design: lookup is a pure function of its inputs (the environment variable's value is passed
+// in, not read here) so that tests do not race on process-global state.
+
+use std::borrow::Cow;
+use std::ffi::OsStr;
+use std::fmt;
+use std::path::{Component, Path, PathBuf};
+
+use thiserror::Error;
+
+/// The DTDs built into `mtf`: `(file name, text)`.
+// Entries are added as DTDs land in the repository's `dtds/` folder, e.g.
+// `("hatf10.dtd", include_str!("../../dtds/hatf10.dtd"))`. Kept empty until then so the build
+// never depends on files that do not exist yet.
+const SHIPPED: &[(&str, &str)] = &[];
+
+/// The text of the DTD built into `mtf` under `name`, if any.
+pub fn shipped_dtd(name: &str) -> Option<&'static str> {
+    SHIPPED
+        .iter()
+        .find(|(n, _)| *n == name)
+        .map(|(_, text)| *text)
+}
+
+/// The names of the DTDs built into `mtf`.
+pub fn shipped_names() -> impl ExactSizeIterator<Item = &'static str> {
+    SHIPPED.iter().map(|(n, _)| *n)
+}
+
+/// Why a DTD name from a trace header cannot be used as a file name.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+#[non_exhaustive]
+pub enum DtdNameError {
+    /// Nothing remains after the last `/` or `\`.
+    #[error("DTD name {0:?} has an empty final component")]
+    Empty(String),
+    /// The final component starts with `.` (hidden files, `.` and `..`).
+    #[error("DTD name {0:?} starts with '.'")]
+    LeadingDot(String),
+    /// The name contains a NUL byte.
+    #[error("DTD name {0:?} contains NUL")]
+    Nul(String),
+    /// The final component is not a plain file name on this platform (e.g. `C:x` on Windows).
+    #[error("DTD name {0:?} is not a plain file name")]
+    NotPlain(String),
+}
+
+/// The part of a header's DTD name that may be looked up: its final component (§10 safety rule).
+///
+/// Everything up to the last `/` or `\` is dropped, so `http://h/a/b.dtd` gives `b.dtd` and
+/// `../../etc/passwd` gives `passwd` (which is then looked up only in the allowed folders). The
+/// result must be non-empty, must not start with `.` and must not contain NUL.
+pub fn sanitize_dtd_name(name: &str) -> Result<&str, DtdNameError> {
+    if name.contains('\0') {
+        return Err(DtdNameError::Nul(name.to_owned()));
+    }
+    let last = name.rsplit(['/', '\\']).next().unwrap_or(name);
+    if last.is_empty() {
+        return Err(DtdNameError::Empty(name.to_owned()));
+    }
+    if last.starts_with('.') {
+        return Err(DtdNameError::LeadingDot(name.to_owned()));
+    }
+    // Defence in depth: on Unix the rules above already make `last` one normal component; on
+    // Windows this also rejects drive prefixes such as `C:x`, which `Path::join` would honour.
+    let mut parts = Path::new(last).components();
+    if !matches!(
+        (parts.next(), parts.next()),
+        (Some(Component::Normal(_)), None)
+    ) {
+        return Err(DtdNameError::NotPlain(name.to_owned()));
+    }
+    Ok(last)
+}
+
+/// Where a DTD was found, or where it was looked for.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Located {
+    /// The file the user named (`mtf --dtd PATH`).
+    Explicit(PathBuf),
+    /// The header's name in the folder that holds the trace.
+    TraceDir(PathBuf),
+    /// The header's name in a folder of `MTF_DTD_PATH`.
+    EnvPath(PathBuf),
+    /// A DTD built into `mtf`: its name and text.
+    Shipped(&'static str, &'static str),
+    /// Not found anywhere.
+    NotFound(NotFound),
+}
+
+/// The places a DTD was looked for without success; its `Display` is a complete message.
+#[derive(Debug, Clone, PartialEq, Eq, Error)]
+pub struct NotFound {
+    /// The DTD name as stored in the trace header.
+    pub header_name: String,
+    /// Why the header name was not used, if it was rejected by [`sanitize_dtd_name`].
+    pub rejected: Option<DtdNameError>,
+    /// Every file checked, in order.
+    pub tried: Vec<PathBuf>,
+    /// Whether the built-in DTDs were searched (false when the name was rejected or an explicit
+    /// file was given).
+    pub searched_shipped: bool,
+}
+
+impl fmt::Display for NotFound {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "cannot find the DTD {:?}", self.header_name)?;
+        if let Some(why) = &self.rejected {
+            write!(f, " ({why}; give the DTD with --dtd)")?;
+        }
+        if self.tried.is_empty() && !self.searched_shipped {
+            return Ok(());
+        }
+        write!(f, "; tried:")?;
+        for p in &self.tried {
+            write!(f, "\n  {}", p.display())?;
+        }
+        if self.searched_shipped {
+            let names: Vec<_> = shipped_names().collect();
+            if names.is_empty() {
+                write!(f, "\n  the DTDs built into mtf (none)")?;
+            } else {
+                write!(f, "\n  the DTDs built into mtf ({})", names.join(", "))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+impl Located {
+    /// The file found, for the variants that name one.
+    pub fn path(&self) -> Option<&Path> {
+        match self {
+            Located::Explicit(p) | Located::TraceDir(p) | Located::EnvPath(p) => Some(p),
+            Located::Shipped(..) | Located::NotFound(_) => None,
+        }
+    }
+
+    /// Whether a DTD was found.
+    pub fn is_found(&self) -> bool {
+        !matches!(self, Located::NotFound(_))
+    }
+
+    /// Reads the DTD text: the file's contents, or the built-in text.
+    ///
+    /// Returns an [`std::io::ErrorKind::NotFound`] error carrying the [`NotFound`] message when
+    /// nothing was found.
+    pub fn read_text(&self) -> std::io::Result<Cow<'static, str>> {
+        match self {
+            Located::Shipped(_, text) => Ok(Cow::Borrowed(text)),
+            Located::NotFound(nf) => Err(std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                nf.clone(),
+            )),
+            Located::Explicit(p) | Located::TraceDir(p) | Located::EnvPath(p) => {
+                std::fs::read_to_string(p).map(Cow::Owned)
+            }
+        }
+    }
+}
+
+/// Finds the DTD for a trace (docs/format.md §10).
+///
+/// * `explicit`: the user's `--dtd PATH`. When given it is the only candidate: it is returned
+///   as [`Located::Explicit`] if it is a file, otherwise the result is `NotFound` listing it.
+/// * `header_name`: the DTD name from the trace header, reduced by [`sanitize_dtd_name`]; if
+///   rejected, nothing else is searched.
+/// * `trace_dir`: the folder that holds the trace, if the trace came from a file.
+/// * `env_path`: the value of `MTF_DTD_PATH`, split like `PATH` on this platform (`:` on Unix,
+///   `;` on Windows); empty entries are skipped.
+///
+/// Candidates must be regular files (or links to them); a folder with the DTD's name is skipped.
+pub fn locate_dtd(
+    explicit: Option<&Path>,
+    header_name: &str,
+    trace_dir: Option<&Path>,
+    env_path: Option<&OsStr>,
+) -> Located {
+    let mut nf = NotFound {
+        header_name: header_name.to_owned(),
+        rejected: None,
+        tried: Vec::new(),
+        searched_shipped: false,
+    };
+    if let Some(p) = explicit {
+        // An explicit choice is never silently replaced by another DTD.
+        if p.is_file() {
+            return Located::Explicit(p.to_path_buf());
+        }
+        nf.tried.push(p.to_path_buf());
+        return Located::NotFound(nf);
+    }
+    let name = match sanitize_dtd_name(header_name) {
+        Ok(name) => name,
+        Err(e) => {
+            nf.rejected = Some(e);
+            return Located::NotFound(nf);
+        }
+    };
+    if let Some(dir) = trace_dir {
+        let p = dir.join(name);
+        if p.is_file() {
+            return Located::TraceDir(p);
+        }
+        nf.tried.push(p);
+    }
+    if let Some(value) = env_path {
+        for dir in std::env::split_paths(value) {
+            if dir.as_os_str().is_empty() {
+                continue;
+            }
+            let p = dir.join(name);
+            if p.is_file() {
+                return Located::EnvPath(p);
+            }
+            nf.tried.push(p);
+        }
+    }
+    nf.searched_shipped = true;
+    match SHIPPED.iter().find(|(n, _)| *n == name) {
+        Some(&(n, text)) => Located::Shipped(n, text),
+        None => Located::NotFound(nf),
+    }
+}

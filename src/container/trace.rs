@@ -1,0 +1,190 @@
+//! An opened trace: its bytes (mapped, owned or borrowed) with the checked header and section
+//! index.
+
+// Design: one type `Trace<'a>` covers the three ways of holding the bytes; a trace read from a
+// file or a `Vec` is `Trace<'static>`. The header and index hold only offsets, never slices, so
+// an owned trace is not self-referential; views borrow from `&self`.
+
+use std::ffi::OsStr;
+use std::fs::File;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+
+use memmap2::Mmap;
+
+use super::dtdpath::{locate_dtd, Located};
+use super::error::ContainerError;
+use super::header::Header;
+use super::section::SectionIndex;
+
+/// The bytes of a trace.
+#[derive(Debug)]
+pub enum TraceData<'a> {
+    /// A read-only memory map of a file.
+    Mmap(Mmap),
+    /// Bytes owned by the trace (also used for empty files, which cannot be mapped).
+    Owned(Vec<u8>),
+    /// Bytes borrowed from the caller.
+    Borrowed(&'a [u8]),
+}
+
+impl TraceData<'_> {
+    /// The whole file.
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        match self {
+            TraceData::Mmap(m) => m,
+            TraceData::Owned(v) => v,
+            TraceData::Borrowed(b) => b,
+        }
+    }
+}
+
+/// A trace whose container (header and section index, docs/format.md §2) has been checked.
+///
+/// Records are not decoded here; [`Trace::global_bytes`] and [`Trace::section_bytes`] give the
+/// regions the decoder walks.
+#[derive(Debug)]
+pub struct Trace<'a> {
+    data: TraceData<'a>,
+    header: Header,
+    index: SectionIndex,
+    path: Option<PathBuf>,
+}
+
+impl Trace<'static> {
+    /// Opens and checks the trace at `path`, mapping it into memory.
+    ///
+    /// Errors name the path: [`ContainerError::Io`] if it cannot be read, otherwise
+    /// [`ContainerError::InFile`] around the container error.
+    ///
+    /// The file must not be modified while the trace is open (the usual caveat of memory maps).
+    pub fn open(path: impl AsRef<Path>) -> Result<Trace<'static>, ContainerError> {
+        let path = path.as_ref();
+        let io = |source| ContainerError::Io {
+            path: path.to_path_buf(),
+            source,
+        };
+        let file = File::open(path).map_err(io)?;
+        let len = file.metadata().map_err(io)?.len();
+        let data = if len == 0 {
+            // Mapping a zero-length file fails on most systems; an empty trace is simply
+            // truncated, which the header parser reports.
+            TraceData::Owned(Vec::new())
+        } else {
+            // SAFETY: the map is read-only; as documented above, the file must not change
+            // while mapped. This is the standard contract of memmap2 for read-only maps.
+            TraceData::Mmap(unsafe { Mmap::map(&file) }.map_err(io)?)
+        };
+        Trace::from_data(data, Some(path.to_path_buf()))
+    }
+
+    /// Checks a trace held in memory.
+    pub fn from_bytes(bytes: Vec<u8>) -> Result<Trace<'static>, ContainerError> {
+        Trace::from_data(TraceData::Owned(bytes), None)
+    }
+}
+
+impl<'a> Trace<'a> {
+    /// Checks a trace borrowed from the caller.
+    pub fn from_slice(bytes: &'a [u8]) -> Result<Trace<'a>, ContainerError> {
+        Trace::from_data(TraceData::Borrowed(bytes), None)
+    }
+
+    /// Checks a trace from any [`TraceData`]; `path`, if given, is kept for DTD lookup and
+    /// named in errors.
+    pub fn from_data(
+        data: TraceData<'a>,
+        path: Option<PathBuf>,
+    ) -> Result<Trace<'a>, ContainerError> {
+        let parsed = Header::parse(data.bytes())
+            .and_then(|header| SectionIndex::parse(data.bytes(), &header).map(|i| (header, i)));
+        match parsed {
+            Ok((header, index)) => Ok(Trace {
+                data,
+                header,
+                index,
+                path,
+            }),
+            Err(e) => Err(match path {
+                Some(path) => ContainerError::InFile {
+                    path,
+                    source: Box::new(e),
+                },
+                None => e,
+            }),
+        }
+    }
+
+    /// The whole file.
+    #[inline]
+    pub fn bytes(&self) -> &[u8] {
+        self.data.bytes()
+    }
+
+    /// The checked header.
+    pub fn header(&self) -> &Header {
+        &self.header
+    }
+
+    /// The checked section index.
+    pub fn sections(&self) -> &SectionIndex {
+        &self.index
+    }
+
+    /// The DTD name exactly as stored in the header.
+    pub fn dtd_name(&self) -> &str {
+        &self.header.dtd_name
+    }
+
+    /// The path the trace was opened from, if any.
+    pub fn path(&self) -> Option<&Path> {
+        self.path.as_deref()
+    }
+
+    /// The folder that holds the trace (`.` for a bare file name), if it was opened from a path.
+    pub fn dir(&self) -> Option<&Path> {
+        let parent = self.path.as_deref()?.parent()?;
+        Some(if parent.as_os_str().is_empty() {
+            Path::new(".")
+        } else {
+            parent
+        })
+    }
+
+    /// Finds this trace's DTD (docs/format.md §10), given the user's `--dtd` and the value of
+    /// `MTF_DTD_PATH`; see [`locate_dtd`].
+    pub fn locate_dtd(&self, explicit: Option<&Path>, env_path: Option<&OsStr>) -> Located {
+        locate_dtd(explicit, self.dtd_name(), self.dir(), env_path)
+    }
+
+    /// The bytes of `range`, which must lie within the file (as every range from
+    /// [`SectionIndex`] does).
+    ///
+    /// # Panics
+    ///
+    /// If `range` is outside the file.
+    pub fn region(&self, range: Range<u64>) -> &[u8] {
+        &self.bytes()[range.start as usize..range.end as usize]
+    }
+
+    /// All records: the bytes from `start` to the end of the file.
+    pub fn records_bytes(&self) -> &[u8] {
+        &self.bytes()[self.header.start as usize..]
+    }
+
+    /// The records of the global region.
+    pub fn global_bytes(&self) -> &[u8] {
+        self.region(self.index.global_region())
+    }
+
+    /// The bytes of section `number` (starting with its `section` record), if present.
+    pub fn section_bytes(&self, number: u8) -> Option<&[u8]> {
+        self.index.by_number(number).map(|s| self.region(s.range()))
+    }
+
+    /// Gives back the bytes.
+    pub fn into_data(self) -> TraceData<'a> {
+        self.data
+    }
+}
