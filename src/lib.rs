@@ -15,4 +15,5 @@ pub mod cli;
 pub mod container;
 pub mod decode;
 pub mod dtd;
+pub mod text;
 pub mod write;
