@@ -23,3 +23,5 @@ pub use header::{
 };
 pub use section::{SectionHeader, SectionIndex};
 pub use trace::{Trace, TraceData};
+#[cfg(test)]
+mod testutil;
