@@ -11,6 +11,8 @@ mod dtdpath;
 mod error;
 mod header;
 mod section;
+#[cfg(test)]
+mod testutil;
 mod trace;
 
 pub use dtdpath::{
@@ -23,5 +25,3 @@ pub use header::{
 };
 pub use section::{SectionHeader, SectionIndex};
 pub use trace::{Trace, TraceData};
-#[cfg(test)]
-mod testutil;
