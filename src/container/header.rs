@@ -170,7 +170,7 @@ pub struct Header {
     pub header_len: u64,
 }
 
-/// Where a slice of `len` bytes at `offset` would run past `total`; `Ok` when it fits.
+/// Checks that `len` bytes from `offset` lie within a file of `total` bytes.
 fn need(total: usize, offset: usize, len: usize, what: &'static str) -> Result<(), ContainerError> {
     let available = total.saturating_sub(offset);
     if len > available {
