@@ -228,3 +228,210 @@ pub fn locate_dtd(
         None => Located::NotFound(nf),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::ffi::OsString;
+    use std::fs;
+
+    #[test]
+    fn sanitize_keeps_last_component() {
+        assert_eq!(sanitize_dtd_name("hatf10.dtd"), Ok("hatf10.dtd"));
+        assert_eq!(sanitize_dtd_name("../../etc/passwd"), Ok("passwd"));
+        assert_eq!(sanitize_dtd_name("/abs/x.dtd"), Ok("x.dtd"));
+        assert_eq!(sanitize_dtd_name("http://h/a/b.dtd"), Ok("b.dtd"));
+        assert_eq!(
+            sanitize_dtd_name("http://example.org/dtds/hatf10.dtd"),
+            Ok("hatf10.dtd")
+        );
+        assert_eq!(sanitize_dtd_name(r"C:\dtds\win.dtd"), Ok("win.dtd"));
+        assert_eq!(sanitize_dtd_name(r"a/b\c.dtd"), Ok("c.dtd"));
+        assert_eq!(sanitize_dtd_name("x.y.dtd"), Ok("x.y.dtd"));
+        assert_eq!(sanitize_dtd_name("a b"), Ok("a b"));
+    }
+
+    #[test]
+    fn sanitize_rejects() {
+        assert!(matches!(sanitize_dtd_name(""), Err(DtdNameError::Empty(_))));
+        assert!(matches!(
+            sanitize_dtd_name("a/"),
+            Err(DtdNameError::Empty(_))
+        ));
+        assert!(matches!(
+            sanitize_dtd_name(r"a\"),
+            Err(DtdNameError::Empty(_))
+        ));
+        assert!(matches!(
+            sanitize_dtd_name(".."),
+            Err(DtdNameError::LeadingDot(_))
+        ));
+        assert!(matches!(
+            sanitize_dtd_name("."),
+            Err(DtdNameError::LeadingDot(_))
+        ));
+        assert!(matches!(
+            sanitize_dtd_name("a/.."),
+            Err(DtdNameError::LeadingDot(_))
+        ));
+        assert!(matches!(
+            sanitize_dtd_name(".hidden"),
+            Err(DtdNameError::LeadingDot(_))
+        ));
+        assert!(matches!(
+            sanitize_dtd_name("x\0.dtd"),
+            Err(DtdNameError::Nul(_))
+        ));
+        // NUL anywhere, even in a discarded component.
+        assert!(matches!(
+            sanitize_dtd_name("\0/x.dtd"),
+            Err(DtdNameError::Nul(_))
+        ));
+    }
+
+    #[test]
+    fn shipped_table_lookup() {
+        assert_eq!(shipped_dtd("no-such.dtd"), None);
+        assert_eq!(shipped_names().len(), SHIPPED.len());
+        for (name, text) in SHIPPED {
+            assert_eq!(shipped_dtd(name), Some(*text));
+        }
+    }
+
+    struct Dirs {
+        _root: tempfile::TempDir,
+        trace: PathBuf,
+        env1: PathBuf,
+        env2: PathBuf,
+    }
+
+    fn dirs() -> Dirs {
+        let root = tempfile::tempdir().unwrap();
+        let mk = |n: &str| {
+            let p = root.path().join(n);
+            fs::create_dir(&p).unwrap();
+            p
+        };
+        Dirs {
+            trace: mk("trace"),
+            env1: mk("env1"),
+            env2: mk("env2"),
+            _root: root,
+        }
+    }
+
+    fn env(ds: &[&Path]) -> OsString {
+        std::env::join_paths(ds).unwrap()
+    }
+
+    #[test]
+    fn locate_order() {
+        let d = dirs();
+        let envv = env(&[&d.env1, &d.env2]);
+        let name = "http://example.org/t.dtd";
+        let loc = |explicit: Option<&Path>| locate_dtd(explicit, name, Some(&d.trace), Some(&envv));
+
+        // Nothing anywhere: every candidate listed, then the built-ins.
+        match loc(None) {
+            Located::NotFound(nf) => {
+                assert_eq!(
+                    nf.tried,
+                    vec![
+                        d.trace.join("t.dtd"),
+                        d.env1.join("t.dtd"),
+                        d.env2.join("t.dtd")
+                    ]
+                );
+                assert!(nf.searched_shipped);
+                assert_eq!(nf.rejected, None);
+                let msg = nf.to_string();
+                assert!(msg.contains("t.dtd") && msg.contains("env2"), "{msg}");
+            }
+            other => panic!("{other:?}"),
+        }
+
+        fs::write(d.env2.join("t.dtd"), "env2").unwrap();
+        assert_eq!(loc(None), Located::EnvPath(d.env2.join("t.dtd")));
+        fs::write(d.env1.join("t.dtd"), "env1").unwrap();
+        assert_eq!(loc(None), Located::EnvPath(d.env1.join("t.dtd")));
+        fs::write(d.trace.join("t.dtd"), "trace").unwrap();
+        let found = loc(None);
+        assert_eq!(found, Located::TraceDir(d.trace.join("t.dtd")));
+        assert_eq!(found.read_text().unwrap(), "trace");
+
+        let explicit = d.env2.join("other.dtd");
+        fs::write(&explicit, "explicit").unwrap();
+        let found = loc(Some(&explicit));
+        assert_eq!(found, Located::Explicit(explicit.clone()));
+        assert_eq!(found.path(), Some(explicit.as_path()));
+        assert_eq!(found.read_text().unwrap(), "explicit");
+    }
+
+    #[test]
+    fn explicit_missing_does_not_fall_back() {
+        let d = dirs();
+        fs::write(d.trace.join("t.dtd"), "trace").unwrap();
+        let missing = d.env1.join("nope.dtd");
+        match locate_dtd(Some(&missing), "t.dtd", Some(&d.trace), None) {
+            Located::NotFound(nf) => {
+                assert_eq!(nf.tried, vec![missing]);
+                assert!(!nf.searched_shipped);
+            }
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn rejected_name_searches_nothing() {
+        let d = dirs();
+        fs::write(d.trace.join(".hidden"), "x").unwrap();
+        let found = locate_dtd(None, "a/.hidden", Some(&d.trace), None);
+        match &found {
+            Located::NotFound(nf) => {
+                assert!(matches!(nf.rejected, Some(DtdNameError::LeadingDot(_))));
+                assert!(nf.tried.is_empty() && !nf.searched_shipped);
+                assert!(nf.to_string().contains("--dtd"));
+            }
+            other => panic!("{other:?}"),
+        }
+        let e = found.read_text().unwrap_err();
+        assert_eq!(e.kind(), std::io::ErrorKind::NotFound);
+        // But an explicit file still works.
+        let explicit = d.env1.join("mine.dtd");
+        fs::write(&explicit, "x").unwrap();
+        assert_eq!(
+            locate_dtd(Some(&explicit), "..", Some(&d.trace), None),
+            Located::Explicit(explicit)
+        );
+    }
+
+    /// A traversal name is reduced to its last component and looked up only in allowed folders.
+    #[test]
+    fn traversal_stays_in_allowed_folders() {
+        let d = dirs();
+        // A file that `trace/../env1/t.dtd` would reach if the name were joined whole.
+        fs::write(d.env1.join("t.dtd"), "x").unwrap();
+        match locate_dtd(None, "../env1/t.dtd", Some(&d.trace), None) {
+            Located::NotFound(nf) => assert_eq!(nf.tried, vec![d.trace.join("t.dtd")]),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn folders_and_empty_env_entries_are_skipped() {
+        let d = dirs();
+        fs::create_dir(d.trace.join("t.dtd")).unwrap();
+        fs::write(d.env2.join("t.dtd"), "x").unwrap();
+        let mut envv = OsString::from(if cfg!(windows) { ";" } else { ":" });
+        envv.push(env(&[&d.env2]));
+        match locate_dtd(None, "t.dtd", Some(&d.trace), Some(&envv)) {
+            Located::EnvPath(p) => assert_eq!(p, d.env2.join("t.dtd")),
+            other => panic!("{other:?}"),
+        }
+        // No trace folder, no env: only the built-ins are searched.
+        match locate_dtd(None, "t.dtd", None, None) {
+            Located::NotFound(nf) => assert!(nf.tried.is_empty() && nf.searched_shipped),
+            other => panic!("{other:?}"),
+        }
+    }
+}

@@ -170,7 +170,7 @@ pub struct Header {
     pub header_len: u64,
 }
 
-/// Where a slice of `len` bytes at `offset` would run past `total`; `Ok` when it fits.
+/// Checks that `len` bytes from `offset` lie within a file of `total` bytes.
 fn need(total: usize, offset: usize, len: usize, what: &'static str) -> Result<(), ContainerError> {
     let available = total.saturating_sub(offset);
     if len > available {
@@ -365,7 +365,23 @@ impl Header {
         let fits4 = last_start.is_some_and(|s| s <= u32::MAX as u64)
             && sections.iter().all(|&(_, s)| s <= u32::MAX as u64)
             && nrecords <= u32::MAX as u64;
-        let (w, intwidth) = if fits4 { (4u8, 0u8) } else { (8u8, 8u8) };
+        let w = if fits4 { 4 } else { 8 };
+        Header::encode_as(w, class, byte_order, name, nrecords, global_len, sections)
+    }
+
+    /// [`Header::encode`] with a given `W` (4 or 8), on already-checked arguments.
+    // Separate so that tests can round-trip 8-byte headers without 4 GiB files; the public
+    // encoder never chooses W = 8 when 4 suffices (§2.1 makes that a MUST).
+    fn encode_as(
+        w: u8,
+        class: Class,
+        byte_order: ByteOrder,
+        name: &[u8],
+        nrecords: u64,
+        global_len: u64,
+        sections: &[(u8, u64)],
+    ) -> Result<Vec<u8>, EncodeError> {
+        let body_len = sections.iter().map(|&(_, s)| s).sum::<u64>() + global_len;
         let start = Header::encoded_len(w, name.len(), sections.len());
         start.checked_add(body_len).ok_or(EncodeError::TooLarge)?;
 
@@ -375,7 +391,7 @@ impl Header {
         out.push(class.to_byte());
         out.push(byte_order.to_byte());
         out.push(name.len() as u8);
-        out.push(intwidth);
+        out.push(if w == 8 { 8 } else { 0 });
         out.extend_from_slice(&[0; 8]);
         byte_order.push_uint(sections.len() as u64, wu, &mut out);
         byte_order.push_uint(start, wu, &mut out);
@@ -390,5 +406,507 @@ impl Header {
         }
         debug_assert_eq!(out.len() as u64, start);
         Ok(out)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::container::testutil::Raw;
+    use crate::container::SectionIndex;
+    use proptest::prelude::*;
+
+    fn err(raw: &Raw) -> ContainerError {
+        Header::parse(&raw.bytes()).expect_err("header should be rejected")
+    }
+
+    #[test]
+    fn read_write_uint_all_widths() {
+        for order in [ByteOrder::Little, ByteOrder::Big] {
+            for width in 0..=8usize {
+                let value = 0x0102_0304_0506_0708u64;
+                let mask = if width == 8 {
+                    u64::MAX
+                } else {
+                    (1u64 << (8 * width)) - 1
+                };
+                let mut buf = [0u8; 10];
+                order.write_uint(value, width, &mut buf);
+                assert_eq!(
+                    order.read_uint(&buf, width),
+                    value & mask,
+                    "{order:?} {width}"
+                );
+                assert!(buf[width..].iter().all(|&b| b == 0));
+            }
+        }
+        assert_eq!(ByteOrder::Little.read_uint(&[1, 2], 2), 0x0201);
+        assert_eq!(ByteOrder::Big.read_uint(&[1, 2], 2), 0x0102);
+        assert_eq!(ByteOrder::Big.read_uint(&[], 0), 0);
+        assert!(fits_in(255, 1) && !fits_in(256, 1) && fits_in(0, 0) && !fits_in(1, 0));
+        assert!(fits_in(u64::MAX, 8));
+    }
+
+    #[test]
+    fn class_and_order_bytes() {
+        assert_eq!(Class::Bits32.word_size(), 4);
+        assert_eq!(Class::Bits64.word_size(), 8);
+        for c in [Class::Bits32, Class::Bits64] {
+            assert_eq!(Class::from_byte(c.to_byte()), Some(c));
+        }
+        for o in [ByteOrder::Little, ByteOrder::Big] {
+            assert_eq!(ByteOrder::from_byte(o.to_byte()), Some(o));
+        }
+        assert_eq!(Class::from_byte(0), None);
+        assert_eq!(ByteOrder::from_byte(3), None);
+    }
+
+    /// encode → append body → parse, for every class, order and W.
+    #[test]
+    fn round_trip_all_combinations() {
+        let sections = [(7u8, 5u64), (2, 3), (255, 9)];
+        let (global_len, nrecords) = (4u64, 6u64);
+        for class in [Class::Bits32, Class::Bits64] {
+            for order in [ByteOrder::Little, ByteOrder::Big] {
+                for w in [4u8, 8] {
+                    let mut file = Header::encode_as(
+                        w,
+                        class,
+                        order,
+                        b"hatf10.dtd",
+                        nrecords,
+                        global_len,
+                        &sections,
+                    )
+                    .unwrap();
+                    let start = file.len() as u64;
+                    assert_eq!(start, Header::encoded_len(w, 10, 3));
+                    file.resize(file.len() + 21, 0);
+                    let h = Header::parse(&file).unwrap();
+                    assert_eq!(h.class, class);
+                    assert_eq!(h.byte_order, order);
+                    assert_eq!(h.int_width, w);
+                    assert_eq!(file[7], if w == 8 { 8 } else { 0 });
+                    assert_eq!((h.nsections, h.start, h.nrecords), (3, start, nrecords));
+                    assert_eq!(h.dtd_name, "hatf10.dtd");
+                    assert_eq!(h.header_len, 16 + 3 * w as u64 + 10);
+                    let idx = SectionIndex::parse(&file, &h).unwrap();
+                    let got: Vec<_> = idx.regions().collect();
+                    let s = start;
+                    assert_eq!(
+                        got,
+                        vec![(7, s + 4..s + 9), (2, s + 9..s + 12), (255, s + 12..s + 21)]
+                    );
+                    assert_eq!(idx.global_region(), s..s + 4);
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn encode_picks_intwidth() {
+        let small =
+            Header::encode(Class::Bits64, ByteOrder::Little, "a", 1, 10, &[(1, 2)]).unwrap();
+        assert_eq!(small[OFF_INTWIDTH as usize], 0);
+        // A large global region alone stores no large integer when there are no sections.
+        let big_global =
+            Header::encode(Class::Bits64, ByteOrder::Little, "a", 0, 1 << 40, &[]).unwrap();
+        assert_eq!(big_global[OFF_INTWIDTH as usize], 0);
+        // ... but it pushes a following section's sh_start past 32 bits.
+        let big_start =
+            Header::encode(Class::Bits64, ByteOrder::Big, "a", 0, 1 << 32, &[(1, 2)]).unwrap();
+        assert_eq!(big_start[OFF_INTWIDTH as usize], 8);
+        // A large last section: its start fits, its size does not.
+        let big_size =
+            Header::encode(Class::Bits32, ByteOrder::Little, "a", 0, 0, &[(1, 1 << 32)]).unwrap();
+        assert_eq!(big_size[OFF_INTWIDTH as usize], 8);
+        let many =
+            Header::encode(Class::Bits32, ByteOrder::Little, "a", 1 << 32, 1 << 33, &[]).unwrap();
+        assert_eq!(many[OFF_INTWIDTH as usize], 8);
+        // Exactly u32::MAX still fits.
+        let edge = Header::encode(
+            Class::Bits32,
+            ByteOrder::Little,
+            "a",
+            0,
+            0,
+            &[(1, u32::MAX as u64)],
+        )
+        .unwrap();
+        assert_eq!(edge[OFF_INTWIDTH as usize], 0);
+    }
+
+    #[test]
+    fn encode_rejects_bad_requests() {
+        let enc = |name: &str, nrec, global, secs: &[(u8, u64)]| {
+            Header::encode(Class::Bits32, ByteOrder::Little, name, nrec, global, secs)
+        };
+        assert_eq!(enc("", 0, 0, &[]), Err(EncodeError::BadDtdName { len: 0 }));
+        let long = "x".repeat(256);
+        assert_eq!(
+            enc(&long, 0, 0, &[]),
+            Err(EncodeError::BadDtdName { len: 256 })
+        );
+        assert!(enc(&"x".repeat(255), 0, 0, &[]).is_ok());
+        assert_eq!(
+            enc("a", 0, 0, &[(1, 1), (0, 1)]),
+            Err(EncodeError::BadSectionNumber { index: 1 })
+        );
+        assert_eq!(
+            enc("a", 0, 0, &[(4, 1), (5, 1), (4, 1)]),
+            Err(EncodeError::DuplicateSection {
+                number: 4,
+                first: 0,
+                second: 2
+            })
+        );
+        assert_eq!(
+            enc("a", 0, 0, &[(4, 0)]),
+            Err(EncodeError::EmptySection { index: 0 })
+        );
+        assert_eq!(
+            enc("a", 4, 1, &[(4, 2)]),
+            Err(EncodeError::TooManyRecords {
+                nrecords: 4,
+                available: 3
+            })
+        );
+        assert_eq!(enc("a", 0, u64::MAX, &[(4, 1)]), Err(EncodeError::TooLarge));
+        assert_eq!(enc("a", 0, u64::MAX - 10, &[]), Err(EncodeError::TooLarge));
+    }
+
+    #[test]
+    fn minimal_trace_parses() {
+        let raw = Raw::default();
+        let h = Header::parse(&raw.bytes()).unwrap();
+        assert_eq!((h.start, h.nsections, h.nrecords), (33, 0, 0));
+        assert_eq!(h.dtd_name, "t.dtd");
+        // Byte-for-byte what Header::encode makes.
+        let enc = Header::encode(Class::Bits32, ByteOrder::Little, "t.dtd", 0, 0, &[]).unwrap();
+        assert_eq!(enc, raw.bytes());
+    }
+
+    #[test]
+    fn bad_magic() {
+        let raw = Raw {
+            magic: *b"\x7FMTX",
+            ..Raw::default()
+        };
+        assert!(
+            matches!(err(&raw), ContainerError::BadMagic { offset: 0, ref found } if found == b"\x7FMTX")
+        );
+        // A short file that is not a trace is reported as such, not as truncated.
+        let e = Header::parse(b"GI").unwrap_err();
+        assert!(
+            matches!(e, ContainerError::BadMagic { offset: 0, .. }),
+            "{e}"
+        );
+        assert_eq!(e.offset(), Some(0));
+    }
+
+    #[test]
+    fn truncated_fixed_header() {
+        for len in [0usize, 3, 4, 15] {
+            let bytes = &Raw::default().bytes()[..len];
+            match Header::parse(bytes).unwrap_err() {
+                ContainerError::TruncatedHeader {
+                    offset: 0,
+                    needed: 16,
+                    available,
+                    ..
+                } => assert_eq!(available, len as u64),
+                e => panic!("{len}: {e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn bad_class_order_dtdlength_intwidth() {
+        let e = err(&Raw {
+            class: 3,
+            ..Raw::default()
+        });
+        assert!(
+            matches!(
+                e,
+                ContainerError::BadClass {
+                    offset: 4,
+                    value: 3
+                }
+            ),
+            "{e}"
+        );
+        let e = err(&Raw {
+            order: 0,
+            ..Raw::default()
+        });
+        assert!(
+            matches!(
+                e,
+                ContainerError::BadByteOrder {
+                    offset: 5,
+                    value: 0
+                }
+            ),
+            "{e}"
+        );
+        let e = err(&Raw {
+            dtdlength: Some(0),
+            ..Raw::default()
+        });
+        assert!(
+            matches!(e, ContainerError::EmptyDtdName { offset: 6 }),
+            "{e}"
+        );
+        let e = err(&Raw {
+            intwidth: 4,
+            ..Raw::default()
+        });
+        assert!(
+            matches!(
+                e,
+                ContainerError::BadIntWidth {
+                    offset: 7,
+                    value: 4
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    #[test]
+    fn reserved_bytes_each() {
+        for i in 0..8u8 {
+            let mut raw = Raw::default();
+            raw.reserved[i as usize] = 0x80;
+            match err(&raw) {
+                ContainerError::ReservedNotZero {
+                    offset,
+                    index,
+                    value: 0x80,
+                } => {
+                    assert_eq!((offset, index), (8 + i as u64, i));
+                }
+                e => panic!("{e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn truncated_integers_and_name() {
+        for (intwidth, needed) in [(0u8, 12u64), (8, 24)] {
+            let raw = Raw {
+                intwidth,
+                ..Raw::default()
+            };
+            let bytes = raw.bytes();
+            let e = Header::parse(&bytes[..20]).unwrap_err();
+            assert!(
+                matches!(e, ContainerError::TruncatedHeader { offset: 16, needed: n, available: 4, .. } if n == needed),
+                "{e}"
+            );
+            // Name cut after two of its five bytes.
+            let name_at = 16 + needed as usize;
+            let e = Header::parse(&bytes[..name_at + 2]).unwrap_err();
+            match e {
+                ContainerError::TruncatedHeader {
+                    offset,
+                    needed: 5,
+                    available: 2,
+                    what: "DTD name",
+                } => assert_eq!(offset, name_at as u64),
+                e => panic!("{e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn dtd_name_not_utf8() {
+        let raw = Raw {
+            dtd: b"ab\xFFc".to_vec(),
+            ..Raw::default()
+        };
+        let e = err(&raw);
+        assert!(
+            matches!(
+                e,
+                ContainerError::DtdNameNotUtf8 {
+                    offset: 28,
+                    bad_offset: 30
+                }
+            ),
+            "{e}"
+        );
+    }
+
+    /// A tiny file claiming billions of sections is rejected from the header alone, before
+    /// anything is sized by the claim.
+    #[test]
+    fn huge_nsections_on_tiny_file() {
+        let raw = Raw {
+            nsections: Some(u32::MAX as u64),
+            ..Raw::default()
+        };
+        match err(&raw) {
+            ContainerError::TooManySections {
+                offset: 16,
+                nsections,
+                needed,
+                available: 0,
+            } => assert_eq!((nsections, needed), (u32::MAX as u64, u32::MAX as u64 * 12)),
+            e => panic!("{e}"),
+        }
+        let raw = Raw {
+            intwidth: 8,
+            nsections: Some(u64::MAX),
+            body_len: 100,
+            ..Raw::default()
+        };
+        match err(&raw) {
+            ContainerError::TooManySections {
+                offset: 16,
+                needed: u64::MAX,
+                available: 100,
+                ..
+            } => {}
+            e => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn bad_start() {
+        for (intwidth, off) in [(0u8, 20u64), (8, 24)] {
+            let raw = Raw {
+                intwidth,
+                start: Some(1000),
+                body_len: 2,
+                ..Raw::default()
+            };
+            let expected = raw.table_end();
+            match err(&raw) {
+                ContainerError::BadStart {
+                    offset,
+                    start: 1000,
+                    expected: e,
+                } => assert_eq!((offset, e), (off, expected)),
+                e => panic!("{e}"),
+            }
+        }
+        // One section header fits in the file, but start claims none.
+        let mut raw = Raw {
+            sections: vec![(1, 0, 4)],
+            body_len: 4,
+            ..Raw::default()
+        };
+        raw.start = Some(raw.header_len());
+        assert!(matches!(
+            err(&raw),
+            ContainerError::BadStart { offset: 20, .. }
+        ));
+    }
+
+    #[test]
+    fn too_many_records() {
+        let raw = Raw {
+            nrecords: 4,
+            body_len: 3,
+            ..Raw::default()
+        };
+        let e = err(&raw);
+        assert!(
+            matches!(
+                e,
+                ContainerError::TooManyRecords {
+                    offset: 24,
+                    nrecords: 4,
+                    available: 3
+                }
+            ),
+            "{e}"
+        );
+        let raw = Raw {
+            nrecords: 3,
+            body_len: 3,
+            ..Raw::default()
+        };
+        assert!(Header::parse(&raw.bytes()).is_ok());
+    }
+
+    fn arb_order() -> impl Strategy<Value = ByteOrder> {
+        prop_oneof![Just(ByteOrder::Little), Just(ByteOrder::Big)]
+    }
+
+    fn arb_class() -> impl Strategy<Value = Class> {
+        prop_oneof![Just(Class::Bits32), Just(Class::Bits64)]
+    }
+
+    proptest! {
+        #[test]
+        fn parse_never_panics(bytes in proptest::collection::vec(any::<u8>(), 0..200)) {
+            if let Ok(h) = Header::parse(&bytes) {
+                let _ = SectionIndex::parse(&bytes, &h);
+            }
+        }
+
+        /// Arbitrary bytes after a plausible fixed header reach the deeper checks.
+        #[test]
+        fn parse_never_panics_after_magic(
+            class in 1u8..=2, order in 1u8..=2, dl in any::<u8>(), iw in prop_oneof![Just(0u8), Just(8)],
+            rest in proptest::collection::vec(any::<u8>(), 0..300),
+        ) {
+            let mut bytes = vec![0x7F, b'M', b'T', b'F', class, order, dl, iw, 0, 0, 0, 0, 0, 0, 0, 0];
+            bytes.extend_from_slice(&rest);
+            if let Ok(h) = Header::parse(&bytes) {
+                let _ = SectionIndex::parse(&bytes, &h);
+            }
+        }
+
+        #[test]
+        fn encode_parse_round_trip(
+            class in arb_class(),
+            order in arb_order(),
+            name in "[a-zA-Z0-9_./:-]{1,40}",
+            global_len in 0u64..64,
+            ids in proptest::sample::subsequence((1u8..=255).collect::<Vec<_>>(), 0..20),
+            sizes in proptest::collection::vec(1u64..64, 20),
+            shuffle in any::<u64>(),
+            nrec_frac in 0u64..=100,
+            force8 in any::<bool>(),
+        ) {
+            // Section ids in any order, not only increasing.
+            let mut ids = ids;
+            let n = ids.len();
+            if n > 1 {
+                ids.rotate_left((shuffle % n as u64) as usize);
+            }
+            let sections: Vec<(u8, u64)> = ids.iter().copied().zip(sizes.iter().copied()).collect();
+            let body: u64 = global_len + sections.iter().map(|s| s.1).sum::<u64>();
+            let nrecords = body * nrec_frac / 100;
+            let mut file = if force8 {
+                Header::encode_as(8, class, order, name.as_bytes(), nrecords, global_len, &sections).unwrap()
+            } else {
+                Header::encode(class, order, &name, nrecords, global_len, &sections).unwrap()
+            };
+            let start = file.len() as u64;
+            file.resize((start + body) as usize, 0);
+            let h = Header::parse(&file).unwrap();
+            prop_assert_eq!(h.class, class);
+            prop_assert_eq!(h.byte_order, order);
+            prop_assert_eq!(h.int_width, if force8 { 8 } else { 4 });
+            prop_assert_eq!(h.start, start);
+            prop_assert_eq!(h.nrecords, nrecords);
+            prop_assert_eq!(h.nsections, sections.len() as u64);
+            prop_assert_eq!(&h.dtd_name, &name);
+            let idx = SectionIndex::parse(&file, &h).unwrap();
+            prop_assert_eq!(idx.global_region(), start..start + global_len);
+            let mut at = start + global_len;
+            for (i, (&(num, size), got)) in sections.iter().zip(idx.sections()).enumerate() {
+                prop_assert_eq!(*got, crate::container::SectionHeader { number: num, start: at, size });
+                prop_assert_eq!(idx.by_number(num), Some(got));
+                prop_assert_eq!(idx.index_of(num), Some(i));
+                at += size;
+            }
+            prop_assert_eq!(at, file.len() as u64);
+        }
     }
 }

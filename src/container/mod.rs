@@ -11,6 +11,8 @@ mod dtdpath;
 mod error;
 mod header;
 mod section;
+#[cfg(test)]
+mod testutil;
 mod trace;
 
 pub use dtdpath::{

@@ -220,3 +220,251 @@ impl SectionIndex {
         self.by_number[number as usize].map(usize::from)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::container::testutil::Raw;
+
+    fn parse(raw: &Raw) -> Result<SectionIndex, ContainerError> {
+        let bytes = raw.bytes();
+        let h = Header::parse(&bytes).expect("header is valid in these tests");
+        SectionIndex::parse(&bytes, &h)
+    }
+
+    /// Offset of field `f` (0 number, 1 start, 2 size) of section header `i`.
+    fn field(raw: &Raw, i: usize, f: usize) -> u64 {
+        raw.header_len() + ((3 * i + f) * raw.w()) as u64
+    }
+
+    fn two(sections: Vec<(u64, u64, u64)>, body_len: usize) -> Raw {
+        Raw {
+            sections,
+            body_len,
+            ..Raw::default()
+        }
+    }
+
+    #[test]
+    fn valid_layouts() {
+        // Global region of 3 bytes, then sections 9 and 4.
+        let raw = two(vec![(9, 3, 5), (4, 8, 2)], 10);
+        let idx = parse(&raw).unwrap();
+        let s = raw.table_end();
+        assert_eq!(idx.len(), 2);
+        assert_eq!(idx.global_region(), s..s + 3);
+        assert_eq!(
+            idx.regions().collect::<Vec<_>>(),
+            vec![(9, s + 3..s + 8), (4, s + 8..s + 10)]
+        );
+        assert_eq!(idx.by_number(4).unwrap().start, s + 8);
+        assert_eq!(idx.by_number(5), None);
+        assert_eq!(idx.index_of(9), Some(0));
+        // No sections: the global region is the whole record stream, maybe empty.
+        let raw = two(vec![], 7);
+        let idx = parse(&raw).unwrap();
+        assert!(idx.is_empty());
+        assert_eq!(idx.global_region(), raw.table_end()..raw.table_end() + 7);
+        let idx = parse(&two(vec![], 0)).unwrap();
+        assert!(idx.global_region().is_empty());
+        // Empty global region.
+        let idx = parse(&two(vec![(1, 0, 4)], 4)).unwrap();
+        assert!(idx.global_region().is_empty());
+        // 8-byte header integers, big-endian.
+        let raw = Raw {
+            intwidth: 8,
+            order: 2,
+            ..two(vec![(200, 1, 1)], 2)
+        };
+        let idx = parse(&raw).unwrap();
+        assert_eq!(
+            idx.by_number(200).unwrap().range(),
+            raw.table_end() + 1..raw.table_end() + 2
+        );
+    }
+
+    #[test]
+    fn section_number_out_of_range() {
+        for n in [0u64, 256, u32::MAX as u64] {
+            let raw = two(vec![(1, 0, 1), (n, 1, 1)], 2);
+            match parse(&raw).unwrap_err() {
+                ContainerError::BadSectionNumber {
+                    offset,
+                    index: 1,
+                    number,
+                } => assert_eq!((offset, number), (field(&raw, 1, 0), n)),
+                e => panic!("{e}"),
+            }
+        }
+    }
+
+    #[test]
+    fn duplicate_section() {
+        let raw = two(vec![(5, 0, 1), (6, 1, 1), (5, 2, 1)], 3);
+        match parse(&raw).unwrap_err() {
+            ContainerError::DuplicateSection {
+                offset,
+                number: 5,
+                first: 0,
+                second: 2,
+            } => assert_eq!(offset, field(&raw, 2, 0)),
+            e => panic!("{e}"),
+        }
+    }
+
+    /// More headers than distinct ids: rejected at the 256th, whatever nsections says.
+    #[test]
+    fn more_than_255_sections() {
+        let mut sections: Vec<_> = (1..=255u64).map(|n| (n, n - 1, 1)).collect();
+        sections.push((17, 255, 1));
+        sections.extend((0..1000).map(|i| (1, 256 + i, 1)));
+        let raw = two(sections, 1256);
+        match parse(&raw).unwrap_err() {
+            ContainerError::DuplicateSection {
+                number: 17,
+                first: 16,
+                second: 255,
+                offset,
+            } => assert_eq!(offset, field(&raw, 255, 0)),
+            e => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn section_before_start() {
+        // sh_start points into the section table itself.
+        let mut raw = two(vec![(1, 0, 4)], 4);
+        raw.relative = false;
+        raw.sections[0].1 = raw.table_end() - 1;
+        match parse(&raw).unwrap_err() {
+            ContainerError::SectionBeforeStart {
+                offset,
+                sh_start,
+                start,
+            } => {
+                assert_eq!(offset, field(&raw, 0, 1));
+                assert_eq!((sh_start, start), (raw.table_end() - 1, raw.table_end()));
+            }
+            e => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn not_in_order_overlap_gap() {
+        let s = two(vec![], 0).table_end() + 24; // table_end with two sections
+        let raw = two(vec![(1, 4, 2), (2, 0, 4)], 6);
+        match parse(&raw).unwrap_err() {
+            ContainerError::SectionsNotInOrder {
+                offset,
+                index: 1,
+                sh_start,
+                previous,
+            } => {
+                assert_eq!(offset, field(&raw, 1, 1));
+                assert_eq!((sh_start, previous), (s, s + 4));
+            }
+            e => panic!("{e}"),
+        }
+        // Equal starts are "not increasing" too.
+        let raw = two(vec![(1, 0, 2), (2, 0, 2)], 2);
+        assert!(matches!(
+            parse(&raw).unwrap_err(),
+            ContainerError::SectionsNotInOrder { index: 1, .. }
+        ));
+        let raw = two(vec![(1, 0, 3), (2, 2, 2)], 4);
+        match parse(&raw).unwrap_err() {
+            ContainerError::SectionOverlap {
+                offset,
+                index: 1,
+                sh_start,
+                previous_end,
+            } => {
+                assert_eq!(offset, field(&raw, 1, 1));
+                assert_eq!((sh_start, previous_end), (s + 2, s + 3));
+            }
+            e => panic!("{e}"),
+        }
+        let raw = two(vec![(1, 0, 2), (2, 3, 2)], 5);
+        match parse(&raw).unwrap_err() {
+            ContainerError::SectionGap {
+                offset,
+                index: 1,
+                sh_start,
+                previous_end,
+            } => {
+                assert_eq!(offset, field(&raw, 1, 1));
+                assert_eq!((sh_start, previous_end), (s + 3, s + 2));
+            }
+            e => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn empty_section() {
+        let raw = two(vec![(1, 0, 2), (2, 2, 0)], 2);
+        match parse(&raw).unwrap_err() {
+            ContainerError::EmptySection { offset, index: 1 } => {
+                assert_eq!(offset, field(&raw, 1, 2))
+            }
+            e => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn beyond_eof_and_short() {
+        let raw = two(vec![(1, 0, 2), (2, 2, 5)], 6);
+        let file_len = raw.bytes().len() as u64;
+        match parse(&raw).unwrap_err() {
+            ContainerError::SectionBeyondEof {
+                offset,
+                index: 1,
+                sh_size: 5,
+                file_len: f,
+                ..
+            } => assert_eq!((offset, f), (field(&raw, 1, 0), file_len)),
+            e => panic!("{e}"),
+        }
+        // A size that overflows u64 with its start.
+        let raw = Raw {
+            intwidth: 8,
+            ..two(vec![(1, 0, u64::MAX)], 2)
+        };
+        assert!(matches!(
+            parse(&raw).unwrap_err(),
+            ContainerError::SectionBeyondEof {
+                index: 0,
+                sh_size: u64::MAX,
+                ..
+            }
+        ));
+        let raw = two(vec![(1, 0, 2), (2, 2, 3)], 6);
+        let file_len = raw.bytes().len() as u64;
+        match parse(&raw).unwrap_err() {
+            ContainerError::LastSectionShort {
+                offset,
+                index: 1,
+                end,
+                file_len: f,
+            } => {
+                assert_eq!(offset, field(&raw, 1, 2));
+                assert_eq!((end, f), (file_len - 1, file_len));
+            }
+            e => panic!("{e}"),
+        }
+    }
+
+    #[test]
+    fn hand_built_header_cannot_cause_out_of_bounds() {
+        let raw = two(vec![], 0);
+        let bytes = raw.bytes();
+        let mut h = Header::parse(&bytes).unwrap();
+        h.start = 10_000;
+        assert!(matches!(
+            SectionIndex::parse(&bytes, &h).unwrap_err(),
+            ContainerError::TruncatedHeader {
+                what: "section header table",
+                ..
+            }
+        ));
+    }
+}

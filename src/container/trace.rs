@@ -188,3 +188,116 @@ impl<'a> Trace<'a> {
         self.data
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::container::testutil::Raw;
+    use crate::container::{ByteOrder, Class};
+
+    fn sample() -> Vec<u8> {
+        let mut bytes = Header::encode(
+            Class::Bits32,
+            ByteOrder::Little,
+            "x.dtd",
+            3,
+            2,
+            &[(4, 3), (1, 2)],
+        )
+        .unwrap();
+        bytes.extend_from_slice(&[10, 11, 20, 21, 22, 30, 31]);
+        bytes
+    }
+
+    #[test]
+    fn from_bytes_and_slice_give_regions() {
+        let bytes = sample();
+        let owned = Trace::from_bytes(bytes.clone()).unwrap();
+        let borrowed = Trace::from_slice(&bytes).unwrap();
+        for t in [&owned, &borrowed] {
+            assert_eq!(t.dtd_name(), "x.dtd");
+            assert_eq!(t.global_bytes(), &[10, 11]);
+            assert_eq!(t.section_bytes(4), Some(&[20u8, 21, 22][..]));
+            assert_eq!(t.section_bytes(1), Some(&[30u8, 31][..]));
+            assert_eq!(t.section_bytes(2), None);
+            assert_eq!(t.records_bytes(), &[10, 11, 20, 21, 22, 30, 31]);
+            assert_eq!(t.path(), None);
+            assert_eq!(t.dir(), None);
+            assert_eq!(t.sections().len(), 2);
+            assert_eq!(t.header().nrecords, 3);
+        }
+        assert_eq!(owned.into_data().bytes(), &bytes[..]);
+    }
+
+    #[test]
+    fn open_maps_a_file_and_names_its_folder() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.mtf");
+        std::fs::write(&path, sample()).unwrap();
+        let t = Trace::open(&path).unwrap();
+        assert!(matches!(t.data, TraceData::Mmap(_)));
+        assert_eq!(t.path(), Some(path.as_path()));
+        assert_eq!(t.dir(), Some(dir.path()));
+        assert_eq!(t.section_bytes(1), Some(&[30u8, 31][..]));
+    }
+
+    #[test]
+    fn open_errors_name_the_path() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = dir.path().join("missing.mtf");
+        let e = Trace::open(&missing).unwrap_err();
+        assert!(
+            matches!(&e, ContainerError::Io { path, .. } if path == &missing),
+            "{e}"
+        );
+        assert!(e.to_string().contains("missing.mtf"));
+
+        // An empty file is not mapped; it is a truncated trace.
+        let empty = dir.path().join("empty.mtf");
+        std::fs::write(&empty, b"").unwrap();
+        let e = Trace::open(&empty).unwrap_err();
+        match &e {
+            ContainerError::InFile { path, source } => {
+                assert_eq!(path, &empty);
+                assert!(matches!(
+                    **source,
+                    ContainerError::TruncatedHeader {
+                        offset: 0,
+                        needed: 16,
+                        available: 0,
+                        ..
+                    }
+                ));
+            }
+            e => panic!("{e}"),
+        }
+        assert!(e.to_string().starts_with(&empty.display().to_string()));
+        assert_eq!(e.offset(), Some(0));
+
+        let bad = dir.path().join("bad.mtf");
+        let mut raw = Raw::default();
+        raw.reserved[3] = 1;
+        std::fs::write(&bad, raw.bytes()).unwrap();
+        let e = Trace::open(&bad).unwrap_err();
+        assert!(matches!(
+            e.innermost(),
+            ContainerError::ReservedNotZero {
+                offset: 11,
+                index: 3,
+                value: 1
+            }
+        ));
+    }
+
+    #[test]
+    fn bare_file_name_dir_is_dot() {
+        let t = Trace::from_data(TraceData::Owned(sample()), Some(PathBuf::from("t.mtf"))).unwrap();
+        assert_eq!(t.dir(), Some(Path::new(".")));
+    }
+
+    #[test]
+    fn bytes_errors_have_no_path() {
+        let e = Trace::from_bytes(b"\x7FMTF".to_vec()).unwrap_err();
+        assert!(matches!(e, ContainerError::TruncatedHeader { .. }));
+    }
+}
