@@ -30,7 +30,7 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
     let mut per_type = vec![0u64; o.schema.records.len()];
     let mut errors = 0u64;
     let mut dec = reader.records();
-    let mut region_of = |offset: u64| reader.regions().iter().position(|r| (r.start..r.end).contains(&offset));
+    let region_of = |offset: u64| reader.regions().iter().position(|r| (r.start..r.end).contains(&offset));
     while let Some(item) = dec.next() {
         match item {
             Ok(v) => {

@@ -2,6 +2,12 @@
 
 use clap::{Parser, Subcommand};
 
+pub mod check;
+pub mod common;
+pub mod dump;
+pub mod info;
+pub mod pack;
+
 /// Exit status: success (trace or DTD valid).
 pub const EXIT_OK: i32 = 0;
 /// Exit status: the trace is invalid (`check` found problems, or `dump` met a bad record).
@@ -24,7 +30,16 @@ const EXIT_HELP: &str = "Exit status: 0 valid, 1 invalid trace, 2 I/O or usage e
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Show a trace's header, sections and records per type.
+    Info(info::InfoArgs),
+    /// Print every record, one per line, with field names and interpreted values.
+    Dump(dump::DumpArgs),
+    /// Decode the whole trace and report every problem.
+    Check(check::CheckArgs),
+    /// Turn `mtf dump` output (text or JSON lines) back into a binary trace.
+    Pack(pack::PackArgs),
+}
 
 /// Run the command line; returns the process exit status.
 pub fn main() -> i32 {
@@ -35,5 +50,19 @@ pub fn main() -> i32 {
             return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
         }
     };
-    match cli.command {}
+    let result = match &cli.command {
+        Command::Info(a) => info::run(a),
+        Command::Dump(a) => dump::run(a),
+        Command::Check(a) => check::run(a),
+        Command::Pack(a) => pack::run(a),
+    };
+    match result {
+        Ok(code) => code,
+        Err(f) => {
+            if !f.message.is_empty() {
+                eprintln!("{}", f.message);
+            }
+            f.code
+        }
+    }
 }
