@@ -568,7 +568,7 @@ impl<'r> Decoder<'r> {
         let tags = self.tags.expect("open region");
         let Some(target) = tags.get(target_tag) else {
             let e = self.error(
-                start,
+                self.values[1].offset,
                 Some(rid),
                 Some(1),
                 ErrorKind::BadMetadata(format!(
@@ -596,7 +596,14 @@ impl<'r> Decoder<'r> {
                 });
             }
             Err(refused) => {
-                let e = self.error(start, Some(rid), None, ErrorKind::BadMetadata(refused.0));
+                // Point at the byte that chose the refused change: the field number when it names
+                // no field, else the property.
+                let at = if (field as usize) >= schema.record(target).slots.len() {
+                    self.values[2].offset
+                } else {
+                    prop_at
+                };
+                let e = self.error(at, Some(rid), None, ErrorKind::BadMetadata(refused.0));
                 self.problem(e);
             }
         }

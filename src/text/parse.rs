@@ -535,7 +535,8 @@ fn walk(
             }
             Node::Group { children, .. } => walk(rt, children, fields, used, strip, false, out)?,
             Node::Repeat { name, count, item } => {
-                let k = name.strip_prefix(strip).unwrap_or(name);
+                let full = super::repeat_key(rt, name, item);
+                let k = full.strip_prefix(strip).unwrap_or(&full);
                 let (at, list) = match find(fields, used, k) {
                     Some((at, TVal::List(l))) => (at, l.as_slice()),
                     Some((at, _)) => return Err((Some(at), format!("{k}: expected a list [ … ]"))),
@@ -546,7 +547,7 @@ fn walk(
                     *last = In::Int(list.len() as u64);
                 }
                 let _ = count;
-                let inner = format!("{name}.");
+                let inner = format!("{full}.");
                 for v in list {
                     if let [Node::Field(_)] = item.as_slice() {
                         out.push(to_input(v).map_err(|m| (Some(at), format!("{k}: {m}")))?);

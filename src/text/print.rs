@@ -128,8 +128,9 @@ impl Printer {
                 }
                 Node::Repeat { name, count, item } => {
                     let n = last_number(view, *idx, *count);
-                    write!(w, " {}=[", key(name, strip))?;
-                    let inner = format!("{name}.");
+                    let full = super::repeat_key(rt, name, item);
+                    write!(w, " {}=[", key(&full, strip))?;
+                    let inner = format!("{full}.");
                     for k in 0..n {
                         if k > 0 {
                             w.write_all(b" ")?;
@@ -228,7 +229,8 @@ impl Printer {
                 Node::Group { children, .. } => self.json_nodes(out, view, children, idx, strip, false),
                 Node::Repeat { name, count, item } => {
                     let n = last_number(view, *idx, *count);
-                    let inner = format!("{name}.");
+                    let full = super::repeat_key(view.record(), name, item);
+                    let inner = format!("{full}.");
                     let mut list = Vec::new();
                     for _ in 0..n {
                         if let [Node::Field(_)] = item.as_slice() {
@@ -241,7 +243,7 @@ impl Printer {
                             list.push(serde_json::Value::Object(m));
                         }
                     }
-                    out.insert(key(name, strip).to_string(), serde_json::Value::Array(list));
+                    out.insert(key(&full, strip).to_string(), serde_json::Value::Array(list));
                 }
             }
         }

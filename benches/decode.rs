@@ -1,0 +1,76 @@
+//! Decoding and dumping throughput on a generated HATF trace (criterion).
+//!
+//! `cargo bench --bench decode`. Figures are machine-dependent: compare runs side by side.
+
+use criterion::{criterion_group, criterion_main, Criterion, Throughput};
+
+use metatf::container::{ByteOrder, Class, Trace};
+use metatf::decode::{MetaProperty, Reader};
+use metatf::dtd::Interp;
+use metatf::text::{Format, Printer};
+use metatf::write::{In, TraceWriter};
+
+const N: u64 = 200_000;
+
+fn make_trace(schema: &metatf::dtd::Schema) -> Vec<u8> {
+    let mut w = TraceWriter::in_memory(schema, Class::Bits64, ByteOrder::Little, "hatf10.dtd");
+    w.begin_section(1).unwrap();
+    let alloc = w.encoder().lookup("alloc").unwrap();
+    let free = w.encoder().lookup("free").unwrap();
+    // A realistic mix: 1-byte sizes, delta-coded addresses and times.
+    w.metadata(alloc, 1, MetaProperty::Width(1)).unwrap();
+    w.metadata(alloc, 2, MetaProperty::Interp(Interp::Delta(0x10000))).unwrap();
+    w.metadata(alloc, 2, MetaProperty::Width(2)).unwrap();
+    w.metadata(alloc, 3, MetaProperty::Interp(Interp::Delta(0))).unwrap();
+    w.metadata(alloc, 3, MetaProperty::Width(1)).unwrap();
+    let mut addr = 0x10000u64;
+    for i in 0..N {
+        addr += 16 + (i % 7) * 8;
+        w.record(
+            alloc,
+            &[In::Int(16 + i % 200), In::Int(addr), In::Int(i), In::Auto, In::Auto, In::Int(0), In::Bytes(vec![])],
+        )
+        .unwrap();
+        if i % 2 == 1 {
+            w.record(free, &[In::Int(addr), In::Auto, In::Auto, In::Auto, In::Int(0), In::Bytes(vec![])]).unwrap();
+        }
+    }
+    w.finish_to_vec().unwrap()
+}
+
+fn bench(c: &mut Criterion) {
+    let dtd = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/dtds/hatf10.dtd")).unwrap();
+    let schema = metatf::dtd::parse_str("hatf10.dtd", &dtd).unwrap().schema;
+    let bytes = make_trace(&schema);
+    let trace = Trace::from_bytes(bytes).unwrap();
+    let nrecords = trace.header().nrecords;
+    let mut g = c.benchmark_group("hatf");
+    g.throughput(Throughput::Elements(nrecords));
+    g.bench_function("decode", |b| {
+        b.iter(|| {
+            let reader = Reader::from_trace(&trace, &schema);
+            let mut dec = reader.records();
+            let mut sum = 0u64;
+            while let Some(r) = dec.next() {
+                let r = r.unwrap();
+                sum = sum.wrapping_add(r.values().last().map_or(0, |v| v.raw));
+            }
+            sum
+        })
+    });
+    g.bench_function("dump_text", |b| {
+        let p = Printer { format: Format::Text, ..Printer::default() };
+        b.iter(|| {
+            let reader = Reader::from_trace(&trace, &schema);
+            let mut dec = reader.records();
+            let mut out = std::io::sink();
+            while let Some(r) = dec.next() {
+                p.record(&mut out, &r.unwrap()).unwrap();
+            }
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, bench);
+criterion_main!(benches);

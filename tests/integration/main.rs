@@ -1,0 +1,7 @@
+//! Integration tests: one binary, one module per topic.
+
+mod check_errors;
+mod cli;
+mod fixtures;
+mod roundtrip_prop;
+mod util;

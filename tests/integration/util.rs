@@ -1,0 +1,96 @@
+//! Helpers shared by the integration tests.
+
+use std::path::{Path, PathBuf};
+use std::process::{Command, Output};
+
+use metatf::container::{ByteOrder, Class, Header};
+use metatf::dtd::Schema;
+
+/// The repository root.
+pub fn root() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+}
+
+/// Load and resolve a DTD from the repository, panicking with its diagnostics on failure.
+pub fn schema(rel: &str) -> Schema {
+    let path = root().join(rel);
+    let text = std::fs::read_to_string(&path).unwrap();
+    match metatf::dtd::parse_str(rel, &text) {
+        Ok(l) => l.schema,
+        Err(e) => panic!("{rel}: {}", metatf::dtd::render(&e)),
+    }
+}
+
+/// Assemble a trace: header (class 1, little-endian, DTD `dtd`), global records, then sections
+/// given as (id, bytes including the section record).
+pub fn assemble(dtd: &str, nrecords: u64, global: &[u8], sections: &[(u8, Vec<u8>)]) -> Vec<u8> {
+    let table: Vec<(u8, u64)> = sections.iter().map(|(id, b)| (*id, b.len() as u64)).collect();
+    let mut out = Header::encode(Class::Bits32, ByteOrder::Little, dtd, nrecords, global.len() as u64, &table).unwrap();
+    out.extend_from_slice(global);
+    for (_, b) in sections {
+        out.extend_from_slice(b);
+    }
+    out
+}
+
+/// Run `mtf` with arguments.
+pub fn mtf(args: &[&str]) -> Output {
+    Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .args(args)
+        .current_dir(root())
+        .output()
+        .unwrap()
+}
+
+/// Run `mtf` with arguments and standard input.
+pub fn mtf_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    use std::io::Write;
+    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .args(args)
+        .current_dir(root())
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    let mut input = child.stdin.take().unwrap();
+    let data = stdin.to_vec();
+    let t = std::thread::spawn(move || {
+        let _ = input.write_all(&data);
+    });
+    let out = child.wait_with_output().unwrap();
+    t.join().unwrap();
+    out
+}
+
+/// Compare `actual` with the golden file `rel`; rewrite it when `MTF_BLESS=1`.
+pub fn golden(rel: &str, actual: &str) {
+    let path = root().join(rel);
+    if std::env::var_os("MTF_BLESS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path)
+        .unwrap_or_else(|_| panic!("missing golden file {rel}; run with MTF_BLESS=1 to create it"));
+    if expected != actual {
+        panic!(
+            "{rel} differs from the output (run with MTF_BLESS=1 to accept, and review the diff):\n--- expected\n{expected}\n--- actual\n{actual}"
+        );
+    }
+}
+
+/// A temporary directory for a test.
+pub fn tempdir() -> tempfile::TempDir {
+    tempfile::tempdir().unwrap()
+}
+
+/// Text of an output stream.
+pub fn text(b: &[u8]) -> String {
+    String::from_utf8_lossy(b).into_owned()
+}
+
+/// Whether a path exists.
+pub fn exists(p: &Path) -> bool {
+    p.exists()
+}
