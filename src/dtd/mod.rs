@@ -6,3 +6,5 @@
 pub mod schema;
 
 pub use schema::*;
+pub mod ast;
+pub mod parse;

@@ -223,7 +223,9 @@ impl std::fmt::Display for Interp {
             Interp::Delta(v) => write!(f, "delta {v}"),
             Interp::Stride { initial, stride } => write!(f, "stride {initial} {stride}"),
             Interp::SectionOffset(s) => write!(f, "sectionOffset {s}"),
-            Interp::SectionStride { section, stride } => write!(f, "sectionStride {section} {stride}"),
+            Interp::SectionStride { section, stride } => {
+                write!(f, "sectionStride {section} {stride}")
+            }
         }
     }
 }
@@ -281,6 +283,9 @@ impl Schema {
 impl RecordType {
     /// Slot index by display name.
     pub fn slot_by_name(&self, name: &str) -> Option<SlotId> {
-        self.slots.iter().position(|s| s.name == name).map(|i| i as SlotId)
+        self.slots
+            .iter()
+            .position(|s| s.name == name)
+            .map(|i| i as SlotId)
     }
 }
