@@ -1,5 +1,7 @@
 //! The `mtf` command line: one file per subcommand; `main.rs` only calls [`main`].
 
+pub mod dtd;
+
 use clap::{Parser, Subcommand};
 
 /// Exit status: success (trace or DTD valid).
@@ -20,11 +22,15 @@ pub struct Cli {
     pub command: Command,
 }
 
-const EXIT_HELP: &str = "Exit status: 0 valid, 1 invalid trace, 2 I/O or usage error, 3 unusable DTD.";
+const EXIT_HELP: &str =
+    "Exit status: 0 valid, 1 invalid trace, 2 I/O or usage error, 3 unusable DTD.";
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
-pub enum Command {}
+pub enum Command {
+    /// Check or show a DTD.
+    Dtd(dtd::DtdArgs),
+}
 
 /// Run the command line; returns the process exit status.
 pub fn main() -> i32 {
@@ -35,5 +41,7 @@ pub fn main() -> i32 {
             return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
         }
     };
-    match cli.command {}
+    match cli.command {
+        Command::Dtd(args) => dtd::run(args),
+    }
 }
