@@ -386,7 +386,6 @@ impl DtdError {
 /// Every error found in one DTD file.
 #[derive(Debug, Clone, thiserror::Error, Diagnostic)]
 #[error("{summary}")]
-#[diagnostic(code(mtf::dtd::invalid))]
 pub struct DtdErrors {
     /// "NAME: N errors".
     pub summary: String,

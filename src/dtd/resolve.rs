@@ -64,6 +64,7 @@ pub fn resolve(
         scopes: Vec::new(),
         tag_width: 1,
         tag_width_span: None,
+        tags: Vec::new(),
     };
     r.collect(prelude.dtd, user.dtd);
     let schema = r.build(name);
@@ -127,6 +128,8 @@ struct Resolver<'a> {
     scopes: Vec<ScopeInfo<'a>>,
     tag_width: u8,
     tag_width_span: Option<Span>,
+    /// Tag value of every taggable record type whose tag resolved, even if it has other errors.
+    tags: Vec<(DefId, u64)>,
 }
 
 /// A node of an expanded record type (names relative to their level).
@@ -508,7 +511,7 @@ impl<'a> Resolver<'a> {
         let name = p.prop.name.as_str();
         let bad = |this: &mut Self, what: &str, help: &str| {
             this.err(DtdError::BadProperty {
-                msg: format!("`{name}` expects {what}"),
+                msg: format!("`{}.{name}` expects {what}", p.path_string()),
                 src: this.src(),
                 span: sspan(p.value.span()),
                 help: Some(help.into()),
@@ -835,6 +838,11 @@ impl<'a> Resolver<'a> {
         ex: &mut Expander,
     ) -> Option<Vec<TNode>> {
         if let Some(pos) = ex.stack.iter().position(|&d| d == nested) {
+            // Every expansion that enters the cycle finds it; report it once, from the
+            // expansion of its first-defined member.
+            if ex.stack[pos..].iter().any(|&d| d < nested) {
+                return None;
+            }
             let mut chain: Vec<&str> = ex.stack[pos..]
                 .iter()
                 .map(|&d| self.defs[d].ast.name.name.as_str())
@@ -1002,7 +1010,7 @@ impl<'a> Resolver<'a> {
             rec_of_def.insert(d, records.len());
             records.push(rt);
         }
-        self.check_tags(&records, &rec_of_def);
+        self.check_tags();
         if !self.errors.is_empty() {
             return None;
         }
@@ -1151,6 +1159,9 @@ impl<'a> Resolver<'a> {
             slots.push(slot);
         }
         let tag = self.tag_value(&mut rec);
+        if let Some(t) = tag {
+            self.tags.push((d, t));
+        }
         if self.errors.len() > errors_before {
             return None;
         }
@@ -1572,11 +1583,9 @@ impl<'a> Resolver<'a> {
 
     // ---- pass 5: tags ---------------------------------------------------------------------------
 
-    fn check_tags(&mut self, records: &[Option<RecordType>], rec_of_def: &HashMap<DefId, usize>) {
-        let tag_of = |d: &DefId| -> Option<(u64, DefId)> {
-            let r = records[*rec_of_def.get(d)?].as_ref()?;
-            Some((r.tag, *d))
-        };
+    fn check_tags(&mut self) {
+        let tags: HashMap<DefId, u64> = self.tags.iter().copied().collect();
+        let tag_of = |d: &DefId| tags.get(d).map(|&t| (t, *d));
         let global: Vec<(u64, DefId)> = self.scopes[0].defs.iter().filter_map(tag_of).collect();
         let mut errs = Vec::new();
         for sc in 0..self.scopes.len() {
