@@ -32,6 +32,10 @@ use super::schema::*;
 /// Maximum number of fields (nodes) of one expanded record type: slot numbers are 16-bit.
 pub const MAX_FIELDS: usize = u16::MAX as usize;
 
+/// Maximum number of fields expanded over the whole DTD (every record type, every use of a
+/// nested type), so that types nesting each other several times cannot take exponential time.
+pub const MAX_TOTAL_FIELDS: usize = 1 << 18;
+
 /// The reserved and display property names, for typo warnings.
 const KNOWN_PROPS: [&str; 4] = ["width", "interpretation", "value", "display"];
 
@@ -65,6 +69,7 @@ pub fn resolve(
         tag_width: 1,
         tag_width_span: None,
         tags: Vec::new(),
+        expanded: 0,
     };
     r.collect(prelude.dtd, user.dtd);
     let schema = r.build(name);
@@ -130,6 +135,8 @@ struct Resolver<'a> {
     tag_width_span: Option<Span>,
     /// Tag value of every taggable record type whose tag resolved, even if it has other errors.
     tags: Vec<(DefId, u64)>,
+    /// Fields expanded so far, over all record types.
+    expanded: usize,
 }
 
 /// A node of an expanded record type (names relative to their level).
@@ -360,7 +367,7 @@ impl<'a> Resolver<'a> {
         }
         let id = self.defs.len();
         let taggable = matches!(r.fields.items.first(), Some(FieldItem { name: n, ty: FieldType::Named(t), .. })
-            if t.name == "tag" && n.as_ref().is_none_or(|n| n.name == "tag"));
+            if t.name == "tag" && n.as_ref().map_or(true, |n| n.name == "tag"));
         let mut def = Def {
             ast: r,
             scope,
@@ -399,10 +406,11 @@ impl<'a> Resolver<'a> {
                 continue;
             }
             let key = (path, p.prop.name.clone());
-            if def.body.contains_key(&key) {
-                self.twice(p);
-            } else {
-                def.body.insert(key, Prop { def: p, val });
+            match def.body.entry(key) {
+                std::collections::hash_map::Entry::Occupied(_) => self.twice(p),
+                std::collections::hash_map::Entry::Vacant(v) => {
+                    v.insert(Prop { def: p, val });
+                }
             }
         }
         self.scopes[scope].by_name.insert(name.clone(), id);
@@ -467,12 +475,11 @@ impl<'a> Resolver<'a> {
             return;
         }
         let key = (path, p.prop.name.clone());
-        if self.scopes[scope].defaults.contains_key(&key) {
-            self.twice(p);
-        } else {
-            self.scopes[scope]
-                .defaults
-                .insert(key, Prop { def: p, val });
+        match self.scopes[scope].defaults.entry(key) {
+            std::collections::hash_map::Entry::Occupied(_) => self.twice(p),
+            std::collections::hash_map::Entry::Vacant(v) => {
+                v.insert(Prop { def: p, val });
+            }
         }
     }
 
@@ -721,13 +728,18 @@ impl<'a> Resolver<'a> {
 
     fn bump(&mut self, ex: &mut Expander, span: Span) -> bool {
         ex.nodes += 1;
-        if ex.depth > MAX_DEPTH || ex.nodes > MAX_FIELDS {
-            if !ex.limit_reported {
+        self.expanded += 1;
+        if ex.depth > MAX_DEPTH || ex.nodes > MAX_FIELDS || self.expanded > MAX_TOTAL_FIELDS {
+            let local = ex.depth > MAX_DEPTH || ex.nodes > MAX_FIELDS;
+            // The whole-DTD budget is reported once, by the expansion that exhausts it.
+            if !ex.limit_reported && (local || self.expanded == MAX_TOTAL_FIELDS + 1) {
                 ex.limit_reported = true;
                 let msg = if ex.depth > MAX_DEPTH {
                     format!("record types nest more than {MAX_DEPTH} levels deep")
-                } else {
+                } else if ex.nodes > MAX_FIELDS {
                     format!("record type has more than {MAX_FIELDS} fields")
+                } else {
+                    format!("the DTD expands to more than {MAX_TOTAL_FIELDS} fields")
                 };
                 self.err(DtdError::Limit {
                     msg,
