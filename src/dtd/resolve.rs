@@ -1809,3 +1809,221 @@ impl SlotName for FlatSlot {
         &self.full
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use crate::dtd::{parse_str, Builtin, Expr, Interp, Node, Schema, SlotKind};
+
+    fn schema(text: &str) -> Schema {
+        match parse_str("t.dtd", text) {
+            Ok(l) => l.schema,
+            Err(e) => panic!("{}", crate::dtd::render_plain(&e)),
+        }
+    }
+
+    fn codes(text: &str) -> Vec<String> {
+        let e = parse_str("t.dtd", text).expect_err("should fail");
+        e.errors.iter().map(|e| e.code_str()).collect()
+    }
+
+    #[test]
+    fn prelude_alone() {
+        let s = schema("");
+        assert_eq!(s.records.len(), 3);
+        assert_eq!(s.record(s.builtin(Builtin::Comment)).tag, 1);
+        assert_eq!(s.record(s.builtin(Builtin::Section)).tag, 2);
+        assert_eq!(s.record(s.builtin(Builtin::Metadata)).tag, 3);
+        assert!(
+            s.record_by_name(0, "vfield").is_none(),
+            "vfield is not taggable"
+        );
+        assert_eq!(s.scope_of_section.len(), 256);
+        assert_eq!(s.scope_of_section[0], Some(0));
+        assert!(s.scope_of_section[1..].iter().all(Option::is_none));
+    }
+
+    #[test]
+    fn property_priority() {
+        let s = schema(
+            "x.width = 1; x.interpretation = none;
+             inner : (x) { x.width = 2; }
+             outer : (inner) { inner.x.width = 3; }
+             section s 1 {
+                 x.width = 4;
+                 a : (tag, x, inner, outer) { tag.value = 4; outer.inner.x.width = 5; }
+                 b : (tag, outer) { tag.value = 5; }
+             }
+             c : (tag, x) { tag.value = 6; }",
+        );
+        let a = s.record(s.record_by_name(1, "a").unwrap());
+        let w: Vec<_> = a
+            .slots
+            .iter()
+            .map(|s| (s.name.as_str(), s.kind.clone()))
+            .collect();
+        assert_eq!(
+            w[1],
+            ("x", SlotKind::Int { width: 4 }),
+            "section default beats global"
+        );
+        assert_eq!(
+            w[2],
+            ("inner.x", SlotKind::Int { width: 2 }),
+            "nested body beats defaults"
+        );
+        assert_eq!(
+            w[3],
+            ("outer.inner.x", SlotKind::Int { width: 5 }),
+            "record body first"
+        );
+        let b = s.record(s.record_by_name(1, "b").unwrap());
+        assert_eq!(
+            b.slots[1].kind,
+            SlotKind::Int { width: 3 },
+            "outer nested body beats inner"
+        );
+        let c = s.record(s.record_by_name(0, "c").unwrap());
+        assert_eq!(
+            c.slots[1].kind,
+            SlotKind::Int { width: 1 },
+            "section defaults stay local"
+        );
+    }
+
+    #[test]
+    fn names_and_suffixes() {
+        let s = schema(
+            "address.width = 4; address.interpretation = none;
+             r : (tag, address, old : address, address, address) { tag.value = 4; old.width = 2; }",
+        );
+        let r = s.record(s.record_by_name(0, "r").unwrap());
+        let names: Vec<_> = r.slots.iter().map(|s| s.name.as_str()).collect();
+        assert_eq!(names, ["tag", "address", "old", "address_2", "address_3"]);
+        assert_eq!(r.slots[2].type_name, "address");
+        assert_eq!(r.slots[2].kind, SlotKind::Int { width: 2 });
+    }
+
+    #[test]
+    fn repeats_layout() {
+        let s = schema(
+            "n.width = 1; n.interpretation = none; a.width = 2; a.interpretation = none;
+             m.width = 1; m.interpretation = none; b.width = 1; b.interpretation = none;
+             r : (tag, n * (a, m * b)) { tag.value = 4; }",
+        );
+        let r = s.record(s.record_by_name(0, "r").unwrap());
+        let names: Vec<_> = r
+            .slots
+            .iter()
+            .map(|s| (s.name.as_str(), s.in_repeat))
+            .collect();
+        assert_eq!(
+            names,
+            [
+                ("tag", false),
+                ("n", false),
+                ("n_items.a", true),
+                ("n_items.m", true),
+                ("n_items.b", true)
+            ]
+        );
+        assert_eq!(
+            r.layout,
+            vec![
+                Node::Field(0),
+                Node::Field(1),
+                Node::Repeat {
+                    name: "n_items".into(),
+                    count: 1,
+                    item: vec![
+                        Node::Field(2),
+                        Node::Field(3),
+                        Node::Repeat {
+                            name: "b".into(),
+                            count: 3,
+                            item: vec![Node::Field(4)]
+                        },
+                    ],
+                },
+            ]
+        );
+    }
+
+    #[test]
+    fn expressions_resolve() {
+        let s = schema(
+            "tag.width = 2; len.width = 1; len.interpretation = none; data.interpretation = none;
+             r : (tag, len, data, w, big) {
+                 tag.value = 4;
+                 data.width = len.value + tag.width;
+                 w.width = tag.width * 2; w.interpretation = delta 0;
+                 big.width = w.width * 4; big.interpretation = none;
+             }",
+        );
+        let r = s.record(s.record_by_name(0, "r").unwrap());
+        assert_eq!(
+            r.slots[2].kind,
+            SlotKind::Bytes {
+                width: Expr::Add(Box::new(Expr::Value(1)), Box::new(Expr::Const(2)))
+            }
+        );
+        assert_eq!(r.slots[3].kind, SlotKind::Int { width: 4 });
+        assert_eq!(r.slots[3].interp, Interp::Delta(0));
+        assert_eq!(
+            r.slots[4].kind,
+            SlotKind::Bytes {
+                width: Expr::Const(16)
+            }
+        );
+    }
+
+    #[test]
+    fn user_types_do_not_leak_into_the_prelude() {
+        let s = schema("length : (x); number : (x); x.width = 1; x.interpretation = none;");
+        let sec = s.record(s.builtin(Builtin::Section));
+        assert_eq!(sec.slots[1].name, "number");
+        assert_eq!(sec.slots[1].kind, SlotKind::Int { width: 1 });
+    }
+
+    #[test]
+    fn interpretation_section_refs() {
+        let s = schema(
+            "section strings 7 { }
+             r : (tag, a, b) { tag.value = 4; a.width = 2;
+                 a.interpretation = sectionOffset strings; b.interpretation = sectionStride 7 -1; }",
+        );
+        let r = s.record(s.record_by_name(0, "r").unwrap());
+        assert_eq!(r.slots[1].interp, Interp::SectionOffset(7));
+        assert_eq!(
+            r.slots[2].interp,
+            Interp::SectionStride {
+                section: 7,
+                stride: -1
+            }
+        );
+        assert_eq!(s.scope_of_section[7], Some(1));
+    }
+
+    #[test]
+    fn errors_are_collected() {
+        assert_eq!(
+            codes("r : (tag, x) { }"),
+            [
+                "mtf::dtd::missing_tag_value",
+                "mtf::dtd::missing_interpretation",
+            ]
+        );
+        assert_eq!(
+            codes("r : (tag) { tag.value = 4; }\nq : (tag) { tag.value = 4; }"),
+            ["mtf::dtd::duplicate_tag"]
+        );
+        assert_eq!(codes("vfield : (x);"), ["mtf::dtd::reserved_name"]);
+        assert_eq!(codes("a.b.width = 1;"), ["mtf::dtd::bad_property"]);
+    }
+
+    #[test]
+    fn edit_distance_works() {
+        assert_eq!(super::edit_distance("widht", "width"), 2);
+        assert_eq!(super::edit_distance("value", "value"), 0);
+        assert_eq!(super::edit_distance("", "abc"), 3);
+    }
+}
