@@ -1,4 +1,4 @@
-//! The DTD parser: text → [`ast::Dtd`] (docs/format.md §3.1–3.2).
+//! The DTD parser: text → [`Dtd`] (docs/format.md §3.1–3.2).
 //!
 //! One small method per grammar rule, built from nom 7 combinators. The parser never stops at
 //! the first problem: a statement that does not parse is reported and skipped up to the next `;`

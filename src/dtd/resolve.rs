@@ -204,14 +204,13 @@ enum WState {
 }
 
 /// Per-record resolution state.
-struct Rec<'a> {
+struct Rec {
     def: DefId,
     scope: usize,
     slots: Vec<FlatSlot>,
     by_name: HashMap<String, usize>,
     interps: Vec<Option<(Interp, Option<Span>)>>,
     widths: Vec<WState>,
-    _p: std::marker::PhantomData<&'a ()>,
 }
 
 fn edit_distance(a: &str, b: &str) -> usize {
@@ -1116,7 +1115,6 @@ impl<'a> Resolver<'a> {
             by_name: HashMap::new(),
             interps: Vec::new(),
             widths: Vec::new(),
-            _p: std::marker::PhantomData,
         };
         let mut layout = Vec::new();
         flatten(
@@ -1213,7 +1211,7 @@ impl<'a> Resolver<'a> {
 
     /// The first source of property `prop` for slot `s` (§4.3), with the prefix that its
     /// references are relative to.
-    fn find(&self, rec: &Rec<'a>, s: usize, prop: &str) -> Option<(Prop<'a>, String)> {
+    fn find(&self, rec: &Rec, s: usize, prop: &str) -> Option<(Prop<'a>, String)> {
         let sl = &rec.slots[s];
         for (d, prefix) in &sl.bodies {
             let rel = sl.full.strip_prefix(prefix.as_str()).unwrap_or(&sl.full);
@@ -1234,7 +1232,7 @@ impl<'a> Resolver<'a> {
     }
 
     /// The declared width of a slot: `None` if missing or invalid (reported).
-    fn width(&mut self, rec: &mut Rec<'a>, s: usize) -> Option<W> {
+    fn width(&mut self, rec: &mut Rec, s: usize) -> Option<W> {
         match &rec.widths[s] {
             WState::Done(w) => return w.clone(),
             WState::Busy => {
@@ -1285,7 +1283,7 @@ impl<'a> Resolver<'a> {
     }
 
     /// Convert an expression of slot `s`'s properties, relative to `prefix`.
-    fn expr(&mut self, rec: &mut Rec<'a>, s: usize, e: &ast::Expr, prefix: &str) -> Option<W> {
+    fn expr(&mut self, rec: &mut Rec, s: usize, e: &ast::Expr, prefix: &str) -> Option<W> {
         match &e.kind {
             ast::ExprKind::Int(n) => n.value.map(W::Const),
             ast::ExprKind::Ref { path, prop } => {
@@ -1392,7 +1390,7 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    fn finish_slot(&mut self, rec: &mut Rec<'a>, s: usize, w: Option<W>) -> Slot {
+    fn finish_slot(&mut self, rec: &mut Rec, s: usize, w: Option<W>) -> Slot {
         let interp = rec.interps[s];
         let sl = &rec.slots[s];
         let (name, ty, in_repeat) = (sl.full.clone(), sl.ty.clone(), sl.in_repeat);
@@ -1489,7 +1487,7 @@ impl<'a> Resolver<'a> {
     }
 
     /// Every property source of a slot, in priority order.
-    fn extra_sources(&self, rec: &Rec<'a>, s: usize) -> Vec<Prop<'a>> {
+    fn extra_sources(&self, rec: &Rec, s: usize) -> Vec<Prop<'a>> {
         let sl = &rec.slots[s];
         let mut out = Vec::new();
         let mut push_matching = |map: &PropMap<'a>, key: &str| {
@@ -1554,13 +1552,7 @@ impl<'a> Resolver<'a> {
     }
 
     /// Evaluate a constant expression in the context of slot `s`.
-    fn constant(
-        &mut self,
-        rec: &mut Rec<'a>,
-        s: usize,
-        e: &ast::Expr,
-        prefix: &str,
-    ) -> Option<u64> {
+    fn constant(&mut self, rec: &mut Rec, s: usize, e: &ast::Expr, prefix: &str) -> Option<u64> {
         match self.expr(rec, s, e, prefix)? {
             W::Const(c) => Some(c),
             W::Dyn(_) => {
@@ -1573,7 +1565,7 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    fn tag_value(&mut self, rec: &mut Rec<'a>) -> Option<u64> {
+    fn tag_value(&mut self, rec: &mut Rec) -> Option<u64> {
         let p = self.defs[rec.def].tag_value.clone()?;
         let PVal::Value(e) = p.val else { return None };
         let v = self.constant(rec, 0, e, "")?;

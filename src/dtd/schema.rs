@@ -83,7 +83,8 @@ pub struct RecordType {
     pub slots: Vec<Slot>,
     /// How the slots nest (nested records, repeats), in field order.
     pub layout: Vec<Node>,
-    /// Where the record was defined.
+    /// Where the record was defined (empty for the built-ins, which come from the prelude and
+    /// not from the DTD text).
     pub span: Span,
 }
 
