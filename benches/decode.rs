@@ -19,27 +19,49 @@ fn make_trace(schema: &metatf::dtd::Schema) -> Vec<u8> {
     let free = w.encoder().lookup("free").unwrap();
     // A realistic mix: 1-byte sizes, delta-coded addresses and times.
     w.metadata(alloc, 1, MetaProperty::Width(1)).unwrap();
-    w.metadata(alloc, 2, MetaProperty::Interp(Interp::Delta(0x10000))).unwrap();
+    w.metadata(alloc, 2, MetaProperty::Interp(Interp::Delta(0x10000)))
+        .unwrap();
     w.metadata(alloc, 2, MetaProperty::Width(2)).unwrap();
-    w.metadata(alloc, 3, MetaProperty::Interp(Interp::Delta(0))).unwrap();
+    w.metadata(alloc, 3, MetaProperty::Interp(Interp::Delta(0)))
+        .unwrap();
     w.metadata(alloc, 3, MetaProperty::Width(1)).unwrap();
     let mut addr = 0x10000u64;
     for i in 0..N {
         addr += 16 + (i % 7) * 8;
         w.record(
             alloc,
-            &[In::Int(16 + i % 200), In::Int(addr), In::Int(i), In::Auto, In::Auto, In::Int(0), In::Bytes(vec![])],
+            &[
+                In::Int(16 + i % 200),
+                In::Int(addr),
+                In::Int(i),
+                In::Auto,
+                In::Auto,
+                In::Int(0),
+                In::Bytes(vec![]),
+            ],
         )
         .unwrap();
         if i % 2 == 1 {
-            w.record(free, &[In::Int(addr), In::Auto, In::Auto, In::Auto, In::Int(0), In::Bytes(vec![])]).unwrap();
+            w.record(
+                free,
+                &[
+                    In::Int(addr),
+                    In::Auto,
+                    In::Auto,
+                    In::Auto,
+                    In::Int(0),
+                    In::Bytes(vec![]),
+                ],
+            )
+            .unwrap();
         }
     }
     w.finish_to_vec().unwrap()
 }
 
 fn bench(c: &mut Criterion) {
-    let dtd = std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/dtds/hatf10.dtd")).unwrap();
+    let dtd =
+        std::fs::read_to_string(concat!(env!("CARGO_MANIFEST_DIR"), "/dtds/hatf10.dtd")).unwrap();
     let schema = metatf::dtd::parse_str("hatf10.dtd", &dtd).unwrap().schema;
     let bytes = make_trace(&schema);
     let trace = Trace::from_bytes(bytes).unwrap();
@@ -59,7 +81,10 @@ fn bench(c: &mut Criterion) {
         })
     });
     g.bench_function("dump_text", |b| {
-        let p = Printer { format: Format::Text, ..Printer::default() };
+        let p = Printer {
+            format: Format::Text,
+            ..Printer::default()
+        };
         b.iter(|| {
             let reader = Reader::from_trace(&trace, &schema);
             let mut dec = reader.records();

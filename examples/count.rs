@@ -22,16 +22,24 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let text = located.read_text()?;
     let schema = metatf::dtd::parse_str(trace.dtd_name(), &text)
-        .map_err(|e| metatf::dtd::render(&e))?
+        .map_err(|e| metatf::dtd::render_plain(&e))?
         .schema;
     let reader = Reader::from_trace(&trace, &schema);
-    let mut counts: BTreeMap<&str, u64> = BTreeMap::new();
+    // Count by record type id: a view borrows the decoder's buffers until the next record, so
+    // nothing is allocated per record and nothing is kept from it but numbers.
+    let mut counts = vec![0u64; schema.records.len()];
     let mut records = reader.records();
     while let Some(rec) = records.next() {
-        // Views borrow the decoder's buffers: nothing is allocated per record.
-        *counts.entry(rec?.name()).or_default() += 1;
+        counts[rec?.record_id as usize] += 1;
     }
-    for (name, n) in counts {
+    let by_name: BTreeMap<&str, u64> = schema
+        .records
+        .iter()
+        .zip(&counts)
+        .filter(|(_, &n)| n > 0)
+        .map(|(r, &n)| (r.name.as_str(), n))
+        .collect();
+    for (name, n) in by_name {
         println!("{name:<20} {n:>10}");
     }
     Ok(())

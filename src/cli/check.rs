@@ -27,10 +27,7 @@ pub struct CheckArgs {
 
 /// Run `mtf check`.
 pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
-    let o = match open(&args.trace, args.dtd.as_deref()) {
-        Ok(o) => o,
-        Err(f) => return Err(f),
-    };
+    let o = open(&args.trace, args.dtd.as_deref())?;
     let reader = Reader::from_trace(&o.trace, &o.schema);
     let mut per_type = vec![0u64; o.schema.records.len()];
     let mut reported = 0u64;
@@ -66,7 +63,11 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         }
     }
     if total > reported {
-        println!("… {} more problem(s) not shown (--max-errors {})", total - reported, args.max_errors);
+        println!(
+            "… {} more problem(s) not shown (--max-errors {})",
+            total - reported,
+            args.max_errors
+        );
     }
     if total == 0 {
         println!("{path}: valid");

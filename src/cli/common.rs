@@ -54,12 +54,12 @@ pub fn load_schema_text(name: &str, text: &str) -> Result<Schema, Failure> {
     match crate::dtd::parse_str(name, text) {
         Ok(loaded) => {
             for w in &loaded.warnings {
-                eprintln!("{}", crate::dtd::render(w));
+                eprint!("{}", super::dtd::render(w));
             }
             Ok(loaded.schema)
         }
         Err(errors) => {
-            eprintln!("{}", crate::dtd::render(&errors));
+            eprint!("{}", super::dtd::render(&errors));
             Err(Failure::new(EXIT_BAD_DTD, String::new()))
         }
     }
@@ -67,8 +67,12 @@ pub fn load_schema_text(name: &str, text: &str) -> Result<Schema, Failure> {
 
 /// Load a DTD file.
 pub fn load_schema_file(path: &Path) -> Result<Schema, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| Failure::new(EXIT_USAGE, format!("error: cannot read DTD {}: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path).map_err(|e| {
+        Failure::new(
+            EXIT_USAGE,
+            format!("error: cannot read DTD {}: {e}", path.display()),
+        )
+    })?;
     let name = path
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
@@ -86,14 +90,32 @@ pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
     let located = trace.locate_dtd(dtd, env.as_deref());
     let (schema, dtd_origin) = match located {
         Located::Explicit(p) => (load_schema_file(&p)?, format!("{} (--dtd)", p.display())),
-        Located::TraceDir(p) => (load_schema_file(&p)?, format!("{} (beside the trace)", p.display())),
-        Located::EnvPath(p) => (load_schema_file(&p)?, format!("{} (MTF_DTD_PATH)", p.display())),
-        Located::Shipped(name, text) => (load_schema_text(name, text)?, format!("{name} (built into mtf)")),
+        Located::TraceDir(p) => (
+            load_schema_file(&p)?,
+            format!("{} (beside the trace)", p.display()),
+        ),
+        Located::EnvPath(p) => (
+            load_schema_file(&p)?,
+            format!("{} (MTF_DTD_PATH)", p.display()),
+        ),
+        Located::Shipped(name, text) => (
+            load_schema_text(name, text)?,
+            format!("{name} (built into mtf)"),
+        ),
         Located::NotFound(nf) => {
+            // A `--dtd` file that does not exist is a usage error; a DTD the trace names but
+            // that is nowhere to be found makes the trace unreadable for want of a DTD.
             return Err(Failure::new(
-                EXIT_BAD_DTD,
-                format!("error: {}: {nf}\n  help: name the DTD with --dtd PATH", path.display()),
-            ))
+                if dtd.is_some() {
+                    EXIT_USAGE
+                } else {
+                    EXIT_BAD_DTD
+                },
+                format!(
+                    "error: {}: {nf}\n  help: name the DTD with --dtd PATH",
+                    path.display()
+                ),
+            ));
         }
     };
     Ok(Opened {
@@ -116,8 +138,19 @@ pub fn section_arg(schema: &Schema, arg: &str) -> Result<u8, Failure> {
         .find(|s| s.name == arg || (arg == "global" && s.id == 0))
         .map(|s| s.id)
         .ok_or_else(|| {
-            let names: Vec<_> = schema.scopes.iter().filter(|s| s.id != 0).map(|s| format!("{} ({})", s.name, s.id)).collect();
-            Failure::new(EXIT_USAGE, format!("error: no section `{arg}` in the DTD; it declares: global, {}", names.join(", ")))
+            let names: Vec<_> = schema
+                .scopes
+                .iter()
+                .filter(|s| s.id != 0)
+                .map(|s| format!("{} ({})", s.name, s.id))
+                .collect();
+            Failure::new(
+                EXIT_USAGE,
+                format!(
+                    "error: no section `{arg}` in the DTD; it declares: global, {}",
+                    names.join(", ")
+                ),
+            )
         })
 }
 

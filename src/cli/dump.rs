@@ -74,7 +74,10 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
             }
         }
         if !found {
-            return Err(Failure::new(EXIT_USAGE, format!("error: the DTD has no record type `{name}`")));
+            return Err(Failure::new(
+                EXIT_USAGE,
+                format!("error: the DTD has no record type `{name}`"),
+            ));
         }
     }
     if args.data_only {
@@ -110,10 +113,14 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
         while let Some(item) = dec.next() {
             match item {
                 Ok(view) => {
-                    if !want_section[view.section as usize] || !want_record[view.record_id as usize] {
+                    if !want_section[view.section as usize] || !want_record[view.record_id as usize]
+                    {
                         continue;
                     }
-                    if view.record().builtin == Some(Builtin::Section) && !args.sections.is_empty() && !want_section[view.section as usize] {
+                    if view.record().builtin == Some(Builtin::Section)
+                        && !args.sections.is_empty()
+                        && !want_section[view.section as usize]
+                    {
                         continue;
                     }
                     seen += 1;
@@ -149,6 +156,9 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
         Ok(()) => Ok(status),
         // A closed pipe (`mtf dump t | head`) is a normal way to stop reading.
         Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(status),
-        Err(e) => Err(Failure::new(EXIT_USAGE, format!("error: writing the dump: {e}"))),
+        Err(e) => Err(Failure::new(
+            EXIT_USAGE,
+            format!("error: writing the dump: {e}"),
+        )),
     }
 }

@@ -30,7 +30,12 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
     let mut per_type = vec![0u64; o.schema.records.len()];
     let mut errors = 0u64;
     let mut dec = reader.records();
-    let region_of = |offset: u64| reader.regions().iter().position(|r| (r.start..r.end).contains(&offset));
+    let region_of = |offset: u64| {
+        reader
+            .regions()
+            .iter()
+            .position(|r| (r.start..r.end).contains(&offset))
+    };
     while let Some(item) = dec.next() {
         match item {
             Ok(v) => {
@@ -49,28 +54,62 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
     let io = |e: std::io::Error| Failure::new(super::EXIT_USAGE, format!("error: {e}"));
     (|| -> std::io::Result<()> {
         writeln!(w, "file        {} ({file_len} bytes)", args.trace.display())?;
-        writeln!(w, "class       {} ({}-bit addresses, {}-byte metadata words)", h.class.to_byte(), h.class.word_size() * 8, h.class.word_size())?;
-        writeln!(w, "byte order  {}", if h.byte_order == crate::container::ByteOrder::Big { "big-endian" } else { "little-endian" })?;
+        writeln!(
+            w,
+            "class       {} ({}-bit addresses, {}-byte metadata words)",
+            h.class.to_byte(),
+            h.class.word_size() * 8,
+            h.class.word_size()
+        )?;
+        writeln!(
+            w,
+            "byte order  {}",
+            if h.byte_order == crate::container::ByteOrder::Big {
+                "big-endian"
+            } else {
+                "little-endian"
+            }
+        )?;
         writeln!(w, "header ints {} bytes", h.int_width)?;
         writeln!(w, "dtd         {} → {}", h.dtd_name, o.dtd_origin)?;
         writeln!(w, "start       {}", h.start)?;
         writeln!(w, "nrecords    {}", h.nrecords)?;
         writeln!(w, "sections    {}", h.nsections)?;
         writeln!(w)?;
-        writeln!(w, "{:>4}  {:<16} {:>12} {:>12} {:>10}", "id", "section", "start", "size", "records")?;
+        writeln!(
+            w,
+            "{:>4}  {:<16} {:>12} {:>12} {:>10}",
+            "id", "section", "start", "size", "records"
+        )?;
         for (i, r) in reader.regions().iter().enumerate() {
             if r.section == 0 && r.start == r.end {
                 continue;
             }
-            let name = if r.section == 0 { "(global)" } else { reader.section_name(r.section) };
-            writeln!(w, "{:>4}  {:<16} {:>12} {:>12} {:>10}", r.section, name, r.start, r.end - r.start, per_region[i])?;
+            let name = if r.section == 0 {
+                "(global)"
+            } else {
+                reader.section_name(r.section)
+            };
+            writeln!(
+                w,
+                "{:>4}  {:<16} {:>12} {:>12} {:>10}",
+                r.section,
+                name,
+                r.start,
+                r.end - r.start,
+                per_region[i]
+            )?;
         }
         writeln!(w)?;
         writeln!(w, "{:<24} {:>12}", "record", "count")?;
         for (rid, n) in per_type.iter().enumerate() {
             if *n > 0 {
                 let rt = o.schema.record(rid as u32);
-                let scope = if rt.scope == 0 { String::new() } else { format!(" [{}]", reader.section_name(rt.scope)) };
+                let scope = if rt.scope == 0 {
+                    String::new()
+                } else {
+                    format!(" [{}]", reader.section_name(rt.scope))
+                };
                 writeln!(w, "{:<24} {:>12}", format!("{}{scope}", rt.name), n)?;
             }
         }
@@ -80,5 +119,9 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
         Ok(())
     })()
     .map_err(io)?;
-    Ok(if errors > 0 { EXIT_INVALID_TRACE } else { EXIT_OK })
+    Ok(if errors > 0 {
+        EXIT_INVALID_TRACE
+    } else {
+        EXIT_OK
+    })
 }

@@ -1,5 +1,7 @@
 //! The `mtf` command line: one file per subcommand; `main.rs` only calls [`main`].
 
+pub mod dtd;
+
 use clap::{Parser, Subcommand};
 
 pub mod check;
@@ -26,7 +28,8 @@ pub struct Cli {
     pub command: Command,
 }
 
-const EXIT_HELP: &str = "Exit status: 0 valid, 1 invalid trace, 2 I/O or usage error, 3 unusable DTD.";
+const EXIT_HELP: &str =
+    "Exit status: 0 valid, 1 invalid trace, 2 I/O or usage error, 3 unusable DTD.";
 
 /// The subcommands.
 #[derive(Debug, Subcommand)]
@@ -39,6 +42,8 @@ pub enum Command {
     Check(check::CheckArgs),
     /// Turn `mtf dump` output (text or JSON lines) back into a binary trace.
     Pack(pack::PackArgs),
+    /// Check or show a DTD.
+    Dtd(dtd::DtdArgs),
 }
 
 /// Run the command line; returns the process exit status.
@@ -50,11 +55,12 @@ pub fn main() -> i32 {
             return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
         }
     };
-    let result = match &cli.command {
-        Command::Info(a) => info::run(a),
-        Command::Dump(a) => dump::run(a),
-        Command::Check(a) => check::run(a),
-        Command::Pack(a) => pack::run(a),
+    let result = match cli.command {
+        Command::Dtd(args) => return dtd::run(args),
+        Command::Info(a) => info::run(&a),
+        Command::Dump(a) => dump::run(&a),
+        Command::Check(a) => check::run(&a),
+        Command::Pack(a) => pack::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -47,17 +47,18 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
     let mut input: Box<dyn BufRead> = if args.input.as_os_str() == "-" {
         Box::new(BufReader::with_capacity(1 << 16, std::io::stdin().lock()))
     } else {
-        let f = File::open(&args.input)
-            .map_err(|e| Failure::new(EXIT_USAGE, format!("error: cannot read {input_name}: {e}")))?;
+        let f = File::open(&args.input).map_err(|e| {
+            Failure::new(EXIT_USAGE, format!("error: cannot read {input_name}: {e}"))
+        })?;
         Box::new(BufReader::with_capacity(1 << 16, f))
     };
     let format = match args.format {
         PackFormat::Text => InputFormat::Text,
         PackFormat::Jsonl => InputFormat::Jsonl,
         PackFormat::Auto => {
-            let buf = input
-                .fill_buf()
-                .map_err(|e| Failure::new(EXIT_USAGE, format!("error: reading {input_name}: {e}")))?;
+            let buf = input.fill_buf().map_err(|e| {
+                Failure::new(EXIT_USAGE, format!("error: reading {input_name}: {e}"))
+            })?;
             match buf.iter().find(|b| !b.is_ascii_whitespace()) {
                 Some(b'{') => InputFormat::Jsonl,
                 _ => InputFormat::Text,
@@ -66,21 +67,37 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
     };
     let fail = |e: PackError| match e {
         PackError::Io(e) => Failure::new(EXIT_USAGE, format!("error: reading {input_name}: {e}")),
-        PackError::Text(t) => Failure::new(EXIT_INVALID_TRACE, format!("error: {input_name}:{}:{}: {}", t.line, t.column, t.message)),
-        PackError::Write(w) => Failure::new(EXIT_INVALID_TRACE, format!("error: {input_name}: {w}")),
+        PackError::Text(t) => Failure::new(
+            EXIT_INVALID_TRACE,
+            format!("error: {input_name}:{}:{}: {}", t.line, t.column, t.message),
+        ),
+        PackError::Write(w) => {
+            Failure::new(EXIT_INVALID_TRACE, format!("error: {input_name}: {w}"))
+        }
     };
     let mut line = 0usize;
     let h = read_header(&mut input, format, &mut line).map_err(fail)?;
-    let class = if h.class_bits == 64 { Class::Bits64 } else { Class::Bits32 };
-    let order = if h.big_endian { ByteOrder::Big } else { ByteOrder::Little };
+    let class = if h.class_bits == 64 {
+        Class::Bits64
+    } else {
+        Class::Bits32
+    };
+    let order = if h.big_endian {
+        ByteOrder::Big
+    } else {
+        ByteOrder::Little
+    };
     let mut writer = TraceWriter::create(&schema, &args.output, class, order, &h.dtd)
         .map_err(|e| Failure::new(EXIT_USAGE, format!("error: {}: {e}", args.output.display())))?;
     pack_lines(&mut input, format, &mut writer, &mut line).map_err(fail)?;
     // If anything above failed, `writer` is dropped here and its temporary file removed: nothing
     // appears under the output name.
-    let summary = writer
-        .finish()
-        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {}: {e}", args.output.display())))?;
+    let summary = writer.finish().map_err(|e| {
+        Failure::new(
+            EXIT_INVALID_TRACE,
+            format!("error: {}: {e}", args.output.display()),
+        )
+    })?;
     eprintln!(
         "{}: {} records, {} bytes",
         args.output.display(),

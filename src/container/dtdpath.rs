@@ -15,10 +15,18 @@ use std::path::{Component, Path, PathBuf};
 use thiserror::Error;
 
 /// The DTDs built into `mtf`: `(file name, text)`.
-// Entries are added as DTDs land in the repository's `dtds/` folder, e.g.
-// `("hatf10.dtd", include_str!("../../dtds/hatf10.dtd"))`. Kept empty until then so the build
-// never depends on files that do not exist yet.
-const SHIPPED: &[(&str, &str)] = &[];
+// Every file of the repository's `dtds/` folder; a test checks that none is missing.
+const SHIPPED: &[(&str, &str)] = &[
+    ("hatf10.dtd", include_str!("../../dtds/hatf10.dtd")),
+    (
+        "hatf10-split.dtd",
+        include_str!("../../dtds/hatf10-split.dtd"),
+    ),
+    ("et_merlin.dtd", include_str!("../../dtds/et_merlin.dtd")),
+    ("et3.dtd", include_str!("../../dtds/et3.dtd")),
+    ("jvm_trace.dtd", include_str!("../../dtds/jvm_trace.dtd")),
+    ("tptp.dtd", include_str!("../../dtds/tptp.dtd")),
+];
 
 /// The text of the DTD built into `mtf` under `name`, if any.
 pub fn shipped_dtd(name: &str) -> Option<&'static str> {

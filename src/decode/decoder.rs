@@ -132,7 +132,7 @@ impl<'r> Decoder<'r> {
                     return None;
                 }
                 if let Err(e) = self.enter_region() {
-                    return Some(Err(e));
+                    return Some(Err(*e));
                 }
                 continue;
             }
@@ -155,7 +155,7 @@ impl<'r> Decoder<'r> {
                     // Resynchronise at the next section.
                     self.pos = self.end;
                     self.index_exact = false;
-                    Some(Err(e))
+                    Some(Err(*e))
                 }
             };
         }
@@ -165,7 +165,7 @@ impl<'r> Decoder<'r> {
         self.scope.as_ref().map_or(0, |s| s.section)
     }
 
-    fn enter_region(&mut self) -> Result<(), DecodeError> {
+    fn enter_region(&mut self) -> Result<(), Box<DecodeError>> {
         let ri = self.regions[self.next_region];
         self.next_region += 1;
         let region = self.reader.input.regions[ri];
@@ -193,7 +193,7 @@ impl<'r> Decoder<'r> {
                 self.index_exact = false;
                 self.scope = None;
                 self.tags = None;
-                Err(e)
+                Err(Box::new(e))
             }
         }
     }
@@ -216,21 +216,29 @@ impl<'r> Decoder<'r> {
                     actual: self.count,
                 },
             };
-            self.problem(e);
+            self.problem(Box::new(e));
         }
     }
 
-    fn problem(&mut self, e: DecodeError) {
+    #[allow(clippy::boxed_local)]
+    fn problem(&mut self, e: Box<DecodeError>) {
+        // Callers build errors boxed (see `error`); the box is opened only when kept.
         self.problems_total += 1;
         if self.problems.len() < MAX_KEPT_PROBLEMS {
-            self.problems.push(e);
+            self.problems.push(*e);
         }
     }
 
-    fn error(&self, offset: u64, rid: Option<RecordId>, slot: Option<u16>, kind: ErrorKind) -> DecodeError {
+    fn error(
+        &self,
+        offset: u64,
+        rid: Option<RecordId>,
+        slot: Option<u16>,
+        kind: ErrorKind,
+    ) -> Box<DecodeError> {
         let schema = self.reader.schema;
         let section = self.section();
-        DecodeError {
+        Box::new(DecodeError {
             offset,
             record_index: self.index_exact.then_some(self.count),
             section,
@@ -245,7 +253,7 @@ impl<'r> Decoder<'r> {
                 _ => None,
             },
             kind,
-        }
+        })
     }
 
     #[inline]
@@ -265,7 +273,12 @@ impl<'r> Decoder<'r> {
     }
 
     #[inline]
-    fn need(&self, n: u64, rid: Option<RecordId>, slot: Option<u16>) -> Result<(), DecodeError> {
+    fn need(
+        &self,
+        n: u64,
+        rid: Option<RecordId>,
+        slot: Option<u16>,
+    ) -> Result<(), Box<DecodeError>> {
         let available = self.end - self.pos;
         if n > available {
             Err(self.error(
@@ -282,7 +295,7 @@ impl<'r> Decoder<'r> {
         }
     }
 
-    fn decode_record(&mut self) -> Result<(), DecodeError> {
+    fn decode_record(&mut self) -> Result<(), Box<DecodeError>> {
         let reader = self.reader;
         let schema = reader.schema;
         let start = self.pos;
@@ -339,7 +352,7 @@ impl<'r> Decoder<'r> {
         self.run_program(rid)
     }
 
-    fn run_program(&mut self, rid: RecordId) -> Result<(), DecodeError> {
+    fn run_program(&mut self, rid: RecordId) -> Result<(), Box<DecodeError>> {
         let reader = self.reader;
         let schema = reader.schema;
         let rt = schema.record(rid);
@@ -452,7 +465,8 @@ impl<'r> Decoder<'r> {
                 Op::Repeat { count, end } => {
                     let n = self.last[*count as usize];
                     let available = self.end - self.pos;
-                    if n > available && (n > MAX_EMPTY_REPEAT || self.item_min_size(rid, base, pc) > 0)
+                    if n > available
+                        && (n > MAX_EMPTY_REPEAT || self.item_min_size(rid, base, pc) > 0)
                     {
                         return Err(self.error(
                             self.pos,
@@ -517,7 +531,7 @@ impl<'r> Decoder<'r> {
         }
     }
 
-    fn decode_metadata(&mut self, rid: RecordId) -> Result<(), DecodeError> {
+    fn decode_metadata(&mut self, rid: RecordId) -> Result<(), Box<DecodeError>> {
         let reader = self.reader;
         let schema = reader.schema;
         let tw = schema.tag_width as usize;
@@ -564,7 +578,6 @@ impl<'r> Decoder<'r> {
                 value: Value::Int(*w),
             });
         }
-        let start = self.cur.start;
         let tags = self.tags.expect("open region");
         let Some(target) = tags.get(target_tag) else {
             let e = self.error(
@@ -627,4 +640,3 @@ pub fn eval_width(expr: &Expr, last: &[u64]) -> Result<u64, String> {
             .ok_or("width expression overflows")?,
     })
 }
-

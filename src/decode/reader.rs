@@ -130,7 +130,7 @@ impl<'a> Reader<'a> {
             word_size: header.class.word_size() as u8,
             regions,
             nrecords: header.nrecords,
-            nrecords_offset: crate::container::OFF_INTEGERS as u64 + 2 * header.int_width as u64,
+            nrecords_offset: crate::container::OFF_INTEGERS + 2 * header.int_width as u64,
         };
         Reader::new(input, schema)
     }

@@ -132,7 +132,11 @@ impl MetaProperty {
                 section: section(words[0])?,
                 stride: signed(words[1]),
             }),
-            c => return Err(format!("unknown metadata property code {c} (0..7 are defined)")),
+            c => {
+                return Err(format!(
+                    "unknown metadata property code {c} (0..7 are defined)"
+                ))
+            }
         })
     }
 
@@ -214,7 +218,10 @@ impl ScopeState {
     ) -> Result<(), MetaRefused> {
         let rt = schema.record(record);
         let base = self.base(record).ok_or_else(|| {
-            MetaRefused(format!("record `{}` is not defined in this section", rt.name))
+            MetaRefused(format!(
+                "record `{}` is not defined in this section",
+                rt.name
+            ))
         })?;
         if matches!(rt.builtin, Some(Builtin::Section | Builtin::Metadata)) {
             return Err(MetaRefused(format!(
@@ -246,7 +253,9 @@ impl ScopeState {
         ) = prop
         {
             if schema.scope_for(s).is_none() {
-                return Err(MetaRefused(format!("section {s} is not declared in the DTD")));
+                return Err(MetaRefused(format!(
+                    "section {s} is not declared in the DTD"
+                )));
             }
         }
         let st = &mut self.slots[base + slot as usize];
@@ -362,8 +371,14 @@ mod tests {
             MetaProperty::Interp(Interp::Delta(7)),
             MetaProperty::Interp(Interp::Default(9)),
             MetaProperty::Interp(Interp::SectionOffset(3)),
-            MetaProperty::Interp(Interp::Stride { initial: 16, stride: -8 }),
-            MetaProperty::Interp(Interp::SectionStride { section: 2, stride: 1 }),
+            MetaProperty::Interp(Interp::Stride {
+                initial: 16,
+                stride: -8,
+            }),
+            MetaProperty::Interp(Interp::SectionStride {
+                section: 2,
+                stride: 1,
+            }),
         ];
         for (code, p) in props.into_iter().enumerate() {
             assert_eq!(p.code() as usize, code);

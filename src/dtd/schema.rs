@@ -83,7 +83,8 @@ pub struct RecordType {
     pub slots: Vec<Slot>,
     /// How the slots nest (nested records, repeats), in field order.
     pub layout: Vec<Node>,
-    /// Where the record was defined.
+    /// Where the record was defined (empty for the built-ins, which come from the prelude and
+    /// not from the DTD text).
     pub span: Span,
 }
 
@@ -223,7 +224,9 @@ impl std::fmt::Display for Interp {
             Interp::Delta(v) => write!(f, "delta {v}"),
             Interp::Stride { initial, stride } => write!(f, "stride {initial} {stride}"),
             Interp::SectionOffset(s) => write!(f, "sectionOffset {s}"),
-            Interp::SectionStride { section, stride } => write!(f, "sectionStride {section} {stride}"),
+            Interp::SectionStride { section, stride } => {
+                write!(f, "sectionStride {section} {stride}")
+            }
         }
     }
 }
@@ -281,6 +284,9 @@ impl Schema {
 impl RecordType {
     /// Slot index by display name.
     pub fn slot_by_name(&self, name: &str) -> Option<SlotId> {
-        self.slots.iter().position(|s| s.name == name).map(|i| i as SlotId)
+        self.slots
+            .iter()
+            .position(|s| s.name == name)
+            .map(|i| i as SlotId)
     }
 }

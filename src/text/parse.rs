@@ -45,7 +45,11 @@ pub struct TextError {
 
 impl fmt::Display for TextError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "line {}, column {}: {}", self.line, self.column, self.message)
+        write!(
+            f,
+            "line {}, column {}: {}",
+            self.line, self.column, self.message
+        )
     }
 }
 
@@ -254,7 +258,9 @@ impl<'a> Lexer<'a> {
                 TVal::Group(fields)
             }
             Some(c) if c == '-' || c.is_ascii_digit() => TVal::Int(self.int()?),
-            Some(c) if c.is_ascii_alphabetic() || c == '_' => TVal::Word(self.word().unwrap_or("").to_string()),
+            Some(c) if c.is_ascii_alphabetic() || c == '_' => {
+                TVal::Word(self.word().unwrap_or("").to_string())
+            }
             _ => return Err(self.err(start, "expected a value")),
         };
         if self.peek() == Some(':') {
@@ -315,7 +321,9 @@ pub enum Line {
 pub fn parse_text_line(s: &str, line: usize) -> Result<Option<(Line, Vec<usize>)>, TextError> {
     let mut lx = Lexer { s, pos: 0, line };
     lx.skip_ws();
-    if lx.at_end() || lx.peek() == Some('#') && !s.trim_start()[1..].starts_with(|c: char| c.is_ascii_digit()) {
+    if lx.at_end()
+        || lx.peek() == Some('#') && !s.trim_start()[1..].starts_with(|c: char| c.is_ascii_digit())
+    {
         return Ok(None);
     }
     if lx.peek() == Some('%') {
@@ -326,7 +334,10 @@ pub fn parse_text_line(s: &str, line: usize) -> Result<Option<(Line, Vec<usize>)
         }
         let v = lx.value(0)?;
         if v != TVal::Int(1) {
-            return Err(lx.err(0, "unsupported text-form version (this mtf reads version 1)"));
+            return Err(lx.err(
+                0,
+                "unsupported text-form version (this mtf reads version 1)",
+            ));
         }
         let mut h = TextHeader {
             dtd: String::new(),
@@ -344,7 +355,12 @@ pub fn parse_text_line(s: &str, line: usize) -> Result<Option<(Line, Vec<usize>)
                 ("class", TVal::Int(64)) => h.class_bits = 64,
                 ("order", TVal::Word(w)) if w == "little" => h.big_endian = false,
                 ("order", TVal::Word(w)) if w == "big" => h.big_endian = true,
-                (k, _) => return Err(lx.err(at, format!("bad header item `{k}` (dtd=\"…\", class=32|64, order=little|big)"))),
+                (k, _) => {
+                    return Err(lx.err(
+                        at,
+                        format!("bad header item `{k}` (dtd=\"…\", class=32|64, order=little|big)"),
+                    ))
+                }
             }
         }
         if h.dtd.is_empty() {
@@ -389,7 +405,14 @@ pub fn parse_text_line(s: &str, line: usize) -> Result<Option<(Line, Vec<usize>)
         while !lx.at_end() {
             args.push(lx.value(0)?);
         }
-        return Ok(Some((Line::Metadata { target, property, args }, vec![name_at, t_at, p_at])));
+        return Ok(Some((
+            Line::Metadata {
+                target,
+                property,
+                args,
+            },
+            vec![name_at, t_at, p_at],
+        )));
     }
     let mut fields = Vec::new();
     while !lx.at_end() {
@@ -415,14 +438,18 @@ fn from_json(v: &serde_json::Value) -> Result<TVal, String> {
         J::Array(a) => TVal::List(a.iter().map(from_json).collect::<Result<_, _>>()?),
         J::Object(m) => {
             if let Some(J::String(h)) = m.get("hex") {
-                let mut lx = Lexer { s: "", pos: 0, line: 0 };
+                let mut lx = Lexer {
+                    s: "",
+                    pos: 0,
+                    line: 0,
+                };
                 let quoted = format!("x\"{h}\"");
                 lx.s = &quoted;
                 TVal::Bytes(lx.hexbytes().map_err(|e| e.message)?)
             } else if let Some(o) = m.get("offset").and_then(J::as_u64) {
                 TVal::Offset(o)
-            } else if let Some(i) = m.get("index").and_then(J::as_u64) {
-                TVal::Index(i)
+            } else if let Some(i) = m.get("index").and_then(J::as_i64) {
+                TVal::Index(i as u64)
             } else if let (Some(v), true) = (m.get("value"), m.contains_key("raw")) {
                 from_json(v)?
             } else {
@@ -439,7 +466,11 @@ fn from_json(v: &serde_json::Value) -> Result<TVal, String> {
 
 /// Parse one JSON line of a `--format jsonl` dump.
 pub fn parse_json_line(s: &str, line: usize) -> Result<Option<(Line, Vec<usize>)>, TextError> {
-    let err = |m: String| TextError { line, column: 1, message: m };
+    let err = |m: String| TextError {
+        line,
+        column: 1,
+        message: m,
+    };
     if s.trim().is_empty() {
         return Ok(None);
     }
@@ -448,9 +479,14 @@ pub fn parse_json_line(s: &str, line: usize) -> Result<Option<(Line, Vec<usize>)
         column: e.column(),
         message: format!("bad JSON: {e}"),
     })?;
-    let obj = v.as_object().ok_or_else(|| err("expected a JSON object".into()))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| err("expected a JSON object".into()))?;
     if obj.contains_key("mtf") {
-        let dtd = obj.get("dtd").and_then(|d| d.as_str()).ok_or_else(|| err("header needs \"dtd\"".into()))?;
+        let dtd = obj
+            .get("dtd")
+            .and_then(|d| d.as_str())
+            .ok_or_else(|| err("header needs \"dtd\"".into()))?;
         let class_bits = match obj.get("class").and_then(|c| c.as_u64()) {
             Some(32) => 32,
             Some(64) => 64,
@@ -461,7 +497,14 @@ pub fn parse_json_line(s: &str, line: usize) -> Result<Option<(Line, Vec<usize>)
             Some("big") => true,
             _ => return Err(err("header needs \"order\": \"little\" or \"big\"".into())),
         };
-        return Ok(Some((Line::Header(TextHeader { dtd: dtd.to_string(), class_bits, big_endian }), vec![])));
+        return Ok(Some((
+            Line::Header(TextHeader {
+                dtd: dtd.to_string(),
+                class_bits,
+                big_endian,
+            }),
+            vec![],
+        )));
     }
     let name = obj
         .get("record")
@@ -474,10 +517,21 @@ pub fn parse_json_line(s: &str, line: usize) -> Result<Option<(Line, Vec<usize>)
             return Err(err("\"set\" needs record, field and property".into()));
         };
         let args = match set.get("args") {
-            Some(serde_json::Value::Array(a)) => a.iter().map(from_json).collect::<Result<_, _>>().map_err(err)?,
+            Some(serde_json::Value::Array(a)) => a
+                .iter()
+                .map(from_json)
+                .collect::<Result<_, _>>()
+                .map_err(err)?,
             _ => vec![],
         };
-        return Ok(Some((Line::Metadata { target: format!("{r}.{f}"), property: p, args }, vec![0, 0, 0])));
+        return Ok(Some((
+            Line::Metadata {
+                target: format!("{r}.{f}"),
+                property: p,
+                args,
+            },
+            vec![0, 0, 0],
+        )));
     }
     let fields = match obj.get("fields") {
         Some(serde_json::Value::Object(m)) => m
@@ -489,24 +543,38 @@ pub fn parse_json_line(s: &str, line: usize) -> Result<Option<(Line, Vec<usize>)
         _ => return Err(err("\"fields\" must be an object".into())),
     };
     if name == "section" {
-        let n = fields.iter().find(|f| f.0 == "number").map(|f| f.2.clone()).ok_or_else(|| err("section needs number".into()))?;
+        let n = fields
+            .iter()
+            .find(|f| f.0 == "number")
+            .map(|f| f.2.clone())
+            .ok_or_else(|| err("section needs number".into()))?;
         return Ok(Some((Line::Section(n), vec![0])));
     }
     Ok(Some((Line::Record { name, fields }, vec![0])))
 }
 
 /// Turn a record line's values into the encoder's ordered list, walking the layout.
-pub fn record_inputs(rt: &RecordType, fields: &[(String, usize, TVal)]) -> Result<Vec<In>, (Option<usize>, String)> {
+pub fn record_inputs(
+    rt: &RecordType,
+    fields: &[(String, usize, TVal)],
+) -> Result<Vec<In>, (Option<usize>, String)> {
     let mut out = Vec::new();
     let mut used = vec![false; fields.len()];
     walk(rt, &rt.layout, fields, &mut used, "", true, &mut out)?;
     if let Some(i) = used.iter().position(|u| !u) {
-        return Err((Some(fields[i].1), format!("record `{}` has no field `{}`", rt.name, fields[i].0)));
+        return Err((
+            Some(fields[i].1),
+            format!("record `{}` has no field `{}`", rt.name, fields[i].0),
+        ));
     }
     Ok(out)
 }
 
-fn find<'f>(fields: &'f [(String, usize, TVal)], used: &mut [bool], key: &str) -> Option<(usize, &'f TVal)> {
+fn find<'f>(
+    fields: &'f [(String, usize, TVal)],
+    used: &mut [bool],
+    key: &str,
+) -> Option<(usize, &'f TVal)> {
     let i = fields.iter().position(|f| f.0 == key)?;
     used[i] = true;
     Some((fields[i].1, &fields[i].2))
@@ -553,12 +621,18 @@ fn walk(
                         out.push(to_input(v).map_err(|m| (Some(at), format!("{k}: {m}")))?);
                     } else {
                         let TVal::Group(g) = v else {
-                            return Err((Some(at), format!("{k}: each item must be a {{ … }} group")));
+                            return Err((
+                                Some(at),
+                                format!("{k}: each item must be a {{ … }} group"),
+                            ));
                         };
                         let mut gused = vec![false; g.len()];
                         walk(rt, item, g, &mut gused, &inner, false, out)?;
                         if let Some(j) = gused.iter().position(|u| !u) {
-                            return Err((Some(at), format!("{k}: no field `{}` in an item", g[j].0)));
+                            return Err((
+                                Some(at),
+                                format!("{k}: no field `{}` in an item", g[j].0),
+                            ));
                         }
                     }
                 }
@@ -569,11 +643,20 @@ fn walk(
 }
 
 /// A left-out length field: the length of the byte string whose width it is.
-fn infer(rt: &RecordType, slot: u16, nodes: &[Node], fields: &[(String, usize, TVal)], strip: &str) -> Option<In> {
+fn infer(
+    rt: &RecordType,
+    slot: u16,
+    nodes: &[Node],
+    fields: &[(String, usize, TVal)],
+    strip: &str,
+) -> Option<In> {
     for n in nodes {
         if let Node::Field(b) = n {
             let bs = &rt.slots[*b as usize];
-            if let SlotKind::Bytes { width: Expr::Value(src) } = &bs.kind {
+            if let SlotKind::Bytes {
+                width: Expr::Value(src),
+            } = &bs.kind
+            {
                 if *src == slot {
                     let k = bs.name.strip_prefix(strip).unwrap_or(&bs.name);
                     if let Some((_, _, TVal::Bytes(v))) = fields.iter().find(|f| f.0 == k) {
@@ -601,13 +684,21 @@ fn to_input(v: &TVal) -> Result<In, String> {
 fn section_id(schema: &Schema, v: &TVal) -> Option<u8> {
     match v {
         TVal::Int(n) if (1..=255).contains(n) => Some(*n as u8),
-        TVal::Word(w) => schema.scopes.iter().find(|s| s.id != 0 && s.name == *w).map(|s| s.id),
+        TVal::Word(w) => schema
+            .scopes
+            .iter()
+            .find(|s| s.id != 0 && s.name == *w)
+            .map(|s| s.id),
         _ => None,
     }
 }
 
 /// The metadata property a line names.
-pub fn meta_property(schema: &Schema, property: &str, args: &[TVal]) -> Result<MetaProperty, String> {
+pub fn meta_property(
+    schema: &Schema,
+    property: &str,
+    args: &[TVal],
+) -> Result<MetaProperty, String> {
     let int = |i: usize| -> Result<u64, String> {
         match args.get(i) {
             Some(TVal::Int(v)) => Ok(*v),
@@ -617,11 +708,19 @@ pub fn meta_property(schema: &Schema, property: &str, args: &[TVal]) -> Result<M
     let sec = |i: usize| -> Result<u8, String> {
         args.get(i)
             .and_then(|v| section_id(schema, v))
-            .ok_or_else(|| format!("`{property}` needs a declared section (id or name) as argument {}", i + 1))
+            .ok_or_else(|| {
+                format!(
+                    "`{property}` needs a declared section (id or name) as argument {}",
+                    i + 1
+                )
+            })
     };
     let want = |n: usize| -> Result<(), String> {
         if args.len() != n {
-            Err(format!("`{property}` takes {n} argument(s), {} given", args.len()))
+            Err(format!(
+                "`{property}` takes {n} argument(s), {} given",
+                args.len()
+            ))
         } else {
             Ok(())
         }
@@ -677,12 +776,20 @@ pub enum InputFormat {
 }
 
 /// Read the header line of an input (the first non-blank, non-comment line).
-pub fn read_header(input: &mut impl BufRead, format: InputFormat, line_no: &mut usize) -> Result<TextHeader, PackError> {
+pub fn read_header(
+    input: &mut impl BufRead,
+    format: InputFormat,
+    line_no: &mut usize,
+) -> Result<TextHeader, PackError> {
     let mut line = String::new();
     loop {
         line.clear();
         if input.read_line(&mut line).map_err(PackError::Io)? == 0 {
-            return Err(PackError::Text(TextError { line: *line_no + 1, column: 1, message: "empty input: expected a `%mtf` header line".into() }));
+            return Err(PackError::Text(TextError {
+                line: *line_no + 1,
+                column: 1,
+                message: "empty input: expected a `%mtf` header line".into(),
+            }));
         }
         *line_no += 1;
         let parsed = match format {
@@ -693,7 +800,11 @@ pub fn read_header(input: &mut impl BufRead, format: InputFormat, line_no: &mut 
             None => continue,
             Some((Line::Header(h), _)) => return Ok(h),
             Some(_) => {
-                return Err(PackError::Text(TextError { line: *line_no, column: 1, message: "expected a `%mtf 1 dtd=… class=… order=…` header first".into() }))
+                return Err(PackError::Text(TextError {
+                    line: *line_no,
+                    column: 1,
+                    message: "expected a `%mtf 1 dtd=… class=… order=…` header first".into(),
+                }))
             }
         }
     }
@@ -729,7 +840,12 @@ impl fmt::Display for PackError {
 impl std::error::Error for PackError {}
 
 /// Read every line after the header and write it. Memory stays constant: one line at a time.
-pub fn pack_lines(input: &mut impl BufRead, format: InputFormat, writer: &mut TraceWriter<'_>, line_no: &mut usize) -> Result<(), PackError> {
+pub fn pack_lines(
+    input: &mut impl BufRead,
+    format: InputFormat,
+    writer: &mut TraceWriter<'_>,
+    line_no: &mut usize,
+) -> Result<(), PackError> {
     let schema = writer.encoder().schema();
     let mut line = String::new();
     loop {
@@ -744,34 +860,86 @@ pub fn pack_lines(input: &mut impl BufRead, format: InputFormat, writer: &mut Tr
             InputFormat::Text => parse_text_line(text, n)?,
             InputFormat::Jsonl => parse_json_line(text, n)?,
         };
-        let Some((parsed, cols)) = parsed else { continue };
+        let Some((parsed, cols)) = parsed else {
+            continue;
+        };
         let col = |at: usize| -> usize {
             match format {
                 InputFormat::Text => text[..at.min(text.len())].chars().count() + 1,
                 InputFormat::Jsonl => 1,
             }
         };
-        let werr = |e: WriteError, at: usize| PackError::Text(TextError { line: n, column: col(at), message: e.to_string() });
+        let werr = |e: WriteError, at: usize| {
+            PackError::Text(TextError {
+                line: n,
+                column: col(at),
+                message: e.to_string(),
+            })
+        };
         match parsed {
-            Line::Header(_) => return Err(PackError::Text(TextError { line: n, column: 1, message: "a second header line".into() })),
+            Line::Header(_) => {
+                return Err(PackError::Text(TextError {
+                    line: n,
+                    column: 1,
+                    message: "a second header line".into(),
+                }))
+            }
             Line::Section(v) => {
-                let id = section_id(schema, &v).ok_or_else(|| TextError { line: n, column: col(cols[0]), message: "not a section declared in the DTD".into() })?;
+                let id = section_id(schema, &v).ok_or_else(|| TextError {
+                    line: n,
+                    column: col(cols[0]),
+                    message: "not a section declared in the DTD".into(),
+                })?;
                 writer.begin_section(id).map_err(|e| werr(e, cols[0]))?;
             }
-            Line::Metadata { target, property, args } => {
-                let (rname, fname) = target.split_once('.').ok_or_else(|| TextError { line: n, column: col(cols[1]), message: format!("expected `record.field`, found `{target}`") })?;
-                let rid: RecordId = writer.encoder().lookup(rname).ok_or_else(|| TextError { line: n, column: col(cols[1]), message: format!("no record type `{rname}` in this section") })?;
+            Line::Metadata {
+                target,
+                property,
+                args,
+            } => {
+                let (rname, fname) = target.split_once('.').ok_or_else(|| TextError {
+                    line: n,
+                    column: col(cols[1]),
+                    message: format!("expected `record.field`, found `{target}`"),
+                })?;
+                let rid: RecordId = writer.encoder().lookup(rname).ok_or_else(|| TextError {
+                    line: n,
+                    column: col(cols[1]),
+                    message: format!("no record type `{rname}` in this section"),
+                })?;
                 let rt = schema.record(rid);
-                let slot = rt.slot_by_name(fname).ok_or_else(|| TextError { line: n, column: col(cols[1]), message: format!("record `{rname}` has no field `{fname}`") })?;
-                let prop = meta_property(schema, &property, &args).map_err(|m| TextError { line: n, column: col(cols[2]), message: m })?;
-                writer.metadata(rid, slot, prop).map_err(|e| werr(e, cols[0]))?;
+                let slot = rt.slot_by_name(fname).ok_or_else(|| TextError {
+                    line: n,
+                    column: col(cols[1]),
+                    message: format!("record `{rname}` has no field `{fname}`"),
+                })?;
+                let prop = meta_property(schema, &property, &args).map_err(|m| TextError {
+                    line: n,
+                    column: col(cols[2]),
+                    message: m,
+                })?;
+                writer
+                    .metadata(rid, slot, prop)
+                    .map_err(|e| werr(e, cols[0]))?;
             }
             Line::Record { name, fields } => {
-                let rid = writer.encoder().lookup(&name).ok_or_else(|| TextError { line: n, column: col(cols[0]), message: format!("no record type `{name}` in this section") })?;
+                let rid = writer.encoder().lookup(&name).ok_or_else(|| TextError {
+                    line: n,
+                    column: col(cols[0]),
+                    message: format!("no record type `{name}` in this section"),
+                })?;
                 let rt = schema.record(rid);
-                let inputs = record_inputs(rt, &fields).map_err(|(at, m)| TextError { line: n, column: col(at.unwrap_or(cols[0])), message: m })?;
+                let inputs = record_inputs(rt, &fields).map_err(|(at, m)| TextError {
+                    line: n,
+                    column: col(at.unwrap_or(cols[0])),
+                    message: m,
+                })?;
                 writer.record(rid, &inputs).map_err(|e| {
-                    let at = e.field.as_ref().and_then(|f| fields.iter().find(|x| &x.0 == f)).map_or(cols[0], |x| x.1);
+                    let at = e
+                        .field
+                        .as_ref()
+                        .and_then(|f| fields.iter().find(|x| &x.0 == f))
+                        .map_or(cols[0], |x| x.1);
                     werr(e, at)
                 })?;
             }

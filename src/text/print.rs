@@ -78,11 +78,28 @@ impl Printer {
         if rt.builtin == Some(crate::dtd::Builtin::Metadata) {
             if let Some(m) = view.metadata() {
                 let target = view.reader().schema().record(m.record);
-                write!(w, " {}.{} {}", target.name, target.slots[m.slot as usize].name, m.property.name())?;
+                write!(
+                    w,
+                    " {}.{} {}",
+                    target.name,
+                    target.slots[m.slot as usize].name,
+                    m.property.name()
+                )?;
                 let (words, n) = m.property.words();
+                let names_section = matches!(
+                    m.property,
+                    crate::decode::MetaProperty::Interp(
+                        crate::dtd::Interp::SectionOffset(_)
+                            | crate::dtd::Interp::SectionStride { .. }
+                    )
+                );
                 for (i, word) in words.iter().take(n).enumerate() {
-                    let signed = matches!(m.property, crate::decode::MetaProperty::Interp(_)) && i == 1;
-                    if signed {
+                    let signed =
+                        matches!(m.property, crate::decode::MetaProperty::Interp(_)) && i == 1;
+                    let section = view.reader().section_name(*word as u8);
+                    if names_section && i == 0 && !section.is_empty() {
+                        write!(w, " {section}")?;
+                    } else if signed {
                         write!(w, " {}", *word as i64)?;
                     } else {
                         write!(w, " {word}")?;
@@ -95,6 +112,17 @@ impl Printer {
                 write!(w, " {}={}", f.name(), f.fv.raw)?;
             }
             return writeln!(w);
+        }
+        if rt.builtin == Some(crate::dtd::Builtin::Section) {
+            // `section number=1:heap`: the name is an annotation for the reader.
+            if let Some(f) = view.field_at(1) {
+                write!(w, " number={}", f.fv.raw)?;
+                let name = view.reader().section_name(f.fv.raw as u8);
+                if !name.is_empty() && f.fv.raw <= 255 {
+                    write!(w, ":{name}")?;
+                }
+                return writeln!(w);
+            }
         }
         let mut idx = 0;
         self.text_nodes(w, view, rt, &rt.layout, &mut idx, "", true)?;
@@ -116,7 +144,9 @@ impl Printer {
             match node {
                 Node::Field(0) if top && i == 0 => *idx += 1,
                 Node::Field(_) => {
-                    let Some(f) = view.field_at(*idx) else { return Ok(()) };
+                    let Some(f) = view.field_at(*idx) else {
+                        return Ok(());
+                    };
                     *idx += 1;
                     w.write_all(b" ")?;
                     w.write_all(key(f.name(), strip).as_bytes())?;
@@ -154,7 +184,12 @@ impl Printer {
         Ok(())
     }
 
-    fn text_value(&self, w: &mut impl Write, view: &RecordView<'_>, f: &Field<'_>) -> io::Result<()> {
+    fn text_value(
+        &self,
+        w: &mut impl Write,
+        view: &RecordView<'_>,
+        f: &Field<'_>,
+    ) -> io::Result<()> {
         write_value(w, view, f.value(), f.def.display, 0)?;
         if self.raw {
             if let Some(raw) = f.raw() {
@@ -226,7 +261,9 @@ impl Printer {
                     *idx += 1;
                     out.insert(key(f.name(), strip).to_string(), self.json_field(view, &f));
                 }
-                Node::Group { children, .. } => self.json_nodes(out, view, children, idx, strip, false),
+                Node::Group { children, .. } => {
+                    self.json_nodes(out, view, children, idx, strip, false)
+                }
                 Node::Repeat { name, count, item } => {
                     let n = last_number(view, *idx, *count);
                     let full = super::repeat_key(view.record(), name, item);
@@ -243,7 +280,10 @@ impl Printer {
                             list.push(serde_json::Value::Object(m));
                         }
                     }
-                    out.insert(key(&full, strip).to_string(), serde_json::Value::Array(list));
+                    out.insert(
+                        key(&full, strip).to_string(),
+                        serde_json::Value::Array(list),
+                    );
                 }
             }
         }
@@ -274,7 +314,13 @@ fn last_number(view: &RecordView<'_>, idx: usize, slot: u16) -> u64 {
 }
 
 /// Write a value in the text form.
-pub fn write_value(w: &mut impl Write, view: &RecordView<'_>, value: Value, display: Display, depth: usize) -> io::Result<()> {
+pub fn write_value(
+    w: &mut impl Write,
+    view: &RecordView<'_>,
+    value: Value,
+    display: Display,
+    depth: usize,
+) -> io::Result<()> {
     match value {
         Value::Int(v) => match display {
             Display::Hex => write!(w, "{v:#x}"),
@@ -314,7 +360,12 @@ pub fn write_value(w: &mut impl Write, view: &RecordView<'_>, value: Value, disp
     }
 }
 
-fn json_value(view: &RecordView<'_>, value: Value, display: Display, depth: usize) -> serde_json::Value {
+fn json_value(
+    view: &RecordView<'_>,
+    value: Value,
+    display: Display,
+    depth: usize,
+) -> serde_json::Value {
     use serde_json::json;
     match value {
         Value::Int(v) => match display {
@@ -399,4 +450,3 @@ fn write_str_escaped(w: &mut impl Write, s: &str) -> io::Result<()> {
     }
     Ok(())
 }
-

@@ -38,7 +38,12 @@ impl<'s> Encoder<'s> {
     /// An encoder positioned in the global region.
     pub fn new(schema: &'s Schema, big_endian: bool, word_size: u8) -> Encoder<'s> {
         let compiled = Compiled::new(schema);
-        let max = compiled.programs.iter().map(|p| p.nslots).max().unwrap_or(0);
+        let max = compiled
+            .programs
+            .iter()
+            .map(|p| p.nslots)
+            .max()
+            .unwrap_or(0);
         Encoder {
             schema,
             compiled,
@@ -91,7 +96,10 @@ impl<'s> Encoder<'s> {
         }
         self.scope = ScopeState::new(self.schema, id);
         out.clear();
-        let tag = self.schema.record(self.schema.builtin(Builtin::Section)).tag;
+        let tag = self
+            .schema
+            .record(self.schema.builtin(Builtin::Section))
+            .tag;
         self.push(tag, self.schema.tag_width as usize, out);
         self.push(id as u64, 1, out);
         Ok(())
@@ -109,7 +117,10 @@ impl<'s> Encoder<'s> {
         let rt = self.schema.record(record);
         let err = |m: String| WriteError::at("metadata", None, WriteErrorKind::Metadata(m));
         if slot > 255 {
-            return Err(err(format!("field {slot} of `{}` cannot be named in one byte", rt.name)));
+            return Err(err(format!(
+                "field {slot} of `{}` cannot be named in one byte",
+                rt.name
+            )));
         }
         let (words, n) = prop.words();
         let word = self.word_size;
@@ -123,7 +134,11 @@ impl<'s> Encoder<'s> {
             if !ok {
                 return Err(err(format!(
                     "value {} does not fit the {word}-byte metadata word of this trace class",
-                    if is_stride { (w as i64).to_string() } else { w.to_string() }
+                    if is_stride {
+                        (w as i64).to_string()
+                    } else {
+                        w.to_string()
+                    }
                 )));
             }
         }
@@ -144,7 +159,12 @@ impl<'s> Encoder<'s> {
 
     /// Encode one record of type `record` from its field values, in decoding order (repeats
     /// expanded), without the tag. Advances the live state.
-    pub fn record(&mut self, record: RecordId, values: &[In], out: &mut Vec<u8>) -> Result<(), WriteError> {
+    pub fn record(
+        &mut self,
+        record: RecordId,
+        values: &[In],
+        out: &mut Vec<u8>,
+    ) -> Result<(), WriteError> {
         let schema = self.schema;
         let rt = schema.record(record);
         match rt.builtin {
@@ -165,7 +185,11 @@ impl<'s> Encoder<'s> {
             _ => {}
         }
         let Some(base) = self.scope.base(record) else {
-            return Err(WriteError::at(&rt.name, None, WriteErrorKind::UnknownRecord));
+            return Err(WriteError::at(
+                &rt.name,
+                None,
+                WriteErrorKind::UnknownRecord,
+            ));
         };
         // Work on a copy of the state so a failed record leaves the writer unchanged.
         let saved: Vec<_> = self.scope.slots[base..base + rt.slots.len()].to_vec();
@@ -176,7 +200,13 @@ impl<'s> Encoder<'s> {
         r
     }
 
-    fn record_inner(&mut self, record: RecordId, base: usize, values: &[In], out: &mut Vec<u8>) -> Result<(), WriteError> {
+    fn record_inner(
+        &mut self,
+        record: RecordId,
+        base: usize,
+        values: &[In],
+        out: &mut Vec<u8>,
+    ) -> Result<(), WriteError> {
         let schema = self.schema;
         let rt = schema.record(record);
         out.clear();
@@ -186,14 +216,28 @@ impl<'s> Encoder<'s> {
         let mut inputs = values.iter();
         let mut pc = 0;
         self.loops.clear();
-        let shape = |slot: SlotId, m: String| WriteError::at(&rt.name, Some(&rt.slots[slot as usize].name), WriteErrorKind::Shape(m));
-        let unrep = |slot: SlotId, m: String| WriteError::at(&rt.name, Some(&rt.slots[slot as usize].name), WriteErrorKind::Unrepresentable(m));
+        let shape = |slot: SlotId, m: String| {
+            WriteError::at(
+                &rt.name,
+                Some(&rt.slots[slot as usize].name),
+                WriteErrorKind::Shape(m),
+            )
+        };
+        let unrep = |slot: SlotId, m: String| {
+            WriteError::at(
+                &rt.name,
+                Some(&rt.slots[slot as usize].name),
+                WriteErrorKind::Unrepresentable(m),
+            )
+        };
         while pc < ops.len() {
             match &ops[pc] {
                 Op::Int(slot) => {
                     let slot = *slot;
                     let def = &rt.slots[slot as usize];
-                    let input = inputs.next().ok_or_else(|| shape(slot, "missing value".into()))?;
+                    let input = inputs
+                        .next()
+                        .ok_or_else(|| shape(slot, "missing value".into()))?;
                     let st = &mut self.scope.slots[base + slot as usize];
                     let w = st.width;
                     let (raw, number) = match (st.interp, input) {
@@ -204,7 +248,11 @@ impl<'s> Encoder<'s> {
                                 fits_unsigned(*v, w)
                             };
                             if !ok {
-                                let shown = if def.display == Display::Signed { (*v as i64).to_string() } else { v.to_string() };
+                                let shown = if def.display == Display::Signed {
+                                    (*v as i64).to_string()
+                                } else {
+                                    v.to_string()
+                                };
                                 return Err(unrep(slot, format!("value {shown} does not fit in {w} byte(s) (interpretation none)")));
                             }
                             (truncate(*v, w), *v)
@@ -212,7 +260,10 @@ impl<'s> Encoder<'s> {
                         (Interp::Default(d), In::Int(v)) if *v == d => (0, d),
                         (Interp::Default(d), In::Auto) => (0, d),
                         (Interp::Default(d), In::Int(v)) => {
-                            return Err(unrep(slot, format!("value {v} differs from the current default {d}")))
+                            return Err(unrep(
+                                slot,
+                                format!("value {v} differs from the current default {d}"),
+                            ))
                         }
                         (Interp::BaseOffset(b), In::Int(v)) => {
                             let diff = v.wrapping_sub(b) as i64;
@@ -235,7 +286,12 @@ impl<'s> Encoder<'s> {
                                 In::Auto => {}
                                 In::Int(v) if *v == expected => {}
                                 In::Int(v) => {
-                                    return Err(unrep(slot, format!("value {v} does not match the stride: expected {expected}")))
+                                    return Err(unrep(
+                                        slot,
+                                        format!(
+                                        "value {v} does not match the stride: expected {expected}"
+                                    ),
+                                    ))
                                 }
                                 _ => return Err(shape(slot, "expected an integer".into())),
                             }
@@ -244,11 +300,17 @@ impl<'s> Encoder<'s> {
                         }
                         (Interp::SectionOffset(_), In::Offset(o)) => {
                             if !fits_unsigned(*o, w) {
-                                return Err(unrep(slot, format!("offset {o} does not fit in {w} byte(s)")));
+                                return Err(unrep(
+                                    slot,
+                                    format!("offset {o} does not fit in {w} byte(s)"),
+                                ));
                             }
                             (*o, *o)
                         }
-                        (Interp::SectionStride { stride, .. }, In::Auto | In::Offset(_) | In::Int(_)) => {
+                        (
+                            Interp::SectionStride { stride, .. },
+                            In::Auto | In::Offset(_) | In::Int(_),
+                        ) => {
                             let index = st.cursor;
                             if let In::Offset(i) = input {
                                 if *i as i64 != index {
@@ -259,12 +321,22 @@ impl<'s> Encoder<'s> {
                             (0, index as u64)
                         }
                         (interp, other) => {
-                            return Err(shape(slot, format!("{} does not suit a field with interpretation {}", describe(other), interp.keyword())))
+                            return Err(shape(
+                                slot,
+                                format!(
+                                    "{} does not suit a field with interpretation {}",
+                                    describe(other),
+                                    interp.keyword()
+                                ),
+                            ))
                         }
                     };
                     if let Some(f) = def.fixed {
                         if number != f {
-                            return Err(unrep(slot, format!("value {number} differs from the DTD's fixed value {f}")));
+                            return Err(unrep(
+                                slot,
+                                format!("value {number} differs from the DTD's fixed value {f}"),
+                            ));
                         }
                     }
                     self.push(raw, w as usize, out);
@@ -273,13 +345,25 @@ impl<'s> Encoder<'s> {
                 }
                 Op::Bytes(slot, expr) => {
                     let slot = *slot;
-                    let input = inputs.next().ok_or_else(|| shape(slot, "missing value".into()))?;
+                    let input = inputs
+                        .next()
+                        .ok_or_else(|| shape(slot, "missing value".into()))?;
                     let In::Bytes(b) = input else {
-                        return Err(shape(slot, format!("{} given for a byte-string field", describe(input))));
+                        return Err(shape(
+                            slot,
+                            format!("{} given for a byte-string field", describe(input)),
+                        ));
                     };
-                    let len = crate::decode::eval_width(expr, &self.last).map_err(|m| unrep(slot, m))?;
+                    let len =
+                        crate::decode::eval_width(expr, &self.last).map_err(|m| unrep(slot, m))?;
                     if len != b.len() as u64 {
-                        return Err(unrep(slot, format!("{} byte(s) given, but the width expression says {len}", b.len())));
+                        return Err(unrep(
+                            slot,
+                            format!(
+                                "{} byte(s) given, but the width expression says {len}",
+                                b.len()
+                            ),
+                        ));
                     }
                     out.extend_from_slice(b);
                     self.last[slot as usize] = len;
@@ -307,14 +391,24 @@ impl<'s> Encoder<'s> {
             }
         }
         if inputs.next().is_some() {
-            return Err(WriteError::at(&rt.name, None, WriteErrorKind::Shape(format!("{} value(s) given, more than the record holds", values.len()))));
+            return Err(WriteError::at(
+                &rt.name,
+                None,
+                WriteErrorKind::Shape(format!(
+                    "{} value(s) given, more than the record holds",
+                    values.len()
+                )),
+            ));
         }
         Ok(())
     }
 
     /// Whether a slot is a byte string.
     pub fn is_bytes(&self, record: RecordId, slot: SlotId) -> bool {
-        matches!(self.schema.record(record).slots[slot as usize].kind, SlotKind::Bytes { .. })
+        matches!(
+            self.schema.record(record).slots[slot as usize].kind,
+            SlotKind::Bytes { .. }
+        )
     }
 }
 

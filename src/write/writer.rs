@@ -50,7 +50,13 @@ pub struct TraceWriter<'s> {
 }
 
 impl<'s> TraceWriter<'s> {
-    fn with_body(schema: &'s Schema, class: Class, order: ByteOrder, dtd_name: &str, body: Body) -> TraceWriter<'s> {
+    fn with_body(
+        schema: &'s Schema,
+        class: Class,
+        order: ByteOrder,
+        dtd_name: &str,
+        body: Body,
+    ) -> TraceWriter<'s> {
         TraceWriter {
             enc: Encoder::new(schema, order == ByteOrder::Big, class.word_size() as u8),
             class,
@@ -95,7 +101,12 @@ impl<'s> TraceWriter<'s> {
     }
 
     /// A writer that builds the trace in memory; `finish_to_vec` returns it.
-    pub fn in_memory(schema: &'s Schema, class: Class, order: ByteOrder, dtd_name: &str) -> TraceWriter<'s> {
+    pub fn in_memory(
+        schema: &'s Schema,
+        class: Class,
+        order: ByteOrder,
+        dtd_name: &str,
+    ) -> TraceWriter<'s> {
         Self::with_body(schema, class, order, dtd_name, Body::Memory(Vec::new()))
     }
 
@@ -153,7 +164,12 @@ impl<'s> TraceWriter<'s> {
     }
 
     /// Write a metadata record and apply it.
-    pub fn metadata(&mut self, record: RecordId, slot: SlotId, prop: MetaProperty) -> Result<(), WriteError> {
+    pub fn metadata(
+        &mut self,
+        record: RecordId,
+        slot: SlotId,
+        prop: MetaProperty,
+    ) -> Result<(), WriteError> {
         let mut buf = std::mem::take(&mut self.buf);
         let r = self.enc.metadata(record, slot, prop, &mut buf);
         self.buf = buf;
@@ -164,7 +180,10 @@ impl<'s> TraceWriter<'s> {
     /// Write a comment record.
     pub fn comment(&mut self, text: &str) -> Result<(), WriteError> {
         let len = text.len() as u64;
-        self.record_named("comment", &[In::Int(len), In::Bytes(text.as_bytes().to_vec())])
+        self.record_named(
+            "comment",
+            &[In::Int(len), In::Bytes(text.as_bytes().to_vec())],
+        )
     }
 
     fn header(&self) -> Result<Vec<u8>, WriteError> {
@@ -199,7 +218,9 @@ impl<'s> TraceWriter<'s> {
         let header = self.header()?;
         let summary = Summary {
             nrecords: self.nrecords,
-            bytes: header.len() as u64 + self.global_len + self.sections.iter().map(|s| s.1).sum::<u64>(),
+            bytes: header.len() as u64
+                + self.global_len
+                + self.sections.iter().map(|s| s.1).sum::<u64>(),
             sections: self.sections.clone(),
         };
         let Body::File { target, tmp } = self.body else {
@@ -222,7 +243,8 @@ impl<'s> TraceWriter<'s> {
         copy(records.as_file_mut(), &mut w)?;
         let out = w.into_inner().map_err(|e| e.into_error())?;
         out.as_file().sync_all()?;
-        out.persist(&target).map_err(|e| WriteError::from(e.error))?;
+        out.persist(&target)
+            .map_err(|e| WriteError::from(e.error))?;
         Ok(summary)
     }
 }

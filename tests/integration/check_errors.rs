@@ -53,7 +53,15 @@ fn only(p: &[DecodeError]) -> &DecodeError {
 
 #[test]
 fn valid_trace_has_no_problems() {
-    let t = util::assemble("t.dtd", 6, &[], &[strings_section(&["ab"]), main_section(&[4, 1, 0, 2, 8, 0, 9])]);
+    let t = util::assemble(
+        "t.dtd",
+        6,
+        &[],
+        &[
+            strings_section(&["ab"]),
+            main_section(&[4, 1, 0, 2, 8, 0, 9]),
+        ],
+    );
     let (p, n) = problems(t);
     assert!(p.is_empty(), "{p:#?}");
     assert_eq!(n, 6);
@@ -75,7 +83,13 @@ fn truncated_record_names_the_field() {
     let t = util::assemble("t.dtd", 2, &[], &[main_section(&[4, 1, 0])]);
     let (p, _) = problems(t);
     let e = only(&p);
-    assert_eq!(e.kind, ErrorKind::Truncated { needed: 1, available: 0 });
+    assert_eq!(
+        e.kind,
+        ErrorKind::Truncated {
+            needed: 1,
+            available: 0
+        }
+    );
     assert_eq!(e.offset, start(1) + 5);
     assert_eq!(e.record.as_deref(), Some("ev"));
     assert_eq!(e.field.as_deref(), Some("b"));
@@ -86,17 +100,31 @@ fn fixed_value_mismatch() {
     let t = util::assemble("t.dtd", 2, &[], &[main_section(&[5, 8])]);
     let (p, _) = problems(t);
     let e = only(&p);
-    assert_eq!(e.kind, ErrorKind::FixedValue { expected: 7, found: 8 });
+    assert_eq!(
+        e.kind,
+        ErrorKind::FixedValue {
+            expected: 7,
+            found: 8
+        }
+    );
     assert_eq!(e.offset, start(1) + 3);
     assert_eq!(e.field.as_deref(), Some("k"));
 }
 
 #[test]
 fn metadata_naming_an_unknown_record() {
-    let t = util::assemble("t.dtd", 2, &[], &[main_section(&[3, 0x63, 1, 0, 1, 0, 0, 0])]);
+    let t = util::assemble(
+        "t.dtd",
+        2,
+        &[],
+        &[main_section(&[3, 0x63, 1, 0, 1, 0, 0, 0])],
+    );
     let (p, _) = problems(t);
     let e = only(&p);
-    assert!(matches!(&e.kind, ErrorKind::BadMetadata(m) if m.contains("tag 99")), "{e}");
+    assert!(
+        matches!(&e.kind, ErrorKind::BadMetadata(m) if m.contains("tag 99")),
+        "{e}"
+    );
     assert_eq!(e.offset, start(1) + 3);
 }
 
@@ -105,7 +133,10 @@ fn metadata_naming_an_unknown_field() {
     let t = util::assemble("t.dtd", 2, &[], &[main_section(&[3, 4, 9, 0, 1, 0, 0, 0])]);
     let (p, _) = problems(t);
     let e = only(&p);
-    assert!(matches!(&e.kind, ErrorKind::BadMetadata(m) if m.contains("no field 9")), "{e}");
+    assert!(
+        matches!(&e.kind, ErrorKind::BadMetadata(m) if m.contains("no field 9")),
+        "{e}"
+    );
     assert_eq!(e.offset, start(1) + 4);
 }
 
@@ -114,7 +145,10 @@ fn metadata_with_an_unknown_property_stops_the_section() {
     let t = util::assemble("t.dtd", 3, &[], &[main_section(&[3, 4, 1, 9, 4, 1, 0, 2])]);
     let (p, _) = problems(t);
     let e = only(&p);
-    assert!(matches!(&e.kind, ErrorKind::BadMetadata(m) if m.contains("property code 9")), "{e}");
+    assert!(
+        matches!(&e.kind, ErrorKind::BadMetadata(m) if m.contains("property code 9")),
+        "{e}"
+    );
     assert_eq!(e.offset, start(1) + 5);
 }
 
@@ -123,17 +157,31 @@ fn metadata_width_the_decoder_cannot_honour() {
     let t = util::assemble("t.dtd", 2, &[], &[main_section(&[3, 4, 1, 0, 9, 0, 0, 0])]);
     let (p, _) = problems(t);
     let e = only(&p);
-    assert!(matches!(&e.kind, ErrorKind::BadMetadata(m) if m.contains("width 9")), "{e}");
+    assert!(
+        matches!(&e.kind, ErrorKind::BadMetadata(m) if m.contains("width 9")),
+        "{e}"
+    );
     assert_eq!(e.offset, start(1) + 5);
 }
 
 #[test]
 fn metadata_width_on_a_zero_width_interpretation() {
     // walk.w is sectionStride: a width is refused.
-    let t = util::assemble("t.dtd", 4, &[], &[strings_section(&["a"]), main_section(&[3, 9, 1, 0, 2, 0, 0, 0])]);
+    let t = util::assemble(
+        "t.dtd",
+        4,
+        &[],
+        &[
+            strings_section(&["a"]),
+            main_section(&[3, 9, 1, 0, 2, 0, 0, 0]),
+        ],
+    );
     let (p, _) = problems(t);
     let e = only(&p);
-    assert!(matches!(&e.kind, ErrorKind::BadMetadata(m) if m.contains("width 2")), "{e}");
+    assert!(
+        matches!(&e.kind, ErrorKind::BadMetadata(m) if m.contains("width 2")),
+        "{e}"
+    );
     assert_eq!(e.offset, start(2) + 5 + 2 + 3);
 }
 
@@ -142,7 +190,13 @@ fn section_record_disagreeing_with_the_index() {
     let t = util::assemble("t.dtd", 1, &[], &[(1, vec![2, 2])]);
     let (p, _) = problems(t);
     let e = only(&p);
-    assert_eq!(e.kind, ErrorKind::SectionNumberMismatch { index: 1, record: 2 });
+    assert_eq!(
+        e.kind,
+        ErrorKind::SectionNumberMismatch {
+            index: 1,
+            record: 2
+        }
+    );
     assert_eq!(e.offset, start(1) + 1);
 }
 
@@ -179,26 +233,56 @@ fn nrecords_mismatch_points_at_the_header_field() {
     let t = util::assemble("t.dtd", 3, &[], &[main_section(&[4, 1, 0, 2])]);
     let (p, _) = problems(t);
     let e = only(&p);
-    assert_eq!(e.kind, ErrorKind::RecordCount { header: 3, actual: 2 });
+    assert_eq!(
+        e.kind,
+        ErrorKind::RecordCount {
+            header: 3,
+            actual: 2
+        }
+    );
     assert_eq!(e.offset, OFF_INTEGERS + 8);
 }
 
 #[test]
 fn section_offset_outside_its_section() {
-    let t = util::assemble("t.dtd", 4, &[], &[strings_section(&["a"]), main_section(&[8, 5])]);
+    let t = util::assemble(
+        "t.dtd",
+        4,
+        &[],
+        &[strings_section(&["a"]), main_section(&[8, 5])],
+    );
     let (p, _) = problems(t);
     let e = only(&p);
-    assert_eq!(e.kind, ErrorKind::BadSectionOffset { section: 2, offset: 5, content: 3 });
+    assert_eq!(
+        e.kind,
+        ErrorKind::BadSectionOffset {
+            section: 2,
+            offset: 5,
+            content: 3
+        }
+    );
     assert_eq!(e.offset, start(2) + 5 + 3);
     assert!(e.to_string().contains("outside section 2"));
 }
 
 #[test]
 fn section_offset_inside_a_record() {
-    let t = util::assemble("t.dtd", 4, &[], &[strings_section(&["a"]), main_section(&[8, 1])]);
+    let t = util::assemble(
+        "t.dtd",
+        4,
+        &[],
+        &[strings_section(&["a"]), main_section(&[8, 1])],
+    );
     let (p, _) = problems(t);
     let e = only(&p);
-    assert_eq!(e.kind, ErrorKind::BadSectionOffset { section: 2, offset: 1, content: 3 });
+    assert_eq!(
+        e.kind,
+        ErrorKind::BadSectionOffset {
+            section: 2,
+            offset: 1,
+            content: 3
+        }
+    );
     assert!(e.to_string().contains("not the start of a record"));
 }
 
@@ -213,10 +297,22 @@ fn section_offset_to_a_section_the_trace_lacks() {
 
 #[test]
 fn section_stride_past_the_end_of_its_section() {
-    let t = util::assemble("t.dtd", 5, &[], &[strings_section(&["a"]), main_section(&[9, 9])]);
+    let t = util::assemble(
+        "t.dtd",
+        5,
+        &[],
+        &[strings_section(&["a"]), main_section(&[9, 9])],
+    );
     let (p, _) = problems(t);
     let e = only(&p);
-    assert_eq!(e.kind, ErrorKind::BadSectionIndex { section: 2, index: 1, count: 1 });
+    assert_eq!(
+        e.kind,
+        ErrorKind::BadSectionIndex {
+            section: 2,
+            index: 1,
+            count: 1
+        }
+    );
     // The field has width 0: its offset is right after the second record's tag.
     assert_eq!(e.offset, start(2) + 5 + 2 + 1 + 1);
 }
@@ -226,14 +322,28 @@ fn impossible_repeat_count() {
     let t = util::assemble("t.dtd", 2, &[], &[main_section(&[6, 200, 1])]);
     let (p, _) = problems(t);
     let e = only(&p);
-    assert_eq!(e.kind, ErrorKind::RepeatTooLong { count: 200, available: 1 });
+    assert_eq!(
+        e.kind,
+        ErrorKind::RepeatTooLong {
+            count: 200,
+            available: 1
+        }
+    );
     assert_eq!(e.offset, start(1) + 4);
 }
 
 #[test]
 fn a_bad_record_resynchronises_at_the_next_section() {
     // Section 1 is damaged at its second record; section 2 after it still decodes.
-    let t = util::assemble("t.dtd", 4, &[], &[main_section(&[4, 1, 0, 2, 0x77, 0, 0]), strings_section(&["xy"])]);
+    let t = util::assemble(
+        "t.dtd",
+        4,
+        &[],
+        &[
+            main_section(&[4, 1, 0, 2, 0x77, 0, 0]),
+            strings_section(&["xy"]),
+        ],
+    );
     let (p, ok) = problems(t);
     let e = only(&p);
     assert_eq!(e.kind, ErrorKind::UnknownTag { tag: 0x77 });
@@ -246,14 +356,32 @@ fn a_bad_record_resynchronises_at_the_next_section() {
 fn bytes_after_the_last_record_are_a_container_error() {
     let mut t = util::assemble("t.dtd", 2, &[], &[main_section(&[4, 1, 0, 2])]);
     t.push(0xee);
-    let e = Trace::from_bytes(t).err().expect("trailing byte is rejected");
-    assert_eq!(e.offset(), Some(start(1) + 6), "{e}");
+    let Err(e) = Trace::from_bytes(t) else {
+        panic!("trailing byte is rejected")
+    };
+    // The error points at the section table entry whose size fails to cover the file, and names
+    // where the stray bytes begin.
+    match e.innermost() {
+        metatf::container::ContainerError::LastSectionShort { end, file_len, .. } => {
+            assert_eq!((*end, *file_len), (start(1) + 6, start(1) + 7));
+        }
+        other => panic!("unexpected error {other}"),
+    }
+    assert!(
+        e.to_string().contains(&format!("ends at {}", start(1) + 6)),
+        "{e}"
+    );
 }
 
 #[test]
 fn record_running_past_its_section_into_the_next() {
     // ev needs 4 bytes but only 3 are left before section 2 starts.
-    let t = util::assemble("t.dtd", 3, &[], &[main_section(&[4, 1, 0]), strings_section(&[])]);
+    let t = util::assemble(
+        "t.dtd",
+        3,
+        &[],
+        &[main_section(&[4, 1, 0]), strings_section(&[])],
+    );
     let (p, _) = problems(t);
     let e = only(&p);
     assert!(matches!(e.kind, ErrorKind::Truncated { .. }));
@@ -265,17 +393,41 @@ fn check_cli_exit_codes_and_offsets() {
     let dir = util::tempdir();
     let good = dir.path().join("good.mtf");
     let bad = dir.path().join("bad.mtf");
-    std::fs::write(&good, util::assemble("t.dtd", 3, &[], &[main_section(&[4, 1, 0, 2, 5, 7])])).unwrap();
-    std::fs::write(&bad, util::assemble("t.dtd", 2, &[], &[main_section(&[5, 8])])).unwrap();
+    std::fs::write(
+        &good,
+        util::assemble("t.dtd", 3, &[], &[main_section(&[4, 1, 0, 2, 5, 7])]),
+    )
+    .unwrap();
+    std::fs::write(
+        &bad,
+        util::assemble("t.dtd", 2, &[], &[main_section(&[5, 8])]),
+    )
+    .unwrap();
     let out = util::mtf(&["check", "--dtd", DTD, good.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(0), "{}", util::text(&out.stdout));
     let out = util::mtf(&["check", "--dtd", DTD, bad.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let s = util::text(&out.stdout);
-    assert!(s.contains(&format!("byte {}, record #1, section main (1), fixed.k: value 8 differs", start(1) + 3)), "{s}");
+    assert!(
+        s.contains(&format!(
+            "byte {}, record #1, section main (1), fixed.k: value 8 differs",
+            start(1) + 3
+        )),
+        "{s}"
+    );
     assert!(s.contains("fixed"), "{s}");
-    let out = util::mtf(&["check", "--dtd", DTD, dir.path().join("missing.mtf").to_str().unwrap()]);
+    let out = util::mtf(&[
+        "check",
+        "--dtd",
+        DTD,
+        dir.path().join("missing.mtf").to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
-    let out = util::mtf(&["check", "--dtd", "tests/data/check/no-such.dtd", good.to_str().unwrap()]);
+    let out = util::mtf(&[
+        "check",
+        "--dtd",
+        "tests/data/check/no-such.dtd",
+        good.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
 }

@@ -9,20 +9,44 @@ fn dump_into_a_closed_pipe_exits_cleanly() {
     let src = dir.path().join("big.txt");
     let mut text = String::from("%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\nsection 1\n");
     for i in 0..200_000u32 {
-        text.push_str(&format!("alloc size={} address={} vfield.data=\"\"\n", i % 200, 4096 + 16 * i));
+        text.push_str(&format!(
+            "alloc size={} address={} vfield.data=\"\"\n",
+            i % 200,
+            4096 + 16 * i
+        ));
     }
     std::fs::write(&src, text).unwrap();
     let trace = dir.path().join("big.mtf");
-    let out = util::mtf(&["pack", "--dtd", "dtds/hatf10.dtd", src.to_str().unwrap(), "-o", trace.to_str().unwrap()]);
+    let out = util::mtf(&[
+        "pack",
+        "--dtd",
+        "dtds/hatf10.dtd",
+        src.to_str().unwrap(),
+        "-o",
+        trace.to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(0), "{}", util::text(&out.stderr));
-    let sh = format!("{} dump {} | head -1", env!("CARGO_BIN_EXE_mtf"), trace.display());
+    let sh = format!(
+        "{} dump {} | head -1",
+        env!("CARGO_BIN_EXE_mtf"),
+        trace.display()
+    );
     let out = std::process::Command::new("bash")
         .args(["-o", "pipefail", "-c", &sh])
         .output()
         .unwrap();
-    assert_eq!(out.status.code(), Some(0), "stderr: {}", util::text(&out.stderr));
+    assert_eq!(
+        out.status.code(),
+        Some(0),
+        "stderr: {}",
+        util::text(&out.stderr)
+    );
     assert!(util::text(&out.stdout).starts_with("%mtf 1"));
-    assert!(util::text(&out.stderr).is_empty(), "{}", util::text(&out.stderr));
+    assert!(
+        util::text(&out.stderr).is_empty(),
+        "{}",
+        util::text(&out.stderr)
+    );
 }
 
 #[test]
@@ -31,15 +55,34 @@ fn dump_filters_and_options() {
     let out = util::mtf(&["dump", "--record", "free", "--data-only", t]);
     let s = util::text(&out.stdout);
     assert_eq!(out.status.code(), Some(0));
-    assert_eq!(s.lines().filter(|l| l.starts_with("free ")).count(), 3, "{s}");
+    assert_eq!(
+        s.lines().filter(|l| l.starts_with("free ")).count(),
+        3,
+        "{s}"
+    );
     assert!(!s.lines().any(|l| l.starts_with("alloc")));
-    let out = util::mtf(&["dump", "--skip", "2", "--limit", "3", "--offsets", "--raw", t]);
+    let out = util::mtf(&[
+        "dump",
+        "--skip",
+        "2",
+        "--limit",
+        "3",
+        "--offsets",
+        "--raw",
+        t,
+    ]);
     let s = util::text(&out.stdout);
     assert_eq!(s.lines().count(), 4, "{s}");
     assert!(s.lines().nth(1).unwrap().starts_with('@'));
     let out = util::mtf(&["dump", "--section", "nosuch", t]);
     assert_eq!(out.status.code(), Some(2));
-    let out = util::mtf(&["dump", "--section", "heap", "--data-only", "traces/hatf-split-le64.mtf"]);
+    let out = util::mtf(&[
+        "dump",
+        "--section",
+        "heap",
+        "--data-only",
+        "traces/hatf-split-le64.mtf",
+    ]);
     let s = util::text(&out.stdout);
     assert!(s.contains("heap=@9:\"scratch arena\""), "{s}");
     assert!(s.contains("address=#2:0x7fffffff0000"), "{s}");
@@ -58,19 +101,35 @@ fn dump_of_a_damaged_trace_prints_what_precedes_the_damage() {
     std::fs::write(&p, &bytes).unwrap();
     let out = util::mtf(&["dump", p.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
-    assert!(util::text(&out.stderr).contains("invalid trace"), "{}", util::text(&out.stderr));
+    assert!(
+        util::text(&out.stderr).contains("invalid trace"),
+        "{}",
+        util::text(&out.stderr)
+    );
     // Damage inside the records instead: an unknown tag where the 5th record starts.
     let mut bytes = std::fs::read(util::root().join("traces/hatf-le32.mtf")).unwrap();
     let dump = util::text(&util::mtf(&["dump", "--offsets", "traces/hatf-le32.mtf"]).stdout);
-    let fifth: usize = dump.lines().nth(5).unwrap()[1..].split(' ').next().unwrap().parse().unwrap();
+    let fifth: usize = dump.lines().nth(5).unwrap()[1..]
+        .split(' ')
+        .next()
+        .unwrap()
+        .parse()
+        .unwrap();
     bytes[fifth] = 0x7e;
     std::fs::write(&p, &bytes).unwrap();
     let out = util::mtf(&["dump", "--offsets", p.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
     let s = util::text(&out.stdout);
-    assert_eq!(s.lines().count(), 5, "header + the 4 records before the damage: {s}");
+    assert_eq!(
+        s.lines().count(),
+        5,
+        "header + the 4 records before the damage: {s}"
+    );
     let e = util::text(&out.stderr);
-    assert!(e.contains(&format!("byte {fifth}")) && e.contains("unknown tag 126"), "{e}");
+    assert!(
+        e.contains(&format!("byte {fifth}")) && e.contains("unknown tag 126"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -78,11 +137,29 @@ fn pack_names_line_and_field_of_an_unrepresentable_value() {
     let input = "%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\nsection 1\nmetadata alloc.size width 1\nalloc size=300 address=1 vfield.data=\"\"\n";
     let dir = util::tempdir();
     let out_path = dir.path().join("x.mtf");
-    let out = util::mtf_stdin(&["pack", "--dtd", "dtds/hatf10.dtd", "-", "-o", out_path.to_str().unwrap()], input.as_bytes());
+    let out = util::mtf_stdin(
+        &[
+            "pack",
+            "--dtd",
+            "dtds/hatf10.dtd",
+            "-",
+            "-o",
+            out_path.to_str().unwrap(),
+        ],
+        input.as_bytes(),
+    );
     assert_eq!(out.status.code(), Some(1));
     let e = util::text(&out.stderr);
-    assert!(e.contains("-:4:7:") && e.contains("alloc.size") && e.contains("300 does not fit in 1 byte"), "{e}");
-    assert!(!out_path.exists(), "no file under the output name after a failed pack");
+    assert!(
+        e.contains("-:4:7:")
+            && e.contains("alloc.size")
+            && e.contains("300 does not fit in 1 byte"),
+        "{e}"
+    );
+    assert!(
+        !out_path.exists(),
+        "no file under the output name after a failed pack"
+    );
 }
 
 #[test]
@@ -106,12 +183,28 @@ fn pack_interrupted_by_a_failing_reader_leaves_no_file() {
     let text = b"%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\nsection 1\nalloc size=1 address=2 vfield.data=\"\"\n".to_vec();
     let mut input = BufReader::with_capacity(16, Failing(std::io::Cursor::new(text)));
     let mut line = 0;
-    let h = metatf::text::read_header(&mut input, metatf::text::InputFormat::Text, &mut line).unwrap();
-    let mut w = metatf::write::TraceWriter::create(&schema, &target, metatf::container::Class::Bits32, metatf::container::ByteOrder::Little, &h.dtd).unwrap();
-    let r = metatf::text::pack_lines(&mut input, metatf::text::InputFormat::Text, &mut w, &mut line);
+    let h =
+        metatf::text::read_header(&mut input, metatf::text::InputFormat::Text, &mut line).unwrap();
+    let mut w = metatf::write::TraceWriter::create(
+        &schema,
+        &target,
+        metatf::container::Class::Bits32,
+        metatf::container::ByteOrder::Little,
+        &h.dtd,
+    )
+    .unwrap();
+    let r = metatf::text::pack_lines(
+        &mut input,
+        metatf::text::InputFormat::Text,
+        &mut w,
+        &mut line,
+    );
     assert!(r.is_err());
     drop(w);
     assert!(!target.exists());
     let leftovers: Vec<_> = std::fs::read_dir(dir.path()).unwrap().collect();
-    assert!(leftovers.is_empty(), "temporary files were removed: {leftovers:?}");
+    assert!(
+        leftovers.is_empty(),
+        "temporary files were removed: {leftovers:?}"
+    );
 }

@@ -34,8 +34,16 @@ pub fn pack_source(path: &std::path::Path) -> (Vec<u8>, String) {
     let h = read_header(&mut input, InputFormat::Text, &mut line).unwrap();
     let dtd_rel = format!("dtds/{}", h.dtd);
     let schema = util::schema(&dtd_rel);
-    let class = if h.class_bits == 64 { Class::Bits64 } else { Class::Bits32 };
-    let order = if h.big_endian { ByteOrder::Big } else { ByteOrder::Little };
+    let class = if h.class_bits == 64 {
+        Class::Bits64
+    } else {
+        Class::Bits32
+    };
+    let order = if h.big_endian {
+        ByteOrder::Big
+    } else {
+        ByteOrder::Little
+    };
     let mut w = TraceWriter::in_memory(&schema, class, order, &h.dtd);
     pack_lines(&mut input, InputFormat::Text, &mut w, &mut line)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
@@ -53,7 +61,10 @@ fn traces_are_generated_from_their_sources() {
         }
         let committed = std::fs::read(&target)
             .unwrap_or_else(|_| panic!("traces/{name}.mtf is missing; run MTF_BLESS=1 cargo test --test integration fixtures"));
-        assert!(committed == bytes, "traces/{name}.mtf is stale; regenerate it with MTF_BLESS=1");
+        assert!(
+            committed == bytes,
+            "traces/{name}.mtf is stale; regenerate it with MTF_BLESS=1"
+        );
     }
 }
 
@@ -62,10 +73,22 @@ fn golden_dumps() {
     for (name, _) in sources() {
         let out = util::mtf(&["dump", &format!("traces/{name}.mtf")]);
         assert_eq!(out.status.code(), Some(0), "{}", util::text(&out.stderr));
-        util::golden(&format!("tests/golden/dump/{name}.txt"), &util::text(&out.stdout));
-        let out = util::mtf(&["dump", "--format", "jsonl", "--offsets", &format!("traces/{name}.mtf")]);
+        util::golden(
+            &format!("tests/golden/dump/{name}.txt"),
+            &util::text(&out.stdout),
+        );
+        let out = util::mtf(&[
+            "dump",
+            "--format",
+            "jsonl",
+            "--offsets",
+            &format!("traces/{name}.mtf"),
+        ]);
         assert_eq!(out.status.code(), Some(0), "{}", util::text(&out.stderr));
-        util::golden(&format!("tests/golden/dump/{name}.jsonl"), &util::text(&out.stdout));
+        util::golden(
+            &format!("tests/golden/dump/{name}.jsonl"),
+            &util::text(&out.stdout),
+        );
     }
 }
 
@@ -74,7 +97,10 @@ fn golden_info_and_check() {
     for (name, _) in sources() {
         let out = util::mtf(&["info", &format!("traces/{name}.mtf")]);
         assert_eq!(out.status.code(), Some(0), "{}", util::text(&out.stderr));
-        util::golden(&format!("tests/golden/info/{name}.txt"), &util::text(&out.stdout));
+        util::golden(
+            &format!("tests/golden/info/{name}.txt"),
+            &util::text(&out.stdout),
+        );
         let out = util::mtf(&["check", &format!("traces/{name}.mtf")]);
         assert_eq!(out.status.code(), Some(0), "{}", util::text(&out.stdout));
         assert!(util::text(&out.stdout).contains("valid"));
@@ -91,11 +117,22 @@ fn dump_then_pack_is_byte_identical() {
             assert_eq!(dump.status.code(), Some(0));
             let dir = util::tempdir();
             let out = dir.path().join("again.mtf");
-            let packed = util::mtf_stdin(&["pack", "--dtd", &dtd, "-", "-o", out.to_str().unwrap()], &dump.stdout);
-            assert_eq!(packed.status.code(), Some(0), "{name} ({format}): {}", util::text(&packed.stderr));
+            let packed = util::mtf_stdin(
+                &["pack", "--dtd", &dtd, "-", "-o", out.to_str().unwrap()],
+                &dump.stdout,
+            );
+            assert_eq!(
+                packed.status.code(),
+                Some(0),
+                "{name} ({format}): {}",
+                util::text(&packed.stderr)
+            );
             let a = std::fs::read(util::root().join(&trace)).unwrap();
             let b = std::fs::read(&out).unwrap();
-            assert!(a == b, "{name} ({format}): dump | pack is not byte-identical");
+            assert!(
+                a == b,
+                "{name} ({format}): dump | pack is not byte-identical"
+            );
         }
     }
 }
@@ -104,10 +141,26 @@ fn dump_then_pack_is_byte_identical() {
 fn fixtures_cover_the_format() {
     // Together the samples use every interpretation, every built-in, both classes and orders,
     // metadata mid-section and more than one section.
-    let all: String = sources().iter().map(|(_, p)| std::fs::read_to_string(p).unwrap()).collect();
+    let all: String = sources()
+        .iter()
+        .map(|(_, p)| std::fs::read_to_string(p).unwrap())
+        .collect();
     for needle in [
-        "baseOffset", "delta", "stride", "default", "sectionOffset", "sectionStride", " none",
-        "comment ", "section ", "metadata ", "vfield", "class=32", "class=64", "order=little", "order=big",
+        "baseOffset",
+        "delta",
+        "stride",
+        "default",
+        "sectionOffset",
+        "sectionStride",
+        " none",
+        "comment ",
+        "section ",
+        "metadata ",
+        "vfield",
+        "class=32",
+        "class=64",
+        "order=little",
+        "order=big",
     ] {
         assert!(all.contains(needle), "no fixture uses {needle:?}");
     }

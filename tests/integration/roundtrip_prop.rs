@@ -38,7 +38,10 @@ fn random_interp(r: &mut Rng) -> (String, bool) {
         1 => (format!("default {}", r.below(1000)), true),
         2 => (format!("baseOffset {}", r.below(1 << 20)), false),
         3 => (format!("delta {}", r.below(1 << 20)), false),
-        4 => (format!("stride {} {}", r.below(1000), r.below(41) as i64 - 20), true),
+        4 => (
+            format!("stride {} {}", r.below(1000), r.below(41) as i64 - 20),
+            true,
+        ),
         5 => ("sectionOffset table".into(), false),
         _ => (format!("sectionStride table {}", r.below(3)), true),
     }
@@ -58,7 +61,10 @@ fn random_dtd(r: &mut Rng) -> String {
                 0 => {
                     fields.push(format!("n{id}*x{id}"));
                     defaults += &format!("n{id}.width = 1; n{id}.interpretation = none;\n");
-                    defaults += &format!("x{id}.width = {}; x{id}.interpretation = none;\n", 1 + r.below(2));
+                    defaults += &format!(
+                        "x{id}.width = {}; x{id}.interpretation = none;\n",
+                        1 + r.below(2)
+                    );
                 }
                 1 => {
                     fields.push(format!("n{id}*(a{id}, b{id})"));
@@ -68,7 +74,10 @@ fn random_dtd(r: &mut Rng) -> String {
                     if zero {
                         defaults += &format!("b{id}.interpretation = {interp};\n");
                     } else {
-                        defaults += &format!("b{id}.width = {}; b{id}.interpretation = {interp};\n", r.below(5));
+                        defaults += &format!(
+                            "b{id}.width = {}; b{id}.interpretation = {interp};\n",
+                            r.below(5)
+                        );
                     }
                 }
                 2 => fields.push("vfield".into()),
@@ -79,12 +88,17 @@ fn random_dtd(r: &mut Rng) -> String {
                         defaults += &format!("f{id}.interpretation = {interp};\n");
                     } else {
                         let w = [0, 1, 2, 3, 4, 8][r.below(6) as usize];
-                        defaults += &format!("f{id}.width = {w}; f{id}.interpretation = {interp};\n");
+                        defaults +=
+                            &format!("f{id}.width = {w}; f{id}.interpretation = {interp};\n");
                     }
                 }
             }
         }
-        main += &format!("    r{i} : ({}) {{ tag.value = {}; }}\n", fields.join(", "), 4 + i);
+        main += &format!(
+            "    r{i} : ({}) {{ tag.value = {}; }}\n",
+            fields.join(", "),
+            4 + i
+        );
     }
     format!(
         "{defaults}section main 1 {{\n{main}}}\nsection table 2 {{\n    e : (tag, v) {{ tag.value = 4; v.width = {}; v.interpretation = none; }}\n    s : (tag, vfield) {{ tag.value = 5; }}\n}}\n",
@@ -126,7 +140,13 @@ impl Builder<'_> {
                     let w = state.slots[base + *s as usize].width as usize;
                     let name = &rt.slots[*s as usize].name;
                     let is_small = name.starts_with('n') || name.ends_with("length");
-                    let v = if is_small { r.below(4) } else if w == 0 { 0 } else { r.next() & (u64::MAX >> (64 - 8 * w)) };
+                    let v = if is_small {
+                        r.below(4)
+                    } else if w == 0 {
+                        0
+                    } else {
+                        r.next() & (u64::MAX >> (64 - 8 * w))
+                    };
                     self.push(v, w);
                     last[*s as usize] = v;
                     pc += 1;
@@ -184,16 +204,33 @@ fn random_property(r: &mut Rng) -> MetaProperty {
         3 => MetaProperty::Interp(Interp::Delta(r.below(1 << 31))),
         4 => MetaProperty::Interp(Interp::Default(r.below(1 << 31))),
         5 => MetaProperty::Interp(Interp::SectionOffset(2)),
-        6 => MetaProperty::Interp(Interp::Stride { initial: r.below(1 << 31), stride: r.below(201) as i64 - 100 }),
-        _ => MetaProperty::Interp(Interp::SectionStride { section: 2, stride: r.below(5) as i64 - 2 }),
+        6 => MetaProperty::Interp(Interp::Stride {
+            initial: r.below(1 << 31),
+            stride: r.below(201) as i64 - 100,
+        }),
+        _ => MetaProperty::Interp(Interp::SectionStride {
+            section: 2,
+            stride: r.below(5) as i64 - 2,
+        }),
     }
 }
 
 /// Assemble a random trace for the schema; returns its bytes.
 fn random_trace(r: &mut Rng, schema: &Schema) -> Vec<u8> {
-    let class = if r.chance(50) { Class::Bits64 } else { Class::Bits32 };
+    let class = if r.chance(50) {
+        Class::Bits64
+    } else {
+        Class::Bits32
+    };
     let big = r.chance(50);
-    let mut b = Builder { schema, compiled: Compiled::new(schema), big, word: class.word_size() as u8, out: Vec::new(), nrecords: 0 };
+    let mut b = Builder {
+        schema,
+        compiled: Compiled::new(schema),
+        big,
+        word: class.word_size() as u8,
+        out: Vec::new(),
+        nrecords: 0,
+    };
     // Global region: maybe a comment.
     if r.chance(50) {
         b.tag(1);
@@ -211,7 +248,12 @@ fn random_trace(r: &mut Rng, schema: &Schema) -> Vec<u8> {
         b.nrecords += 1;
         let mut state = ScopeState::new(schema, which);
         let scope = schema.scope_for(which).unwrap();
-        let users: Vec<u32> = scope.records.iter().copied().filter(|&id| schema.record(id).builtin.is_none()).collect();
+        let users: Vec<u32> = scope
+            .records
+            .iter()
+            .copied()
+            .filter(|&id| schema.record(id).builtin.is_none())
+            .collect();
         for _ in 0..r.below(12) {
             let rid = users[r.below(users.len() as u64) as usize];
             if which == 1 && r.chance(30) {
@@ -220,10 +262,14 @@ fn random_trace(r: &mut Rng, schema: &Schema) -> Vec<u8> {
                 let candidates: Vec<u16> = (1..rt.slots.len() as u16)
                     .filter(|&s| {
                         let sl = &rt.slots[s as usize];
-                        matches!(sl.kind, SlotKind::Int { .. }) && !sl.name.starts_with('n') && !sl.name.ends_with("length")
+                        matches!(sl.kind, SlotKind::Int { .. })
+                            && !sl.name.starts_with('n')
+                            && !sl.name.ends_with("length")
                     })
                     .collect();
-                if let Some(&slot) = candidates.get(r.below(candidates.len().max(1) as u64) as usize) {
+                if let Some(&slot) =
+                    candidates.get(r.below(candidates.len().max(1) as u64) as usize)
+                {
                     let p = random_property(r);
                     if state.apply(schema, rid, slot, p).is_ok() {
                         b.metadata(rt.tag, slot, p);
@@ -236,17 +282,40 @@ fn random_trace(r: &mut Rng, schema: &Schema) -> Vec<u8> {
         }
         sections.push((which, (b.out.len() - before) as u64));
     }
-    let mut out = Header::encode(class, if big { ByteOrder::Big } else { ByteOrder::Little }, "random.dtd", b.nrecords, global_len, &sections).unwrap();
+    let mut out = Header::encode(
+        class,
+        if big {
+            ByteOrder::Big
+        } else {
+            ByteOrder::Little
+        },
+        "random.dtd",
+        b.nrecords,
+        global_len,
+        &sections,
+    )
+    .unwrap();
     out.extend_from_slice(&b.out);
     out
 }
 
 fn dump(schema: &Schema, trace: &Trace<'_>, format: Format) -> Vec<u8> {
     let reader = Reader::from_trace(trace, schema);
-    let p = Printer { format, ..Printer::default() };
+    let p = Printer {
+        format,
+        ..Printer::default()
+    };
     let h = trace.header();
     let mut out = Vec::new();
-    p.header(&mut out, &metatf::text::DumpHeader { dtd: &h.dtd_name, class_bits: 8 * h.class.word_size() as u32, big_endian: h.byte_order == ByteOrder::Big }).unwrap();
+    p.header(
+        &mut out,
+        &metatf::text::DumpHeader {
+            dtd: &h.dtd_name,
+            class_bits: 8 * h.class.word_size() as u32,
+            big_endian: h.byte_order == ByteOrder::Big,
+        },
+    )
+    .unwrap();
     let mut dec = reader.records();
     while let Some(rec) = dec.next() {
         let rec = rec.unwrap_or_else(|e| panic!("random trace does not decode: {e}"));
@@ -254,7 +323,13 @@ fn dump(schema: &Schema, trace: &Trace<'_>, format: Format) -> Vec<u8> {
     }
     for p in dec.take_problems() {
         use metatf::decode::ErrorKind::*;
-        assert!(matches!(p.kind, BadSectionOffset { .. } | BadSectionIndex { .. } | MissingSection { .. }), "unexpected problem: {p}");
+        assert!(
+            matches!(
+                p.kind,
+                BadSectionOffset { .. } | BadSectionIndex { .. } | MissingSection { .. }
+            ),
+            "unexpected problem: {p}"
+        );
     }
     out
 }
@@ -263,8 +338,16 @@ fn pack(schema: &Schema, text: &[u8], format: InputFormat) -> Vec<u8> {
     let mut input = BufReader::new(text);
     let mut line = 0;
     let h = read_header(&mut input, format, &mut line).unwrap();
-    let class = if h.class_bits == 64 { Class::Bits64 } else { Class::Bits32 };
-    let order = if h.big_endian { ByteOrder::Big } else { ByteOrder::Little };
+    let class = if h.class_bits == 64 {
+        Class::Bits64
+    } else {
+        Class::Bits32
+    };
+    let order = if h.big_endian {
+        ByteOrder::Big
+    } else {
+        ByteOrder::Little
+    };
     let mut w = TraceWriter::in_memory(schema, class, order, &h.dtd);
     if let Err(e) = pack_lines(&mut input, format, &mut w, &mut line) {
         panic!("pack failed: {e}\n{}", String::from_utf8_lossy(text));
@@ -277,20 +360,32 @@ fn run(seed: u64) {
     let dtd = random_dtd(&mut r);
     let schema = match metatf::dtd::parse_str("random.dtd", &dtd) {
         Ok(l) => l.schema,
-        Err(e) => panic!("generated DTD is invalid:\n{dtd}\n{}", metatf::dtd::render(&e)),
+        Err(e) => panic!(
+            "generated DTD is invalid:\n{dtd}\n{}",
+            metatf::dtd::render_plain(&e)
+        ),
     };
     let bytes = random_trace(&mut r, &schema);
     let trace = Trace::from_bytes(bytes.clone()).unwrap();
     let text = dump(&schema, &trace, Format::Text);
     let again = pack(&schema, &text, InputFormat::Text);
-    assert!(again == bytes, "text round trip differs\n{dtd}\n{}", String::from_utf8_lossy(&text));
+    assert!(
+        again == bytes,
+        "text round trip differs\n{dtd}\n{}",
+        String::from_utf8_lossy(&text)
+    );
     let json = dump(&schema, &trace, Format::Jsonl);
     let again = pack(&schema, &json, InputFormat::Jsonl);
-    assert!(again == bytes, "JSON round trip differs\n{dtd}\n{}", String::from_utf8_lossy(&json));
+    assert!(
+        again == bytes,
+        "JSON round trip differs\n{dtd}\n{}",
+        String::from_utf8_lossy(&json)
+    );
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig { cases: 200, ..ProptestConfig::default() })]
+    // PROPTEST_CASES overrides the number of cases (e.g. 5000 for a long run).
+    #![proptest_config(ProptestConfig { cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(200), ..ProptestConfig::default() })]
     #[test]
     fn dump_pack_round_trip_random_schemas(seed in any::<u64>()) {
         run(seed);

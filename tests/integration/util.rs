@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::process::{Command, Output};
 
 use metatf::container::{ByteOrder, Class, Header};
@@ -17,15 +17,26 @@ pub fn schema(rel: &str) -> Schema {
     let text = std::fs::read_to_string(&path).unwrap();
     match metatf::dtd::parse_str(rel, &text) {
         Ok(l) => l.schema,
-        Err(e) => panic!("{rel}: {}", metatf::dtd::render(&e)),
+        Err(e) => panic!("{rel}: {}", metatf::dtd::render_plain(&e)),
     }
 }
 
 /// Assemble a trace: header (class 1, little-endian, DTD `dtd`), global records, then sections
 /// given as (id, bytes including the section record).
 pub fn assemble(dtd: &str, nrecords: u64, global: &[u8], sections: &[(u8, Vec<u8>)]) -> Vec<u8> {
-    let table: Vec<(u8, u64)> = sections.iter().map(|(id, b)| (*id, b.len() as u64)).collect();
-    let mut out = Header::encode(Class::Bits32, ByteOrder::Little, dtd, nrecords, global.len() as u64, &table).unwrap();
+    let table: Vec<(u8, u64)> = sections
+        .iter()
+        .map(|(id, b)| (*id, b.len() as u64))
+        .collect();
+    let mut out = Header::encode(
+        Class::Bits32,
+        ByteOrder::Little,
+        dtd,
+        nrecords,
+        global.len() as u64,
+        &table,
+    )
+    .unwrap();
     out.extend_from_slice(global);
     for (_, b) in sections {
         out.extend_from_slice(b);
@@ -88,9 +99,4 @@ pub fn tempdir() -> tempfile::TempDir {
 /// Text of an output stream.
 pub fn text(b: &[u8]) -> String {
     String::from_utf8_lossy(b).into_owned()
-}
-
-/// Whether a path exists.
-pub fn exists(p: &Path) -> bool {
-    p.exists()
 }
