@@ -9,6 +9,32 @@
 //! * [`cli`]: the `mtf` subcommands.
 //!
 //! The normative format is `docs/format.md`.
+//!
+//! Counting records per type in a shipped sample trace:
+//!
+//! ```
+//! use metatf::{container::Trace, decode::Reader};
+//!
+//! let trace = Trace::open("traces/hatf-le32.mtf")?;
+//! let dtd = std::fs::read_to_string("dtds/hatf10.dtd")?;
+//! let schema = metatf::dtd::parse_str("hatf10.dtd", &dtd)?.schema;
+//! let reader = Reader::from_trace(&trace, &schema);
+//!
+//! let mut counts = vec![0u64; schema.records.len()];
+//! let mut records = reader.records();
+//! while let Some(record) = records.next() {
+//!     // A view borrows the decoder until the next call: nothing is allocated per record.
+//!     let record = record?;
+//!     counts[record.record_id as usize] += 1;
+//!     if record.name() == "alloc" {
+//!         let size = record.field("size").unwrap();
+//!         assert!(size.as_u64().is_some());
+//!     }
+//! }
+//! let allocs = counts[schema.record_by_name(1, "alloc").unwrap() as usize];
+//! assert_eq!(allocs, 10);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
 #![deny(missing_docs)]
 
 pub mod cli;

@@ -169,10 +169,18 @@ fn cli_check_and_show() {
         .split("section heap (id 1)")
         .nth(1)
         .expect("heap section listed");
+    // The built-ins are named under the section and shown in full under the global scope.
+    assert!(
+        heap.contains("also global: comment (tag 1), section (tag 2), metadata (tag 3)"),
+        "built-ins missing from section heap:\n{text}"
+    );
+    for r in ["comment: tag 1", "section: tag 2", "metadata: tag 3"] {
+        assert!(
+            text.contains(&format!("record {r}")),
+            "{r} missing:\n{text}"
+        );
+    }
     for r in [
-        "comment: tag 1",
-        "section: tag 2",
-        "metadata: tag 3",
         "alloc: tag 4",
         "realloc: tag 5",
         "free: tag 6",

@@ -120,8 +120,21 @@ pub fn format_schema(schema: &Schema) -> String {
             ": {}\n",
             plural(scope.records.len(), "record type", "record types")
         ));
-        for &r in &scope.records {
-            let rec = schema.record(r);
+        // A section shows its own record types in full and names the global ones it can also
+        // hold (shown in full once, under the global scope).
+        let (global, own): (Vec<_>, Vec<_>) = scope
+            .records
+            .iter()
+            .map(|&r| schema.record(r))
+            .partition(|r| r.scope == 0 && scope.id != 0);
+        if !global.is_empty() {
+            let names: Vec<String> = global
+                .iter()
+                .map(|r| format!("{} (tag {})", r.name, r.tag))
+                .collect();
+            out.push_str(&format!("  also global: {}\n", names.join(", ")));
+        }
+        for rec in own {
             out.push('\n');
             format_record(&mut out, rec, scope.id);
         }
@@ -176,6 +189,10 @@ fn format_record(out: &mut String, rec: &RecordType, scope: u8) {
     .map(String::from)];
     for (i, s) in rec.slots.iter().enumerate() {
         let width = match &s.kind {
+            // The metadata value is 0, 1 or 2 class-sized words, by property code (§5.4).
+            SlotKind::Int { .. } if rec.builtin == Some(Builtin::Metadata) && i == 4 => {
+                "0-2 words".to_string()
+            }
             SlotKind::Int { width } => width.to_string(),
             SlotKind::Bytes { width } => format!("bytes[{}]", show_expr(width, &rec.slots)),
         };
