@@ -6,7 +6,6 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::container::{ByteOrder, Class};
 use crate::text::{pack_lines, read_header, InputFormat, PackError};
 use crate::write::TraceWriter;
 
@@ -77,17 +76,7 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
     };
     let mut line = 0usize;
     let h = read_header(&mut input, format, &mut line).map_err(fail)?;
-    let class = if h.class_bits == 64 {
-        Class::Bits64
-    } else {
-        Class::Bits32
-    };
-    let order = if h.big_endian {
-        ByteOrder::Big
-    } else {
-        ByteOrder::Little
-    };
-    let mut writer = TraceWriter::create(&schema, &args.output, class, order, &h.dtd)
+    let mut writer = TraceWriter::create(&schema, &args.output, h.class(), h.byte_order(), &h.dtd)
         .map_err(|e| Failure::new(EXIT_USAGE, format!("error: {}: {e}", args.output.display())))?;
     pack_lines(&mut input, format, &mut writer, &mut line).map_err(fail)?;
     // If anything above failed, `writer` is dropped here and its temporary file removed: nothing

@@ -8,7 +8,7 @@
 use crate::dtd::{Builtin, Display, Expr, Interp, RecordId};
 
 use super::error::{DecodeError, ErrorKind};
-use super::program::{Op, TagTable};
+use super::program::{Loops, Op, TagTable};
 use super::reader::Reader;
 use super::state::{sign_extend, MetaProperty, ScopeState};
 use super::value::{ElementRef, FieldValue, Value};
@@ -42,7 +42,7 @@ pub struct Decoder<'r> {
     tags: Option<&'r TagTable>,
     values: Vec<FieldValue>,
     last: Vec<u64>,
-    loops: Vec<(u32, u64)>,
+    loops: Loops,
     count: u64,
     index_exact: bool,
     problems: Vec<DecodeError>,
@@ -80,7 +80,7 @@ impl<'r> Decoder<'r> {
             tags: None,
             values: Vec::with_capacity(64),
             last: vec![0; max_slots],
-            loops: Vec::new(),
+            loops: Loops::default(),
             count: 0,
             index_exact: true,
             problems: Vec::new(),
@@ -478,23 +478,9 @@ impl<'r> Decoder<'r> {
                             },
                         ));
                     }
-                    if n == 0 {
-                        pc = *end as usize + 1;
-                    } else {
-                        self.loops.push((pc as u32, n));
-                        pc += 1;
-                    }
+                    pc = self.loops.enter(pc, *end, n);
                 }
-                Op::EndRepeat { begin } => {
-                    let top = self.loops.last_mut().expect("balanced repeat");
-                    top.1 -= 1;
-                    if top.1 == 0 {
-                        self.loops.pop();
-                        pc += 1;
-                    } else {
-                        pc = *begin as usize + 1;
-                    }
-                }
+                Op::EndRepeat { begin } => pc = self.loops.end(pc, *begin),
             }
         }
         Ok(())

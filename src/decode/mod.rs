@@ -12,7 +12,7 @@ mod view;
 
 pub use decoder::{eval_width, Decoder, MAX_EMPTY_REPEAT, MAX_KEPT_PROBLEMS};
 pub use error::{DecodeError, ErrorKind};
-pub use program::{Compiled, Op, Program, TagTable};
+pub use program::{Compiled, Loops, Op, Program, TagTable};
 pub use reader::{ElementIndex, Input, Reader, Region, Resolved, MAX_REF_HOPS};
 pub use state::{MetaProperty, ScopeState, SlotState};
 pub use value::{ElementRef, FieldValue, Value};

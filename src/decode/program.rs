@@ -141,3 +141,39 @@ fn emit(nodes: &[Node], slots: &[crate::dtd::Slot], ops: &mut Vec<Op>, top: bool
         }
     }
 }
+
+/// The loop stack of a running program: the shared stepping rules of `Repeat` and `EndRepeat`,
+/// used by the decoder and the encoder alike.
+#[derive(Debug, Clone, Default)]
+pub struct Loops(Vec<(u32, u64)>);
+
+impl Loops {
+    /// Forget every open loop (start of a record).
+    pub fn clear(&mut self) {
+        self.0.clear();
+    }
+
+    /// At `Repeat { end, .. }` (index `pc`) with `count` occurrences: the next `pc`.
+    #[inline]
+    pub fn enter(&mut self, pc: usize, end: u32, count: u64) -> usize {
+        if count == 0 {
+            end as usize + 1
+        } else {
+            self.0.push((pc as u32, count));
+            pc + 1
+        }
+    }
+
+    /// At `EndRepeat { begin }` (index `pc`): the next `pc`.
+    #[inline]
+    pub fn end(&mut self, pc: usize, begin: u32) -> usize {
+        let top = self.0.last_mut().expect("balanced repeat");
+        top.1 -= 1;
+        if top.1 == 0 {
+            self.0.pop();
+            pc + 1
+        } else {
+            begin as usize + 1
+        }
+    }
+}

@@ -3,7 +3,9 @@
 pub mod parse;
 pub mod print;
 
-pub use parse::{pack_lines, read_header, InputFormat, PackError, TextError, TextHeader};
+pub use parse::{
+    pack_lines, pack_to_vec, read_header, InputFormat, PackError, TextError, TextHeader,
+};
 pub use print::{DumpHeader, Format, Printer};
 
 use crate::dtd::{Node, RecordType};

@@ -66,6 +66,26 @@ pub struct TextHeader {
     pub big_endian: bool,
 }
 
+impl TextHeader {
+    /// The trace class the header names.
+    pub fn class(&self) -> crate::container::Class {
+        if self.class_bits == 64 {
+            crate::container::Class::Bits64
+        } else {
+            crate::container::Class::Bits32
+        }
+    }
+
+    /// The byte order the header names.
+    pub fn byte_order(&self) -> crate::container::ByteOrder {
+        if self.big_endian {
+            crate::container::ByteOrder::Big
+        } else {
+            crate::container::ByteOrder::Little
+        }
+    }
+}
+
 struct Lexer<'a> {
     s: &'a str,
     pos: usize,
@@ -945,4 +965,17 @@ pub fn pack_lines(
             }
         }
     }
+}
+
+/// Pack a whole input (header line first) into a trace in memory, with `schema`.
+pub fn pack_to_vec(
+    schema: &Schema,
+    input: &mut impl BufRead,
+    format: InputFormat,
+) -> Result<Vec<u8>, PackError> {
+    let mut line = 0;
+    let h = read_header(input, format, &mut line)?;
+    let mut w = TraceWriter::in_memory(schema, h.class(), h.byte_order(), &h.dtd);
+    pack_lines(input, format, &mut w, &mut line)?;
+    w.finish_to_vec().map_err(PackError::Write)
 }

@@ -4,7 +4,7 @@
 //! [`ScopeState`](crate::decode::ScopeState), so a rule is written once.
 
 use crate::decode::state::{fits_signed, fits_unsigned, truncate, MetaProperty, ScopeState};
-use crate::decode::{Compiled, Op};
+use crate::decode::{Compiled, Loops, Op};
 use crate::dtd::{Builtin, Display, Interp, RecordId, Schema, SlotId, SlotKind};
 
 use super::error::{WriteError, WriteErrorKind};
@@ -31,7 +31,7 @@ pub struct Encoder<'s> {
     word_size: u8,
     scope: ScopeState,
     last: Vec<u64>,
-    loops: Vec<(u32, u64)>,
+    loops: Loops,
 }
 
 impl<'s> Encoder<'s> {
@@ -51,7 +51,7 @@ impl<'s> Encoder<'s> {
             word_size,
             scope: ScopeState::new(schema, 0),
             last: vec![0; max],
-            loops: Vec::new(),
+            loops: Loops::default(),
         }
     }
 
@@ -371,23 +371,9 @@ impl<'s> Encoder<'s> {
                 }
                 Op::Repeat { count, end } => {
                     let n = self.last[*count as usize];
-                    if n == 0 {
-                        pc = *end as usize + 1;
-                    } else {
-                        self.loops.push((pc as u32, n));
-                        pc += 1;
-                    }
+                    pc = self.loops.enter(pc, *end, n);
                 }
-                Op::EndRepeat { begin } => {
-                    let top = self.loops.last_mut().expect("balanced repeat");
-                    top.1 -= 1;
-                    if top.1 == 0 {
-                        self.loops.pop();
-                        pc += 1;
-                    } else {
-                        pc = *begin as usize + 1;
-                    }
-                }
+                Op::EndRepeat { begin } => pc = self.loops.end(pc, *begin),
             }
         }
         if inputs.next().is_some() {

@@ -7,9 +7,7 @@
 use std::io::BufReader;
 use std::path::PathBuf;
 
-use metatf::container::{ByteOrder, Class};
-use metatf::text::{pack_lines, read_header, InputFormat};
-use metatf::write::TraceWriter;
+use metatf::text::{pack_to_vec, read_header, InputFormat};
 
 use crate::util;
 
@@ -29,25 +27,13 @@ fn sources() -> Vec<(String, PathBuf)> {
 /// Pack a text source in-process, with the DTD its header names (from `dtds/`).
 pub fn pack_source(path: &std::path::Path) -> (Vec<u8>, String) {
     let text = std::fs::read(path).unwrap();
-    let mut input = BufReader::new(&text[..]);
     let mut line = 0;
-    let h = read_header(&mut input, InputFormat::Text, &mut line).unwrap();
+    let h = read_header(&mut BufReader::new(&text[..]), InputFormat::Text, &mut line).unwrap();
     let dtd_rel = format!("dtds/{}", h.dtd);
     let schema = util::schema(&dtd_rel);
-    let class = if h.class_bits == 64 {
-        Class::Bits64
-    } else {
-        Class::Bits32
-    };
-    let order = if h.big_endian {
-        ByteOrder::Big
-    } else {
-        ByteOrder::Little
-    };
-    let mut w = TraceWriter::in_memory(&schema, class, order, &h.dtd);
-    pack_lines(&mut input, InputFormat::Text, &mut w, &mut line)
+    let bytes = pack_to_vec(&schema, &mut BufReader::new(&text[..]), InputFormat::Text)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
-    (w.finish_to_vec().unwrap(), dtd_rel)
+    (bytes, dtd_rel)
 }
 
 #[test]

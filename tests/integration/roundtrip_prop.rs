@@ -11,7 +11,7 @@ use std::io::BufReader;
 use metatf::container::{ByteOrder, Class, Header, Trace};
 use metatf::decode::{Compiled, MetaProperty, Op, Reader, ScopeState};
 use metatf::dtd::{Expr, Interp, Schema, SlotKind};
-use metatf::text::{pack_lines, read_header, Format, InputFormat, Printer};
+use metatf::text::{pack_to_vec, Format, InputFormat, Printer};
 use metatf::write::TraceWriter;
 use proptest::prelude::*;
 
@@ -132,7 +132,7 @@ impl Builder<'_> {
         self.tag(rt.tag);
         let ops = self.compiled.programs[rid as usize].ops.clone();
         let mut last = vec![0u64; rt.slots.len()];
-        let mut loops: Vec<(usize, u64)> = Vec::new();
+        let mut loops = metatf::decode::Loops::default();
         let mut pc = 0;
         while pc < ops.len() {
             match &ops[pc] {
@@ -160,25 +160,8 @@ impl Builder<'_> {
                     pc += 1;
                 }
                 Op::Bytes(..) => unreachable!("only vfield byte strings are generated"),
-                Op::Repeat { count, end } => {
-                    let n = last[*count as usize];
-                    if n == 0 {
-                        pc = *end as usize + 1;
-                    } else {
-                        loops.push((pc, n));
-                        pc += 1;
-                    }
-                }
-                Op::EndRepeat { begin } => {
-                    let top = loops.last_mut().unwrap();
-                    top.1 -= 1;
-                    if top.1 == 0 {
-                        loops.pop();
-                        pc += 1;
-                    } else {
-                        pc = *begin as usize + 1;
-                    }
-                }
+                Op::Repeat { count, end } => pc = loops.enter(pc, *end, last[*count as usize]),
+                Op::EndRepeat { begin } => pc = loops.end(pc, *begin),
             }
         }
         self.nrecords += 1;
@@ -335,24 +318,8 @@ fn dump(schema: &Schema, trace: &Trace<'_>, format: Format) -> Vec<u8> {
 }
 
 fn pack(schema: &Schema, text: &[u8], format: InputFormat) -> Vec<u8> {
-    let mut input = BufReader::new(text);
-    let mut line = 0;
-    let h = read_header(&mut input, format, &mut line).unwrap();
-    let class = if h.class_bits == 64 {
-        Class::Bits64
-    } else {
-        Class::Bits32
-    };
-    let order = if h.big_endian {
-        ByteOrder::Big
-    } else {
-        ByteOrder::Little
-    };
-    let mut w = TraceWriter::in_memory(schema, class, order, &h.dtd);
-    if let Err(e) = pack_lines(&mut input, format, &mut w, &mut line) {
-        panic!("pack failed: {e}\n{}", String::from_utf8_lossy(text));
-    }
-    w.finish_to_vec().unwrap()
+    pack_to_vec(schema, &mut BufReader::new(text), format)
+        .unwrap_or_else(|e| panic!("pack failed: {e}\n{}", String::from_utf8_lossy(text)))
 }
 
 fn run(seed: u64) {
