@@ -213,6 +213,9 @@ impl<'a> Lexer<'a> {
             .find('"')
             .ok_or_else(|| self.err(start, "unterminated byte string"))?;
         let h = &self.s[self.pos..self.pos + end];
+        if let Some(i) = h.find(|c: char| !c.is_ascii_hexdigit()) {
+            return Err(self.err(self.pos + i, "bad hex digit in a byte string"));
+        }
         if h.len() % 2 != 0 {
             return Err(self.err(start, "a byte string needs an even number of hex digits"));
         }

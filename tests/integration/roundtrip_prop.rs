@@ -472,3 +472,18 @@ proptest! {
         }
     }
 }
+
+proptest! {
+    /// Any text given to `pack` gives a trace or an error with a position, never a panic.
+    #[test]
+    fn pack_input_never_panics(lines in proptest::collection::vec("[ -~é\"\\\\x@#{}\\[\\]=:.0-9a-z]{0,40}", 0..6)) {
+        let schema = crate::util::schema("dtds/hatf10-split.dtd");
+        let mut text = String::from("%mtf 1 dtd=\"hatf10-split.dtd\" class=64 order=little\nsection 1\n");
+        for l in &lines {
+            text.push_str(l);
+            text.push('\n');
+        }
+        let _ = pack_to_vec(&schema, &mut text.as_bytes(), InputFormat::Text);
+        let _ = pack_to_vec(&schema, &mut text.as_bytes(), InputFormat::Jsonl);
+    }
+}
