@@ -35,14 +35,19 @@ const EXIT_HELP: &str =
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Show a trace's header, sections and records per type.
+    #[command(after_help = EXIT_HELP)]
     Info(info::InfoArgs),
     /// Print every record, one per line, with field names and interpreted values.
+    #[command(after_help = EXIT_HELP)]
     Dump(dump::DumpArgs),
     /// Decode the whole trace and report every problem.
+    #[command(after_help = EXIT_HELP)]
     Check(check::CheckArgs),
     /// Turn `mtf dump` output (text or JSON lines) back into a binary trace.
+    #[command(after_help = EXIT_HELP)]
     Pack(pack::PackArgs),
     /// Check or show a DTD.
+    #[command(after_help = EXIT_HELP)]
     Dtd(dtd::DtdArgs),
 }
 

@@ -5,3 +5,4 @@ mod cli;
 mod fixtures;
 mod roundtrip_prop;
 mod util;
+mod writer;
