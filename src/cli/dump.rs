@@ -6,7 +6,6 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use crate::decode::Reader;
-use crate::dtd::Builtin;
 use crate::text::{DumpHeader, Format, Printer};
 
 use super::common::{open, section_arg, Failure};
@@ -114,12 +113,6 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
             match item {
                 Ok(view) => {
                     if !want_section[view.section as usize] || !want_record[view.record_id as usize]
-                    {
-                        continue;
-                    }
-                    if view.record().builtin == Some(Builtin::Section)
-                        && !args.sections.is_empty()
-                        && !want_section[view.section as usize]
                     {
                         continue;
                     }
