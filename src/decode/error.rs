@@ -155,7 +155,7 @@ impl fmt::Display for ErrorKind {
                 } else {
                     write!(
                         f,
-                        "sectionOffset {offset} is not the start of a record of section {section}"
+                        "sectionOffset {offset} is not the start of an element of section {section} (a record other than section, metadata or comment)"
                     )
                 }
             }

@@ -283,7 +283,7 @@ fn section_offset_inside_a_record() {
             content: 3
         }
     );
-    assert!(e.to_string().contains("not the start of a record"));
+    assert!(e.to_string().contains("not the start of an element"));
 }
 
 #[test]

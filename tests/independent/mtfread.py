@@ -1,0 +1,1230 @@
+#!/usr/bin/env python3
+"""Independent Meta-TF 1.0 trace reader, written from docs/format.md and docs/text-format.md only.
+
+Usage: mtfread.py [--dtd DTD] TRACE      (DTD defaults to the repository's dtds/<header name>)
+Prints the trace in the text form of docs/text-format.md.
+"""
+import os
+import sys
+
+M64 = (1 << 64) - 1
+
+
+class DtdError(Exception):
+    pass
+
+
+class TraceError(Exception):
+    pass
+
+
+# ---------------------------------------------------------------- lexer (§3.1)
+
+PUNCT = set('{}(),;:.=*+-')
+
+
+def lex(text):
+    toks = []
+    i, n = 0, len(text)
+    while i < n:
+        c = text[i]
+        if c in ' \t\r\n':
+            i += 1
+        elif text.startswith('//', i):
+            j = text.find('\n', i)
+            i = n if j < 0 else j + 1
+        elif text.startswith('/*', i):
+            j = text.find('*/', i + 2)
+            if j < 0:
+                raise DtdError('unterminated comment')
+            i = j + 2
+        elif c.isascii() and (c.isalpha() or c == '_'):
+            j = i + 1
+            while j < n and text[j].isascii() and (text[j].isalnum() or text[j] == '_'):
+                j += 1
+            toks.append(('id', text[i:j]))
+            i = j
+        elif c.isdigit():
+            if text.startswith(('0x', '0X'), i) and i + 2 < n and text[i + 2] in '0123456789abcdefABCDEF':
+                j = i + 2
+                while j < n and text[j] in '0123456789abcdefABCDEF':
+                    j += 1
+                v = int(text[i + 2:j], 16)
+            else:
+                j = i
+                while j < n and text[j].isdigit():
+                    j += 1
+                v = int(text[i:j])
+            if v > M64:
+                raise DtdError('bad integer')
+            toks.append(('int', v))
+            i = j
+        elif c in PUNCT:
+            toks.append(('p', c))
+            i += 1
+        else:
+            raise DtdError('syntax: unexpected %r' % c)
+    toks.append(('eof', None))
+    return toks
+
+
+# ---------------------------------------------------------------- parser (§3.2)
+
+INTERP_KW = ('none', 'default', 'baseOffset', 'delta', 'stride', 'sectionOffset', 'sectionStride')
+
+
+class Parser:
+    def __init__(self, text):
+        self.t = lex(text)
+        self.i = 0
+
+    def peek(self, k=0):
+        return self.t[self.i + k]
+
+    def next(self):
+        tok = self.t[self.i]
+        self.i += 1
+        return tok
+
+    def isp(self, c, k=0):
+        return self.peek(k) == ('p', c)
+
+    def expect_p(self, c):
+        tok = self.next()
+        if tok != ('p', c):
+            raise DtdError('syntax: expected %r, got %r' % (c, tok))
+
+    def ident(self):
+        tok = self.next()
+        if tok[0] != 'id':
+            raise DtdError('syntax: expected identifier, got %r' % (tok,))
+        return tok[1]
+
+    def dtd(self):
+        props, records, sections = [], [], []
+        while self.peek()[0] != 'eof':
+            if self.peek() == ('id', 'section'):
+                sections.append(self.section_def())
+            else:
+                kind, item = self.item()
+                (props if kind == 'prop' else records).append(item)
+        return props, records, sections
+
+    def section_def(self):
+        self.next()
+        name = self.ident()
+        tok = self.next()
+        if tok[0] != 'int':
+            raise DtdError('syntax: section id')
+        self.expect_p('{')
+        props, records = [], []
+        while not self.isp('}'):
+            kind, item = self.item()
+            (props if kind == 'prop' else records).append(item)
+        self.expect_p('}')
+        if self.isp(';'):
+            self.next()
+        return (name, tok[1], props, records)
+
+    def item(self):
+        # record_def: ident ':' ; property_def: path '.' ...
+        if self.peek()[0] == 'id' and self.isp(':', 1):
+            return 'rec', self.record_def()
+        return 'prop', self.property_def()
+
+    def record_def(self):
+        name = self.ident()
+        self.expect_p(':')
+        fields = self.field_list()
+        body = []
+        if self.isp('{'):
+            self.next()
+            while not self.isp('}'):
+                body.append(self.property_def())
+            self.next()
+        if self.isp(';'):
+            self.next()
+        return (name, fields, body)
+
+    def field_list(self):
+        self.expect_p('(')
+        items = [self.field_item()]
+        while self.isp(','):
+            self.next()
+            items.append(self.field_item())
+        self.expect_p(')')
+        return items
+
+    def field_item(self):
+        name = None
+        if self.peek()[0] == 'id' and self.isp(':', 1):
+            name = self.ident()
+            self.next()
+        return (name, self.field_type())
+
+    def field_type(self):
+        if self.isp('('):
+            return ('list', self.field_list())
+        ident = self.ident()
+        if self.isp('*'):
+            self.next()
+            return ('repeat', ident, self.field_type())
+        return ('ident', ident)
+
+    def property_def(self):
+        path = [self.ident()]
+        while self.isp('.'):
+            self.next()
+            path.append(self.ident())
+        if len(path) < 2:
+            raise DtdError('syntax: property path needs a property name')
+        prop = path.pop()
+        self.expect_p('=')
+        if prop == 'interpretation':
+            val = ('interp', self.interp())
+        else:
+            # ident or expr
+            if self.peek()[0] == 'id' and (self.isp(';', 1)):
+                val = ('ident', self.ident())
+            else:
+                val = ('expr', self.expr())
+        self.expect_p(';')
+        return (tuple(path), prop, val)
+
+    def arg(self):
+        neg = False
+        if self.isp('-'):
+            self.next()
+            neg = True
+        tok = self.next()
+        if tok[0] != 'int':
+            raise DtdError('syntax: expected integer argument')
+        return ((-tok[1]) & M64) if neg else tok[1]
+
+    def secref(self):
+        tok = self.next()
+        if tok[0] not in ('int', 'id'):
+            raise DtdError('syntax: section reference')
+        return tok[1]
+
+    def interp(self):
+        kw = self.ident()
+        if kw == 'none':
+            return ('none',)
+        if kw in ('default', 'baseOffset', 'delta'):
+            return (kw, self.arg())
+        if kw == 'stride':
+            return (kw, self.arg(), self.arg())
+        if kw == 'sectionOffset':
+            return (kw, self.secref())
+        if kw == 'sectionStride':
+            return (kw, self.secref(), self.arg())
+        raise DtdError('syntax: unknown interpretation %s' % kw)
+
+    def expr(self):
+        e = self.term()
+        while self.isp('+') or self.isp('-'):
+            op = self.next()[1]
+            e = (op, e, self.term())
+        return e
+
+    def term(self):
+        e = self.atom()
+        while self.isp('*'):
+            self.next()
+            e = ('*', e, self.atom())
+        return e
+
+    def atom(self):
+        tok = self.peek()
+        if tok[0] == 'int':
+            self.next()
+            return ('int', tok[1])
+        if self.isp('('):
+            self.next()
+            e = self.expr()
+            self.expect_p(')')
+            return e
+        path = [self.ident()]
+        while self.isp('.'):
+            self.next()
+            path.append(self.ident())
+        if len(path) < 2 or path[-1] not in ('value', 'width'):
+            raise DtdError('syntax: expected PATH.value or PATH.width')
+        return ('ref', path[-1], tuple(path[:-1]))
+
+
+def expr_uses_value(e):
+    if e[0] == 'int':
+        return False
+    if e[0] == 'ref':
+        return e[1] == 'value'
+    return expr_uses_value(e[1]) or expr_uses_value(e[2])
+
+
+# ---------------------------------------------------------------- prelude (§5)
+
+PRELUDE = """
+vfield : (length, data) {
+    length.width = 1;
+    length.interpretation = none;
+    data.width = length.value;
+    data.interpretation = none;
+}
+comment : (tag, vfield) {
+    tag.value = 1;
+    vfield.data.display = text;
+}
+section_ : (tag, number) {
+    tag.value = 2;
+    number.width = 1;
+    number.interpretation = none;
+}
+metadata : (tag, record, field, property, value) {
+    tag.value = 3;
+    record.width = tag.width;
+    record.interpretation = none;
+    field.width = 1;
+    field.interpretation = none;
+    property.width = 1;
+    property.interpretation = none;
+    value.width = 0;
+    value.interpretation = none;
+}
+"""
+# (`section` is a keyword of the grammar, so the prelude's record is parsed under a placeholder
+# name and renamed; docs/format.md §5 writes it as `section : (tag, number)`.)
+
+
+# ---------------------------------------------------------------- resolved model (§4)
+
+class Scalar:
+    def __init__(self, name, typename, parent, contexts, fullpath, relpath):
+        self.name = name
+        self.typename = typename
+        self.parent = parent          # naming Level
+        self.contexts = contexts      # [(body dict, prefix tuple, level)] outermost first
+        self.fullpath = fullpath      # display path from the record root
+        self.relpath = relpath        # display path relative to the innermost repeat item
+        self.slot = None
+        self.width_expr = None        # (expr, base level)
+        self.interp = None
+        self.value_expr = None
+        self.display = None
+        self.is_bytes = False
+        self.decl_width = None
+
+    def key(self):
+        return '.'.join(self.relpath)
+
+
+class Level:
+    def __init__(self, name, parent):
+        self.name = name
+        self.parent = parent
+        self.children = {}
+        self.counts = {}
+
+    def add(self, name, node, explicit):
+        if not explicit and name in self.counts:
+            self.counts[name] += 1
+            name = '%s_%d' % (name, self.counts[name])
+        else:
+            self.counts.setdefault(name, 1)
+        if name in self.children:
+            raise DtdError('duplicate field %s' % name)
+        self.children[name] = node
+        return name
+
+
+class Repeat:
+    def __init__(self, count, items, name, scalar_item, relpath, flatkey=None):
+        self.flatkey = flatkey
+        self.count = count
+        self.items = items            # layout list
+        self.name = name
+        self.scalar_item = scalar_item
+        self.relpath = relpath
+
+    def key(self):
+        return '.'.join(self.flatkey if self.scalar_item else self.relpath)
+
+
+class RecordType:
+    def __init__(self, name, scope, fields, body, is_prelude):
+        self.name = name
+        self.scope = scope            # None = global, else section id
+        self.fields = fields
+        self.body = body
+        self.is_prelude = is_prelude
+        self.taggable = False
+        self.layout = None
+        self.slots = None
+        self.tag = None
+
+
+class Section:
+    def __init__(self, name, sid):
+        self.name = name
+        self.id = sid
+        self.defaults = {}
+        self.records = {}
+
+
+class Dtd:
+    def __init__(self, text):
+        pprops, precs, psecs = Parser(PRELUDE).dtd()
+        props, recs, secs = Parser(text).dtd()
+        self.global_defaults = {}
+        for path, prop, val in props:
+            if len(path) != 1:
+                raise DtdError('bad_property: path %s outside a record body' % '.'.join(path))
+            if path[0] == 'tag' and prop != 'width':
+                raise DtdError('bad_property: tag.%s outside a record body' % prop)
+            if (path[0], prop) in self.global_defaults:
+                raise DtdError('bad_property: %s.%s set twice' % (path[0], prop))
+            self.global_defaults[(path[0], prop)] = val
+        tw = self.global_defaults.get(('tag', 'width'))
+        if tw is None:
+            self.tag_width = 1
+        else:
+            if tw[0] != 'expr' or expr_uses_value(tw[1]):
+                raise DtdError('bad_width: tag.width')
+            self.tag_width = self.const_eval(tw[1])
+            if not 1 <= self.tag_width <= 8:
+                raise DtdError('bad_width: tag width')
+        self.prelude = {}
+        for name, fields, body in precs:
+            if name == 'section_':
+                name = 'section'
+            self.prelude[name] = RecordType(name, None, fields, self.body_dict(body), True)
+        self.global_records = dict(self.prelude)
+        for name, fields, body in recs:
+            if name in self.global_records or name == 'section':
+                raise DtdError('duplicate/reserved record %s' % name)
+            self.global_records[name] = RecordType(name, None, fields, self.body_dict(body), False)
+        self.sections = {}
+        self.section_by_name = {}
+        for name, sid, sprops, srecs in secs:
+            if not 1 <= sid <= 255:
+                raise DtdError('section_id_range')
+            if sid in self.sections or name in self.section_by_name or name in self.prelude or name == 'section':
+                raise DtdError('duplicate_section / reserved name %s' % name)
+            s = Section(name, sid)
+            for path, prop, val in sprops:
+                if len(path) != 1:
+                    raise DtdError('bad_property')
+                if path[0] == 'tag':
+                    raise DtdError('tag_width_twice/bad_property: tag property in a section')
+                s.defaults[(path[0], prop)] = val
+            for rname, fields, body in srecs:
+                if rname in self.global_records or rname in s.records:
+                    raise DtdError('duplicate/reserved record %s' % rname)
+                s.records[rname] = RecordType(rname, sid, fields, self.body_dict(body), False)
+            self.sections[sid] = s
+            self.section_by_name[name] = s
+        # resolve every taggable type in each scope
+        self.by_tag = {None: {}}
+        for sid in self.sections:
+            self.by_tag[sid] = {}
+        for rt in self.global_records.values():
+            self.resolve(rt)
+        for s in self.sections.values():
+            for rt in s.records.values():
+                self.resolve(rt)
+        for scope in list(self.by_tag):
+            if scope is None:
+                types = self.global_records.values()
+            else:
+                types = list(self.global_records.values()) + list(self.sections[scope].records.values())
+            for rt in types:
+                if rt.taggable:
+                    if rt.tag in self.by_tag[scope]:
+                        raise DtdError('duplicate_tag %d' % rt.tag)
+                    self.by_tag[scope][rt.tag] = rt
+            if scope is not None:
+                pass
+
+    # -------------------------------------------------------------- helpers
+    @staticmethod
+    def body_dict(body):
+        d = {}
+        for path, prop, val in body:
+            if (path, prop) in d:
+                raise DtdError('bad_property: set twice')
+            d[(path, prop)] = val
+        return d
+
+    def const_eval(self, e):
+        if e[0] == 'int':
+            return e[1]
+        if e[0] == 'ref':
+            raise DtdError('non-constant')
+        a, b = self.const_eval(e[1]), self.const_eval(e[2])
+        return self.arith(e[0], a, b)
+
+    @staticmethod
+    def arith(op, a, b):
+        r = a + b if op == '+' else a - b if op == '-' else a * b
+        if r < 0 or r > M64:
+            raise DtdError('bad_width: arithmetic overflow or negative')
+        return r
+
+    def sec_id(self, ref):
+        if isinstance(ref, int):
+            if ref not in self.sections:
+                raise DtdError('bad_interpretation: undeclared section %d' % ref)
+            return ref
+        if ref not in self.section_by_name:
+            raise DtdError('bad_interpretation: undeclared section %s' % ref)
+        return self.section_by_name[ref].id
+
+    def visible(self, rt):
+        if rt.is_prelude:
+            return self.prelude
+        if rt.scope is None:
+            return self.global_records
+        d = dict(self.global_records)
+        d.update(self.sections[rt.scope].records)
+        return d
+
+    # -------------------------------------------------------------- expansion (§4.2, §4.4)
+    def resolve(self, rt):
+        if not rt.fields or rt.fields[0][1] != ('ident', 'tag'):
+            # nested-only type: check it anyway by building when used
+            return
+        rt.taggable = True
+        visible = self.visible(rt)
+        root = Level(rt.name, None)
+        slots = []
+        self.scalars = []
+        ctx = [(rt.body, (), root)]
+        layout = self.expand_list(rt.fields, root, ctx, visible, (), [rt.name], rt, top=True)
+        rt.layout = layout
+        rt.root = root
+        for s in self.scalars:
+            s.slot = len(slots)
+            slots.append(s)
+        rt.slots = slots
+        for s in slots:
+            self.resolve_props(s, rt)
+        for s in slots:
+            self.resolve_width(s, set())
+        tagf = slots[0]
+        if tagf.value_expr is None:
+            raise DtdError('missing_tag_value in %s' % rt.name)
+        rt.tag = self.const_eval(tagf.value_expr[0])
+        if rt.tag >> (8 * self.tag_width):
+            raise DtdError('bad_property: tag value wider than tag.width')
+        if not rt.is_prelude and rt.tag in (1, 2, 3):
+            raise DtdError('reserved_name: tag %d' % rt.tag)
+
+    def expand_list(self, items, level, ctx, visible, relpath, stack, rt, top=False):
+        out = []
+        for idx, (ename, ftype) in enumerate(items):
+            out.extend(self.expand_item(ename, ftype, level, ctx, visible, relpath, stack, rt,
+                                        top and idx == 0))
+        return out
+
+    def item_name(self, ftype):
+        if ftype[0] == 'ident':
+            return ftype[1]
+        if ftype[0] == 'repeat':
+            n = self.item_name(ftype[2])
+            return n if n is not None else ftype[1] + '_items'
+        return None
+
+    def new_scalar(self, name, typename, level, ctx, relpath, explicit):
+        name = level.add(name, None, explicit)
+        full = ctx[0][1] + (name,)
+        s = Scalar(name, typename, level, [(b, p + (name,), l) for (b, p, l) in ctx], full,
+                   relpath + (name,))
+        level.children[name] = s
+        self.scalars.append(s)
+        return s
+
+    def expand_item(self, ename, ftype, level, ctx, visible, relpath, stack, rt, is_first):
+        kind = ftype[0]
+        if kind == 'ident':
+            tname = ftype[1]
+            if tname == 'tag' and not is_first:
+                raise DtdError('tag_not_first')
+            if tname in visible:
+                sub = visible[tname]
+                if tname in stack:
+                    raise DtdError('recursive_type %s' % tname)
+                if sub.fields and sub.fields[0][1] == ('ident', 'tag'):
+                    raise DtdError('tag_not_first: nested type %s contains tag' % tname)
+                name = ename or tname
+                name = level.add(name, None, ename is not None)
+                lv = Level(name, level)
+                level.children[name] = lv
+                nctx = [(b, p + (name,), l) for (b, p, l) in ctx] + [(sub.body, (), lv)]
+                return self.expand_list(sub.fields, lv, nctx, self.visible(sub), relpath + (name,),
+                                        stack + [tname], rt)
+            s = self.new_scalar(ename or tname, tname, level, ctx, relpath, ename is not None)
+            return [s]
+        if kind == 'list':
+            if ename is None:
+                return self.expand_list(ftype[1], level, ctx, visible, relpath, stack, rt)
+            name = level.add(ename, None, True)
+            lv = Level(name, level)
+            level.children[name] = lv
+            nctx = [(b, p + (name,), l) for (b, p, l) in ctx]
+            return self.expand_list(ftype[1], lv, nctx, visible, relpath + (name,), stack, rt)
+        # repeat
+        cname, item = ftype[1], ftype[2]
+        if cname in visible:
+            raise DtdError('bad_count: %s names a record type' % cname)
+        count = self.new_scalar(cname, cname, level, ctx, relpath, False)
+        rname = ename or self.item_name(item) or (cname + '_items')
+        if item[0] == 'ident' and item[1] not in visible:
+            # repeated scalar: the single field takes the repeat's name
+            rname2 = level.add(rname, None, ename is not None)
+            s = Scalar(rname2, item[1], level, [(b, p + (rname2,), l) for (b, p, l) in ctx],
+                       ctx[0][1] + (rname2,), ())
+            level.children[rname2] = s
+            self.scalars.append(s)
+            return [count, Repeat(count, [s], rname2, True, relpath + (rname2,), relpath + (rname2,))]
+        rname2 = level.add(rname, None, ename is not None)
+        lv = Level(rname2, level)
+        level.children[rname2] = lv
+        nctx = [(b, p + (rname2,), l) for (b, p, l) in ctx]
+        if item[0] == 'ident':
+            # repeated nested record: the repeat level is the record instance
+            sub = visible[item[1]]
+            if item[1] in stack:
+                raise DtdError('recursive_type')
+            nctx = nctx + [(sub.body, (), lv)]
+            inner = self.expand_list(sub.fields, lv, nctx, self.visible(sub), (), stack + [item[1]], rt)
+        elif item[0] == 'list':
+            inner = self.expand_list(item[1], lv, nctx, visible, (), stack, rt)
+        else:
+            inner = self.expand_item(None, item, lv, nctx, visible, (), stack, rt, False)
+        single = len(inner) == 1 and isinstance(inner[0], Scalar)
+        # mtf (and text-format.md's `[v v ...]` row): an item of a single field is a flat list,
+        # keyed by that field's display name (`n_items.a=[1 2]`)
+        return [count, Repeat(count, inner, rname2, single, relpath + (rname2,),
+                              relpath + (rname2,) + inner[0].relpath if single else None)]
+
+    # -------------------------------------------------------------- properties (§4.3)
+    def lookup(self, s, rt, prop):
+        for body, path, lvl in s.contexts:
+            v = body.get((path, prop))
+            if v is not None:
+                return v, lvl
+        if rt.scope is not None:
+            v = self.sections[rt.scope].defaults.get((s.typename, prop))
+            if v is not None:
+                return v, s.parent
+        v = self.global_defaults.get((s.typename, prop))
+        if v is not None:
+            return v, s.parent
+        return None, None
+
+    def resolve_props(self, s, rt):
+        if s.slot == 0:
+            v, _ = self.lookup(s, rt, 'value')
+            if v is None or v[0] != 'expr':
+                raise DtdError('missing_tag_value %s' % rt.name)
+            s.value_expr = (v[1], None)
+            s.interp = ('none',)
+            s.width_expr = (('int', self.tag_width), None)
+            s.display = None
+            return
+        v, _ = self.lookup(s, rt, 'interpretation')
+        if v is None:
+            raise DtdError('missing_interpretation %s.%s' % (rt.name, '.'.join(s.fullpath)))
+        interp = v[1]
+        if interp[0] in ('sectionOffset', 'sectionStride'):
+            interp = (interp[0], self.sec_id(interp[1])) + interp[2:]
+        s.interp = interp
+        w, lvl = self.lookup(s, rt, 'width')
+        if interp[0] in ('default', 'stride', 'sectionStride'):
+            if w is not None:
+                if w[0] != 'expr' or expr_uses_value(w[1]) or self.const_eval_w(w[1], lvl) != 0:
+                    raise DtdError('width_on_zero_width %s' % '.'.join(s.fullpath))
+            s.width_expr = (('int', 0), None)
+        else:
+            if w is None:
+                raise DtdError('missing_width %s.%s' % (rt.name, '.'.join(s.fullpath)))
+            if w[0] != 'expr':
+                raise DtdError('bad_property: width')
+            s.width_expr = (w[1], lvl)
+        v, lvl = self.lookup(s, rt, 'value')
+        if v is not None:
+            if v[0] != 'expr' or expr_uses_value(v[1]):
+                raise DtdError('non_constant_value')
+            s.value_expr = (v[1], lvl)
+        d, _ = self.lookup(s, rt, 'display')
+        s.display = d[1] if d is not None and d[0] == 'ident' else None
+
+    def find(self, base, path):
+        node = base
+        for comp in path:
+            if not isinstance(node, Level) or comp not in node.children:
+                raise DtdError('unknown_type: %s' % '.'.join(path))
+            node = node.children[comp]
+        if not isinstance(node, Scalar):
+            raise DtdError('unknown_type: %s is not a scalar' % '.'.join(path))
+        return node
+
+    def const_eval_w(self, e, base, seen=frozenset()):
+        if e[0] == 'int':
+            return e[1]
+        if e[0] == 'ref':
+            if e[1] == 'value':
+                raise DtdError('non-constant')
+            tgt = self.find(base, e[2])
+            return self.resolve_width(tgt, seen)
+        return self.arith(e[0], self.const_eval_w(e[1], base, seen), self.const_eval_w(e[2], base, seen))
+
+    def resolve_width(self, s, seen):
+        if s.decl_width is not None:
+            return s.decl_width
+        if id(s) in seen:
+            raise DtdError('cyclic_width')
+        e, base = s.width_expr
+        if expr_uses_value(e):
+            s.is_bytes = True
+            s.decl_width = -1
+            # check the references now
+            self.check_value_refs(e, base, s)
+            if s.interp[0] != 'none':
+                raise DtdError('bad_interpretation on byte string')
+            return -1
+        w = self.const_eval_w(e, base, seen | {id(s)})
+        if w == -1:
+            raise DtdError('bad_width: .width of variable-width field')
+        s.decl_width = w
+        if w > 8:
+            s.is_bytes = True
+            if s.interp[0] != 'none':
+                raise DtdError('bad_interpretation on byte string')
+        return w
+
+    def check_value_refs(self, e, base, s):
+        if e[0] == 'int':
+            return
+        if e[0] == 'ref':
+            tgt = self.find(base, e[2])
+            if e[1] == 'value' and (tgt.slot is None or s.slot is None or tgt.slot >= s.slot):
+                raise DtdError('forward_reference')
+            return
+        self.check_value_refs(e[1], base, s)
+        self.check_value_refs(e[2], base, s)
+
+
+# ---------------------------------------------------------------- values
+
+class IntVal:
+    __slots__ = ('v', 'display')
+
+    def __init__(self, v, display):
+        self.v = v
+        self.display = display
+
+
+class BytesVal:
+    __slots__ = ('b', 'display')
+
+    def __init__(self, b, display):
+        self.b = b
+        self.display = display
+
+
+class RefVal:
+    __slots__ = ('kind', 'sec', 'key', 'number')
+
+    def __init__(self, kind, sec, key):
+        self.kind = kind      # '@' or '#'
+        self.sec = sec
+        self.key = key        # offset or index
+        self.number = key
+
+
+def sign(v, w):
+    if w == 0:
+        return 0
+    if v >> (8 * w - 1):
+        return (v - (1 << (8 * w))) & M64
+    return v
+
+
+def utf8_pieces(b):
+    """Yield str pieces for valid UTF-8 runs and ints for bytes that are not valid UTF-8."""
+    i = 0
+    while i < len(b):
+        try:
+            yield from b[i:].decode('utf-8')
+            return
+        except UnicodeDecodeError as e:
+            if e.start:
+                yield from b[i:i + e.start].decode('utf-8')
+            for k in range(e.start, e.end):
+                yield b[i + k]
+            i += e.end
+
+
+def fmt_bytes_text(b):
+    out = []
+    for ch in utf8_pieces(b):
+        if isinstance(ch, int):
+            out.append('\\x%02x' % ch)
+            continue
+        o = ord(ch)
+        if ch == '"':
+            out.append('\\"')
+        elif ch == '\\':
+            out.append('\\\\')
+        elif ch == '\n':
+            out.append('\\n')
+        elif ch == '\r':
+            out.append('\\r')
+        elif ch == '\t':
+            out.append('\\t')
+        elif o < 0x20 or o == 0x7f:
+            out.append('\\x%02x' % o)
+        else:
+            out.append(ch)
+    return '"' + ''.join(out) + '"'
+
+
+# ---------------------------------------------------------------- trace (§2, §6–§8)
+
+PROPS = {0: 'width', 1: 'none', 2: 'baseOffset', 3: 'delta', 4: 'default', 5: 'sectionOffset',
+         6: 'stride', 7: 'sectionStride'}
+NWORDS = {0: 1, 1: 0, 2: 1, 3: 1, 4: 1, 5: 1, 6: 2, 7: 2}
+
+
+class Trace:
+    def __init__(self, data, dtd_path=None):
+        self.data = data
+        if len(data) < 16 or data[:4] != b'\x7fMTF':
+            raise TraceError('bad magic')
+        self.cls = data[4]
+        if self.cls not in (1, 2):
+            raise TraceError('bad class')
+        bo = data[5]
+        if bo not in (1, 2):
+            raise TraceError('bad byte order')
+        self.order = 'little' if bo == 1 else 'big'
+        dl = data[6]
+        iw = data[7]
+        if iw not in (0, 8):
+            raise TraceError('bad intwidth')
+        W = 4 if iw == 0 else 8
+        if any(data[8:16]):
+            raise TraceError('reserved bytes not zero')
+        self.W = W
+        rd = lambda off: self.uint(off, W)
+        nsec, start, nrec = rd(16), rd(16 + W), rd(16 + 2 * W)
+        p = 16 + 3 * W
+        self.dtdname = data[p:p + dl].decode('utf-8', errors='replace')
+        p += dl
+        if nsec * 3 * W > len(data) - p:
+            raise TraceError('nsections too large')
+        self.sections = []
+        for k in range(nsec):
+            self.sections.append((rd(p), rd(p + W), rd(p + 2 * W)))
+            p += 3 * W
+        if start != p:
+            raise TraceError('start %d != end of section table %d' % (start, p))
+        self.start, self.nrecords = start, nrec
+        if dtd_path is None:
+            name = self.dtdname.replace('\\', '/').rsplit('/', 1)[-1]
+            dtd_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'dtds', name)
+        with open(dtd_path, encoding='utf-8') as f:
+            self.dtd = Dtd(f.read())
+        self.word = 4 if self.cls == 1 else 8
+        # regions
+        self.regions = []
+        first = self.sections[0][1] if self.sections else len(data)
+        self.regions.append((None, start, first))
+        prev_end = first
+        seen = set()
+        for num, st, sz in self.sections:
+            if st != prev_end:
+                raise TraceError('sections not contiguous')
+            if num in seen or num not in self.dtd.sections:
+                raise TraceError('bad section number %d' % num)
+            seen.add(num)
+            self.regions.append((num, st, st + sz))
+            prev_end = st + sz
+        if prev_end != len(data):
+            raise TraceError('sections do not cover the file')
+        self.region_of = {num: (st, end) for num, st, end in self.regions if num is not None}
+        self.tables = {}
+        self.errors = []
+
+    def uint(self, off, w):
+        if off + w > len(self.data):
+            raise TraceError('read past end of file')
+        return int.from_bytes(self.data[off:off + w], self.order)
+
+    # -------------------------------------------------------------- state (§6.3)
+    def fresh_state(self, scope):
+        return {}
+
+    def slot_state(self, state, rt):
+        st = state.get(rt.name)
+        if st is None:
+            st = []
+            for s in rt.slots:
+                w = s.decl_width if not s.is_bytes else None
+                it = s.interp
+                prev = it[1] if it[0] in ('delta', 'stride') else 0
+                st.append([w, w, it, prev, 0])
+            state[rt.name] = st
+        return st
+
+    # -------------------------------------------------------------- decoding
+    def decode_region(self, scope, start, end, emit):
+        """Decode one region; emit(kind, rt, payload, offset) for every record."""
+        state = {}
+        pos = start
+        first = True
+        while pos < end:
+            rec_start = pos
+            tw = self.dtd.tag_width
+            if pos + tw > end:
+                raise TraceError('record past end of region')
+            tag = self.uint(pos, tw)
+            rt = self.dtd.by_tag[scope].get(tag)
+            if rt is None:
+                raise TraceError('unknown tag %d at %d' % (tag, pos))
+            if scope is not None and first and rt.name != 'section':
+                raise TraceError('section does not begin with section record')
+            if rt.name == 'section' and not (first and scope is not None):
+                raise TraceError('section record out of place')
+            first = False
+            if rt.name == 'metadata':
+                pos = self.decode_metadata(scope, state, pos, end, emit)
+                continue
+            fields, pos = self.decode_record(rt, state, pos, end)
+            emit(rt, fields, rec_start, pos)
+        return pos
+
+    def decode_metadata(self, scope, state, pos, end, emit):
+        tw = self.dtd.tag_width
+        p = pos + tw
+        if p + tw + 2 > end:
+            raise TraceError('metadata past end of region')
+        rtag = self.uint(p, tw)
+        slot = self.data[p + tw]
+        prop = self.data[p + tw + 1]
+        p += tw + 2
+        if prop not in NWORDS:
+            raise TraceError('unknown metadata property code %d' % prop)
+        nw = NWORDS[prop]
+        if p + nw * self.word > end:
+            raise TraceError('metadata past end of region')
+        words = [self.uint(p + k * self.word, self.word) for k in range(nw)]
+        p += nw * self.word
+        err = None
+        rt = self.dtd.by_tag[scope].get(rtag)
+        if rt is None:
+            err = 'record tag %d not in scope' % rtag
+        elif rt.name in ('section', 'metadata'):
+            err = 'metadata on %s' % rt.name
+        elif slot >= len(rt.slots):
+            err = 'no slot %d' % slot
+        elif slot == 0 or rt.slots[slot].is_bytes:
+            err = 'slot is tag or byte string'
+        args = list(words)
+        if prop in (6, 7):
+            args[1] = sign(args[1], self.word)
+        if err is None:
+            st = self.slot_state(state, rt)[slot]
+            if prop == 0:
+                if words[0] > 8:
+                    err = 'width > 8'
+                elif words[0] != 0 and st[2][0] in ('default', 'stride', 'sectionStride'):
+                    err = 'width on zero-width interpretation'
+            elif prop in (5, 7):
+                if words[0] not in self.dtd.sections:
+                    err = 'undeclared section %d' % words[0]
+        if err is not None:
+            self.errors.append('refused metadata at byte %d: %s' % (pos, err))
+            emit(None, ('bad', rtag, slot, prop, words, err), pos, p)
+            return p
+        if prop == 0:
+            st[0] = words[0]
+            if words[0] != 0:
+                st[1] = words[0]
+        elif prop == 1:
+            st[2] = ('none',)
+            st[0] = st[1]
+        elif prop == 2:
+            st[2] = ('baseOffset', words[0])
+            st[0] = st[1]
+        elif prop == 3:
+            st[2] = ('delta', words[0])
+            st[0] = st[1]
+            st[3] = words[0]
+        elif prop == 4:
+            st[2] = ('default', words[0])
+            st[0] = 0
+        elif prop == 5:
+            st[2] = ('sectionOffset', words[0])
+            st[0] = st[1]
+        elif prop == 6:
+            st[2] = ('stride', words[0], args[1])
+            st[0] = 0
+            st[3] = words[0]
+        elif prop == 7:
+            st[2] = ('sectionStride', words[0], args[1])
+            st[0] = 0
+            st[4] = 0
+        emit(None, ('ok', rt, rt.slots[slot], prop, args), pos, p)
+        return p
+
+    def decode_record(self, rt, state, pos, end):
+        st = self.slot_state(state, rt)
+        values = {}   # id(scalar) -> most recent numeric value (for .value)
+        self._last = None
+        out, pos = self.decode_layout(rt.layout, rt, st, values, pos, end)
+        return (out, self._last), pos
+
+    def decode_layout(self, layout, rt, st, values, pos, end):
+        out = []
+        for node in layout:
+            if isinstance(node, Repeat):
+                c = values[id(node.count)]
+                if c > 65536 and c > end - pos:
+                    raise TraceError('repeat count %d too large' % c)
+                items = []
+                for _ in range(c):
+                    sub, pos = self.decode_layout(node.items, rt, st, values, pos, end)
+                    items.append(sub)
+                    if pos > end:
+                        raise TraceError('past end')
+                out.append((node, items))
+            else:
+                v, pos = self.decode_scalar(node, rt, st, values, pos, end)
+                out.append((node, v))
+        return out, pos
+
+    def eval_width(self, e, base, values):
+        if e[0] == 'int':
+            return e[1]
+        if e[0] == 'ref':
+            tgt = self.dtd.find(base, e[2])
+            if e[1] == 'width':
+                return tgt.decl_width
+            return values[id(tgt)]
+        a = self.eval_width(e[1], base, values)
+        b = self.eval_width(e[2], base, values)
+        r = a + b if e[0] == '+' else a - b if e[0] == '-' else a * b
+        if r < 0 or r > M64:
+            raise TraceError('width arithmetic overflow')
+        return r
+
+    def decode_scalar(self, s, rt, st, values, pos, end):
+        if s.is_bytes:
+            w = self.eval_width(s.width_expr[0], s.width_expr[1], values)
+            if pos + w > end:
+                raise TraceError('byte string past end of region')
+            v = BytesVal(self.data[pos:pos + w], s.display)
+            self._last = v
+            return v, pos + w
+        ss = st[s.slot]
+        w = ss[0]
+        if pos + w > end:
+            raise TraceError('field past end of region')
+        u = self.uint(pos, w) if w else 0
+        i = sign(u, w)
+        it = ss[2]
+        k = it[0]
+        if k == 'none':
+            val = i if s.display == 'signed' else u
+            v = IntVal(val, s.display)
+            num = val
+        elif k == 'default':
+            num = it[1]
+            v = IntVal(num, s.display)
+        elif k == 'baseOffset':
+            num = (it[1] + i) & M64
+            v = IntVal(num, s.display)
+        elif k == 'delta':
+            num = (ss[3] + i) & M64
+            ss[3] = num
+            v = IntVal(num, s.display)
+        elif k == 'stride':
+            num = (ss[3] + it[2]) & M64
+            ss[3] = num
+            v = IntVal(num, s.display)
+        elif k == 'sectionOffset':
+            num = u
+            v = RefVal('@', it[1], u)
+        elif k == 'sectionStride':
+            idx = ss[4]
+            if idx >= (1 << 63):
+                idx -= 1 << 64
+            num = ss[4]
+            v = RefVal('#', it[1], idx)
+            ss[4] = (ss[4] + it[2]) & M64
+        if s.value_expr is not None:
+            fixed = self.dtd.const_eval(s.value_expr[0])
+            if fixed != num:
+                self.errors.append('field %s.%s is %d, not its fixed value %d' % (rt.name, '.'.join(s.fullpath), num, fixed))
+        values[id(s)] = num
+        self._last = v
+        return v, pos + w
+
+    # -------------------------------------------------------------- tables (§8)
+    def table(self, sec):
+        t = self.tables.get(sec)
+        if t is not None:
+            return t
+        if sec not in self.region_of:
+            raise TraceError('reference to section %d not in the trace' % sec)
+        st, end = self.region_of[sec]
+        content = st + self.dtd.tag_width + 1
+        elems = []
+
+        def emit(rt, payload, off, endp):
+            if rt is None or rt.name in ('section', 'comment'):
+                return
+            elems.append((off - content, payload[1]))
+        self.tables[sec] = []  # guard against recursion
+        saved = self.errors
+        self.errors = []
+        try:
+            self.decode_region(sec, st, end, emit)
+        finally:
+            self.errors = saved
+        t = {'list': [e[1] for e in elems], 'byoff': {e[0]: e[1] for e in elems}}
+        self.tables[sec] = t
+        return t
+
+    def deref(self, r):
+        t = self.table(r.sec)
+        if r.kind == '@':
+            if r.key not in t['byoff']:
+                raise TraceError('sectionOffset %d is not at an element of section %d' % (r.key, r.sec))
+            return t['byoff'][r.key]
+        if not 0 <= r.key < len(t['list']):
+            raise TraceError('sectionStride index %d outside section %d' % (r.key, r.sec))
+        return t['list'][r.key]
+
+    # -------------------------------------------------------------- formatting
+    def fmt(self, v, depth=0):
+        if isinstance(v, IntVal):
+            if v.display == 'hex':
+                return hex(v.v)
+            if v.display == 'signed':
+                return str(v.v - (1 << 64) if v.v >> 63 else v.v)
+            return str(v.v)
+        if isinstance(v, BytesVal):
+            if v.display == 'text':
+                return fmt_bytes_text(v.b)
+            return 'x"' + v.b.hex() + '"'
+        if isinstance(v, RefVal):
+            head = '%s%d' % (v.kind, v.key)
+            # follow a chain of references, at most 16 element look-ups in all (mtf's reading of
+            # §8); a reference still left after that is shown as it is, without an error
+            tgt = v
+            try:
+                for _ in range(16):
+                    if not isinstance(tgt, RefVal):
+                        break
+                    tgt = self.deref(tgt)
+            except TraceError as e:
+                self.errors.append(str(e))
+                return head + ':?'
+            if isinstance(tgt, RefVal):
+                return head + ':%s%d' % (tgt.kind, tgt.key)
+            return head + ':' + self.fmt(tgt, depth + 1)
+        return '?'
+
+    def fmt_fields(self, out):
+        parts = []
+        for node, v in out:
+            if isinstance(node, Repeat):
+                if node.scalar_item:
+                    inner = ' '.join(self.fmt(it[0][1]) for it in v)
+                else:
+                    inner = ' '.join('{' + ' '.join(self.fmt_fields(it)) + '}' for it in v)
+                parts.append('%s=[%s]' % (node.key(), inner))
+            elif node.slot == 0:
+                continue   # the tag is implied by the record name
+            else:
+                parts.append('%s=%s' % (node.key(), self.fmt(v)))
+        return parts
+
+    def fmt_metadata(self, payload):
+        if payload[0] == 'bad':
+            _, rtag, slot, prop, words, err = payload
+            # one `value=` per stored word, none when the code has no word (as mtf does)
+            val = ''.join(' value=%d' % w for w in words)
+            return 'metadata record=%d field=%d property=%d%s' % (rtag, slot, prop, val)
+        _, rt, s, prop, args = payload
+        name = PROPS[prop]
+        a = []
+        if prop == 0 or prop in (2, 3, 4):
+            a = [str(args[0])]
+        elif prop == 5:
+            a = [self.dtd.sections[args[0]].name]
+        elif prop == 6:
+            a = [str(args[0]), str(args[1] - (1 << 64) if args[1] >> 63 else args[1])]
+        elif prop == 7:
+            a = [self.dtd.sections[args[0]].name, str(args[1] - (1 << 64) if args[1] >> 63 else args[1])]
+        return ' '.join(['metadata', '%s.%s' % (rt.name, '.'.join(s.fullpath)), name] + a)
+
+    def dump(self, w):
+        self.errors = []
+        w('%%mtf 1 dtd=%s class=%d order=%s' % (fmt_bytes_text(self.dtdname.encode()),
+                                               32 if self.cls == 1 else 64, self.order))
+        self.count = 0
+        complete = True
+        for scope, st, end in self.regions:
+            lines = []
+
+            def emit(rt, payload, off, endp):
+                self.count += 1
+                if rt is None:
+                    lines.append(self.fmt_metadata(payload))
+                elif rt.name == 'section':
+                    num = payload[0][1][1].v
+                    sec = self.dtd.sections.get(num)
+                    lines.append('section number=%d%s' % (num, ':' + sec.name if sec else ''))
+                else:
+                    lines.append(' '.join([rt.name] + self.fmt_fields(payload[0])))
+                for l in lines:
+                    w(l)
+                del lines[:]
+            try:
+                self.decode_region(scope, st, end, lambda *a: (emit(*a), None))
+            except TraceError as e:
+                self.errors.append(str(e))
+                complete = False
+        if complete and self.count != self.nrecords:
+            self.errors.append('header says %d records, the trace holds %d' % (self.nrecords, self.count))
+        return self.errors
+
+
+def main(argv):
+    dtd = None
+    args = argv[1:]
+    if args[:1] == ['--dtd']:
+        dtd = args[1]
+        args = args[2:]
+    with open(args[0], 'rb') as f:
+        data = f.read()
+    try:
+        t = Trace(data, dtd)
+    except DtdError as e:
+        print('DTD error: %s' % e, file=sys.stderr)
+        return 3
+    except TraceError as e:
+        print('trace error: %s' % e, file=sys.stderr)
+        return 1
+    errs = t.dump(lambda l: print(l))
+    for e in errs:
+        print('error: %s' % e, file=sys.stderr)
+    return 1 if errs else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main(sys.argv))
