@@ -7,7 +7,11 @@
 set -euo pipefail
 here=$(cd "$(dirname "$0")" && pwd)
 root=$(cd "$here/../.." && pwd)
-mtf=${1:-$root/target/debug/mtf}
+mtf=${1:-${CARGO_TARGET_DIR:-$root/target}/debug/mtf}
+if [ ! -x "$mtf" ]; then
+    echo "conformance: no mtf binary at $mtf (run cargo build first, or pass its path)" >&2
+    exit 2
+fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
