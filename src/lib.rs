@@ -5,7 +5,7 @@
 //! * [`dtd`]: DTD text → span-carrying AST → resolved [`dtd::Schema`];
 //! * [`container`]: trace bytes → header and section index;
 //! * [`decode`]: layouts + live metadata state → borrowed record views;
-//! * [`write`]: the mirror of `decode`, producing traces;
+//! * [`mod@write`]: the mirror of `decode`, producing traces;
 //! * [`cli`]: the `mtf` subcommands.
 //!
 //! The normative format is `docs/format.md`.

@@ -1,7 +1,7 @@
 //! What several subcommands share: opening a trace with its DTD, and reporting failures with the
 //! right exit status.
 
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
 use crate::container::{ContainerError, Located, Trace};
 use crate::dtd::Schema;
@@ -152,9 +152,4 @@ pub fn section_arg(schema: &Schema, arg: &str) -> Result<u8, Failure> {
                 ),
             )
         })
-}
-
-/// A path argument for messages.
-pub fn shown(p: &Path) -> PathBuf {
-    p.to_path_buf()
 }

@@ -5,7 +5,7 @@
 
 use crate::decode::state::{fits_signed, fits_unsigned, truncate, MetaProperty, ScopeState};
 use crate::decode::{Compiled, Loops, Op};
-use crate::dtd::{Builtin, Display, Interp, RecordId, Schema, SlotId, SlotKind};
+use crate::dtd::{Builtin, Display, Interp, RecordId, Schema, SlotId};
 
 use super::error::{WriteError, WriteErrorKind};
 
@@ -387,14 +387,6 @@ impl<'s> Encoder<'s> {
             ));
         }
         Ok(())
-    }
-
-    /// Whether a slot is a byte string.
-    pub fn is_bytes(&self, record: RecordId, slot: SlotId) -> bool {
-        matches!(
-            self.schema.record(record).slots[slot as usize].kind,
-            SlotKind::Bytes { .. }
-        )
     }
 }
 
