@@ -65,8 +65,28 @@ pub fn load_schema_text(name: &str, text: &str) -> Result<Schema, Failure> {
     }
 }
 
+/// The largest DTD file `mtf` reads (DTDs are small; this bounds memory on a wrong path).
+pub const MAX_DTD_BYTES: u64 = 16 << 20;
+
 /// Load a DTD file.
 pub fn load_schema_file(path: &Path) -> Result<Schema, Failure> {
+    let len = std::fs::metadata(path)
+        .map_err(|e| {
+            Failure::new(
+                EXIT_USAGE,
+                format!("error: cannot read DTD {}: {e}", path.display()),
+            )
+        })?
+        .len();
+    if len > MAX_DTD_BYTES {
+        return Err(Failure::new(
+            EXIT_BAD_DTD,
+            format!(
+                "error: {}: {len} bytes is too large for a DTD (the limit is 16 MiB)",
+                path.display()
+            ),
+        ));
+    }
     let text = std::fs::read_to_string(path).map_err(|e| {
         Failure::new(
             EXIT_USAGE,

@@ -28,6 +28,9 @@ pub const MAX_KEPT_PROBLEMS: usize = 10_000;
 /// Repeat limit for items that may occupy no bytes (docs/format.md §6.4).
 pub const MAX_EMPTY_REPEAT: u64 = 65_536;
 
+/// Most field occurrences one record may decode to (docs/format.md §6.4).
+pub const MAX_FIELDS_PER_RECORD: usize = 1 << 22;
+
 /// Decodes records in file order. See [`Reader::records`].
 pub struct Decoder<'r> {
     reader: &'r Reader<'r>,
@@ -465,22 +468,44 @@ impl<'r> Decoder<'r> {
                 Op::Repeat { count, end } => {
                     let n = self.last[*count as usize];
                     let available = self.end - self.pos;
-                    if n > available
-                        && (n > MAX_EMPTY_REPEAT || self.item_min_size(rid, base, pc) > 0)
-                    {
-                        return Err(self.error(
-                            self.pos,
-                            Some(rid),
-                            Some(*count),
-                            ErrorKind::RepeatTooLong {
-                                count: n,
-                                available,
-                            },
-                        ));
+                    if n > available || n > MAX_EMPTY_REPEAT {
+                        // docs/format.md §6.4: an occurrence that needs `min` bytes cannot repeat
+                        // more often than the bytes left allow; one that may be empty at most
+                        // MAX_EMPTY_REPEAT times.
+                        let min = self.item_min_size(rid, base, pc);
+                        let impossible = match available.checked_div(min) {
+                            None => n > MAX_EMPTY_REPEAT,
+                            Some(most) => n > most,
+                        };
+                        if impossible {
+                            return Err(self.error(
+                                self.pos,
+                                Some(rid),
+                                Some(*count),
+                                ErrorKind::RepeatTooLong {
+                                    count: n,
+                                    available,
+                                },
+                            ));
+                        }
                     }
                     pc = self.loops.enter(pc, *end, n);
                 }
-                Op::EndRepeat { begin } => pc = self.loops.end(pc, *begin),
+                Op::EndRepeat { begin } => {
+                    // Nested repeats multiply; the field occurrences of one record are capped so
+                    // that no trace can make the decoder's buffers grow without bound.
+                    if self.values.len() > MAX_FIELDS_PER_RECORD {
+                        return Err(self.error(
+                            self.pos,
+                            Some(rid),
+                            None,
+                            ErrorKind::RecordTooLarge {
+                                fields: self.values.len() as u64,
+                            },
+                        ));
+                    }
+                    pc = self.loops.end(pc, *begin);
+                }
             }
         }
         Ok(())

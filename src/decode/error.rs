@@ -46,6 +46,11 @@ pub enum ErrorKind {
         /// Bytes left in the region.
         available: u64,
     },
+    /// A record with more field occurrences than the decoder accepts (docs/format.md §6.4).
+    RecordTooLarge {
+        /// Field occurrences decoded when the limit was passed.
+        fields: u64,
+    },
     /// A width expression that overflows or goes negative.
     BadWidth(String),
     /// A `sectionOffset` that is not the start of an element of its section.
@@ -109,6 +114,7 @@ impl DecodeError {
                 | ErrorKind::MissingSectionRecord
                 | ErrorKind::UndeclaredSection
                 | ErrorKind::RepeatTooLong { .. }
+                | ErrorKind::RecordTooLarge { .. }
                 | ErrorKind::BadWidth(_)
         )
     }
@@ -140,6 +146,11 @@ impl fmt::Display for ErrorKind {
             ErrorKind::RepeatTooLong { count, available } => write!(
                 f,
                 "repeat count {count} is impossible with {available} byte(s) left in the section"
+            ),
+            ErrorKind::RecordTooLarge { fields } => write!(
+                f,
+                "record has more than {fields} field occurrences; the limit is {}",
+                super::MAX_FIELDS_PER_RECORD
             ),
             ErrorKind::BadWidth(m) => write!(f, "bad width: {m}"),
             ErrorKind::BadSectionOffset {

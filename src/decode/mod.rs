@@ -10,7 +10,9 @@ pub mod state;
 mod value;
 mod view;
 
-pub use decoder::{eval_width, Decoder, MAX_EMPTY_REPEAT, MAX_KEPT_PROBLEMS};
+pub use decoder::{
+    eval_width, Decoder, MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD, MAX_KEPT_PROBLEMS,
+};
 pub use error::{DecodeError, ErrorKind};
 pub use program::{Compiled, Loops, Op, Program, TagTable};
 pub use reader::{ElementIndex, Input, Reader, Region, Resolved, MAX_REF_HOPS};

@@ -798,6 +798,36 @@ pub enum InputFormat {
     Jsonl,
 }
 
+/// The longest input line `pack` accepts.
+pub const MAX_LINE: u64 = 64 << 20;
+
+/// Read one line (at most [`MAX_LINE`] bytes) into `buf`; `Ok(0)` at the end of the input.
+fn read_line(
+    input: &mut impl BufRead,
+    buf: &mut String,
+    line_no: usize,
+) -> Result<usize, PackError> {
+    use std::io::Read;
+    match input.by_ref().take(MAX_LINE).read_line(buf) {
+        Ok(n) => {
+            if n as u64 == MAX_LINE && !buf.ends_with('\n') {
+                return Err(PackError::Text(TextError {
+                    line: line_no,
+                    column: 1,
+                    message: format!("line is longer than {} MiB", MAX_LINE >> 20),
+                }));
+            }
+            Ok(n)
+        }
+        Err(e) if e.kind() == std::io::ErrorKind::InvalidData => Err(PackError::Text(TextError {
+            line: line_no,
+            column: 1,
+            message: "the line is not valid UTF-8".into(),
+        })),
+        Err(e) => Err(PackError::Io(e)),
+    }
+}
+
 /// Read the header line of an input (the first non-blank, non-comment line).
 pub fn read_header(
     input: &mut impl BufRead,
@@ -807,7 +837,7 @@ pub fn read_header(
     let mut line = String::new();
     loop {
         line.clear();
-        if input.read_line(&mut line).map_err(PackError::Io)? == 0 {
+        if read_line(input, &mut line, *line_no + 1)? == 0 {
             return Err(PackError::Text(TextError {
                 line: *line_no + 1,
                 column: 1,
@@ -873,7 +903,7 @@ pub fn pack_lines(
     let mut line = String::new();
     loop {
         line.clear();
-        if input.read_line(&mut line).map_err(PackError::Io)? == 0 {
+        if read_line(input, &mut line, *line_no + 1)? == 0 {
             return Ok(());
         }
         *line_no += 1;

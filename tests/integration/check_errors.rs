@@ -333,6 +333,36 @@ fn impossible_repeat_count() {
 }
 
 #[test]
+fn repeat_of_an_empty_item_is_limited() {
+    // rep.x becomes `default 0` (width 0) and rep.n four bytes wide; a count of 70,000 then
+    // repeats nothing 70,000 times, which the decoder refuses (docs/format.md §6.4).
+    let records = [
+        3, 6, 2, 4, 0, 0, 0, 0, // metadata rep.x default 0
+        3, 6, 1, 0, 4, 0, 0, 0, // metadata rep.n width 4
+        6, 0x70, 0x11, 0x01, 0x00, // rep n=70000
+    ];
+    let t = util::assemble("t.dtd", 4, &[], &[main_section(&records)]);
+    let (p, _) = problems(t);
+    let e = only(&p);
+    assert_eq!(
+        e.kind,
+        ErrorKind::RepeatTooLong {
+            count: 70_000,
+            available: 0
+        }
+    );
+    assert_eq!(e.offset, start(1) + 2 + 16 + 5);
+    // 65,536 empty occurrences are still fine.
+    let records = [
+        3, 6, 2, 4, 0, 0, 0, 0, 3, 6, 1, 0, 4, 0, 0, 0, 6, 0x00, 0x00, 0x01, 0x00,
+    ];
+    let t = util::assemble("t.dtd", 4, &[], &[main_section(&records)]);
+    let (p, n) = problems(t);
+    assert!(p.is_empty(), "{p:#?}");
+    assert_eq!(n, 4);
+}
+
+#[test]
 fn a_bad_record_resynchronises_at_the_next_section() {
     // Section 1 is damaged at its second record; section 2 after it still decodes.
     let t = util::assemble(

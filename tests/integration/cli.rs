@@ -208,3 +208,26 @@ fn pack_interrupted_by_a_failing_reader_leaves_no_file() {
         "temporary files were removed: {leftovers:?}"
     );
 }
+
+#[test]
+fn pack_reports_invalid_utf8_with_its_line() {
+    let mut input = b"%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\nsection 1\n".to_vec();
+    input.extend_from_slice(b"comment vfield.data=\"\xff\"\n");
+    let dir = util::tempdir();
+    let out_path = dir.path().join("x.mtf");
+    let out = util::mtf_stdin(
+        &[
+            "pack",
+            "--dtd",
+            "dtds/hatf10.dtd",
+            "-",
+            "-o",
+            out_path.to_str().unwrap(),
+        ],
+        &input,
+    );
+    assert_eq!(out.status.code(), Some(1));
+    let e = util::text(&out.stderr);
+    assert!(e.contains("-:3:1: the line is not valid UTF-8"), "{e}");
+    assert!(!out_path.exists());
+}
