@@ -15,6 +15,8 @@ fi
 work=$(mktemp -d)
 trap 'rm -rf "$work"' EXIT
 fail=0
+passed=0
+failed=0
 compare() { # name trace [dtd]
     local name=$1 trace=$2 dtd=${3:-}
     local args=()
@@ -23,10 +25,12 @@ compare() { # name trace [dtd]
     "$mtf" dump "${args[@]}" "$trace" > "$work/$name.mtf" 2>/dev/null || true
     if diff -u "$work/$name.mtf" "$work/$name.py" > "$work/$name.diff"; then
         echo "ok   $name ($(wc -l < "$work/$name.mtf") lines)"
+        passed=$((passed + 1))
     else
         echo "FAIL $name: the independent reader and mtf dump differ:"
         head -20 "$work/$name.diff"
         fail=1
+        failed=$((failed + 1))
     fi
 }
 for t in "$root"/traces/*.mtf; do
@@ -38,8 +42,5 @@ for t in "$here"/t/*.mtf; do
     [ "$b" = t7 ] && d="$here/t/t6.dtd"   # t7 is written for t6's DTD
     compare "$b" "$t" "$d"
 done
-if [ "$fail" -ne 0 ]; then
-    echo "conformance: FAILED"
-    exit 1
-fi
-echo "conformance: all traces agree"
+echo "conformance: $passed passed, $failed failed"
+[ "$fail" -eq 0 ]
