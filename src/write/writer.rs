@@ -80,14 +80,7 @@ impl<'s> TraceWriter<'s> {
         dtd_name: &str,
     ) -> Result<TraceWriter<'s>, WriteError> {
         let target = path.as_ref().to_path_buf();
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let tmp = tempfile::Builder::new()
-            .prefix(".mtf-records-")
-            .suffix(".tmp")
-            .tempfile_in(&dir)?;
+        let tmp = temp_beside(&target, ".mtf-records-")?;
         Ok(Self::with_body(
             schema,
             class,
@@ -230,14 +223,7 @@ impl<'s> TraceWriter<'s> {
         };
         let mut records = tmp.into_inner().map_err(|e| e.into_error())?;
         records.as_file_mut().seek(SeekFrom::Start(0))?;
-        let dir = match target.parent() {
-            Some(d) if !d.as_os_str().is_empty() => d.to_path_buf(),
-            _ => PathBuf::from("."),
-        };
-        let out = tempfile::Builder::new()
-            .prefix(".mtf-trace-")
-            .suffix(".tmp")
-            .tempfile_in(&dir)?;
+        let out = temp_beside(&target, ".mtf-trace-")?;
         let mut w = BufWriter::with_capacity(1 << 16, out);
         w.write_all(&header)?;
         copy(records.as_file_mut(), &mut w)?;
@@ -247,6 +233,18 @@ impl<'s> TraceWriter<'s> {
             .map_err(|e| WriteError::from(e.error))?;
         Ok(summary)
     }
+}
+
+/// A temporary file in the target's folder, so that the final rename stays on one file system.
+fn temp_beside(target: &Path, prefix: &str) -> std::io::Result<tempfile::NamedTempFile> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(".tmp")
+        .tempfile_in(dir)
 }
 
 fn copy(from: &mut File, to: &mut impl Write) -> std::io::Result<u64> {

@@ -135,19 +135,7 @@ fn dump_of_a_damaged_trace_prints_what_precedes_the_damage() {
 #[test]
 fn pack_names_line_and_field_of_an_unrepresentable_value() {
     let input = "%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\nsection 1\nmetadata alloc.size width 1\nalloc size=300 address=1 vfield.data=\"\"\n";
-    let dir = util::tempdir();
-    let out_path = dir.path().join("x.mtf");
-    let out = util::mtf_stdin(
-        &[
-            "pack",
-            "--dtd",
-            "dtds/hatf10.dtd",
-            "-",
-            "-o",
-            out_path.to_str().unwrap(),
-        ],
-        input.as_bytes(),
-    );
+    let (out, out_path, _dir) = util::pack_stdin("dtds/hatf10.dtd", input.as_bytes());
     assert_eq!(out.status.code(), Some(1));
     let e = util::text(&out.stderr);
     assert!(
@@ -213,19 +201,7 @@ fn pack_interrupted_by_a_failing_reader_leaves_no_file() {
 fn pack_reports_invalid_utf8_with_its_line() {
     let mut input = b"%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\nsection 1\n".to_vec();
     input.extend_from_slice(b"comment vfield.data=\"\xff\"\n");
-    let dir = util::tempdir();
-    let out_path = dir.path().join("x.mtf");
-    let out = util::mtf_stdin(
-        &[
-            "pack",
-            "--dtd",
-            "dtds/hatf10.dtd",
-            "-",
-            "-o",
-            out_path.to_str().unwrap(),
-        ],
-        &input,
-    );
+    let (out, out_path, _dir) = util::pack_stdin("dtds/hatf10.dtd", &input);
     assert_eq!(out.status.code(), Some(1));
     let e = util::text(&out.stderr);
     assert!(e.contains("-:3:1: the line is not valid UTF-8"), "{e}");

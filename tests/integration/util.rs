@@ -74,6 +74,18 @@ pub fn mtf_stdin(args: &[&str], stdin: &[u8]) -> Output {
     out
 }
 
+/// Run `mtf pack --dtd DTD - -o OUT` on `input`, with OUT in a fresh temporary folder; returns
+/// the output and OUT (the folder lives as long as the returned guard).
+pub fn pack_stdin(dtd: &str, input: &[u8]) -> (Output, PathBuf, tempfile::TempDir) {
+    let dir = tempdir();
+    let out_path = dir.path().join("x.mtf");
+    let out = mtf_stdin(
+        &["pack", "--dtd", dtd, "-", "-o", out_path.to_str().unwrap()],
+        input,
+    );
+    (out, out_path, dir)
+}
+
 /// Compare `actual` with the golden file `rel`; rewrite it when `MTF_BLESS=1`.
 pub fn golden(rel: &str, actual: &str) {
     let path = root().join(rel);
