@@ -5,18 +5,19 @@
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
 use metatf::container::{ByteOrder, Class, Trace};
-use metatf::decode::{MetaProperty, Reader};
+use metatf::decode::{Event, Reader};
 use metatf::dtd::Interp;
-use metatf::text::{Format, Printer};
-use metatf::write::{In, TraceWriter};
+use metatf::encode::{In, TraceWriter};
+use metatf::text::{Format, Options, Printer};
+use metatf::MetaProperty;
 
 const N: u64 = 200_000;
 
 fn make_trace(schema: &metatf::dtd::Schema) -> Vec<u8> {
     let mut w = TraceWriter::in_memory(schema, Class::Bits64, ByteOrder::Little, "hatf10.dtd");
-    w.begin_section(1).unwrap();
-    let alloc = w.encoder().lookup("alloc").unwrap();
-    let free = w.encoder().lookup("free").unwrap();
+    w.section(1).unwrap();
+    let alloc = w.lookup("alloc").unwrap();
+    let free = w.lookup("free").unwrap();
     // A realistic mix: 1-byte sizes, delta-coded addresses and times.
     w.metadata(alloc, 1, MetaProperty::Width(1)).unwrap();
     w.metadata(alloc, 2, MetaProperty::Interp(Interp::Delta(0x10000)))
@@ -70,27 +71,35 @@ fn bench(c: &mut Criterion) {
     g.throughput(Throughput::Elements(nrecords));
     g.bench_function("decode", |b| {
         b.iter(|| {
-            let reader = Reader::from_trace(&trace, &schema);
-            let mut dec = reader.records();
+            let reader = Reader::new(&trace, &schema);
+            let mut records = reader.records();
             let mut sum = 0u64;
-            while let Some(r) = dec.next() {
-                let r = r.unwrap();
-                sum = sum.wrapping_add(r.values().last().map_or(0, |v| v.raw));
+            while let Some(event) = records.next() {
+                let Event::Record(r) = event else {
+                    panic!("the generated trace is valid")
+                };
+                let last = r.field_at(r.field_count() - 1).and_then(|f| f.raw());
+                sum = sum.wrapping_add(last.unwrap_or(0));
             }
             sum
         })
     });
     g.bench_function("dump_text", |b| {
-        let p = Printer {
-            format: Format::Text,
-            ..Printer::default()
-        };
         b.iter(|| {
-            let reader = Reader::from_trace(&trace, &schema);
-            let mut dec = reader.records();
+            let reader = Reader::new(&trace, &schema);
+            let mut p = Printer::new(
+                &reader,
+                Options {
+                    format: Format::Text,
+                    ..Options::default()
+                },
+            );
+            let mut records = reader.records();
             let mut out = std::io::sink();
-            while let Some(r) = dec.next() {
-                p.record(&mut out, &r.unwrap()).unwrap();
+            while let Some(event) = records.next() {
+                if let Event::Record(r) = event {
+                    p.record(&mut out, &r).unwrap();
+                }
             }
         })
     });

@@ -1,46 +1,41 @@
-//! Count the records of a trace per record type.
+//! Count the records of each type in a trace: `cargo run --example count -- TRACE`.
 //!
-//! ```sh
-//! cargo run --example count -- traces/hatf-le32.mtf [DTD]
-//! ```
-//! Without a DTD argument the DTD named in the trace header is looked up like `mtf` does.
+//! The DTD is found as `mtf` finds it (beside the trace, `MTF_DTD_PATH`, or built in).
 
-use std::collections::BTreeMap;
-
-use metatf::container::{Located, Trace};
-use metatf::decode::Reader;
+use metatf::decode::Event;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
-    let mut args = std::env::args().skip(1);
-    let path = args.next().ok_or("usage: count TRACE [DTD]")?;
-    let explicit = args.next().map(std::path::PathBuf::from);
-    let trace = Trace::open(&path)?;
-    let env = std::env::var_os("MTF_DTD_PATH");
-    let located = trace.locate_dtd(explicit.as_deref(), env.as_deref());
-    if let Located::NotFound(nf) = &located {
-        return Err(nf.to_string().into());
-    }
-    let text = located.read_text()?;
-    let schema = metatf::dtd::parse_str(trace.dtd_name(), &text)
-        .map_err(|e| metatf::dtd::render_plain(&e))?
-        .schema;
-    let reader = Reader::from_trace(&trace, &schema);
-    // Count by record type id: a view borrows the decoder's buffers until the next record, so
-    // nothing is allocated per record and nothing is kept from it but numbers.
+    let Some(path) = std::env::args().nth(1) else {
+        eprintln!("usage: count TRACE");
+        std::process::exit(2);
+    };
+    let opened = metatf::open(&path)?;
+    let reader = opened.reader();
+    let schema = opened.schema();
     let mut counts = vec![0u64; schema.records.len()];
+    let mut problems = 0u64;
     let mut records = reader.records();
-    while let Some(rec) = records.next() {
-        counts[rec?.record_id as usize] += 1;
+    while let Some(event) = records.next() {
+        match event {
+            Event::Record(r) => counts[r.record_id() as usize] += 1,
+            Event::Problem(p) => {
+                problems += 1;
+                eprintln!("{p}");
+            }
+            Event::Damage(d) => {
+                problems += 1;
+                eprintln!("{d}");
+            }
+        }
     }
-    let by_name: BTreeMap<&str, u64> = schema
-        .records
-        .iter()
-        .zip(&counts)
-        .filter(|(_, &n)| n > 0)
-        .map(|(r, &n)| (r.name.as_str(), n))
-        .collect();
-    for (name, n) in by_name {
-        println!("{name:<20} {n:>10}");
+    for (rid, n) in counts.iter().enumerate() {
+        if *n > 0 {
+            println!("{:<20} {n}", schema.record(rid as u32).name);
+        }
+    }
+    if problems > 0 {
+        eprintln!("{problems} problem(s)");
+        std::process::exit(1);
     }
     Ok(())
 }

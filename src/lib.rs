@@ -1,34 +1,36 @@
 //! metatf: open any binary trace described by a Meta-TF DTD, without recompiling.
 //!
-//! The data flows through the modules in order:
+//! The data flows through the modules in order (`docs/architecture.md` says what may use what):
 //!
 //! * [`dtd`]: DTD text → span-carrying AST → resolved [`dtd::Schema`];
 //! * [`container`]: trace bytes → header and section index;
-//! * [`decode`]: layouts + live metadata state → borrowed record views;
-//! * [`mod@write`]: the mirror of `decode`, producing traces;
-//! * [`cli`]: the `mtf` subcommands.
+//! * `layout` (internal): compiled record programs, the one layout walker, the live metadata
+//!   state — shared by reading and writing;
+//! * [`decode`]: records as events over borrowed views; [`encode`]: its mirror, the writer;
+//! * [`text`]: the text form and JSON lines, printed and parsed; [`pack`] joins it to the
+//!   writer.
 //!
-//! The normative format is `docs/format.md`.
-//!
-//! Counting records per type in a shipped sample trace:
+//! The normative format is `docs/format.md`. Counting records per type in a sample trace:
 //!
 //! ```
-//! use metatf::{container::Trace, decode::Reader};
+//! use metatf::decode::Event;
 //!
-//! let trace = Trace::open("traces/hatf-le32.mtf")?;
-//! let dtd = std::fs::read_to_string("dtds/hatf10.dtd")?;
-//! let schema = metatf::dtd::parse_str("hatf10.dtd", &dtd)?.schema;
-//! let reader = Reader::from_trace(&trace, &schema);
-//!
+//! let opened = metatf::open("traces/hatf-le32.mtf")?;
+//! let reader = opened.reader();
+//! let schema = opened.schema();
 //! let mut counts = vec![0u64; schema.records.len()];
 //! let mut records = reader.records();
-//! while let Some(record) = records.next() {
-//!     // A view borrows the decoder until the next call: nothing is allocated per record.
-//!     let record = record?;
-//!     counts[record.record_id as usize] += 1;
-//!     if record.name() == "alloc" {
-//!         let size = record.field("size").unwrap();
-//!         assert!(size.as_u64().is_some());
+//! while let Some(event) = records.next() {
+//!     // A view borrows the reader until the next call: nothing is allocated per record.
+//!     match event {
+//!         Event::Record(r) => {
+//!             counts[r.record_id() as usize] += 1;
+//!             if r.name() == "alloc" {
+//!                 assert!(r.get("size").and_then(|v| v.as_u64()).is_some());
+//!             }
+//!         }
+//!         Event::Problem(p) => panic!("{p}"),
+//!         Event::Damage(d) => panic!("{d}"),
 //!     }
 //! }
 //! let allocs = counts[schema.record_by_name(1, "alloc").unwrap() as usize];
@@ -37,9 +39,21 @@
 //! ```
 #![deny(missing_docs)]
 
-pub mod cli;
 pub mod container;
 pub mod decode;
 pub mod dtd;
+pub mod encode;
+mod layout;
+mod open;
+pub mod pack;
 pub mod text;
-pub mod write;
+
+/// Internals for this crate's own property tests; not part of the API and not covered by any
+/// compatibility promise.
+#[doc(hidden)]
+pub mod __internal {
+    pub use crate::layout::ScopeState;
+}
+
+pub use layout::{MetaProperty, MetaRefused, WidthError, MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD};
+pub use open::{open, open_bytes, open_with_dtd, with_trace, DtdSource, OpenError, Opened};

@@ -1,4 +1,7 @@
-//! The `mtf` command-line tool; all logic lives in `metatf::cli`.
+//! The `mtf` command-line tool: argument parsing, rendering and exit codes live in `cli/`; all
+//! the work is done by the `metatf` library.
+mod cli;
+
 fn main() {
-    std::process::exit(metatf::cli::main());
+    std::process::exit(cli::main());
 }

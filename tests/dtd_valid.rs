@@ -5,8 +5,8 @@
 use std::fs;
 use std::path::{Path, PathBuf};
 
-use metatf::cli::dtd::format_schema;
 use metatf::dtd::{self, Builtin, Expr, Interp, SlotKind};
+use metatf::text::schema_listing as format_schema;
 
 fn root() -> PathBuf {
     PathBuf::from(env!("CARGO_MANIFEST_DIR"))

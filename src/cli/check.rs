@@ -4,7 +4,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::decode::{DecodeError, Reader};
+use metatf::decode::Event;
 
 use super::common::{open, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK};
@@ -28,37 +28,33 @@ pub struct CheckArgs {
 /// Run `mtf check`.
 pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     let o = open(&args.trace, args.dtd.as_deref())?;
-    let reader = Reader::from_trace(&o.trace, &o.schema);
-    let mut per_type = vec![0u64; o.schema.records.len()];
+    let reader = o.reader();
+    let mut per_type = vec![0u64; o.schema().records.len()];
     let mut reported = 0u64;
     let mut total = 0u64;
     let path = args.trace.display().to_string();
-    let mut report = |e: &DecodeError| {
+    let mut report = |e: &dyn std::fmt::Display| {
         total += 1;
         if reported < args.max_errors {
             reported += 1;
             println!("{path}: {e}");
         }
     };
-    let mut dec = reader.records();
-    while let Some(item) = dec.next() {
-        match item {
-            Ok(v) => per_type[v.record_id as usize] += 1,
-            Err(e) => report(&e),
-        }
-        for p in dec.take_problems() {
-            report(&p);
+    let mut records = reader.records();
+    while let Some(event) = records.next() {
+        match event {
+            Event::Record(v) => per_type[v.record_id() as usize] += 1,
+            Event::Problem(p) => report(&p),
+            Event::Damage(d) => report(&d),
         }
     }
-    for p in dec.take_problems() {
-        report(&p);
-    }
+    total += records.dropped_problems();
     let checked: u64 = per_type.iter().sum();
     if !args.quiet {
         println!("records checked: {checked}");
         for (rid, n) in per_type.iter().enumerate() {
             if *n > 0 {
-                println!("  {:<24} {n:>12}", o.schema.record(rid as u32).name);
+                println!("  {:<24} {n:>12}", o.schema().record(rid as u32).name);
             }
         }
     }

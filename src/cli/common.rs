@@ -1,14 +1,18 @@
-//! What several subcommands share: opening a trace with its DTD, and reporting failures with the
-//! right exit status.
+//! What several subcommands share: opening a trace with its DTD, rendering diagnostics, and
+//! reporting failures with the right exit status.
 
+use std::io::IsTerminal;
 use std::path::Path;
 
-use crate::container::{ContainerError, Located, Trace};
-use crate::dtd::Schema;
+use miette::{Diagnostic, GraphicalTheme};
+
+use metatf::container::ContainerError;
+use metatf::dtd::{DtdLoadError, Schema};
+use metatf::{OpenError, Opened};
 
 use super::{EXIT_BAD_DTD, EXIT_INVALID_TRACE, EXIT_USAGE};
 
-/// A failure that ends a subcommand: the message is already printed when `printed` is set.
+/// A failure that ends a subcommand.
 #[derive(Debug)]
 pub struct Failure {
     /// Exit status.
@@ -25,151 +29,107 @@ impl Failure {
             message: message.into(),
         }
     }
+
+    /// A failure whose diagnostic is rendered like every other (code, help, snippet).
+    pub fn diagnostic(code: i32, d: &dyn Diagnostic) -> Failure {
+        Failure::new(code, render(d).trim_end().to_string())
+    }
 }
 
-/// A trace opened together with its schema.
-pub struct Opened {
-    /// The trace.
-    pub trace: Trace<'static>,
-    /// Its schema.
-    pub schema: Schema,
-    /// Where the DTD came from, for `info`.
-    pub dtd_origin: String,
+/// Render a diagnostic for standard error: in colour on a terminal, plain otherwise.
+pub fn render(d: &dyn Diagnostic) -> String {
+    if std::io::stderr().is_terminal() {
+        metatf::dtd::render_with(d, GraphicalTheme::default())
+    } else {
+        metatf::dtd::render_plain(d)
+    }
 }
 
-/// Map a container error to a failure: I/O errors are usage errors, the rest make the trace
+/// The exit status for a container error: I/O errors are usage errors, the rest make the trace
 /// invalid.
-pub fn container_failure(path: &Path, e: ContainerError) -> Failure {
+pub fn container_code(e: &ContainerError) -> i32 {
     match e.innermost() {
-        ContainerError::Io { .. } => Failure::new(EXIT_USAGE, format!("error: {e}")),
-        _ => Failure::new(
-            EXIT_INVALID_TRACE,
-            format!("error: {}: invalid trace: {e}", path.display()),
-        ),
+        ContainerError::Io { .. } => EXIT_USAGE,
+        _ => EXIT_INVALID_TRACE,
     }
 }
 
-/// Load and resolve a DTD from text; on failure print its diagnostics and return the failure.
-pub fn load_schema_text(name: &str, text: &str) -> Result<Schema, Failure> {
-    match crate::dtd::parse_str(name, text) {
-        Ok(loaded) => {
-            for w in &loaded.warnings {
-                eprint!("{}", super::dtd::render(w));
-            }
-            Ok(loaded.schema)
-        }
-        Err(errors) => {
-            eprint!("{}", super::dtd::render(&errors));
-            Err(Failure::new(EXIT_BAD_DTD, String::new()))
-        }
+/// Print a DTD's warnings.
+pub fn print_warnings(w: &[metatf::dtd::DtdWarning]) {
+    for w in w {
+        eprint!("{}", render(w));
     }
 }
 
-/// The largest DTD file `mtf` reads (DTDs are small; this bounds memory on a wrong path).
-pub const MAX_DTD_BYTES: u64 = 16 << 20;
+/// The failure for a DTD that could not be loaded.
+pub fn dtd_failure(e: &DtdLoadError) -> Failure {
+    match e {
+        DtdLoadError::Invalid(errors) => {
+            eprint!("{}", render(errors));
+            Failure::new(EXIT_BAD_DTD, String::new())
+        }
+        other => Failure::diagnostic(EXIT_USAGE, other),
+    }
+}
 
-/// Load a DTD file.
+/// Load a DTD file named on the command line.
 pub fn load_schema_file(path: &Path) -> Result<Schema, Failure> {
-    let len = std::fs::metadata(path)
-        .map_err(|e| {
-            Failure::new(
-                EXIT_USAGE,
-                format!("error: cannot read DTD {}: {e}", path.display()),
-            )
-        })?
-        .len();
-    if len > MAX_DTD_BYTES {
-        return Err(Failure::new(
-            EXIT_BAD_DTD,
-            format!(
-                "error: {}: {len} bytes is too large for a DTD (the limit is 16 MiB)",
-                path.display()
-            ),
-        ));
+    let loaded = metatf::dtd::load(path).map_err(|e| dtd_failure(&e))?;
+    print_warnings(&loaded.warnings);
+    let mut schema = loaded.schema;
+    if let Some(n) = path.file_name() {
+        schema.name = n.to_string_lossy().into_owned();
     }
-    let text = std::fs::read_to_string(path).map_err(|e| {
-        Failure::new(
-            EXIT_USAGE,
-            format!("error: cannot read DTD {}: {e}", path.display()),
-        )
-    })?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| path.display().to_string());
-    load_schema_text(&path.display().to_string(), &text).map(|mut s| {
-        s.name = name;
-        s
-    })
+    Ok(schema)
 }
 
 /// Open a trace and find, load and resolve its DTD (docs/format.md §10).
 pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
-    let trace = Trace::open(path).map_err(|e| container_failure(path, e))?;
-    let env = std::env::var_os("MTF_DTD_PATH");
-    let located = trace.locate_dtd(dtd, env.as_deref());
-    let (schema, dtd_origin) = match located {
-        Located::Explicit(p) => (load_schema_file(&p)?, format!("{} (--dtd)", p.display())),
-        Located::TraceDir(p) => (
-            load_schema_file(&p)?,
-            format!("{} (beside the trace)", p.display()),
-        ),
-        Located::EnvPath(p) => (
-            load_schema_file(&p)?,
-            format!("{} (MTF_DTD_PATH)", p.display()),
-        ),
-        Located::Shipped(name, text) => (
-            load_schema_text(name, text)?,
-            format!("{name} (built into mtf)"),
-        ),
-        Located::NotFound(nf) => {
+    let opened = match dtd {
+        Some(d) => metatf::open_with_dtd(path, d),
+        None => metatf::open(path),
+    };
+    match opened {
+        Ok(o) => {
+            print_warnings(o.warnings());
+            Ok(o)
+        }
+        Err(OpenError::Container(e)) => Err(Failure::diagnostic(container_code(&e), &e)),
+        Err(OpenError::Dtd(e)) => Err(dtd_failure(&e)),
+        Err(e @ OpenError::DtdNotFound { explicit, .. }) => {
             // A `--dtd` file that does not exist is a usage error; a DTD the trace names but
             // that is nowhere to be found makes the trace unreadable for want of a DTD.
-            return Err(Failure::new(
-                if dtd.is_some() {
-                    EXIT_USAGE
-                } else {
-                    EXIT_BAD_DTD
-                },
-                format!(
-                    "error: {}: {nf}\n  help: name the DTD with --dtd PATH",
-                    path.display()
-                ),
-            ));
+            let code = if explicit { EXIT_USAGE } else { EXIT_BAD_DTD };
+            Err(Failure::diagnostic(code, &e))
         }
-    };
-    Ok(Opened {
-        trace,
-        schema,
-        dtd_origin,
-    })
+    }
 }
 
-/// Resolve a `--section` argument (a name or an id) against a schema.
+/// Resolve a `--section` argument (a name, an id, or `global`) against a schema. A section the
+/// DTD names `global` is found by that name; the global region is then `0`.
 pub fn section_arg(schema: &Schema, arg: &str) -> Result<u8, Failure> {
     if let Ok(n) = arg.parse::<u8>() {
         if schema.scope_for(n).is_some() {
             return Ok(n);
         }
     }
-    schema
+    if let Some(s) = schema.scopes.iter().find(|s| s.id != 0 && s.name == arg) {
+        return Ok(s.id);
+    }
+    if arg == "global" {
+        return Ok(0);
+    }
+    let names: Vec<_> = schema
         .scopes
         .iter()
-        .find(|s| s.name == arg || (arg == "global" && s.id == 0))
-        .map(|s| s.id)
-        .ok_or_else(|| {
-            let names: Vec<_> = schema
-                .scopes
-                .iter()
-                .filter(|s| s.id != 0)
-                .map(|s| format!("{} ({})", s.name, s.id))
-                .collect();
-            Failure::new(
-                EXIT_USAGE,
-                format!(
-                    "error: no section `{arg}` in the DTD; it declares: global, {}",
-                    names.join(", ")
-                ),
-            )
-        })
+        .filter(|s| s.id != 0)
+        .map(|s| format!("{} ({})", s.name, s.id))
+        .collect();
+    Err(Failure::new(
+        EXIT_USAGE,
+        format!(
+            "error: no section `{arg}` in the DTD; it declares: global (0), {}",
+            names.join(", ")
+        ),
+    ))
 }

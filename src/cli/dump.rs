@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::decode::Reader;
-use crate::text::{DumpHeader, Format, Printer};
+use metatf::decode::Event;
+use metatf::text::{DumpHeader, Format, Options, Printer};
 
 use super::common::{open, section_arg, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
@@ -58,7 +58,7 @@ pub struct DumpArgs {
 /// Run `mtf dump`.
 pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
     let o = open(&args.trace, args.dtd.as_deref())?;
-    let schema = &o.schema;
+    let schema = o.schema();
     let mut want_section = [args.sections.is_empty(); 256];
     for s in &args.sections {
         want_section[section_arg(schema, s)? as usize] = true;
@@ -86,33 +86,38 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
             }
         }
     }
-    let printer = Printer {
-        format: match args.format {
-            DumpFormat::Text => Format::Text,
-            DumpFormat::Jsonl => Format::Jsonl,
+    let reader = o.reader();
+    let mut printer = Printer::new(
+        &reader,
+        Options {
+            format: match args.format {
+                DumpFormat::Text => Format::Text,
+                DumpFormat::Jsonl => Format::Jsonl,
+            },
+            offsets: args.offsets,
+            raw: args.raw,
         },
-        offsets: args.offsets,
-        raw: args.raw,
-    };
-    let reader = Reader::from_trace(&o.trace, schema);
+    );
     let stdout = std::io::stdout();
     let mut w = BufWriter::with_capacity(1 << 16, stdout.lock());
-    let h = o.trace.header();
+    let h = o.trace().header();
     let header = DumpHeader {
         dtd: &h.dtd_name,
-        class_bits: 8 * h.class.word_size() as u32,
-        big_endian: h.byte_order == crate::container::ByteOrder::Big,
+        class: h.class,
+        order: h.byte_order,
     };
     let mut status = EXIT_OK;
     let result = (|| -> std::io::Result<()> {
         printer.header(&mut w, &header)?;
-        let mut dec = reader.records();
+        let mut records = reader.records();
         let mut seen = 0u64;
         let mut printed = 0u64;
-        while let Some(item) = dec.next() {
-            match item {
-                Ok(view) => {
-                    if !want_section[view.section as usize] || !want_record[view.record_id as usize]
+        let path = args.trace.display();
+        while let Some(event) = records.next() {
+            match event {
+                Event::Record(view) => {
+                    if !want_section[view.section() as usize]
+                        || !want_record[view.record_id() as usize]
                     {
                         continue;
                     }
@@ -126,22 +131,17 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
                     printer.record(&mut w, &view)?;
                     printed += 1;
                 }
-                Err(e) => {
+                Event::Problem(p) => {
                     w.flush()?;
-                    eprintln!("error: {}: {e}", args.trace.display());
+                    eprintln!("error: {path}: {p}");
+                    status = EXIT_INVALID_TRACE;
+                }
+                Event::Damage(d) => {
+                    w.flush()?;
+                    eprintln!("error: {path}: {d}");
                     status = EXIT_INVALID_TRACE;
                 }
             }
-            for p in dec.take_problems() {
-                w.flush()?;
-                eprintln!("error: {}: {p}", args.trace.display());
-                status = EXIT_INVALID_TRACE;
-            }
-        }
-        for p in dec.take_problems() {
-            w.flush()?;
-            eprintln!("error: {}: {p}", args.trace.display());
-            status = EXIT_INVALID_TRACE;
         }
         w.flush()
     })();

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use crate::decode::Reader;
+use metatf::decode::Event;
 
 use super::common::{open, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK};
@@ -23,34 +23,34 @@ pub struct InfoArgs {
 /// Run `mtf info`.
 pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
     let o = open(&args.trace, args.dtd.as_deref())?;
-    let h = o.trace.header();
-    let reader = Reader::from_trace(&o.trace, &o.schema);
+    let h = o.trace().header();
+    let reader = o.reader();
     let nregions = reader.regions().len();
     let mut per_region = vec![0u64; nregions];
-    let mut per_type = vec![0u64; o.schema.records.len()];
+    let mut per_type = vec![0u64; o.schema().records.len()];
     let mut errors = 0u64;
-    let mut dec = reader.records();
+    let mut records = reader.records();
     let region_of = |offset: u64| {
         reader
             .regions()
             .iter()
             .position(|r| (r.start..r.end).contains(&offset))
     };
-    while let Some(item) = dec.next() {
-        match item {
-            Ok(v) => {
-                per_type[v.record_id as usize] += 1;
-                if let Some(i) = region_of(v.offset) {
+    while let Some(event) = records.next() {
+        match event {
+            Event::Record(v) => {
+                per_type[v.record_id() as usize] += 1;
+                if let Some(i) = region_of(v.offset()) {
                     per_region[i] += 1;
                 }
             }
-            Err(_) => errors += 1,
+            Event::Problem(_) | Event::Damage(_) => errors += 1,
         }
     }
-    errors += dec.problems_total();
+    errors += records.dropped_problems();
     let out = std::io::stdout();
     let mut w = out.lock();
-    let file_len = o.trace.bytes().len();
+    let file_len = o.trace().bytes().len();
     let io = |e: std::io::Error| Failure::new(super::EXIT_USAGE, format!("error: {e}"));
     (|| -> std::io::Result<()> {
         writeln!(w, "file        {} ({file_len} bytes)", args.trace.display())?;
@@ -64,14 +64,14 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
         writeln!(
             w,
             "byte order  {}",
-            if h.byte_order == crate::container::ByteOrder::Big {
+            if h.byte_order == metatf::container::ByteOrder::Big {
                 "big-endian"
             } else {
                 "little-endian"
             }
         )?;
         writeln!(w, "header ints {} bytes", h.int_width)?;
-        writeln!(w, "dtd         {} → {}", h.dtd_name, o.dtd_origin)?;
+        writeln!(w, "dtd         {} → {}", h.dtd_name, o.dtd_source())?;
         writeln!(w, "start       {}", h.start)?;
         writeln!(w, "nrecords    {}", h.nrecords)?;
         writeln!(w, "sections    {}", h.nsections)?;
@@ -104,7 +104,7 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
         writeln!(w, "{:<24} {:>12}", "record", "count")?;
         for (rid, n) in per_type.iter().enumerate() {
             if *n > 0 {
-                let rt = o.schema.record(rid as u32);
+                let rt = o.schema().record(rid as u32);
                 let scope = if rt.scope == 0 {
                     String::new()
                 } else {

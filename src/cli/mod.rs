@@ -1,14 +1,14 @@
 //! The `mtf` command line: one file per subcommand; `main.rs` only calls [`main`].
 
-pub mod dtd;
+mod dtd;
 
 use clap::{Parser, Subcommand};
 
-pub mod check;
-pub mod common;
-pub mod dump;
-pub mod info;
-pub mod pack;
+mod check;
+mod common;
+mod dump;
+mod info;
+mod pack;
 
 /// Exit status: success (trace or DTD valid).
 pub const EXIT_OK: i32 = 0;

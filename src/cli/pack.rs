@@ -6,10 +6,11 @@ use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use crate::text::{pack_lines, read_header, InputFormat, PackError};
-use crate::write::TraceWriter;
+use metatf::encode::TraceWriter;
+use metatf::pack::{finish_error, pack_lines, read_header, LineMap, PackError};
+use metatf::text::{InputFormat, LineReader};
 
-use super::common::{load_schema_file, Failure};
+use super::common::{load_schema_file, render, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Input format of `mtf pack`.
@@ -68,25 +69,22 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
         PackError::Io(e) => Failure::new(EXIT_USAGE, format!("error: reading {input_name}: {e}")),
         PackError::Text(t) => Failure::new(
             EXIT_INVALID_TRACE,
-            format!("error: {input_name}:{}:{}: {}", t.line, t.column, t.message),
+            format!("error: {input_name}:{}:{}: {}", t.line, t.column, t.kind),
         ),
-        PackError::Write(w) => {
-            Failure::new(EXIT_INVALID_TRACE, format!("error: {input_name}: {w}"))
-        }
+        PackError::Write(w) => Failure::new(
+            EXIT_INVALID_TRACE,
+            format!("error: {input_name}: {}", render(&w).trim_end()),
+        ),
     };
-    let mut line = 0usize;
-    let h = read_header(&mut input, format, &mut line).map_err(fail)?;
-    let mut writer = TraceWriter::create(&schema, &args.output, h.class(), h.byte_order(), &h.dtd)
+    let mut lines = LineReader::new(input);
+    let h = read_header(&mut lines, format).map_err(fail)?;
+    let mut writer = TraceWriter::create(&schema, &args.output, h.class, h.order, &h.dtd)
         .map_err(|e| Failure::new(EXIT_USAGE, format!("error: {}: {e}", args.output.display())))?;
-    pack_lines(&mut input, format, &mut writer, &mut line).map_err(fail)?;
+    let mut map = LineMap::default();
+    pack_lines(&mut lines, format, &mut writer, &mut map).map_err(fail)?;
     // If anything above failed, `writer` is dropped here and its temporary file removed: nothing
     // appears under the output name.
-    let summary = writer.finish().map_err(|e| {
-        Failure::new(
-            EXIT_INVALID_TRACE,
-            format!("error: {}: {e}", args.output.display()),
-        )
-    })?;
+    let summary = writer.finish().map_err(|e| fail(finish_error(e, &map)))?;
     eprintln!(
         "{}: {} records, {} bytes",
         args.output.display(),

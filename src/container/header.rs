@@ -1,5 +1,5 @@
-//! The fixed trace header (docs/format.md §2.1): raw layout constants, [`ByteOrder`], [`Class`]
-//! and the parsed [`Header`], with its encoder.
+//! The fixed trace header (docs/format.md §2.1): raw layout constants and the parsed [`Header`],
+//! with its encoder. Byte order and class live in `int.rs`.
 
 // Design: as in gimli/object, the on-disk layout (the `OFF_*` constants below) is kept apart
 // from the parsed view. Parsing checks every claim against the slice length before it is used,
@@ -7,6 +7,7 @@
 // DTD name, bounded by 255 bytes by the format itself.
 
 use super::error::{ContainerError, EncodeError, MAGIC};
+use super::int::{ByteOrder, Class};
 
 /// Offset of the `class` byte.
 pub const OFF_CLASS: u64 = 4;
@@ -23,125 +24,6 @@ pub const OFF_RESERVED: u64 = 8;
 pub const OFF_INTEGERS: u64 = 16;
 /// Length of the part of the header that does not depend on `W` or the DTD name.
 pub const FIXED_LEN: usize = 16;
-
-/// Byte order of every multi-byte integer in a trace (header byte 5).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum ByteOrder {
-    /// `byteorder = 1`.
-    Little,
-    /// `byteorder = 2`.
-    Big,
-}
-
-impl ByteOrder {
-    /// The header byte for this order: 1 (little) or 2 (big).
-    pub fn to_byte(self) -> u8 {
-        match self {
-            ByteOrder::Little => 1,
-            ByteOrder::Big => 2,
-        }
-    }
-
-    /// The order a header byte names, if any.
-    pub fn from_byte(b: u8) -> Option<ByteOrder> {
-        match b {
-            1 => Some(ByteOrder::Little),
-            2 => Some(ByteOrder::Big),
-            _ => None,
-        }
-    }
-
-    /// Reads an unsigned integer of `width` bytes (0..=8) from the start of `bytes`.
-    ///
-    /// Width 0 reads nothing and returns 0 (docs/format.md §6.1).
-    ///
-    /// # Panics
-    ///
-    /// If `width > 8` or `bytes.len() < width`; callers check region bounds first.
-    #[inline]
-    pub fn read_uint(self, bytes: &[u8], width: usize) -> u64 {
-        // Copying into a fixed 8-byte buffer and using from_{le,be}_bytes compiles to a load
-        // plus a shift/bswap, with no per-byte loop.
-        let src = &bytes[..width];
-        let mut buf = [0u8; 8];
-        match self {
-            ByteOrder::Little => {
-                buf[..width].copy_from_slice(src);
-                u64::from_le_bytes(buf)
-            }
-            ByteOrder::Big => {
-                buf[8 - width..].copy_from_slice(src);
-                u64::from_be_bytes(buf)
-            }
-        }
-    }
-
-    /// Writes the low `width` bytes (0..=8) of `value` to the start of `out`.
-    ///
-    /// Higher bytes of `value` are discarded; use [`fits_in`] first when that matters.
-    ///
-    /// # Panics
-    ///
-    /// If `width > 8` or `out.len() < width`.
-    #[inline]
-    pub fn write_uint(self, value: u64, width: usize, out: &mut [u8]) {
-        let dst = &mut out[..width];
-        match self {
-            ByteOrder::Little => dst.copy_from_slice(&value.to_le_bytes()[..width]),
-            ByteOrder::Big => dst.copy_from_slice(&value.to_be_bytes()[8 - width..]),
-        }
-    }
-
-    /// Appends the low `width` bytes (0..=8) of `value` to `out`, as [`ByteOrder::write_uint`].
-    #[inline]
-    pub fn push_uint(self, value: u64, width: usize, out: &mut Vec<u8>) {
-        let at = out.len();
-        out.resize(at + width, 0);
-        self.write_uint(value, width, &mut out[at..]);
-    }
-}
-
-/// Whether `value` is representable as an unsigned integer of `width` bytes (0..=8).
-#[inline]
-pub fn fits_in(value: u64, width: usize) -> bool {
-    width >= 8 || value >> (8 * width) == 0
-}
-
-/// Address size of the traced program (header byte 4); sets the metadata word size (§5.4).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-pub enum Class {
-    /// `class = 1`: 32-bit, 4-byte metadata words.
-    Bits32,
-    /// `class = 2`: 64-bit, 8-byte metadata words.
-    Bits64,
-}
-
-impl Class {
-    /// Size in bytes of a metadata value word: 4 or 8.
-    pub fn word_size(self) -> usize {
-        match self {
-            Class::Bits32 => 4,
-            Class::Bits64 => 8,
-        }
-    }
-
-    /// The header byte for this class: 1 or 2.
-    pub fn to_byte(self) -> u8 {
-        match self {
-            Class::Bits32 => 1,
-            Class::Bits64 => 2,
-        }
-    }
-
-    /// The class a header byte names, if any.
-    pub fn from_byte(b: u8) -> Option<Class> {
-        match b {
-            1 => Some(Class::Bits32),
-            2 => Some(Class::Bits64),
-            _ => None,
-        }
-    }
-}
 
 /// A parsed and checked trace header.
 ///
@@ -443,8 +325,6 @@ mod tests {
         assert_eq!(ByteOrder::Little.read_uint(&[1, 2], 2), 0x0201);
         assert_eq!(ByteOrder::Big.read_uint(&[1, 2], 2), 0x0102);
         assert_eq!(ByteOrder::Big.read_uint(&[], 0), 0);
-        assert!(fits_in(255, 1) && !fits_in(256, 1) && fits_in(0, 0) && !fits_in(1, 0));
-        assert!(fits_in(u64::MAX, 8));
     }
 
     #[test]

@@ -10,6 +10,7 @@
 mod dtdpath;
 mod error;
 mod header;
+mod int;
 mod section;
 #[cfg(test)]
 mod testutil;
@@ -20,8 +21,9 @@ pub use dtdpath::{
 };
 pub use error::{ContainerError, EncodeError, MAGIC};
 pub use header::{
-    fits_in, ByteOrder, Class, Header, FIXED_LEN, OFF_BYTEORDER, OFF_CLASS, OFF_DTDLENGTH,
-    OFF_INTEGERS, OFF_INTWIDTH, OFF_RESERVED,
+    Header, FIXED_LEN, OFF_BYTEORDER, OFF_CLASS, OFF_DTDLENGTH, OFF_INTEGERS, OFF_INTWIDTH,
+    OFF_RESERVED,
 };
+pub use int::{fits_signed, fits_unsigned, sign_extend, truncate, ByteOrder, Class};
 pub use section::{SectionHeader, SectionIndex};
 pub use trace::{Trace, TraceData};

@@ -1,13 +1,14 @@
-//! [`Reader`]: a trace's bytes and regions bound to a compiled schema; the source of decoders.
+//! [`Reader`]: a trace's bytes and regions bound to a compiled schema; the source of
+//! [`Records`](super::Records).
 
 use std::cell::OnceCell;
 
-use crate::dtd::{Builtin, RecordId, Schema};
+use crate::container::{ByteOrder, Class, Trace};
+use crate::dtd::Schema;
+use crate::layout::{Compiled, Wire};
 
-use super::decoder::{Decoder, Mode};
-use super::error::{DecodeError, ErrorKind};
-use super::program::Compiled;
-use super::value::{ElementRef, Value};
+use super::records::{Mode, Records};
+use super::tables::ElementIndex;
 
 /// One contiguous region of records: the global region (section 0) or a section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -20,62 +21,33 @@ pub struct Region {
     pub end: u64,
 }
 
-/// What the decoder needs to know about the container.
+/// What the decoder needs to know about the container, checked by whoever builds it.
 #[derive(Debug, Clone)]
-pub struct Input<'a> {
-    /// The whole trace file.
-    pub bytes: &'a [u8],
-    /// Byte order: `true` for big-endian.
-    pub big_endian: bool,
-    /// The metadata value word size: 4 (class 1) or 8 (class 2).
-    pub word_size: u8,
-    /// Regions in file order: the global region first (possibly empty), then each section.
-    pub regions: Vec<Region>,
-    /// `nrecords` from the header.
-    pub nrecords: u64,
-    /// Where `nrecords` is stored in the header (for error messages).
-    pub nrecords_offset: u64,
-}
-
-/// The elements of one section used as a table (docs/format.md §8).
-#[derive(Debug, Clone, Default)]
-pub struct ElementIndex {
-    /// Absolute offset of the section's content (after its `section` record).
-    pub content_start: u64,
-    /// Size of the content in bytes.
-    pub content_len: u64,
-    /// Offset of each element relative to `content_start`, ascending.
-    pub offsets: Vec<u64>,
-    /// Each element's value (its last decoded field).
-    pub values: Vec<Value>,
-    /// Each element's record type.
-    pub records: Vec<RecordId>,
-    /// The error that stopped the scan, if the section is damaged.
-    pub error: Option<DecodeError>,
-}
-
-/// A reference followed to its element.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Resolved {
-    /// Section of the element.
-    pub section: u8,
-    /// Index of the element in its section.
-    pub index: u64,
-    /// Record type of the element.
-    pub record: RecordId,
-    /// The element's value (never itself a reference unless the chain was too long).
-    pub value: Value,
+pub(crate) struct Input<'a> {
+    /// The whole trace file (or the part the regions lie in).
+    pub(crate) bytes: &'a [u8],
+    pub(crate) order: ByteOrder,
+    pub(crate) class: Class,
+    /// Regions in file order: the global region first (possibly empty), then each section;
+    /// every region lies within `bytes`.
+    pub(crate) regions: Vec<Region>,
+    /// `nrecords` from the header, when the count is to be checked.
+    pub(crate) nrecords: Option<u64>,
+    /// Where `nrecords` is stored in the header (for messages).
+    pub(crate) nrecords_offset: u64,
 }
 
 /// A trace bound to its schema.
 ///
 /// ```
 /// # fn demo(reader: &metatf::decode::Reader) {
+/// use metatf::decode::Event;
 /// let mut records = reader.records();
-/// while let Some(item) = records.next() {
-///     match item {
-///         Ok(view) => println!("{} at byte {}", view.name(), view.offset),
-///         Err(e) => eprintln!("{e}"),
+/// while let Some(event) = records.next() {
+///     match event {
+///         Event::Record(r) => println!("{} at byte {}", r.name(), r.offset()),
+///         Event::Problem(p) => eprintln!("{p}"),
+///         Event::Damage(d) => eprintln!("{d}"),
 ///     }
 /// }
 /// # }
@@ -84,33 +56,14 @@ pub struct Reader<'a> {
     pub(crate) input: Input<'a>,
     pub(crate) schema: &'a Schema,
     pub(crate) compiled: Compiled,
+    pub(crate) wire: Wire,
     pub(crate) region_of_section: Vec<Option<usize>>,
-    tables: Vec<OnceCell<Option<ElementIndex>>>,
+    pub(crate) tables: Vec<OnceCell<Option<ElementIndex>>>,
 }
 
-/// How many references a chain may follow (docs/format.md §8).
-pub const MAX_REF_HOPS: usize = 16;
-
 impl<'a> Reader<'a> {
-    /// Bind an input to a schema. Compiles the schema's programs.
-    pub fn new(input: Input<'a>, schema: &'a Schema) -> Reader<'a> {
-        let mut region_of_section = vec![None; 256];
-        for (i, r) in input.regions.iter().enumerate() {
-            if r.section != 0 {
-                region_of_section[r.section as usize] = Some(i);
-            }
-        }
-        Reader {
-            compiled: Compiled::new(schema),
-            input,
-            schema,
-            region_of_section,
-            tables: (0..256).map(|_| OnceCell::new()).collect(),
-        }
-    }
-
-    /// Bind an opened trace to its schema.
-    pub fn from_trace(trace: &'a crate::container::Trace<'_>, schema: &'a Schema) -> Reader<'a> {
+    /// Bind an opened trace to its schema (compiles the schema's record programs).
+    pub fn new(trace: &'a Trace<'_>, schema: &'a Schema) -> Reader<'a> {
         let header = trace.header();
         let index = trace.sections();
         let global = index.global_region();
@@ -124,15 +77,39 @@ impl<'a> Reader<'a> {
             start: r.start,
             end: r.end,
         }));
-        let input = Input {
-            bytes: trace.bytes(),
-            big_endian: header.byte_order == crate::container::ByteOrder::Big,
-            word_size: header.class.word_size() as u8,
-            regions,
-            nrecords: header.nrecords,
-            nrecords_offset: crate::container::OFF_INTEGERS + 2 * header.int_width as u64,
-        };
-        Reader::new(input, schema)
+        Reader::from_input(
+            Input {
+                bytes: trace.bytes(),
+                order: header.byte_order,
+                class: header.class,
+                regions,
+                nrecords: Some(header.nrecords),
+                nrecords_offset: crate::container::OFF_INTEGERS + 2 * header.int_width as u64,
+            },
+            schema,
+        )
+    }
+
+    /// Bind checked input to a schema.
+    pub(crate) fn from_input(input: Input<'a>, schema: &'a Schema) -> Reader<'a> {
+        debug_assert!(input
+            .regions
+            .iter()
+            .all(|r| r.start <= r.end && r.end <= input.bytes.len() as u64));
+        let mut region_of_section = vec![None; 256];
+        for (i, r) in input.regions.iter().enumerate() {
+            if r.section != 0 {
+                region_of_section[r.section as usize] = Some(i);
+            }
+        }
+        Reader {
+            compiled: Compiled::new(schema),
+            wire: Wire::new(schema),
+            input,
+            schema,
+            region_of_section,
+            tables: (0..256).map(|_| OnceCell::new()).collect(),
+        }
     }
 
     /// The schema.
@@ -150,132 +127,26 @@ impl<'a> Reader<'a> {
         &self.input.regions
     }
 
-    /// Whether integers are big-endian.
-    pub fn big_endian(&self) -> bool {
-        self.input.big_endian
+    /// The byte order.
+    pub fn byte_order(&self) -> ByteOrder {
+        self.input.order
     }
 
-    /// The metadata value word size (4 or 8).
-    pub fn word_size(&self) -> u8 {
-        self.input.word_size
+    /// The class (sets the metadata word size).
+    pub fn class(&self) -> Class {
+        self.input.class
     }
 
-    /// `nrecords` from the header.
-    pub fn header_nrecords(&self) -> u64 {
-        self.input.nrecords
-    }
-
-    /// A decoder over every record of the trace, in file order.
-    pub fn records(&self) -> Decoder<'_> {
-        Decoder::new(self, (0..self.input.regions.len()).collect(), Mode::Main)
-    }
-
-    /// The element table of a section, built on first use; `None` if the trace has no such
-    /// section or the DTD does not declare it.
-    pub fn table(&self, section: u8) -> Option<&ElementIndex> {
-        self.tables[section as usize]
-            .get_or_init(|| self.build_table(section))
-            .as_ref()
-    }
-
-    fn build_table(&self, section: u8) -> Option<ElementIndex> {
-        let ri = self.region_of_section[section as usize]?;
-        self.schema.scope_for(section)?;
-        let region = self.input.regions[ri];
-        let mut idx = ElementIndex {
-            content_start: region.end,
-            ..ElementIndex::default()
-        };
-        let mut dec = Decoder::new(self, vec![ri], Mode::Prepass);
-        let mut first = true;
-        while let Some(item) = dec.next() {
-            match item {
-                Ok(view) => {
-                    if first {
-                        idx.content_start = view.offset + view.len;
-                        first = false;
-                        continue;
-                    }
-                    if view.record().builtin.is_some() {
-                        continue;
-                    }
-                    let Some(last) = view.values().last() else {
-                        continue;
-                    };
-                    idx.offsets.push(view.offset - idx.content_start);
-                    idx.values.push(last.value);
-                    idx.records.push(view.record_id);
-                }
-                Err(e) => {
-                    idx.error = Some(e);
-                    break;
-                }
-            }
-        }
-        idx.content_len = region.end.saturating_sub(idx.content_start);
-        Some(idx)
-    }
-
-    /// Find the element a reference names, checking it (docs/format.md §8). Does not follow
-    /// chains; see [`Reader::resolve`].
-    pub fn element(&self, r: ElementRef) -> Result<(u64, RecordId, Value), ErrorKind> {
-        let section = r.section();
-        let table = self
-            .table(section)
-            .ok_or(ErrorKind::MissingSection { section })?;
-        match r {
-            ElementRef::Offset { offset, .. } => match table.offsets.binary_search(&offset) {
-                Ok(i) => Ok((i as u64, table.records[i], table.values[i])),
-                Err(_) => Err(ErrorKind::BadSectionOffset {
-                    section,
-                    offset,
-                    content: table.content_len,
-                }),
-            },
-            ElementRef::Index { index, .. } => {
-                if index >= 0 && (index as u64) < table.values.len() as u64 {
-                    let i = index as usize;
-                    Ok((i as u64, table.records[i], table.values[i]))
-                } else {
-                    Err(ErrorKind::BadSectionIndex {
-                        section,
-                        index,
-                        count: table.values.len() as u64,
-                    })
-                }
-            }
-        }
-    }
-
-    /// Follow a reference (and references it leads to, at most [`MAX_REF_HOPS`]) to a value.
-    pub fn resolve(&self, mut r: ElementRef) -> Result<Resolved, ErrorKind> {
-        let mut hops = 0;
-        loop {
-            let (index, record, value) = self.element(r)?;
-            hops += 1;
-            match value {
-                Value::Ref(next) if hops < MAX_REF_HOPS => r = next,
-                _ => {
-                    return Ok(Resolved {
-                        section: r.section(),
-                        index,
-                        record,
-                        value,
-                    })
-                }
-            }
-        }
+    /// Every record of the trace, in file order, with the problems found on the way.
+    pub fn records(&self) -> Records<'_> {
+        Records::new(self, (0..self.input.regions.len()).collect(), Mode::Main)
     }
 
     /// The name of a section id ("" for the global region or an undeclared id).
-    pub fn section_name(&self, section: u8) -> &str {
+    pub fn section_name(&self, section: u8) -> &'a str {
         self.schema
             .scope_for(section)
             .map(|s| s.name.as_str())
             .unwrap_or("")
-    }
-
-    pub(crate) fn is_builtin(&self, rid: RecordId, which: Builtin) -> bool {
-        self.schema.record(rid).builtin == Some(which)
     }
 }

@@ -1,9 +1,13 @@
 //! Borrowed views of one decoded record and its fields.
 
-use crate::dtd::{RecordId, RecordType, Slot, SlotId, SlotKind};
+use std::fmt;
 
-use super::reader::{Reader, Resolved};
-use super::state::MetaProperty;
+use crate::dtd::{RecordId, RecordType, Slot, SlotId, SlotKind};
+use crate::layout::MetaProperty;
+
+use super::error::RefError;
+use super::reader::Reader;
+use super::tables::Resolved;
 use super::value::{FieldValue, Value};
 
 /// The change a metadata record made (symbolic form of its fields).
@@ -17,21 +21,15 @@ pub struct MetaChange {
     pub property: MetaProperty,
 }
 
-/// One decoded record, borrowed from the decoder until its next call.
+/// One decoded record, borrowed from [`Records`](super::Records) until its next call.
 #[derive(Clone, Copy)]
 pub struct RecordView<'d> {
     pub(crate) reader: &'d Reader<'d>,
-    /// The record type.
-    pub record_id: RecordId,
-    /// Section id of the scope it was read in (0 = global region).
-    pub section: u8,
-    /// Absolute byte offset of the record.
-    pub offset: u64,
-    /// Length of the record in bytes.
-    pub len: u64,
-    /// Index of the record in the trace, counting every record from 0 (approximate after a
-    /// region was skipped because of an error).
-    pub index: u64,
+    pub(crate) record_id: RecordId,
+    pub(crate) section: u8,
+    pub(crate) offset: u64,
+    pub(crate) len: u64,
+    pub(crate) index: u64,
     pub(crate) values: &'d [FieldValue],
     pub(crate) meta: Option<MetaChange>,
 }
@@ -42,9 +40,40 @@ impl<'d> RecordView<'d> {
         self.reader.schema.record(self.record_id)
     }
 
+    /// The record type's id in the schema.
+    pub fn record_id(&self) -> RecordId {
+        self.record_id
+    }
+
     /// The record type's name.
     pub fn name(&self) -> &'d str {
         &self.record().name
+    }
+
+    /// Section id of the region the record was read in (0 = global region).
+    pub fn section(&self) -> u8 {
+        self.section
+    }
+
+    /// Absolute byte offset of the record.
+    pub fn offset(&self) -> u64 {
+        self.offset
+    }
+
+    /// Length of the record in bytes.
+    pub fn len(&self) -> u64 {
+        self.len
+    }
+
+    /// Whether the record occupies no bytes (never: every record has a tag).
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    /// Index of the record in the trace, counting every record from 0 (approximate after a
+    /// damaged region).
+    pub fn index(&self) -> u64 {
+        self.index
     }
 
     /// The record's stored bytes.
@@ -52,13 +81,8 @@ impl<'d> RecordView<'d> {
         &self.reader.input.bytes[self.offset as usize..(self.offset + self.len) as usize]
     }
 
-    /// Every decoded field occurrence, in order (repeats expanded).
-    pub fn values(&self) -> &'d [FieldValue] {
-        self.values
-    }
-
-    /// The fields, in order, with their definitions.
-    pub fn fields(&self) -> impl Iterator<Item = Field<'d>> + 'd {
+    /// Every decoded field occurrence, in order (repeats expanded), the tag first.
+    pub fn fields(&self) -> impl ExactSizeIterator<Item = Field<'d>> + 'd {
         let reader = self.reader;
         let rt = self.record();
         self.values.iter().map(move |fv| Field {
@@ -74,7 +98,26 @@ impl<'d> RecordView<'d> {
         self.fields().find(|f| f.fv.slot == slot)
     }
 
-    /// The field occurrence at a position of [`RecordView::values`].
+    /// Every occurrence of a field by its display name (one per repeat item).
+    pub fn field_all<'n>(&self, name: &'n str) -> impl Iterator<Item = Field<'d>> + 'n
+    where
+        'd: 'n,
+    {
+        let slot = self.record().slot_by_name(name);
+        self.fields().filter(move |f| Some(f.fv.slot) == slot)
+    }
+
+    /// The interpreted value of the first occurrence of a field.
+    pub fn get(&self, name: &str) -> Option<Value<'d>> {
+        self.field(name).map(|f| f.value())
+    }
+
+    /// How many field occurrences the record has (the tag included, repeats expanded).
+    pub fn field_count(&self) -> usize {
+        self.values.len()
+    }
+
+    /// The field occurrence at a position of [`RecordView::fields`].
     pub fn field_at(&self, i: usize) -> Option<Field<'d>> {
         let fv = self.values.get(i)?;
         Some(Field {
@@ -95,8 +138,8 @@ impl<'d> RecordView<'d> {
     }
 }
 
-impl std::fmt::Debug for RecordView<'_> {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+impl fmt::Debug for RecordView<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("RecordView")
             .field("record", &self.name())
             .field("section", &self.section)
@@ -112,39 +155,44 @@ impl std::fmt::Debug for RecordView<'_> {
 #[derive(Clone, Copy)]
 pub struct Field<'d> {
     reader: &'d Reader<'d>,
-    /// Its definition.
-    pub def: &'d Slot,
-    /// Its decoded form.
-    pub fv: &'d FieldValue,
+    def: &'d Slot,
+    pub(crate) fv: &'d FieldValue,
 }
 
 impl<'d> Field<'d> {
-    /// Display name.
+    /// Display name (`size`, `vfield.data`, `frames`).
     pub fn name(&self) -> &'d str {
         &self.def.name
     }
 
-    /// Interpreted value.
-    pub fn value(&self) -> Value {
-        self.fv.value
+    /// The field's definition.
+    pub fn def(&self) -> &'d Slot {
+        self.def
     }
 
-    /// The integer value, for integer fields (the offset or index for references).
+    /// The slot number (docs/format.md §4.4).
+    pub fn slot(&self) -> SlotId {
+        self.fv.slot
+    }
+
+    /// The interpreted value.
+    pub fn value(&self) -> Value<'d> {
+        self.fv.value.with(self.reader.input.bytes)
+    }
+
+    /// The integer value, for integer fields only (not byte strings, not references).
     pub fn as_u64(&self) -> Option<u64> {
-        match self.fv.value {
-            Value::Int(v) => Some(v),
-            _ => None,
-        }
+        self.value().as_u64()
     }
 
     /// The bytes of a byte-string field.
     pub fn as_bytes(&self) -> Option<&'d [u8]> {
-        match self.fv.value {
-            Value::Bytes { offset, len } => {
-                Some(&self.reader.input.bytes[offset as usize..(offset + len) as usize])
-            }
-            _ => None,
-        }
+        self.value().as_bytes()
+    }
+
+    /// Absolute byte offset of the stored bytes.
+    pub fn offset(&self) -> u64 {
+        self.fv.offset
     }
 
     /// The stored bytes (empty for zero-width fields).
@@ -162,10 +210,26 @@ impl<'d> Field<'d> {
     }
 
     /// For a `sectionOffset`/`sectionStride` field, the element it leads to.
-    pub fn resolve(&self) -> Option<Result<Resolved, super::ErrorKind>> {
+    pub fn resolve(&self) -> Option<Result<Resolved<'d>, RefError>> {
         match self.fv.value {
-            Value::Ref(r) => Some(self.reader.resolve(r)),
+            super::value::Val::Ref(r) => Some(self.reader.resolve(r)),
             _ => None,
         }
+    }
+}
+
+impl fmt::Debug for Field<'_> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Field")
+            .field("name", &self.name())
+            .field("value", &self.value())
+            .finish()
+    }
+}
+
+impl fmt::Display for Field<'_> {
+    /// `name=value`, with the value as [`Value`]'s `Display` shows it.
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "{}={}", self.name(), self.value())
     }
 }

@@ -8,7 +8,9 @@
 
 use std::sync::Arc;
 
-use miette::{Diagnostic, GraphicalReportHandler, GraphicalTheme, NamedSource, SourceSpan};
+use miette::{Diagnostic, NamedSource, SourceSpan};
+#[cfg(feature = "fancy")]
+use miette::{GraphicalReportHandler, GraphicalTheme};
 
 use super::schema::Span;
 
@@ -432,11 +434,13 @@ pub enum DtdWarning {
 
 /// Render a diagnostic (with its related ones) as plain Unicode text, without colours or
 /// hyperlinks: deterministic output for files, pipes and golden tests.
+#[cfg(feature = "fancy")]
 pub fn render_plain(diag: &dyn Diagnostic) -> String {
     render_with(diag, GraphicalTheme::unicode_nocolor())
 }
 
 /// Render a diagnostic with a given theme (e.g. coloured for a terminal).
+#[cfg(feature = "fancy")]
 pub fn render_with(diag: &dyn Diagnostic, theme: GraphicalTheme) -> String {
     let handler = GraphicalReportHandler::new_themed(theme).with_links(false);
     let mut out = String::new();

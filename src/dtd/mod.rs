@@ -30,7 +30,9 @@ use std::sync::Arc;
 
 use miette::NamedSource;
 
-pub use error::{render_plain, render_with, DtdError, DtdErrors, DtdWarning};
+#[cfg(feature = "fancy")]
+pub use error::{render_plain, render_with};
+pub use error::{DtdError, DtdErrors, DtdWarning};
 pub use schema::*;
 
 /// The built-in records (docs/format.md §5), in the DTD language.

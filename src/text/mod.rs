@@ -1,41 +1,46 @@
-//! The text form of a trace (docs/text-format.md): what `mtf dump` prints and `mtf pack` reads.
+//! The text form of a trace (docs/text-format.md): what `mtf dump` prints and `mtf pack` reads,
+//! its JSON-lines twin, and the listing of a schema that `mtf dtd show` prints.
+//!
+//! Printing reads [`decode`](crate::decode) views; reading produces [`Line`]s whose records
+//! carry [`Fields`](crate::encode::Fields) by name, which [`crate::pack`] hands to the writer.
+//! Nothing here does I/O beyond the `Write`/`BufRead` it is given.
 
-pub mod parse;
-pub mod print;
+mod error;
+#[cfg(feature = "json")]
+mod json_in;
+#[cfg(feature = "json")]
+mod json_out;
+mod lex;
+mod line;
+mod lines;
+mod meta;
+mod print;
+mod schema;
+mod value;
 
-pub use parse::{
-    pack_lines, pack_to_vec, read_header, InputFormat, PackError, TextError, TextHeader,
-};
-pub use print::{DumpHeader, Format, Printer};
+pub use error::{TextError, TextErrorKind};
+pub use line::{Arg, Line, Parsed, SectionRef, TextHeader};
+pub use lines::{LineError, LineReader, MAX_LINE};
+pub(crate) use meta::{meta_property, section_id};
+pub use print::{DumpHeader, Format, Options, Printer};
+pub use schema::schema_listing;
+pub use value::{write_string, write_value};
 
-use crate::dtd::{Node, RecordType};
+/// Which input syntax.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InputFormat {
+    /// The text form.
+    Text,
+    /// JSON lines.
+    #[cfg(feature = "json")]
+    Jsonl,
+}
 
-/// The key of a repeat in the text form: its full path, as its item's slot names carry it
-/// (`frames`, or `group.n_items` for a composite repeat inside a nested record). A repeat of a
-/// single field is keyed by that field's name.
-pub(crate) fn repeat_key(rt: &RecordType, name: &str, item: &[Node]) -> String {
-    fn first(nodes: &[Node]) -> Option<u16> {
-        nodes.iter().find_map(|n| match n {
-            Node::Field(s) => Some(*s),
-            Node::Group { children, .. } => first(children),
-            Node::Repeat { item, .. } => first(item),
-        })
+/// Parse one input line; `None` for blank and comment lines. `line` is its 1-based number.
+pub fn parse_line(format: InputFormat, s: &str, line: usize) -> Result<Option<Parsed>, TextError> {
+    match format {
+        InputFormat::Text => line::parse_text_line(s, line),
+        #[cfg(feature = "json")]
+        InputFormat::Jsonl => json_in::parse_json_line(s, line),
     }
-    let Some(s) = first(item) else {
-        return name.to_string();
-    };
-    let full = &rt.slots[s as usize].name;
-    if let [Node::Field(_)] = item {
-        return full.clone();
-    }
-    let needle = format!("{name}.");
-    let mut from = 0;
-    while let Some(p) = full[from..].find(&needle) {
-        let at = from + p;
-        if at == 0 || full.as_bytes()[at - 1] == b'.' {
-            return full[..at + name.len()].to_string();
-        }
-        from = at + 1;
-    }
-    name.to_string()
 }

@@ -1,7 +1,7 @@
 //! `mtf check` problems, each from hand-assembled bytes, with the exact byte offset asserted.
 
 use metatf::container::{Header, Trace, OFF_INTEGERS};
-use metatf::decode::{DecodeError, ErrorKind, Reader};
+use metatf::decode::{DamageKind, Event, Position, ProblemKind, Reader, RefError};
 
 use crate::util;
 
@@ -12,21 +12,151 @@ fn start(n: usize) -> u64 {
     Header::encoded_len(4, "t.dtd".len(), n)
 }
 
+/// The decoder's problems and damage in one shape, so each test asserts the kind it expects.
+#[derive(Debug, Clone, PartialEq, Eq)]
+enum ErrorKind {
+    UnknownTag {
+        tag: u64,
+    },
+    Truncated {
+        needed: u64,
+        available: u64,
+    },
+    FixedValue {
+        expected: u64,
+        found: u64,
+    },
+    BadMetadata(String),
+    MissingSectionRecord,
+    SectionNumberMismatch {
+        index: u8,
+        record: u64,
+    },
+    MisplacedSection,
+    UndeclaredSection,
+    RepeatTooLong {
+        count: u64,
+        available: u64,
+    },
+    BadSectionOffset {
+        section: u8,
+        offset: u64,
+        content: u64,
+    },
+    BadSectionIndex {
+        section: u8,
+        index: i64,
+        count: u64,
+    },
+    MissingSection {
+        section: u8,
+    },
+    RecordCount {
+        header: u64,
+        actual: u64,
+    },
+    Other(String),
+}
+
+#[derive(Debug)]
+struct DecodeError {
+    offset: u64,
+    record_index: Option<u64>,
+    section: u8,
+    record: Option<String>,
+    field: Option<String>,
+    kind: ErrorKind,
+    text: String,
+}
+
+impl std::fmt::Display for DecodeError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.text)
+    }
+}
+
+fn problem(at: Position, k: ProblemKind) -> DecodeError {
+    let text = format!("{at}: {k}");
+    let kind = match k {
+        ProblemKind::FixedValue { expected, found } => ErrorKind::FixedValue { expected, found },
+        ProblemKind::Metadata(m) => ErrorKind::BadMetadata(m.to_string()),
+        ProblemKind::SectionNumberMismatch { index, record } => {
+            ErrorKind::SectionNumberMismatch { index, record }
+        }
+        ProblemKind::MisplacedSection => ErrorKind::MisplacedSection,
+        ProblemKind::Reference(RefError::BadOffset {
+            section,
+            offset,
+            content,
+        }) => ErrorKind::BadSectionOffset {
+            section,
+            offset,
+            content,
+        },
+        ProblemKind::Reference(RefError::BadIndex {
+            section,
+            index,
+            count,
+        }) => ErrorKind::BadSectionIndex {
+            section,
+            index,
+            count,
+        },
+        ProblemKind::Reference(RefError::MissingSection { section }) => {
+            ErrorKind::MissingSection { section }
+        }
+        ProblemKind::RecordCount { header, actual } => ErrorKind::RecordCount { header, actual },
+        other => ErrorKind::Other(other.to_string()),
+    };
+    DecodeError {
+        offset: at.offset,
+        record_index: at.record_index,
+        section: at.section,
+        record: at.record,
+        field: at.field,
+        kind,
+        text,
+    }
+}
+
+fn damage(at: Position, k: DamageKind) -> DecodeError {
+    let text = format!("{at}: {k}");
+    let kind = match k {
+        DamageKind::UnknownTag { tag } => ErrorKind::UnknownTag { tag },
+        DamageKind::Truncated { needed, available } => ErrorKind::Truncated { needed, available },
+        DamageKind::UnknownMetaCode { .. } => ErrorKind::BadMetadata(k.to_string()),
+        DamageKind::MissingSectionRecord => ErrorKind::MissingSectionRecord,
+        DamageKind::UndeclaredSection => ErrorKind::UndeclaredSection,
+        DamageKind::RepeatTooLong { count, available } => {
+            ErrorKind::RepeatTooLong { count, available }
+        }
+        other => ErrorKind::Other(other.to_string()),
+    };
+    DecodeError {
+        offset: at.offset,
+        record_index: at.record_index,
+        section: at.section,
+        record: at.record,
+        field: at.field,
+        kind,
+        text,
+    }
+}
+
 fn problems(bytes: Vec<u8>) -> (Vec<DecodeError>, u64) {
     let schema = util::schema(DTD);
     let trace = Trace::from_bytes(bytes).expect("container is valid");
-    let reader = Reader::from_trace(&trace, &schema);
-    let mut dec = reader.records();
+    let reader = Reader::new(&trace, &schema);
+    let mut records = reader.records();
     let mut out = Vec::new();
     let mut ok = 0;
-    while let Some(r) = dec.next() {
-        match r {
-            Ok(_) => ok += 1,
-            Err(e) => out.push(e),
+    while let Some(event) = records.next() {
+        match event {
+            Event::Record(_) => ok += 1,
+            Event::Problem(p) => out.push(problem(p.at, p.kind)),
+            Event::Damage(d) => out.push(damage(d.at, d.kind)),
         }
-        out.extend(dec.take_problems());
     }
-    out.extend(dec.take_problems());
     (out, ok)
 }
 

@@ -101,10 +101,10 @@ fn dump_of_a_damaged_trace_prints_what_precedes_the_damage() {
     std::fs::write(&p, &bytes).unwrap();
     let out = util::mtf(&["dump", p.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
+    let e = util::text(&out.stderr);
     assert!(
-        util::text(&out.stderr).contains("invalid trace"),
-        "{}",
-        util::text(&out.stderr)
+        e.contains("mtf::trace::invalid") && e.contains("cut.mtf"),
+        "{e}"
     );
     // Damage inside the records instead: an unknown tag where the 5th record starts.
     let mut bytes = std::fs::read(util::root().join("traces/hatf-le32.mtf")).unwrap();
@@ -169,11 +169,10 @@ fn pack_interrupted_by_a_failing_reader_leaves_no_file() {
     let dir = util::tempdir();
     let target = dir.path().join("t.mtf");
     let text = b"%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\nsection 1\nalloc size=1 address=2 vfield.data=\"\"\n".to_vec();
-    let mut input = BufReader::with_capacity(16, Failing(std::io::Cursor::new(text)));
-    let mut line = 0;
-    let h =
-        metatf::text::read_header(&mut input, metatf::text::InputFormat::Text, &mut line).unwrap();
-    let mut w = metatf::write::TraceWriter::create(
+    let input = BufReader::with_capacity(16, Failing(std::io::Cursor::new(text)));
+    let mut input = metatf::text::LineReader::new(input);
+    let h = metatf::pack::read_header(&mut input, metatf::text::InputFormat::Text).unwrap();
+    let mut w = metatf::encode::TraceWriter::create(
         &schema,
         &target,
         metatf::container::Class::Bits32,
@@ -181,11 +180,11 @@ fn pack_interrupted_by_a_failing_reader_leaves_no_file() {
         &h.dtd,
     )
     .unwrap();
-    let r = metatf::text::pack_lines(
+    let r = metatf::pack::pack_lines(
         &mut input,
         metatf::text::InputFormat::Text,
         &mut w,
-        &mut line,
+        &mut Default::default(),
     );
     assert!(r.is_err());
     drop(w);

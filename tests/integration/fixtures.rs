@@ -7,7 +7,8 @@
 use std::io::BufReader;
 use std::path::PathBuf;
 
-use metatf::text::{pack_to_vec, read_header, InputFormat};
+use metatf::pack::{pack_to_vec, read_header};
+use metatf::text::{InputFormat, LineReader};
 
 use crate::util;
 
@@ -27,11 +28,14 @@ fn sources() -> Vec<(String, PathBuf)> {
 /// Pack a text source in-process, with the DTD its header names (from `dtds/`).
 pub fn pack_source(path: &std::path::Path) -> (Vec<u8>, String) {
     let text = std::fs::read(path).unwrap();
-    let mut line = 0;
-    let h = read_header(&mut BufReader::new(&text[..]), InputFormat::Text, &mut line).unwrap();
+    let h = read_header(
+        &mut LineReader::new(BufReader::new(&text[..])),
+        InputFormat::Text,
+    )
+    .unwrap();
     let dtd_rel = format!("dtds/{}", h.dtd);
     let schema = util::schema(&dtd_rel);
-    let bytes = pack_to_vec(&schema, &mut BufReader::new(&text[..]), InputFormat::Text)
+    let bytes = pack_to_vec(&schema, BufReader::new(&text[..]), InputFormat::Text)
         .unwrap_or_else(|e| panic!("{}: {e}", path.display()));
     (bytes, dtd_rel)
 }

@@ -1,0 +1,622 @@
+//! [`Records`]: walks the regions of a trace and yields one [`Event`] at a time — a borrowed
+//! record view, a problem, or damage — so no caller drains a side channel.
+
+// Design: the decoder owns every buffer it needs (decoded values, last value per slot, the walk
+// stack) and reuses them from record to record, so decoding allocates nothing per record. It is
+// a lending iterator: a `RecordView` borrows the decoder until the next call, which is why
+// `Records` has its own `next` rather than implementing `std::iter::Iterator`. Problems found
+// while decoding a record are queued and come out right after that record's view.
+
+use std::collections::VecDeque;
+
+use crate::container::sign_extend;
+use crate::dtd::{Display, Interp, RecordId, SlotId};
+use crate::layout::{
+    eval_width, MetaProperty, MetaRefused, ScopeState, Step, TagTable, Walk, MAX_EMPTY_REPEAT,
+    MAX_FIELDS_PER_RECORD,
+};
+
+use super::error::{Damage, DamageKind, Position, Problem, ProblemKind};
+use super::reader::Reader;
+use super::value::{ElementRef, FieldValue, Val};
+use super::view::{MetaChange, RecordView};
+
+/// One thing found while reading a trace.
+#[derive(Debug)]
+pub enum Event<'r> {
+    /// A decoded record.
+    Record(RecordView<'r>),
+    /// A problem in the record just yielded (or, at the end, in the trace as a whole): the trace
+    /// is invalid, and reading goes on with the next record.
+    Problem(Box<Problem>),
+    /// The rest of the current region cannot be decoded; reading resumes at the next region.
+    Damage(Box<Damage>),
+}
+
+/// Whether a decoder checks references (the main pass) or only scans a table (the pre-pass that
+/// builds a section's element index, which must not recurse into other tables).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Mode {
+    Main,
+    Prepass,
+}
+
+/// Most problems kept for one record; more are counted in [`Records::dropped_problems`].
+pub const MAX_PROBLEMS_PER_RECORD: usize = 1024;
+
+/// The records of a trace in file order. See [`Reader::records`].
+pub struct Records<'r> {
+    reader: &'r Reader<'r>,
+    mode: Mode,
+    regions: Vec<usize>,
+    next_region: usize,
+    region_start: u64,
+    pos: u64,
+    end: u64,
+    scope: Option<ScopeState>,
+    tags: Option<&'r crate::layout::TagTable>,
+    pub(crate) values: Vec<FieldValue>,
+    last: Vec<u64>,
+    walk: Walk,
+    count: u64,
+    index_exact: bool,
+    queued: VecDeque<Problem>,
+    queued_this_record: usize,
+    dropped: u64,
+    meta: Option<MetaChange>,
+    finished: bool,
+    cur: Cur,
+}
+
+#[derive(Default, Clone, Copy)]
+struct Cur {
+    rid: RecordId,
+    start: u64,
+}
+
+impl<'r> Records<'r> {
+    pub(crate) fn new(reader: &'r Reader<'r>, regions: Vec<usize>, mode: Mode) -> Records<'r> {
+        Records {
+            reader,
+            mode,
+            regions,
+            next_region: 0,
+            region_start: 0,
+            pos: 0,
+            end: 0,
+            scope: None,
+            tags: None,
+            values: Vec::with_capacity(64),
+            last: vec![0; reader.compiled.max_slots],
+            walk: Walk::default(),
+            count: 0,
+            index_exact: true,
+            queued: VecDeque::new(),
+            queued_this_record: 0,
+            dropped: 0,
+            meta: None,
+            finished: false,
+            cur: Cur::default(),
+        }
+    }
+
+    /// Records decoded so far.
+    pub fn count(&self) -> u64 {
+        self.count
+    }
+
+    /// Problems not reported because one record had more than [`MAX_PROBLEMS_PER_RECORD`].
+    pub fn dropped_problems(&self) -> u64 {
+        self.dropped
+    }
+
+    /// The next event, or `None` at the end of the trace.
+    #[allow(clippy::should_implement_trait)]
+    pub fn next(&mut self) -> Option<Event<'_>> {
+        if let Some(p) = self.queued.pop_front() {
+            return Some(Event::Problem(Box::new(p)));
+        }
+        self.queued_this_record = 0;
+        loop {
+            if self.pos >= self.end {
+                if self.next_region >= self.regions.len() {
+                    if !self.finished {
+                        self.finished = true;
+                        self.finish();
+                        if let Some(p) = self.queued.pop_front() {
+                            return Some(Event::Problem(Box::new(p)));
+                        }
+                    }
+                    return None;
+                }
+                if let Err(d) = self.enter_region() {
+                    return Some(Event::Damage(d));
+                }
+                continue;
+            }
+            return Some(match self.decode_record() {
+                Ok(()) => {
+                    self.count += 1;
+                    let c = self.cur;
+                    Event::Record(RecordView {
+                        reader: self.reader,
+                        record_id: c.rid,
+                        section: self.section(),
+                        offset: c.start,
+                        len: self.pos - c.start,
+                        index: self.count - 1,
+                        values: &self.values,
+                        meta: self.meta,
+                    })
+                }
+                Err(d) => {
+                    // Resynchronise at the next region.
+                    self.pos = self.end;
+                    self.index_exact = false;
+                    Event::Damage(d)
+                }
+            });
+        }
+    }
+
+    fn section(&self) -> u8 {
+        self.scope.as_ref().map_or(0, |s| s.section)
+    }
+
+    fn enter_region(&mut self) -> Result<(), Box<Damage>> {
+        let ri = self.regions[self.next_region];
+        self.next_region += 1;
+        let region = self.reader.input.regions[ri];
+        self.region_start = region.start;
+        self.pos = region.start;
+        self.end = region.end;
+        match &self.reader.compiled.tags[region.section as usize] {
+            Some(t) => {
+                self.tags = Some(t);
+                self.scope = Some(ScopeState::new(self.reader.schema, region.section));
+                Ok(())
+            }
+            None => {
+                self.pos = self.end;
+                self.index_exact = false;
+                self.scope = None;
+                self.tags = None;
+                Err(Box::new(Damage {
+                    at: Position {
+                        offset: region.start,
+                        record_index: None,
+                        section: region.section,
+                        section_name: String::new(),
+                        record: None,
+                        field: None,
+                    },
+                    kind: DamageKind::UndeclaredSection,
+                }))
+            }
+        }
+    }
+
+    fn finish(&mut self) {
+        let input = &self.reader.input;
+        if let Some(nrecords) = input.nrecords {
+            if self.mode == Mode::Main
+                && self.index_exact
+                && self.regions.len() == input.regions.len()
+                && self.count != nrecords
+            {
+                self.queued.push_back(Problem {
+                    at: Position {
+                        offset: input.nrecords_offset,
+                        record_index: None,
+                        section: 0,
+                        section_name: String::new(),
+                        record: None,
+                        field: None,
+                    },
+                    kind: ProblemKind::RecordCount {
+                        header: nrecords,
+                        actual: self.count,
+                    },
+                });
+            }
+        }
+    }
+
+    fn problem(
+        &mut self,
+        offset: u64,
+        rid: Option<RecordId>,
+        slot: Option<SlotId>,
+        kind: ProblemKind,
+    ) {
+        if self.queued_this_record >= MAX_PROBLEMS_PER_RECORD {
+            self.dropped += 1;
+            return;
+        }
+        self.queued_this_record += 1;
+        let at = self.position(offset, rid, slot);
+        self.queued.push_back(Problem { at, kind });
+    }
+
+    fn position(&self, offset: u64, rid: Option<RecordId>, slot: Option<SlotId>) -> Position {
+        let schema = self.reader.schema;
+        let section = self.section();
+        Position {
+            offset,
+            record_index: self.index_exact.then_some(self.count),
+            section,
+            section_name: self.reader.section_name(section).to_string(),
+            record: rid.map(|r| schema.record(r).name.clone()),
+            field: match (rid, slot) {
+                (Some(r), Some(s)) => schema
+                    .record(r)
+                    .slots
+                    .get(s as usize)
+                    .map(|s| s.name.clone()),
+                _ => None,
+            },
+        }
+    }
+
+    fn damage(
+        &self,
+        offset: u64,
+        rid: Option<RecordId>,
+        slot: Option<SlotId>,
+        kind: DamageKind,
+    ) -> Box<Damage> {
+        Box::new(Damage {
+            at: self.position(offset, rid, slot),
+            kind,
+        })
+    }
+
+    #[inline]
+    fn read(&self, at: u64, width: usize) -> u64 {
+        self.reader
+            .input
+            .order
+            .read_uint(&self.reader.input.bytes[at as usize..], width)
+    }
+
+    #[inline]
+    fn need(&self, n: u64, rid: Option<RecordId>, slot: Option<SlotId>) -> Result<(), Box<Damage>> {
+        let available = self.end - self.pos;
+        if n > available {
+            Err(self.damage(
+                self.pos,
+                rid,
+                slot,
+                DamageKind::Truncated {
+                    needed: n,
+                    available,
+                },
+            ))
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Read one integer of `w` bytes at the current position into the values.
+    fn plain(&mut self, slot: SlotId, w: usize, rid: RecordId) -> Result<u64, Box<Damage>> {
+        self.need(w as u64, Some(rid), Some(slot))?;
+        let at = self.pos;
+        let raw = self.read(at, w);
+        self.pos += w as u64;
+        self.values.push(FieldValue {
+            slot,
+            offset: at,
+            width: w as u32,
+            raw,
+            value: Val::Int(raw),
+        });
+        Ok(raw)
+    }
+
+    fn decode_record(&mut self) -> Result<(), Box<Damage>> {
+        let reader = self.reader;
+
+        let wire = reader.wire;
+        let start = self.pos;
+        self.cur = Cur { rid: 0, start };
+        self.values.clear();
+        self.meta = None;
+        let tw = wire.tag as u64;
+        self.need(tw, None, None)?;
+        let tag = self.read(start, tw as usize);
+        let tags: &TagTable = self.tags.expect("a region is open");
+        let Some(rid) = tags.get(tag) else {
+            return Err(self.damage(start, None, None, DamageKind::UnknownTag { tag }));
+        };
+        self.cur.rid = rid;
+        let at_region_start = start == self.region_start;
+        let section_here = self.section();
+        if section_here != 0 && at_region_start && rid != wire.section {
+            return Err(self.damage(start, Some(rid), None, DamageKind::MissingSectionRecord));
+        }
+        self.pos += tw;
+        self.values.push(FieldValue {
+            slot: 0,
+            offset: start,
+            width: tw as u32,
+            raw: tag,
+            value: Val::Int(tag),
+        });
+        self.last[0] = tag;
+        if rid == wire.metadata {
+            return self.decode_metadata(rid);
+        }
+        if rid == wire.section {
+            let number = self.plain(1, wire.section_number as usize, rid)?;
+            let off = self.values[1].offset;
+            if !at_region_start || section_here == 0 {
+                self.problem(start, Some(rid), None, ProblemKind::MisplacedSection);
+            } else if number != section_here as u64 {
+                self.problem(
+                    off,
+                    Some(rid),
+                    Some(1),
+                    ProblemKind::SectionNumberMismatch {
+                        index: section_here,
+                        record: number,
+                    },
+                );
+            }
+            return Ok(());
+        }
+        self.run_program(rid)
+    }
+
+    fn run_program(&mut self, rid: RecordId) -> Result<(), Box<Damage>> {
+        let reader = self.reader;
+        let rt = reader.schema.record(rid);
+        let prog = reader.compiled.program(rid);
+        let base = self
+            .scope
+            .as_ref()
+            .and_then(|s| s.base(rid))
+            .expect("tag tables only hold visible records");
+        self.walk.reset();
+        loop {
+            let last = &self.last;
+            let Some(step) = self.walk.next(prog, |s, _| last[s as usize]) else {
+                return Ok(());
+            };
+            match step {
+                Step::Int { slot, .. } => self.int_field(rid, rt, base, slot)?,
+                Step::Bytes { slot, width, .. } => {
+                    let len = eval_width(width, &self.last).map_err(|e| {
+                        self.damage(self.pos, Some(rid), Some(slot), DamageKind::BadWidth(e))
+                    })?;
+                    self.need(len, Some(rid), Some(slot))?;
+                    let at = self.pos;
+                    self.pos += len;
+                    self.last[slot as usize] = len;
+                    self.values.push(FieldValue {
+                        slot,
+                        offset: at,
+                        width: len as u32,
+                        raw: 0,
+                        value: Val::Bytes { offset: at, len },
+                    });
+                }
+                Step::Enter { count, n, pc, .. } => {
+                    let available = self.end - self.pos;
+                    if n > available || n > MAX_EMPTY_REPEAT {
+                        // docs/format.md §6.4: an occurrence that needs `min` bytes cannot repeat
+                        // more often than the bytes left allow; one that may be empty at most
+                        // MAX_EMPTY_REPEAT times.
+                        let scope = self.scope.as_ref().expect("open scope");
+                        let min = prog.item_min_size(pc, |s| scope.slots[base + s as usize].width);
+                        let impossible = match available.checked_div(min) {
+                            None => n > MAX_EMPTY_REPEAT,
+                            Some(most) => n > most,
+                        };
+                        if impossible {
+                            return Err(self.damage(
+                                self.pos,
+                                Some(rid),
+                                Some(count),
+                                DamageKind::RepeatTooLong {
+                                    count: n,
+                                    available,
+                                },
+                            ));
+                        }
+                    }
+                }
+                Step::ItemEnd { .. } => {
+                    // Nested repeats multiply; the field occurrences of one record are capped so
+                    // that no trace can make the decoder's buffers grow without bound.
+                    if self.values.len() > MAX_FIELDS_PER_RECORD {
+                        return Err(self.damage(
+                            self.pos,
+                            Some(rid),
+                            None,
+                            DamageKind::RecordTooLarge {
+                                fields: self.values.len() as u64,
+                            },
+                        ));
+                    }
+                }
+                Step::ItemStart { .. } | Step::Leave { .. } => {}
+            }
+        }
+    }
+
+    #[inline]
+    fn int_field(
+        &mut self,
+        rid: RecordId,
+        rt: &crate::dtd::RecordType,
+        base: usize,
+        slot: SlotId,
+    ) -> Result<(), Box<Damage>> {
+        let def = &rt.slots[slot as usize];
+        let st = &mut self.scope.as_mut().expect("open scope").slots[base + slot as usize];
+        let w = st.width as usize;
+        let available = self.end - self.pos;
+        if w as u64 > available {
+            return Err(self.damage(
+                self.pos,
+                Some(rid),
+                Some(slot),
+                DamageKind::Truncated {
+                    needed: w as u64,
+                    available,
+                },
+            ));
+        }
+        let at = self.pos;
+        let input = &self.reader.input;
+        let raw = input.order.read_uint(&input.bytes[at as usize..], w);
+        self.pos += w as u64;
+        let (value, number) = match st.interp {
+            Interp::None => {
+                let v = if def.display == Display::Signed {
+                    sign_extend(raw, st.width) as u64
+                } else {
+                    raw
+                };
+                (Val::Int(v), v)
+            }
+            Interp::Default(v) => (Val::Int(v), v),
+            Interp::BaseOffset(b) => {
+                let v = b.wrapping_add(sign_extend(raw, st.width) as u64);
+                (Val::Int(v), v)
+            }
+            Interp::Delta(_) => {
+                st.prev = st.prev.wrapping_add(sign_extend(raw, st.width) as u64);
+                (Val::Int(st.prev), st.prev)
+            }
+            Interp::Stride { stride, .. } => {
+                st.prev = st.prev.wrapping_add(stride as u64);
+                (Val::Int(st.prev), st.prev)
+            }
+            Interp::SectionOffset(section) => {
+                let r = ElementRef::Offset {
+                    section,
+                    offset: raw,
+                };
+                (Val::Ref(r), raw)
+            }
+            Interp::SectionStride { section, stride } => {
+                let index = st.cursor;
+                st.cursor = st.cursor.wrapping_add(stride);
+                let r = ElementRef::Index { section, index };
+                (Val::Ref(r), index as u64)
+            }
+        };
+        if let Val::Ref(r) = value {
+            self.check_ref(r, at, rid, slot);
+        }
+        if let Some(fixed) = def.fixed {
+            if number != fixed {
+                self.problem(
+                    at,
+                    Some(rid),
+                    Some(slot),
+                    ProblemKind::FixedValue {
+                        expected: fixed,
+                        found: number,
+                    },
+                );
+            }
+        }
+        self.last[slot as usize] = number;
+        self.values.push(FieldValue {
+            slot,
+            offset: at,
+            width: w as u32,
+            raw,
+            value,
+        });
+        Ok(())
+    }
+
+    fn check_ref(&mut self, r: ElementRef, at: u64, rid: RecordId, slot: SlotId) {
+        if self.mode == Mode::Prepass {
+            return;
+        }
+        if let Err(e) = self.reader.element(r) {
+            self.problem(at, Some(rid), Some(slot), ProblemKind::Reference(e));
+        }
+    }
+
+    fn decode_metadata(&mut self, rid: RecordId) -> Result<(), Box<Damage>> {
+        let reader = self.reader;
+        let schema = reader.schema;
+        let [rw, fw, pw] = reader.wire.meta_fields;
+        let target_tag = self.plain(1, rw as usize, rid)?;
+        let field = self.plain(2, fw as usize, rid)?;
+        let code = self.plain(3, pw as usize, rid)?;
+        let prop_at = self.values[3].offset;
+        let Some(nwords) = u8::try_from(code)
+            .ok()
+            .and_then(MetaProperty::words_for_code)
+        else {
+            return Err(self.damage(
+                prop_at,
+                Some(rid),
+                Some(3),
+                DamageKind::UnknownMetaCode {
+                    code: code.min(255) as u8,
+                },
+            ));
+        };
+        let word = reader.input.class.word_size();
+        let mut words = [0u64; 2];
+        for w in words.iter_mut().take(nwords) {
+            *w = self.plain(4, word, rid)?;
+        }
+        let tags = self.tags.expect("open region");
+        let Some(target) = tags.get(target_tag) else {
+            let at = self.values[1].offset;
+            self.problem(
+                at,
+                Some(rid),
+                Some(1),
+                ProblemKind::Metadata(MetaRefused::UnknownTag { tag: target_tag }),
+            );
+            return Ok(());
+        };
+        let prop = match MetaProperty::from_code(code as u8, words, 8 * word as u32) {
+            Ok(p) => p,
+            Err(m) => {
+                self.problem(prop_at, Some(rid), Some(3), ProblemKind::Metadata(m));
+                return Ok(());
+            }
+        };
+        let nslots = schema.record(target).slots.len();
+        let applied = if field > u16::MAX as u64 {
+            Err(MetaRefused::NoSuchField {
+                record: schema.record(target).name.clone(),
+                slot: field,
+                count: nslots,
+            })
+        } else {
+            let scope = self.scope.as_mut().expect("open scope");
+            scope.apply(schema, target, field as SlotId, prop)
+        };
+        match applied {
+            Ok(()) => {
+                self.meta = Some(MetaChange {
+                    record: target,
+                    slot: field as SlotId,
+                    property: prop,
+                });
+            }
+            Err(refused) => {
+                // Point at the byte that chose the refused change: the field number when it names
+                // no field, else the property.
+                let at = if field as usize >= nslots {
+                    self.values[2].offset
+                } else {
+                    prop_at
+                };
+                self.problem(at, Some(rid), None, ProblemKind::Metadata(refused));
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,469 @@
+//! [`Encoder`]: turns interpreted field values into record bytes under the live metadata state.
+//!
+//! The decoder's mirror: the same compiled programs stepped by the same walker, the same
+//! [`ScopeState`] rules, the same limits, so a rule is written once and the encoder never
+//! produces a record the decoder refuses.
+
+use crate::container::{fits_signed, fits_unsigned, truncate, ByteOrder, Class};
+use crate::decode::ElementRef;
+use crate::dtd::{Display, Interp, RecordId, Schema, SlotId};
+use crate::layout::{
+    eval_width, Compiled, MetaProperty, MetaRefused, ScopeState, Step, Walk, Wire,
+    MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD,
+};
+
+use super::error::{EncodeError, EncodeErrorKind as K};
+
+/// A value to write into one field occurrence.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum In {
+    /// An interpreted integer value (modulo 2⁶⁴).
+    Int(u64),
+    /// An interpreted integer given as a negative number (two's complement in 64 bits); kept
+    /// apart from `Int` only so that messages show it as written.
+    Neg(i64),
+    /// The bytes of a byte-string field.
+    Bytes(Vec<u8>),
+    /// The stored offset of a `sectionOffset` field.
+    Offset(u64),
+    /// The element index of a `sectionStride` field (checked against the cursor).
+    Index(i64),
+    /// Let the encoder derive the value: allowed where the state determines it (`default`,
+    /// `stride`, `sectionStride`).
+    Auto,
+}
+
+impl In {
+    fn describe(&self) -> &'static str {
+        match self {
+            In::Int(_) | In::Neg(_) => "an integer",
+            In::Bytes(_) => "a byte string",
+            In::Offset(_) => "a section offset",
+            In::Index(_) => "an element index",
+            In::Auto => "no value",
+        }
+    }
+}
+
+/// Encodes records for one trace.
+pub(crate) struct Encoder<'s> {
+    schema: &'s Schema,
+    compiled: Compiled,
+    pub(crate) wire: Wire,
+    order: ByteOrder,
+    class: Class,
+    scope: ScopeState,
+    last: Vec<u64>,
+    walk: Walk,
+    /// References written by the last record, for the writer to check.
+    pub(crate) refs: Vec<(ElementRef, SlotId)>,
+}
+
+impl<'s> Encoder<'s> {
+    /// An encoder positioned in the global region.
+    pub(crate) fn new(schema: &'s Schema, order: ByteOrder, class: Class) -> Encoder<'s> {
+        let compiled = Compiled::new(schema);
+        Encoder {
+            schema,
+            last: vec![0; compiled.max_slots],
+            compiled,
+            wire: Wire::new(schema),
+            order,
+            class,
+            scope: ScopeState::new(schema, 0),
+            walk: Walk::default(),
+            refs: Vec::new(),
+        }
+    }
+
+    pub(crate) fn schema(&self) -> &'s Schema {
+        self.schema
+    }
+
+    pub(crate) fn compiled(&self) -> &Compiled {
+        &self.compiled
+    }
+
+    /// Section id of the current scope (0 = global region).
+    pub(crate) fn section(&self) -> u8 {
+        self.scope.section
+    }
+
+    /// A record type by name in the current scope.
+    pub(crate) fn lookup(&self, name: &str) -> Option<RecordId> {
+        self.schema.record_by_name(self.scope.section, name)
+    }
+
+    fn push(&self, v: u64, width: u8, out: &mut Vec<u8>) {
+        self.order.push_uint(v, width as usize, out);
+    }
+
+    /// Open a section: encode its `section` record into `out` and reset the state.
+    pub(crate) fn begin_section(&mut self, id: u8, out: &mut Vec<u8>) -> Result<(), EncodeError> {
+        if id == 0 || self.schema.scope_for(id).is_none() {
+            return Err(EncodeError::new(K::UndeclaredSection {
+                section: id.to_string(),
+            }));
+        }
+        self.scope = ScopeState::new(self.schema, id);
+        out.clear();
+        let tag = self.schema.record(self.wire.section).tag;
+        self.push(tag, self.wire.tag, out);
+        self.push(id as u64, self.wire.section_number, out);
+        Ok(())
+    }
+
+    /// Encode a metadata record changing `slot` of `record`, and apply it.
+    pub(crate) fn metadata(
+        &mut self,
+        record: RecordId,
+        slot: SlotId,
+        prop: MetaProperty,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        let rt = self.schema.record(record);
+        let err = |m: MetaRefused| {
+            EncodeError::at(
+                &rt.name,
+                rt.slots.get(slot as usize).map(|s| s.name.as_str()),
+                K::Metadata(m),
+            )
+        };
+        let [rw, fw, pw] = self.wire.meta_fields;
+        if !fits_unsigned(slot as u64, fw) {
+            return Err(err(MetaRefused::SlotTooLarge {
+                record: rt.name.clone(),
+                slot,
+            }));
+        }
+        let (words, n) = prop.words();
+        let word = self.class.word_size() as u8;
+        for (i, &w) in words.iter().take(n).enumerate() {
+            let signed = prop.word_is_signed(i);
+            let ok = if signed {
+                fits_signed(w as i64, word)
+            } else {
+                fits_unsigned(w, word)
+            };
+            if !ok {
+                return Err(err(MetaRefused::WordTooWide {
+                    value: if signed {
+                        (w as i64).to_string()
+                    } else {
+                        w.to_string()
+                    },
+                    bytes: word,
+                }));
+            }
+        }
+        self.scope
+            .apply(self.schema, record, slot, prop)
+            .map_err(err)?;
+        out.clear();
+        let meta_tag = self.schema.record(self.wire.metadata).tag;
+        self.push(meta_tag, self.wire.tag, out);
+        self.push(rt.tag, rw, out);
+        self.push(slot as u64, fw, out);
+        self.push(prop.code() as u64, pw, out);
+        for &w in words.iter().take(n) {
+            self.push(truncate(w, word), word, out);
+        }
+        Ok(())
+    }
+
+    /// Encode one record of type `record` from its field values in decoding order (repeats
+    /// expanded), without the tag. Advances the live state; a refused record leaves it as it
+    /// was.
+    pub(crate) fn record(
+        &mut self,
+        record: RecordId,
+        values: &[In],
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        let rt = self.schema.record(record);
+        if record == self.wire.section {
+            return Err(EncodeError::at(
+                &rt.name,
+                None,
+                K::Builtin {
+                    name: "section",
+                    method: "section",
+                },
+            ));
+        }
+        if record == self.wire.metadata {
+            return Err(EncodeError::at(
+                &rt.name,
+                None,
+                K::Builtin {
+                    name: "metadata",
+                    method: "metadata",
+                },
+            ));
+        }
+        let Some(base) = self.scope.base(record) else {
+            return Err(EncodeError::new(K::UnknownRecord {
+                name: rt.name.clone(),
+            }));
+        };
+        // Work on a copy of the state so a refused record leaves the encoder unchanged.
+        let n = rt.slots.len();
+        let saved: Vec<_> = self.scope.slots[base..base + n].to_vec();
+        let r = self.record_inner(record, base, values, out);
+        if r.is_err() {
+            self.scope.slots[base..base + n].copy_from_slice(&saved);
+        }
+        r
+    }
+
+    fn record_inner(
+        &mut self,
+        record: RecordId,
+        base: usize,
+        values: &[In],
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        let schema = self.schema;
+        let rt = schema.record(record);
+        out.clear();
+        self.refs.clear();
+        self.push(rt.tag, self.wire.tag, out);
+        self.last[0] = rt.tag;
+        let prog = self.compiled.program(record);
+        let mut inputs = values.iter();
+        let mut occurrences = 1usize;
+        let fail =
+            |slot: SlotId, k: K| EncodeError::at(&rt.name, Some(&rt.slots[slot as usize].name), k);
+        self.walk.reset();
+        loop {
+            let last = &self.last;
+            let Some(step) = self.walk.next(prog, |s, _| last[s as usize]) else {
+                break;
+            };
+            match step {
+                Step::Int { slot, .. } => {
+                    occurrences += 1;
+                    let input = inputs.next().unwrap_or(&In::Auto);
+                    let def = &rt.slots[slot as usize];
+                    let st = &mut self.scope.slots[base + slot as usize];
+                    let w = st.width;
+                    let shown = |v: u64| match input {
+                        In::Neg(n) => n.to_string(),
+                        _ if def.display == Display::Signed => (v as i64).to_string(),
+                        _ => v.to_string(),
+                    };
+                    let int = match input {
+                        In::Int(v) => Some(*v),
+                        In::Neg(v) => Some(*v as u64),
+                        _ => None,
+                    };
+                    let (raw, number) = match (st.interp, int, input) {
+                        (Interp::None, Some(v), _) => {
+                            let ok = if def.display == Display::Signed {
+                                fits_signed(v as i64, w)
+                            } else {
+                                fits_unsigned(v, w)
+                            };
+                            if !ok {
+                                return Err(fail(
+                                    slot,
+                                    K::DoesNotFit {
+                                        value: shown(v),
+                                        width: w,
+                                    },
+                                ));
+                            }
+                            (truncate(v, w), v)
+                        }
+                        (Interp::Default(d), Some(v), _) if v == d => (0, d),
+                        (Interp::Default(d), None, In::Auto) => (0, d),
+                        (Interp::Default(d), Some(v), _) => {
+                            return Err(fail(
+                                slot,
+                                K::NotDefault {
+                                    value: v,
+                                    default: d,
+                                },
+                            ))
+                        }
+                        (Interp::BaseOffset(b), Some(v), _) => {
+                            let diff = v.wrapping_sub(b) as i64;
+                            if !fits_signed(diff, w) {
+                                return Err(fail(
+                                    slot,
+                                    K::DiffDoesNotFit {
+                                        value: v,
+                                        diff,
+                                        from: "base",
+                                        reference: b,
+                                        width: w,
+                                    },
+                                ));
+                            }
+                            (truncate(diff as u64, w), v)
+                        }
+                        (Interp::Delta(_), Some(v), _) => {
+                            let diff = v.wrapping_sub(st.prev) as i64;
+                            if !fits_signed(diff, w) {
+                                return Err(fail(
+                                    slot,
+                                    K::DiffDoesNotFit {
+                                        value: v,
+                                        diff,
+                                        from: "the previous value",
+                                        reference: st.prev,
+                                        width: w,
+                                    },
+                                ));
+                            }
+                            st.prev = v;
+                            (truncate(diff as u64, w), v)
+                        }
+                        (Interp::Stride { stride, .. }, _, In::Auto | In::Int(_) | In::Neg(_)) => {
+                            let expected = st.prev.wrapping_add(stride as u64);
+                            if let Some(v) = int {
+                                if v != expected {
+                                    return Err(fail(slot, K::NotStride { value: v, expected }));
+                                }
+                            }
+                            st.prev = expected;
+                            (0, expected)
+                        }
+                        (Interp::SectionOffset(section), _, In::Offset(o)) => {
+                            if !fits_unsigned(*o, w) {
+                                return Err(fail(
+                                    slot,
+                                    K::OffsetDoesNotFit {
+                                        offset: *o,
+                                        width: w,
+                                    },
+                                ));
+                            }
+                            self.refs.push((
+                                ElementRef::Offset {
+                                    section,
+                                    offset: *o,
+                                },
+                                slot,
+                            ));
+                            (*o, *o)
+                        }
+                        (Interp::SectionStride { section, stride }, _, In::Auto | In::Index(_)) => {
+                            let index = st.cursor;
+                            if let In::Index(i) = input {
+                                if *i != index {
+                                    return Err(fail(
+                                        slot,
+                                        K::NotCursor {
+                                            index: *i,
+                                            expected: index,
+                                        },
+                                    ));
+                                }
+                            }
+                            st.cursor = st.cursor.wrapping_add(stride);
+                            self.refs.push((ElementRef::Index { section, index }, slot));
+                            (0, index as u64)
+                        }
+                        (interp, _, In::Auto) => {
+                            return Err(fail(
+                                slot,
+                                K::Missing {
+                                    interp: interp.keyword(),
+                                },
+                            ))
+                        }
+                        (interp, _, other) => {
+                            return Err(fail(
+                                slot,
+                                K::WrongKind {
+                                    given: other.describe(),
+                                    interp: interp.keyword(),
+                                },
+                            ))
+                        }
+                    };
+                    if let Some(f) = def.fixed {
+                        if number != f {
+                            return Err(fail(
+                                slot,
+                                K::FixedValue {
+                                    value: number,
+                                    fixed: f,
+                                },
+                            ));
+                        }
+                    }
+                    self.order.push_uint(raw, w as usize, out);
+                    self.last[slot as usize] = number;
+                }
+                Step::Bytes { slot, width, .. } => {
+                    occurrences += 1;
+                    let input = inputs.next().unwrap_or(&In::Auto);
+                    let In::Bytes(b) = input else {
+                        return Err(fail(
+                            slot,
+                            K::WrongKind {
+                                given: input.describe(),
+                                interp: "byte string",
+                            },
+                        ));
+                    };
+                    let len =
+                        eval_width(width, &self.last).map_err(|e| fail(slot, K::BadWidth(e)))?;
+                    if len != b.len() as u64 {
+                        return Err(fail(
+                            slot,
+                            K::LengthMismatch {
+                                given: b.len() as u64,
+                                expected: len,
+                            },
+                        ));
+                    }
+                    out.extend_from_slice(b);
+                    self.last[slot as usize] = len;
+                }
+                Step::Enter { count, n, pc, .. } => {
+                    // The reader's limit (docs/format.md §6.4): an item that may occupy no bytes
+                    // repeats at most MAX_EMPTY_REPEAT times. (An item of at least one byte
+                    // cannot break the other half of the rule: its bytes are written.)
+                    if n > MAX_EMPTY_REPEAT {
+                        let scope = &self.scope;
+                        let min = prog.item_min_size(pc, |s| scope.slots[base + s as usize].width);
+                        if min == 0 {
+                            return Err(fail(
+                                count,
+                                K::RepeatTooLong {
+                                    count: n,
+                                    limit: MAX_EMPTY_REPEAT,
+                                },
+                            ));
+                        }
+                    }
+                }
+                Step::ItemEnd { .. } => {
+                    if occurrences > MAX_FIELDS_PER_RECORD {
+                        return Err(EncodeError::at(
+                            &rt.name,
+                            None,
+                            K::RecordTooLarge {
+                                limit: MAX_FIELDS_PER_RECORD,
+                            },
+                        ));
+                    }
+                }
+                Step::ItemStart { .. } | Step::Leave { .. } => {}
+            }
+        }
+        if inputs.next().is_some() {
+            return Err(EncodeError::at(
+                &rt.name,
+                None,
+                K::TooManyValues {
+                    given: values.len(),
+                },
+            ));
+        }
+        Ok(())
+    }
+}

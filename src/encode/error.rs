@@ -1,0 +1,307 @@
+//! Encoding errors: each names the record, the field and the record index it concerns.
+
+use std::fmt;
+
+use miette::Diagnostic;
+
+use crate::decode::RefError;
+use crate::layout::{MetaRefused, WidthError};
+
+/// An encoding error with its position: the record type, the field and the record index it
+/// concerns, and what went wrong.
+// Design: boxed, so that the `Result`s of the hot encoding path stay one word wide.
+#[derive(Debug)]
+pub struct EncodeError(Box<Inner>);
+
+#[derive(Debug)]
+struct Inner {
+    record: Option<String>,
+    field: Option<String>,
+    record_index: Option<u64>,
+    kind: EncodeErrorKind,
+}
+
+impl EncodeError {
+    pub(crate) fn new(kind: EncodeErrorKind) -> EncodeError {
+        EncodeError(Box::new(Inner {
+            record: None,
+            field: None,
+            record_index: None,
+            kind,
+        }))
+    }
+
+    pub(crate) fn at(record: &str, field: Option<&str>, kind: EncodeErrorKind) -> EncodeError {
+        EncodeError(Box::new(Inner {
+            record: Some(record.to_string()),
+            field: field.map(str::to_string),
+            record_index: None,
+            kind,
+        }))
+    }
+
+    pub(crate) fn with_index(mut self, index: u64) -> EncodeError {
+        self.0.record_index = Some(index);
+        self
+    }
+
+    /// The record type, when known.
+    pub fn record(&self) -> Option<&str> {
+        self.0.record.as_deref()
+    }
+
+    /// The field's display name (or input key), when the error is in one field.
+    pub fn field(&self) -> Option<&str> {
+        self.0.field.as_deref()
+    }
+
+    /// Index of the record in the trace being written (every record counts), when known.
+    pub fn record_index(&self) -> Option<u64> {
+        self.0.record_index
+    }
+
+    /// What went wrong.
+    pub fn kind(&self) -> &EncodeErrorKind {
+        &self.0.kind
+    }
+}
+
+impl From<std::io::Error> for EncodeError {
+    fn from(e: std::io::Error) -> Self {
+        EncodeError::new(EncodeErrorKind::Io(e))
+    }
+}
+
+impl fmt::Display for EncodeError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match (&self.0.record, &self.0.field) {
+            (Some(r), Some(fl)) => write!(f, "{r}.{fl}: ")?,
+            (Some(r), None) => write!(f, "{r}: ")?,
+            _ => {}
+        }
+        write!(f, "{}", self.0.kind)
+    }
+}
+
+impl std::error::Error for EncodeError {
+    fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
+        // The kind's own cause (an I/O error), not the kind: its text is already in ours.
+        std::error::Error::source(&self.0.kind)
+    }
+}
+
+impl Diagnostic for EncodeError {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        Some(Box::new(self.0.kind.code()))
+    }
+}
+
+/// What went wrong while encoding.
+#[derive(Debug, thiserror::Error)]
+pub enum EncodeErrorKind {
+    /// No record type of that name in the current section.
+    #[error("no record type `{name}` in this section")]
+    UnknownRecord {
+        /// The name given.
+        name: String,
+    },
+    /// A section that the DTD does not declare.
+    #[error("section {section} is not declared in the DTD")]
+    UndeclaredSection {
+        /// The id or name given.
+        section: String,
+    },
+    /// A section written twice.
+    #[error("section {id} was already written; a section occurs once per trace")]
+    SectionTwice {
+        /// The id.
+        id: u8,
+    },
+    /// `section` or `metadata` given as an ordinary record.
+    #[error("write `{name}` records with the writer's {method} method")]
+    Builtin {
+        /// The built-in's name.
+        name: &'static str,
+        /// The method to use.
+        method: &'static str,
+    },
+    /// An unsigned value that does not fit the field's width.
+    #[error("value {value} does not fit in {width} byte(s) (interpretation none)")]
+    DoesNotFit {
+        /// The value as given.
+        value: String,
+        /// The live width.
+        width: u8,
+    },
+    /// A difference that does not fit the field's width.
+    #[error("value {value} is {diff} from {from} {reference}, which does not fit in {width} signed byte(s)")]
+    DiffDoesNotFit {
+        /// The value.
+        value: u64,
+        /// The signed difference.
+        diff: i64,
+        /// `base` or `the previous value`.
+        from: &'static str,
+        /// The base or previous value.
+        reference: u64,
+        /// The live width.
+        width: u8,
+    },
+    /// A value other than the current default.
+    #[error("value {value} differs from the current default {default}")]
+    NotDefault {
+        /// The value.
+        value: u64,
+        /// The default.
+        default: u64,
+    },
+    /// A value off the stride.
+    #[error("value {value} does not match the stride: expected {expected}")]
+    NotStride {
+        /// The value.
+        value: u64,
+        /// The next value of the stride.
+        expected: u64,
+    },
+    /// An element index other than the stride cursor.
+    #[error("element #{index} does not match the stride cursor: expected #{expected}")]
+    NotCursor {
+        /// The index given.
+        index: i64,
+        /// The cursor.
+        expected: i64,
+    },
+    /// A section offset wider than the field.
+    #[error("offset {offset} does not fit in {width} byte(s)")]
+    OffsetDoesNotFit {
+        /// The offset.
+        offset: u64,
+        /// The live width.
+        width: u8,
+    },
+    /// A value other than the DTD's fixed value.
+    #[error("value {value} differs from the DTD's fixed value {fixed}")]
+    FixedValue {
+        /// The value.
+        value: u64,
+        /// The fixed value.
+        fixed: u64,
+    },
+    /// A byte string whose length disagrees with its width expression.
+    #[error("{given} byte(s) given, but the width expression says {expected}")]
+    LengthMismatch {
+        /// Bytes given.
+        given: u64,
+        /// The width expression's value.
+        expected: u64,
+    },
+    /// A width expression that cannot be evaluated.
+    #[error("bad width: {0}")]
+    BadWidth(WidthError),
+    /// The wrong kind of value for the field.
+    #[error("{given} does not suit a field with interpretation {interp}")]
+    WrongKind {
+        /// `an integer`, `a byte string`, `a section offset`, `an element index`.
+        given: &'static str,
+        /// The live interpretation, or `byte string`.
+        interp: &'static str,
+    },
+    /// No value for a field whose interpretation needs one.
+    #[error("no value given; the field's interpretation {interp} needs one")]
+    Missing {
+        /// The live interpretation.
+        interp: &'static str,
+    },
+    /// More values than the record holds.
+    #[error("{given} value(s) given, more than the record holds")]
+    TooManyValues {
+        /// Values given.
+        given: usize,
+    },
+    /// A key that names no field of the record.
+    #[error("record `{record}` has no field `{key}`")]
+    UnknownField {
+        /// The record.
+        record: String,
+        /// The key.
+        key: String,
+    },
+    /// A key given twice.
+    #[error("field `{key}` is given twice")]
+    DuplicateField {
+        /// The key.
+        key: String,
+    },
+    /// A repeat given something other than a list, or an item that is not a group.
+    #[error("{0}")]
+    Shape(&'static str),
+    /// A count field that disagrees with its list.
+    #[error("the count is {count} but the list has {items} item(s)")]
+    CountMismatch {
+        /// The count given.
+        count: u64,
+        /// Items in the list.
+        items: u64,
+    },
+    /// A length field left out that cannot be computed from its byte string.
+    #[error("cannot compute this left-out length from its byte string; give it")]
+    CannotInfer,
+    /// More occurrences of an empty item than a reader accepts (docs/format.md §6.4).
+    #[error("repeat count {count} of items that may occupy no bytes is over the limit of {limit}")]
+    RepeatTooLong {
+        /// The count.
+        count: u64,
+        /// The limit.
+        limit: u64,
+    },
+    /// More field occurrences than a record may hold (docs/format.md §6.4).
+    #[error("record has more than {limit} field occurrences")]
+    RecordTooLarge {
+        /// The limit.
+        limit: usize,
+    },
+    /// A metadata change the rules refuse.
+    #[error("{0}")]
+    Metadata(MetaRefused),
+    /// A reference that leads to no element.
+    #[error("{0}")]
+    Reference(RefError),
+    /// The header could not be encoded.
+    #[error("{0}")]
+    Container(crate::container::EncodeError),
+    /// Writing failed.
+    #[error("{0}")]
+    Io(#[source] std::io::Error),
+}
+
+impl EncodeErrorKind {
+    /// The diagnostic code, `mtf::encode::…`.
+    pub fn code(&self) -> &'static str {
+        use EncodeErrorKind as K;
+        match self {
+            K::UnknownRecord { .. } => "mtf::encode::unknown_record",
+            K::UndeclaredSection { .. } | K::SectionTwice { .. } => "mtf::encode::section",
+            K::Builtin { .. } => "mtf::encode::builtin",
+            K::DoesNotFit { .. }
+            | K::DiffDoesNotFit { .. }
+            | K::OffsetDoesNotFit { .. }
+            | K::NotDefault { .. }
+            | K::NotStride { .. }
+            | K::NotCursor { .. } => "mtf::encode::unrepresentable",
+            K::FixedValue { .. } => "mtf::encode::fixed_value",
+            K::LengthMismatch { .. } | K::BadWidth(_) | K::CannotInfer => "mtf::encode::length",
+            K::WrongKind { .. }
+            | K::Missing { .. }
+            | K::TooManyValues { .. }
+            | K::UnknownField { .. }
+            | K::DuplicateField { .. }
+            | K::Shape(_)
+            | K::CountMismatch { .. } => "mtf::encode::shape",
+            K::RepeatTooLong { .. } | K::RecordTooLarge { .. } => "mtf::encode::limit",
+            K::Metadata(_) => "mtf::encode::metadata",
+            K::Reference(_) => "mtf::encode::reference",
+            K::Container(_) => "mtf::encode::container",
+            K::Io(_) => "mtf::encode::io",
+        }
+    }
+}

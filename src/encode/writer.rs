@@ -1,0 +1,610 @@
+//! [`TraceWriter`]: writes a whole trace — records, sections, metadata, header — checking
+//! everything a reader checks, including references between sections.
+//!
+//! Records stream into a spool (a temporary file, or memory); `finish` writes the header (which
+//! needs the section sizes and the record count, known only at the end) followed by the records
+//! to the destination. An unfinished writer leaves nothing under the target name, and memory does
+//! not grow with the number of records (only with references that wait for their target
+//! section, and with the element offsets of sections that `sectionOffset` fields point into).
+
+use std::fs::File;
+use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
+use std::path::{Path, PathBuf};
+
+use crate::container::{ByteOrder, Class, Header};
+use crate::decode::{ElementRef, Input, Reader, RefError, Region};
+use crate::dtd::{Interp, RecordId, Schema, SlotId};
+use crate::layout::MetaProperty;
+
+use super::assemble::{assemble, AssembleError, FieldIn, Fields};
+use super::encoder::{Encoder, In};
+use super::error::{EncodeError, EncodeErrorKind as K};
+
+enum Body {
+    File {
+        target: PathBuf,
+        spool: BufWriter<tempfile::NamedTempFile>,
+    },
+    Memory(Vec<u8>),
+}
+
+/// What a finished write produced.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Summary {
+    /// Records written, of every kind.
+    pub nrecords: u64,
+    /// Total file size in bytes.
+    pub bytes: u64,
+    /// Sections written, in order, with their sizes.
+    pub sections: Vec<(u8, u64)>,
+}
+
+/// One section written or being written.
+struct Written {
+    id: u8,
+    /// Offset of its `section` record in the record stream.
+    start: u64,
+    size: u64,
+    /// Offset of its content (after the `section` record) in the record stream.
+    content: u64,
+    elements: u64,
+    /// Element offsets relative to the content, kept for sections that `sectionOffset` may
+    /// point into.
+    offsets: Option<Vec<u64>>,
+}
+
+/// A reference whose target section was not complete when it was written.
+struct Deferred {
+    record_index: u64,
+    record: RecordId,
+    slot: SlotId,
+    target: ElementRef,
+}
+
+/// Writes one trace for a schema.
+pub struct TraceWriter<'s> {
+    enc: Encoder<'s>,
+    class: Class,
+    order: ByteOrder,
+    dtd_name: String,
+    body: Body,
+    buf: Vec<u8>,
+    len: u64,
+    global_len: u64,
+    sections: Vec<Written>,
+    nrecords: u64,
+    tracked: [bool; 256],
+    deferred: Vec<Deferred>,
+}
+
+impl<'s> TraceWriter<'s> {
+    fn with_body(
+        schema: &'s Schema,
+        class: Class,
+        order: ByteOrder,
+        dtd_name: &str,
+        body: Body,
+    ) -> TraceWriter<'s> {
+        // Sections a declared `sectionOffset` points into keep their element offsets; others
+        // only their element count, unless metadata points a field at them before they start.
+        let mut tracked = [false; 256];
+        for r in &schema.records {
+            for s in &r.slots {
+                if let Interp::SectionOffset(n) = s.interp {
+                    tracked[n as usize] = true;
+                }
+            }
+        }
+        TraceWriter {
+            enc: Encoder::new(schema, order, class),
+            class,
+            order,
+            dtd_name: dtd_name.to_string(),
+            body,
+            buf: Vec::with_capacity(64),
+            len: 0,
+            global_len: 0,
+            sections: Vec::new(),
+            nrecords: 0,
+            tracked,
+            deferred: Vec::new(),
+        }
+    }
+
+    /// A writer that will create `path` when finished (and nothing if it is not).
+    pub fn create(
+        schema: &'s Schema,
+        path: impl AsRef<Path>,
+        class: Class,
+        order: ByteOrder,
+        dtd_name: &str,
+    ) -> Result<TraceWriter<'s>, EncodeError> {
+        let target = path.as_ref().to_path_buf();
+        let tmp = temp_beside(&target, ".mtf-records-")?;
+        Ok(Self::with_body(
+            schema,
+            class,
+            order,
+            dtd_name,
+            Body::File {
+                target,
+                spool: BufWriter::with_capacity(1 << 16, tmp),
+            },
+        ))
+    }
+
+    /// A writer that builds the trace in memory; [`TraceWriter::finish_to_vec`] returns it.
+    pub fn in_memory(
+        schema: &'s Schema,
+        class: Class,
+        order: ByteOrder,
+        dtd_name: &str,
+    ) -> TraceWriter<'s> {
+        Self::with_body(schema, class, order, dtd_name, Body::Memory(Vec::new()))
+    }
+
+    /// The schema.
+    pub fn schema(&self) -> &'s Schema {
+        self.enc.schema()
+    }
+
+    /// Section id of the current scope (0 = global region).
+    pub fn section_id(&self) -> u8 {
+        self.enc.section()
+    }
+
+    /// Records written so far, of every kind.
+    pub fn records_written(&self) -> u64 {
+        self.nrecords
+    }
+
+    /// A record type by name in the current section.
+    pub fn lookup(&self, name: &str) -> Option<RecordId> {
+        self.enc.lookup(name)
+    }
+
+    fn emit(&mut self, element: bool) -> Result<(), EncodeError> {
+        let n = self.buf.len() as u64;
+        match &mut self.body {
+            Body::File { spool, .. } => spool.write_all(&self.buf)?,
+            Body::Memory(v) => v.extend_from_slice(&self.buf),
+        }
+        let at = self.len;
+        self.len += n;
+        match self.sections.last_mut() {
+            Some(s) => {
+                s.size += n;
+                if element {
+                    s.elements += 1;
+                    if let Some(o) = &mut s.offsets {
+                        o.push(at - s.content);
+                    }
+                }
+            }
+            None => self.global_len += n,
+        }
+        self.nrecords += 1;
+        Ok(())
+    }
+
+    fn err(&self, e: EncodeError) -> EncodeError {
+        e.with_index(self.nrecords)
+    }
+
+    /// Open section `id` (writes its `section` record). Each section may be opened once.
+    pub fn section(&mut self, id: u8) -> Result<(), EncodeError> {
+        if self.sections.iter().any(|s| s.id == id) {
+            return Err(self.err(EncodeError::new(K::SectionTwice { id })));
+        }
+        let mut buf = std::mem::take(&mut self.buf);
+        let r = self.enc.begin_section(id, &mut buf);
+        self.buf = buf;
+        r.map_err(|e| self.err(e))?;
+        let start = self.len;
+        self.sections.push(Written {
+            id,
+            start,
+            size: 0,
+            content: start + self.buf.len() as u64,
+            elements: 0,
+            offsets: self.tracked[id as usize].then(Vec::new),
+        });
+        self.emit(false)
+    }
+
+    /// Open a section by its DTD name (or its id written in decimal).
+    pub fn section_named(&mut self, name: &str) -> Result<(), EncodeError> {
+        let schema = self.enc.schema();
+        let id = schema
+            .scopes
+            .iter()
+            .find(|s| s.id != 0 && s.name == name)
+            .map(|s| s.id)
+            .or_else(|| {
+                name.parse::<u8>()
+                    .ok()
+                    .filter(|&n| schema.scope_for(n).is_some())
+            });
+        match id {
+            Some(id) => self.section(id),
+            None => Err(self.err(EncodeError::new(K::UndeclaredSection {
+                section: format!("`{name}`"),
+            }))),
+        }
+    }
+
+    /// Write a record from its field values in decoding order (repeats expanded, without the
+    /// tag): the low-level form; see [`TraceWriter::write`] for fields by name.
+    pub fn record(&mut self, record: RecordId, values: &[In]) -> Result<(), EncodeError> {
+        let mut buf = std::mem::take(&mut self.buf);
+        let r = self.enc.record(record, values, &mut buf);
+        self.buf = buf;
+        r.map_err(|e| self.err(e))?;
+        self.check_refs(record)?;
+        self.emit(true)
+    }
+
+    /// Write a record of the named type (looked up in the current section) from its field
+    /// values in decoding order, as [`TraceWriter::record`].
+    pub fn record_named(&mut self, name: &str, values: &[In]) -> Result<(), EncodeError> {
+        let rid = self
+            .enc
+            .lookup(name)
+            .ok_or_else(|| self.err(EncodeError::new(K::UnknownRecord { name: name.into() })))?;
+        self.record(rid, values)
+    }
+
+    /// Write a record of the named type from fields given by name (docs/text-format.md keys).
+    /// Left-out lengths and counts are computed; `default`, `stride` and `sectionStride` fields
+    /// may be left out.
+    pub fn write_fields(&mut self, name: &str, fields: &Fields) -> Result<(), EncodeError> {
+        self.write_fields_at(name, fields).map_err(|(_, e)| e)
+    }
+
+    /// As [`TraceWriter::write_fields`], also saying which top-level key an error concerns.
+    pub(crate) fn write_fields_at(
+        &mut self,
+        name: &str,
+        fields: &Fields,
+    ) -> Result<(), AssembleError> {
+        let Some(rid) = self.enc.lookup(name) else {
+            let e = EncodeError::new(K::UnknownRecord { name: name.into() });
+            return Err((None, self.err(e)));
+        };
+        let rt = self.enc.schema().record(rid);
+        let values = assemble(rt, self.enc.compiled().program(rid), fields)
+            .map_err(|(at, e)| (at, self.err(e)))?;
+        self.record(rid, &values).map_err(|e| {
+            let at = e
+                .field()
+                .and_then(|f| fields.0.iter().position(|(k, _)| k == f));
+            (at, e)
+        })
+    }
+
+    /// Start a record of the named type, to be given fields by name:
+    /// `w.write("alloc").int("size", 16).int("address", 4096).done()?`.
+    pub fn write<'w>(&'w mut self, name: &str) -> RecordBuilder<'w, 's> {
+        RecordBuilder {
+            writer: self,
+            name: name.to_string(),
+            fields: Fields::new(),
+        }
+    }
+
+    /// Write a metadata record and apply it.
+    pub fn metadata(
+        &mut self,
+        record: RecordId,
+        slot: SlotId,
+        prop: MetaProperty,
+    ) -> Result<(), EncodeError> {
+        let mut buf = std::mem::take(&mut self.buf);
+        let r = self.enc.metadata(record, slot, prop, &mut buf);
+        self.buf = buf;
+        r.map_err(|e| self.err(e))?;
+        if let MetaProperty::Interp(Interp::SectionOffset(n)) = prop {
+            // Element offsets of a section not yet started are kept from now on; one already
+            // written without them is checked by decoding it at the end.
+            if !self.sections.iter().any(|s| s.id == n) {
+                self.tracked[n as usize] = true;
+            }
+        }
+        self.emit(false)
+    }
+
+    /// Write a metadata record naming the record type and field by name.
+    pub fn metadata_named(
+        &mut self,
+        record: &str,
+        field: &str,
+        prop: MetaProperty,
+    ) -> Result<(), EncodeError> {
+        let rid = self.enc.lookup(record).ok_or_else(|| {
+            self.err(EncodeError::new(K::UnknownRecord {
+                name: record.into(),
+            }))
+        })?;
+        let rt = self.enc.schema().record(rid);
+        let slot = rt.slot_by_name(field).ok_or_else(|| {
+            self.err(EncodeError::new(K::UnknownField {
+                record: record.into(),
+                key: field.into(),
+            }))
+        })?;
+        self.metadata(rid, slot, prop)
+    }
+
+    /// Write a comment record.
+    pub fn comment(&mut self, text: &str) -> Result<(), EncodeError> {
+        let mut f = Fields::new();
+        f.push("vfield.data", FieldIn::Bytes(text.as_bytes().to_vec()));
+        self.write_fields("comment", &f)
+    }
+
+    /// Check the references the last record wrote, or keep them for later.
+    fn check_refs(&mut self, record: RecordId) -> Result<(), EncodeError> {
+        let current = self.enc.section();
+        for i in 0..self.enc.refs.len() {
+            let (target, slot) = self.enc.refs[i];
+            let section = target.section();
+            let done = self
+                .sections
+                .iter()
+                .find(|s| s.id == section)
+                .filter(|_| section != current);
+            let verdict = match (done, target) {
+                (Some(s), ElementRef::Index { index, .. }) => Some(check_index(s, index)),
+                (Some(s), ElementRef::Offset { offset, .. }) => {
+                    s.offsets.as_ref().map(|o| check_offset(s, o, offset))
+                }
+                _ => None,
+            };
+            match verdict {
+                Some(Ok(())) => {}
+                Some(Err(e)) => {
+                    let rt = self.enc.schema().record(record);
+                    let err = EncodeError::at(
+                        &rt.name,
+                        Some(&rt.slots[slot as usize].name),
+                        K::Reference(e),
+                    );
+                    return Err(self.err(err));
+                }
+                None => self.deferred.push(Deferred {
+                    record_index: self.nrecords,
+                    record,
+                    slot,
+                    target,
+                }),
+            }
+        }
+        Ok(())
+    }
+
+    /// Check the references that waited for their section, decoding a section whose element
+    /// offsets were not kept.
+    fn check_deferred(&mut self) -> Result<(), EncodeError> {
+        if self.deferred.is_empty() {
+            return Ok(());
+        }
+        let deferred = std::mem::take(&mut self.deferred);
+        let schema = self.enc.schema();
+        let mut loaded: Vec<(u8, Vec<u8>)> = Vec::new();
+        for d in &deferred {
+            let section = d.target.section();
+            let verdict = match self.sections.iter().find(|s| s.id == section) {
+                None => Err(RefError::MissingSection { section }),
+                Some(s) => match (d.target, &s.offsets) {
+                    (ElementRef::Index { index, .. }, _) => check_index(s, index),
+                    (ElementRef::Offset { offset, .. }, Some(o)) => check_offset(s, o, offset),
+                    (ElementRef::Offset { .. }, None) => {
+                        if !loaded.iter().any(|(id, _)| *id == section) {
+                            let bytes = self.read_back(s.start, s.size)?;
+                            loaded.push((section, bytes));
+                        }
+                        let bytes = &loaded
+                            .iter()
+                            .find(|(id, _)| *id == section)
+                            .expect("loaded")
+                            .1;
+                        let reader = Reader::from_input(
+                            Input {
+                                bytes,
+                                order: self.order,
+                                class: self.class,
+                                regions: vec![
+                                    Region {
+                                        section: 0,
+                                        start: 0,
+                                        end: 0,
+                                    },
+                                    Region {
+                                        section,
+                                        start: 0,
+                                        end: bytes.len() as u64,
+                                    },
+                                ],
+                                nrecords: None,
+                                nrecords_offset: 0,
+                            },
+                            schema,
+                        );
+                        reader.element(d.target).map(|_| ())
+                    }
+                },
+            };
+            if let Err(e) = verdict {
+                let rt = schema.record(d.record);
+                return Err(EncodeError::at(
+                    &rt.name,
+                    Some(&rt.slots[d.slot as usize].name),
+                    K::Reference(e),
+                )
+                .with_index(d.record_index));
+            }
+        }
+        Ok(())
+    }
+
+    fn read_back(&mut self, start: u64, size: u64) -> Result<Vec<u8>, EncodeError> {
+        match &mut self.body {
+            Body::Memory(v) => Ok(v[start as usize..(start + size) as usize].to_vec()),
+            Body::File { spool, .. } => {
+                spool.flush()?;
+                let f = spool.get_mut().as_file_mut();
+                f.seek(SeekFrom::Start(start))?;
+                let mut out = vec![0; size as usize];
+                f.read_exact(&mut out)?;
+                f.seek(SeekFrom::End(0))?;
+                Ok(out)
+            }
+        }
+    }
+
+    fn header(&self) -> Result<Vec<u8>, EncodeError> {
+        let sections: Vec<(u8, u64)> = self.sections.iter().map(|s| (s.id, s.size)).collect();
+        Header::encode(
+            self.class,
+            self.order,
+            &self.dtd_name,
+            self.nrecords,
+            self.global_len,
+            &sections,
+        )
+        .map_err(|e| EncodeError::new(K::Container(e)))
+    }
+
+    /// Finish an in-memory trace.
+    ///
+    /// # Panics
+    /// If the writer was made by [`TraceWriter::create`].
+    pub fn finish_to_vec(mut self) -> Result<Vec<u8>, EncodeError> {
+        self.check_deferred()?;
+        let mut out = self.header()?;
+        match self.body {
+            Body::Memory(v) => out.extend_from_slice(&v),
+            Body::File { .. } => panic!("finish_to_vec on a file writer; use finish"),
+        }
+        Ok(out)
+    }
+
+    /// Finish a file trace: write the header and the records to a temporary file, then rename
+    /// it into place.
+    ///
+    /// # Panics
+    /// If the writer was made by [`TraceWriter::in_memory`].
+    pub fn finish(mut self) -> Result<Summary, EncodeError> {
+        self.check_deferred()?;
+        let header = self.header()?;
+        let summary = Summary {
+            nrecords: self.nrecords,
+            bytes: header.len() as u64 + self.len,
+            sections: self.sections.iter().map(|s| (s.id, s.size)).collect(),
+        };
+        let Body::File { target, spool } = self.body else {
+            panic!("finish on an in-memory writer; use finish_to_vec");
+        };
+        let mut records = spool.into_inner().map_err(|e| e.into_error())?;
+        records.as_file_mut().seek(SeekFrom::Start(0))?;
+        let out = temp_beside(&target, ".mtf-trace-")?;
+        let mut w = BufWriter::with_capacity(1 << 16, out);
+        w.write_all(&header)?;
+        copy(records.as_file_mut(), &mut w)?;
+        let out = w.into_inner().map_err(|e| e.into_error())?;
+        out.as_file().sync_all()?;
+        out.persist(&target)
+            .map_err(|e| EncodeError::from(e.error))?;
+        Ok(summary)
+    }
+}
+
+fn check_index(s: &Written, index: i64) -> Result<(), RefError> {
+    if index >= 0 && (index as u64) < s.elements {
+        Ok(())
+    } else {
+        Err(RefError::BadIndex {
+            section: s.id,
+            index,
+            count: s.elements,
+        })
+    }
+}
+
+fn check_offset(s: &Written, offsets: &[u64], offset: u64) -> Result<(), RefError> {
+    match offsets.binary_search(&offset) {
+        Ok(_) => Ok(()),
+        Err(_) => Err(RefError::BadOffset {
+            section: s.id,
+            offset,
+            content: s.start + s.size - s.content,
+        }),
+    }
+}
+
+/// A record being given its fields by name; see [`TraceWriter::write`].
+pub struct RecordBuilder<'w, 's> {
+    writer: &'w mut TraceWriter<'s>,
+    name: String,
+    fields: Fields,
+}
+
+impl RecordBuilder<'_, '_> {
+    /// An integer field.
+    pub fn int(mut self, key: &str, v: u64) -> Self {
+        self.fields.push(key, FieldIn::Int(v));
+        self
+    }
+
+    /// A signed integer field (two's complement).
+    pub fn signed(mut self, key: &str, v: i64) -> Self {
+        self.fields.push(
+            key,
+            if v < 0 {
+                FieldIn::Neg(v)
+            } else {
+                FieldIn::Int(v as u64)
+            },
+        );
+        self
+    }
+
+    /// A byte-string field (its length field, if left out, is computed).
+    pub fn bytes(mut self, key: &str, v: impl Into<Vec<u8>>) -> Self {
+        self.fields.push(key, FieldIn::Bytes(v.into()));
+        self
+    }
+
+    /// A `sectionOffset` field: the byte offset into the target section's content.
+    pub fn offset(mut self, key: &str, offset: u64) -> Self {
+        self.fields.push(key, FieldIn::Offset(offset));
+        self
+    }
+
+    /// Any value, including lists and groups for repeats.
+    pub fn value(mut self, key: &str, v: FieldIn) -> Self {
+        self.fields.push(key, v);
+        self
+    }
+
+    /// Write the record.
+    pub fn done(self) -> Result<(), EncodeError> {
+        self.writer.write_fields(&self.name, &self.fields)
+    }
+}
+
+/// A temporary file in the target's folder, so that the final rename stays on one file system.
+fn temp_beside(target: &Path, prefix: &str) -> std::io::Result<tempfile::NamedTempFile> {
+    let dir = match target.parent() {
+        Some(d) if !d.as_os_str().is_empty() => d,
+        _ => Path::new("."),
+    };
+    tempfile::Builder::new()
+        .prefix(prefix)
+        .suffix(".tmp")
+        .tempfile_in(dir)
+}
+
+fn copy(from: &mut File, to: &mut impl Write) -> std::io::Result<u64> {
+    std::io::copy(from, to)
+}

@@ -1,0 +1,56 @@
+//! The layout core shared by reading and writing: record programs compiled from a schema, the
+//! one walker that steps through them, the live metadata state, the metadata property table and
+//! the built-ins' wire layout.
+//!
+//! [`decode`](crate::decode) and [`encode`](crate::encode) are mirrors built on this module; the
+//! printers and the text reader use the same walker, so the structure of a record is computed in
+//! one place. Nothing here touches bytes of a trace.
+
+mod meta;
+mod program;
+mod state;
+mod walk;
+mod wire;
+
+pub use meta::{MetaProperty, MetaRefused};
+pub(crate) use program::{Compiled, Op, Program, TagTable};
+pub use state::ScopeState;
+pub(crate) use walk::{Step, Walk};
+pub(crate) use wire::Wire;
+
+use crate::dtd::Expr;
+
+/// Repeat limit for items that may occupy no bytes (docs/format.md §6.4).
+pub const MAX_EMPTY_REPEAT: u64 = 65_536;
+
+/// Most field occurrences one record may hold (docs/format.md §6.4): no trace can make a reader
+/// allocate without bound, and no writer produces a record a reader refuses.
+pub const MAX_FIELDS_PER_RECORD: usize = 1 << 22;
+
+/// Why a width expression cannot be evaluated.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]
+pub enum WidthError {
+    /// A sum or product over 2⁶⁴−1.
+    #[error("width expression overflows")]
+    Overflow,
+    /// A difference below zero.
+    #[error("width expression is negative")]
+    Negative,
+}
+
+/// Evaluate a width expression over the most recent values of a record's slots.
+pub(crate) fn eval_width(expr: &Expr, last: &[u64]) -> Result<u64, WidthError> {
+    Ok(match expr {
+        Expr::Const(c) => *c,
+        Expr::Value(s) => last[*s as usize],
+        Expr::Add(a, b) => eval_width(a, last)?
+            .checked_add(eval_width(b, last)?)
+            .ok_or(WidthError::Overflow)?,
+        Expr::Sub(a, b) => eval_width(a, last)?
+            .checked_sub(eval_width(b, last)?)
+            .ok_or(WidthError::Negative)?,
+        Expr::Mul(a, b) => eval_width(a, last)?
+            .checked_mul(eval_width(b, last)?)
+            .ok_or(WidthError::Overflow)?,
+    })
+}

@@ -1,0 +1,172 @@
+//! The live metadata state (docs/format.md §6.3): the current width and interpretation of every
+//! (record type, slot) of one scope, with the previous values and cursors that `delta`, `stride`
+//! and `sectionStride` need.
+//!
+//! The decoder and the encoder share this module, so the rules exist once.
+
+// Design: the state of a scope is one flat `Vec<SlotState>`; a record type's slots start at
+// `base[record]`. A `section` record starts a new state from the DTD.
+
+use crate::dtd::{Builtin, Interp, RecordId, Schema, SlotId, SlotKind};
+
+use super::meta::{MetaProperty, MetaRefused};
+
+/// The live state of one slot.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SlotState {
+    /// Current width in bytes (0..=8).
+    pub width: u8,
+    /// The most recent non-zero width (0 if none).
+    pub(crate) lastwidth: u8,
+    /// Current interpretation.
+    pub(crate) interp: Interp,
+    /// Previous value, for `delta` and `stride`.
+    pub(crate) prev: u64,
+    /// Element cursor, for `sectionStride`.
+    pub(crate) cursor: i64,
+}
+
+impl SlotState {
+    /// The state a scope starts from for a slot declared with `width` and `interp`.
+    pub(crate) fn initial(width: u8, interp: Interp) -> SlotState {
+        // A zero-width interpretation keeps the declared width as the last non-zero one, so a
+        // later switch to `none` restores it (docs/format.md §6.3).
+        let lastwidth = width;
+        let width = if interp.is_zero_width() { 0 } else { width };
+        let prev = match interp {
+            Interp::Delta(v) => v,
+            Interp::Stride { initial, .. } => initial,
+            _ => 0,
+        };
+        SlotState {
+            width,
+            lastwidth,
+            interp,
+            prev,
+            cursor: 0,
+        }
+    }
+}
+
+/// The live state of one scope.
+#[derive(Debug, Clone)]
+pub struct ScopeState {
+    /// Section id of the scope (0 = global).
+    pub(crate) section: u8,
+    base: Vec<u32>,
+    /// Current state, indexed by `base[record] + slot`.
+    pub slots: Vec<SlotState>,
+}
+
+/// Marks a record type that is not visible in a scope.
+const NOT_VISIBLE: u32 = u32::MAX;
+
+impl ScopeState {
+    /// The initial state of the scope with this section id (0 = global).
+    ///
+    /// # Panics
+    /// If the schema does not declare the section (callers check first).
+    pub fn new(schema: &Schema, section: u8) -> ScopeState {
+        let scope = schema.scope_for(section).expect("declared section");
+        let mut base = vec![NOT_VISIBLE; schema.records.len()];
+        let mut initial = Vec::new();
+        for &rid in &scope.records {
+            base[rid as usize] = initial.len() as u32;
+            for slot in &schema.record(rid).slots {
+                let width = match slot.kind {
+                    SlotKind::Int { width } => width,
+                    SlotKind::Bytes { .. } => 0,
+                };
+                initial.push(SlotState::initial(width, slot.interp));
+            }
+        }
+        ScopeState {
+            section,
+            base,
+            slots: initial,
+        }
+    }
+
+    /// Index of a record type's first slot in `slots`, if the record is visible here.
+    #[inline]
+    pub fn base(&self, record: RecordId) -> Option<usize> {
+        match self.base[record as usize] {
+            NOT_VISIBLE => None,
+            b => Some(b as usize),
+        }
+    }
+
+    /// Validate and apply a metadata change (docs/format.md §5.4 and §6.3).
+    pub fn apply(
+        &mut self,
+        schema: &Schema,
+        record: RecordId,
+        slot: SlotId,
+        prop: MetaProperty,
+    ) -> Result<(), MetaRefused> {
+        let rt = schema.record(record);
+        let base = self.base(record).ok_or_else(|| MetaRefused::NotInScope {
+            record: rt.name.clone(),
+        })?;
+        if matches!(rt.builtin, Some(Builtin::Section | Builtin::Metadata)) {
+            return Err(MetaRefused::Builtin {
+                record: rt.name.clone(),
+            });
+        }
+        let Some(def) = rt.slots.get(slot as usize) else {
+            return Err(MetaRefused::NoSuchField {
+                record: rt.name.clone(),
+                slot: slot as u64,
+                count: rt.slots.len(),
+            });
+        };
+        if slot == 0 {
+            return Err(MetaRefused::Tag);
+        }
+        if matches!(def.kind, SlotKind::Bytes { .. }) {
+            return Err(MetaRefused::ByteString {
+                record: rt.name.clone(),
+                field: def.name.clone(),
+            });
+        }
+        if let MetaProperty::Interp(
+            Interp::SectionOffset(s) | Interp::SectionStride { section: s, .. },
+        ) = prop
+        {
+            if schema.scope_for(s).is_none() {
+                return Err(MetaRefused::UndeclaredSection { section: s });
+            }
+        }
+        let st = &mut self.slots[base + slot as usize];
+        match prop {
+            MetaProperty::Width(w) => {
+                if w > 8 {
+                    return Err(MetaRefused::WidthTooLarge { width: w as u64 });
+                }
+                if w != 0 && st.interp.is_zero_width() {
+                    return Err(MetaRefused::WidthOnZeroWidth {
+                        width: w,
+                        record: rt.name.clone(),
+                        field: def.name.clone(),
+                        interp: st.interp.keyword(),
+                    });
+                }
+                st.width = w;
+                if w != 0 {
+                    st.lastwidth = w;
+                }
+            }
+            MetaProperty::Interp(i) => {
+                st.interp = i;
+                st.width = if i.is_zero_width() { 0 } else { st.lastwidth };
+                match i {
+                    Interp::Delta(v) => st.prev = v,
+                    Interp::Stride { initial, .. } => st.prev = initial,
+                    Interp::SectionStride { .. } => st.cursor = 0,
+                    _ => {}
+                }
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,93 @@
+//! How values are written in the text form (docs/text-format.md): integers by their display
+//! property, byte strings as escaped text or hex, references with what they lead to.
+
+use std::io::{self, Write};
+
+use crate::decode::{ElementRef, Reader, Value};
+use crate::dtd::Display;
+
+/// Write a value in the text form.
+pub fn write_value(
+    w: &mut impl Write,
+    reader: &Reader<'_>,
+    value: Value<'_>,
+    display: Display,
+    depth: usize,
+) -> io::Result<()> {
+    match value {
+        Value::Int(v) => match display {
+            Display::Hex => write!(w, "{v:#x}"),
+            Display::Signed => write!(w, "{}", v as i64),
+            _ => write!(w, "{v}"),
+        },
+        Value::Bytes(b) => {
+            if display == Display::Text {
+                write_string(w, b)
+            } else {
+                w.write_all(b"x\"")?;
+                for x in b {
+                    write!(w, "{x:02x}")?;
+                }
+                w.write_all(b"\"")
+            }
+        }
+        Value::Ref(r) => {
+            match r {
+                ElementRef::Offset { offset, .. } => write!(w, "@{offset}")?,
+                ElementRef::Index { index, .. } => write!(w, "#{index}")?,
+            }
+            if depth > 0 {
+                return Ok(());
+            }
+            w.write_all(b":")?;
+            match reader.resolve(r) {
+                Ok(res) => {
+                    let rt = reader.schema().record(res.record);
+                    let d = rt.slots.last().map_or(Display::Decimal, |s| s.display);
+                    write_value(w, reader, res.value, d, depth + 1)
+                }
+                Err(_) => w.write_all(b"?"),
+            }
+        }
+    }
+}
+
+/// Write bytes as a quoted string: printable ASCII and valid UTF-8 as is; `\"`, `\\`, `\n`, `\r`,
+/// `\t` escaped; any other byte as `\xHH`.
+pub fn write_string(w: &mut impl Write, b: &[u8]) -> io::Result<()> {
+    w.write_all(b"\"")?;
+    let mut rest = b;
+    while !rest.is_empty() {
+        match std::str::from_utf8(rest) {
+            Ok(s) => {
+                write_str_escaped(w, s)?;
+                break;
+            }
+            Err(e) => {
+                let (good, bad) = rest.split_at(e.valid_up_to());
+                write_str_escaped(w, std::str::from_utf8(good).expect("valid prefix"))?;
+                let n = e.error_len().unwrap_or(bad.len());
+                for x in &bad[..n] {
+                    write!(w, "\\x{x:02x}")?;
+                }
+                rest = &bad[n..];
+            }
+        }
+    }
+    w.write_all(b"\"")
+}
+
+fn write_str_escaped(w: &mut impl Write, s: &str) -> io::Result<()> {
+    for c in s.chars() {
+        match c {
+            '"' => w.write_all(b"\\\"")?,
+            '\\' => w.write_all(b"\\\\")?,
+            '\n' => w.write_all(b"\\n")?,
+            '\r' => w.write_all(b"\\r")?,
+            '\t' => w.write_all(b"\\t")?,
+            c if (c as u32) < 0x20 || c == '\u{7f}' => write!(w, "\\x{:02x}", c as u32)?,
+            c => write!(w, "{c}")?,
+        }
+    }
+    Ok(())
+}
