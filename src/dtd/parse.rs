@@ -22,7 +22,7 @@ use nom::sequence::pair;
 use nom::IResult;
 
 use super::ast::*;
-use super::schema::Span;
+use super::schema::{InterpArg, InterpSpec, Span};
 
 /// Maximum nesting of field lists, repeats and expression operators. Deeper input is an error
 /// (it would only serve to exhaust the stack).
@@ -613,40 +613,35 @@ impl<'a> Parser<'a> {
         Ok((rest, PropValue::Expr(e)))
     }
 
-    /// An interpretation keyword and its arguments. Once the keyword is recognised, missing or
-    /// malformed arguments are errors (no backtracking).
+    /// An interpretation keyword and its arguments, as listed in [`super::schema::INTERPRETATIONS`]. Once the
+    /// keyword is recognised, missing or malformed arguments are errors (no backtracking).
     fn interp(&self, i: &'a str) -> PResult<'a, InterpDef> {
         let start = self.ws(i);
-        let (i, kw) = self.ident(start)?;
-        let arg = |i| cut(|i| self.arg(i))(i);
-        let sref = |i| cut(|i| self.section_ref(i))(i);
-        let (i, kind) = match kw.name.as_str() {
-            "none" => (i, InterpKind::None),
-            "default" => arg(i).map(|(i, a)| (i, InterpKind::Default(a)))?,
-            "baseOffset" => arg(i).map(|(i, a)| (i, InterpKind::BaseOffset(a)))?,
-            "delta" => arg(i).map(|(i, a)| (i, InterpKind::Delta(a)))?,
-            "stride" => {
-                let (i, a) = arg(i)?;
-                let (i, b) = arg(i)?;
-                (i, InterpKind::Stride(a, b))
-            }
-            "sectionOffset" => sref(i).map(|(i, s)| (i, InterpKind::SectionOffset(s)))?,
-            "sectionStride" => {
-                let (i, s) = sref(i)?;
-                let (i, b) = arg(i)?;
-                (i, InterpKind::SectionStride(s, b))
-            }
-            _ => {
-                return Err(nom::Err::Error(PError::expected(
-                    start,
-                    "an interpretation",
-                )))
-            }
+        let (mut i, kw) = self.ident(start)?;
+        let Some(spec) = InterpSpec::by_keyword(&kw.name) else {
+            return Err(nom::Err::Error(PError::expected(
+                start,
+                "an interpretation",
+            )));
         };
+        let mut args = Vec::with_capacity(spec.args.len());
+        for kind in spec.args {
+            let (rest, a) = match kind {
+                InterpArg::Section => {
+                    cut(|i| self.section_ref(i))(i).map(|(r, s)| (r, InterpArgDef::Section(s)))?
+                }
+                InterpArg::Value | InterpArg::Stride => {
+                    cut(|i| self.arg(i))(i).map(|(r, a)| (r, InterpArgDef::Int(a)))?
+                }
+            };
+            args.push(a);
+            i = rest;
+        }
         Ok((
             i,
             InterpDef {
-                kind,
+                spec,
+                args,
                 span: self.span(start, i),
             },
         ))
@@ -893,12 +888,12 @@ mod tests {
         let Item::Property(p) = &d.items[0] else {
             panic!()
         };
-        let PropValue::Interp(InterpDef {
-            kind: InterpKind::SectionStride(SectionRef::Name(n), s),
-            ..
-        }) = &p.value
-        else {
+        let PropValue::Interp(InterpDef { spec, args, .. }) = &p.value else {
             panic!()
+        };
+        assert_eq!(spec.keyword, "sectionStride");
+        let [InterpArgDef::Section(SectionRef::Name(n)), InterpArgDef::Int(s)] = &args[..] else {
+            panic!("{args:?}")
         };
         assert_eq!(n.name, "strings");
         assert_eq!(s.value(), Some(-2i64 as u64));

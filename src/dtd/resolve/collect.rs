@@ -312,16 +312,23 @@ impl<'a> Resolver<'a> {
         };
         match (name, &p.value) {
             ("width", PropValue::Expr(e)) => Some(PVal::Width(e)),
-            ("width", _) => bad(self, "an expression", "e.g. `x.width = 4;` or `data.width = length.value;`"),
+            ("width", _) => bad(
+                self,
+                "an expression",
+                "e.g. `x.width = 4;` or `data.width = length.value;`",
+            ),
             ("interpretation", PropValue::Interp(i)) => Some(self.interp(i)),
             ("interpretation", _) => bad(
                 self,
                 "an interpretation",
-                "one of: none, default V, baseOffset B, delta V, stride V S, sectionOffset N, sectionStride N S",
+                &format!("one of: {}", InterpSpec::all_synopses()),
             ),
             ("value", PropValue::Expr(e)) => {
                 if e.uses_value() {
-                    self.err(DtdError::NonConstantValue { src: self.src(), span: sspan(e.span) });
+                    self.err(DtdError::NonConstantValue {
+                        src: self.src(),
+                        span: sspan(e.span),
+                    });
                     return Some(PVal::Invalid);
                 }
                 Some(PVal::Value(e))
@@ -333,9 +340,17 @@ impl<'a> Resolver<'a> {
                 "signed" => Some(PVal::Display(Display::Signed)),
                 "text" => Some(PVal::Display(Display::Text)),
                 "bytes" => Some(PVal::Display(Display::Bytes)),
-                _ => bad(self, "a display style", "one of: decimal, hex, signed, text, bytes"),
+                _ => bad(
+                    self,
+                    "a display style",
+                    "one of: decimal, hex, signed, text, bytes",
+                ),
             },
-            ("display", _) => bad(self, "a display style", "one of: decimal, hex, signed, text, bytes"),
+            ("display", _) => bad(
+                self,
+                "a display style",
+                "one of: decimal, hex, signed, text, bytes",
+            ),
             _ => {
                 if let Some(near) = KNOWN_PROPS.iter().find(|k| edit_distance(name, k) <= 2) {
                     self.warnings.push(DtdWarning::PropertyTypo {
@@ -345,38 +360,33 @@ impl<'a> Resolver<'a> {
                         span: sspan(p.prop.span),
                     });
                 }
-                let text = if prelude { self.prelude_text } else { self.user_text };
+                let text = if prelude {
+                    self.prelude_text
+                } else {
+                    self.user_text
+                };
                 let s = p.value.span();
-                let shown = text.get(s.offset..s.offset + s.len).unwrap_or("").to_string();
+                let shown = text
+                    .get(s.offset..s.offset + s.len)
+                    .unwrap_or("")
+                    .to_string();
                 Some(PVal::Extra(shown))
             }
         }
     }
 
     pub(super) fn interp(&mut self, i: &ast::InterpDef) -> PVal<'a> {
-        let arg = |a: &ast::Arg| a.value();
-        let v = match &i.kind {
-            InterpKind::None => Some(Interp::None),
-            InterpKind::Default(a) => arg(a).map(Interp::Default),
-            InterpKind::BaseOffset(a) => arg(a).map(Interp::BaseOffset),
-            InterpKind::Delta(a) => arg(a).map(Interp::Delta),
-            InterpKind::Stride(a, b) => match (arg(a), arg(b)) {
-                (Some(initial), Some(s)) => Some(Interp::Stride {
-                    initial,
-                    stride: s as i64,
-                }),
-                _ => None,
-            },
-            InterpKind::SectionOffset(s) => self.section_ref(s).map(Interp::SectionOffset),
-            InterpKind::SectionStride(s, b) => match (self.section_ref(s), arg(b)) {
-                (Some(section), Some(st)) => Some(Interp::SectionStride {
-                    section,
-                    stride: st as i64,
-                }),
-                _ => None,
-            },
-        };
-        match v {
+        let mut values = Vec::with_capacity(i.args.len());
+        for a in &i.args {
+            let v = match a {
+                ast::InterpArgDef::Int(a) => a.value(),
+                ast::InterpArgDef::Section(s) => self.section_ref(s).map(u64::from),
+            };
+            values.push(v);
+        }
+        // `None` values were reported (a bad literal, an undeclared section).
+        let values: Option<Vec<u64>> = values.into_iter().collect();
+        match values.and_then(|v| Interp::from_parts(i.spec.keyword, &v)) {
             Some(v) => PVal::Interp(v, i.span),
             None => PVal::Invalid,
         }

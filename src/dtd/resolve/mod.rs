@@ -29,7 +29,7 @@ mod tags;
 
 use std::collections::HashMap;
 
-use super::ast::{self, FieldItem, FieldList, FieldType, InterpKind, Item, PropValue, PropertyDef};
+use super::ast::{self, FieldItem, FieldList, FieldType, Item, PropValue, PropertyDef};
 use super::error::{sspan, DtdError, DtdWarning, Src};
 use super::parse::MAX_DEPTH;
 use super::schema::*;
