@@ -155,7 +155,7 @@ pub fn fixed_size(rec: &RecordType) -> Option<u64> {
     let mut total = 0u64;
     for s in &rec.slots {
         match &s.kind {
-            SlotKind::Int { width } if !s.in_repeat => total += u64::from(*width),
+            SlotKind::Int { .. } if !s.in_repeat => total += u64::from(s.initial_width()),
             SlotKind::Bytes {
                 width: dtd::Expr::Const(c),
             } if !s.in_repeat => total = total.saturating_add(*c),
@@ -197,6 +197,7 @@ fn format_record(out: &mut String, rec: &RecordType, scope: u8) {
             SlotKind::Int { .. } if rec.builtin == Some(Builtin::Metadata) && i == 4 => {
                 "0-2 words".to_string()
             }
+            SlotKind::Int { width } if s.initial_width() != *width => format!("0 (last {width})"),
             SlotKind::Int { width } => width.to_string(),
             SlotKind::Bytes { width } => format!("bytes[{}]", show_expr(width, &rec.slots)),
         };

@@ -28,7 +28,7 @@ pub struct SlotState {
 impl SlotState {
     /// The state a scope starts from for a slot declared with `width` and `interp`.
     pub fn initial(width: u8, interp: Interp) -> SlotState {
-        let width = if interp.is_zero_width() { 0 } else { width };
+        let (lastwidth, width) = (width, if interp.is_zero_width() { 0 } else { width });
         let prev = match interp {
             Interp::Delta(v) => v,
             Interp::Stride { initial, .. } => initial,
@@ -36,7 +36,7 @@ impl SlotState {
         };
         SlotState {
             width,
-            lastwidth: width,
+            lastwidth,
             interp,
             prev,
             cursor: 0,

@@ -60,13 +60,16 @@ pub struct SectionDef {
     pub span: Span,
 }
 
-/// `name : (fields) { properties }`.
+/// `name : (fields) { properties }`, or `name : type { properties }`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordDef {
     /// The record type name.
     pub name: Ident,
-    /// The field list.
+    /// The field list. For `name : type`, a list of the one item `type`.
     pub fields: FieldList,
+    /// `Some(type)` when the record was defined as `name : type` (docs/format.md §4.2): with a
+    /// `tag.value` in its body it means `name : (tag, type)`, else it is an alias of `type`.
+    pub of_type: Option<Ident>,
     /// The property definitions of the body (empty when there is no body).
     pub body: Vec<PropertyDef>,
     /// The whole definition.

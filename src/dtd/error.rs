@@ -119,7 +119,7 @@ pub enum DtdError {
     #[error("field `{field}` of record `{record}` has width {width} but interpretation `{interp}` has no stored bytes")]
     #[diagnostic(
         code(mtf::dtd::width_on_zero_width),
-        help("`default`, `stride` and `sectionStride` fields have width 0: remove the width or set it to 0")
+        help("`default`, `stride` and `sectionStride` fields have width 0: a width set at the same level as the interpretation, or more specifically, must be 0; a width set less specifically (e.g. globally) is the field's last non-zero width")
     )]
     WidthOnZeroWidth {
         field: String,

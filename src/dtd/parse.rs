@@ -460,12 +460,33 @@ impl<'a> Parser<'a> {
         ))
     }
 
-    /// `NAME : field_list [record_body] [;]`
+    /// `NAME : ( field_list | type ) [record_body] [;]`
     fn record_def(&self, i: &'a str) -> PResult<'a, RecordDef> {
         let start = self.ws(i);
         let (i, name) = self.ident(start)?;
         let (i, _) = self.sym(i, ":", "`:`")?;
-        let (i, fields) = self.field_list(i)?;
+        let (i, fields, of_type) = if self.ws(i).starts_with('(') {
+            let (i, fields) = self.field_list(i)?;
+            (i, fields, None)
+        } else {
+            let (rest, ty) = self.ident(i).map_err(|_| {
+                nom::Err::Error(PError {
+                    input: self.ws(i),
+                    expected: vec!["`(`", "a type name"],
+                    too_deep: false,
+                })
+            })?;
+            let item = FieldItem {
+                name: None,
+                ty: FieldType::Named(ty.clone()),
+                span: ty.span,
+            };
+            let list = FieldList {
+                items: vec![item],
+                span: ty.span,
+            };
+            (rest, list, Some(ty))
+        };
         let (i, body) = match self.sym(i, "{", "") {
             Ok((i, _)) => {
                 let (i, body) = self.block(i, BlockKind::Braced, |i| self.property_def(i));
@@ -480,6 +501,7 @@ impl<'a> Parser<'a> {
             RecordDef {
                 name,
                 fields,
+                of_type,
                 body,
                 span: self.span(start, i),
             },

@@ -119,7 +119,8 @@ pub struct Slot {
     pub name: String,
     /// The field's type name (the identifier that selected its defaults, e.g. `address`).
     pub type_name: String,
-    /// Integer or byte string.
+    /// Integer or byte string, with the declared width (see [`SlotKind::Int`] for fields that
+    /// are zero-width by interpretation).
     pub kind: SlotKind,
     /// Declared interpretation (the state every scope starts from).
     pub interp: Interp,
@@ -137,8 +138,14 @@ pub struct Slot {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SlotKind {
     /// An integer of the given declared width (0..=8 bytes).
+    ///
+    /// For a field whose declared interpretation is zero-width (`default`, `stride`,
+    /// `sectionStride`), `width` is its declared **last non-zero width** (docs/format.md §4.3
+    /// and §6.3): the field starts with width 0 and `lastwidth = width`, so a metadata record
+    /// switching it to `none` restores `width` bytes. It is 0 when no width was declared. Use
+    /// [`Slot::initial_width`] for the bytes the field takes when a scope starts.
     Int {
-        /// Declared width in bytes.
+        /// Declared width in bytes (the last non-zero width for a zero-width interpretation).
         width: u8,
     },
     /// A byte string whose length is computed per record.
@@ -423,6 +430,17 @@ impl Schema {
             .iter()
             .position(|r| r.builtin == Some(which))
             .expect("the prelude defines every built-in") as RecordId
+    }
+}
+
+impl Slot {
+    /// The width of an integer slot when a scope starts: 0 for a zero-width interpretation,
+    /// else the declared width; 0 for a byte string (whose width is computed per record).
+    pub fn initial_width(&self) -> u8 {
+        match self.kind {
+            SlotKind::Int { width } if !self.interp.is_zero_width() => width,
+            _ => 0,
+        }
     }
 }
 

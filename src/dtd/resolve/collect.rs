@@ -151,8 +151,15 @@ impl<'a> Resolver<'a> {
             return;
         }
         let id = self.defs.len();
-        let taggable = matches!(r.fields.items.first(), Some(FieldItem { name: n, ty: FieldType::Named(t), .. })
-            if t.name == "tag" && n.as_ref().map_or(true, |n| n.name == "tag"));
+        // `name : type { … }` is taggable when its body sets `tag.value` (docs/format.md §4.2).
+        let taggable = if r.of_type.is_some() {
+            r.body
+                .iter()
+                .any(|p| p.path.len() == 1 && p.path[0].name == "tag" && p.prop.name == "value")
+        } else {
+            matches!(r.fields.items.first(), Some(FieldItem { name: n, ty: FieldType::Named(t), .. })
+                if t.name == "tag" && n.as_ref().map_or(true, |n| n.name == "tag"))
+        };
         let mut def = Def {
             ast: r,
             scope,

@@ -31,25 +31,53 @@ impl<'a> Resolver<'a> {
             limit_reported: false,
         };
         let mut level = Level::default();
-        let list = &self.defs[def].ast.fields;
-        let taggable = self.defs[def].taggable;
+        let d = &self.defs[def];
+        let list = &d.ast.fields;
+        if !d.taggable {
+            return self.expand_fields(def, &mut level, &mut ex);
+        }
+        // `name : type { tag.value = …; }` has an implicit leading `tag`, shown at the name.
+        let implicit_tag = d.ast.of_type.is_some().then_some(d.ast.name.span);
         let mut out = Vec::new();
         for (i, item) in list.items.iter().enumerate() {
-            if i == 0 && taggable {
-                level.names.insert("tag".into(), item.span);
+            if i == 0 {
+                let span = implicit_tag.unwrap_or(item.span);
+                level.names.insert("tag".into(), span);
                 level.bases.insert("tag".into(), 1);
                 out.push(TNode::Scalar {
                     name: "tag".into(),
                     ty: "tag".into(),
-                    span: item.span,
+                    span,
                 });
-                continue;
+                if implicit_tag.is_none() {
+                    continue;
+                }
             }
             if let Some(n) = self.expand_item(def, item, &mut level, &mut ex) {
                 out.push(n);
             }
         }
         out
+    }
+
+    /// The fields of a record type that is not taggable, at `level`. An alias `name : type`
+    /// of a record type has that type's fields, at the same naming level (a nameless group
+    /// that carries the type's body).
+    fn expand_fields(&mut self, def: DefId, level: &mut Level, ex: &mut Expander) -> Vec<TNode> {
+        let d = &self.defs[def];
+        if let Some(ty) = &d.ast.of_type {
+            if let Some(target) = self.lookup(def, &ty.name) {
+                return match self.expand_nested(target, ty.span, ex) {
+                    Some(children) => vec![TNode::Group {
+                        name: String::new(),
+                        def: Some(target),
+                        children,
+                    }],
+                    None => Vec::new(),
+                };
+            }
+        }
+        self.expand_list(def, &d.ast.fields, level, ex)
     }
 
     pub(super) fn expand_list(
@@ -244,6 +272,33 @@ impl<'a> Resolver<'a> {
         }
         let nd = &self.defs[nested];
         if nd.taggable {
+            // A taggable type cannot be nested; if it contains a type that is being expanded,
+            // the real problem is recursion (reported once, like the cycles above).
+            if let Some(path) = self.path_back(nested, &ex.stack) {
+                let back = *path.last().expect("non-empty");
+                let pos = ex
+                    .stack
+                    .iter()
+                    .position(|&d| d == back)
+                    .expect("on the stack");
+                let mut cycle: Vec<DefId> = ex.stack[pos..].to_vec();
+                cycle.extend(&path);
+                if cycle.iter().min() == Some(&back) {
+                    let chain: Vec<&str> = cycle
+                        .iter()
+                        .map(|&d| self.defs[d].ast.name.name.as_str())
+                        .collect();
+                    let chain = chain.join(" → ");
+                    let name = self.defs[back].ast.name.name.clone();
+                    self.err(DtdError::RecursiveType {
+                        name,
+                        chain,
+                        src: self.src(),
+                        span: sspan(use_span),
+                    });
+                }
+                return None;
+            }
             let msg = format!(
                 "record type `{}` starts with `tag` and cannot be used as a nested type",
                 nd.ast.name.name
@@ -260,8 +315,7 @@ impl<'a> Resolver<'a> {
         ex.stack.push(nested);
         ex.depth += 1;
         let mut inner = Level::default();
-        let list = &self.defs[nested].ast.fields;
-        let children = self.expand_list(nested, list, &mut inner, ex);
+        let children = self.expand_fields(nested, &mut inner, ex);
         ex.depth -= 1;
         ex.stack.pop();
         Some(children)
@@ -364,6 +418,49 @@ impl<'a> Resolver<'a> {
         };
         ex.depth -= 1;
         out
+    }
+
+    /// The record types that `from` uses (in its field list, at any depth).
+    fn uses(&self, from: DefId) -> Vec<DefId> {
+        fn walk(t: &FieldType, out: &mut Vec<String>) {
+            match t {
+                FieldType::Named(id) => out.push(id.name.clone()),
+                FieldType::Repeat { item, .. } => walk(item, out),
+                FieldType::Composite(list) => list.items.iter().for_each(|i| walk(&i.ty, out)),
+            }
+        }
+        let mut names = Vec::new();
+        for item in &self.defs[from].ast.fields.items {
+            walk(&item.ty, &mut names);
+        }
+        names.iter().filter_map(|n| self.lookup(from, n)).collect()
+    }
+
+    /// A chain of uses from `from` to a record type on `stack` (`from` first, the type on the
+    /// stack last), if there is one. Linear in the size of the DTD (each type visited once).
+    fn path_back(&self, from: DefId, stack: &[DefId]) -> Option<Vec<DefId>> {
+        let mut parent: HashMap<DefId, DefId> = HashMap::new();
+        let mut todo = vec![from];
+        parent.insert(from, from);
+        while let Some(d) = todo.pop() {
+            for u in self.uses(d) {
+                if stack.contains(&u) {
+                    let mut path = vec![u, d];
+                    let mut cur = d;
+                    while cur != from {
+                        cur = parent[&cur];
+                        path.push(cur);
+                    }
+                    path.reverse();
+                    return Some(path);
+                }
+                if let std::collections::hash_map::Entry::Vacant(v) = parent.entry(u) {
+                    v.insert(d);
+                    todo.push(u);
+                }
+            }
+        }
+        None
     }
 
     pub(super) fn tag_misplaced(&mut self, span: Span) {

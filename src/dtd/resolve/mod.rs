@@ -217,6 +217,8 @@ struct Rec {
     slots: Vec<FlatSlot>,
     by_name: HashMap<String, usize>,
     interps: Vec<Option<(Interp, Option<Span>)>>,
+    /// Rank of the level each interpretation was found at (see `find_ranked`).
+    interp_rank: Vec<usize>,
     widths: Vec<WState>,
 }
 

@@ -16,6 +16,7 @@ impl<'a> Resolver<'a> {
             slots: Vec::new(),
             by_name: HashMap::new(),
             interps: Vec::new(),
+            interp_rank: Vec::new(),
             widths: Vec::new(),
         };
         let mut layout = Vec::new();
@@ -32,20 +33,25 @@ impl<'a> Resolver<'a> {
         }
         let n = rec.slots.len();
         rec.widths = vec![WState::Todo; n];
+        rec.interp_rank = vec![0; n];
         let errors_before = self.errors.len();
         // Interpretations first: whether a width is needed depends on them.
         for s in 0..n {
             let interp = if s == 0 {
                 Some((Interp::None, None))
             } else {
-                match self.find(&rec, s, "interpretation") {
+                match self.find_ranked(&rec, s, "interpretation") {
                     Some((
                         Prop {
                             val: PVal::Interp(i, span),
                             ..
                         },
                         _,
-                    )) => Some((i, Some(span))),
+                        rank,
+                    )) => {
+                        rec.interp_rank[s] = rank;
+                        Some((i, Some(span)))
+                    }
                     Some(_) => None, // invalid, reported
                     None => {
                         let sl = &rec.slots[s];
@@ -114,23 +120,37 @@ impl<'a> Resolver<'a> {
     /// The first source of property `prop` for slot `s` (§4.3), with the prefix that its
     /// references are relative to.
     pub(super) fn find(&self, rec: &Rec, s: usize, prop: &str) -> Option<(Prop<'a>, String)> {
+        self.find_ranked(rec, s, prop)
+            .map(|(p, prefix, _)| (p, prefix))
+    }
+
+    /// [`Self::find`], with the rank of the level the property was found at: 0 for the record's
+    /// own body, then one per nested body, then the section defaults, then the global ones. A
+    /// smaller rank is a more specific level.
+    pub(super) fn find_ranked(
+        &self,
+        rec: &Rec,
+        s: usize,
+        prop: &str,
+    ) -> Option<(Prop<'a>, String, usize)> {
         let sl = &rec.slots[s];
-        for (d, prefix) in &sl.bodies {
+        for (rank, (d, prefix)) in sl.bodies.iter().enumerate() {
             let rel = sl.full.strip_prefix(prefix.as_str()).unwrap_or(&sl.full);
             if let Some(p) = self.defs[*d].body.get(&(rel.to_string(), prop.to_string())) {
-                return Some((p.clone(), prefix.clone()));
+                return Some((p.clone(), prefix.clone(), rank));
             }
         }
+        let n = sl.bodies.len();
         let key = (sl.ty.clone(), prop.to_string());
         if rec.scope != 0 {
             if let Some(p) = self.scopes[rec.scope].defaults.get(&key) {
-                return Some((p.clone(), sl.level.clone()));
+                return Some((p.clone(), sl.level.clone(), n));
             }
         }
         self.scopes[0]
             .defaults
             .get(&key)
-            .map(|p| (p.clone(), sl.level.clone()))
+            .map(|p| (p.clone(), sl.level.clone(), n + 1))
     }
 
     /// The declared width of a slot: `None` if missing or invalid (reported).
@@ -303,12 +323,21 @@ impl<'a> Resolver<'a> {
         let sl = &rec.slots[s];
         let (name, ty, in_repeat) = (sl.full.clone(), sl.ty.clone(), sl.in_repeat);
         let rname = self.defs[rec.def].ast.name.name.clone();
-        let width_src = if s == 0 {
-            None
-        } else {
-            self.find(rec, s, "width")
+        let (width_src, width_rank) = match s {
+            0 => (None, 0),
+            _ => match self.find_ranked(rec, s, "width") {
+                Some((p, prefix, rank)) => (Some((p, prefix)), rank),
+                None => (None, usize::MAX),
+            },
         };
         let kind = match (&w, interp) {
+            // A zero-width interpretation set more specifically than a width: the width is the
+            // field's last non-zero width, restored by a later `none` (docs/format.md §4.3).
+            (Some(W::Const(c @ 1..=8)), Some((i, _)))
+                if i.is_zero_width() && width_rank > rec.interp_rank[s] =>
+            {
+                SlotKind::Int { width: *c as u8 }
+            }
             (Some(W::Const(c)), Some((i, ispan))) if i.is_zero_width() && *c != 0 => {
                 self.zero_width_error(
                     &name,
@@ -522,8 +551,17 @@ fn flatten(
                     bodies: bodies.to_vec(),
                 });
             }
-            TNode::Group { name, children, .. } if name.is_empty() => {
-                flatten(children, prefix, in_repeat, bodies, slots, out);
+            TNode::Group {
+                name,
+                def,
+                children,
+            } if name.is_empty() => {
+                // An unnamed composite, or an alias of a record type (whose body applies).
+                let mut b = bodies.to_vec();
+                if let Some(d) = def {
+                    b.push((*d, prefix.to_string()));
+                }
+                flatten(children, prefix, in_repeat, &b, slots, out);
             }
             TNode::Group {
                 name,
