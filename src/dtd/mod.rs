@@ -28,11 +28,10 @@ pub mod schema;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::sync::Arc;
 
-use miette::NamedSource;
-
-pub use error::{render_plain, render_with, DtdError, DtdErrors, DtdWarning};
+pub use error::{
+    render_plain, render_with, DtdError, DtdErrors, DtdSource, DtdWarning, MAX_REPORTED,
+};
 pub use schema::*;
 
 /// The built-in records (docs/format.md §5), in the DTD language.
@@ -96,7 +95,7 @@ pub enum DtdLoadError {
 
 /// Parse and resolve DTD text. `name` is used in messages (usually the file name).
 pub fn parse_str(name: &str, text: &str) -> Result<Loaded, DtdErrors> {
-    let src: error::Src = NamedSource::new(name, Arc::<str>::from(text));
+    let src = error::DtdSource::new(name, text);
     let (dtd, problems) = parse::parse(text);
     if !problems.is_empty() {
         let errors = problems
@@ -117,7 +116,10 @@ pub fn parse_str(name: &str, text: &str) -> Result<Loaded, DtdErrors> {
         &src,
     );
     match schema {
-        Some(schema) if errors.is_empty() => Ok(Loaded { schema, warnings }),
+        Some(schema) if errors.is_empty() => Ok(Loaded {
+            schema,
+            warnings: error::cap_warnings(warnings),
+        }),
         _ => Err(DtdErrors::new(name, errors)),
     }
 }

@@ -34,6 +34,7 @@ impl<'a> Resolver<'a> {
             defs: Vec::new(),
             by_name: HashMap::new(),
             defaults: HashMap::new(),
+            extras: HashMap::new(),
         });
         // Sections first: interpretations may name a section declared later.
         for item in &user.items {
@@ -108,6 +109,7 @@ impl<'a> Resolver<'a> {
             defs: Vec::new(),
             by_name: HashMap::new(),
             defaults: HashMap::new(),
+            extras: HashMap::new(),
         });
     }
 
@@ -165,6 +167,7 @@ impl<'a> Resolver<'a> {
             scope,
             prelude,
             body: HashMap::new(),
+            extras: HashMap::new(),
             tag_value: None,
             taggable,
         };
@@ -201,7 +204,12 @@ impl<'a> Resolver<'a> {
             match def.body.entry(key) {
                 std::collections::hash_map::Entry::Occupied(_) => self.twice(p),
                 std::collections::hash_map::Entry::Vacant(v) => {
-                    v.insert(Prop { def: p, val });
+                    let prop = Prop { def: p, val };
+                    if let PVal::Extra(_) = prop.val {
+                        let path = v.key().0.clone();
+                        def.extras.entry(path).or_default().push(prop.clone());
+                    }
+                    v.insert(prop);
                 }
             }
         }
@@ -267,10 +275,16 @@ impl<'a> Resolver<'a> {
             return;
         }
         let key = (path, p.prop.name.clone());
-        match self.scopes[scope].defaults.entry(key) {
+        let sc = &mut self.scopes[scope];
+        match sc.defaults.entry(key) {
             std::collections::hash_map::Entry::Occupied(_) => self.twice(p),
             std::collections::hash_map::Entry::Vacant(v) => {
-                v.insert(Prop { def: p, val });
+                let prop = Prop { def: p, val };
+                if let PVal::Extra(_) = prop.val {
+                    let path = v.key().0.clone();
+                    sc.extras.entry(path).or_default().push(prop.clone());
+                }
+                v.insert(prop);
             }
         }
     }

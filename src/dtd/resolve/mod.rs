@@ -110,11 +110,17 @@ struct Prop<'a> {
 /// Properties by (path or type name, property name).
 type PropMap<'a> = HashMap<(String, String), Prop<'a>>;
 
+/// The non-reserved properties by path or type name, in source order (an index of the
+/// `PVal::Extra` entries of a `PropMap`, so that a slot finds its own without a scan).
+type Extras<'a> = HashMap<String, Vec<Prop<'a>>>;
+
 struct Def<'a> {
     ast: &'a ast::RecordDef,
     scope: usize,
     prelude: bool,
     body: PropMap<'a>,
+    /// The non-reserved properties of `body`.
+    extras: Extras<'a>,
     /// `tag.value`, if set in the body.
     tag_value: Option<Prop<'a>>,
     taggable: bool,
@@ -128,6 +134,8 @@ struct ScopeInfo<'a> {
     defs: Vec<DefId>,
     by_name: HashMap<String, DefId>,
     defaults: PropMap<'a>,
+    /// The non-reserved properties of `defaults`.
+    extras: Extras<'a>,
 }
 
 struct Resolver<'a> {

@@ -400,16 +400,14 @@ impl<'a> Resolver<'a> {
                 display = d;
             }
             // Every other property, first source wins per name, in source order.
-            let mut names: Vec<(usize, String, String)> = Vec::new();
-            let sources = self.extra_sources(rec, s);
-            for p in sources {
+            let mut seen = std::collections::HashSet::new();
+            for p in self.extra_sources(rec, s) {
                 if let PVal::Extra(v) = &p.val {
-                    if !names.iter().any(|(_, n, _)| n == &p.def.prop.name) {
-                        names.push((p.def.span.offset, p.def.prop.name.clone(), v.clone()));
+                    if seen.insert(p.def.prop.name.as_str()) {
+                        extra.push((p.def.prop.name.clone(), v.clone()));
                     }
                 }
             }
-            extra = names.into_iter().map(|(_, n, v)| (n, v)).collect();
         }
         Slot {
             name,
@@ -423,27 +421,25 @@ impl<'a> Resolver<'a> {
         }
     }
 
-    /// Every property source of a slot, in priority order.
-    pub(super) fn extra_sources(&self, rec: &Rec, s: usize) -> Vec<Prop<'a>> {
+    /// Every non-reserved property of a slot, from every source in priority order, each source
+    /// in source order. Linear in the number of such properties (indexed by path, see `Extras`).
+    pub(super) fn extra_sources(&self, rec: &Rec, s: usize) -> Vec<&Prop<'a>> {
         let sl = &rec.slots[s];
         let mut out = Vec::new();
-        let mut push_matching = |map: &PropMap<'a>, key: &str| {
-            let mut v: Vec<&Prop<'a>> = map
-                .iter()
-                .filter(|((p, _), _)| p == key)
-                .map(|(_, p)| p)
-                .collect();
-            v.sort_by_key(|p| p.def.span.offset);
-            out.extend(v.into_iter().cloned());
-        };
         for (d, prefix) in &sl.bodies {
             let rel = sl.full.strip_prefix(prefix.as_str()).unwrap_or(&sl.full);
-            push_matching(&self.defs[*d].body, rel);
+            out.extend(self.defs[*d].extras.get(rel).into_iter().flatten());
         }
         if rec.scope != 0 {
-            push_matching(&self.scopes[rec.scope].defaults, &sl.ty);
+            out.extend(
+                self.scopes[rec.scope]
+                    .extras
+                    .get(&sl.ty)
+                    .into_iter()
+                    .flatten(),
+            );
         }
-        push_matching(&self.scopes[0].defaults, &sl.ty);
+        out.extend(self.scopes[0].extras.get(&sl.ty).into_iter().flatten());
         out
     }
 
