@@ -65,6 +65,10 @@ fn error_codes() {
         ("forward_reference.dtd", &["forward_reference"]),
         ("self_reference.dtd", &["forward_reference"]),
         ("recursive_type.dtd", &["recursive_type"]),
+        ("hex_upper_case.dtd", &["syntax"]),
+        ("unknown_display.dtd", &["bad_property"]),
+        ("tag_as_field_name.dtd", &["tag_not_first"]),
+        ("tag_width_negative.dtd", &["bad_width"]),
         (
             "recursive_taggable.dtd",
             &["recursive_type", "recursive_type"],

@@ -305,3 +305,32 @@ fn record_defined_by_a_type() {
         "an alias is not taggable"
     );
 }
+
+/// docs/format.md §4.3: a field of a global nested type gets the defaults of the section of the
+/// record it is used in; §3.4: a negative intermediate in a width expression is an error.
+#[test]
+fn nested_defaults_and_negative_intermediates() {
+    let l = dtd::parse_str(
+        "t.dtd",
+        "x.width = 1; x.interpretation = none; a.width = 1; a.interpretation = none;
+         inner : (x);
+         g : (tag, inner) { tag.value = 4; }
+         section s 1 {
+             x.width = 2;
+             r : (tag, inner, a, data) { tag.value = 5; data.width = a.value - 4 + 8;
+                                        data.interpretation = none; }
+         }",
+    )
+    .unwrap_or_else(|e| panic!("{}", dtd::render_plain(&e)));
+    let s = &l.schema;
+    let g = s.record(s.record_by_name(0, "g").unwrap());
+    let r = s.record(s.record_by_name(1, "r").unwrap());
+    assert_eq!(g.slots[1].kind, SlotKind::Int { width: 1 });
+    assert_eq!(r.slots[1].kind, SlotKind::Int { width: 2 });
+    let SlotKind::Bytes { width } = &r.slots[3].kind else {
+        panic!("{:?}", r.slots[3].kind)
+    };
+    // (a - 4) + 8 with a = 2: the intermediate 2 - 4 is negative.
+    assert!(metatf::decode::eval_width(width, &[0, 0, 2, 0]).is_err());
+    assert_eq!(metatf::decode::eval_width(width, &[0, 0, 5, 0]), Ok(9));
+}

@@ -14,7 +14,6 @@
 
 use std::cell::{Cell, RefCell};
 
-use nom::branch::alt;
 use nom::bytes::complete::{tag, take_while, take_while1};
 use nom::combinator::{cut, opt, recognize};
 use nom::error::{ErrorKind, ParseError};
@@ -287,7 +286,7 @@ impl<'a> Parser<'a> {
     fn integer(&self, i: &'a str) -> PResult<'a, IntLit> {
         let i = self.ws(i);
         let hex: PResult<'a, &'a str> = recognize(pair(
-            alt((tag("0x"), tag("0X"))),
+            tag("0x"), // only lower-case, as §3.1 defines
             take_while1(|c: char| c.is_ascii_hexdigit()),
         ))(i);
         let (rest, text, radix) = match hex {

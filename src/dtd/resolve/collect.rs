@@ -302,19 +302,27 @@ impl<'a> Resolver<'a> {
         self.tag_width_span = Some(p.span);
         let PropValue::Expr(e) = &p.value else { return };
         match const_expr(e) {
-            Some(Some(w @ 1..=8)) => self.tag_width = w as u8,
-            Some(Some(w)) => self.err(DtdError::BadWidth {
+            Ok(Some(w @ 1..=8)) => self.tag_width = w as u8,
+            Ok(Some(w)) => self.err(DtdError::BadWidth {
                 msg: format!("tag width {w} is out of range"),
                 src: self.src(),
                 span: sspan(e.span),
                 help: Some("`tag.width` must be 1..8".into()),
             }),
-            Some(None) => {} // bad literal, reported by the parser
-            None => self.err(DtdError::BadWidth {
+            Ok(None) => {} // bad literal, reported by the parser
+            Err(ConstError::NotConstant) => self.err(DtdError::BadWidth {
                 msg: "`tag.width` must be a constant".into(),
                 src: self.src(),
                 span: sspan(e.span),
-                help: Some("write an integer, e.g. `tag.width = 1;`".into()),
+                help: Some(
+                    "write an integer or an expression of integers, e.g. `tag.width = 1;`".into(),
+                ),
+            }),
+            Err(ConstError::Overflow(span)) => self.err(DtdError::BadWidth {
+                msg: "arithmetic overflow or negative result".into(),
+                src: self.src(),
+                span: sspan(span),
+                help: Some("constant expressions are unsigned 64-bit integers".into()),
             }),
         }
     }
@@ -459,11 +467,32 @@ impl<'a> Resolver<'a> {
     }
 }
 
-/// `Some(Some(v))` for an integer literal, `Some(None)` for a bad literal, `None` otherwise.
-fn const_expr(e: &ast::Expr) -> Option<Option<u64>> {
+/// Why an expression outside a record body has no constant value.
+enum ConstError {
+    /// It reads a field (`.value` or `.width`): there is no record to read it in.
+    NotConstant,
+    /// Overflow or a negative (intermediate) result, at this sub-expression.
+    Overflow(Span),
+}
+
+/// The value of an expression of integer literals (`tag.width = 1 + 1;`): `Ok(None)` when a
+/// literal was too large (already reported by the parser).
+fn const_expr(e: &ast::Expr) -> Result<Option<u64>, ConstError> {
     match &e.kind {
-        ast::ExprKind::Int(n) => Some(n.value),
-        _ => None,
+        ast::ExprKind::Int(n) => Ok(n.value),
+        ast::ExprKind::Ref { .. } => Err(ConstError::NotConstant),
+        ast::ExprKind::Binary(op, a, b) => {
+            let (a, b) = (const_expr(a)?, const_expr(b)?);
+            let (Some(a), Some(b)) = (a, b) else {
+                return Ok(None);
+            };
+            let r = match op {
+                ast::BinOp::Add => a.checked_add(b),
+                ast::BinOp::Sub => a.checked_sub(b),
+                ast::BinOp::Mul => a.checked_mul(b),
+            };
+            r.map(Some).ok_or(ConstError::Overflow(e.span))
+        }
     }
 }
 
