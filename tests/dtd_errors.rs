@@ -65,6 +65,18 @@ fn error_codes() {
         ("forward_reference.dtd", &["forward_reference"]),
         ("self_reference.dtd", &["forward_reference"]),
         ("recursive_type.dtd", &["recursive_type"]),
+        ("hex_upper_case.dtd", &["syntax"]),
+        ("unknown_display.dtd", &["bad_property"]),
+        ("tag_as_field_name.dtd", &["tag_not_first"]),
+        ("tag_width_negative.dtd", &["bad_width"]),
+        (
+            "recursive_taggable.dtd",
+            &["recursive_type", "recursive_type"],
+        ),
+        (
+            "width_on_zero_width_body.dtd",
+            &["width_on_zero_width", "width_on_zero_width"],
+        ),
         ("width_on_default.dtd", &["width_on_zero_width"]),
         ("tag_width_twice.dtd", &["tag_width_twice"]),
         ("tag_width_in_section.dtd", &["tag_width_twice"]),

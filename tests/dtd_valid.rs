@@ -204,3 +204,130 @@ fn cli_check_and_show() {
     assert_eq!(out.status.code(), Some(0));
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown property `widht`"));
 }
+
+/// Appendix B of the paper (as printed, restored only where extraction lost text) parses, and
+/// its `vfield` and `comment` are the prelude's (the prelude writes `comment : vfield`, as the
+/// paper does).
+#[test]
+fn paper_appendix_b() {
+    use metatf::dtd::ast::{Item, RecordDef};
+    let text = fs::read_to_string(root().join("tests/data/dtd/paper/appendix_b.dtd")).unwrap();
+    let (paper, problems) = dtd::parse::parse(&text);
+    assert!(problems.is_empty(), "{problems:?}");
+    let (prelude, _) = dtd::parse::parse(dtd::PRELUDE);
+    let find = |d: &dtd::ast::Dtd, name: &str| -> RecordDef {
+        d.items
+            .iter()
+            .find_map(|i| match i {
+                Item::Record(r) if r.name.name == name => Some(r.clone()),
+                _ => None,
+            })
+            .unwrap()
+    };
+    let shape = |r: &RecordDef, src: &str| {
+        let fields: Vec<String> = r
+            .fields
+            .items
+            .iter()
+            .map(|f| src[f.span.offset..f.span.offset + f.span.len].to_string())
+            .collect();
+        let body: Vec<String> = r
+            .body
+            .iter()
+            .map(|p| src[p.span.offset..p.span.offset + p.span.len].replace(' ', ""))
+            .collect();
+        (fields, r.of_type.as_ref().map(|t| t.name.clone()), body)
+    };
+    assert_eq!(
+        shape(&find(&paper, "vfield"), &text),
+        shape(&find(&prelude, "vfield"), dtd::PRELUDE)
+    );
+    let (pf, pt, pb) = shape(&find(&paper, "comment"), &text);
+    let (qf, qt, qb) = shape(&find(&prelude, "comment"), dtd::PRELUDE);
+    assert_eq!((pf, pt), (qf, qt));
+    // The prelude adds only a display hint.
+    assert_eq!(pb, ["tag.value=1;"]);
+    assert_eq!(qb, ["tag.value=1;", "vfield.data.display=text;"]);
+}
+
+/// A zero-width interpretation set more specifically than a non-zero width keeps that width
+/// as the last non-zero width (docs/format.md §4.3): the field starts at width 0 and `none`
+/// restores it.
+#[test]
+fn zero_width_by_interpretation_keeps_the_last_width() {
+    let l = dtd::parse_str(
+        "t.dtd",
+        "len.width = 2; len.interpretation = none;
+         a : (tag, len) { tag.value = 4; len.interpretation = default 7; }
+         b : (tag, len) { tag.value = 5; }",
+    )
+    .unwrap_or_else(|e| panic!("{}", dtd::render_plain(&e)));
+    let s = &l.schema;
+    let a = s.record(s.record_by_name(0, "a").unwrap());
+    assert_eq!(a.slots[1].kind, SlotKind::Int { width: 2 });
+    assert_eq!(a.slots[1].interp, Interp::Default(7));
+    assert_eq!(a.slots[1].initial_width(), 0);
+    let b = s.record(s.record_by_name(0, "b").unwrap());
+    assert_eq!(b.slots[1].initial_width(), 2);
+    // HATF's time has no width at all: width 0, last width 0.
+    let hatf = load(&root().join("dtds/hatf10.dtd"));
+    let alloc = hatf
+        .schema
+        .record(hatf.schema.record_by_name(1, "alloc").unwrap());
+    assert_eq!(alloc.slots[3].kind, SlotKind::Int { width: 0 });
+}
+
+/// `name : type { tag.value = …; }` is `name : (tag, type)`; without `tag.value` it is an alias
+/// of the type (docs/format.md §4.2).
+#[test]
+fn record_defined_by_a_type() {
+    let l = dtd::parse_str(
+        "t.dtd",
+        "x.width = 1; x.interpretation = none;
+         pair : (x, y : x);
+         twin : pair;
+         r : pair { tag.value = 4; }
+         s : (tag, twin, p : twin) { tag.value = 5; }",
+    )
+    .unwrap_or_else(|e| panic!("{}", dtd::render_plain(&e)));
+    let s = &l.schema;
+    let names = |n: &str| -> Vec<String> {
+        let r = s.record(s.record_by_name(0, n).unwrap());
+        r.slots.iter().map(|s| s.name.clone()).collect()
+    };
+    assert_eq!(names("r"), ["tag", "pair.x", "pair.y"]);
+    assert_eq!(names("s"), ["tag", "twin.x", "twin.y", "p.x", "p.y"]);
+    assert!(
+        s.record_by_name(0, "twin").is_none(),
+        "an alias is not taggable"
+    );
+}
+
+/// docs/format.md §4.3: a field of a global nested type gets the defaults of the section of the
+/// record it is used in; §3.4: a negative intermediate in a width expression is an error.
+#[test]
+fn nested_defaults_and_negative_intermediates() {
+    let l = dtd::parse_str(
+        "t.dtd",
+        "x.width = 1; x.interpretation = none; a.width = 1; a.interpretation = none;
+         inner : (x);
+         g : (tag, inner) { tag.value = 4; }
+         section s 1 {
+             x.width = 2;
+             r : (tag, inner, a, data) { tag.value = 5; data.width = a.value - 4 + 8;
+                                        data.interpretation = none; }
+         }",
+    )
+    .unwrap_or_else(|e| panic!("{}", dtd::render_plain(&e)));
+    let s = &l.schema;
+    let g = s.record(s.record_by_name(0, "g").unwrap());
+    let r = s.record(s.record_by_name(1, "r").unwrap());
+    assert_eq!(g.slots[1].kind, SlotKind::Int { width: 1 });
+    assert_eq!(r.slots[1].kind, SlotKind::Int { width: 2 });
+    let SlotKind::Bytes { width } = &r.slots[3].kind else {
+        panic!("{:?}", r.slots[3].kind)
+    };
+    // (a - 4) + 8 with a = 2: the intermediate 2 - 4 is negative.
+    assert!(metatf::decode::eval_width(width, &[0, 0, 2, 0]).is_err());
+    assert_eq!(metatf::decode::eval_width(width, &[0, 0, 5, 0]), Ok(9));
+}

@@ -44,9 +44,13 @@ pub fn run(args: DtdArgs) -> i32 {
     };
     let loaded = match dtd::load(&file) {
         Ok(l) => l,
-        Err(DtdLoadError::Io { path, source }) => {
-            eprintln!("mtf: cannot read DTD {}: {source}", path.display());
+        Err(e @ DtdLoadError::Io { .. }) => {
+            eprintln!("mtf: {e}");
             return EXIT_USAGE;
+        }
+        Err(e @ (DtdLoadError::TooLarge { .. } | DtdLoadError::NotUtf8 { .. })) => {
+            eprintln!("mtf: {e}");
+            return EXIT_BAD_DTD;
         }
         Err(DtdLoadError::Invalid(errs)) => {
             eprint!("{}", render(&errs));

@@ -18,3 +18,7 @@ pub use tables::{Resolved, MAX_REF_HOPS};
 
 pub use value::{ElementRef, Value};
 pub use view::{Field, MetaChange, RecordView};
+
+/// Evaluate a width expression over the most recent values of a record's slots (indexed by
+/// slot), as the decoder does (docs/format.md §3.4).
+pub use crate::layout::eval_width;

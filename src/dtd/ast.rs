@@ -8,7 +8,7 @@
 // tree was parsed from; the prelude and the user's DTD are parsed separately, so the resolver
 // must know which text a node came from (it marks prelude items, see `resolve`).
 
-use super::schema::Span;
+use super::schema::{InterpSpec, Span};
 
 /// A whole DTD file.
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -60,13 +60,16 @@ pub struct SectionDef {
     pub span: Span,
 }
 
-/// `name : (fields) { properties }`.
+/// `name : (fields) { properties }`, or `name : type { properties }`.
 #[derive(Debug, Clone, PartialEq)]
 pub struct RecordDef {
     /// The record type name.
     pub name: Ident,
-    /// The field list.
+    /// The field list. For `name : type`, a list of the one item `type`.
     pub fields: FieldList,
+    /// `Some(type)` when the record was defined as `name : type` (docs/format.md §4.2): with a
+    /// `tag.value` in its body it means `name : (tag, type)`, else it is an alias of `type`.
+    pub of_type: Option<Ident>,
     /// The property definitions of the body (empty when there is no body).
     pub body: Vec<PropertyDef>,
     /// The whole definition.
@@ -176,32 +179,26 @@ impl PropValue {
     }
 }
 
-/// An interpretation with its arguments.
+/// An interpretation with its arguments, as written. Which keywords exist and what arguments
+/// they take is [`super::schema::INTERPRETATIONS`]; the parser reads the arguments that the
+/// keyword's entry lists, so `args` matches `spec.args` one to one.
 #[derive(Debug, Clone, PartialEq)]
 pub struct InterpDef {
-    /// Which interpretation.
-    pub kind: InterpKind,
+    /// The keyword's entry in the interpretation table.
+    pub spec: &'static InterpSpec,
+    /// The arguments, in the order of `spec.args`.
+    pub args: Vec<InterpArgDef>,
     /// The whole interpretation text.
     pub span: Span,
 }
 
-/// The interpretations of docs/format.md §3.2 with their arguments.
+/// One interpretation argument as written.
 #[derive(Debug, Clone, PartialEq)]
-pub enum InterpKind {
-    /// `none`
-    None,
-    /// `default v`
-    Default(Arg),
-    /// `baseOffset b`
-    BaseOffset(Arg),
-    /// `delta v`
-    Delta(Arg),
-    /// `stride v s`
-    Stride(Arg, Arg),
-    /// `sectionOffset n`
-    SectionOffset(SectionRef),
-    /// `sectionStride n s`
-    SectionStride(SectionRef, Arg),
+pub enum InterpArgDef {
+    /// A (possibly negated) integer: [`super::schema::InterpArg::Value`] or [`super::schema::InterpArg::Stride`].
+    Int(Arg),
+    /// A section id or name: [`super::schema::InterpArg::Section`].
+    Section(SectionRef),
 }
 
 /// An interpretation argument: an optionally negated integer.

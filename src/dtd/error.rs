@@ -6,16 +6,171 @@
 // one-line summary. Messages are built by the resolver (it knows the names involved); the codes
 // and help texts are fixed here, one variant per code.
 
+// Design (bounded output): a DTD may be hostile. `DtdSource` serves snippets in time
+// proportional to the snippet (a line index built once), never more than `SNIPPET_CUT` bytes
+// on either side of the labels and `SNIPPET_MAX` bytes in all, so that no label lies more than
+// 65,535 columns into a line (miette panics there); line:column stay those of the whole file.
+// Control and bidi characters are replaced in snippets (same byte length, so labels stay put)
+// and escaped in messages. `DtdErrors` keeps the first `MAX_REPORTED` errors and counts the rest.
+
 use std::sync::Arc;
 
-use miette::{Diagnostic, NamedSource, SourceSpan};
+use miette::{Diagnostic, MietteError, MietteSpanContents, SourceCode, SourceSpan, SpanContents};
 #[cfg(feature = "fancy")]
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
 use super::schema::Span;
 
-/// The source text a diagnostic points into: file name and text.
-pub type Src = NamedSource<Arc<str>>;
+/// The most errors (and warnings) a DTD reports; the rest are counted.
+pub const MAX_REPORTED: usize = 100;
+
+/// Bytes of context kept on either side of the labels in a snippet.
+const SNIPPET_CUT: usize = 160;
+
+/// The most bytes of one snippet (a label further away is not drawn).
+const SNIPPET_MAX: usize = 8192;
+
+/// The source text a diagnostic points into: file name and text (see [`DtdSource`]).
+pub type Src = DtdSource;
+
+/// DTD text for diagnostics: cheap to clone, snippets bounded and free of control characters.
+#[derive(Debug, Clone)]
+pub struct DtdSource {
+    name: Arc<str>,
+    /// The text with control and bidi characters replaced (same byte offsets).
+    shown: Arc<str>,
+    /// Byte offset of the start of every line.
+    line_starts: Arc<[usize]>,
+}
+
+impl DtdSource {
+    /// Index `text` (one pass) under the file name `name`.
+    pub fn new(name: &str, text: &str) -> Self {
+        let mut line_starts = vec![0];
+        line_starts.extend(text.match_indices('\n').map(|(i, _)| i + 1));
+        DtdSource {
+            name: name.into(),
+            shown: replace_controls(text).into(),
+            line_starts: line_starts.into(),
+        }
+    }
+
+    /// The file name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// 0-based line of a byte offset.
+    fn line_of(&self, offset: usize) -> usize {
+        self.line_starts.partition_point(|&s| s <= offset) - 1
+    }
+
+    /// End of line `l` (after its `\n`), or the end of the text.
+    fn line_end(&self, l: usize) -> usize {
+        self.line_starts
+            .get(l + 1)
+            .copied()
+            .unwrap_or(self.shown.len())
+    }
+}
+
+fn floor_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i -= 1;
+    }
+    i
+}
+
+fn ceil_boundary(s: &str, mut i: usize) -> usize {
+    while !s.is_char_boundary(i) {
+        i += 1;
+    }
+    i
+}
+
+impl SourceCode for DtdSource {
+    fn read_span<'a>(
+        &'a self,
+        span: &SourceSpan,
+        context_lines_before: usize,
+        context_lines_after: usize,
+    ) -> Result<Box<dyn SpanContents<'a> + 'a>, MietteError> {
+        let text = &*self.shown;
+        let start = span.offset();
+        let end = start + span.len();
+        if end > text.len() {
+            return Err(MietteError::OutOfBounds);
+        }
+        // As miette's own `str` source: whole context lines, or the span itself without context.
+        let l0 = self.line_of(start);
+        let l1 = self.line_of(end.saturating_sub(1).max(start));
+        let mut from = if context_lines_before == 0 {
+            start
+        } else {
+            self.line_starts[l0.saturating_sub(context_lines_before)]
+        };
+        let mut to = self.line_end(l1 + context_lines_after);
+        if context_lines_before == 0 && context_lines_after == 0 {
+            to = end;
+        }
+        // Bound the snippet around the span.
+        if start - from > SNIPPET_CUT {
+            from = floor_boundary(text, start - SNIPPET_CUT / 2);
+        }
+        to = to.min(end + SNIPPET_CUT).min(from + SNIPPET_MAX);
+        let to = ceil_boundary(text, to.max(from)).min(text.len());
+        let line = self.line_of(from);
+        Ok(Box::new(MietteSpanContents::new_named(
+            self.name.to_string(),
+            &text.as_bytes()[from..to],
+            (from, to - from).into(),
+            line,
+            from - self.line_starts[line],
+            // As miette's `str` source: the newlines from the start of the text to the end of
+            // the snippet (miette merges nearby snippets with it).
+            self.line_of(to),
+        )))
+    }
+}
+
+/// Whether a character must not reach a terminal raw: C0 controls other than tab, LF and CR,
+/// DEL, C1 controls, and the Unicode bidi controls.
+pub fn is_hostile(c: char) -> bool {
+    matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
+        || matches!(
+            c,
+            '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
+        )
+}
+
+/// Replace hostile characters by characters of the same UTF-8 length (`?`, `¿`, `\u{fffd}`),
+/// so that byte offsets do not move.
+fn replace_controls(text: &str) -> String {
+    if !text.chars().any(is_hostile) {
+        return text.to_string();
+    }
+    text.chars()
+        .map(|c| match (is_hostile(c), c.len_utf8()) {
+            (false, _) => c,
+            (true, 1) => '?',
+            (true, 2) => '¿',
+            (true, _) => '\u{fffd}',
+        })
+        .collect()
+}
+
+/// `text` with hostile characters escaped as `\u{..}` (for messages).
+pub fn escape_hostile(text: &str) -> String {
+    let mut out = String::with_capacity(text.len());
+    for c in text.chars() {
+        if is_hostile(c) {
+            out.push_str(&format!("\\u{{{:x}}}", c as u32));
+        } else {
+            out.push(c);
+        }
+    }
+    out
+}
 
 /// Convert a schema span to a miette span.
 pub fn sspan(s: Span) -> SourceSpan {
@@ -121,7 +276,7 @@ pub enum DtdError {
     #[error("field `{field}` of record `{record}` has width {width} but interpretation `{interp}` has no stored bytes")]
     #[diagnostic(
         code(mtf::dtd::width_on_zero_width),
-        help("`default`, `stride` and `sectionStride` fields have width 0: remove the width or set it to 0")
+        help("`default`, `stride` and `sectionStride` fields have width 0: a width set at the same level as the interpretation, or more specifically, must be 0; a width set less specifically (e.g. globally) is the field's last non-zero width")
     )]
     WidthOnZeroWidth {
         field: String,
@@ -385,30 +540,70 @@ impl DtdError {
     }
 }
 
-/// Every error found in one DTD file.
-#[derive(Debug, Clone, thiserror::Error, Diagnostic)]
+/// Every error found in one DTD file (the first [`MAX_REPORTED`] of them, in source order).
+#[derive(Debug, Clone, thiserror::Error)]
 #[error("{summary}")]
 pub struct DtdErrors {
-    /// "NAME: N errors".
+    /// "NAME: N errors" (N counts every error, reported or not).
     pub summary: String,
-    /// The errors, in source order.
-    #[related]
+    /// The errors, in source order: at most [`MAX_REPORTED`].
     pub errors: Vec<DtdError>,
+    /// How many more errors were found but are not in `errors`.
+    pub omitted: usize,
+    more: Option<Omitted>,
+}
+
+/// The line that ends a capped list: "N more errors not shown".
+#[derive(Debug, Clone, thiserror::Error, Diagnostic)]
+#[error("{count} more {what} not shown")]
+#[diagnostic(severity(Advice))]
+pub struct Omitted {
+    /// How many were left out.
+    pub count: usize,
+    /// "errors" or "warnings".
+    pub what: &'static str,
+}
+
+impl Diagnostic for DtdErrors {
+    fn related<'a>(&'a self) -> Option<Box<dyn Iterator<Item = &'a dyn Diagnostic> + 'a>> {
+        let errors = self.errors.iter().map(|e| e as &dyn Diagnostic);
+        let more = self.more.iter().map(|m| m as &dyn Diagnostic);
+        Some(Box::new(errors.chain(more)))
+    }
 }
 
 impl DtdErrors {
-    /// Collect errors of the DTD `name`: sort them by position and drop repeats (a nested type
-    /// used by several records would otherwise report its own problems once per use).
+    /// Collect errors of the DTD `name`: sort them by position, drop repeats (a nested type
+    /// used by several records would otherwise report its own problems once per use), and keep
+    /// the first [`MAX_REPORTED`].
     pub fn new(name: &str, mut errors: Vec<DtdError>) -> Self {
         errors.sort_by_key(DtdError::offset);
         let mut seen = std::collections::HashSet::new();
         errors.retain(|e| seen.insert((e.code_str(), e.offset(), e.to_string())));
         let n = errors.len();
+        let omitted = n.saturating_sub(MAX_REPORTED);
+        errors.truncate(MAX_REPORTED);
         DtdErrors {
             summary: format!("{name}: {n} error{}", if n == 1 { "" } else { "s" }),
             errors,
+            omitted,
+            more: (omitted > 0).then_some(Omitted {
+                count: omitted,
+                what: "errors",
+            }),
         }
     }
+}
+
+/// Keep the first [`MAX_REPORTED`] warnings; if there were more, the last one kept says how
+/// many were left out ([`DtdWarning::Omitted`]).
+pub fn cap_warnings(mut warnings: Vec<DtdWarning>) -> Vec<DtdWarning> {
+    if warnings.len() > MAX_REPORTED {
+        let count = warnings.len() - MAX_REPORTED;
+        warnings.truncate(MAX_REPORTED);
+        warnings.push(DtdWarning::Omitted { count });
+    }
+    warnings
 }
 
 /// A problem that does not make the DTD unusable.
@@ -430,6 +625,10 @@ pub enum DtdWarning {
         #[label("not a reserved property")]
         span: SourceSpan,
     },
+    /// Ends a capped list of warnings.
+    #[error("{count} more warnings not shown")]
+    #[diagnostic(severity(Warning))]
+    Omitted { count: usize },
 }
 
 /// Render a diagnostic (with its related ones) as plain Unicode text, without colours or
@@ -466,7 +665,7 @@ pub fn from_parse(p: super::parse::ParseProblem, src: &Src) -> DtdError {
             };
             DtdError::Syntax {
                 expected,
-                found,
+                found: escape_hostile(&found),
                 src,
                 span: sspan(span),
             }
@@ -484,5 +683,54 @@ pub fn from_parse(p: super::parse::ParseProblem, src: &Src) -> DtdError {
             src,
             span: sspan(span),
         },
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::dtd::{parse_str, render_plain, MAX_REPORTED};
+
+    #[test]
+    fn very_long_lines_render_with_their_line_and_column() {
+        for cols in [65_530, 70_000, 200_000] {
+            let text = format!("{}x.width = 1;;", " ".repeat(cols));
+            let e = parse_str("ll.dtd", &text).unwrap_err();
+            let out = render_plain(&e);
+            assert!(out.contains(&format!("ll.dtd:1:{}", cols + 13)), "{out}");
+            assert!(
+                out.len() < 4_000,
+                "snippet not truncated: {} bytes",
+                out.len()
+            );
+        }
+        // Two labels far apart on one line (width and interpretation).
+        let text = format!(
+            "x.width = 1;{}x.interpretation = default 0; r : (tag, x) {{ tag.value = 4; }}",
+            " ".repeat(100_000)
+        );
+        let out = render_plain(&parse_str("w.dtd", &text).unwrap_err());
+        assert!(out.contains("width_on_zero_width"), "{out}");
+    }
+
+    #[test]
+    fn reported_errors_are_capped_and_counted() {
+        let text = "x.width = ;\n".repeat(MAX_REPORTED + 50);
+        let e = parse_str("many.dtd", &text).unwrap_err();
+        assert_eq!(e.errors.len(), MAX_REPORTED);
+        assert_eq!(e.omitted, 50);
+        let out = render_plain(&e);
+        assert!(out.contains("many.dtd: 150 errors"), "{out}");
+        assert!(out.contains("50 more errors not shown"), "{out}");
+    }
+
+    #[test]
+    fn control_and_bidi_characters_are_not_printed_raw() {
+        let text = "x.width = 1;\n\u{0}\u{1b}[31m \u{202e}abc\u{7f};\n";
+        let out = render_plain(&parse_str("c.dtd", text).unwrap_err());
+        for c in ['\u{0}', '\u{1b}', '\u{202e}', '\u{7f}'] {
+            assert!(!out.contains(c), "{c:?} printed raw:\n{out}");
+        }
+        assert!(out.contains("found `\\u{0}`"), "{out}");
+        assert!(out.contains("c.dtd:2:1"), "{out}");
     }
 }

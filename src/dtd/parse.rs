@@ -14,7 +14,6 @@
 
 use std::cell::{Cell, RefCell};
 
-use nom::branch::alt;
 use nom::bytes::complete::{tag, take_while, take_while1};
 use nom::combinator::{cut, opt, recognize};
 use nom::error::{ErrorKind, ParseError};
@@ -22,7 +21,7 @@ use nom::sequence::pair;
 use nom::IResult;
 
 use super::ast::*;
-use super::schema::Span;
+use super::schema::{InterpArg, InterpSpec, Span};
 
 /// Maximum nesting of field lists, repeats and expression operators. Deeper input is an error
 /// (it would only serve to exhaust the stack).
@@ -287,7 +286,7 @@ impl<'a> Parser<'a> {
     fn integer(&self, i: &'a str) -> PResult<'a, IntLit> {
         let i = self.ws(i);
         let hex: PResult<'a, &'a str> = recognize(pair(
-            alt((tag("0x"), tag("0X"))),
+            tag("0x"), // only lower-case, as §3.1 defines
             take_while1(|c: char| c.is_ascii_hexdigit()),
         ))(i);
         let (rest, text, radix) = match hex {
@@ -460,12 +459,33 @@ impl<'a> Parser<'a> {
         ))
     }
 
-    /// `NAME : field_list [record_body] [;]`
+    /// `NAME : ( field_list | type ) [record_body] [;]`
     fn record_def(&self, i: &'a str) -> PResult<'a, RecordDef> {
         let start = self.ws(i);
         let (i, name) = self.ident(start)?;
         let (i, _) = self.sym(i, ":", "`:`")?;
-        let (i, fields) = self.field_list(i)?;
+        let (i, fields, of_type) = if self.ws(i).starts_with('(') {
+            let (i, fields) = self.field_list(i)?;
+            (i, fields, None)
+        } else {
+            let (rest, ty) = self.ident(i).map_err(|_| {
+                nom::Err::Error(PError {
+                    input: self.ws(i),
+                    expected: vec!["`(`", "a type name"],
+                    too_deep: false,
+                })
+            })?;
+            let item = FieldItem {
+                name: None,
+                ty: FieldType::Named(ty.clone()),
+                span: ty.span,
+            };
+            let list = FieldList {
+                items: vec![item],
+                span: ty.span,
+            };
+            (rest, list, Some(ty))
+        };
         let (i, body) = match self.sym(i, "{", "") {
             Ok((i, _)) => {
                 let (i, body) = self.block(i, BlockKind::Braced, |i| self.property_def(i));
@@ -480,6 +500,7 @@ impl<'a> Parser<'a> {
             RecordDef {
                 name,
                 fields,
+                of_type,
                 body,
                 span: self.span(start, i),
             },
@@ -613,40 +634,35 @@ impl<'a> Parser<'a> {
         Ok((rest, PropValue::Expr(e)))
     }
 
-    /// An interpretation keyword and its arguments. Once the keyword is recognised, missing or
-    /// malformed arguments are errors (no backtracking).
+    /// An interpretation keyword and its arguments, as listed in [`super::schema::INTERPRETATIONS`]. Once the
+    /// keyword is recognised, missing or malformed arguments are errors (no backtracking).
     fn interp(&self, i: &'a str) -> PResult<'a, InterpDef> {
         let start = self.ws(i);
-        let (i, kw) = self.ident(start)?;
-        let arg = |i| cut(|i| self.arg(i))(i);
-        let sref = |i| cut(|i| self.section_ref(i))(i);
-        let (i, kind) = match kw.name.as_str() {
-            "none" => (i, InterpKind::None),
-            "default" => arg(i).map(|(i, a)| (i, InterpKind::Default(a)))?,
-            "baseOffset" => arg(i).map(|(i, a)| (i, InterpKind::BaseOffset(a)))?,
-            "delta" => arg(i).map(|(i, a)| (i, InterpKind::Delta(a)))?,
-            "stride" => {
-                let (i, a) = arg(i)?;
-                let (i, b) = arg(i)?;
-                (i, InterpKind::Stride(a, b))
-            }
-            "sectionOffset" => sref(i).map(|(i, s)| (i, InterpKind::SectionOffset(s)))?,
-            "sectionStride" => {
-                let (i, s) = sref(i)?;
-                let (i, b) = arg(i)?;
-                (i, InterpKind::SectionStride(s, b))
-            }
-            _ => {
-                return Err(nom::Err::Error(PError::expected(
-                    start,
-                    "an interpretation",
-                )))
-            }
+        let (mut i, kw) = self.ident(start)?;
+        let Some(spec) = InterpSpec::by_keyword(&kw.name) else {
+            return Err(nom::Err::Error(PError::expected(
+                start,
+                "an interpretation",
+            )));
         };
+        let mut args = Vec::with_capacity(spec.args.len());
+        for kind in spec.args {
+            let (rest, a) = match kind {
+                InterpArg::Section => {
+                    cut(|i| self.section_ref(i))(i).map(|(r, s)| (r, InterpArgDef::Section(s)))?
+                }
+                InterpArg::Value | InterpArg::Stride => {
+                    cut(|i| self.arg(i))(i).map(|(r, a)| (r, InterpArgDef::Int(a)))?
+                }
+            };
+            args.push(a);
+            i = rest;
+        }
         Ok((
             i,
             InterpDef {
-                kind,
+                spec,
+                args,
                 span: self.span(start, i),
             },
         ))
@@ -893,12 +909,12 @@ mod tests {
         let Item::Property(p) = &d.items[0] else {
             panic!()
         };
-        let PropValue::Interp(InterpDef {
-            kind: InterpKind::SectionStride(SectionRef::Name(n), s),
-            ..
-        }) = &p.value
-        else {
+        let PropValue::Interp(InterpDef { spec, args, .. }) = &p.value else {
             panic!()
+        };
+        assert_eq!(spec.keyword, "sectionStride");
+        let [InterpArgDef::Section(SectionRef::Name(n)), InterpArgDef::Int(s)] = &args[..] else {
+            panic!("{args:?}")
         };
         assert_eq!(n.name, "strings");
         assert_eq!(s.value(), Some(-2i64 as u64));

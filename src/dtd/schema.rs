@@ -119,7 +119,8 @@ pub struct Slot {
     pub name: String,
     /// The field's type name (the identifier that selected its defaults, e.g. `address`).
     pub type_name: String,
-    /// Integer or byte string.
+    /// Integer or byte string, with the declared width (see [`SlotKind::Int`] for fields that
+    /// are zero-width by interpretation).
     pub kind: SlotKind,
     /// Declared interpretation (the state every scope starts from).
     pub interp: Interp,
@@ -137,8 +138,14 @@ pub struct Slot {
 #[derive(Debug, Clone, PartialEq)]
 pub enum SlotKind {
     /// An integer of the given declared width (0..=8 bytes).
+    ///
+    /// For a field whose declared interpretation is zero-width (`default`, `stride`,
+    /// `sectionStride`), `width` is its declared **last non-zero width** (docs/format.md §4.3
+    /// and §6.3): the field starts with width 0 and `lastwidth = width`, so a metadata record
+    /// switching it to `none` restores `width` bytes. It is 0 when no width was declared. Use
+    /// [`Slot::initial_width`] for the bytes the field takes when a scope starts.
     Int {
-        /// Declared width in bytes.
+        /// Declared width in bytes (the last non-zero width for a zero-width interpretation).
         width: u8,
     },
     /// A byte string whose length is computed per record.
@@ -192,42 +199,187 @@ pub enum Interp {
     },
 }
 
+/// The kind of one interpretation argument (docs/format.md §3.2 and §5.4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum InterpArg {
+    /// A 64-bit value (`default v`, `baseOffset b`, `delta v`, the `v` of `stride v s`); a DTD
+    /// may write it with a leading `-` (two's complement).
+    Value,
+    /// A signed step (the `s` of `stride` and `sectionStride`), stored as two's complement.
+    Stride,
+    /// A section: its id (1..=255), or in a DTD also its name.
+    Section,
+}
+
+/// One interpretation keyword: its arguments and properties. See [`INTERPRETATIONS`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct InterpSpec {
+    /// The keyword used in DTDs, dumps and text traces (`sectionStride`).
+    pub keyword: &'static str,
+    /// Its arguments, in order.
+    pub args: &'static [InterpArg],
+    /// Whether the interpretation forces width 0 (no stored bytes).
+    pub zero_width: bool,
+    /// The metadata `property` code that selects it (docs/format.md §5.4).
+    pub meta_code: u8,
+}
+
+/// Every interpretation keyword, in the order of [`Interp`]'s variants: the one table the DTD
+/// parser, the resolver and messages use (docs/format.md §3.2, §5.4, §7).
+pub const INTERPRETATIONS: [InterpSpec; 7] = {
+    use InterpArg::*;
+    [
+        InterpSpec {
+            keyword: "none",
+            args: &[],
+            zero_width: false,
+            meta_code: 1,
+        },
+        InterpSpec {
+            keyword: "default",
+            args: &[Value],
+            zero_width: true,
+            meta_code: 4,
+        },
+        InterpSpec {
+            keyword: "baseOffset",
+            args: &[Value],
+            zero_width: false,
+            meta_code: 2,
+        },
+        InterpSpec {
+            keyword: "delta",
+            args: &[Value],
+            zero_width: false,
+            meta_code: 3,
+        },
+        InterpSpec {
+            keyword: "stride",
+            args: &[Value, Stride],
+            zero_width: true,
+            meta_code: 6,
+        },
+        InterpSpec {
+            keyword: "sectionOffset",
+            args: &[Section],
+            zero_width: false,
+            meta_code: 5,
+        },
+        InterpSpec {
+            keyword: "sectionStride",
+            args: &[Section, Stride],
+            zero_width: true,
+            meta_code: 7,
+        },
+    ]
+};
+
+impl InterpSpec {
+    /// The entry for a keyword (case-sensitive), if it is one.
+    pub fn by_keyword(keyword: &str) -> Option<&'static InterpSpec> {
+        INTERPRETATIONS.iter().find(|s| s.keyword == keyword)
+    }
+
+    /// The entry for a metadata property code (1..=7), if it is one.
+    pub fn by_meta_code(code: u8) -> Option<&'static InterpSpec> {
+        INTERPRETATIONS.iter().find(|s| s.meta_code == code)
+    }
+
+    /// The keyword with placeholders for its arguments (`stride V S`), for help texts.
+    pub fn synopsis(&self) -> String {
+        let mut s = self.keyword.to_string();
+        for a in self.args {
+            s.push_str(match a {
+                InterpArg::Value => " V",
+                InterpArg::Stride => " S",
+                InterpArg::Section => " N",
+            });
+        }
+        s
+    }
+
+    /// Every synopsis, comma-separated (`none, default V, …`), for help texts.
+    pub fn all_synopses() -> String {
+        let v: Vec<String> = INTERPRETATIONS.iter().map(InterpSpec::synopsis).collect();
+        v.join(", ")
+    }
+}
+
 impl Interp {
+    /// This interpretation's entry in [`INTERPRETATIONS`].
+    pub fn spec(self) -> &'static InterpSpec {
+        let i = match self {
+            Interp::None => 0,
+            Interp::Default(_) => 1,
+            Interp::BaseOffset(_) => 2,
+            Interp::Delta(_) => 3,
+            Interp::Stride { .. } => 4,
+            Interp::SectionOffset(_) => 5,
+            Interp::SectionStride { .. } => 6,
+        };
+        &INTERPRETATIONS[i]
+    }
+
     /// Whether this interpretation forces width 0.
     pub fn is_zero_width(self) -> bool {
-        matches!(
-            self,
-            Interp::Default(_) | Interp::Stride { .. } | Interp::SectionStride { .. }
-        )
+        self.spec().zero_width
     }
 
     /// The keyword used in DTDs and dumps.
     pub fn keyword(self) -> &'static str {
+        self.spec().keyword
+    }
+
+    /// The arguments as 64-bit words, in the order of [`InterpSpec::args`] (strides as two's
+    /// complement, sections as their id); the length is `self.spec().args.len()`.
+    pub fn args(self) -> Vec<u64> {
         match self {
-            Interp::None => "none",
-            Interp::Default(_) => "default",
-            Interp::BaseOffset(_) => "baseOffset",
-            Interp::Delta(_) => "delta",
-            Interp::Stride { .. } => "stride",
-            Interp::SectionOffset(_) => "sectionOffset",
-            Interp::SectionStride { .. } => "sectionStride",
+            Interp::None => vec![],
+            Interp::Default(v) | Interp::BaseOffset(v) | Interp::Delta(v) => vec![v],
+            Interp::Stride { initial, stride } => vec![initial, stride as u64],
+            Interp::SectionOffset(n) => vec![u64::from(n)],
+            Interp::SectionStride { section, stride } => vec![u64::from(section), stride as u64],
         }
+    }
+
+    /// Build an interpretation from its keyword and arguments (as [`Interp::args`] gives them).
+    /// `None` if the keyword is unknown, the number of arguments is wrong, or a section id is
+    /// not 1..=255.
+    pub fn from_parts(keyword: &str, args: &[u64]) -> Option<Interp> {
+        let spec = InterpSpec::by_keyword(keyword)?;
+        if args.len() != spec.args.len() {
+            return None;
+        }
+        let section = |v: u64| u8::try_from(v).ok().filter(|&n| n != 0);
+        Some(match (spec.keyword, args) {
+            ("none", []) => Interp::None,
+            ("default", &[v]) => Interp::Default(v),
+            ("baseOffset", &[v]) => Interp::BaseOffset(v),
+            ("delta", &[v]) => Interp::Delta(v),
+            ("stride", &[initial, s]) => Interp::Stride {
+                initial,
+                stride: s as i64,
+            },
+            ("sectionOffset", &[n]) => Interp::SectionOffset(section(n)?),
+            ("sectionStride", &[n, s]) => Interp::SectionStride {
+                section: section(n)?,
+                stride: s as i64,
+            },
+            _ => unreachable!("INTERPRETATIONS and from_parts list the same keywords"),
+        })
     }
 }
 
 impl std::fmt::Display for Interp {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        match *self {
-            Interp::None => f.write_str("none"),
-            Interp::Default(v) => write!(f, "default {v}"),
-            Interp::BaseOffset(v) => write!(f, "baseOffset {v}"),
-            Interp::Delta(v) => write!(f, "delta {v}"),
-            Interp::Stride { initial, stride } => write!(f, "stride {initial} {stride}"),
-            Interp::SectionOffset(s) => write!(f, "sectionOffset {s}"),
-            Interp::SectionStride { section, stride } => {
-                write!(f, "sectionStride {section} {stride}")
+        f.write_str(self.keyword())?;
+        for (kind, v) in self.spec().args.iter().zip(self.args()) {
+            match kind {
+                InterpArg::Stride => write!(f, " {}", v as i64)?,
+                _ => write!(f, " {v}")?,
             }
         }
+        Ok(())
     }
 }
 
@@ -281,6 +433,17 @@ impl Schema {
     }
 }
 
+impl Slot {
+    /// The width of an integer slot when a scope starts: 0 for a zero-width interpretation,
+    /// else the declared width; 0 for a byte string (whose width is computed per record).
+    pub fn initial_width(&self) -> u8 {
+        match self.kind {
+            SlotKind::Int { width } if !self.interp.is_zero_width() => width,
+            _ => 0,
+        }
+    }
+}
+
 impl RecordType {
     /// Slot index by display name.
     pub fn slot_by_name(&self, name: &str) -> Option<SlotId> {
@@ -288,5 +451,51 @@ impl RecordType {
             .iter()
             .position(|s| s.name == name)
             .map(|i| i as SlotId)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn interpretation_table_round_trips() {
+        let all = [
+            Interp::None,
+            Interp::Default(7),
+            Interp::BaseOffset(1 << 40),
+            Interp::Delta(3),
+            Interp::Stride {
+                initial: 1,
+                stride: -4,
+            },
+            Interp::SectionOffset(9),
+            Interp::SectionStride {
+                section: 255,
+                stride: -1,
+            },
+        ];
+        for (i, interp) in all.into_iter().enumerate() {
+            assert_eq!(interp.spec(), &INTERPRETATIONS[i]);
+            assert_eq!(interp.args().len(), interp.spec().args.len());
+            assert_eq!(
+                Interp::from_parts(interp.keyword(), &interp.args()),
+                Some(interp)
+            );
+            assert_eq!(
+                InterpSpec::by_meta_code(interp.spec().meta_code),
+                Some(interp.spec())
+            );
+        }
+        assert_eq!(all[4].to_string(), "stride 1 -4");
+        assert_eq!(all[6].to_string(), "sectionStride 255 -1");
+        assert_eq!(Interp::from_parts("default", &[]), None);
+        assert_eq!(Interp::from_parts("sectionOffset", &[0]), None);
+        assert_eq!(Interp::from_parts("sectionOffset", &[256]), None);
+        assert_eq!(Interp::from_parts("Default", &[1]), None);
+        assert_eq!(
+            InterpSpec::all_synopses(),
+            "none, default V, baseOffset V, delta V, stride V S, sectionOffset N, sectionStride N S"
+        );
     }
 }

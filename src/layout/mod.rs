@@ -38,8 +38,8 @@ pub enum WidthError {
     Negative,
 }
 
-/// Evaluate a width expression over the most recent values of a record's slots.
-pub(crate) fn eval_width(expr: &Expr, last: &[u64]) -> Result<u64, WidthError> {
+/// Evaluate a width expression over the most recent values of a record's slots (indexed by slot).
+pub fn eval_width(expr: &Expr, last: &[u64]) -> Result<u64, WidthError> {
     Ok(match expr {
         Expr::Const(c) => *c,
         Expr::Value(s) => last[*s as usize],

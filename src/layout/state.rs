@@ -170,3 +170,36 @@ impl ScopeState {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn zero_width_interpretation_keeps_the_declared_width_as_last() {
+        let st = SlotState::initial(2, Interp::Default(7));
+        assert_eq!((st.width, st.lastwidth), (0, 2));
+        let st = SlotState::initial(0, Interp::Default(7));
+        assert_eq!((st.width, st.lastwidth), (0, 0));
+        let st = SlotState::initial(3, Interp::Delta(5));
+        assert_eq!((st.width, st.lastwidth, st.prev), (3, 3, 5));
+    }
+
+    #[test]
+    fn switching_to_none_restores_the_declared_width() {
+        let schema = crate::dtd::parse_str(
+            "t.dtd",
+            "len.width = 2; len.interpretation = none;
+             a : (tag, len) { tag.value = 4; len.interpretation = default 7; }",
+        )
+        .unwrap()
+        .schema;
+        let a = schema.record_by_name(0, "a").unwrap();
+        let mut st = ScopeState::new(&schema, 0);
+        let base = st.base(a).unwrap();
+        assert_eq!(st.slots[base + 1].width, 0);
+        st.apply(&schema, a, 1, MetaProperty::Interp(Interp::None))
+            .unwrap();
+        assert_eq!(st.slots[base + 1].width, 2);
+    }
+}

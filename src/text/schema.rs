@@ -113,7 +113,7 @@ pub(crate) fn fixed_size(rec: &RecordType) -> Option<u64> {
     let mut total = 0u64;
     for s in &rec.slots {
         match &s.kind {
-            SlotKind::Int { width } if !s.in_repeat => total += u64::from(*width),
+            SlotKind::Int { .. } if !s.in_repeat => total += u64::from(s.initial_width()),
             SlotKind::Bytes {
                 width: Expr::Const(c),
             } if !s.in_repeat => total = total.saturating_add(*c),
@@ -160,6 +160,7 @@ fn format_record(
             SlotKind::Int { .. } if rec.builtin == Some(Builtin::Metadata) && i == 4 => {
                 "0-2 words".to_string()
             }
+            SlotKind::Int { width } if s.initial_width() != *width => format!("0 (last {width})"),
             SlotKind::Int { width } => width.to_string(),
             SlotKind::Bytes { width } => format!("bytes[{}]", show_expr(width, &rec.slots)),
         };
