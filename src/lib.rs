@@ -41,5 +41,6 @@ pub mod cli;
 pub mod container;
 pub mod decode;
 pub mod dtd;
+pub mod io;
 pub mod text;
 pub mod write;
