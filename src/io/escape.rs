@@ -155,8 +155,14 @@ mod tests {
 
     #[test]
     fn borrows_when_clean() {
-        assert!(matches!(escape_for_terminal("héllo wörld ✓"), Cow::Borrowed(_)));
-        assert!(matches!(escape_bytes_for_terminal(b"plain"), Cow::Borrowed(_)));
+        assert!(matches!(
+            escape_for_terminal("héllo wörld ✓"),
+            Cow::Borrowed(_)
+        ));
+        assert!(matches!(
+            escape_bytes_for_terminal(b"plain"),
+            Cow::Borrowed(_)
+        ));
     }
 
     #[test]

@@ -349,15 +349,13 @@ fn decoder<'a, R: io::BufRead + Send + 'a>(
 ) -> Result<Box<dyn Read + Send + 'a>, IoError> {
     Ok(match format {
         Compression::Gzip => Box::new(flate2::bufread::MultiGzDecoder::new(src)),
-        Compression::Zstd => Box::new(
-            zstd::stream::read::Decoder::with_buffer(src).map_err(|source| {
-                IoError::Decompress {
-                    path: path.to_path_buf(),
-                    format,
-                    source,
-                }
-            })?,
-        ),
+        Compression::Zstd => Box::new(zstd::stream::read::Decoder::with_buffer(src).map_err(
+            |source| IoError::Decompress {
+                path: path.to_path_buf(),
+                format,
+                source,
+            },
+        )?),
         Compression::Xz => Box::new(xz2::bufread::XzDecoder::new_multi_decoder(src)),
         Compression::Bzip2 => Box::new(bzip2::bufread::MultiBzDecoder::new(src)),
     })
@@ -524,11 +522,14 @@ mod tests {
         let err = Input::open_with_cap("/dev/zero", 1 << 20).unwrap_err();
         assert!(matches!(err, IoError::InputTooLarge { cap, .. } if cap == 1 << 20));
         let msg = err.to_string();
-        assert!(msg.contains("/dev/zero") && msg.contains("1048576"), "{msg}");
+        assert!(
+            msg.contains("/dev/zero") && msg.contains("1048576"),
+            "{msg}"
+        );
         // Exactly at the cap is fine.
         let f = Path::new("f");
-        assert_eq!(read_capped(&sample(100)[..], &f, 100).unwrap().len(), 100);
-        assert!(read_capped(&sample(101)[..], &f, 100).is_err());
+        assert_eq!(read_capped(&sample(100)[..], f, 100).unwrap().len(), 100);
+        assert!(read_capped(&sample(101)[..], f, 100).is_err());
     }
 
     #[test]
@@ -555,7 +556,10 @@ mod tests {
 
     #[test]
     fn detection_needs_the_full_magic() {
-        assert_eq!(Compression::detect(b"\x1f\x8b\x08\0"), Some(Compression::Gzip));
+        assert_eq!(
+            Compression::detect(b"\x1f\x8b\x08\0"),
+            Some(Compression::Gzip)
+        );
         assert_eq!(Compression::detect(b"\x1f\x8b\x07\0"), None);
         assert_eq!(Compression::detect(b"BZh is a word"), None);
         assert_eq!(Compression::detect(b"BZh9"), None);
@@ -581,7 +585,10 @@ mod tests {
         let short = dir.0.join("short.txt");
         std::fs::write(&short, "x").unwrap();
         let mut s = String::new();
-        Input::reader(&short).unwrap().read_to_string(&mut s).unwrap();
+        Input::reader(&short)
+            .unwrap()
+            .read_to_string(&mut s)
+            .unwrap();
         assert_eq!(s, "x");
     }
 
@@ -712,7 +719,10 @@ mod tests {
         let path = dir.0.join("x.gz");
         std::fs::write(&path, b"\x1f\x8b\x08\0\0\0\0\0\0\x03").unwrap();
         let err = Input::open(&path).unwrap_err();
-        assert!(matches!(err, IoError::NoCompressionSupport { .. }), "{err:?}");
+        assert!(
+            matches!(err, IoError::NoCompressionSupport { .. }),
+            "{err:?}"
+        );
         assert!(err.to_string().contains("without compression support"));
         assert!(Input::reader(&path).is_err());
     }

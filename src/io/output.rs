@@ -59,7 +59,7 @@ enum State {
         key: u64,
         target: PathBuf,
         /// The file being replaced, if there is one: its permission bits and owner are kept.
-        existing: Option<Metadata>,
+        existing: Option<Box<Metadata>>,
     },
 }
 
@@ -137,7 +137,7 @@ impl Output {
                 target,
                 existing,
             }) => {
-                let result = replace(&path, writer, &temp, &target, existing.as_ref());
+                let result = replace(&path, writer, &temp, &target, existing.as_deref());
                 if result.is_err() {
                     let _ = std::fs::remove_file(&temp);
                 }
@@ -279,7 +279,7 @@ fn open_state(path: &Path) -> Result<State, IoError> {
                 temp,
                 key,
                 target,
-                existing,
+                existing: existing.map(Box::new),
             })
         }
     }
@@ -406,7 +406,11 @@ mod tests {
         let meta = std::fs::metadata(&path).unwrap();
         assert_eq!(std::fs::read(&path).unwrap(), b"new");
         assert_eq!(meta.permissions().mode() & 0o7777, 0o640);
-        assert_ne!(meta.ino(), old_ino, "replaced by rename, not written in place");
+        assert_ne!(
+            meta.ino(),
+            old_ino,
+            "replaced by rename, not written in place"
+        );
         assert_eq!(dir.entries(), ["old"]);
     }
 
@@ -584,11 +588,13 @@ mod tests {
         let err = write_and_commit(&path, &[0; 100_000]).unwrap_err();
         eprintln!("{err}");
         let temps = std::fs::read_dir(path.parent().unwrap()).unwrap().count();
-        std::process::exit(if matches!(err, IoError::FileTooLarge { .. }) && temps == 0 {
-            3
-        } else {
-            4
-        });
+        std::process::exit(
+            if matches!(err, IoError::FileTooLarge { .. }) && temps == 0 {
+                3
+            } else {
+                4
+            },
+        );
     }
 
     #[cfg(unix)]

@@ -150,7 +150,10 @@ mod tests {
         if std::env::var_os(crate::io::testutil::CHILD_VAR).as_deref() == Some("full".as_ref()) {
             // The harness has printed its header; from here on standard output is /dev/full.
             use std::os::fd::AsRawFd;
-            let full = std::fs::OpenOptions::new().write(true).open("/dev/full").unwrap();
+            let full = std::fs::OpenOptions::new()
+                .write(true)
+                .open("/dev/full")
+                .unwrap();
             // SAFETY: both descriptors are open.
             assert_eq!(unsafe { libc::dup2(full.as_raw_fd(), 1) }, 1);
         }
@@ -196,7 +199,11 @@ mod tests {
         let mut line = String::new();
         while !line.contains("line 0") {
             line.clear();
-            assert_ne!(pipe.read_line(&mut line).unwrap(), 0, "child printed nothing");
+            assert_ne!(
+                pipe.read_line(&mut line).unwrap(),
+                0,
+                "child printed nothing"
+            );
         }
         drop(pipe);
         let status = child.wait().unwrap();

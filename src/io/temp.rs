@@ -144,12 +144,11 @@ impl TempFile {
         } else {
             folder
         };
-        let (file, path, key) = create_in(folder, ".mtf-spool-").map_err(|source| {
-            IoError::TempFile {
+        let (file, path, key) =
+            create_in(folder, ".mtf-spool-").map_err(|source| IoError::TempFile {
                 folder: folder.to_path_buf(),
                 source,
-            }
-        })?;
+            })?;
         Ok(TempFile { file, path, key })
     }
 

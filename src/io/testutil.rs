@@ -12,10 +12,8 @@ pub(crate) struct TestDir(pub PathBuf);
 impl TestDir {
     pub(crate) fn new(name: &str) -> TestDir {
         let n = DIRS.fetch_add(1, Ordering::Relaxed);
-        let dir = std::env::temp_dir().join(format!(
-            "mtf-io-test-{name}-{}-{n}",
-            std::process::id()
-        ));
+        let dir =
+            std::env::temp_dir().join(format!("mtf-io-test-{name}-{}-{n}", std::process::id()));
         let _ = std::fs::remove_dir_all(&dir);
         std::fs::create_dir_all(&dir).unwrap();
         TestDir(dir)
@@ -53,7 +51,13 @@ pub(crate) fn is_child() -> bool {
 /// closing standard output.
 pub(crate) fn run_child(name: &str, arg: &str, stdout: Stdio) -> std::process::Output {
     Command::new(std::env::current_exe().unwrap())
-        .args([name, "--exact", "--ignored", "--nocapture", "--test-threads=1"])
+        .args([
+            name,
+            "--exact",
+            "--ignored",
+            "--nocapture",
+            "--test-threads=1",
+        ])
         .env(CHILD_VAR, arg)
         .stdin(Stdio::null())
         .stdout(stdout)
