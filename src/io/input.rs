@@ -456,7 +456,7 @@ pub fn install_sigbus_guard() -> io::Result<()> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::testutil::{is_child, run_child, TestDir};
+    use crate::io::testutil::TestDir;
     use std::io::Write;
 
     fn sample(n: usize) -> Vec<u8> {
@@ -732,7 +732,7 @@ mod tests {
     #[test]
     #[ignore = "run in a child process by sigbus_guard_reports_a_shrunk_file"]
     fn child_sigbus() {
-        if !is_child() {
+        if !crate::io::testutil::is_child() {
             return;
         }
         let path = PathBuf::from(std::env::var_os(crate::io::testutil::CHILD_VAR).unwrap());
@@ -757,7 +757,7 @@ mod tests {
         let dir = TestDir::new("in-sigbus");
         let path = dir.0.join("shrinks.mtf");
         std::fs::write(&path, vec![1u8; 4 * 65536]).unwrap();
-        let out = run_child(
+        let out = crate::io::testutil::run_child(
             "io::input::tests::child_sigbus",
             path.to_str().unwrap(),
             std::process::Stdio::null(),

@@ -26,6 +26,7 @@ mod output;
 mod stdout;
 mod temp;
 #[cfg(test)]
+#[cfg_attr(not(unix), allow(dead_code))]
 mod testutil;
 
 pub use error::IoError;

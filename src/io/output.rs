@@ -252,6 +252,19 @@ fn open_state(path: &Path) -> Result<State, IoError> {
             })
         }
         existing => {
+            if existing.is_some() {
+                // Design: a rename needs only the folder's permission, so it would replace a
+                // read-only file that `cp` refuses to overwrite; opening the file for writing
+                // (without truncating it) asks the same question `cp` asks, and gets the same
+                // answer (EACCES for a read-only file, ETXTBSY for a running program).
+                OpenOptions::new()
+                    .write(true)
+                    .open(&target)
+                    .map_err(|source| IoError::Create {
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
+            }
             let folder = folder_of(&target);
             let name = target
                 .file_name()
@@ -518,6 +531,24 @@ mod tests {
         let err = Output::create(ro.join("x")).unwrap_err();
         assert!(matches!(err, IoError::Create { .. }), "{err:?}");
         std::fs::set_permissions(&ro, std::fs::Permissions::from_mode(0o755)).unwrap();
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn read_only_files_are_not_replaced() {
+        use std::os::unix::fs::PermissionsExt;
+        // SAFETY: geteuid has no preconditions.
+        if unsafe { libc::geteuid() } == 0 {
+            return; // root may write any file, as with cp
+        }
+        let dir = TestDir::new("out-readonly-file");
+        let path = dir.0.join("ro");
+        std::fs::write(&path, b"keep").unwrap();
+        std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)).unwrap();
+        let err = Output::create(&path).unwrap_err();
+        assert!(matches!(err, IoError::Create { .. }), "{err:?}");
+        assert_eq!(std::fs::read(&path).unwrap(), b"keep");
+        assert_eq!(dir.entries(), ["ro"]);
     }
 
     #[cfg(target_os = "linux")]

@@ -110,7 +110,7 @@ impl Write for StdoutSink {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::io::testutil::{is_child, run_child};
+    use crate::io::testutil::is_child;
     use std::process::Stdio;
 
     #[test]
@@ -213,7 +213,8 @@ mod tests {
     #[cfg(target_os = "linux")]
     #[test]
     fn dev_full_in_a_child_is_no_space() {
-        let out = run_child("io::stdout::tests::child_print", "full", Stdio::null());
+        let out =
+            crate::io::testutil::run_child("io::stdout::tests::child_print", "full", Stdio::null());
         assert_eq!(
             out.status.code(),
             Some(4),
