@@ -148,10 +148,7 @@ pub enum IoError {
     },
 
     /// The device holding an output is full (`ENOSPC`), or the disk quota is exhausted.
-    #[error(
-        "no space left on the device while writing {}: {source}",
-        output_name(path)
-    )]
+    #[error("cannot write {}: {source}", output_name(path))]
     #[diagnostic(code(mtf::io::no_space))]
     NoSpace {
         /// The path given.
@@ -163,7 +160,7 @@ pub enum IoError {
 
     /// An output grew beyond what the file system or the process limit allows (`EFBIG`).
     #[error(
-        "{} is too large for its file system or for the file-size limit: {source}",
+        "cannot write {}: it is too large for its file system or the file-size limit ({source})",
         output_name(path)
     )]
     #[diagnostic(code(mtf::io::file_too_large))]

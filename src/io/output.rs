@@ -94,8 +94,8 @@ impl Output {
         &self.path
     }
 
-    /// The file finally written: the given path with symbolic links followed (`-` for
-    /// standard output).
+    /// The file finally written: for a regular file, the final target of the chain of
+    /// symbolic links; otherwise the path as given (`-` for standard output).
     pub fn target(&self) -> &Path {
         match &self.state {
             Some(State::Direct { target, .. }) | Some(State::Replace { target, .. }) => target,
@@ -184,24 +184,26 @@ impl Drop for Output {
     }
 }
 
-/// Follows symbolic links from `path` to the final target: its path and, if it exists, its
-/// metadata.
-fn resolve(path: &Path) -> Result<(PathBuf, Option<Metadata>), IoError> {
+/// Follows symbolic links from `path` to the final target: its path, its metadata if it exists,
+/// and whether a link on the way is a "magic" one of `/proc` or `/dev/fd`.
+fn resolve(path: &Path) -> Result<(PathBuf, Option<Metadata>, bool), IoError> {
     let create_err = |source| IoError::Create {
         path: path.to_path_buf(),
         source,
     };
     let mut current = path.to_path_buf();
+    let mut magic = false;
     for _ in 0..=MAX_LINKS {
         match std::fs::symlink_metadata(&current) {
             Ok(meta) if meta.file_type().is_symlink() => {
+                magic |= current.starts_with("/proc") || current.starts_with("/dev/fd");
                 let link = std::fs::read_link(&current).map_err(create_err)?;
                 current = match current.parent() {
                     Some(parent) if link.is_relative() => parent.join(link),
                     _ => link,
                 };
             }
-            Ok(meta) => return Ok((current, Some(meta))),
+            Ok(meta) => return Ok((current, Some(meta), magic)),
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 if current != path && parent_exists(&current) {
                     return Err(IoError::DanglingSymlink {
@@ -209,7 +211,7 @@ fn resolve(path: &Path) -> Result<(PathBuf, Option<Metadata>), IoError> {
                         target: current,
                     });
                 }
-                return Ok((current, None));
+                return Ok((current, None, magic));
             }
             Err(e) => return Err(create_err(e)),
         }
@@ -232,25 +234,53 @@ fn parent_exists(path: &Path) -> bool {
 }
 
 fn open_state(path: &Path) -> Result<State, IoError> {
-    let (target, meta) = resolve(path)?;
+    let create_err = |source| IoError::Create {
+        path: path.to_path_buf(),
+        source,
+    };
+    let direct = |truncate: bool| -> Result<State, IoError> {
+        let file = OpenOptions::new()
+            .write(true)
+            .truncate(truncate)
+            .open(path)
+            .map_err(create_err)?;
+        Ok(State::Direct {
+            writer: BufWriter::with_capacity(64 * 1024, file),
+            target: path.to_path_buf(),
+        })
+    };
+    // Design: the kernel's view (`stat`, following links) decides first. `/dev/stdout`,
+    // `/dev/fd/63` (from `>(cmd)`) and `/proc/self/fd/N` are "magic" links whose text
+    // (`pipe:[1234]`, or the path of a file that may have been replaced since) does not name the
+    // open file; only `open` on the link itself reaches it.
+    let followed = match std::fs::metadata(path) {
+        Ok(meta) => Some(meta),
+        Err(e) if e.kind() == io::ErrorKind::NotFound => None,
+        Err(e) => return Err(create_err(e)),
+    };
+    match &followed {
+        Some(m) if m.is_dir() => {
+            return Err(IoError::IsFolder {
+                path: path.to_path_buf(),
+            })
+        }
+        // A device, FIFO or socket: written as it is, never truncated or replaced.
+        Some(m) if !m.is_file() => return direct(false),
+        _ => {}
+    }
+    let (target, meta, magic) = resolve(path)?;
+    if let (Some(followed), Some(resolved)) = (&followed, &meta) {
+        if magic || !same_file(followed, resolved) {
+            // A magic link to a regular file (`mtf ... -o /dev/stdout > file`): written in
+            // place and truncated, as the shell's `>` and `cp` do.
+            return direct(true);
+        }
+    }
     match meta {
         Some(m) if m.is_dir() => Err(IoError::IsFolder {
             path: path.to_path_buf(),
         }),
-        Some(m) if !m.is_file() => {
-            // A device, FIFO or socket: written as it is, never truncated or replaced.
-            let file = OpenOptions::new()
-                .write(true)
-                .open(&target)
-                .map_err(|source| IoError::Create {
-                    path: path.to_path_buf(),
-                    source,
-                })?;
-            Ok(State::Direct {
-                writer: BufWriter::with_capacity(64 * 1024, file),
-                target,
-            })
-        }
+        Some(m) if !m.is_file() => direct(false),
         existing => {
             if existing.is_some() {
                 // Design: a rename needs only the folder's permission, so it would replace a
@@ -295,6 +325,20 @@ fn open_state(path: &Path) -> Result<State, IoError> {
                 existing: existing.map(Box::new),
             })
         }
+    }
+}
+
+/// Whether two `stat` results describe the same file.
+fn same_file(a: &Metadata, b: &Metadata) -> bool {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        a.dev() == b.dev() && a.ino() == b.ino()
+    }
+    #[cfg(not(unix))]
+    {
+        let _ = (a, b);
+        true
     }
 }
 
@@ -640,8 +684,45 @@ mod tests {
         );
         let stderr = String::from_utf8_lossy(&out.stderr);
         assert_eq!(out.status.code(), Some(3), "{stderr}");
-        assert!(stderr.contains("big.mtf is too large"), "{stderr}");
+        assert!(stderr.contains("big.mtf: it is too large"), "{stderr}");
         assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+    }
+
+    #[cfg(target_os = "linux")]
+    #[test]
+    fn magic_links_to_open_files_are_written_in_place() {
+        use std::os::fd::AsRawFd;
+        use std::os::unix::fs::MetadataExt;
+        let dir = TestDir::new("out-magic");
+        let path = dir.0.join("redirected");
+        std::fs::write(&path, b"old and longer").unwrap();
+        let held = File::open(&path).unwrap();
+        let ino = held.metadata().unwrap().ino();
+        // As `-o /dev/stdout` with standard output redirected to a file.
+        let magic = PathBuf::from(format!("/proc/self/fd/{}", held.as_raw_fd()));
+        let mut out = Output::create(&magic).unwrap();
+        assert!(out.temp_path().is_none());
+        out.write_all(b"new").unwrap();
+        out.commit().unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert_eq!(std::fs::metadata(&path).unwrap().ino(), ino);
+
+        // A pipe behind a magic link, as `-o >(cmd)` gives.
+        let mut fds = [0; 2];
+        // SAFETY: `fds` has room for the two descriptors.
+        assert_eq!(unsafe { libc::pipe(fds.as_mut_ptr()) }, 0);
+        // SAFETY: both descriptors were just created and are owned here.
+        let (read_end, write_end) = unsafe {
+            use std::os::fd::FromRawFd;
+            (File::from_raw_fd(fds[0]), File::from_raw_fd(fds[1]))
+        };
+        let magic = PathBuf::from(format!("/proc/self/fd/{}", write_end.as_raw_fd()));
+        write_and_commit(&magic, b"piped").unwrap();
+        drop(write_end);
+        let mut got = Vec::new();
+        std::io::Read::read_to_end(&mut &read_end, &mut got).unwrap();
+        assert_eq!(got, b"piped");
+        assert_eq!(dir.entries(), ["redirected"]);
     }
 
     #[test]
