@@ -184,26 +184,58 @@ impl Drop for Output {
     }
 }
 
-/// Follows symbolic links from `path` to the final target: its path, its metadata if it exists,
-/// and whether a link on the way is a "magic" one of `/proc` or `/dev/fd`.
-fn resolve(path: &Path) -> Result<(PathBuf, Option<Metadata>, bool), IoError> {
+/// The end of a chain of symbolic links.
+struct Resolved {
+    /// The final target.
+    target: PathBuf,
+    /// Its metadata, if it exists.
+    meta: Option<Metadata>,
+    /// Whether a link on the way is a "magic" one of `/proc` or `/dev/fd`.
+    magic: bool,
+    /// The descriptor of this process that the first `/proc/self/fd/N`, `/dev/fd/N` or
+    /// `/proc/<pid>/fd/N` link on the way stands for.
+    fd: Option<i32>,
+}
+
+/// The descriptor `N` if `link` is `/proc/self/fd/N`, `/proc/<our pid>/fd/N` or `/dev/fd/N`.
+fn own_fd(link: &Path) -> Option<i32> {
+    let pid = format!("/proc/{}/fd", std::process::id());
+    let rest = link
+        .strip_prefix("/proc/self/fd")
+        .or_else(|_| link.strip_prefix("/dev/fd"))
+        .or_else(|_| link.strip_prefix(&pid))
+        .ok()?;
+    rest.to_str()?.parse().ok()
+}
+
+/// Follows symbolic links from `path` to the final target.
+fn resolve(path: &Path) -> Result<Resolved, IoError> {
     let create_err = |source| IoError::Create {
         path: path.to_path_buf(),
         source,
     };
     let mut current = path.to_path_buf();
     let mut magic = false;
+    let mut fd = None;
     for _ in 0..=MAX_LINKS {
         match std::fs::symlink_metadata(&current) {
             Ok(meta) if meta.file_type().is_symlink() => {
                 magic |= current.starts_with("/proc") || current.starts_with("/dev/fd");
+                fd = fd.or_else(|| own_fd(&current));
                 let link = std::fs::read_link(&current).map_err(create_err)?;
                 current = match current.parent() {
                     Some(parent) if link.is_relative() => parent.join(link),
                     _ => link,
                 };
             }
-            Ok(meta) => return Ok((current, Some(meta), magic)),
+            Ok(meta) => {
+                return Ok(Resolved {
+                    target: current,
+                    meta: Some(meta),
+                    magic,
+                    fd,
+                })
+            }
             Err(e) if e.kind() == io::ErrorKind::NotFound => {
                 if current != path && parent_exists(&current) {
                     return Err(IoError::DanglingSymlink {
@@ -211,7 +243,12 @@ fn resolve(path: &Path) -> Result<(PathBuf, Option<Metadata>, bool), IoError> {
                         target: current,
                     });
                 }
-                return Ok((current, None, magic));
+                return Ok(Resolved {
+                    target: current,
+                    meta: None,
+                    magic,
+                    fd,
+                });
             }
             Err(e) => return Err(create_err(e)),
         }
@@ -268,11 +305,33 @@ fn open_state(path: &Path) -> Result<State, IoError> {
         Some(m) if !m.is_file() => return direct(false),
         _ => {}
     }
-    let (target, meta, magic) = resolve(path)?;
+    let Resolved {
+        target,
+        meta,
+        magic,
+        fd,
+    } = resolve(path)?;
     if let (Some(followed), Some(resolved)) = (&followed, &meta) {
         if magic || !same_file(followed, resolved) {
-            // A magic link to a regular file (`mtf ... -o /dev/stdout > file`): written in
-            // place and truncated, as the shell's `>` and `cp` do.
+            // A magic link to a regular file (`{ mtf ... -o /dev/stdout; echo; } > file`):
+            // written through a duplicate of the descriptor, so that the offset (and
+            // `O_APPEND` of `>>`) is shared with the shell and with later writers; a link to
+            // another process's descriptor is opened and truncated, as `cp` does.
+            #[cfg(unix)]
+            if let Some(fd) = fd {
+                use std::os::fd::BorrowedFd;
+                // SAFETY: `fd` is open in this process (its /proc or /dev/fd link was just
+                // read); it is only borrowed long enough to duplicate it.
+                let owned = unsafe { BorrowedFd::borrow_raw(fd) }
+                    .try_clone_to_owned()
+                    .map_err(create_err)?;
+                return Ok(State::Direct {
+                    writer: BufWriter::with_capacity(64 * 1024, File::from(owned)),
+                    target: path.to_path_buf(),
+                });
+            }
+            #[cfg(not(unix))]
+            let _ = fd;
             return direct(true);
         }
     }
@@ -696,7 +755,7 @@ mod tests {
         let dir = TestDir::new("out-magic");
         let path = dir.0.join("redirected");
         std::fs::write(&path, b"old and longer").unwrap();
-        let held = File::open(&path).unwrap();
+        let held = OpenOptions::new().write(true).open(&path).unwrap();
         let ino = held.metadata().unwrap().ino();
         // As `-o /dev/stdout` with standard output redirected to a file.
         let magic = PathBuf::from(format!("/proc/self/fd/{}", held.as_raw_fd()));
@@ -704,8 +763,20 @@ mod tests {
         assert!(out.temp_path().is_none());
         out.write_all(b"new").unwrap();
         out.commit().unwrap();
-        assert_eq!(std::fs::read(&path).unwrap(), b"new");
+        assert_eq!(std::fs::read(&path).unwrap(), b"new and longer");
         assert_eq!(std::fs::metadata(&path).unwrap().ino(), ino);
+
+        // The offset is shared with the descriptor, as `{ mtf -o /dev/stdout; echo; } > f`
+        // needs: a later write through the descriptor goes after the output.
+        let mut held = std::fs::OpenOptions::new()
+            .write(true)
+            .truncate(true)
+            .open(&path)
+            .unwrap();
+        let magic = PathBuf::from(format!("/dev/fd/{}", held.as_raw_fd()));
+        write_and_commit(&magic, b"first\n").unwrap();
+        held.write_all(b"second\n").unwrap();
+        assert_eq!(std::fs::read(&path).unwrap(), b"first\nsecond\n");
 
         // A pipe behind a magic link, as `-o >(cmd)` gives.
         let mut fds = [0; 2];
