@@ -10,7 +10,7 @@ use std::collections::BTreeMap;
 use std::fs::{File, OpenOptions};
 use std::io::{self, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use std::sync::{Mutex, MutexGuard};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -18,6 +18,8 @@ use super::IoError;
 
 static REGISTRY: Mutex<BTreeMap<u64, PathBuf>> = Mutex::new(BTreeMap::new());
 static COUNTER: AtomicU64 = AtomicU64::new(0);
+/// Set by [`remove_temp_files`]: temporary files created afterwards are removed at once.
+static STOPPING: AtomicBool = AtomicBool::new(false);
 
 fn registry() -> MutexGuard<'static, BTreeMap<u64, PathBuf>> {
     REGISTRY.lock().unwrap_or_else(|e| e.into_inner())
@@ -30,7 +32,10 @@ fn registry() -> MutexGuard<'static, BTreeMap<u64, PathBuf>> {
 /// before exiting: it takes a lock and allocates, so it is **not** async-signal-safe and must not
 /// run inside a signal handler. The files are removed by path; the handles that refer to them
 /// stay valid (on Unix), and the later drop of their owners finds nothing left to remove.
+/// From then on, a temporary file that another thread creates is removed at once and its
+/// creation fails, so none is left behind by a race with the exit.
 pub fn remove_temp_files() -> usize {
+    STOPPING.store(true, Ordering::SeqCst);
     remove_where(|_| true)
 }
 
@@ -88,18 +93,25 @@ pub(crate) fn create_in(folder: &Path, prefix: &str) -> io::Result<(File, PathBu
             use std::os::unix::fs::OpenOptionsExt;
             options.mode(0o666);
         }
-        // Register before creating: a signal arriving between the two then finds (at worst) a
-        // path that does not exist yet, rather than missing a file that does.
-        let key = register(&path);
         match options.open(&path) {
-            Ok(file) => return Ok((file, path, key)),
-            Err(e) => {
-                unregister(key);
-                if e.kind() != io::ErrorKind::AlreadyExists {
-                    return Err(e);
+            Ok(file) => {
+                // Design: registered after creation, then the stop flag checked: either
+                // `remove_temp_files` (which sets the flag before emptying the registry) sees
+                // the entry, or this thread sees the flag; the file is never missed.
+                let key = register(&path);
+                if STOPPING.load(Ordering::SeqCst) {
+                    unregister(key);
+                    drop(file);
+                    let _ = std::fs::remove_file(&path);
+                    return Err(io::Error::new(
+                        io::ErrorKind::Interrupted,
+                        "the process is stopping",
+                    ));
                 }
-                last = Some(e);
+                return Ok((file, path, key));
             }
+            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => last = Some(e),
+            Err(e) => return Err(e),
         }
     }
     Err(last.unwrap_or_else(|| io::Error::other("no free temporary name")))
@@ -260,5 +272,42 @@ mod tests {
         assert!(!path.exists());
         assert!(!is_registered(&path));
         drop(t);
+    }
+
+    /// In a child (it sets the process-wide stop flag): what a SIGINT watcher does.
+    #[test]
+    #[ignore = "run in a child process by remove_temp_files_in_a_child"]
+    fn child_remove_all() {
+        if !crate::io::testutil::is_child() {
+            return;
+        }
+        let dir = PathBuf::from(std::env::var_os(crate::io::testutil::CHILD_VAR).unwrap());
+        let mut out = crate::io::Output::create(dir.join("out.mtf")).unwrap();
+        out.write_all(b"partial").unwrap();
+        let spool = TempFile::new_in(&dir).unwrap();
+        let watcher = std::thread::spawn(remove_temp_files);
+        let removed = watcher.join().unwrap();
+        let left = std::fs::read_dir(&dir).unwrap().count();
+        let refused = matches!(TempFile::new_in(&dir), Err(IoError::TempFile { .. }));
+        drop(spool);
+        drop(out);
+        std::process::exit(if removed == 2 && left == 0 && refused {
+            3
+        } else {
+            4
+        });
+    }
+
+    #[test]
+    fn remove_temp_files_in_a_child() {
+        let dir = TestDir::new("tempfile-child");
+        let out = crate::io::testutil::run_child(
+            "io::temp::tests::child_remove_all",
+            dir.0.to_str().unwrap(),
+            std::process::Stdio::null(),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        assert!(dir.entries().is_empty(), "{:?}", dir.entries());
     }
 }
