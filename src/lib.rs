@@ -43,6 +43,7 @@ pub mod container;
 pub mod decode;
 pub mod dtd;
 pub mod encode;
+pub mod io;
 mod layout;
 mod open;
 pub mod pack;

@@ -1,0 +1,40 @@
+//! Files the user names on the command line: reading inputs, writing outputs, and showing
+//! untrusted text on a terminal.
+//!
+//! * [`Input`]: a trace or a text input (`-` is standard input); regular files are memory-mapped,
+//!   anything else is read into memory with a cap; gzip, zstd, xz and bzip2 are decompressed
+//!   transparently (detected by their magic bytes).
+//! * [`Output`]: where a command writes a file, with the semantics of `cp`: regular files are
+//!   replaced atomically on [`Output::commit`], devices and FIFOs are written directly, `-` is
+//!   standard output.
+//! * [`TempFile`]: a scratch file removed on drop.
+//! * [`remove_temp_files`]: deletes every live temporary file, for a SIGINT/SIGTERM watcher.
+//! * [`install_sigbus_guard`]: turns the `SIGBUS` of a mapped file that shrank into a message.
+//! * [`escape_for_terminal`], [`escape_bytes_for_terminal`]: make untrusted text safe to print.
+//! * [`StdoutSink`], [`classify`]: printing to standard output, stopping quietly on a closed pipe.
+//!
+//! Every error is an [`IoError`] that names the path it concerns.
+
+// Design: this module is the only place that touches file-system semantics (symlinks, devices,
+// permission bits, temporary names, signals); the rest of the crate sees byte slices, `Write` and
+// `BufRead`. That keeps the platform-specific code (`#[cfg(unix)]`) in one folder.
+
+mod error;
+mod escape;
+mod input;
+mod output;
+mod stdout;
+mod temp;
+#[cfg(test)]
+#[cfg_attr(not(unix), allow(dead_code))]
+mod testutil;
+
+pub use error::IoError;
+pub use escape::{escape_bytes_for_terminal, escape_for_terminal, escape_path};
+pub use input::{Compression, Input, InputData};
+pub use output::Output;
+pub use stdout::{classify, StdoutFailure, StdoutSink};
+pub use temp::{remove_temp_files, TempFile};
+
+#[cfg(unix)]
+pub use input::install_sigbus_guard;
