@@ -85,6 +85,11 @@ impl Opened {
         &self.warnings
     }
 
+    /// For a trace opened with [`open_salvaging`] whose container is damaged, what is wrong.
+    pub fn damage(&self) -> Option<&ContainerError> {
+        self.trace.damage()
+    }
+
     /// A reader over the records (compiles the schema's record programs).
     pub fn reader(&self) -> Reader<'_> {
         Reader::new(&self.trace, &self.schema)
@@ -95,6 +100,13 @@ impl Opened {
 /// `MTF_DTD_PATH`, then among the DTDs built into the library.
 pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
     with_trace(Trace::open(path.as_ref())?, None)
+}
+
+/// Open the trace at `path` even when its container is damaged (a trace cut short by a crashed
+/// tracer): the regions that can be trusted are decoded, and [`Opened::damage`] says what is
+/// wrong. `dtd` as [`open_with_dtd`], or `None` to use the header's name.
+pub fn open_salvaging(path: impl AsRef<Path>, dtd: Option<&Path>) -> Result<Opened, OpenError> {
+    with_trace(Trace::open_salvaging(path.as_ref())?, dtd)
 }
 
 /// Open the trace at `path` with an explicit DTD file.

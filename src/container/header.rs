@@ -72,6 +72,14 @@ impl Header {
     /// `bytes` must be the entire file: the header's claims (`nsections`, `start`, `nrecords`)
     /// are checked against its length.
     pub fn parse(bytes: &[u8]) -> Result<Header, ContainerError> {
+        let header = Header::parse_fields(bytes)?;
+        header.check_claims(bytes.len() as u64)?;
+        Ok(header)
+    }
+
+    /// Reads the header's fields, checking each but not the claims the integers make about the
+    /// rest of the file (those are [`Header::check_claims`]).
+    pub(crate) fn parse_fields(bytes: &[u8]) -> Result<Header, ContainerError> {
         let n = MAGIC.len().min(bytes.len());
         if bytes[..n] != MAGIC[..n] {
             return Err(ContainerError::BadMagic {
@@ -133,7 +141,27 @@ impl Header {
             .to_owned();
 
         let header_len = (name_at + dtd_len) as u64;
-        let file_len = bytes.len() as u64;
+        Ok(Header {
+            class,
+            byte_order,
+            int_width: w as u8,
+            nsections,
+            start,
+            nrecords,
+            dtd_name,
+            header_len,
+        })
+    }
+
+    /// Checks the header integers' claims against a file of `file_len` bytes.
+    fn check_claims(&self, file_len: u64) -> Result<(), ContainerError> {
+        let (w, header_len, nsections, start, nrecords) = (
+            self.int_width as usize,
+            self.header_len,
+            self.nsections,
+            self.start,
+            self.nrecords,
+        );
         // Checked before anything is sized by `nsections`: the table must fit in the file.
         let available = file_len - header_len;
         let needed = nsections.saturating_mul(3 * w as u64);
@@ -161,17 +189,7 @@ impl Header {
                 available: file_len - start,
             });
         }
-
-        Ok(Header {
-            class,
-            byte_order,
-            int_width: w as u8,
-            nsections,
-            start,
-            nrecords,
-            dtd_name,
-            header_len,
-        })
+        Ok(())
     }
 
     /// The length of a header with header integers of `int_width` bytes (4 or 8), a DTD name of

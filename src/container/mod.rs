@@ -11,6 +11,7 @@ mod dtdpath;
 mod error;
 mod header;
 mod int;
+mod salvage;
 mod section;
 #[cfg(test)]
 mod testutil;

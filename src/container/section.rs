@@ -181,6 +181,24 @@ impl SectionIndex {
         })
     }
 
+    /// An index of sections already known to tile `[start, file_len)` (a salvaged trace).
+    pub(crate) fn from_parts(
+        sections: Vec<SectionHeader>,
+        start: u64,
+        file_len: u64,
+    ) -> SectionIndex {
+        let mut by_number = [None; 256];
+        for (i, s) in sections.iter().enumerate() {
+            by_number[s.number as usize] = Some(i as u16);
+        }
+        SectionIndex {
+            sections,
+            by_number,
+            start,
+            file_len,
+        }
+    }
+
     /// The section headers, in file order.
     pub fn sections(&self) -> &[SectionHeader] {
         &self.sections

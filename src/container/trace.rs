@@ -50,6 +50,25 @@ pub struct Trace<'a> {
     header: Header,
     index: SectionIndex,
     path: Option<PathBuf>,
+    damage: Option<ContainerError>,
+}
+
+/// Map a file read-only (an empty file is not mapped: mapping zero bytes fails on most systems,
+/// and an empty trace is simply truncated, which the header parser reports).
+fn map(path: &Path) -> Result<TraceData<'static>, ContainerError> {
+    let io = |source| ContainerError::Io {
+        path: path.to_path_buf(),
+        source,
+    };
+    let file = File::open(path).map_err(io)?;
+    let len = file.metadata().map_err(io)?.len();
+    Ok(if len == 0 {
+        TraceData::Owned(Vec::new())
+    } else {
+        // SAFETY: the map is read-only; the file must not change while mapped (documented on
+        // `Trace::open`). This is the standard contract of memmap2 for read-only maps.
+        TraceData::Mmap(unsafe { Mmap::map(&file) }.map_err(io)?)
+    })
 }
 
 impl Trace<'static> {
@@ -61,22 +80,14 @@ impl Trace<'static> {
     /// The file must not be modified while the trace is open (the usual caveat of memory maps).
     pub fn open(path: impl AsRef<Path>) -> Result<Trace<'static>, ContainerError> {
         let path = path.as_ref();
-        let io = |source| ContainerError::Io {
-            path: path.to_path_buf(),
-            source,
-        };
-        let file = File::open(path).map_err(io)?;
-        let len = file.metadata().map_err(io)?.len();
-        let data = if len == 0 {
-            // Mapping a zero-length file fails on most systems; an empty trace is simply
-            // truncated, which the header parser reports.
-            TraceData::Owned(Vec::new())
-        } else {
-            // SAFETY: the map is read-only; as documented above, the file must not change
-            // while mapped. This is the standard contract of memmap2 for read-only maps.
-            TraceData::Mmap(unsafe { Mmap::map(&file) }.map_err(io)?)
-        };
-        Trace::from_data(data, Some(path.to_path_buf()))
+        Trace::from_data(map(path)?, Some(path.to_path_buf()))
+    }
+
+    /// Opens the trace at `path` as [`Trace::salvage`] does: a damaged container still yields
+    /// the records that can be trusted, with the error in [`Trace::damage`].
+    pub fn open_salvaging(path: impl AsRef<Path>) -> Result<Trace<'static>, ContainerError> {
+        let path = path.as_ref();
+        Trace::salvage(map(path)?, Some(path.to_path_buf()))
     }
 
     /// Checks a trace held in memory.
@@ -105,6 +116,7 @@ impl<'a> Trace<'a> {
                 header,
                 index,
                 path,
+                damage: None,
             }),
             Err(e) => Err(match path {
                 Some(path) => ContainerError::InFile {
@@ -114,6 +126,54 @@ impl<'a> Trace<'a> {
                 None => e,
             }),
         }
+    }
+
+    /// As [`Trace::from_data`], but a trace whose section table does not match the file (cut
+    /// short by a crashed tracer, say) is still opened: its header is read, its sections are
+    /// trusted in file order up to the first implausible entry, the last one ends at the end of
+    /// the file, and [`Trace::damage`] holds the error the strict reading found. Fails only when
+    /// the header itself is unreadable.
+    pub fn salvage(
+        data: TraceData<'a>,
+        path: Option<PathBuf>,
+    ) -> Result<Trace<'a>, ContainerError> {
+        let error = match Header::parse(data.bytes())
+            .and_then(|header| SectionIndex::parse(data.bytes(), &header).map(|i| (header, i)))
+        {
+            Ok((header, index)) => {
+                return Ok(Trace {
+                    data,
+                    header,
+                    index,
+                    path,
+                    damage: None,
+                })
+            }
+            Err(e) => match &path {
+                Some(p) => ContainerError::InFile {
+                    path: p.clone(),
+                    source: Box::new(e),
+                },
+                None => e,
+            },
+        };
+        match super::salvage::salvage(data.bytes(), &error) {
+            Some((header, index)) => Ok(Trace {
+                data,
+                header,
+                index,
+                path,
+                damage: Some(error),
+            }),
+            None => Err(error),
+        }
+    }
+
+    /// For a trace opened by [`Trace::salvage`] whose container is damaged, the error the strict
+    /// reading found; the regions are then only what could be trusted, and the record count of
+    /// the header is not checked.
+    pub fn damage(&self) -> Option<&ContainerError> {
+        self.damage.as_ref()
     }
 
     /// The whole file.

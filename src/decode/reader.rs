@@ -83,7 +83,8 @@ impl<'a> Reader<'a> {
                 order: header.byte_order,
                 class: header.class,
                 regions,
-                nrecords: Some(header.nrecords),
+                // A salvaged trace holds fewer records than its header says.
+                nrecords: trace.damage().is_none().then_some(header.nrecords),
                 nrecords_offset: crate::container::OFF_INTEGERS + 2 * header.int_width as u64,
             },
             schema,

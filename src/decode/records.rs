@@ -376,6 +376,8 @@ impl<'r> Records<'r> {
             .as_ref()
             .and_then(|s| s.base(rid))
             .expect("tag tables only hold visible records");
+        // A field that has not occurred in this record has the value 0 (docs/format.md §3.4).
+        self.last[1..prog.nslots].fill(0);
         self.walk.reset();
         loop {
             let last = &self.last;

@@ -95,7 +95,6 @@ pub(crate) fn assemble(
     // For each open repeat: its list (when given) and whether the item is one field.
     let mut lists: Vec<(Option<&[FieldIn]>, bool, usize)> = Vec::new();
     let mut walk = Walk::default();
-    let mut pending_count: Option<(usize, Option<usize>)> = None;
     loop {
         // The count of a repeat is the length of the list given for it.
         let mut list_for_repeat: Option<(Option<&[FieldIn]>, Option<usize>)> = None;
@@ -142,13 +141,7 @@ pub(crate) fn assemble(
                     let lv = levels.last_mut().expect("a level");
                     let key = &*prog.keys[pc];
                     match lv.fields.find(key, &mut lv.used) {
-                        Ok(Some((i, v))) => {
-                            if lv.top.is_none() {
-                                pending_count = None;
-                            }
-                            let _ = i;
-                            Some(v.clone())
-                        }
+                        Ok(Some((_, v))) => Some(v.clone()),
                         Ok(None) => None,
                         Err(i) => {
                             let top = top_of(lv, Some(i));
@@ -168,14 +161,7 @@ pub(crate) fn assemble(
                     Some(v) => to_in(v).map_err(|k| fail(top, Some(name), k))?,
                     None => {
                         // A left-out count or length, when it can be computed.
-                        match infer(
-                            rt,
-                            prog,
-                            pc,
-                            slot,
-                            levels.last().expect("level").fields,
-                            &known,
-                        ) {
+                        match infer(prog, pc, slot, levels.last().expect("level").fields, &known) {
                             Some(Ok(v)) => In::Int(v),
                             Some(Err(k)) => return Err(fail(top, Some(name), k)),
                             None => In::Auto,
@@ -203,8 +189,9 @@ pub(crate) fn assemble(
                     ));
                 }
                 let (list, key_index) = list_for_repeat.unwrap_or((None, None));
-                // A count given explicitly must agree with its list.
-                if let (Some(c), Some(_)) = (known[count as usize], list) {
+                // A count given explicitly must agree with its list (an absent list has no
+                // items).
+                if let Some(c) = known[count as usize] {
                     if c != n {
                         let lv = levels.last().expect("level");
                         return Err(fail(
@@ -214,9 +201,7 @@ pub(crate) fn assemble(
                         ));
                     }
                 }
-                let top = levels.last().and_then(|l| l.top).or(key_index);
                 lists.push((list, single, 0));
-                let _ = top;
             }
             Step::ItemStart { index } => {
                 let (list, single, i) = lists.last_mut().expect("open repeat");
@@ -250,7 +235,6 @@ pub(crate) fn assemble(
             }
         }
     }
-    let _ = pending_count;
     let lv = levels.pop().expect("top level");
     if let Some(i) = lv.used.iter().position(|u| !u) {
         return Err(fail(
@@ -291,7 +275,6 @@ fn to_in(v: FieldIn) -> Result<In, K> {
 /// it (the length of its list), or the length of a later byte string of the same level whose
 /// width expression is linear in it. `None` when nothing determines it.
 fn infer(
-    rt: &RecordType,
     prog: &Program,
     pc: usize,
     slot: SlotId,
@@ -324,7 +307,6 @@ fn infer(
                 let Some((_, FieldIn::Bytes(b))) = fields.0.iter().find(|(k, _)| k == key) else {
                     return None;
                 };
-                let _ = rt;
                 return Some(solve(width, slot, b.len() as u64, known).ok_or(K::CannotInfer));
             }
             _ => {}

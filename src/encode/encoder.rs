@@ -230,6 +230,8 @@ impl<'s> Encoder<'s> {
         self.push(rt.tag, self.wire.tag, out);
         self.last[0] = rt.tag;
         let prog = self.compiled.program(record);
+        // As the decoder: a field that has not occurred in this record has the value 0.
+        self.last[1..prog.nslots].fill(0);
         let mut inputs = values.iter();
         let mut occurrences = 1usize;
         let fail =

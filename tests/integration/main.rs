@@ -3,6 +3,8 @@
 mod check_errors;
 mod cli;
 mod fixtures;
+mod mirror;
 mod roundtrip_prop;
+mod salvage;
 mod util;
 mod writer;

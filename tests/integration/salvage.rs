@@ -1,0 +1,56 @@
+//! A trace whose container is damaged — cut short by a crashed tracer — still shows what it
+//! holds: `metatf::open_salvaging` decodes the regions that can be trusted.
+
+use metatf::decode::Event;
+
+use crate::util;
+
+/// Records (names) and the number of problems/damage events of a salvaged trace.
+fn salvage(bytes: &[u8]) -> (Vec<String>, usize, bool) {
+    let dir = util::tempdir();
+    let p = dir.path().join("cut.mtf");
+    std::fs::write(&p, bytes).unwrap();
+    let dtd = util::root().join("dtds/hatf10-split.dtd");
+    let o = metatf::open_salvaging(&p, Some(&dtd)).unwrap();
+    let damaged = o.damage().is_some();
+    let reader = o.reader();
+    let mut names = Vec::new();
+    let mut bad = 0;
+    let mut records = reader.records();
+    while let Some(e) = records.next() {
+        match e {
+            Event::Record(r) => names.push(r.name().to_string()),
+            _ => bad += 1,
+        }
+    }
+    (names, bad, damaged)
+}
+
+#[test]
+fn a_truncated_trace_shows_the_records_before_the_cut() {
+    let full = std::fs::read(util::root().join("traces/hatf-split-le64.mtf")).unwrap();
+    let (all, bad, damaged) = salvage(&full);
+    assert_eq!((bad, damaged), (0, false));
+    // Cut at every length past the header: never a panic, and what is decoded is a prefix of
+    // the whole trace's records (in file order), ending with damage where the cut is.
+    let trace = metatf::container::Trace::from_slice(&full).unwrap();
+    let start = trace.header().start as usize;
+    for cut in start..full.len() {
+        let (names, _, damaged) = salvage(&full[..cut]);
+        assert!(damaged, "cut at {cut}");
+        assert!(all.starts_with(&names), "cut at {cut}: {names:?}");
+    }
+    // 200 bytes hold the comment, the names table and part of the address stream.
+    let (names, bad, _) = salvage(&full[..200]);
+    assert!(names.len() >= 3, "{names:?}");
+    assert!(bad >= 1);
+}
+
+#[test]
+fn an_unreadable_header_is_still_an_error() {
+    let full = std::fs::read(util::root().join("traces/hatf-split-le64.mtf")).unwrap();
+    let dir = util::tempdir();
+    let p = dir.path().join("cut.mtf");
+    std::fs::write(&p, &full[..10]).unwrap();
+    assert!(metatf::open_salvaging(&p, None).is_err());
+}
