@@ -41,8 +41,20 @@ impl ByteOrder {
     /// If `width > 8` or `bytes.len() < width`; callers check region bounds first.
     #[inline]
     pub fn read_uint(self, bytes: &[u8], width: usize) -> u64 {
-        // Copying into a fixed 8-byte buffer and using from_{le,be}_bytes compiles to a load
-        // plus a shift/bswap, with no per-byte loop.
+        // With 8 bytes to hand (every field but those at the very end of a file), one unaligned
+        // 8-byte load and a shift: no call to memcpy for a variable-length copy, no per-byte
+        // loop. Shifting by 64 is avoided for width 0.
+        if let Some(word) = bytes.first_chunk::<8>() {
+            assert!(width <= 8, "integer width over 8 bytes");
+            if width == 0 {
+                return 0;
+            }
+            let unused = 64 - 8 * width as u32;
+            return match self {
+                ByteOrder::Little => (u64::from_le_bytes(*word) << unused) >> unused,
+                ByteOrder::Big => u64::from_be_bytes(*word) >> unused,
+            };
+        }
         let src = &bytes[..width];
         let mut buf = [0u8; 8];
         match self {

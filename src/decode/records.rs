@@ -12,7 +12,7 @@ use std::collections::VecDeque;
 use crate::container::sign_extend;
 use crate::dtd::{Display, Interp, RecordId, SlotId};
 use crate::layout::{
-    eval_width, MetaProperty, MetaRefused, ScopeState, Step, TagTable, Walk, MAX_EMPTY_REPEAT,
+    eval_width, MetaProperty, MetaRefused, Op, ScopeState, Step, TagTable, Walk, MAX_EMPTY_REPEAT,
     MAX_FIELDS_PER_RECORD,
 };
 
@@ -377,31 +377,29 @@ impl<'r> Records<'r> {
             .and_then(|s| s.base(rid))
             .expect("tag tables only hold visible records");
         // A field that has not occurred in this record has the value 0 (docs/format.md §3.4).
-        self.last[1..prog.nslots].fill(0);
+        if prog.reset_values {
+            self.last[1..prog.nslots].fill(0);
+        }
         self.walk.reset();
         loop {
             let last = &self.last;
-            let Some(step) = self.walk.next(prog, |s, _| last[s as usize]) else {
+            let Some(step) = self.walk.next_run(prog, |s, _| last[s as usize]) else {
                 return Ok(());
             };
             match step {
-                Step::Int { slot, .. } => self.int_field(rid, rt, base, slot)?,
-                Step::Bytes { slot, width, .. } => {
-                    let len = eval_width(width, &self.last).map_err(|e| {
-                        self.damage(self.pos, Some(rid), Some(slot), DamageKind::BadWidth(e))
-                    })?;
-                    self.need(len, Some(rid), Some(slot))?;
-                    let at = self.pos;
-                    self.pos += len;
-                    self.last[slot as usize] = len;
-                    self.values.push(FieldValue {
-                        slot,
-                        offset: at,
-                        width: len as u32,
-                        raw: 0,
-                        value: Val::Bytes { offset: at, len },
-                    });
+                Step::Run { ops, .. } => {
+                    for op in ops {
+                        match op {
+                            Op::Int(slot) => self.int_field(rid, rt, base, *slot)?,
+                            Op::Bytes(slot, width) => self.bytes_field(rid, *slot, width)?,
+                            Op::Repeat { .. } | Op::EndRepeat { .. } => {
+                                unreachable!("a run holds fields only")
+                            }
+                        }
+                    }
                 }
+                Step::Int { slot, .. } => self.int_field(rid, rt, base, slot)?,
+                Step::Bytes { slot, width, .. } => self.bytes_field(rid, slot, width)?,
                 Step::Enter { count, n, pc, .. } => {
                     let available = self.end - self.pos;
                     if n > available || n > MAX_EMPTY_REPEAT {
@@ -446,7 +444,30 @@ impl<'r> Records<'r> {
         }
     }
 
-    #[inline]
+    fn bytes_field(
+        &mut self,
+        rid: RecordId,
+        slot: SlotId,
+        width: &crate::dtd::Expr,
+    ) -> Result<(), Box<Damage>> {
+        let len = eval_width(width, &self.last).map_err(|e| {
+            self.damage(self.pos, Some(rid), Some(slot), DamageKind::BadWidth(e))
+        })?;
+        self.need(len, Some(rid), Some(slot))?;
+        let at = self.pos;
+        self.pos += len;
+        self.last[slot as usize] = len;
+        self.values.push(FieldValue {
+            slot,
+            offset: at,
+            width: len as u32,
+            raw: 0,
+            value: Val::Bytes { offset: at, len },
+        });
+        Ok(())
+    }
+
+    #[inline(always)]
     fn int_field(
         &mut self,
         rid: RecordId,

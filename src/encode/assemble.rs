@@ -233,6 +233,7 @@ pub(crate) fn assemble(
             Step::Leave { .. } => {
                 lists.pop();
             }
+            Step::Run { .. } => unreachable!("`next` yields fields one by one"),
         }
     }
     let lv = levels.pop().expect("top level");

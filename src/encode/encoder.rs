@@ -231,7 +231,9 @@ impl<'s> Encoder<'s> {
         self.last[0] = rt.tag;
         let prog = self.compiled.program(record);
         // As the decoder: a field that has not occurred in this record has the value 0.
-        self.last[1..prog.nslots].fill(0);
+        if prog.reset_values {
+            self.last[1..prog.nslots].fill(0);
+        }
         let mut inputs = values.iter();
         let mut occurrences = 1usize;
         let fail =
@@ -455,6 +457,7 @@ impl<'s> Encoder<'s> {
                     }
                 }
                 Step::ItemStart { .. } | Step::Leave { .. } => {}
+                Step::Run { .. } => unreachable!("`next` yields fields one by one"),
             }
         }
         if inputs.next().is_some() {

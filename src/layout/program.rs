@@ -44,6 +44,13 @@ pub(crate) struct Program {
     pub(crate) keys: Vec<Box<str>>,
     /// Number of slots of the record type.
     pub(crate) nslots: usize,
+    /// For each operation, the index of the first `Repeat`/`EndRepeat` at or after it: the end of
+    /// the run of plain fields that starts there.
+    pub(crate) run_end: Vec<u32>,
+    /// Whether a width expression reads a slot inside a repeat, which may not have occurred in
+    /// a record: then the most recent values must start from 0 at every record
+    /// (docs/format.md §3.4). Other slots an expression reads always occur before it.
+    pub(crate) reset_values: bool,
 }
 
 impl Program {
@@ -52,8 +59,22 @@ impl Program {
             ops: Vec::new(),
             keys: Vec::new(),
             nslots: rt.slots.len(),
+            run_end: Vec::new(),
+            reset_values: false,
         };
         p.emit(rt, &rt.layout, "", "", true);
+        let mut end = p.ops.len() as u32;
+        p.run_end = vec![0; p.ops.len()];
+        for i in (0..p.ops.len()).rev() {
+            if matches!(p.ops[i], Op::Repeat { .. } | Op::EndRepeat { .. }) {
+                end = i as u32;
+            }
+            p.run_end[i] = end;
+        }
+        p.reset_values = p.ops.iter().any(|op| match op {
+            Op::Bytes(_, e) => reads_repeated(e, rt),
+            _ => false,
+        });
         p
     }
 
@@ -143,6 +164,17 @@ impl Program {
             }
         }
         total
+    }
+}
+
+/// Whether an expression reads a slot that lies inside a repeat.
+fn reads_repeated(e: &Expr, rt: &RecordType) -> bool {
+    match e {
+        Expr::Const(_) => false,
+        Expr::Value(s) => rt.slots.get(*s as usize).is_some_and(|s| s.in_repeat),
+        Expr::Add(a, b) | Expr::Sub(a, b) | Expr::Mul(a, b) => {
+            reads_repeated(a, rt) || reads_repeated(b, rt)
+        }
     }
 }
 

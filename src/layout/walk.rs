@@ -39,6 +39,8 @@ pub(crate) enum Step<'p> {
     ItemEnd { index: u64 },
     /// The repeat that began at `pc` ends.
     Leave { pc: usize },
+    /// Only from [`Walk::next_run`]: consecutive `Int`/`Bytes` operations, the first at `pc`.
+    Run { ops: &'p [Op], pc: usize },
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -68,6 +70,29 @@ impl Walk {
         self.pc = 0;
         self.stack.clear();
         self.pending = None;
+    }
+
+    /// As [`Walk::next`], but consecutive plain fields come as one [`Step::Run`], so that the
+    /// decoder's and the encoder's inner loops pay for the walk once per run of fields rather
+    /// than once per field.
+    #[inline]
+    pub(crate) fn next_run<'p>(
+        &mut self,
+        prog: &'p Program,
+        count: impl FnMut(SlotId, usize) -> u64,
+    ) -> Option<Step<'p>> {
+        if self.pending.is_none() {
+            let pc = self.pc;
+            let end = *prog.run_end.get(pc)? as usize;
+            if end > pc {
+                self.pc = end;
+                return Some(Step::Run {
+                    ops: &prog.ops[pc..end],
+                    pc,
+                });
+            }
+        }
+        self.next(prog, count)
     }
 
     /// The next step, or `None` at the end of the record. At a repeat, `count(count_slot, pc)`
@@ -169,9 +194,34 @@ mod tests {
                 Step::ItemStart { index } => format!("item:{index}"),
                 Step::ItemEnd { index } => format!("end:{index}"),
                 Step::Leave { .. } => "leave".into(),
+                Step::Run { .. } => unreachable!("next never groups fields"),
             });
         }
         out
+    }
+
+    #[test]
+    fn runs_group_plain_fields_between_repeats() {
+        let dtd = format!("{W} r : (tag, a, b, n*a, z) {{ tag.value = 9; }}");
+        let schema = crate::dtd::parse_str("t.dtd", &dtd).unwrap().schema;
+        let c = Compiled::new(&schema);
+        let prog = c.program(schema.record_by_name(0, "r").unwrap());
+        let mut w = Walk::default();
+        let mut out = Vec::new();
+        while let Some(s) = w.next_run(prog, |_, _| 2) {
+            out.push(match s {
+                Step::Run { ops, .. } => format!("run{}", ops.len()),
+                Step::Enter { n, .. } => format!("enter{n}"),
+                Step::ItemStart { .. } => "item".into(),
+                Step::ItemEnd { .. } => "end".into(),
+                Step::Leave { .. } => "leave".into(),
+                Step::Int { .. } | Step::Bytes { .. } => "field".into(),
+            });
+        }
+        assert_eq!(
+            out.join(" "),
+            "run3 enter2 item run1 end item run1 end leave run1"
+        );
     }
 
     const W: &str = "a.width = 1; a.interpretation = none; b.width = 1; b.interpretation = none;

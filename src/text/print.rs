@@ -147,6 +147,7 @@ impl Printer {
                     singles.pop();
                     visit(Visit::ListEnd)?;
                 }
+                Step::Run { .. } => unreachable!("`next` yields fields one by one"),
             }
         }
     }

@@ -38,6 +38,7 @@ fn repeats(
                 stack.pop();
             }
             Step::ItemStart { .. } | Step::ItemEnd { .. } => {}
+            Step::Run { .. } => unreachable!("`next` yields fields one by one"),
         }
     }
     marks
