@@ -615,7 +615,9 @@ impl<'s> TraceWriter<'s> {
                 IoError::Read { path, source: e }
             }))
         };
-        let mut records = spool.into_inner().map_err(|e| spool_err(true, e.into_error()))?;
+        let mut records = spool
+            .into_inner()
+            .map_err(|e| spool_err(true, e.into_error()))?;
         records.rewind().map_err(|e| spool_err(false, e))?;
         out.write_all(&header).map_err(|e| out.error(e))?;
         let mut chunk = vec![0u8; 1 << 16];
@@ -707,4 +709,3 @@ impl RecordBuilder<'_, '_> {
         self.writer.write_fields(&self.name, &self.fields)
     }
 }
-
