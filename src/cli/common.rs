@@ -144,6 +144,19 @@ pub fn container_failure(path: &Path, e: &ContainerError) -> Failure {
     Failure::diagnostic(container_code(e), &Flat::new(message, code, help))
 }
 
+/// Writes `text` to standard error, ignoring a failure: with standard error full or closed
+/// there is nowhere left to report it, and the exit status still says what happened
+/// (`eprint!` would panic, exit 101).
+pub fn to_stderr(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// [`to_stderr`] with a newline.
+pub fn line_to_stderr(text: &str) {
+    to_stderr(&format!("{text}\n"));
+}
+
 /// Render a diagnostic for standard error: in colour on a terminal, plain otherwise.
 pub fn render(d: &dyn Diagnostic) -> String {
     if std::io::stderr().is_terminal() {
@@ -165,7 +178,7 @@ pub fn container_code(e: &ContainerError) -> i32 {
 /// Print a DTD's warnings.
 pub fn print_warnings(w: &[metatf::dtd::DtdWarning]) {
     for w in w {
-        eprint!("{}", render(w));
+        to_stderr(&render(w));
     }
 }
 
@@ -173,7 +186,7 @@ pub fn print_warnings(w: &[metatf::dtd::DtdWarning]) {
 pub fn dtd_failure(e: &DtdLoadError) -> Failure {
     match e {
         DtdLoadError::Invalid(errors) => {
-            eprint!("{}", render(errors));
+            to_stderr(&render(errors));
             Failure::new(EXIT_BAD_DTD, String::new())
         }
         other => Failure::diagnostic(EXIT_USAGE, other),

@@ -14,7 +14,7 @@ use metatf::dtd::{self, DtdLoadError};
 
 use metatf::io::{escape_path, StdoutSink};
 
-use super::common::{render, Failure};
+use super::common::{line_to_stderr, render, to_stderr, Failure};
 
 /// `mtf dtd …`: check or show a DTD.
 #[derive(Debug, Args)]
@@ -48,20 +48,20 @@ pub fn run(args: DtdArgs) -> i32 {
     let loaded = match dtd::load(&file) {
         Ok(l) => l,
         Err(e @ DtdLoadError::Io { .. }) => {
-            eprintln!("mtf: {e}");
+            line_to_stderr(&format!("mtf: {e}"));
             return EXIT_USAGE;
         }
         Err(e @ (DtdLoadError::TooLarge { .. } | DtdLoadError::NotUtf8 { .. })) => {
-            eprintln!("mtf: {e}");
+            line_to_stderr(&format!("mtf: {e}"));
             return EXIT_BAD_DTD;
         }
         Err(DtdLoadError::Invalid(errs)) => {
-            eprint!("{}", render(&errs));
+            to_stderr(&render(&errs));
             return EXIT_BAD_DTD;
         }
     };
     for w in &loaded.warnings {
-        eprint!("{}", render(w));
+        to_stderr(&render(w));
     }
     // A closed pipe (`mtf dtd show D | head -1`) ends quietly with status 0; a full disk is
     // an I/O error, status 2.
@@ -85,7 +85,7 @@ pub fn run(args: DtdArgs) -> i32 {
         Ok(()) => EXIT_OK,
         Err(f) => {
             if !f.message.is_empty() {
-                eprintln!("{}", f.message);
+                line_to_stderr(&f.message);
             }
             f.code
         }

@@ -10,7 +10,7 @@ use metatf::text::{DumpHeader, Format, Options, Printer};
 
 use metatf::io::{classify, StdoutFailure, StdoutSink};
 
-use super::common::{input_name, open, section_arg, Failure};
+use super::common::{input_name, line_to_stderr, open, section_arg, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Output format of `mtf dump`.
@@ -134,12 +134,12 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
                 }
                 Event::Problem(p) => {
                     w.flush()?;
-                    eprintln!("error: {path}: {p}");
+                    line_to_stderr(&format!("error: {path}: {p}"));
                     status = EXIT_INVALID_TRACE;
                 }
                 Event::Damage(d) => {
                     w.flush()?;
-                    eprintln!("error: {path}: {d}");
+                    line_to_stderr(&format!("error: {path}: {d}"));
                     status = EXIT_INVALID_TRACE;
                 }
             }

@@ -10,6 +10,8 @@ mod dump;
 mod info;
 mod pack;
 
+use common::line_to_stderr;
+
 /// Exit status: success (trace or DTD valid).
 pub const EXIT_OK: i32 = 0;
 /// Exit status: the trace is invalid (`check` found problems, or `dump` met a bad record).
@@ -104,7 +106,7 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(f) => {
             if !f.message.is_empty() {
-                eprintln!("{}", f.message);
+                line_to_stderr(&f.message);
             }
             f.code
         }

@@ -10,7 +10,7 @@ use metatf::io::{escape_path, Input, IoError, Output};
 use metatf::pack::{finish_error, pack_lines, read_header, LineMap, PackError};
 use metatf::text::{InputFormat, LineReader, TextErrorKind};
 
-use super::common::{input_name, io_failure, load_schema_file, render, Failure};
+use super::common::{input_name, io_failure, line_to_stderr, load_schema_file, render, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Input format of `mtf pack`.
@@ -127,9 +127,9 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
     } else {
         escape_path(&args.output)
     };
-    eprintln!(
+    line_to_stderr(&format!(
         "{output_name}: {} records, {} bytes",
         summary.nrecords, summary.bytes
-    );
+    ));
     Ok(EXIT_OK)
 }

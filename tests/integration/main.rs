@@ -4,5 +4,7 @@ mod check_errors;
 mod cli;
 mod fixtures;
 mod roundtrip_prop;
+#[cfg(unix)]
+mod safe_io;
 mod util;
 mod writer;
