@@ -120,12 +120,21 @@ fn pack_to_a_fifo_writes_into_it() {
     let dir = util::tempdir();
     let fifo = dir.path().join("out.fifo");
     mkfifo(&fifo);
-    let reader = {
-        let fifo = fifo.clone();
-        std::thread::spawn(move || fs::read(fifo).unwrap())
+    // The read end is opened first, without blocking, so that `mtf` can open the FIFO at once
+    // and a broken `mtf` (one that replaces the FIFO) makes the test fail rather than hang. The
+    // trace (298 bytes) fits in the FIFO's buffer.
+    let mut reader = {
+        use std::os::unix::fs::OpenOptionsExt;
+        fs::OpenOptions::new()
+            .read(true)
+            .custom_flags(libc::O_NONBLOCK)
+            .open(&fifo)
+            .unwrap()
     };
     pack_to(s(&fifo));
-    assert_eq!(reader.join().unwrap(), fs::read(abs(TRACE)).unwrap());
+    let mut got = Vec::new();
+    reader.read_to_end(&mut got).unwrap();
+    assert_eq!(got, fs::read(abs(TRACE)).unwrap());
     assert!(fs::symlink_metadata(&fifo).unwrap().file_type().is_fifo());
     assert_eq!(entries(dir.path()), ["out.fifo"]);
 }
