@@ -634,7 +634,10 @@ fn full_stderr_does_not_panic() {
     let dir = util::tempdir();
     let cut = dir.path().join("cut.mtf");
     fs::write(&cut, &fs::read(abs(TRACE)).unwrap()[..40]).unwrap();
-    let out = sh(&format!("exec \"$MTF\" check '{}' 2>/dev/full", cut.display()));
+    let out = sh(&format!(
+        "exec \"$MTF\" check '{}' 2>/dev/full",
+        cut.display()
+    ));
     assert_status(&out, 1);
     let packed = dir.path().join("p.mtf");
     let out = sh(&format!(
