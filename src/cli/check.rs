@@ -1,18 +1,20 @@
 //! `mtf check TRACE`: decode everything, report every problem (up to a limit) and a summary.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
 
 use metatf::decode::Event;
+use metatf::io::StdoutSink;
 
-use super::common::{open, Failure};
+use super::common::{input_name, open, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK};
 
 /// Arguments of `mtf check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The trace file.
+    /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
     #[arg(long)]
@@ -32,44 +34,51 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     let mut per_type = vec![0u64; o.schema().records.len()];
     let mut reported = 0u64;
     let mut total = 0u64;
-    let path = args.trace.display().to_string();
-    let mut report = |e: &dyn std::fmt::Display| {
+    let path = input_name(&args.trace);
+    // A closed pipe (`mtf check T | head -1`) ends the command quietly with status 0; any other
+    // failure to write is an I/O error (status 2): see `Failure::from`.
+    let mut out = StdoutSink::new();
+    let mut records = reader.records();
+    while let Some(event) = records.next() {
+        let problem: &dyn std::fmt::Display = match &event {
+            Event::Record(v) => {
+                per_type[v.record_id() as usize] += 1;
+                continue;
+            }
+            Event::Problem(p) => p,
+            Event::Damage(d) => d,
+        };
         total += 1;
         if reported < args.max_errors {
             reported += 1;
-            println!("{path}: {e}");
-        }
-    };
-    let mut records = reader.records();
-    while let Some(event) = records.next() {
-        match event {
-            Event::Record(v) => per_type[v.record_id() as usize] += 1,
-            Event::Problem(p) => report(&p),
-            Event::Damage(d) => report(&d),
+            writeln!(out, "{path}: {problem}")?;
         }
     }
     total += records.dropped_problems();
     let checked: u64 = per_type.iter().sum();
     if !args.quiet {
-        println!("records checked: {checked}");
+        writeln!(out, "records checked: {checked}")?;
         for (rid, n) in per_type.iter().enumerate() {
             if *n > 0 {
-                println!("  {:<24} {n:>12}", o.schema().record(rid as u32).name);
+                writeln!(out, "  {:<24} {n:>12}", o.schema().record(rid as u32).name)?;
             }
         }
     }
     if total > reported {
-        println!(
+        writeln!(
+            out,
             "… {} more problem(s) not shown (--max-errors {})",
             total - reported,
             args.max_errors
-        );
+        )?;
     }
-    if total == 0 {
-        println!("{path}: valid");
-        Ok(EXIT_OK)
+    let status = if total == 0 {
+        writeln!(out, "{path}: valid")?;
+        EXIT_OK
     } else {
-        println!("{path}: INVALID, {total} problem(s)");
-        Ok(EXIT_INVALID_TRACE)
-    }
+        writeln!(out, "{path}: INVALID, {total} problem(s)")?;
+        EXIT_INVALID_TRACE
+    };
+    out.finish()?;
+    Ok(status)
 }

@@ -1,6 +1,8 @@
 //! What several subcommands share: opening a trace with its DTD, rendering diagnostics, and
 //! reporting failures with the right exit status.
 
+use std::borrow::Cow;
+use std::fmt;
 use std::io::IsTerminal;
 use std::path::Path;
 
@@ -8,9 +10,10 @@ use miette::{Diagnostic, GraphicalTheme};
 
 use metatf::container::ContainerError;
 use metatf::dtd::{DtdLoadError, Schema};
+use metatf::io::{escape_path, Input, IoError, StdoutFailure};
 use metatf::{OpenError, Opened};
 
-use super::{EXIT_BAD_DTD, EXIT_INVALID_TRACE, EXIT_USAGE};
+use super::{EXIT_BAD_DTD, EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// A failure that ends a subcommand.
 #[derive(Debug)]
@@ -36,6 +39,124 @@ impl Failure {
     }
 }
 
+impl From<StdoutFailure> for Failure {
+    /// A closed pipe ends the command quietly with status 0 (the reader has what it wanted);
+    /// any other failure to write standard output is an I/O error, status 2.
+    fn from(f: StdoutFailure) -> Failure {
+        match f {
+            StdoutFailure::Closed => Failure::new(EXIT_OK, String::new()),
+            StdoutFailure::Failed(e) => io_failure(&e),
+        }
+    }
+}
+
+impl From<std::io::Error> for Failure {
+    /// An error from writing to a [`metatf::io::StdoutSink`].
+    fn from(e: std::io::Error) -> Failure {
+        Failure::from(metatf::io::classify(e))
+    }
+}
+
+/// How a path the user gave is shown: `-` is standard input; other paths are escaped for the
+/// terminal.
+pub fn input_name(path: &Path) -> Cow<'_, str> {
+    if path.as_os_str() == "-" {
+        Cow::Borrowed("standard input")
+    } else {
+        escape_path(path)
+    }
+}
+
+/// A diagnostic shown as one message, with the code and help of the error it stands for but
+/// without miette's list of causes: the messages of `metatf` errors already say their cause, and
+/// the list would repeat it.
+#[derive(Debug)]
+pub struct Flat {
+    message: String,
+    code: Option<String>,
+    help: Option<String>,
+}
+
+impl Flat {
+    /// `d`'s message, code and help.
+    pub fn of(d: &dyn Diagnostic) -> Flat {
+        Flat {
+            message: d.to_string(),
+            code: d.code().map(|c| c.to_string()),
+            help: d.help().map(|h| h.to_string()),
+        }
+    }
+
+    /// A message with a code and help.
+    pub fn new(message: String, code: &str, help: Option<String>) -> Flat {
+        Flat {
+            message,
+            code: Some(code.to_string()),
+            help,
+        }
+    }
+}
+
+impl fmt::Display for Flat {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(&self.message)
+    }
+}
+
+impl std::error::Error for Flat {}
+
+impl Diagnostic for Flat {
+    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.code
+            .as_ref()
+            .map(|c| Box::new(c) as Box<dyn fmt::Display>)
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        self.help
+            .as_ref()
+            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
+    }
+}
+
+/// The failure for an input that cannot be read or an output that cannot be written: status 2
+/// (also for a full disk and a file over the size limit), with the message naming the path.
+pub fn io_failure(e: &IoError) -> Failure {
+    Failure::diagnostic(EXIT_USAGE, &Flat::of(e))
+}
+
+/// The failure for a trace whose container is invalid (status 1) or that cannot be read
+/// (status 2): the trace is named once, then what is wrong.
+pub fn container_failure(path: &Path, e: &ContainerError) -> Failure {
+    let inner = e.innermost();
+    let code = match inner {
+        ContainerError::Io { .. } => "mtf::trace::io",
+        _ => "mtf::trace::invalid",
+    };
+    let message = match inner {
+        // Its message already names the path.
+        ContainerError::Io { path, source } => {
+            format!("cannot read trace {}: {source}", input_name(path))
+        }
+        _ => format!("{}: {inner}", input_name(path)),
+    };
+    let help = inner.help().map(|h| h.to_string());
+    Failure::diagnostic(container_code(e), &Flat::new(message, code, help))
+}
+
+/// Writes `text` to standard error, ignoring a failure: with standard error full or closed
+/// there is nowhere left to report it, and the exit status still says what happened
+/// (`eprint!` would panic, exit 101).
+pub fn to_stderr(text: &str) {
+    use std::io::Write;
+    let _ = std::io::stderr().lock().write_all(text.as_bytes());
+}
+
+/// [`to_stderr`] with a newline.
+pub fn line_to_stderr(text: &str) {
+    to_stderr(&format!("{text}\n"));
+}
+
 /// Render a diagnostic for standard error: in colour on a terminal, plain otherwise.
 pub fn render(d: &dyn Diagnostic) -> String {
     if std::io::stderr().is_terminal() {
@@ -57,7 +178,7 @@ pub fn container_code(e: &ContainerError) -> i32 {
 /// Print a DTD's warnings.
 pub fn print_warnings(w: &[metatf::dtd::DtdWarning]) {
     for w in w {
-        eprint!("{}", render(w));
+        to_stderr(&render(w));
     }
 }
 
@@ -65,7 +186,7 @@ pub fn print_warnings(w: &[metatf::dtd::DtdWarning]) {
 pub fn dtd_failure(e: &DtdLoadError) -> Failure {
     match e {
         DtdLoadError::Invalid(errors) => {
-            eprint!("{}", render(errors));
+            to_stderr(&render(errors));
             Failure::new(EXIT_BAD_DTD, String::new())
         }
         other => Failure::diagnostic(EXIT_USAGE, other),
@@ -84,23 +205,40 @@ pub fn load_schema_file(path: &Path) -> Result<Schema, Failure> {
 }
 
 /// Open a trace and find, load and resolve its DTD (docs/format.md §10).
+///
+/// `path` may be `-` (standard input), a pipe, a FIFO, `/dev/stdin`, a process substitution or
+/// a gzip/zstd/xz/bzip2-compressed trace: what cannot be memory-mapped is read into memory
+/// ([`Input::open`]). The DTD named in the header is looked up beside a trace given by path
+/// (not beside standard input).
 pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
-    let opened = match dtd {
-        Some(d) => metatf::open_with_dtd(path, d),
-        None => metatf::open(path),
-    };
-    match opened {
+    let input = Input::open(path).map_err(|e| io_failure(&e))?;
+    let trace = input
+        .into_trace()
+        .map_err(|e| container_failure(path, &e))?;
+    match metatf::with_trace(trace, dtd) {
         Ok(o) => {
             print_warnings(o.warnings());
             Ok(o)
         }
-        Err(OpenError::Container(e)) => Err(Failure::diagnostic(container_code(&e), &e)),
-        Err(OpenError::Dtd(e)) => Err(dtd_failure(&e)),
-        Err(e @ OpenError::DtdNotFound { explicit, .. }) => {
+        Err(e) => Err(open_failure(path, &e)),
+    }
+}
+
+fn open_failure(path: &Path, e: &OpenError) -> Failure {
+    match e {
+        OpenError::Container(c) => container_failure(path, c),
+        OpenError::Dtd(d) => dtd_failure(d),
+        OpenError::DtdNotFound {
+            explicit, reason, ..
+        } => {
             // A `--dtd` file that does not exist is a usage error; a DTD the trace names but
             // that is nowhere to be found makes the trace unreadable for want of a DTD.
-            let code = if explicit { EXIT_USAGE } else { EXIT_BAD_DTD };
-            Err(Failure::diagnostic(code, &e))
+            let code = if *explicit { EXIT_USAGE } else { EXIT_BAD_DTD };
+            // The reason escapes the header's name and the paths tried; the trace is named as
+            // the user gave it (the library says `<memory>` for standard input).
+            let message = format!("{}: {reason}", input_name(path));
+            let help = e.help().map(|h| h.to_string());
+            Failure::diagnostic(code, &Flat::new(message, "mtf::dtd::not_found", help))
         }
     }
 }

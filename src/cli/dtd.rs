@@ -4,6 +4,7 @@
 // that it can be golden-tested without running the binary. Diagnostics go to stderr, coloured
 // only when stderr is a terminal; otherwise they are plain Unicode, byte-for-byte stable.
 
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, Subcommand};
@@ -11,7 +12,9 @@ use clap::{Args, Subcommand};
 use super::{EXIT_BAD_DTD, EXIT_OK, EXIT_USAGE};
 use metatf::dtd::{self, DtdLoadError};
 
-use super::common::render;
+use metatf::io::{escape_path, StdoutSink};
+
+use super::common::{line_to_stderr, render, to_stderr, Failure};
 
 /// `mtf dtd …`: check or show a DTD.
 #[derive(Debug, Args)]
@@ -45,34 +48,48 @@ pub fn run(args: DtdArgs) -> i32 {
     let loaded = match dtd::load(&file) {
         Ok(l) => l,
         Err(e @ DtdLoadError::Io { .. }) => {
-            eprintln!("mtf: {e}");
+            line_to_stderr(&format!("mtf: {e}"));
             return EXIT_USAGE;
         }
         Err(e @ (DtdLoadError::TooLarge { .. } | DtdLoadError::NotUtf8 { .. })) => {
-            eprintln!("mtf: {e}");
+            line_to_stderr(&format!("mtf: {e}"));
             return EXIT_BAD_DTD;
         }
         Err(DtdLoadError::Invalid(errs)) => {
-            eprint!("{}", render(&errs));
+            to_stderr(&render(&errs));
             return EXIT_BAD_DTD;
         }
     };
     for w in &loaded.warnings {
-        eprint!("{}", render(w));
+        to_stderr(&render(w));
     }
-    if show {
-        print!("{}", metatf::text::schema_listing(&loaded.schema));
-    } else {
-        let n = loaded
-            .schema
-            .records
-            .iter()
-            .filter(|r| r.builtin.is_none())
-            .count();
-        let m = loaded.schema.scopes.len() - 1;
-        println!("{}: ok ({})", file.display(), count_summary(n, m));
+    // A closed pipe (`mtf dtd show D | head -1`) ends quietly with status 0; a full disk is
+    // an I/O error, status 2.
+    let mut out = StdoutSink::new();
+    let printed = (|| -> Result<(), Failure> {
+        if show {
+            out.write_all(metatf::text::schema_listing(&loaded.schema).as_bytes())?;
+        } else {
+            let n = loaded
+                .schema
+                .records
+                .iter()
+                .filter(|r| r.builtin.is_none())
+                .count();
+            let m = loaded.schema.scopes.len() - 1;
+            writeln!(out, "{}: ok ({})", escape_path(&file), count_summary(n, m))?;
+        }
+        Ok(out.finish()?)
+    })();
+    match printed {
+        Ok(()) => EXIT_OK,
+        Err(f) => {
+            if !f.message.is_empty() {
+                line_to_stderr(&f.message);
+            }
+            f.code
+        }
     }
-    EXIT_OK
 }
 
 fn plural(n: usize, one: &str, many: &str) -> String {

@@ -1,6 +1,6 @@
 //! `mtf dump TRACE`: one line per record, streamed.
 
-use std::io::{BufWriter, ErrorKind, Write};
+use std::io::Write;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
@@ -8,7 +8,9 @@ use clap::{Args, ValueEnum};
 use metatf::decode::Event;
 use metatf::text::{DumpHeader, Format, Options, Printer};
 
-use super::common::{open, section_arg, Failure};
+use metatf::io::{classify, StdoutFailure, StdoutSink};
+
+use super::common::{input_name, line_to_stderr, open, section_arg, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Output format of `mtf dump`.
@@ -23,7 +25,7 @@ pub enum DumpFormat {
 /// Arguments of `mtf dump`.
 #[derive(Debug, Args)]
 pub struct DumpArgs {
-    /// The trace file.
+    /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
     #[arg(long)]
@@ -98,8 +100,7 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
             raw: args.raw,
         },
     );
-    let stdout = std::io::stdout();
-    let mut w = BufWriter::with_capacity(1 << 16, stdout.lock());
+    let mut w = StdoutSink::new();
     let h = o.trace().header();
     let header = DumpHeader {
         dtd: &h.dtd_name,
@@ -112,7 +113,7 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
         let mut records = reader.records();
         let mut seen = 0u64;
         let mut printed = 0u64;
-        let path = args.trace.display();
+        let path = input_name(&args.trace);
         while let Some(event) = records.next() {
             match event {
                 Event::Record(view) => {
@@ -133,25 +134,22 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
                 }
                 Event::Problem(p) => {
                     w.flush()?;
-                    eprintln!("error: {path}: {p}");
+                    line_to_stderr(&format!("error: {path}: {p}"));
                     status = EXIT_INVALID_TRACE;
                 }
                 Event::Damage(d) => {
                     w.flush()?;
-                    eprintln!("error: {path}: {d}");
+                    line_to_stderr(&format!("error: {path}: {d}"));
                     status = EXIT_INVALID_TRACE;
                 }
             }
         }
         w.flush()
     })();
-    match result {
+    match result.map_err(classify) {
         Ok(()) => Ok(status),
         // A closed pipe (`mtf dump t | head`) is a normal way to stop reading.
-        Err(e) if e.kind() == ErrorKind::BrokenPipe => Ok(status),
-        Err(e) => Err(Failure::new(
-            EXIT_USAGE,
-            format!("error: writing the dump: {e}"),
-        )),
+        Err(StdoutFailure::Closed) => Ok(status),
+        Err(e) => Err(e.into()),
     }
 }

@@ -7,13 +7,15 @@ use clap::Args;
 
 use metatf::decode::Event;
 
-use super::common::{open, Failure};
+use metatf::io::{escape_for_terminal, StdoutSink};
+
+use super::common::{input_name, open, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK};
 
 /// Arguments of `mtf info`.
 #[derive(Debug, Args)]
 pub struct InfoArgs {
-    /// The trace file.
+    /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
     #[arg(long)]
@@ -48,77 +50,81 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
         }
     }
     errors += records.dropped_problems();
-    let out = std::io::stdout();
-    let mut w = out.lock();
+    let mut w = StdoutSink::new();
     let file_len = o.trace().bytes().len();
-    let io = |e: std::io::Error| Failure::new(super::EXIT_USAGE, format!("error: {e}"));
-    (|| -> std::io::Result<()> {
-        writeln!(w, "file        {} ({file_len} bytes)", args.trace.display())?;
-        writeln!(
-            w,
-            "class       {} ({}-bit addresses, {}-byte metadata words)",
-            h.class.to_byte(),
-            h.class.word_size() * 8,
-            h.class.word_size()
-        )?;
-        writeln!(
-            w,
-            "byte order  {}",
-            if h.byte_order == metatf::container::ByteOrder::Big {
-                "big-endian"
-            } else {
-                "little-endian"
-            }
-        )?;
-        writeln!(w, "header ints {} bytes", h.int_width)?;
-        writeln!(w, "dtd         {} → {}", h.dtd_name, o.dtd_source())?;
-        writeln!(w, "start       {}", h.start)?;
-        writeln!(w, "nrecords    {}", h.nrecords)?;
-        writeln!(w, "sections    {}", h.nsections)?;
-        writeln!(w)?;
+    // The header's DTD name and the path it was found at come from the trace: never shown raw.
+    let dtd_name = escape_for_terminal(&h.dtd_name);
+    let source = o.dtd_source().to_string();
+    let source = escape_for_terminal(&source);
+    writeln!(
+        w,
+        "file        {} ({file_len} bytes)",
+        input_name(&args.trace)
+    )?;
+    writeln!(
+        w,
+        "class       {} ({}-bit addresses, {}-byte metadata words)",
+        h.class.to_byte(),
+        h.class.word_size() * 8,
+        h.class.word_size()
+    )?;
+    writeln!(
+        w,
+        "byte order  {}",
+        if h.byte_order == metatf::container::ByteOrder::Big {
+            "big-endian"
+        } else {
+            "little-endian"
+        }
+    )?;
+    writeln!(w, "header ints {} bytes", h.int_width)?;
+    writeln!(w, "dtd         {dtd_name} → {source}")?;
+    writeln!(w, "start       {}", h.start)?;
+    writeln!(w, "nrecords    {}", h.nrecords)?;
+    writeln!(w, "sections    {}", h.nsections)?;
+    writeln!(w)?;
+    writeln!(
+        w,
+        "{:>4}  {:<16} {:>12} {:>12} {:>10}",
+        "id", "section", "start", "size", "records"
+    )?;
+    for (i, r) in reader.regions().iter().enumerate() {
+        if r.section == 0 && r.start == r.end {
+            continue;
+        }
+        let name = if r.section == 0 {
+            "(global)"
+        } else {
+            reader.section_name(r.section)
+        };
         writeln!(
             w,
             "{:>4}  {:<16} {:>12} {:>12} {:>10}",
-            "id", "section", "start", "size", "records"
+            r.section,
+            name,
+            r.start,
+            r.end - r.start,
+            per_region[i]
         )?;
-        for (i, r) in reader.regions().iter().enumerate() {
-            if r.section == 0 && r.start == r.end {
-                continue;
-            }
-            let name = if r.section == 0 {
-                "(global)"
+    }
+    writeln!(w)?;
+    writeln!(w, "{:<24} {:>12}", "record", "count")?;
+    for (rid, n) in per_type.iter().enumerate() {
+        if *n > 0 {
+            let rt = o.schema().record(rid as u32);
+            let scope = if rt.scope == 0 {
+                String::new()
             } else {
-                reader.section_name(r.section)
+                format!(" [{}]", reader.section_name(rt.scope))
             };
-            writeln!(
-                w,
-                "{:>4}  {:<16} {:>12} {:>12} {:>10}",
-                r.section,
-                name,
-                r.start,
-                r.end - r.start,
-                per_region[i]
-            )?;
+            writeln!(w, "{:<24} {:>12}", format!("{}{scope}", rt.name), n)?;
         }
-        writeln!(w)?;
-        writeln!(w, "{:<24} {:>12}", "record", "count")?;
-        for (rid, n) in per_type.iter().enumerate() {
-            if *n > 0 {
-                let rt = o.schema().record(rid as u32);
-                let scope = if rt.scope == 0 {
-                    String::new()
-                } else {
-                    format!(" [{}]", reader.section_name(rt.scope))
-                };
-                writeln!(w, "{:<24} {:>12}", format!("{}{scope}", rt.name), n)?;
-            }
-        }
-        if errors > 0 {
-            writeln!(w, "\n{errors} problem(s): run `mtf check` for details")?;
-        }
-        Ok(())
-    })()
-    .map_err(io)?;
+    }
+    if errors > 0 {
+        writeln!(w, "\n{errors} problem(s): run `mtf check` for details")?;
+    }
+    // A closed pipe ends quietly with status 0; a full disk is status 2 (`Failure::from`).
+    w.finish()?;
     Ok(if errors > 0 {
         EXIT_INVALID_TRACE
     } else {

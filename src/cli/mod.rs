@@ -10,6 +10,8 @@ mod dump;
 mod info;
 mod pack;
 
+use common::line_to_stderr;
+
 /// Exit status: success (trace or DTD valid).
 pub const EXIT_OK: i32 = 0;
 /// Exit status: the trace is invalid (`check` found problems, or `dump` met a bad record).
@@ -51,8 +53,41 @@ pub enum Command {
     Dtd(dtd::DtdArgs),
 }
 
+/// Sets up the process before any file is touched:
+///
+/// * a `SIGBUS` guard, so that a mapped trace that shrinks while it is read ends in a message
+///   and status 2 rather than a silent crash;
+/// * `SIGXFSZ` ignored, so that an output over the file-size limit (`ulimit -f`) is an I/O
+///   error (`EFBIG`, status 2, naming the file) rather than a killed process;
+/// * a thread that waits for SIGINT and SIGTERM, removes every temporary file of this process
+///   (`metatf::io::remove_temp_files`) and exits with 130 or 143, as a shell reports a process
+///   killed by those signals.
+// Design: a signal handler may neither lock nor allocate, so the temporary files are removed
+// from an ordinary thread that signal-hook wakes (see src/io/temp.rs).
+#[cfg(unix)]
+fn install_signal_handling() {
+    use signal_hook::consts::{SIGINT, SIGTERM};
+    let _ = metatf::io::install_sigbus_guard();
+    // SAFETY: setting a signal's disposition to SIG_IGN has no other effect on the process;
+    // this runs first thing in `main`, before any other thread exists.
+    unsafe {
+        libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+    }
+    // Without the watcher (it cannot fail in practice), a signal kills the process as usual.
+    if let Ok(mut signals) = signal_hook::iterator::Signals::new([SIGINT, SIGTERM]) {
+        std::thread::spawn(move || {
+            if let Some(signal) = signals.forever().next() {
+                metatf::io::remove_temp_files();
+                std::process::exit(128 + signal);
+            }
+        });
+    }
+}
+
 /// Run the command line; returns the process exit status.
 pub fn main() -> i32 {
+    #[cfg(unix)]
+    install_signal_handling();
     let cli = match Cli::try_parse() {
         Ok(c) => c,
         Err(e) => {
@@ -71,7 +106,7 @@ pub fn main() -> i32 {
         Ok(code) => code,
         Err(f) => {
             if !f.message.is_empty() {
-                eprintln!("{}", f.message);
+                line_to_stderr(&f.message);
             }
             f.code
         }

@@ -1,16 +1,16 @@
 //! `mtf pack --dtd DTD INPUT -o OUT`: the text form (or JSON lines) back into a binary trace.
 
-use std::fs::File;
-use std::io::{BufRead, BufReader};
+use std::io::IsTerminal;
 use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
-use metatf::encode::TraceWriter;
+use metatf::encode::{EncodeError, EncodeErrorKind, TraceWriter};
+use metatf::io::{escape_path, Input, IoError, Output};
 use metatf::pack::{finish_error, pack_lines, read_header, LineMap, PackError};
-use metatf::text::{InputFormat, LineReader};
+use metatf::text::{InputFormat, LineReader, TextErrorKind};
 
-use super::common::{load_schema_file, render, Failure};
+use super::common::{input_name, io_failure, line_to_stderr, load_schema_file, render, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Input format of `mtf pack`.
@@ -30,9 +30,12 @@ pub struct PackArgs {
     /// The DTD that describes the records.
     #[arg(long)]
     pub dtd: PathBuf,
-    /// The input (`-` for standard input), as printed by `mtf dump`.
+    /// The input (`-` for standard input), as printed by `mtf dump`; it may be gzip, zstd, xz
+    /// or bzip2-compressed.
     pub input: PathBuf,
-    /// The trace to write; it appears only when complete.
+    /// The trace to write (`-` for standard output). A regular file (or a symbolic link's
+    /// target) is replaced only when the trace is complete and keeps its permissions; a device
+    /// or FIFO is written directly.
     #[arg(short, long)]
     pub output: PathBuf,
     /// Input format.
@@ -40,25 +43,50 @@ pub struct PackArgs {
     pub format: PackFormat,
 }
 
+/// The I/O error inside a writer error, if it is one (the output or the spool could not be
+/// written).
+fn file_error(e: &EncodeError) -> Option<&IoError> {
+    match e.kind() {
+        EncodeErrorKind::File(io) => Some(io),
+        _ => None,
+    }
+}
+
+/// The failure for an I/O error of the output: a closed pipe on standard output ends quietly
+/// with status 0, as for every command that prints; anything else is status 2.
+fn output_failure(e: &IoError) -> Failure {
+    if let IoError::Write { path, source } = e {
+        if path.as_os_str() == "-" && source.kind() == std::io::ErrorKind::BrokenPipe {
+            return Failure::new(EXIT_OK, String::new());
+        }
+    }
+    io_failure(e)
+}
+
 /// Run `mtf pack`.
 pub fn run(args: &PackArgs) -> Result<i32, Failure> {
     let schema = load_schema_file(&args.dtd)?;
-    let input_name = args.input.display().to_string();
-    let mut input: Box<dyn BufRead> = if args.input.as_os_str() == "-" {
-        Box::new(BufReader::with_capacity(1 << 16, std::io::stdin().lock()))
-    } else {
-        let f = File::open(&args.input).map_err(|e| {
-            Failure::new(EXIT_USAGE, format!("error: cannot read {input_name}: {e}"))
-        })?;
-        Box::new(BufReader::with_capacity(1 << 16, f))
+    if args.output.as_os_str() == "-" && std::io::stdout().is_terminal() {
+        return Err(Failure::new(
+            EXIT_USAGE,
+            "error: not writing a binary trace to a terminal; redirect standard output or name \
+             a file with -o",
+        ));
+    }
+    let input_name = input_name(&args.input);
+    // `file:line:column` prefixes keep `-` for standard input, as compilers do.
+    let location = escape_path(&args.input);
+    let mut input = Input::reader(&args.input).map_err(|e| io_failure(&e))?;
+    // A read error carries the `IoError` that names the input (see `Input::reader`).
+    let read_failure = |e: &std::io::Error| match e.get_ref().and_then(|e| e.downcast_ref()) {
+        Some(io) => io_failure(io),
+        None => Failure::new(EXIT_USAGE, format!("error: cannot read {input_name}: {e}")),
     };
     let format = match args.format {
         PackFormat::Text => InputFormat::Text,
         PackFormat::Jsonl => InputFormat::Jsonl,
         PackFormat::Auto => {
-            let buf = input.fill_buf().map_err(|e| {
-                Failure::new(EXIT_USAGE, format!("error: reading {input_name}: {e}"))
-            })?;
+            let buf = input.fill_buf().map_err(|e| read_failure(&e))?;
             match buf.iter().find(|b| !b.is_ascii_whitespace()) {
                 Some(b'{') => InputFormat::Jsonl,
                 _ => InputFormat::Text,
@@ -66,30 +94,42 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
         }
     };
     let fail = |e: PackError| match e {
-        PackError::Io(e) => Failure::new(EXIT_USAGE, format!("error: reading {input_name}: {e}")),
-        PackError::Text(t) => Failure::new(
-            EXIT_INVALID_TRACE,
-            format!("error: {input_name}:{}:{}: {}", t.line, t.column, t.kind),
-        ),
-        PackError::Write(w) => Failure::new(
-            EXIT_INVALID_TRACE,
-            format!("error: {input_name}: {}", render(&w).trim_end()),
-        ),
+        PackError::Io(e) => read_failure(&e),
+        PackError::Text(t) => match &t.kind {
+            TextErrorKind::Encode(w) if file_error(w).is_some() => {
+                output_failure(file_error(w).expect("checked"))
+            }
+            kind => Failure::new(
+                EXIT_INVALID_TRACE,
+                format!("error: {location}:{}:{}: {kind}", t.line, t.column),
+            ),
+        },
+        PackError::Write(w) => match file_error(&w) {
+            Some(io) => output_failure(io),
+            None => Failure::new(
+                EXIT_INVALID_TRACE,
+                format!("error: {location}: {}", render(&w).trim_end()),
+            ),
+        },
     };
     let mut lines = LineReader::new(input);
     let h = read_header(&mut lines, format).map_err(fail)?;
-    let mut writer = TraceWriter::create(&schema, &args.output, h.class, h.order, &h.dtd)
-        .map_err(|e| Failure::new(EXIT_USAGE, format!("error: {}: {e}", args.output.display())))?;
+    let out = Output::create(&args.output).map_err(|e| io_failure(&e))?;
+    let mut writer = TraceWriter::to_output(&schema, out, h.class, h.order, &h.dtd)
+        .map_err(|e| fail(PackError::Write(e)))?;
     let mut map = LineMap::default();
     pack_lines(&mut lines, format, &mut writer, &mut map).map_err(fail)?;
-    // If anything above failed, `writer` is dropped here and its temporary file removed: nothing
-    // appears under the output name.
+    // If anything above failed, `writer` is dropped here and its temporary files removed:
+    // nothing appears under the output name.
     let summary = writer.finish().map_err(|e| fail(finish_error(e, &map)))?;
-    eprintln!(
-        "{}: {} records, {} bytes",
-        args.output.display(),
-        summary.nrecords,
-        summary.bytes
-    );
+    let output_name = if args.output.as_os_str() == "-" {
+        "standard output".into()
+    } else {
+        escape_path(&args.output)
+    };
+    line_to_stderr(&format!(
+        "{output_name}: {} records, {} bytes",
+        summary.nrecords, summary.bytes
+    ));
     Ok(EXIT_OK)
 }

@@ -118,7 +118,12 @@ pub struct NotFound {
 
 impl fmt::Display for NotFound {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "cannot find the DTD {:?}", self.header_name)?;
+        // The name comes from the trace: escaped as the paths below are, never shown raw.
+        write!(
+            f,
+            "cannot find the DTD \"{}\"",
+            crate::io::escape_for_terminal(&self.header_name)
+        )?;
         if let Some(why) = &self.rejected {
             write!(f, " ({why}; give the DTD with --dtd)")?;
         }
@@ -127,7 +132,8 @@ impl fmt::Display for NotFound {
         }
         write!(f, "; tried:")?;
         for p in &self.tried {
-            write!(f, "\n  {}", p.display())?;
+            // The header's name is part of each path: never shown raw on a terminal.
+            write!(f, "\n  {}", crate::io::escape_path(p))?;
         }
         if self.searched_shipped {
             let names: Vec<_> = shipped_names().collect();
@@ -441,5 +447,23 @@ mod tests {
             Located::NotFound(nf) => assert!(nf.tried.is_empty() && nf.searched_shipped),
             other => panic!("{other:?}"),
         }
+    }
+
+    #[test]
+    fn not_found_message_escapes_the_header_name() {
+        let name = "\x1b]0;pwned\x07\u{202e}t.dtd";
+        let msg = match locate_dtd(None, name, Some(Path::new("dir")), None) {
+            Located::NotFound(nf) => nf.to_string(),
+            other => panic!("{other:?}"),
+        };
+        assert!(
+            !msg.contains('\x1b') && !msg.contains('\x07') && !msg.contains('\u{202e}'),
+            "{msg:?}"
+        );
+        assert!(
+            msg.starts_with("cannot find the DTD \"\\x1B]0;pwned\\x07\\u{202E}t.dtd\"; tried:"),
+            "{msg}"
+        );
+        assert!(msg.contains("\\x1B]0;pwned\\x07\\u{202E}t.dtd\n"), "{msg}");
     }
 }

@@ -450,9 +450,8 @@ impl<'r> Records<'r> {
         slot: SlotId,
         width: &crate::dtd::Expr,
     ) -> Result<(), Box<Damage>> {
-        let len = eval_width(width, &self.last).map_err(|e| {
-            self.damage(self.pos, Some(rid), Some(slot), DamageKind::BadWidth(e))
-        })?;
+        let len = eval_width(width, &self.last)
+            .map_err(|e| self.damage(self.pos, Some(rid), Some(slot), DamageKind::BadWidth(e)))?;
         self.need(len, Some(rid), Some(slot))?;
         let at = self.pos;
         self.pos += len;

@@ -5,6 +5,7 @@ use std::fmt;
 use miette::Diagnostic;
 
 use crate::decode::RefError;
+use crate::io::IoError;
 use crate::layout::{MetaRefused, WidthError};
 
 /// An encoding error with its position: the record type, the field and the record index it
@@ -90,9 +91,42 @@ impl std::error::Error for EncodeError {
     }
 }
 
+impl From<IoError> for EncodeError {
+    fn from(e: IoError) -> Self {
+        EncodeError::new(EncodeErrorKind::File(e))
+    }
+}
+
 impl Diagnostic for EncodeError {
     fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
         Some(Box::new(self.0.kind.code()))
+    }
+
+    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
+        match &self.0.kind {
+            EncodeErrorKind::File(e) => e.help(),
+            _ => None,
+        }
+    }
+}
+
+/// The diagnostic code of an [`IoError`], as a `'static` string (the codes are fixed strings).
+fn io_code(e: &IoError) -> &'static str {
+    match e {
+        IoError::Open { .. } => "mtf::io::open",
+        IoError::Read { .. } => "mtf::io::read",
+        IoError::IsFolder { .. } => "mtf::io::is_folder",
+        IoError::InputTooLarge { .. } => "mtf::io::input_too_large",
+        IoError::Decompress { .. } => "mtf::io::decompress",
+        IoError::NoCompressionSupport { .. } => "mtf::io::no_compression_support",
+        IoError::MissingFolder { .. } => "mtf::io::missing_folder",
+        IoError::DanglingSymlink { .. } => "mtf::io::dangling_symlink",
+        IoError::Create { .. } => "mtf::io::create",
+        IoError::Write { .. } => "mtf::io::write",
+        IoError::NoSpace { .. } => "mtf::io::no_space",
+        IoError::FileTooLarge { .. } => "mtf::io::file_too_large",
+        IoError::Commit { .. } => "mtf::io::commit",
+        IoError::TempFile { .. } => "mtf::io::temp_file",
     }
 }
 
@@ -272,6 +306,12 @@ pub enum EncodeErrorKind {
     /// Writing failed.
     #[error("{0}")]
     Io(#[source] std::io::Error),
+    /// The output file or the spool of records could not be created or written: the error
+    /// names the path and tells a full disk ([`IoError::NoSpace`]) or a file over the size limit
+    /// ([`IoError::FileTooLarge`]) apart. Its diagnostic code is the [`IoError`]'s own
+    /// (`mtf::io::…`).
+    #[error("{0}")]
+    File(#[source] IoError),
 }
 
 impl EncodeErrorKind {
@@ -302,6 +342,71 @@ impl EncodeErrorKind {
             K::Reference(_) => "mtf::encode::reference",
             K::Container(_) => "mtf::encode::container",
             K::Io(_) => "mtf::encode::io",
+            K::File(e) => io_code(e),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::PathBuf;
+
+    #[test]
+    fn file_errors_keep_the_io_code_and_message() {
+        let p = || PathBuf::from("out.mtf");
+        let e = || std::io::Error::other("boom");
+        let cases = [
+            IoError::Open {
+                path: p(),
+                source: e(),
+            },
+            IoError::Read {
+                path: p(),
+                source: e(),
+            },
+            IoError::IsFolder { path: p() },
+            IoError::InputTooLarge { path: p(), cap: 1 },
+            IoError::MissingFolder {
+                path: p(),
+                folder: p(),
+            },
+            IoError::DanglingSymlink {
+                path: p(),
+                target: p(),
+            },
+            IoError::Create {
+                path: p(),
+                source: e(),
+            },
+            IoError::Write {
+                path: p(),
+                source: e(),
+            },
+            IoError::NoSpace {
+                path: p(),
+                source: e(),
+            },
+            IoError::FileTooLarge {
+                path: p(),
+                source: e(),
+            },
+            IoError::Commit {
+                path: p(),
+                temp: p(),
+                source: e(),
+            },
+            IoError::TempFile {
+                folder: p(),
+                source: e(),
+            },
+        ];
+        for io in cases {
+            let want_code = io.code().unwrap().to_string();
+            let want_text = io.to_string();
+            let err = EncodeError::from(io);
+            assert_eq!(err.code().unwrap().to_string(), want_code);
+            assert_eq!(err.to_string(), want_text);
         }
     }
 }

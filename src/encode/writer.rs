@@ -6,8 +6,17 @@
 //! to the destination. An unfinished writer leaves nothing under the target name, and memory does
 //! not grow with the number of records (only with references that wait for their target
 //! section, and with the element offsets of sections that `sectionOffset` fields point into).
+//!
+//! The destination is an [`Output`], with its semantics (those of `cp`): a regular file is
+//! replaced atomically (through a symbolic link, the link's target), keeping its permission
+//! bits, and a new one gets `0666 & !umask`; a device or FIFO is written directly; `-` is
+//! standard output.
 
-use std::fs::File;
+// Design: the spool is an `io::TempFile` in the target's folder when the target is a regular
+// file (so that a full disk shows while records are written, not only at the end), else in the
+// system's temporary folder. Both the spool and the output's temporary file are registered with
+// `io::remove_temp_files`, so a SIGINT/SIGTERM watcher leaves nothing behind.
+
 use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
@@ -19,13 +28,33 @@ use crate::layout::MetaProperty;
 use super::assemble::{assemble, AssembleError, FieldIn, Fields};
 use super::encoder::{Encoder, In};
 use super::error::{EncodeError, EncodeErrorKind as K};
+use crate::io::{IoError, Output, TempFile};
 
 enum Body {
     File {
-        target: PathBuf,
-        spool: BufWriter<tempfile::NamedTempFile>,
+        out: Output,
+        spool: BufWriter<TempFile>,
+        /// The path named when the spool cannot be written: the output's, when the spool is in
+        /// its folder (the user knows no other name), else the spool's.
+        spool_name: PathBuf,
     },
     Memory(Vec<u8>),
+}
+
+impl Body {
+    /// An error met while writing (`write`) or reading back (`!write`) the spool.
+    fn spool_error(&self, write: bool, source: std::io::Error) -> EncodeError {
+        let path = match self {
+            Body::File { spool_name, .. } => spool_name.clone(),
+            Body::Memory(_) => PathBuf::new(),
+        };
+        let e = if write {
+            IoError::from_write(path, source)
+        } else {
+            IoError::Read { path, source }
+        };
+        EncodeError::new(K::File(e))
+    }
 }
 
 /// What a finished write produced.
@@ -111,7 +140,13 @@ impl<'s> TraceWriter<'s> {
         }
     }
 
-    /// A writer that will create `path` when finished (and nothing if it is not).
+    /// A writer that will write the trace to `path` when finished (and leave it untouched if
+    /// it is not), with the semantics of [`Output::create`]: `-` is standard output, a device or
+    /// FIFO is written directly, a regular file (new, existing, or the target of a symbolic link)
+    /// is replaced atomically and keeps its permission bits.
+    ///
+    /// Errors: [`EncodeErrorKind::File`](super::EncodeErrorKind::File) if the output or the
+    /// spool cannot be created.
     pub fn create(
         schema: &'s Schema,
         path: impl AsRef<Path>,
@@ -119,18 +154,67 @@ impl<'s> TraceWriter<'s> {
         order: ByteOrder,
         dtd_name: &str,
     ) -> Result<TraceWriter<'s>, EncodeError> {
-        let target = path.as_ref().to_path_buf();
-        let tmp = temp_beside(&target, ".mtf-records-")?;
+        let out = Output::create(path.as_ref())?;
+        Self::to_output(schema, out, class, order, dtd_name)
+    }
+
+    /// A writer that writes the trace to `out` (already created) when finished, and commits
+    /// it. Records are spooled to a temporary file beside the target if `out` replaces a
+    /// regular file, else in the system's temporary folder.
+    ///
+    /// ```
+    /// use metatf::container::{ByteOrder, Class};
+    /// use metatf::encode::TraceWriter;
+    /// # let dir = std::env::temp_dir().join(format!("mtf-writer-doc-{}", std::process::id()));
+    /// # std::fs::create_dir_all(&dir)?;
+    /// let dtd = std::fs::read_to_string("dtds/hatf10.dtd")?;
+    /// let schema = metatf::dtd::parse_str("hatf10.dtd", &dtd).map_err(|e| e.to_string())?.schema;
+    /// let out = metatf::io::Output::create(dir.join("t.mtf"))?;
+    /// let mut w = TraceWriter::to_output(&schema, out, Class::Bits32, ByteOrder::Little, "hatf10.dtd")?;
+    /// w.section_named("heap")?;
+    /// w.write("alloc").int("size", 16).int("address", 4096).bytes("vfield.data", "").done()?;
+    /// let summary = w.finish()?;
+    /// assert_eq!(std::fs::metadata(dir.join("t.mtf"))?.len(), summary.bytes);
+    /// # std::fs::remove_dir_all(&dir)?;
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    pub fn to_output(
+        schema: &'s Schema,
+        out: Output,
+        class: Class,
+        order: ByteOrder,
+        dtd_name: &str,
+    ) -> Result<TraceWriter<'s>, EncodeError> {
+        let (spool, spool_name) = if out.temp_path().is_some() {
+            let folder = match out.target().parent() {
+                Some(p) if !p.as_os_str().is_empty() => p,
+                _ => Path::new("."),
+            };
+            (TempFile::new_in(folder)?, out.path().to_path_buf())
+        } else {
+            let spool = TempFile::new()?;
+            let name = spool.path().to_path_buf();
+            (spool, name)
+        };
         Ok(Self::with_body(
             schema,
             class,
             order,
             dtd_name,
             Body::File {
-                target,
-                spool: BufWriter::with_capacity(1 << 16, tmp),
+                out,
+                spool: BufWriter::with_capacity(1 << 16, spool),
+                spool_name,
             },
         ))
+    }
+
+    /// Where the trace is written, if this writer writes to a file or standard output.
+    pub fn output(&self) -> Option<&Output> {
+        match &self.body {
+            Body::File { out, .. } => Some(out),
+            Body::Memory(_) => None,
+        }
     }
 
     /// A writer that builds the trace in memory; [`TraceWriter::finish_to_vec`] returns it.
@@ -166,7 +250,11 @@ impl<'s> TraceWriter<'s> {
     fn emit(&mut self, element: bool) -> Result<(), EncodeError> {
         let n = self.buf.len() as u64;
         match &mut self.body {
-            Body::File { spool, .. } => spool.write_all(&self.buf)?,
+            Body::File { spool, .. } => {
+                if let Err(e) = spool.write_all(&self.buf) {
+                    return Err(self.body.spool_error(true, e));
+                }
+            }
             Body::Memory(v) => v.extend_from_slice(&self.buf),
         }
         let at = self.len;
@@ -451,13 +539,19 @@ impl<'s> TraceWriter<'s> {
         match &mut self.body {
             Body::Memory(v) => Ok(v[start as usize..(start + size) as usize].to_vec()),
             Body::File { spool, .. } => {
-                spool.flush()?;
-                let f = spool.get_mut().as_file_mut();
-                f.seek(SeekFrom::Start(start))?;
+                if let Err(e) = spool.flush() {
+                    return Err(self.body.spool_error(true, e));
+                }
+                let f = spool.get_mut();
                 let mut out = vec![0; size as usize];
-                f.read_exact(&mut out)?;
-                f.seek(SeekFrom::End(0))?;
-                Ok(out)
+                let read = f
+                    .seek(SeekFrom::Start(start))
+                    .and_then(|_| f.read_exact(&mut out))
+                    .and_then(|_| f.seek(SeekFrom::End(0)));
+                match read {
+                    Ok(_) => Ok(out),
+                    Err(e) => Err(self.body.spool_error(false, e)),
+                }
             }
         }
     }
@@ -489,8 +583,11 @@ impl<'s> TraceWriter<'s> {
         Ok(out)
     }
 
-    /// Finish a file trace: write the header and the records to a temporary file, then rename
-    /// it into place.
+    /// Finish a file trace: write the header and the records to the output and commit it
+    /// ([`Output::commit`]: a regular file is renamed into place only now).
+    ///
+    /// Errors while writing are [`EncodeErrorKind::File`](super::EncodeErrorKind::File), naming
+    /// the output; the target is then left as it was (for a regular file).
     ///
     /// # Panics
     /// If the writer was made by [`TraceWriter::in_memory`].
@@ -502,19 +599,39 @@ impl<'s> TraceWriter<'s> {
             bytes: header.len() as u64 + self.len,
             sections: self.sections.iter().map(|s| (s.id, s.size)).collect(),
         };
-        let Body::File { target, spool } = self.body else {
+        let Body::File {
+            mut out,
+            spool,
+            spool_name,
+        } = self.body
+        else {
             panic!("finish on an in-memory writer; use finish_to_vec");
         };
-        let mut records = spool.into_inner().map_err(|e| e.into_error())?;
-        records.as_file_mut().seek(SeekFrom::Start(0))?;
-        let out = temp_beside(&target, ".mtf-trace-")?;
-        let mut w = BufWriter::with_capacity(1 << 16, out);
-        w.write_all(&header)?;
-        copy(records.as_file_mut(), &mut w)?;
-        let out = w.into_inner().map_err(|e| e.into_error())?;
-        out.as_file().sync_all()?;
-        out.persist(&target)
-            .map_err(|e| EncodeError::from(e.error))?;
+        let spool_err = |write: bool, e: std::io::Error| {
+            let path = spool_name.clone();
+            EncodeError::new(K::File(if write {
+                IoError::from_write(path, e)
+            } else {
+                IoError::Read { path, source: e }
+            }))
+        };
+        let mut records = spool
+            .into_inner()
+            .map_err(|e| spool_err(true, e.into_error()))?;
+        records.rewind().map_err(|e| spool_err(false, e))?;
+        out.write_all(&header).map_err(|e| out.error(e))?;
+        let mut chunk = vec![0u8; 1 << 16];
+        loop {
+            let n = match records.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => n,
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => continue,
+                Err(e) => return Err(spool_err(false, e)),
+            };
+            out.write_all(&chunk[..n]).map_err(|e| out.error(e))?;
+        }
+        drop(records);
+        out.commit()?;
         Ok(summary)
     }
 }
@@ -591,20 +708,4 @@ impl RecordBuilder<'_, '_> {
     pub fn done(self) -> Result<(), EncodeError> {
         self.writer.write_fields(&self.name, &self.fields)
     }
-}
-
-/// A temporary file in the target's folder, so that the final rename stays on one file system.
-fn temp_beside(target: &Path, prefix: &str) -> std::io::Result<tempfile::NamedTempFile> {
-    let dir = match target.parent() {
-        Some(d) if !d.as_os_str().is_empty() => d,
-        _ => Path::new("."),
-    };
-    tempfile::Builder::new()
-        .prefix(prefix)
-        .suffix(".tmp")
-        .tempfile_in(dir)
-}
-
-fn copy(from: &mut File, to: &mut impl Write) -> std::io::Result<u64> {
-    std::io::copy(from, to)
 }

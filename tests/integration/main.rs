@@ -5,6 +5,8 @@ mod cli;
 mod fixtures;
 mod mirror;
 mod roundtrip_prop;
+#[cfg(unix)]
+mod safe_io;
 mod salvage;
 mod util;
 mod writer;
