@@ -41,5 +41,7 @@ pub mod cli;
 pub mod container;
 pub mod decode;
 pub mod dtd;
+#[cfg(feature = "import")]
+pub mod import;
 pub mod text;
 pub mod write;

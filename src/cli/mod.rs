@@ -9,6 +9,10 @@ pub mod common;
 pub mod dump;
 pub mod info;
 pub mod pack;
+#[cfg(feature = "import")]
+pub mod export;
+#[cfg(feature = "import")]
+pub mod import;
 
 /// Exit status: success (trace or DTD valid).
 pub const EXIT_OK: i32 = 0;
@@ -49,6 +53,12 @@ pub enum Command {
     /// Check or show a DTD.
     #[command(after_help = EXIT_HELP)]
     Dtd(dtd::DtdArgs),
+    /// Import foreign text traces with a format mapping (docs/mappings.md).
+    #[cfg(feature = "import")]
+    Import(import::ImportArgs),
+    /// Write an imported trace back in its foreign format, byte for byte.
+    #[cfg(feature = "import")]
+    Export(export::ExportArgs),
 }
 
 /// Run the command line; returns the process exit status.
@@ -66,6 +76,10 @@ pub fn main() -> i32 {
         Command::Dump(a) => dump::run(&a),
         Command::Check(a) => check::run(&a),
         Command::Pack(a) => pack::run(&a),
+        #[cfg(feature = "import")]
+        Command::Import(a) => import::run(&a),
+        #[cfg(feature = "import")]
+        Command::Export(a) => export::run(&a),
     };
     match result {
         Ok(code) => code,
