@@ -34,17 +34,27 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     let o = open(&args.trace, args.dtd.as_deref())?;
     let src = TraceSource::new(&o.trace, &o.schema);
     let path = args.trace.display().to_string();
-    let org = origin(&src).map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {path}: {e}")))?;
+    let org = origin(&src)
+        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {path}: {e}")))?;
     let m = if let Some(p) = &args.map {
         super::import::load_mapping(p)?
     } else if let Some(f) = &args.to {
-        shipped::by_name(f).ok_or_else(|| Failure::new(EXIT_USAGE, format!("error: unknown format `{f}`")))?
+        shipped::by_name(f)
+            .ok_or_else(|| Failure::new(EXIT_USAGE, format!("error: unknown format `{f}`")))?
     } else {
-        Mapping::parse(&format!("{path} (stored mapping `{}`)", org.format), &org.mapping)
-            .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {e}")))?
+        Mapping::parse(
+            &format!("{path} (stored mapping `{}`)", org.format),
+            &org.mapping,
+        )
+        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {e}")))?
     };
-    let target = if args.output.as_os_str() == "-" { Target::Stdout } else { Target::Path(args.output.clone()) };
-    let rep = export(&src, &m, &org, target).map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {path}: {e}")))?;
+    let target = if args.output.as_os_str() == "-" {
+        Target::Stdout
+    } else {
+        Target::Path(args.output.clone())
+    };
+    let rep = export(&src, &m, &org, target)
+        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {path}: {e}")))?;
     eprintln!(
         "exported {path} ({}): {} bytes in {} file(s), {} records rendered, {} raw lines copied",
         m.name,

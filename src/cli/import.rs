@@ -42,7 +42,11 @@ fn usage(m: impl Into<String>) -> Failure {
 
 /// Load the DTD a mapping names: `--dtd`, else a file of that name beside the mapping file,
 /// else the shipped DTD.
-pub fn mapping_schema(m: &Mapping, map_file: Option<&Path>, dtd: Option<&Path>) -> Result<Schema, Failure> {
+pub fn mapping_schema(
+    m: &Mapping,
+    map_file: Option<&Path>,
+    dtd: Option<&Path>,
+) -> Result<Schema, Failure> {
     if let Some(d) = dtd {
         return load_schema_file(d);
     }
@@ -54,13 +58,17 @@ pub fn mapping_schema(m: &Mapping, map_file: Option<&Path>, dtd: Option<&Path>) 
     }
     match crate::container::shipped_dtd(&m.dtd) {
         Some(text) => load_schema_text(&m.dtd, text),
-        None => Err(usage(format!("DTD {} of mapping `{}` not found (put it beside the mapping or give --dtd)", m.dtd, m.name))),
+        None => Err(usage(format!(
+            "DTD {} of mapping `{}` not found (put it beside the mapping or give --dtd)",
+            m.dtd, m.name
+        ))),
     }
 }
 
 /// Load a mapping file, printing its diagnostic on error.
 pub fn load_mapping(path: &Path) -> Result<Mapping, Failure> {
-    let text = std::fs::read_to_string(path).map_err(|e| usage(format!("cannot read mapping {}: {e}", path.display())))?;
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| usage(format!("cannot read mapping {}: {e}", path.display())))?;
     Mapping::parse(&path.display().to_string(), &text).map_err(|e| {
         eprint!("{}", crate::dtd::render_plain(&*e));
         usage(e.to_string())
@@ -71,19 +79,43 @@ pub fn load_mapping(path: &Path) -> Result<Mapping, Failure> {
 pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     if args.list {
         for (file, m) in shipped::all() {
-            let rules: Vec<String> = m.parts.iter().map(|p| format!("{}: {}", p.name, p.rules.iter().map(|r| r.record.as_str()).collect::<Vec<_>>().join(" "))).collect();
-            println!("{}\n  {}\n  DTD {}, mapping formats/{file}\n  records: {}", m.name, m.describe, m.dtd, rules.join("; "));
+            let rules: Vec<String> = m
+                .parts
+                .iter()
+                .map(|p| {
+                    format!(
+                        "{}: {}",
+                        p.name,
+                        p.rules
+                            .iter()
+                            .map(|r| r.record.as_str())
+                            .collect::<Vec<_>>()
+                            .join(" ")
+                    )
+                })
+                .collect();
+            println!(
+                "{}\n  {}\n  DTD {}, mapping formats/{file}\n  records: {}",
+                m.name,
+                m.describe,
+                m.dtd,
+                rules.join("; ")
+            );
         }
         return Ok(EXIT_OK);
     }
     if args.inputs.is_empty() {
         return Err(usage("give the input files (or --list)"));
     }
-    let out = args.output.clone().ok_or_else(|| usage("give the output trace with -o OUT.mtf"))?;
+    let out = args
+        .output
+        .clone()
+        .ok_or_else(|| usage("give the output trace with -o OUT.mtf"))?;
     let m = if let Some(p) = &args.map {
         load_mapping(p)?
     } else if let Some(f) = &args.from {
-        shipped::by_name(f).ok_or_else(|| usage(format!("unknown format `{f}` (see mtf import --list)")))?
+        shipped::by_name(f)
+            .ok_or_else(|| usage(format!("unknown format `{f}` (see mtf import --list)")))?
     } else {
         let first = &args.inputs[0];
         let mut best: Option<(Mapping, usize, usize)> = None;
@@ -93,8 +125,16 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
                 best = Some((m, hit, seen));
             }
         }
-        let (m, hit, seen) = best.ok_or_else(|| usage(format!("{}: no shipped format recognises this input; give --from or --map", first.display())))?;
-        eprintln!("detected format {} ({hit} of the first {seen} units match)", m.name);
+        let (m, hit, seen) = best.ok_or_else(|| {
+            usage(format!(
+                "{}: no shipped format recognises this input; give --from or --map",
+                first.display()
+            ))
+        })?;
+        eprintln!(
+            "detected format {} ({hit} of the first {seen} units match)",
+            m.name
+        );
         m
     };
     let schema = mapping_schema(&m, args.map.as_deref(), args.dtd.as_deref())?;
@@ -103,26 +143,45 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     if zip && inputs.len() > 1 {
         return Err(usage("a ZIP input must be the only input"));
     }
-    let container = if zip { records::CONTAINER_ZIP } else { records::CONTAINER_PLAIN };
+    let container = if zip {
+        records::CONTAINER_ZIP
+    } else {
+        records::CONTAINER_PLAIN
+    };
     let to_stdout = out == Path::new("-");
     let writer = if to_stdout {
         TraceWriter::in_memory(&schema, Class::Bits64, ByteOrder::Little, &m.dtd)
     } else {
-        TraceWriter::create(&schema, &out, Class::Bits64, ByteOrder::Little, &m.dtd).map_err(|e| usage(format!("{}: {e}", out.display())))?
+        TraceWriter::create(&schema, &out, Class::Bits64, ByteOrder::Little, &m.dtd)
+            .map_err(|e| usage(format!("{}: {e}", out.display())))?
     };
     let fail = |e: crate::import::ImportError| usage(e.to_string());
-    let mut imp = Importer::new(&m, WriterSink::new(writer, &schema), container, inputs.len() as u64).map_err(fail)?;
+    let mut imp = Importer::new(
+        &m,
+        WriterSink::new(writer, &schema),
+        container,
+        inputs.len() as u64,
+    )
+    .map_err(fail)?;
     for p in &inputs {
         imp.import_path(p).map_err(fail)?;
     }
     let (sink, rep) = imp.finish().map_err(fail)?;
     let (nrecords, bytes) = if to_stdout {
-        let v = sink.writer.finish_to_vec().map_err(|e| usage(e.to_string()))?;
+        let v = sink
+            .writer
+            .finish_to_vec()
+            .map_err(|e| usage(e.to_string()))?;
         use std::io::Write;
-        std::io::stdout().write_all(&v).map_err(|e| usage(e.to_string()))?;
+        std::io::stdout()
+            .write_all(&v)
+            .map_err(|e| usage(e.to_string()))?;
         (None, v.len() as u64)
     } else {
-        let s = sink.writer.finish().map_err(|e| usage(format!("{}: {e}", out.display())))?;
+        let s = sink
+            .writer
+            .finish()
+            .map_err(|e| usage(format!("{}: {e}", out.display())))?;
         (Some(s.nrecords), s.bytes)
     };
     eprintln!(
@@ -135,8 +194,20 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
         rep.raw
     );
     if !rep.first_raw.is_empty() {
-        let at: Vec<String> = rep.first_raw.iter().map(|(f, l, c)| format!("{f}:{l}:{c}")).collect();
-        eprintln!("raw lines at: {}{}", at.join(", "), if rep.raw > at.len() as u64 { ", …" } else { "" });
+        let at: Vec<String> = rep
+            .first_raw
+            .iter()
+            .map(|(f, l, c)| format!("{f}:{l}:{c}"))
+            .collect();
+        eprintln!(
+            "raw lines at: {}{}",
+            at.join(", "),
+            if rep.raw > at.len() as u64 {
+                ", …"
+            } else {
+                ""
+            }
+        );
     }
     for (s, n, b) in &rep.tables {
         if *n > 0 {
@@ -149,7 +220,9 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     eprintln!(
         "wrote {}: {bytes} bytes{}",
         out.display(),
-        nrecords.map(|n| format!(", {n} records")).unwrap_or_default()
+        nrecords
+            .map(|n| format!(", {n} records"))
+            .unwrap_or_default()
     );
     Ok(EXIT_OK)
 }

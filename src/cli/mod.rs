@@ -7,12 +7,12 @@ use clap::{Parser, Subcommand};
 pub mod check;
 pub mod common;
 pub mod dump;
-pub mod info;
-pub mod pack;
 #[cfg(feature = "import")]
 pub mod export;
 #[cfg(feature = "import")]
 pub mod import;
+pub mod info;
+pub mod pack;
 
 /// Exit status: success (trace or DTD valid).
 pub const EXIT_OK: i32 = 0;

@@ -66,20 +66,52 @@ fn fatal(file: &str, e: SinkError) -> ImportError {
 
 impl<'m, S: Sink> Importer<'m, S> {
     /// Prepare every record kind of the mapping in the sink and write the origin record.
-    pub fn new(m: &'m Mapping, mut sink: S, container: u64, files: u64) -> Result<Self, ImportError> {
+    pub fn new(
+        m: &'m Mapping,
+        mut sink: S,
+        container: u64,
+        files: u64,
+    ) -> Result<Self, ImportError> {
         let f = |e| fatal(&format!("mapping {}", m.name), e);
         let p_origin = sink
-            .plan(None, records::ORIGIN, &[("version", FieldType::Int), ("container", FieldType::Int), ("files", FieldType::Int), ("format", FieldType::Bytes), ("mapping", FieldType::Bytes)])
+            .plan(
+                None,
+                records::ORIGIN,
+                &[
+                    ("version", FieldType::Int),
+                    ("container", FieldType::Int),
+                    ("files", FieldType::Int),
+                    ("format", FieldType::Bytes),
+                    ("mapping", FieldType::Bytes),
+                ],
+            )
             .map_err(f)?;
         let p_part = sink
-            .plan(None, records::PART, &[("kind", FieldType::Int), ("part", FieldType::Int), ("eol", FieldType::Int), ("method", FieldType::Int), ("name", FieldType::Bytes)])
+            .plan(
+                None,
+                records::PART,
+                &[
+                    ("kind", FieldType::Int),
+                    ("part", FieldType::Int),
+                    ("eol", FieldType::Int),
+                    ("method", FieldType::Int),
+                    ("name", FieldType::Bytes),
+                ],
+            )
             .map_err(f)?;
-        let p_raw = sink.plan(None, records::RAW, &[("line", FieldType::Bytes)]).map_err(f)?;
+        let p_raw = sink
+            .plan(None, records::RAW, &[("line", FieldType::Bytes)])
+            .map_err(f)?;
         let p_noeol = sink.plan(None, records::NOEOL, &[]).map_err(f)?;
-        let p_chunk = sink.plan(None, records::CHUNK, &[("data", FieldType::Bytes)]).map_err(f)?;
+        let p_chunk = sink
+            .plan(None, records::CHUNK, &[("data", FieldType::Bytes)])
+            .map_err(f)?;
         let mut table_plans = Vec::new();
         for t in &m.tables {
-            table_plans.push(sink.plan(Some(&t.section), &t.record, &[(&t.field, FieldType::Bytes)]).map_err(f)?);
+            table_plans.push(
+                sink.plan(Some(&t.section), &t.record, &[(&t.field, FieldType::Bytes)])
+                    .map_err(f)?,
+            );
         }
         let mut rules = Vec::new();
         for part in &m.parts {
@@ -100,7 +132,14 @@ impl<'m, S: Sink> Importer<'m, S> {
                     .collect();
                 let plan = sink
                     .plan(Some(&part.section), &r.record, &fields)
-                    .map_err(|e| ImportError::new(&format!("mapping {}", m.name), r.line as u64, 1, e.to_string()))?;
+                    .map_err(|e| {
+                        ImportError::new(
+                            &format!("mapping {}", m.name),
+                            r.line as u64,
+                            1,
+                            e.to_string(),
+                        )
+                    })?;
                 rp.push(RulePlan {
                     plan,
                     types: r.pattern.fields.iter().map(|f| f.kind.clone()).collect(),
@@ -110,7 +149,13 @@ impl<'m, S: Sink> Importer<'m, S> {
         }
         sink.write(
             p_origin,
-            &[FieldIn::Int(records::VERSION), FieldIn::Int(container), FieldIn::Int(files), FieldIn::Bytes(m.name.as_bytes()), FieldIn::Bytes(m.text.as_bytes())],
+            &[
+                FieldIn::Int(records::VERSION),
+                FieldIn::Int(container),
+                FieldIn::Int(files),
+                FieldIn::Bytes(m.name.as_bytes()),
+                FieldIn::Bytes(m.text.as_bytes()),
+            ],
         )
         .map_err(f)?;
         Ok(Importer {
@@ -155,18 +200,27 @@ impl<'m, S: Sink> Importer<'m, S> {
         if zipio::is_zip(path) {
             return self.import_zip(&name, file);
         }
-        let base = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+        let base = path
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
         self.import_stream(&name, &base, BufReader::with_capacity(1 << 16, file), 0)
     }
 
     fn import_zip(&mut self, name: &str, file: File) -> Result<(), ImportError> {
         let mut z = zipio::Reader::new(file).map_err(|e| ImportError::new(name, 0, 0, e))?;
         for i in 0..z.len() {
-            let (entry_name, method, is_file) = z.meta(i).map_err(|e| ImportError::new(name, 0, 0, e))?;
+            let (entry_name, method, is_file) =
+                z.meta(i).map_err(|e| ImportError::new(name, 0, 0, e))?;
             let shown = format!("{name}:{entry_name}");
             let r = z.entry(i).map_err(|e| ImportError::new(&shown, 0, 0, e))?;
             if is_file && glob(&self.m.zip_entry, &entry_name) {
-                self.import_stream(&shown, &entry_name, BufReader::with_capacity(1 << 16, r), method)?;
+                self.import_stream(
+                    &shown,
+                    &entry_name,
+                    BufReader::with_capacity(1 << 16, r),
+                    method,
+                )?;
             } else {
                 self.verbatim(&shown, &entry_name, r, method, is_file)?;
             }
@@ -174,58 +228,125 @@ impl<'m, S: Sink> Importer<'m, S> {
         Ok(())
     }
 
-    fn verbatim(&mut self, shown: &str, entry: &str, mut r: impl Read, method: u64, is_file: bool) -> Result<(), ImportError> {
-        let section = self.m.parts[self.m.part_for("").unwrap_or(0)].section.clone();
+    fn verbatim(
+        &mut self,
+        shown: &str,
+        entry: &str,
+        mut r: impl Read,
+        method: u64,
+        is_file: bool,
+    ) -> Result<(), ImportError> {
+        let section = self.m.parts[self.m.part_for("").unwrap_or(0)]
+            .section
+            .clone();
         self.enter(&section, shown)?;
-        let kind = if is_file { records::KIND_VERBATIM } else { records::KIND_DIR };
+        let kind = if is_file {
+            records::KIND_VERBATIM
+        } else {
+            records::KIND_DIR
+        };
         self.sink
-            .write(self.p_part, &[FieldIn::Int(kind), FieldIn::Int(0), FieldIn::Int(0), FieldIn::Int(method), FieldIn::Bytes(entry.as_bytes())])
+            .write(
+                self.p_part,
+                &[
+                    FieldIn::Int(kind),
+                    FieldIn::Int(0),
+                    FieldIn::Int(0),
+                    FieldIn::Int(method),
+                    FieldIn::Bytes(entry.as_bytes()),
+                ],
+            )
             .map_err(|e| fatal(shown, e))?;
         let mut buf = vec![0u8; 1 << 16];
         loop {
-            let n = read_full(&mut r, &mut buf).map_err(|e| ImportError::new(shown, 0, 0, e.to_string()))?;
+            let n = read_full(&mut r, &mut buf)
+                .map_err(|e| ImportError::new(shown, 0, 0, e.to_string()))?;
             if n == 0 {
                 break;
             }
             self.report.bytes_in += n as u64;
-            self.sink.write(self.p_chunk, &[FieldIn::Bytes(&buf[..n])]).map_err(|e| fatal(shown, e))?;
+            self.sink
+                .write(self.p_chunk, &[FieldIn::Bytes(&buf[..n])])
+                .map_err(|e| fatal(shown, e))?;
         }
         self.report.verbatim_entries.push(shown.to_string());
         Ok(())
     }
 
     /// Import one stream of units as a part chosen by `part_name`.
-    pub fn import_stream(&mut self, shown: &str, part_name: &str, r: impl BufRead, method: u64) -> Result<(), ImportError> {
+    pub fn import_stream(
+        &mut self,
+        shown: &str,
+        part_name: &str,
+        r: impl BufRead,
+        method: u64,
+    ) -> Result<(), ImportError> {
         let m = self.m;
-        let pi = m.part_for(part_name).ok_or_else(|| ImportError::new(shown, 0, 0, format!("no part of mapping `{}` takes this file", m.name)))?;
+        let pi = m.part_for(part_name).ok_or_else(|| {
+            ImportError::new(
+                shown,
+                0,
+                0,
+                format!("no part of mapping `{}` takes this file", m.name),
+            )
+        })?;
         let part = &m.parts[pi];
         self.enter(&part.section, shown)?;
         let xml = m.units == Units::Xml;
         let mut u = UnitReader::new(r, xml);
-        let io_err = |u: &UnitReader<_>, e: std::io::Error| ImportError::new(shown, u.line, u.col, e.to_string());
+        let io_err = |u: &UnitReader<_>, e: std::io::Error| {
+            ImportError::new(shown, u.line, u.col, e.to_string())
+        };
         let mut have = u.next_unit().map_err(|e| io_err(&u, e))?;
-        let part_eol = if xml || !have { Eol::Lf } else {
-            match u.split_line().1 { Eol::CrLf => Eol::CrLf, _ => Eol::Lf }
+        let part_eol = if xml || !have {
+            Eol::Lf
+        } else {
+            match u.split_line().1 {
+                Eol::CrLf => Eol::CrLf,
+                _ => Eol::Lf,
+            }
         };
         self.sink
-            .write(self.p_part, &[FieldIn::Int(records::KIND_MAPPED), FieldIn::Int(pi as u64), FieldIn::Int(part_eol.code()), FieldIn::Int(method), FieldIn::Bytes(part_name.as_bytes())])
+            .write(
+                self.p_part,
+                &[
+                    FieldIn::Int(records::KIND_MAPPED),
+                    FieldIn::Int(pi as u64),
+                    FieldIn::Int(part_eol.code()),
+                    FieldIn::Int(method),
+                    FieldIn::Bytes(part_name.as_bytes()),
+                ],
+            )
             .map_err(|e| fatal(shown, e))?;
         let mut index = 0usize;
         while have {
             self.report.units += 1;
-            let (content, eol) = if xml { (&u.buf[..], Eol::Lf) } else { u.split_line() };
-            let ok = (eol == part_eol || eol == Eol::None) && self.try_rules(pi, index, content).map_err(|e| fatal(shown, e))?;
+            let (content, eol) = if xml {
+                (&u.buf[..], Eol::Lf)
+            } else {
+                u.split_line()
+            };
+            let ok = (eol == part_eol || eol == Eol::None)
+                && self
+                    .try_rules(pi, index, content)
+                    .map_err(|e| fatal(shown, e))?;
             if ok {
                 self.report.mapped += 1;
                 if !xml && eol == Eol::None {
-                    self.sink.write(self.p_noeol, &[]).map_err(|e| fatal(shown, e))?;
+                    self.sink
+                        .write(self.p_noeol, &[])
+                        .map_err(|e| fatal(shown, e))?;
                 }
             } else {
                 self.report.raw += 1;
                 if self.report.first_raw.len() < RAW_LISTED {
-                    self.report.first_raw.push((shown.to_string(), u.line, u.col));
+                    self.report
+                        .first_raw
+                        .push((shown.to_string(), u.line, u.col));
                 }
-                self.sink.write(self.p_raw, &[FieldIn::Bytes(&u.buf)]).map_err(|e| fatal(shown, e))?;
+                self.sink
+                    .write(self.p_raw, &[FieldIn::Bytes(&u.buf)])
+                    .map_err(|e| fatal(shown, e))?;
             }
             index += 1;
             have = u.next_unit().map_err(|e| io_err(&u, e))?;
@@ -251,10 +372,16 @@ impl<'m, S: Sink> Importer<'m, S> {
             let mut ok = true;
             for (k, v) in self.vals.iter().enumerate() {
                 match (&rp.types[k], *v) {
-                    (FieldKind::Interned(t), Val::Span(a, b)) => {
+                    (FieldKind::Interned(t), v) => {
+                        // An absent optional string refers to the empty string, so the
+                        // reference stays valid.
+                        let text = match v {
+                            Val::Span(a, b) => &unit[a..b],
+                            Val::Int(_) => &[][..],
+                        };
                         let plan = self.table_plans[*t];
                         let sink = &self.sink;
-                        match self.tables[*t].intern(&unit[a..b], |n| sink.record_size(plan, n)) {
+                        match self.tables[*t].intern(text, |n| sink.record_size(plan, n)) {
                             Some(o) => self.fin.push((1, o, 0)),
                             None => {
                                 ok = false;
@@ -263,8 +390,9 @@ impl<'m, S: Sink> Importer<'m, S> {
                         }
                     }
                     (FieldKind::Inline, Val::Span(a, b)) => self.fin.push((2, a as u64, b as u64)),
-                    (_, Val::Int(x)) => self.fin.push((0, x, 0)),
-                    (_, Val::Span(..)) => self.fin.push((0, 0, 0)),
+                    (FieldKind::Inline, Val::Int(_)) => self.fin.push((2, 0, 0)),
+                    (FieldKind::Int, Val::Int(x)) => self.fin.push((0, x, 0)),
+                    (FieldKind::Int, Val::Span(..)) => self.fin.push((0, 0, 0)),
                 }
             }
             if !ok {
@@ -292,7 +420,9 @@ impl<'m, S: Sink> Importer<'m, S> {
     pub fn finish(mut self) -> Result<(S, ImportReport), ImportError> {
         for (t, table) in self.m.tables.iter().enumerate() {
             let strings = std::mem::take(&mut self.tables[t]);
-            self.report.tables.push((table.section.clone(), strings.len(), strings.held));
+            self.report
+                .tables
+                .push((table.section.clone(), strings.len(), strings.held));
             if strings.is_empty() {
                 continue;
             }
@@ -322,11 +452,17 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 
 /// How well a mapping fits an input: (units matched, units sampled) over its first units.
 pub fn score(m: &Mapping, path: &Path, sample: usize) -> (usize, usize) {
-    let Ok(file) = File::open(path) else { return (0, 0) };
+    let Ok(file) = File::open(path) else {
+        return (0, 0);
+    };
     if zipio::is_zip(path) {
-        let Ok(mut z) = zipio::Reader::new(file) else { return (0, 0) };
+        let Ok(mut z) = zipio::Reader::new(file) else {
+            return (0, 0);
+        };
         for i in 0..z.len() {
-            let Ok((name, _, true)) = z.meta(i) else { continue };
+            let Ok((name, _, true)) = z.meta(i) else {
+                continue;
+            };
             if glob(&m.zip_entry, &name) {
                 let Ok(r) = z.entry(i) else { return (0, 0) };
                 return score_stream(m, &name, BufReader::new(r), sample);
@@ -334,20 +470,33 @@ pub fn score(m: &Mapping, path: &Path, sample: usize) -> (usize, usize) {
         }
         return (0, 0);
     }
-    let base = path.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+    let base = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
     score_stream(m, &base, BufReader::new(file), sample)
 }
 
 fn score_stream(m: &Mapping, name: &str, r: impl BufRead, sample: usize) -> (usize, usize) {
-    let Some(pi) = m.part_for(name) else { return (0, 0) };
+    let Some(pi) = m.part_for(name) else {
+        return (0, 0);
+    };
     let part = &m.parts[pi];
     let mut u = UnitReader::new(r, m.units == Units::Xml);
     let (mut matched, mut seen) = (0, 0);
     let mut vals = Vec::new();
     while seen < sample && matches!(u.next_unit(), Ok(true)) {
         seen += 1;
-        let content = if m.units == Units::Xml { &u.buf[..] } else { u.split_line().0 };
-        if part.rules.iter().any(|r| r.pattern.matches(content, &mut vals).is_some()) {
+        let content = if m.units == Units::Xml {
+            &u.buf[..]
+        } else {
+            u.split_line().0
+        };
+        if part
+            .rules
+            .iter()
+            .any(|r| r.pattern.matches(content, &mut vals).is_some())
+        {
             matched += 1;
         }
     }
@@ -359,7 +508,10 @@ pub fn order_inputs(m: &Mapping, inputs: &[PathBuf]) -> Vec<PathBuf> {
     let mut v: Vec<(usize, PathBuf)> = inputs
         .iter()
         .map(|p| {
-            let base = p.file_name().map(|s| s.to_string_lossy().into_owned()).unwrap_or_default();
+            let base = p
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
             (m.part_for(&base).unwrap_or(usize::MAX), p.clone())
         })
         .collect();

@@ -56,8 +56,10 @@ pub fn origin(src: &TraceSource<'_>) -> Result<Origin, String> {
     let r = src.for_each(|rec| {
         if rec.name() == records::ORIGIN {
             found = Some(Origin {
-                format: String::from_utf8_lossy(rec.bytes("format.data").unwrap_or_default()).into_owned(),
-                mapping: String::from_utf8_lossy(rec.bytes("mapping.data").unwrap_or_default()).into_owned(),
+                format: String::from_utf8_lossy(rec.bytes("format.data").unwrap_or_default())
+                    .into_owned(),
+                mapping: String::from_utf8_lossy(rec.bytes("mapping.data").unwrap_or_default())
+                    .into_owned(),
                 container: rec.int("container").unwrap_or(0),
                 files: rec.int("files").unwrap_or(1),
             });
@@ -67,7 +69,10 @@ pub fn origin(src: &TraceSource<'_>) -> Result<Origin, String> {
     match (found, r) {
         (Some(o), _) => Ok(o),
         (None, Err(e)) if !e.is_empty() => Err(e),
-        _ => Err(format!("the trace has no `{}` record: it was not made by `mtf import`", records::ORIGIN)),
+        _ => Err(format!(
+            "the trace has no `{}` record: it was not made by `mtf import`",
+            records::ORIGIN
+        )),
     }
 }
 
@@ -124,7 +129,9 @@ impl Writer {
                     self.out = Output::Plain(Box::new(BufWriter::new(std::io::stdout())));
                 }
             }
-            (Target::Stdout, true) => return Err("the trace holds several files: give -o FOLDER".into()),
+            (Target::Stdout, true) => {
+                return Err("the trace holds several files: give -o FOLDER".into())
+            }
             (Target::Path(p), false) => {
                 if let Output::Plain(_) = self.out {
                     return Err("the trace holds several files: give -o FOLDER".into());
@@ -134,7 +141,9 @@ impl Writer {
             }
             (Target::Path(dir), true) => {
                 std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
-                let base = Path::new(name).file_name().ok_or_else(|| format!("bad file name {name:?} in the trace"))?;
+                let base = Path::new(name)
+                    .file_name()
+                    .ok_or_else(|| format!("bad file name {name:?} in the trace"))?;
                 let p = dir.join(base);
                 self.current = Some((BufWriter::new(temp_beside(&p)?), p));
             }
@@ -193,7 +202,12 @@ struct PartState {
 }
 
 /// Export an imported trace with `m` (normally the mapping stored in the trace).
-pub fn export(src: &TraceSource<'_>, m: &Mapping, origin: &Origin, target: Target) -> Result<ExportReport, String> {
+pub fn export(
+    src: &TraceSource<'_>,
+    m: &Mapping,
+    origin: &Origin,
+    target: Target,
+) -> Result<ExportReport, String> {
     let schema = src.schema();
     let mut w = Writer {
         target,
@@ -221,7 +235,8 @@ pub fn export(src: &TraceSource<'_>, m: &Mapping, origin: &Origin, target: Targe
                 w.write(pending)?;
                 pending = b"";
                 let kind = rec.int("kind").unwrap_or(0);
-                let name = String::from_utf8_lossy(rec.bytes("name.data").unwrap_or_default()).into_owned();
+                let name = String::from_utf8_lossy(rec.bytes("name.data").unwrap_or_default())
+                    .into_owned();
                 let method = rec.int("method").unwrap_or(8);
                 w.begin(&name, method, kind == records::KIND_DIR)?;
                 rep.parts.push(name);
@@ -230,7 +245,11 @@ pub fn export(src: &TraceSource<'_>, m: &Mapping, origin: &Origin, target: Targe
                     if part >= m.parts.len() {
                         return Err(format!("part #{part} is not in mapping `{}`", m.name));
                     }
-                    Some(PartState { rules: HashMap::new(), part, eol: Eol::from_code(rec.int("eol").unwrap_or(0)) })
+                    Some(PartState {
+                        rules: HashMap::new(),
+                        part,
+                        eol: Eol::from_code(rec.int("eol").unwrap_or(0)),
+                    })
                 } else {
                     None
                 };
@@ -267,16 +286,31 @@ pub fn export(src: &TraceSource<'_>, m: &Mapping, origin: &Origin, target: Targe
         };
         let rule = &part.rules[ri];
         let fnames = names.entry((ps.part, ri)).or_insert_with(|| {
-            rule.pattern.fields.iter().map(|f| WriterSink::slot_name(schema, rid, &f.name).unwrap_or_else(|| f.name.clone())).collect()
+            rule.pattern
+                .fields
+                .iter()
+                .map(|f| {
+                    WriterSink::slot_name(schema, rid, &f.name).unwrap_or_else(|| f.name.clone())
+                })
+                .collect()
         });
         let mut vals: Vec<Out> = Vec::with_capacity(fnames.len());
         for (f, n) in rule.pattern.fields.iter().zip(fnames.iter()) {
             vals.push(match f.kind {
                 FieldKind::Int => Out::Int(rec_int(rec, n)?),
-                FieldKind::Interned(_) | FieldKind::Inline => Out::Bytes(rec.bytes(n).ok_or_else(|| format!("record `{}`: field `{n}` has no string", rec.name()))?),
+                FieldKind::Interned(_) | FieldKind::Inline => {
+                    Out::Bytes(rec.bytes(n).ok_or_else(|| {
+                        format!("record `{}`: field `{n}` has no string", rec.name())
+                    })?)
+                }
             });
         }
-        let v = rule.pattern.variant_for(&|i| match vals[i] { Out::Int(x) => Some(x), _ => None })
+        let v = rule
+            .pattern
+            .variant_for(&|i| match vals[i] {
+                Out::Int(x) => Some(x),
+                _ => None,
+            })
             .ok_or_else(|| format!("record `{}`: no variant of its pattern fits", rec.name()))?;
         line.clear();
         Pattern::render(v, &vals, &mut line)?;
@@ -292,5 +326,6 @@ pub fn export(src: &TraceSource<'_>, m: &Mapping, origin: &Origin, target: Targe
 }
 
 fn rec_int(rec: &Rec<'_, '_>, n: &str) -> Result<u64, String> {
-    rec.int(n).ok_or_else(|| format!("record `{}`: field `{n}` is not an integer", rec.name()))
+    rec.int(n)
+        .ok_or_else(|| format!("record `{}`: field `{n}` is not an integer", rec.name()))
 }

@@ -228,13 +228,21 @@ impl Mapping {
             let args = &ws[1..];
             let want = |n: usize, what: &str| -> Result<(), Box<MapError>> {
                 if args.len() != n {
-                    return Err(fail(first.at, first.text.len(), format!("`{}` takes {what}", first.text)));
+                    return Err(fail(
+                        first.at,
+                        first.text.len(),
+                        format!("`{}` takes {what}", first.text),
+                    ));
                 }
                 Ok(())
             };
             let plain = |w: &Word| -> Result<String, Box<MapError>> {
                 if w.quoted || w.text.is_empty() {
-                    return Err(fail(w.at, w.text.len(), "expected a name, not a string".into()));
+                    return Err(fail(
+                        w.at,
+                        w.text.len(),
+                        "expected a name, not a string".into(),
+                    ));
                 }
                 Ok(w.text.clone())
             };
@@ -256,7 +264,13 @@ impl Mapping {
                     m.units = match args[0].text.as_str() {
                         "lines" => Units::Lines,
                         "xml" => Units::Xml,
-                        o => return Err(fail(args[0].at, o.len(), format!("unknown units `{o}`: lines or xml"))),
+                        o => {
+                            return Err(fail(
+                                args[0].at,
+                                o.len(),
+                                format!("unknown units `{o}`: lines or xml"),
+                            ))
+                        }
                     };
                 }
                 "zip-entry" => {
@@ -272,10 +286,18 @@ impl Mapping {
                     });
                 }
                 "part" => {
-                    let bad = || fail(first.at, line.len(), "write `part NAME [file 'GLOB'] section SECTION`".into());
+                    let bad = || {
+                        fail(
+                            first.at,
+                            line.len(),
+                            "write `part NAME [file 'GLOB'] section SECTION`".into(),
+                        )
+                    };
                     let (name, rest) = args.split_first().ok_or_else(bad)?;
                     let (file, rest) = match rest {
-                        [f, g, rest @ ..] if !f.quoted && f.text == "file" => (Some(g.text.clone()), rest),
+                        [f, g, rest @ ..] if !f.quoted && f.text == "file" => {
+                            (Some(g.text.clone()), rest)
+                        }
                         _ => (None, rest),
                     };
                     let section = match rest {
@@ -284,10 +306,18 @@ impl Mapping {
                     };
                     let name = plain(name)?;
                     if m.parts.iter().any(|p| p.name == name) {
-                        return Err(fail(args[0].at, name.len(), format!("part `{name}` defined twice")));
+                        return Err(fail(
+                            args[0].at,
+                            name.len(),
+                            format!("part `{name}` defined twice"),
+                        ));
                     }
                     if file.is_none() && m.parts.iter().any(|p| p.file.is_none()) {
-                        return Err(fail(first.at, line.len(), "only one part may leave out `file`".into()));
+                        return Err(fail(
+                            first.at,
+                            line.len(),
+                            "only one part may leave out `file`".into(),
+                        ));
                     }
                     m.parts.push(Part {
                         name,
@@ -299,33 +329,64 @@ impl Mapping {
                 }
                 "header" => {
                     want(1, "a number of units")?;
-                    let n = args[0].text.parse::<usize>().map_err(|_| fail(args[0].at, args[0].text.len(), "expected a number".into()))?;
-                    let part = m.parts.last_mut().ok_or_else(|| fail(first.at, 6, "`header` belongs to a part: write `part` first".into()))?;
+                    let n = args[0].text.parse::<usize>().map_err(|_| {
+                        fail(args[0].at, args[0].text.len(), "expected a number".into())
+                    })?;
+                    let part = m.parts.last_mut().ok_or_else(|| {
+                        fail(
+                            first.at,
+                            6,
+                            "`header` belongs to a part: write `part` first".into(),
+                        )
+                    })?;
                     part.header = n;
                 }
                 "record" | "head" => {
                     want(2, "a record name and a quoted pattern")?;
                     let record = plain(&args[0])?;
                     if !args[1].quoted {
-                        return Err(fail(args[1].at, args[1].text.len(), "the pattern must be quoted".into()));
+                        return Err(fail(
+                            args[1].at,
+                            args[1].text.len(),
+                            "the pattern must be quoted".into(),
+                        ));
                     }
                     let tables = &m.tables;
                     let lookup = |t: Option<&str>| -> Result<usize, String> {
                         match t {
-                            None if tables.is_empty() => Err("`str` needs a `table` line before the patterns".into()),
+                            None if tables.is_empty() => {
+                                Err("`str` needs a `table` line before the patterns".into())
+                            }
                             None => Ok(0),
-                            Some(n) => tables.iter().position(|x| x.section == n).ok_or_else(|| format!("no `table {n} …` line")),
+                            Some(n) => tables
+                                .iter()
+                                .position(|x| x.section == n)
+                                .ok_or_else(|| format!("no `table {n} …` line")),
                         }
                     };
-                    let ptext = unescape(&args[1].raw, true).map_err(|msg| fail(args[1].at, 1, msg))?;
-                    let pattern = Pattern::compile(ptext.as_bytes(), &lookup)
-                        .map_err(|e| fail(args[1].at + 1 + e.at.min(args[1].raw.len()), 1, e.message))?;
+                    let ptext =
+                        unescape(&args[1].raw, true).map_err(|msg| fail(args[1].at, 1, msg))?;
+                    let pattern = Pattern::compile(ptext.as_bytes(), &lookup).map_err(|e| {
+                        fail(args[1].at + 1 + e.at.min(args[1].raw.len()), 1, e.message)
+                    })?;
                     let head = first.text == "head";
-                    let part = m.parts.last_mut().ok_or_else(|| fail(first.at, first.text.len(), "patterns belong to a part: write `part NAME section SECTION` first".into()))?;
+                    let part = m.parts.last_mut().ok_or_else(|| {
+                        fail(
+                            first.at,
+                            first.text.len(),
+                            "patterns belong to a part: write `part NAME section SECTION` first"
+                                .into(),
+                        )
+                    })?;
                     if part.rules.iter().any(|r| r.record == record) {
                         return Err(fail(args[0].at, record.len(), format!("record `{record}` already has a pattern in this part (one pattern per record; use optional parts)")));
                     }
-                    part.rules.push(Rule { record, head, pattern, line: lineno + 1 });
+                    part.rules.push(Rule {
+                        record,
+                        head,
+                        pattern,
+                        line: lineno + 1,
+                    });
                 }
                 o => return Err(fail(first.at, o.len(), format!("unknown directive `{o}`"))),
             }
@@ -348,7 +409,11 @@ impl Mapping {
         let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
         self.parts
             .iter()
-            .position(|p| p.file.as_deref().is_some_and(|g| glob(g, base) || glob(g, name)))
+            .position(|p| {
+                p.file
+                    .as_deref()
+                    .is_some_and(|g| glob(g, base) || glob(g, name))
+            })
             .or_else(|| self.parts.iter().position(|p| p.file.is_none()))
     }
 }
@@ -386,18 +451,32 @@ mod tests {
         let m = Mapping::parse("demo.map", text).unwrap();
         assert_eq!(m.parts[0].rules.len(), 2);
         let mut vals = Vec::new();
-        assert!(m.parts[0].rules[1].pattern.matches(b"[x]", &mut vals).is_some());
-        assert!(m.parts[0].rules[0].pattern.matches(b"E 1 abc", &mut vals).is_some());
+        assert!(m.parts[0].rules[1]
+            .pattern
+            .matches(b"[x]", &mut vals)
+            .is_some());
+        assert!(m.parts[0].rules[0]
+            .pattern
+            .matches(b"E 1 abc", &mut vals)
+            .is_some());
     }
 
     #[test]
     fn errors_carry_line_and_column() {
-        let e = Mapping::parse("m.map", "format x\ndtd x.dtd\npart p section s\nrecord r 'A {n:float}'\n").unwrap_err();
+        let e = Mapping::parse(
+            "m.map",
+            "format x\ndtd x.dtd\npart p section s\nrecord r 'A {n:float}'\n",
+        )
+        .unwrap_err();
         assert_eq!((e.line, e.col), (4, 13));
         assert!(e.message.contains("float"), "{}", e.message);
         let e = Mapping::parse("m.map", "format x\nbogus 1\n").unwrap_err();
         assert_eq!((e.line, e.col), (2, 1));
-        let e = Mapping::parse("m.map", "format x\ndtd d\npart p section s\nrecord r 'unterminated\n").unwrap_err();
+        let e = Mapping::parse(
+            "m.map",
+            "format x\ndtd d\npart p section s\nrecord r 'unterminated\n",
+        )
+        .unwrap_err();
         assert_eq!(e.line, 4);
     }
 

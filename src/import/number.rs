@@ -170,13 +170,21 @@ mod tests {
         assert_eq!(rt("dec", "0"), Some(0));
         assert_eq!(rt("dec", "1283928880"), Some(1283928880));
         assert_eq!(rt("dec", "18446744073709551615"), Some(u64::MAX));
-        assert_eq!(NumSpell::from_type("dec").unwrap().scan(b"18446744073709551616", 0), None);
+        assert_eq!(
+            NumSpell::from_type("dec")
+                .unwrap()
+                .scan(b"18446744073709551616", 0),
+            None
+        );
         assert_eq!(NumSpell::from_type("dec").unwrap().scan(b"007", 0), None);
         assert_eq!(rt("dec/9", "375000000"), Some(375000000));
         assert_eq!(rt("dec/9", "000000005"), Some(5));
         assert_eq!(NumSpell::from_type("dec/9").unwrap().scan(b"5", 0), None);
         assert_eq!(rt("hex", "deadbeef"), Some(0xdeadbeef));
-        assert_eq!(NumSpell::from_type("hex").unwrap().scan(b"DEADBEEF", 0), None);
+        assert_eq!(
+            NumSpell::from_type("hex").unwrap().scan(b"DEADBEEF", 0),
+            None
+        );
         assert_eq!(rt("HEX", "DEADBEEF"), Some(0xdeadbeef));
         assert_eq!(rt("0xhex", "0x7f00"), Some(0x7f00));
         assert_eq!(rt("0xHEX/8", "0x00007F00"), Some(0x7f00));
@@ -185,6 +193,9 @@ mod tests {
         assert_eq!(NumSpell::from_type("int").unwrap().scan(b"-0", 0), None);
         assert_eq!(NumSpell::from_type("dec").unwrap().scan(b"x", 0), None);
         assert!(NumSpell::from_type("float").is_none());
-        assert_eq!(NumSpell::from_type("0xHEX/8").unwrap().type_name(), "0xHEX/8");
+        assert_eq!(
+            NumSpell::from_type("0xHEX/8").unwrap().type_name(),
+            "0xHEX/8"
+        );
     }
 }

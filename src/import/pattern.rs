@@ -189,9 +189,11 @@ impl Pattern {
 
     /// The variant to render for these values (by their presence flags).
     pub fn variant_for(&self, get: &dyn Fn(usize) -> Option<u64>) -> Option<&Variant> {
-        self.variants
-            .iter()
-            .find(|v| v.flags.iter().all(|&(f, x)| get(f).map(|g| (g != 0) as u64) == Some(x)))
+        self.variants.iter().find(|v| {
+            v.flags
+                .iter()
+                .all(|&(f, x)| get(f).map(|g| (g != 0) as u64) == Some(x))
+        })
     }
 
     /// Render a variant from values (one per field).
@@ -225,7 +227,10 @@ pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
     let first = needle[0];
     let mut i = 0;
     while i + needle.len() <= hay.len() {
-        match hay[i..=hay.len() - needle.len()].iter().position(|&c| c == first) {
+        match hay[i..=hay.len() - needle.len()]
+            .iter()
+            .position(|&c| c == first)
+        {
             None => return None,
             Some(k) => {
                 i += k;
@@ -316,10 +321,13 @@ fn parse_seq(
             b']' if depth > 0 => break,
             b'{' => {
                 let start = *pos;
-                let close = t[start..].iter().position(|&c| c == b'}').ok_or(PatternError {
-                    message: "`{` without `}` (write `\\{` for a literal brace)".into(),
-                    at: start,
-                })?;
+                let close = t[start..]
+                    .iter()
+                    .position(|&c| c == b'}')
+                    .ok_or(PatternError {
+                        message: "`{` without `}` (write `\\{` for a literal brace)".into(),
+                        at: start,
+                    })?;
                 let inner = std::str::from_utf8(&t[start + 1..start + close]).map_err(|_| {
                     PatternError {
                         message: "token is not UTF-8".into(),
@@ -327,10 +335,15 @@ fn parse_seq(
                     }
                 })?;
                 *pos = start + close + 1;
-                let err = |m: String| PatternError { message: m, at: start };
-                let (name, ty) = inner
-                    .split_once(':')
-                    .ok_or_else(|| err(format!("token `{{{inner}}}` needs a type: `{{field:type}}`")))?;
+                let err = |m: String| PatternError {
+                    message: m,
+                    at: start,
+                };
+                let (name, ty) = inner.split_once(':').ok_or_else(|| {
+                    err(format!(
+                        "token `{{{inner}}}` needs a type: `{{field:type}}`"
+                    ))
+                })?;
                 if !is_name(name) {
                     return Err(err(format!("`{name}` is not a field name")));
                 }
@@ -344,7 +357,11 @@ fn parse_seq(
                     let f = field_index(fields, name, FieldKind::Inline).map_err(err)?;
                     out.push(Tree::Str(f));
                 } else if ty == "str" || (ty.starts_with("str(") && ty.ends_with(')')) {
-                    let table = if ty == "str" { None } else { Some(&ty[4..ty.len() - 1]) };
+                    let table = if ty == "str" {
+                        None
+                    } else {
+                        Some(&ty[4..ty.len() - 1])
+                    };
                     let ti = tables(table).map_err(err)?;
                     let f = field_index(fields, name, FieldKind::Interned(ti)).map_err(err)?;
                     out.push(Tree::Str(f));
@@ -362,9 +379,14 @@ fn parse_seq(
                     .map(|k| start + 2 + k)
                     .unwrap_or(t.len());
                 let name = std::str::from_utf8(&t[start + 2..name_end]).unwrap_or("");
-                let err = |m: String| PatternError { message: m, at: start };
+                let err = |m: String| PatternError {
+                    message: m,
+                    at: start,
+                };
                 if !is_name(name) {
-                    return Err(err("an optional part starts `[?flag:` naming its presence field".into()));
+                    return Err(err(
+                        "an optional part starts `[?flag:` naming its presence field".into(),
+                    ));
                 }
                 *nopt += 1;
                 if *nopt > MAX_OPTIONAL {

@@ -34,14 +34,21 @@ mod tests {
     #[test]
     fn every_shipped_mapping_parses_and_its_dtd_is_shipped() {
         for (file, m) in super::all() {
-            assert!(crate::container::shipped_dtd(&m.dtd).is_some(), "{file}: DTD {} not shipped", m.dtd);
+            assert!(
+                crate::container::shipped_dtd(&m.dtd).is_some(),
+                "{file}: DTD {} not shipped",
+                m.dtd
+            );
         }
         let listed: Vec<_> = super::SHIPPED.iter().map(|s| s.0).collect();
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/formats");
         for e in std::fs::read_dir(dir).unwrap() {
             let n = e.unwrap().file_name().into_string().unwrap();
             if n.ends_with(".map") {
-                assert!(listed.contains(&n.as_str()), "formats/{n} is not in SHIPPED");
+                assert!(
+                    listed.contains(&n.as_str()),
+                    "formats/{n} is not in SHIPPED"
+                );
             }
         }
     }

@@ -147,7 +147,7 @@ impl<R: BufRead> UnitReader<R> {
                         }
                     } else if quotes_count && (c == b'"' || c == b'\'') {
                         quote = c;
-                    } else if c == b'>' {
+                    } else if c == b'>' && !in_comment(&self.buf, &avail[..i]) {
                         used = i + 1;
                         done = true;
                         break;
@@ -172,6 +172,26 @@ impl<R: BufRead> UnitReader<R> {
             }
         }
     }
+}
+
+/// Inside an XML comment `<!-- … -->` a `>` ends the unit only after `--`; `before` is the
+/// part of the current buffer chunk before the `>`.
+fn in_comment(buf: &[u8], before: &[u8]) -> bool {
+    let head = |k: usize| -> Option<u8> {
+        // byte k of the unit so far (buf followed by `before`)
+        if k < buf.len() {
+            Some(buf[k])
+        } else {
+            before.get(k - buf.len()).copied()
+        }
+    };
+    let total = buf.len() + before.len();
+    let is_comment = (0..4).all(|k| head(k) == Some(b"<!--"[k]));
+    if !is_comment {
+        return false;
+    }
+    // `<!-->` is not a closed comment; the unit must end with `--` before `>` past the opener.
+    !(total >= 6 && head(total - 1) == Some(b'-') && head(total - 2) == Some(b'-'))
 }
 
 fn read_until_capped<R: BufRead>(r: &mut R, delim: u8, buf: &mut Vec<u8>) -> io::Result<()> {
@@ -219,9 +239,21 @@ mod tests {
     fn lines_and_xml_units_cover_the_input() {
         assert_eq!(units("a\r\nb\n\nc", false, 2), ["a\r\n", "b\n", "\n", "c"]);
         for cap in [1, 2, 3, 64] {
-            let x = "<?xml version=\"1.0\"?>\n<T>\n<a b=\"x>y\"/>t<!-- it's -->";
+            let x = "<?xml version=\"1.0\"?>\n<T>\n<a b=\"x>y\"/>t<!-- it's > -->";
             let u = units(x, true, cap);
-            assert_eq!(u, ["<?xml version=\"1.0\"?>", "\n", "<T>", "\n", "<a b=\"x>y\"/>", "t", "<!-- it's -->"], "cap {cap}");
+            assert_eq!(
+                u,
+                [
+                    "<?xml version=\"1.0\"?>",
+                    "\n",
+                    "<T>",
+                    "\n",
+                    "<a b=\"x>y\"/>",
+                    "t",
+                    "<!-- it's > -->"
+                ],
+                "cap {cap}"
+            );
         }
     }
 }
