@@ -3,6 +3,7 @@
 mod check_errors;
 mod cli;
 mod fixtures;
+mod import;
 mod roundtrip_prop;
 mod util;
 mod writer;
