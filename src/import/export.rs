@@ -78,7 +78,7 @@ pub fn origin(src: &TraceSource<'_>) -> Result<Origin, String> {
 
 enum Output {
     Plain(Box<dyn Write>),
-    Zip(zipio::Writer<BufWriter<tempfile::NamedTempFile>>),
+    Zip(Box<zipio::Writer<BufWriter<tempfile::NamedTempFile>>>),
     None,
 }
 
@@ -115,7 +115,9 @@ impl Writer {
                 let Target::Path(p) = &self.target else {
                     return Err("a ZIP cannot be written to standard output; give -o FILE".into());
                 };
-                self.out = Output::Zip(zipio::Writer::new(BufWriter::new(temp_beside(p)?)));
+                self.out = Output::Zip(Box::new(zipio::Writer::new(BufWriter::new(temp_beside(
+                    p,
+                )?))));
             }
             if let Output::Zip(z) = &mut self.out {
                 z.start(name, method, dir).map_err(io)?;
@@ -189,6 +191,14 @@ impl Writer {
         }
         // Everything is complete: rename into place.
         for (f, p) in self.pending.drain(..) {
+            // Temporary files are private; an exported file gets ordinary permissions.
+            #[cfg(unix)]
+            {
+                use std::os::unix::fs::PermissionsExt;
+                let _ = f
+                    .as_file()
+                    .set_permissions(std::fs::Permissions::from_mode(0o644));
+            }
             f.persist(&p).map_err(|e| format!("{}: {e}", p.display()))?;
         }
         Ok(self.bytes)

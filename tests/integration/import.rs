@@ -48,10 +48,25 @@ fn round_trip(from: Option<&str>, inputs: &[&str]) -> String {
     let err = text(&out.stderr);
     assert!(out.status.success(), "import {inputs:?}: {err}");
     let check = mtf(&["check", "-q", trace.to_str().unwrap()]);
-    assert!(check.status.success(), "check {inputs:?}: {}", text(&check.stdout));
-    let back = dir.path().join(if inputs.len() > 1 { "out" } else { "out.file" });
-    let out = mtf(&["export", trace.to_str().unwrap(), "-o", back.to_str().unwrap()]);
-    assert!(out.status.success(), "export {inputs:?}: {}", text(&out.stderr));
+    assert!(
+        check.status.success(),
+        "check {inputs:?}: {}",
+        text(&check.stdout)
+    );
+    let back = dir
+        .path()
+        .join(if inputs.len() > 1 { "out" } else { "out.file" });
+    let out = mtf(&[
+        "export",
+        trace.to_str().unwrap(),
+        "-o",
+        back.to_str().unwrap(),
+    ]);
+    assert!(
+        out.status.success(),
+        "export {inputs:?}: {}",
+        text(&out.stderr)
+    );
     for input in inputs {
         let orig = util::root().join(input);
         let got = if inputs.len() > 1 {
@@ -60,7 +75,11 @@ fn round_trip(from: Option<&str>, inputs: &[&str]) -> String {
             back.clone()
         };
         if metatf::import::zipio::is_zip(&orig) {
-            assert_eq!(zip_entries(&got), zip_entries(&orig), "{input}: ZIP entries differ");
+            assert_eq!(
+                zip_entries(&got),
+                zip_entries(&orig),
+                "{input}: ZIP entries differ"
+            );
         } else {
             let (a, b) = (std::fs::read(&got).unwrap(), std::fs::read(&orig).unwrap());
             assert!(a == b, "{input}: export differs from the input");
@@ -83,7 +102,16 @@ fn every_fixture_round_trips_byte_for_byte() {
         ("et_merlin", &["et_merlin/empty.txt"], 0),
         ("et_merlin", &["et_merlin/noeol-raw.txt"], 1),
         ("et3", &["et3/trace"], 1),
-        ("et3", &["et3/trace", "et3/classes.txt", "et3/methods.txt", "et3/fields.txt"], 1),
+        (
+            "et3",
+            &[
+                "et3/trace",
+                "et3/classes.txt",
+                "et3/methods.txt",
+                "et3/fields.txt",
+            ],
+            1,
+        ),
         ("et3", &["et2/trace"], 0),
         ("jvm_trace", &["jvm/run.zip"], 1),
         ("jvm_trace", &["jvm/trace.txt"], 1),
@@ -111,7 +139,10 @@ fn the_format_is_detected_from_the_content() {
         ("tptp/two.trcxml", "tptp"),
     ] {
         let err = round_trip(None, &[&data(input)]);
-        assert!(err.contains(&format!("detected format {format} (")), "{input}: {err}");
+        assert!(
+            err.contains(&format!("detected format {format} (")),
+            "{input}: {err}"
+        );
     }
 }
 
@@ -136,26 +167,49 @@ fn user_mapping_round_trips_and_dumps_with_its_dtd() {
     let dtd = data("user/allocs.dtd");
     let dump = mtf(&["dump", "--dtd", &dtd, t]);
     let d = text(&dump.stdout);
-    assert!(d.contains(r#"alloc ptr=0x7f3a10 size=32 sited=1 site=@0:"main.c:10""#), "{d}");
+    assert!(
+        d.contains(r#"alloc ptr=0x7f3a10 size=32 sited=1 site=@0:"main.c:10""#),
+        "{d}"
+    );
     assert!(d.contains("banner version=2"), "{d}");
     let back = dir.path().join("run.log");
     let out = mtf(&["export", "--dtd", &dtd, t, "-o", back.to_str().unwrap()]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert_eq!(std::fs::read(&back).unwrap(), std::fs::read(util::root().join(data("user/run.log"))).unwrap());
+    assert_eq!(
+        std::fs::read(&back).unwrap(),
+        std::fs::read(util::root().join(data("user/run.log"))).unwrap()
+    );
     // Standard output works too.
     let out = mtf(&["export", "--dtd", &dtd, t, "-o", "-"]);
-    assert_eq!(out.stdout, std::fs::read(util::root().join(data("user/run.log"))).unwrap());
+    assert_eq!(
+        out.stdout,
+        std::fs::read(util::root().join(data("user/run.log"))).unwrap()
+    );
 }
 
 #[test]
 fn mapping_errors_name_file_line_and_column() {
     let dir = util::tempdir();
     let map = dir.path().join("bad.map");
-    std::fs::write(&map, "format bad\ndtd allocs.dtd\npart p section events\nrecord free 'free {ptr:float}'\n").unwrap();
-    let out = mtf(&["import", "--map", map.to_str().unwrap(), &data("user/run.log"), "-o", dir.path().join("x.mtf").to_str().unwrap()]);
+    std::fs::write(
+        &map,
+        "format bad\ndtd allocs.dtd\npart p section events\nrecord free 'free {ptr:float}'\n",
+    )
+    .unwrap();
+    let out = mtf(&[
+        "import",
+        "--map",
+        map.to_str().unwrap(),
+        &data("user/run.log"),
+        "-o",
+        dir.path().join("x.mtf").to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
-    assert!(err.contains("bad.map:4:19: unknown token type `float`"), "{err}");
+    assert!(
+        err.contains("bad.map:4:19: unknown token type `float`"),
+        "{err}"
+    );
     assert!(!dir.path().join("x.mtf").exists());
 }
 
@@ -164,11 +218,25 @@ fn input_errors_name_the_file() {
     let dir = util::tempdir();
     let bad = dir.path().join("broken.zip");
     std::fs::write(&bad, b"PK\x03\x04 this is not really a zip").unwrap();
-    let out = mtf(&["import", "--from", "jvm_trace", bad.to_str().unwrap(), "-o", dir.path().join("x.mtf").to_str().unwrap()]);
+    let out = mtf(&[
+        "import",
+        "--from",
+        "jvm_trace",
+        bad.to_str().unwrap(),
+        "-o",
+        dir.path().join("x.mtf").to_str().unwrap(),
+    ]);
     assert_eq!(out.status.code(), Some(2));
     let err = text(&out.stderr);
     assert!(err.contains("broken.zip: not a readable ZIP file"), "{err}");
-    let out = mtf(&["import", "--from", "nope", &data("et3/trace"), "-o", dir.path().join("x.mtf").to_str().unwrap()]);
+    let out = mtf(&[
+        "import",
+        "--from",
+        "nope",
+        &data("et3/trace"),
+        "-o",
+        dir.path().join("x.mtf").to_str().unwrap(),
+    ]);
     assert!(text(&out.stderr).contains("unknown format `nope`"));
 }
 
@@ -178,7 +246,10 @@ fn list_names_every_shipped_format() {
     assert!(out.status.success());
     let s = text(&out.stdout);
     for (file, m) in shipped::all() {
-        assert!(s.contains(&m.name) && s.contains(&m.dtd) && s.contains(file), "{s}");
+        assert!(
+            s.contains(&m.name) && s.contains(&m.dtd) && s.contains(file),
+            "{s}"
+        );
     }
 }
 
@@ -187,7 +258,16 @@ fn list_names_every_shipped_format() {
 fn sample_traces_are_imports_of_the_fixtures() {
     let samples: &[(&str, &str, &[&str])] = &[
         ("traces/et_merlin.mtf", "et_merlin", &["et_merlin/odd.txt"]),
-        ("traces/et3.mtf", "et3", &["et3/trace", "et3/classes.txt", "et3/methods.txt", "et3/fields.txt"]),
+        (
+            "traces/et3.mtf",
+            "et3",
+            &[
+                "et3/trace",
+                "et3/classes.txt",
+                "et3/methods.txt",
+                "et3/fields.txt",
+            ],
+        ),
         ("traces/jvm_trace.mtf", "jvm_trace", &["jvm/run.zip"]),
         ("traces/tptp.mtf", "tptp", &["tptp/trace.xml"]),
     ];
@@ -205,8 +285,13 @@ fn sample_traces_are_imports_of_the_fixtures() {
         if std::env::var_os("MTF_BLESS").is_some_and(|v| v == "1") {
             std::fs::write(&path, &made).unwrap();
         }
-        let committed = std::fs::read(&path).unwrap_or_else(|_| panic!("{target} missing; run MTF_BLESS=1 cargo test --test integration import"));
-        assert!(committed == made, "{target} is stale; regenerate with MTF_BLESS=1");
+        let committed = std::fs::read(&path).unwrap_or_else(|_| {
+            panic!("{target} missing; run MTF_BLESS=1 cargo test --test integration import")
+        });
+        assert!(
+            committed == made,
+            "{target} is stale; regenerate with MTF_BLESS=1"
+        );
         let dump = mtf(&["dump", target]);
         assert!(dump.status.success(), "{target}: {}", text(&dump.stderr));
     }
@@ -233,7 +318,15 @@ fn shared_samples_round_trip() {
     }
     let st = shared.join("et3/SimpleTrace");
     if st.join("classes.txt").is_file() {
-        let files: Vec<PathBuf> = ["trace_with_deaths", "classes.txt", "methods.txt", "fields.txt"].iter().map(|f| st.join(f)).collect();
+        let files: Vec<PathBuf> = [
+            "trace_with_deaths",
+            "classes.txt",
+            "methods.txt",
+            "fields.txt",
+        ]
+        .iter()
+        .map(|f| st.join(f))
+        .collect();
         let refs: Vec<&str> = files.iter().map(|p| p.to_str().unwrap()).collect();
         let err = round_trip(Some("et3"), &refs);
         assert_eq!(raw_count(&err), 0, "{err}");
@@ -270,10 +363,29 @@ fn import_export(format: &str, input: &[u8]) -> (Vec<u8>, u64) {
 }
 
 fn et_line() -> impl Strategy<Value = Vec<u8>> {
-    let num = prop_oneof![0u64..10, 0u64..100_000, any::<u32>().prop_map(u64::from), any::<u64>()];
-    let junk = proptest::collection::vec(prop_oneof![Just(b' '), Just(b'#'), Just(b'0'), Just(b'\r'), Just(b'\t'), 0x20u8..0x7f, any::<u8>()], 0..12);
+    let num = prop_oneof![
+        0u64..10,
+        0u64..100_000,
+        any::<u32>().prop_map(u64::from),
+        any::<u64>()
+    ];
+    let junk = proptest::collection::vec(
+        prop_oneof![
+            Just(b' '),
+            Just(b'#'),
+            Just(b'0'),
+            Just(b'\r'),
+            Just(b'\t'),
+            0x20u8..0x7f,
+            any::<u8>()
+        ],
+        0..12,
+    );
     prop_oneof![
-        (prop::sample::select(vec!["N", "A", "U", "T", "H", "X", "M", "E", "D"]), proptest::collection::vec(num, 2..7))
+        (
+            prop::sample::select(vec!["N", "A", "U", "T", "H", "X", "M", "E", "D"]),
+            proptest::collection::vec(num, 2..7)
+        )
             .prop_map(|(k, ns)| {
                 let mut s = k.to_string();
                 for n in ns {
