@@ -72,7 +72,15 @@ impl<'m, S: Sink> Importer<'m, S> {
         container: u64,
         files: u64,
     ) -> Result<Self, ImportError> {
-        let f = |e| fatal(&format!("mapping {}", m.name), e);
+        let f = |e: SinkError| {
+            let hint =
+                " (a DTD used by a mapping declares the import_* records: see docs/mappings.md)";
+            let mut e = fatal(&format!("mapping {}", m.name), e);
+            if e.message.contains("no record `import_") {
+                e.message.push_str(hint);
+            }
+            e
+        };
         let p_origin = sink
             .plan(
                 None,

@@ -220,9 +220,11 @@ pub fn export(
 ) -> Result<ExportReport, String> {
     let schema = src.schema();
     let mut w = Writer {
-        target,
+        target: target.clone(),
         zip: origin.container == 1,
-        multi: origin.container != 1 && origin.files > 1,
+        // Several plain files, or an existing folder as the target: one file per part in it.
+        multi: origin.container != 1
+            && (origin.files > 1 || matches!(&target, Target::Path(p) if p.is_dir())),
         out: Output::None,
         pending: Vec::new(),
         current: None,

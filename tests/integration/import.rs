@@ -423,3 +423,56 @@ proptest! {
         }
     }
 }
+
+fn xml_value() -> impl Strategy<Value = String> {
+    proptest::collection::vec(
+        prop_oneof![
+            Just('a'),
+            Just(' '),
+            Just('>'),
+            Just('='),
+            Just('/'),
+            Just('é'),
+            Just('&'),
+            Just('\'')
+        ],
+        0..8,
+    )
+    .prop_map(|v| v.into_iter().collect())
+}
+
+fn xml_unit() -> impl Strategy<Value = String> {
+    let n = prop_oneof![0u64..10, any::<u32>().prop_map(u64::from), any::<u64>()];
+    let ns = prop_oneof![0u64..1_000_000_000, Just(5u64)];
+    prop_oneof![
+        (n.clone(), any::<u32>(), ns.clone(), n.clone(), n.clone(), n.clone(), 0u64..300).prop_map(|(t, s, ns, m, c, k, d)| format!(
+            r#"<methodEntry threadIdRef="{t}" time="{s}.{ns:09}" methodIdRef="{m}" classIdRef="{c}" ticket="{k}" stackDepth="{d}"/>"#
+        )),
+        (n.clone(), n.clone(), any::<u32>(), ns.clone(), any::<u16>(), ns).prop_map(|(t, m, s, ns, o, ons)| format!(
+            r#"<methodExit threadIdRef="{t}" methodIdRef="{m}" classIdRef="1" ticket="2" time="{s}.{ns:09}" overhead="{o}.{ons:09}"/>"#
+        )),
+        (xml_value(), xml_value()).prop_map(|(k, v)| format!(r#"<option key="{k}" value="{v}"/>"#)),
+        (xml_value(), any::<i32>(), n).prop_map(|(name, l, m)| format!(
+            r#"<methodDef name="{name}" signature="()V" startLineNumber="{l}" endLineNumber="-1" methodId="{m}" classIdRef="3"/>"#
+        )),
+        Just("\n".to_string()),
+        Just("<TRACE>".to_string()),
+        Just("</TRACE>".to_string()),
+        Just(r#"<?xml version="1.0"?>"#.to_string()),
+        Just(r#"<option value="x" key="y"/>"#.to_string()),
+        Just(r#"<option  key="x" value="y"/>"#.to_string()),
+        Just(r#"<methodEntry threadIdRef="01" time="1.5" methodIdRef="1" classIdRef="1" ticket="1" stackDepth="1"/>"#.to_string()),
+        Just("<!-- a > b -->".to_string()),
+        xml_value().prop_map(|t| t.replace(['<', '>'], "")),
+    ]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+    #[test]
+    fn random_xml_units_round_trip(units in proptest::collection::vec(xml_unit(), 0..30)) {
+        let input = units.concat().into_bytes();
+        let (out, _) = import_export("tptp", &input);
+        prop_assert_eq!(out, input);
+    }
+}

@@ -3,6 +3,7 @@
 mod check_errors;
 mod cli;
 mod fixtures;
+#[cfg(feature = "import")]
 mod import;
 mod roundtrip_prop;
 mod util;
