@@ -71,7 +71,7 @@ pub fn load_mapping(path: &Path) -> Result<Mapping, Failure> {
         .map_err(|e| usage(format!("cannot read mapping {}: {e}", path.display())))?;
     Mapping::parse(&path.display().to_string(), &text).map_err(|e| {
         eprint!("{}", crate::dtd::render_plain(&*e));
-        usage(e.to_string())
+        Failure::new(EXIT_USAGE, String::new())
     })
 }
 

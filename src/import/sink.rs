@@ -65,6 +65,8 @@ pub trait Sink {
     ) -> Result<PlanId, SinkError>;
     /// Write one record of a plan.
     fn write(&mut self, plan: PlanId, values: &[FieldIn<'_>]) -> Result<(), SinkError>;
+    /// Write a built-in comment record (format.md §5.2) in the current region.
+    fn comment(&mut self, text: &str) -> Result<(), SinkError>;
     /// The size in bytes of a record of `plan` whose byte-string field holds `len` bytes,
     /// or `None` when that length cannot be stored (used to lay out string tables).
     fn record_size(&self, plan: PlanId, len: usize) -> Option<u64>;
@@ -271,6 +273,10 @@ impl Sink for WriterSink<'_> {
             });
         }
         self.writer.record(p.rid, &self.inputs).map_err(unrep)
+    }
+
+    fn comment(&mut self, text: &str) -> Result<(), SinkError> {
+        self.writer.comment(text).map_err(unrep)
     }
 
     fn record_size(&self, plan: PlanId, len: usize) -> Option<u64> {
