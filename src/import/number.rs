@@ -102,8 +102,9 @@ impl NumSpell {
         if ndigits == 0 {
             return None;
         }
-        let natural = digits(v, if self.hex { 16 } else { 10 });
-        if ndigits != natural.max(self.pad as usize) {
+        // Canonical: exactly `pad` digits (zero padded), or more with no leading zero.
+        let pad = (self.pad as usize).max(1);
+        if ndigits < pad || (ndigits > pad && s[start] == b'0') {
             return None; // leading zeros other than the padding, or too short
         }
         if neg {

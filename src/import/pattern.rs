@@ -55,6 +55,8 @@ pub struct Pattern {
     pub fields: Vec<FieldSpec>,
     /// The variants, most optional parts present first.
     pub variants: Vec<Variant>,
+    /// The literal text every variant starts with (see [`Pattern::lead`]).
+    lead: Vec<u8>,
 }
 
 /// A matched value: an integer or a byte range of the unit.
@@ -124,25 +126,36 @@ impl Pattern {
                 }
             }
         }
-        Ok(Pattern { fields, variants })
+        let lead = common_lead(&variants).to_vec();
+        Ok(Pattern {
+            fields,
+            variants,
+            lead,
+        })
     }
 
     /// The literal text every variant starts with (for quick dispatch), possibly empty.
     pub fn lead(&self) -> &[u8] {
-        let mut lead: Option<&[u8]> = None;
-        for v in &self.variants {
-            let l: &[u8] = match v.elems.first() {
-                Some(Elem::Lit(l)) => l,
-                _ => b"",
-            };
-            lead = Some(match lead {
-                None => l,
-                Some(p) => &p[..common(p, l)],
-            });
-        }
-        lead.unwrap_or(b"")
+        &self.lead
     }
+}
 
+fn common_lead(variants: &[Variant]) -> &[u8] {
+    let mut lead: Option<&[u8]> = None;
+    for v in variants {
+        let l: &[u8] = match v.elems.first() {
+            Some(Elem::Lit(l)) => l,
+            _ => b"",
+        };
+        lead = Some(match lead {
+            None => l,
+            Some(p) => &p[..common(p, l)],
+        });
+    }
+    lead.unwrap_or(b"")
+}
+
+impl Pattern {
     /// Match a whole unit; fills `vals` (one per field) and returns the variant index.
     pub fn matches(&self, unit: &[u8], vals: &mut Vec<Val>) -> Option<usize> {
         'variants: for (vi, v) in self.variants.iter().enumerate() {

@@ -43,7 +43,11 @@ mod tests {
         // Every shipped DTD of a mapping carries the engine's records exactly as documented.
         for (file, m) in super::all() {
             let dtd = crate::container::shipped_dtd(&m.dtd).unwrap();
-            assert!(dtd.contains(crate::import::records::DTD_SNIPPET), "{file}: {} lacks the import records block", m.dtd);
+            assert!(
+                dtd.contains(crate::import::records::DTD_SNIPPET),
+                "{file}: {} lacks the import records block",
+                m.dtd
+            );
         }
         let listed: Vec<_> = super::SHIPPED.iter().map(|s| s.0).collect();
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/formats");

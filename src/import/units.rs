@@ -90,7 +90,12 @@ impl<R: BufRead> UnitReader<R> {
             return Ok(false);
         }
         self.bytes += self.buf.len() as u64;
-        let nl = self.buf.iter().filter(|&&c| c == b'\n').count() as u64;
+        // A line unit holds at most its final newline; an XML unit may hold several.
+        let nl = if self.xml {
+            self.buf.iter().filter(|&&c| c == b'\n').count() as u64
+        } else {
+            (self.buf.last() == Some(&b'\n')) as u64
+        };
         if nl == 0 {
             self.next_col += self.buf.len() as u64;
         } else {
