@@ -43,6 +43,8 @@ pub mod container;
 pub mod decode;
 pub mod dtd;
 pub mod encode;
+#[cfg(feature = "import")]
+pub mod import;
 pub mod io;
 mod layout;
 mod open;

@@ -11,6 +11,10 @@ mod info;
 mod pack;
 
 use common::line_to_stderr;
+#[cfg(feature = "import")]
+mod export;
+#[cfg(feature = "import")]
+mod import;
 
 /// Exit status: success (trace or DTD valid).
 pub const EXIT_OK: i32 = 0;
@@ -51,6 +55,12 @@ pub enum Command {
     /// Check or show a DTD.
     #[command(after_help = EXIT_HELP)]
     Dtd(dtd::DtdArgs),
+    /// Import foreign text traces with a format mapping (docs/mappings.md).
+    #[cfg(feature = "import")]
+    Import(import::ImportArgs),
+    /// Write an imported trace back in its foreign format, byte for byte.
+    #[cfg(feature = "import")]
+    Export(export::ExportArgs),
 }
 
 /// Sets up the process before any file is touched:
@@ -101,6 +111,10 @@ pub fn main() -> i32 {
         Command::Dump(a) => dump::run(&a),
         Command::Check(a) => check::run(&a),
         Command::Pack(a) => pack::run(&a),
+        #[cfg(feature = "import")]
+        Command::Import(a) => import::run(&a),
+        #[cfg(feature = "import")]
+        Command::Export(a) => export::run(&a),
     };
     match result {
         Ok(code) => code,

@@ -89,6 +89,12 @@ impl<'s> Encoder<'s> {
         self.scope.section
     }
 
+    /// The live state of one slot of a record type in the current scope.
+    pub(crate) fn live(&self, record: RecordId, slot: SlotId) -> Option<crate::layout::SlotState> {
+        let base = self.scope.base(record)?;
+        self.scope.slots.get(base + slot as usize).copied()
+    }
+
     /// A record type by name in the current scope.
     pub(crate) fn lookup(&self, name: &str) -> Option<RecordId> {
         self.schema.record_by_name(self.scope.section, name)

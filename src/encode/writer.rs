@@ -370,6 +370,18 @@ impl<'s> TraceWriter<'s> {
         })
     }
 
+    /// The ordered values of a record of type `rid` from fields by name, as
+    /// [`TraceWriter::write_fields`] would write them (for writers that reuse a template).
+    pub(crate) fn assemble(&self, rid: RecordId, fields: &Fields) -> Result<Vec<In>, EncodeError> {
+        let rt = self.enc.schema().record(rid);
+        assemble(rt, self.enc.compiled().program(rid), fields).map_err(|(_, e)| e)
+    }
+
+    /// The live state of one slot of a record type in the current section.
+    pub(crate) fn live(&self, rid: RecordId, slot: SlotId) -> Option<crate::layout::SlotState> {
+        self.enc.live(rid, slot)
+    }
+
     /// Start a record of the named type, to be given fields by name:
     /// `w.write("alloc").int("size", 16).int("address", 4096).done()?`.
     pub fn write<'w>(&'w mut self, name: &str) -> RecordBuilder<'w, 's> {

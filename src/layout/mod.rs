@@ -14,7 +14,7 @@ mod wire;
 
 pub use meta::{MetaProperty, MetaRefused};
 pub(crate) use program::{Compiled, Op, Program, TagTable};
-pub use state::ScopeState;
+pub use state::{ScopeState, SlotState};
 pub(crate) use walk::{Step, Walk};
 pub(crate) use wire::Wire;
 

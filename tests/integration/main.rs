@@ -3,6 +3,8 @@
 mod check_errors;
 mod cli;
 mod fixtures;
+#[cfg(feature = "import")]
+mod import;
 mod mirror;
 mod roundtrip_prop;
 #[cfg(unix)]

@@ -1,0 +1,67 @@
+//! `mtf export`: write an imported trace back in its foreign format.
+
+use std::path::PathBuf;
+
+use clap::Args;
+
+use metatf::import::source::TraceSource;
+use metatf::import::{export, origin, shipped, Mapping, Target};
+
+use super::common::{open, Failure};
+use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
+
+/// Arguments of `mtf export`.
+#[derive(Debug, Args)]
+pub struct ExportArgs {
+    /// The trace (made by `mtf import`).
+    pub trace: PathBuf,
+    /// Export with this shipped format instead of the mapping stored in the trace.
+    #[arg(long, conflicts_with = "map")]
+    pub to: Option<String>,
+    /// Export with this mapping file instead of the one stored in the trace.
+    #[arg(long)]
+    pub map: Option<PathBuf>,
+    /// The DTD to use instead of the one the header names.
+    #[arg(long)]
+    pub dtd: Option<PathBuf>,
+    /// The output: a file, `-` for standard output, or a folder for a trace of several files.
+    #[arg(short, long)]
+    pub output: PathBuf,
+}
+
+/// Run `mtf export`.
+pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
+    let o = open(&args.trace, args.dtd.as_deref())?;
+    let src = TraceSource::new(o.trace(), o.schema());
+    let path = args.trace.display().to_string();
+    let org = origin(&src)
+        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {path}: {e}")))?;
+    let m = if let Some(p) = &args.map {
+        super::import::load_mapping(p)?
+    } else if let Some(f) = &args.to {
+        shipped::by_name(f)
+            .ok_or_else(|| Failure::new(EXIT_USAGE, format!("error: unknown format `{f}`")))?
+    } else {
+        Mapping::parse(
+            &format!("{path} (stored mapping `{}`)", org.format),
+            &org.mapping,
+        )
+        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {e}")))?
+    };
+    let target = if args.output.as_os_str() == "-" {
+        Target::Stdout
+    } else {
+        Target::Path(args.output.clone())
+    };
+    let rep = export(&src, &m, &org, target)
+        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {path}: {e}")))?;
+    eprintln!(
+        "exported {path} ({}): {} bytes in {} file(s), {} records rendered, {} raw lines copied",
+        m.name,
+        rep.bytes,
+        rep.parts.len(),
+        rep.rendered,
+        rep.raw
+    );
+    Ok(EXIT_OK)
+}

@@ -1,0 +1,528 @@
+//! The import engine: reads inputs unit by unit, matches each unit against the mapping's
+//! patterns and writes records through a [`Sink`]; a unit that no pattern takes back
+//! byte-for-byte is written as a raw-line record. String tables are written last.
+
+use std::fs::File;
+use std::io::{BufRead, BufReader, Read};
+use std::path::{Path, PathBuf};
+
+use super::intern::Interner;
+use super::mapping::{glob, Mapping, Units};
+use super::pattern::{FieldKind, Val};
+use super::sink::{FieldIn, FieldType, PlanId, Sink, SinkError};
+use super::units::{Eol, UnitReader};
+use super::zipio;
+use super::{records, ImportError};
+
+/// How many raw-line positions a report lists.
+pub const RAW_LISTED: usize = 5;
+
+/// What an import did.
+#[derive(Debug, Default, Clone)]
+pub struct ImportReport {
+    /// Units read (lines, or XML tags and text runs).
+    pub units: u64,
+    /// Units written as records of the format.
+    pub mapped: u64,
+    /// Units kept verbatim in raw-line records.
+    pub raw: u64,
+    /// The first few raw units: (file, line, column).
+    pub first_raw: Vec<(String, u64, u64)>,
+    /// Input bytes (uncompressed).
+    pub bytes_in: u64,
+    /// Per string table: (section, distinct strings, bytes of text held).
+    pub tables: Vec<(String, usize, u64)>,
+    /// ZIP entries kept verbatim.
+    pub verbatim_entries: Vec<String>,
+}
+
+struct RulePlan {
+    plan: PlanId,
+    types: Vec<FieldKind>,
+}
+
+/// The import state for one mapping.
+pub struct Importer<'m, S: Sink> {
+    m: &'m Mapping,
+    sink: S,
+    rules: Vec<Vec<RulePlan>>, // per part, per rule
+    table_plans: Vec<PlanId>,
+    tables: Vec<Interner>,
+    p_part: PlanId,
+    p_raw: PlanId,
+    p_noeol: PlanId,
+    p_chunk: PlanId,
+    opened: Vec<String>,
+    current: Option<String>,
+    vals: Vec<Val>,
+    fin: Vec<(usize, u64, u64)>, // scratch: (kind 0 int / 1 offset / 2 inline start, a, b)
+    /// The report so far.
+    pub report: ImportReport,
+}
+
+fn fatal(file: &str, e: SinkError) -> ImportError {
+    ImportError::new(file, 0, 0, e.to_string())
+}
+
+impl<'m, S: Sink> Importer<'m, S> {
+    /// Prepare every record kind of the mapping in the sink and write the origin record.
+    pub fn new(
+        m: &'m Mapping,
+        mut sink: S,
+        container: u64,
+        files: u64,
+    ) -> Result<Self, ImportError> {
+        let f = |e: SinkError| {
+            let hint =
+                " (a DTD used by a mapping declares the import_* records: see docs/mappings.md)";
+            let mut e = fatal(&format!("mapping {}", m.name), e);
+            if e.message.contains("no record `import_") {
+                e.message.push_str(hint);
+            }
+            e
+        };
+        let p_origin = sink
+            .plan(
+                None,
+                records::ORIGIN,
+                &[
+                    ("version", FieldType::Int),
+                    ("container", FieldType::Int),
+                    ("files", FieldType::Int),
+                    ("format", FieldType::Bytes),
+                    ("mapping", FieldType::Bytes),
+                ],
+            )
+            .map_err(f)?;
+        let p_part = sink
+            .plan(
+                None,
+                records::PART,
+                &[
+                    ("kind", FieldType::Int),
+                    ("part", FieldType::Int),
+                    ("eol", FieldType::Int),
+                    ("method", FieldType::Int),
+                    ("name", FieldType::Bytes),
+                ],
+            )
+            .map_err(f)?;
+        let p_raw = sink
+            .plan(None, records::RAW, &[("line", FieldType::Bytes)])
+            .map_err(f)?;
+        let p_noeol = sink.plan(None, records::NOEOL, &[]).map_err(f)?;
+        let p_chunk = sink
+            .plan(None, records::CHUNK, &[("data", FieldType::Bytes)])
+            .map_err(f)?;
+        let mut table_plans = Vec::new();
+        for t in &m.tables {
+            table_plans.push(
+                sink.plan(Some(&t.section), &t.record, &[(&t.field, FieldType::Bytes)])
+                    .map_err(f)?,
+            );
+        }
+        let mut rules = Vec::new();
+        for part in &m.parts {
+            let mut rp = Vec::new();
+            for r in &part.rules {
+                let fields: Vec<(&str, FieldType)> = r
+                    .pattern
+                    .fields
+                    .iter()
+                    .map(|fs| {
+                        let ty = match fs.kind {
+                            FieldKind::Int => FieldType::Int,
+                            FieldKind::Interned(_) => FieldType::Offset,
+                            FieldKind::Inline => FieldType::Bytes,
+                        };
+                        (fs.name.as_str(), ty)
+                    })
+                    .collect();
+                let plan = sink
+                    .plan(Some(&part.section), &r.record, &fields)
+                    .map_err(|e| {
+                        ImportError::new(
+                            &format!("mapping {}", m.name),
+                            r.line as u64,
+                            1,
+                            e.to_string(),
+                        )
+                    })?;
+                rp.push(RulePlan {
+                    plan,
+                    types: r.pattern.fields.iter().map(|f| f.kind.clone()).collect(),
+                });
+            }
+            rules.push(rp);
+        }
+        sink.write(
+            p_origin,
+            &[
+                FieldIn::Int(records::VERSION),
+                FieldIn::Int(container),
+                FieldIn::Int(files),
+                FieldIn::Bytes(m.name.as_bytes()),
+                FieldIn::Bytes(m.text.as_bytes()),
+            ],
+        )
+        .map_err(f)?;
+        Ok(Importer {
+            m,
+            sink,
+            rules,
+            table_plans,
+            tables: m.tables.iter().map(|_| Interner::new()).collect(),
+            p_part,
+            p_raw,
+            p_noeol,
+            p_chunk,
+            opened: Vec::new(),
+            current: None,
+            vals: Vec::new(),
+            fin: Vec::new(),
+            report: ImportReport::default(),
+        })
+    }
+
+    fn enter(&mut self, section: &str, file: &str) -> Result<(), ImportError> {
+        if self.current.as_deref() == Some(section) {
+            return Ok(());
+        }
+        if self.opened.iter().any(|s| s == section) {
+            return Err(ImportError::new(file, 0, 0, format!("section `{section}` was already written: give the inputs in the order of the mapping's parts")));
+        }
+        self.sink.section(section).map_err(|e| fatal(file, e))?;
+        self.opened.push(section.to_string());
+        self.current = Some(section.to_string());
+        Ok(())
+    }
+
+    /// Import one plain input file (or `-` for standard input).
+    pub fn import_path(&mut self, path: &Path) -> Result<(), ImportError> {
+        let name = path.display().to_string();
+        if path == Path::new("-") {
+            let stdin = std::io::stdin();
+            return self.import_stream(&name, "stdin", stdin.lock(), 0);
+        }
+        let file = File::open(path).map_err(|e| ImportError::new(&name, 0, 0, e.to_string()))?;
+        if zipio::is_zip(path) {
+            return self.import_zip(&name, file);
+        }
+        let base = path
+            .file_name()
+            .map(|s| s.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        self.import_stream(&name, &base, BufReader::with_capacity(1 << 16, file), 0)
+    }
+
+    fn import_zip(&mut self, name: &str, file: File) -> Result<(), ImportError> {
+        let mut z = zipio::Reader::new(file).map_err(|e| ImportError::new(name, 0, 0, e))?;
+        for i in 0..z.len() {
+            let (entry_name, method, is_file) =
+                z.meta(i).map_err(|e| ImportError::new(name, 0, 0, e))?;
+            let shown = format!("{name}:{entry_name}");
+            let r = z.entry(i).map_err(|e| ImportError::new(&shown, 0, 0, e))?;
+            if is_file && glob(&self.m.zip_entry, &entry_name) {
+                self.import_stream(
+                    &shown,
+                    &entry_name,
+                    BufReader::with_capacity(1 << 16, r),
+                    method,
+                )?;
+            } else {
+                self.verbatim(&shown, &entry_name, r, method, is_file)?;
+            }
+        }
+        Ok(())
+    }
+
+    fn verbatim(
+        &mut self,
+        shown: &str,
+        entry: &str,
+        mut r: impl Read,
+        method: u64,
+        is_file: bool,
+    ) -> Result<(), ImportError> {
+        let section = self.m.parts[self.m.part_for("").unwrap_or(0)]
+            .section
+            .clone();
+        self.enter(&section, shown)?;
+        let kind = if is_file {
+            records::KIND_VERBATIM
+        } else {
+            records::KIND_DIR
+        };
+        self.sink
+            .write(
+                self.p_part,
+                &[
+                    FieldIn::Int(kind),
+                    FieldIn::Int(0),
+                    FieldIn::Int(0),
+                    FieldIn::Int(method),
+                    FieldIn::Bytes(entry.as_bytes()),
+                ],
+            )
+            .map_err(|e| fatal(shown, e))?;
+        let mut buf = vec![0u8; 1 << 16];
+        loop {
+            let n = read_full(&mut r, &mut buf)
+                .map_err(|e| ImportError::new(shown, 0, 0, e.to_string()))?;
+            if n == 0 {
+                break;
+            }
+            self.report.bytes_in += n as u64;
+            self.sink
+                .write(self.p_chunk, &[FieldIn::Bytes(&buf[..n])])
+                .map_err(|e| fatal(shown, e))?;
+        }
+        self.report.verbatim_entries.push(shown.to_string());
+        Ok(())
+    }
+
+    /// Import one stream of units as a part chosen by `part_name`.
+    pub fn import_stream(
+        &mut self,
+        shown: &str,
+        part_name: &str,
+        r: impl BufRead,
+        method: u64,
+    ) -> Result<(), ImportError> {
+        let m = self.m;
+        let pi = m.part_for(part_name).ok_or_else(|| {
+            ImportError::new(
+                shown,
+                0,
+                0,
+                format!("no part of mapping `{}` takes this file", m.name),
+            )
+        })?;
+        let part = &m.parts[pi];
+        self.enter(&part.section, shown)?;
+        let xml = m.units == Units::Xml;
+        let mut u = UnitReader::new(r, xml);
+        let io_err = |u: &UnitReader<_>, e: std::io::Error| {
+            ImportError::new(shown, u.line, u.col, e.to_string())
+        };
+        let mut have = u.next_unit().map_err(|e| io_err(&u, e))?;
+        let part_eol = if xml || !have {
+            Eol::Lf
+        } else {
+            match u.split_line().1 {
+                Eol::CrLf => Eol::CrLf,
+                _ => Eol::Lf,
+            }
+        };
+        self.sink
+            .write(
+                self.p_part,
+                &[
+                    FieldIn::Int(records::KIND_MAPPED),
+                    FieldIn::Int(pi as u64),
+                    FieldIn::Int(part_eol.code()),
+                    FieldIn::Int(method),
+                    FieldIn::Bytes(part_name.as_bytes()),
+                ],
+            )
+            .map_err(|e| fatal(shown, e))?;
+        let mut index = 0usize;
+        while have {
+            self.report.units += 1;
+            let (content, eol) = if xml {
+                (&u.buf[..], Eol::Lf)
+            } else {
+                u.split_line()
+            };
+            let ok = (eol == part_eol || eol == Eol::None)
+                && self
+                    .try_rules(pi, index, content)
+                    .map_err(|e| fatal(shown, e))?;
+            if ok {
+                self.report.mapped += 1;
+                if !xml && eol == Eol::None {
+                    self.sink
+                        .write(self.p_noeol, &[])
+                        .map_err(|e| fatal(shown, e))?;
+                }
+            } else {
+                self.report.raw += 1;
+                if self.report.first_raw.len() < RAW_LISTED {
+                    self.report
+                        .first_raw
+                        .push((shown.to_string(), u.line, u.col));
+                }
+                self.sink
+                    .write(self.p_raw, &[FieldIn::Bytes(&u.buf)])
+                    .map_err(|e| fatal(shown, e))?;
+            }
+            index += 1;
+            have = u.next_unit().map_err(|e| io_err(&u, e))?;
+        }
+        self.report.bytes_in += u.bytes;
+        Ok(())
+    }
+
+    /// Try the part's rules on one unit; `true` when a record was written.
+    fn try_rules(&mut self, pi: usize, index: usize, unit: &[u8]) -> Result<bool, SinkError> {
+        let part = &self.m.parts[pi];
+        let in_header = index < part.header;
+        for (ri, rule) in part.rules.iter().enumerate() {
+            if rule.head != in_header || !unit.starts_with(rule.pattern.lead()) {
+                continue;
+            }
+            if rule.pattern.matches(unit, &mut self.vals).is_none() {
+                continue;
+            }
+            let rp = &self.rules[pi][ri];
+            // Intern strings first (an over-long string makes the unit raw).
+            self.fin.clear();
+            let mut ok = true;
+            for (k, v) in self.vals.iter().enumerate() {
+                match (&rp.types[k], *v) {
+                    (FieldKind::Interned(t), v) => {
+                        // An absent optional string refers to the empty string, so the
+                        // reference stays valid.
+                        let text = match v {
+                            Val::Span(a, b) => &unit[a..b],
+                            Val::Int(_) => &[][..],
+                        };
+                        let plan = self.table_plans[*t];
+                        let sink = &self.sink;
+                        match self.tables[*t].intern(text, |n| sink.record_size(plan, n)) {
+                            Some(o) => self.fin.push((1, o, 0)),
+                            None => {
+                                ok = false;
+                                break;
+                            }
+                        }
+                    }
+                    (FieldKind::Inline, Val::Span(a, b)) => self.fin.push((2, a as u64, b as u64)),
+                    (FieldKind::Inline, Val::Int(_)) => self.fin.push((2, 0, 0)),
+                    (FieldKind::Int, Val::Int(x)) => self.fin.push((0, x, 0)),
+                    (FieldKind::Int, Val::Span(..)) => self.fin.push((0, 0, 0)),
+                }
+            }
+            if !ok {
+                continue;
+            }
+            let ins: Vec<FieldIn> = self
+                .fin
+                .iter()
+                .map(|&(k, a, b)| match k {
+                    0 => FieldIn::Int(a),
+                    1 => FieldIn::Offset(a),
+                    _ => FieldIn::Bytes(&unit[a as usize..b as usize]),
+                })
+                .collect();
+            match self.sink.write(rp.plan, &ins) {
+                Ok(()) => return Ok(true),
+                Err(SinkError::Unrepresentable(_)) => continue,
+                Err(e) => return Err(e),
+            }
+        }
+        Ok(false)
+    }
+
+    /// Write the string tables and return the sink and the report.
+    pub fn finish(mut self) -> Result<(S, ImportReport), ImportError> {
+        for (t, table) in self.m.tables.iter().enumerate() {
+            let strings = std::mem::take(&mut self.tables[t]);
+            self.report
+                .tables
+                .push((table.section.clone(), strings.len(), strings.held));
+            if strings.is_empty() {
+                continue;
+            }
+            self.enter(&table.section, "string table")?;
+            for s in &strings.order {
+                self.sink
+                    .write(self.table_plans[t], &[FieldIn::Bytes(s)])
+                    .map_err(|e| fatal("string table", e))?;
+            }
+        }
+        Ok((self.sink, self.report))
+    }
+}
+
+fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
+    let mut n = 0;
+    while n < buf.len() {
+        match r.read(&mut buf[n..]) {
+            Ok(0) => break,
+            Ok(k) => n += k,
+            Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+            Err(e) => return Err(e),
+        }
+    }
+    Ok(n)
+}
+
+/// How well a mapping fits an input: (units matched, units sampled) over its first units.
+pub fn score(m: &Mapping, path: &Path, sample: usize) -> (usize, usize) {
+    let Ok(file) = File::open(path) else {
+        return (0, 0);
+    };
+    if zipio::is_zip(path) {
+        let Ok(mut z) = zipio::Reader::new(file) else {
+            return (0, 0);
+        };
+        for i in 0..z.len() {
+            let Ok((name, _, true)) = z.meta(i) else {
+                continue;
+            };
+            if glob(&m.zip_entry, &name) {
+                let Ok(r) = z.entry(i) else { return (0, 0) };
+                return score_stream(m, &name, BufReader::new(r), sample);
+            }
+        }
+        return (0, 0);
+    }
+    let base = path
+        .file_name()
+        .map(|s| s.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    score_stream(m, &base, BufReader::new(file), sample)
+}
+
+fn score_stream(m: &Mapping, name: &str, r: impl BufRead, sample: usize) -> (usize, usize) {
+    let Some(pi) = m.part_for(name) else {
+        return (0, 0);
+    };
+    let part = &m.parts[pi];
+    let mut u = UnitReader::new(r, m.units == Units::Xml);
+    let (mut matched, mut seen) = (0, 0);
+    let mut vals = Vec::new();
+    while seen < sample && matches!(u.next_unit(), Ok(true)) {
+        seen += 1;
+        let content = if m.units == Units::Xml {
+            &u.buf[..]
+        } else {
+            u.split_line().0
+        };
+        if part
+            .rules
+            .iter()
+            .any(|r| r.pattern.matches(content, &mut vals).is_some())
+        {
+            matched += 1;
+        }
+    }
+    (matched, seen)
+}
+
+/// Order inputs by the mapping part that takes them (stable), so each section is written once.
+pub fn order_inputs(m: &Mapping, inputs: &[PathBuf]) -> Vec<PathBuf> {
+    let mut v: Vec<(usize, PathBuf)> = inputs
+        .iter()
+        .map(|p| {
+            let base = p
+                .file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default();
+            (m.part_for(&base).unwrap_or(usize::MAX), p.clone())
+        })
+        .collect();
+    v.sort_by_key(|x| x.0);
+    v.into_iter().map(|x| x.1).collect()
+}

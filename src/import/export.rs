@@ -1,0 +1,331 @@
+//! The exporter: reads an imported trace through [`TraceSource`] and writes the foreign format
+//! back, byte for byte: each record is rendered with its pattern, raw-line records are copied.
+
+use std::collections::HashMap;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use super::mapping::{Mapping, Units};
+use super::pattern::{FieldKind, Out, Pattern};
+use super::records;
+use super::sink::WriterSink;
+use super::source::{Rec, TraceSource};
+use super::units::Eol;
+use super::zipio;
+
+/// Where export writes.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Target {
+    /// Standard output (`-o -`).
+    Stdout,
+    /// A file (or, for a trace of several plain files, a folder).
+    Path(PathBuf),
+}
+
+/// What an export did.
+#[derive(Debug, Clone, Default)]
+pub struct ExportReport {
+    /// The format name recorded in the trace.
+    pub format: String,
+    /// Files or ZIP entries written.
+    pub parts: Vec<String>,
+    /// Bytes written (uncompressed).
+    pub bytes: u64,
+    /// Records rendered from patterns.
+    pub rendered: u64,
+    /// Raw-line records copied.
+    pub raw: u64,
+}
+
+/// The origin of an imported trace: its format name and mapping text, container and file count.
+#[derive(Debug, Clone)]
+pub struct Origin {
+    /// Format name.
+    pub format: String,
+    /// Mapping text.
+    pub mapping: String,
+    /// 0 plain, 1 ZIP.
+    pub container: u64,
+    /// Number of input files.
+    pub files: u64,
+}
+
+/// Read the origin record of an imported trace (the first record of its global region).
+pub fn origin(src: &TraceSource<'_>) -> Result<Origin, String> {
+    let mut found = None;
+    let r = src.for_each(|rec| {
+        if rec.name() == records::ORIGIN {
+            found = Some(Origin {
+                format: String::from_utf8_lossy(rec.bytes("format.data").unwrap_or_default())
+                    .into_owned(),
+                mapping: String::from_utf8_lossy(rec.bytes("mapping.data").unwrap_or_default())
+                    .into_owned(),
+                container: rec.int("container").unwrap_or(0),
+                files: rec.int("files").unwrap_or(1),
+            });
+        }
+        Err(String::new()) // stop after the first record
+    });
+    match (found, r) {
+        (Some(o), _) => Ok(o),
+        (None, Err(e)) if !e.is_empty() => Err(e),
+        _ => Err(format!(
+            "the trace has no `{}` record: it was not made by `mtf import`",
+            records::ORIGIN
+        )),
+    }
+}
+
+enum Out2 {
+    /// A plain file or standard output, written directly (devices, `-`) or to a temporary file
+    /// renamed into place on commit (regular files).
+    Plain(crate::io::Output),
+    /// A ZIP archive being built in a scratch file (the ZIP writer seeks), copied to its target
+    /// when complete.
+    Zip(Box<zipio::Writer<crate::io::TempFile>>, PathBuf),
+    None,
+}
+
+struct Writer {
+    target: Target,
+    zip: bool,
+    multi: bool,
+    out: Out2,
+    pending: Vec<crate::io::Output>,
+    current: Option<crate::io::Output>,
+    bytes: u64,
+}
+
+fn io(e: std::io::Error) -> String {
+    e.to_string()
+}
+
+fn create(path: &Path) -> Result<crate::io::Output, String> {
+    crate::io::Output::create(path).map_err(|e| e.to_string())
+}
+
+impl Writer {
+    fn begin(&mut self, name: &str, method: u64, dir: bool) -> Result<(), String> {
+        if self.zip {
+            if let Out2::None = self.out {
+                let Target::Path(p) = &self.target else {
+                    return Err("a ZIP cannot be written to standard output; give -o FILE".into());
+                };
+                let folder = match p.parent() {
+                    Some(d) if !d.as_os_str().is_empty() && d.is_dir() => d.to_path_buf(),
+                    _ => std::env::temp_dir(),
+                };
+                let scratch = crate::io::TempFile::new_in(&folder).map_err(|e| e.to_string())?;
+                self.out = Out2::Zip(Box::new(zipio::Writer::new(scratch)), p.clone());
+            }
+            if let Out2::Zip(z, _) = &mut self.out {
+                z.start(name, method, dir).map_err(io)?;
+            }
+            return Ok(());
+        }
+        self.end_file()?;
+        match (&self.target, self.multi) {
+            (Target::Stdout, false) => {
+                if let Out2::None = self.out {
+                    self.out = Out2::Plain(create(Path::new("-"))?);
+                }
+            }
+            (Target::Stdout, true) => {
+                return Err("the trace holds several files: give -o FOLDER".into())
+            }
+            (Target::Path(p), false) => {
+                if !self.pending.is_empty() {
+                    return Err("the trace holds several files: give -o FOLDER".into());
+                }
+                self.current = Some(create(p)?);
+            }
+            (Target::Path(dir), true) => {
+                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                let base = Path::new(name)
+                    .file_name()
+                    .ok_or_else(|| format!("bad file name {name:?} in the trace"))?;
+                self.current = Some(create(&dir.join(base))?);
+            }
+        }
+        Ok(())
+    }
+
+    fn write(&mut self, b: &[u8]) -> Result<(), String> {
+        if b.is_empty() {
+            return Ok(());
+        }
+        self.bytes += b.len() as u64;
+        if let Some(w) = &mut self.current {
+            return w.write_all(b).map_err(io);
+        }
+        match &mut self.out {
+            Out2::Plain(w) => w.write_all(b).map_err(io),
+            Out2::Zip(z, _) => z.write_all(b).map_err(io),
+            Out2::None => Err("data before the first part record".into()),
+        }
+    }
+
+    fn end_file(&mut self) -> Result<(), String> {
+        if let Some(w) = self.current.take() {
+            self.pending.push(w);
+        }
+        Ok(())
+    }
+
+    fn finish(mut self) -> Result<u64, String> {
+        self.end_file()?;
+        match std::mem::replace(&mut self.out, Out2::None) {
+            Out2::Plain(w) => self.pending.push(w),
+            Out2::Zip(z, p) => {
+                let mut scratch = z.finish().map_err(io)?;
+                scratch.rewind().map_err(io)?;
+                let mut w = create(&p)?;
+                std::io::copy(&mut scratch, &mut w).map_err(io)?;
+                self.pending.push(w);
+            }
+            Out2::None => {}
+        }
+        // Everything is complete: rename into place.
+        for w in self.pending.drain(..) {
+            w.commit().map_err(|e| e.to_string())?;
+        }
+        Ok(self.bytes)
+    }
+}
+
+struct PartState {
+    rules: HashMap<u32, usize>, // record id -> rule index
+    part: usize,
+    eol: Eol,
+}
+
+/// Export an imported trace with `m` (normally the mapping stored in the trace).
+pub fn export(
+    src: &TraceSource<'_>,
+    m: &Mapping,
+    origin: &Origin,
+    target: Target,
+) -> Result<ExportReport, String> {
+    let schema = src.schema();
+    let mut w = Writer {
+        target: target.clone(),
+        zip: origin.container == 1,
+        // Several plain files, or an existing folder as the target: one file per part in it.
+        multi: origin.container != 1
+            && (origin.files > 1 || matches!(&target, Target::Path(p) if p.is_dir())),
+        out: Out2::None,
+        pending: Vec::new(),
+        current: None,
+        bytes: 0,
+    };
+    let mut rep = ExportReport {
+        format: origin.format.clone(),
+        ..Default::default()
+    };
+    let xml = m.units == Units::Xml;
+    let mut st: Option<PartState> = None;
+    let mut pending: &[u8] = b"";
+    let mut line = Vec::with_capacity(256);
+    // Per rule: the DTD field names of the pattern's fields.
+    let mut names: HashMap<(usize, usize), Vec<String>> = HashMap::new();
+    src.for_each(|rec| {
+        match rec.name() {
+            records::ORIGIN => return Ok(()),
+            records::PART => {
+                w.write(pending)?;
+                pending = b"";
+                let kind = rec.int("kind").unwrap_or(0);
+                let name = String::from_utf8_lossy(rec.bytes("name.data").unwrap_or_default())
+                    .into_owned();
+                let method = rec.int("method").unwrap_or(8);
+                w.begin(&name, method, kind == records::KIND_DIR)?;
+                rep.parts.push(name);
+                st = if kind == records::KIND_MAPPED {
+                    let part = rec.int("part").unwrap_or(0) as usize;
+                    if part >= m.parts.len() {
+                        return Err(format!("part #{part} is not in mapping `{}`", m.name));
+                    }
+                    Some(PartState {
+                        rules: HashMap::new(),
+                        part,
+                        eol: Eol::from_code(rec.int("eol").unwrap_or(0)),
+                    })
+                } else {
+                    None
+                };
+                return Ok(());
+            }
+            records::CHUNK => return w.write(rec.bytes("data.data").unwrap_or_default()),
+            records::RAW => {
+                w.write(pending)?;
+                pending = b"";
+                rep.raw += 1;
+                return w.write(rec.bytes("line.data").unwrap_or_default());
+            }
+            records::NOEOL => {
+                pending = b"";
+                return Ok(());
+            }
+            _ => {}
+        }
+        let Some(ps) = st.as_mut() else {
+            // Records outside a mapped part: string tables and the like.
+            return Ok(());
+        };
+        let part = &m.parts[ps.part];
+        let rid = rec.record_id();
+        let ri = match ps.rules.get(&rid) {
+            Some(&r) => r,
+            None => match part.rules.iter().position(|r| r.record == rec.name()) {
+                Some(r) => {
+                    ps.rules.insert(rid, r);
+                    r
+                }
+                None => return Ok(()), // not a line record of this part (e.g. metadata)
+            },
+        };
+        let rule = &part.rules[ri];
+        let fnames = names.entry((ps.part, ri)).or_insert_with(|| {
+            rule.pattern
+                .fields
+                .iter()
+                .map(|f| {
+                    WriterSink::slot_name(schema, rid, &f.name).unwrap_or_else(|| f.name.clone())
+                })
+                .collect()
+        });
+        let mut vals: Vec<Out> = Vec::with_capacity(fnames.len());
+        for (f, n) in rule.pattern.fields.iter().zip(fnames.iter()) {
+            vals.push(match f.kind {
+                FieldKind::Int => Out::Int(rec_int(rec, n)?),
+                FieldKind::Interned(_) | FieldKind::Inline => {
+                    Out::Bytes(rec.bytes(n).ok_or_else(|| {
+                        format!("record `{}`: field `{n}` has no string", rec.name())
+                    })?)
+                }
+            });
+        }
+        let v = rule
+            .pattern
+            .variant_for(&|i| match vals[i] {
+                Out::Int(x) => Some(x),
+                _ => None,
+            })
+            .ok_or_else(|| format!("record `{}`: no variant of its pattern fits", rec.name()))?;
+        line.clear();
+        Pattern::render(v, &vals, &mut line)?;
+        w.write(pending)?;
+        w.write(&line)?;
+        pending = if xml { b"" } else { ps.eol.bytes() };
+        rep.rendered += 1;
+        Ok(())
+    })?;
+    w.write(pending)?;
+    rep.bytes = w.finish()?;
+    Ok(rep)
+}
+
+fn rec_int(rec: &Rec<'_, '_>, n: &str) -> Result<u64, String> {
+    rec.int(n)
+        .ok_or_else(|| format!("record `{}`: field `{n}` is not an integer", rec.name()))
+}

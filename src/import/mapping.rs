@@ -1,0 +1,491 @@
+//! The format-mapping language (docs/mappings.md): a small line-oriented text file that says
+//! how the units of a foreign text format (lines, or XML tags and text) become records of a
+//! Meta-TF DTD and back.
+//!
+//! ```text
+//! format  NAME                      # the format's name (`mtf import --from NAME`)
+//! describe 'TEXT'                   # one line for `mtf import --list`
+//! dtd     FILE.dtd                  # the DTD the records belong to
+//! units   lines | xml               # how input is cut into units (default: lines)
+//! zip-entry 'GLOB'                  # in a ZIP input, the entries that are mapped
+//! table   SECTION RECORD FIELD      # a string table; the first is the default for `str`
+//! part    NAME [file 'GLOB'] section SECTION
+//! header  N                         # the part's first N units try only `head` patterns
+//! record  RECORD 'PATTERN'          # a unit matching PATTERN becomes a RECORD
+//! head    RECORD 'PATTERN'          # the same, only within the header block
+//! ```
+
+use std::sync::Arc;
+
+use miette::{Diagnostic, NamedSource, SourceSpan};
+
+use super::pattern::Pattern;
+
+/// How input is cut into units.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Units {
+    /// One unit per line; the line end is kept apart (LF or CRLF).
+    Lines,
+    /// XML: one unit per tag (`<…>`) and per text run between tags.
+    Xml,
+}
+
+/// A string table: interned tokens are written as records of `record` in `section`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Table {
+    /// Section name in the DTD.
+    pub section: String,
+    /// Record type written for each distinct string.
+    pub record: String,
+    /// Its byte-string field holding the string.
+    pub field: String,
+}
+
+/// One pattern rule of a part.
+#[derive(Debug, Clone)]
+pub struct Rule {
+    /// The record type it produces.
+    pub record: String,
+    /// Only tried within the header block.
+    pub head: bool,
+    /// The compiled pattern.
+    pub pattern: Pattern,
+    /// 1-based line of the rule in the mapping file.
+    pub line: usize,
+}
+
+/// A part: one kind of input file (or ZIP entry) and its patterns.
+#[derive(Debug, Clone)]
+pub struct Part {
+    /// Name.
+    pub name: String,
+    /// File-name glob selecting inputs for this part (`None`: every input no other part takes).
+    pub file: Option<String>,
+    /// Section its records go to.
+    pub section: String,
+    /// Units at the start that form the header block.
+    pub header: usize,
+    /// Rules in order: the first that matches and renders back identically wins.
+    pub rules: Vec<Rule>,
+}
+
+/// A parsed mapping.
+#[derive(Debug, Clone)]
+pub struct Mapping {
+    /// Format name.
+    pub name: String,
+    /// One-line description.
+    pub describe: String,
+    /// DTD file name.
+    pub dtd: String,
+    /// Unit kind.
+    pub units: Units,
+    /// Glob of the ZIP entries that are mapped (others are kept verbatim).
+    pub zip_entry: String,
+    /// String tables.
+    pub tables: Vec<Table>,
+    /// Parts.
+    pub parts: Vec<Part>,
+    /// The mapping text (stored in imported traces so export needs nothing else).
+    pub text: Arc<str>,
+}
+
+/// A problem in a mapping file, with its position.
+#[derive(Debug, Clone, thiserror::Error, Diagnostic)]
+#[error("{file}:{line}:{col}: {message}")]
+#[diagnostic(code(mtf::import::mapping), help("see docs/mappings.md"))]
+pub struct MapError {
+    /// Mapping file name.
+    pub file: String,
+    /// 1-based line.
+    pub line: usize,
+    /// 1-based column.
+    pub col: usize,
+    /// What is wrong.
+    pub message: String,
+    /// The mapping source.
+    #[source_code]
+    pub src: NamedSource<Arc<str>>,
+    /// Where.
+    #[label("here")]
+    pub span: SourceSpan,
+}
+
+struct Word {
+    text: String,
+    raw: String,
+    quoted: bool,
+    at: usize, // byte offset in the file
+}
+
+fn unescape(s: &str, pattern: bool) -> Result<String, String> {
+    let mut out = String::with_capacity(s.len());
+    let mut it = s.chars();
+    while let Some(c) = it.next() {
+        if c != '\\' {
+            out.push(c);
+            continue;
+        }
+        match it.next() {
+            Some('n') => out.push('\n'),
+            Some('r') => out.push('\r'),
+            Some('t') => out.push('\t'),
+            Some('\\') if pattern => out.push_str("\\\\"),
+            Some('\\') => out.push('\\'),
+            Some('\'') => out.push('\''),
+            Some('"') => out.push('"'),
+            // In patterns, `\{ \} \[ \]` and `\\` are left for the pattern compiler.
+            Some(c @ ('{' | '}' | '[' | ']')) if pattern => {
+                out.push('\\');
+                out.push(c);
+            }
+            Some(c @ ('{' | '}' | '[' | ']')) => out.push(c),
+            Some(o) => return Err(format!("unknown escape `\\{o}`")),
+            None => return Err("`\\` at the end of a string".into()),
+        }
+    }
+    Ok(out)
+}
+
+fn words(line: &str, base: usize) -> Result<Vec<Word>, (usize, String)> {
+    let b = line.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let c = b[i];
+        if c == b' ' || c == b'\t' || c == b'\r' {
+            i += 1;
+        } else if c == b'#' {
+            break;
+        } else if c == b'\'' || c == b'"' {
+            let start = i;
+            i += 1;
+            let mut esc = false;
+            while i < b.len() && (esc || b[i] != c) {
+                esc = !esc && b[i] == b'\\';
+                i += 1;
+            }
+            if i >= b.len() {
+                return Err((base + start, "unterminated string".into()));
+            }
+            let raw = line[start + 1..i].to_string();
+            let text = unescape(&raw, false).map_err(|m| (base + start, m))?;
+            out.push(Word {
+                text,
+                raw,
+                quoted: true,
+                at: base + start,
+            });
+            i += 1;
+        } else {
+            let start = i;
+            while i < b.len() && !matches!(b[i], b' ' | b'\t' | b'\r' | b'#') {
+                i += 1;
+            }
+            out.push(Word {
+                text: line[start..i].to_string(),
+                raw: String::new(),
+                quoted: false,
+                at: base + start,
+            });
+        }
+    }
+    Ok(out)
+}
+
+impl Mapping {
+    /// Parse a mapping from its text; `file` names it in errors.
+    pub fn parse(file: &str, text: &str) -> Result<Mapping, Box<MapError>> {
+        let src: Arc<str> = Arc::from(text);
+        let fail = |at: usize, len: usize, message: String| {
+            let line = text[..at].matches('\n').count() + 1;
+            let col = at - text[..at].rfind('\n').map(|k| k + 1).unwrap_or(0) + 1;
+            Box::new(MapError {
+                file: file.to_string(),
+                line,
+                col,
+                message,
+                src: NamedSource::new(file, src.clone()),
+                span: (at, len.max(1)).into(),
+            })
+        };
+        let mut m = Mapping {
+            name: String::new(),
+            describe: String::new(),
+            dtd: String::new(),
+            units: Units::Lines,
+            zip_entry: "*".into(),
+            tables: Vec::new(),
+            parts: Vec::new(),
+            text: src.clone(),
+        };
+        let mut offset = 0;
+        for (lineno, line) in text.split('\n').enumerate() {
+            let base = offset;
+            offset += line.len() + 1;
+            let ws = words(line, base).map_err(|(at, msg)| fail(at, 1, msg))?;
+            let Some(first) = ws.first() else { continue };
+            let args = &ws[1..];
+            let want = |n: usize, what: &str| -> Result<(), Box<MapError>> {
+                if args.len() != n {
+                    return Err(fail(
+                        first.at,
+                        first.text.len(),
+                        format!("`{}` takes {what}", first.text),
+                    ));
+                }
+                Ok(())
+            };
+            let plain = |w: &Word| -> Result<String, Box<MapError>> {
+                if w.quoted || w.text.is_empty() {
+                    return Err(fail(
+                        w.at,
+                        w.text.len(),
+                        "expected a name, not a string".into(),
+                    ));
+                }
+                Ok(w.text.clone())
+            };
+            match first.text.as_str() {
+                "format" => {
+                    want(1, "a name")?;
+                    m.name = plain(&args[0])?;
+                }
+                "describe" => {
+                    want(1, "one quoted string")?;
+                    m.describe = args[0].text.clone();
+                }
+                "dtd" => {
+                    want(1, "a DTD file name")?;
+                    m.dtd = args[0].text.clone();
+                }
+                "units" => {
+                    want(1, "`lines` or `xml`")?;
+                    m.units = match args[0].text.as_str() {
+                        "lines" => Units::Lines,
+                        "xml" => Units::Xml,
+                        o => {
+                            return Err(fail(
+                                args[0].at,
+                                o.len(),
+                                format!("unknown units `{o}`: lines or xml"),
+                            ))
+                        }
+                    };
+                }
+                "zip-entry" => {
+                    want(1, "a quoted glob")?;
+                    m.zip_entry = args[0].text.clone();
+                }
+                "table" => {
+                    want(3, "a section, a record and its string field")?;
+                    m.tables.push(Table {
+                        section: plain(&args[0])?,
+                        record: plain(&args[1])?,
+                        field: plain(&args[2])?,
+                    });
+                }
+                "part" => {
+                    let bad = || {
+                        fail(
+                            first.at,
+                            line.len(),
+                            "write `part NAME [file 'GLOB'] section SECTION`".into(),
+                        )
+                    };
+                    let (name, rest) = args.split_first().ok_or_else(bad)?;
+                    let (file, rest) = match rest {
+                        [f, g, rest @ ..] if !f.quoted && f.text == "file" => {
+                            (Some(g.text.clone()), rest)
+                        }
+                        _ => (None, rest),
+                    };
+                    let section = match rest {
+                        [s, n] if !s.quoted && s.text == "section" => plain(n)?,
+                        _ => return Err(bad()),
+                    };
+                    let name = plain(name)?;
+                    if m.parts.iter().any(|p| p.name == name) {
+                        return Err(fail(
+                            args[0].at,
+                            name.len(),
+                            format!("part `{name}` defined twice"),
+                        ));
+                    }
+                    if file.is_none() && m.parts.iter().any(|p| p.file.is_none()) {
+                        return Err(fail(
+                            first.at,
+                            line.len(),
+                            "only one part may leave out `file`".into(),
+                        ));
+                    }
+                    m.parts.push(Part {
+                        name,
+                        file,
+                        section,
+                        header: 0,
+                        rules: Vec::new(),
+                    });
+                }
+                "header" => {
+                    want(1, "a number of units")?;
+                    let n = args[0].text.parse::<usize>().map_err(|_| {
+                        fail(args[0].at, args[0].text.len(), "expected a number".into())
+                    })?;
+                    let part = m.parts.last_mut().ok_or_else(|| {
+                        fail(
+                            first.at,
+                            6,
+                            "`header` belongs to a part: write `part` first".into(),
+                        )
+                    })?;
+                    part.header = n;
+                }
+                "record" | "head" => {
+                    want(2, "a record name and a quoted pattern")?;
+                    let record = plain(&args[0])?;
+                    if !args[1].quoted {
+                        return Err(fail(
+                            args[1].at,
+                            args[1].text.len(),
+                            "the pattern must be quoted".into(),
+                        ));
+                    }
+                    let tables = &m.tables;
+                    let lookup = |t: Option<&str>| -> Result<usize, String> {
+                        match t {
+                            None if tables.is_empty() => {
+                                Err("`str` needs a `table` line before the patterns".into())
+                            }
+                            None => Ok(0),
+                            Some(n) => tables
+                                .iter()
+                                .position(|x| x.section == n)
+                                .ok_or_else(|| format!("no `table {n} …` line")),
+                        }
+                    };
+                    let ptext =
+                        unescape(&args[1].raw, true).map_err(|msg| fail(args[1].at, 1, msg))?;
+                    let pattern = Pattern::compile(ptext.as_bytes(), &lookup).map_err(|e| {
+                        fail(args[1].at + 1 + e.at.min(args[1].raw.len()), 1, e.message)
+                    })?;
+                    let head = first.text == "head";
+                    let part = m.parts.last_mut().ok_or_else(|| {
+                        fail(
+                            first.at,
+                            first.text.len(),
+                            "patterns belong to a part: write `part NAME section SECTION` first"
+                                .into(),
+                        )
+                    })?;
+                    if part.rules.iter().any(|r| r.record == record) {
+                        return Err(fail(args[0].at, record.len(), format!("record `{record}` already has a pattern in this part (one pattern per record; use optional parts)")));
+                    }
+                    part.rules.push(Rule {
+                        record,
+                        head,
+                        pattern,
+                        line: lineno + 1,
+                    });
+                }
+                o => return Err(fail(first.at, o.len(), format!("unknown directive `{o}`"))),
+            }
+        }
+        let end = text.len().saturating_sub(1);
+        if m.name.is_empty() {
+            return Err(fail(0, 1, "the mapping needs a `format NAME` line".into()));
+        }
+        if m.dtd.is_empty() {
+            return Err(fail(0, 1, "the mapping needs a `dtd FILE` line".into()));
+        }
+        if m.parts.is_empty() {
+            return Err(fail(end, 1, "the mapping has no `part`".into()));
+        }
+        Ok(m)
+    }
+
+    /// The part for an input or ZIP entry named `name` (its last path component is matched).
+    pub fn part_for(&self, name: &str) -> Option<usize> {
+        let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+        self.parts
+            .iter()
+            .position(|p| {
+                p.file
+                    .as_deref()
+                    .is_some_and(|g| glob(g, base) || glob(g, name))
+            })
+            .or_else(|| self.parts.iter().position(|p| p.file.is_none()))
+    }
+}
+
+/// Match a glob with `*` (any run) and `?` (any one character).
+pub fn glob(pat: &str, s: &str) -> bool {
+    let (p, s) = (pat.as_bytes(), s.as_bytes());
+    let (mut pi, mut si, mut star, mut mark) = (0, 0, None, 0);
+    while si < s.len() {
+        if pi < p.len() && (p[pi] == b'?' || p[pi] == s[si]) {
+            pi += 1;
+            si += 1;
+        } else if pi < p.len() && p[pi] == b'*' {
+            star = Some(pi);
+            mark = si;
+            pi += 1;
+        } else if let Some(st) = star {
+            pi = st + 1;
+            mark += 1;
+            si = mark;
+        } else {
+            return false;
+        }
+    }
+    p[pi..].iter().all(|&c| c == b'*')
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_a_small_mapping() {
+        let text = "format demo\ndtd demo.dtd\ntable strings string s\npart main section events\nrecord ev 'E {n:dec} {s:str}'\nrecord br '\\[x\\]'\n";
+        let m = Mapping::parse("demo.map", text).unwrap();
+        assert_eq!(m.parts[0].rules.len(), 2);
+        let mut vals = Vec::new();
+        assert!(m.parts[0].rules[1]
+            .pattern
+            .matches(b"[x]", &mut vals)
+            .is_some());
+        assert!(m.parts[0].rules[0]
+            .pattern
+            .matches(b"E 1 abc", &mut vals)
+            .is_some());
+    }
+
+    #[test]
+    fn errors_carry_line_and_column() {
+        let e = Mapping::parse(
+            "m.map",
+            "format x\ndtd x.dtd\npart p section s\nrecord r 'A {n:float}'\n",
+        )
+        .unwrap_err();
+        assert_eq!((e.line, e.col), (4, 13));
+        assert!(e.message.contains("float"), "{}", e.message);
+        let e = Mapping::parse("m.map", "format x\nbogus 1\n").unwrap_err();
+        assert_eq!((e.line, e.col), (2, 1));
+        let e = Mapping::parse(
+            "m.map",
+            "format x\ndtd d\npart p section s\nrecord r 'unterminated\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 4);
+    }
+
+    #[test]
+    fn globs() {
+        assert!(glob("*.xml", "a.xml"));
+        assert!(glob("trace", "trace"));
+        assert!(!glob("trace", "trace2"));
+        assert!(glob("c?asses.txt", "classes.txt"));
+        assert!(glob("*", ""));
+    }
+}

@@ -1,0 +1,494 @@
+//! Line patterns: literal text with typed tokens (`{field:type}`) and optional parts
+//! (`[?flag:…]`), matched against one unit of input (a line without its line end, or one XML
+//! tag or text run) and rendered back from the values.
+//!
+//! A pattern with optional parts is expanded into flat *variants* (every combination of parts
+//! present or absent), so matching is a single left-to-right pass with no backtracking.
+
+use super::number::NumSpell;
+
+/// What a field of a pattern holds.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum FieldKind {
+    /// An integer (a number token, or an optional part's presence flag).
+    Int,
+    /// A string interned into the string table with this index (`str`, `str(TABLE)`);
+    /// the record stores its `sectionOffset`.
+    Interned(usize),
+    /// A string stored inline in the record (`text`).
+    Inline,
+}
+
+/// One field a pattern fills.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct FieldSpec {
+    /// The field's name in the DTD record.
+    pub name: String,
+    /// What it holds.
+    pub kind: FieldKind,
+}
+
+/// One element of a flat pattern variant.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Elem {
+    /// Literal bytes.
+    Lit(Vec<u8>),
+    /// A number token filling field `.0`.
+    Num(usize, NumSpell),
+    /// A string token filling field `.0` (interned or inline, per the field's kind).
+    Str(usize),
+}
+
+/// A flat variant: one combination of optional parts.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Variant {
+    /// The elements in order.
+    pub elems: Vec<Elem>,
+    /// Presence flags fixed by this variant: (field, 0 or 1).
+    pub flags: Vec<(usize, u64)>,
+}
+
+/// A compiled pattern.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Pattern {
+    /// The fields, in order of first appearance.
+    pub fields: Vec<FieldSpec>,
+    /// The variants, most optional parts present first.
+    pub variants: Vec<Variant>,
+    /// The literal text every variant starts with (see [`Pattern::lead`]).
+    lead: Vec<u8>,
+}
+
+/// A matched value: an integer or a byte range of the unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Val {
+    /// An integer.
+    Int(u64),
+    /// Bytes `start..end` of the unit.
+    Span(usize, usize),
+}
+
+/// A value to render.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Out<'a> {
+    /// An integer.
+    Int(u64),
+    /// Bytes.
+    Bytes(&'a [u8]),
+}
+
+/// A pattern compile error: message and byte offset within the pattern text.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PatternError {
+    /// What is wrong.
+    pub message: String,
+    /// Byte offset in the pattern text (after unescaping positions are approximate).
+    pub at: usize,
+}
+
+enum Tree {
+    Lit(Vec<u8>),
+    Num(usize, NumSpell),
+    Str(usize),
+    Opt(usize, Vec<Tree>),
+}
+
+/// How a `str` token names its table: resolved by the caller.
+pub type TableLookup<'a> = &'a dyn Fn(Option<&str>) -> Result<usize, String>;
+
+/// The most optional parts one pattern may have (variants grow as 2^n).
+pub const MAX_OPTIONAL: usize = 6;
+
+impl Pattern {
+    /// Compile pattern text (already unquoted and unescaped).
+    pub fn compile(text: &[u8], tables: TableLookup<'_>) -> Result<Pattern, PatternError> {
+        let mut fields = Vec::new();
+        let mut pos = 0;
+        let mut nopt = 0;
+        let tree = parse_seq(text, &mut pos, &mut fields, tables, 0, &mut nopt)?;
+        if pos < text.len() {
+            return Err(PatternError {
+                message: "unbalanced `]`".into(),
+                at: pos,
+            });
+        }
+        let mut variants = Vec::new();
+        expand(&tree, Vec::new(), Vec::new(), &mut variants);
+        for v in &mut variants {
+            merge_lits(&mut v.elems);
+            for w in v.elems.windows(2) {
+                let adjacent = !matches!(w[0], Elem::Lit(_)) && !matches!(w[1], Elem::Lit(_));
+                if adjacent {
+                    return Err(PatternError {
+                        message: "two tokens need literal text between them".into(),
+                        at: 0,
+                    });
+                }
+            }
+        }
+        let lead = common_lead(&variants).to_vec();
+        Ok(Pattern {
+            fields,
+            variants,
+            lead,
+        })
+    }
+
+    /// The literal text every variant starts with (for quick dispatch), possibly empty.
+    pub fn lead(&self) -> &[u8] {
+        &self.lead
+    }
+}
+
+fn common_lead(variants: &[Variant]) -> &[u8] {
+    let mut lead: Option<&[u8]> = None;
+    for v in variants {
+        let l: &[u8] = match v.elems.first() {
+            Some(Elem::Lit(l)) => l,
+            _ => b"",
+        };
+        lead = Some(match lead {
+            None => l,
+            Some(p) => &p[..common(p, l)],
+        });
+    }
+    lead.unwrap_or(b"")
+}
+
+impl Pattern {
+    /// Match a whole unit; fills `vals` (one per field) and returns the variant index.
+    pub fn matches(&self, unit: &[u8], vals: &mut Vec<Val>) -> Option<usize> {
+        'variants: for (vi, v) in self.variants.iter().enumerate() {
+            vals.clear();
+            vals.resize(self.fields.len(), Val::Int(0));
+            for &(f, x) in &v.flags {
+                vals[f] = Val::Int(x);
+            }
+            let mut pos = 0;
+            for (i, e) in v.elems.iter().enumerate() {
+                match e {
+                    Elem::Lit(l) => {
+                        if !unit[pos..].starts_with(l) {
+                            continue 'variants;
+                        }
+                        pos += l.len();
+                    }
+                    Elem::Num(f, spell) => match spell.scan(unit, pos) {
+                        Some((x, end)) => {
+                            vals[*f] = Val::Int(x);
+                            pos = end;
+                        }
+                        None => continue 'variants,
+                    },
+                    Elem::Str(f) => {
+                        let end = match v.elems.get(i + 1) {
+                            Some(Elem::Lit(l)) => match find(&unit[pos..], l) {
+                                Some(k) => pos + k,
+                                None => continue 'variants,
+                            },
+                            _ => unit.len(),
+                        };
+                        vals[*f] = Val::Span(pos, end);
+                        pos = end;
+                    }
+                }
+            }
+            if pos == unit.len() {
+                return Some(vi);
+            }
+        }
+        None
+    }
+
+    /// The variant to render for these values (by their presence flags).
+    pub fn variant_for(&self, get: &dyn Fn(usize) -> Option<u64>) -> Option<&Variant> {
+        self.variants.iter().find(|v| {
+            v.flags
+                .iter()
+                .all(|&(f, x)| get(f).map(|g| (g != 0) as u64) == Some(x))
+        })
+    }
+
+    /// Render a variant from values (one per field).
+    pub fn render(v: &Variant, vals: &[Out<'_>], out: &mut Vec<u8>) -> Result<(), String> {
+        for e in &v.elems {
+            match e {
+                Elem::Lit(l) => out.extend_from_slice(l),
+                Elem::Num(f, spell) => match vals[*f] {
+                    Out::Int(x) => spell.render(x, out),
+                    Out::Bytes(_) => return Err("a string where a number was expected".into()),
+                },
+                Elem::Str(f) => match vals[*f] {
+                    Out::Bytes(b) => out.extend_from_slice(b),
+                    Out::Int(_) => return Err("a number where a string was expected".into()),
+                },
+            }
+        }
+        Ok(())
+    }
+}
+
+fn common(a: &[u8], b: &[u8]) -> usize {
+    a.iter().zip(b).take_while(|(x, y)| x == y).count()
+}
+
+/// First occurrence of `needle` in `hay`.
+pub fn find(hay: &[u8], needle: &[u8]) -> Option<usize> {
+    if needle.is_empty() {
+        return Some(0);
+    }
+    let first = needle[0];
+    let mut i = 0;
+    while i + needle.len() <= hay.len() {
+        match hay[i..=hay.len() - needle.len()]
+            .iter()
+            .position(|&c| c == first)
+        {
+            None => return None,
+            Some(k) => {
+                i += k;
+                if hay[i..].starts_with(needle) {
+                    return Some(i);
+                }
+                i += 1;
+            }
+        }
+    }
+    None
+}
+
+fn merge_lits(elems: &mut Vec<Elem>) {
+    let mut out: Vec<Elem> = Vec::with_capacity(elems.len());
+    for e in elems.drain(..) {
+        match (out.last_mut(), e) {
+            (Some(Elem::Lit(a)), Elem::Lit(b)) => a.extend_from_slice(&b),
+            (_, Elem::Lit(b)) if b.is_empty() => {}
+            (_, e) => out.push(e),
+        }
+    }
+    *elems = out;
+}
+
+fn expand(tree: &[Tree], prefix: Vec<Elem>, flags: Vec<(usize, u64)>, out: &mut Vec<Variant>) {
+    // Walk the tree; at each optional part, branch (present first).
+    let mut elems = prefix;
+    for (i, t) in tree.iter().enumerate() {
+        match t {
+            Tree::Lit(l) => elems.push(Elem::Lit(l.clone())),
+            Tree::Num(f, s) => elems.push(Elem::Num(*f, *s)),
+            Tree::Str(f) => elems.push(Elem::Str(*f)),
+            Tree::Opt(flag, body) => {
+                let rest = &tree[i + 1..];
+                // present: body then rest
+                let mut with = Vec::new();
+                expand(body, elems.clone(), flags.clone(), &mut with);
+                for w in with {
+                    let mut fl = w.flags;
+                    fl.push((*flag, 1));
+                    expand(rest, w.elems, fl, out);
+                }
+                let mut fl = flags;
+                fl.push((*flag, 0));
+                expand(rest, elems, fl, out);
+                return;
+            }
+        }
+    }
+    out.push(Variant { elems, flags });
+}
+
+fn field_index(fields: &mut Vec<FieldSpec>, name: &str, kind: FieldKind) -> Result<usize, String> {
+    if fields.iter().any(|f| f.name == name) {
+        return Err(format!("field `{name}` appears twice in the pattern"));
+    }
+    fields.push(FieldSpec {
+        name: name.to_string(),
+        kind,
+    });
+    Ok(fields.len() - 1)
+}
+
+fn is_name(s: &str) -> bool {
+    let mut c = s.chars();
+    matches!(c.next(), Some(c) if c.is_ascii_alphabetic() || c == '_')
+        && c.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
+}
+
+fn parse_seq(
+    t: &[u8],
+    pos: &mut usize,
+    fields: &mut Vec<FieldSpec>,
+    tables: TableLookup<'_>,
+    depth: usize,
+    nopt: &mut usize,
+) -> Result<Vec<Tree>, PatternError> {
+    let mut out = Vec::new();
+    let mut lit = Vec::new();
+    while *pos < t.len() {
+        let c = t[*pos];
+        match c {
+            b'\\' if matches!(t.get(*pos + 1), Some(b'{' | b'}' | b'[' | b']' | b'\\')) => {
+                lit.push(t[*pos + 1]);
+                *pos += 2;
+            }
+            b']' if depth > 0 => break,
+            b'{' => {
+                let start = *pos;
+                let close = t[start..]
+                    .iter()
+                    .position(|&c| c == b'}')
+                    .ok_or(PatternError {
+                        message: "`{` without `}` (write `\\{` for a literal brace)".into(),
+                        at: start,
+                    })?;
+                let inner = std::str::from_utf8(&t[start + 1..start + close]).map_err(|_| {
+                    PatternError {
+                        message: "token is not UTF-8".into(),
+                        at: start,
+                    }
+                })?;
+                *pos = start + close + 1;
+                let err = |m: String| PatternError {
+                    message: m,
+                    at: start,
+                };
+                let (name, ty) = inner.split_once(':').ok_or_else(|| {
+                    err(format!(
+                        "token `{{{inner}}}` needs a type: `{{field:type}}`"
+                    ))
+                })?;
+                if !is_name(name) {
+                    return Err(err(format!("`{name}` is not a field name")));
+                }
+                if !lit.is_empty() {
+                    out.push(Tree::Lit(std::mem::take(&mut lit)));
+                }
+                if let Some(spell) = NumSpell::from_type(ty) {
+                    let f = field_index(fields, name, FieldKind::Int).map_err(err)?;
+                    out.push(Tree::Num(f, spell));
+                } else if ty == "text" {
+                    let f = field_index(fields, name, FieldKind::Inline).map_err(err)?;
+                    out.push(Tree::Str(f));
+                } else if ty == "str" || (ty.starts_with("str(") && ty.ends_with(')')) {
+                    let table = if ty == "str" {
+                        None
+                    } else {
+                        Some(&ty[4..ty.len() - 1])
+                    };
+                    let ti = tables(table).map_err(err)?;
+                    let f = field_index(fields, name, FieldKind::Interned(ti)).map_err(err)?;
+                    out.push(Tree::Str(f));
+                } else {
+                    return Err(err(format!(
+                        "unknown token type `{ty}` (dec, int, hex, HEX, 0xhex, 0xHEX [/N], str, str(TABLE), text)"
+                    )));
+                }
+            }
+            b'[' if t.get(*pos + 1) == Some(&b'?') => {
+                let start = *pos;
+                let name_end = t[start + 2..]
+                    .iter()
+                    .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'.'))
+                    .map(|k| start + 2 + k)
+                    .unwrap_or(t.len());
+                let name = std::str::from_utf8(&t[start + 2..name_end]).unwrap_or("");
+                let err = |m: String| PatternError {
+                    message: m,
+                    at: start,
+                };
+                if !is_name(name) {
+                    return Err(err(
+                        "an optional part starts `[?flag:` naming its presence field".into(),
+                    ));
+                }
+                *nopt += 1;
+                if *nopt > MAX_OPTIONAL {
+                    return Err(err(format!("more than {MAX_OPTIONAL} optional parts")));
+                }
+                if !lit.is_empty() {
+                    out.push(Tree::Lit(std::mem::take(&mut lit)));
+                }
+                let f = field_index(fields, name, FieldKind::Int).map_err(err)?;
+                // `[?flag:body]`: a colon ends the flag name.
+                if t.get(name_end) != Some(&b':') {
+                    return Err(err("write an optional part as `[?flag:text]`".into()));
+                }
+                *pos = name_end + 1;
+                let body = parse_seq(t, pos, fields, tables, depth + 1, nopt)?;
+                if t.get(*pos) != Some(&b']') {
+                    return Err(err("optional part without its closing `]`".into()));
+                }
+                *pos += 1;
+                out.push(Tree::Opt(f, body));
+            }
+            _ => {
+                lit.push(c);
+                *pos += 1;
+            }
+        }
+    }
+    if !lit.is_empty() {
+        out.push(Tree::Lit(lit));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn compile(p: &str) -> Pattern {
+        Pattern::compile(p.as_bytes(), &|t| match t {
+            None | Some("names") => Ok(0),
+            Some(o) => Err(format!("no table {o}")),
+        })
+        .unwrap()
+    }
+
+    fn roundtrip(p: &Pattern, unit: &str) -> Option<Vec<Val>> {
+        let mut vals = Vec::new();
+        let vi = p.matches(unit.as_bytes(), &mut vals)?;
+        let outs: Vec<Out> = vals
+            .iter()
+            .map(|v| match *v {
+                Val::Int(x) => Out::Int(x),
+                Val::Span(a, b) => Out::Bytes(&unit.as_bytes()[a..b]),
+            })
+            .collect();
+        let mut out = Vec::new();
+        Pattern::render(&p.variants[vi], &outs, &mut out).unwrap();
+        assert_eq!(out, unit.as_bytes());
+        Some(vals)
+    }
+
+    #[test]
+    fn numbers_strings_and_optional_parts() {
+        let p = compile("D {objid:dec} {thread:dec} {time:dec}[?more: {extra:dec}]");
+        assert_eq!(p.fields.len(), 5);
+        assert_eq!(p.variants.len(), 2);
+        assert_eq!(p.lead(), b"D ");
+        let v = roundtrip(&p, "D 1 2 3 4").unwrap();
+        assert_eq!(v[3], Val::Int(1));
+        assert_eq!(v[4], Val::Int(4));
+        let v = roundtrip(&p, "D 1 2 3").unwrap();
+        assert_eq!(v[3], Val::Int(0));
+        assert!(roundtrip(&p, "D 1 2 03").is_none());
+        assert!(roundtrip(&p, "D 1  2 3").is_none());
+        let q = compile("{id:dec} {owner:str} {name:str(names)}");
+        let v = roundtrip(&q, "14 sun.launcher.LauncherHelper printLocales").unwrap();
+        assert_eq!(v[1], Val::Span(3, 30));
+        let x = compile(r#"<a x="{x:0xhex}" t="{s:dec}.{ns:dec/9}"/>"#);
+        roundtrip(&x, r#"<a x="0xff" t="12.000000500"/>"#).unwrap();
+        assert!(roundtrip(&x, r#"<a x="0xFF" t="12.000000500"/>"#).is_none());
+    }
+
+    #[test]
+    fn compile_errors() {
+        let lookup: TableLookup = &|_| Ok(0);
+        assert!(Pattern::compile(b"{a:dec}{b:dec}", lookup).is_err());
+        assert!(Pattern::compile(b"{a:float}", lookup).is_err());
+        assert!(Pattern::compile(b"{a}", lookup).is_err());
+        assert!(Pattern::compile(b"[?f x", lookup).is_err());
+        assert!(Pattern::compile(b"{a:dec} {a:dec}", lookup).is_err());
+    }
+}

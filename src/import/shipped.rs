@@ -1,0 +1,64 @@
+//! The format mappings built into `mtf`: every file of the repository's `formats/` folder.
+
+use super::mapping::Mapping;
+
+/// `(file name, text)` of each shipped mapping, in auto-detection order.
+pub const SHIPPED: &[(&str, &str)] = &[
+    ("et3.map", include_str!("../../formats/et3.map")),
+    ("et_merlin.map", include_str!("../../formats/et_merlin.map")),
+    ("jvm_trace.map", include_str!("../../formats/jvm_trace.map")),
+    ("tptp.map", include_str!("../../formats/tptp.map")),
+];
+
+/// Every shipped mapping, parsed (they are checked by the tests, so parsing cannot fail).
+pub fn all() -> Vec<(&'static str, Mapping)> {
+    SHIPPED
+        .iter()
+        .map(|(file, text)| {
+            let m = Mapping::parse(file, text).unwrap_or_else(|e| panic!("shipped mapping {e}"));
+            (*file, m)
+        })
+        .collect()
+}
+
+/// The shipped mapping named `name` (its `format` name or its file name).
+pub fn by_name(name: &str) -> Option<Mapping> {
+    all()
+        .into_iter()
+        .find(|(f, m)| m.name == name || *f == name)
+        .map(|x| x.1)
+}
+
+#[cfg(test)]
+mod tests {
+    #[test]
+    fn every_shipped_mapping_parses_and_its_dtd_is_shipped() {
+        for (file, m) in super::all() {
+            assert!(
+                crate::container::shipped_dtd(&m.dtd).is_some(),
+                "{file}: DTD {} not shipped",
+                m.dtd
+            );
+        }
+        // Every shipped DTD of a mapping carries the engine's records exactly as documented.
+        for (file, m) in super::all() {
+            let dtd = crate::container::shipped_dtd(&m.dtd).unwrap();
+            assert!(
+                dtd.contains(crate::import::records::DTD_SNIPPET),
+                "{file}: {} lacks the import records block",
+                m.dtd
+            );
+        }
+        let listed: Vec<_> = super::SHIPPED.iter().map(|s| s.0).collect();
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/formats");
+        for e in std::fs::read_dir(dir).unwrap() {
+            let n = e.unwrap().file_name().into_string().unwrap();
+            if n.ends_with(".map") {
+                assert!(
+                    listed.contains(&n.as_str()),
+                    "formats/{n} is not in SHIPPED"
+                );
+            }
+        }
+    }
+}

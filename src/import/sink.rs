@@ -1,0 +1,292 @@
+//! Where the importer writes: a small by-name trait, and its one implementation over the
+//! library's writer ([`crate::encode::TraceWriter`]).
+//!
+//! All calls into the writer API are in this file, so that a change of that API touches only
+//! [`WriterSink`].
+
+use crate::container::fits_signed;
+use crate::dtd::{Interp, RecordId, Schema, SlotKind};
+use crate::encode::{EncodeError, FieldIn as F, Fields, In, TraceWriter};
+use crate::MetaProperty;
+
+/// A field value given to a sink.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldIn<'a> {
+    /// An integer.
+    Int(u64),
+    /// A byte string (its length field is filled in).
+    Bytes(&'a [u8]),
+    /// A `sectionOffset` byte offset.
+    Offset(u64),
+}
+
+/// The kind of value a planned field takes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FieldType {
+    /// Integer.
+    Int,
+    /// Byte string.
+    Bytes,
+    /// Section offset.
+    Offset,
+}
+
+/// Why a sink refused a record.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum SinkError {
+    /// The values do not fit the record (the caller keeps the line raw instead).
+    Unrepresentable(String),
+    /// Anything else: the import stops.
+    Fatal(String),
+}
+
+impl std::fmt::Display for SinkError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            SinkError::Unrepresentable(m) | SinkError::Fatal(m) => f.write_str(m),
+        }
+    }
+}
+
+/// A prepared record kind: index returned by [`Sink::plan`].
+pub type PlanId = usize;
+
+/// What the import engine writes through.
+pub trait Sink {
+    /// Open the section named `name` (each at most once; the global region comes first).
+    fn section(&mut self, name: &str) -> Result<(), SinkError>;
+    /// Prepare record `record` (looked up in `section`, or globally for `None`) with fields
+    /// given by name, in the order later given to [`Sink::write`].
+    fn plan(
+        &mut self,
+        section: Option<&str>,
+        record: &str,
+        fields: &[(&str, FieldType)],
+    ) -> Result<PlanId, SinkError>;
+    /// Write one record of a plan.
+    fn write(&mut self, plan: PlanId, values: &[FieldIn<'_>]) -> Result<(), SinkError>;
+    /// Write a built-in comment record (format.md §5.2) in the current region.
+    fn comment(&mut self, text: &str) -> Result<(), SinkError>;
+    /// The size in bytes of a record of `plan` whose byte-string field holds `len` bytes,
+    /// or `None` when that length cannot be stored (used to lay out string tables).
+    fn record_size(&self, plan: PlanId, len: usize) -> Option<u64>;
+}
+
+#[derive(Debug, Clone)]
+enum Slot {
+    Const(In),
+    Field(usize),
+    LenOf(usize),
+}
+
+struct Plan {
+    rid: RecordId,
+    template: Vec<Slot>,
+    /// (field index, slot id) of integer fields declared `default` or `delta`: the writer
+    /// switches their default, or restarts their delta chain, by metadata when a value needs it.
+    auto: Vec<(usize, u16)>,
+    fixed_size: u64,
+    max_len: u64,
+}
+
+/// [`Sink`] over [`TraceWriter`].
+pub struct WriterSink<'s> {
+    /// The writer.
+    pub writer: TraceWriter<'s>,
+    schema: &'s Schema,
+    plans: Vec<Plan>,
+    inputs: Vec<In>,
+    section: u8,
+}
+
+const MARK: u64 = 0xFEED_0000_0000_0000;
+const LEN_MARK: usize = 100_003;
+
+impl<'s> WriterSink<'s> {
+    /// Wrap a writer.
+    pub fn new(writer: TraceWriter<'s>, schema: &'s Schema) -> WriterSink<'s> {
+        WriterSink {
+            writer,
+            schema,
+            plans: Vec::new(),
+            inputs: Vec::new(),
+            section: 0,
+        }
+    }
+
+    /// The section id for a name.
+    pub fn section_id(schema: &Schema, name: &str) -> Option<u8> {
+        schema
+            .scopes
+            .iter()
+            .find(|s| s.id != 0 && s.name == name)
+            .map(|s| s.id)
+    }
+
+    /// The DTD slot name a mapping field name refers to: the name itself, or `NAME.data` for a
+    /// nested `(len, data)` string.
+    pub fn slot_name(schema: &Schema, rid: RecordId, name: &str) -> Option<String> {
+        let rt = schema.record(rid);
+        if rt.slots.iter().any(|s| s.name == name) {
+            return Some(name.to_string());
+        }
+        let d = format!("{name}.data");
+        rt.slots.iter().any(|s| s.name == d).then_some(d)
+    }
+}
+
+fn unrep(e: EncodeError) -> SinkError {
+    match e.kind().code() {
+        "mtf::encode::unrepresentable" | "mtf::encode::fixed_value" | "mtf::encode::length" => {
+            SinkError::Unrepresentable(e.to_string())
+        }
+        _ => SinkError::Fatal(e.to_string()),
+    }
+}
+
+impl Sink for WriterSink<'_> {
+    fn section(&mut self, name: &str) -> Result<(), SinkError> {
+        let id = Self::section_id(self.schema, name)
+            .ok_or_else(|| SinkError::Fatal(format!("the DTD has no section `{name}`")))?;
+        self.writer
+            .section(id)
+            .map_err(|e| SinkError::Fatal(e.to_string()))?;
+        self.section = id;
+        Ok(())
+    }
+
+    fn plan(
+        &mut self,
+        section: Option<&str>,
+        record: &str,
+        fields: &[(&str, FieldType)],
+    ) -> Result<PlanId, SinkError> {
+        let schema = self.schema;
+        let sid = match section {
+            None => 0,
+            Some(n) => Self::section_id(schema, n)
+                .ok_or_else(|| SinkError::Fatal(format!("the DTD has no section `{n}`")))?,
+        };
+        let rid = schema.record_by_name(sid, record).ok_or_else(|| {
+            SinkError::Fatal(format!(
+                "the DTD has no record `{record}` in {}",
+                section.map_or("the global scope".to_string(), |s| format!("section `{s}`"))
+            ))
+        })?;
+        let rt = schema.record(rid);
+        // The writer's assembler places each named field and derives lengths; markers show
+        // where each mapping field and each length landed in the ordered values.
+        let mut named = Fields::new();
+        for (i, (name, ty)) in fields.iter().enumerate() {
+            let slot = Self::slot_name(schema, rid, name).ok_or_else(|| {
+                SinkError::Fatal(format!("record `{record}` has no field `{name}`"))
+            })?;
+            let marker = match ty {
+                FieldType::Int => F::Int(MARK + i as u64),
+                FieldType::Offset => F::Offset(MARK + i as u64),
+                FieldType::Bytes => F::Bytes(vec![0; LEN_MARK + i]),
+            };
+            named.push(slot, marker);
+        }
+        let ins = self
+            .writer
+            .assemble(rid, &named)
+            .map_err(|e| SinkError::Fatal(format!("record `{record}`: {e}")))?;
+        let template = ins
+            .into_iter()
+            .map(|x| match x {
+                In::Int(v) | In::Offset(v) if v >= MARK && v < MARK + fields.len() as u64 => {
+                    Slot::Field((v - MARK) as usize)
+                }
+                In::Int(v) if (LEN_MARK as u64..(LEN_MARK + fields.len()) as u64).contains(&v) => {
+                    Slot::LenOf(v as usize - LEN_MARK)
+                }
+                In::Bytes(b) if b.len() >= LEN_MARK => Slot::Field(b.len() - LEN_MARK),
+                other => Slot::Const(other),
+            })
+            .collect();
+        let mut auto = Vec::new();
+        for (i, (name, ty)) in fields.iter().enumerate() {
+            if *ty == FieldType::Int {
+                let sn = Self::slot_name(schema, rid, name).unwrap_or_default();
+                if let Some(s) = rt.slots.iter().position(|s| s.name == sn) {
+                    if matches!(rt.slots[s].interp, Interp::Default(_) | Interp::Delta(_)) {
+                        auto.push((i, s as u16));
+                    }
+                }
+            }
+        }
+        // Size of a record with one byte string: tag + integer widths + the string.
+        let mut fixed_size = schema.tag_width as u64;
+        let mut max_len = u64::MAX;
+        for (k, s) in rt.slots.iter().enumerate().skip(1) {
+            if let SlotKind::Int { width } = s.kind {
+                if !s.interp.is_zero_width() {
+                    fixed_size += width as u64;
+                }
+                let is_len = rt.slots.iter().any(|b| {
+                    matches!(&b.kind, SlotKind::Bytes { width: crate::dtd::Expr::Value(v) } if *v as usize == k)
+                });
+                if is_len && width < 8 {
+                    max_len = max_len.min((1u64 << (8 * width as u32)) - 1);
+                }
+            }
+        }
+        self.plans.push(Plan {
+            rid,
+            template,
+            auto,
+            fixed_size,
+            max_len,
+        });
+        Ok(self.plans.len() - 1)
+    }
+
+    fn write(&mut self, plan: PlanId, values: &[FieldIn<'_>]) -> Result<(), SinkError> {
+        let p = &self.plans[plan];
+        // A `default` field whose value differs from the live default, or a `delta` field whose
+        // step does not fit its width: a metadata record first (format.md §5.4) sets the default
+        // to the value, or restarts the delta chain at the value (the record then stores 0).
+        for &(i, slot) in &p.auto {
+            if let FieldIn::Int(v) = values[i] {
+                let Some(ss) = self.writer.live(p.rid, slot) else {
+                    continue;
+                };
+                let interp = match ss.interp {
+                    Interp::Default(d) if d != v => Interp::Default(v),
+                    Interp::Delta(_) if !fits_signed(v.wrapping_sub(ss.prev) as i64, ss.width) => {
+                        Interp::Delta(v)
+                    }
+                    _ => continue,
+                };
+                let prop = MetaProperty::Interp(interp);
+                self.writer.metadata(p.rid, slot, prop).map_err(unrep)?;
+            }
+        }
+        self.inputs.clear();
+        for s in &p.template {
+            self.inputs.push(match s {
+                Slot::Const(c) => c.clone(),
+                Slot::Field(i) => match values[*i] {
+                    FieldIn::Int(v) => In::Int(v),
+                    FieldIn::Offset(v) => In::Offset(v),
+                    FieldIn::Bytes(b) => In::Bytes(b.to_vec()),
+                },
+                Slot::LenOf(i) => match values[*i] {
+                    FieldIn::Bytes(b) => In::Int(b.len() as u64),
+                    _ => In::Int(0),
+                },
+            });
+        }
+        self.writer.record(p.rid, &self.inputs).map_err(unrep)
+    }
+
+    fn comment(&mut self, text: &str) -> Result<(), SinkError> {
+        self.writer.comment(text).map_err(unrep)
+    }
+
+    fn record_size(&self, plan: PlanId, len: usize) -> Option<u64> {
+        let p = &self.plans[plan];
+        (len as u64 <= p.max_len).then_some(p.fixed_size + len as u64)
+    }
+}
