@@ -8,7 +8,7 @@ use clap::Args;
 use metatf::decode::Event;
 use metatf::io::StdoutSink;
 
-use super::common::{input_name, open, Failure};
+use super::common::{input_name, open_salvaging, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK};
 
 /// Arguments of `mtf check`.
@@ -29,7 +29,7 @@ pub struct CheckArgs {
 
 /// Run `mtf check`.
 pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
-    let o = open(&args.trace, args.dtd.as_deref())?;
+    let o = open_salvaging(&args.trace, args.dtd.as_deref())?;
     let reader = o.reader();
     let mut per_type = vec![0u64; o.schema().records.len()];
     let mut reported = 0u64;
@@ -38,6 +38,11 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     // A closed pipe (`mtf check T | head -1`) ends the command quietly with status 0; any other
     // failure to write is an I/O error (status 2): see `Failure::from`.
     let mut out = StdoutSink::new();
+    if let Some(e) = o.damage() {
+        total += 1;
+        reported += 1;
+        writeln!(out, "{path}: {}", e.innermost())?;
+    }
     let mut records = reader.records();
     while let Some(event) = records.next() {
         let problem: &dyn std::fmt::Display = match &event {

@@ -215,6 +215,32 @@ pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
     let trace = input
         .into_trace()
         .map_err(|e| container_failure(path, &e))?;
+    with_dtd(path, trace, dtd)
+}
+
+/// As [`open`], but a trace whose container is damaged (cut short by a crashed tracer) still
+/// opens with the regions that can be trusted: the container error is printed here, and
+/// [`Opened::damage`] tells the caller to exit 1 after showing what the trace holds.
+pub fn open_salvaging(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
+    let input = Input::open(path).map_err(|e| io_failure(&e))?;
+    let trace = input
+        .into_trace_salvaging()
+        .map_err(|e| container_failure(path, &e))?;
+    if let Some(e) = trace.damage() {
+        let f = container_failure(path, e);
+        line_to_stderr(&format!(
+            "{}\n  (showing the records of the regions that can still be read)",
+            f.message
+        ));
+    }
+    with_dtd(path, trace, dtd)
+}
+
+fn with_dtd(
+    path: &Path,
+    trace: metatf::container::Trace<'static>,
+    dtd: Option<&Path>,
+) -> Result<Opened, Failure> {
     match metatf::with_trace(trace, dtd) {
         Ok(o) => {
             print_warnings(o.warnings());

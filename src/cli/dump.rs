@@ -10,7 +10,7 @@ use metatf::text::{DumpHeader, Format, Options, Printer};
 
 use metatf::io::{classify, StdoutFailure, StdoutSink};
 
-use super::common::{input_name, line_to_stderr, open, section_arg, Failure};
+use super::common::{input_name, line_to_stderr, open_salvaging, section_arg, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Output format of `mtf dump`.
@@ -59,7 +59,7 @@ pub struct DumpArgs {
 
 /// Run `mtf dump`.
 pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
-    let o = open(&args.trace, args.dtd.as_deref())?;
+    let o = open_salvaging(&args.trace, args.dtd.as_deref())?;
     let schema = o.schema();
     let mut want_section = [args.sections.is_empty(); 256];
     for s in &args.sections {
@@ -107,7 +107,12 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
         class: h.class,
         order: h.byte_order,
     };
-    let mut status = EXIT_OK;
+    // A damaged container was reported when it was opened; what it holds is still shown.
+    let mut status = if o.damage().is_some() {
+        EXIT_INVALID_TRACE
+    } else {
+        EXIT_OK
+    };
     let result = (|| -> std::io::Result<()> {
         printer.header(&mut w, &header)?;
         let mut records = reader.records();

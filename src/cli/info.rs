@@ -9,7 +9,7 @@ use metatf::decode::Event;
 
 use metatf::io::{escape_for_terminal, StdoutSink};
 
-use super::common::{input_name, open, Failure};
+use super::common::{input_name, open_salvaging, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK};
 
 /// Arguments of `mtf info`.
@@ -24,13 +24,13 @@ pub struct InfoArgs {
 
 /// Run `mtf info`.
 pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
-    let o = open(&args.trace, args.dtd.as_deref())?;
+    let o = open_salvaging(&args.trace, args.dtd.as_deref())?;
     let h = o.trace().header();
     let reader = o.reader();
     let nregions = reader.regions().len();
     let mut per_region = vec![0u64; nregions];
     let mut per_type = vec![0u64; o.schema().records.len()];
-    let mut errors = 0u64;
+    let mut errors = u64::from(o.damage().is_some());
     let mut records = reader.records();
     let region_of = |offset: u64| {
         reader

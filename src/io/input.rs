@@ -260,6 +260,14 @@ impl Input {
         let path = (!self.is_stdin()).then(|| self.path.clone());
         Trace::from_data(self.data.into(), path)
     }
+
+    /// As [`Input::into_trace`], but a trace whose container is damaged (cut short, say) is
+    /// opened with what can be trusted ([`Trace::salvage`]); [`Trace::damage`] says what is
+    /// wrong.
+    pub fn into_trace_salvaging(self) -> Result<Trace<'static>, ContainerError> {
+        let path = (!self.is_stdin()).then(|| self.path.clone());
+        Trace::salvage(self.data.into(), path)
+    }
 }
 
 impl AsRef<[u8]> for Input {

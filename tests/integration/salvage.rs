@@ -54,3 +54,33 @@ fn an_unreadable_header_is_still_an_error() {
     std::fs::write(&p, &full[..10]).unwrap();
     assert!(metatf::open_salvaging(&p, None).is_err());
 }
+
+/// The reproduction: `head -c 200 traces/hatf-split-le64.mtf > t; mtf dump t` printed
+/// no record. Now the container error is reported, the records before the cut are printed, and
+/// the exit status is 1 (invalid trace); `check` and `info` count the damage too.
+#[test]
+fn dump_of_a_trace_cut_at_200_bytes_prints_its_records() {
+    let full = std::fs::read(util::root().join("traces/hatf-split-le64.mtf")).unwrap();
+    let dir = util::tempdir();
+    let p = dir.path().join("t");
+    std::fs::write(&p, &full[..200]).unwrap();
+    let out = util::mtf(&["dump", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let dump = util::text(&out.stdout);
+    assert!(
+        dump.contains("name vfield.length=7 vfield.data=\"default\""),
+        "{dump}"
+    );
+    assert!(
+        dump.contains("createHeap thread=0 heap=@9:\"scratch arena\""),
+        "{dump}"
+    );
+    let err = util::text(&out.stderr);
+    assert!(err.contains("runs past the end of the file"), "{err}");
+    assert!(err.contains("truncated"), "{err}");
+    let out = util::mtf(&["check", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(util::text(&out.stdout).contains("INVALID, 2 problem(s)"));
+    let out = util::mtf(&["info", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+}
