@@ -205,51 +205,6 @@ fn cli_check_and_show() {
     assert!(String::from_utf8_lossy(&out.stderr).contains("unknown property `widht`"));
 }
 
-/// Appendix B of the paper (as printed, restored only where extraction lost text) parses, and
-/// its `vfield` and `comment` are the prelude's (the prelude writes `comment : vfield`, as the
-/// paper does).
-#[test]
-fn paper_appendix_b() {
-    use metatf::dtd::ast::{Item, RecordDef};
-    let text = fs::read_to_string(root().join("tests/data/dtd/paper/appendix_b.dtd")).unwrap();
-    let (paper, problems) = dtd::parse::parse(&text);
-    assert!(problems.is_empty(), "{problems:?}");
-    let (prelude, _) = dtd::parse::parse(dtd::PRELUDE);
-    let find = |d: &dtd::ast::Dtd, name: &str| -> RecordDef {
-        d.items
-            .iter()
-            .find_map(|i| match i {
-                Item::Record(r) if r.name.name == name => Some(r.clone()),
-                _ => None,
-            })
-            .unwrap()
-    };
-    let shape = |r: &RecordDef, src: &str| {
-        let fields: Vec<String> = r
-            .fields
-            .items
-            .iter()
-            .map(|f| src[f.span.offset..f.span.offset + f.span.len].to_string())
-            .collect();
-        let body: Vec<String> = r
-            .body
-            .iter()
-            .map(|p| src[p.span.offset..p.span.offset + p.span.len].replace(' ', ""))
-            .collect();
-        (fields, r.of_type.as_ref().map(|t| t.name.clone()), body)
-    };
-    assert_eq!(
-        shape(&find(&paper, "vfield"), &text),
-        shape(&find(&prelude, "vfield"), dtd::PRELUDE)
-    );
-    let (pf, pt, pb) = shape(&find(&paper, "comment"), &text);
-    let (qf, qt, qb) = shape(&find(&prelude, "comment"), dtd::PRELUDE);
-    assert_eq!((pf, pt), (qf, qt));
-    // The prelude adds only a display hint.
-    assert_eq!(pb, ["tag.value=1;"]);
-    assert_eq!(qb, ["tag.value=1;", "vfield.data.display=text;"]);
-}
-
 /// A zero-width interpretation set more specifically than a non-zero width keeps that width
 /// as the last non-zero width (docs/format.md §4.3): the field starts at width 0 and `none`
 /// restores it.

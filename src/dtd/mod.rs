@@ -1,4 +1,4 @@
-//! The DTD language: text → AST ([`ast`]) → resolved [`Schema`] ([`resolve`]).
+//! The DTD language: text → span-carrying AST → resolved [`Schema`].
 //!
 //! Entry points: [`parse_str`] (text), [`load`] (a file, capped at [`MAX_DTD_BYTES`]) and
 //! [`load_bytes`]. Errors come back as [`DtdErrors`], a miette
@@ -20,11 +20,11 @@
 // would mostly produce consequences of the syntax errors (a record whose `tag.value` line did
 // not parse "has no tag value").
 
-pub mod ast;
-pub mod error;
-pub mod parse;
-pub mod resolve;
-pub mod schema;
+pub(crate) mod ast;
+mod error;
+pub(crate) mod parse;
+pub(crate) mod resolve;
+mod schema;
 
 use std::io::Read;
 use std::path::{Path, PathBuf};

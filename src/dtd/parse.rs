@@ -1060,4 +1060,49 @@ mod tests {
     fn section_keyword_as_record_name_parses() {
         ok("section : (tag, number) { tag.value = 2; }");
     }
+
+    /// Appendix B of the paper (as printed, restored only where extraction lost text) parses, and
+    /// its `vfield` and `comment` are the prelude's (the prelude writes `comment : vfield`, as the
+    /// paper does).
+    #[test]
+    fn paper_appendix_b() {
+        use crate::dtd::ast::{Dtd, Item, RecordDef};
+        let text = include_str!("../../tests/data/dtd/paper/appendix_b.dtd");
+        let (paper, problems) = parse(text);
+        assert!(problems.is_empty(), "{problems:?}");
+        let (prelude, _) = parse(crate::dtd::PRELUDE);
+        let find = |d: &Dtd, name: &str| -> RecordDef {
+            d.items
+                .iter()
+                .find_map(|i| match i {
+                    Item::Record(r) if r.name.name == name => Some(r.clone()),
+                    _ => None,
+                })
+                .unwrap()
+        };
+        let shape = |r: &RecordDef, src: &str| {
+            let fields: Vec<String> = r
+                .fields
+                .items
+                .iter()
+                .map(|f| src[f.span.offset..f.span.offset + f.span.len].to_string())
+                .collect();
+            let body: Vec<String> = r
+                .body
+                .iter()
+                .map(|p| src[p.span.offset..p.span.offset + p.span.len].replace(' ', ""))
+                .collect();
+            (fields, r.of_type.as_ref().map(|t| t.name.clone()), body)
+        };
+        assert_eq!(
+            shape(&find(&paper, "vfield"), text),
+            shape(&find(&prelude, "vfield"), crate::dtd::PRELUDE)
+        );
+        let (pf, pt, pb) = shape(&find(&paper, "comment"), text);
+        let (qf, qt, qb) = shape(&find(&prelude, "comment"), crate::dtd::PRELUDE);
+        assert_eq!((pf, pt), (qf, qt));
+        // The prelude adds only a display hint.
+        assert_eq!(pb, ["tag.value=1;"]);
+        assert_eq!(qb, ["tag.value=1;", "vfield.data.display=text;"]);
+    }
 }

@@ -13,7 +13,7 @@
 //! * [`zipio`]: ZIP inputs and outputs;
 //! * [`sink`]: the one place that calls the trace writer; [`source`]: the one place that calls
 //!   the decoder;
-//! * [`engine`]: import; [`export`]: export; [`shipped`]: the formats built into `mtf`.
+//! * [`engine`]: import; [`mod@export`]: export; [`shipped`]: the formats built into `mtf`.
 //!
 //! **Lossless by construction**: a unit becomes a record only when rendering the record gives
 //! back exactly its bytes; anything else is kept verbatim in a raw-line record, so exporting an

@@ -34,7 +34,7 @@ use super::error::{sspan, DtdError, DtdWarning, Src};
 use super::parse::MAX_DEPTH;
 use super::schema::*;
 
-pub use show::{show_expr, SlotName};
+pub use show::show_expr;
 
 /// Maximum number of fields (nodes) of one expanded record type: slot numbers are 16-bit.
 pub const MAX_FIELDS: usize = u16::MAX as usize;
