@@ -70,14 +70,8 @@ pub fn run(args: DtdArgs) -> i32 {
         if show {
             out.write_all(metatf::text::schema_listing(&loaded.schema).as_bytes())?;
         } else {
-            let n = loaded
-                .schema
-                .records
-                .iter()
-                .filter(|r| r.builtin.is_none())
-                .count();
-            let m = loaded.schema.scopes.len() - 1;
-            writeln!(out, "{}: ok ({})", escape_path(&file), count_summary(n, m))?;
+            let summary = metatf::text::schema_summary(&loaded.schema);
+            writeln!(out, "{}: ok ({summary})", escape_path(&file))?;
         }
         Ok(out.finish()?)
     })();
@@ -90,16 +84,4 @@ pub fn run(args: DtdArgs) -> i32 {
             f.code
         }
     }
-}
-
-fn plural(n: usize, one: &str, many: &str) -> String {
-    format!("{n} {}", if n == 1 { one } else { many })
-}
-
-fn count_summary(records: usize, sections: usize) -> String {
-    format!(
-        "{} in {}",
-        plural(records, "record type", "record types"),
-        plural(sections, "section", "sections")
-    )
 }

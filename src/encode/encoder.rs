@@ -187,24 +187,20 @@ impl<'s> Encoder<'s> {
         out: &mut Vec<u8>,
     ) -> Result<(), EncodeError> {
         let rt = self.schema.record(record);
-        if record == self.wire.section {
+        // The two built-ins with their own methods: a section opens a scope, a metadata record
+        // changes the state.
+        let builtin = if record == self.wire.section {
+            Some("section")
+        } else if record == self.wire.metadata {
+            Some("metadata")
+        } else {
+            None
+        };
+        if let Some(name) = builtin {
             return Err(EncodeError::at(
                 &rt.name,
                 None,
-                K::Builtin {
-                    name: "section",
-                    method: "section",
-                },
-            ));
-        }
-        if record == self.wire.metadata {
-            return Err(EncodeError::at(
-                &rt.name,
-                None,
-                K::Builtin {
-                    name: "metadata",
-                    method: "metadata",
-                },
+                K::Builtin { name, method: name },
             ));
         }
         let Some(base) = self.scope.base(record) else {

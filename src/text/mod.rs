@@ -23,7 +23,7 @@ pub use line::{Arg, Line, Parsed, SectionRef, TextHeader};
 pub use lines::{LineError, LineReader, MAX_LINE};
 pub(crate) use meta::{meta_property, section_id};
 pub use print::{DumpHeader, Format, Options, Printer};
-pub use schema::schema_listing;
+pub use schema::{schema_listing, schema_summary};
 pub use value::{write_string, write_value};
 
 /// Which input syntax.

@@ -48,6 +48,17 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
+/// How many record types (built-ins not counted) and sections a schema has:
+/// `7 record types in 1 section`.
+pub fn schema_summary(schema: &Schema) -> String {
+    let user = schema
+        .records
+        .iter()
+        .filter(|r| r.builtin.is_none())
+        .count();
+    count_summary(user, schema.scopes.len() - 1)
+}
+
 fn count_summary(records: usize, sections: usize) -> String {
     format!(
         "{} in {}",
