@@ -115,7 +115,8 @@ pub enum RefError {
     },
     /// An index outside the section.
     #[error(
-        "sectionStride element {index} is past the end of section {section} ({count} elements)"
+        "sectionStride element {index} is outside section {section} ({})",
+        plural(*count, "element", "elements")
     )]
     BadIndex {
         /// Target section.
@@ -139,6 +140,10 @@ pub enum RefError {
         /// Where its decoding stopped.
         at: u64,
     },
+}
+
+fn plural(n: u64, one: &str, many: &str) -> String {
+    format!("{n} {}", if n == 1 { one } else { many })
 }
 
 fn offset_message(section: u8, offset: u64, content: u64) -> String {

@@ -354,14 +354,24 @@ impl<'s> Encoder<'s> {
                             ));
                             (*o, *o)
                         }
-                        (Interp::SectionStride { section, stride }, _, In::Auto | In::Index(_)) => {
+                        // An integer is the index the field carries (a count computed from its
+                        // list, docs/text-format.md): it must be the cursor, as an index must.
+                        (
+                            Interp::SectionStride { section, stride },
+                            _,
+                            In::Auto | In::Index(_) | In::Int(_) | In::Neg(_),
+                        ) => {
                             let index = st.cursor;
-                            if let In::Index(i) = input {
-                                if *i != index {
+                            let given = match input {
+                                In::Index(i) => Some(*i),
+                                _ => int.map(|v| v as i64),
+                            };
+                            if let Some(i) = given {
+                                if i != index {
                                     return Err(fail(
                                         slot,
                                         K::NotCursor {
-                                            index: *i,
+                                            index: i,
                                             expected: index,
                                         },
                                     ));
