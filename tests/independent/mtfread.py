@@ -530,8 +530,9 @@ class Dtd:
         if ftype[0] == 'ident':
             return ftype[1]
         if ftype[0] == 'repeat':
-            n = self.item_name(ftype[2])
-            return n if n is not None else ftype[1] + '_items'
+            # format.md §4.2: a repeat's item name is its own item's name; a repeat of a
+            # composite (named `C_items`) gives none
+            return self.item_name(ftype[2])
         return None
 
     def new_scalar(self, name, typename, level, ctx, relpath, explicit):
@@ -577,7 +578,8 @@ class Dtd:
         if cname in visible:
             raise DtdError('bad_count: %s names a record type' % cname)
         count = self.new_scalar(cname, cname, level, ctx, relpath, False)
-        rname = ename or self.item_name(item) or (cname + '_items')
+        # `C_items` after the count field's name with its suffix (`n*(a), n*(b)` -> `n_2_items`)
+        rname = ename or self.item_name(item) or (count.name + '_items')
         if item[0] == 'ident' and item[1] not in visible:
             # repeated scalar: the single field takes the repeat's name
             rname2 = level.add(rname, None, ename is not None)
@@ -1012,7 +1014,8 @@ class Trace:
             tgt = self.dtd.find(base, e[2])
             if e[1] == 'width':
                 return tgt.decl_width
-            return values[id(tgt)]
+            # format.md §3.4: a repeated field that has not occurred in this record reads 0
+            return values.get(id(tgt), 0)
         a = self.eval_width(e[1], base, values)
         b = self.eval_width(e[2], base, values)
         r = a + b if e[0] == '+' else a - b if e[0] == '-' else a * b
@@ -1083,27 +1086,40 @@ class Trace:
         content = st + self.dtd.tag_width + 1
         elems = []
 
+        reached = [content]
+
         def emit(rt, payload, off, endp):
+            reached[0] = endp
             if rt is None or rt.name in ('section', 'comment'):
                 return
             elems.append((off - content, payload[1]))
-        self.tables[sec] = []  # guard against recursion
+        self.tables[sec] = {'list': [], 'byoff': {}, 'damaged': None}  # guard against recursion
         saved = self.errors
         self.errors = []
+        damaged = None
         try:
             self.decode_region(sec, st, end, emit)
+        except TraceError as e:
+            # format.md §8: the region stopped at damage; the elements before it stay usable,
+            # a reference to anything after it is an error
+            damaged = reached[0] - content   # content offset where decoding stopped
         finally:
             self.errors = saved
-        t = {'list': [e[1] for e in elems], 'byoff': {e[0]: e[1] for e in elems}}
+        t = {'list': [e[1] for e in elems], 'byoff': {e[0]: e[1] for e in elems},
+             'damaged': damaged}
         self.tables[sec] = t
         return t
 
     def deref(self, r):
         t = self.table(r.sec)
         if r.kind == '@':
+            if r.key not in t['byoff'] and t['damaged'] is not None and r.key >= t['damaged']:
+                raise TraceError('section %d is damaged before offset %d' % (r.sec, r.key))
             if r.key not in t['byoff']:
                 raise TraceError('sectionOffset %d is not at an element of section %d' % (r.key, r.sec))
             return t['byoff'][r.key]
+        if r.key >= len(t['list']) and t['damaged'] is not None:
+            raise TraceError('section %d is damaged before element %d' % (r.sec, r.key))
         if not 0 <= r.key < len(t['list']):
             raise TraceError('sectionStride index %d outside section %d' % (r.key, r.sec))
         return t['list'][r.key]

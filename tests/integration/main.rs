@@ -10,5 +10,6 @@ mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;
 mod salvage;
+mod spec_cases;
 mod util;
 mod writer;
