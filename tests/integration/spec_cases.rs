@@ -426,7 +426,6 @@ fn pack_refuses_a_forward_reference_to_no_element() {
 /// key out") allow leaving out when the list has that many items. `pack` fills the count from
 /// the list as an integer instead and refuses it.
 #[test]
-#[ignore = "pack: a left-out repeat count that is a sectionStride field is filled as an integer and refused (\"an integer does not suit a field with interpretation sectionStride\")"]
 fn left_out_section_stride_count() {
     let c = Case::new(TABLES);
     c.pack(&text(&[
