@@ -5,6 +5,7 @@ mod cli;
 mod fixtures;
 #[cfg(feature = "import")]
 mod import;
+mod messages;
 mod mirror;
 mod roundtrip_prop;
 #[cfg(unix)]

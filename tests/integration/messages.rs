@@ -1,0 +1,97 @@
+//! Messages that say what happened (issue reproductions, one test each).
+
+use crate::util;
+
+const HEAD: &str = "%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\nsection 1\n";
+
+fn pack_error(line: &str) -> String {
+    let text = format!("{HEAD}{line}\n");
+    let (out, path, _dir) = util::pack_stdin("dtds/hatf10.dtd", text.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!path.exists());
+    util::text(&out.stderr)
+}
+
+#[test]
+fn a_duplicate_key_is_named_as_a_duplicate() {
+    let e = pack_error("alloc size=1 size=2 address=5 vfield.data=\"\"");
+    assert!(
+        e.contains("-:3:14: alloc.size: field `size` is given twice"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_negative_value_is_shown_as_written() {
+    let e = pack_error("alloc size=-1 address=5 vfield.data=\"\"");
+    assert!(e.contains("value -1 does not fit in 4 byte(s)"), "{e}");
+    assert!(!e.contains("18446744073709551615"), "{e}");
+}
+
+#[test]
+fn a_missing_key_says_the_field_needs_a_value() {
+    let e = pack_error("alloc size=1 vfield.data=\"\"");
+    assert!(
+        e.contains("alloc.address: no value given; the field's interpretation none needs one"),
+        "{e}"
+    );
+}
+
+#[test]
+fn one_element_is_not_plural() {
+    let e = metatf::decode::RefError::BadIndex {
+        section: 2,
+        index: 1,
+        count: 1,
+    };
+    assert_eq!(
+        e.to_string(),
+        "sectionStride element 1 is outside section 2 (1 element)"
+    );
+}
+
+#[test]
+fn a_section_named_global_is_selected_by_its_name() {
+    let dir = util::tempdir();
+    let dtd = dir.path().join("g.dtd");
+    std::fs::write(
+        &dtd,
+        "section global 7 { r : (tag, v) { tag.value = 4; v.width = 1; v.interpretation = none; } }",
+    )
+    .unwrap();
+    let trace = dir.path().join("g.mtf");
+    let text = "%mtf 1 dtd=\"g.dtd\" class=32 order=little\ncomment vfield.data=\"top\"\nsection global\nr v=3\n";
+    let out = util::mtf_stdin(
+        &[
+            "pack",
+            "--dtd",
+            dtd.to_str().unwrap(),
+            "-",
+            "-o",
+            trace.to_str().unwrap(),
+        ],
+        text.as_bytes(),
+    );
+    assert_eq!(out.status.code(), Some(0), "{}", util::text(&out.stderr));
+    let t = trace.to_str().unwrap();
+    let out = util::mtf(&["dump", "--section", "global", t]);
+    let d = util::text(&out.stdout);
+    assert!(d.contains("r v=3") && !d.contains("comment"), "{d}");
+    // The global region is still `0`.
+    let out = util::mtf(&["dump", "--section", "0", t]);
+    let d = util::text(&out.stdout);
+    assert!(d.contains("comment") && !d.contains("r v=3"), "{d}");
+}
+
+#[test]
+fn trace_errors_name_the_file_once() {
+    let mut bytes = std::fs::read(util::root().join("traces/hatf-le32.mtf")).unwrap();
+    bytes[0] = b'X';
+    let dir = util::tempdir();
+    let p = dir.path().join("bad.mtf");
+    std::fs::write(&p, &bytes).unwrap();
+    let out = util::mtf(&["check", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = util::text(&out.stderr);
+    assert_eq!(e.matches("bad.mtf").count(), 1, "{e}");
+}
