@@ -43,6 +43,7 @@ pub mod container;
 pub mod decode;
 pub mod dtd;
 pub mod encode;
+pub mod escape;
 #[cfg(feature = "import")]
 pub mod import;
 pub mod io;

@@ -122,7 +122,7 @@ impl fmt::Display for NotFound {
         write!(
             f,
             "cannot find the DTD \"{}\"",
-            crate::io::escape_for_terminal(&self.header_name)
+            crate::escape::escape_for_terminal(&self.header_name)
         )?;
         if let Some(why) = &self.rejected {
             write!(f, " ({why}; give the DTD with --dtd)")?;
@@ -133,7 +133,7 @@ impl fmt::Display for NotFound {
         write!(f, "; tried:")?;
         for p in &self.tried {
             // The header's name is part of each path: never shown raw on a terminal.
-            write!(f, "\n  {}", crate::io::escape_path(p))?;
+            write!(f, "\n  {}", crate::escape::escape_path(p))?;
         }
         if self.searched_shipped {
             let names: Vec<_> = shipped_names().collect();

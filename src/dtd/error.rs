@@ -136,11 +136,8 @@ impl SourceCode for DtdSource {
 /// Whether a character must not reach a terminal raw: C0 controls other than tab, LF and CR,
 /// DEL, C1 controls, and the Unicode bidi controls.
 pub fn is_hostile(c: char) -> bool {
-    matches!(c, '\u{0}'..='\u{8}' | '\u{b}' | '\u{c}' | '\u{e}'..='\u{1f}' | '\u{7f}'..='\u{9f}')
-        || matches!(
-            c,
-            '\u{61c}' | '\u{200e}' | '\u{200f}' | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}'
-        )
+    // Tab, LF and CR lay out a DTD's own text; every other unsafe character is hostile.
+    !matches!(c, '\t' | '\n' | '\r') && crate::escape::is_unsafe(c)
 }
 
 /// Replace hostile characters by characters of the same UTF-8 length (`?`, `¿`, `\u{fffd}`),
@@ -159,17 +156,10 @@ fn replace_controls(text: &str) -> String {
         .collect()
 }
 
-/// `text` with hostile characters escaped as `\u{..}` (for messages).
+/// `text` with hostile characters escaped (for messages), as every untrusted string shown to a
+/// terminal is ([`crate::escape`]).
 pub fn escape_hostile(text: &str) -> String {
-    let mut out = String::with_capacity(text.len());
-    for c in text.chars() {
-        if is_hostile(c) {
-            out.push_str(&format!("\\u{{{:x}}}", c as u32));
-        } else {
-            out.push(c);
-        }
-    }
-    out
+    crate::escape::escape_for_terminal(text).into_owned()
 }
 
 /// Convert a schema span to a miette span.
@@ -730,7 +720,7 @@ mod tests {
         for c in ['\u{0}', '\u{1b}', '\u{202e}', '\u{7f}'] {
             assert!(!out.contains(c), "{c:?} printed raw:\n{out}");
         }
-        assert!(out.contains("found `\\u{0}`"), "{out}");
+        assert!(out.contains("found `\\x00`"), "{out}");
         assert!(out.contains("c.dtd:2:1"), "{out}");
     }
 }

@@ -11,8 +11,8 @@ use std::path::{Path, PathBuf};
 use miette::Diagnostic;
 use thiserror::Error;
 
-use super::escape::escape_path;
 use super::input::Compression;
+use crate::escape::escape_path;
 
 /// An input could not be read or an output could not be written.
 #[derive(Debug, Error, Diagnostic)]

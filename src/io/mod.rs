@@ -10,7 +10,8 @@
 //! * [`TempFile`]: a scratch file removed on drop.
 //! * [`remove_temp_files`]: deletes every live temporary file, for a SIGINT/SIGTERM watcher.
 //! * [`install_sigbus_guard`]: turns the `SIGBUS` of a mapped file that shrank into a message.
-//! * [`escape_for_terminal`], [`escape_bytes_for_terminal`]: make untrusted text safe to print.
+//! * [`escape_for_terminal`], [`escape_bytes_for_terminal`], [`escape_path`]: re-exported from
+//!   [`crate::escape`], which every layer uses to show untrusted text.
 //! * [`StdoutSink`], [`classify`]: printing to standard output, stopping quietly on a closed pipe.
 //!
 //! Every error is an [`IoError`] that names the path it concerns.
@@ -20,7 +21,6 @@
 // `BufRead`. That keeps the platform-specific code (`#[cfg(unix)]`) in one folder.
 
 mod error;
-mod escape;
 mod input;
 mod output;
 mod stdout;
@@ -29,8 +29,8 @@ mod temp;
 #[cfg_attr(not(unix), allow(dead_code))]
 mod testutil;
 
+pub use crate::escape::{escape_bytes_for_terminal, escape_for_terminal, escape_path};
 pub use error::IoError;
-pub use escape::{escape_bytes_for_terminal, escape_for_terminal, escape_path};
 pub use input::{Compression, Input, InputData};
 pub use output::Output;
 pub use stdout::{classify, StdoutFailure, StdoutSink};

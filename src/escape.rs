@@ -15,8 +15,14 @@ use std::path::Path;
 
 /// Whether `c` is shown as an escape.
 fn needs_escape(c: char) -> bool {
+    c == '\\' || is_unsafe(c)
+}
+
+/// Whether `c` must never reach a terminal raw: a C0 or C1 control, DEL, a bidi control, a line
+/// or paragraph separator.
+pub fn is_unsafe(c: char) -> bool {
     matches!(c,
-        '\0'..='\x1f' | '\x7f' | '\u{80}'..='\u{9f}' | '\\'
+        '\0'..='\x1f' | '\x7f' | '\u{80}'..='\u{9f}'
         // Bidi embeddings and overrides, isolates, marks, the Arabic letter mark.
         | '\u{202a}'..='\u{202e}' | '\u{2066}'..='\u{2069}' | '\u{200e}' | '\u{200f}' | '\u{061c}'
         // Line and paragraph separators: some terminals and viewers break lines on them.
@@ -48,7 +54,7 @@ fn push_escaped(out: &mut String, s: &str) {
 /// borrowed when nothing needs escaping.
 ///
 /// ```
-/// use metatf::io::escape_for_terminal;
+/// use metatf::escape::escape_for_terminal;
 /// assert_eq!(escape_for_terminal("hatf10"), "hatf10");
 /// assert_eq!(escape_for_terminal("a\x1b[2Jb\n"), "a\\x1B[2Jb\\n");
 /// assert_eq!(escape_for_terminal("\u{202e}cod.exe"), "\\u{202E}cod.exe");
