@@ -63,3 +63,8 @@ pub use layout::{MetaProperty, MetaRefused, WidthError, MAX_EMPTY_REPEAT, MAX_FI
 pub use open::{
     open, open_bytes, open_salvaging, open_with_dtd, with_trace, DtdSource, OpenError, Opened,
 };
+
+/// The README's examples, compiled as doc tests so that they stay true.
+#[doc = include_str!("../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeDoctests;
