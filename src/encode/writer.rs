@@ -370,6 +370,7 @@ impl<'s> TraceWriter<'s> {
         })
     }
 
+    #[cfg(feature = "import")]
     /// The ordered values of a record of type `rid` from fields by name, as
     /// [`TraceWriter::write_fields`] would write them (for writers that reuse a template).
     pub(crate) fn assemble(&self, rid: RecordId, fields: &Fields) -> Result<Vec<In>, EncodeError> {
@@ -377,6 +378,7 @@ impl<'s> TraceWriter<'s> {
         assemble(rt, self.enc.compiled().program(rid), fields).map_err(|(_, e)| e)
     }
 
+    #[cfg(feature = "import")]
     /// The live state of one slot of a record type in the current section.
     pub(crate) fn live(&self, rid: RecordId, slot: SlotId) -> Option<crate::layout::SlotState> {
         self.enc.live(rid, slot)

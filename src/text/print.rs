@@ -108,6 +108,7 @@ impl Printer {
         }
     }
 
+    #[cfg(feature = "json")]
     pub(crate) fn opts(&self) -> Options {
         self.opts
     }
