@@ -5,7 +5,8 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use metatf::dtd::Schema;
-use metatf::text::{pack_to_vec, InputFormat};
+use metatf::pack::pack_to_vec;
+use metatf::text::InputFormat;
 
 fn schema() -> &'static Schema {
     static S: OnceLock<Schema> = OnceLock::new();
@@ -19,6 +20,6 @@ fn schema() -> &'static Schema {
 
 fuzz_target!(|data: &[u8]| {
     for format in [InputFormat::Text, InputFormat::Jsonl] {
-        let _ = pack_to_vec(schema(), &mut &data[..], format);
+        let _ = pack_to_vec(schema(), data, format);
     }
 });

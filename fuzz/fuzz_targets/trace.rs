@@ -5,9 +5,9 @@ use std::sync::OnceLock;
 
 use libfuzzer_sys::fuzz_target;
 use metatf::container::Trace;
-use metatf::decode::Reader;
+use metatf::decode::{Event, Reader};
 use metatf::dtd::Schema;
-use metatf::text::Printer;
+use metatf::text::{Options, Printer};
 
 fn schemas() -> &'static [Schema; 2] {
     static S: OnceLock<[Schema; 2]> = OnceLock::new();
@@ -21,14 +21,17 @@ fn schemas() -> &'static [Schema; 2] {
 }
 
 fuzz_target!(|data: &[u8]| {
-    let Ok(trace) = Trace::from_slice(data) else { return };
+    // A damaged container is salvaged as `mtf dump` does, so the lenient reading is fuzzed too.
+    let Ok(trace) = Trace::salvage(metatf::container::TraceData::Borrowed(data), None) else {
+        return;
+    };
     for schema in schemas() {
-        let reader = Reader::from_trace(&trace, schema);
-        let mut dec = reader.records();
-        let printer = Printer::default();
+        let reader = Reader::new(&trace, schema);
+        let mut records = reader.records();
+        let mut printer = Printer::new(&reader, Options::default());
         let mut sink = std::io::sink();
-        while let Some(r) = dec.next() {
-            if let Ok(v) = r {
+        while let Some(event) = records.next() {
+            if let Event::Record(v) = event {
                 printer.record(&mut sink, &v).unwrap();
             }
         }
