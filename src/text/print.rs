@@ -9,7 +9,7 @@ use std::io::{self, Write};
 use crate::container::{ByteOrder, Class};
 use crate::decode::{Field, Reader, RecordView};
 use crate::dtd::Builtin;
-use crate::layout::{Compiled, Program, Step, Walk};
+use crate::layout::{Compiled, Op, Program, Step, Walk};
 
 use super::value::{write_string, write_value};
 
@@ -125,9 +125,22 @@ impl Printer {
         self.walk.reset();
         let last = &mut self.last;
         loop {
-            let step = self.walk.next(prog, |s, _| last[s as usize]);
+            let step = self.walk.next_run(prog, |s, _| last[s as usize]);
             let Some(step) = step else { return Ok(()) };
             match step {
+                Step::Run { ops, pc } => {
+                    for (k, op) in ops.iter().enumerate() {
+                        let (Op::Int(slot) | Op::Bytes(slot, _)) = op else {
+                            unreachable!("a run holds fields only")
+                        };
+                        let Some(f) = view.field_at(idx) else {
+                            return Ok(());
+                        };
+                        idx += 1;
+                        last[*slot as usize] = f.fv.value.number();
+                        visit(Visit::Field(&prog.keys[pc + k], f))?;
+                    }
+                }
                 Step::Int { slot, pc } | Step::Bytes { slot, pc, .. } => {
                     let Some(f) = view.field_at(idx) else {
                         return Ok(());
@@ -148,7 +161,6 @@ impl Printer {
                     singles.pop();
                     visit(Visit::ListEnd)?;
                 }
-                Step::Run { .. } => unreachable!("`next` yields fields one by one"),
             }
         }
     }
