@@ -2,6 +2,8 @@
 
 mod check_errors;
 mod cli;
+#[cfg(feature = "parquet")]
+mod columnar;
 mod fixtures;
 #[cfg(feature = "import")]
 mod import;
