@@ -67,8 +67,11 @@ fn cell(a: &dyn Array, row: usize) -> Cell {
     }
 }
 
-/// Every row of a Parquet file as `(column, cell)` pairs, with the file's Arrow types.
-fn read(path: &Path) -> (Vec<Vec<(String, Cell)>>, Vec<(String, DataType)>) {
+/// One row: `(column, cell)` pairs.
+type Row = Vec<(String, Cell)>;
+
+/// Every row of a Parquet file, with the file's Arrow types.
+fn read(path: &Path) -> (Vec<Row>, Vec<(String, DataType)>) {
     let builder = ParquetRecordBatchReaderBuilder::try_new(File::open(path).unwrap()).unwrap();
     let types = builder
         .schema()
@@ -131,7 +134,7 @@ fn every_sample_trace_reads_back_with_the_decoders_values() {
         let report = write_parquet(&reader, dir.path(), &opts, &mut |_| {}).unwrap();
         assert_eq!(report.problems, 0, "{}", trace.display());
         assert!(!report.tables.is_empty());
-        let mut files: HashMap<u32, Vec<Vec<(String, Cell)>>> = HashMap::new();
+        let mut files: HashMap<u32, Vec<Row>> = HashMap::new();
         for t in &report.tables {
             let (rows, types) = read(&t.path);
             assert_eq!(rows.len() as u64, t.rows, "{}", t.path.display());
