@@ -208,7 +208,7 @@ pub fn color_enabled() -> bool {
 /// plain otherwise.
 pub fn render(d: &dyn Diagnostic) -> String {
     if color_enabled() {
-        metatf::dtd::render_with(d, GraphicalTheme::default())
+        metatf::dtd::render_with(d, GraphicalTheme::unicode())
     } else {
         metatf::dtd::render_plain(d)
     }

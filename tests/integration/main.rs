@@ -12,5 +12,7 @@ mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;
 mod salvage;
+#[cfg(all(feature = "cli", feature = "compression"))]
+mod users;
 mod util;
 mod writer;
