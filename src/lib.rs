@@ -39,6 +39,8 @@
 //! ```
 #![deny(missing_docs)]
 
+#[cfg(feature = "parquet")]
+pub mod columnar;
 pub mod container;
 pub mod decode;
 pub mod dtd;

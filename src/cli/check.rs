@@ -8,7 +8,8 @@ use clap::Args;
 use metatf::decode::Event;
 use metatf::io::StdoutSink;
 
-use super::common::{input_name, open_salvaging, Failure};
+use super::common::{input_name, open_salvaging, quiet, Failure};
+use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK};
 
 /// Arguments of `mtf check`.
@@ -22,9 +23,6 @@ pub struct CheckArgs {
     /// Report at most N problems (all are counted).
     #[arg(long, default_value_t = 100)]
     pub max_errors: u64,
-    /// Print only the problems and the verdict, not the per-type summary.
-    #[arg(long, short)]
-    pub quiet: bool,
 }
 
 /// Run `mtf check`.
@@ -43,11 +41,15 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         reported += 1;
         writeln!(out, "{path}: {}", e.innermost())?;
     }
+    let mut bar = Progress::new(reader.bytes().len() as u64, "checking", quiet());
+    let mut n = 0u64;
     let mut records = reader.records();
     while let Some(event) = records.next() {
         let problem: &dyn std::fmt::Display = match &event {
             Event::Record(v) => {
                 per_type[v.record_id() as usize] += 1;
+                n += 1;
+                bar.record(v.offset(), n);
                 continue;
             }
             Event::Problem(p) => p,
@@ -56,12 +58,16 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         total += 1;
         if reported < args.max_errors {
             reported += 1;
-            writeln!(out, "{path}: {problem}")?;
+            bar.suspend(|| -> std::io::Result<()> {
+                writeln!(out, "{path}: {problem}")?;
+                out.flush()
+            })?;
         }
     }
+    bar.finish();
     total += records.dropped_problems();
     let checked: u64 = per_type.iter().sum();
-    if !args.quiet {
+    if !quiet() {
         writeln!(out, "records checked: {checked}")?;
         for (rid, n) in per_type.iter().enumerate() {
             if *n > 0 {

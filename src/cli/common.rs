@@ -5,6 +5,7 @@ use std::borrow::Cow;
 use std::fmt;
 use std::io::IsTerminal;
 use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
 
 use miette::{Diagnostic, GraphicalTheme};
 
@@ -157,10 +158,57 @@ pub fn line_to_stderr(text: &str) {
     to_stderr(&format!("{text}\n"));
 }
 
-/// Render a diagnostic for standard error: in colour on a terminal, plain otherwise.
+/// `--color`: when to colour what is written to standard error.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum ColorMode {
+    /// When standard error is a terminal and `NO_COLOR` is unset or empty.
+    #[default]
+    Auto,
+    /// Always.
+    Always,
+    /// Never.
+    Never,
+}
+
+static COLOR: AtomicU8 = AtomicU8::new(0);
+static QUIET: AtomicBool = AtomicBool::new(false);
+
+/// Set the process-wide `--color` and `--quiet` choices (once, in `main`).
+pub fn set_globals(color: ColorMode, quiet: bool) {
+    let c = match color {
+        ColorMode::Auto => 0,
+        ColorMode::Always => 1,
+        ColorMode::Never => 2,
+    };
+    COLOR.store(c, Ordering::Relaxed);
+    QUIET.store(quiet, Ordering::Relaxed);
+}
+
+/// Whether `--quiet` was given: no progress bars, fewer messages.
+pub fn quiet() -> bool {
+    QUIET.load(Ordering::Relaxed)
+}
+
+/// Whether `NO_COLOR` is set to a non-empty value (<https://no-color.org>).
+pub fn no_color_env() -> bool {
+    std::env::var_os("NO_COLOR").is_some_and(|v| !v.is_empty())
+}
+
+/// Whether standard error gets colours: `--color always`, or `auto` on a terminal without
+/// `NO_COLOR`.
+pub fn color_enabled() -> bool {
+    match COLOR.load(Ordering::Relaxed) {
+        1 => true,
+        2 => false,
+        _ => std::io::stderr().is_terminal() && !no_color_env(),
+    }
+}
+
+/// Render a diagnostic for standard error: in colour on a terminal (see [`color_enabled`]),
+/// plain otherwise.
 pub fn render(d: &dyn Diagnostic) -> String {
-    if std::io::stderr().is_terminal() {
-        metatf::dtd::render_with(d, GraphicalTheme::default())
+    if color_enabled() {
+        metatf::dtd::render_with(d, GraphicalTheme::unicode())
     } else {
         metatf::dtd::render_plain(d)
     }

@@ -1,4 +1,4 @@
-//! `mtf dtd check FILE` and `mtf dtd show FILE`.
+//! `mtf dtd check FILE`, `mtf dtd show FILE|NAME` and `mtf dtd list`.
 
 // Design: the output of `show` is built by `metatf::text::schema_listing`, a pure function of the schema, so
 // that it can be golden-tested without running the binary. Diagnostics go to stderr, coloured
@@ -34,9 +34,44 @@ pub enum DtdCommand {
     },
     /// Print every record type of every scope, with its slots and properties.
     Show {
-        /// The DTD file.
+        /// The DTD file, or the name of a built-in DTD (`mtf dtd list`).
         file: PathBuf,
     },
+    /// List the DTDs built into `mtf`.
+    List,
+}
+
+/// The built-in DTD a `show` argument names, when no file of that name exists: `hatf10.dtd`
+/// or `hatf10`.
+fn builtin(file: &std::path::Path) -> Option<(&'static str, &'static str)> {
+    if file.exists() {
+        return None;
+    }
+    let arg = file.to_str()?;
+    metatf::container::shipped_names()
+        .find(|n| *n == arg || n.strip_suffix(".dtd") == Some(arg))
+        .and_then(|n| Some((n, metatf::container::shipped_dtd(n)?)))
+}
+
+/// `mtf dtd list`: each built-in DTD with the first line of its comment.
+fn list() -> Result<(), Failure> {
+    let mut out = StdoutSink::new();
+    for name in metatf::container::shipped_names() {
+        let text = metatf::container::shipped_dtd(name).unwrap_or_default();
+        let about = text
+            .lines()
+            .next()
+            .and_then(|l| l.strip_prefix("//"))
+            .map(|l| {
+                let l = l.trim();
+                // `name.dtd -- what` or `name.dtd: what`.
+                let l = l.split_once(" -- ").map_or(l, |(_, r)| r);
+                l.split_once(": ").map_or(l, |(_, r)| r).to_string()
+            })
+            .unwrap_or_default();
+        writeln!(out, "{name:<20} {about}")?;
+    }
+    Ok(out.finish()?)
 }
 
 /// Run `mtf dtd`; returns the exit status.
@@ -44,8 +79,23 @@ pub fn run(args: DtdArgs) -> i32 {
     let (file, show) = match args.command {
         DtdCommand::Check { file } => (file, false),
         DtdCommand::Show { file } => (file, true),
+        DtdCommand::List => {
+            return match list() {
+                Ok(()) => EXIT_OK,
+                Err(f) => {
+                    if !f.message.is_empty() {
+                        line_to_stderr(&f.message);
+                    }
+                    f.code
+                }
+            }
+        }
     };
-    let loaded = match dtd::load(&file) {
+    let loaded = match builtin(&file) {
+        Some((name, text)) => dtd::parse_str(name, text).map_err(DtdLoadError::from),
+        None => dtd::load(&file),
+    };
+    let loaded = match loaded {
         Ok(l) => l,
         Err(e @ DtdLoadError::Io { .. }) => {
             line_to_stderr(&format!("mtf: {e}"));

@@ -1,46 +1,53 @@
 //! `mtf dump TRACE`: one line per record, streamed.
 
-use std::io::Write;
-use std::path::PathBuf;
+use std::io::{IsTerminal, Write};
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
 use metatf::decode::Event;
-use metatf::text::{DumpHeader, Format, Options, Printer};
+use metatf::text::{CsvPrinter, DumpHeader, Format, Options, Printer};
 
 use metatf::io::{classify, StdoutFailure, StdoutSink};
 
-use super::common::{input_name, line_to_stderr, open_salvaging, section_arg, Failure};
+use super::common::{
+    input_name, io_failure, line_to_stderr, open_salvaging, quiet, section_arg, Failure,
+};
+use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Output format of `mtf dump`.
-#[derive(Debug, Clone, Copy, ValueEnum)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
 pub enum DumpFormat {
     /// `record key=value …` lines (what `mtf pack` reads).
     Text,
-    /// One JSON object per line.
+    /// One JSON object per line, after a header object (what `mtf pack` reads).
     Jsonl,
+    /// CSV for spreadsheets: one record type (`--record NAME`), a header row, one row per record.
+    Csv,
 }
 
 /// Arguments of `mtf dump`.
 #[derive(Debug, Args)]
 pub struct DumpArgs {
-    /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too).
-    pub trace: PathBuf,
+    /// The traces (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too),
+    /// dumped one after the other.
+    #[arg(required = true, value_name = "TRACE")]
+    pub traces: Vec<PathBuf>,
     /// The DTD to use instead of the one the header names.
-    #[arg(long)]
+    #[arg(short, long)]
     pub dtd: Option<PathBuf>,
     /// Only these sections (name, id, or `global`); repeatable.
-    #[arg(long = "section", value_name = "SECTION")]
+    #[arg(short, long = "section", value_name = "SECTION")]
     pub sections: Vec<String>,
     /// Only these record types; repeatable.
-    #[arg(long = "record", value_name = "NAME")]
+    #[arg(short, long = "record", value_name = "NAME")]
     pub records: Vec<String>,
     /// Skip the first N records that pass the filters.
     #[arg(long, default_value_t = 0)]
     pub skip: u64,
-    /// Print at most N records.
-    #[arg(long)]
+    /// Print at most N records (per trace).
+    #[arg(short = 'n', long)]
     pub limit: Option<u64>,
     /// Prefix every record with `@offset`.
     #[arg(long)]
@@ -53,13 +60,62 @@ pub struct DumpArgs {
     #[arg(long)]
     pub data_only: bool,
     /// Output format.
-    #[arg(long, value_enum, default_value_t = DumpFormat::Text)]
+    #[arg(short, long, value_enum, default_value_t = DumpFormat::Text)]
     pub format: DumpFormat,
+    /// Leave out the header line (`%mtf …`, the JSON header object, the CSV column names).
+    /// `mtf pack` needs the header of text and JSON lines.
+    #[arg(long)]
+    pub no_header: bool,
+    /// JSON lines: write integer values as strings ("18446744073709551615"), for tools that
+    /// lose precision above 2^53; `mtf pack` reads them back.
+    #[arg(long)]
+    pub int_strings: bool,
 }
 
-/// Run `mtf dump`.
+/// Run `mtf dump`: every trace in turn; the exit status is the worst of them.
 pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
-    let o = open_salvaging(&args.trace, args.dtd.as_deref())?;
+    if args.format == DumpFormat::Csv && args.records.len() != 1 {
+        return Err(Failure::new(
+            EXIT_USAGE,
+            "error: --format csv prints one record type (a CSV file has one set of columns): \
+             name it with -r NAME, e.g. `mtf dump -f csv -r alloc T > alloc.csv`",
+        ));
+    }
+    let mut w = StdoutSink::new();
+    let mut status = EXIT_OK;
+    for trace in &args.traces {
+        let s = match dump_one(args, trace, &mut w) {
+            Ok(s) => s,
+            // A closed pipe (`mtf dump t | head`) is a normal way to stop reading.
+            Err(StdoutFailure::Closed) => return Ok(status),
+            Err(StdoutFailure::Failed(e)) => return Err(io_failure(&e)),
+        };
+        status = status.max(s);
+    }
+    Ok(status)
+}
+
+/// Dump one trace; a trace that cannot be opened is reported and gives its status.
+fn dump_one(args: &DumpArgs, trace: &Path, w: &mut StdoutSink) -> Result<i32, StdoutFailure> {
+    match dump_trace(args, trace, w) {
+        Ok(Ok(s)) => Ok(s),
+        Ok(Err(e)) => Err(classify(e)),
+        Err(f) => {
+            w.flush().map_err(classify)?;
+            if !f.message.is_empty() {
+                line_to_stderr(&f.message);
+            }
+            Ok(f.code)
+        }
+    }
+}
+
+fn dump_trace(
+    args: &DumpArgs,
+    trace: &Path,
+    w: &mut StdoutSink,
+) -> Result<std::io::Result<i32>, Failure> {
+    let o = open_salvaging(trace, args.dtd.as_deref())?;
     let schema = o.schema();
     let mut want_section = [args.sections.is_empty(); 256];
     for s in &args.sections {
@@ -93,14 +149,38 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
         &reader,
         Options {
             format: match args.format {
-                DumpFormat::Text => Format::Text,
                 DumpFormat::Jsonl => Format::Jsonl,
+                _ => Format::Text,
             },
             offsets: args.offsets,
             raw: args.raw,
         },
-    );
-    let mut w = StdoutSink::new();
+    )
+    .with_int_strings(args.int_strings);
+    // CSV: one printer per record type of that name (one per section that defines it), all
+    // with the same columns.
+    let mut csv: Vec<CsvPrinter> = Vec::new();
+    if args.format == DumpFormat::Csv {
+        for (i, _) in want_record.iter().enumerate().filter(|(_, w)| **w) {
+            let p = CsvPrinter::new(&reader, i as u32);
+            if csv.first().is_some_and(|f| f.columns() != p.columns()) {
+                return Err(Failure::new(
+                    EXIT_USAGE,
+                    format!(
+                        "error: record types named `{}` differ from section to section: choose \
+                         one with -s SECTION",
+                        args.records[0]
+                    ),
+                ));
+            }
+            csv.push(p);
+        }
+        // With sections chosen, only the types those sections use.
+        csv.retain(|p| {
+            let scope = schema.record(p.record_id()).scope;
+            scope == 0 || want_section[scope as usize]
+        });
+    }
     let h = o.trace().header();
     let header = DumpHeader {
         dtd: &h.dtd_name,
@@ -113,15 +193,31 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
     } else {
         EXIT_OK
     };
+    // Dumping to a file or a pipe shows progress on a terminal's standard error; dumping to
+    // the terminal does not (the bar would mix with the records).
+    let mut bar = Progress::when(
+        reader.bytes().len() as u64,
+        "dumping",
+        !quiet() && std::io::stderr().is_terminal() && !std::io::stdout().is_terminal(),
+    );
     let result = (|| -> std::io::Result<()> {
-        printer.header(&mut w, &header)?;
+        if !args.no_header {
+            match csv.first() {
+                Some(p) => p.header(w)?,
+                None if args.format == DumpFormat::Csv => {}
+                None => printer.header(w, &header)?,
+            }
+        }
         let mut records = reader.records();
         let mut seen = 0u64;
         let mut printed = 0u64;
-        let path = input_name(&args.trace);
+        let mut n = 0u64;
+        let path = input_name(trace);
         while let Some(event) = records.next() {
             match event {
                 Event::Record(view) => {
+                    n += 1;
+                    bar.record(view.offset(), n);
                     if !want_section[view.section() as usize]
                         || !want_record[view.record_id() as usize]
                     {
@@ -134,27 +230,30 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
                     if args.limit.is_some_and(|l| printed >= l) {
                         break;
                     }
-                    printer.record(&mut w, &view)?;
+                    if args.format == DumpFormat::Csv {
+                        if let Some(p) = csv.iter_mut().find(|p| p.record_id() == view.record_id())
+                        {
+                            p.record(w, &view)?;
+                        }
+                    } else {
+                        printer.record(w, &view)?;
+                    }
                     printed += 1;
                 }
                 Event::Problem(p) => {
                     w.flush()?;
-                    line_to_stderr(&format!("error: {path}: {p}"));
+                    bar.suspend(|| line_to_stderr(&format!("error: {path}: {p}")));
                     status = EXIT_INVALID_TRACE;
                 }
                 Event::Damage(d) => {
                     w.flush()?;
-                    line_to_stderr(&format!("error: {path}: {d}"));
+                    bar.suspend(|| line_to_stderr(&format!("error: {path}: {d}")));
                     status = EXIT_INVALID_TRACE;
                 }
             }
         }
         w.flush()
     })();
-    match result.map_err(classify) {
-        Ok(()) => Ok(status),
-        // A closed pipe (`mtf dump t | head`) is a normal way to stop reading.
-        Err(StdoutFailure::Closed) => Ok(status),
-        Err(e) => Err(e.into()),
-    }
+    bar.finish();
+    Ok(result.map(|()| status))
 }

@@ -31,6 +31,10 @@ pub struct ExportArgs {
 
 /// Run `mtf export`.
 pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
+    #[cfg(feature = "parquet")]
+    if args.to.as_deref() == Some("parquet") {
+        return super::columnar::run(&args.trace, args.dtd.as_deref(), &args.output);
+    }
     let o = open(&args.trace, args.dtd.as_deref())?;
     let src = TraceSource::new(o.trace(), o.schema());
     let path = args.trace.display().to_string();

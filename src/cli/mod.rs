@@ -2,13 +2,17 @@
 
 mod dtd;
 
-use clap::{Parser, Subcommand};
+use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod check;
+#[cfg(feature = "parquet")]
+mod columnar;
 mod common;
 mod dump;
 mod info;
 mod pack;
+mod progress;
+mod shell;
 
 use common::line_to_stderr;
 #[cfg(feature = "import")]
@@ -29,6 +33,12 @@ pub const EXIT_BAD_DTD: i32 = 3;
 #[derive(Debug, Parser)]
 #[command(name = "mtf", version, about, long_about = None, after_help = EXIT_HELP)]
 pub struct Cli {
+    /// When to use colours on standard error (`NO_COLOR` set means `never` under `auto`).
+    #[arg(long, global = true, value_enum, default_value_t = common::ColorMode::Auto)]
+    pub color: common::ColorMode,
+    /// No progress bar (and for `check`, only the problems and the verdict).
+    #[arg(short, long, global = true)]
+    pub quiet: bool,
     /// The subcommand.
     #[command(subcommand)]
     pub command: Command,
@@ -58,9 +68,14 @@ pub enum Command {
     /// Import foreign text traces with a format mapping (docs/mappings.md).
     #[cfg(feature = "import")]
     Import(import::ImportArgs),
-    /// Write an imported trace back in its foreign format, byte for byte.
+    /// Write an imported trace back in its foreign format, byte for byte; or, with
+    /// `--to parquet`, any trace as one Parquet file per record type.
     #[cfg(feature = "import")]
     Export(export::ExportArgs),
+    /// Print a completion script for a shell (`mtf completions bash > /etc/bash_completion.d/mtf`).
+    Completions(shell::CompletionsArgs),
+    /// Print the manual page (roff), or write one page per subcommand into a folder.
+    Man(shell::ManArgs),
 }
 
 /// Sets up the process before any file is touched:
@@ -98,13 +113,18 @@ fn install_signal_handling() {
 pub fn main() -> i32 {
     #[cfg(unix)]
     install_signal_handling();
-    let cli = match Cli::try_parse() {
+    let cli = match Cli::command()
+        .color(shell::clap_color())
+        .try_get_matches()
+        .and_then(|m| Cli::from_arg_matches(&m))
+    {
         Ok(c) => c,
         Err(e) => {
             let _ = e.print();
             return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
         }
     };
+    common::set_globals(cli.color, cli.quiet);
     let result = match cli.command {
         Command::Dtd(args) => return dtd::run(args),
         Command::Info(a) => info::run(&a),
@@ -115,6 +135,8 @@ pub fn main() -> i32 {
         Command::Import(a) => import::run(&a),
         #[cfg(feature = "import")]
         Command::Export(a) => export::run(&a),
+        Command::Completions(a) => shell::completions(&a),
+        Command::Man(a) => shell::man(&a),
     };
     match result {
         Ok(code) => code,

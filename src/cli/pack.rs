@@ -1,7 +1,7 @@
 //! `mtf pack --dtd DTD INPUT -o OUT`: the text form (or JSON lines) back into a binary trace.
 
 use std::io::IsTerminal;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
@@ -10,8 +10,14 @@ use metatf::io::{escape_path, Input, IoError, Output};
 use metatf::pack::{finish_error, pack_lines, read_header, LineMap, PackError};
 use metatf::text::{InputFormat, LineReader, TextErrorKind};
 
-use super::common::{input_name, io_failure, line_to_stderr, load_schema_file, render, Failure};
-use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
+use metatf::container::{locate_dtd, Located};
+use metatf::dtd::{DtdLoadError, Schema};
+
+use super::common::{
+    dtd_failure, input_name, io_failure, line_to_stderr, load_schema_file, print_warnings, render,
+    Failure, Flat,
+};
+use super::{EXIT_BAD_DTD, EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Input format of `mtf pack`.
 #[derive(Debug, Clone, Copy, ValueEnum)]
@@ -27,9 +33,10 @@ pub enum PackFormat {
 /// Arguments of `mtf pack`.
 #[derive(Debug, Args)]
 pub struct PackArgs {
-    /// The DTD that describes the records.
-    #[arg(long)]
-    pub dtd: PathBuf,
+    /// The DTD that describes the records. Without it, the DTD the input's header names is
+    /// looked up beside the input, in `MTF_DTD_PATH` and among the built-in DTDs.
+    #[arg(short, long)]
+    pub dtd: Option<PathBuf>,
     /// The input (`-` for standard input), as printed by `mtf dump`; it may be gzip, zstd, xz
     /// or bzip2-compressed.
     pub input: PathBuf,
@@ -39,7 +46,7 @@ pub struct PackArgs {
     #[arg(short, long)]
     pub output: PathBuf,
     /// Input format.
-    #[arg(long, value_enum, default_value_t = PackFormat::Auto)]
+    #[arg(short, long, value_enum, default_value_t = PackFormat::Auto)]
     pub format: PackFormat,
 }
 
@@ -65,7 +72,10 @@ fn output_failure(e: &IoError) -> Failure {
 
 /// Run `mtf pack`.
 pub fn run(args: &PackArgs) -> Result<i32, Failure> {
-    let schema = load_schema_file(&args.dtd)?;
+    let explicit = match &args.dtd {
+        Some(p) => Some(load_schema_file(p)?),
+        None => None,
+    };
     if args.output.as_os_str() == "-" && std::io::stdout().is_terminal() {
         return Err(Failure::new(
             EXIT_USAGE,
@@ -114,6 +124,10 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
     };
     let mut lines = LineReader::new(input);
     let h = read_header(&mut lines, format).map_err(fail)?;
+    let schema = match explicit {
+        Some(s) => s,
+        None => header_schema(&h.dtd, &args.input)?,
+    };
     let out = Output::create(&args.output).map_err(|e| io_failure(&e))?;
     let mut writer = TraceWriter::to_output(&schema, out, h.class, h.order, &h.dtd)
         .map_err(|e| fail(PackError::Write(e)))?;
@@ -132,4 +146,37 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
         summary.nrecords, summary.bytes
     ));
     Ok(EXIT_OK)
+}
+
+/// The DTD the header names (docs/format.md §10): beside the input (not beside standard
+/// input), in `MTF_DTD_PATH`, or built into `mtf`.
+fn header_schema(name: &str, input: &Path) -> Result<Schema, Failure> {
+    let dir = (input.as_os_str() != "-")
+        .then(|| input.parent())
+        .flatten()
+        .map(|d| {
+            if d.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                d
+            }
+        });
+    let env = std::env::var_os("MTF_DTD_PATH");
+    match locate_dtd(None, name, dir, env.as_deref()) {
+        Located::Shipped(n, text) => {
+            let loaded =
+                metatf::dtd::parse_str(n, text).map_err(|e| dtd_failure(&DtdLoadError::from(e)))?;
+            print_warnings(&loaded.warnings);
+            Ok(loaded.schema)
+        }
+        Located::NotFound(nf) => Err(Failure::diagnostic(
+            EXIT_BAD_DTD,
+            &Flat::new(
+                format!("{}: {nf}", input_name(input)),
+                "mtf::dtd::not_found",
+                Some("name the DTD with --dtd FILE".to_string()),
+            ),
+        )),
+        found => load_schema_file(found.path().expect("a file was found")),
+    }
 }

@@ -130,6 +130,7 @@ pub(crate) fn assemble(
         let Some(step) = step else { break };
         match step {
             Step::Int { slot, pc } | Step::Bytes { slot, pc, .. } => {
+                let is_int = matches!(step, Step::Int { .. });
                 let (single, index) = match lists.last() {
                     Some((_, true, i)) => (true, *i),
                     _ => (false, 0),
@@ -167,6 +168,12 @@ pub(crate) fn assemble(
                             None => In::Auto,
                         }
                     }
+                };
+                // An integer written as a decimal string (`mtf dump --format jsonl
+                // --int-strings`, for JSON tools that lose precision above 2^53).
+                let input = match input {
+                    In::Bytes(b) if is_int => decimal(&b).unwrap_or(In::Bytes(b)),
+                    other => other,
                 };
                 known[slot as usize] = match &input {
                     In::Int(v) => Some(*v),
@@ -257,6 +264,20 @@ fn check_used(rt: &RecordType, lv: &Level) -> Result<(), K> {
             key: lv.fields.0[i].0.clone(),
         }),
         None => Ok(()),
+    }
+}
+
+/// `123` or `-5` as an integer input; `None` for anything else.
+fn decimal(b: &[u8]) -> Option<In> {
+    let s = std::str::from_utf8(b).ok()?;
+    let digits = s.strip_prefix('-').unwrap_or(s);
+    if digits.is_empty() || !digits.bytes().all(|c| c.is_ascii_digit()) {
+        return None;
+    }
+    if s.starts_with('-') {
+        s.parse::<i64>().ok().map(In::Neg)
+    } else {
+        s.parse::<u64>().ok().map(In::Int)
     }
 }
 

@@ -47,6 +47,8 @@ pub(crate) fn record(p: &mut Printer, view: &RecordView<'_>) -> J {
         return J::Object(obj);
     }
     let raw = p.opts().raw;
+    // A section record's number is the section id, small and read as a number by `pack`.
+    let strings = p.int_strings() && rt.builtin != Some(Builtin::Section);
     // A stack of open containers: the record's fields, then lists and groups.
     enum Open {
         Map(Map<String, J>),
@@ -56,7 +58,7 @@ pub(crate) fn record(p: &mut Printer, view: &RecordView<'_>) -> J {
     let _ = p.visit(view, |v| -> Result<(), ()> {
         match v {
             Visit::Field(key, f) => {
-                let value = field(reader, &f, raw);
+                let value = field(reader, &f, raw, strings);
                 match stack.last_mut().expect("open") {
                     Open::Map(m) => {
                         m.insert(key.to_string(), value);
@@ -97,10 +99,19 @@ pub(crate) fn record(p: &mut Printer, view: &RecordView<'_>) -> J {
     J::Object(obj)
 }
 
-fn field(reader: &Reader<'_>, f: &Field<'_>, raw: bool) -> J {
-    let v = json_value(reader, f.value(), f.def().display, 0);
+fn field(reader: &Reader<'_>, f: &Field<'_>, raw: bool, strings: bool) -> J {
+    let v = match (strings, f.value(), f.def().display) {
+        (true, Value::Int(v), Display::Signed) => json!((v as i64).to_string()),
+        (true, Value::Int(v), _) => json!(v.to_string()),
+        (_, value, display) => json_value(reader, value, display, 0),
+    };
     if raw {
         if let Some(r) = f.raw() {
+            let r = if strings {
+                json!(r.to_string())
+            } else {
+                json!(r)
+            };
             return json!({"value": v, "raw": r});
         }
     }

@@ -5,6 +5,7 @@
 //! carry [`Fields`](crate::encode::Fields) by name, which [`crate::pack`] hands to the writer.
 //! Nothing here does I/O beyond the `Write`/`BufRead` it is given.
 
+mod csv_out;
 mod error;
 #[cfg(feature = "json")]
 mod json_in;
@@ -18,10 +19,13 @@ mod print;
 mod schema;
 mod value;
 
+pub use csv_out::CsvPrinter;
 pub use error::{TextError, TextErrorKind};
 pub use line::{Arg, Line, Parsed, SectionRef, TextHeader};
 pub use lines::{LineError, LineReader, MAX_LINE};
 pub(crate) use meta::{meta_property, section_id};
+#[cfg(feature = "parquet")]
+pub(crate) use print::Visit;
 pub use print::{DumpHeader, Format, Options, Printer};
 pub use schema::{schema_listing, schema_summary};
 pub use value::{write_string, write_value};

@@ -49,6 +49,7 @@ pub struct DumpHeader<'a> {
 /// Prints the records of one trace.
 pub struct Printer {
     opts: Options,
+    int_strings: bool,
     compiled: Compiled,
     walk: Walk,
     last: Vec<u64>,
@@ -70,6 +71,7 @@ impl Printer {
         Printer {
             last: vec![0; compiled.max_slots],
             opts,
+            int_strings: false,
             compiled,
             walk: Walk::default(),
         }
@@ -106,6 +108,42 @@ impl Printer {
                 writeln!(w, "{v}")
             }
         }
+    }
+
+    /// In JSON lines, write integer field values as JSON strings (`"18446744073709551615"`),
+    /// for tools that read JSON numbers as doubles and lose precision above 2⁵³. `mtf pack`
+    /// reads such strings back as integers.
+    pub fn with_int_strings(mut self, on: bool) -> Printer {
+        self.int_strings = on;
+        self
+    }
+
+    /// The keys of a record type's fields outside every repeat, and of its repeats, in order
+    /// (the tag left out): the keys the text form gives them.
+    pub(crate) fn top_keys(&self, record: crate::dtd::RecordId) -> Vec<String> {
+        use crate::layout::Op;
+        let prog = self.compiled.program(record);
+        let mut keys = Vec::new();
+        let mut pc = 0;
+        while pc < prog.ops.len() {
+            match &prog.ops[pc] {
+                Op::Int(_) | Op::Bytes(..) => {
+                    keys.push(prog.keys[pc].to_string());
+                    pc += 1;
+                }
+                Op::Repeat { end, .. } => {
+                    keys.push(prog.keys[pc].to_string());
+                    pc = *end as usize + 1;
+                }
+                Op::EndRepeat { .. } => pc += 1,
+            }
+        }
+        keys
+    }
+
+    #[cfg(feature = "json")]
+    pub(crate) fn int_strings(&self) -> bool {
+        self.int_strings
     }
 
     #[cfg(feature = "json")]

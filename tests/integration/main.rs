@@ -2,6 +2,8 @@
 
 mod check_errors;
 mod cli;
+#[cfg(feature = "parquet")]
+mod columnar;
 mod fixtures;
 #[cfg(feature = "import")]
 mod import;
@@ -12,5 +14,7 @@ mod roundtrip_prop;
 mod safe_io;
 mod salvage;
 mod spec_cases;
+#[cfg(all(feature = "cli", feature = "compression"))]
+mod users;
 mod util;
 mod writer;

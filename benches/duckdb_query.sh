@@ -1,0 +1,77 @@
+#!/usr/bin/env bash
+# The README's DuckDB query over a trace exported with `mtf export --to parquet`: live bytes
+# over time and the most frequent allocation sizes, on a synthetic HATF trace of N alloc/free
+# pairs (default 1,000,000). Installs DuckDB from PyPI into a venv under /tmp if python3 cannot
+# import it. Not part of `cargo test`.
+#
+#   bash benches/duckdb_query.sh [N]        # MTF=path/to/mtf to use another binary
+set -euo pipefail
+cd "$(dirname "$0")/.."
+N=${1:-1000000}
+MTF=${MTF:-}
+if [ -z "$MTF" ]; then
+    cargo build --release --quiet
+    MTF="${CARGO_TARGET_DIR:-target}/release/mtf"
+fi
+PY=python3
+if ! $PY -c 'import duckdb' 2>/dev/null; then
+    VENV=/tmp/mtf-duckdb-venv
+    if [ ! -x "$VENV/bin/python" ] || ! "$VENV/bin/python" -c 'import duckdb' 2>/dev/null; then
+        $PY -m venv "$VENV"
+        "$VENV/bin/pip" install --quiet duckdb
+    fi
+    PY="$VENV/bin/python"
+fi
+WORK=$(mktemp -d /tmp/mtf-duckdb.XXXXXX)
+trap 'rm -rf "$WORK"' EXIT
+
+# A heap that grows and shrinks: allocations of a few typical sizes, freed in random order.
+$PY - "$N" > "$WORK/t.txt" <<'PY'
+import random, sys
+n = int(sys.argv[1]); rnd = random.Random(12)
+sizes = [16, 16, 24, 32, 32, 32, 48, 64, 128, 256, 1024, 4096]
+out = sys.stdout
+out.write('%mtf 1 dtd="hatf10.dtd" class=32 order=little\nsection number=1\n')
+live, nxt = [], 4096
+for _ in range(n):
+    s = rnd.choice(sizes)
+    out.write(f'alloc size={s} address={nxt} vfield.data=""\n')
+    live.append(nxt); nxt += s
+    if len(live) > 1000 or (live and rnd.random() < 0.45):
+        a = live.pop(rnd.randrange(len(live)))
+        out.write(f'free address={a} vfield.data=""\n')
+PY
+"$MTF" pack "$WORK/t.txt" -o "$WORK/t.mtf"
+time "$MTF" export --to parquet "$WORK/t.mtf" -o "$WORK/pq"
+ls -l "$WORK/pq"
+
+$PY - "$WORK/pq" <<'PY'
+import sys, time, duckdb
+d = sys.argv[1]
+con = duckdb.connect()
+t = time.time()
+# Live bytes over time (the record index is the clock): each free is matched to the latest
+# allocation at its address.
+live = con.sql(f"""
+WITH a AS (SELECT record_index, address, size FROM '{d}/alloc.parquet'),
+     f AS (SELECT record_index, address FROM '{d}/free.parquet'),
+     ev AS (SELECT record_index, size::BIGINT AS delta FROM a
+            UNION ALL
+            SELECT f.record_index, -a.size::BIGINT FROM f ASOF JOIN a
+              ON f.address = a.address AND f.record_index >= a.record_index)
+SELECT record_index // 100000 AS step, max(live) AS peak_live_bytes
+FROM (SELECT record_index, sum(delta) OVER (ORDER BY record_index) AS live FROM ev)
+GROUP BY step ORDER BY step
+""").fetchall()
+top = con.sql(f"""
+SELECT size, count(*) AS allocations, sum(size) AS bytes
+FROM '{d}/alloc.parquet' GROUP BY size ORDER BY allocations DESC LIMIT 5
+""").fetchall()
+print(f"duckdb {duckdb.__version__}: both queries in {time.time() - t:.2f} s")
+print("step (x100k records)  peak live bytes")
+for s, l in live[:10]:
+    print(f"{s:>20}  {l}")
+print("size  allocations  bytes")
+for row in top:
+    print("  ".join(str(x) for x in row))
+PY

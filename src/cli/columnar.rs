@@ -1,0 +1,55 @@
+//! `mtf export --to parquet TRACE -o DIR`: one Parquet file per record type
+//! (`metatf::columnar`), with a progress bar on a terminal.
+
+use std::path::Path;
+
+use metatf::columnar::{write_parquet, ParquetError, ParquetOptions};
+use metatf::io::escape_path;
+
+use super::common::{input_name, io_failure, line_to_stderr, open_salvaging, quiet, Failure};
+use super::progress::Progress;
+use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
+
+/// Run `mtf export --to parquet`.
+pub fn run(trace: &Path, dtd: Option<&Path>, dir: &Path) -> Result<i32, Failure> {
+    if dir.as_os_str() == "-" {
+        return Err(Failure::new(
+            EXIT_USAGE,
+            "error: Parquet export writes one file per record type: name a folder with -o",
+        ));
+    }
+    let o = open_salvaging(trace, dtd)?;
+    let reader = o.reader();
+    let total = reader.bytes().len() as u64;
+    let mut bar = Progress::new(total, "scanning", quiet());
+    let mut pass = 1;
+    let report = write_parquet(&reader, dir, &ParquetOptions::default(), &mut |p| {
+        if p.pass != pass {
+            pass = p.pass;
+            bar.restart("writing");
+        }
+        bar.set(p.position, p.records);
+    });
+    bar.finish();
+    let report = report.map_err(|e| match e {
+        ParquetError::Io(io) => io_failure(&io),
+        other => Failure::new(EXIT_USAGE, format!("error: {other}")),
+    })?;
+    let path = input_name(trace);
+    for m in &report.messages {
+        line_to_stderr(&format!("error: {path}: {m}"));
+    }
+    if !quiet() {
+        let rows: u64 = report.tables.iter().map(|t| t.rows).sum();
+        line_to_stderr(&format!(
+            "exported {path}: {rows} records of {} types into {}",
+            report.tables.len(),
+            escape_path(dir)
+        ));
+    }
+    Ok(if report.problems > 0 || o.damage().is_some() {
+        EXIT_INVALID_TRACE
+    } else {
+        EXIT_OK
+    })
+}

@@ -1,0 +1,1028 @@
+//! Records as columns: one Parquet file per record type, for query engines (DuckDB, Polars,
+//! pandas, Spark, DataFusion). `mtf export --to parquet TRACE -o DIR` calls [`write_parquet`].
+//!
+//! Each record type that occurs in the trace becomes one file, `RECORD.parquet` (or
+//! `SECTION.RECORD.parquet` when several sections define a record type of that name), whose rows
+//! are the records in trace order:
+//!
+//! * `record_index` (the record's index in the trace), `byte_offset` (its absolute offset) and
+//!   `section` (the section id of its region, 0 for the global region);
+//! * one column per field of the DTD, named by its name within its parent, holding the
+//!   **interpreted** value in the narrowest Arrow type that holds every value of the trace
+//!   (`UInt8`…`UInt64`, or `Int8`…`Int64` for `display = signed`); byte strings as `Utf8` when
+//!   the field is displayed as text and every value is valid UTF-8, else `Binary`;
+//! * nested records as structs, repeats as lists (of the item's single field, or of structs);
+//! * a `sectionOffset`/`sectionStride` field as two columns: the value it leads to (a
+//!   dictionary-encoded string for elements of a string section, an integer for numbers; null
+//!   where the reference leads nowhere), and `FIELD_ref`, the stored offset or element index.
+//!
+//! The tag is left out (constant per file), and so are `section` and `metadata` records (the
+//! structure and state changes of the container; their effect is in the values).
+//!
+//! The trace is read twice: a first pass finds, for every column, the narrowest type; the second
+//! writes row groups as it goes. Memory is bounded by one batch of rows and one row group per
+//! open file, whatever the length of the trace.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use arrow_array::types::Int32Type;
+use arrow_array::{
+    Array, ArrayRef, BinaryArray, DictionaryArray, Int16Array, Int32Array, Int64Array, Int8Array,
+    ListArray, RecordBatch, StringArray, StructArray, UInt16Array, UInt32Array, UInt64Array,
+    UInt8Array,
+};
+use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
+use arrow_schema::{DataType, Field, Fields, Schema as ArrowSchema};
+use parquet::arrow::ArrowWriter;
+use parquet::basic::{Compression, ZstdLevel};
+use parquet::file::metadata::KeyValue;
+use parquet::file::properties::WriterProperties;
+
+use crate::decode::{ElementRef, Event, Reader, RecordView, Value};
+use crate::dtd::{Builtin, Display, Node, RecordId, RecordType, SlotKind};
+use crate::io::{IoError, Output};
+use crate::text::{Options, Printer, Visit};
+
+/// How [`write_parquet`] writes.
+#[derive(Debug, Clone)]
+pub struct ParquetOptions {
+    /// Rows gathered before they are handed to the Parquet writer as one Arrow batch.
+    pub batch_rows: usize,
+    /// Rows per row group (a row group is also closed when its encoded size passes 128 MiB).
+    pub row_group_rows: usize,
+}
+
+impl Default for ParquetOptions {
+    fn default() -> Self {
+        ParquetOptions {
+            batch_rows: 64 * 1024,
+            row_group_rows: 1024 * 1024,
+        }
+    }
+}
+
+/// Where [`write_parquet`] is, for a progress display.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Progress {
+    /// 1 while finding the column types, 2 while writing.
+    pub pass: u8,
+    /// Byte offset in the trace reached.
+    pub position: u64,
+    /// The trace's length in bytes.
+    pub total: u64,
+    /// Records read so far in this pass.
+    pub records: u64,
+}
+
+/// One file written.
+#[derive(Debug, Clone)]
+pub struct TableReport {
+    /// The file.
+    pub path: PathBuf,
+    /// The record type.
+    pub record: RecordId,
+    /// Rows written.
+    pub rows: u64,
+}
+
+/// What [`write_parquet`] did.
+#[derive(Debug, Clone, Default)]
+pub struct ParquetReport {
+    /// The files written, in the order of the schema's record types.
+    pub tables: Vec<TableReport>,
+    /// Records read (all types).
+    pub records: u64,
+    /// Problems and damaged regions met (their records are not exported).
+    pub problems: u64,
+    /// The first problems met, as messages (at most 100).
+    pub messages: Vec<String>,
+}
+
+/// Why [`write_parquet`] failed.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum ParquetError {
+    /// Creating or writing a file failed.
+    #[error(transparent)]
+    #[diagnostic(code(mtf::parquet::io))]
+    Io(#[from] IoError),
+    /// The Parquet or Arrow library refused the data.
+    #[error("writing {path}: {message}")]
+    #[diagnostic(code(mtf::parquet::write))]
+    Write {
+        /// The file.
+        path: PathBuf,
+        /// The library's message.
+        message: String,
+    },
+}
+
+/// Progress is reported every this many records.
+const PROGRESS_EVERY: u64 = 1 << 16;
+/// A row group is closed when its encoded size passes this.
+const ROW_GROUP_BYTES: usize = 128 << 20;
+/// A batch is handed over early when its byte strings pass this.
+const BATCH_BYTES: usize = 64 << 20;
+
+/// Write one Parquet file per record type of `reader`'s trace into `dir` (created if needed;
+/// files of the same names are replaced). Every file is written to a temporary name and renamed
+/// into place when complete. `progress` is called now and then.
+pub fn write_parquet(
+    reader: &Reader<'_>,
+    dir: &Path,
+    opts: &ParquetOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<ParquetReport, ParquetError> {
+    let schema = reader.schema();
+    let total = reader.bytes().len() as u64;
+    let mut printer = Printer::new(reader, Options::default());
+    let mut report = ParquetReport::default();
+
+    // Pass 1: the shape and value range of every column.
+    let mut tables: Vec<Option<Table>> = schema
+        .records
+        .iter()
+        .map(|rt| exported(rt).then(|| Table::new(rt)))
+        .collect();
+    let mut records = reader.records();
+    let mut n = 0u64;
+    while let Some(event) = records.next() {
+        match event {
+            Event::Record(view) => {
+                n += 1;
+                if n % PROGRESS_EVERY == 0 {
+                    progress(Progress {
+                        pass: 1,
+                        position: view.offset(),
+                        total,
+                        records: n,
+                    });
+                }
+                if let Some(t) = &mut tables[view.record_id() as usize] {
+                    t.observe(&view);
+                }
+            }
+            Event::Problem(p) => {
+                report.problems += 1;
+                if report.messages.len() < 100 {
+                    report.messages.push(p.to_string());
+                }
+            }
+            Event::Damage(d) => {
+                report.problems += 1;
+                if report.messages.len() < 100 {
+                    report.messages.push(d.to_string());
+                }
+            }
+        }
+    }
+    report.records = n;
+    progress(Progress {
+        pass: 1,
+        position: total,
+        total,
+        records: n,
+    });
+
+    // The files: only for record types that occur.
+    std::fs::create_dir_all(dir).map_err(|source| IoError::Create {
+        path: dir.to_path_buf(),
+        source,
+    })?;
+    let mut writers: Vec<Option<TableWriter>> = Vec::with_capacity(tables.len());
+    for (id, t) in tables.iter_mut().enumerate() {
+        match t {
+            Some(t) if t.rows > 0 => {
+                let path = dir.join(file_name(schema, id as RecordId));
+                writers.push(Some(TableWriter::create(
+                    reader,
+                    t,
+                    id as RecordId,
+                    path,
+                    opts,
+                )?));
+            }
+            _ => writers.push(None),
+        }
+    }
+
+    // Pass 2: the values.
+    let mut records = reader.records();
+    let mut n = 0u64;
+    while let Some(event) = records.next() {
+        let Event::Record(view) = event else { continue };
+        n += 1;
+        if n % PROGRESS_EVERY == 0 {
+            progress(Progress {
+                pass: 2,
+                position: view.offset(),
+                total,
+                records: n,
+            });
+        }
+        let id = view.record_id() as usize;
+        if let (Some(t), Some(w)) = (&mut tables[id], &mut writers[id]) {
+            t.push(&mut printer, &view);
+            if t.batch_rows >= opts.batch_rows || t.batch_bytes >= BATCH_BYTES {
+                w.write(t)?;
+            }
+        }
+    }
+    for (id, w) in writers.into_iter().enumerate() {
+        if let (Some(t), Some(w)) = (&mut tables[id], w) {
+            let path = w.finish(t)?;
+            report.tables.push(TableReport {
+                path,
+                record: id as RecordId,
+                rows: t.rows,
+            });
+        }
+    }
+    progress(Progress {
+        pass: 2,
+        position: total,
+        total,
+        records: n,
+    });
+    Ok(report)
+}
+
+/// Whether a record type becomes a file: every type but `section` and `metadata`.
+fn exported(rt: &RecordType) -> bool {
+    !matches!(rt.builtin, Some(Builtin::Section | Builtin::Metadata))
+}
+
+/// `RECORD.parquet`, or `SECTION.RECORD.parquet` when another section defines a record type of
+/// the same name (`global` for the global scope).
+pub fn file_name(schema: &crate::dtd::Schema, record: RecordId) -> String {
+    let rt = schema.record(record);
+    let shared = schema
+        .records
+        .iter()
+        .filter(|r| r.name == rt.name && exported(r))
+        .count()
+        > 1;
+    if shared {
+        let section = match schema.scope_for(rt.scope) {
+            Some(s) if rt.scope != 0 => s.name.as_str(),
+            _ => "global",
+        };
+        format!("{section}.{}.parquet", rt.name)
+    } else {
+        format!("{}.parquet", rt.name)
+    }
+}
+
+// ---- the column tree ----------------------------------------------------------------------
+
+/// A column as the DTD shapes it.
+#[derive(Debug)]
+enum Col {
+    /// A scalar field: index into `Table::leaves`.
+    Leaf(usize),
+    /// A nested record.
+    Struct(Vec<(String, Col)>),
+    /// A repeat: index into `Table::lists`, and its item.
+    List(usize, Box<Col>),
+}
+
+/// Value range and kinds seen in one scalar field.
+#[derive(Debug, Default, Clone)]
+struct Stats {
+    ints: bool,
+    umax: u64,
+    smin: i64,
+    smax: i64,
+    non_utf8: bool,
+    refs: bool,
+    ref_index: bool,
+    ref_umax: u64,
+    ref_smin: i64,
+    ref_smax: i64,
+    res_bytes: bool,
+    res_non_utf8: bool,
+    res_ints: bool,
+    res_umax: u64,
+    res_other: bool,
+}
+
+impl Stats {
+    fn int(&mut self, v: u64) {
+        self.ints = true;
+        self.umax = self.umax.max(v);
+        self.smin = self.smin.min(v as i64);
+        self.smax = self.smax.max(v as i64);
+    }
+}
+
+/// The Arrow type chosen for one scalar field, with its values of the current batch.
+#[derive(Debug)]
+enum Data {
+    U(DataType, Vec<u64>),
+    I(DataType, Vec<i64>),
+    Bytes {
+        utf8: bool,
+        data: Vec<u8>,
+        offsets: Vec<i32>,
+    },
+    Ref {
+        index: bool,
+        number: DataType,
+        numbers: Vec<u64>,
+        res: Resolved,
+    },
+}
+
+/// The values references lead to.
+#[derive(Debug)]
+enum Resolved {
+    /// Dictionary-encoded strings (or bytes): keys into values of this batch.
+    Dict {
+        utf8: bool,
+        keys: Vec<Option<i32>>,
+        map: HashMap<ElementRef, Option<i32>>,
+        data: Vec<u8>,
+        offsets: Vec<i32>,
+    },
+    /// Integers.
+    Int(DataType, Vec<Option<u64>>),
+    /// Anything else, in the text form.
+    Text(Vec<Option<String>>),
+}
+
+#[derive(Debug)]
+struct Leaf {
+    slot: usize,
+    display: Display,
+    bytes: bool,
+    stats: Stats,
+    data: Option<Data>,
+}
+
+#[derive(Debug, Default)]
+struct List {
+    offsets: Vec<i32>,
+    items: i32,
+}
+
+/// One record type's columns.
+#[derive(Debug)]
+struct Table {
+    cols: Vec<(String, Col)>,
+    leaves: Vec<Leaf>,
+    lists: Vec<List>,
+    /// Leaf of each slot.
+    leaf_of_slot: Vec<Option<usize>>,
+    /// List of each count slot.
+    list_of_count: HashMap<usize, usize>,
+    rows: u64,
+    batch_rows: usize,
+    batch_bytes: usize,
+    index: Vec<u64>,
+    offset: Vec<u64>,
+    section: Vec<u8>,
+}
+
+fn relative<'a>(name: &'a str, prefix: &str) -> &'a str {
+    if prefix.is_empty() {
+        return name;
+    }
+    name.strip_prefix(prefix)
+        .and_then(|r| r.strip_prefix('.'))
+        .unwrap_or(name)
+}
+
+fn full(name: &str, prefix: &str) -> String {
+    if prefix.is_empty() || name.starts_with(&format!("{prefix}.")) {
+        name.to_string()
+    } else {
+        format!("{prefix}.{name}")
+    }
+}
+
+impl Table {
+    fn new(rt: &RecordType) -> Table {
+        let mut t = Table {
+            cols: Vec::new(),
+            leaves: Vec::new(),
+            lists: Vec::new(),
+            leaf_of_slot: vec![None; rt.slots.len()],
+            list_of_count: HashMap::new(),
+            rows: 0,
+            batch_rows: 0,
+            batch_bytes: 0,
+            index: Vec::new(),
+            offset: Vec::new(),
+            section: Vec::new(),
+        };
+        t.cols = t.build(rt, &rt.layout, "");
+        t
+    }
+
+    fn build(&mut self, rt: &RecordType, nodes: &[Node], prefix: &str) -> Vec<(String, Col)> {
+        let mut cols = Vec::new();
+        for node in nodes {
+            match node {
+                Node::Field(slot) => {
+                    let slot = *slot as usize;
+                    if slot == 0 {
+                        continue; // the tag
+                    }
+                    let def = &rt.slots[slot];
+                    let i = self.leaves.len();
+                    self.leaves.push(Leaf {
+                        slot,
+                        display: def.display,
+                        bytes: matches!(def.kind, SlotKind::Bytes { .. }),
+                        stats: Stats::default(),
+                        data: None,
+                    });
+                    self.leaf_of_slot[slot] = Some(i);
+                    cols.push((relative(&def.name, prefix).to_string(), Col::Leaf(i)));
+                }
+                Node::Group { name, children } => {
+                    let path = full(name, prefix);
+                    let inside = self.build(rt, children, &path);
+                    cols.push((relative(&path, prefix).to_string(), Col::Struct(inside)));
+                }
+                Node::Repeat { name, count, item } => {
+                    let path = full(name, prefix);
+                    let l = self.lists.len();
+                    self.lists.push(List {
+                        offsets: vec![0],
+                        items: 0,
+                    });
+                    self.list_of_count.insert(*count as usize, l);
+                    let mut inside = self.build(rt, item, &path);
+                    // An item that is one scalar field is a list of that field, named as the
+                    // text form keys it (`pc`, `n_items.a`).
+                    let (key, col) = if inside.len() == 1 && matches!(inside[0].1, Col::Leaf(_)) {
+                        let (_, c) = inside.pop().expect("one");
+                        let Col::Leaf(i) = c else { unreachable!() };
+                        let slot_name = &rt.slots[self.leaves[i].slot].name;
+                        (relative(slot_name, prefix).to_string(), Col::Leaf(i))
+                    } else {
+                        (relative(&path, prefix).to_string(), Col::Struct(inside))
+                    };
+                    cols.push((key, Col::List(l, Box::new(col))));
+                }
+            }
+        }
+        cols
+    }
+
+    /// Pass 1: widen the columns' ranges by one record.
+    fn observe(&mut self, view: &RecordView<'_>) {
+        self.rows += 1;
+        let reader = view.reader();
+        for f in view.fields().skip(1) {
+            let Some(Some(i)) = self.leaf_of_slot.get(f.slot() as usize) else {
+                continue;
+            };
+            let s = &mut self.leaves[*i].stats;
+            match f.value() {
+                Value::Int(v) => s.int(v),
+                Value::Bytes(b) => s.non_utf8 |= std::str::from_utf8(b).is_err(),
+                Value::Ref(r) => {
+                    s.refs = true;
+                    match r {
+                        ElementRef::Offset { offset, .. } => s.ref_umax = s.ref_umax.max(offset),
+                        ElementRef::Index { index, .. } => {
+                            s.ref_index = true;
+                            s.ref_smin = s.ref_smin.min(index);
+                            s.ref_smax = s.ref_smax.max(index);
+                        }
+                    }
+                    match reader.resolve(r).map(|res| res.value) {
+                        Ok(Value::Bytes(b)) => {
+                            s.res_bytes = true;
+                            s.res_non_utf8 |= std::str::from_utf8(b).is_err();
+                        }
+                        Ok(Value::Int(v)) => {
+                            s.res_ints = true;
+                            s.res_umax = s.res_umax.max(v);
+                        }
+                        Ok(Value::Ref(_)) => s.res_other = true,
+                        Err(_) => {}
+                    }
+                }
+            }
+        }
+    }
+
+    /// After pass 1: choose every leaf's type.
+    fn choose_types(&mut self) {
+        for leaf in &mut self.leaves {
+            let s = &leaf.stats;
+            leaf.data = Some(if s.refs {
+                let number = if s.ref_index {
+                    signed_type(
+                        s.ref_smin.min(0),
+                        s.ref_smax.max(s.umax.min(i64::MAX as u64) as i64),
+                    )
+                } else {
+                    unsigned_type(s.ref_umax.max(s.umax))
+                };
+                let res = if s.res_other || (s.res_bytes && s.res_ints) {
+                    Resolved::Text(Vec::new())
+                } else if s.res_ints {
+                    Resolved::Int(unsigned_type(s.res_umax), Vec::new())
+                } else {
+                    Resolved::Dict {
+                        utf8: !s.res_non_utf8,
+                        keys: Vec::new(),
+                        map: HashMap::new(),
+                        data: Vec::new(),
+                        offsets: vec![0],
+                    }
+                };
+                Data::Ref {
+                    index: s.ref_index,
+                    number,
+                    numbers: Vec::new(),
+                    res,
+                }
+            } else if leaf.bytes {
+                Data::Bytes {
+                    utf8: leaf.display == Display::Text && !s.non_utf8,
+                    data: Vec::new(),
+                    offsets: vec![0],
+                }
+            } else if leaf.display == Display::Signed {
+                Data::I(signed_type(s.smin, s.smax), Vec::new())
+            } else {
+                Data::U(unsigned_type(s.umax), Vec::new())
+            });
+        }
+    }
+
+    /// Pass 2: append one record.
+    fn push(&mut self, printer: &mut Printer, view: &RecordView<'_>) {
+        let reader = view.reader();
+        self.index.push(view.index());
+        self.offset.push(view.offset());
+        self.section.push(view.section());
+        let mut last_slot = usize::MAX;
+        let mut open: Vec<usize> = Vec::new();
+        let leaves = &mut self.leaves;
+        let lists = &mut self.lists;
+        let list_of_count = &self.list_of_count;
+        let leaf_of_slot = &self.leaf_of_slot;
+        let mut bytes = 0usize;
+        let _ = printer.visit(view, |v| -> Result<(), ()> {
+            match v {
+                Visit::Field(_, f) => {
+                    last_slot = f.slot() as usize;
+                    if let Some(Some(i)) = leaf_of_slot.get(last_slot) {
+                        bytes += leaves[*i].push(reader, f.value());
+                    }
+                }
+                Visit::ListStart(_) => {
+                    if let Some(&l) = list_of_count.get(&last_slot) {
+                        open.push(l);
+                    }
+                }
+                Visit::ItemStart(..) => {}
+                Visit::ItemEnd(_) => {
+                    if let Some(&l) = open.last() {
+                        lists[l].items += 1;
+                    }
+                }
+                Visit::ListEnd => {
+                    if let Some(l) = open.pop() {
+                        let n = lists[l].items;
+                        lists[l].offsets.push(n);
+                    }
+                }
+            }
+            Ok(())
+        });
+        self.rows_pushed();
+        self.batch_bytes += bytes;
+    }
+
+    fn rows_pushed(&mut self) {
+        self.batch_rows += 1;
+    }
+
+    fn schema(&self) -> Arc<ArrowSchema> {
+        let mut fields = vec![
+            Field::new(self.meta_name("record_index"), DataType::UInt64, false),
+            Field::new(self.meta_name("byte_offset"), DataType::UInt64, false),
+            Field::new(self.meta_name("section"), DataType::UInt8, false),
+        ];
+        for (name, col) in &self.cols {
+            fields.extend(self.fields_of(name, col));
+        }
+        Arc::new(ArrowSchema::new(fields))
+    }
+
+    /// A meta column's name, with `_` in front while a field has it.
+    fn meta_name(&self, base: &str) -> String {
+        let mut name = base.to_string();
+        while self
+            .cols
+            .iter()
+            .any(|(n, _)| *n == name || *n == format!("{name}_ref"))
+        {
+            name.insert(0, '_');
+        }
+        name
+    }
+
+    /// The Arrow fields of a column (two for a reference).
+    fn fields_of(&self, name: &str, col: &Col) -> Vec<Field> {
+        match col {
+            Col::Leaf(i) => match self.leaves[*i].data.as_ref().expect("typed") {
+                Data::U(t, _) | Data::I(t, _) => vec![Field::new(name, t.clone(), false)],
+                Data::Bytes { utf8, .. } => vec![Field::new(
+                    name,
+                    if *utf8 {
+                        DataType::Utf8
+                    } else {
+                        DataType::Binary
+                    },
+                    false,
+                )],
+                Data::Ref { number, res, .. } => {
+                    let res_type = match res {
+                        Resolved::Dict { utf8, .. } => DataType::Dictionary(
+                            Box::new(DataType::Int32),
+                            Box::new(if *utf8 {
+                                DataType::Utf8
+                            } else {
+                                DataType::Binary
+                            }),
+                        ),
+                        Resolved::Int(t, _) => t.clone(),
+                        Resolved::Text(_) => DataType::Utf8,
+                    };
+                    vec![
+                        Field::new(name, res_type, true),
+                        Field::new(format!("{name}_ref"), number.clone(), false),
+                    ]
+                }
+            },
+            Col::Struct(children) => {
+                let mut fs = Vec::new();
+                for (n, c) in children {
+                    fs.extend(self.fields_of(n, c));
+                }
+                vec![Field::new(name, DataType::Struct(Fields::from(fs)), false)]
+            }
+            Col::List(_, item) => {
+                let inner = self.fields_of("item", item);
+                let item = if inner.len() == 1 {
+                    inner.into_iter().next().expect("one")
+                } else {
+                    // A reference as a list item: both columns in a struct.
+                    Field::new("item", DataType::Struct(Fields::from(inner)), false)
+                };
+                vec![Field::new(name, DataType::List(Arc::new(item)), false)]
+            }
+        }
+    }
+
+    /// The batch gathered so far, emptied.
+    fn take_batch(&mut self, schema: &Arc<ArrowSchema>) -> Result<RecordBatch, String> {
+        let mut arrays: Vec<ArrayRef> = vec![
+            Arc::new(UInt64Array::from(std::mem::take(&mut self.index))),
+            Arc::new(UInt64Array::from(std::mem::take(&mut self.offset))),
+            Arc::new(UInt8Array::from(std::mem::take(&mut self.section))),
+        ];
+        let cols = std::mem::take(&mut self.cols);
+        for (_, col) in &cols {
+            arrays.extend(self.arrays_of(col)?);
+        }
+        self.cols = cols;
+        self.batch_rows = 0;
+        self.batch_bytes = 0;
+        RecordBatch::try_new(schema.clone(), arrays).map_err(|e| e.to_string())
+    }
+
+    fn arrays_of(&mut self, col: &Col) -> Result<Vec<ArrayRef>, String> {
+        Ok(match col {
+            Col::Leaf(i) => self.leaves[*i].take(),
+            Col::Struct(children) => {
+                let mut fields = Vec::new();
+                let mut arrays = Vec::new();
+                for (n, c) in children {
+                    let a = self.arrays_of(c)?;
+                    let f = self.fields_of(n, c);
+                    fields.extend(f);
+                    arrays.extend(a);
+                }
+                vec![Arc::new(
+                    StructArray::try_new(Fields::from(fields), arrays, None)
+                        .map_err(|e| e.to_string())?,
+                )]
+            }
+            Col::List(l, item) => {
+                let mut inner = self.arrays_of(item)?;
+                let mut fields = self.fields_of("item", item);
+                let (field, values): (Field, ArrayRef) = if inner.len() == 1 {
+                    (fields.remove(0), inner.remove(0))
+                } else {
+                    let s = StructArray::try_new(Fields::from(fields), inner, None)
+                        .map_err(|e| e.to_string())?;
+                    (
+                        Field::new("item", s.data_type().clone(), false),
+                        Arc::new(s),
+                    )
+                };
+                let list = &mut self.lists[*l];
+                let offsets = std::mem::replace(&mut list.offsets, vec![0]);
+                list.items = 0;
+                vec![Arc::new(
+                    ListArray::try_new(
+                        Arc::new(field),
+                        OffsetBuffer::new(ScalarBuffer::from(offsets)),
+                        values,
+                        None,
+                    )
+                    .map_err(|e| e.to_string())?,
+                )]
+            }
+        })
+    }
+}
+
+impl Leaf {
+    /// Append one value; returns the bytes it added to byte-string buffers.
+    fn push(&mut self, reader: &Reader<'_>, value: Value<'_>) -> usize {
+        match self.data.as_mut().expect("typed") {
+            Data::U(_, v) => v.push(number(value)),
+            Data::I(_, v) => v.push(number(value) as i64),
+            Data::Bytes { data, offsets, .. } => {
+                let b = value.as_bytes().unwrap_or_default();
+                data.extend_from_slice(b);
+                offsets.push(data.len() as i32);
+                return b.len();
+            }
+            Data::Ref { numbers, res, .. } => {
+                numbers.push(number(value));
+                let Value::Ref(r) = value else {
+                    res.push_null();
+                    return 0;
+                };
+                match res {
+                    Resolved::Dict {
+                        keys,
+                        map,
+                        data,
+                        offsets,
+                        ..
+                    } => {
+                        let key = *map.entry(r).or_insert_with(|| match reader.resolve(r) {
+                            Ok(res) => {
+                                let b = res.value.as_bytes().unwrap_or_default();
+                                data.extend_from_slice(b);
+                                offsets.push(data.len() as i32);
+                                Some(offsets.len() as i32 - 2)
+                            }
+                            Err(_) => None,
+                        });
+                        keys.push(key);
+                    }
+                    Resolved::Int(_, v) => {
+                        v.push(reader.resolve(r).ok().and_then(|x| x.value.as_u64()))
+                    }
+                    Resolved::Text(v) => {
+                        v.push(reader.resolve(r).ok().map(|x| x.value.to_string()))
+                    }
+                }
+            }
+        }
+        0
+    }
+
+    /// The arrays of the batch, emptied.
+    fn take(&mut self) -> Vec<ArrayRef> {
+        match self.data.as_mut().expect("typed") {
+            Data::U(t, v) => vec![unsigned_array(t, std::mem::take(v))],
+            Data::I(t, v) => vec![signed_array(t, std::mem::take(v))],
+            Data::Bytes {
+                utf8,
+                data,
+                offsets,
+            } => vec![bytes_array(*utf8, data, offsets)],
+            Data::Ref {
+                index,
+                number,
+                numbers,
+                res,
+            } => {
+                let numbers = std::mem::take(numbers);
+                let n: ArrayRef = if *index {
+                    signed_array(number, numbers.into_iter().map(|x| x as i64).collect())
+                } else {
+                    unsigned_array(number, numbers)
+                };
+                let r: ArrayRef = match res {
+                    Resolved::Dict {
+                        utf8,
+                        keys,
+                        map,
+                        data,
+                        offsets,
+                    } => {
+                        map.clear();
+                        let values = bytes_array(*utf8, data, offsets);
+                        let keys = Int32Array::from(std::mem::take(keys));
+                        Arc::new(
+                            DictionaryArray::<Int32Type>::try_new(keys, values)
+                                .expect("keys index the values"),
+                        )
+                    }
+                    Resolved::Int(t, v) => {
+                        let v = std::mem::take(v);
+                        let nulls =
+                            NullBuffer::from(v.iter().map(Option::is_some).collect::<Vec<_>>());
+                        let a = unsigned_array(
+                            t,
+                            v.into_iter().map(Option::unwrap_or_default).collect(),
+                        );
+                        arrow_array::make_array(
+                            a.to_data()
+                                .into_builder()
+                                .nulls(Some(nulls))
+                                .build()
+                                .expect("same length"),
+                        )
+                    }
+                    Resolved::Text(v) => Arc::new(StringArray::from(std::mem::take(v))),
+                };
+                vec![r, n]
+            }
+        }
+    }
+}
+
+impl Resolved {
+    fn push_null(&mut self) {
+        match self {
+            Resolved::Dict { keys, .. } => keys.push(None),
+            Resolved::Int(_, v) => v.push(None),
+            Resolved::Text(v) => v.push(None),
+        }
+    }
+}
+
+fn number(v: Value<'_>) -> u64 {
+    match v {
+        Value::Int(x) => x,
+        Value::Bytes(b) => b.len() as u64,
+        Value::Ref(r) => r.number(),
+    }
+}
+
+fn unsigned_type(max: u64) -> DataType {
+    if max <= u8::MAX as u64 {
+        DataType::UInt8
+    } else if max <= u16::MAX as u64 {
+        DataType::UInt16
+    } else if max <= u32::MAX as u64 {
+        DataType::UInt32
+    } else {
+        DataType::UInt64
+    }
+}
+
+fn signed_type(min: i64, max: i64) -> DataType {
+    let fits = |lo: i64, hi: i64| min >= lo && max <= hi;
+    if fits(i8::MIN as i64, i8::MAX as i64) {
+        DataType::Int8
+    } else if fits(i16::MIN as i64, i16::MAX as i64) {
+        DataType::Int16
+    } else if fits(i32::MIN as i64, i32::MAX as i64) {
+        DataType::Int32
+    } else {
+        DataType::Int64
+    }
+}
+
+fn unsigned_array(t: &DataType, v: Vec<u64>) -> ArrayRef {
+    match t {
+        DataType::UInt8 => Arc::new(UInt8Array::from_iter_values(v.into_iter().map(|x| x as u8))),
+        DataType::UInt16 => Arc::new(UInt16Array::from_iter_values(
+            v.into_iter().map(|x| x as u16),
+        )),
+        DataType::UInt32 => Arc::new(UInt32Array::from_iter_values(
+            v.into_iter().map(|x| x as u32),
+        )),
+        _ => Arc::new(UInt64Array::from(v)),
+    }
+}
+
+fn signed_array(t: &DataType, v: Vec<i64>) -> ArrayRef {
+    match t {
+        DataType::Int8 => Arc::new(Int8Array::from_iter_values(v.into_iter().map(|x| x as i8))),
+        DataType::Int16 => Arc::new(Int16Array::from_iter_values(
+            v.into_iter().map(|x| x as i16),
+        )),
+        DataType::Int32 => Arc::new(Int32Array::from_iter_values(
+            v.into_iter().map(|x| x as i32),
+        )),
+        _ => Arc::new(Int64Array::from(v)),
+    }
+}
+
+fn bytes_array(utf8: bool, data: &mut Vec<u8>, offsets: &mut Vec<i32>) -> ArrayRef {
+    let data = std::mem::take(data);
+    let offsets = std::mem::replace(offsets, vec![0]);
+    let offsets = OffsetBuffer::new(ScalarBuffer::from(offsets));
+    if utf8 {
+        // Checked in pass 1: every value is valid UTF-8.
+        Arc::new(StringArray::new(offsets, data.into(), None))
+    } else {
+        Arc::new(BinaryArray::new(offsets, data.into(), None))
+    }
+}
+
+// ---- files ------------------------------------------------------------------------------
+
+struct TableWriter {
+    path: PathBuf,
+    schema: Arc<ArrowSchema>,
+    writer: ArrowWriter<Output>,
+}
+
+impl TableWriter {
+    fn create(
+        reader: &Reader<'_>,
+        t: &mut Table,
+        record: RecordId,
+        path: PathBuf,
+        opts: &ParquetOptions,
+    ) -> Result<TableWriter, ParquetError> {
+        t.choose_types();
+        let schema = t.schema();
+        let rt = reader.schema().record(record);
+        let section = reader.section_name(rt.scope);
+        let props = WriterProperties::builder()
+            .set_compression(Compression::ZSTD(ZstdLevel::default()))
+            .set_max_row_group_size(opts.row_group_rows)
+            .set_created_by(format!("mtf {}", env!("CARGO_PKG_VERSION")))
+            .set_key_value_metadata(Some(vec![
+                KeyValue::new("mtf.dtd".into(), reader.schema().name.clone()),
+                KeyValue::new("mtf.record".into(), rt.name.clone()),
+                KeyValue::new(
+                    "mtf.section".into(),
+                    if section.is_empty() {
+                        "global"
+                    } else {
+                        section
+                    }
+                    .to_string(),
+                ),
+            ]))
+            .build();
+        let out = Output::create(&path)?;
+        let writer = ArrowWriter::try_new(out, schema.clone(), Some(props))
+            .map_err(|e| write_error(&path, e))?;
+        Ok(TableWriter {
+            path,
+            schema,
+            writer,
+        })
+    }
+
+    fn write(&mut self, t: &mut Table) -> Result<(), ParquetError> {
+        let batch = t
+            .take_batch(&self.schema)
+            .map_err(|m| ParquetError::Write {
+                path: self.path.clone(),
+                message: m,
+            })?;
+        self.writer
+            .write(&batch)
+            .map_err(|e| write_error(&self.path, e))?;
+        if self.writer.in_progress_size() > ROW_GROUP_BYTES {
+            self.writer
+                .flush()
+                .map_err(|e| write_error(&self.path, e))?;
+        }
+        Ok(())
+    }
+
+    fn finish(mut self, t: &mut Table) -> Result<PathBuf, ParquetError> {
+        if t.batch_rows > 0 {
+            self.write(t)?;
+        }
+        let out = self
+            .writer
+            .into_inner()
+            .map_err(|e| write_error(&self.path, e))?;
+        out.commit()?;
+        Ok(self.path)
+    }
+}
+
+fn write_error(path: &Path, e: parquet::errors::ParquetError) -> ParquetError {
+    // An I/O error from the output keeps its message (it names the file and tells a full disk).
+    ParquetError::Write {
+        path: path.to_path_buf(),
+        message: e.to_string(),
+    }
+}
