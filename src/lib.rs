@@ -39,6 +39,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod compact;
 pub mod container;
 pub mod decode;
 pub mod dtd;
