@@ -128,9 +128,25 @@ fn cost_of(stored: &Stored, measure: Measure, m: MetaCost, after_switch: u8) -> 
             out
         }
     };
+    // Under a compressor a value seen shortly before is a cheap match: the share of repeated
+    // stored values scales the entropy estimate down.
+    let repeated = match measure {
+        Measure::Bytes => 0.0,
+        Measure::Compressed => {
+            let mut seen = std::collections::HashSet::with_capacity(n);
+            let r = stored.vals.iter().filter(|v| !seen.insert(**v)).count();
+            r as f64 / n.max(1) as f64
+        }
+    };
     let mut best = (f64::INFINITY, 0u8);
     for w in 0..=8u8 {
-        let data: f64 = plane_cost.iter().take(w as usize).sum();
+        // Under a compressor, records of a stable layout match better than narrow ones: keep
+        // the width the field has (or none at all) and let the compressor take the bytes.
+        if measure == Measure::Compressed && w != after_switch && w != 0 && after_switch != 0 {
+            continue;
+        }
+        let data: f64 = plane_cost.iter().take(w as usize).sum::<f64>() * (1.0 - repeated)
+            + repeated * n as f64 * 0.3;
         let outliers: usize = count[w as usize + 1..].iter().sum();
         let extra: f64 = (w as usize + 1..=8)
             .map(|x| count[x] as f64 * (x as f64 - w as f64))
