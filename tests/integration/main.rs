@@ -2,6 +2,7 @@
 
 mod check_errors;
 mod cli;
+mod compact;
 mod fixtures;
 #[cfg(feature = "import")]
 mod import;
