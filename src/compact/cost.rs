@@ -44,7 +44,7 @@ impl MetaCost {
 
 /// The fewest bytes that hold `v` unsigned (0 for 0).
 pub fn unsigned_width(v: u64) -> u8 {
-    ((64 - v.leading_zeros() + 7) / 8) as u8
+    (64 - v.leading_zeros()).div_ceil(8) as u8
 }
 
 /// The fewest bytes that hold `v` as a signed (two's complement) number (0 for 0).
