@@ -28,7 +28,7 @@
 //! encode(&reader, &mut w, &Options::default())?;
 //! let bytes = w.finish_to_vec()?;
 //! let again = metatf::open_bytes(bytes, Some("dtds/hatf10.dtd".as_ref()))?;
-//! assert_eq!(verify(&reader, &again.reader())?, 10 + 0);
+//! assert_eq!(verify(&reader, &again.reader())?, 20); // every record but section and metadata
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
