@@ -41,6 +41,7 @@
 
 #[cfg(feature = "parquet")]
 pub mod columnar;
+pub mod compact;
 pub mod container;
 pub mod decode;
 pub mod dtd;

@@ -9,10 +9,12 @@ mod check;
 mod columnar;
 mod common;
 mod dump;
+mod encode;
 mod info;
 mod pack;
 mod progress;
 mod shell;
+mod size_report;
 
 use common::line_to_stderr;
 #[cfg(feature = "import")]
@@ -65,6 +67,10 @@ pub enum Command {
     /// Check or show a DTD.
     #[command(after_help = EXIT_HELP)]
     Dtd(dtd::DtdArgs),
+    /// Re-encode a trace with the widths and interpretations that make it small.
+    Encode(encode::EncodeArgs),
+    /// Measure a trace's size in the paper's Table 4 forms, plain and compressed.
+    SizeReport(size_report::SizeReportArgs),
     /// Import foreign text traces with a format mapping (docs/mappings.md).
     #[cfg(feature = "import")]
     Import(import::ImportArgs),
@@ -131,6 +137,8 @@ pub fn main() -> i32 {
         Command::Dump(a) => dump::run(&a),
         Command::Check(a) => check::run(&a),
         Command::Pack(a) => pack::run(&a),
+        Command::Encode(a) => encode::run(&a),
+        Command::SizeReport(a) => size_report::run(&a),
         #[cfg(feature = "import")]
         Command::Import(a) => import::run(&a),
         #[cfg(feature = "import")]

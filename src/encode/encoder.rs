@@ -89,7 +89,6 @@ impl<'s> Encoder<'s> {
         self.scope.section
     }
 
-    #[cfg(feature = "import")]
     /// The live state of one slot of a record type in the current scope.
     pub(crate) fn live(&self, record: RecordId, slot: SlotId) -> Option<crate::layout::SlotState> {
         let base = self.scope.base(record)?;

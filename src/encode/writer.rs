@@ -378,7 +378,6 @@ impl<'s> TraceWriter<'s> {
         assemble(rt, self.enc.compiled().program(rid), fields).map_err(|(_, e)| e)
     }
 
-    #[cfg(feature = "import")]
     /// The live state of one slot of a record type in the current section.
     pub(crate) fn live(&self, rid: RecordId, slot: SlotId) -> Option<crate::layout::SlotState> {
         self.enc.live(rid, slot)

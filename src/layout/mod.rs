@@ -15,7 +15,6 @@ mod wire;
 pub use meta::{MetaProperty, MetaRefused};
 pub(crate) use program::{Compiled, Op, Program, TagTable};
 pub use state::ScopeState;
-#[cfg(feature = "import")]
 pub(crate) use state::SlotState;
 pub(crate) use walk::{Step, Walk};
 pub(crate) use wire::Wire;

@@ -4,6 +4,7 @@ mod check_errors;
 mod cli;
 #[cfg(feature = "parquet")]
 mod columnar;
+mod compact;
 mod fixtures;
 #[cfg(feature = "import")]
 mod import;

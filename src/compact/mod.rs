@@ -1,0 +1,477 @@
+//! Compact encodings: re-encode a trace of any DTD, choosing while it writes the widths and
+//! interpretations that make it small (docs/compression.md).
+//!
+//! [`encode`] reads [`Event`]s from a [`Reader`] and writes every record through a
+//! [`TraceWriter`] (so the writer's checks hold), with the same values. Records are taken in
+//! look-ahead windows of [`Options::window`] records; for each field (record type, slot) the
+//! [`cost`] model picks, over the values that field takes in the window, the cheapest of `none`,
+//! `default` (runs of equal values, the paper's "Same Size"), `stride` (regular sequences),
+//! `delta` (growing or locally close values) and `baseOffset` (values near a base), with a base
+//! width; a value that does not fit is written between two width changes (the paper's "Small
+//! Size"). The choice is re-made for every window, counting the metadata records a switch costs,
+//! so no rule is specific to a format.
+//!
+//! What is kept as it was: sections that a `sectionOffset` field points into (their byte
+//! offsets are part of the values), fields read through `sectionOffset`/`sectionStride`, byte
+//! strings, and fields that the input switches to a reference interpretation by metadata (the
+//! input's metadata records for them are replayed where they stood). Memory is bounded by the
+//! window, not by the trace.
+//!
+//! ```
+//! use metatf::compact::{encode, verify, Options};
+//! use metatf::encode::TraceWriter;
+//!
+//! let opened = metatf::open("traces/hatf-le32.mtf")?;
+//! let reader = opened.reader();
+//! let h = opened.trace().header();
+//! let mut w = TraceWriter::in_memory(opened.schema(), h.class, h.byte_order, &h.dtd_name);
+//! encode(&reader, &mut w, &Options::default())?;
+//! let bytes = w.finish_to_vec()?;
+//! let again = metatf::open_bytes(bytes, Some("dtds/hatf10.dtd".as_ref()))?;
+//! assert_eq!(verify(&reader, &again.reader())?, 20); // every record but section and metadata
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+pub mod cost;
+
+use std::collections::{HashMap, HashSet};
+
+use crate::decode::{ElementRef, Event, MetaChange, Reader, RecordView, Value};
+use crate::dtd::{Builtin, Display, Interp, RecordId, Schema, SlotId, SlotKind};
+use crate::encode::{EncodeError, In, TraceWriter};
+use crate::layout::MetaProperty;
+
+pub use cost::Measure;
+use cost::{Current, MetaCost, Plan, Sign};
+
+/// How [`encode`] chooses.
+#[derive(Debug, Clone, Copy)]
+pub struct Options {
+    /// Records per look-ahead window (all types together).
+    pub window: usize,
+    /// Plain bytes, or an estimate of the compressed size (when the output is compressed).
+    pub measure: Measure,
+}
+
+impl Default for Options {
+    fn default() -> Options {
+        Options {
+            window: 4096,
+            measure: Measure::Bytes,
+        }
+    }
+}
+
+/// What [`encode`] did.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Stats {
+    /// Records read, of every kind.
+    pub records_in: u64,
+    /// Data records (and comments) written.
+    pub data_records: u64,
+    /// Metadata records of the input dropped (replaced by the encoder's own).
+    pub metadata_dropped: u64,
+    /// Metadata records of the input replayed (fields the encoder does not manage).
+    pub metadata_replayed: u64,
+    /// Metadata records the encoder wrote to switch interpretations.
+    pub interp_changes: u64,
+    /// Metadata records the encoder wrote to change widths.
+    pub width_changes: u64,
+    /// Sections copied as they were (targets of `sectionOffset`).
+    pub kept_sections: Vec<u8>,
+}
+
+/// Why [`encode`] or [`verify`] failed.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum CompactError {
+    /// The input trace is invalid (only valid traces are re-encoded).
+    #[error("the input trace is invalid: {0}")]
+    #[diagnostic(code(mtf::encode::invalid_input))]
+    Invalid(String),
+    /// The writer refused a record (a bug of the encoder: it is reported, never hidden).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Encode(#[from] EncodeError),
+    /// Two traces decode to different values.
+    #[error("decoded values differ at data record {index}: {what}")]
+    #[diagnostic(code(mtf::encode::differs))]
+    Differs {
+        /// Index of the data record (counting data records and comments from 0).
+        index: u64,
+        /// What differs.
+        what: String,
+    },
+}
+
+/// One record of the window, owned.
+enum Item {
+    Record {
+        rid: RecordId,
+        slots: Vec<SlotId>,
+        vals: Vec<In>,
+    },
+    Meta(MetaChange),
+}
+
+/// Facts from a first pass over the input.
+struct Prescan {
+    /// Sections whose byte layout must be kept (targets of `sectionOffset`).
+    keep: [bool; 256],
+    /// (section, record, slot) switched to a reference interpretation by metadata.
+    ref_touched: HashSet<(u8, RecordId, SlotId)>,
+}
+
+fn invalid(e: &dyn std::fmt::Display) -> CompactError {
+    CompactError::Invalid(e.to_string())
+}
+
+fn prescan(reader: &Reader<'_>) -> Result<Prescan, CompactError> {
+    let schema = reader.schema();
+    let mut keep = [false; 256];
+    for r in &schema.records {
+        for s in &r.slots {
+            if let Interp::SectionOffset(n) = s.interp {
+                keep[n as usize] = true;
+            }
+        }
+    }
+    let mut ref_touched = HashSet::new();
+    let mut records = reader.records();
+    while let Some(ev) = records.next() {
+        match ev {
+            Event::Record(r) => {
+                if let Some(mc) = r.metadata() {
+                    if let MetaProperty::Interp(i) = mc.property {
+                        match i {
+                            Interp::SectionOffset(n) => {
+                                keep[n as usize] = true;
+                                ref_touched.insert((r.section(), mc.record, mc.slot));
+                            }
+                            Interp::SectionStride { .. } => {
+                                ref_touched.insert((r.section(), mc.record, mc.slot));
+                            }
+                            _ => {}
+                        }
+                    }
+                }
+            }
+            Event::Problem(p) => return Err(invalid(&p)),
+            Event::Damage(d) => return Err(invalid(&d)),
+        }
+    }
+    Ok(Prescan { keep, ref_touched })
+}
+
+/// The encoder's view of the current scope.
+struct Scope<'p> {
+    section: u8,
+    pre: &'p Prescan,
+    /// Last decoded value of each managed field.
+    last: HashMap<(RecordId, SlotId), u64>,
+    /// The plan of each managed field, from its latest window.
+    plans: HashMap<(RecordId, SlotId), Plan>,
+}
+
+impl Scope<'_> {
+    fn managed(&self, schema: &Schema, rid: RecordId, slot: SlotId) -> bool {
+        if self.pre.keep[self.section as usize] || slot == 0 || slot > 255 {
+            return false;
+        }
+        let def = &schema.record(rid).slots[slot as usize];
+        matches!(def.kind, SlotKind::Int { .. })
+            && !matches!(
+                def.interp,
+                Interp::SectionOffset(_) | Interp::SectionStride { .. }
+            )
+            && !self.pre.ref_touched.contains(&(self.section, rid, slot))
+    }
+}
+
+fn sign_of(schema: &Schema, rid: RecordId, slot: SlotId) -> Sign {
+    if schema.record(rid).slots[slot as usize].display == Display::Signed {
+        Sign::Signed
+    } else {
+        Sign::Unsigned
+    }
+}
+
+fn owned(r: &RecordView<'_>) -> Item {
+    let mut slots = Vec::with_capacity(r.field_count());
+    let mut vals = Vec::with_capacity(r.field_count());
+    for f in r.fields().skip(1) {
+        slots.push(f.slot());
+        vals.push(match f.value() {
+            Value::Int(v) => In::Int(v),
+            Value::Bytes(b) => In::Bytes(b.to_vec()),
+            Value::Ref(ElementRef::Offset { offset, .. }) => In::Offset(offset),
+            Value::Ref(ElementRef::Index { index, .. }) => In::Index(index),
+        });
+    }
+    Item::Record {
+        rid: r.record_id(),
+        slots,
+        vals,
+    }
+}
+
+struct Ctx<'w, 's> {
+    w: &'w mut TraceWriter<'s>,
+    schema: &'s Schema,
+    m: MetaCost,
+    opts: Options,
+    stats: Stats,
+}
+
+impl Ctx<'_, '_> {
+    fn meta(&mut self, rid: RecordId, slot: SlotId, p: MetaProperty) -> Result<(), CompactError> {
+        match p {
+            MetaProperty::Width(_) => self.stats.width_changes += 1,
+            MetaProperty::Interp(_) => self.stats.interp_changes += 1,
+        }
+        Ok(self.w.metadata(rid, slot, p)?)
+    }
+
+    fn flush(&mut self, scope: &mut Scope<'_>, window: &mut Vec<Item>) -> Result<(), CompactError> {
+        // The values of each managed field in this window, in order.
+        let mut per: HashMap<(RecordId, SlotId), Vec<u64>> = HashMap::new();
+        let mut order: Vec<(RecordId, SlotId)> = Vec::new();
+        for it in window.iter() {
+            if let Item::Record { rid, slots, vals } = it {
+                for (s, v) in slots.iter().zip(vals) {
+                    if let In::Int(x) = v {
+                        if scope.managed(self.schema, *rid, *s) {
+                            per.entry((*rid, *s))
+                                .or_insert_with(|| {
+                                    order.push((*rid, *s));
+                                    Vec::new()
+                                })
+                                .push(*x);
+                        }
+                    }
+                }
+            }
+        }
+        for key in order {
+            let xs = &per[&key];
+            let live = self.w.live(key.0, key.1).expect("visible record");
+            let cur = Current {
+                interp: live.interp,
+                width: live.width,
+                lastwidth: live.lastwidth,
+                prev: live.prev,
+                last: scope.last.get(&key).copied().unwrap_or(0),
+            };
+            let sign = sign_of(self.schema, key.0, key.1);
+            let plan = cost::choose(xs, cur, sign, self.m, self.opts.measure);
+            if plan.interp != live.interp {
+                self.meta(key.0, key.1, MetaProperty::Interp(plan.interp))?;
+            }
+            scope.plans.insert(key, plan);
+        }
+        for it in window.drain(..) {
+            match it {
+                Item::Meta(mc) => {
+                    self.stats.metadata_replayed += 1;
+                    self.w.metadata(mc.record, mc.slot, mc.property)?;
+                }
+                Item::Record { rid, slots, vals } => {
+                    self.widths(scope, rid, &slots, &vals)?;
+                    self.w.record(rid, &vals)?;
+                    self.stats.data_records += 1;
+                    for (s, v) in slots.iter().zip(&vals) {
+                        if let In::Int(x) = v {
+                            scope.last.insert((rid, *s), *x);
+                        }
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// Before a record: give each managed field the width its plan says, or a wider one if a
+    /// value of this record needs it.
+    fn widths(
+        &mut self,
+        scope: &Scope<'_>,
+        rid: RecordId,
+        slots: &[SlotId],
+        vals: &[In],
+    ) -> Result<(), CompactError> {
+        // (slot, width needed, running prev)
+        let mut need: Vec<(SlotId, u8, u64)> = Vec::new();
+        for (s, v) in slots.iter().zip(vals) {
+            let In::Int(x) = *v else { continue };
+            let Some(plan) = scope.plans.get(&(rid, *s)) else {
+                continue;
+            };
+            let i = match need.iter().position(|n| n.0 == *s) {
+                Some(i) => i,
+                None => {
+                    let live = self.w.live(rid, *s).expect("visible record");
+                    need.push((*s, plan.width, live.prev));
+                    need.len() - 1
+                }
+            };
+            let sign = sign_of(self.schema, rid, *s);
+            if let Some(w) = cost::needed(plan.interp, need[i].2, x, sign) {
+                need[i].1 = need[i].1.max(w);
+            }
+            need[i].2 = x;
+        }
+        for (s, w, _) in need {
+            let live = self.w.live(rid, s).expect("visible record");
+            if !live.interp.is_zero_width() && live.width != w {
+                self.meta(rid, s, MetaProperty::Width(w))?;
+            }
+        }
+        Ok(())
+    }
+}
+
+/// Re-encode every record of `reader` into `writer` (which must be in its initial state, for
+/// the same schema), choosing widths and interpretations by cost. The caller finishes the
+/// writer.
+///
+/// Errors: [`CompactError::Invalid`] if the input has any problem or damage (checked in a first
+/// pass, before anything is written).
+pub fn encode(
+    reader: &Reader<'_>,
+    writer: &mut TraceWriter<'_>,
+    opts: &Options,
+) -> Result<Stats, CompactError> {
+    let pre = prescan(reader)?;
+    let schema = reader.schema();
+    let m = MetaCost {
+        fixed: 2 * schema.tag_width as u32 + 2,
+        word: reader.class().word_size() as u32,
+    };
+    let wschema = writer.schema();
+    let mut ctx = Ctx {
+        w: writer,
+        schema: wschema,
+        m,
+        opts: Options {
+            window: opts.window.max(1),
+            ..*opts
+        },
+        stats: Stats::default(),
+    };
+    ctx.stats.kept_sections = (1..=255u8).filter(|&s| pre.keep[s as usize]).collect();
+    let new_scope = |section: u8| Scope {
+        section,
+        pre: &pre,
+        last: HashMap::new(),
+        plans: HashMap::new(),
+    };
+    let mut scope = new_scope(0);
+    let mut window: Vec<Item> = Vec::with_capacity(ctx.opts.window);
+    let mut records = reader.records();
+    while let Some(ev) = records.next() {
+        let r = match ev {
+            Event::Record(r) => r,
+            Event::Problem(p) => return Err(invalid(&p)),
+            Event::Damage(d) => return Err(invalid(&d)),
+        };
+        ctx.stats.records_in += 1;
+        match r.record().builtin {
+            Some(Builtin::Section) => {
+                ctx.flush(&mut scope, &mut window)?;
+                ctx.w.section(r.section())?;
+                scope = new_scope(r.section());
+            }
+            Some(Builtin::Metadata) => {
+                let Some(mc) = r.metadata() else {
+                    return Err(CompactError::Invalid(format!(
+                        "metadata record {} was refused",
+                        r.index()
+                    )));
+                };
+                if scope.managed(schema, mc.record, mc.slot) {
+                    ctx.stats.metadata_dropped += 1;
+                } else {
+                    window.push(Item::Meta(mc));
+                }
+            }
+            _ => {
+                window.push(owned(&r));
+                if window.len() >= ctx.opts.window {
+                    ctx.flush(&mut scope, &mut window)?;
+                }
+            }
+        }
+    }
+    ctx.flush(&mut scope, &mut window)?;
+    Ok(ctx.stats)
+}
+
+/// Check that two traces of the same DTD decode to the same values, record for record: every
+/// record other than `section` and `metadata` records, with references followed to the values
+/// they lead to. Returns the number of records compared.
+pub fn verify(a: &Reader<'_>, b: &Reader<'_>) -> Result<u64, CompactError> {
+    let mut ra = a.records();
+    let mut rb = b.records();
+    let mut index = 0u64;
+    loop {
+        let x = next_data(&mut ra)?;
+        let y = next_data(&mut rb)?;
+        let differs = |what: String| CompactError::Differs { index, what };
+        match (x, y) {
+            (None, None) => return Ok(index),
+            (Some(_), None) => return Err(differs("the second trace ends first".into())),
+            (None, Some(_)) => return Err(differs("the first trace ends first".into())),
+            (Some(x), Some(y)) => {
+                if x != y {
+                    let name = &a.schema().record(x.0).name;
+                    return Err(differs(format!("{name}: {:?} vs {:?}", x.2, y.2)));
+                }
+            }
+        }
+        index += 1;
+    }
+}
+
+/// A decoded value, owned, with references followed.
+#[derive(Debug, PartialEq, Eq)]
+enum Owned {
+    Int(u64),
+    Bytes(Vec<u8>),
+    Ref(ElementRef),
+}
+
+type OwnedRecord = (RecordId, u8, Vec<(SlotId, Owned)>);
+
+fn next_data(r: &mut crate::decode::Records<'_>) -> Result<Option<OwnedRecord>, CompactError> {
+    loop {
+        match r.next() {
+            None => return Ok(None),
+            Some(Event::Problem(p)) => return Err(invalid(&p)),
+            Some(Event::Damage(d)) => return Err(invalid(&d)),
+            Some(Event::Record(v)) => {
+                if matches!(
+                    v.record().builtin,
+                    Some(Builtin::Section | Builtin::Metadata)
+                ) {
+                    continue;
+                }
+                let mut fields = Vec::with_capacity(v.field_count());
+                for f in v.fields() {
+                    let value = match f.resolve() {
+                        None => f.value(),
+                        Some(Ok(r)) => r.value,
+                        Some(Err(e)) => return Err(invalid(&e)),
+                    };
+                    fields.push((
+                        f.slot(),
+                        match value {
+                            Value::Int(i) => Owned::Int(i),
+                            Value::Bytes(b) => Owned::Bytes(b.to_vec()),
+                            Value::Ref(e) => Owned::Ref(e),
+                        },
+                    ));
+                }
+                return Ok(Some((v.record_id(), v.section(), fields)));
+            }
+        }
+    }
+}
