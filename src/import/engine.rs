@@ -162,10 +162,12 @@ impl<'m, S: Sink> Importer<'m, S> {
                     let sets = o.set.iter().map(|(f, _)| (f, FieldKind::Int));
                     for (n, k) in more.chain(sets) {
                         match names.iter().position(|x| x == n) {
-                            Some(i) if types[i] != k => return Err(err(format!(
+                            Some(i) if types[i] != k => {
+                                return Err(err(format!(
                                 "field `{n}` of record `{}` has different types in its patterns",
                                 r.record
-                            ))),
+                            )))
+                            }
                             Some(_) => {}
                             None => {
                                 names.push(n.clone());

@@ -5,6 +5,8 @@ mod cli;
 mod fixtures;
 #[cfg(feature = "import")]
 mod import;
+#[cfg(feature = "import")]
+mod import_alloc;
 mod mirror;
 mod roundtrip_prop;
 #[cfg(unix)]
