@@ -44,6 +44,10 @@ const SHIPPED: &[(&str, &str)] = &[
         "hatf-heaptrack.dtd",
         include_str!("../../dtds/hatf-heaptrack.dtd"),
     ),
+    (
+        "hatf-heaptrack-raw.dtd",
+        include_str!("../../dtds/hatf-heaptrack-raw.dtd"),
+    ),
     ("jvm_trace.dtd", include_str!("../../dtds/jvm_trace.dtd")),
     ("tptp.dtd", include_str!("../../dtds/tptp.dtd")),
 ];
