@@ -24,6 +24,30 @@ const SHIPPED: &[(&str, &str)] = &[
     ),
     ("et_merlin.dtd", include_str!("../../dtds/et_merlin.dtd")),
     ("et3.dtd", include_str!("../../dtds/et3.dtd")),
+    (
+        "hatf-android.dtd",
+        include_str!("../../dtds/hatf-android.dtd"),
+    ),
+    (
+        "hatf-valgrind.dtd",
+        include_str!("../../dtds/hatf-valgrind.dtd"),
+    ),
+    (
+        "hatf-mtrace.dtd",
+        include_str!("../../dtds/hatf-mtrace.dtd"),
+    ),
+    (
+        "hatf-malloclab.dtd",
+        include_str!("../../dtds/hatf-malloclab.dtd"),
+    ),
+    (
+        "hatf-heaptrack.dtd",
+        include_str!("../../dtds/hatf-heaptrack.dtd"),
+    ),
+    (
+        "hatf-heaptrack-raw.dtd",
+        include_str!("../../dtds/hatf-heaptrack-raw.dtd"),
+    ),
     ("jvm_trace.dtd", include_str!("../../dtds/jvm_trace.dtd")),
     ("tptp.dtd", include_str!("../../dtds/tptp.dtd")),
 ];

@@ -36,9 +36,29 @@ pub struct ImportReport {
     pub verbatim_entries: Vec<String>,
 }
 
+/// How one rule's values land in the record's plan: every rule of a record type in a part
+/// writes the union of their fields (fields a rule does not read are 0 or the empty string).
 struct RulePlan {
     plan: PlanId,
+    /// Kinds of the union's fields.
     types: Vec<FieldKind>,
+    /// Union names (for `when` conditions).
+    names: Vec<String>,
+    /// Pattern field index → union index.
+    slot_of: Vec<usize>,
+    /// `set` constants: (union index, value).
+    set: Vec<(usize, u64)>,
+    /// Indexes of the earlier rules of the same record type in the part.
+    earlier: Vec<usize>,
+    /// Lines a unit of this rule spans.
+    lines: usize,
+}
+
+/// One line read ahead.
+struct Ahead {
+    buf: Vec<u8>,
+    line: u64,
+    col: u64,
 }
 
 /// The import state for one mapping.
@@ -56,6 +76,7 @@ pub struct Importer<'m, S: Sink> {
     current: Option<String>,
     vals: Vec<Val>,
     fin: Vec<(usize, u64, u64)>, // scratch: (kind 0 int / 1 offset / 2 inline start, a, b)
+    joined: Vec<u8>,             // scratch: lines of a multi-line unit, joined by `\n`
     /// The report so far.
     pub report: ImportReport,
 }
@@ -122,35 +143,69 @@ impl<'m, S: Sink> Importer<'m, S> {
             );
         }
         let mut rules = Vec::new();
+        let xml = m.units == Units::Xml;
         for part in &m.parts {
-            let mut rp = Vec::new();
-            for r in &part.rules {
-                let fields: Vec<(&str, FieldType)> = r
-                    .pattern
-                    .fields
-                    .iter()
-                    .map(|fs| {
-                        let ty = match fs.kind {
-                            FieldKind::Int => FieldType::Int,
-                            FieldKind::Interned(_) => FieldType::Offset,
-                            FieldKind::Inline => FieldType::Bytes,
-                        };
-                        (fs.name.as_str(), ty)
-                    })
+            let mut rp: Vec<RulePlan> = Vec::new();
+            for (ri, r) in part.rules.iter().enumerate() {
+                let err = |msg: String| {
+                    ImportError::new(&format!("mapping {}", m.name), r.line as u64, 1, msg)
+                };
+                let same: Vec<usize> = (0..part.rules.len())
+                    .filter(|&j| part.rules[j].record == r.record)
                     .collect();
-                let plan = sink
-                    .plan(Some(&part.section), &r.record, &fields)
-                    .map_err(|e| {
-                        ImportError::new(
-                            &format!("mapping {}", m.name),
-                            r.line as u64,
-                            1,
-                            e.to_string(),
-                        )
-                    })?;
+                // The union of the fields of every rule of this record type, in order.
+                let mut names: Vec<String> = Vec::new();
+                let mut types: Vec<FieldKind> = Vec::new();
+                for &j in &same {
+                    let o = &part.rules[j];
+                    let more = o.pattern.fields.iter().map(|f| (&f.name, f.kind.clone()));
+                    let sets = o.set.iter().map(|(f, _)| (f, FieldKind::Int));
+                    for (n, k) in more.chain(sets) {
+                        match names.iter().position(|x| x == n) {
+                            Some(i) if types[i] != k => {
+                                return Err(err(format!(
+                                "field `{n}` of record `{}` has different types in its patterns",
+                                r.record
+                            )))
+                            }
+                            Some(_) => {}
+                            None => {
+                                names.push(n.clone());
+                                types.push(k);
+                            }
+                        }
+                    }
+                }
+                let pos = |n: &str| names.iter().position(|x| x == n).unwrap_or(0);
+                let slot_of = r.pattern.fields.iter().map(|f| pos(&f.name)).collect();
+                let set = r.set.iter().map(|(f, v)| (pos(f), *v)).collect();
+                let plan = match same.iter().position(|&j| j < ri) {
+                    Some(k) => rp[same[k]].plan,
+                    None => {
+                        let fields: Vec<(&str, FieldType)> = names
+                            .iter()
+                            .zip(&types)
+                            .map(|(n, k)| {
+                                let ty = match k {
+                                    FieldKind::Int => FieldType::Int,
+                                    FieldKind::Interned(_) => FieldType::Offset,
+                                    FieldKind::Inline => FieldType::Bytes,
+                                };
+                                (n.as_str(), ty)
+                            })
+                            .collect();
+                        sink.plan(Some(&part.section), &r.record, &fields)
+                            .map_err(|e| err(e.to_string()))?
+                    }
+                };
                 rp.push(RulePlan {
                     plan,
-                    types: r.pattern.fields.iter().map(|f| f.kind.clone()).collect(),
+                    types,
+                    names,
+                    slot_of,
+                    set,
+                    earlier: same.into_iter().filter(|&j| j < ri).collect(),
+                    lines: if xml { 1 } else { r.pattern.lines },
                 });
             }
             rules.push(rp);
@@ -180,6 +235,7 @@ impl<'m, S: Sink> Importer<'m, S> {
             current: None,
             vals: Vec::new(),
             fin: Vec::new(),
+            joined: Vec::new(),
             report: ImportReport::default(),
         })
     }
@@ -200,19 +256,23 @@ impl<'m, S: Sink> Importer<'m, S> {
     /// Import one plain input file (or `-` for standard input).
     pub fn import_path(&mut self, path: &Path) -> Result<(), ImportError> {
         let name = path.display().to_string();
-        if path == Path::new("-") {
-            let stdin = std::io::stdin();
-            return self.import_stream(&name, "stdin", stdin.lock(), 0);
-        }
-        let file = File::open(path).map_err(|e| ImportError::new(&name, 0, 0, e.to_string()))?;
-        if zipio::is_zip(path) {
+        if path != Path::new("-") && zipio::is_zip(path) {
+            let file =
+                File::open(path).map_err(|e| ImportError::new(&name, 0, 0, e.to_string()))?;
             return self.import_zip(&name, file);
         }
-        let base = path
-            .file_name()
-            .map(|s| s.to_string_lossy().into_owned())
-            .unwrap_or_default();
-        self.import_stream(&name, &base, BufReader::with_capacity(1 << 16, file), 0)
+        let base = if path == Path::new("-") {
+            "stdin".to_string()
+        } else {
+            path.file_name()
+                .map(|s| s.to_string_lossy().into_owned())
+                .unwrap_or_default()
+        };
+        // Compressed inputs (gzip, zstd, xz, bzip2) are read decompressed: export gives back
+        // the decompressed text.
+        let r = crate::io::Input::reader(path)
+            .map_err(|e| ImportError::new(&name, 0, 0, e.to_string()))?;
+        self.import_stream(&name, &base, r, 0)
     }
 
     fn import_zip(&mut self, name: &str, file: File) -> Result<(), ImportError> {
@@ -326,81 +386,210 @@ impl<'m, S: Sink> Importer<'m, S> {
                 ],
             )
             .map_err(|e| fatal(shown, e))?;
+        // Lines read ahead for patterns that span several lines; the first is the current unit.
+        let mut ahead: std::collections::VecDeque<Ahead> = std::collections::VecDeque::new();
+        let mut pool: Vec<Vec<u8>> = Vec::new();
+        let need = self.rules[pi].iter().map(|r| r.lines).max().unwrap_or(1);
         let mut index = 0usize;
-        while have {
-            self.report.units += 1;
-            let (content, eol) = if xml {
-                (&u.buf[..], Eol::Lf)
-            } else {
-                u.split_line()
-            };
-            let ok = (eol == part_eol || eol == Eol::None)
-                && self
-                    .try_rules(pi, index, content)
-                    .map_err(|e| fatal(shown, e))?;
-            if ok {
-                self.report.mapped += 1;
-                if !xml && eol == Eol::None {
-                    self.sink
-                        .write(self.p_noeol, &[])
-                        .map_err(|e| fatal(shown, e))?;
-                }
-            } else {
-                self.report.raw += 1;
-                if self.report.first_raw.len() < RAW_LISTED {
-                    self.report
-                        .first_raw
-                        .push((shown.to_string(), u.line, u.col));
-                }
-                self.sink
-                    .write(self.p_raw, &[FieldIn::Bytes(&u.buf)])
-                    .map_err(|e| fatal(shown, e))?;
+        loop {
+            // Fill the window (the first unit was read above to find the part's line end).
+            while ahead.len() < need && have {
+                let mut b = pool.pop().unwrap_or_default();
+                b.clear();
+                b.extend_from_slice(&u.buf);
+                ahead.push_back(Ahead {
+                    buf: b,
+                    line: u.line,
+                    col: u.col,
+                });
+                have = u.next_unit().map_err(|e| io_err(&u, e))?;
             }
-            index += 1;
-            have = u.next_unit().map_err(|e| io_err(&u, e))?;
+            if ahead.is_empty() {
+                break;
+            }
+            let taken = self
+                .try_rules(pi, index, &ahead, part_eol, xml)
+                .map_err(|e| fatal(shown, e))?;
+            let n = match taken {
+                Some((n, noeol)) => {
+                    self.report.units += n as u64;
+                    self.report.mapped += n as u64;
+                    if noeol {
+                        self.sink
+                            .write(self.p_noeol, &[])
+                            .map_err(|e| fatal(shown, e))?;
+                    }
+                    n
+                }
+                None => {
+                    let a = &ahead[0];
+                    self.report.units += 1;
+                    self.report.raw += 1;
+                    if self.report.first_raw.len() < RAW_LISTED {
+                        self.report
+                            .first_raw
+                            .push((shown.to_string(), a.line, a.col));
+                    }
+                    self.sink
+                        .write(self.p_raw, &[FieldIn::Bytes(&a.buf)])
+                        .map_err(|e| fatal(shown, e))?;
+                    1
+                }
+            };
+            for _ in 0..n {
+                if let Some(a) = ahead.pop_front() {
+                    pool.push(a.buf);
+                }
+            }
+            index += n;
         }
         self.report.bytes_in += u.bytes;
         Ok(())
     }
 
-    /// Try the part's rules on one unit; `true` when a record was written.
-    fn try_rules(&mut self, pi: usize, index: usize, unit: &[u8]) -> Result<bool, SinkError> {
+    /// Try the part's rules on the units at the front of `ahead`; when a record was written,
+    /// the number of units it took and whether its last line had no line end.
+    fn try_rules(
+        &mut self,
+        pi: usize,
+        index: usize,
+        ahead: &std::collections::VecDeque<Ahead>,
+        part_eol: Eol,
+        xml: bool,
+    ) -> Result<Option<(usize, bool)>, SinkError> {
         let part = &self.m.parts[pi];
-        let in_header = index < part.header;
+        let split = |b: &[u8]| -> (usize, Eol) {
+            if b.ends_with(b"\r\n") {
+                (b.len() - 2, Eol::CrLf)
+            } else if b.ends_with(b"\n") {
+                (b.len() - 1, Eol::Lf)
+            } else {
+                (b.len(), Eol::None)
+            }
+        };
+        let first = &ahead[0].buf;
+        let (first_len, first_eol) = if xml {
+            (first.len(), Eol::Lf)
+        } else {
+            split(first)
+        };
+        let first_ok = first_eol == part_eol || first_eol == Eol::None;
         for (ri, rule) in part.rules.iter().enumerate() {
-            if rule.head != in_header || !unit.starts_with(rule.pattern.lead()) {
+            let lines = self.rules[pi][ri].lines;
+            // A `head` rule takes units within the header block only, the others after it.
+            let placed = if rule.head {
+                index + lines <= part.header
+            } else {
+                index >= part.header
+            };
+            if !placed {
                 continue;
             }
+            // The unit: one line, or `lines` lines joined by `\n` (all but the last with the
+            // part's line end).
+            let (unit, last_eol): (&[u8], Eol) = if lines == 1 {
+                if !first_ok || !first[..first_len].starts_with(rule.pattern.lead()) {
+                    continue;
+                }
+                (&first[..first_len], first_eol)
+            } else {
+                let lead = rule.pattern.lead();
+                let lead1 = &lead[..lead.iter().position(|&c| c == b'\n').unwrap_or(lead.len())];
+                if ahead.len() < lines || !first[..first_len].starts_with(lead1) {
+                    continue;
+                }
+                self.joined.clear();
+                let mut last = Eol::None;
+                let mut ok = true;
+                for (k, a) in ahead.iter().take(lines).enumerate() {
+                    let (n, e) = split(&a.buf);
+                    if k > 0 {
+                        self.joined.push(b'\n');
+                    }
+                    self.joined.extend_from_slice(&a.buf[..n]);
+                    ok &= e == part_eol || (k + 1 == lines && e == Eol::None);
+                    last = e;
+                }
+                if !ok {
+                    continue;
+                }
+                (&self.joined[..], last)
+            };
             if rule.pattern.matches(unit, &mut self.vals).is_none() {
                 continue;
             }
             let rp = &self.rules[pi][ri];
             // Intern strings first (an over-long string makes the unit raw).
             self.fin.clear();
+            for t in &rp.types {
+                self.fin.push(match t {
+                    FieldKind::Int => (0, 0, 0),
+                    FieldKind::Interned(_) => (3, 0, 0), // the empty string, interned below
+                    FieldKind::Inline => (2, 0, 0),
+                });
+            }
+            for &(k, v) in &rp.set {
+                self.fin[k] = (0, v, 0);
+            }
             let mut ok = true;
             for (k, v) in self.vals.iter().enumerate() {
-                match (&rp.types[k], *v) {
-                    (FieldKind::Interned(t), v) => {
-                        // An absent optional string refers to the empty string, so the
-                        // reference stays valid.
-                        let text = match v {
-                            Val::Span(a, b) => &unit[a..b],
-                            Val::Int(_) => &[][..],
-                        };
-                        let plan = self.table_plans[*t];
-                        let sink = &self.sink;
-                        match self.tables[*t].intern(text, |n| sink.record_size(plan, n)) {
-                            Some(o) => self.fin.push((1, o, 0)),
-                            None => {
-                                ok = false;
-                                break;
-                            }
-                        }
+                let slot = rp.slot_of[k];
+                self.fin[slot] = match (&rp.types[slot], *v) {
+                    (FieldKind::Interned(_), Val::Span(a, b)) => (4, a as u64, b as u64),
+                    (FieldKind::Interned(_), Val::Int(_)) => (3, 0, 0),
+                    (FieldKind::Inline, Val::Span(a, b)) => (2, a as u64, b as u64),
+                    (FieldKind::Inline, Val::Int(_)) => (2, 0, 0),
+                    (FieldKind::Int, Val::Int(x)) => (0, x, 0),
+                    (FieldKind::Int, Val::Span(..)) => (0, 0, 0),
+                };
+            }
+            // Export renders a record with the first rule of its type that applies: take the
+            // unit only if no earlier rule of the same record type would be chosen instead.
+            if !rp.earlier.is_empty() {
+                let fin = &self.fin;
+                let get = |n: &str| -> u64 {
+                    match rp.names.iter().position(|x| x == n) {
+                        Some(i) if fin[i].0 == 0 => fin[i].1,
+                        _ => 0,
                     }
-                    (FieldKind::Inline, Val::Span(a, b)) => self.fin.push((2, a as u64, b as u64)),
-                    (FieldKind::Inline, Val::Int(_)) => self.fin.push((2, 0, 0)),
-                    (FieldKind::Int, Val::Int(x)) => self.fin.push((0, x, 0)),
-                    (FieldKind::Int, Val::Span(..)) => self.fin.push((0, 0, 0)),
+                };
+                if rp.earlier.iter().any(|&j| part.rules[j].applies(&get)) {
+                    continue;
+                }
+            }
+            {
+                let fin = &self.fin;
+                let get = |n: &str| -> u64 {
+                    match rp.names.iter().position(|x| x == n) {
+                        Some(i) if fin[i].0 == 0 => fin[i].1,
+                        _ => 0,
+                    }
+                };
+                if !rule.applies(&get) {
+                    continue;
+                }
+            }
+            for k in 0..self.fin.len() {
+                let (kind, a, b) = self.fin[k];
+                if kind != 3 && kind != 4 {
+                    continue;
+                }
+                let FieldKind::Interned(t) = rp.types[k] else {
+                    continue;
+                };
+                let text = if kind == 4 {
+                    &unit[a as usize..b as usize]
+                } else {
+                    &[][..]
+                };
+                let plan = self.table_plans[t];
+                let sink = &self.sink;
+                match self.tables[t].intern(text, |n| sink.record_size(plan, n)) {
+                    Some(o) => self.fin[k] = (1, o, 0),
+                    None => {
+                        ok = false;
+                        break;
+                    }
                 }
             }
             if !ok {
@@ -416,12 +605,12 @@ impl<'m, S: Sink> Importer<'m, S> {
                 })
                 .collect();
             match self.sink.write(rp.plan, &ins) {
-                Ok(()) => return Ok(true),
+                Ok(()) => return Ok(Some((lines, !xml && last_eol == Eol::None))),
                 Err(SinkError::Unrepresentable(_)) => continue,
                 Err(e) => return Err(e),
             }
         }
-        Ok(false)
+        Ok(None)
     }
 
     /// Write the string tables and return the sink and the report.
@@ -460,10 +649,10 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
 
 /// How well a mapping fits an input: (units matched, units sampled) over its first units.
 pub fn score(m: &Mapping, path: &Path, sample: usize) -> (usize, usize) {
-    let Ok(file) = File::open(path) else {
-        return (0, 0);
-    };
     if zipio::is_zip(path) {
+        let Ok(file) = File::open(path) else {
+            return (0, 0);
+        };
         let Ok(mut z) = zipio::Reader::new(file) else {
             return (0, 0);
         };
@@ -482,7 +671,10 @@ pub fn score(m: &Mapping, path: &Path, sample: usize) -> (usize, usize) {
         .file_name()
         .map(|s| s.to_string_lossy().into_owned())
         .unwrap_or_default();
-    score_stream(m, &base, BufReader::new(file), sample)
+    match crate::io::Input::reader(path) {
+        Ok(r) => score_stream(m, &base, r, sample),
+        Err(_) => (0, 0),
+    }
 }
 
 fn score_stream(m: &Mapping, name: &str, r: impl BufRead, sample: usize) -> (usize, usize) {

@@ -194,7 +194,7 @@ impl Writer {
 }
 
 struct PartState {
-    rules: HashMap<u32, usize>, // record id -> rule index
+    rules: HashMap<u32, Vec<usize>>, // record id -> its rules, in order
     part: usize,
     eol: Eol,
 }
@@ -274,16 +274,37 @@ pub fn export(
         };
         let part = &m.parts[ps.part];
         let rid = rec.record_id();
-        let ri = match ps.rules.get(&rid) {
-            Some(&r) => r,
-            None => match part.rules.iter().position(|r| r.record == rec.name()) {
-                Some(r) => {
-                    ps.rules.insert(rid, r);
-                    r
+        let cands = ps.rules.entry(rid).or_insert_with(|| {
+            (0..part.rules.len())
+                .filter(|&r| part.rules[r].record == rec.name())
+                .collect()
+        });
+        if cands.is_empty() {
+            return Ok(()); // not a line record of this part (e.g. metadata)
+        }
+        // The first rule of this record type that applies to its values (docs/mappings.md).
+        let mut chosen = None;
+        for &ri in cands.iter() {
+            let rule = &part.rules[ri];
+            if cands.len() > 1 || !rule.set.is_empty() || !rule.when.is_empty() {
+                let get = |n: &str| -> u64 {
+                    WriterSink::slot_name(schema, rid, n)
+                        .and_then(|s| rec.int(&s))
+                        .unwrap_or(0)
+                };
+                if !rule.applies(&get) {
+                    continue;
                 }
-                None => return Ok(()), // not a line record of this part (e.g. metadata)
-            },
-        };
+            }
+            chosen = Some(ri);
+            break;
+        }
+        let ri = chosen.ok_or_else(|| {
+            format!(
+                "record `{}`: none of its patterns applies to its values",
+                rec.name()
+            )
+        })?;
         let rule = &part.rules[ri];
         let fnames = names.entry((ps.part, ri)).or_insert_with(|| {
             rule.pattern
@@ -315,6 +336,17 @@ pub fn export(
         line.clear();
         Pattern::render(v, &vals, &mut line)?;
         w.write(pending)?;
+        if !xml && rule.pattern.lines > 1 && ps.eol == Eol::CrLf {
+            // The lines of a multi-line unit end like the part's lines.
+            let mut crlf = Vec::with_capacity(line.len() + rule.pattern.lines);
+            for &c in &line {
+                if c == b'\n' {
+                    crlf.push(b'\r');
+                }
+                crlf.push(c);
+            }
+            line = crlf;
+        }
         w.write(&line)?;
         pending = if xml { b"" } else { ps.eol.bytes() };
         rep.rendered += 1;

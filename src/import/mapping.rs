@@ -41,6 +41,43 @@ pub struct Table {
     pub field: String,
 }
 
+/// A comparison of a `when` condition.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Op {
+    /// `=`
+    Eq,
+    /// `!=`
+    Ne,
+    /// `<`
+    Lt,
+    /// `<=`
+    Le,
+    /// `>`
+    Gt,
+    /// `>=`
+    Ge,
+}
+
+/// The right side of a condition: a number or another field.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Operand {
+    /// A constant.
+    Num(u64),
+    /// A field's value.
+    Field(String),
+}
+
+/// One `when` condition: `FIELD OP VALUE` (unsigned comparison).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Cond {
+    /// The field on the left.
+    pub field: String,
+    /// The comparison.
+    pub op: Op,
+    /// The right side.
+    pub rhs: Operand,
+}
+
 /// One pattern rule of a part.
 #[derive(Debug, Clone)]
 pub struct Rule {
@@ -52,6 +89,86 @@ pub struct Rule {
     pub pattern: Pattern,
     /// 1-based line of the rule in the mapping file.
     pub line: usize,
+    /// `set F=N`: integer fields the rule gives a constant value (not in the pattern).
+    pub set: Vec<(String, u64)>,
+    /// `when …`: conditions on the record's values; all must hold.
+    pub when: Vec<Cond>,
+}
+
+impl Rule {
+    /// Whether this rule may stand for a record with these integer values (by field name;
+    /// fields the record does not have are 0): its `set` constants are the values, its `when`
+    /// conditions hold and every `one(…)` index is in range. Export renders a record with the
+    /// first rule of its record type that applies; import takes a unit with a rule only when
+    /// no earlier rule of the same record type applies to the values read.
+    pub fn applies(&self, get: &dyn Fn(&str) -> u64) -> bool {
+        self.set.iter().all(|(f, v)| get(f) == *v)
+            && self.when.iter().all(|c| {
+                let (a, b) = (
+                    get(&c.field),
+                    match &c.rhs {
+                        Operand::Num(n) => *n,
+                        Operand::Field(f) => get(f),
+                    },
+                );
+                match c.op {
+                    Op::Eq => a == b,
+                    Op::Ne => a != b,
+                    Op::Lt => a < b,
+                    Op::Le => a <= b,
+                    Op::Gt => a > b,
+                    Op::Ge => a >= b,
+                }
+            })
+            && self
+                .pattern
+                .fields
+                .iter()
+                .all(|f| f.choices == 0 || get(&f.name) < f.choices as u64)
+    }
+}
+
+fn parse_number(s: &str) -> Option<u64> {
+    match s.strip_prefix("0x") {
+        Some(h) => u64::from_str_radix(h, 16).ok(),
+        None => s.parse().ok(),
+    }
+}
+
+fn parse_cond(s: &str) -> Result<Cond, String> {
+    let ops = [
+        ("!=", Op::Ne),
+        ("<=", Op::Le),
+        (">=", Op::Ge),
+        ("=", Op::Eq),
+        ("<", Op::Lt),
+        (">", Op::Gt),
+    ];
+    for (t, op) in ops {
+        if let Some((l, r)) = s.split_once(t) {
+            if l.is_empty() || r.is_empty() {
+                break;
+            }
+            let rhs = match parse_number(r) {
+                Some(n) => Operand::Num(n),
+                None if r
+                    .chars()
+                    .all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.') =>
+                {
+                    Operand::Field(r.to_string())
+                }
+                None => break,
+            };
+            return Ok(Cond {
+                field: l.to_string(),
+                op,
+                rhs,
+            });
+        }
+    }
+    Err(format!(
+        "`{s}` is not a condition: write FIELD=VALUE, !=, <, <=, > or >= with no spaces"
+    ))
 }
 
 /// A part: one kind of input file (or ZIP entry) and its patterns.
@@ -342,7 +459,9 @@ impl Mapping {
                     part.header = n;
                 }
                 "record" | "head" => {
-                    want(2, "a record name and a quoted pattern")?;
+                    if args.len() < 2 {
+                        want(2, "a record name and a quoted pattern")?;
+                    }
                     let record = plain(&args[0])?;
                     if !args[1].quoted {
                         return Err(fail(
@@ -370,6 +489,38 @@ impl Mapping {
                         fail(args[1].at + 1 + e.at.min(args[1].raw.len()), 1, e.message)
                     })?;
                     let head = first.text == "head";
+                    // `set F=N …` and `when COND …` after the pattern.
+                    let (mut set, mut when) = (Vec::new(), Vec::new());
+                    let mut mode = "";
+                    for w in &args[2..] {
+                        if !w.quoted && (w.text == "set" || w.text == "when") {
+                            mode = if w.text == "set" { "set" } else { "when" };
+                            continue;
+                        }
+                        let bad = |msg: String| fail(w.at, w.text.len(), msg);
+                        match mode {
+                            "set" => {
+                                let (f, v) = w
+                                    .text
+                                    .split_once('=')
+                                    .and_then(|(f, v)| Some((f, parse_number(v)?)))
+                                    .ok_or_else(|| bad("write `set FIELD=NUMBER`".into()))?;
+                                if pattern.fields.iter().any(|x| x.name == f) {
+                                    return Err(bad(format!(
+                                        "`{f}` is a field of the pattern; `set` gives fields the pattern does not read"
+                                    )));
+                                }
+                                set.push((f.to_string(), v));
+                            }
+                            "when" => when.push(parse_cond(&w.text).map_err(bad)?),
+                            _ => {
+                                return Err(bad(
+                                    "after the pattern: `set FIELD=N …` or `when CONDITION …`"
+                                        .into(),
+                                ))
+                            }
+                        }
+                    }
                     let part = m.parts.last_mut().ok_or_else(|| {
                         fail(
                             first.at,
@@ -378,14 +529,23 @@ impl Mapping {
                                 .into(),
                         )
                     })?;
-                    if part.rules.iter().any(|r| r.record == record) {
-                        return Err(fail(args[0].at, record.len(), format!("record `{record}` already has a pattern in this part (one pattern per record; use optional parts)")));
+                    // Several patterns for one record type: every one but the last must say by
+                    // `set` or `when` when it applies, so export can choose.
+                    if let Some(prev) = part
+                        .rules
+                        .iter()
+                        .rev()
+                        .find(|r| r.record == record && r.set.is_empty() && r.when.is_empty())
+                    {
+                        return Err(fail(args[0].at, record.len(), format!("record `{record}` already has a pattern without `set` or `when` in this part (line {}): only the last pattern of a record may leave them out", prev.line)));
                     }
                     part.rules.push(Rule {
                         record,
                         head,
                         pattern,
                         line: lineno + 1,
+                        set,
+                        when,
                     });
                 }
                 o => return Err(fail(first.at, o.len(), format!("unknown directive `{o}`"))),
@@ -478,6 +638,30 @@ mod tests {
         )
         .unwrap_err();
         assert_eq!(e.line, 4);
+    }
+
+    #[test]
+    fn several_patterns_per_record_with_set_and_when() {
+        let text = "format demo\ndtd d.dtd\npart p section s\nrecord alloc 'calloc {a:dec} {n:dec}' set func=1\nrecord alloc 'malloc {a:dec}' when a!=0\nrecord alloc 'x {a:dec}'\n";
+        let m = Mapping::parse("demo.map", text).unwrap();
+        let r = &m.parts[0].rules;
+        assert_eq!(r[0].set, vec![("func".to_string(), 1)]);
+        assert!(r[0].applies(&|f| (f == "func") as u64));
+        assert!(!r[0].applies(&|_| 0));
+        assert!(r[1].applies(&|f| (f == "a") as u64 * 5));
+        assert!(!r[1].applies(&|_| 0));
+        let e = Mapping::parse(
+            "m.map",
+            "format x\ndtd d\npart p section s\nrecord r 'a'\nrecord r 'b'\n",
+        )
+        .unwrap_err();
+        assert_eq!(e.line, 5);
+        let e = Mapping::parse(
+            "m.map",
+            "format x\ndtd d\npart p section s\nrecord r 'a' when x~1\n",
+        )
+        .unwrap_err();
+        assert!(e.message.contains("not a condition"), "{}", e.message);
     }
 
     #[test]

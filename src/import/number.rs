@@ -16,6 +16,8 @@ pub struct NumSpell {
     pub signed: bool,
     /// Minimum number of digits (zero padded); 0 or 1 means no padding.
     pub pad: u8,
+    /// C's `%#x`: the `0x` prefix is left out when the value is zero (`0`, not `0x0`).
+    pub alt: bool,
 }
 
 impl NumSpell {
@@ -31,6 +33,7 @@ impl NumSpell {
             prefix: false,
             signed: false,
             pad,
+            alt: false,
         };
         match base {
             "dec" => {}
@@ -39,6 +42,8 @@ impl NumSpell {
             "HEX" => (s.hex, s.upper) = (true, true),
             "0xhex" => (s.hex, s.prefix) = (true, true),
             "0xHEX" => (s.hex, s.prefix, s.upper) = (true, true, true),
+            "#hex" => (s.hex, s.prefix, s.alt) = (true, true, true),
+            "#HEX" => (s.hex, s.prefix, s.upper, s.alt) = (true, true, true, true),
             _ => return None,
         }
         Some(s)
@@ -51,6 +56,8 @@ impl NumSpell {
             (false, _, _, true) => "int",
             (true, false, false, _) => "hex",
             (true, false, true, _) => "HEX",
+            (true, true, false, _) if self.alt => "#hex",
+            (true, true, true, _) if self.alt => "#HEX",
             (true, true, false, _) => "0xhex",
             (true, true, true, _) => "0xHEX",
         };
@@ -70,10 +77,16 @@ impl NumSpell {
             i += 1;
         }
         if self.prefix {
-            if s.get(i..i + 2) != Some(b"0x") {
+            if s.get(i..i + 2) == Some(b"0x") {
+                i += 2;
+            } else if self.alt
+                && s.get(i) == Some(&b'0')
+                && !s.get(i + 1).is_some_and(|c| c.is_ascii_alphanumeric())
+            {
+                return Some((0, i + 1)); // `%#x` of zero
+            } else {
                 return None;
             }
-            i += 2;
         }
         let start = i;
         let mut v: u64 = 0;
@@ -107,6 +120,9 @@ impl NumSpell {
         if ndigits < pad || (ndigits > pad && s[start] == b'0') {
             return None; // leading zeros other than the padding, or too short
         }
+        if self.alt && v == 0 {
+            return None; // `%#x` writes zero as `0`
+        }
         if neg {
             if v == 0 || v > 1 << 63 {
                 return None; // "-0" is not canonical; below i64::MIN does not fit
@@ -124,6 +140,10 @@ impl NumSpell {
         if self.signed && (v as i64) < 0 {
             out.push(b'-');
             v = (v as i64).unsigned_abs();
+        }
+        if self.alt && v == 0 {
+            out.push(b'0');
+            return;
         }
         if self.prefix {
             out.extend_from_slice(b"0x");
@@ -190,6 +210,11 @@ mod tests {
         assert_eq!(rt("0xhex", "0x7f00"), Some(0x7f00));
         assert_eq!(rt("0xHEX/8", "0x00007F00"), Some(0x7f00));
         assert_eq!(NumSpell::from_type("0xhex").unwrap().scan(b"7f00", 0), None);
+        assert_eq!(rt("#hex", "0"), Some(0));
+        assert_eq!(rt("#hex", "0x10"), Some(16));
+        assert_eq!(NumSpell::from_type("#hex").unwrap().scan(b"0x0", 0), None);
+        assert_eq!(NumSpell::from_type("#hex").unwrap().scan(b"07", 0), None);
+        assert_eq!(NumSpell::from_type("#hex/4").unwrap().type_name(), "#hex/4");
         assert_eq!(rt("int", "-12"), Some((-12i64) as u64));
         assert_eq!(NumSpell::from_type("int").unwrap().scan(b"-0", 0), None);
         assert_eq!(NumSpell::from_type("dec").unwrap().scan(b"x", 0), None);

@@ -26,6 +26,9 @@ pub struct FieldSpec {
     pub name: String,
     /// What it holds.
     pub kind: FieldKind,
+    /// For a `one(A|B|…)` token: the number of alternatives (the value is an index below it);
+    /// 0 for any other field.
+    pub choices: usize,
 }
 
 /// One element of a flat pattern variant.
@@ -37,6 +40,12 @@ pub enum Elem {
     Num(usize, NumSpell),
     /// A string token filling field `.0` (interned or inline, per the field's kind).
     Str(usize),
+    /// One of several literal spellings (`one(A|B|…)`); field `.0` holds the index.
+    One(usize, Vec<Vec<u8>>),
+    /// A field seen before in the pattern: the same number, written again.
+    BackNum(usize, NumSpell),
+    /// A field seen before in the pattern: the same string, written again.
+    BackStr(usize),
 }
 
 /// A flat variant: one combination of optional parts.
@@ -57,6 +66,8 @@ pub struct Pattern {
     pub variants: Vec<Variant>,
     /// The literal text every variant starts with (see [`Pattern::lead`]).
     lead: Vec<u8>,
+    /// How many lines a unit of this pattern spans (1 + the `\n` in the pattern).
+    pub lines: usize,
 }
 
 /// A matched value: an integer or a byte range of the unit.
@@ -90,6 +101,9 @@ enum Tree {
     Lit(Vec<u8>),
     Num(usize, NumSpell),
     Str(usize),
+    One(usize, Vec<Vec<u8>>),
+    BackNum(usize, NumSpell),
+    BackStr(usize),
     Opt(usize, Vec<Tree>),
 }
 
@@ -126,11 +140,28 @@ impl Pattern {
                 }
             }
         }
+        let count = |v: &Variant| -> usize {
+            v.elems
+                .iter()
+                .map(|e| match e {
+                    Elem::Lit(l) => l.iter().filter(|&&c| c == b'\n').count(),
+                    _ => 0,
+                })
+                .sum()
+        };
+        let lines = variants.first().map(count).unwrap_or(0) + 1;
+        if variants.iter().any(|v| count(v) + 1 != lines) {
+            return Err(PatternError {
+                message: "an optional part may not hold a line end (`\\n`)".into(),
+                at: 0,
+            });
+        }
         let lead = common_lead(&variants).to_vec();
         Ok(Pattern {
             fields,
             variants,
             lead,
+            lines,
         })
     }
 
@@ -180,7 +211,7 @@ impl Pattern {
                         }
                         None => continue 'variants,
                     },
-                    Elem::Str(f) => {
+                    Elem::Str(f) | Elem::BackStr(f) => {
                         let end = match v.elems.get(i + 1) {
                             Some(Elem::Lit(l)) => match find(&unit[pos..], l) {
                                 Some(k) => pos + k,
@@ -188,8 +219,34 @@ impl Pattern {
                             },
                             _ => unit.len(),
                         };
-                        vals[*f] = Val::Span(pos, end);
+                        if let Elem::BackStr(_) = e {
+                            match vals[*f] {
+                                Val::Span(a, b) if unit[a..b] == unit[pos..end] => {}
+                                _ => continue 'variants,
+                            }
+                        } else {
+                            vals[*f] = Val::Span(pos, end);
+                        }
                         pos = end;
+                    }
+                    Elem::BackNum(f, spell) => match spell.scan(unit, pos) {
+                        Some((x, end)) if vals[*f] == Val::Int(x) => pos = end,
+                        _ => continue 'variants,
+                    },
+                    Elem::One(f, alts) => {
+                        // The longest spelling that the unit continues with.
+                        let best = alts
+                            .iter()
+                            .enumerate()
+                            .filter(|(_, a)| unit[pos..].starts_with(a))
+                            .max_by_key(|(_, a)| a.len());
+                        match best {
+                            Some((k, a)) => {
+                                vals[*f] = Val::Int(k as u64);
+                                pos += a.len();
+                            }
+                            None => continue 'variants,
+                        }
                     }
                 }
             }
@@ -214,11 +271,17 @@ impl Pattern {
         for e in &v.elems {
             match e {
                 Elem::Lit(l) => out.extend_from_slice(l),
-                Elem::Num(f, spell) => match vals[*f] {
+                Elem::Num(f, spell) | Elem::BackNum(f, spell) => match vals[*f] {
                     Out::Int(x) => spell.render(x, out),
                     Out::Bytes(_) => return Err("a string where a number was expected".into()),
                 },
-                Elem::Str(f) => match vals[*f] {
+                Elem::One(f, alts) => match vals[*f] {
+                    Out::Int(x) if (x as usize) < alts.len() => {
+                        out.extend_from_slice(&alts[x as usize])
+                    }
+                    _ => return Err("a value outside the alternatives of `one(…)`".into()),
+                },
+                Elem::Str(f) | Elem::BackStr(f) => match vals[*f] {
                     Out::Bytes(b) => out.extend_from_slice(b),
                     Out::Int(_) => return Err("a number where a string was expected".into()),
                 },
@@ -277,6 +340,9 @@ fn expand(tree: &[Tree], prefix: Vec<Elem>, flags: Vec<(usize, u64)>, out: &mut 
             Tree::Lit(l) => elems.push(Elem::Lit(l.clone())),
             Tree::Num(f, s) => elems.push(Elem::Num(*f, *s)),
             Tree::Str(f) => elems.push(Elem::Str(*f)),
+            Tree::One(f, a) => elems.push(Elem::One(*f, a.clone())),
+            Tree::BackNum(f, s) => elems.push(Elem::BackNum(*f, *s)),
+            Tree::BackStr(f) => elems.push(Elem::BackStr(*f)),
             Tree::Opt(flag, body) => {
                 let rest = &tree[i + 1..];
                 // present: body then rest
@@ -304,8 +370,20 @@ fn field_index(fields: &mut Vec<FieldSpec>, name: &str, kind: FieldKind) -> Resu
     fields.push(FieldSpec {
         name: name.to_string(),
         kind,
+        choices: 0,
     });
     Ok(fields.len() - 1)
+}
+
+/// A field named a second time: a back-reference, which must have the same kind.
+fn back_ref(fields: &[FieldSpec], name: &str, kind: &FieldKind) -> Result<Option<usize>, String> {
+    match fields.iter().position(|f| f.name == name) {
+        None => Ok(None),
+        Some(i) if fields[i].kind == *kind && fields[i].choices == 0 => Ok(Some(i)),
+        Some(_) => Err(format!(
+            "field `{name}` appears twice with different types (a repeated field must repeat its type)"
+        )),
+    }
 }
 
 fn is_name(s: &str) -> bool {
@@ -364,23 +442,50 @@ fn parse_seq(
                     out.push(Tree::Lit(std::mem::take(&mut lit)));
                 }
                 if let Some(spell) = NumSpell::from_type(ty) {
+                    match back_ref(fields, name, &FieldKind::Int).map_err(err)? {
+                        Some(f) => out.push(Tree::BackNum(f, spell)),
+                        None => {
+                            let f = field_index(fields, name, FieldKind::Int).map_err(err)?;
+                            out.push(Tree::Num(f, spell));
+                        }
+                    }
+                } else if ty.starts_with("one(") && ty.ends_with(')') {
+                    let alts: Vec<Vec<u8>> = ty[4..ty.len() - 1]
+                        .split('|')
+                        .map(|a| a.as_bytes().to_vec())
+                        .collect();
+                    if alts.iter().any(|a| a.is_empty()) || alts.len() > 255 {
+                        return Err(err(
+                            "write `one(A|B|…)` with 1 to 255 non-empty spellings".into()
+                        ));
+                    }
                     let f = field_index(fields, name, FieldKind::Int).map_err(err)?;
-                    out.push(Tree::Num(f, spell));
-                } else if ty == "text" {
-                    let f = field_index(fields, name, FieldKind::Inline).map_err(err)?;
-                    out.push(Tree::Str(f));
-                } else if ty == "str" || (ty.starts_with("str(") && ty.ends_with(')')) {
-                    let table = if ty == "str" {
-                        None
+                    fields[f].choices = alts.len();
+                    out.push(Tree::One(f, alts));
+                } else if ty == "text"
+                    || ty == "str"
+                    || (ty.starts_with("str(") && ty.ends_with(')'))
+                {
+                    let kind = if ty == "text" {
+                        FieldKind::Inline
                     } else {
-                        Some(&ty[4..ty.len() - 1])
+                        let table = if ty == "str" {
+                            None
+                        } else {
+                            Some(&ty[4..ty.len() - 1])
+                        };
+                        FieldKind::Interned(tables(table).map_err(err)?)
                     };
-                    let ti = tables(table).map_err(err)?;
-                    let f = field_index(fields, name, FieldKind::Interned(ti)).map_err(err)?;
-                    out.push(Tree::Str(f));
+                    match back_ref(fields, name, &kind).map_err(err)? {
+                        Some(f) => out.push(Tree::BackStr(f)),
+                        None => {
+                            let f = field_index(fields, name, kind).map_err(err)?;
+                            out.push(Tree::Str(f));
+                        }
+                    }
                 } else {
                     return Err(err(format!(
-                        "unknown token type `{ty}` (dec, int, hex, HEX, 0xhex, 0xHEX [/N], str, str(TABLE), text)"
+                        "unknown token type `{ty}` (dec, int, hex, HEX, 0xhex, 0xHEX, #hex, #HEX [/N], one(A|B), str, str(TABLE), text)"
                     )));
                 }
             }
@@ -489,6 +594,25 @@ mod tests {
         assert!(Pattern::compile(b"{a:float}", lookup).is_err());
         assert!(Pattern::compile(b"{a}", lookup).is_err());
         assert!(Pattern::compile(b"[?f x", lookup).is_err());
-        assert!(Pattern::compile(b"{a:dec} {a:dec}", lookup).is_err());
+        assert!(Pattern::compile(b"{a:dec} {a:str}", lookup).is_err());
+        assert!(Pattern::compile(b"{a:one()}", lookup).is_err());
+        assert!(Pattern::compile(b"x[?f:\n]", lookup).is_err());
+    }
+
+    #[test]
+    fn alternatives_back_references_and_lines() {
+        let p = compile("{f:one(free|_ZdlPv|_ZdlPvm)}({a:0xHEX})");
+        let v = roundtrip(&p, "_ZdlPvm(0x1F)").unwrap();
+        assert_eq!(v[0], Val::Int(2));
+        assert_eq!(roundtrip(&p, "free(0x1F)").unwrap()[0], Val::Int(0));
+        assert!(roundtrip(&p, "fre(0x1F)").is_none());
+        assert_eq!(p.fields[0].choices, 3);
+        let q = compile("@ {c:str} < {old:0xhex}\n@ {c:str} > {new:0xhex} {size:#hex}");
+        assert_eq!(q.lines, 2);
+        roundtrip(&q, "@ ./a:[0x1] < 0x10\n@ ./a:[0x1] > 0x20 0").unwrap();
+        assert!(roundtrip(&q, "@ ./a:[0x1] < 0x10\n@ ./b:[0x1] > 0x20 0x8").is_none());
+        let r = compile("{n:dec} {n:dec}");
+        assert!(roundtrip(&r, "3 3").is_some());
+        assert!(roundtrip(&r, "3 4").is_none());
     }
 }

@@ -8,6 +8,15 @@ pub const SHIPPED: &[(&str, &str)] = &[
     ("et_merlin.map", include_str!("../../formats/et_merlin.map")),
     ("jvm_trace.map", include_str!("../../formats/jvm_trace.map")),
     ("tptp.map", include_str!("../../formats/tptp.map")),
+    ("android.map", include_str!("../../formats/android.map")),
+    ("valgrind.map", include_str!("../../formats/valgrind.map")),
+    ("mtrace.map", include_str!("../../formats/mtrace.map")),
+    ("malloclab.map", include_str!("../../formats/malloclab.map")),
+    ("heaptrack.map", include_str!("../../formats/heaptrack.map")),
+    (
+        "heaptrack_raw.map",
+        include_str!("../../formats/heaptrack_raw.map"),
+    ),
 ];
 
 /// Every shipped mapping, parsed (they are checked by the tests, so parsing cannot fail).

@@ -174,6 +174,25 @@ impl Sink for WriterSink<'_> {
             ))
         })?;
         let rt = schema.record(rid);
+        // Integer fields of the record that the mapping does not fill and that take bytes (a
+        // format's patterns need not name every field of a shared record type) are written as
+        // 0, after the given fields; `write` supplies the 0s.
+        let mut fields: Vec<(&str, FieldType)> = fields.to_vec();
+        for (k, s) in rt.slots.iter().enumerate().skip(1) {
+            let SlotKind::Int { .. } = s.kind else {
+                continue;
+            };
+            let is_len = rt.slots.iter().any(|b| {
+                matches!(&b.kind, SlotKind::Bytes { width: crate::dtd::Expr::Value(v) } if *v as usize == k)
+            });
+            let named = fields
+                .iter()
+                .any(|(n, _)| Self::slot_name(schema, rid, n).as_deref() == Some(s.name.as_str()));
+            if !is_len && !named && !s.interp.is_zero_width() {
+                fields.push((s.name.as_str(), FieldType::Int));
+            }
+        }
+        let fields = &fields[..];
         // The writer's assembler places each named field and derives lengths; markers show
         // where each mapping field and each length landed in the ordered values.
         let mut named = Fields::new();
@@ -247,8 +266,9 @@ impl Sink for WriterSink<'_> {
         // A `default` field whose value differs from the live default, or a `delta` field whose
         // step does not fit its width: a metadata record first (format.md §5.4) sets the default
         // to the value, or restarts the delta chain at the value (the record then stores 0).
+        let value = |i: usize| values.get(i).copied().unwrap_or(FieldIn::Int(0));
         for &(i, slot) in &p.auto {
-            if let FieldIn::Int(v) = values[i] {
+            if let FieldIn::Int(v) = value(i) {
                 let Some(ss) = self.writer.live(p.rid, slot) else {
                     continue;
                 };
@@ -267,12 +287,12 @@ impl Sink for WriterSink<'_> {
         for s in &p.template {
             self.inputs.push(match s {
                 Slot::Const(c) => c.clone(),
-                Slot::Field(i) => match values[*i] {
+                Slot::Field(i) => match value(*i) {
                     FieldIn::Int(v) => In::Int(v),
                     FieldIn::Offset(v) => In::Offset(v),
                     FieldIn::Bytes(b) => In::Bytes(b.to_vec()),
                 },
-                Slot::LenOf(i) => match values[*i] {
+                Slot::LenOf(i) => match value(*i) {
                     FieldIn::Bytes(b) => In::Int(b.len() as u64),
                     _ => In::Int(0),
                 },

@@ -270,6 +270,27 @@ fn sample_traces_are_imports_of_the_fixtures() {
         ),
         ("traces/jvm_trace.mtf", "jvm_trace", &["jvm/run.zip"]),
         ("traces/tptp.mtf", "tptp", &["tptp/trace.xml"]),
+        (
+            "traces/android.mtf",
+            "android",
+            &["alloc/android-systemui.txt"],
+        ),
+        (
+            "traces/valgrind.mtf",
+            "valgrind",
+            &["alloc/valgrind-odd.vg"],
+        ),
+        ("traces/mtrace.mtf", "mtrace", &["alloc/mtrace-odd.mtrace"]),
+        (
+            "traces/malloclab.mtf",
+            "malloclab",
+            &["alloc/malloclab-2002.rep"],
+        ),
+        (
+            "traces/heaptrack.mtf",
+            "heaptrack",
+            &["alloc/heaptrack-v2.txt"],
+        ),
     ];
     let dir = util::tempdir();
     for (target, format, inputs) in samples {

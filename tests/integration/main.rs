@@ -8,6 +8,8 @@ mod compact;
 mod fixtures;
 #[cfg(feature = "import")]
 mod import;
+#[cfg(feature = "import")]
+mod import_alloc;
 mod messages;
 mod mirror;
 mod roundtrip_prop;
