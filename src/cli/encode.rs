@@ -8,7 +8,7 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 
-use metatf::compact::{encode, verify, Measure, Options};
+use metatf::compact::{encode_with_progress, verify, Measure, Options};
 use metatf::encode::TraceWriter;
 use metatf::io::{Output, TempFile};
 
@@ -105,11 +105,17 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
         },
     };
     let fail = |e: &dyn miette::Diagnostic| Failure::new(EXIT_INVALID_TRACE, render(e));
+    let quiet = args.quiet || super::common::quiet();
+    let mut bar = super::progress::Progress::new(reader.bytes().len() as u64, "encoding", quiet);
+    let mut progress = |at: u64, n: u64| bar.record(at, n);
+    let encode = |w: &mut TraceWriter<'_>, progress: &mut dyn FnMut(u64, u64)| {
+        encode_with_progress(&reader, w, &opts, progress)
+    };
     let (stats, raw_bytes) = if args.compress == Compress::None {
         let mut w =
             TraceWriter::create(o.schema(), &args.output, h.class, h.byte_order, &h.dtd_name)
                 .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
-        let stats = encode(&reader, &mut w, &opts).map_err(|e| fail(&e))?;
+        let stats = encode(&mut w, &mut progress).map_err(|e| fail(&e))?;
         let s = w
             .finish()
             .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
@@ -118,7 +124,7 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
         let mut tmp = TempFile::new().map_err(|e| io_failure(&e))?;
         let mut w = TraceWriter::create(o.schema(), tmp.path(), h.class, h.byte_order, &h.dtd_name)
             .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
-        let stats = encode(&reader, &mut w, &opts).map_err(|e| fail(&e))?;
+        let stats = encode(&mut w, &mut progress).map_err(|e| fail(&e))?;
         let s = w
             .finish()
             .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
@@ -136,6 +142,8 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
         let _ = tmp.rewind();
         (stats, s.bytes)
     };
+    drop(progress);
+    bar.finish();
     let elapsed = t0.elapsed();
     if args.verify && args.output.as_os_str() != "-" {
         let dtd = super::size_report::dtd_path(&o, args.dtd.as_deref());

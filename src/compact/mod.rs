@@ -340,6 +340,17 @@ pub fn encode(
     writer: &mut TraceWriter<'_>,
     opts: &Options,
 ) -> Result<Stats, CompactError> {
+    encode_with_progress(reader, writer, opts, &mut |_, _| {})
+}
+
+/// As [`encode`], calling `progress(byte offset, records read)` after every record of the
+/// writing pass (for a progress bar; cheap to ignore).
+pub fn encode_with_progress(
+    reader: &Reader<'_>,
+    writer: &mut TraceWriter<'_>,
+    opts: &Options,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Stats, CompactError> {
     let pre = prescan(reader)?;
     let schema = reader.schema();
     let m = MetaCost {
@@ -374,6 +385,7 @@ pub fn encode(
             Event::Damage(d) => return Err(invalid(&d)),
         };
         ctx.stats.records_in += 1;
+        progress(r.offset() + r.len(), ctx.stats.records_in);
         match r.record().builtin {
             Some(Builtin::Section) => {
                 ctx.flush(&mut scope, &mut window)?;

@@ -611,18 +611,24 @@ class Dtd:
 
     # -------------------------------------------------------------- properties (§4.3)
     def lookup(self, s, rt, prop):
-        for body, path, lvl in s.contexts:
+        v, lvl, _ = self.lookup_ranked(s, rt, prop)
+        return v, lvl
+
+    def lookup_ranked(self, s, rt, prop):
+        # rank: where the property was found, in §4.3's order (0 = most specific)
+        for rank, (body, path, lvl) in enumerate(s.contexts):
             v = body.get((path, prop))
             if v is not None:
-                return v, lvl
+                return v, lvl, rank
+        n = len(s.contexts)
         if rt.scope is not None:
             v = self.sections[rt.scope].defaults.get((s.typename, prop))
             if v is not None:
-                return v, s.parent
+                return v, s.parent, n
         v = self.global_defaults.get((s.typename, prop))
         if v is not None:
-            return v, s.parent
-        return None, None
+            return v, s.parent, n + 1
+        return None, None, None
 
     def resolve_props(self, s, rt):
         if s.slot == 0:
@@ -634,19 +640,25 @@ class Dtd:
             s.width_expr = (('int', self.tag_width), None)
             s.display = None
             return
-        v, _ = self.lookup(s, rt, 'interpretation')
+        v, _, irank = self.lookup_ranked(s, rt, 'interpretation')
         if v is None:
             raise DtdError('missing_interpretation %s.%s' % (rt.name, '.'.join(s.fullpath)))
         interp = v[1]
         if interp[0] in ('sectionOffset', 'sectionStride'):
             interp = (interp[0], self.sec_id(interp[1])) + interp[2:]
         s.interp = interp
-        w, lvl = self.lookup(s, rt, 'width')
+        w, lvl, wrank = self.lookup_ranked(s, rt, 'width')
         if interp[0] in ('default', 'stride', 'sectionStride'):
+            # format.md §4.3: the field reads no bytes; a non-zero width is an error when set at
+            # the interpretation's level or a more specific one, else its last non-zero width.
+            last = 0
             if w is not None:
-                if w[0] != 'expr' or expr_uses_value(w[1]) or self.const_eval_w(w[1], lvl) != 0:
+                if w[0] != 'expr' or expr_uses_value(w[1]):
                     raise DtdError('width_on_zero_width %s' % '.'.join(s.fullpath))
-            s.width_expr = (('int', 0), None)
+                last = self.const_eval_w(w[1], lvl)
+                if last != 0 and (wrank <= irank or last > 8):
+                    raise DtdError('width_on_zero_width %s' % '.'.join(s.fullpath))
+            s.width_expr = (('int', last), None)
         else:
             if w is None:
                 raise DtdError('missing_width %s.%s' % (rt.name, '.'.join(s.fullpath)))
@@ -876,7 +888,10 @@ class Trace:
                 w = s.decl_width if not s.is_bytes else None
                 it = s.interp
                 prev = it[1] if it[0] in ('delta', 'stride') else 0
-                st.append([w, w, it, prev, 0])
+                # a zero-width interpretation starts at width 0, its declared width kept as the
+                # last non-zero width (format.md §4.3, §6.3)
+                w0 = 0 if it[0] in ('default', 'stride', 'sectionStride') else w
+                st.append([w0, w, it, prev, 0])
             state[rt.name] = st
         return st
 
