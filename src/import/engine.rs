@@ -780,7 +780,11 @@ impl<'m, S: Sink> Importer<'m, S> {
 
 // A routed record in its spool: the plan (u32), the number of values (u16), then each value:
 // kind 0 integer / 1 offset (u64), or 2 bytes (u32 length, the bytes); little endian.
-fn spool_write(w: &mut impl std::io::Write, plan: PlanId, ins: &[FieldIn<'_>]) -> std::io::Result<()> {
+fn spool_write(
+    w: &mut impl std::io::Write,
+    plan: PlanId,
+    ins: &[FieldIn<'_>],
+) -> std::io::Result<()> {
     w.write_all(&(plan as u32).to_le_bytes())?;
     w.write_all(&(ins.len() as u16).to_le_bytes())?;
     for v in ins {

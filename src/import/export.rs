@@ -347,7 +347,6 @@ pub fn export(
     Ok(rep)
 }
 
-
 /// Render a record of the part's rules into `line` (with the part's line ends inside a
 /// multi-line unit); `false` when the record is not one of them (metadata and the like).
 #[allow(clippy::too_many_arguments)]
@@ -362,52 +361,50 @@ fn render(
     line: &mut Vec<u8>,
 ) -> Result<bool, String> {
     let xml = m.units == Units::Xml;
-        let part = &m.parts[ps.part];
-        let rid = rec.record_id();
-        let cands = ps.rules.entry(rid).or_insert_with(|| {
-            (0..part.rules.len())
-                .filter(|&r| part.rules[r].record == rec.name())
-                .collect()
-        });
-        if cands.is_empty() {
-            return Ok(false); // not a line record of this part (e.g. metadata)
-        }
-        // The first rule of this record type that applies to its values (docs/mappings.md).
-        let mut chosen = None;
-        for &ri in cands.iter() {
-            let rule = &part.rules[ri];
-            if cands.len() > 1 || !rule.set.is_empty() || !rule.when.is_empty() {
-                let get = |n: &str| -> u64 {
-                    WriterSink::slot_name(schema, rid, n)
-                        .and_then(|s| rec.int(&s))
-                        .unwrap_or(0)
-                };
-                if !rule.applies(&get) {
-                    continue;
-                }
-            }
-            chosen = Some(ri);
-            break;
-        }
-        let ri = chosen.ok_or_else(|| {
-            format!(
-                "record `{}`: none of its patterns applies to its values",
-                rec.name()
-            )
-        })?;
+    let part = &m.parts[ps.part];
+    let rid = rec.record_id();
+    let cands = ps.rules.entry(rid).or_insert_with(|| {
+        (0..part.rules.len())
+            .filter(|&r| part.rules[r].record == rec.name())
+            .collect()
+    });
+    if cands.is_empty() {
+        return Ok(false); // not a line record of this part (e.g. metadata)
+    }
+    // The first rule of this record type that applies to its values (docs/mappings.md).
+    let mut chosen = None;
+    for &ri in cands.iter() {
         let rule = &part.rules[ri];
-        let fnames = names.entry((ps.part, ri)).or_insert_with(|| {
-            rule.pattern
-                .fields
-                .iter()
-                .map(|f| {
-                    WriterSink::slot_name(schema, rid, &f.name).unwrap_or_else(|| f.name.clone())
-                })
-                .collect()
-        });
-        let mut vals: Vec<Out> = Vec::with_capacity(fnames.len());
-        for (f, n) in rule.pattern.fields.iter().zip(fnames.iter()) {
-            vals.push(match f.kind {
+        if cands.len() > 1 || !rule.set.is_empty() || !rule.when.is_empty() {
+            let get = |n: &str| -> u64 {
+                WriterSink::slot_name(schema, rid, n)
+                    .and_then(|s| rec.int(&s))
+                    .unwrap_or(0)
+            };
+            if !rule.applies(&get) {
+                continue;
+            }
+        }
+        chosen = Some(ri);
+        break;
+    }
+    let ri = chosen.ok_or_else(|| {
+        format!(
+            "record `{}`: none of its patterns applies to its values",
+            rec.name()
+        )
+    })?;
+    let rule = &part.rules[ri];
+    let fnames = names.entry((ps.part, ri)).or_insert_with(|| {
+        rule.pattern
+            .fields
+            .iter()
+            .map(|f| WriterSink::slot_name(schema, rid, &f.name).unwrap_or_else(|| f.name.clone()))
+            .collect()
+    });
+    let mut vals: Vec<Out> = Vec::with_capacity(fnames.len());
+    for (f, n) in rule.pattern.fields.iter().zip(fnames.iter()) {
+        vals.push(match f.kind {
                 FieldKind::Int => match rule.refs.iter().find(|(r, _)| *r == f.name) {
                     // `ref`: the offset back to the 1-based index of the record it points at.
                     Some((_, sec)) => {
@@ -433,27 +430,27 @@ fn render(
                     })?)
                 }
             });
-        }
-        let v = rule
-            .pattern
-            .variant_for(&|i| match vals[i] {
-                Out::Int(x) => Some(x),
-                _ => None,
-            })
-            .ok_or_else(|| format!("record `{}`: no variant of its pattern fits", rec.name()))?;
-        line.clear();
-        Pattern::render(v, &vals, line)?;
-        if !xml && rule.pattern.lines > 1 && ps.eol == Eol::CrLf {
-            // The lines of a multi-line unit end like the part's lines.
-            let mut crlf = Vec::with_capacity(line.len() + rule.pattern.lines);
-            for &c in line.iter() {
-                if c == b'\n' {
-                    crlf.push(b'\r');
-                }
-                crlf.push(c);
+    }
+    let v = rule
+        .pattern
+        .variant_for(&|i| match vals[i] {
+            Out::Int(x) => Some(x),
+            _ => None,
+        })
+        .ok_or_else(|| format!("record `{}`: no variant of its pattern fits", rec.name()))?;
+    line.clear();
+    Pattern::render(v, &vals, line)?;
+    if !xml && rule.pattern.lines > 1 && ps.eol == Eol::CrLf {
+        // The lines of a multi-line unit end like the part's lines.
+        let mut crlf = Vec::with_capacity(line.len() + rule.pattern.lines);
+        for &c in line.iter() {
+            if c == b'\n' {
+                crlf.push(b'\r');
             }
-            *line = crlf;
+            crlf.push(c);
         }
+        *line = crlf;
+    }
     Ok(true)
 }
 

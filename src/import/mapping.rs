@@ -706,6 +706,37 @@ mod tests {
     }
 
     #[test]
+    fn routed_records_and_refs() {
+        let head = "format t\ndtd t.dtd\npart p section main\n";
+        let m = Mapping::parse(
+            "t.map",
+            &format!("{head}record a section aux 'a {{n:dec}}' ref n=aux\nrecord b section more 'b'\nrecord c section aux 'c'\n"),
+        )
+        .unwrap();
+        assert_eq!(m.routed(), ["aux", "more"]);
+        assert_eq!(
+            m.parts[0].rules[0].refs,
+            [("n".to_string(), "aux".to_string())]
+        );
+        for (bad, why) in [
+            (
+                "record a section aux 'a {n:dec}' ref n=other\n",
+                "own section",
+            ),
+            ("record a 'a {n:dec}' ref n=main\n", "own section"),
+            (
+                "record a section aux 'a {s:text}' ref s=aux\n",
+                "not a number field",
+            ),
+            ("record a section main 'a'\n", "a part's section"),
+            ("head a section aux 'a'\n", "not `head`"),
+        ] {
+            let e = Mapping::parse("t.map", &format!("{head}{bad}")).unwrap_err();
+            assert!(e.message.contains(why), "{bad}: {}", e.message);
+        }
+    }
+
+    #[test]
     fn errors_carry_line_and_column() {
         let e = Mapping::parse(
             "m.map",

@@ -215,12 +215,26 @@ fn heaptrack_ips_and_traces_are_sections_with_parent_links() {
             )
         })
         .collect();
-    assert!(ips > 10 && nodes.len() > 10, "{ips} ips, {} nodes", nodes.len());
-    assert!(nodes.iter().any(|n| n.1 > 1), "the fixture has nested nodes");
+    assert!(
+        ips > 10 && nodes.len() > 10,
+        "{ips} ips, {} nodes",
+        nodes.len()
+    );
+    assert!(
+        nodes.iter().any(|n| n.1 > 1),
+        "the fixture has nested nodes"
+    );
 
     let dir = util::tempdir();
     let t = dir.path().join("t.mtf");
-    let out = mtf(&["import", "--from", "heaptrack", input.to_str().unwrap(), "-o", t.to_str().unwrap()]);
+    let out = mtf(&[
+        "import",
+        "--from",
+        "heaptrack",
+        input.to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
     let t = t.to_str().unwrap();
     let out = mtf(&["check", t]);
@@ -233,9 +247,16 @@ fn heaptrack_ips_and_traces_are_sections_with_parent_links() {
     };
     // Every `i` line is an ipInfo of section ips, none is left in section heap.
     let d = dump("ips");
-    assert_eq!(d.lines().filter(|l| l.starts_with("ipInfo ")).count(), ips, "{d}");
+    assert_eq!(
+        d.lines().filter(|l| l.starts_with("ipInfo ")).count(),
+        ips,
+        "{d}"
+    );
     let heap = dump("heap");
-    assert!(!heap.contains("ipInfo") && !heap.contains("traceNode"), "{heap}");
+    assert!(
+        !heap.contains("ipInfo") && !heap.contains("traceNode"),
+        "{heap}"
+    );
     assert!(heap.contains("import_routed") || dump("global").contains("import_routed"));
 
     // Every `t` line is a traceRoot (parent 0) or a traceNode of section traces, in order.
