@@ -472,7 +472,7 @@ impl Mapping {
                     let record = plain(&args[0])?;
                     // `record R section S 'PATTERN' …`: the records go to a section of their own.
                     let mut routed = None;
-                    let mut args = &args[..];
+                    let mut args = args;
                     if args.len() >= 4 && !args[1].quoted && args[1].text == "section" {
                         if first.text == "head" {
                             return Err(fail(
