@@ -235,7 +235,16 @@ fn heaptrack_ips_and_traces_are_sections_with_parent_links() {
         "-o",
         t.to_str().unwrap(),
     ]);
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("section ips: {ips} records (routed)")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("section traces: {} records (routed)", nodes.len())),
+        "{err}"
+    );
     let t = t.to_str().unwrap();
     let out = mtf(&["check", t]);
     assert!(out.status.success(), "{}", text(&out.stderr));
