@@ -204,6 +204,9 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
             eprintln!("string table {s}: {n} strings, {b} bytes of text");
         }
     }
+    for (s, n) in &rep.routed {
+        eprintln!("section {s}: {n} records (routed)");
+    }
     for e in &rep.verbatim_entries {
         eprintln!("kept verbatim: {e}");
     }

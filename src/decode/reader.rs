@@ -143,6 +143,15 @@ impl<'a> Reader<'a> {
         Records::new(self, (0..self.input.regions.len()).collect(), Mode::Main)
     }
 
+    /// The records of one section only (none if the trace does not have it), in file order.
+    pub fn section_records(&self, section: u8) -> Records<'_> {
+        let regions = self.region_of_section[section as usize]
+            .filter(|_| section != 0)
+            .into_iter()
+            .collect();
+        Records::new(self, regions, Mode::Main)
+    }
+
     /// The name of a section id ("" for the global region or an undeclared id).
     pub fn section_name(&self, section: u8) -> &'a str {
         self.schema

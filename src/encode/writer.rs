@@ -237,6 +237,15 @@ impl<'s> TraceWriter<'s> {
         self.enc.section()
     }
 
+    /// Bytes written so far in the current section after its `section` record (the offset a
+    /// `sectionOffset` to the next record gives), or in the global region.
+    pub fn section_len(&self) -> u64 {
+        match self.sections.last() {
+            Some(s) => s.start + s.size - s.content,
+            None => self.global_len,
+        }
+    }
+
     /// Records written so far, of every kind.
     pub fn records_written(&self) -> u64 {
         self.nrecords

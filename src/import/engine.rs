@@ -34,6 +34,8 @@ pub struct ImportReport {
     pub tables: Vec<(String, usize, u64)>,
     /// ZIP entries kept verbatim.
     pub verbatim_entries: Vec<String>,
+    /// Per routed section: (section, records).
+    pub routed: Vec<(String, u64)>,
 }
 
 /// How one rule's values land in the record's plan: every rule of a record type in a part
@@ -52,6 +54,24 @@ struct RulePlan {
     earlier: Vec<usize>,
     /// Lines a unit of this rule spans.
     lines: usize,
+    /// The routed section the records go to (index into `Importer::routed`), if not the part's.
+    route: Option<usize>,
+    /// `ref` fields: (union index, routed section the index points into).
+    refs: Vec<(usize, usize)>,
+}
+
+/// A section records are routed to (`record R section S …`): its records are spooled to a
+/// temporary file in the order read, laid out as they come (so a `ref` index becomes the byte
+/// offset the record will have), and written after the data sections.
+struct Routed {
+    name: String,
+    spool: Option<std::io::BufWriter<crate::io::TempFile>>,
+    /// Records routed so far.
+    count: u64,
+    /// Size of the section so far, when every record's size is known in advance.
+    next: Option<u64>,
+    /// Offsets of its records, kept when a `ref` points into the section.
+    offsets: Option<Vec<u64>>,
 }
 
 /// One line read ahead.
@@ -72,6 +92,11 @@ pub struct Importer<'m, S: Sink> {
     p_raw: PlanId,
     p_noeol: PlanId,
     p_chunk: PlanId,
+    p_routed: Option<PlanId>,
+    routed: Vec<Routed>,
+    /// Records routed since the last record of the part's section: (routed section, count),
+    /// written as one `import_routed` record before the next record there.
+    run: Option<(usize, u64)>,
     opened: Vec<String>,
     current: Option<String>,
     vals: Vec<Val>,
@@ -142,6 +167,20 @@ impl<'m, S: Sink> Importer<'m, S> {
                     .map_err(f)?,
             );
         }
+        let routed_names = m.routed();
+        let p_routed = if routed_names.is_empty() {
+            None
+        } else {
+            Some(
+                sink.plan(
+                    None,
+                    records::ROUTED,
+                    &[("target", FieldType::Int), ("count", FieldType::Int)],
+                )
+                .map_err(f)?,
+            )
+        };
+        let route_of = |s: &str| routed_names.iter().position(|x| x == s).unwrap_or(0);
         let mut rules = Vec::new();
         let xml = m.units == Units::Xml;
         for part in &m.parts {
@@ -178,6 +217,22 @@ impl<'m, S: Sink> Importer<'m, S> {
                 }
                 let pos = |n: &str| names.iter().position(|x| x == n).unwrap_or(0);
                 let slot_of = r.pattern.fields.iter().map(|f| pos(&f.name)).collect();
+                // `ref` fields (of any rule of the record type) are section offsets.
+                let ref_fields: Vec<&String> = same
+                    .iter()
+                    .flat_map(|&j| part.rules[j].refs.iter().map(|(f, _)| f))
+                    .collect();
+                if same.iter().any(|&j| part.rules[j].section != r.section) {
+                    return Err(err(format!(
+                        "the rules of record `{}` name different sections",
+                        r.record
+                    )));
+                }
+                let refs = r
+                    .refs
+                    .iter()
+                    .map(|(f, sec)| (pos(f), route_of(sec)))
+                    .collect();
                 let set = r.set.iter().map(|(f, v)| (pos(f), *v)).collect();
                 let plan = match same.iter().position(|&j| j < ri) {
                     Some(k) => rp[same[k]].plan,
@@ -187,6 +242,7 @@ impl<'m, S: Sink> Importer<'m, S> {
                             .zip(&types)
                             .map(|(n, k)| {
                                 let ty = match k {
+                                    FieldKind::Int if ref_fields.contains(&n) => FieldType::Offset,
                                     FieldKind::Int => FieldType::Int,
                                     FieldKind::Interned(_) => FieldType::Offset,
                                     FieldKind::Inline => FieldType::Bytes,
@@ -194,7 +250,8 @@ impl<'m, S: Sink> Importer<'m, S> {
                                 (n.as_str(), ty)
                             })
                             .collect();
-                        sink.plan(Some(&part.section), &r.record, &fields)
+                        let section = r.section.as_ref().unwrap_or(&part.section);
+                        sink.plan(Some(section), &r.record, &fields)
                             .map_err(|e| err(e.to_string()))?
                     }
                 };
@@ -206,6 +263,8 @@ impl<'m, S: Sink> Importer<'m, S> {
                     set,
                     earlier: same.into_iter().filter(|&j| j < ri).collect(),
                     lines: if xml { 1 } else { r.pattern.lines },
+                    route: r.section.as_deref().map(route_of),
+                    refs,
                 });
             }
             rules.push(rp);
@@ -231,6 +290,25 @@ impl<'m, S: Sink> Importer<'m, S> {
             p_raw,
             p_noeol,
             p_chunk,
+            p_routed,
+            routed: routed_names
+                .iter()
+                .map(|n| {
+                    let target = m
+                        .parts
+                        .iter()
+                        .flat_map(|p| &p.rules)
+                        .any(|r| r.refs.iter().any(|(_, s)| s == n));
+                    Routed {
+                        name: n.clone(),
+                        spool: None,
+                        count: 0,
+                        next: Some(0),
+                        offsets: target.then(Vec::new),
+                    }
+                })
+                .collect(),
+            run: None,
             opened: Vec::new(),
             current: None,
             vals: Vec::new(),
@@ -251,6 +329,10 @@ impl<'m, S: Sink> Importer<'m, S> {
         self.opened.push(section.to_string());
         self.current = Some(section.to_string());
         Ok(())
+    }
+
+    fn flush_run(&mut self) -> Result<(), SinkError> {
+        flush_run(&mut self.sink, &mut self.run, self.p_routed)
     }
 
     /// Import one plain input file (or `-` for standard input).
@@ -415,6 +497,7 @@ impl<'m, S: Sink> Importer<'m, S> {
                     self.report.units += n as u64;
                     self.report.mapped += n as u64;
                     if noeol {
+                        self.flush_run().map_err(|e| fatal(shown, e))?;
                         self.sink
                             .write(self.p_noeol, &[])
                             .map_err(|e| fatal(shown, e))?;
@@ -430,6 +513,7 @@ impl<'m, S: Sink> Importer<'m, S> {
                             .first_raw
                             .push((shown.to_string(), a.line, a.col));
                     }
+                    self.flush_run().map_err(|e| fatal(shown, e))?;
                     self.sink
                         .write(self.p_raw, &[FieldIn::Bytes(&a.buf)])
                         .map_err(|e| fatal(shown, e))?;
@@ -443,6 +527,7 @@ impl<'m, S: Sink> Importer<'m, S> {
             }
             index += n;
         }
+        self.flush_run().map_err(|e| fatal(shown, e))?;
         self.report.bytes_in += u.bytes;
         Ok(())
     }
@@ -592,6 +677,19 @@ impl<'m, S: Sink> Importer<'m, S> {
                     }
                 }
             }
+            // `ref` fields: a 1-based index of a record already routed to the section becomes
+            // that record's offset (0, or an index not yet seen, does not match).
+            for &(k, t) in &rp.refs {
+                let (kind, v, _) = self.fin[k];
+                let off = match (&self.routed[t].offsets, kind) {
+                    (Some(o), 0) if v >= 1 && v <= o.len() as u64 => o[v as usize - 1],
+                    _ => {
+                        ok = false;
+                        break;
+                    }
+                };
+                self.fin[k] = (1, off, 0);
+            }
             if !ok {
                 continue;
             }
@@ -604,7 +702,21 @@ impl<'m, S: Sink> Importer<'m, S> {
                     _ => FieldIn::Bytes(&unit[a as usize..b as usize]),
                 })
                 .collect();
-            match self.sink.write(rp.plan, &ins) {
+            let written = match rp.route {
+                Some(t) => route(
+                    &mut self.sink,
+                    &mut self.routed,
+                    &mut self.run,
+                    self.p_routed,
+                    (t, rp.plan),
+                    &ins,
+                ),
+                None => {
+                    flush_run(&mut self.sink, &mut self.run, self.p_routed)?;
+                    self.sink.write(rp.plan, &ins)
+                }
+            };
+            match written {
                 Ok(()) => return Ok(Some((lines, !xml && last_eol == Eol::None))),
                 Err(SinkError::Unrepresentable(_)) => continue,
                 Err(e) => return Err(e),
@@ -615,6 +727,38 @@ impl<'m, S: Sink> Importer<'m, S> {
 
     /// Write the string tables and return the sink and the report.
     pub fn finish(mut self) -> Result<(S, ImportReport), ImportError> {
+        self.flush_run().map_err(|e| fatal("routed records", e))?;
+        // The routed sections, each from its spool, in the order of the mapping's rules.
+        for t in 0..self.routed.len() {
+            let Some(spool) = self.routed[t].spool.take() else {
+                continue;
+            };
+            let name = self.routed[t].name.clone();
+            let shown = format!("section {name}");
+            let io = |e: std::io::Error| ImportError::new(&shown, 0, 0, e.to_string());
+            let mut f = spool.into_inner().map_err(|e| io(e.into_error()))?;
+            std::io::Seek::rewind(&mut f).map_err(io)?;
+            self.enter(&name, &shown)?;
+            let mut r = BufReader::with_capacity(1 << 16, f);
+            let mut data = Vec::new();
+            let mut k = 0usize;
+            while let Some(plan) = spool_read(&mut r, &mut data).map_err(io)? {
+                if let Some(o) = &self.routed[t].offsets {
+                    if o.get(k).copied() != Some(self.sink.position()) {
+                        return Err(ImportError::new(
+                            &shown,
+                            0,
+                            0,
+                            format!("record {k} is not at the offset laid out for it"),
+                        ));
+                    }
+                }
+                let ins = spool_values(&data);
+                self.sink.write(plan, &ins).map_err(|e| fatal(&shown, e))?;
+                k += 1;
+            }
+            self.report.routed.push((name, self.routed[t].count));
+        }
         for (t, table) in self.m.tables.iter().enumerate() {
             let strings = std::mem::take(&mut self.tables[t]);
             self.report
@@ -632,6 +776,149 @@ impl<'m, S: Sink> Importer<'m, S> {
         }
         Ok((self.sink, self.report))
     }
+}
+
+// A routed record in its spool: the plan (u32), the number of values (u16), then each value:
+// kind 0 integer / 1 offset (u64), or 2 bytes (u32 length, the bytes); little endian.
+fn spool_write(
+    w: &mut impl std::io::Write,
+    plan: PlanId,
+    ins: &[FieldIn<'_>],
+) -> std::io::Result<()> {
+    w.write_all(&(plan as u32).to_le_bytes())?;
+    w.write_all(&(ins.len() as u16).to_le_bytes())?;
+    for v in ins {
+        match v {
+            FieldIn::Int(x) => {
+                w.write_all(&[0])?;
+                w.write_all(&x.to_le_bytes())?;
+            }
+            FieldIn::Offset(x) => {
+                w.write_all(&[1])?;
+                w.write_all(&x.to_le_bytes())?;
+            }
+            FieldIn::Bytes(b) => {
+                w.write_all(&[2])?;
+                w.write_all(&(b.len() as u32).to_le_bytes())?;
+                w.write_all(b)?;
+            }
+        }
+    }
+    Ok(())
+}
+
+/// Read one spooled record: its plan, and its values (still encoded) into `data`.
+fn spool_read(r: &mut impl Read, data: &mut Vec<u8>) -> std::io::Result<Option<PlanId>> {
+    let mut head = [0u8; 6];
+    match r.read_exact(&mut head[..1]) {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
+        Err(e) => return Err(e),
+    }
+    r.read_exact(&mut head[1..])?;
+    let plan = u32::from_le_bytes(head[..4].try_into().expect("4")) as PlanId;
+    let n = u16::from_le_bytes(head[4..6].try_into().expect("2"));
+    data.clear();
+    data.extend_from_slice(&n.to_le_bytes());
+    for _ in 0..n {
+        let mut kind = [0u8; 1];
+        r.read_exact(&mut kind)?;
+        data.push(kind[0]);
+        let mut w = [0u8; 8];
+        if kind[0] == 2 {
+            r.read_exact(&mut w[..4])?;
+            let len = u32::from_le_bytes(w[..4].try_into().expect("4")) as usize;
+            data.extend_from_slice(&w[..4]);
+            let at = data.len();
+            data.resize(at + len, 0);
+            r.read_exact(&mut data[at..])?;
+        } else {
+            r.read_exact(&mut w)?;
+            data.extend_from_slice(&w);
+        }
+    }
+    Ok(Some(plan))
+}
+
+/// The values of a record read by [`spool_read`].
+fn spool_values(data: &[u8]) -> Vec<FieldIn<'_>> {
+    let n = u16::from_le_bytes([data[0], data[1]]) as usize;
+    let mut out = Vec::with_capacity(n);
+    let mut i = 2;
+    for _ in 0..n {
+        let kind = data[i];
+        i += 1;
+        if kind == 2 {
+            let len = u32::from_le_bytes(data[i..i + 4].try_into().expect("4")) as usize;
+            i += 4;
+            out.push(FieldIn::Bytes(&data[i..i + len]));
+            i += len;
+        } else {
+            let x = u64::from_le_bytes(data[i..i + 8].try_into().expect("8"));
+            i += 8;
+            out.push(if kind == 0 {
+                FieldIn::Int(x)
+            } else {
+                FieldIn::Offset(x)
+            });
+        }
+    }
+    out
+}
+
+/// Write the pending `import_routed` record: the routed records read since the last record of
+/// the part's section go here, in order.
+fn flush_run<S: Sink>(
+    sink: &mut S,
+    run: &mut Option<(usize, u64)>,
+    p_routed: Option<PlanId>,
+) -> Result<(), SinkError> {
+    if let (Some((target, count)), Some(plan)) = (run.take(), p_routed) {
+        sink.write(plan, &[FieldIn::Int(target as u64), FieldIn::Int(count)])?;
+    }
+    Ok(())
+}
+
+/// Spool a record routed to section `t` (checked to fit; its offset laid out).
+fn route<S: Sink>(
+    sink: &mut S,
+    routed: &mut [Routed],
+    run: &mut Option<(usize, u64)>,
+    p_routed: Option<PlanId>,
+    (t, plan): (usize, PlanId),
+    ins: &[FieldIn<'_>],
+) -> Result<(), SinkError> {
+    let size = sink.check(plan, ins)?;
+    let r = &mut routed[t];
+    if r.offsets.is_some() && size.is_none() {
+        return Err(SinkError::Fatal(format!(
+            "section `{}`: a `ref` points into it, so its records may not have `default` or `delta` fields",
+            r.name
+        )));
+    }
+    if r.spool.is_none() {
+        let f = crate::io::TempFile::new().map_err(|e| SinkError::Fatal(e.to_string()))?;
+        r.spool = Some(std::io::BufWriter::with_capacity(1 << 16, f));
+    }
+    let at = r.next;
+    r.next = match (r.next, size) {
+        (Some(n), Some(k)) => Some(n + k),
+        _ => None,
+    };
+    if let (Some(o), Some(at)) = (&mut r.offsets, at) {
+        o.push(at);
+    }
+    r.count += 1;
+    let w = r.spool.as_mut().expect("spool");
+    spool_write(w, plan, ins).map_err(|e| SinkError::Fatal(e.to_string()))?;
+    match run {
+        Some((rt, n)) if *rt == t && *n < u32::MAX as u64 => *n += 1,
+        _ => {
+            flush_run(sink, run, p_routed)?;
+            *run = Some((t, 1));
+        }
+    }
+    Ok(())
 }
 
 fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {

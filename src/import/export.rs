@@ -228,6 +228,20 @@ pub fn export(
     let mut line = Vec::with_capacity(256);
     // Per rule: the DTD field names of the pattern's fields.
     let mut names: HashMap<(usize, usize), Vec<String>> = HashMap::new();
+    // Routed sections (docs/mappings.md): read by one cursor each, their records put back where
+    // the `import_routed` records of the part's section say; per section the bytes read so far
+    // and the offsets of its records (to turn a `ref` offset back into an index).
+    let routed = m.routed();
+    let mut routed_ids = Vec::new();
+    let mut cursors = Vec::new();
+    for n in &routed {
+        let id = WriterSink::section_id(schema, n)
+            .ok_or_else(|| format!("the DTD has no section `{n}`"))?;
+        routed_ids.push(id);
+        cursors.push(src.cursor(id));
+    }
+    let mut sizes = vec![u64::MAX; routed.len()]; // MAX: the `section` record comes first
+    let mut offsets: Vec<Vec<u64>> = vec![Vec::new(); routed.len()];
     src.for_each(|rec| {
         match rec.name() {
             records::ORIGIN => return Ok(()),
@@ -268,85 +282,61 @@ pub fn export(
             }
             _ => {}
         }
+        if routed_ids.contains(&rec.section()) {
+            return Ok(()); // read through the cursors, at their `import_routed` records
+        }
+        if rec.name() == records::ROUTED {
+            let target = rec.int("target").unwrap_or(0) as usize;
+            let count = rec.int("count").unwrap_or(0);
+            let Some(ps) = st.as_mut() else {
+                return Err("routed records outside a mapped part".into());
+            };
+            let cur = cursors
+                .get_mut(target)
+                .ok_or_else(|| format!("no routed section #{target} in mapping `{}`", m.name))?;
+            let mut left = count;
+            while left > 0 {
+                let r = cur.next(|r| {
+                    // Offsets count from the end of the section's own `section` record.
+                    if sizes[target] == u64::MAX {
+                        sizes[target] = 0;
+                        return Ok(false);
+                    }
+                    let at = sizes[target];
+                    sizes[target] += r.size();
+                    let done = render(r, ps, m, schema, &mut names, &offsets, &routed, &mut line)?;
+                    if done {
+                        offsets[target].push(at);
+                    }
+                    Ok(done)
+                });
+                match r {
+                    None => {
+                        return Err(format!(
+                            "section `{}` ends before its records do",
+                            routed[target]
+                        ))
+                    }
+                    Some(Err(e)) => return Err(e),
+                    Some(Ok(false)) => continue,
+                    Some(Ok(true)) => {}
+                }
+                left -= 1;
+                w.write(pending)?;
+                w.write(&line)?;
+                pending = if xml { b"" } else { ps.eol.bytes() };
+                rep.rendered += 1;
+            }
+            return Ok(());
+        }
         let Some(ps) = st.as_mut() else {
             // Records outside a mapped part: string tables and the like.
             return Ok(());
         };
-        let part = &m.parts[ps.part];
-        let rid = rec.record_id();
-        let cands = ps.rules.entry(rid).or_insert_with(|| {
-            (0..part.rules.len())
-                .filter(|&r| part.rules[r].record == rec.name())
-                .collect()
-        });
-        if cands.is_empty() {
-            return Ok(()); // not a line record of this part (e.g. metadata)
+        if !render(rec, ps, m, schema, &mut names, &offsets, &routed, &mut line)? {
+            return Ok(());
         }
-        // The first rule of this record type that applies to its values (docs/mappings.md).
-        let mut chosen = None;
-        for &ri in cands.iter() {
-            let rule = &part.rules[ri];
-            if cands.len() > 1 || !rule.set.is_empty() || !rule.when.is_empty() {
-                let get = |n: &str| -> u64 {
-                    WriterSink::slot_name(schema, rid, n)
-                        .and_then(|s| rec.int(&s))
-                        .unwrap_or(0)
-                };
-                if !rule.applies(&get) {
-                    continue;
-                }
-            }
-            chosen = Some(ri);
-            break;
-        }
-        let ri = chosen.ok_or_else(|| {
-            format!(
-                "record `{}`: none of its patterns applies to its values",
-                rec.name()
-            )
-        })?;
-        let rule = &part.rules[ri];
-        let fnames = names.entry((ps.part, ri)).or_insert_with(|| {
-            rule.pattern
-                .fields
-                .iter()
-                .map(|f| {
-                    WriterSink::slot_name(schema, rid, &f.name).unwrap_or_else(|| f.name.clone())
-                })
-                .collect()
-        });
-        let mut vals: Vec<Out> = Vec::with_capacity(fnames.len());
-        for (f, n) in rule.pattern.fields.iter().zip(fnames.iter()) {
-            vals.push(match f.kind {
-                FieldKind::Int => Out::Int(rec_int(rec, n)?),
-                FieldKind::Interned(_) | FieldKind::Inline => {
-                    Out::Bytes(rec.bytes(n).ok_or_else(|| {
-                        format!("record `{}`: field `{n}` has no string", rec.name())
-                    })?)
-                }
-            });
-        }
-        let v = rule
-            .pattern
-            .variant_for(&|i| match vals[i] {
-                Out::Int(x) => Some(x),
-                _ => None,
-            })
-            .ok_or_else(|| format!("record `{}`: no variant of its pattern fits", rec.name()))?;
-        line.clear();
-        Pattern::render(v, &vals, &mut line)?;
         w.write(pending)?;
-        if !xml && rule.pattern.lines > 1 && ps.eol == Eol::CrLf {
-            // The lines of a multi-line unit end like the part's lines.
-            let mut crlf = Vec::with_capacity(line.len() + rule.pattern.lines);
-            for &c in &line {
-                if c == b'\n' {
-                    crlf.push(b'\r');
-                }
-                crlf.push(c);
-            }
-            line = crlf;
-        }
         w.write(&line)?;
         pending = if xml { b"" } else { ps.eol.bytes() };
         rep.rendered += 1;
@@ -355,6 +345,113 @@ pub fn export(
     w.write(pending)?;
     rep.bytes = w.finish()?;
     Ok(rep)
+}
+
+/// Render a record of the part's rules into `line` (with the part's line ends inside a
+/// multi-line unit); `false` when the record is not one of them (metadata and the like).
+#[allow(clippy::too_many_arguments)]
+fn render(
+    rec: &Rec<'_, '_>,
+    ps: &mut PartState,
+    m: &Mapping,
+    schema: &crate::dtd::Schema,
+    names: &mut HashMap<(usize, usize), Vec<String>>,
+    offsets: &[Vec<u64>],
+    routed: &[String],
+    line: &mut Vec<u8>,
+) -> Result<bool, String> {
+    let xml = m.units == Units::Xml;
+    let part = &m.parts[ps.part];
+    let rid = rec.record_id();
+    let cands = ps.rules.entry(rid).or_insert_with(|| {
+        (0..part.rules.len())
+            .filter(|&r| part.rules[r].record == rec.name())
+            .collect()
+    });
+    if cands.is_empty() {
+        return Ok(false); // not a line record of this part (e.g. metadata)
+    }
+    // The first rule of this record type that applies to its values (docs/mappings.md).
+    let mut chosen = None;
+    for &ri in cands.iter() {
+        let rule = &part.rules[ri];
+        if cands.len() > 1 || !rule.set.is_empty() || !rule.when.is_empty() {
+            let get = |n: &str| -> u64 {
+                WriterSink::slot_name(schema, rid, n)
+                    .and_then(|s| rec.int(&s))
+                    .unwrap_or(0)
+            };
+            if !rule.applies(&get) {
+                continue;
+            }
+        }
+        chosen = Some(ri);
+        break;
+    }
+    let ri = chosen.ok_or_else(|| {
+        format!(
+            "record `{}`: none of its patterns applies to its values",
+            rec.name()
+        )
+    })?;
+    let rule = &part.rules[ri];
+    let fnames = names.entry((ps.part, ri)).or_insert_with(|| {
+        rule.pattern
+            .fields
+            .iter()
+            .map(|f| WriterSink::slot_name(schema, rid, &f.name).unwrap_or_else(|| f.name.clone()))
+            .collect()
+    });
+    let mut vals: Vec<Out> = Vec::with_capacity(fnames.len());
+    for (f, n) in rule.pattern.fields.iter().zip(fnames.iter()) {
+        vals.push(match f.kind {
+                FieldKind::Int => match rule.refs.iter().find(|(r, _)| *r == f.name) {
+                    // `ref`: the offset back to the 1-based index of the record it points at.
+                    Some((_, sec)) => {
+                        let t = routed.iter().position(|x| x == sec).unwrap_or(0);
+                        let off = rec.ref_offset(n).ok_or_else(|| {
+                            format!("record `{}`: field `{n}` is not a section offset", rec.name())
+                        })?;
+                        match offsets.get(t).map(|o| o.binary_search(&off)) {
+                            Some(Ok(i)) => Out::Int(i as u64 + 1),
+                            _ => {
+                                return Err(format!(
+                                    "record `{}`: field `{n}` points at offset {off} of section `{sec}`, where no earlier record starts",
+                                    rec.name()
+                                ))
+                            }
+                        }
+                    }
+                    None => Out::Int(rec_int(rec, n)?),
+                },
+                FieldKind::Interned(_) | FieldKind::Inline => {
+                    Out::Bytes(rec.bytes(n).ok_or_else(|| {
+                        format!("record `{}`: field `{n}` has no string", rec.name())
+                    })?)
+                }
+            });
+    }
+    let v = rule
+        .pattern
+        .variant_for(&|i| match vals[i] {
+            Out::Int(x) => Some(x),
+            _ => None,
+        })
+        .ok_or_else(|| format!("record `{}`: no variant of its pattern fits", rec.name()))?;
+    line.clear();
+    Pattern::render(v, &vals, line)?;
+    if !xml && rule.pattern.lines > 1 && ps.eol == Eol::CrLf {
+        // The lines of a multi-line unit end like the part's lines.
+        let mut crlf = Vec::with_capacity(line.len() + rule.pattern.lines);
+        for &c in line.iter() {
+            if c == b'\n' {
+                crlf.push(b'\r');
+            }
+            crlf.push(c);
+        }
+        *line = crlf;
+    }
+    Ok(true)
 }
 
 fn rec_int(rec: &Rec<'_, '_>, n: &str) -> Result<u64, String> {

@@ -19,7 +19,7 @@ use std::sync::Arc;
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
 
-use super::pattern::Pattern;
+use super::pattern::{FieldKind, Pattern};
 
 /// How input is cut into units.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -93,6 +93,13 @@ pub struct Rule {
     pub set: Vec<(String, u64)>,
     /// `when …`: conditions on the record's values; all must hold.
     pub when: Vec<Cond>,
+    /// `record R section S '…'`: the records go to section `S` instead of the part's section
+    /// (routed: spooled while importing, written after the data sections, and put back in
+    /// file order by export).
+    pub section: Option<String>,
+    /// `ref F=S`: the integer field `F` holds a 1-based index of a record routed to section
+    /// `S` (the rule's own routed section), stored as a `sectionOffset` to that record.
+    pub refs: Vec<(String, String)>,
 }
 
 impl Rule {
@@ -463,6 +470,28 @@ impl Mapping {
                         want(2, "a record name and a quoted pattern")?;
                     }
                     let record = plain(&args[0])?;
+                    // `record R section S 'PATTERN' …`: the records go to a section of their own.
+                    let mut routed = None;
+                    let mut args = args;
+                    if args.len() >= 4 && !args[1].quoted && args[1].text == "section" {
+                        if first.text == "head" {
+                            return Err(fail(
+                                args[1].at,
+                                7,
+                                "`section` is for `record` rules, not `head`".into(),
+                            ));
+                        }
+                        let sec = plain(&args[2])?;
+                        if m.tables.iter().any(|t| t.section == sec) {
+                            return Err(fail(
+                                args[2].at,
+                                sec.len(),
+                                format!("section `{sec}` is a string table"),
+                            ));
+                        }
+                        routed = Some(sec);
+                        args = &args[2..];
+                    }
                     if !args[1].quoted {
                         return Err(fail(
                             args[1].at,
@@ -490,11 +519,15 @@ impl Mapping {
                     })?;
                     let head = first.text == "head";
                     // `set F=N …` and `when COND …` after the pattern.
-                    let (mut set, mut when) = (Vec::new(), Vec::new());
+                    let (mut set, mut when, mut refs) = (Vec::new(), Vec::new(), Vec::new());
                     let mut mode = "";
                     for w in &args[2..] {
-                        if !w.quoted && (w.text == "set" || w.text == "when") {
-                            mode = if w.text == "set" { "set" } else { "when" };
+                        if !w.quoted && (w.text == "set" || w.text == "when" || w.text == "ref") {
+                            mode = match w.text.as_str() {
+                                "set" => "set",
+                                "when" => "when",
+                                _ => "ref",
+                            };
                             continue;
                         }
                         let bad = |msg: String| fail(w.at, w.text.len(), msg);
@@ -513,9 +546,30 @@ impl Mapping {
                                 set.push((f.to_string(), v));
                             }
                             "when" => when.push(parse_cond(&w.text).map_err(bad)?),
+                            "ref" => {
+                                let (f, sec) = w
+                                    .text
+                                    .split_once('=')
+                                    .ok_or_else(|| bad("write `ref FIELD=SECTION`".into()))?;
+                                let is_int = pattern
+                                    .fields
+                                    .iter()
+                                    .any(|x| x.name == f && x.kind == FieldKind::Int);
+                                if !is_int {
+                                    return Err(bad(format!(
+                                        "`{f}` is not a number field of the pattern"
+                                    )));
+                                }
+                                if routed.as_deref() != Some(sec) {
+                                    return Err(bad(format!(
+                                        "`ref` points into the rule's own section: write `record {record} section {sec} '…'`"
+                                    )));
+                                }
+                                refs.push((f.to_string(), sec.to_string()));
+                            }
                             _ => {
                                 return Err(bad(
-                                    "after the pattern: `set FIELD=N …` or `when CONDITION …`"
+                                    "after the pattern: `set FIELD=N …`, `when CONDITION …` or `ref FIELD=SECTION`"
                                         .into(),
                                 ))
                             }
@@ -546,6 +600,8 @@ impl Mapping {
                         line: lineno + 1,
                         set,
                         when,
+                        section: routed,
+                        refs,
                     });
                 }
                 o => return Err(fail(first.at, o.len(), format!("unknown directive `{o}`"))),
@@ -561,7 +617,35 @@ impl Mapping {
         if m.parts.is_empty() {
             return Err(fail(end, 1, "the mapping has no `part`".into()));
         }
+        for r in m.parts.iter().flat_map(|p| &p.rules) {
+            if let Some(sec) = &r.section {
+                if m.parts.iter().any(|p| &p.section == sec) {
+                    return Err(fail(
+                        0,
+                        1,
+                        format!(
+                            "line {}: section `{sec}` is a part's section; a routed record needs a section of its own",
+                            r.line
+                        ),
+                    ));
+                }
+            }
+        }
         Ok(m)
+    }
+
+    /// The sections records are routed to (`record R section S …`), in the order of their
+    /// first rule: a routed section's number in `import_routed.target`.
+    pub fn routed(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for r in self.parts.iter().flat_map(|p| &p.rules) {
+            if let Some(s) = &r.section {
+                if !v.contains(s) {
+                    v.push(s.clone());
+                }
+            }
+        }
+        v
     }
 
     /// The part for an input or ZIP entry named `name` (its last path component is matched).
@@ -619,6 +703,37 @@ mod tests {
             .pattern
             .matches(b"E 1 abc", &mut vals)
             .is_some());
+    }
+
+    #[test]
+    fn routed_records_and_refs() {
+        let head = "format t\ndtd t.dtd\npart p section main\n";
+        let m = Mapping::parse(
+            "t.map",
+            &format!("{head}record a section aux 'a {{n:dec}}' ref n=aux\nrecord b section more 'b'\nrecord c section aux 'c'\n"),
+        )
+        .unwrap();
+        assert_eq!(m.routed(), ["aux", "more"]);
+        assert_eq!(
+            m.parts[0].rules[0].refs,
+            [("n".to_string(), "aux".to_string())]
+        );
+        for (bad, why) in [
+            (
+                "record a section aux 'a {n:dec}' ref n=other\n",
+                "own section",
+            ),
+            ("record a 'a {n:dec}' ref n=main\n", "own section"),
+            (
+                "record a section aux 'a {s:text}' ref s=aux\n",
+                "not a number field",
+            ),
+            ("record a section main 'a'\n", "a part's section"),
+            ("head a section aux 'a'\n", "not `head`"),
+        ] {
+            let e = Mapping::parse("t.map", &format!("{head}{bad}")).unwrap_err();
+            assert!(e.message.contains(why), "{bad}: {}", e.message);
+        }
     }
 
     #[test]

@@ -49,6 +49,10 @@ pub mod records {
     pub const NOEOL: &str = "import_noeol";
     /// `import_chunk : (tag, data : bytes32)`: bytes of a ZIP entry kept verbatim.
     pub const CHUNK: &str = "import_chunk";
+    /// `import_routed : (tag, target, count)`: the next `count` records of the routed section
+    /// number `target` (docs/mappings.md, `record R section S …`) come here in the input. Needed
+    /// only by DTDs of mappings that route records.
+    pub const ROUTED: &str = "import_routed";
     /// Version of this record scheme stored in `import_origin.version`.
     pub const VERSION: u64 = 1;
     /// `import_part.kind`: units mapped by the part `import_part.part` of the mapping.

@@ -70,6 +70,13 @@ pub trait Sink {
     /// The size in bytes of a record of `plan` whose byte-string field holds `len` bytes,
     /// or `None` when that length cannot be stored (used to lay out string tables).
     fn record_size(&self, plan: PlanId, len: usize) -> Option<u64>;
+    /// Check that `values` fit the record of `plan` without writing it (for records written
+    /// later, routed to a section of their own): `Ok(Some(size))` with the record's exact size
+    /// in bytes when it is known in advance (no `default` or `delta` field, so no metadata
+    /// record), `Ok(None)` when it is not.
+    fn check(&self, plan: PlanId, values: &[FieldIn<'_>]) -> Result<Option<u64>, SinkError>;
+    /// The byte offset in the current section where the next record goes.
+    fn position(&self) -> u64;
 }
 
 #[derive(Debug, Clone)]
@@ -87,6 +94,9 @@ struct Plan {
     auto: Vec<(usize, u16)>,
     fixed_size: u64,
     max_len: u64,
+    /// Per given field: the largest value (integers, offsets) or length (byte strings) it
+    /// holds.
+    limits: Vec<u64>,
 }
 
 /// [`Sink`] over [`TraceWriter`].
@@ -251,12 +261,41 @@ impl Sink for WriterSink<'_> {
                 }
             }
         }
+        let max_of = |width: u8| {
+            if width >= 8 {
+                u64::MAX
+            } else {
+                (1u64 << (8 * width as u32)) - 1
+            }
+        };
+        let mut limits = Vec::with_capacity(fields.len());
+        for (name, _) in fields {
+            let sn = Self::slot_name(schema, rid, name).unwrap_or_default();
+            let k = rt.slots.iter().position(|s| s.name == sn);
+            limits.push(match k.map(|k| (k, &rt.slots[k])) {
+                Some((_, s)) if matches!(s.interp, Interp::Default(_) | Interp::Delta(_)) => {
+                    u64::MAX
+                }
+                Some((_, s)) => match &s.kind {
+                    SlotKind::Int { width } => max_of(*width),
+                    SlotKind::Bytes {
+                        width: crate::dtd::Expr::Value(len),
+                    } => match rt.slots.get(*len as usize).map(|l| &l.kind) {
+                        Some(SlotKind::Int { width }) => max_of(*width),
+                        _ => u64::MAX,
+                    },
+                    _ => u64::MAX,
+                },
+                None => u64::MAX,
+            });
+        }
         self.plans.push(Plan {
             rid,
             template,
             auto,
             fixed_size,
             max_len,
+            limits,
         });
         Ok(self.plans.len() - 1)
     }
@@ -308,5 +347,30 @@ impl Sink for WriterSink<'_> {
     fn record_size(&self, plan: PlanId, len: usize) -> Option<u64> {
         let p = &self.plans[plan];
         (len as u64 <= p.max_len).then_some(p.fixed_size + len as u64)
+    }
+
+    fn check(&self, plan: PlanId, values: &[FieldIn<'_>]) -> Result<Option<u64>, SinkError> {
+        let p = &self.plans[plan];
+        let mut size = p.fixed_size;
+        for (i, v) in values.iter().enumerate() {
+            let limit = p.limits.get(i).copied().unwrap_or(u64::MAX);
+            let n = match v {
+                FieldIn::Int(x) | FieldIn::Offset(x) => *x,
+                FieldIn::Bytes(b) => {
+                    size += b.len() as u64;
+                    b.len() as u64
+                }
+            };
+            if n > limit {
+                return Err(SinkError::Unrepresentable(format!(
+                    "value {n} does not fit field {i} of its record"
+                )));
+            }
+        }
+        Ok(p.auto.is_empty().then_some(size))
+    }
+
+    fn position(&self) -> u64 {
+        self.writer.section_len()
     }
 }

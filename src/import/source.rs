@@ -4,7 +4,7 @@
 //! [`TraceSource`] and [`Rec`].
 
 use crate::container::Trace;
-use crate::decode::{Event, Reader, RecordView, Value};
+use crate::decode::{ElementRef, Event, Reader, RecordView, Records, Value};
 use crate::dtd::{RecordId, Schema};
 
 /// An opened trace with its schema, read record by record.
@@ -48,7 +48,53 @@ impl<'a> TraceSource<'a> {
     }
 }
 
+/// The records of one section, read on demand alongside [`TraceSource::for_each`].
+pub struct Cursor<'a> {
+    records: Records<'a>,
+}
+
+impl Cursor<'_> {
+    /// Call `f` with the next record of the section; `None` at its end.
+    pub fn next<T>(
+        &mut self,
+        f: impl FnOnce(&Rec<'_, '_>) -> Result<T, String>,
+    ) -> Option<Result<T, String>> {
+        match self.records.next()? {
+            Event::Record(view) => Some(f(&Rec { view: &view })),
+            Event::Problem(p) => Some(Err(p.to_string())),
+            Event::Damage(d) => Some(Err(d.to_string())),
+        }
+    }
+}
+
+impl<'a> TraceSource<'a> {
+    /// A cursor over the records of section `section` only.
+    pub fn cursor(&self, section: u8) -> Cursor<'_> {
+        Cursor {
+            records: self.reader.section_records(section),
+        }
+    }
+}
+
 impl<'d> Rec<'_, 'd> {
+    /// The section id of the record (0: the global region).
+    pub fn section(&self) -> u8 {
+        self.view.section()
+    }
+
+    /// Size of the record in bytes.
+    pub fn size(&self) -> u64 {
+        self.view.len()
+    }
+
+    /// The byte offset a `sectionOffset` field `name` holds.
+    pub fn ref_offset(&self, name: &str) -> Option<u64> {
+        match self.view.field(name)?.value() {
+            Value::Ref(ElementRef::Offset { offset, .. }) => Some(offset),
+            _ => None,
+        }
+    }
+
     /// The record type's name.
     pub fn name(&self) -> &'d str {
         self.view.name()

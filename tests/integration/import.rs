@@ -497,3 +497,68 @@ proptest! {
         prop_assert_eq!(out, input);
     }
 }
+
+/// A mapping can send a record type to a section of its own (`record R section S '…'`), and
+/// `ref F=S` turns a 1-based index of those records into a `sectionOffset`; export interleaves
+/// the routed records with the others again, byte for byte (CRLF, raw lines, a routed last
+/// line without a line end).
+#[test]
+fn routed_records_go_to_their_section_and_come_back_in_order() {
+    let dir = util::tempdir();
+    let snippet =
+        std::fs::read_to_string(util::root().join("src/import/import_records.dtd")).unwrap();
+    let dtd = format!(
+        "tag.width = 1;\n{snippet}\
+import_routed : (tag, target, count) {{ tag.value = 249; target.width = 1; target.interpretation = none; count.width = 4; count.interpretation = none; }}\n\
+n.width = 4; n.interpretation = none;\n\
+id.width = 4; id.interpretation = none;\n\
+section main 1 {{ ev : (tag, n) {{ tag.value = 4; }} }}\n\
+section nodes 2 {{\n\
+    root : (tag, id) {{ tag.value = 4; }}\n\
+    child : (tag, id, parent) {{ tag.value = 5; parent.width = 2; parent.interpretation = sectionOffset nodes; }}\n\
+}}\n"
+    );
+    std::fs::write(dir.path().join("tree.dtd"), dtd).unwrap();
+    let map = dir.path().join("tree.map");
+    std::fs::write(
+        &map,
+        "format tree\ndtd tree.dtd\npart log section main\nrecord ev 'ev {n:dec}'\n\
+record root section nodes 'node {id:dec} 0'\n\
+record child section nodes 'node {id:dec} {parent:dec}' ref parent=nodes\n",
+    )
+    .unwrap();
+    let input = b"# tree\r\nnode 1 0\r\nev 5\r\nnode 2 1\r\nnode 3 9\r\nNODE x\r\nev 6\r\nnode 4 2\r\nnode 5 1";
+    let log = dir.path().join("run.log");
+    std::fs::write(&log, input).unwrap();
+    let t = dir.path().join("run.mtf");
+    let (map, log, t) = (
+        map.to_str().unwrap(),
+        log.to_str().unwrap(),
+        t.to_str().unwrap(),
+    );
+    let out = mtf(&["import", "--map", map, log, "-o", t]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    // `# tree`, `NODE x` and `node 3 9` (no 9th node yet) are raw.
+    assert_eq!(raw_count(&err), 3, "{err}");
+    let out = mtf(&["check", t]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let d = mtf(&["dump", "-s", "nodes", t]);
+    let d = text(&d.stdout);
+    let nodes: Vec<&str> = d
+        .lines()
+        .filter(|l| l.starts_with("root") || l.starts_with("child"))
+        .collect();
+    // root 5 bytes, child 7: node 2 at 5, node 4 at 12 points at node 2, node 5 at node 1.
+    assert_eq!(nodes.len(), 4, "{d}");
+    assert!(nodes[0].starts_with("root id=1"), "{d}");
+    assert!(nodes[1].starts_with("child id=2 parent=@0:"), "{d}");
+    assert!(nodes[2].starts_with("child id=4 parent=@5:"), "{d}");
+    assert!(nodes[3].starts_with("child id=5 parent=@0:"), "{d}");
+    let d = mtf(&["dump", "-s", "main", t]);
+    let d = text(&d.stdout);
+    assert!(!d.contains("root") && !d.contains("child"), "{d}");
+    let out = mtf(&["export", t, "-o", "-"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(out.stdout, input.to_vec());
+}

@@ -193,3 +193,104 @@ fn shared_android_sample_round_trips() {
     assert_eq!(raw_count(&err), 0, "{err}");
     assert!(err.contains("786454 units"), "{err}");
 }
+
+/// heaptrack's instruction pointers and trace tree go to sections `ips` and `traces` of their
+/// own (routed records, docs/mappings.md), in file order; a trace node's parent is a
+/// `sectionOffset` to the parent's record, and export still gives back the input.
+#[test]
+fn heaptrack_ips_and_traces_are_sections_with_parent_links() {
+    let input = util::root().join(data("heaptrack-sort.gz"));
+    let (_, _) = round_trip("heaptrack", &input);
+    let text_in = String::from_utf8(plain(&input)).unwrap();
+    let ips = text_in.lines().filter(|l| l.starts_with("i ")).count();
+    // (ip, parent) of each `t` line, in file order.
+    let nodes: Vec<(u64, u64)> = text_in
+        .lines()
+        .filter_map(|l| l.strip_prefix("t "))
+        .map(|l| {
+            let (ip, p) = l.split_once(' ').unwrap();
+            (
+                u64::from_str_radix(ip, 16).unwrap(),
+                u64::from_str_radix(p, 16).unwrap(),
+            )
+        })
+        .collect();
+    assert!(
+        ips > 10 && nodes.len() > 10,
+        "{ips} ips, {} nodes",
+        nodes.len()
+    );
+    assert!(
+        nodes.iter().any(|n| n.1 > 1),
+        "the fixture has nested nodes"
+    );
+
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let out = mtf(&[
+        "import",
+        "--from",
+        "heaptrack",
+        input.to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains(&format!("section ips: {ips} records (routed)")),
+        "{err}"
+    );
+    assert!(
+        err.contains(&format!("section traces: {} records (routed)", nodes.len())),
+        "{err}"
+    );
+    let t = t.to_str().unwrap();
+    let out = mtf(&["check", t]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+
+    let dump = |section: &str| {
+        let out = mtf(&["dump", "-s", section, t]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        text(&out.stdout).to_string()
+    };
+    // Every `i` line is an ipInfo of section ips, none is left in section heap.
+    let d = dump("ips");
+    assert_eq!(
+        d.lines().filter(|l| l.starts_with("ipInfo ")).count(),
+        ips,
+        "{d}"
+    );
+    let heap = dump("heap");
+    assert!(
+        !heap.contains("ipInfo") && !heap.contains("traceNode"),
+        "{heap}"
+    );
+    assert!(heap.contains("import_routed") || dump("global").contains("import_routed"));
+
+    // Every `t` line is a traceRoot (parent 0) or a traceNode of section traces, in order.
+    let d = dump("traces");
+    let recs: Vec<&str> = d
+        .lines()
+        .filter(|l| l.starts_with("traceRoot ") || l.starts_with("traceNode "))
+        .collect();
+    assert_eq!(recs.len(), nodes.len(), "{d}");
+    // Record offsets: tag (1 byte) + ip (8), + parent (4) for a traceNode.
+    let mut offsets = Vec::new();
+    let mut at = 0u64;
+    for n in &nodes {
+        offsets.push(at);
+        at += if n.1 == 0 { 9 } else { 13 };
+    }
+    for (k, (rec, &(ip, parent))) in recs.iter().zip(&nodes).enumerate() {
+        assert!(rec.contains(&format!(" ip={ip}")), "node {k}: {rec}");
+        if parent == 0 {
+            assert!(rec.starts_with("traceRoot "), "node {k}: {rec}");
+            continue;
+        }
+        // `parent=@OFF:…`: the offset of the parent's record (the `parent`-th `t` line).
+        let p = (parent - 1) as usize;
+        let want = format!("parent=@{}:", offsets[p]);
+        assert!(rec.contains(&want), "node {k}: {rec} lacks {want}");
+    }
+}
