@@ -142,7 +142,7 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
         let _ = tmp.rewind();
         (stats, s.bytes)
     };
-    drop(progress);
+    // The closure's borrow of the bar ends with its last use above.
     bar.finish();
     let elapsed = t0.elapsed();
     if args.verify && args.output.as_os_str() != "-" {
