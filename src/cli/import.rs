@@ -80,6 +80,26 @@ pub fn load_mapping(path: &Path) -> Result<Mapping, Failure> {
     })
 }
 
+/// The total size of the inputs, when every one is a regular file that is neither compressed nor
+/// a ZIP (the import counts decompressed bytes).
+fn input_total(inputs: &[PathBuf]) -> Option<u64> {
+    use std::io::Read;
+    let mut total = 0;
+    for p in inputs {
+        let meta = std::fs::metadata(p).ok()?;
+        if !meta.is_file() {
+            return None;
+        }
+        let mut head = [0u8; 8];
+        let n = std::fs::File::open(p).ok()?.read(&mut head).ok()?;
+        if metatf::io::Compression::detect(&head[..n]).is_some() || head[..n].starts_with(b"PK") {
+            return None;
+        }
+        total += meta.len();
+    }
+    Some(total)
+}
+
 /// Run `mtf import`.
 pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     if args.list {
@@ -165,6 +185,18 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
         inputs.len() as u64,
     )
     .map_err(fail)?;
+    // A bar over the input bytes, when their total is known: regular, uncompressed files.
+    let total = input_total(&inputs);
+    let quiet = super::common::quiet() || total.is_none();
+    let bar = super::progress::Progress::new(total.unwrap_or(0), "importing", quiet);
+    let mut last = 0u64;
+    // The bar goes with the importer: it is cleared when the import finishes.
+    imp.on_progress(move |n| {
+        if n - last >= 1 << 20 {
+            last = n;
+            bar.set_bytes(n);
+        }
+    });
     for p in &inputs {
         imp.import_path(p).map_err(fail)?;
     }

@@ -76,6 +76,14 @@ impl Progress {
         }
     }
 
+    /// The position now, for work counted in input bytes rather than records.
+    pub fn set_bytes(&self, position: u64) {
+        if let Some(bar) = &self.bar {
+            bar.set_position(position);
+            bar.set_message("input read");
+        }
+    }
+
     /// Restart for a new pass labelled `what`.
     pub fn restart(&mut self, what: &str) {
         if let Some(bar) = &self.bar {

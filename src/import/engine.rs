@@ -104,6 +104,7 @@ pub struct Importer<'m, S: Sink> {
     joined: Vec<u8>,             // scratch: lines of a multi-line unit, joined by `\n`
     /// The report so far.
     pub report: ImportReport,
+    progress: Option<Box<dyn FnMut(u64) + 'm>>,
 }
 
 fn fatal(file: &str, e: SinkError) -> ImportError {
@@ -111,6 +112,19 @@ fn fatal(file: &str, e: SinkError) -> ImportError {
 }
 
 impl<'m, S: Sink> Importer<'m, S> {
+    /// Call `f` with the input bytes read so far (all inputs together, decompressed), as the
+    /// import goes on: for a progress bar.
+    pub fn on_progress(&mut self, f: impl FnMut(u64) + 'm) {
+        self.progress = Some(Box::new(f));
+    }
+
+    #[inline]
+    fn tick(&mut self) {
+        if let Some(f) = &mut self.progress {
+            f(self.report.bytes_in);
+        }
+    }
+
     /// Prepare every record kind of the mapping in the sink and write the origin record.
     pub fn new(
         m: &'m Mapping,
@@ -315,6 +329,7 @@ impl<'m, S: Sink> Importer<'m, S> {
             fin: Vec::new(),
             joined: Vec::new(),
             report: ImportReport::default(),
+            progress: None,
         })
     }
 
@@ -415,6 +430,7 @@ impl<'m, S: Sink> Importer<'m, S> {
                 break;
             }
             self.report.bytes_in += n as u64;
+            self.tick();
             self.sink
                 .write(self.p_chunk, &[FieldIn::Bytes(&buf[..n])])
                 .map_err(|e| fatal(shown, e))?;
@@ -473,6 +489,7 @@ impl<'m, S: Sink> Importer<'m, S> {
         let mut pool: Vec<Vec<u8>> = Vec::new();
         let need = self.rules[pi].iter().map(|r| r.lines).max().unwrap_or(1);
         let mut index = 0usize;
+        let mut done = 0u64;
         loop {
             // Fill the window (the first unit was read above to find the part's line end).
             while ahead.len() < need && have {
@@ -522,13 +539,21 @@ impl<'m, S: Sink> Importer<'m, S> {
             };
             for _ in 0..n {
                 if let Some(a) = ahead.pop_front() {
+                    done += a.buf.len() as u64;
                     pool.push(a.buf);
                 }
             }
             index += n;
+            if index % 4096 < n {
+                // Approximate (line ends are not counted): for a progress bar only.
+                if let Some(f) = &mut self.progress {
+                    f(self.report.bytes_in + done);
+                }
+            }
         }
         self.flush_run().map_err(|e| fatal(shown, e))?;
         self.report.bytes_in += u.bytes;
+        self.tick();
         Ok(())
     }
 
