@@ -345,3 +345,30 @@ pub fn section_arg(schema: &Schema, arg: &str) -> Result<u8, Failure> {
         ),
     ))
 }
+
+/// Refuse to write `output` when it is the file `input` is read from (as `cp a a` refuses): the
+/// input would be replaced by the output before it was read.
+pub fn refuse_same_file(input: &Path, output: &Path) -> Result<(), Failure> {
+    #[cfg(unix)]
+    {
+        use std::os::unix::fs::MetadataExt;
+        if input.as_os_str() == "-" || output.as_os_str() == "-" {
+            return Ok(());
+        }
+        if let (Ok(a), Ok(b)) = (std::fs::metadata(input), std::fs::metadata(output)) {
+            if a.is_file() && b.is_file() && a.dev() == b.dev() && a.ino() == b.ino() {
+                return Err(Failure::new(
+                    EXIT_USAGE,
+                    format!(
+                        "error: {} and {} are the same file; write the output elsewhere",
+                        input_name(input),
+                        input_name(output)
+                    ),
+                ));
+            }
+        }
+    }
+    #[cfg(not(unix))]
+    let _ = (input, output);
+    Ok(())
+}

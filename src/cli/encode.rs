@@ -93,6 +93,7 @@ pub struct EncodeArgs {
 /// Run `mtf encode`.
 pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
     let t0 = Instant::now();
+    super::common::refuse_same_file(&args.input, &args.output)?;
     let o = open(&args.input, args.dtd.as_deref())?;
     let reader = o.reader();
     let h = o.trace().header();

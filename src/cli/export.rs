@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use metatf::import::source::TraceSource;
-use metatf::import::{export, origin, shipped, Mapping, Target};
+use metatf::import::{export, origin, shipped, ExportError, Mapping, Target};
 
 use super::common::{open, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
@@ -15,7 +15,8 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 pub struct ExportArgs {
     /// The trace (made by `mtf import`).
     pub trace: PathBuf,
-    /// Export with this shipped format instead of the mapping stored in the trace.
+    /// `parquet` (one Parquet file per record type, into the folder `-o`), or a shipped import
+    /// format to use instead of the mapping stored in the trace (see `mtf import --list`).
     #[arg(long, conflicts_with = "map")]
     pub to: Option<String>,
     /// Export with this mapping file instead of the one stored in the trace.
@@ -35,16 +36,25 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     if args.to.as_deref() == Some("parquet") {
         return super::columnar::run(&args.trace, args.dtd.as_deref(), &args.output);
     }
+    // An unknown format is the user's mistake whatever the trace holds: say so first.
+    let to = match &args.to {
+        Some(f) => Some(shipped::by_name(f).ok_or_else(|| {
+            Failure::new(
+                EXIT_USAGE,
+                format!("error: unknown format `{f}` (`parquet`, or see mtf import --list)"),
+            )
+        })?),
+        None => None,
+    };
     let o = open(&args.trace, args.dtd.as_deref())?;
     let src = TraceSource::new(o.trace(), o.schema());
-    let path = args.trace.display().to_string();
+    let path = super::common::input_name(&args.trace).into_owned();
     let org = origin(&src)
         .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {path}: {e}")))?;
     let m = if let Some(p) = &args.map {
         super::import::load_mapping(p)?
-    } else if let Some(f) = &args.to {
-        shipped::by_name(f)
-            .ok_or_else(|| Failure::new(EXIT_USAGE, format!("error: unknown format `{f}`")))?
+    } else if let Some(m) = to {
+        m
     } else {
         Mapping::parse(
             &format!("{path} (stored mapping `{}`)", org.format),
@@ -57,8 +67,23 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     } else {
         Target::Path(args.output.clone())
     };
-    let rep = export(&src, &m, &org, target)
-        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {path}: {e}")))?;
+    let rep = match export(&src, &m, &org, target) {
+        Ok(rep) => rep,
+        // `mtf export T -o - | head`: a reader that stops early is not an error.
+        Err(e) if e.is_closed_pipe() => return Ok(EXIT_OK),
+        Err(e @ ExportError::Write { .. }) => {
+            return Err(Failure::new(EXIT_USAGE, format!("error: {e}")))
+        }
+        Err(ExportError::Usage(m)) => {
+            return Err(Failure::new(EXIT_USAGE, format!("error: {path}: {m}")))
+        }
+        Err(ExportError::Trace(m)) => {
+            return Err(Failure::new(
+                EXIT_INVALID_TRACE,
+                format!("error: {path}: {m}"),
+            ))
+        }
+    };
     eprintln!(
         "exported {path} ({}): {} bytes in {} file(s), {} records rendered, {} raw lines copied",
         m.name,

@@ -103,6 +103,8 @@ fn input_total(inputs: &[PathBuf]) -> Option<u64> {
 /// Run `mtf import`.
 pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     if args.list {
+        use std::io::Write;
+        let mut out = metatf::io::StdoutSink::new();
         for (file, m) in shipped::all() {
             let rules: Vec<String> = m
                 .parts
@@ -119,14 +121,16 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
                     )
                 })
                 .collect();
-            println!(
+            writeln!(
+                out,
                 "{}\n  {}\n  DTD {}, mapping formats/{file}\n  records: {}",
                 m.name,
                 m.describe,
                 m.dtd,
                 rules.join("; ")
-            );
+            )?;
         }
+        out.finish()?;
         return Ok(EXIT_OK);
     }
     if args.inputs.is_empty() {
@@ -136,6 +140,9 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
         .output
         .clone()
         .ok_or_else(|| usage("give the output trace with -o OUT.mtf"))?;
+    for input in &args.inputs {
+        super::common::refuse_same_file(input, &out)?;
+    }
     let m = if let Some(p) = &args.map {
         load_mapping(p)?
     } else if let Some(f) = &args.from {

@@ -72,6 +72,7 @@ fn output_failure(e: &IoError) -> Failure {
 
 /// Run `mtf pack`.
 pub fn run(args: &PackArgs) -> Result<i32, Failure> {
+    super::common::refuse_same_file(&args.input, &args.output)?;
     let explicit = match &args.dtd {
         Some(p) => Some(load_schema_file(p)?),
         None => None,

@@ -214,5 +214,7 @@ pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
             s[3] as f64 / d
         )?;
     }
+    // Flushing is where a full disk or a closed pipe shows up.
+    out.finish()?;
     Ok(EXIT_OK)
 }

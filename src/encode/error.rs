@@ -86,8 +86,9 @@ impl fmt::Display for EncodeError {
 
 impl std::error::Error for EncodeError {
     fn source(&self) -> Option<&(dyn std::error::Error + 'static)> {
-        // The kind's own cause (an I/O error), not the kind: its text is already in ours.
-        std::error::Error::source(&self.0.kind)
+        // The kind's text, its cause's included, is already in ours: a renderer that prints the
+        // chain would print the same words two or three times.
+        None
     }
 }
 

@@ -86,7 +86,46 @@ enum Out2 {
     None,
 }
 
+/// Why an export failed, told apart so that a command can say what happened: a request that
+/// cannot be met (exit 2), the output that could not be written (exit 2, or nothing on a closed
+/// pipe), or a trace that cannot be exported (exit 1).
+#[derive(Debug)]
+pub enum ExportError {
+    /// The output asked for does not suit the trace (a ZIP to standard output, several files to
+    /// one file).
+    Usage(String),
+    /// Writing the output failed.
+    Write {
+        /// The output, as shown to the user.
+        target: String,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// The trace cannot be exported (not made by `mtf import`, damaged, a record no rule of the
+    /// mapping renders).
+    Trace(String),
+}
+
+impl ExportError {
+    /// Whether the output was a pipe whose reader went away (`mtf export T -o - | head`).
+    pub fn is_closed_pipe(&self) -> bool {
+        matches!(self, ExportError::Write { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
+    }
+}
+
+impl std::fmt::Display for ExportError {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ExportError::Usage(m) | ExportError::Trace(m) => f.write_str(m),
+            ExportError::Write { target, source } => write!(f, "cannot write {target}: {source}"),
+        }
+    }
+}
+
+impl std::error::Error for ExportError {}
+
 struct Writer {
+    failed: Option<ExportError>,
     target: Target,
     zip: bool,
     multi: bool,
@@ -96,20 +135,42 @@ struct Writer {
     bytes: u64,
 }
 
-fn io(e: std::io::Error) -> String {
-    e.to_string()
-}
-
 fn create(path: &Path) -> Result<crate::io::Output, String> {
     crate::io::Output::create(path).map_err(|e| e.to_string())
 }
 
 impl Writer {
+    /// The output as shown to the user.
+    fn shown(&self) -> String {
+        match &self.target {
+            Target::Stdout => "standard output".to_string(),
+            Target::Path(p) => crate::escape::escape_path(p).into_owned(),
+        }
+    }
+
+    /// Record a write failure (typed) and give its text for the `String` error path.
+    fn fail_io(&mut self, e: std::io::Error) -> String {
+        let m = e.to_string();
+        self.failed = Some(ExportError::Write {
+            target: self.shown(),
+            source: e,
+        });
+        m
+    }
+
+    /// Record a usage failure.
+    fn fail_usage(&mut self, m: &str) -> String {
+        self.failed = Some(ExportError::Usage(m.to_string()));
+        m.to_string()
+    }
+
     fn begin(&mut self, name: &str, method: u64, dir: bool) -> Result<(), String> {
         if self.zip {
             if let Out2::None = self.out {
                 let Target::Path(p) = &self.target else {
-                    return Err("a ZIP cannot be written to standard output; give -o FILE".into());
+                    return Err(
+                        self.fail_usage("a ZIP cannot be written to standard output; give -o FILE")
+                    );
                 };
                 let folder = match p.parent() {
                     Some(d) if !d.as_os_str().is_empty() && d.is_dir() => d.to_path_buf(),
@@ -119,7 +180,9 @@ impl Writer {
                 self.out = Out2::Zip(Box::new(zipio::Writer::new(scratch)), p.clone());
             }
             if let Out2::Zip(z, _) = &mut self.out {
-                z.start(name, method, dir).map_err(io)?;
+                if let Err(e) = z.start(name, method, dir) {
+                    return Err(self.fail_io(e));
+                }
             }
             return Ok(());
         }
@@ -131,11 +194,11 @@ impl Writer {
                 }
             }
             (Target::Stdout, true) => {
-                return Err("the trace holds several files: give -o FOLDER".into())
+                return Err(self.fail_usage("the trace holds several files: give -o FOLDER"))
             }
             (Target::Path(p), false) => {
                 if !self.pending.is_empty() {
-                    return Err("the trace holds several files: give -o FOLDER".into());
+                    return Err(self.fail_usage("the trace holds several files: give -o FOLDER"));
                 }
                 self.current = Some(create(p)?);
             }
@@ -155,14 +218,16 @@ impl Writer {
             return Ok(());
         }
         self.bytes += b.len() as u64;
-        if let Some(w) = &mut self.current {
-            return w.write_all(b).map_err(io);
-        }
-        match &mut self.out {
-            Out2::Plain(w) => w.write_all(b).map_err(io),
-            Out2::Zip(z, _) => z.write_all(b).map_err(io),
-            Out2::None => Err("data before the first part record".into()),
-        }
+        let r = if let Some(w) = &mut self.current {
+            w.write_all(b)
+        } else {
+            match &mut self.out {
+                Out2::Plain(w) => w.write_all(b),
+                Out2::Zip(z, _) => z.write_all(b),
+                Out2::None => return Err("data before the first part record".into()),
+            }
+        };
+        r.map_err(|e| self.fail_io(e))
     }
 
     fn end_file(&mut self) -> Result<(), String> {
@@ -172,22 +237,31 @@ impl Writer {
         Ok(())
     }
 
-    fn finish(mut self) -> Result<u64, String> {
+    fn finish(&mut self) -> Result<u64, String> {
         self.end_file()?;
         match std::mem::replace(&mut self.out, Out2::None) {
             Out2::Plain(w) => self.pending.push(w),
             Out2::Zip(z, p) => {
-                let mut scratch = z.finish().map_err(io)?;
-                scratch.rewind().map_err(io)?;
-                let mut w = create(&p)?;
-                std::io::copy(&mut scratch, &mut w).map_err(io)?;
-                self.pending.push(w);
+                let copied = (|| {
+                    let mut scratch = z.finish()?;
+                    scratch.rewind()?;
+                    let mut w = crate::io::Output::create(&p).map_err(std::io::Error::other)?;
+                    std::io::copy(&mut scratch, &mut w)?;
+                    Ok::<_, std::io::Error>(w)
+                })();
+                match copied {
+                    Ok(w) => self.pending.push(w),
+                    Err(e) => return Err(self.fail_io(e)),
+                }
             }
             Out2::None => {}
         }
         // Everything is complete: rename into place.
-        for w in self.pending.drain(..) {
-            w.commit().map_err(|e| e.to_string())?;
+        let pending: Vec<_> = self.pending.drain(..).collect();
+        for w in pending {
+            if let Err(e) = w.commit() {
+                return Err(self.fail_io(std::io::Error::other(e)));
+            }
         }
         Ok(self.bytes)
     }
@@ -205,9 +279,9 @@ pub fn export(
     m: &Mapping,
     origin: &Origin,
     target: Target,
-) -> Result<ExportReport, String> {
-    let schema = src.schema();
+) -> Result<ExportReport, ExportError> {
     let mut w = Writer {
+        failed: None,
         target: target.clone(),
         zip: origin.container == 1,
         // Several plain files, or an existing folder as the target: one file per part in it.
@@ -218,6 +292,19 @@ pub fn export(
         current: None,
         bytes: 0,
     };
+    match export_into(src, m, origin, &mut w) {
+        Ok(rep) => Ok(rep),
+        Err(message) => Err(w.failed.take().unwrap_or(ExportError::Trace(message))),
+    }
+}
+
+fn export_into(
+    src: &TraceSource<'_>,
+    m: &Mapping,
+    origin: &Origin,
+    w: &mut Writer,
+) -> Result<ExportReport, String> {
+    let schema = src.schema();
     let mut rep = ExportReport {
         format: origin.format.clone(),
         ..Default::default()

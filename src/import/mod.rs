@@ -32,7 +32,7 @@ pub mod units;
 pub mod zipio;
 
 pub use engine::{ImportReport, Importer};
-pub use export::{export, origin, ExportReport, Origin, Target};
+pub use export::{export, origin, ExportError, ExportReport, Origin, Target};
 pub use mapping::{MapError, Mapping};
 
 /// The record types every DTD used by a mapping declares in its global scope (docs/mappings.md).
