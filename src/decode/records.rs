@@ -413,8 +413,15 @@ impl<'r> Records<'r> {
                             Some(most) => n > most,
                         };
                         if impossible {
+                            // At the count field, whose value is impossible.
+                            let at = self
+                                .values
+                                .iter()
+                                .rev()
+                                .find(|v| v.slot == count)
+                                .map_or(self.pos, |v| v.offset);
                             return Err(self.damage(
-                                self.pos,
+                                at,
                                 Some(rid),
                                 Some(count),
                                 DamageKind::RepeatTooLong {

@@ -135,10 +135,6 @@ struct Writer {
     bytes: u64,
 }
 
-fn create(path: &Path) -> Result<crate::io::Output, String> {
-    crate::io::Output::create(path).map_err(|e| e.to_string())
-}
-
 impl Writer {
     /// The output as shown to the user.
     fn shown(&self) -> String {
@@ -156,6 +152,11 @@ impl Writer {
             source: e,
         });
         m
+    }
+
+    /// Create an output file (a write failure when it cannot be).
+    fn open(&mut self, path: &Path) -> Result<crate::io::Output, String> {
+        crate::io::Output::create(path).map_err(|e| self.fail_io(std::io::Error::other(e)))
     }
 
     /// Record a usage failure.
@@ -190,7 +191,8 @@ impl Writer {
         match (&self.target, self.multi) {
             (Target::Stdout, false) => {
                 if let Out2::None = self.out {
-                    self.out = Out2::Plain(create(Path::new("-"))?);
+                    let o = self.open(Path::new("-"))?;
+                    self.out = Out2::Plain(o);
                 }
             }
             (Target::Stdout, true) => {
@@ -200,14 +202,18 @@ impl Writer {
                 if !self.pending.is_empty() {
                     return Err(self.fail_usage("the trace holds several files: give -o FOLDER"));
                 }
-                self.current = Some(create(p)?);
+                let p = p.clone();
+                self.current = Some(self.open(&p)?);
             }
             (Target::Path(dir), true) => {
-                std::fs::create_dir_all(dir).map_err(|e| format!("{}: {e}", dir.display()))?;
+                let dir = dir.clone();
+                if let Err(e) = std::fs::create_dir_all(&dir) {
+                    return Err(self.fail_io(e));
+                }
                 let base = Path::new(name)
                     .file_name()
                     .ok_or_else(|| format!("bad file name {name:?} in the trace"))?;
-                self.current = Some(create(&dir.join(base))?);
+                self.current = Some(self.open(&dir.join(base))?);
             }
         }
         Ok(())

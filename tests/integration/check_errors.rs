@@ -459,7 +459,8 @@ fn impossible_repeat_count() {
             available: 1
         }
     );
-    assert_eq!(e.offset, start(1) + 4);
+    // At the count field (section record 2 bytes, tag 1 byte), not past it.
+    assert_eq!(e.offset, start(1) + 3);
 }
 
 #[test]
@@ -481,7 +482,8 @@ fn repeat_of_an_empty_item_is_limited() {
             available: 0
         }
     );
-    assert_eq!(e.offset, start(1) + 2 + 16 + 5);
+    // At the count field: section record, two metadata records, the tag.
+    assert_eq!(e.offset, start(1) + 2 + 16 + 1);
     // 65,536 empty occurrences are still fine.
     let records = [
         3, 6, 2, 4, 0, 0, 0, 0, 3, 6, 1, 0, 4, 0, 0, 0, 6, 0x00, 0x00, 0x01, 0x00,

@@ -95,3 +95,57 @@ fn trace_errors_name_the_file_once() {
     let e = util::text(&out.stderr);
     assert_eq!(e.matches("bad.mtf").count(), 1, "{e}");
 }
+
+/// Regression: `mtf import --list > /dev/full` panicked (exit 101) in `println!`.
+#[cfg(unix)]
+#[test]
+fn a_full_stdout_is_an_io_error_not_a_panic() {
+    for args in [
+        &["import", "--list"][..],
+        &["size-report", "traces/hatf-le32.mtf"][..],
+    ] {
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_mtf"))
+            .args(args)
+            .current_dir(util::root())
+            .stdout(std::fs::File::create("/dev/full").unwrap())
+            .output()
+            .unwrap();
+        assert_eq!(
+            out.status.code(),
+            Some(2),
+            "{args:?}: {}",
+            util::text(&out.stderr)
+        );
+        assert!(
+            util::text(&out.stderr).contains("No space left"),
+            "{args:?}"
+        );
+    }
+}
+
+/// `mtf dump in.txt`, edited, then `mtf pack in.txt -o in.txt` destroyed the text: refused now.
+#[test]
+fn pack_refuses_to_overwrite_its_input() {
+    let dir = util::tempdir();
+    let p = dir.path().join("in.txt");
+    let text = util::mtf(&["dump", "traces/hatf-le32.mtf"]).stdout;
+    std::fs::write(&p, &text).unwrap();
+    let s = p.to_str().unwrap();
+    let out = util::mtf(&["pack", s, "-o", s]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(util::text(&out.stderr).contains("are the same file"));
+    assert_eq!(std::fs::read(&p).unwrap(), text);
+}
+
+/// Export's errors say what happened: an unknown format is a usage error whatever the trace,
+/// and a full output is an I/O error naming the output.
+#[cfg(all(unix, feature = "import"))]
+#[test]
+fn export_errors_have_their_own_exit_status() {
+    let out = util::mtf(&["export", "--to", "csv", "traces/hatf-le32.mtf", "-o", "x"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(util::text(&out.stderr).contains("unknown format `csv`"));
+    let out = util::mtf(&["export", "traces/et3.mtf", "-o", "/dev/full"]);
+    assert_eq!(out.status.code(), Some(2), "{}", util::text(&out.stderr));
+    assert!(util::text(&out.stderr).contains("cannot write /dev/full"));
+}
