@@ -40,6 +40,9 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         total += 1;
         reported += 1;
         writeln!(out, "{path}: {}", e.innermost())?;
+    } else if super::common::damaged(&o) {
+        // The compressed stream ended early (reported on standard error when it was read).
+        total += 1;
     }
     let mut bar = Progress::new(reader.bytes().len() as u64, "checking", quiet());
     let mut n = 0u64;

@@ -188,7 +188,7 @@ fn dump_trace(
         order: h.byte_order,
     };
     // A damaged container was reported when it was opened; what it holds is still shown.
-    let mut status = if o.damage().is_some() {
+    let mut status = if super::common::damaged(&o) {
         EXIT_INVALID_TRACE
     } else {
         EXIT_OK

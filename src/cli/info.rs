@@ -30,7 +30,7 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
     let nregions = reader.regions().len();
     let mut per_region = vec![0u64; nregions];
     let mut per_type = vec![0u64; o.schema().records.len()];
-    let mut errors = u64::from(o.damage().is_some());
+    let mut errors = u64::from(super::common::damaged(&o));
     let mut records = reader.records();
     let region_of = |offset: u64| {
         reader

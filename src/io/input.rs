@@ -154,7 +154,21 @@ impl Input {
     /// Errors: [`IoError::Open`], [`IoError::IsFolder`], [`IoError::Read`],
     /// [`IoError::InputTooLarge`], [`IoError::Decompress`], [`IoError::NoCompressionSupport`].
     pub fn open_with_cap(path: impl AsRef<Path>, cap: u64) -> Result<Input, IoError> {
-        let path = path.as_ref();
+        Input::open_inner(path.as_ref(), cap, false).map(|(input, _)| input)
+    }
+
+    /// As [`Input::open`], but a compressed input that ends early or is corrupt after some
+    /// output (a trace written by a tracer that crashed) yields the bytes decompressed before
+    /// the fault, with the error beside them, so that what they hold can still be shown.
+    pub fn open_salvaging(path: impl AsRef<Path>) -> Result<(Input, Option<IoError>), IoError> {
+        Input::open_inner(path.as_ref(), Input::DEFAULT_CAP, true)
+    }
+
+    fn open_inner(
+        path: &Path,
+        cap: u64,
+        salvage: bool,
+    ) -> Result<(Input, Option<IoError>), IoError> {
         let data = if path.as_os_str() == "-" {
             InputData::Owned(read_capped(io::stdin().lock(), path, cap)?)
         } else {
@@ -170,15 +184,23 @@ impl Input {
             }
         };
         let compression = Compression::detect(data.bytes());
+        let mut fault = None;
         let data = match compression {
             None => data,
-            Some(format) => InputData::Owned(decompress_all(data.bytes(), format, path, cap)?),
+            Some(format) => {
+                let (out, err) = decompress_all(data.bytes(), format, path, cap, salvage)?;
+                fault = err;
+                InputData::Owned(out)
+            }
         };
-        Ok(Input {
-            data,
-            path: path.to_path_buf(),
-            compression,
-        })
+        Ok((
+            Input {
+                data,
+                path: path.to_path_buf(),
+                compression,
+            },
+            fault,
+        ))
     }
 
     /// A buffered stream of the input `path` (`-` for standard input), decompressed on the fly
@@ -323,29 +345,39 @@ fn read_capped(reader: impl Read, path: &Path, cap: u64) -> Result<Vec<u8>, IoEr
     Ok(buf)
 }
 
-/// Decompresses a whole input held in memory, at most `cap` bytes of output.
+/// Decompresses a whole input held in memory, at most `cap` bytes of output. With `salvage`,
+/// a fault after some output gives that output and the error.
 fn decompress_all(
     bytes: &[u8],
     format: Compression,
     path: &Path,
     cap: u64,
-) -> Result<Vec<u8>, IoError> {
+    salvage: bool,
+) -> Result<(Vec<u8>, Option<IoError>), IoError> {
     let mut out = Vec::new();
-    decoder(bytes, format, path)?
+    let mut fault = None;
+    // `read_to_end` keeps in `out` what was read before an error.
+    if let Err(source) = decoder(bytes, format, path)?
         .take(cap.saturating_add(1))
         .read_to_end(&mut out)
-        .map_err(|source| IoError::Decompress {
+    {
+        let e = IoError::Decompress {
             path: path.to_path_buf(),
             format,
             source,
-        })?;
+        };
+        if !salvage || out.is_empty() {
+            return Err(e);
+        }
+        fault = Some(e);
+    }
     if out.len() as u64 > cap {
         return Err(IoError::InputTooLarge {
             path: path.to_path_buf(),
             cap,
         });
     }
-    Ok(out)
+    Ok((out, fault))
 }
 
 /// A decoder of `format` reading from `src`.
