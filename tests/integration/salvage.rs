@@ -84,3 +84,22 @@ fn dump_of_a_trace_cut_at_200_bytes_prints_its_records() {
     let out = util::mtf(&["info", p.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(1));
 }
+
+/// A compressed trace cut short (tracers write `.gz` directly) shows the records that were
+/// decompressed before the cut, as `zcat t.gz | mtf dump -` does, and exits 1.
+#[cfg(feature = "compression")]
+#[test]
+fn a_truncated_gzip_trace_shows_its_records() {
+    use std::io::Write;
+    let full = std::fs::read(util::root().join("traces/et3.mtf")).unwrap();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    gz.write_all(&full).unwrap();
+    let gz = gz.finish().unwrap();
+    let dir = util::tempdir();
+    let p = dir.path().join("t.mtf.gz");
+    std::fs::write(&p, &gz[..gz.len() * 3 / 4]).unwrap();
+    let out = util::mtf(&["dump", p.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1), "{}", util::text(&out.stderr));
+    assert!(util::text(&out.stderr).contains("cannot decompress"));
+    assert!(util::text(&out.stdout).lines().count() > 2);
+}
