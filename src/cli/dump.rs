@@ -77,8 +77,12 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
     if args.format == DumpFormat::Csv && args.records.len() != 1 {
         return Err(Failure::new(
             EXIT_USAGE,
-            "error: --format csv prints one record type (a CSV file has one set of columns): \
-             name it with -r NAME, e.g. `mtf dump -f csv -r alloc T > alloc.csv`",
+            format!(
+                "error: --format csv prints one record type (a CSV file has one set of \
+                 columns): give exactly one -r NAME ({} given), e.g. \
+                 `mtf dump -f csv -r alloc T > alloc.csv`",
+                args.records.len()
+            ),
         ));
     }
     let mut w = StdoutSink::new();
