@@ -27,7 +27,7 @@ pub struct CheckArgs {
 
 /// Run `mtf check`.
 pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
-    let o = open_salvaging(&args.trace, args.dtd.as_deref())?;
+    let (o, damaged) = open_salvaging(&args.trace, args.dtd.as_deref())?;
     let reader = o.reader();
     let mut per_type = vec![0u64; o.schema().records.len()];
     let mut reported = 0u64;
@@ -40,7 +40,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         total += 1;
         reported += 1;
         writeln!(out, "{path}: {}", e.innermost())?;
-    } else if super::common::damaged(&o) {
+    } else if damaged {
         // The compressed stream ended early (reported on standard error when it was read).
         total += 1;
     }

@@ -18,7 +18,7 @@ pub fn run(trace: &Path, dtd: Option<&Path>, dir: &Path) -> Result<i32, Failure>
             "error: Parquet export writes one file per record type: name a folder with -o",
         ));
     }
-    let o = open_salvaging(trace, dtd)?;
+    let (o, damaged) = open_salvaging(trace, dtd)?;
     let reader = o.reader();
     let total = reader.bytes().len() as u64;
     let mut bar = Progress::new(total, "scanning", quiet());
@@ -47,7 +47,7 @@ pub fn run(trace: &Path, dtd: Option<&Path>, dir: &Path) -> Result<i32, Failure>
             escape_path(dir)
         ));
     }
-    Ok(if report.problems > 0 || o.damage().is_some() {
+    Ok(if report.problems > 0 || damaged {
         EXIT_INVALID_TRACE
     } else {
         EXIT_OK

@@ -268,13 +268,13 @@ pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
 
 /// As [`open`], but a trace whose container is damaged (cut short by a crashed tracer) still
 /// opens with the regions that can be trusted: the container error is printed here, and
-/// [`Opened::damage`] tells the caller to exit 1 after showing what the trace holds.
-pub fn open_salvaging(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
+/// the second value tells the caller to exit 1 after showing what the trace holds: the container
+/// is damaged ([`Opened::damage`]) or the compressed stream it came from ended early.
+pub fn open_salvaging(path: &Path, dtd: Option<&Path>) -> Result<(Opened, bool), Failure> {
     let (input, fault) = Input::open_salvaging(path).map_err(|e| io_failure(&e))?;
-    if let Some(e) = fault {
+    if let Some(e) = &fault {
         // A compressed trace cut short: what was decompressed is shown, the fault reported.
-        INPUT_FAULT.store(true, std::sync::atomic::Ordering::Relaxed);
-        line_to_stderr(io_failure(&e).message.trim_end());
+        line_to_stderr(io_failure(e).message.trim_end());
     }
     let trace = input
         .into_trace_salvaging()
@@ -286,16 +286,9 @@ pub fn open_salvaging(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure
             f.message
         ));
     }
-    with_dtd(path, trace, dtd)
-}
-
-/// Set when the input of [`open_salvaging`] could only be partly decompressed.
-static INPUT_FAULT: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
-
-/// Whether a trace opened by [`open_salvaging`] is damaged: its container, or the compressed
-/// stream it came from.
-pub fn damaged(o: &Opened) -> bool {
-    o.damage().is_some() || INPUT_FAULT.load(std::sync::atomic::Ordering::Relaxed)
+    let o = with_dtd(path, trace, dtd)?;
+    let damaged = fault.is_some() || o.damage().is_some();
+    Ok((o, damaged))
 }
 
 fn with_dtd(

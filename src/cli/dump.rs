@@ -119,7 +119,7 @@ fn dump_trace(
     trace: &Path,
     w: &mut StdoutSink,
 ) -> Result<std::io::Result<i32>, Failure> {
-    let o = open_salvaging(trace, args.dtd.as_deref())?;
+    let (o, damaged) = open_salvaging(trace, args.dtd.as_deref())?;
     let schema = o.schema();
     let mut want_section = [args.sections.is_empty(); 256];
     for s in &args.sections {
@@ -192,11 +192,7 @@ fn dump_trace(
         order: h.byte_order,
     };
     // A damaged container was reported when it was opened; what it holds is still shown.
-    let mut status = if super::common::damaged(&o) {
-        EXIT_INVALID_TRACE
-    } else {
-        EXIT_OK
-    };
+    let mut status = if damaged { EXIT_INVALID_TRACE } else { EXIT_OK };
     // Dumping to a file or a pipe shows progress on a terminal's standard error; dumping to
     // the terminal does not (the bar would mix with the records).
     let mut bar = Progress::when(

@@ -24,13 +24,13 @@ pub struct InfoArgs {
 
 /// Run `mtf info`.
 pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
-    let o = open_salvaging(&args.trace, args.dtd.as_deref())?;
+    let (o, damaged) = open_salvaging(&args.trace, args.dtd.as_deref())?;
     let h = o.trace().header();
     let reader = o.reader();
     let nregions = reader.regions().len();
     let mut per_region = vec![0u64; nregions];
     let mut per_type = vec![0u64; o.schema().records.len()];
-    let mut errors = u64::from(super::common::damaged(&o));
+    let mut errors = u64::from(damaged);
     let mut records = reader.records();
     let region_of = |offset: u64| {
         reader

@@ -293,37 +293,14 @@ impl<'s> Encoder<'s> {
                             ))
                         }
                         (Interp::BaseOffset(b), Some(v), _) => {
-                            let diff = v.wrapping_sub(b) as i64;
-                            if !fits_signed(diff, w) {
-                                return Err(fail(
-                                    slot,
-                                    K::DiffDoesNotFit {
-                                        value: v,
-                                        diff,
-                                        from: "base",
-                                        reference: b,
-                                        width: w,
-                                    },
-                                ));
-                            }
-                            (truncate(diff as u64, w), v)
+                            let raw = signed_diff(v, b, w, "base").map_err(|k| fail(slot, k))?;
+                            (raw, v)
                         }
                         (Interp::Delta(_), Some(v), _) => {
-                            let diff = v.wrapping_sub(st.prev) as i64;
-                            if !fits_signed(diff, w) {
-                                return Err(fail(
-                                    slot,
-                                    K::DiffDoesNotFit {
-                                        value: v,
-                                        diff,
-                                        from: "the previous value",
-                                        reference: st.prev,
-                                        width: w,
-                                    },
-                                ));
-                            }
+                            let raw = signed_diff(v, st.prev, w, "the previous value")
+                                .map_err(|k| fail(slot, k))?;
                             st.prev = v;
-                            (truncate(diff as u64, w), v)
+                            (raw, v)
                         }
                         (Interp::Stride { stride, .. }, _, In::Auto | In::Int(_) | In::Neg(_)) => {
                             let expected = st.prev.wrapping_add(stride as u64);
@@ -482,5 +459,22 @@ impl<'s> Encoder<'s> {
             ));
         }
         Ok(())
+    }
+}
+
+/// The stored bytes of `value` as a signed difference from `reference` (`baseOffset`,
+/// `delta`), if it fits `width` bytes.
+fn signed_diff(value: u64, reference: u64, width: u8, from: &'static str) -> Result<u64, K> {
+    let diff = value.wrapping_sub(reference) as i64;
+    if fits_signed(diff, width) {
+        Ok(truncate(diff as u64, width))
+    } else {
+        Err(K::DiffDoesNotFit {
+            value,
+            diff,
+            from,
+            reference,
+            width,
+        })
     }
 }

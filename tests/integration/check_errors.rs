@@ -75,6 +75,18 @@ impl std::fmt::Display for DecodeError {
     }
 }
 
+fn found(at: Position, kind: ErrorKind, text: String) -> DecodeError {
+    DecodeError {
+        offset: at.offset,
+        record_index: at.record_index,
+        section: at.section,
+        record: at.record,
+        field: at.field,
+        kind,
+        text,
+    }
+}
+
 fn problem(at: Position, k: ProblemKind) -> DecodeError {
     let text = format!("{at}: {k}");
     let kind = match k {
@@ -108,15 +120,7 @@ fn problem(at: Position, k: ProblemKind) -> DecodeError {
         ProblemKind::RecordCount { header, actual } => ErrorKind::RecordCount { header, actual },
         other => ErrorKind::Other(other.to_string()),
     };
-    DecodeError {
-        offset: at.offset,
-        record_index: at.record_index,
-        section: at.section,
-        record: at.record,
-        field: at.field,
-        kind,
-        text,
-    }
+    found(at, kind, text)
 }
 
 fn damage(at: Position, k: DamageKind) -> DecodeError {
@@ -132,15 +136,7 @@ fn damage(at: Position, k: DamageKind) -> DecodeError {
         }
         other => ErrorKind::Other(other.to_string()),
     };
-    DecodeError {
-        offset: at.offset,
-        record_index: at.record_index,
-        section: at.section,
-        record: at.record,
-        field: at.field,
-        kind,
-        text,
-    }
+    found(at, kind, text)
 }
 
 fn problems(bytes: Vec<u8>) -> (Vec<DecodeError>, u64) {

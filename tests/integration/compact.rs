@@ -11,6 +11,8 @@ use metatf::encode::{In, TraceWriter};
 use metatf::MetaProperty;
 use proptest::prelude::*;
 
+use crate::util::Rng;
+
 fn reencode(
     schema: &Schema,
     input: &Reader<'_>,
@@ -149,19 +151,6 @@ fn mtf_encode_writes_compressed_traces_that_every_subcommand_reads() {
         assert!(text.contains(row), "{text}");
     }
     assert!(Path::new(mtf).exists());
-}
-
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
 }
 
 /// A field of the random DTD and how to give it values.

@@ -18,22 +18,7 @@ use metatf::text::{Format, InputFormat, Options, Printer};
 use metatf::MetaProperty;
 use proptest::prelude::*;
 
-struct Rng(u64);
-impl Rng {
-    fn next(&mut self) -> u64 {
-        // xorshift64*
-        self.0 ^= self.0 >> 12;
-        self.0 ^= self.0 << 25;
-        self.0 ^= self.0 >> 27;
-        self.0.wrapping_mul(0x2545_F491_4F6C_DD1D)
-    }
-    fn below(&mut self, n: u64) -> u64 {
-        self.next() % n.max(1)
-    }
-    fn chance(&mut self, pct: u64) -> bool {
-        self.below(100) < pct
-    }
-}
+use crate::util::Rng;
 
 fn random_interp(r: &mut Rng) -> (String, bool) {
     match r.below(7) {

@@ -255,19 +255,9 @@ impl<'a> Resolver<'a> {
             if ex.stack[pos..].iter().any(|&d| d < nested) {
                 return None;
             }
-            let mut chain: Vec<&str> = ex.stack[pos..]
-                .iter()
-                .map(|&d| self.defs[d].ast.name.name.as_str())
-                .collect();
-            chain.push(&self.defs[nested].ast.name.name);
-            let chain = chain.join(" → ");
-            let name = self.defs[nested].ast.name.name.clone();
-            self.err(DtdError::RecursiveType {
-                name,
-                chain,
-                src: self.src(),
-                span: sspan(use_span),
-            });
+            let mut cycle: Vec<DefId> = ex.stack[pos..].to_vec();
+            cycle.push(nested);
+            self.recursive(nested, &cycle, use_span);
             return None;
         }
         let nd = &self.defs[nested];
@@ -284,18 +274,7 @@ impl<'a> Resolver<'a> {
                 let mut cycle: Vec<DefId> = ex.stack[pos..].to_vec();
                 cycle.extend(&path);
                 if cycle.iter().min() == Some(&back) {
-                    let chain: Vec<&str> = cycle
-                        .iter()
-                        .map(|&d| self.defs[d].ast.name.name.as_str())
-                        .collect();
-                    let chain = chain.join(" → ");
-                    let name = self.defs[back].ast.name.name.clone();
-                    self.err(DtdError::RecursiveType {
-                        name,
-                        chain,
-                        src: self.src(),
-                        span: sspan(use_span),
-                    });
+                    self.recursive(back, &cycle, use_span);
                 }
                 return None;
             }
@@ -421,6 +400,22 @@ impl<'a> Resolver<'a> {
     }
 
     /// The record types that `from` uses (in its field list, at any depth).
+    /// Report that `name` contains itself through `cycle` (the types in order), at the use.
+    fn recursive(&mut self, name: DefId, cycle: &[DefId], use_span: Span) {
+        let chain: Vec<&str> = cycle
+            .iter()
+            .map(|&d| self.defs[d].ast.name.name.as_str())
+            .collect();
+        let chain = chain.join(" → ");
+        let name = self.defs[name].ast.name.name.clone();
+        self.err(DtdError::RecursiveType {
+            name,
+            chain,
+            src: self.src(),
+            span: sspan(use_span),
+        });
+    }
+
     fn uses(&self, from: DefId) -> Vec<DefId> {
         fn walk(t: &FieldType, out: &mut Vec<String>) {
             match t {
