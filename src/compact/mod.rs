@@ -226,7 +226,7 @@ impl Ctx<'_, '_> {
     fn meta(&mut self, rid: RecordId, slot: SlotId, p: MetaProperty) -> Result<(), CompactError> {
         match p {
             MetaProperty::Width(_) => self.stats.width_changes += 1,
-            MetaProperty::Interp(_) => self.stats.interp_changes += 1,
+            MetaProperty::Interp(_) | MetaProperty::LiveSet(_) => self.stats.interp_changes += 1,
         }
         Ok(self.w.metadata(rid, slot, p)?)
     }

@@ -89,7 +89,20 @@ pub enum ContainerError {
         value: u8,
     },
 
-    /// One of the eight reserved bytes 8..16 is not zero.
+    /// The `extensions` byte declares an extension this reader does not know.
+    #[error("header byte 8 (extensions) is {value:#04x}: this reader knows only extension live/1 (0x01)")]
+    #[diagnostic(
+        code(mtf::trace::unknown_extension),
+        help("the trace needs a newer reader; a plain Meta-TF 1.0 trace has 0 here (docs/format.md §13)")
+    )]
+    UnknownExtension {
+        /// Always 8.
+        offset: u64,
+        /// The byte found.
+        value: u8,
+    },
+
+    /// One of the seven reserved bytes 9..16 is not zero.
     #[error("reserved header byte {index} (offset {offset}) is {value:#04x}, must be zero")]
     #[diagnostic(code(mtf::trace::reserved_not_zero))]
     ReservedNotZero {
@@ -329,6 +342,7 @@ impl ContainerError {
             | EmptyDtdName { offset }
             | BadIntWidth { offset, .. }
             | ReservedNotZero { offset, .. }
+            | UnknownExtension { offset, .. }
             | DtdNameNotUtf8 { offset, .. }
             | TooManySections { offset, .. }
             | BadStart { offset, .. }

@@ -17,8 +17,15 @@ pub const OFF_BYTEORDER: u64 = 5;
 pub const OFF_DTDLENGTH: u64 = 6;
 /// Offset of the `intwidth` byte.
 pub const OFF_INTWIDTH: u64 = 7;
-/// Offset of the first of the eight reserved bytes.
-pub const OFF_RESERVED: u64 = 8;
+/// Offset of the `extensions` byte (the first of the paper's reserved bytes; docs/format.md
+/// §13): 0 in a plain Meta-TF 1.0 trace, which a 1.0 reader requires.
+pub const OFF_EXTENSIONS: u64 = 8;
+/// Offset of the first of the seven bytes that stay reserved.
+pub const OFF_RESERVED: u64 = 9;
+/// Bit of the `extensions` byte that declares extension `live/1` (docs/format.md §13).
+pub const EXT_LIVE: u8 = 1;
+/// Every extension bit this reader knows.
+pub const KNOWN_EXTENSIONS: u8 = EXT_LIVE;
 /// Offset of `nsections`, the first header integer; `start` and `nrecords` follow at `+W`,
 /// `+2W`.
 pub const OFF_INTEGERS: u64 = 16;
@@ -38,6 +45,8 @@ pub struct Header {
     pub byte_order: ByteOrder,
     /// `W`: the width in bytes of the header integers, 4 (`intwidth = 0`) or 8 (`intwidth = 8`).
     pub int_width: u8,
+    /// The `extensions` byte: [`EXT_LIVE`] or 0 (docs/format.md §13).
+    pub extensions: u8,
     /// Number of section headers.
     pub nsections: u64,
     /// Byte offset of the first record; the end of the section header table.
@@ -115,11 +124,18 @@ impl Header {
                 })
             }
         };
+        let extensions = bytes[OFF_EXTENSIONS as usize];
+        if extensions & !KNOWN_EXTENSIONS != 0 {
+            return Err(ContainerError::UnknownExtension {
+                offset: OFF_EXTENSIONS,
+                value: extensions,
+            });
+        }
         for (i, &value) in bytes[OFF_RESERVED as usize..FIXED_LEN].iter().enumerate() {
             if value != 0 {
                 return Err(ContainerError::ReservedNotZero {
                     offset: OFF_RESERVED + i as u64,
-                    index: i as u8,
+                    index: i as u8 + 1,
                     value,
                 });
             }
@@ -145,6 +161,7 @@ impl Header {
             class,
             byte_order,
             int_width: w as u8,
+            extensions,
             nsections,
             start,
             nrecords,
@@ -267,6 +284,11 @@ impl Header {
             && nrecords <= u32::MAX as u64;
         let w = if fits4 { 4 } else { 8 };
         Header::encode_as(w, class, byte_order, name, nrecords, global_len, sections)
+    }
+
+    /// Sets the `extensions` byte of a header made by [`Header::encode`] (docs/format.md §13).
+    pub fn set_extensions(encoded: &mut [u8], extensions: u8) {
+        encoded[OFF_EXTENSIONS as usize] = extensions;
     }
 
     /// [`Header::encode`] with a given `W` (4 or 8), on already-checked arguments.
@@ -574,7 +596,16 @@ mod tests {
 
     #[test]
     fn reserved_bytes_each() {
-        for i in 0..8u8 {
+        let mut raw = Raw::default();
+        raw.reserved[0] = 0x80;
+        assert!(matches!(
+            err(&raw),
+            ContainerError::UnknownExtension {
+                offset: 8,
+                value: 0x80
+            }
+        ));
+        for i in 1..8u8 {
             let mut raw = Raw::default();
             raw.reserved[i as usize] = 0x80;
             match err(&raw) {

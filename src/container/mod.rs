@@ -22,8 +22,8 @@ pub use dtdpath::{
 };
 pub use error::{ContainerError, EncodeError, MAGIC};
 pub use header::{
-    Header, FIXED_LEN, OFF_BYTEORDER, OFF_CLASS, OFF_DTDLENGTH, OFF_INTEGERS, OFF_INTWIDTH,
-    OFF_RESERVED,
+    Header, EXT_LIVE, FIXED_LEN, KNOWN_EXTENSIONS, OFF_BYTEORDER, OFF_CLASS, OFF_DTDLENGTH,
+    OFF_EXTENSIONS, OFF_INTEGERS, OFF_INTWIDTH, OFF_RESERVED,
 };
 pub use int::{fits_signed, fits_unsigned, sign_extend, truncate, ByteOrder, Class};
 pub use section::{SectionHeader, SectionIndex};

@@ -26,6 +26,7 @@ fn header_is_broken(e: &ContainerError) -> bool {
             | ContainerError::EmptyDtdName { .. }
             | ContainerError::BadIntWidth { .. }
             | ContainerError::ReservedNotZero { .. }
+            | ContainerError::UnknownExtension { .. }
             | ContainerError::DtdNameNotUtf8 { .. }
             | ContainerError::Io { .. }
     )

@@ -35,6 +35,8 @@ pub(crate) struct Input<'a> {
     pub(crate) nrecords: Option<u64>,
     /// Where `nrecords` is stored in the header (for messages).
     pub(crate) nrecords_offset: u64,
+    /// Whether the header declares extension `live/1` (docs/format.md §13).
+    pub(crate) live: bool,
 }
 
 /// A trace bound to its schema.
@@ -86,6 +88,7 @@ impl<'a> Reader<'a> {
                 // A salvaged trace holds fewer records than its header says.
                 nrecords: trace.damage().is_none().then_some(header.nrecords),
                 nrecords_offset: crate::container::OFF_INTEGERS + 2 * header.int_width as u64,
+                live: header.extensions & crate::container::EXT_LIVE != 0,
             },
             schema,
         )

@@ -173,7 +173,9 @@ impl<'r> Records<'r> {
         match &self.reader.compiled.tags[region.section as usize] {
             Some(t) => {
                 self.tags = Some(t);
-                self.scope = Some(ScopeState::new(self.reader.schema, region.section));
+                let mut scope = ScopeState::new(self.reader.schema, region.section);
+                scope.live |= self.reader.input.live;
+                self.scope = Some(scope);
                 Ok(())
             }
             None => {
@@ -314,6 +316,9 @@ impl<'r> Records<'r> {
     }
 
     fn decode_record(&mut self) -> Result<(), Box<Damage>> {
+        if let Some(scope) = self.scope.as_mut() {
+            scope.sets.compact();
+        }
         let reader = self.reader;
 
         let wire = reader.wire;
@@ -535,7 +540,35 @@ impl<'r> Records<'r> {
                 let r = ElementRef::Index { section, index };
                 (Val::Ref(r), index as u64)
             }
+            Interp::Live(set) => {
+                let scope = self.scope.as_mut().expect("open scope");
+                match scope.sets.take(set, raw, None) {
+                    Some(v) => (Val::Int(v), v),
+                    None => {
+                        let len = scope.sets.len(set);
+                        self.problem(
+                            at,
+                            Some(rid),
+                            Some(slot),
+                            ProblemKind::LivePosition {
+                                set,
+                                position: raw,
+                                len,
+                            },
+                        );
+                        (Val::Int(0), 0)
+                    }
+                }
+            }
         };
+        let liveset = self.scope.as_ref().expect("open scope").slots[base + slot as usize].liveset;
+        if liveset != 0 {
+            self.scope
+                .as_mut()
+                .expect("open scope")
+                .sets
+                .insert(liveset, number, None);
+        }
         if let Val::Ref(r) = value {
             self.check_ref(r, at, rid, slot);
         }
@@ -582,7 +615,7 @@ impl<'r> Records<'r> {
         let prop_at = self.values[3].offset;
         let Some(nwords) = u8::try_from(code)
             .ok()
-            .and_then(MetaProperty::words_for_code)
+            .and_then(|c| MetaProperty::words_for_code(c, self.reader.input.live))
         else {
             return Err(self.damage(
                 prop_at,

@@ -651,7 +651,7 @@ impl<'a> Parser<'a> {
                 InterpArg::Section => {
                     cut(|i| self.section_ref(i))(i).map(|(r, s)| (r, InterpArgDef::Section(s)))?
                 }
-                InterpArg::Value | InterpArg::Stride => {
+                InterpArg::Value | InterpArg::Stride | InterpArg::Set => {
                     cut(|i| self.arg(i))(i).map(|(r, a)| (r, InterpArgDef::Int(a)))?
                 }
             };

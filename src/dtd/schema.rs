@@ -128,6 +128,9 @@ pub struct Slot {
     pub fixed: Option<u64>,
     /// Display hint.
     pub display: Display,
+    /// The live set this field's values go into (`liveset` property, extension `live/1`);
+    /// 0 for none.
+    pub liveset: u8,
     /// Whether this slot lies inside a repeated item.
     pub in_repeat: bool,
     /// Non-reserved, non-display properties, kept for documentation.
@@ -197,6 +200,9 @@ pub enum Interp {
         /// Signed step of the element cursor.
         stride: i64,
     },
+    /// Extension `live/1` (docs/format.md §13): the stored value is the position, counted
+    /// from the newest, of the value in live set N (1..=16), which is taken out of the set.
+    Live(u8),
 }
 
 /// The kind of one interpretation argument (docs/format.md §3.2 and §5.4).
@@ -209,6 +215,8 @@ pub enum InterpArg {
     Stride,
     /// A section: its id (1..=255), or in a DTD also its name.
     Section,
+    /// A live set number, 1..=16 (extension `live/1`, docs/format.md §13).
+    Set,
 }
 
 /// One interpretation keyword: its arguments and properties. See [`INTERPRETATIONS`].
@@ -226,7 +234,7 @@ pub struct InterpSpec {
 
 /// Every interpretation keyword, in the order of [`Interp`]'s variants: the one table the DTD
 /// parser, the resolver and messages use (docs/format.md §3.2, §5.4, §7).
-pub const INTERPRETATIONS: [InterpSpec; 7] = {
+pub const INTERPRETATIONS: [InterpSpec; 8] = {
     use InterpArg::*;
     [
         InterpSpec {
@@ -271,6 +279,12 @@ pub const INTERPRETATIONS: [InterpSpec; 7] = {
             zero_width: true,
             meta_code: 7,
         },
+        InterpSpec {
+            keyword: "live",
+            args: &[Set],
+            zero_width: false,
+            meta_code: 8,
+        },
     ]
 };
 
@@ -292,7 +306,7 @@ impl InterpSpec {
             s.push_str(match a {
                 InterpArg::Value => " V",
                 InterpArg::Stride => " S",
-                InterpArg::Section => " N",
+                InterpArg::Section | InterpArg::Set => " N",
             });
         }
         s
@@ -316,6 +330,7 @@ impl Interp {
             Interp::Stride { .. } => 4,
             Interp::SectionOffset(_) => 5,
             Interp::SectionStride { .. } => 6,
+            Interp::Live(_) => 7,
         };
         &INTERPRETATIONS[i]
     }
@@ -339,6 +354,7 @@ impl Interp {
             Interp::Stride { initial, stride } => vec![initial, stride as u64],
             Interp::SectionOffset(n) => vec![u64::from(n)],
             Interp::SectionStride { section, stride } => vec![u64::from(section), stride as u64],
+            Interp::Live(n) => vec![u64::from(n)],
         }
     }
 
@@ -365,6 +381,11 @@ impl Interp {
                 section: section(n)?,
                 stride: s as i64,
             },
+            ("live", &[n]) => Interp::Live(
+                u8::try_from(n)
+                    .ok()
+                    .filter(|n| (1..=crate::layout::MAX_LIVE_SETS).contains(n))?,
+            ),
             _ => unreachable!("INTERPRETATIONS and from_parts list the same keywords"),
         })
     }
@@ -400,6 +421,16 @@ pub enum Display {
 }
 
 impl Schema {
+    /// Whether the DTD uses extension `live/1` (docs/format.md §13): a `live` interpretation
+    /// or a `liveset` property on some field.
+    pub fn uses_live(&self) -> bool {
+        self.records.iter().any(|r| {
+            r.slots
+                .iter()
+                .any(|s| s.liveset != 0 || matches!(s.interp, Interp::Live(_)))
+        })
+    }
+
     /// The scope for a section id (0 = global), if the DTD declares it.
     pub fn scope_for(&self, section: u8) -> Option<&Scope> {
         self.scope_of_section
@@ -474,6 +505,7 @@ mod tests {
                 section: 255,
                 stride: -1,
             },
+            Interp::Live(16),
         ];
         for (i, interp) in all.into_iter().enumerate() {
             assert_eq!(interp.spec(), &INTERPRETATIONS[i]);
@@ -495,7 +527,9 @@ mod tests {
         assert_eq!(Interp::from_parts("Default", &[1]), None);
         assert_eq!(
             InterpSpec::all_synopses(),
-            "none, default V, baseOffset V, delta V, stride V S, sectionOffset N, sectionStride N S"
+            "none, default V, baseOffset V, delta V, stride V S, sectionOffset N, sectionStride N S, live N"
         );
+        assert_eq!(Interp::from_parts("live", &[0]), None);
+        assert_eq!(Interp::from_parts("live", &[17]), None);
     }
 }

@@ -8,7 +8,7 @@ use crate::container::{fits_signed, fits_unsigned, truncate, ByteOrder, Class};
 use crate::decode::ElementRef;
 use crate::dtd::{Display, Interp, RecordId, Schema, SlotId};
 use crate::layout::{
-    eval_width, Compiled, MetaProperty, MetaRefused, ScopeState, Step, Walk, Wire,
+    eval_width, Compiled, LiveUndo, MetaProperty, MetaRefused, ScopeState, Step, Walk, Wire,
     MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD,
 };
 
@@ -55,6 +55,10 @@ pub(crate) struct Encoder<'s> {
     scope: ScopeState,
     last: Vec<u64>,
     walk: Walk,
+    /// Live-set changes of the record being encoded, undone if it is refused.
+    undo: Vec<LiveUndo>,
+    /// Whether the trace uses extension `live/1` (its header must declare it).
+    pub(crate) uses_live: bool,
     /// References written by the last record, for the writer to check.
     pub(crate) refs: Vec<(ElementRef, SlotId)>,
 }
@@ -70,8 +74,10 @@ impl<'s> Encoder<'s> {
             wire: Wire::new(schema),
             order,
             class,
-            scope: ScopeState::new(schema, 0),
+            scope: ScopeState::new(schema, 0).allowing_live(),
             walk: Walk::default(),
+            undo: Vec::new(),
+            uses_live: schema.uses_live(),
             refs: Vec::new(),
         }
     }
@@ -111,7 +117,7 @@ impl<'s> Encoder<'s> {
                 section: id.to_string(),
             }));
         }
-        self.scope = ScopeState::new(self.schema, id);
+        self.scope = ScopeState::new(self.schema, id).allowing_live();
         out.clear();
         let tag = self.schema.record(self.wire.section).tag;
         self.push(tag, self.wire.tag, out);
@@ -165,6 +171,7 @@ impl<'s> Encoder<'s> {
         self.scope
             .apply(self.schema, record, slot, prop)
             .map_err(err)?;
+        self.uses_live |= prop.needs_live();
         out.clear();
         let meta_tag = self.schema.record(self.wire.metadata).tag;
         self.push(meta_tag, self.wire.tag, out);
@@ -211,9 +218,12 @@ impl<'s> Encoder<'s> {
         // Work on a copy of the state so a refused record leaves the encoder unchanged.
         let n = rt.slots.len();
         let saved: Vec<_> = self.scope.slots[base..base + n].to_vec();
+        self.scope.sets.compact();
+        self.undo.clear();
         let r = self.record_inner(record, base, values, out);
         if r.is_err() {
             self.scope.slots[base..base + n].copy_from_slice(&saved);
+            self.scope.sets.undo(&mut self.undo);
         }
         r
     }
@@ -358,6 +368,29 @@ impl<'s> Encoder<'s> {
                             self.refs.push((ElementRef::Index { section, index }, slot));
                             (0, index as u64)
                         }
+                        (Interp::Live(set), Some(v), _) => {
+                            let Some(pos) = self.scope.sets.position(set, v) else {
+                                return Err(fail(
+                                    slot,
+                                    K::NotLive {
+                                        value: v,
+                                        set,
+                                        len: self.scope.sets.len(set),
+                                    },
+                                ));
+                            };
+                            if !fits_unsigned(pos, w) {
+                                return Err(fail(
+                                    slot,
+                                    K::DoesNotFit {
+                                        value: format!("position {pos} of {v} in live set {set}"),
+                                        width: w,
+                                    },
+                                ));
+                            }
+                            self.scope.sets.take(set, pos, Some(&mut self.undo));
+                            (pos, v)
+                        }
                         (interp, _, In::Auto) => {
                             return Err(fail(
                                 slot,
@@ -386,6 +419,10 @@ impl<'s> Encoder<'s> {
                                 },
                             ));
                         }
+                    }
+                    if st.liveset != 0 {
+                        let set = st.liveset;
+                        self.scope.sets.insert(set, number, Some(&mut self.undo));
                     }
                     self.order.push_uint(raw, w as usize, out);
                     self.last[slot as usize] = number;

@@ -198,6 +198,16 @@ pub enum EncodeErrorKind {
         /// The next value of the stride.
         expected: u64,
     },
+    /// A value that is not in the live set a `live` field reads (docs/format.md §13).
+    #[error("value {value} is not in live set {set} ({len} values), which this `live` field takes from")]
+    NotLive {
+        /// The value.
+        value: u64,
+        /// The live set.
+        set: u8,
+        /// Values in the set.
+        len: usize,
+    },
     /// An element index other than the stride cursor.
     #[error("element #{index} does not match the stride cursor: expected #{expected}")]
     NotCursor {
@@ -328,6 +338,7 @@ impl EncodeErrorKind {
             | K::OffsetDoesNotFit { .. }
             | K::NotDefault { .. }
             | K::NotStride { .. }
+            | K::NotLive { .. }
             | K::NotCursor { .. } => "mtf::encode::unrepresentable",
             K::FixedValue { .. } => "mtf::encode::fixed_value",
             K::LengthMismatch { .. } | K::BadWidth(_) | K::CannotInfer => "mtf::encode::length",

@@ -537,6 +537,7 @@ impl<'s> TraceWriter<'s> {
                                 ],
                                 nrecords: None,
                                 nrecords_offset: 0,
+                                live: true,
                             },
                             schema,
                         );
@@ -580,7 +581,7 @@ impl<'s> TraceWriter<'s> {
 
     fn header(&self) -> Result<Vec<u8>, EncodeError> {
         let sections: Vec<(u8, u64)> = self.sections.iter().map(|s| (s.id, s.size)).collect();
-        Header::encode(
+        let mut out = Header::encode(
             self.class,
             self.order,
             &self.dtd_name,
@@ -588,7 +589,11 @@ impl<'s> TraceWriter<'s> {
             self.global_len,
             &sections,
         )
-        .map_err(|e| EncodeError::new(K::Container(e)))
+        .map_err(|e| EncodeError::new(K::Container(e)))?;
+        if self.enc.uses_live {
+            Header::set_extensions(&mut out, crate::container::EXT_LIVE);
+        }
+        Ok(out)
     }
 
     /// Finish an in-memory trace.

@@ -8,8 +8,11 @@ use crate::dtd::Interp;
 pub enum MetaProperty {
     /// Property code 0: a new width.
     Width(u8),
-    /// Property codes 1..=7: a new interpretation.
+    /// Property codes 1..=8: a new interpretation (8, `live`, only with extension `live/1`).
     Interp(Interp),
+    /// Property code 9 (extension `live/1`, docs/format.md §13): the live set the field's
+    /// values go into, 0 for none.
+    LiveSet(u8),
 }
 
 // Design: the table of docs/format.md §5.4 in one place. Row order is the code; the number of
@@ -29,18 +32,27 @@ impl MetaProperty {
                 Interp::SectionOffset(_) => 5,
                 Interp::Stride { .. } => 6,
                 Interp::SectionStride { .. } => 7,
+                Interp::Live(_) => 8,
             },
+            MetaProperty::LiveSet(_) => 9,
         }
     }
 
-    /// How many value words follow a property code, or `None` for an unknown code.
-    pub fn words_for_code(code: u8) -> Option<usize> {
+    /// How many value words follow a property code, or `None` for an unknown code. Codes 8
+    /// and 9 exist only in a trace that declares extension `live/1` (`live`).
+    pub fn words_for_code(code: u8, live: bool) -> Option<usize> {
         match code {
             1 => Some(0),
             0 | 2..=5 => Some(1),
             6 | 7 => Some(2),
+            8 | 9 if live => Some(1),
             _ => None,
         }
+    }
+
+    /// Whether this change needs extension `live/1`.
+    pub fn needs_live(self) -> bool {
+        matches!(self, MetaProperty::LiveSet(_) | MetaProperty::Interp(Interp::Live(_)))
     }
 
     /// The value words to store (zero-extended; strides as two's complement) and their number.
@@ -53,7 +65,9 @@ impl MetaProperty {
                 Interp::SectionOffset(s) => ([s as u64, 0], 1),
                 Interp::Stride { initial, stride } => ([initial, stride as u64], 2),
                 Interp::SectionStride { section, stride } => ([section as u64, stride as u64], 2),
+                Interp::Live(n) => ([n as u64, 0], 1),
             },
+            MetaProperty::LiveSet(n) => ([n as u64, 0], 1),
         }
     }
 
@@ -85,6 +99,13 @@ impl MetaProperty {
                 ((w << shift) as i64) >> shift
             }
         };
+        let live_set = |w: u64, least: u64| -> Result<u8, MetaRefused> {
+            if (least..=crate::layout::MAX_LIVE_SETS as u64).contains(&w) {
+                Ok(w as u8)
+            } else {
+                Err(MetaRefused::LiveSetRange { set: w, least })
+            }
+        };
         let section = |w: u64| -> Result<u8, MetaRefused> {
             if (1..=255).contains(&w) {
                 Ok(w as u8)
@@ -112,6 +133,8 @@ impl MetaProperty {
                 section: section(words[0])?,
                 stride: signed(words[1]),
             }),
+            8 => MetaProperty::Interp(Interp::Live(live_set(words[0], 1)?)),
+            9 => MetaProperty::LiveSet(live_set(words[0], 0)?),
             c => return Err(MetaRefused::UnknownCode { code: c }),
         })
     }
@@ -121,6 +144,7 @@ impl MetaProperty {
         match self {
             MetaProperty::Width(_) => "width",
             MetaProperty::Interp(i) => i.keyword(),
+            MetaProperty::LiveSet(_) => "liveset",
         }
     }
 }
@@ -174,6 +198,20 @@ pub enum MetaRefused {
         /// The stored id.
         id: u64,
     },
+    /// A live set number outside `least..=16`.
+    #[error("live set {set} is outside {least}..16")]
+    LiveSetRange {
+        /// The stored number.
+        set: u64,
+        /// 1 for `live`, 0 for `liveset` (0 = no set).
+        least: u64,
+    },
+    /// A live set change in a trace that does not declare extension `live/1`.
+    #[error("`{what}` needs extension live/1, which this trace's header does not declare")]
+    NeedsLive {
+        /// `live` or `liveset`.
+        what: &'static str,
+    },
     /// A section the DTD does not declare.
     #[error("section {section} is not declared in the DTD")]
     UndeclaredSection {
@@ -200,8 +238,9 @@ pub enum MetaRefused {
         /// The current interpretation's keyword.
         interp: &'static str,
     },
-    /// A property code outside 0..7: the record's length is unknown.
-    #[error("unknown property code {code} (0..7 are defined); the record's length is unknown")]
+    /// A property code outside 0..7 (0..9 with extension `live/1`): the record's length is
+    /// unknown.
+    #[error("unknown property code {code} (0..7 are defined, 8 and 9 with extension live/1); the record's length is unknown")]
     UnknownCode {
         /// The code.
         code: u8,
@@ -245,16 +284,25 @@ mod tests {
                 section: 2,
                 stride: 1,
             }),
+            MetaProperty::Interp(Interp::Live(3)),
+            MetaProperty::LiveSet(16),
         ];
         for (code, p) in props.into_iter().enumerate() {
             assert_eq!(p.code() as usize, code);
             let (w, n) = p.words();
-            assert_eq!(MetaProperty::words_for_code(p.code()), Some(n));
+            assert_eq!(MetaProperty::words_for_code(p.code(), true), Some(n));
+            assert_eq!(
+                MetaProperty::words_for_code(p.code(), false).is_some(),
+                code < 8
+            );
             let w32 = [w[0] & 0xffff_ffff, w[1] & 0xffff_ffff];
             assert_eq!(MetaProperty::from_code(p.code(), w, 64).unwrap(), p);
             assert_eq!(MetaProperty::from_code(p.code(), w32, 32).unwrap(), p);
         }
         assert!(MetaProperty::from_code(8, [0, 0], 32).is_err());
+        assert!(MetaProperty::from_code(8, [17, 0], 32).is_err());
+        assert!(MetaProperty::from_code(9, [17, 0], 32).is_err());
+        assert!(MetaProperty::from_code(10, [0, 0], 32).is_err());
         assert!(MetaProperty::from_code(0, [9, 0], 32).is_err());
         assert!(MetaProperty::from_code(5, [0, 0], 32).is_err());
         assert!(MetaProperty::from_code(5, [256, 0], 64).is_err());

@@ -6,12 +6,15 @@
 //! printers and the text reader use the same walker, so the structure of a record is computed in
 //! one place. Nothing here touches bytes of a trace.
 
+mod liveset;
 mod meta;
 mod program;
 mod state;
 mod walk;
 mod wire;
 
+pub use liveset::MAX_SETS as MAX_LIVE_SETS;
+pub(crate) use liveset::Undo as LiveUndo;
 pub use meta::{MetaProperty, MetaRefused};
 pub(crate) use program::{Compiled, Op, Program, TagTable};
 pub use state::ScopeState;

@@ -9,6 +9,7 @@
 
 use crate::dtd::{Builtin, Interp, RecordId, Schema, SlotId, SlotKind};
 
+use super::liveset::LiveSets;
 use super::meta::{MetaProperty, MetaRefused};
 
 /// The live state of one slot.
@@ -24,11 +25,13 @@ pub struct SlotState {
     pub(crate) prev: u64,
     /// Element cursor, for `sectionStride`.
     pub(crate) cursor: i64,
+    /// The live set this slot's values go into (0: none; extension `live/1`).
+    pub(crate) liveset: u8,
 }
 
 impl SlotState {
     /// The state a scope starts from for a slot declared with `width` and `interp`.
-    pub(crate) fn initial(width: u8, interp: Interp) -> SlotState {
+    pub(crate) fn initial(width: u8, interp: Interp, liveset: u8) -> SlotState {
         // A zero-width interpretation keeps the declared width as the last non-zero one, so a
         // later switch to `none` restores it (docs/format.md §6.3).
         let lastwidth = width;
@@ -44,6 +47,7 @@ impl SlotState {
             interp,
             prev,
             cursor: 0,
+            liveset,
         }
     }
 }
@@ -56,6 +60,10 @@ pub struct ScopeState {
     base: Vec<u32>,
     /// Current state, indexed by `base[record] + slot`.
     pub slots: Vec<SlotState>,
+    /// The scope's live sets (extension `live/1`).
+    pub sets: LiveSets,
+    /// Whether the trace declares extension `live/1` (metadata may then use codes 8 and 9).
+    pub(crate) live: bool,
 }
 
 /// Marks a record type that is not visible in a scope.
@@ -77,14 +85,23 @@ impl ScopeState {
                     SlotKind::Int { width } => width,
                     SlotKind::Bytes { .. } => 0,
                 };
-                initial.push(SlotState::initial(width, slot.interp));
+                initial.push(SlotState::initial(width, slot.interp, slot.liveset));
             }
         }
         ScopeState {
             section,
             base,
             slots: initial,
+            sets: LiveSets::default(),
+            live: schema.uses_live(),
         }
+    }
+
+    /// The same state, accepting extension `live/1` metadata (a writer, which declares the
+    /// extension in the header when it uses it).
+    pub(crate) fn allowing_live(mut self) -> ScopeState {
+        self.live = true;
+        self
     }
 
     /// Index of a record type's first slot in `slots`, if the record is visible here.
@@ -137,8 +154,12 @@ impl ScopeState {
                 return Err(MetaRefused::UndeclaredSection { section: s });
             }
         }
+        if prop.needs_live() && !self.live {
+            return Err(MetaRefused::NeedsLive { what: prop.name() });
+        }
         let st = &mut self.slots[base + slot as usize];
         match prop {
+            MetaProperty::LiveSet(n) => st.liveset = n,
             MetaProperty::Width(w) => {
                 if w > 8 {
                     return Err(MetaRefused::WidthTooLarge { width: w as u64 });
@@ -177,11 +198,11 @@ mod tests {
 
     #[test]
     fn zero_width_interpretation_keeps_the_declared_width_as_last() {
-        let st = SlotState::initial(2, Interp::Default(7));
+        let st = SlotState::initial(2, Interp::Default(7), 0);
         assert_eq!((st.width, st.lastwidth), (0, 2));
-        let st = SlotState::initial(0, Interp::Default(7));
+        let st = SlotState::initial(0, Interp::Default(7), 0);
         assert_eq!((st.width, st.lastwidth), (0, 0));
-        let st = SlotState::initial(3, Interp::Delta(5));
+        let st = SlotState::initial(3, Interp::Delta(5), 0);
         assert_eq!((st.width, st.lastwidth, st.prev), (3, 3, 5));
     }
 

@@ -99,6 +99,22 @@ pub(crate) fn meta_property(
                 stride: int(1)? as i64,
             }
         }
+        "live" => {
+            want(1)?;
+            let n = int(0)?;
+            if !(1..=crate::layout::MAX_LIVE_SETS as u64).contains(&n) {
+                return Err(bad(0, "a live set 1..16"));
+            }
+            Interp::Live(n as u8)
+        }
+        "liveset" => {
+            want(1)?;
+            let n = int(0)?;
+            if n > crate::layout::MAX_LIVE_SETS as u64 {
+                return Err(bad(0, "a live set 0..16"));
+            }
+            return Ok(MetaProperty::LiveSet(n as u8));
+        }
         p => {
             return Err(TextErrorKind::UnknownProperty {
                 property: p.to_string(),

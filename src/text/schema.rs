@@ -187,7 +187,11 @@ fn format_record(
             i.to_string(),
             s.name.clone(),
             width,
-            s.interp.to_string(),
+            if s.liveset != 0 {
+                format!("{}, liveset {}", s.interp, s.liveset)
+            } else {
+                s.interp.to_string()
+            },
             s.fixed.map_or_else(|| "-".to_string(), |v| v.to_string()),
             format!("{:?}", s.display).to_lowercase(),
             notes.join("; "),

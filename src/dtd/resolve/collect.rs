@@ -380,6 +380,12 @@ impl<'a> Resolver<'a> {
                 "a display style",
                 "one of: decimal, hex, signed, text, bytes",
             ),
+            ("liveset", PropValue::Expr(e)) if !e.uses_value() => Some(PVal::LiveSet(e)),
+            ("liveset", _) => bad(
+                self,
+                "a live set number, 0..16",
+                "e.g. `address.liveset = 1;` (extension live/1, docs/format.md §13)",
+            ),
             _ => {
                 if let Some(near) = KNOWN_PROPS.iter().find(|k| edit_distance(name, k) <= 2) {
                     self.warnings.push(DtdWarning::PropertyTypo {
@@ -414,8 +420,18 @@ impl<'a> Resolver<'a> {
             values.push(v);
         }
         // `None` values were reported (a bad literal, an undeclared section).
-        let values: Option<Vec<u64>> = values.into_iter().collect();
-        match values.and_then(|v| Interp::from_parts(i.spec.keyword, &v)) {
+        if let (InterpSpec { keyword: "live", .. }, [Some(n)]) = (i.spec, &values[..]) {
+            if !(1..=crate::layout::MAX_LIVE_SETS as u64).contains(n) {
+                self.err(DtdError::BadInterpretation {
+                    msg: format!("live set {n} is outside 1..{}", crate::layout::MAX_LIVE_SETS),
+                    src: self.src(),
+                    span: sspan(i.span),
+                    help: Some("extension live/1 numbers live sets 1..16 (docs/format.md §13)".into()),
+                });
+                return PVal::Invalid;
+            }
+        }
+        match values.into_iter().collect::<Option<Vec<u64>>>().and_then(|v| Interp::from_parts(i.spec.keyword, &v)) {
             Some(v) => PVal::Interp(v, i.span),
             None => PVal::Invalid,
         }

@@ -44,7 +44,7 @@ pub const MAX_FIELDS: usize = u16::MAX as usize;
 pub const MAX_TOTAL_FIELDS: usize = 1 << 18;
 
 /// The reserved and display property names, for typo warnings.
-const KNOWN_PROPS: [&str; 4] = ["width", "interpretation", "value", "display"];
+const KNOWN_PROPS: [&str; 5] = ["width", "interpretation", "value", "display", "liveset"];
 
 /// Names of the built-in record types.
 pub const BUILTIN_NAMES: [&str; 4] = ["vfield", "comment", "section", "metadata"];
@@ -96,6 +96,8 @@ enum PVal<'a> {
     Interp(Interp, Span),
     Value(&'a ast::Expr),
     Display(Display),
+    /// `liveset = N` (extension `live/1`).
+    LiveSet(&'a ast::Expr),
     Extra(String),
     /// Already reported; counts as "set" so that no follow-up error is reported.
     Invalid,

@@ -377,6 +377,7 @@ impl<'a> Resolver<'a> {
         };
         let mut fixed = None;
         let mut display = Display::default();
+        let mut liveset = 0u8;
         let mut extra: Vec<(String, String)> = Vec::new();
         if s != 0 {
             if let Some((
@@ -399,6 +400,26 @@ impl<'a> Resolver<'a> {
             {
                 display = d;
             }
+            if let Some((
+                Prop {
+                    val: PVal::LiveSet(e),
+                    ..
+                },
+                prefix,
+            )) = self.find(rec, s, "liveset")
+            {
+                let span = e.span;
+                match self.constant(rec, s, e, &prefix) {
+                    Some(n) if n <= crate::layout::MAX_LIVE_SETS as u64 => liveset = n as u8,
+                    Some(n) => self.err(DtdError::BadProperty {
+                        msg: format!("live set {n} is outside 0..{}", crate::layout::MAX_LIVE_SETS),
+                        src: self.src(),
+                        span: sspan(span),
+                        help: Some("extension live/1 numbers live sets 1..16; 0 is none (docs/format.md §13)".into()),
+                    }),
+                    None => {}
+                }
+            }
             // Every other property, first source wins per name, in source order.
             let mut seen = std::collections::HashSet::new();
             for p in self.extra_sources(rec, s) {
@@ -416,6 +437,7 @@ impl<'a> Resolver<'a> {
             interp: interp.map_or(Interp::None, |(i, _)| i),
             fixed,
             display,
+            liveset,
             in_repeat,
             extra,
         }

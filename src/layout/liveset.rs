@@ -1,0 +1,357 @@
+//! Live sets (docs/format.md §13, extension `live/1`): per scope, up to [`MAX_SETS`] ordered
+//! sets of values. A field with the `liveset = N` property puts its value into set N; a field
+//! read with `interpretation = live N` stores the position of its value in set N, counted from
+//! the newest, and takes the value out.
+//!
+//! The decoder and the encoder share this module, so both see the same positions.
+
+// Design: a set is a sequence of slots in insertion order, each holding a value and an
+// "alive" bit; a Fenwick tree over the alive bits gives the position of a slot and the slot at
+// a position in O(log n), and a hash map finds a value's slot. Dead slots are squeezed out when
+// they outnumber the live ones, but only between records (`compact`), so that a writer can undo
+// a refused record by flipping slots back (`Journal`). The map uses the standard hasher:
+// values come from the trace, and a keyed hash keeps a hostile trace from making lookups slow.
+
+use std::collections::HashMap;
+
+/// How many live sets a scope has: set numbers are 1..=`MAX_SETS`.
+pub const MAX_SETS: u8 = 16;
+
+/// Most values one live set holds; inserting into a full set first drops its oldest value.
+pub const SET_CAPACITY: usize = 1 << 20;
+
+/// One live set.
+#[derive(Debug, Clone, Default)]
+pub struct LiveSet {
+    /// Value of each slot, oldest first.
+    vals: Vec<u64>,
+    /// Whether each slot is alive.
+    alive: Vec<bool>,
+    /// Fenwick tree over `alive` (1-based, length `tree_len + 1`).
+    tree: Vec<u32>,
+    /// The slot that holds each live value.
+    slot_of: HashMap<u64, u32>,
+    /// Live values.
+    len: usize,
+}
+
+/// One change to a set, kept so that a refused record can be undone.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Undo {
+    /// Slot `slot` of set `set` was killed, holding `value`.
+    Killed { set: u8, slot: u32, value: u64 },
+    /// Slot `slot` of set `set` was appended, holding `value`.
+    Added { set: u8, slot: u32, value: u64 },
+}
+
+impl LiveSet {
+    /// Number of values in the set.
+    pub fn len(&self) -> usize {
+        self.len
+    }
+
+    /// Whether the set is empty.
+    pub fn is_empty(&self) -> bool {
+        self.len == 0
+    }
+
+    fn tree_add(&mut self, slot: u32, delta: i32) {
+        let mut i = slot as usize + 1;
+        while i < self.tree.len() {
+            self.tree[i] = self.tree[i].wrapping_add(delta as u32);
+            i += i & i.wrapping_neg();
+        }
+    }
+
+    /// Live slots before `slot` (exclusive).
+    fn rank(&self, slot: u32) -> usize {
+        let mut i = slot as usize;
+        let mut s = 0usize;
+        while i > 0 {
+            s += self.tree[i] as usize;
+            i &= i - 1;
+        }
+        s
+    }
+
+    /// The slot holding the `k`-th live value, oldest first (`k < len`).
+    fn select(&self, mut k: usize) -> u32 {
+        let n = self.tree.len() - 1;
+        let mut pos = 0usize;
+        let mut step = n.next_power_of_two();
+        while step > 0 {
+            let next = pos + step;
+            if next <= n && (self.tree[next] as usize) <= k {
+                pos = next;
+                k -= self.tree[next] as usize;
+            }
+            step >>= 1;
+        }
+        pos as u32
+    }
+
+    /// Rebuild the tree for the current slots with room for `room` slots.
+    fn rebuild(&mut self, room: usize) {
+        let mut tree = vec![0u32; room + 1];
+        for (i, &a) in self.alive.iter().enumerate() {
+            if a {
+                tree[i + 1] += 1;
+            }
+        }
+        for i in 1..=room {
+            let j = i + (i & i.wrapping_neg());
+            if j <= room {
+                tree[j] += tree[i];
+            }
+        }
+        self.tree = tree;
+    }
+
+    fn kill(&mut self, slot: u32, set: u8, undo: &mut Option<&mut Vec<Undo>>) {
+        let value = self.vals[slot as usize];
+        self.alive[slot as usize] = false;
+        self.tree_add(slot, -1);
+        self.slot_of.remove(&value);
+        self.len -= 1;
+        if let Some(u) = undo {
+            u.push(Undo::Killed { set, slot, value });
+        }
+    }
+
+    /// Put `value` in as the newest value (moving it there if it is already in).
+    pub(crate) fn insert(&mut self, value: u64, set: u8, mut undo: Option<&mut Vec<Undo>>) {
+        if let Some(&slot) = self.slot_of.get(&value) {
+            self.kill(slot, set, &mut undo);
+        }
+        if self.len >= SET_CAPACITY {
+            let oldest = self.select(0);
+            self.kill(oldest, set, &mut undo);
+        }
+        let slot = self.vals.len() as u32;
+        if self.vals.len() + 1 >= self.tree.len() {
+            // Grow without renumbering: slots stay where they are (undo relies on it).
+            let room = (self.tree.len() * 2).max(1024);
+            self.vals.reserve(room - self.vals.len());
+            self.rebuild(room);
+        }
+        self.vals.push(value);
+        self.alive.push(true);
+        self.tree_add(slot, 1);
+        self.slot_of.insert(value, slot);
+        self.len += 1;
+        if let Some(u) = undo {
+            u.push(Undo::Added { set, slot, value });
+        }
+    }
+
+    /// Position of `value` counted from the newest (0), if it is in the set.
+    pub fn position(&self, value: u64) -> Option<u64> {
+        let &slot = self.slot_of.get(&value)?;
+        Some((self.len - 1 - self.rank(slot)) as u64)
+    }
+
+    /// The value at `position` counted from the newest, if there is one.
+    pub fn get(&self, position: u64) -> Option<u64> {
+        if position >= self.len as u64 {
+            return None;
+        }
+        let k = self.len - 1 - position as usize;
+        Some(self.vals[self.select(k) as usize])
+    }
+
+    /// Take out the value at `position` counted from the newest.
+    pub(crate) fn take(
+        &mut self,
+        position: u64,
+        set: u8,
+        mut undo: Option<&mut Vec<Undo>>,
+    ) -> Option<u64> {
+        if position >= self.len as u64 {
+            return None;
+        }
+        let slot = self.select(self.len - 1 - position as usize);
+        let value = self.vals[slot as usize];
+        self.kill(slot, set, &mut undo);
+        Some(value)
+    }
+
+    /// Undo one change (in reverse order of the changes).
+    fn undo(&mut self, u: Undo) {
+        match u {
+            Undo::Killed { slot, value, .. } => {
+                self.alive[slot as usize] = true;
+                self.tree_add(slot, 1);
+                self.slot_of.insert(value, slot);
+                self.len += 1;
+            }
+            Undo::Added { slot, value, .. } => {
+                // The last slot appended is the first undone.
+                self.alive[slot as usize] = false;
+                self.tree_add(slot, -1);
+                self.slot_of.remove(&value);
+                self.len -= 1;
+                self.vals.truncate(slot as usize);
+                self.alive.truncate(slot as usize);
+            }
+        }
+    }
+
+    /// Squeeze out dead slots when they outnumber the live ones (between records only).
+    fn compact(&mut self) {
+        if self.vals.len() < 4096 || self.vals.len() < 2 * self.len {
+            return;
+        }
+        let mut vals = Vec::with_capacity(self.len * 2);
+        for (i, &v) in self.vals.iter().enumerate() {
+            if self.alive[i] {
+                vals.push(v);
+            }
+        }
+        self.slot_of.clear();
+        for (i, &v) in vals.iter().enumerate() {
+            self.slot_of.insert(v, i as u32);
+        }
+        self.alive = vec![true; vals.len()];
+        self.vals = vals;
+        let room = (self.vals.len() * 2).max(1024);
+        self.rebuild(room);
+    }
+}
+
+/// The live sets of one scope.
+#[derive(Debug, Clone, Default)]
+pub struct LiveSets {
+    sets: Vec<LiveSet>,
+}
+
+impl LiveSets {
+    /// Set `n` (1..=[`MAX_SETS`]), if it has ever held a value.
+    pub fn set(&self, n: u8) -> Option<&LiveSet> {
+        self.sets.get((n as usize).wrapping_sub(1))
+    }
+
+    fn set_mut(&mut self, n: u8) -> &mut LiveSet {
+        let i = n as usize - 1;
+        if self.sets.len() <= i {
+            self.sets.resize_with(i + 1, LiveSet::default);
+        }
+        &mut self.sets[i]
+    }
+
+    /// Put `value` into set `n` as its newest value.
+    pub(crate) fn insert(&mut self, n: u8, value: u64, undo: Option<&mut Vec<Undo>>) {
+        self.set_mut(n).insert(value, n, undo);
+    }
+
+    /// Take the value at `position` (from the newest) out of set `n`.
+    pub(crate) fn take(
+        &mut self,
+        n: u8,
+        position: u64,
+        undo: Option<&mut Vec<Undo>>,
+    ) -> Option<u64> {
+        if self.set(n).is_none() {
+            return None;
+        }
+        self.set_mut(n).take(position, n, undo)
+    }
+
+    /// Number of values in set `n`.
+    pub fn len(&self, n: u8) -> usize {
+        self.set(n).map_or(0, LiveSet::len)
+    }
+
+    /// Position of `value` in set `n`, counted from the newest.
+    pub fn position(&self, n: u8, value: u64) -> Option<u64> {
+        self.set(n)?.position(value)
+    }
+
+    /// Undo the changes of a refused record, newest first.
+    pub(crate) fn undo(&mut self, log: &mut Vec<Undo>) {
+        while let Some(u) = log.pop() {
+            let n = match u {
+                Undo::Killed { set, .. } | Undo::Added { set, .. } => set,
+            };
+            self.set_mut(n).undo(u);
+        }
+    }
+
+    /// Housekeeping between records.
+    pub(crate) fn compact(&mut self) {
+        for s in &mut self.sets {
+            s.compact();
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A plain model: a vector, newest last.
+    fn model_ops(ops: &[(bool, u64)]) {
+        let mut model: Vec<u64> = Vec::new();
+        let mut s = LiveSets::default();
+        for &(ins, v) in ops {
+            if ins {
+                model.retain(|&x| x != v);
+                model.push(v);
+                s.insert(1, v, None);
+            } else {
+                let pos = v % (model.len() as u64 + 1);
+                let want = if (pos as usize) < model.len() {
+                    Some(model.remove(model.len() - 1 - pos as usize))
+                } else {
+                    None
+                };
+                assert_eq!(s.take(1, pos, None), want);
+            }
+            assert_eq!(s.len(1), model.len());
+            for (i, &x) in model.iter().rev().enumerate() {
+                assert_eq!(s.position(1, x), Some(i as u64));
+            }
+            s.compact();
+        }
+    }
+
+    #[test]
+    fn positions_follow_a_plain_list() {
+        let mut ops = Vec::new();
+        let mut x = 12345u64;
+        for i in 0..6000u64 {
+            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            ops.push((x % 3 != 0, (x >> 33) % 700 + i % 2));
+        }
+        model_ops(&ops);
+    }
+
+    #[test]
+    fn undo_restores_positions() {
+        let mut s = LiveSets::default();
+        for v in 0..100 {
+            s.insert(2, v, None);
+        }
+        let before: Vec<_> = (0..100).map(|v| s.position(2, v)).collect();
+        let mut log = Vec::new();
+        assert_eq!(s.take(2, 5, Some(&mut log)), Some(94));
+        s.insert(2, 7, Some(&mut log));
+        s.insert(2, 1000, Some(&mut log));
+        s.undo(&mut log);
+        let after: Vec<_> = (0..100).map(|v| s.position(2, v)).collect();
+        assert_eq!(before, after);
+        assert_eq!(s.position(2, 1000), None);
+        assert_eq!(s.len(2), 100);
+    }
+
+    #[test]
+    fn a_full_set_drops_its_oldest_value() {
+        let mut s = LiveSet::default();
+        for v in 0..SET_CAPACITY as u64 + 3 {
+            s.insert(v, 1, None);
+        }
+        assert_eq!(s.len(), SET_CAPACITY);
+        assert_eq!(s.position(2), None);
+        assert_eq!(s.position(3), Some(SET_CAPACITY as u64 - 1));
+        assert_eq!(s.get(0), Some(SET_CAPACITY as u64 + 2));
+    }
+}
