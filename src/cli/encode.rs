@@ -82,6 +82,11 @@ pub struct EncodeArgs {
     /// Records per look-ahead window.
     #[arg(long, default_value_t = 4096)]
     pub window: usize,
+    /// Also store values as positions in live sets where that pays (a free's address as the
+    /// position of its block among the live ones): extension live/1 of docs/format.md §13,
+    /// which a Meta-TF 1.0 reader refuses.
+    #[arg(long)]
+    pub live: bool,
     /// Read the output back and check that it decodes to the input's values.
     #[arg(long)]
     pub verify: bool,
@@ -104,6 +109,8 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
         } else {
             Measure::Compressed
         },
+        live: args.live,
+        ..Options::default()
     };
     let fail = |e: &dyn miette::Diagnostic| Failure::new(EXIT_INVALID_TRACE, render(e));
     let quiet = args.quiet || super::common::quiet();
@@ -174,6 +181,12 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
             stats.width_changes,
             elapsed.as_secs_f64()
         ));
+        for line in &stats.live_sets {
+            line_to_stderr(line);
+        }
+        if args.live && stats.live_sets.is_empty() {
+            line_to_stderr("no field pays as a live-set position: the output is plain Meta-TF 1.0");
+        }
     }
     Ok(EXIT_OK)
 }

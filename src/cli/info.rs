@@ -78,6 +78,12 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
         }
     )?;
     writeln!(w, "header ints {} bytes", h.int_width)?;
+    if h.extensions & metatf::container::EXT_LIVE != 0 {
+        writeln!(
+            w,
+            "extensions  live/1 (live sets, docs/format.md §13; a Meta-TF 1.0 reader refuses it)"
+        )?;
+    }
     writeln!(w, "dtd         {dtd_name} → {source}")?;
     writeln!(w, "start       {}", h.start)?;
     writeln!(w, "nrecords    {}", h.nrecords)?;

@@ -110,8 +110,17 @@ fn split(reader: &Reader<'_>, key: impl Fn(&str, u32, u16) -> Option<u64>) -> Ve
 fn encoded(o: &metatf::Opened, window: usize, measure: Measure) -> Result<Vec<u8>, Failure> {
     let h = o.trace().header();
     let mut w = TraceWriter::in_memory(o.schema(), h.class, h.byte_order, &h.dtd_name);
-    encode(&o.reader(), &mut w, &Options { window, measure })
-        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, render(&e)))?;
+    encode(
+        &o.reader(),
+        &mut w,
+        &Options {
+            window,
+            measure,
+            live: true,
+            ..Options::default()
+        },
+    )
+    .map_err(|e| Failure::new(EXIT_INVALID_TRACE, render(&e)))?;
     w.finish_to_vec()
         .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))
 }

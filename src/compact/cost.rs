@@ -52,6 +52,33 @@ pub fn signed_width(v: i64) -> u8 {
     (0..=8u8).find(|&w| fits_signed(v, w)).unwrap_or(8)
 }
 
+/// The base width for positions in a live set (extension `live/1`): the width that minimises
+/// the stored bytes plus two width changes per position that does not fit, plus one width
+/// change to switch from `current`.
+pub fn position_width(xs: &[u64], current: u8, m: MetaCost) -> u8 {
+    let mut count = [0usize; 9];
+    for &x in xs {
+        count[unsigned_width(x) as usize] += 1;
+    }
+    let mut best = (f64::INFINITY, current);
+    for w in 0..=8u8 {
+        let over: usize = count[w as usize + 1..].iter().sum();
+        let mut c = (xs.len() - over) as f64 * w as f64 + over as f64 * 2.0 * m.width();
+        c += count[w as usize + 1..]
+            .iter()
+            .enumerate()
+            .map(|(i, &n)| n as f64 * (w as usize + 1 + i) as f64)
+            .sum::<f64>();
+        if w != current {
+            c += m.width();
+        }
+        if c < best.0 {
+            best = (c, w);
+        }
+    }
+    best.1
+}
+
 /// The state of a field the plan starts from.
 #[derive(Debug, Clone, Copy)]
 pub struct Current {

@@ -33,13 +33,14 @@
 //! ```
 
 pub mod cost;
+mod live;
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashSet;
 
 use crate::decode::{ElementRef, Event, MetaChange, Reader, RecordView, Value};
 use crate::dtd::{Builtin, Display, Interp, RecordId, Schema, SlotId, SlotKind};
 use crate::encode::{EncodeError, In, TraceWriter};
-use crate::layout::MetaProperty;
+use crate::layout::{FastMap as HashMap, LiveSets, MetaProperty};
 
 pub use cost::Measure;
 use cost::{Current, MetaCost, Plan, Sign};
@@ -51,6 +52,12 @@ pub struct Options {
     pub window: usize,
     /// Plain bytes, or an estimate of the compressed size (when the output is compressed).
     pub measure: Measure,
+    /// Whether fields may be read through live sets (extension `live/1`, docs/format.md §13;
+    /// a 1.0 reader refuses the output when the encoder uses it).
+    pub live: bool,
+    /// Keep every live-set candidate, paying or not (for tests of the encoder's escapes).
+    #[doc(hidden)]
+    pub force_live: bool,
 }
 
 impl Default for Options {
@@ -58,6 +65,8 @@ impl Default for Options {
         Options {
             window: 4096,
             measure: Measure::Bytes,
+            live: false,
+            force_live: false,
         }
     }
 }
@@ -79,6 +88,9 @@ pub struct Stats {
     pub width_changes: u64,
     /// Sections copied as they were (targets of `sectionOffset`).
     pub kept_sections: Vec<u8>,
+    /// The live sets used (extension `live/1`), one line each:
+    /// `set 1 (heap): free.address takes from alloc.address, realloc.address`.
+    pub live_sets: Vec<String>,
 }
 
 /// Why [`encode`] or [`verify`] failed.
@@ -119,13 +131,30 @@ struct Prescan {
     keep: [bool; 256],
     /// (section, record, slot) switched to a reference interpretation by metadata.
     ref_touched: HashSet<(u8, RecordId, SlotId)>,
+    /// Which fields take part in live sets (extension `live/1`).
+    roles: live::Roles,
+}
+
+impl Prescan {
+    fn managed(&self, schema: &Schema, section: u8, rid: RecordId, slot: SlotId) -> bool {
+        if self.keep[section as usize] || slot == 0 || slot > 255 {
+            return false;
+        }
+        let def = &schema.record(rid).slots[slot as usize];
+        matches!(def.kind, SlotKind::Int { .. })
+            && !matches!(
+                def.interp,
+                Interp::SectionOffset(_) | Interp::SectionStride { .. }
+            )
+            && !self.ref_touched.contains(&(section, rid, slot))
+    }
 }
 
 fn invalid(e: &dyn std::fmt::Display) -> CompactError {
     CompactError::Invalid(e.to_string())
 }
 
-fn prescan(reader: &Reader<'_>) -> Result<Prescan, CompactError> {
+fn prescan(reader: &Reader<'_>, opts: &Options, m: MetaCost) -> Result<Prescan, CompactError> {
     let schema = reader.schema();
     let mut keep = [false; 256];
     for r in &schema.records {
@@ -136,11 +165,16 @@ fn prescan(reader: &Reader<'_>) -> Result<Prescan, CompactError> {
         }
     }
     let mut ref_touched = HashSet::new();
+    let mut disc = live::Discovery::new(schema);
     let mut records = reader.records();
     while let Some(ev) = records.next() {
         match ev {
             Event::Record(r) => {
+                if r.record().builtin.is_none() && opts.live {
+                    disc.record(&r);
+                }
                 if let Some(mc) = r.metadata() {
+                    disc.metadata(mc.property);
                     if let MetaProperty::Interp(i) = mc.property {
                         match i {
                             Interp::SectionOffset(n) => {
@@ -159,7 +193,19 @@ fn prescan(reader: &Reader<'_>) -> Result<Prescan, CompactError> {
             Event::Damage(d) => return Err(invalid(&d)),
         }
     }
-    Ok(Prescan { keep, ref_touched })
+    let mut pre = Prescan {
+        keep,
+        ref_touched,
+        roles: live::Roles::default(),
+    };
+    if opts.live {
+        let mut cand = disc.candidates();
+        let managed = |k: &live::Key| pre.managed(schema, k.0, k.1, k.2);
+        cand.consumers.retain(|k, _| managed(k));
+        cand.producers.retain(|k, _| managed(k));
+        pre.roles = live::evaluate(reader, cand, m, opts.force_live);
+    }
+    Ok(pre)
 }
 
 /// The encoder's view of the current scope.
@@ -170,20 +216,31 @@ struct Scope<'p> {
     last: HashMap<(RecordId, SlotId), u64>,
     /// The plan of each managed field, from its latest window.
     plans: HashMap<(RecordId, SlotId), Plan>,
+    /// The live sets as the writer will have them at the end of the planned windows.
+    sim: LiveSets,
+    /// Whether the producers' `liveset` metadata records have been written in this scope.
+    started: bool,
 }
 
 impl Scope<'_> {
     fn managed(&self, schema: &Schema, rid: RecordId, slot: SlotId) -> bool {
-        if self.pre.keep[self.section as usize] || slot == 0 || slot > 255 {
-            return false;
-        }
-        let def = &schema.record(rid).slots[slot as usize];
-        matches!(def.kind, SlotKind::Int { .. })
-            && !matches!(
-                def.interp,
-                Interp::SectionOffset(_) | Interp::SectionStride { .. }
-            )
-            && !self.pre.ref_touched.contains(&(self.section, rid, slot))
+        self.pre.managed(schema, self.section, rid, slot)
+    }
+
+    fn consumer(&self, rid: RecordId, slot: SlotId) -> Option<u8> {
+        self.pre
+            .roles
+            .consumers
+            .get(&(self.section, rid, slot))
+            .copied()
+    }
+
+    fn producer(&self, rid: RecordId, slot: SlotId) -> Option<u8> {
+        self.pre
+            .roles
+            .producers
+            .get(&(self.section, rid, slot))
+            .copied()
     }
 }
 
@@ -232,28 +289,86 @@ impl Ctx<'_, '_> {
     }
 
     fn flush(&mut self, scope: &mut Scope<'_>, window: &mut Vec<Item>) -> Result<(), CompactError> {
-        // The values of each managed field in this window, in order.
-        let mut per: HashMap<(RecordId, SlotId), Vec<u64>> = HashMap::new();
+        if window.is_empty() {
+            return Ok(());
+        }
+        if !scope.started {
+            scope.started = true;
+            let mut producers: Vec<(live::Key, u8)> = scope
+                .pre
+                .roles
+                .producers
+                .iter()
+                .filter(|(k, _)| k.0 == scope.section)
+                .map(|(&k, &n)| (k, n))
+                .collect();
+            producers.sort();
+            for ((_, rid, slot), n) in producers {
+                self.meta(rid, slot, MetaProperty::LiveSet(n))?;
+            }
+        }
+        // The values of each managed field in this window, in order; for a field read through a
+        // live set, the positions its values will have (misses are escapes).
+        let mut per: HashMap<(RecordId, SlotId), Vec<u64>> = HashMap::default();
+        let mut misses: HashMap<(RecordId, SlotId), usize> = HashMap::default();
         let mut order: Vec<(RecordId, SlotId)> = Vec::new();
         for it in window.iter() {
             if let Item::Record { rid, slots, vals } = it {
                 for (s, v) in slots.iter().zip(vals) {
                     if let In::Int(x) = v {
+                        let mut x = *x;
+                        if let Some(n) = scope.consumer(*rid, *s) {
+                            let len = scope.sim.len(n) as u64;
+                            match scope.sim.position(n, x) {
+                                Some(p) => {
+                                    scope.sim.take(n, p, None);
+                                    x = p;
+                                }
+                                None => match len.checked_add(x) {
+                                    Some(u) => x = u,
+                                    None => {
+                                        *misses.entry((*rid, *s)).or_insert(0) += 1;
+                                        continue;
+                                    }
+                                },
+                            }
+                        }
+                        if let Some(n) = scope.producer(*rid, *s) {
+                            scope.sim.insert(n, x, None);
+                        }
                         if scope.managed(self.schema, *rid, *s) {
                             per.entry((*rid, *s))
                                 .or_insert_with(|| {
                                     order.push((*rid, *s));
                                     Vec::new()
                                 })
-                                .push(*x);
+                                .push(x);
                         }
                     }
                 }
+                scope.sim.compact();
+            }
+        }
+        for key in misses.keys() {
+            if !per.contains_key(key) {
+                order.push(*key);
             }
         }
         for key in order {
-            let xs = &per[&key];
             let live = self.w.live(key.0, key.1).expect("visible record");
+            if let Some(n) = scope.consumer(key.0, key.1) {
+                let xs = per.get(&key).map_or(&[][..], |v| &v[..]);
+                let plan = Plan {
+                    interp: Interp::Live(n),
+                    width: cost::position_width(xs, live.width, self.m),
+                };
+                if plan.interp != live.interp {
+                    self.meta(key.0, key.1, MetaProperty::Interp(plan.interp))?;
+                }
+                scope.plans.insert(key, plan);
+                continue;
+            }
+            let xs = &per[&key];
             let cur = Current {
                 interp: live.interp,
                 width: live.width,
@@ -305,6 +420,33 @@ impl Ctx<'_, '_> {
             let Some(plan) = scope.plans.get(&(rid, *s)) else {
                 continue;
             };
+            if let Interp::Live(n) = plan.interp {
+                // The writer's own sets say what is stored (consumers come before producers of
+                // their set in a record, so nothing earlier in it moves them).
+                let live = self.w.live(rid, *s).expect("visible record");
+                match self.w.live_stored(n, x) {
+                    Some(p) => {
+                        if live.interp != plan.interp {
+                            self.meta(rid, *s, MetaProperty::Interp(plan.interp))?;
+                        }
+                        let w = plan.width.max(cost::unsigned_width(p));
+                        if self.w.live(rid, *s).expect("visible record").width != w {
+                            self.meta(rid, *s, MetaProperty::Width(w))?;
+                        }
+                    }
+                    None => {
+                        // An escape: the value as a number, until the next hit.
+                        if live.interp != Interp::None {
+                            self.meta(rid, *s, MetaProperty::Interp(Interp::None))?;
+                        }
+                        let w = cost::unsigned_width(x);
+                        if self.w.live(rid, *s).expect("visible record").width != w {
+                            self.meta(rid, *s, MetaProperty::Width(w))?;
+                        }
+                    }
+                }
+                continue;
+            }
             let i = match need.iter().position(|n| n.0 == *s) {
                 Some(i) => i,
                 None => {
@@ -351,12 +493,12 @@ pub fn encode_with_progress(
     opts: &Options,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Stats, CompactError> {
-    let pre = prescan(reader)?;
     let schema = reader.schema();
     let m = MetaCost {
         fixed: 2 * schema.tag_width as u32 + 2,
         word: reader.class().word_size() as u32,
     };
+    let pre = prescan(reader, opts, m)?;
     let wschema = writer.schema();
     let mut ctx = Ctx {
         w: writer,
@@ -369,11 +511,14 @@ pub fn encode_with_progress(
         stats: Stats::default(),
     };
     ctx.stats.kept_sections = (1..=255u8).filter(|&s| pre.keep[s as usize]).collect();
+    ctx.stats.live_sets = pre.roles.describe(schema);
     let new_scope = |section: u8| Scope {
         section,
         pre: &pre,
-        last: HashMap::new(),
-        plans: HashMap::new(),
+        last: HashMap::default(),
+        plans: HashMap::default(),
+        sim: LiveSets::default(),
+        started: false,
     };
     let mut scope = new_scope(0);
     let mut window: Vec<Item> = Vec::with_capacity(ctx.opts.window);

@@ -90,17 +90,6 @@ pub enum ProblemKind {
     /// A reference that cannot be followed.
     #[error(transparent)]
     Reference(RefError),
-    /// A `live` field whose position is past the end of its live set (docs/format.md §13); the
-    /// field decodes to 0 and the set is unchanged.
-    #[error("position {position} is past the end of live set {set}, which holds {len} values")]
-    LivePosition {
-        /// The live set.
-        set: u8,
-        /// The stored position.
-        position: u64,
-        /// Values in the set.
-        len: usize,
-    },
     /// The header's `nrecords` differs from the records decoded.
     #[error("header says {header} records, the trace holds {actual}")]
     RecordCount {
@@ -239,7 +228,6 @@ impl ProblemKind {
             ProblemKind::MisplacedSection => "mtf::trace::misplaced_section",
             ProblemKind::Reference(_) => "mtf::trace::bad_reference",
             ProblemKind::RecordCount { .. } => "mtf::trace::record_count",
-            ProblemKind::LivePosition { .. } => "mtf::trace::live_position",
         }
     }
 }

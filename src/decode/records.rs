@@ -541,24 +541,15 @@ impl<'r> Records<'r> {
                 (Val::Ref(r), index as u64)
             }
             Interp::Live(set) => {
-                let scope = self.scope.as_mut().expect("open scope");
-                match scope.sets.take(set, raw, None) {
-                    Some(v) => (Val::Int(v), v),
-                    None => {
-                        let len = scope.sets.len(set);
-                        self.problem(
-                            at,
-                            Some(rid),
-                            Some(slot),
-                            ProblemKind::LivePosition {
-                                set,
-                                position: raw,
-                                len,
-                            },
-                        );
-                        (Val::Int(0), 0)
-                    }
-                }
+                // A position past the end stands for a value not in the set (docs/format.md §13).
+                let sets = &mut self.scope.as_mut().expect("open scope").sets;
+                let len = sets.len(set) as u64;
+                let v = if raw < len {
+                    sets.take(set, raw, None).expect("position within the set")
+                } else {
+                    raw - len
+                };
+                (Val::Int(v), v)
             }
         };
         let liveset = self.scope.as_ref().expect("open scope").slots[base + slot as usize].liveset;

@@ -101,6 +101,14 @@ impl<'s> Encoder<'s> {
         self.scope.slots.get(base + slot as usize).copied()
     }
 
+    /// What a `live` field of set `set` stores for `value` in the current scope: its position,
+    /// or the set's length plus the value (`None` if that passes 2⁶⁴).
+    pub(crate) fn live_stored(&self, set: u8, value: u64) -> Option<u64> {
+        let sets = &self.scope.sets;
+        sets.position(set, value)
+            .or_else(|| (sets.len(set) as u64).checked_add(value))
+    }
+
     /// A record type by name in the current scope.
     pub(crate) fn lookup(&self, name: &str) -> Option<RecordId> {
         self.schema.record_by_name(self.scope.section, name)
@@ -369,27 +377,35 @@ impl<'s> Encoder<'s> {
                             (0, index as u64)
                         }
                         (Interp::Live(set), Some(v), _) => {
-                            let Some(pos) = self.scope.sets.position(set, v) else {
+                            // In the set: its position; else the set's length plus the value.
+                            let len = self.scope.sets.len(set) as u64;
+                            let pos = self.scope.sets.position(set, v);
+                            let Some(u) = pos.or_else(|| len.checked_add(v)) else {
                                 return Err(fail(
                                     slot,
                                     K::NotLive {
                                         value: v,
                                         set,
-                                        len: self.scope.sets.len(set),
+                                        len: len as usize,
                                     },
                                 ));
                             };
-                            if !fits_unsigned(pos, w) {
+                            if !fits_unsigned(u, w) {
                                 return Err(fail(
                                     slot,
                                     K::DoesNotFit {
-                                        value: format!("position {pos} of {v} in live set {set}"),
+                                        value: match pos {
+                                            Some(p) => format!("{v} (position {p} in live set {set})"),
+                                            None => format!("{v} (not in live set {set}: stored as {len} + {v})"),
+                                        },
                                         width: w,
                                     },
                                 ));
                             }
-                            self.scope.sets.take(set, pos, Some(&mut self.undo));
-                            (pos, v)
+                            if let Some(p) = pos {
+                                self.scope.sets.take(set, p, Some(&mut self.undo));
+                            }
+                            (u, v)
                         }
                         (interp, _, In::Auto) => {
                             return Err(fail(

@@ -198,8 +198,9 @@ pub enum EncodeErrorKind {
         /// The next value of the stride.
         expected: u64,
     },
-    /// A value that is not in the live set a `live` field reads (docs/format.md §13).
-    #[error("value {value} is not in live set {set} ({len} values), which this `live` field takes from")]
+    /// A value that is not in the live set a `live` field reads and that the set's length plus
+    /// the value cannot represent (it passes 2⁶⁴; docs/format.md §13).
+    #[error("value {value} is not in live set {set}, and {len} + {value} (the set's length plus the value) passes 2^64")]
     NotLive {
         /// The value.
         value: u64,

@@ -392,6 +392,12 @@ impl<'s> TraceWriter<'s> {
         self.enc.live(rid, slot)
     }
 
+    /// What a `live` field of set `set` stores for `value` now (docs/format.md §13): its
+    /// position, or the set's length plus the value (`None` if that passes 2⁶⁴).
+    pub(crate) fn live_stored(&self, set: u8, value: u64) -> Option<u64> {
+        self.enc.live_stored(set, value)
+    }
+
     /// Start a record of the named type, to be given fields by name:
     /// `w.write("alloc").int("size", 16).int("address", 4096).done()?`.
     pub fn write<'w>(&'w mut self, name: &str) -> RecordBuilder<'w, 's> {

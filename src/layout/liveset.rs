@@ -9,10 +9,14 @@
 // "alive" bit; a Fenwick tree over the alive bits gives the position of a slot and the slot at
 // a position in O(log n), and a hash map finds a value's slot. Dead slots are squeezed out when
 // they outnumber the live ones, but only between records (`compact`), so that a writer can undo
-// a refused record by flipping slots back (`Journal`). The map uses the standard hasher:
-// values come from the trace, and a keyed hash keeps a hostile trace from making lookups slow.
+// a refused record by flipping slots back (the `Undo` log). The map's hash is seeded per
+// process: values come from the trace, and a seeded hash keeps a crafted trace from making
+// lookups slow.
 
 use std::collections::HashMap;
+
+/// A hash map with a fast hash seeded per process.
+pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
 /// How many live sets a scope has: set numbers are 1..=`MAX_SETS`.
 pub const MAX_SETS: u8 = 16;
@@ -30,7 +34,7 @@ pub struct LiveSet {
     /// Fenwick tree over `alive` (1-based, length `tree_len + 1`).
     tree: Vec<u32>,
     /// The slot that holds each live value.
-    slot_of: HashMap<u64, u32>,
+    slot_of: FastMap<u64, u32>,
     /// Live values.
     len: usize,
 }
@@ -250,9 +254,7 @@ impl LiveSets {
         position: u64,
         undo: Option<&mut Vec<Undo>>,
     ) -> Option<u64> {
-        if self.set(n).is_none() {
-            return None;
-        }
+        self.set(n)?;
         self.set_mut(n).take(position, n, undo)
     }
 
@@ -319,7 +321,9 @@ mod tests {
         let mut ops = Vec::new();
         let mut x = 12345u64;
         for i in 0..6000u64 {
-            x = x.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
             ops.push((x % 3 != 0, (x >> 33) % 700 + i % 2));
         }
         model_ops(&ops);

@@ -52,7 +52,10 @@ impl MetaProperty {
 
     /// Whether this change needs extension `live/1`.
     pub fn needs_live(self) -> bool {
-        matches!(self, MetaProperty::LiveSet(_) | MetaProperty::Interp(Interp::Live(_)))
+        matches!(
+            self,
+            MetaProperty::LiveSet(_) | MetaProperty::Interp(Interp::Live(_))
+        )
     }
 
     /// The value words to store (zero-extended; strides as two's complement) and their number.

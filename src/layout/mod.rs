@@ -13,8 +13,9 @@ mod state;
 mod walk;
 mod wire;
 
-pub use liveset::MAX_SETS as MAX_LIVE_SETS;
 pub(crate) use liveset::Undo as LiveUndo;
+pub use liveset::MAX_SETS as MAX_LIVE_SETS;
+pub(crate) use liveset::{FastMap, LiveSets};
 pub use meta::{MetaProperty, MetaRefused};
 pub(crate) use program::{Compiled, Op, Program, TagTable};
 pub use state::ScopeState;

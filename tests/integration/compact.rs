@@ -50,14 +50,24 @@ fn every_sample_trace_reencodes_to_the_same_values() {
         let h = o.trace().header();
         for measure in [Measure::Bytes, Measure::Compressed] {
             for window in [1, 3, 4096] {
-                let bytes = reencode(
-                    o.schema(),
-                    &o.reader(),
-                    h.class,
-                    h.byte_order,
-                    Options { window, measure },
-                );
-                check_equal(o.schema(), o.trace().bytes(), bytes);
+                for live in [false, true] {
+                    let bytes = reencode(
+                        o.schema(),
+                        &o.reader(),
+                        h.class,
+                        h.byte_order,
+                        Options {
+                            window,
+                            measure,
+                            live,
+                            force_live: live && window == 3,
+                        },
+                    );
+                    if !live {
+                        assert_eq!(bytes[8], 0, "{trace}: a 1.0 trace unless asked");
+                    }
+                    check_equal(o.schema(), o.trace().bytes(), bytes);
+                }
             }
         }
     }
@@ -89,7 +99,10 @@ fn a_regular_trace_shrinks() {
         &r,
         Class::Bits64,
         ByteOrder::Little,
-        Options::default(),
+        Options {
+            live: false,
+            ..Options::default()
+        },
     );
     let n = check_equal(&schema, &original, encoded);
     // tag + one byte of size + a stride address + the empty vfield: 3 bytes a record.
@@ -245,7 +258,14 @@ fn random_trace(r: &mut Rng, schema: &Schema, kinds: &[Vec<Kind>]) -> (Vec<u8>, 
         ByteOrder::Big
     };
     let mut w = TraceWriter::in_memory(schema, class, order, "random.dtd");
-    let n = 1 + r.below(300);
+    // One trace in three is long and mostly takes values back from the pool, so that the
+    // encoder finds live sets in it.
+    let pooled = r.below(3) == 0;
+    let n = if pooled {
+        500 + r.below(1500)
+    } else {
+        1 + r.below(300)
+    };
     w.section_named("table").unwrap();
     let e = w.lookup("e").unwrap();
     for i in 0..n + 1 {
@@ -262,10 +282,16 @@ fn random_trace(r: &mut Rng, schema: &Schema, kinds: &[Vec<Kind>]) -> (Vec<u8>, 
         .collect();
     let mut strides = 0u64;
     let mut base = r.next();
+    // Values that other fields take again (as a free takes an allocation's address).
+    let mut pool: Vec<u64> = Vec::new();
     for _ in 0..n {
         let ri = r.below(kinds.len() as u64) as usize;
         let rid = w.lookup(&format!("r{ri}")).unwrap();
-        let regime = r.below(4);
+        let regime = if pooled && r.below(5) != 0 {
+            2
+        } else {
+            r.below(4)
+        };
         if regime == 0 {
             base = r.next();
         }
@@ -277,6 +303,11 @@ fn random_trace(r: &mut Rng, schema: &Schema, kinds: &[Vec<Kind>]) -> (Vec<u8>, 
                     let v = match regime {
                         0 => 5,
                         1 => base.wrapping_add(r.below(300)),
+                        2 if !pool.is_empty() && ri % 2 == 1 => {
+                            let i = r.below(pool.len() as u64) as usize;
+                            pool.swap_remove(i)
+                        }
+                        2 => r.next() >> (8 * r.below(8)),
                         _ => r.next(),
                     };
                     let v = if signed {
@@ -287,6 +318,9 @@ fn random_trace(r: &mut Rng, schema: &Schema, kinds: &[Vec<Kind>]) -> (Vec<u8>, 
                     } else {
                         v
                     };
+                    if regime == 2 && ri % 2 == 0 {
+                        pool.push(v);
+                    }
                     vals.push(In::Int(v));
                 }
                 Kind::Auto => vals.push(In::Auto),
@@ -352,11 +386,22 @@ fn run(seed: u64) {
     let (bytes, class, order) = random_trace(&mut r, &schema, &kinds);
     let t = Trace::from_bytes(bytes.clone()).unwrap();
     let reader = Reader::new(&t, &schema);
-    for (window, measure) in [
-        (1 + r.below(64) as usize, Measure::Bytes),
-        (4096, Measure::Compressed),
+    for (window, measure, live) in [
+        (1 + r.below(64) as usize, Measure::Bytes, true),
+        (4096, Measure::Compressed, r.below(2) == 0),
     ] {
-        let enc = reencode(&schema, &reader, class, order, Options { window, measure });
+        let enc = reencode(
+            &schema,
+            &reader,
+            class,
+            order,
+            Options {
+                window,
+                measure,
+                live,
+                force_live: live,
+            },
+        );
         check_equal(&schema, &bytes, enc);
     }
 }
@@ -367,4 +412,140 @@ proptest! {
     fn random_traces_of_random_dtds_reencode_to_the_same_values(seed in any::<u64>()) {
         run(seed);
     }
+}
+
+/// An allocation trace: allocations, and frees of a block still live (mostly a recent one),
+/// with a few frees of NULL and of unknown blocks.
+fn alloc_free_trace(n: usize) -> (Schema, Vec<u8>) {
+    let dtd = std::fs::read_to_string("dtds/hatf10.dtd").unwrap();
+    let schema = metatf::dtd::parse_str("hatf10.dtd", &dtd).unwrap().schema;
+    let mut w = TraceWriter::in_memory(&schema, Class::Bits32, ByteOrder::Little, "hatf10.dtd");
+    w.section_named("heap").unwrap();
+    let mut r = Rng(99);
+    let mut live: Vec<u64> = Vec::new();
+    for i in 0..n {
+        let roll = r.below(100);
+        if roll < 45 || live.is_empty() {
+            let a = 0x4000_0000 + (r.next() >> 40) * 16;
+            if live.contains(&a) {
+                continue;
+            }
+            live.push(a);
+            w.write("alloc")
+                .int("size", 16 + r.below(64))
+                .int("address", a)
+                .bytes("vfield.data", "")
+                .done()
+                .unwrap();
+        } else {
+            let a = match roll {
+                45..=46 => 0,
+                47 => 0x7000_0000 + i as u64,
+                _ => {
+                    let back = r.below(live.len().min(8) as u64) as usize;
+                    live.remove(live.len() - 1 - back)
+                }
+            };
+            w.write("free")
+                .int("address", a)
+                .bytes("vfield.data", "")
+                .done()
+                .unwrap();
+        }
+    }
+    (schema.clone(), w.finish_to_vec().unwrap())
+}
+
+#[test]
+fn frees_become_positions_in_a_live_set_when_asked() {
+    let (schema, original) = alloc_free_trace(20_000);
+    let t = Trace::from_bytes(original.clone()).unwrap();
+    let r = Reader::new(&t, &schema);
+    let plain = reencode(
+        &schema,
+        &r,
+        Class::Bits32,
+        ByteOrder::Little,
+        Options::default(),
+    );
+    let live = reencode(
+        &schema,
+        &r,
+        Class::Bits32,
+        ByteOrder::Little,
+        Options {
+            live: true,
+            ..Options::default()
+        },
+    );
+    assert_eq!(plain[8], 0, "no extension unless asked");
+    assert_eq!(live[8], 1, "the header declares live/1");
+    let (np, nl) = (plain.len(), live.len());
+    check_equal(&schema, &original, plain);
+    check_equal(&schema, &original, live.clone());
+    // A free's address takes 4 bytes as a number and about 1 as a position among 8.
+    assert!(nl * 10 < np * 8, "live {nl} bytes, plain {np} bytes");
+    let t = Trace::from_bytes(live).unwrap();
+    let reader = Reader::new(&t, &schema);
+    let mut records = reader.records();
+    let mut uses = 0;
+    while let Some(ev) = records.next() {
+        if let metatf::decode::Event::Record(rec) = ev {
+            if let Some(m) = rec.metadata() {
+                uses += matches!(
+                    m.property,
+                    MetaProperty::Interp(metatf::dtd::Interp::Live(_)) | MetaProperty::LiveSet(_)
+                ) as usize;
+            }
+        }
+    }
+    assert!(
+        uses >= 2,
+        "liveset on alloc.address and live on free.address"
+    );
+}
+
+#[test]
+fn a_dtd_with_live_sets_packs_and_dumps_back() {
+    let text = "%mtf 1 dtd=\"live_sets.dtd\" class=32 order=little\n\
+section number=1:heap\n\
+alloc size=16 address=0x1000\n\
+alloc size=16 address=0x2000\n\
+alloc size=16 address=0x3000\n\
+free address=0x2000\n\
+metadata free.address width 2\n\
+free address=0x9999\n\
+metadata free.address width 1\n\
+realloc old=0x3000 size=32 address=0x3000\n\
+free address=0x1000\n\
+free address=0x3000\n\
+free address=0x0\n";
+    let dtd = "tests/data/dtd/valid/live_sets.dtd";
+    let (out, path, _dir) = crate::util::pack_stdin(dtd, text.as_bytes());
+    assert!(out.status.success(), "{}", crate::util::text(&out.stderr));
+    let bytes = std::fs::read(&path).unwrap();
+    assert_eq!(bytes[8], 1, "the header declares live/1");
+    let p = path.to_str().unwrap();
+    let dump = crate::util::mtf(&["dump", "--dtd", dtd, p]);
+    assert!(dump.status.success(), "{}", crate::util::text(&dump.stderr));
+    assert_eq!(crate::util::text(&dump.stdout), text);
+    let check = crate::util::mtf(&["check", "--dtd", dtd, p]);
+    assert!(
+        check.status.success(),
+        "{}",
+        crate::util::text(&check.stdout)
+    );
+    let info = crate::util::mtf(&["info", "--dtd", dtd, p]);
+    assert!(crate::util::text(&info.stdout).contains("extensions  live/1"));
+    // A reader without the extension finds a non-zero byte 8; one with it refuses bits it
+    // does not know.
+    let mut other = bytes.clone();
+    other[8] = 3;
+    std::fs::write(&path, &other).unwrap();
+    let check = crate::util::mtf(&["check", "--dtd", dtd, p]);
+    let msg = crate::util::text(&check.stderr);
+    assert!(
+        !check.status.success() && msg.contains("header byte 8 (extensions) is 0x03"),
+        "{msg}"
+    );
 }

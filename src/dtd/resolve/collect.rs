@@ -420,18 +420,33 @@ impl<'a> Resolver<'a> {
             values.push(v);
         }
         // `None` values were reported (a bad literal, an undeclared section).
-        if let (InterpSpec { keyword: "live", .. }, [Some(n)]) = (i.spec, &values[..]) {
+        if let (
+            InterpSpec {
+                keyword: "live", ..
+            },
+            [Some(n)],
+        ) = (i.spec, &values[..])
+        {
             if !(1..=crate::layout::MAX_LIVE_SETS as u64).contains(n) {
                 self.err(DtdError::BadInterpretation {
-                    msg: format!("live set {n} is outside 1..{}", crate::layout::MAX_LIVE_SETS),
+                    msg: format!(
+                        "live set {n} is outside 1..{}",
+                        crate::layout::MAX_LIVE_SETS
+                    ),
                     src: self.src(),
                     span: sspan(i.span),
-                    help: Some("extension live/1 numbers live sets 1..16 (docs/format.md §13)".into()),
+                    help: Some(
+                        "extension live/1 numbers live sets 1..16 (docs/format.md §13)".into(),
+                    ),
                 });
                 return PVal::Invalid;
             }
         }
-        match values.into_iter().collect::<Option<Vec<u64>>>().and_then(|v| Interp::from_parts(i.spec.keyword, &v)) {
+        match values
+            .into_iter()
+            .collect::<Option<Vec<u64>>>()
+            .and_then(|v| Interp::from_parts(i.spec.keyword, &v))
+        {
             Some(v) => PVal::Interp(v, i.span),
             None => PVal::Invalid,
         }
