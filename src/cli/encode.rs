@@ -79,6 +79,11 @@ pub struct EncodeArgs {
     /// Compression level (zstd 1..22, xz and gzip 0..9).
     #[arg(long)]
     pub level: Option<u32>,
+    /// Address class of the output: 32 makes every metadata value word 4 bytes instead of 8
+    /// (for a trace of a 32-bit program imported as class 64). Default: the input's. A value
+    /// that a 4-byte word cannot hold is then kept out of metadata.
+    #[arg(long, value_parser = ["32", "64"])]
+    pub class: Option<String>,
     /// Records per look-ahead window.
     #[arg(long, default_value_t = 4096)]
     pub window: usize,
@@ -102,6 +107,11 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
     let o = open(&args.input, args.dtd.as_deref())?;
     let reader = o.reader();
     let h = o.trace().header();
+    let class = match args.class.as_deref() {
+        Some("32") => metatf::container::Class::Bits32,
+        Some(_) => metatf::container::Class::Bits64,
+        None => h.class,
+    };
     let opts = Options {
         window: args.window,
         measure: if args.compress == Compress::None {
@@ -120,9 +130,8 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
         encode_with_progress(&reader, w, &opts, progress)
     };
     let (stats, raw_bytes) = if args.compress == Compress::None {
-        let mut w =
-            TraceWriter::create(o.schema(), &args.output, h.class, h.byte_order, &h.dtd_name)
-                .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
+        let mut w = TraceWriter::create(o.schema(), &args.output, class, h.byte_order, &h.dtd_name)
+            .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
         let stats = encode(&mut w, &mut progress).map_err(|e| fail(&e))?;
         let s = w
             .finish()
@@ -130,7 +139,7 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
         (stats, s.bytes)
     } else {
         let mut tmp = TempFile::new().map_err(|e| io_failure(&e))?;
-        let mut w = TraceWriter::create(o.schema(), tmp.path(), h.class, h.byte_order, &h.dtd_name)
+        let mut w = TraceWriter::create(o.schema(), tmp.path(), class, h.byte_order, &h.dtd_name)
             .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
         let stats = encode(&mut w, &mut progress).map_err(|e| fail(&e))?;
         let s = w

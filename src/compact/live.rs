@@ -274,14 +274,14 @@ pub(crate) fn evaluate(reader: &Reader<'_>, cand: Roles, m: MetaCost, keep_all: 
     let mut as_live: HashMap<Key, f64> = HashMap::default();
     let mut as_number: HashMap<Key, f64> = HashMap::default();
     let mut last: HashMap<Key, u64> = HashMap::default();
-    let mut sets = LiveSets::default();
+    let mut sets = LiveSets::indexed();
     let mut section = 0u8;
     let mut records = reader.records();
     while let Some(ev) = records.next() {
         let Event::Record(r) = ev else { break };
         if r.section() != section {
             section = r.section();
-            sets = LiveSets::default();
+            sets = LiveSets::indexed();
         }
         if r.record().builtin.is_some() {
             continue;

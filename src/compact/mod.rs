@@ -496,7 +496,8 @@ pub fn encode_with_progress(
     let schema = reader.schema();
     let m = MetaCost {
         fixed: 2 * schema.tag_width as u32 + 2,
-        word: reader.class().word_size() as u32,
+        // The output's word size: it may differ from the input's (`mtf encode --class`).
+        word: writer.class().word_size() as u32,
     };
     let pre = prescan(reader, opts, m)?;
     let wschema = writer.schema();
@@ -517,7 +518,7 @@ pub fn encode_with_progress(
         pre: &pre,
         last: HashMap::default(),
         plans: HashMap::default(),
-        sim: LiveSets::default(),
+        sim: LiveSets::indexed(),
         started: false,
     };
     let mut scope = new_scope(0);

@@ -74,7 +74,7 @@ impl<'s> Encoder<'s> {
             wire: Wire::new(schema),
             order,
             class,
-            scope: ScopeState::new(schema, 0).allowing_live(),
+            scope: ScopeState::new(schema, 0).for_writer(),
             walk: Walk::default(),
             undo: Vec::new(),
             uses_live: schema.uses_live(),
@@ -125,7 +125,7 @@ impl<'s> Encoder<'s> {
                 section: id.to_string(),
             }));
         }
-        self.scope = ScopeState::new(self.schema, id).allowing_live();
+        self.scope = ScopeState::new(self.schema, id).for_writer();
         out.clear();
         let tag = self.schema.record(self.wire.section).tag;
         self.push(tag, self.wire.tag, out);

@@ -227,6 +227,11 @@ impl<'s> TraceWriter<'s> {
         Self::with_body(schema, class, order, dtd_name, Body::Memory(Vec::new()))
     }
 
+    /// The address class of the trace being written.
+    pub fn class(&self) -> Class {
+        self.class
+    }
+
     /// The schema.
     pub fn schema(&self) -> &'s Schema {
         self.enc.schema()

@@ -1,17 +1,18 @@
-//! Live sets (docs/format.md §13, extension `live/1`): per scope, up to [`MAX_SETS`] ordered
-//! sets of values. A field with the `liveset = N` property puts its value into set N; a field
-//! read with `interpretation = live N` stores the position of its value in set N, counted from
-//! the newest, and takes the value out.
+//! Live sets (docs/format.md §13, extension `live/1`): per scope, up to [`MAX_SETS`] sequences
+//! of values. A field with the `liveset = N` property appends its value to set N; a field read
+//! with `interpretation = live N` stores the position of its value in set N, counted from the
+//! newest, and takes the value out.
 //!
 //! The decoder and the encoder share this module, so both see the same positions.
 
-// Design: a set is a sequence of slots in insertion order, each holding a value and an
-// "alive" bit; a Fenwick tree over the alive bits gives the position of a slot and the slot at
-// a position in O(log n), and a hash map finds a value's slot. Dead slots are squeezed out when
-// they outnumber the live ones, but only between records (`compact`), so that a writer can undo
-// a refused record by flipping slots back (the `Undo` log). The map's hash is seeded per
-// process: values come from the trace, and a seeded hash keeps a crafted trace from making
-// lookups slow.
+// Design: a set is a sequence of slots in insertion order, each holding a value and an "alive"
+// bit; a Fenwick tree over the alive bits gives the position of a slot and the slot at a
+// position in O(log n). Only a writer needs to find a value (`indexed`): it keeps a map from
+// each value to its live slots, oldest first, so a reader allocates nothing per value beyond
+// the slot. Dead
+// slots are squeezed out when they outnumber the live ones, but only between records
+// (`compact`), so that a writer can undo a refused record by flipping slots back (the `Undo`
+// log). The map's hash is seeded per process: values come from the trace.
 
 use std::collections::HashMap;
 
@@ -21,7 +22,7 @@ pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 /// How many live sets a scope has: set numbers are 1..=`MAX_SETS`.
 pub const MAX_SETS: u8 = 16;
 
-/// Most values one live set holds; inserting into a full set first drops its oldest value.
+/// Most values one live set holds; appending to a full set first drops its oldest value.
 pub const SET_CAPACITY: usize = 1 << 20;
 
 /// One live set.
@@ -31,10 +32,10 @@ pub struct LiveSet {
     vals: Vec<u64>,
     /// Whether each slot is alive.
     alive: Vec<bool>,
-    /// Fenwick tree over `alive` (1-based, length `tree_len + 1`).
+    /// Fenwick tree over `alive` (1-based, length `room + 1`).
     tree: Vec<u32>,
-    /// The slot that holds each live value.
-    slot_of: FastMap<u64, u32>,
+    /// For a writer: the live slots holding each value, oldest first.
+    index: Option<FastMap<u64, Vec<u32>>>,
     /// Live values.
     len: usize,
 }
@@ -42,10 +43,10 @@ pub struct LiveSet {
 /// One change to a set, kept so that a refused record can be undone.
 #[derive(Debug, Clone, Copy)]
 pub(crate) enum Undo {
-    /// Slot `slot` of set `set` was killed, holding `value`.
-    Killed { set: u8, slot: u32, value: u64 },
-    /// Slot `slot` of set `set` was appended, holding `value`.
-    Added { set: u8, slot: u32, value: u64 },
+    /// Slot `slot` of set `set` was killed.
+    Killed { set: u8, slot: u32 },
+    /// Slot `slot` of set `set` was appended.
+    Added { set: u8, slot: u32 },
 }
 
 impl LiveSet {
@@ -112,21 +113,25 @@ impl LiveSet {
     }
 
     fn kill(&mut self, slot: u32, set: u8, undo: &mut Option<&mut Vec<Undo>>) {
-        let value = self.vals[slot as usize];
         self.alive[slot as usize] = false;
         self.tree_add(slot, -1);
-        self.slot_of.remove(&value);
         self.len -= 1;
+        if let Some(index) = &mut self.index {
+            let value = self.vals[slot as usize];
+            if let Some(slots) = index.get_mut(&value) {
+                slots.retain(|&s| s != slot);
+                if slots.is_empty() {
+                    index.remove(&value);
+                }
+            }
+        }
         if let Some(u) = undo {
-            u.push(Undo::Killed { set, slot, value });
+            u.push(Undo::Killed { set, slot });
         }
     }
 
-    /// Put `value` in as the newest value (moving it there if it is already in).
+    /// Append `value` as the newest value.
     pub(crate) fn insert(&mut self, value: u64, set: u8, mut undo: Option<&mut Vec<Undo>>) {
-        if let Some(&slot) = self.slot_of.get(&value) {
-            self.kill(slot, set, &mut undo);
-        }
         if self.len >= SET_CAPACITY {
             let oldest = self.select(0);
             self.kill(oldest, set, &mut undo);
@@ -141,16 +146,18 @@ impl LiveSet {
         self.vals.push(value);
         self.alive.push(true);
         self.tree_add(slot, 1);
-        self.slot_of.insert(value, slot);
         self.len += 1;
+        if let Some(m) = &mut self.index {
+            m.entry(value).or_default().push(slot);
+        }
         if let Some(u) = undo {
-            u.push(Undo::Added { set, slot, value });
+            u.push(Undo::Added { set, slot });
         }
     }
 
-    /// Position of `value` counted from the newest (0), if it is in the set.
+    /// Position (counted from the newest) of the newest copy of `value`, for a writer.
     pub fn position(&self, value: u64) -> Option<u64> {
-        let &slot = self.slot_of.get(&value)?;
+        let &slot = self.index.as_ref()?.get(&value)?.last()?;
         Some((self.len - 1 - self.rank(slot)) as u64)
     }
 
@@ -182,18 +189,29 @@ impl LiveSet {
     /// Undo one change (in reverse order of the changes).
     fn undo(&mut self, u: Undo) {
         match u {
-            Undo::Killed { slot, value, .. } => {
+            Undo::Killed { slot, .. } => {
                 self.alive[slot as usize] = true;
                 self.tree_add(slot, 1);
-                self.slot_of.insert(value, slot);
                 self.len += 1;
+                if let Some(m) = &mut self.index {
+                    let slots = m.entry(self.vals[slot as usize]).or_default();
+                    let at = slots.partition_point(|&s| s < slot);
+                    slots.insert(at, slot);
+                }
             }
-            Undo::Added { slot, value, .. } => {
+            Undo::Added { slot, .. } => {
                 // The last slot appended is the first undone.
-                self.alive[slot as usize] = false;
+                let value = self.vals[slot as usize];
                 self.tree_add(slot, -1);
-                self.slot_of.remove(&value);
                 self.len -= 1;
+                if let Some(m) = &mut self.index {
+                    if let Some(slots) = m.get_mut(&value) {
+                        slots.pop();
+                        if slots.is_empty() {
+                            m.remove(&value);
+                        }
+                    }
+                }
                 self.vals.truncate(slot as usize);
                 self.alive.truncate(slot as usize);
             }
@@ -211,9 +229,11 @@ impl LiveSet {
                 vals.push(v);
             }
         }
-        self.slot_of.clear();
-        for (i, &v) in vals.iter().enumerate() {
-            self.slot_of.insert(v, i as u32);
+        if let Some(m) = &mut self.index {
+            m.clear();
+            for (i, &v) in vals.iter().enumerate() {
+                m.entry(v).or_default().push(i as u32);
+            }
         }
         self.alive = vec![true; vals.len()];
         self.vals = vals;
@@ -226,9 +246,19 @@ impl LiveSet {
 #[derive(Debug, Clone, Default)]
 pub struct LiveSets {
     sets: Vec<LiveSet>,
+    /// Whether values can be looked up (a writer's sets).
+    indexed: bool,
 }
 
 impl LiveSets {
+    /// Sets whose values a writer can look up ([`LiveSets::position`]).
+    pub(crate) fn indexed() -> LiveSets {
+        LiveSets {
+            sets: Vec::new(),
+            indexed: true,
+        }
+    }
+
     /// Set `n` (1..=[`MAX_SETS`]), if it has ever held a value.
     pub fn set(&self, n: u8) -> Option<&LiveSet> {
         self.sets.get((n as usize).wrapping_sub(1))
@@ -237,12 +267,16 @@ impl LiveSets {
     fn set_mut(&mut self, n: u8) -> &mut LiveSet {
         let i = n as usize - 1;
         if self.sets.len() <= i {
-            self.sets.resize_with(i + 1, LiveSet::default);
+            let indexed = self.indexed;
+            self.sets.resize_with(i + 1, || LiveSet {
+                index: indexed.then(FastMap::default),
+                ..LiveSet::default()
+            });
         }
         &mut self.sets[i]
     }
 
-    /// Put `value` into set `n` as its newest value.
+    /// Append `value` to set `n` as its newest value.
     pub(crate) fn insert(&mut self, n: u8, value: u64, undo: Option<&mut Vec<Undo>>) {
         self.set_mut(n).insert(value, n, undo);
     }
@@ -263,7 +297,8 @@ impl LiveSets {
         self.set(n).map_or(0, LiveSet::len)
     }
 
-    /// Position of `value` in set `n`, counted from the newest.
+    /// Position of the newest copy of `value` in set `n`, counted from the newest (for sets made
+    /// by [`LiveSets::indexed`]; `None` otherwise).
     pub fn position(&self, n: u8, value: u64) -> Option<u64> {
         self.set(n)?.position(value)
     }
@@ -293,10 +328,9 @@ mod tests {
     /// A plain model: a vector, newest last.
     fn model_ops(ops: &[(bool, u64)]) {
         let mut model: Vec<u64> = Vec::new();
-        let mut s = LiveSets::default();
-        for &(ins, v) in ops {
+        let mut s = LiveSets::indexed();
+        for (step, &(ins, v)) in ops.iter().enumerate() {
             if ins {
-                model.retain(|&x| x != v);
                 model.push(v);
                 s.insert(1, v, None);
             } else {
@@ -309,8 +343,16 @@ mod tests {
                 assert_eq!(s.take(1, pos, None), want);
             }
             assert_eq!(s.len(1), model.len());
-            for (i, &x) in model.iter().rev().enumerate() {
-                assert_eq!(s.position(1, x), Some(i as u64));
+            if step % 37 != 0 {
+                s.compact();
+                continue;
+            }
+            for (i, &x) in model.iter().enumerate() {
+                let set = s.set(1).unwrap();
+                assert_eq!(set.get((model.len() - 1 - i) as u64), Some(x));
+                // A writer finds the newest copy.
+                let newest = model.iter().rposition(|&y| y == x).unwrap();
+                assert_eq!(s.position(1, x), Some((model.len() - 1 - newest) as u64));
             }
             s.compact();
         }
@@ -331,7 +373,7 @@ mod tests {
 
     #[test]
     fn undo_restores_positions() {
-        let mut s = LiveSets::default();
+        let mut s = LiveSets::indexed();
         for v in 0..100 {
             s.insert(2, v, None);
         }
@@ -340,6 +382,7 @@ mod tests {
         assert_eq!(s.take(2, 5, Some(&mut log)), Some(94));
         s.insert(2, 7, Some(&mut log));
         s.insert(2, 1000, Some(&mut log));
+        assert_eq!(s.position(2, 7), Some(1));
         s.undo(&mut log);
         let after: Vec<_> = (0..100).map(|v| s.position(2, v)).collect();
         assert_eq!(before, after);
@@ -349,7 +392,10 @@ mod tests {
 
     #[test]
     fn a_full_set_drops_its_oldest_value() {
-        let mut s = LiveSet::default();
+        let mut s = LiveSet {
+            index: Some(FastMap::default()),
+            ..LiveSet::default()
+        };
         for v in 0..SET_CAPACITY as u64 + 3 {
             s.insert(v, 1, None);
         }

@@ -97,10 +97,11 @@ impl ScopeState {
         }
     }
 
-    /// The same state, accepting extension `live/1` metadata (a writer, which declares the
-    /// extension in the header when it uses it).
-    pub(crate) fn allowing_live(mut self) -> ScopeState {
+    /// The same state for a writer: it accepts extension `live/1` metadata (and declares the
+    /// extension in the header when it uses it), and can look values up in its live sets.
+    pub(crate) fn for_writer(mut self) -> ScopeState {
         self.live = true;
+        self.sets = LiveSets::indexed();
         self
     }
 
