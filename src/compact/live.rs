@@ -26,7 +26,7 @@ use super::cost::{signed_width, unsigned_width, MetaCost};
 pub(crate) type Key = (u8, RecordId, SlotId);
 
 /// Values remembered by the first pass before the map is cleared.
-const RECENT_LIMIT: usize = 1 << 22;
+const RECENT_LIMIT: usize = 1 << 20;
 
 /// The live-set roles chosen for a trace.
 #[derive(Debug, Default, Clone)]
@@ -164,12 +164,12 @@ impl Discovery {
     /// producer and a consumer.
     pub(crate) fn candidates(&self) -> Roles {
         // Pairs worth a look: repeated often enough, for a share of the consumer's values that
-        // counts, with values of two bytes or more on average (numbers worth looking up).
+        // counts, with values that are not mostly zeros (numbers worth looking up).
         let mut pairs: Vec<(&(Key, Key), u64)> = self
             .pairs
             .iter()
             .filter(|(&(_, c), &(hits, bytes))| {
-                hits >= 16 && hits * 64 >= self.occurrences[&c] && bytes >= 2 * hits
+                hits >= 16 && hits * 64 >= self.occurrences[&c] && bytes >= hits
             })
             .map(|(k, &(_, bytes))| (k, bytes))
             .collect();
@@ -319,7 +319,8 @@ pub(crate) fn evaluate(reader: &Reader<'_>, cand: Roles, m: MetaCost, keep_all: 
         .filter(|(k, _)| {
             let live = as_live.get(k).copied().unwrap_or(0.0);
             let number = as_number.get(k).copied().unwrap_or(0.0);
-            keep_all || live < 0.8 * number
+            // Worth a metadata record or two, and a clear gain.
+            keep_all || (live < 0.8 * number && number - live >= 64.0)
         })
         .collect();
     let producers = cand

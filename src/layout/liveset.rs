@@ -14,7 +14,7 @@
 // (`compact`), so that a writer can undo a refused record by flipping slots back (the `Undo`
 // log). The map's hash is seeded per process: values come from the trace.
 
-use std::collections::HashMap;
+use std::collections::{HashMap, VecDeque};
 
 /// A hash map with a fast hash seeded per process.
 pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
@@ -35,7 +35,7 @@ pub struct LiveSet {
     /// Fenwick tree over `alive` (1-based, length `room + 1`).
     tree: Vec<u32>,
     /// For a writer: the live slots holding each value, oldest first.
-    index: Option<FastMap<u64, Vec<u32>>>,
+    index: Option<FastMap<u64, VecDeque<u32>>>,
     /// Live values.
     len: usize,
 }
@@ -119,7 +119,11 @@ impl LiveSet {
         if let Some(index) = &mut self.index {
             let value = self.vals[slot as usize];
             if let Some(slots) = index.get_mut(&value) {
-                slots.retain(|&s| s != slot);
+                // Slots are in order: the oldest and the newest go in O(1), which is what a
+                // value repeated many times (a thread id) needs.
+                if let Ok(i) = slots.binary_search(&slot) {
+                    slots.remove(i);
+                }
                 if slots.is_empty() {
                     index.remove(&value);
                 }
@@ -148,7 +152,7 @@ impl LiveSet {
         self.tree_add(slot, 1);
         self.len += 1;
         if let Some(m) = &mut self.index {
-            m.entry(value).or_default().push(slot);
+            m.entry(value).or_default().push_back(slot);
         }
         if let Some(u) = undo {
             u.push(Undo::Added { set, slot });
@@ -157,7 +161,7 @@ impl LiveSet {
 
     /// Position (counted from the newest) of the newest copy of `value`, for a writer.
     pub fn position(&self, value: u64) -> Option<u64> {
-        let &slot = self.index.as_ref()?.get(&value)?.last()?;
+        let &slot = self.index.as_ref()?.get(&value)?.back()?;
         Some((self.len - 1 - self.rank(slot)) as u64)
     }
 
@@ -206,7 +210,7 @@ impl LiveSet {
                 self.len -= 1;
                 if let Some(m) = &mut self.index {
                     if let Some(slots) = m.get_mut(&value) {
-                        slots.pop();
+                        slots.pop_back();
                         if slots.is_empty() {
                             m.remove(&value);
                         }
@@ -232,7 +236,7 @@ impl LiveSet {
         if let Some(m) = &mut self.index {
             m.clear();
             for (i, &v) in vals.iter().enumerate() {
-                m.entry(v).or_default().push(i as u32);
+                m.entry(v).or_default().push_back(i as u32);
             }
         }
         self.alive = vec![true; vals.len()];
