@@ -1,8 +1,9 @@
 """Hand assembly helpers for Meta-TF traces."""
 import struct
 
-def trace(regions, dtdname, cls=1, order='little', intwidth=0, nrecords=None):
-    """regions: list of (secid or None, [record bytes...]); the global region first (if any)."""
+def trace(regions, dtdname, cls=1, order='little', intwidth=0, nrecords=None, ext=0):
+    """regions: list of (secid or None, [record bytes...]); the global region first (if any).
+    ext: header byte 8, the extensions (bit 0: live/1, format.md §13)."""
     W = 4 if intwidth == 0 else 8
     secs = [(sid, recs) for sid, recs in regions if sid is not None]
     glob = [recs for sid, recs in regions if sid is None]
@@ -21,7 +22,7 @@ def trace(regions, dtdname, cls=1, order='little', intwidth=0, nrecords=None):
         table += u(sid, W) + u(pos, W) + u(len(data), W)
         body += data
         pos += len(data)
-    hdr = b'\x7fMTF' + bytes([cls, 1 if order == 'little' else 2, len(name), intwidth]) + bytes(8)
+    hdr = b'\x7fMTF' + bytes([cls, 1 if order == 'little' else 2, len(name), intwidth, ext]) + bytes(7)
     hdr += u(len(secs), W) + u(start, W) + u(nrec, W) + name + table
     assert len(hdr) == start
     return hdr + body

@@ -1,9 +1,11 @@
 #!/usr/bin/env python3
 """Independent Meta-TF 1.0 trace reader, written from docs/format.md and docs/text-format.md only.
+It also reads extension live/1 (live sets, format.md §13).
 
 Usage: mtfread.py [--dtd DTD] TRACE      (DTD defaults to the repository's dtds/<header name>)
 Prints the trace in the text form of docs/text-format.md.
 """
+import collections
 import os
 import sys
 
@@ -70,7 +72,13 @@ def lex(text):
 
 # ---------------------------------------------------------------- parser (§3.2)
 
-INTERP_KW = ('none', 'default', 'baseOffset', 'delta', 'stride', 'sectionOffset', 'sectionStride')
+INTERP_KW = ('none', 'default', 'baseOffset', 'delta', 'stride', 'sectionOffset', 'sectionStride',
+             'live')
+
+# extension live/1 (format.md §13): 16 live sets per scope, numbered 1..16, at most 2^20 values each
+LIVE_SETS = 16
+LIVE_CAP = 1 << 20
+EXT_LIVE = 0x01
 
 
 class Parser:
@@ -219,6 +227,14 @@ class Parser:
             return (kw, self.secref())
         if kw == 'sectionStride':
             return (kw, self.secref(), self.arg())
+        if kw == 'live':
+            # §13: `"live" , integer`, the set number 1..16 (no sign)
+            tok = self.next()
+            if tok[0] != 'int':
+                raise DtdError('syntax: expected a live set number')
+            if not 1 <= tok[1] <= LIVE_SETS:
+                raise DtdError('bad_interpretation: live %d (sets are 1..16)' % tok[1])
+            return (kw, tok[1])
         raise DtdError('syntax: unknown interpretation %s' % kw)
 
     def expr(self):
@@ -313,6 +329,7 @@ class Scalar:
         self.display = None
         self.is_bytes = False
         self.decl_width = None
+        self.liveset = 0              # §13: the live set the decoded value enters (0: none)
 
     def key(self):
         return '.'.join(self.relpath)
@@ -510,6 +527,12 @@ class Dtd:
             self.resolve_props(s, rt)
         for s in slots:
             self.resolve_width(s, set())
+        for s in slots:
+            if s.liveset_expr is not None:
+                n = self.const_eval_w(*s.liveset_expr)
+                if n > LIVE_SETS:
+                    raise DtdError('bad_property: liveset = %d (sets are 0..16)' % n)
+                s.liveset = n
         tagf = slots[0]
         if tagf.value_expr is None:
             raise DtdError('missing_tag_value in %s' % rt.name)
@@ -639,6 +662,9 @@ class Dtd:
             s.interp = ('none',)
             s.width_expr = (('int', self.tag_width), None)
             s.display = None
+            s.liveset_expr = None
+            if self.lookup(s, rt, 'liveset')[0] is not None:
+                raise DtdError('bad_property: tag.liveset')
             return
         v, _, irank = self.lookup_ranked(s, rt, 'interpretation')
         if v is None:
@@ -672,6 +698,14 @@ class Dtd:
             s.value_expr = (v[1], lvl)
         d, _ = self.lookup(s, rt, 'display')
         s.display = d[1] if d is not None and d[0] == 'ident' else None
+        v, lvl = self.lookup(s, rt, 'liveset')
+        if v is not None:
+            # §13: a constant expression 0..16
+            if v[0] != 'expr' or expr_uses_value(v[1]):
+                raise DtdError('bad_property: liveset must be a constant')
+            s.liveset_expr = (v[1], lvl)
+        else:
+            s.liveset_expr = None
 
     def find(self, base, path):
         node = base
@@ -807,8 +841,11 @@ def fmt_bytes_text(b):
 # ---------------------------------------------------------------- trace (§2, §6–§8)
 
 PROPS = {0: 'width', 1: 'none', 2: 'baseOffset', 3: 'delta', 4: 'default', 5: 'sectionOffset',
-         6: 'stride', 7: 'sectionStride'}
+         6: 'stride', 7: 'sectionStride', 8: 'live', 9: 'liveset'}
 NWORDS = {0: 1, 1: 0, 2: 1, 3: 1, 4: 1, 5: 1, 6: 2, 7: 2}
+# §13: with header bit 0 (live/1) set, codes 8 (interpretation = live) and 9 (liveset) exist
+NWORDS_LIVE = dict(NWORDS)
+NWORDS_LIVE.update({8: 1, 9: 1})
 
 
 class Trace:
@@ -828,8 +865,13 @@ class Trace:
         if iw not in (0, 8):
             raise TraceError('bad intwidth')
         W = 4 if iw == 0 else 8
-        if any(data[8:16]):
+        # byte 8: extensions; bit 0 is live/1 (§13), any other bit is unknown and refused
+        self.ext = data[8]
+        if self.ext & ~EXT_LIVE:
+            raise TraceError('header byte 8 (extensions) is 0x%02x: unknown extension bits' % self.ext)
+        if any(data[9:16]):
             raise TraceError('reserved bytes not zero')
+        self.nwords = NWORDS_LIVE if self.ext & EXT_LIVE else NWORDS
         self.W = W
         rd = lambda off: self.uint(off, W)
         nsec, start, nrec = rd(16), rd(16 + W), rd(16 + 2 * W)
@@ -891,14 +933,17 @@ class Trace:
                 # a zero-width interpretation starts at width 0, its declared width kept as the
                 # last non-zero width (format.md §4.3, §6.3)
                 w0 = 0 if it[0] in ('default', 'stride', 'sectionStride') else w
-                st.append([w0, w, it, prev, 0])
+                # [width, lastwidth, interp, prev, cursor, liveset]
+                st.append([w0, w, it, prev, 0, s.liveset])
             state[rt.name] = st
         return st
 
     # -------------------------------------------------------------- decoding
     def decode_region(self, scope, start, end, emit):
         """Decode one region; emit(kind, rt, payload, offset) for every record."""
-        state = {}
+        # the live metadata state of this scope, by record type name; under the key None the
+        # scope's live sets (§13: empty when the scope begins, newest value last)
+        state = {None: [None] + [collections.deque(maxlen=LIVE_CAP) for _ in range(LIVE_SETS)]}
         pos = start
         first = True
         while pos < end:
@@ -931,9 +976,10 @@ class Trace:
         slot = self.data[p + tw]
         prop = self.data[p + tw + 1]
         p += tw + 2
-        if prop not in NWORDS:
+        if prop not in self.nwords:
+            # codes 8 and 9 are unknown unless the header declares live/1 (§13)
             raise TraceError('unknown metadata property code %d' % prop)
-        nw = NWORDS[prop]
+        nw = self.nwords[prop]
         if p + nw * self.word > end:
             raise TraceError('metadata past end of region')
         words = [self.uint(p + k * self.word, self.word) for k in range(nw)]
@@ -961,6 +1007,12 @@ class Trace:
             elif prop in (5, 7):
                 if words[0] not in self.dtd.sections:
                     err = 'undeclared section %d' % words[0]
+            elif prop == 8:
+                if not 1 <= words[0] <= LIVE_SETS:
+                    err = 'live set %d outside 1..16' % words[0]
+            elif prop == 9:
+                if words[0] > LIVE_SETS:
+                    err = 'live set %d outside 0..16' % words[0]
         if err is not None:
             self.errors.append('refused metadata at byte %d: %s' % (pos, err))
             emit(None, ('bad', rtag, slot, prop, words, err), pos, p)
@@ -993,6 +1045,12 @@ class Trace:
             st[2] = ('sectionStride', words[0], args[1])
             st[0] = 0
             st[4] = 0
+        elif prop == 8:
+            # a switch to live keeps the field's width like none: width := lastwidth
+            st[2] = ('live', words[0])
+            st[0] = st[1]
+        elif prop == 9:
+            st[5] = words[0]
         emit(None, ('ok', rt, rt.slots[slot], prop, args), pos, p)
         return p
 
@@ -1000,6 +1058,7 @@ class Trace:
         st = self.slot_state(state, rt)
         values = {}   # id(scalar) -> most recent numeric value (for .value)
         self._last = None
+        self._sets = state[None]
         out, pos = self.decode_layout(rt.layout, rt, st, values, pos, end)
         return (out, self._last), pos
 
@@ -1082,6 +1141,21 @@ class Trace:
             num = ss[4]
             v = RefVal('#', it[1], idx)
             ss[4] = (ss[4] + it[2]) & M64
+        elif k == 'live':
+            # §13: u < len takes the value at position u (counted from the newest) out of the
+            # set; u >= len is an escape for the value u - len, the set unchanged
+            live = self._sets[it[1]]
+            n = len(live)
+            if u < n:
+                idx = n - 1 - u
+                num = live[idx]
+                del live[idx]
+            else:
+                num = u - n
+            v = IntVal(num, s.display)
+        if ss[5]:
+            # then the value (for a reference, the number the field carries) enters the slot's set
+            self._sets[ss[5]].append(num)
         if s.value_expr is not None:
             fixed = self.dtd.const_eval(s.value_expr[0])
             if fixed != num:
@@ -1201,6 +1275,8 @@ class Trace:
             a = [str(args[0]), str(args[1] - (1 << 64) if args[1] >> 63 else args[1])]
         elif prop == 7:
             a = [self.dtd.sections[args[0]].name, str(args[1] - (1 << 64) if args[1] >> 63 else args[1])]
+        elif prop in (8, 9):
+            a = [str(args[0])]
         return ' '.join(['metadata', '%s.%s' % (rt.name, '.'.join(s.fullpath)), name] + a)
 
     def dump(self, w):
