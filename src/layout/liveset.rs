@@ -95,6 +95,23 @@ impl LiveSet {
         pos as u32
     }
 
+    /// The slot at `position` counted from the newest (`position < len`). Most positions are
+    /// small: a short walk back over the newest slots, which are in cache, beats the tree.
+    fn slot_at_position(&self, position: usize) -> u32 {
+        if position < 16 {
+            let mut left = position;
+            for slot in (0..self.vals.len()).rev().take(64) {
+                if self.alive[slot] {
+                    if left == 0 {
+                        return slot as u32;
+                    }
+                    left -= 1;
+                }
+            }
+        }
+        self.select(self.len - 1 - position)
+    }
+
     /// Rebuild the tree for the current slots with room for `room` slots.
     fn rebuild(&mut self, room: usize) {
         let mut tree = vec![0u32; room + 1];
@@ -170,8 +187,7 @@ impl LiveSet {
         if position >= self.len as u64 {
             return None;
         }
-        let k = self.len - 1 - position as usize;
-        Some(self.vals[self.select(k) as usize])
+        Some(self.vals[self.slot_at_position(position as usize) as usize])
     }
 
     /// Take out the value at `position` counted from the newest.
@@ -184,7 +200,7 @@ impl LiveSet {
         if position >= self.len as u64 {
             return None;
         }
-        let slot = self.select(self.len - 1 - position as usize);
+        let slot = self.slot_at_position(position as usize);
         let value = self.vals[slot as usize];
         self.kill(slot, set, &mut undo);
         Some(value)
