@@ -35,9 +35,80 @@ pub struct LiveSet {
     /// Fenwick tree over `alive` (1-based, length `room + 1`).
     tree: Vec<u32>,
     /// For a writer: the live slots holding each value, oldest first.
-    index: Option<FastMap<u64, VecDeque<u32>>>,
+    index: Option<Index>,
     /// Live values.
     len: usize,
+}
+
+/// A writer's index of a set: the newest live slot of each value, and the older live slots of
+/// the values that occur more than once (oldest first). One map entry per value in the common
+/// case, with no allocation.
+#[derive(Debug, Clone, Default)]
+struct Index {
+    newest: FastMap<u64, u32>,
+    older: FastMap<u64, VecDeque<u32>>,
+}
+
+impl Index {
+    fn add(&mut self, value: u64, slot: u32) {
+        if let Some(old) = self.newest.insert(value, slot) {
+            self.older.entry(value).or_default().push_back(old);
+        }
+    }
+
+    /// `slot`, holding `value`, is no longer live.
+    fn remove(&mut self, value: u64, slot: u32) {
+        match self.newest.get(&value) {
+            Some(&n) if n == slot => match self.older.get_mut(&value) {
+                Some(d) => {
+                    let p = d.pop_back().expect("non-empty");
+                    if d.is_empty() {
+                        self.older.remove(&value);
+                    }
+                    self.newest.insert(value, p);
+                }
+                None => {
+                    self.newest.remove(&value);
+                }
+            },
+            Some(_) => {
+                if let Some(d) = self.older.get_mut(&value) {
+                    // In order: the oldest (a full set) and the newest go in O(1).
+                    if let Ok(i) = d.binary_search(&slot) {
+                        d.remove(i);
+                    }
+                    if d.is_empty() {
+                        self.older.remove(&value);
+                    }
+                }
+            }
+            None => {}
+        }
+    }
+
+    /// `slot`, holding `value`, is live again (undoing its removal).
+    fn restore(&mut self, value: u64, slot: u32) {
+        let older = |this: &mut Index, s: u32| {
+            let d = this.older.entry(value).or_default();
+            let at = d.partition_point(|&x| x < s);
+            d.insert(at, s);
+        };
+        match self.newest.get(&value).copied() {
+            None => {
+                self.newest.insert(value, slot);
+            }
+            Some(n) if slot > n => {
+                self.newest.insert(value, slot);
+                older(self, n);
+            }
+            Some(_) => older(self, slot),
+        }
+    }
+
+    fn clear(&mut self) {
+        self.newest.clear();
+        self.older.clear();
+    }
 }
 
 /// One change to a set, kept so that a refused record can be undone.
@@ -134,17 +205,7 @@ impl LiveSet {
         self.tree_add(slot, -1);
         self.len -= 1;
         if let Some(index) = &mut self.index {
-            let value = self.vals[slot as usize];
-            if let Some(slots) = index.get_mut(&value) {
-                // Slots are in order: the oldest and the newest go in O(1), which is what a
-                // value repeated many times (a thread id) needs.
-                if let Ok(i) = slots.binary_search(&slot) {
-                    slots.remove(i);
-                }
-                if slots.is_empty() {
-                    index.remove(&value);
-                }
-            }
+            index.remove(self.vals[slot as usize], slot);
         }
         if let Some(u) = undo {
             u.push(Undo::Killed { set, slot });
@@ -169,7 +230,7 @@ impl LiveSet {
         self.tree_add(slot, 1);
         self.len += 1;
         if let Some(m) = &mut self.index {
-            m.entry(value).or_default().push_back(slot);
+            m.add(value, slot);
         }
         if let Some(u) = undo {
             u.push(Undo::Added { set, slot });
@@ -178,7 +239,7 @@ impl LiveSet {
 
     /// Position (counted from the newest) of the newest copy of `value`, for a writer.
     pub fn position(&self, value: u64) -> Option<u64> {
-        let &slot = self.index.as_ref()?.get(&value)?.back()?;
+        let &slot = self.index.as_ref()?.newest.get(&value)?;
         Some((self.len - 1 - self.rank(slot)) as u64)
     }
 
@@ -214,9 +275,7 @@ impl LiveSet {
                 self.tree_add(slot, 1);
                 self.len += 1;
                 if let Some(m) = &mut self.index {
-                    let slots = m.entry(self.vals[slot as usize]).or_default();
-                    let at = slots.partition_point(|&s| s < slot);
-                    slots.insert(at, slot);
+                    m.restore(self.vals[slot as usize], slot);
                 }
             }
             Undo::Added { slot, .. } => {
@@ -225,12 +284,7 @@ impl LiveSet {
                 self.tree_add(slot, -1);
                 self.len -= 1;
                 if let Some(m) = &mut self.index {
-                    if let Some(slots) = m.get_mut(&value) {
-                        slots.pop_back();
-                        if slots.is_empty() {
-                            m.remove(&value);
-                        }
-                    }
+                    m.remove(value, slot);
                 }
                 self.vals.truncate(slot as usize);
                 self.alive.truncate(slot as usize);
@@ -252,7 +306,7 @@ impl LiveSet {
         if let Some(m) = &mut self.index {
             m.clear();
             for (i, &v) in vals.iter().enumerate() {
-                m.entry(v).or_default().push_back(i as u32);
+                m.add(v, i as u32);
             }
         }
         self.alive = vec![true; vals.len()];
@@ -289,7 +343,7 @@ impl LiveSets {
         if self.sets.len() <= i {
             let indexed = self.indexed;
             self.sets.resize_with(i + 1, || LiveSet {
-                index: indexed.then(FastMap::default),
+                index: indexed.then(Index::default),
                 ..LiveSet::default()
             });
         }
@@ -413,7 +467,7 @@ mod tests {
     #[test]
     fn a_full_set_drops_its_oldest_value() {
         let mut s = LiveSet {
-            index: Some(FastMap::default()),
+            index: Some(Index::default()),
             ..LiveSet::default()
         };
         for v in 0..SET_CAPACITY as u64 + 3 {
