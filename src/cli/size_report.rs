@@ -2,7 +2,7 @@
 //! per data record, plain and with gzip -9, zstd -19 and xz -9 (docs/compression.md says what
 //! each form is).
 
-use std::io::Write;
+use std::io::{self, BufWriter, Write};
 use std::path::{Path, PathBuf};
 
 use clap::Args;
@@ -15,7 +15,6 @@ use metatf::io::StdoutSink;
 use metatf::text::Printer;
 
 use super::common::{open, render, Failure};
-use super::encode::{compress, Compress};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf size-report`.
@@ -31,25 +30,139 @@ pub struct SizeReportArgs {
     pub window: usize,
 }
 
-/// The compressed sizes of a set of streams (each compressed on its own).
-fn sizes(streams: &[&[u8]]) -> [u64; 4] {
-    let mut out = [0u64; 4];
-    for s in streams {
-        out[0] += s.len() as u64;
-        for (i, (k, l)) in [(Compress::Gzip, 9), (Compress::Zstd, 19), (Compress::Xz, 9)]
-            .into_iter()
-            .enumerate()
-        {
-            let mut v = Vec::new();
-            compress(k, l, &mut &s[..], &mut v).expect("in memory");
-            out[i + 1] += v.len() as u64;
-        }
+// Design: the simple binary and text forms are never held in memory. A first pass over the
+// records counts their lengths; then each form is written again into each compressor in turn
+// (gzip -9, zstd -19, xz -9), which writes into a sink that only counts bytes. Writing a form
+// again costs far less than compressing it, and one compressor at a time keeps the peak at the
+// largest compressor's state (xz -9 on the text form), with xz's dictionary no larger than the
+// form (see `xz9`). The encoded trace and the split streams, smaller than the input, are built
+// in memory.
+
+/// A sink that only counts the bytes written to it.
+#[derive(Default)]
+struct Count(u64);
+
+impl Write for Count {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        self.0 += buf.len() as u64;
+        Ok(buf.len())
     }
-    out
+
+    fn flush(&mut self) -> io::Result<()> {
+        Ok(())
+    }
 }
 
-fn refs(v: &[Vec<u8>]) -> Vec<&[u8]> {
-    v.iter().map(|s| &s[..]).collect()
+/// The compressors measured, in the order of the table's columns.
+#[derive(Clone, Copy)]
+enum Kind {
+    Gzip,
+    Zstd,
+    Xz,
+}
+
+const KINDS: [Kind; 3] = [Kind::Gzip, Kind::Zstd, Kind::Xz];
+
+/// xz -9 (LZMA2 preset 9, CRC64 check) with the dictionary cut to the input's `len` bytes
+/// (at least 4 KiB, at most preset 9's 64 MiB). With a dictionary at least as long as the input
+/// the compressed data is that of `xz -9` (compared byte for byte with xz 5.4: only the block
+/// header, which records the dictionary size, and its CRC differ; the size is the same), and the
+/// match finder, whose tables follow the dictionary size, needs less memory for a small form.
+fn xz9(len: u64) -> io::Result<xz2::stream::Stream> {
+    let mut opts = xz2::stream::LzmaOptions::new_preset(9)?;
+    opts.dict_size(len.clamp(4 << 10, 64 << 20) as u32);
+    let mut filters = xz2::stream::Filters::new();
+    filters.lzma2(&opts);
+    Ok(xz2::stream::Stream::new_stream_encoder(
+        &filters,
+        xz2::stream::Check::Crc64,
+    )?)
+}
+
+/// A form: something that writes the same bytes each time it is called.
+type Emit<'a> = dyn FnMut(&mut dyn Write) -> io::Result<()> + 'a;
+
+/// A zstd context at level 19 with no pledged size, as `zstd::stream::write::Encoder::new`
+/// makes. Streams compressed one after the other with one context come out as with a fresh
+/// context each, without allocating and clearing its tables (about 80 MB) again for every small
+/// stream (a trace of many record types has dozens of split streams).
+fn zstd19() -> Result<ZstdContext, Failure> {
+    let mut c = ZstdContext::create();
+    c.set_parameter(zstd::zstd_safe::CParameter::CompressionLevel(19))
+        .map_err(|code| {
+            Failure::new(
+                EXIT_USAGE,
+                format!(
+                    "mtf size-report: zstd: {}",
+                    zstd::zstd_safe::get_error_name(code)
+                ),
+            )
+        })?;
+    Ok(c)
+}
+
+type ZstdContext = zstd::zstd_safe::CCtx<'static>;
+
+/// The size of the stream `emit` writes (`len` bytes) once compressed by `kind`.
+fn compressed(
+    kind: Kind,
+    len: u64,
+    zstd: Option<&mut ZstdContext>,
+    emit: &mut Emit<'_>,
+) -> io::Result<u64> {
+    // Forms are written a few bytes at a time: buffered before they reach the compressor.
+    fn feed<W: Write>(e: W, emit: &mut Emit<'_>) -> io::Result<W> {
+        let mut b = BufWriter::with_capacity(1 << 16, e);
+        emit(&mut b)?;
+        b.into_inner().map_err(|e| e.into_error())
+    }
+    let mut n = Count(0);
+    match kind {
+        Kind::Gzip => {
+            let e = flate2::write::GzEncoder::new(&mut n, flate2::Compression::new(9));
+            feed(e, emit)?.finish()?;
+        }
+        Kind::Zstd => {
+            let e = match zstd {
+                Some(c) => zstd::stream::write::Encoder::with_context(&mut n, c),
+                None => zstd::stream::write::Encoder::new(&mut n, 19)?,
+            };
+            feed(e, emit)?.finish()?;
+        }
+        Kind::Xz => {
+            let e = xz2::write::XzEncoder::new_stream(&mut n, xz9(len)?);
+            feed(e, emit)?.finish()?;
+        }
+    }
+    Ok(n.0)
+}
+
+/// Plain and compressed sizes of the stream `emit` writes (`len` bytes).
+/// `zstd`: a context to reuse, or `None` for one of its own (freed before xz starts).
+fn sizes(
+    len: u64,
+    mut zstd: Option<&mut ZstdContext>,
+    emit: &mut Emit<'_>,
+) -> Result<[u64; 4], Failure> {
+    let mut out = [len, 0, 0, 0];
+    for (i, kind) in KINDS.into_iter().enumerate() {
+        out[i + 1] = compressed(kind, len, zstd.as_deref_mut(), emit)
+            .map_err(|e| Failure::new(EXIT_USAGE, format!("mtf size-report: compressing: {e}")))?;
+    }
+    Ok(out)
+}
+
+/// Sizes of a form made of streams held in memory, each compressed on its own.
+fn sizes_of(streams: &[Vec<u8>]) -> Result<[u64; 4], Failure> {
+    let mut out = [0u64; 4];
+    let mut zstd = zstd19()?;
+    for s in streams {
+        let one = sizes(s.len() as u64, Some(&mut zstd), &mut |w| w.write_all(s))?;
+        for (o, n) in out.iter_mut().zip(one) {
+            *o += n;
+        }
+    }
+    Ok(out)
 }
 
 fn is_address(name: &str) -> bool {
@@ -137,36 +250,44 @@ pub fn dtd_path(o: &metatf::Opened, given: Option<&Path>) -> Option<PathBuf> {
         })
 }
 
-/// Run `mtf size-report`.
-pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
-    let o = open(&args.trace, args.dtd.as_deref())?;
-    let reader = o.reader();
-    // Simple binary (1-byte tag, 4-byte integers, 8 when a value needs it, 4-byte length before
-    // byte strings) and the ASCII text form of the data records.
-    let mut simple = Vec::new();
-    let mut ascii = Vec::new();
-    let mut printer = Printer::new(&reader, Default::default());
+/// One pass over the records: the data records in the simple binary form (1-byte tag, 4-byte
+/// integers, 8 when a value needs it, 4-byte length before byte strings) to `simple`, and in
+/// `mtf dump`'s text form to `ascii`, when given. Returns the data records and all records; a
+/// problem in the trace is an `InvalidData` error.
+fn data_forms(
+    reader: &Reader<'_>,
+    mut simple: Option<&mut dyn Write>,
+    mut ascii: Option<&mut dyn Write>,
+) -> io::Result<(u64, u64)> {
+    let mut printer = Printer::new(reader, Default::default());
     let mut data = 0u64;
     let mut all = 0u64;
     let mut records = reader.records();
     while let Some(ev) = records.next() {
         let v = match ev {
             Event::Record(v) => v,
-            Event::Problem(p) => return Err(Failure::new(EXIT_INVALID_TRACE, p.to_string())),
-            Event::Damage(d) => return Err(Failure::new(EXIT_INVALID_TRACE, d.to_string())),
+            Event::Problem(p) => {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, p.to_string()))
+            }
+            Event::Damage(d) => {
+                return Err(io::Error::new(io::ErrorKind::InvalidData, d.to_string()))
+            }
         };
         all += 1;
         if v.record().builtin.is_some() {
             continue;
         }
         data += 1;
-        printer.record(&mut ascii, &v).expect("in memory");
-        simple.push(v.record().tag as u8);
+        if let Some(w) = ascii.as_mut() {
+            printer.record(w, &v)?;
+        }
+        let Some(w) = simple.as_mut() else { continue };
+        w.write_all(&[v.record().tag as u8])?;
         for f in v.fields().skip(1) {
             match f.value() {
                 Value::Bytes(b) => {
-                    simple.extend_from_slice(&(b.len() as u32).to_le_bytes());
-                    simple.extend_from_slice(b);
+                    w.write_all(&(b.len() as u32).to_le_bytes())?;
+                    w.write_all(b)?;
                 }
                 other => {
                     let n = match other {
@@ -174,33 +295,53 @@ pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
                         _ => other.as_u64().unwrap_or(0),
                     };
                     if n >> 32 == 0 {
-                        simple.extend_from_slice(&(n as u32).to_le_bytes());
+                        w.write_all(&(n as u32).to_le_bytes())?;
                     } else {
-                        simple.extend_from_slice(&n.to_le_bytes());
+                        w.write_all(&n.to_le_bytes())?;
                     }
                 }
             }
         }
     }
-    drop(records);
+    Ok((data, all))
+}
+
+/// Run `mtf size-report`.
+pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
+    let o = open(&args.trace, args.dtd.as_deref())?;
+    let reader = o.reader();
+    // A first pass counts the records and the length of the two forms written from them.
+    let (mut simple_len, mut ascii_len) = (Count(0), Count(0));
+    let (data, all) = data_forms(&reader, Some(&mut simple_len), Some(&mut ascii_len))
+        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, e.to_string()))?;
+    let simple = sizes(simple_len.0, None, &mut |w| {
+        data_forms(&reader, Some(w), None).map(drop)
+    })?;
+    let ascii = sizes(ascii_len.0, None, &mut |w| {
+        data_forms(&reader, None, Some(w)).map(drop)
+    })?;
+    let input = o.trace().bytes();
+    let naive = sizes(input.len() as u64, None, &mut |w| w.write_all(input))?;
     let dtd = dtd_path(&o, args.dtd.as_deref());
-    let best_plain = encoded(&o, args.window, Measure::Bytes)?;
+    let best_plain = encoded(&o, args.window, Measure::Bytes)?.len() as u64;
     let best = encoded(&o, args.window, Measure::Compressed)?;
-    let reopened = metatf::open_bytes(best.clone(), dtd.as_deref())
+    let mut b = sizes(best.len() as u64, None, &mut |w| w.write_all(&best))?;
+    b[0] = best_plain;
+    let reopened = metatf::open_bytes(best, dtd.as_deref())
         .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
     let r2 = reopened.reader();
-    let columns = split(&r2, |_, rid, slot| Some(((rid as u64) << 16) | slot as u64));
-    let address = split(&r2, |name, _, _| is_address(name).then_some(1));
-    let mut rows: Vec<(&str, [u64; 4])> = vec![
-        ("simple binary (4-byte fields)", sizes(&[&simple])),
-        ("ASCII (mtf dump text form)", sizes(&[&ascii])),
-        ("naive Meta-TF (the input)", sizes(&[o.trace().bytes()])),
+    let columns = sizes_of(&split(&r2, |_, rid, slot| {
+        Some(((rid as u64) << 16) | slot as u64)
+    }))?;
+    let address = sizes_of(&split(&r2, |name, _, _| is_address(name).then_some(1)))?;
+    let rows: [(&str, [u64; 4]); 6] = [
+        ("simple binary (4-byte fields)", simple),
+        ("ASCII (mtf dump text form)", ascii),
+        ("naive Meta-TF (the input)", naive),
+        ("mtf encode (best)", b),
+        ("split stream (every field)", columns),
+        ("split address", address),
     ];
-    let mut b = sizes(&[&best]);
-    b[0] = best_plain.len() as u64;
-    rows.push(("mtf encode (best)", b));
-    rows.push(("split stream (every field)", sizes(&refs(&columns))));
-    rows.push(("split address", sizes(&refs(&address))));
     let mut out = StdoutSink::new();
     let d = data.max(1) as f64;
     writeln!(
