@@ -58,11 +58,18 @@ if [ -n "$DEBUG" ] && cc -shared -fPIC -o mtrace_on.so mtrace_on.c; then HAVE_MT
 
 run() { echo "+ $*" >&2; "$@"; }
 
+# vg LOG PROGRAM ARGS...: the log interleaves the program's output with valgrind's (both go to
+# LOG); the command is shown on this script's standard error, not written into the log.
+vg() {
+    log=$1; shift
+    echo "+ valgrind --trace-malloc=yes $* > $log" >&2
+    valgrind --trace-malloc=yes "$@" > "$log" 2>&1
+}
+
 if command -v valgrind >/dev/null 2>&1; then
-    # The log interleaves the program's output with valgrind's: both go to one file.
-    run valgrind --trace-malloc=yes sort input.txt > sort.vg 2>&1
-    run valgrind --trace-malloc=yes "$PY" -c "$PYPROG" > python.vg 2>&1
-    [ $HAVE_CXX = 1 ] && run valgrind --trace-malloc=yes ./allocs > allocs.vg 2>&1
+    vg sort.vg sort input.txt
+    vg python.vg "$PY" -c "$PYPROG"
+    [ $HAVE_CXX = 1 ] && vg allocs.vg ./allocs
 else
     echo "valgrind not installed: no valgrind traces" >&2
 fi
