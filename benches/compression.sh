@@ -1,12 +1,17 @@
 #!/bin/sh
 # Reproduces the figures of docs/compression.md. Needs a release build
-# (CARGO_TARGET_DIR=/work/target-compact cargo build --release), python3, gzip, zstd, xz, unzip.
-# Usage: benches/compression.sh [WORKDIR]   (the shared data is read from /work/shared/data)
+# (CARGO_TARGET_DIR=/work/target-compact cargo build --release), python3, gzip, zstd, xz, unzip,
+# awk; hyperfine for the speeds.
+# Usage: benches/compression.sh [WORKDIR [TRACES]]
+# The shared data is read from /work/shared/data (or $DATA). TRACES, default /tmp/metatf-traces,
+# holds what benches/record-traces.sh recorded; the rows of those traces are skipped when they
+# are missing.
 set -eu
 HERE=$(cd "$(dirname "$0")" && pwd)
 M=${MTF:-/work/target-compact/release/mtf}
 D=${DATA:-/work/shared/data}
 W=${1:-/tmp/mtf-compression}
+R=${2:-/tmp/metatf-traces}
 mkdir -p "$W" && cd "$W"
 unzip -o -q "$D/android_memory_replay/systemui.zip"
 python3 "$HERE/android_text.py" --dtd android < systemui.txt > android.txt
@@ -39,3 +44,44 @@ if command -v hyperfine >/dev/null; then
     "$M dump --data-only a.xz > /dev/null" \
     "$M check -q a.mtf"
 fi
+
+# Imported traces, one row each: the original text log and the trace `mtf import` makes of it,
+# in bytes per data record of the imported trace (the count `mtf size-report` prints).
+perrec() { awk -v n="$1" -v d="$2" 'BEGIN { printf "%.3f", n / d }'; }
+size() { wc -c < "$1" | tr -d ' '; }
+imported() { # NAME TEXT IMPORT-ARGS...: TEXT is the original log (uncompressed)
+  name=$1 text=$2
+  shift 2
+  if [ ! -f "$text" ]; then
+    echo "$name: $text missing, skipped (record it with benches/record-traces.sh $R)"
+    return 0
+  fi
+  "$M" import -q "$@" -o "$name.mtf"
+  "$M" size-report "$name.mtf" > "$name.report"
+  n=$(sed -n '1s/.*: \([0-9]*\) data records.*/\1/p' "$name.report")
+  gzip -9c "$text" > "$name.text.gz"
+  zstd -q -19 -c "$text" > "$name.text.zst"
+  xz -9c "$text" > "$name.text.xz"
+  "$M" encode -q "$name.mtf" -o "$name.enc" --verify
+  "$M" encode -q "$name.mtf" -o "$name.enc.xz" --compress xz
+  "$M" encode -q "$name.mtf" -o "$name.enc.zst" --compress zstd
+  echo "$name: $n data records, text $(size "$text") bytes; bytes per data record:"
+  echo "  text $(perrec "$(size "$text")" "$n") gzip -9 $(perrec "$(size "$name.text.gz")" "$n")" \
+    "zstd -19 $(perrec "$(size "$name.text.zst")" "$n") xz -9 $(perrec "$(size "$name.text.xz")" "$n")"
+  echo "  mtf encode $(perrec "$(size "$name.enc")" "$n") --compress xz $(perrec "$(size "$name.enc.xz")" "$n")" \
+    "--compress zstd $(perrec "$(size "$name.enc.zst")" "$n")"
+  cat "$name.report"
+  if command -v hyperfine >/dev/null; then
+    hyperfine -w 1 -r 3 "xz -9 -c $text > /dev/null" \
+      "$M encode -q $name.mtf -o $name.enc.xz --compress xz" \
+      "$M encode -q $name.mtf -o $name.enc.zst --compress zstd"
+  fi
+}
+rm -f heaptrack.python
+if [ -f "$R/heaptrack.python.zst" ]; then zstd -q -d -f "$R/heaptrack.python.zst" -o heaptrack.python
+elif [ -f "$R/heaptrack.python.gz" ]; then gzip -dc "$R/heaptrack.python.gz" > heaptrack.python
+fi
+imported valgrind-python "$R/python.vg" --from valgrind "$R/python.vg"
+imported heaptrack-python heaptrack.python --from heaptrack heaptrack.python
+imported android-import systemui.txt --from android "$D/android_memory_replay/systemui.zip"
+imported et3-import "$D/et3/LotsOfAllocs/trace_with_deaths" "$D/et3/LotsOfAllocs/trace_with_deaths"
