@@ -220,7 +220,12 @@ fn split(reader: &Reader<'_>, key: impl Fn(&str, u32, u16) -> Option<u64>) -> Ve
     streams
 }
 
-fn encoded(o: &metatf::Opened, window: usize, measure: Measure) -> Result<Vec<u8>, Failure> {
+fn encoded(
+    o: &metatf::Opened,
+    window: usize,
+    measure: Measure,
+    live: bool,
+) -> Result<Vec<u8>, Failure> {
     let h = o.trace().header();
     let mut w = TraceWriter::in_memory(o.schema(), h.class, h.byte_order, &h.dtd_name);
     encode(
@@ -229,7 +234,7 @@ fn encoded(o: &metatf::Opened, window: usize, measure: Measure) -> Result<Vec<u8
         &Options {
             window,
             measure,
-            live: true,
+            live,
             ..Options::default()
         },
     )
@@ -323,10 +328,17 @@ pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
     let input = o.trace().bytes();
     let naive = sizes(input.len() as u64, None, &mut |w| w.write_all(input))?;
     let dtd = dtd_path(&o, args.dtd.as_deref());
-    let best_plain = encoded(&o, args.window, Measure::Bytes)?.len() as u64;
-    let best = encoded(&o, args.window, Measure::Compressed)?;
-    let mut b = sizes(best.len() as u64, None, &mut |w| w.write_all(&best))?;
-    b[0] = best_plain;
+    // `mtf encode` as Meta-TF 1.0, and with live sets (extension live/1): uncompressed as
+    // written for plain bytes, compressed as written for compression.
+    let one = |live: bool| -> Result<([u64; 4], Vec<u8>), Failure> {
+        let plain = encoded(&o, args.window, Measure::Bytes, live)?.len() as u64;
+        let best = encoded(&o, args.window, Measure::Compressed, live)?;
+        let mut b = sizes(best.len() as u64, None, &mut |w| w.write_all(&best))?;
+        b[0] = plain;
+        Ok((b, best))
+    };
+    let (b10, _) = one(false)?;
+    let (b, best) = one(true)?;
     let reopened = metatf::open_bytes(best, dtd.as_deref())
         .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
     let r2 = reopened.reader();
@@ -334,11 +346,12 @@ pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
         Some(((rid as u64) << 16) | slot as u64)
     }))?;
     let address = sizes_of(&split(&r2, |name, _, _| is_address(name).then_some(1)))?;
-    let rows: [(&str, [u64; 4]); 6] = [
+    let rows: [(&str, [u64; 4]); 7] = [
         ("simple binary (4-byte fields)", simple),
         ("ASCII (mtf dump text form)", ascii),
         ("naive Meta-TF (the input)", naive),
-        ("mtf encode (best)", b),
+        ("mtf encode (Meta-TF 1.0)", b10),
+        ("mtf encode --live", b),
         ("split stream (every field)", columns),
         ("split address", address),
     ];
