@@ -65,23 +65,36 @@ imported() { # NAME TEXT IMPORT-ARGS...: TEXT is the original log (uncompressed)
   "$M" encode -q "$name.mtf" -o "$name.enc" --verify
   "$M" encode -q "$name.mtf" -o "$name.enc.xz" --compress xz
   "$M" encode -q "$name.mtf" -o "$name.enc.zst" --compress zstd
+  # With live sets (extension live/1); a 32-bit program's trace may add --class 32 (Android).
+  "$M" encode -q "$name.mtf" -o "$name.live" --live --verify $CLASS
+  "$M" encode -q "$name.mtf" -o "$name.live.xz" --live --compress xz $CLASS
+  "$M" encode -q "$name.mtf" -o "$name.live.zst" --live --compress zstd $CLASS
   echo "$name: $n data records, text $(size "$text") bytes; bytes per data record:"
   echo "  text $(perrec "$(size "$text")" "$n") gzip -9 $(perrec "$(size "$name.text.gz")" "$n")" \
     "zstd -19 $(perrec "$(size "$name.text.zst")" "$n") xz -9 $(perrec "$(size "$name.text.xz")" "$n")"
   echo "  mtf encode $(perrec "$(size "$name.enc")" "$n") --compress xz $(perrec "$(size "$name.enc.xz")" "$n")" \
     "--compress zstd $(perrec "$(size "$name.enc.zst")" "$n")"
+  echo "  mtf encode --live $CLASS $(perrec "$(size "$name.live")" "$n")" \
+    "--compress xz $(perrec "$(size "$name.live.xz")" "$n")" \
+    "--compress zstd $(perrec "$(size "$name.live.zst")" "$n")"
   cat "$name.report"
   if command -v hyperfine >/dev/null; then
     hyperfine -w 1 -r 3 "xz -9 -c $text > /dev/null" \
       "$M encode -q $name.mtf -o $name.enc.xz --compress xz" \
-      "$M encode -q $name.mtf -o $name.enc.zst --compress zstd"
+      "$M encode -q $name.mtf -o $name.enc.zst --compress zstd" \
+      "$M encode -q $name.mtf -o $name.live.xz --live --compress xz $CLASS" \
+      "xz -dc $name.text.xz > /dev/null" \
+      "$M check -q $name.live.xz" \
+      "$M check -q $name.live.zst" \
+      "$M check -q $name.live"
   fi
 }
 rm -f heaptrack.python
 if [ -f "$R/heaptrack.python.zst" ]; then zstd -q -d -f "$R/heaptrack.python.zst" -o heaptrack.python
 elif [ -f "$R/heaptrack.python.gz" ]; then gzip -dc "$R/heaptrack.python.gz" > heaptrack.python
 fi
+CLASS=
 imported valgrind-python "$R/python.vg" --from valgrind "$R/python.vg"
 imported heaptrack-python heaptrack.python --from heaptrack heaptrack.python
-imported android-import systemui.txt --from android "$D/android_memory_replay/systemui.zip"
+CLASS="--class 32" imported android-import systemui.txt --from android "$D/android_memory_replay/systemui.zip"
 imported et3-import "$D/et3/LotsOfAllocs/trace_with_deaths" "$D/et3/LotsOfAllocs/trace_with_deaths"
