@@ -96,5 +96,7 @@ fi
 CLASS=
 imported valgrind-python "$R/python.vg" --from valgrind "$R/python.vg"
 imported heaptrack-python heaptrack.python --from heaptrack heaptrack.python
-CLASS="--class 32" imported android-import systemui.txt --from android "$D/android_memory_replay/systemui.zip"
+CLASS="--class 32"
+imported android-import systemui.txt --from android "$D/android_memory_replay/systemui.zip"
+CLASS=
 imported et3-import "$D/et3/LotsOfAllocs/trace_with_deaths" "$D/et3/LotsOfAllocs/trace_with_deaths"
