@@ -1,5 +1,6 @@
-//! Any bytes as a HATF trace (and as a split-stream trace): open, decode and print every record;
-//! never panic, never read out of bounds.
+//! Any bytes as a HATF trace (and as a split-stream trace, and as a trace with live sets,
+//! extension live/1): open, decode and print every record; never panic, never read out of
+//! bounds.
 #![no_main]
 use std::sync::OnceLock;
 
@@ -9,13 +10,14 @@ use metatf::decode::{Event, Reader};
 use metatf::dtd::Schema;
 use metatf::text::{Options, Printer};
 
-fn schemas() -> &'static [Schema; 2] {
-    static S: OnceLock<[Schema; 2]> = OnceLock::new();
+fn schemas() -> &'static [Schema; 3] {
+    static S: OnceLock<[Schema; 3]> = OnceLock::new();
     S.get_or_init(|| {
         let load = |t: &str| metatf::dtd::parse_str("x.dtd", t).ok().unwrap().schema;
         [
             load(include_str!("../../dtds/hatf10.dtd")),
             load(include_str!("../../dtds/hatf10-split.dtd")),
+            load(include_str!("../../tests/data/dtd/valid/live_sets.dtd")),
         ]
     })
 }
