@@ -160,8 +160,8 @@ impl Discovery {
         }
     }
 
-    /// Candidate roles: pairs taken greedily by their number of hits, a field never both a
-    /// producer and a consumer.
+    /// Candidate roles: pairs taken greedily by the bytes their values take; a field takes from
+    /// at most one set and fills at most one other.
     pub(crate) fn candidates(&self) -> Roles {
         // Pairs worth a look: repeated often enough, for a share of the consumer's values that
         // counts, with values that are not mostly zeros (numbers worth looking up).
@@ -174,31 +174,30 @@ impl Discovery {
             .map(|(k, &(_, bytes))| (k, bytes))
             .collect();
         pairs.sort_by(|a, b| b.1.cmp(&a.1).then(a.0.cmp(b.0)));
-        // Each field: (is a consumer, group). Groups merge when a pair links two of them.
-        let mut role: HashMap<Key, (bool, usize)> = HashMap::default();
+        // Each (field, is a consumer): its group. A field may take from one set and fill
+        // another (an allocation's address taken from the recently freed, put among the live);
+        // groups merge when a pair links two of them.
+        let mut role: HashMap<(Key, bool), usize> = HashMap::default();
         let mut ngroups = 0usize;
         for (&(p, c), _) in pairs {
-            if role.get(&p).is_some_and(|r| r.0) || role.get(&c).is_some_and(|r| !r.0) {
-                continue;
-            }
             let mut next = role.clone();
-            let g = match (role.get(&p), role.get(&c)) {
-                (Some(&(_, gp)), Some(&(_, gc))) => {
-                    for r in next.values_mut() {
-                        if r.1 == gc {
-                            r.1 = gp;
+            let g = match (role.get(&(p, false)), role.get(&(c, true))) {
+                (Some(&gp), Some(&gc)) => {
+                    for g in next.values_mut() {
+                        if *g == gc {
+                            *g = gp;
                         }
                     }
                     gp
                 }
-                (Some(&(_, g)), None) | (None, Some(&(_, g))) => g,
+                (Some(&g), None) | (None, Some(&g)) => g,
                 (None, None) => {
                     ngroups += 1;
                     ngroups - 1
                 }
             };
-            next.insert(p, (false, g));
-            next.insert(c, (true, g));
+            next.insert((p, false), g);
+            next.insert((c, true), g);
             if valid_group(&next, g) {
                 role = next;
             }
@@ -206,16 +205,16 @@ impl Discovery {
         let mut producers: HashMap<Key, usize> = HashMap::default();
         let mut consumers: HashMap<Key, usize> = HashMap::default();
         // Groups renumbered densely in order of their smallest field.
-        let mut keys: Vec<(&Key, &(bool, usize))> = role.iter().collect();
+        let mut keys: Vec<(&(Key, bool), &usize)> = role.iter().collect();
         keys.sort();
         let mut dense: HashMap<usize, usize> = HashMap::default();
-        for (k, &(is_consumer, g)) in keys {
+        for (&(k, is_consumer), &g) in keys {
             let n = dense.len();
             let g = *dense.entry(g).or_insert(n);
             if is_consumer {
-                consumers.insert(*k, g);
+                consumers.insert(k, g);
             } else {
-                producers.insert(*k, g);
+                producers.insert(k, g);
             }
         }
         // Number the groups with set numbers the input does not use.
@@ -238,9 +237,9 @@ impl Discovery {
 
 /// Whether group `g` can be written with positions known before each record: within a record
 /// type, at most one consumer, and it comes before every producer.
-fn valid_group(role: &HashMap<Key, (bool, usize)>, g: usize) -> bool {
+fn valid_group(role: &HashMap<(Key, bool), usize>, g: usize) -> bool {
     let mut by_type: HashMap<(u8, RecordId), (Vec<SlotId>, Vec<SlotId>)> = HashMap::default();
-    for (k, &(is_consumer, kg)) in role {
+    for (&(k, is_consumer), &kg) in role {
         if kg == g {
             let e = by_type.entry((k.0, k.1)).or_default();
             if is_consumer {
@@ -250,6 +249,7 @@ fn valid_group(role: &HashMap<Key, (bool, usize)>, g: usize) -> bool {
             }
         }
     }
+    // `p > c` also keeps a field from taking from and filling the same set.
     by_type
         .values()
         .all(|(cons, prods)| cons.len() <= 1 && cons.iter().all(|c| prods.iter().all(|p| p > c)))

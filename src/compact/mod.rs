@@ -316,25 +316,29 @@ impl Ctx<'_, '_> {
             if let Item::Record { rid, slots, vals } = it {
                 for (s, v) in slots.iter().zip(vals) {
                     if let In::Int(x) = v {
-                        let mut x = *x;
+                        // What the field stores: its value, or for a consumer its position.
+                        let value = *x;
+                        let mut x = value;
+                        let mut miss = false;
                         if let Some(n) = scope.consumer(*rid, *s) {
                             let len = scope.sim.len(n) as u64;
-                            match scope.sim.position(n, x) {
+                            match scope.sim.position(n, value) {
                                 Some(p) => {
                                     scope.sim.take(n, p, None);
                                     x = p;
                                 }
-                                None => match len.checked_add(x) {
+                                None => match len.checked_add(value) {
                                     Some(u) => x = u,
-                                    None => {
-                                        *misses.entry((*rid, *s)).or_insert(0) += 1;
-                                        continue;
-                                    }
+                                    None => miss = true,
                                 },
                             }
                         }
                         if let Some(n) = scope.producer(*rid, *s) {
-                            scope.sim.insert(n, x, None);
+                            scope.sim.insert(n, value, None);
+                        }
+                        if miss {
+                            *misses.entry((*rid, *s)).or_insert(0) += 1;
+                            continue;
                         }
                         if scope.managed(self.schema, *rid, *s) {
                             per.entry((*rid, *s))
