@@ -353,11 +353,10 @@ impl Ctx<'_, '_> {
                 scope.sim.compact();
             }
         }
-        for key in misses.keys() {
-            if !per.contains_key(key) {
-                order.push(*key);
-            }
-        }
+        // In a fixed order: the output must not depend on the hash seed.
+        let mut only_missed: Vec<_> = misses.keys().filter(|k| !per.contains_key(k)).collect();
+        only_missed.sort();
+        order.extend(only_missed);
         for key in order {
             let live = self.w.live(key.0, key.1).expect("visible record");
             if let Some(n) = scope.consumer(key.0, key.1) {
