@@ -134,6 +134,13 @@ pub fn write_parquet(
     opts: &ParquetOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ParquetReport, ParquetError> {
+    // Checked before the first pass, which may take a while.
+    if dir.exists() && !dir.is_dir() {
+        return Err(IoError::NotAFolder {
+            path: dir.to_path_buf(),
+        }
+        .into());
+    }
     let schema = reader.schema();
     let total = reader.bytes().len() as u64;
     let mut printer = Printer::new(reader, Options::default());

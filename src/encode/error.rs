@@ -123,6 +123,7 @@ fn io_code(e: &IoError) -> &'static str {
         IoError::MissingFolder { .. } => "mtf::io::missing_folder",
         IoError::DanglingSymlink { .. } => "mtf::io::dangling_symlink",
         IoError::Create { .. } => "mtf::io::create",
+        IoError::NotAFolder { .. } => "mtf::io::not_a_folder",
         IoError::Write { .. } => "mtf::io::write",
         IoError::NoSpace { .. } => "mtf::io::no_space",
         IoError::FileTooLarge { .. } => "mtf::io::file_too_large",

@@ -125,6 +125,19 @@ pub enum IoError {
         target: PathBuf,
     },
 
+    /// An output folder (one file per record type) names a file that is not a folder.
+    #[error("{} is a file, not a folder", output_name(path))]
+    #[diagnostic(
+        code(mtf::io::not_a_folder),
+        help(
+            "this output is a folder with one file per record type; name a new or existing folder"
+        )
+    )]
+    NotAFolder {
+        /// The path given.
+        path: PathBuf,
+    },
+
     /// An output could not be created or opened (permission denied, symlink loop, ...).
     #[error("cannot create {}: {source}", output_name(path))]
     #[diagnostic(code(mtf::io::create))]
@@ -210,6 +223,7 @@ impl IoError {
             Open { path, .. }
             | Read { path, .. }
             | IsFolder { path }
+            | NotAFolder { path }
             | InputTooLarge { path, .. }
             | Decompress { path, .. }
             | NoCompressionSupport { path, .. }

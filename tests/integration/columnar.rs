@@ -352,3 +352,22 @@ fn cli_exports_a_compressed_trace_from_standard_input() {
     let (rows, _) = read(&out_dir.join("alloc.parquet"));
     assert_eq!(rows.len(), 10);
 }
+
+#[test]
+fn a_file_named_as_the_parquet_folder_is_refused_and_left_alone() {
+    let dir = crate::util::tempdir();
+    let file = dir.path().join("out");
+    std::fs::write(&file, b"keep me").unwrap();
+    let out = crate::util::mtf(&[
+        "export",
+        "--to",
+        "parquet",
+        "traces/hatf-le32.mtf",
+        "-o",
+        file.to_str().unwrap(),
+    ]);
+    let msg = crate::util::text(&out.stderr);
+    assert_eq!(out.status.code(), Some(2), "{msg}");
+    assert!(msg.contains("is a file, not a folder"), "{msg}");
+    assert_eq!(std::fs::read(&file).unwrap(), b"keep me");
+}
