@@ -8,7 +8,9 @@ use std::time::Instant;
 
 use clap::{Args, ValueEnum};
 
-use metatf::compact::{encode_with_progress, verify, Measure, Options};
+use metatf::compact::{
+    encode_split, encode_with_progress, plan_split, verify, Measure, Options, SplitPlan,
+};
 use metatf::encode::TraceWriter;
 use metatf::io::{Output, TempFile};
 
@@ -92,6 +94,11 @@ pub struct EncodeArgs {
     /// which a Meta-TF 1.0 reader refuses.
     #[arg(long)]
     pub live: bool,
+    /// Move every varying field into a section of its own (a split stream, read back through
+    /// `sectionStride`), which helps a compressor: the output then names a derived DTD, written
+    /// beside it as NAME.split-HASH.dtd, which must travel with the trace.
+    #[arg(long)]
+    pub split: bool,
     /// Read the output back and check that it decodes to the input's values.
     #[arg(long)]
     pub verify: bool,
@@ -123,14 +130,24 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
         ..Options::default()
     };
     let fail = |e: &dyn miette::Diagnostic| Failure::new(EXIT_INVALID_TRACE, render(e));
+    let split = if args.split {
+        split_plan(args, &o, &opts)?
+    } else {
+        None
+    };
+    let (schema, dtd_name) = match &split {
+        Some((_, schema, name)) => (schema, name.as_str()),
+        None => (o.schema(), h.dtd_name.as_str()),
+    };
     let quiet = args.quiet || super::common::quiet();
     let mut bar = super::progress::Progress::new(reader.bytes().len() as u64, "encoding", quiet);
     let mut progress = |at: u64, n: u64| bar.record(at, n);
-    let encode = |w: &mut TraceWriter<'_>, progress: &mut dyn FnMut(u64, u64)| {
-        encode_with_progress(&reader, w, &opts, progress)
+    let encode = |w: &mut TraceWriter<'_>, progress: &mut dyn FnMut(u64, u64)| match &split {
+        Some((plan, _, _)) => encode_split(&reader, w, &opts, plan, progress),
+        None => encode_with_progress(&reader, w, &opts, progress),
     };
     let (stats, raw_bytes) = if args.compress == Compress::None {
-        let mut w = TraceWriter::create(o.schema(), &args.output, class, h.byte_order, &h.dtd_name)
+        let mut w = TraceWriter::create(schema, &args.output, class, h.byte_order, dtd_name)
             .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
         let stats = encode(&mut w, &mut progress).map_err(|e| fail(&e))?;
         let s = w
@@ -139,7 +156,7 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
         (stats, s.bytes)
     } else {
         let mut tmp = TempFile::new().map_err(|e| io_failure(&e))?;
-        let mut w = TraceWriter::create(o.schema(), tmp.path(), class, h.byte_order, &h.dtd_name)
+        let mut w = TraceWriter::create(schema, tmp.path(), class, h.byte_order, dtd_name)
             .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
         let stats = encode(&mut w, &mut progress).map_err(|e| fail(&e))?;
         let s = w
@@ -163,7 +180,11 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
     bar.finish();
     let elapsed = t0.elapsed();
     if args.verify && args.output.as_os_str() != "-" {
-        let dtd = super::size_report::dtd_path(&o, args.dtd.as_deref());
+        // With streams, the output names the derived DTD, beside it.
+        let dtd = match &split {
+            Some(_) => None,
+            None => super::size_report::dtd_path(&o, args.dtd.as_deref()),
+        };
         let back = open(&args.output, dtd.as_deref())?;
         let n = verify(&reader, &back.reader()).map_err(|e| fail(&e))?;
         if !args.quiet {
@@ -193,9 +214,85 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
         for line in &stats.live_sets {
             line_to_stderr(line);
         }
+        for line in &stats.streams {
+            line_to_stderr(line);
+        }
+        if let Some((_, _, name)) = &split {
+            line_to_stderr(&format!("the output names the derived DTD {name}, written beside it"));
+        }
         if args.live && stats.live_sets.is_empty() {
             line_to_stderr("no field pays as a live-set position: the output is plain Meta-TF 1.0");
         }
     }
     Ok(EXIT_OK)
+}
+
+/// With `--split`: the plan, the derived DTD's schema and its name, after writing the derived
+/// DTD beside the output (before the trace, so that a trace never names a missing DTD).
+fn split_plan(
+    args: &EncodeArgs,
+    o: &metatf::Opened,
+    opts: &Options,
+) -> Result<Option<(SplitPlan, metatf::dtd::Schema, String)>, Failure> {
+    if args.output.as_os_str() == "-" {
+        return Err(Failure::new(
+            EXIT_USAGE,
+            "error: --split writes a derived DTD beside the output, so the output must be a file, not -",
+        ));
+    }
+    let text = match o.dtd_source() {
+        metatf::DtdSource::Explicit(p)
+        | metatf::DtdSource::TraceDir(p)
+        | metatf::DtdSource::EnvPath(p) => std::fs::read_to_string(p)
+            .map_err(|e| Failure::new(EXIT_USAGE, format!("error: {}: {e}", p.display())))?,
+        metatf::DtdSource::Shipped(name) => metatf::container::shipped_dtd(name)
+            .unwrap_or_default()
+            .to_string(),
+    };
+    let plan = plan_split(&o.reader(), &text, opts)
+        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, render(&e)))?;
+    let Some(plan) = plan else {
+        if !args.quiet {
+            line_to_stderr("--split: no field varies; the output uses the input's DTD");
+        }
+        return Ok(None);
+    };
+    // The name: the input DTD's, with a hash of the derived text (different plans never share
+    // a name).
+    let h = o.trace().header();
+    let base = h.dtd_name.rsplit(['/', '\\']).next().unwrap_or("trace.dtd");
+    let stem = base.strip_suffix(".dtd").unwrap_or(base);
+    let mut hash = 0xcbf29ce484222325u64;
+    for b in plan.dtd_text.bytes() {
+        hash = (hash ^ b as u64).wrapping_mul(0x100000001b3);
+    }
+    let name = format!("{stem}.split-{:08x}.dtd", hash as u32);
+    let schema = metatf::dtd::parse_str(&name, &plan.dtd_text)
+        .map_err(|e| Failure::new(EXIT_USAGE, metatf::dtd::render_plain(&e)))?
+        .schema;
+    let folder = args
+        .output
+        .parent()
+        .filter(|p| !p.as_os_str().is_empty())
+        .unwrap_or(std::path::Path::new("."));
+    let path = folder.join(&name);
+    match std::fs::read(&path) {
+        Ok(existing) if existing == plan.dtd_text.as_bytes() => {}
+        Ok(_) => {
+            return Err(Failure::new(
+                EXIT_USAGE,
+                format!(
+                    "error: {} exists with other contents; remove it or write the output elsewhere",
+                    path.display()
+                ),
+            ))
+        }
+        Err(_) => {
+            let mut out = Output::create(&path).map_err(|e| io_failure(&e))?;
+            out.write_all(plan.dtd_text.as_bytes())
+                .map_err(|e| io_failure(&out.error(e)))?;
+            out.commit().map_err(|e| io_failure(&e))?;
+        }
+    }
+    Ok(Some((plan, schema, name)))
 }

@@ -34,6 +34,9 @@
 
 pub mod cost;
 mod live;
+mod split;
+
+pub use split::SplitPlan;
 
 use std::collections::HashSet;
 
@@ -91,6 +94,8 @@ pub struct Stats {
     /// The live sets used (extension `live/1`), one line each:
     /// `set 1 (heap): free.address takes from alloc.address, realloc.address`.
     pub live_sets: Vec<String>,
+    /// The streams written (`--split`), one line each.
+    pub streams: Vec<String>,
 }
 
 /// Why [`encode`] or [`verify`] failed.
@@ -133,6 +138,10 @@ struct Prescan {
     ref_touched: HashSet<(u8, RecordId, SlotId)>,
     /// Which fields take part in live sets (extension `live/1`).
     roles: live::Roles,
+    /// Fields whose values are not all equal (gathered only when streams are planned).
+    varies: HashSet<live::Key>,
+    /// Fields moved into streams (`--split`): not managed in their own section.
+    streams: HashSet<live::Key>,
 }
 
 impl Prescan {
@@ -147,6 +156,7 @@ impl Prescan {
                 Interp::SectionOffset(_) | Interp::SectionStride { .. }
             )
             && !self.ref_touched.contains(&(section, rid, slot))
+            && !self.streams.contains(&(section, rid, slot))
     }
 }
 
@@ -154,7 +164,12 @@ fn invalid(e: &dyn std::fmt::Display) -> CompactError {
     CompactError::Invalid(e.to_string())
 }
 
-fn prescan(reader: &Reader<'_>, opts: &Options, m: MetaCost) -> Result<Prescan, CompactError> {
+fn prescan(
+    reader: &Reader<'_>,
+    opts: &Options,
+    m: MetaCost,
+    track_varies: bool,
+) -> Result<Prescan, CompactError> {
     let schema = reader.schema();
     let mut keep = [false; 256];
     for r in &schema.records {
@@ -166,12 +181,25 @@ fn prescan(reader: &Reader<'_>, opts: &Options, m: MetaCost) -> Result<Prescan, 
     }
     let mut ref_touched = HashSet::new();
     let mut disc = live::Discovery::new(schema);
+    let mut first: HashMap<live::Key, u64> = HashMap::default();
+    let mut varies = HashSet::new();
     let mut records = reader.records();
     while let Some(ev) = records.next() {
         match ev {
             Event::Record(r) => {
                 if r.record().builtin.is_none() && opts.live {
                     disc.record(&r);
+                }
+                if r.record().builtin.is_none() && track_varies {
+                    let (section, rid) = (r.section(), r.record_id());
+                    for f in r.fields().skip(1) {
+                        if let Value::Int(v) = f.value() {
+                            let key = (section, rid, f.slot());
+                            if *first.entry(key).or_insert(v) != v {
+                                varies.insert(key);
+                            }
+                        }
+                    }
                 }
                 if let Some(mc) = r.metadata() {
                     disc.metadata(mc.property);
@@ -197,6 +225,8 @@ fn prescan(reader: &Reader<'_>, opts: &Options, m: MetaCost) -> Result<Prescan, 
         keep,
         ref_touched,
         roles: live::Roles::default(),
+        varies,
+        streams: HashSet::new(),
     };
     if opts.live {
         let mut cand = disc.candidates();
@@ -222,7 +252,18 @@ struct Scope<'p> {
     started: bool,
 }
 
-impl Scope<'_> {
+impl<'p> Scope<'p> {
+    fn new(section: u8, pre: &'p Prescan) -> Scope<'p> {
+        Scope {
+            section,
+            pre,
+            last: HashMap::default(),
+            plans: HashMap::default(),
+            sim: LiveSets::indexed(),
+            started: false,
+        }
+    }
+
     fn managed(&self, schema: &Schema, rid: RecordId, slot: SlotId) -> bool {
         self.pre.managed(schema, self.section, rid, slot)
     }
@@ -277,6 +318,8 @@ struct Ctx<'w, 's> {
     m: MetaCost,
     opts: Options,
     stats: Stats,
+    /// The streams (`--split`): the field each holds and its section.
+    stream_ids: Vec<(live::Key, u8)>,
 }
 
 impl Ctx<'_, '_> {
@@ -305,6 +348,15 @@ impl Ctx<'_, '_> {
             producers.sort();
             for ((_, rid, slot), n) in producers {
                 self.meta(rid, slot, MetaProperty::LiveSet(n))?;
+            }
+            let here: Vec<(live::Key, u8)> = self
+                .stream_ids
+                .iter()
+                .filter(|(k, _)| k.0 == scope.section)
+                .copied()
+                .collect();
+            for (key, id) in here {
+                self.meta(key.1, key.2, MetaProperty::Interp(split::stream_interp(id)))?;
             }
         }
         // The values of each managed field in this window, in order; for a field read through a
@@ -496,14 +548,99 @@ pub fn encode_with_progress(
     opts: &Options,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<Stats, CompactError> {
+    run(reader, writer, opts, None, progress)
+}
+
+/// Choose the fields that move into streams (`mtf encode --split`) and derive the DTD that
+/// declares a section for each; `dtd_text` is the text of the input's DTD. `None` when no field
+/// is worth a stream. The writer given to [`encode_split`] must use the derived DTD.
+pub fn plan_split(
+    reader: &Reader<'_>,
+    dtd_text: &str,
+    opts: &Options,
+) -> Result<Option<SplitPlan>, CompactError> {
+    let schema = reader.schema();
+    let m = MetaCost {
+        fixed: 2 * schema.tag_width as u32 + 2,
+        word: reader.class().word_size() as u32,
+    };
+    let pre = prescan(reader, opts, m, true)?;
+    let mut keys: Vec<live::Key> = pre
+        .varies
+        .iter()
+        .copied()
+        .filter(|k| {
+            live::eligible(schema, k.1, k.2)
+                && pre.managed(schema, k.0, k.1, k.2)
+                && !split::layout_slots(schema.record(k.1)).contains(&k.2)
+                && {
+                    // A live set of the DTD would see the element index instead.
+                    let def = &schema.record(k.1).slots[k.2 as usize];
+                    def.liveset == 0 && !matches!(def.interp, Interp::Live(_))
+                }
+                && !pre.roles.consumers.contains_key(k)
+                && !pre.roles.producers.contains_key(k)
+        })
+        .collect();
+    keys.sort();
+    if keys.is_empty() {
+        return Ok(None);
+    }
+    Ok(split::derive(dtd_text, schema, &keys))
+}
+
+/// As [`encode_with_progress`], moving the fields of `plan` into streams; `writer` must use the
+/// plan's derived DTD ([`SplitPlan::dtd_text`]).
+pub fn encode_split(
+    reader: &Reader<'_>,
+    writer: &mut TraceWriter<'_>,
+    opts: &Options,
+    plan: &SplitPlan,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Stats, CompactError> {
+    run(reader, writer, opts, Some(plan), progress)
+}
+
+fn run(
+    reader: &Reader<'_>,
+    writer: &mut TraceWriter<'_>,
+    opts: &Options,
+    split: Option<&SplitPlan>,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<Stats, CompactError> {
     let schema = reader.schema();
     let m = MetaCost {
         fixed: 2 * schema.tag_width as u32 + 2,
         // The output's word size: it may differ from the input's (`mtf encode --class`).
         word: writer.class().word_size() as u32,
     };
-    let pre = prescan(reader, opts, m)?;
+    let mut pre = prescan(reader, opts, m, false)?;
     let wschema = writer.schema();
+    // The streams, bound to their record types in the writer's (derived) schema.
+    let mut streams: Vec<Stream> = Vec::new();
+    if let Some(plan) = split {
+        if !split::compatible(schema, wschema) {
+            return Err(CompactError::Invalid(
+                "the derived DTD does not keep the input's record types".into(),
+            ));
+        }
+        for (key, id, name) in &plan.streams {
+            let Some(rid) = split::stream_record(wschema, *id, name) else {
+                return Err(CompactError::Invalid(format!(
+                    "the derived DTD has no record type {name} in section {id}"
+                )));
+            };
+            pre.streams.insert(*key);
+            streams.push(Stream {
+                key: *key,
+                id: *id,
+                rid,
+                spool: None,
+                buf: Vec::new(),
+                count: 0,
+            });
+        }
+    }
     let mut ctx = Ctx {
         w: writer,
         schema: wschema,
@@ -513,17 +650,16 @@ pub fn encode_with_progress(
             ..*opts
         },
         stats: Stats::default(),
+        stream_ids: Vec::new(),
     };
     ctx.stats.kept_sections = (1..=255u8).filter(|&s| pre.keep[s as usize]).collect();
     ctx.stats.live_sets = pre.roles.describe(schema);
-    let new_scope = |section: u8| Scope {
-        section,
-        pre: &pre,
-        last: HashMap::default(),
-        plans: HashMap::default(),
-        sim: LiveSets::indexed(),
-        started: false,
-    };
+    if let Some(plan) = split {
+        ctx.stats.streams = plan.describe(schema);
+    }
+    ctx.stream_ids = streams.iter().map(|st| (st.key, st.id)).collect();
+    let pre = &pre;
+    let new_scope = |section: u8| Scope::new(section, pre);
     let mut scope = new_scope(0);
     let mut window: Vec<Item> = Vec::with_capacity(ctx.opts.window);
     let mut records = reader.records();
@@ -538,6 +674,7 @@ pub fn encode_with_progress(
         match r.record().builtin {
             Some(Builtin::Section) => {
                 ctx.flush(&mut scope, &mut window)?;
+                write_streams(&mut ctx, &mut streams, scope.section, pre)?;
                 ctx.w.section(r.section())?;
                 scope = new_scope(r.section());
             }
@@ -548,14 +685,30 @@ pub fn encode_with_progress(
                         r.index()
                     )));
                 };
-                if scope.managed(schema, mc.record, mc.slot) {
+                if scope.managed(schema, mc.record, mc.slot)
+                    || scope.pre.streams.contains(&(scope.section, mc.record, mc.slot))
+                {
                     ctx.stats.metadata_dropped += 1;
                 } else {
                     window.push(Item::Meta(mc));
                 }
             }
             _ => {
-                window.push(owned(&r));
+                let mut item = owned(&r);
+                if !streams.is_empty() {
+                    if let Item::Record { rid, slots, vals } = &mut item {
+                        for (s, v) in slots.iter().zip(vals.iter_mut()) {
+                            let key = (scope.section, *rid, *s);
+                            if let Some(st) = streams.iter_mut().find(|st| st.key == key) {
+                                if let In::Int(x) = *v {
+                                    st.push(x)?;
+                                    *v = In::Auto;
+                                }
+                            }
+                        }
+                    }
+                }
+                window.push(item);
                 if window.len() >= ctx.opts.window {
                     ctx.flush(&mut scope, &mut window)?;
                 }
@@ -563,19 +716,130 @@ pub fn encode_with_progress(
         }
     }
     ctx.flush(&mut scope, &mut window)?;
+    write_streams(&mut ctx, &mut streams, scope.section, pre)?;
     Ok(ctx.stats)
+}
+
+/// Write the streams of `section`, each as its own section, right after it.
+fn write_streams(
+    ctx: &mut Ctx<'_, '_>,
+    streams: &mut [Stream],
+    section: u8,
+    pre: &Prescan,
+) -> Result<(), CompactError> {
+    for st in streams.iter_mut().filter(|st| st.key.0 == section) {
+        ctx.w.section(st.id)?;
+        let mut sc = Scope::new(st.id, pre);
+        let mut win: Vec<Item> = Vec::with_capacity(ctx.opts.window);
+        let rid = st.rid;
+        for v in st.drain()? {
+            win.push(Item::Record {
+                rid,
+                slots: vec![split::VALUE_SLOT],
+                vals: vec![In::Int(v?)],
+            });
+            if win.len() >= ctx.opts.window {
+                ctx.flush(&mut sc, &mut win)?;
+            }
+        }
+        ctx.flush(&mut sc, &mut win)?;
+    }
+    Ok(())
+}
+
+/// One stream's values while its section is written: spooled to a scratch file, so memory
+/// stays bounded by the buffer.
+struct Stream {
+    key: live::Key,
+    id: u8,
+    rid: RecordId,
+    spool: Option<crate::io::TempFile>,
+    buf: Vec<u8>,
+    count: u64,
+}
+
+impl Stream {
+    const BUF: usize = 1 << 16;
+
+    fn spool_error(e: impl std::fmt::Display) -> CompactError {
+        CompactError::Invalid(format!("cannot spool a stream: {e}"))
+    }
+
+    fn push(&mut self, v: u64) -> Result<(), CompactError> {
+        self.buf.extend_from_slice(&v.to_le_bytes());
+        self.count += 1;
+        if self.buf.len() >= Self::BUF {
+            self.spill()?;
+        }
+        Ok(())
+    }
+
+    fn spill(&mut self) -> Result<(), CompactError> {
+        use std::io::Write;
+        if self.spool.is_none() {
+            self.spool = Some(crate::io::TempFile::new().map_err(Self::spool_error)?);
+        }
+        let f = self.spool.as_mut().expect("spool").file_mut();
+        f.write_all(&self.buf).map_err(Self::spool_error)?;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Every value pushed, in order; the stream is empty afterwards.
+    fn drain(
+        &mut self,
+    ) -> Result<impl Iterator<Item = Result<u64, CompactError>>, CompactError> {
+        use std::io::Read;
+        if self.spool.is_some() {
+            self.spill()?;
+        }
+        let n = std::mem::take(&mut self.count);
+        let tail = std::mem::take(&mut self.buf);
+        let file = match self.spool.take() {
+            Some(mut t) => {
+                t.rewind().map_err(Self::spool_error)?;
+                let f = t.file().try_clone().map_err(Self::spool_error)?;
+                // The scratch file is removed when `t` is dropped, after the last read.
+                Some((t, std::io::BufReader::with_capacity(Self::BUF, f)))
+            }
+            None => None,
+        };
+        let mut file = file;
+        let mut i = 0u64;
+        Ok(std::iter::from_fn(move || {
+            if i == n {
+                return None;
+            }
+            let at = i as usize;
+            i += 1;
+            let mut b = [0u8; 8];
+            Some(match &mut file {
+                Some((_, r)) => r
+                    .read_exact(&mut b)
+                    .map(|_| u64::from_le_bytes(b))
+                    .map_err(Self::spool_error),
+                None => {
+                    b.copy_from_slice(&tail[at * 8..at * 8 + 8]);
+                    Ok(u64::from_le_bytes(b))
+                }
+            })
+        }))
+    }
 }
 
 /// Check that two traces of the same DTD decode to the same values, record for record: every
 /// record other than `section` and `metadata` records, with references followed to the values
 /// they lead to. Returns the number of records compared.
 pub fn verify(a: &Reader<'_>, b: &Reader<'_>) -> Result<u64, CompactError> {
+    // Sections of the second trace that the first has not (the streams of `--split`) hold
+    // values the first trace keeps in its records: they are read through references.
+    let sections: Vec<u8> = a.input.regions.iter().map(|r| r.section).collect();
     let mut ra = a.records();
     let mut rb = b.records();
     let mut index = 0u64;
     loop {
-        let x = next_data(&mut ra)?;
-        let y = next_data(&mut rb)?;
+        let x = next_data(&mut ra, &|_| true)?;
+        let y = next_data(&mut rb, &|s| sections.contains(&s))?;
         let differs = |what: String| CompactError::Differs { index, what };
         match (x, y) {
             (None, None) => return Ok(index),
@@ -602,7 +866,10 @@ enum Owned {
 
 type OwnedRecord = (RecordId, u8, Vec<(SlotId, Owned)>);
 
-fn next_data(r: &mut crate::decode::Records<'_>) -> Result<Option<OwnedRecord>, CompactError> {
+fn next_data(
+    r: &mut crate::decode::Records<'_>,
+    compared: &dyn Fn(u8) -> bool,
+) -> Result<Option<OwnedRecord>, CompactError> {
     loop {
         match r.next() {
             None => return Ok(None),
@@ -612,7 +879,8 @@ fn next_data(r: &mut crate::decode::Records<'_>) -> Result<Option<OwnedRecord>, 
                 if matches!(
                     v.record().builtin,
                     Some(Builtin::Section | Builtin::Metadata)
-                ) {
+                ) || !compared(v.section())
+                {
                     continue;
                 }
                 let mut fields = Vec::with_capacity(v.field_count());
