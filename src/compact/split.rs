@@ -95,9 +95,14 @@ pub(crate) fn derive(text: &str, schema: &Schema, keys: &[Key]) -> Option<SplitP
             }
         };
         let rt = schema.record(key.1);
+        // The field's own declared width: a compressor sees the values as they were.
+        let width = match rt.slots[key.2 as usize].kind {
+            crate::dtd::SlotKind::Int { width } if width > 0 => width,
+            _ => 8,
+        };
         let _ = writeln!(
             out,
-            "// {}.{}\n{value}.width = 8; {value}.interpretation = none;\n\
+            "// {}.{}\n{value}.width = {width}; {value}.interpretation = none;\n\
              section {section_name} {id} {{ {record} : (tag, value : {value}) {{ tag.value = {tag}; }} }}",
             rt.name, rt.slots[key.2 as usize].name
         );
