@@ -135,26 +135,30 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
     } else {
         None
     };
-    let (schema, dtd_name) = match &split {
-        Some((_, schema, name)) => (schema, name.as_str()),
-        None => (o.schema(), h.dtd_name.as_str()),
-    };
     let quiet = args.quiet || super::common::quiet();
     let mut bar = super::progress::Progress::new(reader.bytes().len() as u64, "encoding", quiet);
     let mut progress = |at: u64, n: u64| bar.record(at, n);
-    let encode = |w: &mut TraceWriter<'_>, progress: &mut dyn FnMut(u64, u64)| match &split {
-        Some((plan, _, _)) => encode_split(&reader, w, &opts, plan, progress),
-        None => encode_with_progress(&reader, w, &opts, progress),
-    };
-    let (stats, raw_bytes) = if args.compress == Compress::None {
-        let mut w = TraceWriter::create(schema, &args.output, class, h.byte_order, dtd_name)
-            .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
-        let stats = encode(&mut w, &mut progress).map_err(|e| fail(&e))?;
-        let s = w
-            .finish()
-            .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
-        (stats, s.bytes)
-    } else {
+    // Encode (with the streams of `plan`, or not) into `to`, compressed as asked.
+    let mut produce = |plan: Option<&(SplitPlan, metatf::dtd::Schema, String)>,
+                       to: &std::path::Path|
+     -> Result<(metatf::compact::Stats, u64), Failure> {
+        let (schema, dtd_name) = match plan {
+            Some((_, schema, name)) => (schema, name.as_str()),
+            None => (o.schema(), h.dtd_name.as_str()),
+        };
+        let encode = |w: &mut TraceWriter<'_>, progress: &mut dyn FnMut(u64, u64)| match plan {
+            Some((plan, _, _)) => encode_split(&reader, w, &opts, plan, progress),
+            None => encode_with_progress(&reader, w, &opts, progress),
+        };
+        if args.compress == Compress::None {
+            let mut w = TraceWriter::create(schema, to, class, h.byte_order, dtd_name)
+                .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
+            let stats = encode(&mut w, &mut progress).map_err(|e| fail(&e))?;
+            let s = w
+                .finish()
+                .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
+            return Ok((stats, s.bytes));
+        }
         let mut tmp = TempFile::new().map_err(|e| io_failure(&e))?;
         let mut w = TraceWriter::create(schema, tmp.path(), class, h.byte_order, dtd_name)
             .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
@@ -162,28 +166,58 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
         let s = w
             .finish()
             .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
-        let mut out = Output::create(&args.output).map_err(|e| io_failure(&e))?;
+        let mut out = Output::create(to).map_err(|e| io_failure(&e))?;
         let mut f = std::fs::File::open(tmp.path())
             .map_err(|e| Failure::new(EXIT_USAGE, format!("{}: {e}", tmp.path().display())))?;
         let level = args.level.unwrap_or(args.compress.default_level());
         let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut out);
         compress(args.compress, level, &mut f, &mut buf)
-            .map_err(|e| Failure::new(EXIT_USAGE, format!("{}: {e}", args.output.display())))?;
+            .map_err(|e| Failure::new(EXIT_USAGE, format!("{}: {e}", to.display())))?;
         buf.flush()
-            .map_err(|e| Failure::new(EXIT_USAGE, format!("{}: {e}", args.output.display())))?;
+            .map_err(|e| Failure::new(EXIT_USAGE, format!("{}: {e}", to.display())))?;
         drop(buf);
         out.commit().map_err(|e| io_failure(&e))?;
         let _ = tmp.rewind();
-        (stats, s.bytes)
+        Ok((stats, s.bytes))
     };
-    // The closure's borrow of the bar ends with its last use above.
-    bar.finish();
+    // With streams: both encodings, and the smaller is kept (streams pay on some traces and
+    // not on others, docs/compression.md).
+    let mut streams_kept = false;
+    let (stats, raw_bytes) = match &split {
+        None => produce(None, &args.output)?,
+        Some(plan) => {
+            let folder = args
+                .output
+                .parent()
+                .filter(|p| !p.as_os_str().is_empty())
+                .unwrap_or(std::path::Path::new("."));
+            let rows = TempFile::new_in(folder).map_err(|e| io_failure(&e))?;
+            let cols = TempFile::new_in(folder).map_err(|e| io_failure(&e))?;
+            let plain = produce(None, rows.path())?;
+            let streamed = produce(Some(plan), cols.path())?;
+            let size = |t: &TempFile| std::fs::metadata(t.path()).map(|m| m.len()).unwrap_or(0);
+            let (chosen, result) = if size(&cols) < size(&rows) {
+                write_derived_dtd(folder, &plan.2, &plan.0.dtd_text)?;
+                streams_kept = true;
+                (cols, streamed)
+            } else {
+                (rows, plain)
+            };
+            let mut out = Output::create(&args.output).map_err(|e| io_failure(&e))?;
+            let mut f = std::fs::File::open(chosen.path()).map_err(|e| {
+                Failure::new(EXIT_USAGE, format!("{}: {e}", chosen.path().display()))
+            })?;
+            std::io::copy(&mut f, &mut out).map_err(|e| io_failure(&out.error(e)))?;
+            out.commit().map_err(|e| io_failure(&e))?;
+            result
+        }
+    };
     let elapsed = t0.elapsed();
     if args.verify && args.output.as_os_str() != "-" {
         // With streams, the output names the derived DTD, beside it.
         let dtd = match &split {
-            Some(_) => None,
-            None => super::size_report::dtd_path(&o, args.dtd.as_deref()),
+            Some(_) if streams_kept => None,
+            _ => super::size_report::dtd_path(&o, args.dtd.as_deref()),
         };
         let back = open(&args.output, dtd.as_deref())?;
         let n = verify(&reader, &back.reader()).map_err(|e| fail(&e))?;
@@ -214,11 +248,19 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
         for line in &stats.live_sets {
             line_to_stderr(line);
         }
-        for line in &stats.streams {
-            line_to_stderr(line);
+        if streams_kept {
+            for line in &stats.streams {
+                line_to_stderr(line);
+            }
         }
-        if let Some((_, _, name)) = &split {
-            line_to_stderr(&format!("the output names the derived DTD {name}, written beside it"));
+        match &split {
+            Some((_, _, name)) if streams_kept => line_to_stderr(&format!(
+                "streams kept (smaller): the output names the derived DTD {name}, written beside it"
+            )),
+            Some(_) => line_to_stderr(
+                "streams not kept: the trace without them is smaller, and uses the input's DTD",
+            ),
+            None => {}
         }
         if args.live && stats.live_sets.is_empty() {
             line_to_stderr("no field pays as a live-set position: the output is plain Meta-TF 1.0");
@@ -227,8 +269,7 @@ pub fn run(args: &EncodeArgs) -> Result<i32, Failure> {
     Ok(EXIT_OK)
 }
 
-/// With `--split`: the plan, the derived DTD's schema and its name, after writing the derived
-/// DTD beside the output (before the trace, so that a trace never names a missing DTD).
+/// With `--split`: the plan, the derived DTD's schema and its name.
 fn split_plan(
     args: &EncodeArgs,
     o: &metatf::Opened,
@@ -270,29 +311,27 @@ fn split_plan(
     let schema = metatf::dtd::parse_str(&name, &plan.dtd_text)
         .map_err(|e| Failure::new(EXIT_USAGE, metatf::dtd::render_plain(&e)))?
         .schema;
-    let folder = args
-        .output
-        .parent()
-        .filter(|p| !p.as_os_str().is_empty())
-        .unwrap_or(std::path::Path::new("."));
-    let path = folder.join(&name);
+    Ok(Some((plan, schema, name)))
+}
+
+/// Write the derived DTD `name` into `folder` (before the trace that names it), unless a file
+/// with the same text is there; a different file of that name is an error.
+fn write_derived_dtd(folder: &std::path::Path, name: &str, text: &str) -> Result<(), Failure> {
+    let path = folder.join(name);
     match std::fs::read(&path) {
-        Ok(existing) if existing == plan.dtd_text.as_bytes() => {}
-        Ok(_) => {
-            return Err(Failure::new(
-                EXIT_USAGE,
-                format!(
-                    "error: {} exists with other contents; remove it or write the output elsewhere",
-                    path.display()
-                ),
-            ))
-        }
+        Ok(existing) if existing == text.as_bytes() => Ok(()),
+        Ok(_) => Err(Failure::new(
+            EXIT_USAGE,
+            format!(
+                "error: {} exists with other contents; remove it or write the output elsewhere",
+                path.display()
+            ),
+        )),
         Err(_) => {
             let mut out = Output::create(&path).map_err(|e| io_failure(&e))?;
-            out.write_all(plan.dtd_text.as_bytes())
+            out.write_all(text.as_bytes())
                 .map_err(|e| io_failure(&out.error(e)))?;
-            out.commit().map_err(|e| io_failure(&e))?;
+            out.commit().map_err(|e| io_failure(&e))
         }
     }
-    Ok(Some((plan, schema, name)))
 }

@@ -686,7 +686,10 @@ fn run(
                     )));
                 };
                 if scope.managed(schema, mc.record, mc.slot)
-                    || scope.pre.streams.contains(&(scope.section, mc.record, mc.slot))
+                    || scope
+                        .pre
+                        .streams
+                        .contains(&(scope.section, mc.record, mc.slot))
                 {
                     ctx.stats.metadata_dropped += 1;
                 } else {
@@ -786,9 +789,7 @@ impl Stream {
     }
 
     /// Every value pushed, in order; the stream is empty afterwards.
-    fn drain(
-        &mut self,
-    ) -> Result<impl Iterator<Item = Result<u64, CompactError>>, CompactError> {
+    fn drain(&mut self) -> Result<impl Iterator<Item = Result<u64, CompactError>>, CompactError> {
         use std::io::Read;
         if self.spool.is_some() {
             self.spill()?;

@@ -1,6 +1,7 @@
 //! Split streams (`mtf encode --split`, docs/compression.md): each varying integer field of a
 //! section moves into a section of its own, read back through `sectionStride`, so that a
 //! whole-file compressor sees each field's values as one run (the paper's *split stream*).
+//! Whether that pays depends on the trace: `mtf encode` writes both and keeps the smaller.
 //!
 //! Meta-TF 1.0 can express this only with a section declared in the DTD for every stream, so the
 //! output names a **derived DTD**: the input's DTD text with one section appended per stream.
@@ -72,14 +73,19 @@ pub(crate) fn derive(text: &str, schema: &Schema, keys: &[Key]) -> Option<SplitP
         (1u64 << (8 * schema.tag_width as u32)) - 1
     };
     let tag = (4..=max_tag.min(1 << 16)).find(|t| !global.by_tag.contains_key(t))?;
-    let mut free_ids = (1..=255u8).rev().filter(|&id| schema.scope_for(id).is_none());
+    let mut free_ids = (1..=255u8)
+        .rev()
+        .filter(|&id| schema.scope_for(id).is_none());
     // Names that no DTD is likely to use; checked against the schema anyway.
     let taken = |name: &str| {
-        schema.records.iter().any(|r| r.name == name) || schema.scopes.iter().any(|s| s.name == name)
+        schema.records.iter().any(|r| r.name == name)
+            || schema.scopes.iter().any(|s| s.name == name)
     };
     let mut out = String::with_capacity(text.len() + 200 * keys.len());
     out.push_str(text);
-    out.push_str("\n\n// Split streams written by `mtf encode --split` (docs/compression.md): each\n");
+    out.push_str(
+        "\n\n// Split streams written by `mtf encode --split` (docs/compression.md): each\n",
+    );
     out.push_str("// section holds one field's values, read through `sectionStride`.\n");
     let mut streams = Vec::with_capacity(keys.len());
     let mut n = 0usize;

@@ -25,6 +25,32 @@ fn reencode(
     w.finish_to_vec().unwrap_or_else(|e| panic!("{e}"))
 }
 
+/// Re-encode with every varying field in a stream (a derived DTD), and check the values.
+fn check_split(
+    schema: &Schema,
+    dtd_text: &str,
+    original: &[u8],
+    class: Class,
+    order: ByteOrder,
+    opts: Options,
+) {
+    let a = Trace::from_bytes(original.to_vec()).unwrap();
+    let ra = Reader::new(&a, schema);
+    let Some(plan) = metatf::compact::plan_split(&ra, dtd_text, &opts).unwrap() else {
+        return;
+    };
+    let derived = metatf::dtd::parse_str("derived.dtd", &plan.dtd_text)
+        .unwrap_or_else(|e| panic!("{}\n{}", plan.dtd_text, metatf::dtd::render_plain(&e)))
+        .schema;
+    let mut w = TraceWriter::in_memory(&derived, class, order, "derived.dtd");
+    metatf::compact::encode_split(&ra, &mut w, &opts, &plan, &mut |_, _| {})
+        .unwrap_or_else(|e| panic!("{e}"));
+    let bytes = w.finish_to_vec().unwrap_or_else(|e| panic!("{e}"));
+    let b = Trace::from_bytes(bytes).unwrap();
+    let rb = Reader::new(&b, &derived);
+    verify(&ra, &rb).unwrap_or_else(|e| panic!("{e}"));
+}
+
 fn check_equal(schema: &Schema, original: &[u8], encoded: Vec<u8>) -> usize {
     let a = Trace::from_bytes(original.to_vec()).unwrap();
     let b = Trace::from_bytes(encoded.clone()).unwrap();
@@ -69,6 +95,23 @@ fn every_sample_trace_reencodes_to_the_same_values() {
                     check_equal(o.schema(), o.trace().bytes(), bytes);
                 }
             }
+        }
+        // Streams (`--split`), with and without live sets.
+        let text = std::fs::read_to_string(dtd).unwrap();
+        for live in [false, true] {
+            let opts = Options {
+                measure: Measure::Compressed,
+                live,
+                ..Options::default()
+            };
+            check_split(
+                o.schema(),
+                &text,
+                o.trace().bytes(),
+                h.class,
+                h.byte_order,
+                opts,
+            );
         }
     }
 }
@@ -485,6 +528,18 @@ fn run(seed: u64) {
         );
         check_equal(&schema, &bytes, enc);
     }
+    check_split(
+        &schema,
+        &dtd,
+        &bytes,
+        class,
+        order,
+        Options {
+            window: 1 + r.below(64) as usize,
+            live: r.below(2) == 0,
+            ..Options::default()
+        },
+    );
 }
 
 proptest! {
@@ -646,4 +701,39 @@ fn live_encoding_does_not_depend_on_the_hash_seed() {
         let b = reencode(&schema, &r, Class::Bits32, ByteOrder::Little, opts);
         assert!(a == b, "two encodings of the same trace differ");
     }
+}
+
+#[test]
+fn split_streams_are_kept_only_when_smaller_and_never_written_to_stdout() {
+    let dir = crate::util::tempdir();
+    let out = dir.path().join("t.mtf");
+    let o = out.to_str().unwrap();
+    let r = crate::util::mtf(&["encode", "traces/et3.mtf", "-o", o, "--split", "--verify"]);
+    let msg = crate::util::text(&r.stderr);
+    assert!(r.status.success(), "{msg}");
+    assert!(msg.contains("verified"), "{msg}");
+    let dtds: Vec<_> = std::fs::read_dir(dir.path())
+        .unwrap()
+        .map(|e| e.unwrap().file_name().into_string().unwrap())
+        .filter(|n| n.ends_with(".dtd"))
+        .collect();
+    if msg.contains("streams kept") {
+        assert_eq!(dtds.len(), 1, "{msg}");
+        let header = std::fs::read(&out).unwrap();
+        let name = dtds[0].as_bytes();
+        assert!(
+            header.windows(name.len()).any(|w| w == name),
+            "the trace names {}",
+            dtds[0]
+        );
+    } else {
+        assert!(msg.contains("streams not kept"), "{msg}");
+        assert!(
+            dtds.is_empty(),
+            "no derived DTD when the streams are not kept: {dtds:?}"
+        );
+    }
+    let r = crate::util::mtf(&["encode", "traces/et3.mtf", "-o", "-", "--split"]);
+    assert_eq!(r.status.code(), Some(2));
+    assert!(crate::util::text(&r.stderr).contains("must be a file"));
 }
