@@ -105,9 +105,14 @@ impl<'d> Rec<'_, 'd> {
         self.view.record_id()
     }
 
-    /// The integer value of field `name`.
+    /// The integer value of field `name`; for a field read through a section (a stream of
+    /// `mtf encode --split`), the integer its element holds.
     pub fn int(&self, name: &str) -> Option<u64> {
-        self.view.field(name)?.as_u64()
+        let f = self.view.field(name)?;
+        match f.value() {
+            Value::Ref(_) => f.resolve()?.ok()?.value.as_u64(),
+            _ => f.as_u64(),
+        }
     }
 
     /// The bytes of field `name`: a byte string, or the string a `sectionOffset` leads to.

@@ -737,3 +737,53 @@ fn split_streams_are_kept_only_when_smaller_and_never_written_to_stdout() {
     assert_eq!(r.status.code(), Some(2));
     assert!(crate::util::text(&r.stderr).contains("must be a file"));
 }
+
+#[test]
+fn an_imported_trace_with_streams_exports_byte_for_byte() {
+    // Streams turn fields into references; export must follow them to the values.
+    let o = metatf::open("traces/et3.mtf").unwrap();
+    let h = o.trace().header();
+    let text = std::fs::read_to_string("dtds/et3.dtd").unwrap();
+    let r = o.reader();
+    let opts = Options::default();
+    let plan = metatf::compact::plan_split(&r, &text, &opts)
+        .unwrap()
+        .expect("fields that vary");
+    let dir = crate::util::tempdir();
+    std::fs::write(dir.path().join("derived.dtd"), &plan.dtd_text).unwrap();
+    let derived = metatf::dtd::parse_str("derived.dtd", &plan.dtd_text)
+        .unwrap()
+        .schema;
+    let mut w = TraceWriter::in_memory(&derived, h.class, h.byte_order, "derived.dtd");
+    metatf::compact::encode_split(&r, &mut w, &opts, &plan, &mut |_, _| {}).unwrap();
+    let split = dir.path().join("split.mtf");
+    std::fs::write(&split, w.finish_to_vec().unwrap()).unwrap();
+    let a = dir.path().join("a.txt");
+    let b = dir.path().join("b.txt");
+    let ra = crate::util::mtf(&["export", "traces/et3.mtf", "-o", a.to_str().unwrap()]);
+    assert!(ra.status.success(), "{}", crate::util::text(&ra.stderr));
+    let rb = crate::util::mtf(&["export", split.to_str().unwrap(), "-o", b.to_str().unwrap()]);
+    assert!(rb.status.success(), "{}", crate::util::text(&rb.stderr));
+    // One file, or a folder of the format's files.
+    let read_all = |p: &Path| -> Vec<(String, Vec<u8>)> {
+        if p.is_dir() {
+            let mut v: Vec<_> = std::fs::read_dir(p)
+                .unwrap()
+                .map(|e| {
+                    let e = e.unwrap();
+                    (
+                        e.file_name().into_string().unwrap(),
+                        std::fs::read(e.path()).unwrap(),
+                    )
+                })
+                .collect();
+            v.sort();
+            v
+        } else {
+            vec![(String::new(), std::fs::read(p).unwrap())]
+        }
+    };
+    let (x, y) = (read_all(&a), read_all(&b));
+    assert!(!x.is_empty());
+    assert!(x == y, "the exports differ");
+}
