@@ -61,6 +61,7 @@ pub struct Opened {
     trace: Trace<'static>,
     schema: Schema,
     source: DtdSource,
+    text: String,
     warnings: Vec<DtdWarning>,
 }
 
@@ -78,6 +79,11 @@ impl Opened {
     /// Where the DTD came from.
     pub fn dtd_source(&self) -> &DtdSource {
         &self.source
+    }
+
+    /// The DTD's text, as read when the trace was opened.
+    pub fn dtd_text(&self) -> &str {
+        &self.text
     }
 
     /// Problems in the DTD that do not make it unusable (likely typos).
@@ -124,12 +130,23 @@ pub fn open_bytes(bytes: Vec<u8>, dtd: Option<&Path>) -> Result<Opened, OpenErro
 pub fn with_trace(trace: Trace<'static>, dtd: Option<&Path>) -> Result<Opened, OpenError> {
     let env = std::env::var_os("MTF_DTD_PATH");
     let located = trace.locate_dtd(dtd, env.as_deref());
-    let (loaded, source) = match located {
-        Located::Explicit(p) => (crate::dtd::load(&p)?, DtdSource::Explicit(p)),
-        Located::TraceDir(p) => (crate::dtd::load(&p)?, DtdSource::TraceDir(p)),
-        Located::EnvPath(p) => (crate::dtd::load(&p)?, DtdSource::EnvPath(p)),
+    // The text is kept: a derived DTD (`mtf encode --split`) extends it, and a DTD read from a
+    // FIFO cannot be read twice.
+    let file = |p: &Path| -> Result<(crate::dtd::Loaded, String), OpenError> {
+        let text = crate::dtd::read_file(p)?;
+        let loaded =
+            crate::dtd::parse_str(&p.display().to_string(), &text).map_err(DtdLoadError::from)?;
+        Ok((loaded, text))
+    };
+    let ((loaded, text), source) = match located {
+        Located::Explicit(p) => (file(&p)?, DtdSource::Explicit(p)),
+        Located::TraceDir(p) => (file(&p)?, DtdSource::TraceDir(p)),
+        Located::EnvPath(p) => (file(&p)?, DtdSource::EnvPath(p)),
         Located::Shipped(name, text) => (
-            crate::dtd::parse_str(name, text).map_err(DtdLoadError::from)?,
+            (
+                crate::dtd::parse_str(name, text).map_err(DtdLoadError::from)?,
+                text.to_string(),
+            ),
             DtdSource::Shipped(name),
         ),
         Located::NotFound(nf) => {
@@ -152,6 +169,7 @@ pub fn with_trace(trace: Trace<'static>, dtd: Option<&Path>) -> Result<Opened, O
         trace,
         schema,
         source,
+        text,
         warnings: loaded.warnings,
     })
 }

@@ -281,16 +281,7 @@ fn split_plan(
             "error: --split writes a derived DTD beside the output, so the output must be a file, not -",
         ));
     }
-    let text = match o.dtd_source() {
-        metatf::DtdSource::Explicit(p)
-        | metatf::DtdSource::TraceDir(p)
-        | metatf::DtdSource::EnvPath(p) => std::fs::read_to_string(p)
-            .map_err(|e| Failure::new(EXIT_USAGE, format!("error: {}: {e}", p.display())))?,
-        metatf::DtdSource::Shipped(name) => metatf::container::shipped_dtd(name)
-            .unwrap_or_default()
-            .to_string(),
-    };
-    let plan = plan_split(&o.reader(), &text, opts)
+    let plan = plan_split(&o.reader(), o.dtd_text(), opts)
         .map_err(|e| Failure::new(EXIT_INVALID_TRACE, render(&e)))?;
     let Some(plan) = plan else {
         if !args.quiet {

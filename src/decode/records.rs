@@ -488,6 +488,7 @@ impl<'r> Records<'r> {
     ) -> Result<(), Box<Damage>> {
         let def = &rt.slots[slot as usize];
         let st = &mut self.scope.as_mut().expect("open scope").slots[base + slot as usize];
+        let liveset = st.liveset;
         let w = st.width as usize;
         let available = self.end - self.pos;
         if w as u64 > available {
@@ -552,7 +553,6 @@ impl<'r> Records<'r> {
                 (Val::Int(v), v)
             }
         };
-        let liveset = self.scope.as_ref().expect("open scope").slots[base + slot as usize].liveset;
         if liveset != 0 {
             self.scope
                 .as_mut()
