@@ -542,23 +542,12 @@ impl<'r> Records<'r> {
                 (Val::Ref(r), index as u64)
             }
             Interp::Live(set) => {
-                // A position past the end stands for a value not in the set (docs/format.md §13).
-                let sets = &mut self.scope.as_mut().expect("open scope").sets;
-                let len = sets.len(set) as u64;
-                let v = if raw < len {
-                    sets.take(set, raw, None).expect("position within the set")
-                } else {
-                    raw - len
-                };
+                let v = self.live_value(set, raw);
                 (Val::Int(v), v)
             }
         };
         if liveset != 0 {
-            self.scope
-                .as_mut()
-                .expect("open scope")
-                .sets
-                .insert(liveset, number, None);
+            self.live_insert(liveset, number);
         }
         if let Val::Ref(r) = value {
             self.check_ref(r, at, rid, slot);
@@ -585,6 +574,31 @@ impl<'r> Records<'r> {
             value,
         });
         Ok(())
+    }
+
+    /// The value a `live` field stores `raw` for (docs/format.md §13): a position in the set,
+    /// whose value leaves it, or past the end the value `raw − len`.
+    // Out of line: traces without live sets keep the field decoder small.
+    #[cold]
+    #[inline(never)]
+    fn live_value(&mut self, set: u8, raw: u64) -> u64 {
+        let sets = &mut self.scope.as_mut().expect("open scope").sets;
+        let len = sets.len(set) as u64;
+        if raw < len {
+            sets.take(set, raw, None).expect("position within the set")
+        } else {
+            raw - len
+        }
+    }
+
+    #[cold]
+    #[inline(never)]
+    fn live_insert(&mut self, set: u8, value: u64) {
+        self.scope
+            .as_mut()
+            .expect("open scope")
+            .sets
+            .insert(set, value, None);
     }
 
     fn check_ref(&mut self, r: ElementRef, at: u64, rid: RecordId, slot: SlotId) {

@@ -387,8 +387,15 @@ impl LiveSets {
         }
     }
 
-    /// Housekeeping between records.
+    /// Housekeeping between records (nothing to do, and inlined, when no set was ever used).
+    #[inline]
     pub(crate) fn compact(&mut self) {
+        if !self.sets.is_empty() {
+            self.compact_sets();
+        }
+    }
+
+    fn compact_sets(&mut self) {
         for s in &mut self.sets {
             s.compact();
         }
