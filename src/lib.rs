@@ -39,6 +39,7 @@
 //! ```
 #![deny(missing_docs)]
 
+pub mod analysis;
 #[cfg(feature = "parquet")]
 pub mod columnar;
 pub mod compact;

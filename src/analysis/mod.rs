@@ -1,0 +1,8 @@
+//! Analysis of a trace from the declarations in its DTD: what a heap did (ids defined and
+//! undefined, bytes allocated and freed, nesting, monotonic fields), computed in one streaming
+//! pass over the library's public reading API.
+//!
+//! [`event`] holds the event type that the checker, the statistics and `replay`/`simulate`
+//! share.
+
+pub mod event;
