@@ -98,11 +98,11 @@ pub fn run(args: DtdArgs) -> i32 {
     let loaded = match loaded {
         Ok(l) => l,
         Err(e @ DtdLoadError::Io { .. }) => {
-            line_to_stderr(&format!("mtf: {e}"));
+            to_stderr(&render(&e));
             return EXIT_USAGE;
         }
         Err(e @ (DtdLoadError::TooLarge { .. } | DtdLoadError::NotUtf8 { .. })) => {
-            line_to_stderr(&format!("mtf: {e}"));
+            to_stderr(&render(&e));
             return EXIT_BAD_DTD;
         }
         Err(DtdLoadError::Invalid(errs)) => {

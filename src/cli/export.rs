@@ -23,7 +23,7 @@ pub struct ExportArgs {
     #[arg(long)]
     pub map: Option<PathBuf>,
     /// The DTD to use instead of the one the header names.
-    #[arg(long)]
+    #[arg(short, long)]
     pub dtd: Option<PathBuf>,
     /// The output: a file, `-` for standard output, or a folder for a trace of several files.
     #[arg(short, long)]

@@ -26,7 +26,7 @@ pub struct ImportArgs {
     #[arg(long)]
     pub map: Option<PathBuf>,
     /// The DTD to use instead of the one the mapping names.
-    #[arg(long)]
+    #[arg(short, long)]
     pub dtd: Option<PathBuf>,
     /// The trace to write (`-` for standard output).
     #[arg(short, long)]
@@ -37,7 +37,7 @@ pub struct ImportArgs {
 }
 
 fn usage(m: impl Into<String>) -> Failure {
-    Failure::new(EXIT_USAGE, format!("error: {}", m.into()))
+    super::common::error(EXIT_USAGE, "mtf::usage", m)
 }
 
 /// Load the DTD a mapping names: `--dtd`, else a file of that name beside the mapping file,
