@@ -149,3 +149,34 @@ fn export_errors_have_their_own_exit_status() {
     assert_eq!(out.status.code(), Some(2), "{}", util::text(&out.stderr));
     assert!(util::text(&out.stderr).contains("cannot write /dev/full"));
 }
+
+#[test]
+fn a_misspelt_interpretation_with_an_argument_gets_the_same_help_as_without() {
+    let base = std::fs::read_to_string("dtds/hatf10.dtd").unwrap();
+    let mut messages = Vec::new();
+    for typo in ["defualt 0", "defualt", "Default 0", "stide 4 1"] {
+        let text = base.replace(
+            "time.interpretation = default 0;",
+            &format!("time.interpretation = {typo};"),
+        );
+        let e = metatf::dtd::parse_str("t.dtd", &text).unwrap_err();
+        let msg = metatf::dtd::render_plain(&e);
+        assert!(msg.contains("mtf::dtd::bad_property"), "{typo}: {msg}");
+        assert!(msg.contains("one of: none, default V"), "{typo}: {msg}");
+        assert!(msg.contains("did you mean"), "{typo}: {msg}");
+        assert!(!msg.contains("expected `.value`"), "{typo}: {msg}");
+        messages.push(
+            msg.lines()
+                .find(|l| l.contains('×') && l.contains("expects"))
+                .map(str::to_string),
+        );
+    }
+    assert_eq!(messages[0], messages[1], "with and without the argument");
+    // A known keyword with a bad argument is still a syntax error at the argument.
+    let text = base.replace(
+        "time.interpretation = default 0;",
+        "time.interpretation = default x;",
+    );
+    let msg = metatf::dtd::render_plain(&metatf::dtd::parse_str("t.dtd", &text).unwrap_err());
+    assert!(msg.contains("an integer argument"), "{msg}");
+}

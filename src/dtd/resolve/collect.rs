@@ -347,6 +347,27 @@ impl<'a> Resolver<'a> {
                 "e.g. `x.width = 4;` or `data.width = length.value;`",
             ),
             ("interpretation", PropValue::Interp(i)) => Some(self.interp(i)),
+            ("interpretation", PropValue::Ident(id)) => {
+                let near = INTERPRETATIONS
+                    .iter()
+                    .map(|s| s.keyword)
+                    .filter(|k| {
+                        edit_distance(&id.name.to_ascii_lowercase(), &k.to_ascii_lowercase()) <= 2
+                    })
+                    .min_by_key(|k| edit_distance(&id.name, k));
+                let what = match near {
+                    Some(k) => format!(
+                        "an interpretation; `{}` is not one (did you mean `{k}`?)",
+                        id.name
+                    ),
+                    None => format!("an interpretation; `{}` is not one", id.name),
+                };
+                bad(
+                    self,
+                    &what,
+                    &format!("one of: {}", InterpSpec::all_synopses()),
+                )
+            }
             ("interpretation", _) => bad(
                 self,
                 "an interpretation",
