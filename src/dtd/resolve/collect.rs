@@ -9,6 +9,23 @@ use std::collections::HashMap;
 
 use super::*;
 
+/// The value of an expression made of integer literals only (`None` if it reads a property or
+/// overflows, which is reported where it is evaluated).
+fn literal_value(e: &ast::Expr) -> Option<u64> {
+    match &e.kind {
+        ast::ExprKind::Int(i) => i.value,
+        ast::ExprKind::Ref { .. } => None,
+        ast::ExprKind::Binary(op, a, b) => {
+            let (a, b) = (literal_value(a)?, literal_value(b)?);
+            match op {
+                ast::BinOp::Add => a.checked_add(b),
+                ast::BinOp::Sub => a.checked_sub(b),
+                ast::BinOp::Mul => a.checked_mul(b),
+            }
+        }
+    }
+}
+
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
@@ -401,7 +418,29 @@ impl<'a> Resolver<'a> {
                 "a display style",
                 "one of: decimal, hex, signed, text, bytes",
             ),
-            ("liveset", PropValue::Expr(e)) if !e.uses_value() => Some(PVal::LiveSet(e)),
+            ("liveset", PropValue::Expr(e)) if !e.uses_value() => {
+                // A set number made of literals only is checked here, where it is written, so
+                // that a property no record uses is refused like an unused `live 0` (§13); one
+                // that reads a `.width` is checked in each record it applies to.
+                if let Some(n) = literal_value(e) {
+                    if n > crate::layout::MAX_LIVE_SETS as u64 {
+                        self.err(DtdError::BadProperty {
+                            msg: format!(
+                                "live set {n} is outside 0..{}",
+                                crate::layout::MAX_LIVE_SETS
+                            ),
+                            src: self.src(),
+                            span: sspan(e.span),
+                            help: Some(
+                                "extension live/1 numbers live sets 1..16; 0 is none (docs/format.md §13)"
+                                    .into(),
+                            ),
+                        });
+                        return Some(PVal::Invalid);
+                    }
+                }
+                Some(PVal::LiveSet(e))
+            }
             ("liveset", _) => bad(
                 self,
                 "a live set number, 0..16",
