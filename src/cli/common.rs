@@ -152,9 +152,10 @@ impl Diagnostic for Flat {
 }
 
 /// The failure for an input that cannot be read or an output that cannot be written: status 2
-/// (also for a full disk and a file over the size limit), with the message naming the path.
+/// (also for a full disk and a file over the size limit), with the message naming the path; a
+/// compressed trace that cannot be decompressed is an invalid trace (status 1, [`exit::for_io`]).
 pub fn io_failure(e: &IoError) -> Failure {
-    Failure::diagnostic(EXIT_USAGE, &Flat::of(e))
+    Failure::diagnostic(exit::for_io(e), &Flat::of(e))
 }
 
 /// The failure for a trace whose container is invalid (status 1) or that cannot be read

@@ -11,6 +11,7 @@
 
 use metatf::container::ContainerError;
 use metatf::encode::{EncodeError, EncodeErrorKind};
+use metatf::io::IoError;
 
 /// Success (for `check`: the trace is valid).
 pub const EXIT_OK: i32 = 0;
@@ -46,5 +47,15 @@ pub fn for_encode(e: &EncodeError) -> i32 {
     match e.kind() {
         EncodeErrorKind::File(_) => EXIT_USAGE,
         _ => EXIT_INVALID_TRACE,
+    }
+}
+
+/// The status for an error of the file layer: a compressed stream that cannot be decompressed
+/// (cut short, or corrupt) is a damaged trace, read as docs/format.md §9.2 says, so it is
+/// invalid input like the same trace cut short uncompressed; every other error is I/O.
+pub fn for_io(e: &IoError) -> i32 {
+    match e {
+        IoError::Decompress { .. } => EXIT_INVALID_TRACE,
+        _ => EXIT_USAGE,
     }
 }
