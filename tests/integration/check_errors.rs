@@ -604,9 +604,15 @@ fn a_section_record_with_another_number_does_not_stop_its_region() {
     assert_eq!(out.status.code(), Some(1));
     let text = util::text(&out.stdout);
     // Both `ra` records of section 1 (one value byte: section 1's scope, not section 2's `rb`).
-    assert!(text.contains("ra v=7\n") && text.contains("ra v=8\n"), "{text}");
+    assert!(
+        text.contains("ra v=7\n") && text.contains("ra v=8\n"),
+        "{text}"
+    );
     assert!(text.contains("rb v=1 v_2=2"), "{text}");
     let err = util::text(&out.stderr);
     assert_eq!(err.matches('×').count(), 3, "{err}");
-    assert!(err.contains("section record says section 2, the section index says 1"), "{err}");
+    assert!(
+        err.contains("section record says section 2, the section index says 1"),
+        "{err}"
+    );
 }

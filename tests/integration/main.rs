@@ -12,6 +12,7 @@ mod import;
 mod import_alloc;
 mod messages;
 mod mirror;
+mod pack_identity;
 mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;

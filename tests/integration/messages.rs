@@ -184,7 +184,8 @@ fn a_misspelt_interpretation_with_an_argument_gets_the_same_help_as_without() {
 #[test]
 fn an_unused_liveset_out_of_range_is_refused_like_an_unused_live_0() {
     let head = "tag.width = 1;\n";
-    let tail = "section s 1 {\n r: (tag, a) { tag.value = 4; a.width = 1; a.interpretation = none; }\n}\n";
+    let tail =
+        "section s 1 {\n r: (tag, a) { tag.value = 4; a.width = 1; a.interpretation = none; }\n}\n";
     for (line, code) in [
         ("x.liveset = 17;", "mtf::dtd::bad_property"),
         ("x.liveset = 16 + 1;", "mtf::dtd::bad_property"),
@@ -194,7 +195,11 @@ fn an_unused_liveset_out_of_range_is_refused_like_an_unused_live_0() {
         let e = metatf::dtd::parse_str("t.dtd", &text).unwrap_err();
         let msg = metatf::dtd::render_plain(&e);
         assert!(msg.contains(code), "{line}: {msg}");
-        assert_eq!(msg.matches("outside").count(), 1, "{line}: reported once: {msg}");
+        assert_eq!(
+            msg.matches("outside").count(),
+            1,
+            "{line}: reported once: {msg}"
+        );
     }
     for ok in ["x.liveset = 16;", "x.liveset = 0;"] {
         let text = format!("{head}{ok}\n{tail}");
@@ -208,8 +213,15 @@ fn jsonl_keeps_both_value_words_of_a_refused_metadata_record() {
     // hatf10.dtd, section heap (1): a stride metadata record (code 6, two words 5 and 7) aimed at
     // `alloc`'s tag slot, which a reader refuses (§5.4) but decodes to its full length.
     let section = vec![2u8, 1, 3, 4, 0, 6, 5, 0, 0, 0, 7, 0, 0, 0];
-    let mut t = Header::encode(Class::Bits32, ByteOrder::Little, "hatf10.dtd", 2, 0, &[(1, 14)])
-        .unwrap();
+    let mut t = Header::encode(
+        Class::Bits32,
+        ByteOrder::Little,
+        "hatf10.dtd",
+        2,
+        0,
+        &[(1, 14)],
+    )
+    .unwrap();
     t.extend_from_slice(&section);
     let dir = util::tempdir();
     let path = dir.path().join("refused.mtf");
