@@ -359,3 +359,20 @@ fn every_subcommand_follows_the_one_exit_status_policy() {
         }
     }
 }
+
+/// docs/text-format.md's first example is what `mtf dump` prints for the trace it packs into.
+#[test]
+fn the_text_format_example_is_what_dump_prints() {
+    let doc = std::fs::read_to_string(util::root().join("docs/text-format.md")).unwrap();
+    let start = doc.find("```\n%mtf").expect("the example") + "```\n".len();
+    let example = &doc[start..start + doc[start..].find("```").unwrap()];
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let out = util::mtf_stdin(
+        &["pack", "-", "-o", t.to_str().unwrap()],
+        example.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", util::text(&out.stderr));
+    let dump = util::mtf(&["dump", t.to_str().unwrap()]);
+    assert_eq!(util::text(&dump.stdout), example);
+}
