@@ -145,29 +145,6 @@ fn wrap(text: &str, width: usize) -> Vec<String> {
     lines
 }
 
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dtd_list_descriptions_are_whole_sentences() {
-        for name in metatf::container::shipped_names() {
-            let a = about(metatf::container::shipped_dtd(name).unwrap_or_default());
-            assert!(!a.is_empty(), "{name}");
-            // Not cut after `as imported by` or a comma: the sentence ends where it ends.
-            assert!(!a.ends_with(" by") && !a.ends_with(','), "{name}: {a}");
-            let back = wrap(&a, 40).join(" ");
-            assert_eq!(back, a.split_whitespace().collect::<Vec<_>>().join(" "));
-        }
-        assert_eq!(wrap("a `b c` d", 4), ["a", "`b c`", "d"]);
-        let t = "// x.dtd -- Traces of X, as imported by\n// `mtf import --from x`. More.\n";
-        assert_eq!(
-            about(t),
-            "Traces of X, as imported by `mtf import --from x`."
-        );
-    }
-}
-
 /// Run `mtf dtd`; returns the exit status.
 pub fn run(args: DtdArgs) -> i32 {
     let (file, show) = match args.command {
@@ -227,5 +204,28 @@ pub fn run(args: DtdArgs) -> i32 {
             }
             f.code
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dtd_list_descriptions_are_whole_sentences() {
+        for name in metatf::container::shipped_names() {
+            let a = about(metatf::container::shipped_dtd(name).unwrap_or_default());
+            assert!(!a.is_empty(), "{name}");
+            // Not cut after `as imported by` or a comma: the sentence ends where it ends.
+            assert!(!a.ends_with(" by") && !a.ends_with(','), "{name}: {a}");
+            let back = wrap(&a, 40).join(" ");
+            assert_eq!(back, a.split_whitespace().collect::<Vec<_>>().join(" "));
+        }
+        assert_eq!(wrap("a `b c` d", 4), ["a", "`b c`", "d"]);
+        let t = "// x.dtd -- Traces of X, as imported by\n// `mtf import --from x`. More.\n";
+        assert_eq!(
+            about(t),
+            "Traces of X, as imported by `mtf import --from x`."
+        );
     }
 }

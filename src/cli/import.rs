@@ -153,7 +153,7 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
         let mut best: Option<(Mapping, usize, usize)> = None;
         for (_, m) in shipped::all() {
             let (hit, seen) = score(&m, first, 200);
-            if hit > 0 && best.as_ref().map_or(true, |b| hit * b.2 > b.1 * seen) {
+            if hit > 0 && best.as_ref().is_none_or(|b| hit * b.2 > b.1 * seen) {
                 best = Some((m, hit, seen));
             }
         }

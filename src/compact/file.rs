@@ -419,7 +419,8 @@ mod tests {
             (Codec::Zstd, 23, 1),
         ] {
             let e = Compression::new(codec, Some(bad)).unwrap_err();
-            let (lo, hi) = (codec.levels().start(), codec.levels().end());
+            let levels = codec.levels();
+            let (lo, hi) = (levels.start(), levels.end());
             assert!(
                 e.to_string()
                     .contains(&format!("valid levels are {lo} to {hi}")),

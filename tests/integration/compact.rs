@@ -442,7 +442,7 @@ fn random_trace(r: &mut Rng, schema: &Schema, kinds: &[Vec<Kind>]) -> (Vec<u8>, 
                     } else {
                         v
                     };
-                    if regime == 2 && ri % 2 == 0 {
+                    if regime == 2 && ri.is_multiple_of(2) {
                         pool.push(v);
                     }
                     vals.push(In::Int(v));

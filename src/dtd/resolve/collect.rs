@@ -177,7 +177,7 @@ impl<'a> Resolver<'a> {
                 .any(|p| p.path.len() == 1 && p.path[0].name == "tag" && p.prop.name == "value")
         } else {
             matches!(r.fields.items.first(), Some(FieldItem { name: n, ty: FieldType::Named(t), .. })
-                if t.name == "tag" && n.as_ref().map_or(true, |n| n.name == "tag"))
+                if t.name == "tag" && n.as_ref().is_none_or(|n| n.name == "tag"))
         };
         let mut def = Def {
             ast: r,
