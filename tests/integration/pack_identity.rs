@@ -45,7 +45,9 @@ fn round_trip(
     }
     let dump = util::mtf(&args);
     assert_eq!(dump.status.code(), Some(0), "{}", util::text(&dump.stderr));
-    let t2 = t.with_extension("t2.mtf");
+    // T2 in a folder of its own: never beside T (which may be a shipped sample).
+    let out_dir = util::tempdir();
+    let t2 = out_dir.path().join("t2.mtf");
     let mut pack = vec!["pack", "-", "-o", t2.to_str().unwrap()];
     if let Some(d) = dtd {
         pack.extend(["-d", d.to_str().unwrap()]);
@@ -61,7 +63,17 @@ fn round_trip(
             util::text(&out.stderr),
         );
     }
-    let again = util::mtf(&["dump", t2.to_str().unwrap()]);
+    let mut args = vec!["dump", t2.to_str().unwrap()];
+    if let Some(d) = dtd {
+        args.extend(["-d", d.to_str().unwrap()]);
+    }
+    let again = util::mtf(&args);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        util::text(&again.stderr)
+    );
     (
         code,
         std::fs::read(&t2).unwrap(),
