@@ -335,6 +335,34 @@ fn every_subcommand_follows_the_one_exit_status_policy() {
             2,
         ),
     ];
+    let mut cases = cases;
+    // A ZIP export is written through a temporary file in the output's folder.
+    cases.push((
+        vec![
+            "export".into(),
+            "traces/jvm_trace.mtf".into(),
+            "-o".into(),
+            into("a.zip"),
+        ],
+        2,
+    ));
+    // A folder that exists but cannot be written (`/sys` refuses even root), for a ZIP as for
+    // plain text.
+    if std::path::Path::new("/sys/kernel").is_dir() {
+        for (t, name) in [
+            ("jvm_trace", "a.zip"),
+            ("et3", "a.txt"),
+            ("android", "a.txt"),
+        ] {
+            let args = vec![
+                "export".into(),
+                format!("traces/{t}.mtf"),
+                "-o".into(),
+                format!("/sys/{name}"),
+            ];
+            cases.push((args, 2));
+        }
+    }
     for (args, want) in cases {
         let a: Vec<&str> = args.iter().map(String::as_str).collect();
         let out = util::mtf(&a);
