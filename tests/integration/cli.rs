@@ -404,3 +404,35 @@ fn the_text_format_example_is_what_dump_prints() {
     let dump = util::mtf(&["dump", t.to_str().unwrap()]);
     assert_eq!(util::text(&dump.stdout), example);
 }
+
+/// `dtd check` and `dtd show` count the same record types (the built-ins apart, in both).
+#[test]
+fn dtd_check_and_dtd_show_count_the_same_record_types() {
+    for dtd in ["dtds/hatf10.dtd", "dtds/et3.dtd", "dtds/hatf10-split.dtd"] {
+        let check = util::text(&util::mtf(&["dtd", "check", dtd]).stdout);
+        let show = util::text(&util::mtf(&["dtd", "show", dtd]).stdout);
+        let summary = |s: &str| {
+            let at = s.find(" record types").expect("a count");
+            let from = s[..at].rfind([' ', '(']).unwrap() + 1;
+            let end = s[at..].find(" in ").unwrap() + at;
+            s[from..end].to_string()
+        };
+        assert_eq!(summary(&check), summary(&show), "{check}\n{show}");
+        assert!(summary(&check).contains("built-in"), "{check}");
+        // The sum is what `dtd show` lists, one `record NAME:` each.
+        let listed: std::collections::HashSet<&str> = show
+            .lines()
+            .filter_map(|l| l.trim().strip_prefix("record "))
+            .filter_map(|l| l.split(':').next())
+            .collect();
+        let numbers: Vec<usize> = summary(&check)
+            .split(|c: char| !c.is_ascii_digit())
+            .filter_map(|n| n.parse().ok())
+            .collect();
+        assert_eq!(
+            numbers.iter().sum::<usize>(),
+            listed.len(),
+            "{check}\n{show}"
+        );
+    }
+}
