@@ -64,9 +64,7 @@ pub mod __internal {
 }
 
 pub use layout::{MetaProperty, MetaRefused, WidthError, MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD};
-pub use open::{
-    open, open_bytes, open_salvaging, open_with_dtd, with_trace, DtdSource, OpenError, Opened,
-};
+pub use open::{open, DtdSource, OpenError, OpenOptions, Opened};
 
 /// The README's examples, compiled as doc tests so that they stay true.
 #[doc = include_str!("../README.md")]

@@ -339,7 +339,9 @@ pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
     };
     let (b10, _) = one(false)?;
     let (b, best) = one(true)?;
-    let reopened = metatf::open_bytes(best, dtd.as_deref())
+    let reopened = metatf::OpenOptions::new()
+        .dtd_opt(dtd.as_deref())
+        .open_bytes(best)
         .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
     let r2 = reopened.reader();
     let columns = sizes_of(&split(&r2, |_, rid, slot| {

@@ -27,7 +27,7 @@
 //! let mut w = TraceWriter::in_memory(opened.schema(), h.class, h.byte_order, &h.dtd_name);
 //! encode(&reader, &mut w, &Options::default())?;
 //! let bytes = w.finish_to_vec()?;
-//! let again = metatf::open_bytes(bytes, Some("dtds/hatf10.dtd".as_ref()))?;
+//! let again = metatf::OpenOptions::new().dtd("dtds/hatf10.dtd").open_bytes(bytes)?;
 //! assert_eq!(verify(&reader, &again.reader())?, 20); // every record but section and metadata
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```

@@ -2,6 +2,7 @@
 //! [`Records`](super::Records).
 
 use std::cell::OnceCell;
+use std::sync::Arc;
 
 use crate::container::{ByteOrder, Class, Trace};
 use crate::dtd::Schema;
@@ -57,7 +58,7 @@ pub(crate) struct Input<'a> {
 pub struct Reader<'a> {
     pub(crate) input: Input<'a>,
     pub(crate) schema: &'a Schema,
-    pub(crate) compiled: Compiled,
+    pub(crate) compiled: Arc<Compiled>,
     pub(crate) wire: Wire,
     pub(crate) region_of_section: Vec<Option<usize>>,
     pub(crate) tables: Vec<OnceCell<Option<ElementIndex>>>,
@@ -66,6 +67,16 @@ pub struct Reader<'a> {
 impl<'a> Reader<'a> {
     /// Bind an opened trace to its schema (compiles the schema's record programs).
     pub fn new(trace: &'a Trace<'_>, schema: &'a Schema) -> Reader<'a> {
+        Reader::with_compiled(trace, schema, Arc::new(Compiled::new(schema)))
+    }
+
+    /// As [`Reader::new`], with the schema's programs compiled already (by
+    /// [`crate::Opened`], once for all its readers).
+    pub(crate) fn with_compiled(
+        trace: &'a Trace<'_>,
+        schema: &'a Schema,
+        compiled: Arc<Compiled>,
+    ) -> Reader<'a> {
         let header = trace.header();
         let index = trace.sections();
         let global = index.global_region();
@@ -91,11 +102,16 @@ impl<'a> Reader<'a> {
                 live: header.extensions & crate::container::EXT_LIVE != 0,
             },
             schema,
+            compiled,
         )
     }
 
-    /// Bind checked input to a schema.
-    pub(crate) fn from_input(input: Input<'a>, schema: &'a Schema) -> Reader<'a> {
+    /// Bind checked input to a schema and its compiled programs.
+    pub(crate) fn from_input(
+        input: Input<'a>,
+        schema: &'a Schema,
+        compiled: Arc<Compiled>,
+    ) -> Reader<'a> {
         debug_assert!(input
             .regions
             .iter()
@@ -107,7 +123,7 @@ impl<'a> Reader<'a> {
             }
         }
         Reader {
-            compiled: Compiled::new(schema),
+            compiled,
             wire: Wire::new(schema),
             input,
             schema,

@@ -504,14 +504,56 @@ impl<'s> TraceWriter<'s> {
     }
 
     /// Check the references that waited for their section, decoding a section whose element
-    /// offsets were not kept.
+    /// offsets were not kept (each such section once, with the encoder's compiled programs).
     fn check_deferred(&mut self) -> Result<(), EncodeError> {
         if self.deferred.is_empty() {
             return Ok(());
         }
         let deferred = std::mem::take(&mut self.deferred);
         let schema = self.enc.schema();
+        // Sections whose element offsets must be found by decoding them, each read back once.
         let mut loaded: Vec<(u8, Vec<u8>)> = Vec::new();
+        for d in &deferred {
+            let section = d.target.section();
+            if let (ElementRef::Offset { .. }, Some(s)) = (
+                d.target,
+                self.sections
+                    .iter()
+                    .find(|s| s.id == section && s.offsets.is_none()),
+            ) {
+                if !loaded.iter().any(|(id, _)| *id == section) {
+                    let (start, size) = (s.start, s.size);
+                    loaded.push((section, self.read_back(start, size)?));
+                }
+            }
+        }
+        let readers: Vec<(u8, Reader<'_>)> = loaded
+            .iter()
+            .map(|(section, bytes)| {
+                let input = Input {
+                    bytes,
+                    order: self.order,
+                    class: self.class,
+                    regions: vec![
+                        Region {
+                            section: 0,
+                            start: 0,
+                            end: 0,
+                        },
+                        Region {
+                            section: *section,
+                            start: 0,
+                            end: bytes.len() as u64,
+                        },
+                    ],
+                    nrecords: None,
+                    nrecords_offset: 0,
+                    live: true,
+                };
+                let reader = Reader::from_input(input, schema, self.enc.compiled().clone());
+                (*section, reader)
+            })
+            .collect();
         for d in &deferred {
             let section = d.target.section();
             let verdict = match self.sections.iter().find(|s| s.id == section) {
@@ -520,39 +562,11 @@ impl<'s> TraceWriter<'s> {
                     (ElementRef::Index { index, .. }, _) => check_index(s, index),
                     (ElementRef::Offset { offset, .. }, Some(o)) => check_offset(s, o, offset),
                     (ElementRef::Offset { .. }, None) => {
-                        if !loaded.iter().any(|(id, _)| *id == section) {
-                            let bytes = self.read_back(s.start, s.size)?;
-                            loaded.push((section, bytes));
+                        match readers.iter().find(|(id, _)| *id == section) {
+                            // The element index is built once per reader, on first use.
+                            Some((_, reader)) => reader.element(d.target).map(|_| ()),
+                            None => Err(RefError::MissingSection { section }),
                         }
-                        let bytes = &loaded
-                            .iter()
-                            .find(|(id, _)| *id == section)
-                            .expect("loaded")
-                            .1;
-                        let reader = Reader::from_input(
-                            Input {
-                                bytes,
-                                order: self.order,
-                                class: self.class,
-                                regions: vec![
-                                    Region {
-                                        section: 0,
-                                        start: 0,
-                                        end: 0,
-                                    },
-                                    Region {
-                                        section,
-                                        start: 0,
-                                        end: bytes.len() as u64,
-                                    },
-                                ],
-                                nrecords: None,
-                                nrecords_offset: 0,
-                                live: true,
-                            },
-                            schema,
-                        );
-                        reader.element(d.target).map(|_| ())
                     }
                 },
             };
@@ -607,16 +621,24 @@ impl<'s> TraceWriter<'s> {
         Ok(out)
     }
 
-    /// Finish an in-memory trace.
+    /// Finish an in-memory trace (a writer made by [`TraceWriter::in_memory`]) and return its
+    /// bytes.
     ///
-    /// # Panics
-    /// If the writer was made by [`TraceWriter::create`].
+    /// Errors: as [`TraceWriter::finish`]; on a writer that writes to a file,
+    /// [`EncodeErrorKind::WrongFinish`](super::EncodeErrorKind::WrongFinish) (the output is
+    /// then left as it was).
     pub fn finish_to_vec(mut self) -> Result<Vec<u8>, EncodeError> {
+        if let Body::File { .. } = self.body {
+            return Err(EncodeError::new(K::WrongFinish {
+                called: "finish_to_vec",
+                made: "create",
+                instead: "finish",
+            }));
+        }
         self.check_deferred()?;
         let mut out = self.header()?;
-        match self.body {
-            Body::Memory(v) => out.extend_from_slice(&v),
-            Body::File { .. } => panic!("finish_to_vec on a file writer; use finish"),
+        if let Body::Memory(v) = &self.body {
+            out.extend_from_slice(v);
         }
         Ok(out)
     }
@@ -627,9 +649,16 @@ impl<'s> TraceWriter<'s> {
     /// Errors while writing are [`EncodeErrorKind::File`](super::EncodeErrorKind::File), naming
     /// the output; the target is then left as it was (for a regular file).
     ///
-    /// # Panics
-    /// If the writer was made by [`TraceWriter::in_memory`].
+    /// On a writer made by [`TraceWriter::in_memory`], the error is
+    /// [`EncodeErrorKind::WrongFinish`](super::EncodeErrorKind::WrongFinish).
     pub fn finish(mut self) -> Result<Summary, EncodeError> {
+        if let Body::Memory(_) = self.body {
+            return Err(EncodeError::new(K::WrongFinish {
+                called: "finish",
+                made: "in_memory",
+                instead: "finish_to_vec",
+            }));
+        }
         self.check_deferred()?;
         let header = self.header()?;
         let summary = Summary {
@@ -643,7 +672,8 @@ impl<'s> TraceWriter<'s> {
             spool_name,
         } = self.body
         else {
-            panic!("finish on an in-memory writer; use finish_to_vec");
+            // Checked above.
+            return Ok(summary);
         };
         let spool_err = |write: bool, e: std::io::Error| {
             let path = spool_name.clone();

@@ -164,6 +164,14 @@ impl Input {
         Input::open_inner(path.as_ref(), Input::DEFAULT_CAP, true)
     }
 
+    /// As [`Input::open_salvaging`], with a cap as [`Input::open_with_cap`].
+    pub fn open_salvaging_with_cap(
+        path: impl AsRef<Path>,
+        cap: u64,
+    ) -> Result<(Input, Option<IoError>), IoError> {
+        Input::open_inner(path.as_ref(), cap, true)
+    }
+
     fn open_inner(
         path: &Path,
         cap: u64,
@@ -378,6 +386,20 @@ fn decompress_all(
         });
     }
     Ok((out, fault))
+}
+
+/// Bytes held in memory, decompressed if they start with a compression magic (at most `cap`
+/// bytes once decompressed), as [`Input::open_with_cap`] treats a file; with `salvage`, a stream
+/// that ends early yields what was decompressed and the error beside it.
+pub(crate) fn decompress_bytes(
+    bytes: Vec<u8>,
+    cap: u64,
+    salvage: bool,
+) -> Result<(Vec<u8>, Option<IoError>), IoError> {
+    match Compression::detect(&bytes) {
+        None => Ok((bytes, None)),
+        Some(format) => decompress_all(&bytes, format, Path::new("<memory>"), cap, salvage),
+    }
 }
 
 /// A decoder of `format` reading from `src`.

@@ -50,7 +50,7 @@ pub struct DumpHeader<'a> {
 pub struct Printer {
     opts: Options,
     int_strings: bool,
-    compiled: Compiled,
+    compiled: std::sync::Arc<Compiled>,
     walk: Walk,
     last: Vec<u64>,
 }
@@ -65,9 +65,9 @@ pub(crate) enum Visit<'v> {
 }
 
 impl Printer {
-    /// A printer for the records of `reader`.
+    /// A printer for the records of `reader` (sharing its compiled programs).
     pub fn new(reader: &Reader<'_>, opts: Options) -> Printer {
-        let compiled = Compiled::new(reader.schema());
+        let compiled = reader.compiled.clone();
         Printer {
             last: vec![0; compiled.max_slots],
             opts,

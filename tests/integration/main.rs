@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per topic.
 
+mod api;
 mod check_errors;
 mod cli;
 #[cfg(feature = "parquet")]
