@@ -50,6 +50,19 @@ impl<'d> RecordView<'d> {
         &self.record().name
     }
 
+    /// Whether this is a record a user counts: not a built-in (`section`, `metadata`,
+    /// `comment`) and not an element of a table ([`Reader::is_table`]: a split stream's value,
+    /// a string of a string table), whose value belongs to the field that refers to it.
+    /// Record counts, `mtf info`, `dump --data-only`, CSV and Parquet show these.
+    pub fn is_data(&self) -> bool {
+        self.record().builtin.is_none() && !self.reader.is_table(self.section)
+    }
+
+    /// Whether the record is an element of a table ([`Reader::is_table`]).
+    pub fn is_element(&self) -> bool {
+        self.reader.is_table(self.section)
+    }
+
     /// Section id of the region the record was read in (0 = global region).
     pub fn section(&self) -> u8 {
         self.section

@@ -18,6 +18,7 @@ mod roundtrip_prop;
 mod safe_io;
 mod salvage;
 mod spec_cases;
+mod split_streams;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;
