@@ -160,6 +160,16 @@ pub enum EncodeErrorKind {
         /// The method to call.
         instead: &'static str,
     },
+    /// A record started with [`TraceWriter::write`](super::TraceWriter::write) was dropped
+    /// without `.done()`: the trace would lack it, so it is not written.
+    #[error(
+        "record `{name}` was started with `write` but dropped without `.done()`; the trace is \
+         not written without it"
+    )]
+    AbandonedRecord {
+        /// The record type's name.
+        name: String,
+    },
     /// A section written twice.
     #[error("section {id} was already written; a section occurs once per trace")]
     SectionTwice {
@@ -349,6 +359,7 @@ impl EncodeErrorKind {
             K::UndeclaredSection { .. } | K::SectionTwice { .. } => "mtf::encode::section",
             K::Builtin { .. } => "mtf::encode::builtin",
             K::WrongFinish { .. } => "mtf::encode::wrong_finish",
+            K::AbandonedRecord { .. } => "mtf::encode::abandoned_record",
             K::DoesNotFit { .. }
             | K::DiffDoesNotFit { .. }
             | K::OffsetDoesNotFit { .. }

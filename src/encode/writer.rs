@@ -104,6 +104,9 @@ pub struct TraceWriter<'s> {
     nrecords: u64,
     tracked: [bool; 256],
     deferred: Vec<Deferred>,
+    /// A record started with [`TraceWriter::write`] and dropped without `.done()`: its name
+    /// and the index it would have had. `finish` refuses to write a trace that lost it.
+    abandoned: Option<(String, u64)>,
 }
 
 impl<'s> TraceWriter<'s> {
@@ -137,6 +140,7 @@ impl<'s> TraceWriter<'s> {
             nrecords: 0,
             tracked,
             deferred: Vec::new(),
+            abandoned: None,
         }
     }
 
@@ -405,11 +409,27 @@ impl<'s> TraceWriter<'s> {
 
     /// Start a record of the named type, to be given fields by name:
     /// `w.write("alloc").int("size", 16).int("address", 4096).done()?`.
+    ///
+    /// The record is written by `.done()`. A builder dropped without it is a compile-time
+    /// warning (`#[must_use]`), and if it happens anyway, [`TraceWriter::finish`] refuses to
+    /// write the trace ([`EncodeErrorKind::AbandonedRecord`](super::EncodeErrorKind)): a record
+    /// is never lost silently.
     pub fn write<'w>(&'w mut self, name: &str) -> RecordBuilder<'w, 's> {
         RecordBuilder {
             writer: self,
             name: name.to_string(),
             fields: Fields::new(),
+            done: false,
+        }
+    }
+
+    /// The error for a record dropped without `.done()`, if one was.
+    fn check_abandoned(&self) -> Result<(), EncodeError> {
+        match &self.abandoned {
+            Some((name, index)) => {
+                Err(EncodeError::new(K::AbandonedRecord { name: name.clone() }).with_index(*index))
+            }
+            None => Ok(()),
         }
     }
 
@@ -635,6 +655,7 @@ impl<'s> TraceWriter<'s> {
                 instead: "finish",
             }));
         }
+        self.check_abandoned()?;
         self.check_deferred()?;
         let mut out = self.header()?;
         if let Body::Memory(v) = &self.body {
@@ -659,6 +680,7 @@ impl<'s> TraceWriter<'s> {
                 instead: "finish_to_vec",
             }));
         }
+        self.check_abandoned()?;
         self.check_deferred()?;
         let header = self.header()?;
         let summary = Summary {
@@ -727,11 +749,36 @@ fn check_offset(s: &Written, offsets: &[u64], offset: u64) -> Result<(), RefErro
     }
 }
 
-/// A record being given its fields by name; see [`TraceWriter::write`].
+/// A record being given its fields by name; see [`TraceWriter::write`]. Nothing is written
+/// until [`RecordBuilder::done`]; forgetting it is a warning (an error under
+/// `#![deny(unused_must_use)]`):
+///
+/// ```compile_fail
+/// #![deny(unused_must_use)]
+/// # use metatf::container::{ByteOrder, Class};
+/// # use metatf::encode::TraceWriter;
+/// # let schema = metatf::dtd::load("dtds/hatf10.dtd".as_ref()).unwrap().schema;
+/// let mut w = TraceWriter::in_memory(&schema, Class::Bits32, ByteOrder::Little, "hatf10.dtd");
+/// w.write("alloc").int("size", 16);
+/// ```
+///
+/// and a builder dropped anyway makes [`TraceWriter::finish`] fail rather than write a trace
+/// without the record.
+#[must_use = "the record is written only by `.done()`"]
 pub struct RecordBuilder<'w, 's> {
     writer: &'w mut TraceWriter<'s>,
     name: String,
     fields: Fields,
+    done: bool,
+}
+
+impl Drop for RecordBuilder<'_, '_> {
+    fn drop(&mut self) {
+        if !self.done && self.writer.abandoned.is_none() {
+            let index = self.writer.nrecords;
+            self.writer.abandoned = Some((std::mem::take(&mut self.name), index));
+        }
+    }
 }
 
 impl RecordBuilder<'_, '_> {
@@ -773,7 +820,9 @@ impl RecordBuilder<'_, '_> {
     }
 
     /// Write the record.
-    pub fn done(self) -> Result<(), EncodeError> {
-        self.writer.write_fields(&self.name, &self.fields)
+    pub fn done(mut self) -> Result<(), EncodeError> {
+        self.done = true;
+        let fields = std::mem::take(&mut self.fields);
+        self.writer.write_fields(&self.name, &fields)
     }
 }

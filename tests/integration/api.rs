@@ -242,3 +242,47 @@ fn deferred_offsets_that_are_right_pass() {
     // The header's section records, 300 elements, the main section, metadata and references.
     assert_eq!(records(&o).len(), 1 + 300 + 1 + 2 + 300);
 }
+
+#[test]
+fn a_record_builder_dropped_without_done_is_never_lost_silently() {
+    let schema = util::schema("dtds/hatf10.dtd");
+    let mut w = TraceWriter::in_memory(&schema, Class::Bits32, ByteOrder::Little, "hatf10.dtd");
+    w.section_named("heap").unwrap();
+    w.write("alloc")
+        .int("size", 16)
+        .int("address", 4096)
+        .bytes("vfield.data", "")
+        .done()
+        .unwrap();
+    // Bound to a name and dropped: no warning at the call, so the writer must notice.
+    let forgotten = w.write("alloc").int("size", 32);
+    drop(forgotten);
+    w.write("free")
+        .int("address", 4096)
+        .bytes("vfield.data", "")
+        .done()
+        .unwrap();
+    let e = w.finish_to_vec().unwrap_err();
+    assert!(
+        matches!(e.kind(), EncodeErrorKind::AbandonedRecord { name } if name == "alloc"),
+        "{e}"
+    );
+    assert_eq!(e.record_index(), Some(2));
+    assert!(e.to_string().contains(".done()"), "{e}");
+    // The same on a file writer: the target is not created.
+    let dir = util::tempdir();
+    let out = dir.path().join("t.mtf");
+    let mut w = TraceWriter::create(
+        &schema,
+        &out,
+        Class::Bits32,
+        ByteOrder::Little,
+        "hatf10.dtd",
+    )
+    .unwrap();
+    w.section_named("heap").unwrap();
+    let forgotten = w.write("alloc");
+    drop(forgotten);
+    assert!(w.finish().is_err());
+    assert!(!out.exists());
+}
