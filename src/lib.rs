@@ -52,6 +52,7 @@ pub mod escape;
 pub mod import;
 pub mod io;
 mod layout;
+pub mod limits;
 mod open;
 pub mod pack;
 pub mod text;

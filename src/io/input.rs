@@ -139,7 +139,7 @@ pub struct Input {
 
 impl Input {
     /// The default cap on an input read into memory: 16 GiB.
-    pub const DEFAULT_CAP: u64 = 16 << 30;
+    pub const DEFAULT_CAP: u64 = crate::limits::DEFAULT_INPUT_CAP;
 
     /// Opens `path` (`-` for standard input) with the [`Input::DEFAULT_CAP`].
     pub fn open(path: impl AsRef<Path>) -> Result<Input, IoError> {

@@ -128,6 +128,7 @@ impl Printer {
         self
     }
 
+    #[cfg(feature = "json")]
     pub(crate) fn logical_values(&self) -> bool {
         self.logical
     }

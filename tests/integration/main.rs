@@ -11,6 +11,7 @@ mod fixtures;
 mod import;
 #[cfg(feature = "import")]
 mod import_alloc;
+mod layering;
 mod messages;
 mod mirror;
 mod roundtrip_prop;
