@@ -83,3 +83,17 @@ fn sums_a_field_read_through_a_section() {
         .sum();
     assert_eq!(total, stream[0] + stream[1] + stream[2] + own);
 }
+
+#[test]
+fn runs_on_every_shipped_trace() {
+    let mut n = 0;
+    for e in std::fs::read_dir("traces").unwrap() {
+        let p = e.unwrap().path();
+        if p.extension().is_some_and(|e| e == "mtf") {
+            sum(&p.display().to_string(), "alloc", "size")
+                .unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+            n += 1;
+        }
+    }
+    assert!(n >= 10);
+}

@@ -10,6 +10,11 @@
 //! * [`text`]: the text form and JSON lines, printed and parsed; [`pack`] joins it to the
 //!   writer.
 //!
+//! A trace is opened in one way, [`open`] (or [`OpenOptions`] for an explicit DTD, salvaging
+//! a damaged trace, a cap on memory, bytes in memory): from a file, `-`, a pipe or a FIFO,
+//! compressed or not, as the `mtf` command line reads it. [`limits`] gathers every bound the
+//! library puts on input.
+//!
 //! The normative format is `docs/format.md`. Counting records per type in a sample trace:
 //!
 //! ```
