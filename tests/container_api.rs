@@ -24,7 +24,10 @@ fn write_open_locate() {
     std::fs::write(&path, &file).unwrap();
     std::fs::write(dir.path().join("my.dtd"), "// empty").unwrap();
 
-    let trace = Trace::open(&path).unwrap();
+    let trace = metatf::io::Input::open(&path)
+        .unwrap()
+        .into_trace()
+        .unwrap();
     assert_eq!(trace.header().class, Class::Bits64);
     assert_eq!(trace.header().int_width, 4);
     assert_eq!(trace.global_bytes(), &records[..1]);
@@ -39,7 +42,10 @@ fn write_open_locate() {
 
     // Truncating the file breaks the last section; the error names file and offset.
     std::fs::write(&path, &file[..file.len() - 1]).unwrap();
-    let e = Trace::open(&path).unwrap_err();
+    let e = metatf::io::Input::open(&path)
+        .unwrap()
+        .into_trace()
+        .unwrap_err();
     assert!(matches!(
         e.innermost(),
         ContainerError::SectionBeyondEof { .. }

@@ -11,8 +11,8 @@ use miette::{Diagnostic, GraphicalTheme};
 
 use metatf::container::ContainerError;
 use metatf::dtd::{DtdLoadError, Schema};
-use metatf::io::{escape_path, Input, IoError, StdoutFailure};
-use metatf::{OpenError, Opened};
+use metatf::io::{escape_path, IoError, StdoutFailure};
+use metatf::{OpenError, OpenOptions, Opened};
 
 use super::exit;
 use super::{EXIT_BAD_DTD, EXIT_OK, EXIT_USAGE};
@@ -288,11 +288,12 @@ pub fn load_schema_file(path: &Path) -> Result<Schema, Failure> {
 /// ([`Input::open`]). The DTD named in the header is looked up beside a trace given by path
 /// (not beside standard input).
 pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
-    let input = Input::open(path).map_err(|e| io_failure(&e))?;
-    let trace = input
-        .into_trace()
-        .map_err(|e| container_failure(path, &e))?;
-    with_dtd(path, trace, dtd)
+    let o = OpenOptions::new()
+        .dtd_opt(dtd)
+        .open(path)
+        .map_err(|e| open_failure(path, &e))?;
+    print_warnings(o.warnings());
+    Ok(o)
 }
 
 /// As [`open`], but a trace whose container is damaged (cut short by a crashed tracer) still
@@ -310,42 +311,30 @@ pub fn open_salvaging_as(
     dtd: Option<&Path>,
     report_damage: bool,
 ) -> Result<(Opened, bool), Failure> {
-    let (input, fault) = Input::open_salvaging(path).map_err(|e| io_failure(&e))?;
-    if let Some(e) = &fault {
+    let o = OpenOptions::new()
+        .dtd_opt(dtd)
+        .salvage(true)
+        .open(path)
+        .map_err(|e| open_failure(path, &e))?;
+    if let Some(e) = o.input_fault() {
         // A compressed trace cut short: what was decompressed is shown, the fault reported.
         line_to_stderr(io_failure(e).message.trim_end());
     }
-    let trace = input
-        .into_trace_salvaging()
-        .map_err(|e| container_failure(path, &e))?;
-    if let Some(e) = trace.damage().filter(|_| report_damage) {
+    if let Some(e) = o.damage().filter(|_| report_damage) {
         let f = container_failure(path, e);
         line_to_stderr(&format!(
             "{}\n  (showing the records of the regions that can still be read)",
             f.message
         ));
     }
-    let o = with_dtd(path, trace, dtd)?;
-    let damaged = fault.is_some() || o.damage().is_some();
+    print_warnings(o.warnings());
+    let damaged = o.input_fault().is_some() || o.damage().is_some();
     Ok((o, damaged))
-}
-
-fn with_dtd(
-    path: &Path,
-    trace: metatf::container::Trace<'static>,
-    dtd: Option<&Path>,
-) -> Result<Opened, Failure> {
-    match metatf::with_trace(trace, dtd) {
-        Ok(o) => {
-            print_warnings(o.warnings());
-            Ok(o)
-        }
-        Err(e) => Err(open_failure(path, &e)),
-    }
 }
 
 fn open_failure(path: &Path, e: &OpenError) -> Failure {
     match e {
+        OpenError::Io(e) => io_failure(e),
         OpenError::Container(c) => container_failure(path, c),
         OpenError::Dtd(d) => dtd_failure(d),
         OpenError::DtdNotFound {

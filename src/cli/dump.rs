@@ -163,7 +163,8 @@ fn dump_trace(
             raw: args.raw,
         },
     )
-    .with_int_strings(args.int_strings);
+    .with_int_strings(args.int_strings)
+    .with_logical_values(args.data_only);
     // CSV: one printer per record type of that name (one per section that defines it), all
     // with the same columns.
     let mut csv: Vec<CsvPrinter> = Vec::new();
@@ -222,8 +223,11 @@ fn dump_trace(
                 Event::Record(view) => {
                     n += 1;
                     bar.record(view.offset(), n);
+                    // --data-only: no built-ins, and no elements of tables (split streams,
+                    // string tables): their values show in the fields that refer to them.
                     if !want_section[view.section() as usize]
                         || !want_record[view.record_id() as usize]
+                        || (args.data_only && !view.is_data())
                     {
                         continue;
                     }

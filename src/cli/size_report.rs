@@ -250,7 +250,9 @@ fn data_forms(
     mut simple: Option<&mut dyn Write>,
     mut ascii: Option<&mut dyn Write>,
 ) -> io::Result<(u64, u64)> {
-    let mut printer = Printer::new(reader, Default::default());
+    // The logical records, as `mtf dump --data-only` prints them: elements of tables (split
+    // streams, string tables) are the values of the fields that refer to them.
+    let mut printer = Printer::new(reader, Default::default()).with_logical_values(true);
     let mut data = 0u64;
     let mut all = 0u64;
     let mut records = reader.records();
@@ -265,7 +267,7 @@ fn data_forms(
             }
         };
         all += 1;
-        if v.record().builtin.is_some() {
+        if !v.is_data() {
             continue;
         }
         data += 1;
@@ -275,7 +277,7 @@ fn data_forms(
         let Some(w) = simple.as_mut() else { continue };
         w.write_all(&[v.record().tag as u8])?;
         for f in v.fields().skip(1) {
-            match f.value() {
+            match f.logical() {
                 Value::Bytes(b) => {
                     w.write_all(&(b.len() as u32).to_le_bytes())?;
                     w.write_all(b)?;

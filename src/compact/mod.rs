@@ -27,7 +27,7 @@
 //! let mut w = TraceWriter::in_memory(opened.schema(), h.class, h.byte_order, &h.dtd_name);
 //! compact(&reader, &mut w, &CompactOptions::default())?;
 //! let bytes = w.finish_to_vec()?;
-//! let again = metatf::open_bytes(bytes, Some("dtds/hatf10.dtd".as_ref()))?;
+//! let again = metatf::OpenOptions::new().dtd("dtds/hatf10.dtd").open_bytes(bytes)?;
 //! assert_eq!(verify(&reader, &again.reader())?, 20); // every record but section and metadata
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
@@ -81,7 +81,11 @@ impl Default for CompactOptions {
 pub struct CompactStats {
     /// Records read, of every kind.
     pub records_in: u64,
-    /// Data records (and comments) written.
+    /// Data records of the input, as a user counts them ([`RecordView::is_data`]: not
+    /// `section`, `metadata` or `comment`, not an element of a table such as a split stream),
+    /// whatever the encoding writes; what bytes per record are counted against.
+    ///
+    /// [`RecordView::is_data`]: crate::decode::RecordView::is_data
     pub data_records: u64,
     /// Metadata records of the input dropped (replaced by the encoder's own).
     pub metadata_dropped: u64,
@@ -473,7 +477,6 @@ impl Ctx<'_, '_> {
                 Item::Record { rid, slots, vals } => {
                     self.widths(scope, rid, &slots, &vals)?;
                     self.w.record(rid, &vals)?;
-                    self.stats.data_records += 1;
                     for (s, v) in slots.iter().zip(&vals) {
                         if let In::Int(x) = v {
                             scope.last.insert((rid, *s), *x);
@@ -696,6 +699,7 @@ fn run(
             Event::Damage(d) => return Err(invalid(&d)),
         };
         ctx.stats.records_in += 1;
+        ctx.stats.data_records += u64::from(r.is_data());
         progress(r.offset() + r.len(), ctx.stats.records_in);
         match r.record().builtin {
             Some(Builtin::Section) => {

@@ -23,9 +23,7 @@ use nom::IResult;
 use super::ast::*;
 use super::schema::{InterpArg, InterpSpec, Span};
 
-/// Maximum nesting of field lists, repeats and expression operators. Deeper input is an error
-/// (it would only serve to exhaust the stack).
-pub const MAX_DEPTH: usize = 64;
+pub use crate::limits::MAX_DTD_DEPTH as MAX_DEPTH;
 
 /// A problem found while parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]

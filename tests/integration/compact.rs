@@ -72,7 +72,7 @@ fn every_sample_trace_reencodes_to_the_same_values() {
         ("traces/tptp.mtf", "dtds/tptp.dtd"),
     ];
     for (trace, dtd) in samples {
-        let o = metatf::open_with_dtd(trace, dtd).unwrap();
+        let o = metatf::OpenOptions::new().dtd(dtd).open(trace).unwrap();
         let h = o.trace().header();
         for measure in [Measure::Bytes, Measure::Compressed] {
             for window in [1, 3, 4096] {

@@ -1,5 +1,5 @@
 //! A trace whose container is damaged — cut short by a crashed tracer — still shows what it
-//! holds: `metatf::open_salvaging` decodes the regions that can be trusted.
+//! holds: `metatf::OpenOptions::salvage` decodes the regions that can be trusted.
 
 use metatf::decode::Event;
 
@@ -11,7 +11,11 @@ fn salvage(bytes: &[u8]) -> (Vec<String>, usize, bool) {
     let p = dir.path().join("cut.mtf");
     std::fs::write(&p, bytes).unwrap();
     let dtd = util::root().join("dtds/hatf10-split.dtd");
-    let o = metatf::open_salvaging(&p, Some(&dtd)).unwrap();
+    let o = metatf::OpenOptions::new()
+        .dtd(&dtd)
+        .salvage(true)
+        .open(&p)
+        .unwrap();
     let damaged = o.damage().is_some();
     let reader = o.reader();
     let mut names = Vec::new();
@@ -52,7 +56,7 @@ fn an_unreadable_header_is_still_an_error() {
     let dir = util::tempdir();
     let p = dir.path().join("cut.mtf");
     std::fs::write(&p, &full[..10]).unwrap();
-    assert!(metatf::open_salvaging(&p, None).is_err());
+    assert!(metatf::OpenOptions::new().salvage(true).open(&p).is_err());
 }
 
 /// The reproduction: `head -c 200 traces/hatf-split-le64.mtf > t; mtf dump t` printed

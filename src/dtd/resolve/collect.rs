@@ -487,11 +487,11 @@ impl<'a> Resolver<'a> {
             [Some(n)],
         ) = (i.spec, &values[..])
         {
-            if !(1..=crate::layout::MAX_LIVE_SETS as u64).contains(n) {
+            if !(1..=crate::limits::MAX_LIVE_SETS as u64).contains(n) {
                 self.err(DtdError::BadInterpretation {
                     msg: format!(
                         "live set {n} is outside 1..{}",
-                        crate::layout::MAX_LIVE_SETS
+                        crate::limits::MAX_LIVE_SETS
                     ),
                     src: self.src(),
                     span: sspan(i.span),
