@@ -225,6 +225,25 @@ pub struct FileReport {
 /// replaced atomically). With [`FileOptions::split`], the output must be a file: the derived DTD
 /// is written beside it (`NAME.split-HASH.dtd`, left as it is if a file of that name has the
 /// same text; a file of that name with other text is an error).
+///
+/// ```
+/// use metatf::compact::{compact_file, Codec, Compression, FileOptions};
+/// # let dir = std::env::temp_dir().join(format!("mtf-compact-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let opened = metatf::open("traces/hatf-le32.mtf")?;
+/// let opts = FileOptions {
+///     compression: Some(Compression::new(Codec::Zstd, None)?), // level 19
+///     verify: true,
+///     ..FileOptions::default()
+/// };
+/// let out = dir.join("small.mtf.zst");
+/// let name = &opened.trace().header().dtd_name;
+/// let report = compact_file(&opened.reader(), opened.dtd_text(), name, &out, &opts, &mut |_, _| {})?;
+/// assert_eq!(report.verified, Some(20));
+/// assert!(report.file_bytes.unwrap() < report.trace_bytes);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn compact_file(
     reader: &Reader<'_>,
     dtd_text: &str,
