@@ -1,4 +1,4 @@
-//! Issue 16 item 3: split streams (`mtf encode --split`) are an encoding detail. Record counts,
+//! Issue 16 item 3: split streams (`mtf compact --split`) are an encoding detail. Record counts,
 //! bytes per record, `info`, `dump --data-only`, CSV and Parquet show the logical records of a
 //! split trace, each stream value as its field's value, exactly as for the trace unsplit.
 
