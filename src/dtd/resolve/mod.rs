@@ -298,6 +298,7 @@ impl<'a> Resolver<'a> {
             records,
             scopes,
             scope_of_section,
+            analysis: Default::default(),
         })
     }
 }
