@@ -79,7 +79,7 @@ impl SpaceKind {
 }
 
 /// How a kind of finding is treated (`NS.unknown = normal;`, `NS.atEnd = error;`).
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub enum Severity {
     /// A problem: the trace is inconsistent.
     Error,
