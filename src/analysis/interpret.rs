@@ -16,7 +16,7 @@
 
 use std::collections::HashMap;
 
-use crate::decode::{Event, Reader, RecordView, Records, Value};
+use crate::decode::{Event, Reader, RecordView, Records, Resolved, Value};
 use crate::dtd::analysis::{
     AExpr, ActionKind, Analysis, Namespace, RecordDecl, Severity, Site, SpaceId, SpaceKind,
     TimeUnit,
@@ -140,6 +140,36 @@ struct Live {
 struct Frame {
     id: u64,
     at: At,
+    /// The value of its depth field, where declared.
+    depth: Option<u64>,
+}
+
+/// How many undefined ids are remembered, to tell a double free or a use after a free from an
+/// id that was never defined: 2¹⁶ (65,536), the most recent.
+pub const DEAD_REMEMBERED: usize = 1 << 16;
+
+/// What the actions of one record share.
+struct Cx {
+    at: At,
+    thread: Option<u64>,
+    time: Option<u64>,
+    looked: Option<Looked>,
+    /// A block freed by this record, for a move into the block it defines.
+    freed: Option<(SpaceId, u64, u64, Live)>,
+}
+
+impl Cx {
+    fn event(&self, space: SpaceId, key: u64, site: Option<u64>, op: HeapOp) -> HeapEvent {
+        HeapEvent {
+            record: self.at.record,
+            space,
+            key,
+            thread: self.thread,
+            time: self.time,
+            site,
+            op,
+        }
+    }
 }
 
 #[derive(Debug, Clone)]
@@ -170,6 +200,9 @@ pub struct Interpreter<'s> {
     names: HashMap<(SpaceId, u64), Name>,
     text_sites: HashMap<(SpaceId, u64), Box<str>>,
     mono: HashMap<(u32, u64), (u64, At)>,
+    dead: HashMap<(SpaceId, u64, u64), At>,
+    dead_order: std::collections::VecDeque<(SpaceId, u64, u64)>,
+    clock: Option<u64>,
     tracked: usize,
     limit: usize,
     stopped: bool,
@@ -200,6 +233,9 @@ impl<'s> Interpreter<'s> {
             names: HashMap::new(),
             text_sites: HashMap::new(),
             mono: HashMap::new(),
+            dead: HashMap::new(),
+            dead_order: std::collections::VecDeque::new(),
+            clock: None,
             tracked: 0,
             limit: DEFAULT_MAX_TRACKED,
             stopped: false,
@@ -312,7 +348,64 @@ impl<'s> Interpreter<'s> {
             offset: view.offset(),
             record_type: view.record_id(),
         };
-        // The first occurrence of every slot.
+        self.load(view);
+        // The record's time, or the time of the latest record that had one.
+        let time = match self.time(decl) {
+            Some(t) => {
+                self.clock = Some(t);
+                Some(t)
+            }
+            None => self.clock,
+        };
+        let thread = decl.thread.and_then(|s| self.int(s));
+        if !self.monotonic(decl, time, at, sink) {
+            return;
+        }
+        let mut cx = Cx {
+            at,
+            thread,
+            time,
+            looked: None,
+            freed: None,
+        };
+        for a in &decl.actions {
+            let Some(id) = self.int(a.slot) else { continue };
+            let key = a.key.and_then(|s| self.int(s)).unwrap_or(0);
+            let ns = &self.decl.namespaces[a.space as usize];
+            let is_null = ns.null == Some(id) && a.kind != ActionKind::DefineNext;
+            if is_null && a.kind != ActionKind::Define {
+                continue;
+            }
+            let ok = match a.kind {
+                ActionKind::Undefine => {
+                    self.undefine(a.space, key, id, &mut cx, sink);
+                    true
+                }
+                ActionKind::Close => {
+                    self.close(decl, a.space, key, id, &cx, sink);
+                    true
+                }
+                ActionKind::Refer => {
+                    self.refer(a.space, key, id, &mut cx, sink);
+                    true
+                }
+                ActionKind::Define | ActionKind::DefineNext => {
+                    self.define(decl, a.kind, a.space, key, id, is_null, &mut cx, view, sink)
+                }
+                ActionKind::Open => self.open(decl, a.space, key, id, at, sink),
+            };
+            if !ok {
+                return;
+            }
+        }
+        if let Some((fs, fk, fid, l)) = cx.freed.take() {
+            sink.event(cx.event(fs, fk, l.site, HeapOp::Free { id: fid }));
+        }
+    }
+
+    /// The first occurrence of every slot of the record, as integers: a reference's value is the
+    /// integer its element holds (a split address stream), else the number it carries.
+    fn load(&mut self, view: &RecordView<'_>) {
         self.gen += 1;
         let n = view.record().slots.len();
         if self.vals.len() < n {
@@ -325,7 +418,13 @@ impl<'s> Interpreter<'s> {
             }
             let int = match f.value() {
                 Value::Int(x) => x,
-                Value::Ref(r) => r.number(),
+                Value::Ref(r) => match f.resolve() {
+                    Some(Ok(Resolved {
+                        value: Value::Int(x),
+                        ..
+                    })) => x,
+                    _ => r.number(),
+                },
                 Value::Bytes(_) => 0,
             };
             *v = SlotVal {
@@ -334,9 +433,16 @@ impl<'s> Interpreter<'s> {
                 field: i as u32,
             };
         }
-        let time = self.time(decl);
-        let thread = decl.thread.and_then(|s| self.int(s));
-        // Monotonic series.
+    }
+
+    /// Check the record's monotonic series; `false` when the limit stopped interpretation.
+    fn monotonic(
+        &mut self,
+        decl: &RecordDecl,
+        time: Option<u64>,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) -> bool {
         for m in &decl.monotonic {
             let value = match m.slot {
                 Some(s) => self.int(s),
@@ -364,292 +470,359 @@ impl<'s> Interpreter<'s> {
                 }
                 None => {
                     if !self.track(sink, at) {
-                        return;
+                        return false;
                     }
                     self.mono.insert((m.series, key), (value, at));
                 }
             }
         }
-        let mut looked: Option<Looked> = None;
-        // A block freed by this record, for a move into the block it defines.
-        let mut freed: Option<(SpaceId, u64, u64, Live)> = None;
-        for a in &decl.actions {
-            let ns = &self.decl.namespaces[a.space as usize];
-            let Some(id) = self.int(a.slot) else { continue };
-            let key = a.key.and_then(|s| self.int(s)).unwrap_or(0);
-            let is_null = ns.null == Some(id) && a.kind != ActionKind::DefineNext;
-            match a.kind {
-                ActionKind::Undefine => {
-                    if is_null {
-                        continue;
-                    }
-                    let gone = if ns.shared {
-                        let e = self.shared.get_mut(&(a.space, key, id));
-                        let g = e.as_ref().and_then(|v| v.last().cloned());
-                        if let Some(v) = e {
-                            v.pop();
-                            if v.is_empty() {
-                                self.shared.remove(&(a.space, key, id));
-                            }
-                        }
-                        g
-                    } else {
-                        self.live.remove(&(a.space, key, id))
-                    };
-                    match gone {
-                        Some(l) => {
-                            self.tracked -= 1;
-                            self.alive[a.space as usize] -= 1;
-                            if ns.kind == SpaceKind::Ids && freed.is_none() {
-                                freed = Some((a.space, key, id, l));
-                            } else if ns.kind == SpaceKind::Ids {
-                                sink.event(self.event(
-                                    a.space,
-                                    key,
-                                    at,
-                                    thread,
-                                    time,
-                                    l.site,
-                                    HeapOp::Free { id },
-                                ));
-                            }
-                        }
-                        None => {
-                            if ns.unknown != Severity::Normal {
-                                sink.finding(Finding {
-                                    kind: FindingKind::NotAlive,
-                                    severity: ns.unknown,
-                                    at,
-                                    space: Some(a.space),
-                                    key,
-                                    id,
-                                    defined: None,
-                                    expected: None,
-                                    what: None,
-                                });
-                            }
-                        }
-                    }
+        true
+    }
+
+    fn not_alive(
+        &self,
+        kind: FindingKind,
+        severity: Severity,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) {
+        // An id undefined a short while ago: a double free, or a use after it.
+        let dead = self.dead.get(&(space, key, id)).copied();
+        sink.finding(Finding {
+            kind,
+            severity: if dead.is_some() {
+                Severity::Error
+            } else {
+                severity
+            },
+            at,
+            space: Some(space),
+            key,
+            id,
+            defined: dead,
+            expected: None,
+            what: dead.map(|_| "undefined".to_string()),
+        });
+    }
+
+    fn undefine(&mut self, space: SpaceId, key: u64, id: u64, cx: &mut Cx, sink: &mut dyn SinkDyn) {
+        let ns = &self.decl.namespaces[space as usize];
+        let gone = if ns.shared {
+            let e = self.shared.get_mut(&(space, key, id));
+            let g = e.as_ref().and_then(|v| v.last().cloned());
+            if let Some(v) = e {
+                v.pop();
+                if v.is_empty() {
+                    self.shared.remove(&(space, key, id));
                 }
-                ActionKind::Close => {
-                    let stack = self.stacks.get_mut(&(a.space, key));
-                    match stack.and_then(|s| s.pop()) {
-                        None => {
-                            sink.finding(Finding {
-                                kind: FindingKind::Unbalanced,
-                                severity: Severity::Error,
-                                at,
-                                space: Some(a.space),
-                                key,
-                                id,
-                                defined: None,
-                                expected: None,
-                                what: None,
-                            });
-                        }
-                        Some(f) => {
-                            self.tracked -= 1;
-                            self.alive[a.space as usize] -= 1;
-                            let depth = self.stacks.get(&(a.space, key)).map_or(0, Vec::len);
-                            self.check_depth(decl, a.space, depth as u64, at, key, sink);
-                            if ns.close_same && f.id != id {
-                                sink.finding(Finding {
-                                    kind: FindingKind::Mismatched,
-                                    severity: Severity::Error,
-                                    at,
-                                    space: Some(a.space),
-                                    key,
-                                    id,
-                                    defined: Some(f.at),
-                                    expected: Some(f.id),
-                                    what: None,
-                                });
-                            }
-                        }
-                    }
-                    if self.stacks.get(&(a.space, key)).is_some_and(Vec::is_empty) {
-                        self.stacks.remove(&(a.space, key));
-                    }
-                }
-                ActionKind::Refer => {
-                    if is_null {
-                        continue;
-                    }
-                    let found = if ns.shared {
-                        self.shared.get(&(a.space, key, id)).and_then(|v| v.last())
-                    } else {
-                        self.live.get(&(a.space, key, id))
-                    };
-                    match found {
-                        Some(l) => {
-                            if looked.is_none() {
-                                looked = Some(Looked {
-                                    space: a.space,
-                                    stored: l.stored.clone(),
-                                    site: l.site,
-                                });
-                            }
-                        }
-                        None if ns.kind == SpaceKind::Table || ns.unknown == Severity::Normal => {}
-                        None => sink.finding(Finding {
-                            kind: FindingKind::Undefined,
-                            severity: ns.unknown,
-                            at,
-                            space: Some(a.space),
-                            key,
-                            id,
-                            defined: None,
-                            expected: None,
-                            what: None,
-                        }),
-                    }
-                }
-                ActionKind::Define | ActionKind::DefineNext => {
-                    let id = if a.kind == ActionKind::DefineNext {
-                        let next = self.next_id[a.space as usize];
-                        self.next_id[a.space as usize] = next.wrapping_add(1);
-                        next
-                    } else {
-                        id
-                    };
-                    if is_null {
-                        // A failed allocation (malloc returning NULL); a realloc that
-                        // returned NULL after freeing is a free.
-                        if let Some((fs, fk, fid, l)) = freed.take() {
-                            sink.event(self.event(
-                                fs,
-                                fk,
-                                at,
-                                thread,
-                                time,
-                                l.site,
-                                HeapOp::Free { id: fid },
-                            ));
-                        }
-                        continue;
-                    }
-                    let bytes = self.bytes(decl, looked.as_ref(), at, sink);
-                    let site = self.site(decl, looked.as_ref(), view);
-                    let stored: Box<[u64]> = if ns.stored.is_empty() {
-                        Box::new([])
-                    } else {
-                        let mut v = vec![0u64; ns.stored.len()];
-                        for &(sp, i, slot) in &decl.stores {
-                            if sp == a.space {
-                                v[i as usize] = self.int(slot).unwrap_or(0);
-                            }
-                        }
-                        v.into_boxed_slice()
-                    };
-                    for &(slot, sp) in &decl.names {
-                        if sp == a.space {
-                            if let Some(name) = self.name_of(slot, view) {
-                                if !self.names.contains_key(&(sp, id)) {
-                                    if !self.track(sink, at) {
-                                        return;
-                                    }
-                                }
-                                self.names.insert((sp, id), name);
-                            }
-                        }
-                    }
-                    let live = Live {
-                        at,
-                        bytes: bytes.unwrap_or(0),
-                        site,
-                        stored,
-                    };
-                    if !self.track(sink, at) {
-                        return;
-                    }
-                    self.alive[a.space as usize] += 1;
-                    if ns.shared {
-                        self.shared
-                            .entry((a.space, key, id))
-                            .or_default()
-                            .push(live);
-                    } else if let Some(old) = self.live.insert((a.space, key, id), live) {
-                        // The id was alive: the old block is forgotten (reported), the new one
-                        // counts.
-                        self.tracked -= 1;
-                        self.alive[a.space as usize] -= 1;
-                        sink.finding(Finding {
-                            kind: FindingKind::Redefined,
-                            severity: Severity::Error,
-                            at,
-                            space: Some(a.space),
-                            key,
-                            id,
-                            defined: Some(old.at),
-                            expected: None,
-                            what: None,
-                        });
-                        if ns.kind == SpaceKind::Ids {
-                            sink.event(self.event(
-                                a.space,
-                                key,
-                                at,
-                                thread,
-                                time,
-                                old.site,
-                                HeapOp::Free { id },
-                            ));
-                        }
-                    }
-                    if ns.kind != SpaceKind::Ids {
-                        continue;
-                    }
-                    let align = decl.align.and_then(|s| self.int(s));
-                    let op = match freed.take() {
-                        Some((fs, fk, old, l)) if fs == a.space && fk == key => {
-                            if bytes.is_none() {
-                                // The block keeps its size.
-                                if let Some(e) = self.live_mut(a.space, key, id) {
-                                    e.bytes = l.bytes;
-                                }
-                            }
-                            HeapOp::Move {
-                                old,
-                                new: id,
-                                size: bytes,
-                            }
-                        }
-                        other => {
-                            if let Some((fs, fk, fid, l)) = other {
-                                sink.event(self.event(
-                                    fs,
-                                    fk,
-                                    at,
-                                    thread,
-                                    time,
-                                    l.site,
-                                    HeapOp::Free { id: fid },
-                                ));
-                            }
-                            HeapOp::Alloc {
-                                id,
-                                size: bytes.unwrap_or(0),
-                                align,
-                            }
-                        }
-                    };
-                    sink.event(self.event(a.space, key, at, thread, time, site, op));
-                }
-                ActionKind::Open => {
-                    if !self.track(sink, at) {
-                        return;
-                    }
-                    let stack = self.stacks.entry((a.space, key)).or_default();
-                    let depth = stack.len() as u64;
-                    stack.push(Frame { id, at });
-                    self.alive[a.space as usize] += 1;
-                    self.check_depth(decl, a.space, depth, at, key, sink);
+            }
+            g
+        } else {
+            self.live.remove(&(space, key, id))
+        };
+        let Some(l) = gone else {
+            self.not_alive(
+                FindingKind::NotAlive,
+                ns.unknown,
+                space,
+                key,
+                id,
+                cx.at,
+                sink,
+            );
+            return;
+        };
+        self.tracked -= 1;
+        self.alive[space as usize] -= 1;
+        if !ns.shared {
+            self.bury(space, key, id, cx.at);
+        }
+        if ns.kind != SpaceKind::Ids {
+            return;
+        }
+        match cx.freed {
+            None => cx.freed = Some((space, key, id, l)),
+            Some(_) => sink.event(cx.event(space, key, l.site, HeapOp::Free { id })),
+        }
+    }
+
+    /// Remember an undefined id for a while (a bounded cache, oldest forgotten first).
+    fn bury(&mut self, space: SpaceId, key: u64, id: u64, at: At) {
+        if self.dead_order.len() >= DEAD_REMEMBERED {
+            if let Some(old) = self.dead_order.pop_front() {
+                if self.dead.get(&old).is_some_and(|a| a.record <= at.record) {
+                    self.dead.remove(&old);
                 }
             }
         }
-        if let Some((fs, fk, fid, l)) = freed {
-            sink.event(self.event(fs, fk, at, thread, time, l.site, HeapOp::Free { id: fid }));
+        self.dead.insert((space, key, id), at);
+        self.dead_order.push_back((space, key, id));
+    }
+
+    fn close(
+        &mut self,
+        decl: &RecordDecl,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        cx: &Cx,
+        sink: &mut dyn SinkDyn,
+    ) {
+        let _ = decl;
+        let ns = &self.decl.namespaces[space as usize];
+        let popped = self.stacks.get_mut(&(space, key)).and_then(|s| s.pop());
+        if self.stacks.get(&(space, key)).is_some_and(Vec::is_empty) {
+            self.stacks.remove(&(space, key));
         }
+        let Some(f) = popped else {
+            sink.finding(Finding {
+                kind: FindingKind::Unbalanced,
+                severity: Severity::Error,
+                at: cx.at,
+                space: Some(space),
+                key,
+                id,
+                defined: None,
+                expected: None,
+                what: None,
+            });
+            return;
+        };
+        self.tracked -= 1;
+        self.alive[space as usize] -= 1;
+        if ns.close_same && f.id != id {
+            sink.finding(Finding {
+                kind: FindingKind::Mismatched,
+                severity: Severity::Error,
+                at: cx.at,
+                space: Some(space),
+                key,
+                id,
+                defined: Some(f.at),
+                expected: Some(f.id),
+                what: None,
+            });
+        }
+    }
+
+    fn refer(&mut self, space: SpaceId, key: u64, id: u64, cx: &mut Cx, sink: &mut dyn SinkDyn) {
+        let ns = &self.decl.namespaces[space as usize];
+        let found = if ns.shared {
+            self.shared.get(&(space, key, id)).and_then(|v| v.last())
+        } else {
+            self.live.get(&(space, key, id))
+        };
+        match found {
+            Some(l) => {
+                if cx.looked.is_none() {
+                    cx.looked = Some(Looked {
+                        space,
+                        stored: l.stored.clone(),
+                        site: l.site,
+                    });
+                }
+            }
+            // A table may be defined after its first use (a name map at the end).
+            None if ns.kind == SpaceKind::Table => {}
+            None => self.not_alive(
+                FindingKind::Undefined,
+                ns.unknown_refers,
+                space,
+                key,
+                id,
+                cx.at,
+                sink,
+            ),
+        }
+    }
+
+    /// `false` when the limit stopped interpretation.
+    #[allow(clippy::too_many_arguments)]
+    fn define(
+        &mut self,
+        decl: &RecordDecl,
+        kind: ActionKind,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        is_null: bool,
+        cx: &mut Cx,
+        view: &RecordView<'_>,
+        sink: &mut dyn SinkDyn,
+    ) -> bool {
+        let ns = &self.decl.namespaces[space as usize];
+        let id = if kind == ActionKind::DefineNext {
+            let next = self.next_id[space as usize];
+            self.next_id[space as usize] = next.wrapping_add(1);
+            next
+        } else {
+            id
+        };
+        if is_null {
+            // A failed allocation (malloc returning NULL); a realloc that returned NULL after
+            // freeing is a free.
+            if let Some((fs, fk, fid, l)) = cx.freed.take() {
+                sink.event(cx.event(fs, fk, l.site, HeapOp::Free { id: fid }));
+            }
+            return true;
+        }
+        let bytes = self.bytes(decl, cx.looked.as_ref(), cx.at, sink);
+        let site = self.site(decl, cx.looked.as_ref(), view, space);
+        let stored: Box<[u64]> = if ns.stored.is_empty() {
+            Box::new([])
+        } else {
+            let mut v = vec![0u64; ns.stored.len()];
+            for &(sp, i, slot) in &decl.stores {
+                if sp == space {
+                    v[i as usize] = self.int(slot).unwrap_or(0);
+                }
+            }
+            v.into_boxed_slice()
+        };
+        for &(slot, sp) in &decl.names {
+            if sp != space {
+                continue;
+            }
+            if let Some(name) = self.name_of(slot, view) {
+                if !self.names.contains_key(&(sp, id)) && !self.track(sink, cx.at) {
+                    return false;
+                }
+                self.names.insert((sp, id), name);
+            }
+        }
+        if !self.track(sink, cx.at) {
+            return false;
+        }
+        // A table's ids are its entries: kept for names and lookups, never alive or dead.
+        if ns.kind == SpaceKind::Table {
+            if self
+                .live
+                .insert(
+                    (space, key, id),
+                    Live {
+                        at: cx.at,
+                        bytes: 0,
+                        site,
+                        stored,
+                    },
+                )
+                .is_some()
+            {
+                self.tracked -= 1;
+            }
+            return true;
+        }
+        self.dead.remove(&(space, key, id));
+        let live = Live {
+            at: cx.at,
+            bytes: bytes.unwrap_or(0),
+            site,
+            stored,
+        };
+        self.alive[space as usize] += 1;
+        if ns.shared {
+            self.shared.entry((space, key, id)).or_default().push(live);
+        } else if let Some(old) = self.live.insert((space, key, id), live) {
+            // The id was alive: the old block is forgotten (reported), the new one counts.
+            self.tracked -= 1;
+            self.alive[space as usize] -= 1;
+            sink.finding(Finding {
+                kind: FindingKind::Redefined,
+                severity: Severity::Error,
+                at: cx.at,
+                space: Some(space),
+                key,
+                id,
+                defined: Some(old.at),
+                expected: None,
+                what: None,
+            });
+            if ns.kind == SpaceKind::Ids {
+                sink.event(cx.event(space, key, old.site, HeapOp::Free { id }));
+            }
+        }
+        if ns.kind != SpaceKind::Ids {
+            return true;
+        }
+        let align = decl.align.and_then(|s| self.int(s));
+        let op = match cx.freed.take() {
+            Some((fs, fk, old, l)) if fs == space && fk == key => {
+                if bytes.is_none() {
+                    // The block keeps its size.
+                    if let Some(e) = self.live_mut(space, key, id) {
+                        e.bytes = l.bytes;
+                    }
+                }
+                HeapOp::Move {
+                    old,
+                    new: id,
+                    size: bytes,
+                }
+            }
+            other => {
+                if let Some((fs, fk, fid, l)) = other {
+                    sink.event(cx.event(fs, fk, l.site, HeapOp::Free { id: fid }));
+                }
+                HeapOp::Alloc {
+                    id,
+                    size: bytes.unwrap_or(0),
+                    align,
+                }
+            }
+        };
+        sink.event(cx.event(space, key, site, op));
+        true
+    }
+
+    /// `false` when the limit stopped interpretation.
+    fn open(
+        &mut self,
+        decl: &RecordDecl,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) -> bool {
+        if !self.track(sink, at) {
+            return false;
+        }
+        let depth = decl
+            .depth
+            .iter()
+            .find(|d| d.space == space)
+            .and_then(|d| Some((d.slot, self.int(d.slot)?)));
+        let stack = self.stacks.entry((space, key)).or_default();
+        let outer = stack.last().and_then(|f| f.depth);
+        stack.push(Frame {
+            id,
+            at,
+            depth: depth.map(|(_, v)| v),
+        });
+        self.alive[space as usize] += 1;
+        if let (Some((slot, v)), Some(o)) = (depth, outer) {
+            if v <= o {
+                sink.finding(Finding {
+                    kind: FindingKind::Depth,
+                    severity: Severity::Error,
+                    at,
+                    space: Some(space),
+                    key,
+                    id: v,
+                    defined: None,
+                    expected: Some(o),
+                    what: Some(
+                        self.schema.record(at.record_type).slots[slot as usize]
+                            .name
+                            .clone(),
+                    ),
+                });
+            }
+        }
+        true
     }
 
     fn live_mut(&mut self, space: SpaceId, key: u64, id: u64) -> Option<&mut Live> {
@@ -659,63 +832,6 @@ impl<'s> Interpreter<'s> {
                 .and_then(|v| v.last_mut())
         } else {
             self.live.get_mut(&(space, key, id))
-        }
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn event(
-        &self,
-        space: SpaceId,
-        key: u64,
-        at: At,
-        thread: Option<u64>,
-        time: Option<u64>,
-        site: Option<u64>,
-        op: HeapOp,
-    ) -> HeapEvent {
-        HeapEvent {
-            record: at.record,
-            space,
-            key,
-            thread,
-            time,
-            site,
-            op,
-        }
-    }
-
-    fn check_depth(
-        &self,
-        decl: &RecordDecl,
-        space: SpaceId,
-        level: u64,
-        at: At,
-        key: u64,
-        sink: &mut dyn SinkDyn,
-    ) {
-        for d in &decl.depth {
-            if d.space != space {
-                continue;
-            }
-            let Some(v) = self.int(d.slot) else { continue };
-            let want = d.base.wrapping_add(level);
-            if v != want {
-                sink.finding(Finding {
-                    kind: FindingKind::Depth,
-                    severity: Severity::Error,
-                    at,
-                    space: Some(space),
-                    key,
-                    id: v,
-                    defined: None,
-                    expected: Some(want),
-                    what: Some(
-                        self.schema.record(at.record_type).slots[d.slot as usize]
-                            .name
-                            .clone(),
-                    ),
-                });
-            }
         }
     }
 
@@ -785,22 +901,20 @@ impl<'s> Interpreter<'s> {
         decl: &RecordDecl,
         looked: Option<&Looked>,
         view: &RecordView<'_>,
+        defined: SpaceId,
     ) -> Option<u64> {
         match decl.site? {
             Site::Field { slot, space } => {
                 let v = self.int(slot)?;
-                if space.is_none() {
-                    // A string reference: remember its text once per site.
-                    for a in &decl.actions {
-                        if matches!(a.kind, ActionKind::Define | ActionKind::DefineNext) {
-                            let key = (a.space, v);
-                            if !self.text_sites.contains_key(&key) && self.tracked < self.limit {
-                                if let Some(Name::Text(t)) = self.name_of(slot, view) {
-                                    self.tracked += 1;
-                                    self.text_sites.insert(key, t);
-                                }
-                            }
-                        }
+                // A string reference: remember its text once per site.
+                let key = (defined, v);
+                if space.is_none()
+                    && !self.text_sites.contains_key(&key)
+                    && self.tracked < self.limit
+                {
+                    if let Some(Name::Text(t)) = self.name_of(slot, view) {
+                        self.tracked += 1;
+                        self.text_sites.insert(key, t);
                     }
                 }
                 Some(v)

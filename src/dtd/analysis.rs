@@ -163,6 +163,10 @@ pub struct Namespace {
     /// An undefine of, or a reference to, an id that is not alive (`unknown = normal` for a
     /// trace that starts after the program did: frees of blocks allocated before tracing).
     pub unknown: Severity,
+    /// A reference to an id that is not alive (`unknownRefers = info;`): by default as
+    /// `unknown`. Objects made before tracing began are used by later records (ET's static
+    /// objects), which is normal for some formats where an undefine of them is not.
+    pub unknown_refers: Severity,
     /// Ids alive (nesting levels open) at the end of the trace: information (leaks) by default.
     pub at_end: Severity,
     /// Whether a closing record must name the id the level was opened with (`close = same`,
@@ -347,15 +351,12 @@ pub struct Monotonic {
     pub strict: bool,
 }
 
-/// A field that must equal the nesting depth of a namespace (TPTP's `stackDepth`).
+/// A depth field of a record that opens a nesting level (TPTP's `stackDepth`): it must be
+/// greater than the depth of the level it nests in (levels of untraced methods leave gaps).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Depth {
     /// The field.
     pub slot: SlotId,
     /// The nesting namespace.
     pub space: SpaceId,
-    /// What the depth of the outermost level is (`depthBase`, 1 by default): the field must
-    /// equal `base + levels open before this record's own open - 1 + 1`, that is the depth of
-    /// the level this record opens, counting the outermost as `base`.
-    pub base: u64,
 }

@@ -48,10 +48,10 @@ pub(super) const SPACE_PROPS: [&str; 9] = [
     "shared",
     "null",
     "unknown",
+    "unknownRefers",
     "atEnd",
     "close",
     "first",
-    "depthBase",
 ];
 
 const ROLE_PROPS: [(&str, ActionKind); 6] = [
@@ -81,8 +81,8 @@ struct SpaceBuild {
     site_srcs: Vec<(Span, Option<Site>)>,
     /// Whether some record uses it for ids (not nesting).
     ids_seen: bool,
-    /// `depthBase`.
-    depth_base: u64,
+    /// Whether `unknownRefers` was declared.
+    refers_set: bool,
 }
 
 impl<'a> Resolver<'a> {
@@ -180,6 +180,7 @@ impl<'a> Resolver<'a> {
                     shared: false,
                     null: None,
                     unknown: Severity::Error,
+                    unknown_refers: Severity::Error,
                     at_end: Severity::Info,
                     close_same: true,
                     first: 0,
@@ -193,7 +194,7 @@ impl<'a> Resolver<'a> {
                 first_use: span,
                 site_srcs: Vec::new(),
                 ids_seen: false,
-                depth_base: 1,
+                refers_set: false,
             });
             (spaces.len() - 1) as SpaceId
         };
@@ -206,11 +207,14 @@ impl<'a> Resolver<'a> {
                 .unwrap_or_default();
             for (_, p) in &props {
                 let name = p.prop.name.as_str();
-                let creates = ROLE_PROPS.iter().any(|(k, _)| *k == name);
+                let creates = ROLE_PROPS.iter().any(|(k, _)| *k == name) || name == "site";
                 if !creates {
                     continue;
                 }
                 if let PropValue::Ident(id) = &p.value {
+                    if name == "site" && id.name == "text" {
+                        continue;
+                    }
                     if id.name == "analysis" {
                         self.bad(
                             "`analysis` cannot name a namespace".into(),
@@ -558,7 +562,6 @@ impl<'a> Resolver<'a> {
                 rd.depth.push(Depth {
                     slot: s as SlotId,
                     space,
-                    base: 0,
                 });
             }
             // Names.
@@ -641,12 +644,6 @@ impl<'a> Resolver<'a> {
                         }
                     }
                 }
-            }
-        }
-        // Depth bases from the namespaces.
-        for rd in &mut out_records {
-            for d in &mut rd.depth {
-                d.base = spaces[d.space as usize].depth_base;
             }
         }
         // Sites of each namespace: a namespace's ids take their names from one namespace.
@@ -753,6 +750,9 @@ impl<'a> Resolver<'a> {
             "unknown" => {
                 if let Some(s) = self.severity(p) {
                     ns.unknown = s;
+                    if !sb.refers_set {
+                        ns.unknown_refers = s;
+                    }
                 }
             }
             "atEnd" => {
@@ -762,7 +762,12 @@ impl<'a> Resolver<'a> {
             }
             "close" => ns.close_same = self.keyword(p, &["same", "any"]) != Some("any"),
             "first" => ns.first = self.const_value(p).unwrap_or(0),
-            "depthBase" => sb.depth_base = self.const_value(p).unwrap_or(1),
+            "unknownRefers" => {
+                if let Some(s) = self.severity(p) {
+                    ns.unknown_refers = s;
+                    sb.refers_set = true;
+                }
+            }
             _ => {}
         }
     }
