@@ -148,6 +148,14 @@ struct Frame {
 /// id that was never defined: 2¹⁶ (65,536), the most recent.
 pub const DEAD_REMEMBERED: usize = 1 << 16;
 
+/// Why a byte count is not known.
+enum Unknown {
+    /// A field that did not occur, or a lookup of an id that is not alive.
+    Missing,
+    /// An overflow or a negative result.
+    Arithmetic,
+}
+
 /// What the actions of one record share.
 struct Cx {
     at: At,
@@ -864,8 +872,10 @@ impl<'s> Interpreter<'s> {
             .find(|b| b.when.is_some_and(|(s, v)| self.int(s) == Some(v)))
             .or_else(|| decl.bytes.iter().find(|b| b.when.is_none()))?;
         match self.eval(&b.expr, looked) {
-            Some(v) => Some(v),
-            None => {
+            Ok(v) => Some(v),
+            // A field that did not occur, or an id that is not alive (reported as such).
+            Err(Unknown::Missing) => None,
+            Err(Unknown::Arithmetic) => {
                 sink.finding(Finding {
                     kind: FindingKind::Bytes,
                     severity: Severity::Error,
@@ -882,17 +892,18 @@ impl<'s> Interpreter<'s> {
         }
     }
 
-    fn eval(&self, e: &AExpr, looked: Option<&Looked>) -> Option<u64> {
+    fn eval(&self, e: &AExpr, looked: Option<&Looked>) -> Result<u64, Unknown> {
+        let arith = |r: Option<u64>| r.ok_or(Unknown::Arithmetic);
         match e {
-            AExpr::Const(v) => Some(*v),
-            AExpr::Field(s) => self.int(*s),
-            AExpr::Lookup { space, stored } => {
-                let l = looked.filter(|l| l.space == *space)?;
-                l.stored.get(*stored as usize).copied()
-            }
-            AExpr::Add(a, b) => self.eval(a, looked)?.checked_add(self.eval(b, looked)?),
-            AExpr::Sub(a, b) => self.eval(a, looked)?.checked_sub(self.eval(b, looked)?),
-            AExpr::Mul(a, b) => self.eval(a, looked)?.checked_mul(self.eval(b, looked)?),
+            AExpr::Const(v) => Ok(*v),
+            AExpr::Field(s) => self.int(*s).ok_or(Unknown::Missing),
+            AExpr::Lookup { space, stored } => looked
+                .filter(|l| l.space == *space)
+                .and_then(|l| l.stored.get(*stored as usize).copied())
+                .ok_or(Unknown::Missing),
+            AExpr::Add(a, b) => arith(self.eval(a, looked)?.checked_add(self.eval(b, looked)?)),
+            AExpr::Sub(a, b) => arith(self.eval(a, looked)?.checked_sub(self.eval(b, looked)?)),
+            AExpr::Mul(a, b) => arith(self.eval(a, looked)?.checked_mul(self.eval(b, looked)?)),
         }
     }
 

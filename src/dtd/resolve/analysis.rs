@@ -166,6 +166,7 @@ impl<'a> Resolver<'a> {
         let mut out_records = vec![RecordDecl::default(); records.len()];
         let mut series: HashMap<String, u32> = HashMap::new();
         let mut units: Vec<(TimeUnit, Span)> = Vec::new();
+        let mut inherit: Vec<(usize, SlotId, SpaceId)> = Vec::new();
         // Namespaces are created by the roles that use them.
         let space_of = |spaces: &mut Vec<SpaceBuild>, name: &str, span: Span| -> SpaceId {
             if let Some(i) = spaces.iter().position(|s| s.ns.name == name) {
@@ -510,6 +511,14 @@ impl<'a> Resolver<'a> {
                         }
                     }
                 };
+                let no_time = props.iter().any(|(t, q)| {
+                    *t == s
+                        && q.prop.name == "time"
+                        && matches!(&q.value, PropValue::Ident(i) if i.name == "none")
+                });
+                if no_time {
+                    continue; // a duration beside a time (TPTP's overhead): not a clock
+                }
                 let on_time = rd.time.iter().any(|(t, _)| *t as usize == s);
                 let (slot, name) = if on_time {
                     (None, "time".to_string())
@@ -607,6 +616,9 @@ impl<'a> Resolver<'a> {
                         a.kind == ActionKind::Refer && a.space == space && a.slot as usize == s
                     });
                     if refers && spaces[space as usize].ns.kind != SpaceKind::Table {
+                        // Decided below, once every record is seen: the referred id's own
+                        // site if its namespace has sites, else this field.
+                        inherit.push((ri, s as SlotId, space));
                         Site::Inherited { space }
                     } else {
                         Site::Field {
@@ -641,6 +653,23 @@ impl<'a> Resolver<'a> {
                                 rt.name, spaces[sp as usize].ns.name
                             );
                             self.bad(msg, rt.span, None);
+                        }
+                    }
+                }
+            }
+        }
+        // A site of a referred namespace that has no sites of its own is the referring field.
+        for (ri, slot, space) in inherit {
+            if spaces[space as usize].site_srcs.is_empty() {
+                let site = Site::Field {
+                    slot,
+                    space: Some(space),
+                };
+                out_records[ri].site = Some(site);
+                for sb in spaces.iter_mut() {
+                    for (_, s) in sb.site_srcs.iter_mut() {
+                        if *s == Some(Site::Inherited { space }) {
+                            *s = Some(site);
                         }
                     }
                 }
