@@ -14,7 +14,9 @@
 // caller still decodes). Entries keep the index, offset and type of the record that defined
 // them, so that a finding can say where an id came from.
 
-use std::collections::HashMap;
+// Design (hashing): ids are untrusted input, so the maps use foldhash with its per-process
+// seed (as the live sets do), fast on integer keys.
+use foldhash::HashMap;
 
 use crate::decode::{Event, Reader, RecordView, Records, Resolved, Value};
 use crate::dtd::analysis::{
@@ -234,14 +236,14 @@ impl<'s> Interpreter<'s> {
         Interpreter {
             schema,
             decl,
-            live: HashMap::new(),
-            shared: HashMap::new(),
-            stacks: HashMap::new(),
+            live: HashMap::default(),
+            shared: HashMap::default(),
+            stacks: HashMap::default(),
             next_id: decl.namespaces.iter().map(|n| n.first).collect(),
-            names: HashMap::new(),
-            text_sites: HashMap::new(),
-            mono: HashMap::new(),
-            dead: HashMap::new(),
+            names: HashMap::default(),
+            text_sites: HashMap::default(),
+            mono: HashMap::default(),
+            dead: HashMap::default(),
             dead_order: std::collections::VecDeque::new(),
             clock: None,
             tracked: 0,

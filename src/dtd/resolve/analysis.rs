@@ -162,6 +162,7 @@ impl<'a> Resolver<'a> {
             });
             return Analysis::default();
         }
+        self.analysis_typos();
         let mut spaces: Vec<SpaceBuild> = Vec::new();
         let mut out_records = vec![RecordDecl::default(); records.len()];
         let mut series: HashMap<String, u32> = HashMap::new();
@@ -755,7 +756,45 @@ impl<'a> Resolver<'a> {
         }
     }
 
+    /// Warn about property names close to an analysis property (`undefine`, `atend`).
+    fn analysis_typos(&mut self) {
+        let mut seen = std::collections::HashSet::new();
+        let mut found: Vec<&'a PropertyDef> = Vec::new();
+        for d in &self.defs {
+            found.extend(d.extras.values().flatten().map(|p| p.def));
+        }
+        for sc in &self.scopes {
+            found.extend(sc.extras.values().flatten().map(|p| p.def));
+        }
+        found.sort_by_key(|p| p.span.offset);
+        for p in found {
+            let name = p.prop.name.as_str();
+            if FIELD_PROPS.contains(&name) || SPACE_PROPS.contains(&name) || name == "version" {
+                continue;
+            }
+            // Short names are close to many words: one edit for them, two for longer ones.
+            let max = if name.chars().count() <= 5 { 1 } else { 2 };
+            let known = FIELD_PROPS.iter().chain(SPACE_PROPS.iter()).copied();
+            let n = known
+                .map(|k| (edit_distance(name, k), k))
+                .filter(|(d, _)| *d <= max)
+                .min_by_key(|(d, _)| *d)
+                .map(|(_, k)| k);
+            if let Some(n) = n {
+                if seen.insert(p.prop.span.offset) {
+                    self.warnings.push(DtdWarning::PropertyTypo {
+                        name: name.to_string(),
+                        suggestion: n.to_string(),
+                        src: self.src(),
+                        span: sspan(p.prop.span),
+                    });
+                }
+            }
+        }
+    }
+
     fn space_attr(&mut self, sb: &mut SpaceBuild, p: &'a PropertyDef) {
+        sb.uses += 1;
         let ns = &mut sb.ns;
         match p.prop.name.as_str() {
             "kind" => match self.keyword(p, &["ids", "table", "nesting"]) {
@@ -1035,4 +1074,219 @@ fn field_by_name(rt: &RecordType, name: &str) -> Option<SlotId> {
             .position(|s| s.type_name == name)
             .map(|i| i as SlotId)
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{codes, schema};
+    use crate::dtd::analysis::*;
+    use crate::dtd::parse_str;
+
+    const BASE: &str = "size.width = 4; size.interpretation = none;
+        address.width = 4; address.interpretation = none;
+        heap.interpretation = default 0;
+        func.interpretation = default 0; nmemb.interpretation = default 0;";
+
+    fn with(decls: &str) -> String {
+        format!("{BASE}\n{decls}")
+    }
+
+    /// The help texts of a DTD's errors.
+    fn helps(text: &str) -> Vec<String> {
+        let e = parse_str("t.dtd", text).expect_err("should fail");
+        e.errors
+            .iter()
+            .map(|e| {
+                use miette::Diagnostic;
+                e.help().map(|h| h.to_string()).unwrap_or_default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_the_version_the_properties_are_plain_1_0() {
+        let s = schema(&with(
+            "a : (tag, address) { tag.value = 4; address.defines = block; }",
+        ));
+        assert!(!s.analysis.is_declared());
+        let a = s.record(s.record_by_name(0, "a").unwrap());
+        assert_eq!(
+            a.slots[1].extra,
+            [("defines".to_string(), "block".to_string())]
+        );
+    }
+
+    #[test]
+    fn another_version_is_ignored_with_a_warning() {
+        let l = parse_str(
+            "t.dtd",
+            &with("analysis.version = 2; a : (tag, address) { tag.value = 4; address.defines = nowhere; }"),
+        )
+        .unwrap();
+        assert!(!l.schema.analysis.is_declared());
+        assert_eq!(l.warnings.len(), 1);
+        assert!(l.warnings[0].to_string().contains("version 2"));
+    }
+
+    #[test]
+    fn roles_resolve_in_order() {
+        let s = schema(&with(
+            "analysis.version = 1; block.key = heap; block.null = 0;
+             r : (tag, size, old : address, address, heap, func, nmemb) {
+                 tag.value = 5;
+                 address.defines = block; old.undefines = block;
+                 address.bytes = size.value;
+                 nmemb.bytes = nmemb.value * size.value; nmemb.when = func; nmemb.is = 1;
+             }",
+        ));
+        let a = &s.analysis;
+        assert_eq!(a.version, 1);
+        let block = a.space_by_name("block").unwrap();
+        let ns = &a.namespaces[block as usize];
+        assert_eq!(ns.key.as_deref(), Some("heap"));
+        assert_eq!(ns.null, Some(0));
+        assert!(ns.sized);
+        let rd = a.record(s.record_by_name(0, "r").unwrap());
+        // Undefines before defines, whatever the order written.
+        let kinds: Vec<ActionKind> = rd.actions.iter().map(|x| x.kind).collect();
+        assert_eq!(kinds, [ActionKind::Undefine, ActionKind::Define]);
+        assert_eq!(rd.actions[0].slot, 2);
+        assert_eq!(rd.actions[0].key, Some(4));
+        assert_eq!(rd.bytes.len(), 2);
+        assert_eq!(rd.bytes[0].expr, AExpr::Field(1));
+        assert_eq!(rd.bytes[1].when, Some((5, 1)));
+    }
+
+    #[test]
+    fn lookups_keep_fields_of_the_defining_record() {
+        let s = schema(&with(
+            "analysis.version = 1; trace.kind = table; info.atEnd = normal;
+             trace.width = 4; trace.interpretation = none;
+             i : (tag, size, trace) { tag.value = 4; size.definesNext = info; trace.site = trace; }
+             a : (tag, address) { tag.value = 5; address.refers = info; address.defines = block;
+                                  address.bytes = info.size.value; address.site = info; }",
+        ));
+        let a = &s.analysis;
+        let info = a.space_by_name("info").unwrap();
+        let block = a.space_by_name("block").unwrap();
+        assert_eq!(a.namespaces[info as usize].stored, ["size"]);
+        let i = a.record(s.record_by_name(0, "i").unwrap());
+        assert_eq!(i.stores, [(info, 0, 1)]);
+        let r = a.record(s.record_by_name(0, "a").unwrap());
+        assert_eq!(
+            r.bytes[0].expr,
+            AExpr::Lookup {
+                space: info,
+                stored: 0
+            }
+        );
+        assert_eq!(r.site, Some(Site::Inherited { space: info }));
+        let trace = a.space_by_name("trace").unwrap();
+        assert_eq!(a.namespaces[block as usize].site_space, Some(trace));
+        assert_eq!(a.namespaces[trace as usize].kind, SpaceKind::Table);
+    }
+
+    #[test]
+    fn times_take_the_finest_unit() {
+        let s = schema(
+            "analysis.version = 1; sec.width = 4; sec.interpretation = none;
+             ns.width = 4; ns.interpretation = none;
+             sec.time = s; ns.time = ns; sec.monotonic = trace;
+             r : (tag, sec, ns, oh : sec) { tag.value = 4; oh.time = none; }",
+        );
+        let a = &s.analysis;
+        assert_eq!(a.time_unit, Some(TimeUnit::Ns));
+        let rd = a.record(s.record_by_name(0, "r").unwrap());
+        assert_eq!(rd.time, [(1, TimeUnit::S), (2, TimeUnit::Ns)]);
+        // One series on the record's time; `oh` is no time and has none.
+        assert_eq!(rd.monotonic.len(), 1);
+        assert_eq!(rd.monotonic[0].slot, None);
+    }
+
+    #[test]
+    fn errors_name_the_nearest_namespace_field_or_keyword() {
+        let text = with(
+            "analysis.version = 1; blok.key = heap; block.unknown = norml;
+             a : (tag, size, address) { tag.value = 4; address.defines = block;
+                  address.bytes = sise.value; address.time = nsec; }",
+        );
+        assert_eq!(
+            codes(&text),
+            ["mtf::dtd::bad_analysis"; 4],
+            "{:?}",
+            helps(&text)
+        );
+        let h = helps(&text);
+        assert_eq!(h[0], "did you mean `block`?");
+        assert_eq!(h[1], "did you mean `normal`?");
+        assert_eq!(h[2], "did you mean `size`?");
+        assert_eq!(h[3], "did you mean `ns`?");
+    }
+
+    #[test]
+    fn contradictions_are_errors() {
+        // A keyed namespace used by a record without the key.
+        let text = with(
+            "analysis.version = 1; frame.key = thread;
+             e : (tag, address) { tag.value = 4; address.opens = frame; }",
+        );
+        assert_eq!(codes(&text), ["mtf::dtd::bad_analysis"]);
+        // Ids and nesting in one namespace.
+        let text = with(
+            "analysis.version = 1;
+             a : (tag, address) { tag.value = 4; address.defines = x; }
+             e : (tag, address) { tag.value = 5; address.opens = x; }",
+        );
+        assert_eq!(codes(&text), ["mtf::dtd::bad_analysis"]);
+        // A byte count in a record that defines nothing, a guard without its byte count.
+        let text = with(
+            "analysis.version = 1;
+             a : (tag, size, address) { tag.value = 4; address.bytes = size.value;
+                                        address.refers = x; size.when = address; size.is = 1; }",
+        );
+        assert_eq!(codes(&text), ["mtf::dtd::bad_analysis"; 3]);
+        // Ticks and seconds do not add up.
+        let text = "analysis.version = 1; a.width = 4; a.interpretation = none;
+             b.width = 4; b.interpretation = none;
+             r : (tag, a, b) { tag.value = 4; a.time = tick; b.time = s; }";
+        assert_eq!(codes(text), ["mtf::dtd::bad_analysis"]);
+        // A role on a byte string.
+        let text = "analysis.version = 1; len.width = 1; len.interpretation = none;
+             txt.width = len.value; txt.interpretation = none;
+             r : (tag, len, txt) { tag.value = 4; txt.defines = x; }";
+        assert_eq!(codes(text), ["mtf::dtd::bad_analysis"]);
+    }
+
+    #[test]
+    fn typos_are_warnings() {
+        let l = parse_str(
+            "t.dtd",
+            &with(
+                "analysis.version = 1; block.null = 0; block.nul = 0;
+                 a : (tag, address) { tag.value = 4; address.defines = block; }
+                 f : (tag, address) { tag.value = 5; address.undefine = block; address.undefines = blocks; }",
+            ),
+        )
+        .unwrap();
+        let w: Vec<String> = l.warnings.iter().map(|w| w.to_string()).collect();
+        assert_eq!(
+            w,
+            [
+                "unknown property `nul` (did you mean `null`?)",
+                "unknown property `undefine` (did you mean `undefines`?)",
+                "namespace `blocks` is named only here; did you mean `block`?",
+            ]
+        );
+    }
+
+    #[test]
+    fn every_shipped_dtd_declares_analysis() {
+        for e in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/dtds")).unwrap() {
+            let p = e.unwrap().path();
+            let text = std::fs::read_to_string(&p).unwrap();
+            let l = parse_str(&p.display().to_string(), &text).unwrap();
+            assert!(l.schema.analysis.is_declared(), "{}", p.display());
+            assert!(l.warnings.is_empty(), "{}: {:?}", p.display(), l.warnings);
+        }
+    }
 }
