@@ -489,6 +489,7 @@ impl<'s> Interpreter<'s> {
         true
     }
 
+    #[allow(clippy::too_many_arguments)]
     fn not_alive(
         &self,
         kind: FindingKind,

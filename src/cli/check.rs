@@ -76,7 +76,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
                     *reported += 1;
                     format!("{path}: {}", check.describe(f))
                 }
-                Severity::Info if *info_shown < args.max_info => {
+                Severity::Info if *info_shown < args.max_info && !quiet() => {
                     *info_shown += 1;
                     format!("{path}: info: {}", check.describe(f))
                 }

@@ -142,11 +142,13 @@ fn format_analysis(out: &mut String, schema: &Schema) {
         if let Some(n) = ns.null {
             attrs.push(format!("null {n}"));
         }
-        if ns.kind != SpaceKind::Table {
+        if ns.kind == SpaceKind::Ids {
             attrs.push(format!("unknown {}", ns.unknown.keyword()));
             if ns.unknown_refers != ns.unknown {
                 attrs.push(format!("unknown refers {}", ns.unknown_refers.keyword()));
             }
+        }
+        if ns.kind != SpaceKind::Table {
             attrs.push(format!("at end {}", ns.at_end.keyword()));
         }
         if ns.kind == SpaceKind::Nesting && !ns.close_same {
