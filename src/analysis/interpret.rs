@@ -275,7 +275,15 @@ impl<'s> Interpreter<'s> {
         self.decl.time_unit
     }
 
-    /// Whether interpretation stopped at the limit.
+    /// The time of the record last interpreted: its own declared time, or the time of the
+    /// latest record that had one (docs/format.md §14.4), in [`Interpreter::time_unit`]. For
+    /// slicing a trace by time (`--from`/`--to`).
+    pub fn clock(&self) -> Option<u64> {
+        self.clock
+    }
+
+    /// Whether interpretation stopped at the limit (a [`FindingKind::Limit`] was reported; no
+    /// event follows).
     pub fn stopped(&self) -> bool {
         self.stopped
     }
@@ -1063,7 +1071,8 @@ impl<T: Sink + ?Sized> SinkDyn for T {
 
 /// The heap events of a trace, in trace order: its records decoded and interpreted by the
 /// declarations of its DTD, one streaming pass. Records that do not decode (an invalid trace)
-/// are skipped and counted ([`HeapEvents::problems`]); `mtf check` reports them.
+/// are skipped and counted ([`HeapEvents::problems`]); `mtf check` reports them. Beyond the
+/// limit of tracked ids the events stop: check [`Interpreter::stopped`] at the end.
 ///
 /// ```
 /// let opened = metatf::open("traces/android.mtf")?;
