@@ -121,12 +121,15 @@ pub struct Finding {
     /// The id, or for `Backwards` the value.
     pub id: u64,
     /// The record that defined the id (opened the level; for `Backwards`, the record with the
-    /// previous value), where known.
+    /// previous value; for `NotAlive` and `Undefined` of an id undefined recently, the record
+    /// that undefined it), where known.
     pub defined: Option<At>,
     /// For `Mismatched`, the id of the innermost open level; for `Backwards`, the previous
     /// value; for `Depth`, the depth; for `Limit`, the limit.
     pub expected: Option<u64>,
-    /// For `Backwards`, the series (field type name); for `Depth`, the field name.
+    /// For `Backwards`, the series (field type name); for `Depth`, the field name; for
+    /// `NotAlive` and `Undefined`, `"undefined"` when the id was undefined recently (a double
+    /// free, a use after a free: always an error).
     pub what: Option<String>,
 }
 
@@ -400,7 +403,7 @@ impl<'s> Interpreter<'s> {
                     true
                 }
                 ActionKind::Close => {
-                    self.close(decl, a.space, key, id, &cx, sink);
+                    self.close(a.space, key, id, &cx, sink);
                     true
                 }
                 ActionKind::Refer => {
@@ -581,16 +584,7 @@ impl<'s> Interpreter<'s> {
         self.dead_order.push_back((space, key, id));
     }
 
-    fn close(
-        &mut self,
-        decl: &RecordDecl,
-        space: SpaceId,
-        key: u64,
-        id: u64,
-        cx: &Cx,
-        sink: &mut dyn SinkDyn,
-    ) {
-        let _ = decl;
+    fn close(&mut self, space: SpaceId, key: u64, id: u64, cx: &Cx, sink: &mut dyn SinkDyn) {
         let ns = &self.decl.namespaces[space as usize];
         let popped = self.stacks.get_mut(&(space, key)).and_then(|s| s.pop());
         if self.stacks.get(&(space, key)).is_some_and(Vec::is_empty) {

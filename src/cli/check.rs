@@ -177,9 +177,18 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             args.max_errors
         )?;
     }
+    let stopped = check.interpreter().stopped();
     let status = if total == 0 {
         writeln!(out, "{path}: valid")?;
         EXIT_OK
+    } else if stopped && total == 1 {
+        // Only the limit: the trace decodes, but its declarations were not all checked.
+        writeln!(
+            out,
+            "{path}: INCOMPLETE, decodes, but semantic checks stopped at --max-ids {}",
+            args.max_ids
+        )?;
+        EXIT_INVALID_TRACE
     } else {
         writeln!(out, "{path}: INVALID, {total} problem(s)")?;
         EXIT_INVALID_TRACE
