@@ -129,6 +129,7 @@ impl<'a> Resolver<'a> {
         defs_of: &[DefId],
     ) -> Analysis {
         let Some(vdef) = self.analysis_declared() else {
+            self.undeclared_roles();
             return Analysis::default();
         };
         let version = match &vdef.value {
@@ -753,6 +754,28 @@ impl<'a> Resolver<'a> {
             namespaces: spaces.into_iter().map(|s| s.ns).collect(),
             records: out_records,
             time_unit,
+        }
+    }
+
+    /// Without `analysis.version`, a role (`address.defines = block;`) is a 1.0 property that
+    /// means nothing: say so once, at the first.
+    fn undeclared_roles(&mut self) {
+        let first = self
+            .defs
+            .iter()
+            .flat_map(|d| d.extras.values().flatten())
+            .map(|p| p.def)
+            .filter(|p| ROLE_PROPS.iter().any(|(k, _)| *k == p.prop.name))
+            .min_by_key(|p| p.span.offset);
+        if let Some(p) = first {
+            self.warnings.push(DtdWarning::AnalysisIgnored {
+                msg: format!(
+                    "`{}` is a declaration of extension analysis/1, which this DTD does not declare: it is ignored (add `analysis.version = 1;` to use it)",
+                    p.prop.name
+                ),
+                src: self.src(),
+                span: sspan(p.prop.span),
+            });
         }
     }
 
