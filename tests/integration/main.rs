@@ -1,6 +1,8 @@
 //! Integration tests: one binary, one module per topic.
 
 mod api;
+#[cfg(feature = "cli")]
+mod analysis;
 mod check_errors;
 mod cli;
 #[cfg(feature = "parquet")]
