@@ -1,8 +1,6 @@
 //! The container's public API end to end: encode a header, write a file, open it, find its DTD.
 
-use metatf::container::{
-    locate_dtd, ByteOrder, Class, ContainerError, Header, Located, Trace, MAGIC,
-};
+use metatf::container::{locate_dtd, ByteOrder, Class, ContainerError, Header, Located, MAGIC};
 
 #[test]
 fn write_open_locate() {

@@ -215,7 +215,6 @@ impl<'a> Trace<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::container::testutil::Raw;
     use crate::container::{ByteOrder, Class};
 
     fn sample() -> Vec<u8> {
