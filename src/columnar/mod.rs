@@ -164,7 +164,7 @@ pub fn write_parquet(
         match event {
             Event::Record(view) => {
                 n += 1;
-                if n % PROGRESS_EVERY == 0 {
+                if n.is_multiple_of(PROGRESS_EVERY) {
                     progress(Progress {
                         pass: 1,
                         position: view.offset(),
@@ -230,7 +230,7 @@ pub fn write_parquet(
     while let Some(event) = records.next() {
         let Event::Record(view) = event else { continue };
         n += 1;
-        if n % PROGRESS_EVERY == 0 {
+        if n.is_multiple_of(PROGRESS_EVERY) {
             progress(Progress {
                 pass: 2,
                 position: view.offset(),

@@ -443,7 +443,7 @@ mod tests {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            ops.push((x % 3 != 0, (x >> 33) % 700 + i % 2));
+            ops.push((!x.is_multiple_of(3), (x >> 33) % 700 + i % 2));
         }
         model_ops(&ops);
     }

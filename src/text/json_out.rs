@@ -38,10 +38,18 @@ pub(crate) fn record(p: &mut Printer, view: &RecordView<'_>) -> J {
                        "property": m.property.name(), "args": args}),
             );
         } else {
+            // A refused metadata record: its stored numbers, the value words (none, one or
+            // two) as one array, as the text form prints one `value=WORD` per word.
             let mut fields = Map::new();
+            let mut words = Vec::new();
             for f in view.fields().skip(1) {
-                fields.insert(f.name().to_string(), json!(f.fv.raw));
+                if f.name() == "value" {
+                    words.push(json!(f.fv.raw));
+                } else {
+                    fields.insert(f.name().to_string(), json!(f.fv.raw));
+                }
             }
+            fields.insert("value".into(), J::Array(words));
             obj.insert("fields".into(), J::Object(fields));
         }
         return J::Object(obj);

@@ -14,6 +14,7 @@ mod import_alloc;
 mod layering;
 mod messages;
 mod mirror;
+mod pack_identity;
 mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;

@@ -107,3 +107,39 @@ fn a_truncated_gzip_trace_shows_its_records() {
     assert!(util::text(&out.stderr).contains("cannot decompress"));
     assert!(util::text(&out.stdout).lines().count() > 2);
 }
+
+/// docs/format.md §9.2: a compressed trace whose stream ends early is read like the same trace
+/// cut short uncompressed; cut inside the header, both are invalid traces (status 1), from a
+/// file as from standard input, for every subcommand that reads a trace.
+#[cfg(feature = "compression")]
+#[test]
+fn a_compressed_trace_cut_inside_its_header_exits_like_the_uncompressed_cut_one() {
+    use std::io::Write;
+    let whole = std::fs::read(util::root().join("traces/android.mtf")).unwrap();
+    let dir = util::tempdir();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(9));
+    gz.write_all(&whole).unwrap();
+    let gz = gz.finish().unwrap();
+    let zst = zstd::encode_all(&whole[..], 19).unwrap();
+    let cases: [(&str, Vec<u8>); 4] = [
+        ("plain.mtf", whole[..20].to_vec()),
+        ("cut.mtf.gz", gz[..30].to_vec()),
+        ("cut.mtf.zst", zst[..10].to_vec()),
+        ("empty.mtf.gz", gz[..12].to_vec()),
+    ];
+    for (name, bytes) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, &bytes).unwrap();
+        for cmd in ["check", "dump", "info"] {
+            let out = util::mtf(&[cmd, p.to_str().unwrap()]);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{cmd} {name}: {}",
+                util::text(&out.stderr)
+            );
+            let out = util::mtf_stdin(&[cmd, "-"], &bytes);
+            assert_eq!(out.status.code(), Some(1), "{cmd} - < {name}");
+        }
+    }
+}
