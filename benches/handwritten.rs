@@ -178,7 +178,7 @@ fn read(b: &[u8]) -> Result<Out, String> {
                             s.last = v as u8;
                         }
                     }
-                    1 | 2 | 3 => {
+                    1..=3 => {
                         s.interp = match prop {
                             1 => Interp::None,
                             2 => Interp::Base(word(0)?),

@@ -222,9 +222,9 @@ impl<'w, W: Write> Gen<'w, W> {
             }
             self.until_switch -= 1;
             if i % 20_000 == 0 && self.rng.chance(500) {
-                for which in 0..2 {
+                for (which, ty) in TYPES.iter().enumerate().take(2) {
                     if self.size_width[which] == 4 {
-                        self.meta(TYPES[which].0, 1, P_WIDTH, Some(2))?;
+                        self.meta(ty.0, 1, P_WIDTH, Some(2))?;
                         self.size_width[which] = 2;
                     }
                 }
@@ -399,7 +399,8 @@ mod tests {
         std::fs::write(dir.path().join(DTD_NAME), DTD).expect("written");
         let opened = metatf::open(&path).expect("a valid container with its DTD beside it");
         let mut data = 0u64;
-        let mut records = opened.reader().records();
+        let reader = opened.reader();
+        let mut records = reader.records();
         while let Some(event) = records.next() {
             match event {
                 metatf::decode::Event::Record(r) if r.metadata().is_none() => {

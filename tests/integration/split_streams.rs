@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use metatf::compact::Options;
+use metatf::compact::CompactOptions;
 use metatf::decode::Event;
 use metatf::encode::TraceWriter;
 
@@ -17,7 +17,7 @@ pub fn split_copy(trace: &str, dtd: &str) -> (tempfile::TempDir, PathBuf) {
     let h = o.trace().header();
     let text = std::fs::read_to_string(util::root().join(dtd)).unwrap();
     let r = o.reader();
-    let opts = Options::default();
+    let opts = CompactOptions::default();
     let plan = metatf::compact::plan_split(&r, &text, &opts)
         .unwrap()
         .expect("fields that vary");
@@ -27,7 +27,7 @@ pub fn split_copy(trace: &str, dtd: &str) -> (tempfile::TempDir, PathBuf) {
         .unwrap()
         .schema;
     let mut w = TraceWriter::in_memory(&derived, h.class, h.byte_order, "derived.dtd");
-    let stats = metatf::compact::encode_split(&r, &mut w, &opts, &plan, &mut |_, _| {}).unwrap();
+    let stats = metatf::compact::compact_split(&r, &mut w, &opts, &plan, &mut |_, _| {}).unwrap();
     // The summary's data records are the input's logical records, not the stream elements.
     assert_eq!(stats.data_records, data_records(&o));
     let split = dir.path().join("split.mtf");

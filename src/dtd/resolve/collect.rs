@@ -423,11 +423,11 @@ impl<'a> Resolver<'a> {
                 // that a property no record uses is refused like an unused `live 0` (§13); one
                 // that reads a `.width` is checked in each record it applies to.
                 if let Some(n) = literal_value(e) {
-                    if n > crate::layout::MAX_LIVE_SETS as u64 {
+                    if n > crate::limits::MAX_LIVE_SETS as u64 {
                         self.err(DtdError::BadProperty {
                             msg: format!(
                                 "live set {n} is outside 0..{}",
-                                crate::layout::MAX_LIVE_SETS
+                                crate::limits::MAX_LIVE_SETS
                             ),
                             src: self.src(),
                             span: sspan(e.span),
