@@ -211,6 +211,24 @@ impl Shape {
     pub fn of(rt: &RecordType) -> Vec<Shape> {
         shape_of(rt, &rt.layout, "", "", true)
     }
+
+    /// The keys of a shape outside its lists, as the text form writes them: each field with
+    /// its groups' keys joined by `.` (`vfield.data`), one key per list (CSV's columns).
+    pub fn top_keys(shape: &[Shape]) -> Vec<String> {
+        fn walk(shape: &[Shape], group: &str, out: &mut Vec<String>) {
+            for s in shape {
+                match s {
+                    Shape::Field { key, .. } | Shape::List { key, .. } => {
+                        out.push(format!("{group}{key}"))
+                    }
+                    Shape::Group { key, members } => walk(members, &format!("{group}{key}."), out),
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(shape, "", &mut out);
+        out
+    }
 }
 
 /// `nodes`, named below the structural `prefix` (`""` or `"g."`), keyed relative to `base` (the
