@@ -12,12 +12,14 @@
 use std::io::{Read, Write};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::container::Class;
 use crate::decode::Reader;
 use crate::dtd::Schema;
 use crate::encode::TraceWriter;
 use crate::io::{Input, IoError, Output, TempFile};
+use crate::layout::Compiled;
 
 use super::{compact_split, compact_with_progress, plan_split, verify, CompactError};
 use super::{CompactOptions, CompactStats, Measure, SplitPlan};
@@ -270,13 +272,18 @@ pub fn compact_file(
     } else {
         None
     };
+    // Each schema is compiled once: the input's programs are the reader's, the derived DTD's
+    // are shared by its writer and the reader that verifies the output.
+    let derived = plan
+        .as_ref()
+        .map(|(_, schema, _)| Arc::new(Compiled::new(schema)));
     let write = |plan: Option<&(SplitPlan, Schema, String)>,
                  to: &Path,
                  progress: &mut dyn FnMut(u64, u64)|
      -> Result<(CompactStats, u64, u64), CompactError> {
-        let (schema, name) = match plan {
-            Some((_, schema, name)) => (schema, name.as_str()),
-            None => (reader.schema(), dtd_name),
+        let (schema, name, compiled) = match (plan, &derived) {
+            (Some((_, schema, name)), Some(c)) => (schema, name.as_str(), c.clone()),
+            _ => (reader.schema(), dtd_name, reader.compiled.clone()),
         };
         let run = |w: &mut TraceWriter<'_>, progress: &mut dyn FnMut(u64, u64)| match plan {
             Some((plan, _, _)) => compact_split(reader, w, &copts, plan, progress),
@@ -284,13 +291,14 @@ pub fn compact_file(
         };
         let order = reader.byte_order();
         let Some(compression) = opts.compression else {
-            let mut w = TraceWriter::create(schema, to, class, order, name)?;
+            let mut w = TraceWriter::create_shared(schema, Some(compiled), to, class, order, name)?;
             let stats = run(&mut w, progress)?;
             let bytes = w.finish()?.bytes;
             return Ok((stats, bytes, bytes));
         };
         let tmp = TempFile::new()?;
-        let mut w = TraceWriter::create(schema, tmp.path(), class, order, name)?;
+        let mut w =
+            TraceWriter::create_shared(schema, Some(compiled), tmp.path(), class, order, name)?;
         let stats = run(&mut w, progress)?;
         let bytes = w.finish()?.bytes;
         let mut out = Output::create(to)?;
@@ -366,14 +374,14 @@ pub fn compact_file(
     let verified = if opts.verify && readable {
         // The output is read back with the schema it was written with: the input's, or the
         // derived one (which the header names and which was written beside it).
-        let schema = match (&streams, &plan) {
-            (Streams::Kept { .. }, Some((_, schema, _))) => schema,
-            _ => reader.schema(),
+        let (schema, compiled) = match (&streams, &plan, &derived) {
+            (Streams::Kept { .. }, Some((_, schema, _)), Some(c)) => (schema, c.clone()),
+            _ => (reader.schema(), reader.compiled.clone()),
         };
         let trace = Input::open(output)?
             .into_trace()
             .map_err(|e| CompactError::Invalid(e.to_string()))?;
-        let back = Reader::new(&trace, schema);
+        let back = Reader::with_compiled(&trace, schema, compiled);
         Some(verify(reader, &back)?)
     } else {
         None
