@@ -1,8 +1,8 @@
 //! Integration tests: one binary, one module per topic.
 
-mod api;
 #[cfg(feature = "cli")]
 mod analysis;
+mod api;
 mod check_errors;
 mod cli;
 #[cfg(feature = "parquet")]
