@@ -6,11 +6,21 @@
 // a lending iterator: a `RecordView` borrows the decoder until the next call, which is why
 // `Records` has its own `next` rather than implementing `std::iter::Iterator`. Problems found
 // while decoding a record are queued and come out right after that record's view.
+//
+// Design: a record type whose fields are all integers (no repeat, no byte string) with an
+// arithmetic interpretation, no live set and no fixed value has the same layout for every record
+// until metadata changes one of its fields: its [`Plan`] lists each field's width and place in
+// the record, so such a record is checked for length once and decoded in one straight loop,
+// without the walker or a bounds check per field. The plan is made when the record type first
+// occurs in a scope and made again only after a metadata record changes that type (or a new
+// scope starts); any other record type, and any record too short for its plan, takes the general
+// path, which reports exactly where it fails. Both paths share the interpretations' arithmetic
+// (`layout/interp.rs`), so they cannot disagree on a value.
 
 use std::collections::VecDeque;
 
-use crate::container::sign_extend;
 use crate::dtd::{Display, Interp, RecordId, SlotId};
+use crate::layout::interp::{self, Decoded};
 use crate::layout::{
     eval_width, MetaProperty, MetaRefused, Op, ScopeState, Step, TagTable, Walk, MAX_EMPTY_REPEAT,
     MAX_FIELDS_PER_RECORD,
@@ -66,6 +76,38 @@ pub struct Records<'r> {
     meta: Option<MetaChange>,
     finished: bool,
     cur: Cur,
+    /// Per record type, what is known of its layout under the current metadata.
+    plans: Vec<Plan>,
+}
+
+/// One field of a record type whose layout is fixed under the current metadata.
+#[derive(Debug, Clone, Copy)]
+struct FixedField {
+    slot: SlotId,
+    width: u8,
+    signed: bool,
+    /// Offset of its bytes from the end of the tag.
+    at: u32,
+}
+
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+enum PlanState {
+    /// Not known under the current metadata: to be made when the record type next occurs.
+    #[default]
+    Stale,
+    /// Decoded by the walker.
+    Walk,
+    /// Decoded from `fields`.
+    Fixed,
+}
+
+/// How a record type is decoded under the current metadata (see the design note above).
+#[derive(Debug, Default)]
+struct Plan {
+    state: PlanState,
+    /// Bytes after the tag.
+    len: u64,
+    fields: Vec<FixedField>,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -97,6 +139,9 @@ impl<'r> Records<'r> {
             meta: None,
             finished: false,
             cur: Cur::default(),
+            plans: std::iter::repeat_with(Plan::default)
+                .take(reader.schema.records.len())
+                .collect(),
         }
     }
 
@@ -176,6 +221,9 @@ impl<'r> Records<'r> {
                 let mut scope = ScopeState::new(self.reader.schema, region.section);
                 scope.live |= self.reader.input.live;
                 self.scope = Some(scope);
+                for p in &mut self.plans {
+                    p.state = PlanState::Stale;
+                }
                 Ok(())
             }
             None => {
@@ -382,6 +430,19 @@ impl<'r> Records<'r> {
             .and_then(|s| s.base(rid))
             .expect("tag tables only hold visible records");
         // A field that has not occurred in this record has the value 0 (docs/format.md §3.4).
+        match self.plans[rid as usize].state {
+            PlanState::Fixed if self.plans[rid as usize].len <= self.end - self.pos => {
+                self.fixed_record(rid, base);
+                return Ok(());
+            }
+            PlanState::Stale => {
+                self.make_plan(rid, base);
+                if self.plans[rid as usize].state == PlanState::Fixed {
+                    return self.run_program(rid);
+                }
+            }
+            _ => {}
+        }
         if prog.reset_values {
             self.last[1..prog.nslots].fill(0);
         }
@@ -456,6 +517,70 @@ impl<'r> Records<'r> {
         }
     }
 
+    /// Decide how record type `rid` is decoded under the current metadata.
+    #[cold]
+    fn make_plan(&mut self, rid: RecordId, base: usize) {
+        let reader = self.reader;
+        let rt = reader.schema.record(rid);
+        let prog = reader.compiled.program(rid);
+        let scope = self.scope.as_ref().expect("open scope");
+        let plan = &mut self.plans[rid as usize];
+        plan.fields.clear();
+        plan.len = 0;
+        plan.state = PlanState::Walk;
+        for op in &prog.ops {
+            let Op::Int(slot) = *op else {
+                return;
+            };
+            let def = &rt.slots[slot as usize];
+            let st = &scope.slots[base + slot as usize];
+            let arithmetic = matches!(
+                st.interp,
+                Interp::None
+                    | Interp::Default(_)
+                    | Interp::BaseOffset(_)
+                    | Interp::Delta(_)
+                    | Interp::Stride { .. }
+            );
+            if !arithmetic || st.liveset != 0 || def.fixed.is_some() {
+                return;
+            }
+            plan.fields.push(FixedField {
+                slot,
+                width: st.width,
+                signed: def.display == Display::Signed,
+                at: plan.len as u32,
+            });
+            plan.len += st.width as u64;
+        }
+        plan.state = PlanState::Fixed;
+    }
+
+    /// Decode a record of type `rid` by its fixed plan; its length has been checked.
+    #[inline]
+    fn fixed_record(&mut self, rid: RecordId, base: usize) {
+        let input = &self.reader.input;
+        let plan = &self.plans[rid as usize];
+        let slots = &mut self.scope.as_mut().expect("open scope").slots;
+        let start = self.pos;
+        let bytes = &input.bytes[start as usize..];
+        let order = input.order;
+        // One capacity check for the record (the iterator's length is exact).
+        self.values.extend(plan.fields.iter().map(|f| {
+            let raw = order.read_uint(&bytes[f.at as usize..], f.width as usize);
+            let st = &mut slots[base + f.slot as usize];
+            let number = interp::decode(st, raw, f.signed).number(raw);
+            FieldValue {
+                slot: f.slot,
+                offset: start + f.at as u64,
+                width: f.width as u32,
+                raw,
+                value: Val::Int(number),
+            }
+        }));
+        self.pos += plan.len;
+    }
+
     fn bytes_field(
         &mut self,
         rid: RecordId,
@@ -506,42 +631,15 @@ impl<'r> Records<'r> {
         let input = &self.reader.input;
         let raw = input.order.read_uint(&input.bytes[at as usize..], w);
         self.pos += w as u64;
-        let (value, number) = match st.interp {
-            Interp::None => {
-                let v = if def.display == Display::Signed {
-                    sign_extend(raw, st.width) as u64
-                } else {
-                    raw
-                };
-                (Val::Int(v), v)
+        let (value, number) = match interp::decode(st, raw, def.display == Display::Signed) {
+            Decoded::Int(v) => (Val::Int(v), v),
+            Decoded::Offset { section, offset } => {
+                (Val::Ref(ElementRef::Offset { section, offset }), raw)
             }
-            Interp::Default(v) => (Val::Int(v), v),
-            Interp::BaseOffset(b) => {
-                let v = b.wrapping_add(sign_extend(raw, st.width) as u64);
-                (Val::Int(v), v)
+            Decoded::Index { section, index } => {
+                (Val::Ref(ElementRef::Index { section, index }), index as u64)
             }
-            Interp::Delta(_) => {
-                st.prev = st.prev.wrapping_add(sign_extend(raw, st.width) as u64);
-                (Val::Int(st.prev), st.prev)
-            }
-            Interp::Stride { stride, .. } => {
-                st.prev = st.prev.wrapping_add(stride as u64);
-                (Val::Int(st.prev), st.prev)
-            }
-            Interp::SectionOffset(section) => {
-                let r = ElementRef::Offset {
-                    section,
-                    offset: raw,
-                };
-                (Val::Ref(r), raw)
-            }
-            Interp::SectionStride { section, stride } => {
-                let index = st.cursor;
-                st.cursor = st.cursor.wrapping_add(stride);
-                let r = ElementRef::Index { section, index };
-                (Val::Ref(r), index as u64)
-            }
-            Interp::Live(set) => {
+            Decoded::Live(set) => {
                 let v = self.live_value(set, raw);
                 (Val::Int(v), v)
             }
@@ -667,6 +765,7 @@ impl<'r> Records<'r> {
         };
         match applied {
             Ok(()) => {
+                self.plans[target as usize].state = PlanState::Stale;
                 self.meta = Some(MetaChange {
                     record: target,
                     slot: field as SlotId,

@@ -7,6 +7,7 @@
 use crate::container::{fits_signed, fits_unsigned, truncate, ByteOrder, Class};
 use crate::decode::ElementRef;
 use crate::dtd::{Display, Interp, RecordId, Schema, SlotId};
+use crate::layout::interp::{self, Refused};
 use crate::layout::{
     eval_width, Compiled, LiveUndo, MetaProperty, MetaRefused, ScopeState, Step, Walk, Wire,
     MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD,
@@ -289,53 +290,51 @@ impl<'s> Encoder<'s> {
                         _ => None,
                     };
                     let (raw, number) = match (st.interp, int, input) {
-                        (Interp::None, Some(v), _) => {
-                            let ok = if def.display == Display::Signed {
-                                fits_signed(v as i64, w)
-                            } else {
-                                fits_unsigned(v, w)
-                            };
-                            if !ok {
-                                return Err(fail(
-                                    slot,
-                                    K::DoesNotFit {
-                                        value: shown(v),
-                                        width: w,
-                                    },
-                                ));
-                            }
-                            (truncate(v, w), v)
-                        }
-                        (Interp::Default(d), Some(v), _) if v == d => (0, d),
-                        (Interp::Default(d), None, In::Auto) => (0, d),
-                        (Interp::Default(d), Some(v), _) => {
-                            return Err(fail(
-                                slot,
-                                K::NotDefault {
-                                    value: v,
-                                    default: d,
-                                },
-                            ))
-                        }
-                        (Interp::BaseOffset(b), Some(v), _) => {
-                            let raw = signed_diff(v, b, w, "base").map_err(|k| fail(slot, k))?;
-                            (raw, v)
-                        }
-                        (Interp::Delta(_), Some(v), _) => {
-                            let raw = signed_diff(v, st.prev, w, "the previous value")
-                                .map_err(|k| fail(slot, k))?;
-                            st.prev = v;
-                            (raw, v)
-                        }
-                        (Interp::Stride { stride, .. }, _, In::Auto | In::Int(_) | In::Neg(_)) => {
-                            let expected = st.prev.wrapping_add(stride as u64);
-                            if let Some(v) = int {
-                                if v != expected {
-                                    return Err(fail(slot, K::NotStride { value: v, expected }));
+                        // The integer interpretations: their arithmetic is shared with the
+                        // decoder (layout/interp.rs); only the messages are worded here.
+                        (
+                            Interp::None
+                            | Interp::Default(_)
+                            | Interp::BaseOffset(_)
+                            | Interp::Delta(_)
+                            | Interp::Stride { .. },
+                            _,
+                            In::Auto | In::Int(_) | In::Neg(_),
+                        ) if int.is_some() || st.interp.is_zero_width() => {
+                            let signed = def.display == Display::Signed;
+                            let v = int.unwrap_or(0);
+                            match interp::encode(st, int, signed) {
+                                Ok(stored) => stored,
+                                Err(refused) => {
+                                    let k = match refused {
+                                        Refused::DoesNotFit => K::DoesNotFit {
+                                            value: shown(v),
+                                            width: w,
+                                        },
+                                        Refused::NotDefault { default } => {
+                                            K::NotDefault { value: v, default }
+                                        }
+                                        Refused::DiffDoesNotFit {
+                                            diff,
+                                            reference,
+                                            from,
+                                        } => K::DiffDoesNotFit {
+                                            value: v,
+                                            diff,
+                                            from,
+                                            reference,
+                                            width: w,
+                                        },
+                                        Refused::NotStride { expected } => {
+                                            K::NotStride { value: v, expected }
+                                        }
+                                        Refused::NotAnInteger => K::Missing {
+                                            interp: st.interp.keyword(),
+                                        },
+                                    };
+                                    return Err(fail(slot, k));
                                 }
                             }
-                            st.prev = expected;
-                            (0, expected)
                         }
                         (Interp::SectionOffset(section), _, In::Offset(o)) => {
                             if !fits_unsigned(*o, w) {
@@ -519,22 +518,5 @@ impl<'s> Encoder<'s> {
             ));
         }
         Ok(())
-    }
-}
-
-/// The stored bytes of `value` as a signed difference from `reference` (`baseOffset`,
-/// `delta`), if it fits `width` bytes.
-fn signed_diff(value: u64, reference: u64, width: u8, from: &'static str) -> Result<u64, K> {
-    let diff = value.wrapping_sub(reference) as i64;
-    if fits_signed(diff, width) {
-        Ok(truncate(diff as u64, width))
-    } else {
-        Err(K::DiffDoesNotFit {
-            value,
-            diff,
-            from,
-            reference,
-            width,
-        })
     }
 }

@@ -6,6 +6,7 @@
 //! printers and the text reader use the same walker, so the structure of a record is computed in
 //! one place. Nothing here touches bytes of a trace.
 
+pub(crate) mod interp;
 mod liveset;
 mod meta;
 mod program;

@@ -8,6 +8,7 @@ mod cli;
 #[cfg(feature = "parquet")]
 mod columnar;
 mod compact;
+mod fast_path;
 mod fixtures;
 #[cfg(feature = "import")]
 mod import;

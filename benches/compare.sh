@@ -1,0 +1,72 @@
+#!/bin/sh
+# Prints, in one run on the same files, the speed ratios of docs/performance.md: `mtf check`
+# against the hand-written reader (benches/handwritten.rs), text `dump` against `check`, and
+# JSON lines against text `dump`, each measured side by side with hyperfine; records/s for each;
+# the instruction counts of `check` and of the hand-written reader under callgrind (repeatable on
+# a loaded machine); and peak RSS of `check`.
+#
+# Usage: benches/compare.sh [WORKDIR] [SIZES]
+#   WORKDIR (default /tmp/mtf-compare) receives the generated traces (never committed);
+#   SIZES (default "1M 10M") are the record counts given to examples/gen_hatf.rs.
+# Needs: cargo, hyperfine (Debian: apt-get install hyperfine), /usr/bin/time; valgrind for the
+# instruction counts (skipped without it). Builds the release binaries first.
+set -eu
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+W=${1:-/tmp/mtf-compare}
+SIZES=${2:-"1M 10M"}
+RUNS=${RUNS:-5}
+mkdir -p "$W"
+cd "$ROOT"
+cargo build --release --quiet --bin mtf --example gen_hatf --example checksum
+cargo bench --quiet --bench handwritten --no-run 2>/dev/null
+T=${CARGO_TARGET_DIR:-$ROOT/target}/release
+M=$T/mtf
+HW=$(ls -t "$T"/deps/handwritten-* | grep -v '\.d$' | head -1)
+
+echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
+echo "load:    $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "mtf:     $(git -C "$ROOT" describe --always --dirty)"
+
+# mean seconds of each command, side by side in one hyperfine run
+means() { # out.json
+  python3 -c 'import json,sys
+for r in json.load(open(sys.argv[1]))["results"]: print("%.4f" % r["mean"])' "$1"
+}
+ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
+rate() { python3 -c "import sys; print('%.1f M/s' % (float(sys.argv[1]) / float(sys.argv[2]) / 1e6))" "$1" "$2"; }
+
+for size in $SIZES; do
+  f="$W/h$size.mtf"
+  [ -f "$f" ] || cargo run --release --quiet --example gen_hatf -- "$size" "$f" >/dev/null
+  n=$("$M" info "$f" | awk '/^nrecords/ {print $2}')
+  echo
+  echo "== $f: $(wc -c <"$f") bytes, $n records"
+  # The two readers must agree before their times are compared.
+  a=$("$HW" "$f" | tail -1)
+  b=$(cargo run --release --quiet --example checksum -- "$f" | tail -1)
+  [ "$a" = "$b" ] || { echo "checksums differ: $a / $b" >&2; exit 1; }
+  hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$W/t.json" \
+    "$HW $f" "$M check -q $f" "$M dump $f -o /dev/null" "$M dump --format jsonl $f -o /dev/null" \
+    >/dev/null
+  set -- $(means "$W/t.json")
+  hw=$1 check=$2 text=$3 jsonl=$4
+  echo "seconds: hand-written $hw, check $check, dump text $text, dump jsonl $jsonl"
+  echo "records/s: hand-written $(rate "$n" "$hw"), check $(rate "$n" "$check"), text $(rate "$n" "$text"), jsonl $(rate "$n" "$jsonl")"
+  echo "check / hand-written:   $(ratio "$check" "$hw")   (goal <= 1.0)"
+  echo "text dump / check:      $(ratio "$text" "$check")   (goal <= 2.5)"
+  echo "jsonl / text dump:      $(ratio "$jsonl" "$text")   (goal <= 1.3)"
+  rss=$(/usr/bin/time -f %M "$M" check -q "$f" 2>&1 >/dev/null | tail -1)
+  echo "peak RSS of check:      $rss KiB"
+done
+
+if command -v valgrind >/dev/null; then
+  f="$W/h$(echo "$SIZES" | cut -d' ' -f1).mtf"
+  irs() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
+    awk '/Collected/ {print $NF}'; }
+  ci=$(irs "$M" check -q "$f")
+  hi=$(irs "$HW" "$f")
+  echo
+  echo "== instructions (callgrind) on $f"
+  echo "check $ci, hand-written $hi: check / hand-written $(ratio "$ci" "$hi")"
+fi
