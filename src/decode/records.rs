@@ -19,6 +19,7 @@
 
 use std::collections::VecDeque;
 
+use crate::container::ByteOrder;
 use crate::dtd::{Display, Interp, RecordId, SlotId};
 use crate::layout::interp::{self, Decoded};
 use crate::layout::{
@@ -54,6 +55,15 @@ pub(crate) enum Mode {
 /// Most problems kept for one record; more are counted in [`Records::dropped_problems`].
 pub use crate::limits::MAX_PROBLEMS_PER_RECORD;
 
+/// The 8 bytes at `at` as they lie in memory (the caller checked that they exist).
+#[inline(always)]
+fn load8(bytes: &[u8], at: usize) -> u64 {
+    match bytes.get(at..at + 8) {
+        Some(b) => u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])),
+        None => 0,
+    }
+}
+
 /// The records of a trace in file order. See [`Reader::records`].
 pub struct Records<'r> {
     reader: &'r Reader<'r>,
@@ -85,9 +95,22 @@ pub struct Records<'r> {
 struct FixedField {
     slot: SlotId,
     width: u8,
-    signed: bool,
     /// Offset of its bytes from the end of the tag.
     at: u32,
+    /// Index of its state in the scope's slots (`delta` and `stride` advance it).
+    state: u32,
+    kind: FixedKind,
+}
+
+/// The interpretation of a fixed field, resolved when the plan is made.
+#[derive(Debug, Clone, Copy)]
+enum FixedKind {
+    /// `none`, shown unsigned: the stored value.
+    Plain,
+    /// `default v`: nothing stored, always `v`.
+    Const(u64),
+    /// Anything else: through `layout::interp::decode` with the slot's state.
+    Interp { signed: bool },
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -432,7 +455,7 @@ impl<'r> Records<'r> {
         // A field that has not occurred in this record has the value 0 (docs/format.md §3.4).
         match self.plans[rid as usize].state {
             PlanState::Fixed if self.plans[rid as usize].len <= self.end - self.pos => {
-                self.fixed_record(rid, base);
+                self.fixed_record(rid);
                 return Ok(());
             }
             PlanState::Stale => {
@@ -545,11 +568,17 @@ impl<'r> Records<'r> {
             if !arithmetic || st.liveset != 0 || def.fixed.is_some() {
                 return;
             }
+            let signed = def.display == Display::Signed;
             plan.fields.push(FixedField {
                 slot,
                 width: st.width,
-                signed: def.display == Display::Signed,
                 at: plan.len as u32,
+                state: (base + slot as usize) as u32,
+                kind: match st.interp {
+                    Interp::None if !signed => FixedKind::Plain,
+                    Interp::Default(v) => FixedKind::Const(v),
+                    _ => FixedKind::Interp { signed },
+                },
             });
             plan.len += st.width as u64;
         }
@@ -558,26 +587,52 @@ impl<'r> Records<'r> {
 
     /// Decode a record of type `rid` by its fixed plan; its length has been checked.
     #[inline]
-    fn fixed_record(&mut self, rid: RecordId, base: usize) {
+    fn fixed_record(&mut self, rid: RecordId) {
         let input = &self.reader.input;
         let plan = &self.plans[rid as usize];
         let slots = &mut self.scope.as_mut().expect("open scope").slots;
         let start = self.pos;
         let bytes = &input.bytes[start as usize..];
+        // With 8 bytes to hand past the record (all but the last records of a file), each field
+        // is one unaligned load and a shift, with no bounds check of its own.
+        let wide = bytes.len() as u64 >= plan.len + 8;
         let order = input.order;
-        // One capacity check for the record (the iterator's length is exact).
-        self.values.extend(plan.fields.iter().map(|f| {
-            let raw = order.read_uint(&bytes[f.at as usize..], f.width as usize);
-            let st = &mut slots[base + f.slot as usize];
-            let number = interp::decode(st, raw, f.signed).number(raw);
-            FieldValue {
+        self.values.reserve(plan.fields.len());
+        for f in &plan.fields {
+            if let FixedKind::Const(v) = f.kind {
+                self.values.push(FieldValue {
+                    slot: f.slot,
+                    offset: start + f.at as u64,
+                    width: 0,
+                    raw: 0,
+                    value: Val::Int(v),
+                });
+                continue;
+            }
+            let raw = if wide && f.width > 0 {
+                let word = load8(bytes, f.at as usize);
+                let unused = 64 - 8 * f.width as u32;
+                match order {
+                    ByteOrder::Little => (u64::from_le(word) << unused) >> unused,
+                    ByteOrder::Big => u64::from_be(word) >> unused,
+                }
+            } else {
+                order.read_uint(&bytes[f.at as usize..], f.width as usize)
+            };
+            let number = match f.kind {
+                FixedKind::Plain | FixedKind::Const(_) => raw,
+                FixedKind::Interp { signed } => {
+                    interp::decode(&mut slots[f.state as usize], raw, signed).number(raw)
+                }
+            };
+            self.values.push(FieldValue {
                 slot: f.slot,
                 offset: start + f.at as u64,
                 width: f.width as u32,
                 raw,
                 value: Val::Int(number),
-            }
-        }));
+            });
+        }
         self.pos += plan.len;
     }
 
