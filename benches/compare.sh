@@ -47,7 +47,7 @@ for size in $SIZES; do
   b=$(cargo run --release --quiet --example checksum -- "$f" | tail -1)
   [ "$a" = "$b" ] || { echo "checksums differ: $a / $b" >&2; exit 1; }
   hyperfine -N --warmup 1 --runs "$RUNS" --export-json "$W/t.json" \
-    "$HW $f" "$M check -q $f" "$M dump $f -o /dev/null" "$M dump --format jsonl $f -o /dev/null" \
+    "$HW $f" "$M check -q $f" "$M dump $f" "$M dump --format jsonl $f" \
     >/dev/null
   set -- $(means "$W/t.json")
   hw=$1 check=$2 text=$3 jsonl=$4

@@ -72,9 +72,10 @@ impl CsvPrinter {
         for c in &mut self.cells {
             c.clear();
         }
-        write!(self.cells[0], "{}", view.index())?;
-        write!(self.cells[1], "{}", view.offset())?;
-        write!(self.cells[2], "{}", view.section())?;
+        let mut n = itoa::Buffer::new();
+        self.cells[0].extend_from_slice(n.format(view.index()).as_bytes());
+        self.cells[1].extend_from_slice(n.format(view.offset()).as_bytes());
+        self.cells[2].extend_from_slice(n.format(view.section()).as_bytes());
         let reader = view.reader();
         let columns = &self.columns;
         let cells = &mut self.cells;

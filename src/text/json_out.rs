@@ -1,5 +1,7 @@
 //! Printing one record as a JSON object (`mtf dump --format jsonl`).
 
+use std::io::{self, Write};
+
 use serde_json::{json, Map, Value as J};
 
 use crate::decode::{ElementRef, Field, Reader, RecordView, Value};
@@ -7,157 +9,211 @@ use crate::dtd::{Builtin, Display};
 
 use super::print::{Printer, Visit};
 
-/// The JSON object of one record.
-pub(crate) fn record(p: &mut Printer, view: &RecordView<'_>) -> J {
-    let rt = view.record();
+/// The JSON object of a metadata record (rare: built as a value).
+fn metadata(view: &RecordView<'_>) -> J {
     let reader = view.reader();
     let mut obj = Map::new();
     obj.insert("record".into(), json!(view.name()));
     obj.insert("section".into(), json!(view.section()));
     obj.insert("index".into(), json!(view.index()));
     obj.insert("offset".into(), json!(view.offset()));
-    if rt.builtin == Some(Builtin::Metadata) {
-        if let Some(m) = view.metadata() {
-            let target = reader.schema().record(m.record);
-            let (words, n) = m.property.words();
-            let args: Vec<J> = words
-                .iter()
-                .take(n)
-                .enumerate()
-                .map(|(i, &wd)| {
-                    if m.property.word_is_signed(i) {
-                        json!(wd as i64)
-                    } else {
-                        json!(wd)
-                    }
-                })
-                .collect();
-            obj.insert(
-                "set".into(),
-                json!({"record": target.name, "field": target.slots[m.slot as usize].name,
-                       "property": m.property.name(), "args": args}),
-            );
-        } else {
-            // A refused metadata record: its stored numbers, the value words (none, one or
-            // two) as one array, as the text form prints one `value=WORD` per word.
-            let mut fields = Map::new();
-            let mut words = Vec::new();
-            for f in view.fields().skip(1) {
-                if f.name() == "value" {
-                    words.push(json!(f.fv.raw));
+    if let Some(m) = view.metadata() {
+        let target = reader.schema().record(m.record);
+        let (words, n) = m.property.words();
+        let args: Vec<J> = words
+            .iter()
+            .take(n)
+            .enumerate()
+            .map(|(i, &wd)| {
+                if m.property.word_is_signed(i) {
+                    json!(wd as i64)
                 } else {
-                    fields.insert(f.name().to_string(), json!(f.fv.raw));
+                    json!(wd)
                 }
+            })
+            .collect();
+        obj.insert(
+            "set".into(),
+            json!({"record": target.name, "field": target.slots[m.slot as usize].name,
+                   "property": m.property.name(), "args": args}),
+        );
+    } else {
+        // A refused metadata record: its stored numbers, the value words (none, one or
+        // two) as one array, as the text form prints one `value=WORD` per word.
+        let mut fields = Map::new();
+        let mut words = Vec::new();
+        for f in view.fields().skip(1) {
+            if f.name() == "value" {
+                words.push(json!(f.fv.raw));
+            } else {
+                fields.insert(f.name().to_string(), json!(f.fv.raw));
             }
-            fields.insert("value".into(), J::Array(words));
-            obj.insert("fields".into(), J::Object(fields));
         }
-        return J::Object(obj);
+        fields.insert("value".into(), J::Array(words));
+        obj.insert("fields".into(), J::Object(fields));
     }
+    J::Object(obj)
+}
+
+/// Write one record as a JSON object and a newline, straight to `w`: numbers through `itoa`,
+/// strings escaped by serde_json, no value tree (except for the rare metadata record).
+pub(crate) fn write_record(
+    p: &mut Printer,
+    w: &mut impl Write,
+    view: &RecordView<'_>,
+) -> io::Result<()> {
+    let rt = view.record();
+    if rt.builtin == Some(Builtin::Metadata) {
+        return writeln!(w, "{}", metadata(view));
+    }
+    let reader = view.reader();
+    w.write_all(b"{\"record\":")?;
+    string(w, view.name())?;
+    w.write_all(b",\"section\":")?;
+    int(w, view.section() as u64)?;
+    w.write_all(b",\"index\":")?;
+    int(w, view.index())?;
+    w.write_all(b",\"offset\":")?;
+    int(w, view.offset())?;
+    w.write_all(b",\"fields\":{")?;
     let raw = p.opts().raw;
     // A section record's number is the section id, small and read as a number by `pack`.
     let strings = p.int_strings() && rt.builtin != Some(Builtin::Section);
     let logical = p.logical_values();
-    // A stack of open containers: the record's fields, then lists and groups.
-    enum Open {
-        Map(Map<String, J>),
-        List(String, Vec<J>),
-    }
-    let mut stack = vec![Open::Map(Map::new())];
-    let _ = p.visit(view, |v| -> Result<(), ()> {
+    // Whether the innermost open object or array has no member yet; the record's fields are the
+    // first level. At most one entry per nested repeat.
+    let mut first = std::mem::take(&mut p.json_first);
+    first.clear();
+    first.push(true);
+    let result = p.visit(view, |v| -> io::Result<()> {
+        let sep = |w: &mut dyn Write, first: &mut Vec<bool>| -> io::Result<()> {
+            match first.last_mut() {
+                Some(f) if *f => {
+                    *f = false;
+                    Ok(())
+                }
+                _ => w.write_all(b","),
+            }
+        };
         match v {
             Visit::Field(key, f) => {
-                let value = field(reader, &f, raw, strings, logical);
-                match stack.last_mut().expect("open") {
-                    Open::Map(m) => {
-                        m.insert(key.to_string(), value);
-                    }
-                    Open::List(_, l) => l.push(value),
+                sep(w, &mut first)?;
+                if !key.is_empty() {
+                    string(w, key)?;
+                    w.write_all(b":")?;
                 }
+                field(w, reader, &f, raw, strings, logical)?;
             }
-            Visit::ListStart(key) => stack.push(Open::List(key.to_string(), Vec::new())),
+            Visit::ListStart(key) => {
+                sep(w, &mut first)?;
+                string(w, key)?;
+                w.write_all(b":[")?;
+                first.push(true);
+            }
             Visit::ItemStart(single, _) => {
                 if !single {
-                    stack.push(Open::Map(Map::new()));
+                    sep(w, &mut first)?;
+                    w.write_all(b"{")?;
+                    first.push(true);
                 }
             }
             Visit::ItemEnd(single) => {
                 if !single {
-                    if let Some(Open::Map(m)) = stack.pop() {
-                        if let Some(Open::List(_, l)) = stack.last_mut() {
-                            l.push(J::Object(m));
-                        }
-                    }
+                    first.pop();
+                    w.write_all(b"}")?;
                 }
             }
             Visit::ListEnd => {
-                if let Some(Open::List(key, l)) = stack.pop() {
-                    if let Some(Open::Map(m)) = stack.last_mut() {
-                        m.insert(key, J::Array(l));
-                    }
-                }
+                first.pop();
+                w.write_all(b"]")?;
             }
         }
         Ok(())
     });
-    let fields = match stack.pop() {
-        Some(Open::Map(m)) => m,
-        _ => Map::new(),
-    };
-    obj.insert("fields".into(), J::Object(fields));
-    J::Object(obj)
+    p.json_first = first;
+    result?;
+    w.write_all(b"}}\n")
 }
 
-fn field(reader: &Reader<'_>, f: &Field<'_>, raw: bool, strings: bool, logical: bool) -> J {
-    let (value, display) = super::print::shown(reader, f, logical);
-    let v = match (strings, value, display) {
-        (true, Value::Int(v), Display::Signed) => json!((v as i64).to_string()),
-        (true, Value::Int(v), _) => json!(v.to_string()),
-        (_, value, display) => json_value(reader, value, display, 0),
-    };
-    if raw {
-        if let Some(r) = f.raw() {
-            let r = if strings {
-                json!(r.to_string())
-            } else {
-                json!(r)
-            };
-            return json!({"value": v, "raw": r});
-        }
+fn int(w: &mut (impl Write + ?Sized), v: u64) -> io::Result<()> {
+    w.write_all(itoa::Buffer::new().format(v).as_bytes())
+}
+
+fn string(w: &mut (impl Write + ?Sized), s: &str) -> io::Result<()> {
+    serde_json::to_writer(w, s).map_err(io::Error::other)
+}
+
+fn field(
+    w: &mut (impl Write + ?Sized),
+    reader: &Reader<'_>,
+    f: &Field<'_>,
+    raw: bool,
+    strings: bool,
+    logical: bool,
+) -> io::Result<()> {
+    let r = if raw { f.raw() } else { None };
+    if r.is_some() {
+        w.write_all(b"{\"value\":")?;
     }
-    v
+    let (value, display) = super::print::shown(reader, f, logical);
+    match (strings, value, display) {
+        (true, Value::Int(v), Display::Signed) => {
+            write!(w, "\"{}\"", itoa::Buffer::new().format(v as i64))?
+        }
+        (true, Value::Int(v), _) => write!(w, "\"{}\"", itoa::Buffer::new().format(v))?,
+        (_, value, display) => json_value(w, reader, value, display, 0)?,
+    }
+    if let Some(r) = r {
+        w.write_all(b",\"raw\":")?;
+        if strings {
+            write!(w, "\"{}\"", itoa::Buffer::new().format(r))?;
+        } else {
+            int(w, r)?;
+        }
+        w.write_all(b"}")?;
+    }
+    Ok(())
 }
 
-fn json_value(reader: &Reader<'_>, value: Value<'_>, display: Display, depth: usize) -> J {
+fn json_value(
+    w: &mut (impl Write + ?Sized),
+    reader: &Reader<'_>,
+    value: Value<'_>,
+    display: Display,
+    depth: usize,
+) -> io::Result<()> {
     match value {
         Value::Int(v) => match display {
-            Display::Signed => json!(v as i64),
-            _ => json!(v),
+            Display::Signed => w.write_all(itoa::Buffer::new().format(v as i64).as_bytes()),
+            _ => int(w, v),
         },
         Value::Bytes(b) => match (display, std::str::from_utf8(b)) {
-            (Display::Text, Ok(s)) => json!(s),
-            _ => json!({"hex": hex(b)}),
+            (Display::Text, Ok(s)) => string(w, s),
+            _ => write!(w, "{{\"hex\":\"{}\"}}", hex(b)),
         },
         Value::Ref(r) => {
-            let mut m = Map::new();
+            w.write_all(b"{\"section\":")?;
             match r {
                 ElementRef::Offset { offset, section } => {
-                    m.insert("section".into(), json!(section));
-                    m.insert("offset".into(), json!(offset));
+                    int(w, section as u64)?;
+                    w.write_all(b",\"offset\":")?;
+                    int(w, offset)?;
                 }
                 ElementRef::Index { index, section } => {
-                    m.insert("section".into(), json!(section));
-                    m.insert("index".into(), json!(index));
+                    int(w, section as u64)?;
+                    w.write_all(b",\"index\":")?;
+                    w.write_all(itoa::Buffer::new().format(index).as_bytes())?;
                 }
             }
             if depth == 0 {
                 if let Ok(res) = reader.resolve(r) {
                     let rt = reader.schema().record(res.record);
                     let d = rt.slots.last().map_or(Display::Decimal, |s| s.display);
-                    m.insert("value".into(), json_value(reader, res.value, d, depth + 1));
+                    w.write_all(b",\"value\":")?;
+                    json_value(w, reader, res.value, d, depth + 1)?;
                 }
             }
-            J::Object(m)
+            w.write_all(b"}")
         }
     }
 }

@@ -54,6 +54,9 @@ pub struct Printer {
     compiled: std::sync::Arc<Compiled>,
     walk: Walk,
     last: Vec<u64>,
+    /// The JSON writer's stack of open objects and arrays, kept from record to record.
+    #[cfg(feature = "json")]
+    pub(crate) json_first: Vec<bool>,
 }
 
 /// Repeat steps, as the printers see them.
@@ -76,6 +79,8 @@ impl Printer {
             logical: false,
             compiled,
             walk: Walk::default(),
+            #[cfg(feature = "json")]
+            json_first: Vec::new(),
         }
     }
 
@@ -105,10 +110,7 @@ impl Printer {
         match self.opts.format {
             Format::Text => self.text(w, view),
             #[cfg(feature = "json")]
-            Format::Jsonl => {
-                let v = super::json_out::record(self, view);
-                writeln!(w, "{v}")
-            }
+            Format::Jsonl => super::json_out::write_record(self, w, view),
         }
     }
 

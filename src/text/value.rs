@@ -15,11 +15,7 @@ pub fn write_value(
     depth: usize,
 ) -> io::Result<()> {
     match value {
-        Value::Int(v) => match display {
-            Display::Hex => write!(w, "{v:#x}"),
-            Display::Signed => write!(w, "{}", v as i64),
-            _ => write!(w, "{v}"),
-        },
+        Value::Int(v) => write_int(w, v, display),
         Value::Bytes(b) => {
             if display == Display::Text {
                 write_string(w, b)
@@ -49,6 +45,25 @@ pub fn write_value(
                 Err(_) => w.write_all(b"?"),
             }
         }
+    }
+}
+
+/// Write an integer in its display (`0x…` for hex, two's complement for signed, else decimal),
+/// without the formatting machinery: this is most of what a dump writes.
+pub fn write_int(w: &mut impl Write, v: u64, display: Display) -> io::Result<()> {
+    match display {
+        Display::Hex => {
+            let mut buf = [0u8; 18];
+            let digits = (16 - v.leading_zeros() as usize / 4).max(1);
+            buf[0] = b'0';
+            buf[1] = b'x';
+            for i in 0..digits {
+                buf[1 + digits - i] = b"0123456789abcdef"[(v >> (4 * i)) as usize & 15];
+            }
+            w.write_all(&buf[..2 + digits])
+        }
+        Display::Signed => w.write_all(itoa::Buffer::new().format(v as i64).as_bytes()),
+        _ => w.write_all(itoa::Buffer::new().format(v).as_bytes()),
     }
 }
 
@@ -90,4 +105,38 @@ fn write_str_escaped(w: &mut impl Write, s: &str) -> io::Result<()> {
         }
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod int_tests {
+    use super::*;
+
+    #[test]
+    fn integers_are_written_as_the_formatter_writes_them() {
+        let values = [
+            0,
+            1,
+            9,
+            10,
+            15,
+            16,
+            255,
+            256,
+            0xdead_beef,
+            1 << 63,
+            u64::MAX,
+            12345678901,
+        ];
+        for v in values.into_iter().chain((0..64).map(|b| 1u64 << b)) {
+            for (display, want) in [
+                (Display::Hex, format!("{v:#x}")),
+                (Display::Signed, format!("{}", v as i64)),
+                (Display::Decimal, format!("{v}")),
+            ] {
+                let mut out = Vec::new();
+                write_int(&mut out, v, display).unwrap();
+                assert_eq!(String::from_utf8(out).unwrap(), want);
+            }
+        }
+    }
 }
