@@ -102,6 +102,26 @@ fn bench(c: &mut Criterion) {
             }
         })
     });
+    // JSON lines written straight to the output (no value tree): compare with dump_text.
+    g.bench_function("dump_jsonl", |b| {
+        b.iter(|| {
+            let reader = Reader::new(&trace, &schema);
+            let mut p = Printer::new(
+                &reader,
+                Options {
+                    format: Format::Jsonl,
+                    ..Options::default()
+                },
+            );
+            let mut records = reader.records();
+            let mut out = std::io::sink();
+            while let Some(event) = records.next() {
+                if let Event::Record(r) = event {
+                    p.record(&mut out, &r).unwrap();
+                }
+            }
+        })
+    });
     g.finish();
 }
 

@@ -163,15 +163,17 @@ mod tests {
         st
     }
 
+    /// One row: interpretation, width, signed display, values written in order, and the refusal
+    /// expected for the last value (`None` when all are accepted).
+    type Row = (Interp, u8, bool, &'static [u64], Option<Refused>);
+
     /// Every integer interpretation, at widths that fit and that do not: what `encode` stores
     /// decodes back to the value, with the state advanced the same way on both sides; what it
     /// refuses is refused for the reason in the table.
     #[test]
     fn every_interpretation_round_trips_or_is_refused() {
         use Interp::*;
-        // (interpretation, width, signed display, values written in order, expected refusal of
-        // the last value or None when all are accepted)
-        let table: &[(Interp, u8, bool, &[u64], Option<Refused>)] = &[
+        let table: &[Row] = &[
             (None, 1, false, &[0, 255], Option::None),
             (None, 1, false, &[256], Some(Refused::DoesNotFit)),
             (None, 2, true, &[(-32768i64) as u64, 32767], Option::None),

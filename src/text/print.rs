@@ -11,7 +11,7 @@ use crate::decode::{Field, Reader, RecordView, Value};
 use crate::dtd::Builtin;
 use crate::layout::{Compiled, Op, Program, Step, Walk};
 
-use super::value::{write_string, write_value};
+use super::value::{write_int, write_string, write_value};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -251,16 +251,26 @@ impl Printer {
             match v {
                 Visit::Field(key, f) => {
                     if !key.is_empty() {
-                        if first_in_group {
-                            first_in_group = false;
+                        // ` key=` in one write where it is short, as it nearly always is.
+                        let space = !std::mem::take(&mut first_in_group);
+                        let mut buf = [b' '; 64];
+                        let k = key.as_bytes();
+                        if k.len() + 2 <= buf.len() {
+                            buf[1..1 + k.len()].copy_from_slice(k);
+                            buf[1 + k.len()] = b'=';
+                            w.write_all(&buf[usize::from(!space)..2 + k.len()])?;
                         } else {
-                            w.write_all(b" ")?;
+                            if space {
+                                w.write_all(b" ")?;
+                            }
+                            w.write_all(k)?;
+                            w.write_all(b"=")?;
                         }
-                        w.write_all(key.as_bytes())?;
-                        w.write_all(b"=")?;
                     }
-                    let (value, display) = shown(reader, &f, logical);
-                    write_value(w, reader, value, display, 0)?;
+                    match shown(reader, &f, logical) {
+                        (Value::Int(v), display) => write_int(w, v, display)?,
+                        (value, display) => write_value(w, reader, value, display, 0)?,
+                    }
                     if raw {
                         if let Some(r) = f.raw() {
                             write!(w, "~{r:#x}")?;

@@ -50,17 +50,25 @@ pub fn write_value(
 
 /// Write an integer in its display (`0x…` for hex, two's complement for signed, else decimal),
 /// without the formatting machinery: this is most of what a dump writes.
+#[inline]
 pub fn write_int(w: &mut impl Write, v: u64, display: Display) -> io::Result<()> {
     match display {
         Display::Hex => {
+            // Digits from the right, then `0x` before them.
             let mut buf = [0u8; 18];
-            let digits = (16 - v.leading_zeros() as usize / 4).max(1);
-            buf[0] = b'0';
-            buf[1] = b'x';
-            for i in 0..digits {
-                buf[1 + digits - i] = b"0123456789abcdef"[(v >> (4 * i)) as usize & 15];
+            let mut i = buf.len();
+            let mut x = v;
+            loop {
+                i -= 1;
+                buf[i] = b"0123456789abcdef"[(x & 15) as usize];
+                x >>= 4;
+                if x == 0 {
+                    break;
+                }
             }
-            w.write_all(&buf[..2 + digits])
+            buf[i - 2] = b'0';
+            buf[i - 1] = b'x';
+            w.write_all(&buf[i - 2..])
         }
         Display::Signed => w.write_all(itoa::Buffer::new().format(v as i64).as_bytes()),
         _ => w.write_all(itoa::Buffer::new().format(v).as_bytes()),
