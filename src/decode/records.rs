@@ -88,6 +88,8 @@ pub struct Records<'r> {
     cur: Cur,
     /// Per record type, what is known of its layout under the current metadata.
     plans: Vec<Plan>,
+    /// Whether records on the fast path keep their values (see [`Records::skip_values`]).
+    keep_values: bool,
 }
 
 /// One field of a record type whose layout is fixed under the current metadata.
@@ -165,7 +167,19 @@ impl<'r> Records<'r> {
             plans: std::iter::repeat_with(Plan::default)
                 .take(reader.schema.records.len())
                 .collect(),
+            keep_values: true,
         }
+    }
+
+    /// Validate only: a record whose layout is fixed under the current metadata (integers with
+    /// an arithmetic interpretation, no repeat, byte string, reference, live set or fixed value)
+    /// is then checked for length and its state advanced, but its values are not kept: its
+    /// [`RecordView`] holds the tag alone. Nothing in such a record can be invalid but its
+    /// length, so the problems and damage reported are the same. For callers that count records
+    /// and report problems without reading values (`mtf check` of a DTD without analysis
+    /// declarations).
+    pub fn skip_values(&mut self, skip: bool) {
+        self.keep_values = !skip;
     }
 
     /// Records decoded so far.
@@ -597,6 +611,17 @@ impl<'r> Records<'r> {
         // is one unaligned load and a shift, with no bounds check of its own.
         let wide = bytes.len() as u64 >= plan.len + 8;
         let order = input.order;
+        if !self.keep_values {
+            // Only the fields whose state advances (`delta`, `stride`) are read.
+            for f in &plan.fields {
+                if let FixedKind::Interp { signed } = f.kind {
+                    let raw = order.read_uint(&bytes[f.at as usize..], f.width as usize);
+                    interp::decode(&mut slots[f.state as usize], raw, signed);
+                }
+            }
+            self.pos += plan.len;
+            return;
+        }
         self.values.reserve(plan.fields.len());
         for f in &plan.fields {
             if let FixedKind::Const(v) = f.kind {
