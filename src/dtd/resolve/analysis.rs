@@ -453,8 +453,10 @@ impl<'a> Resolver<'a> {
                     rd.thread = Some(s as SlotId);
                 }
             }
-            for (_, p) in by_prop("size") {
-                self.keyword(p, &["bytes"]);
+            for (s, p) in by_prop("size") {
+                if self.keyword(p, &["bytes"]).is_some() && self.int_slot(rt, s, p) {
+                    rd.sizes.push(s as SlotId);
+                }
             }
             // Times.
             let unit_names: Vec<&str> = TimeUnit::ALL
