@@ -2,45 +2,40 @@
 //! table of its slots with their widths, interpretations and repeats.
 
 // Design: a pure function of the schema, so it is golden-tested without running the binary.
-// Which repeat a slot is in comes from a static walk of the compiled program (each item once),
-// the same walker and keys as dumps use.
+// Which repeat a slot is in comes from the record's `Shape`, whose keys are the compiled
+// program's (the keys dumps use).
 
 use crate::dtd::{resolve::show_expr, Builtin, Expr, RecordType, Schema, SlotKind};
-use crate::layout::{Compiled, Step, Walk};
+use crate::layout::Shape;
 
-/// For each slot inside a repeat: the innermost repeat's key and its count field's name.
-fn repeats(
-    schema: &Schema,
-    rec: &RecordType,
-    compiled: &Compiled,
-) -> Vec<Option<(String, String)>> {
-    let Some(rid) = schema.records.iter().position(|r| std::ptr::eq(r, rec)) else {
-        return vec![None; rec.slots.len()];
-    };
-    let rid = rid as crate::dtd::RecordId;
-    let prog = compiled.program(rid);
-    let mut marks = vec![None; rec.slots.len()];
-    let mut stack: Vec<(String, String)> = Vec::new();
-    let mut walk = Walk::default();
-    while let Some(step) = walk.next(prog, |_, _| 1) {
-        match step {
-            Step::Int { slot, .. } | Step::Bytes { slot, .. } => {
-                marks[slot as usize] = stack.last().cloned();
+/// For each slot inside a repeat: the innermost repeat's key and its count field's name, from
+/// the record's shape (the keys dumps use).
+fn repeats(rec: &RecordType) -> Vec<Option<(String, String)>> {
+    fn walk(
+        shape: &[Shape],
+        rec: &RecordType,
+        inside: Option<&(String, String)>,
+        marks: &mut [Option<(String, String)>],
+    ) {
+        for s in shape {
+            match s {
+                Shape::Field { slot, .. } => marks[*slot as usize] = inside.cloned(),
+                Shape::Group { members, .. } => walk(members, rec, inside, marks),
+                Shape::List {
+                    key, count, item, ..
+                } => {
+                    let count_name = rec
+                        .slots
+                        .get(*count as usize)
+                        .map_or("?", |s| s.name.as_str());
+                    let here = (key.clone(), count_name.to_string());
+                    walk(item, rec, Some(&here), marks);
+                }
             }
-            Step::Enter { count, pc, .. } => {
-                let count_name = rec
-                    .slots
-                    .get(count as usize)
-                    .map_or("?", |s| s.name.as_str());
-                stack.push((prog.keys[pc].to_string(), count_name.to_string()));
-            }
-            Step::Leave { .. } => {
-                stack.pop();
-            }
-            Step::ItemStart { .. } | Step::ItemEnd { .. } => {}
-            Step::Run { .. } => unreachable!("`next` yields fields one by one"),
         }
     }
+    let mut marks = vec![None; rec.slots.len()];
+    walk(&Shape::of(rec), rec, None, &mut marks);
     marks
 }
 
@@ -48,20 +43,20 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// How many record types (built-ins not counted) and sections a schema has:
-/// `7 record types in 1 section`.
+/// How many record types and sections a schema has, with the built-ins counted apart so that
+/// the sum is what `dtd show` lists: `7 record types and the 3 built-in ones in 1 section`.
 pub fn schema_summary(schema: &Schema) -> String {
     let user = schema
         .records
         .iter()
         .filter(|r| r.builtin.is_none())
         .count();
-    count_summary(user, schema.scopes.len() - 1)
+    count_summary(user, schema.records.len() - user, schema.scopes.len() - 1)
 }
 
-fn count_summary(records: usize, sections: usize) -> String {
+fn count_summary(records: usize, builtin: usize, sections: usize) -> String {
     format!(
-        "{} in {}",
+        "{} and the {builtin} built-in ones in {}",
         plural(records, "record type", "record types"),
         plural(sections, "section", "sections")
     )
@@ -70,7 +65,6 @@ fn count_summary(records: usize, sections: usize) -> String {
 /// The text of `mtf dtd show`: every scope (global first), every record type visible there, and
 /// a table of its slots.
 pub fn schema_listing(schema: &Schema) -> String {
-    let compiled = Compiled::new(schema);
     let mut out = String::new();
     let user = schema
         .records
@@ -81,7 +75,7 @@ pub fn schema_listing(schema: &Schema) -> String {
         "{}: tag width {}, {}\n",
         schema.name,
         plural(schema.tag_width as usize, "byte", "bytes"),
-        count_summary(user, schema.scopes.len() - 1)
+        count_summary(user, schema.records.len() - user, schema.scopes.len() - 1)
     ));
     for scope in &schema.scopes {
         out.push('\n');
@@ -110,7 +104,7 @@ pub fn schema_listing(schema: &Schema) -> String {
         }
         for rec in own {
             out.push('\n');
-            format_record(&mut out, schema, rec, &compiled, scope.id);
+            format_record(&mut out, rec, scope.id);
         }
     }
     format_analysis(&mut out, schema);
@@ -273,13 +267,7 @@ pub(crate) fn fixed_size(rec: &RecordType) -> Option<u64> {
     Some(total)
 }
 
-fn format_record(
-    out: &mut String,
-    schema: &Schema,
-    rec: &RecordType,
-    compiled: &Compiled,
-    scope: u8,
-) {
+fn format_record(out: &mut String, rec: &RecordType, scope: u8) {
     let size = match fixed_size(rec) {
         Some(n) => plural(n as usize, "byte", "bytes"),
         None => "variable size".to_string(),
@@ -293,7 +281,7 @@ fn format_record(
         "  record {}: tag {}, {size}{origin}\n",
         rec.name, rec.tag
     ));
-    let repeat_of = repeats(schema, rec, compiled);
+    let repeat_of = repeats(rec);
     let mut rows = vec![[
         "slot",
         "field",

@@ -53,7 +53,10 @@ fn run_limited(dtd: &str, text: &str, limit: usize) -> Outcome {
     let schema = util::schema(&format!("dtds/{dtd}"));
     let bytes = metatf::pack::pack_to_vec(&schema, text.as_bytes(), InputFormat::Text)
         .unwrap_or_else(|e| panic!("pack: {e}"));
-    let opened = metatf::open_bytes(bytes, Some(&dtd_path(dtd))).unwrap();
+    let opened = metatf::OpenOptions::new()
+        .dtd(dtd_path(dtd))
+        .open_bytes(bytes)
+        .unwrap();
     let reader = opened.reader();
     let mut check = Check::new(opened.schema());
     check.set_limit(limit);

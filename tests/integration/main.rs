@@ -2,6 +2,7 @@
 
 #[cfg(feature = "cli")]
 mod analysis;
+mod api;
 mod check_errors;
 mod cli;
 #[cfg(feature = "parquet")]
@@ -12,13 +13,16 @@ mod fixtures;
 mod import;
 #[cfg(feature = "import")]
 mod import_alloc;
+mod layering;
 mod messages;
 mod mirror;
+mod pack_identity;
 mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;
 mod salvage;
 mod spec_cases;
+mod split_streams;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;
