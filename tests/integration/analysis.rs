@@ -748,7 +748,8 @@ fn shipped_samples_check_as_their_data_says() {
             }
         }
         let name = p.file_stem().unwrap().to_str().unwrap();
-        if name == "et_merlin" {
+        // By DTD, not file name: copies of a sample check as the sample does.
+        if opened.schema().name.ends_with("et_merlin.dtd") {
             assert_eq!(
                 errors,
                 [
