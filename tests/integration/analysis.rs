@@ -971,3 +971,35 @@ proptest! {
         prop_assert_eq!(at_end, live.keys().copied().collect());
     }
 }
+
+#[test]
+fn site_names_come_from_the_name_maps_at_the_end() {
+    // The ET3 sample's class map is a section after the events: names are known once the
+    // stream has been read.
+    let opened = metatf::open(util::root().join("traces/et3.mtf")).unwrap();
+    let reader = opened.reader();
+    let mut events = HeapEvents::new(&reader);
+    let mut sites = Vec::new();
+    for e in events.by_ref() {
+        if let (HeapOp::Alloc { size, .. }, Some(s)) = (e.op, e.site) {
+            sites.push((e.space, s, size));
+        }
+    }
+    let named: Vec<(u64, u64, Option<String>)> = sites
+        .iter()
+        .map(|&(sp, s, size)| (s, size, events.site_name(sp, s)))
+        .collect();
+    assert_eq!(
+        named,
+        [
+            (2, 24, Some("SimpleTrace$Node".to_string())),
+            (4, 32, Some("java.lang.String".to_string())),
+        ]
+    );
+    let i = events.interpreter();
+    assert!(!i.stopped());
+    let object = i.declarations().space_by_name("object").unwrap();
+    let ns = &i.namespaces()[object as usize];
+    assert!(ns.sized && ns.key.is_none() && !ns.shared);
+    assert_eq!(i.time_unit(), Some(metatf::analysis::TimeUnit::Tick));
+}
