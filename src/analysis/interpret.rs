@@ -125,7 +125,7 @@ pub struct Finding {
     /// that undefined it), where known.
     pub defined: Option<At>,
     /// For `Mismatched`, the id of the innermost open level; for `Backwards`, the previous
-    /// value; for `Depth`, the depth; for `Limit`, the limit.
+    /// value; for `Depth`, the depth of the level it nests in; for `Limit`, the limit.
     pub expected: Option<u64>,
     /// For `Backwards`, the series (field type name); for `Depth`, the field name; for
     /// `NotAlive` and `Undefined`, `"undefined"` when the id was undefined recently (a double
