@@ -14,10 +14,10 @@ use metatf::decode::Event;
 const P: u64 = 0x0000_0100_0000_01B3;
 const SEED: u64 = 0xCBF2_9CE4_8422_2325;
 
-/// Records per type name, in the DTD's order (types that occur).
+/// Records per type name, in the DTD's order (the types that occur).
 type Counts = Vec<(String, u64)>;
 
-/// Records per type name (in the DTD's order, types that occur) and the checksum.
+/// The records per type and the checksum.
 fn checksum(path: &str) -> Result<(Counts, u64), Box<dyn std::error::Error>> {
     let opened = metatf::open(path)?;
     let reader = opened.reader();
@@ -28,7 +28,7 @@ fn checksum(path: &str) -> Result<(Counts, u64), Box<dyn std::error::Error>> {
     while let Some(event) = records.next() {
         match event {
             Event::Record(r) => {
-                if r.metadata().is_some() || matches!(r.name(), "section" | "comment") {
+                if !r.is_data() {
                     continue;
                 }
                 counts[r.record_id() as usize] += 1;

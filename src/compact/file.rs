@@ -210,8 +210,9 @@ pub struct FileReport {
     pub stats: CompactStats,
     /// The size of the trace before compression.
     pub trace_bytes: u64,
-    /// The size of the file written, when the output is a regular file.
-    pub file_bytes: Option<u64>,
+    /// The bytes written to the output: the trace, compressed when it is compressed (also when
+    /// the output is standard output or a FIFO).
+    pub file_bytes: u64,
     /// What became of split streams.
     pub streams: Streams,
     /// With [`FileOptions::verify`], the records compared; `None` when not asked or when the
@@ -227,6 +228,25 @@ pub struct FileReport {
 /// replaced atomically). With [`FileOptions::split`], the output must be a file: the derived DTD
 /// is written beside it (`NAME.split-HASH.dtd`, left as it is if a file of that name has the
 /// same text; a file of that name with other text is an error).
+///
+/// ```
+/// use metatf::compact::{compact_file, Codec, Compression, FileOptions};
+/// # let dir = std::env::temp_dir().join(format!("mtf-compact-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let opened = metatf::open("traces/hatf-le32.mtf")?;
+/// let opts = FileOptions {
+///     compression: Some(Compression::new(Codec::Zstd, None)?), // level 19
+///     verify: true,
+///     ..FileOptions::default()
+/// };
+/// let out = dir.join("small.mtf.zst");
+/// let name = &opened.trace().header().dtd_name;
+/// let report = compact_file(&opened.reader(), opened.dtd_text(), name, &out, &opts, &mut |_, _| {})?;
+/// assert_eq!(report.verified, Some(20));
+/// assert!(report.file_bytes < report.trace_bytes);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn compact_file(
     reader: &Reader<'_>,
     dtd_text: &str,
@@ -260,7 +280,7 @@ pub fn compact_file(
     let write = |plan: Option<&(SplitPlan, Schema, String)>,
                  to: &Path,
                  progress: &mut dyn FnMut(u64, u64)|
-     -> Result<(CompactStats, u64), CompactError> {
+     -> Result<(CompactStats, u64, u64), CompactError> {
         let (schema, name, compiled) = match (plan, &derived) {
             (Some((_, schema, name)), Some(c)) => (schema, name.as_str(), c.clone()),
             _ => (reader.schema(), dtd_name, reader.compiled.clone()),
@@ -273,7 +293,8 @@ pub fn compact_file(
         let Some(compression) = opts.compression else {
             let mut w = TraceWriter::create_shared(schema, Some(compiled), to, class, order, name)?;
             let stats = run(&mut w, progress)?;
-            return Ok((stats, w.finish()?.bytes));
+            let bytes = w.finish()?.bytes;
+            return Ok((stats, bytes, bytes));
         };
         let tmp = TempFile::new()?;
         let mut w =
@@ -285,14 +306,19 @@ pub fn compact_file(
             path: tmp.path().to_path_buf(),
             source: e,
         })?;
-        let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut out);
+        let mut counted = Counter {
+            inner: &mut out,
+            n: 0,
+        };
+        let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut counted);
         let done = compression
             .compress(&mut f, &mut buf)
             .and_then(|()| buf.flush());
         drop(buf);
+        let written = counted.n;
         done.map_err(|e| out.error(e))?;
         out.commit()?;
-        Ok((stats, bytes))
+        Ok((stats, bytes, written))
     };
     let file_size = |p: &Path| {
         std::fs::metadata(p)
@@ -300,15 +326,15 @@ pub fn compact_file(
             .filter(|m| m.is_file())
             .map(|m| m.len())
     };
-    let (stats, trace_bytes, streams) = match &plan {
+    let (stats, trace_bytes, file_bytes, streams) = match &plan {
         None => {
-            let (stats, bytes) = write(None, output, progress)?;
+            let (stats, bytes, written) = write(None, output, progress)?;
             let streams = if opts.split {
                 Streams::NothingVaries
             } else {
                 Streams::NotAsked
             };
-            (stats, bytes, streams)
+            (stats, bytes, written, streams)
         }
         Some(p) => {
             let folder = match output.parent() {
@@ -319,7 +345,7 @@ pub fn compact_file(
             let cols = TempFile::new_in(folder)?;
             let plain = write(None, rows.path(), progress)?;
             let streamed = write(Some(p), cols.path(), progress)?;
-            let (chosen, (stats, bytes), streams) =
+            let (chosen, (stats, bytes, _), streams) =
                 if file_size(cols.path()) < file_size(rows.path()) {
                     let dtd_path = write_derived_dtd(folder, &p.2, &p.0.dtd_text)?;
                     let kept = Streams::Kept {
@@ -335,21 +361,17 @@ pub fn compact_file(
                 path: chosen.path().to_path_buf(),
                 source: e,
             })?;
-            std::io::copy(&mut f, &mut out).map_err(|e| out.error(e))?;
+            let written = std::io::copy(&mut f, &mut out).map_err(|e| out.error(e))?;
             out.commit()?;
-            (stats, bytes, streams)
+            (stats, bytes, written, streams)
         }
     };
     let mut stats = stats;
     if !matches!(streams, Streams::Kept { .. }) {
         stats.streams.clear();
     }
-    let file_bytes = if output.as_os_str() == "-" {
-        None
-    } else {
-        file_size(output)
-    };
-    let verified = if opts.verify && file_bytes.is_some() {
+    let readable = output.as_os_str() != "-" && file_size(output).is_some();
+    let verified = if opts.verify && readable {
         // The output is read back with the schema it was written with: the input's, or the
         // derived one (which the header names and which was written beside it).
         let (schema, compiled) = match (&streams, &plan, &derived) {
@@ -371,6 +393,24 @@ pub fn compact_file(
         streams,
         verified,
     })
+}
+
+/// A writer that counts the bytes it passes on.
+struct Counter<W> {
+    inner: W,
+    n: u64,
+}
+
+impl<W: Write> Write for Counter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// The plan of split streams, the derived DTD's schema and its name: the input DTD's, with a

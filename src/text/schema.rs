@@ -107,7 +107,142 @@ pub fn schema_listing(schema: &Schema) -> String {
             format_record(&mut out, rec, scope.id);
         }
     }
+    format_analysis(&mut out, schema);
     out
+}
+
+/// The analysis declarations (extension analysis/1): namespaces, then what each record does.
+fn format_analysis(out: &mut String, schema: &Schema) {
+    use crate::dtd::analysis::{AExpr, Site, SpaceKind};
+    let a = &schema.analysis;
+    if !a.is_declared() {
+        return;
+    }
+    out.push_str(&format!(
+        "\nanalysis/{}: {}{}\n",
+        a.version,
+        plural(a.namespaces.len(), "namespace", "namespaces"),
+        a.time_unit
+            .map_or(String::new(), |u| format!(", times in {}", u.keyword()))
+    ));
+    for ns in &a.namespaces {
+        let mut attrs = vec![ns.kind.keyword().to_string()];
+        if let Some(k) = &ns.key {
+            attrs.push(format!("keyed by {k}"));
+        }
+        if ns.shared {
+            attrs.push("shared".into());
+        }
+        if let Some(n) = ns.null {
+            attrs.push(format!("null {n}"));
+        }
+        if ns.kind == SpaceKind::Ids {
+            attrs.push(format!("unknown {}", ns.unknown.keyword()));
+            if ns.unknown_refers != ns.unknown {
+                attrs.push(format!("unknown refers {}", ns.unknown_refers.keyword()));
+            }
+        }
+        if ns.kind != SpaceKind::Table {
+            attrs.push(format!("at end {}", ns.at_end.keyword()));
+        }
+        if ns.kind == SpaceKind::Nesting && !ns.close_same {
+            attrs.push("close any".into());
+        }
+        if ns.first != 0 {
+            attrs.push(format!("first {}", ns.first));
+        }
+        if ns.sized {
+            attrs.push("sized".into());
+        }
+        if ns.site_text {
+            attrs.push("sites: text".into());
+        } else if let Some(s) = ns.site_space {
+            attrs.push(format!("sites: {}", a.namespaces[s as usize].name));
+        }
+        out.push_str(&format!("  namespace {}: {}\n", ns.name, attrs.join(", ")));
+    }
+    for (rid, rd) in a.records.iter().enumerate() {
+        if rd.is_empty() {
+            continue;
+        }
+        let rt = schema.record(rid as crate::dtd::RecordId);
+        let slot = |s: u16| rt.slots[s as usize].name.clone();
+        let mut parts: Vec<String> = rd
+            .actions
+            .iter()
+            .map(|x| {
+                format!(
+                    "{} {} ({})",
+                    x.kind.keyword(),
+                    a.namespaces[x.space as usize].name,
+                    slot(x.slot)
+                )
+            })
+            .collect();
+        fn expr(e: &AExpr, a: &crate::dtd::analysis::Analysis, rt: &RecordType) -> String {
+            let bin = |x: &AExpr, op: &str, y: &AExpr| {
+                format!("({} {op} {})", expr(x, a, rt), expr(y, a, rt))
+            };
+            match e {
+                AExpr::Const(v) => v.to_string(),
+                AExpr::Field(s) => format!("{}.value", rt.slots[*s as usize].name),
+                AExpr::Lookup { space, stored } => {
+                    let ns = &a.namespaces[*space as usize];
+                    format!("{}.{}.value", ns.name, ns.stored[*stored as usize])
+                }
+                AExpr::Add(x, y) => bin(x, "+", y),
+                AExpr::Sub(x, y) => bin(x, "-", y),
+                AExpr::Mul(x, y) => bin(x, "*", y),
+            }
+        }
+        for b in &rd.bytes {
+            let mut t = format!("bytes {}", expr(&b.expr, a, rt));
+            if let Some((s, v)) = b.when {
+                t.push_str(&format!(" when {} is {v}", slot(s)));
+            }
+            parts.push(t);
+        }
+        for (s, u) in &rd.time {
+            parts.push(format!("time {} ({})", slot(*s), u.keyword()));
+        }
+        if let Some(s) = rd.thread {
+            parts.push(format!("thread {}", slot(s)));
+        }
+        if let Some(s) = rd.align {
+            parts.push(format!("align {}", slot(s)));
+        }
+        match rd.site {
+            Some(Site::Field { slot: s, space }) => parts.push(format!(
+                "site {} ({})",
+                slot(s),
+                space.map_or("text", |sp| a.namespaces[sp as usize].name.as_str())
+            )),
+            Some(Site::Inherited { space }) => {
+                parts.push(format!("site of its {}", a.namespaces[space as usize].name))
+            }
+            None => {}
+        }
+        for m in &rd.monotonic {
+            let what = m.slot.map_or("time".to_string(), slot);
+            let per = m.key.map_or("trace".to_string(), slot);
+            parts.push(format!("monotonic {what} per {per}"));
+        }
+        for d in &rd.depth {
+            parts.push(format!(
+                "depth {} ({})",
+                slot(d.slot),
+                a.namespaces[d.space as usize].name
+            ));
+        }
+        for (s, sp) in &rd.names {
+            parts.push(format!(
+                "names {} ({})",
+                a.namespaces[*sp as usize].name,
+                slot(*s)
+            ));
+        }
+        out.push_str(&format!("  record {}: {}\n", rt.name, parts.join("; ")));
+    }
 }
 
 /// The size of a record: `Some(bytes)` when every field has a constant width and there is no

@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use metatf::compact::CompactOptions;
+use metatf::compact::CompactOptions as Options;
 use metatf::decode::Event;
 use metatf::encode::TraceWriter;
 
@@ -17,7 +17,7 @@ pub fn split_copy(trace: &str, dtd: &str) -> (tempfile::TempDir, PathBuf) {
     let h = o.trace().header();
     let text = std::fs::read_to_string(util::root().join(dtd)).unwrap();
     let r = o.reader();
-    let opts = CompactOptions::default();
+    let opts = Options::default();
     let plan = metatf::compact::plan_split(&r, &text, &opts)
         .unwrap()
         .expect("fields that vary");
