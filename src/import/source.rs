@@ -106,7 +106,7 @@ impl<'d> Rec<'_, 'd> {
     }
 
     /// The integer value of field `name`; for a field read through a section (a stream of
-    /// `mtf encode --split`), the integer its element holds.
+    /// `mtf compact --split`), the integer its element holds.
     pub fn int(&self, name: &str) -> Option<u64> {
         let f = self.view.field(name)?;
         match f.value() {
