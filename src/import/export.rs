@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::mapping::{Mapping, Units};
 use super::pattern::{FieldKind, Out, Pattern};
-use super::records;
+use super::records::{self, Container, PartKind};
 use super::sink::WriterSink;
 use super::source::{Rec, TraceSource};
 use super::units::Eol;
@@ -44,8 +44,8 @@ pub struct Origin {
     pub format: String,
     /// Mapping text.
     pub mapping: String,
-    /// 0 plain, 1 ZIP.
-    pub container: u64,
+    /// What the input was.
+    pub container: Container,
     /// Number of input files.
     pub files: u64,
 }
@@ -55,12 +55,19 @@ pub fn origin(src: &TraceSource<'_>) -> Result<Origin, String> {
     let mut found = None;
     let r = src.for_each(|rec| {
         if rec.name() == records::ORIGIN {
+            let code = rec.int("container").unwrap_or(0);
+            let Some(container) = Container::from_code(code) else {
+                return Err(format!(
+                    "`{}` names container {code}, which this version of mtf does not know",
+                    records::ORIGIN
+                ));
+            };
             found = Some(Origin {
                 format: String::from_utf8_lossy(rec.bytes("format.data").unwrap_or_default())
                     .into_owned(),
                 mapping: String::from_utf8_lossy(rec.bytes("mapping.data").unwrap_or_default())
                     .into_owned(),
-                container: rec.int("container").unwrap_or(0),
+                container,
                 files: rec.int("files").unwrap_or(1),
             });
         }
@@ -289,9 +296,9 @@ pub fn export(
     let mut w = Writer {
         failed: None,
         target: target.clone(),
-        zip: origin.container == 1,
+        zip: origin.container == Container::Zip,
         // Several plain files, or an existing folder as the target: one file per part in it.
-        multi: origin.container != 1
+        multi: origin.container != Container::Zip
             && (origin.files > 1 || matches!(&target, Target::Path(p) if p.is_dir())),
         out: Out2::None,
         pending: Vec::new(),
@@ -341,13 +348,19 @@ fn export_into(
             records::PART => {
                 w.write(pending)?;
                 pending = b"";
-                let kind = rec.int("kind").unwrap_or(0);
+                let code = rec.int("kind").unwrap_or(0);
+                let Some(kind) = PartKind::from_code(code) else {
+                    return Err(format!(
+                        "`{}` of kind {code}, which this version of mtf does not know",
+                        records::PART
+                    ));
+                };
                 let name = String::from_utf8_lossy(rec.bytes("name.data").unwrap_or_default())
                     .into_owned();
                 let method = rec.int("method").unwrap_or(8);
-                w.begin(&name, method, kind == records::KIND_DIR)?;
+                w.begin(&name, method, kind == PartKind::Dir)?;
                 rep.parts.push(name);
-                st = if kind == records::KIND_MAPPED {
+                st = if kind == PartKind::Mapped {
                     let part = rec.int("part").unwrap_or(0) as usize;
                     if part >= m.parts.len() {
                         return Err(format!("part #{part} is not in mapping `{}`", m.name));

@@ -19,21 +19,28 @@
 //! back exactly its bytes; anything else is kept verbatim in a raw-line record, so exporting an
 //! import reproduces the input byte for byte.
 
+pub mod detect;
 pub mod engine;
+mod error;
 pub mod export;
-pub mod intern;
+pub mod input;
+pub(crate) mod intern;
 pub mod mapping;
-pub mod number;
+pub(crate) mod number;
 pub mod pattern;
 pub mod shipped;
-pub mod sink;
+pub(crate) mod sink;
 pub mod source;
-pub mod units;
+pub(crate) mod spool;
+pub(crate) mod units;
 pub mod zipio;
 
-pub use engine::{ImportReport, Importer};
+pub use detect::{detect, Detection, Score};
+pub use engine::{order_inputs, ImportReport, Importer};
+pub use error::{ErrorClass, ImportError, ImportErrorKind};
 pub use export::{export, origin, ExportError, ExportReport, Origin, Target};
-pub use mapping::{MapError, Mapping};
+pub use input::ImportInput;
+pub use mapping::{MapError, Mapping, MappingDtdError, MappingLoadError};
 
 /// The record types every DTD used by a mapping declares in its global scope (docs/mappings.md).
 pub mod records {
@@ -55,51 +62,66 @@ pub mod records {
     pub const ROUTED: &str = "import_routed";
     /// Version of this record scheme stored in `import_origin.version`.
     pub const VERSION: u64 = 1;
-    /// `import_part.kind`: units mapped by the part `import_part.part` of the mapping.
-    pub const KIND_MAPPED: u64 = 0;
-    /// `import_part.kind`: a ZIP entry kept verbatim (its bytes follow in chunks).
-    pub const KIND_VERBATIM: u64 = 1;
-    /// `import_part.kind`: a ZIP folder entry.
-    pub const KIND_DIR: u64 = 2;
-    /// `import_origin.container`: the input was a plain file.
-    pub const CONTAINER_PLAIN: u64 = 0;
-    /// `import_origin.container`: the input was a ZIP file.
-    pub const CONTAINER_ZIP: u64 = 1;
+    /// `import_origin.container`: what the input was.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Container {
+        /// One or more plain files (code 0).
+        Plain,
+        /// A ZIP archive (code 1).
+        Zip,
+    }
+
+    impl Container {
+        /// The stored code.
+        pub fn code(self) -> u64 {
+            match self {
+                Container::Plain => 0,
+                Container::Zip => 1,
+            }
+        }
+
+        /// From the stored code (`None` for a code this version does not know).
+        pub fn from_code(c: u64) -> Option<Container> {
+            match c {
+                0 => Some(Container::Plain),
+                1 => Some(Container::Zip),
+                _ => None,
+            }
+        }
+    }
+
+    /// `import_part.kind`: what an input file or ZIP entry became.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum PartKind {
+        /// Units mapped by the part `import_part.part` of the mapping (code 0).
+        Mapped,
+        /// A ZIP entry kept verbatim: its bytes follow in `import_chunk` records (code 1).
+        Verbatim,
+        /// A ZIP folder entry (code 2).
+        Dir,
+    }
+
+    impl PartKind {
+        /// The stored code.
+        pub fn code(self) -> u64 {
+            match self {
+                PartKind::Mapped => 0,
+                PartKind::Verbatim => 1,
+                PartKind::Dir => 2,
+            }
+        }
+
+        /// From the stored code (`None` for a code this version does not know).
+        pub fn from_code(c: u64) -> Option<PartKind> {
+            match c {
+                0 => Some(PartKind::Mapped),
+                1 => Some(PartKind::Verbatim),
+                2 => Some(PartKind::Dir),
+                _ => None,
+            }
+        }
+    }
 
     /// The declarations to paste into a DTD used by a mapping.
     pub const DTD_SNIPPET: &str = include_str!("import_records.dtd");
-}
-
-/// An input the importer cannot take, with the file, line and column.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{}", self.render())]
-pub struct ImportError {
-    /// The input file (and ZIP entry).
-    pub file: String,
-    /// 1-based line, 0 when not about a position.
-    pub line: u64,
-    /// 1-based column.
-    pub col: u64,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl ImportError {
-    /// A new error.
-    pub fn new(file: &str, line: u64, col: u64, message: impl Into<String>) -> ImportError {
-        ImportError {
-            file: file.to_string(),
-            line,
-            col,
-            message: message.into(),
-        }
-    }
-
-    fn render(&self) -> String {
-        if self.line == 0 {
-            format!("{}: {}", self.file, self.message)
-        } else {
-            format!("{}:{}:{}: {}", self.file, self.line, self.col, self.message)
-        }
-    }
 }

@@ -16,6 +16,17 @@ pub fn is_zip(path: &Path) -> bool {
         .unwrap_or(false)
 }
 
+/// What is known of a ZIP entry before reading it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EntryMeta {
+    /// The entry's name (a folder's ends with `/`).
+    pub name: String,
+    /// The compression method code: 0 stored, 8 deflated.
+    pub method: u64,
+    /// Whether it is a file (not a folder).
+    pub is_file: bool,
+}
+
 /// A ZIP archive being read.
 pub struct Reader<R: Read + Seek> {
     z: zip::ZipArchive<R>,
@@ -39,14 +50,18 @@ impl<R: Read + Seek> Reader<R> {
         self.z.len() == 0
     }
 
-    /// Entry `i`: name, compression method code (0 stored, 8 deflated) and whether it is a file.
-    pub fn meta(&mut self, i: usize) -> Result<(String, u64, bool), String> {
-        let e = self.z.by_index(i).map_err(|e| e.to_string())?;
+    /// Entry `i`'s metadata.
+    pub fn meta(&mut self, i: usize) -> Result<EntryMeta, String> {
+        let e = self.z.by_index_raw(i).map_err(|e| e.to_string())?;
         let method = match e.compression() {
             CompressionMethod::Stored => 0,
             _ => 8,
         };
-        Ok((e.name().to_string(), method, e.is_file()))
+        Ok(EntryMeta {
+            name: e.name().to_string(),
+            method,
+            is_file: e.is_file(),
+        })
     }
 
     /// A reader of entry `i`'s uncompressed bytes.

@@ -10,6 +10,8 @@ mod fixtures;
 mod import;
 #[cfg(feature = "import")]
 mod import_alloc;
+#[cfg(all(feature = "import", feature = "compression"))]
+mod import_inputs;
 mod messages;
 mod mirror;
 mod roundtrip_prop;
