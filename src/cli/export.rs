@@ -5,9 +5,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 use metatf::import::source::TraceSource;
-use metatf::import::{export, origin, shipped, ExportError, Mapping, Target};
+use metatf::import::{export, origin, shipped, ErrorClass, Mapping, Target};
 
-use super::common::{open, Failure};
+use super::common::{open, render, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf export`.
@@ -52,7 +52,10 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     let org = origin(&src)
         .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {path}: {e}")))?;
     let m = if let Some(p) = &args.map {
-        super::import::load_mapping(p)?
+        Mapping::load(p).map_err(|e| {
+            eprint!("{}", render(&e));
+            Failure::new(EXIT_USAGE, String::new())
+        })?
     } else if let Some(m) = to {
         m
     } else {
@@ -71,17 +74,23 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         Ok(rep) => rep,
         // `mtf export T -o - | head`: a reader that stops early is not an error.
         Err(e) if e.is_closed_pipe() => return Ok(EXIT_OK),
-        Err(e @ ExportError::Write { .. }) => {
-            return Err(Failure::new(EXIT_USAGE, format!("error: {e}")))
-        }
-        Err(ExportError::Usage(m)) => {
-            return Err(Failure::new(EXIT_USAGE, format!("error: {path}: {m}")))
-        }
-        Err(ExportError::Trace(m)) => {
-            return Err(Failure::new(
-                EXIT_INVALID_TRACE,
-                format!("error: {path}: {m}"),
-            ))
+        Err(e) => {
+            let code = match e.class() {
+                ErrorClass::Input => EXIT_INVALID_TRACE,
+                ErrorClass::Io | ErrorClass::Usage => EXIT_USAGE,
+            };
+            // The trace's name leads messages about the trace or the request.
+            let e = match e {
+                e @ metatf::import::ExportError::Write { .. } => e,
+                metatf::import::ExportError::Usage(m) => {
+                    metatf::import::ExportError::Usage(format!("{path}: {m}"))
+                }
+                metatf::import::ExportError::Trace(m) => {
+                    metatf::import::ExportError::Trace(format!("{path}: {m}"))
+                }
+                other => other,
+            };
+            return Err(Failure::diagnostic(code, &e));
         }
     };
     eprintln!(

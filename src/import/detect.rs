@@ -7,7 +7,7 @@
 // them out. When another format comes close (within a tenth of the units), it is named, so a
 // user who meant that one knows to say `--from`.
 
-use std::io::{Read, Seek};
+use std::io::Read;
 
 use super::error::{ImportError, ImportErrorKind};
 use super::input::{Body, ImportInput, SAMPLE_BYTES};
@@ -91,7 +91,9 @@ pub fn detect(input: &mut ImportInput, candidates: &[Mapping]) -> Result<Detecti
     if best.sampled == 0 {
         return Err(ImportError::at(
             &name,
-            ImportErrorKind::Undetected("the input is empty: no format can be detected".into()),
+            ImportErrorKind::Undetected(
+                "the input has no line to tell its format by (it is empty or blank)".into(),
+            ),
         ));
     }
     if !best.is_majority() {
@@ -114,7 +116,7 @@ pub fn score(input: &mut ImportInput, m: &Mapping) -> Result<Score, ImportError>
     let base = input.base.clone();
     let name = input.name.clone();
     let (matched, sampled) = match &mut input.body {
-        Body::Zip(z) => {
+        Body::Zip(z, _) => {
             score_zip(z, m).map_err(|e| ImportError::at(&name, ImportErrorKind::Input(e)))?
         }
         Body::Text { .. } => match input.sample()? {
@@ -129,10 +131,7 @@ pub fn score(input: &mut ImportInput, m: &Mapping) -> Result<Score, ImportError>
     })
 }
 
-fn score_zip<R: Read + Seek>(
-    z: &mut zipio::Reader<R>,
-    m: &Mapping,
-) -> Result<(usize, usize), String> {
+fn score_zip(z: &mut zipio::Reader, m: &Mapping) -> Result<(usize, usize), String> {
     for i in 0..z.len() {
         let meta = z.meta(i)?;
         if !meta.is_file || !glob(&m.zip_entry, &meta.name) {
@@ -151,8 +150,8 @@ fn score_zip<R: Read + Seek>(
     Ok((0, 0))
 }
 
-/// (units matched, units tried) over the first units of `sample`; a last unit cut by the end
-/// of a sample that is not the whole input is not tried.
+/// (units matched, units tried) over the first units of `sample` that are not blank; a last
+/// unit cut by the end of a sample that is not the whole input is not tried.
 fn score_units(m: &Mapping, name: &str, sample: &[u8], eof: bool) -> (usize, usize) {
     let Some(pi) = m.part_for(name) else {
         return (0, 0);
@@ -171,8 +170,12 @@ fn score_units(m: &Mapping, name: &str, sample: &[u8], eof: bool) -> (usize, usi
     let (mut matched, mut seen) = (0, 0);
     let mut vals = Vec::new();
     while seen < SAMPLE_UNITS && matches!(u.next_unit(), Ok(true)) {
-        seen += 1;
         let content = if xml { &u.buf[..] } else { u.split_line().0 };
+        // Blank lines and white space between tags say nothing about the format.
+        if content.iter().all(|c| c.is_ascii_whitespace()) {
+            continue;
+        }
+        seen += 1;
         if part
             .rules
             .iter()
@@ -202,6 +205,35 @@ mod tests {
         assert_eq!(score_units(&m, "x", b"A 1\nA 2\nA 3", false), (2, 2));
         assert_eq!(score_units(&m, "x", b"A 1\nA 2\nA 3", true), (3, 3));
         assert_eq!(score_units(&m, "x", b"A 1\nhello\nworld\n", true), (1, 3));
+        assert_eq!(score_units(&m, "x", b"A 1\n\n  \nhello\n", true), (1, 2));
+    }
+
+    fn input(text: &'static str) -> ImportInput {
+        ImportInput::from_reader("in.txt", std::io::Cursor::new(text.as_bytes()))
+    }
+
+    #[test]
+    fn a_clear_majority_wins_and_a_close_second_is_named() {
+        let a = mapping();
+        let b = Mapping::parse(
+            "u.map",
+            "format u\ndtd u.dtd\npart p section s\nrecord a 'A {n:dec}'\nrecord b 'B'\n",
+        )
+        .unwrap();
+        let d = detect(&mut input("A 1\nA 2\nB\n"), &[a.clone(), b.clone()]).unwrap();
+        assert_eq!((d.chosen, d.best.matched, d.best.sampled), (1, 3, 3));
+        assert_eq!(d.runner_up.as_ref().map(|r| r.matched), None); // 2 of 3: not close
+        let d = detect(&mut input("A 1\nA 2\nA 3\n"), &[a.clone(), b.clone()]).unwrap();
+        assert_eq!(d.chosen, 0, "a tie goes to the first candidate");
+        assert_eq!(d.runner_up.map(|r| r.format), Some("u".to_string()));
+        let e = detect(
+            &mut input("A 1\nprose\nmore prose\n"),
+            std::slice::from_ref(&a),
+        )
+        .unwrap_err();
+        assert!(matches!(e.kind, ImportErrorKind::Undetected(_)), "{e}");
+        let e = detect(&mut input("\n\n"), &[a]).unwrap_err();
+        assert!(matches!(e.kind, ImportErrorKind::Undetected(_)), "{e}");
     }
 
     #[test]

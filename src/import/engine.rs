@@ -2,7 +2,7 @@
 //! patterns and writes records through a [`Sink`]; a unit that no pattern takes back
 //! byte-for-byte is written as a raw-line record. String tables are written last.
 
-use std::io::{BufRead, BufReader, Read, Seek};
+use std::io::{BufRead, BufReader, Read};
 use std::path::Path;
 
 use super::error::{ImportError, ImportErrorKind};
@@ -128,6 +128,8 @@ pub struct Importer<'m, 's> {
     p_noeol: PlanId,
     p_chunk: PlanId,
     p_routed: Option<PlanId>,
+    p_entry: Option<PlanId>,
+    p_archive: Option<PlanId>,
     routed: Vec<Routed>,
     /// Records routed since the last record of the part's section: (routed section, count),
     /// written as one `import_routed` record before the next record there.
@@ -234,6 +236,35 @@ impl<'m, 's> Importer<'m, 's> {
         let p_chunk = sink
             .plan(None, records::CHUNK, &[("data", FieldType::Bytes)])
             .map_err(f)?;
+        // ZIP entry metadata (version 2): written when the DTD declares the records (an older
+        // DTD that does not still imports, and its ZIP entries come back with the 1980 date).
+        let p_entry = if sink.has_record(records::ENTRY) {
+            Some(
+                sink.plan(
+                    None,
+                    records::ENTRY,
+                    &[
+                        ("time", FieldType::Int),
+                        ("attrs", FieldType::Int),
+                        ("madeby", FieldType::Int),
+                        ("extra", FieldType::Bytes),
+                        ("central", FieldType::Bytes),
+                        ("comment", FieldType::Bytes),
+                    ],
+                )
+                .map_err(f)?,
+            )
+        } else {
+            None
+        };
+        let p_archive = if sink.has_record(records::ARCHIVE) {
+            Some(
+                sink.plan(None, records::ARCHIVE, &[("comment", FieldType::Bytes)])
+                    .map_err(f)?,
+            )
+        } else {
+            None
+        };
         let mut table_plans = Vec::new();
         for t in &m.tables {
             table_plans.push(
@@ -344,6 +375,8 @@ impl<'m, 's> Importer<'m, 's> {
             p_noeol,
             p_chunk,
             p_routed,
+            p_entry,
+            p_archive,
             routed: routed_names
                 .iter()
                 .map(|n| {
@@ -405,7 +438,7 @@ impl<'m, 's> Importer<'m, 's> {
     pub fn import_input(&mut self, input: ImportInput) -> Result<(), ImportError> {
         self.names.push(input.name.clone());
         match input.body {
-            Body::Zip(z) => self.import_zip(&input.name, z),
+            Body::Zip(z, _spool) => self.import_zip(&input.name, z),
             Body::Text { head, rest, .. } => {
                 let r = super::input::replay(head, rest);
                 self.import_stream(&input.name, &input.base, r, 0)
@@ -413,39 +446,57 @@ impl<'m, 's> Importer<'m, 's> {
         }
     }
 
-    fn import_zip<R: Read + Seek>(
-        &mut self,
-        name: &str,
-        mut z: zipio::Reader<R>,
-    ) -> Result<(), ImportError> {
+    fn import_zip(&mut self, name: &str, mut z: zipio::Reader) -> Result<(), ImportError> {
         let bad = |shown: &str, e: String| ImportError::at(shown, ImportErrorKind::Input(e));
         for i in 0..z.len() {
             let meta = z.meta(i).map_err(|e| bad(name, e))?;
-            let (entry_name, method, is_file) = (meta.name, meta.method, meta.is_file);
-            let shown = format!("{name}:{entry_name}");
+            let shown = format!("{name}:{}", meta.name);
             let r = z.entry(i).map_err(|e| bad(&shown, e))?;
-            if is_file && glob(&self.m.zip_entry, &entry_name) {
-                self.import_stream(
-                    &shown,
-                    &entry_name,
-                    BufReader::with_capacity(1 << 16, r),
-                    method,
-                )?;
+            if meta.is_file && glob(&self.m.zip_entry, &meta.name) {
+                let r = BufReader::with_capacity(1 << 16, r);
+                self.stream_part(&shown, &meta.name, r, Some(&meta))?;
             } else {
-                self.verbatim(&shown, &entry_name, r, method, is_file)?;
+                self.verbatim(&shown, r, &meta)?;
             }
         }
+        // The archive comment, after the entries (export sets it when it closes the archive).
+        if let Some(plan) = self.p_archive {
+            let comment = z.comment().to_vec();
+            self.sink
+                .write(plan, &[Value::Bytes(&comment)])
+                .map_err(|e| fatal(name, e))?;
+        }
         Ok(())
+    }
+
+    /// The `import_entry` record of a ZIP entry (after its `import_part` record), when the DTD
+    /// declares it.
+    fn entry_record(&mut self, shown: &str, e: &zipio::EntryMeta) -> Result<(), ImportError> {
+        let Some(plan) = self.p_entry else {
+            return Ok(());
+        };
+        self.sink
+            .write(
+                plan,
+                &[
+                    Value::Int(e.time as u64),
+                    Value::Int(e.attrs as u64),
+                    Value::Int(e.made_by as u64),
+                    Value::Bytes(&e.local_extra),
+                    Value::Bytes(&e.central_extra),
+                    Value::Bytes(&e.comment),
+                ],
+            )
+            .map_err(|err| fatal(shown, err))
     }
 
     fn verbatim(
         &mut self,
         shown: &str,
-        entry: &str,
         mut r: impl Read,
-        method: u64,
-        is_file: bool,
+        meta: &zipio::EntryMeta,
     ) -> Result<(), ImportError> {
+        let (entry, method, is_file) = (meta.name.as_str(), meta.method, meta.is_file);
         let section = self.m.parts[self.m.part_for("").unwrap_or(0)]
             .section
             .clone();
@@ -467,6 +518,7 @@ impl<'m, 's> Importer<'m, 's> {
                 ],
             )
             .map_err(|e| fatal(shown, e))?;
+        self.entry_record(shown, meta)?;
         let mut buf = vec![0u8; 1 << 16];
         loop {
             let n = read_full(&mut r, &mut buf)
@@ -484,7 +536,8 @@ impl<'m, 's> Importer<'m, 's> {
         Ok(())
     }
 
-    /// Import one stream of units as a part chosen by `part_name`.
+    /// Import one stream of units as a part chosen by `part_name`; `method` is the ZIP
+    /// compression code export uses for it (0 stored, 8 deflated; 0 for a plain file).
     pub fn import_stream(
         &mut self,
         shown: &str,
@@ -492,6 +545,22 @@ impl<'m, 's> Importer<'m, 's> {
         r: impl BufRead,
         method: u64,
     ) -> Result<(), ImportError> {
+        let meta = zipio::EntryMeta {
+            method,
+            ..Default::default()
+        };
+        self.stream_part(shown, part_name, r, (method != 0).then_some(&meta))
+    }
+
+    /// Import one stream of units; `entry`: the ZIP entry it is.
+    fn stream_part(
+        &mut self,
+        shown: &str,
+        part_name: &str,
+        r: impl BufRead,
+        entry: Option<&zipio::EntryMeta>,
+    ) -> Result<(), ImportError> {
+        let method = entry.map_or(0, |e| e.method);
         let m = self.m;
         let pi = m
             .part_for(part_name)
@@ -531,6 +600,9 @@ impl<'m, 's> Importer<'m, 's> {
                 ],
             )
             .map_err(|e| fatal(shown, e))?;
+        if let Some(e) = entry.filter(|e| !e.name.is_empty()) {
+            self.entry_record(shown, e)?;
+        }
         // Lines read ahead for patterns that span several lines; the first is the current unit.
         let mut ahead: std::collections::VecDeque<Ahead> = std::collections::VecDeque::new();
         let mut pool: Vec<Vec<u8>> = Vec::new();

@@ -7,7 +7,7 @@
 // read with seeks, is read from the file itself when it is a regular uncompressed file, and
 // otherwise (standard input, a pipe, a compressed ZIP) copied once to a temporary file.
 
-use std::io::{BufRead, Cursor, Read, Seek, Write};
+use std::io::{BufRead, Cursor, Read, Write};
 use std::path::Path;
 
 use super::error::{ImportError, ImportErrorKind};
@@ -18,10 +18,6 @@ pub(crate) const SAMPLE_LINES: usize = 200;
 /// …or this many bytes, whichever comes first.
 pub(crate) const SAMPLE_BYTES: usize = 1 << 20;
 
-/// A seekable byte source for a ZIP archive.
-pub(crate) trait ReadSeek: Read + Seek + Send {}
-impl<T: Read + Seek + Send> ReadSeek for T {}
-
 pub(crate) enum Body {
     /// A text: the bytes read so far (replayed first), then the rest of the stream.
     Text {
@@ -29,8 +25,8 @@ pub(crate) enum Body {
         rest: Box<dyn BufRead + Send>,
         eof: bool,
     },
-    /// A ZIP archive.
-    Zip(zipio::Reader<Box<dyn ReadSeek>>),
+    /// A ZIP archive, and the temporary file it was copied to when it was not a regular file.
+    Zip(zipio::Reader, Option<crate::io::TempFile>),
 }
 
 /// An input opened for import ([`ImportInput::open`]).
@@ -76,13 +72,13 @@ impl ImportInput {
         let meta = (!stdin).then(|| std::fs::metadata(path).ok()).flatten();
         if meta.as_ref().is_some_and(|m| m.is_file()) && zipio::is_zip(path) {
             let file = std::fs::File::open(path).map_err(|e| read_err(&e))?;
-            let z = zipio::Reader::new(Box::new(file) as Box<dyn ReadSeek>)
+            let z = zipio::Reader::new(file)
                 .map_err(|e| ImportError::at(&name, ImportErrorKind::Input(e)))?;
             return Ok(ImportInput {
                 name,
                 base,
                 size: None,
-                body: Body::Zip(z),
+                body: Body::Zip(z, None),
             });
         }
         let mut rest = crate::io::Input::reader(path).map_err(|e| read_err(&e))?;
@@ -94,14 +90,15 @@ impl ImportInput {
             let mut spool = crate::io::TempFile::new().map_err(|e| read_err(&e))?;
             spool.write_all(&head).map_err(|e| read_err(&e))?;
             std::io::copy(&mut rest, &mut spool).map_err(|e| read_err(&e))?;
-            spool.rewind().map_err(|e| read_err(&e))?;
-            let z = zipio::Reader::new(Box::new(spool) as Box<dyn ReadSeek>)
+            spool.flush().map_err(|e| read_err(&e))?;
+            let file = spool.file().try_clone().map_err(|e| read_err(&e))?;
+            let z = zipio::Reader::new(file)
                 .map_err(|e| ImportError::at(&name, ImportErrorKind::Input(e)))?;
             return Ok(ImportInput {
                 name,
                 base,
                 size: None,
-                body: Body::Zip(z),
+                body: Body::Zip(z, Some(spool)),
             });
         }
         let size = match &meta {
@@ -114,6 +111,21 @@ impl ImportInput {
             size,
             body: Body::Text { head, rest, eof },
         })
+    }
+
+    /// A text input read from `r` (not decompressed, not a ZIP); `name` is shown in messages
+    /// and chooses the mapping's part.
+    pub fn from_reader(name: &str, r: impl BufRead + Send + 'static) -> ImportInput {
+        ImportInput {
+            name: name.to_string(),
+            base: name.rsplit(['/', '\\']).next().unwrap_or(name).to_string(),
+            size: None,
+            body: Body::Text {
+                head: Vec::new(),
+                rest: Box::new(r),
+                eof: false,
+            },
+        }
     }
 
     /// Open every input of an import; standard input (`-`) may be named once.
@@ -143,7 +155,7 @@ impl ImportInput {
 
     /// Whether the input is a ZIP archive.
     pub fn is_zip(&self) -> bool {
-        matches!(self.body, Body::Zip(_))
+        matches!(self.body, Body::Zip(..))
     }
 
     /// The size in bytes, when known before reading: a regular file, neither compressed nor a

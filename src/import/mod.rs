@@ -60,8 +60,16 @@ pub mod records {
     /// number `target` (docs/mappings.md, `record R section S …`) come here in the input. Needed
     /// only by DTDs of mappings that route records.
     pub const ROUTED: &str = "import_routed";
-    /// Version of this record scheme stored in `import_origin.version`.
-    pub const VERSION: u64 = 1;
+    /// `import_entry : (tag, time, attrs, madeby, extra : bytes32, central : bytes32,
+    /// comment : bytes32)`: the metadata of a ZIP entry, after its `import_part` record
+    /// (version 2).
+    pub const ENTRY: &str = "import_entry";
+    /// `import_archive : (tag, comment : bytes32)`: the comment of a ZIP input, after its
+    /// entries (version 2).
+    pub const ARCHIVE: &str = "import_archive";
+    /// Version of this record scheme stored in `import_origin.version`: 1 the first; 2 adds
+    /// `import_entry` and `import_archive` (a version-1 trace has neither and still exports).
+    pub const VERSION: u64 = 2;
     /// `import_origin.container`: what the input was.
     #[derive(Debug, Clone, Copy, PartialEq, Eq)]
     pub enum Container {

@@ -66,6 +66,8 @@ pub(crate) trait Sink {
         record: &str,
         fields: &[(&str, FieldType)],
     ) -> Result<PlanId, SinkError>;
+    /// Whether the DTD declares record `record` in its global scope.
+    fn has_record(&self, record: &str) -> bool;
     /// Write one record of a plan.
     fn write(&mut self, plan: PlanId, values: &[Value<'_>]) -> Result<(), SinkError>;
     /// The size in bytes of a record of `plan` whose byte-string field holds `len` bytes,
@@ -339,6 +341,10 @@ impl Sink for WriterSink<'_> {
             });
         }
         self.writer.record(p.rid, &self.inputs).map_err(unrep)
+    }
+
+    fn has_record(&self, record: &str) -> bool {
+        self.schema.record_by_name(0, record).is_some()
     }
 
     fn record_size(&self, plan: PlanId, len: usize) -> Option<u64> {

@@ -12,6 +12,8 @@ mod import;
 mod import_alloc;
 #[cfg(all(feature = "import", feature = "compression"))]
 mod import_inputs;
+#[cfg(feature = "import")]
+mod import_refusals;
 mod messages;
 mod mirror;
 mod roundtrip_prop;

@@ -1,0 +1,223 @@
+//! What `mtf import` and `mtf export` refuse rather than do silently: an input of another format,
+//! prose taken for a trace, an export with another format's mapping, an output name that does
+//! not fit what is written; and what they say about it.
+
+use crate::util::{self, mtf, text};
+
+fn data(rel: &str) -> String {
+    format!("tests/data/import/{rel}")
+}
+
+/// `--from android` on an ET3 trace matches none of its lines: refused, nothing written,
+/// with the way to import it anyway; `--keep-unmatched` imports it and says how much is raw.
+#[test]
+fn an_input_of_another_format_is_refused_unless_asked() {
+    let dir = util::tempdir();
+    let out = dir.path().join("t.mtf");
+    let o = out.to_str().unwrap();
+    let r = mtf(&["import", "--from", "android", &data("et3/trace"), "-o", o]);
+    let err = text(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("13 of 13 units (100%) match no rule of format `android`"),
+        "{err}"
+    );
+    assert!(err.contains("--keep-unmatched"), "{err}");
+    assert!(!out.exists(), "a refused import wrote {o}");
+    let r = mtf(&[
+        "import",
+        "--from",
+        "android",
+        "--keep-unmatched",
+        &data("et3/trace"),
+        "-o",
+        o,
+    ]);
+    let err = text(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    assert!(err.contains("13 kept as raw lines (100%)"), "{err}");
+    let back = mtf(&["export", o, "-o", "-"]);
+    assert_eq!(back.stdout, std::fs::read(data("et3/trace")).unwrap());
+}
+
+/// The share of raw lines is reported with every import.
+#[test]
+fn the_share_kept_raw_is_reported() {
+    let dir = util::tempdir();
+    let out = dir.path().join("t.mtf");
+    let r = mtf(&[
+        "import",
+        "--from",
+        "et_merlin",
+        &data("et_merlin/odd.txt"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&r.stderr);
+    assert!(r.status.success(), "{err}");
+    assert!(err.contains("8 kept as raw lines (34%)"), "{err}");
+}
+
+/// A README with a few lines that look like a trace is not taken for one: detection needs more
+/// than half of the non-blank lines, and says which format came closest.
+#[test]
+fn prose_is_not_detected_as_a_trace() {
+    let dir = util::tempdir();
+    let out = dir.path().join("t.mtf");
+    let r = mtf(&[
+        "import",
+        &data("prose/README.txt"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&r.stderr);
+    assert_eq!(r.status.code(), Some(1), "{err}");
+    assert!(
+        err.contains("no shipped format matches most of its first units (best: et_merlin"),
+        "{err}"
+    );
+    assert!(err.contains("--from"), "{err}");
+    assert!(!out.exists());
+}
+
+/// `mtf import --list` names each record type once per part.
+#[test]
+fn import_list_names_each_record_once() {
+    let out = mtf(&["import", "--list"]);
+    assert!(out.status.success());
+    let list = text(&out.stdout);
+    let mut n = 0;
+    for line in list
+        .lines()
+        .filter(|l| l.trim_start().starts_with("records:"))
+    {
+        for part in line.trim_start()["records:".len()..].split(';') {
+            let names: Vec<&str> = part
+                .split_once(':')
+                .map_or("", |x| x.1)
+                .split_whitespace()
+                .collect();
+            let mut unique = names.clone();
+            unique.sort();
+            unique.dedup();
+            assert_eq!(unique.len(), names.len(), "repeats in {part:?}");
+            n += 1;
+        }
+    }
+    assert!(n >= 10, "{list}");
+    assert!(list.contains("alloc free"), "{list}");
+}
+
+/// `mtf export --to et3` of an Android trace says that the trace's DTD is not the format's,
+/// instead of failing on the first field that does not fit.
+#[test]
+fn export_with_another_formats_mapping_names_both_dtds() {
+    let dir = util::tempdir();
+    let out = dir.path().join("x");
+    let r = mtf(&[
+        "export",
+        "--to",
+        "et3",
+        "traces/android.mtf",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("the trace's DTD is hatf-android.dtd, not et3.dtd, the DTD of format `et3`"),
+        "{err}"
+    );
+    assert!(!out.exists());
+}
+
+/// A trace imported from a ZIP is not written under a text file's name, and a trace of several
+/// files not under a file's name (it would silently become a folder).
+#[test]
+fn an_output_name_that_does_not_fit_is_refused() {
+    let dir = util::tempdir();
+    let txt = dir.path().join("x.txt");
+    let r = mtf(&[
+        "export",
+        "traces/jvm_trace.mtf",
+        "-o",
+        txt.to_str().unwrap(),
+    ]);
+    let err = text(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("export writes a ZIP, not a .txt file"),
+        "{err}"
+    );
+    assert!(!txt.exists());
+    let four = dir.path().join("simple4.txt");
+    let r = mtf(&["export", "traces/et3.mtf", "-o", four.to_str().unwrap()]);
+    let err = text(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(err.contains("the trace holds 4 files"), "{err}");
+    assert!(!four.exists(), "a folder was created");
+    // A folder name (no extension, or an existing folder) is fine.
+    let folder = dir.path().join("simple4");
+    let r = mtf(&["export", "traces/et3.mtf", "-o", folder.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    assert!(folder.join("classes.txt").is_file());
+}
+
+/// A ZIP comes back with its entries' names, order, methods, dates, Unix permissions and
+/// extra fields, and its archive comment.
+#[test]
+fn zip_entry_metadata_is_kept() {
+    use std::io::Write;
+    use zip::write::{FileOptions, FullFileOptions};
+    let dir = util::tempdir();
+    let src = dir.path().join("in.zip");
+    let mut z = zip::ZipWriter::new(std::fs::File::create(&src).unwrap());
+    let t = |y, mo, d, h, mi, s| zip::DateTime::from_date_and_time(y, mo, d, h, mi, s).unwrap();
+    let mut o: FullFileOptions<'_> = FileOptions::default()
+        .compression_method(zip::CompressionMethod::Stored)
+        .last_modified_time(t(2007, 2, 12, 11, 8, 58))
+        .unix_permissions(0o640);
+    o.add_extra_data(0x7875, vec![1, 4, 1, 0, 0, 0, 4, 2, 0, 0, 0].into(), false)
+        .unwrap();
+    z.start_file("README", o).unwrap();
+    z.write_all(b"not the trace\n").unwrap();
+    let o: FullFileOptions<'_> = FileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .last_modified_time(t(2015, 9, 11, 15, 35, 14));
+    z.start_file("trace", o).unwrap();
+    z.write_all(&std::fs::read(data("jvm/trace.txt")).unwrap())
+        .unwrap();
+    z.set_comment("made for a test");
+    z.finish().unwrap();
+    let t1 = dir.path().join("t.mtf");
+    let r = mtf(&[
+        "import",
+        "--from",
+        "jvm_trace",
+        src.to_str().unwrap(),
+        "-o",
+        t1.to_str().unwrap(),
+    ]);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    let back = dir.path().join("back.zip");
+    let r = mtf(&["export", t1.to_str().unwrap(), "-o", back.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    let meta = |p: &std::path::Path| {
+        let mut r = metatf::import::zipio::Reader::new(std::fs::File::open(p).unwrap()).unwrap();
+        let entries: Vec<_> = (0..r.len())
+            .map(|i| {
+                let m = r.meta(i).unwrap();
+                (
+                    m.name,
+                    m.method,
+                    m.time,
+                    m.attrs >> 16,
+                    m.local_extra,
+                    m.central_extra,
+                )
+            })
+            .collect();
+        (entries, r.comment().to_vec())
+    };
+    assert_eq!(meta(&back), meta(&src));
+}
