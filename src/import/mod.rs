@@ -130,6 +130,7 @@ pub mod records {
         }
     }
 
-    /// The declarations to paste into a DTD used by a mapping.
-    pub const DTD_SNIPPET: &str = include_str!("import_records.dtd");
+    /// The declarations a DTD used by a mapping takes in with `include import;` (the built-in
+    /// fragment `import`, docs/format.md §3.5).
+    pub const DTD_SNIPPET: &str = include_str!("../dtd/fragment_import.dtd");
 }
