@@ -22,8 +22,9 @@ use crate::encode::TraceWriter;
 pub const RAW_LISTED: usize = 5;
 
 /// After this many units the share kept raw is checked a first time, so that an input of
-/// another format is refused early (and again at the end, over the whole import).
-pub const EARLY_CHECK: u64 = 1000;
+/// another format is refused early (when nine in ten units were kept raw; at the end, when more
+/// than half were).
+pub const EARLY_CHECK: u64 = 10_000;
 
 /// What an import did.
 #[derive(Debug, Default, Clone)]
@@ -155,13 +156,23 @@ fn fatal(file: &str, e: SinkError) -> ImportError {
 impl<'m, 's> Importer<'m, 's> {
     /// Import even when most units match no rule of the mapping (they are kept verbatim).
     /// Without it, an import where more than half the units are kept raw stops with
-    /// [`ImportErrorKind::Unmatched`]: checked after [`EARLY_CHECK`] units and at the end.
+    /// [`ImportErrorKind::Unmatched`] at the end, or after [`EARLY_CHECK`] units when nine in
+    /// ten were.
     pub fn keep_unmatched(&mut self, keep: bool) {
         self.keep_unmatched = keep;
     }
 
-    fn check_unmatched(&self, file: &str) -> Result<(), ImportError> {
-        if self.keep_unmatched || !self.report.mostly_unmatched() {
+    /// Refuse the import when more than half the units were kept raw (`early`: after
+    /// [`EARLY_CHECK`] units, only when nine in ten were, so that a long prologue the mapping
+    /// does not describe does not stop an input that matches further on).
+    fn check_unmatched(&self, file: &str, early: bool) -> Result<(), ImportError> {
+        let r = &self.report;
+        let refuse = if early {
+            r.raw * 10 >= r.units * 9
+        } else {
+            r.mostly_unmatched()
+        };
+        if self.keep_unmatched || !refuse {
             return Ok(());
         }
         Err(ImportError::at(
@@ -545,6 +556,7 @@ impl<'m, 's> Importer<'m, 's> {
         r: impl BufRead,
         method: u64,
     ) -> Result<(), ImportError> {
+        self.names.push(shown.to_string());
         let meta = zipio::EntryMeta {
             method,
             ..Default::default()
@@ -665,7 +677,7 @@ impl<'m, 's> Importer<'m, 's> {
             index += n;
             if !self.checked_early && self.report.units >= EARLY_CHECK {
                 self.checked_early = true;
-                self.check_unmatched(shown)?;
+                self.check_unmatched(shown, true)?;
             }
             if index % 4096 < n {
                 // Approximate (line ends are not counted): for a progress bar only.
@@ -864,7 +876,7 @@ impl<'m, 's> Importer<'m, 's> {
         } else {
             self.names.join(" ")
         };
-        self.check_unmatched(&names)?;
+        self.check_unmatched(&names, false)?;
         self.flush_run().map_err(|e| fatal("routed records", e))?;
         // The routed sections, each from its spool, in the order of the mapping's rules.
         for t in 0..self.routed.len() {

@@ -19,8 +19,9 @@ pub enum ErrorClass {
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Diagnostic)]
 #[non_exhaustive]
 pub enum ImportErrorKind {
-    /// Reading the input failed (I/O, or a corrupt compressed stream).
-    #[error("cannot read: {0}")]
+    /// Reading the input failed (I/O, or a corrupt compressed stream); the message names the
+    /// file.
+    #[error("{0}")]
     #[diagnostic(code(mtf::import::read))]
     Read(String),
     /// The input cannot be taken as it is (an over-long line, an unreadable ZIP).
@@ -130,7 +131,7 @@ impl ImportError {
         }
     }
 
-    /// An error about `file` as a whole.
+    /// An error about `file` as a whole (an empty `file`: the message names it).
     pub fn at(file: &str, kind: ImportErrorKind) -> ImportError {
         ImportError::new(file, 0, 0, kind)
     }
@@ -141,7 +142,9 @@ impl ImportError {
     }
 
     fn render(&self) -> String {
-        if self.line == 0 {
+        if self.file.is_empty() {
+            self.kind.to_string()
+        } else if self.line == 0 {
             format!("{}: {}", self.file, self.kind)
         } else {
             format!("{}:{}:{}: {}", self.file, self.line, self.col, self.kind)

@@ -403,7 +403,7 @@ fn check_target(origin: &Origin, target: &Target) -> Result<(), ExportError> {
         let slash = p.as_os_str().to_string_lossy().ends_with('/');
         if ext.is_some() && !slash {
             return Err(ExportError::Usage(format!(
-                "the trace holds {} files, written into a folder: {shown} looks like a file name; give -o FOLDER (an existing folder, or a name ending with /)",
+                "the trace holds {} files, written into a folder: {shown} looks like a file name; give -o FOLDER (a name without an extension, an existing folder, or a name ending with /)",
                 origin.files
             )));
         }

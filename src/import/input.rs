@@ -81,7 +81,9 @@ impl ImportInput {
                 body: Body::Zip(z, None),
             });
         }
-        let mut rest = crate::io::Input::reader(path).map_err(|e| read_err(&e))?;
+        // The library's I/O errors name the path themselves.
+        let mut rest = crate::io::Input::reader(path)
+            .map_err(|e| ImportError::at("", ImportErrorKind::Read(e.to_string())))?;
         let mut head = Vec::new();
         let eof = fill(&mut rest, &mut head, ZIP_MAGIC.len()).map_err(|e| read_err(&e))?;
         if head.starts_with(ZIP_MAGIC) {

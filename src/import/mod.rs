@@ -6,24 +6,25 @@
 //! strings interned into string-table sections, optional parts, a header block. The engine
 //! here does the rest once for every format:
 //!
-//! * [`mapping`]: the mapping language, with `file:line:col` errors;
-//! * [`pattern`] and [`number`]: matching a unit and rendering it back;
-//! * [`units`]: cutting input into lines or XML units, streaming;
-//! * [`intern`]: string tables laid out before they are written;
-//! * [`zipio`]: ZIP inputs and outputs;
-//! * [`sink`]: the one place that calls the trace writer; [`source`]: the one place that calls
-//!   the decoder;
-//! * [`engine`]: import; [`mod@export`]: export; [`shipped`]: the formats built into `mtf`.
+//! * [`mapping`]: the mapping language, with `file:line:col` errors ([`Mapping::load`],
+//!   [`Mapping::load_dtd`]); [`pattern`] and `number`: matching a unit and rendering it back;
+//! * [`ImportInput`]: an input opened once (file, `-`, pipe, compressed, ZIP), so that what
+//!   [`detect`] reads is imported too; `units`: cutting it into lines or XML units, streaming;
+//! * [`Importer`]: the import (the private `engine`, `intern` for string tables laid out before
+//!   they are written, `spool` for routed records, `sink`, the one place that calls the trace
+//!   writer); [`export()`]: export, through [`source`], the one place that calls the decoder;
+//! * [`zipio`]: ZIP inputs and outputs; [`shipped`]: the formats built into `mtf`;
+//! * [`ImportError`], [`ExportError`]: typed errors with codes and an [`ErrorClass`].
 //!
 //! **Lossless by construction**: a unit becomes a record only when rendering the record gives
 //! back exactly its bytes; anything else is kept verbatim in a raw-line record, so exporting an
 //! import reproduces the input byte for byte.
 
-pub mod detect;
-pub mod engine;
+mod detect;
+mod engine;
 mod error;
-pub mod export;
-pub mod input;
+mod export;
+mod input;
 pub(crate) mod intern;
 pub mod mapping;
 pub(crate) mod number;
@@ -35,8 +36,8 @@ pub(crate) mod spool;
 pub(crate) mod units;
 pub mod zipio;
 
-pub use detect::{detect, Detection, Score};
-pub use engine::{order_inputs, ImportReport, Importer};
+pub use detect::{detect, score, Detection, Score, SAMPLE_UNITS};
+pub use engine::{order_inputs, ImportReport, Importer, EARLY_CHECK, RAW_LISTED};
 pub use error::{ErrorClass, ImportError, ImportErrorKind};
 pub use export::{export, origin, ExportError, ExportReport, Origin, Target};
 pub use input::ImportInput;

@@ -221,3 +221,37 @@ fn zip_entry_metadata_is_kept() {
     };
     assert_eq!(meta(&back), meta(&src));
 }
+
+/// The early check stops a large input of another format after 10,000 units, but a long prologue
+/// the mapping does not describe does not stop an input that matches further on.
+#[test]
+fn the_early_check_refuses_only_a_clear_mismatch() {
+    use metatf::container::{ByteOrder, Class};
+    use metatf::import::records::Container;
+    use metatf::import::{shipped, ImportErrorKind, Importer};
+    let m = shipped::by_name("et3").unwrap();
+    let dtd = metatf::container::shipped_dtd(&m.dtd).unwrap();
+    let schema = metatf::dtd::parse_str(&m.dtd, dtd).unwrap().schema;
+    let run = |input: &[u8]| {
+        let w = metatf::encode::TraceWriter::in_memory(
+            &schema,
+            Class::Bits64,
+            ByteOrder::Little,
+            &m.dtd,
+        );
+        let mut imp = Importer::new(&m, w, &schema, Container::Plain, 1).unwrap();
+        let r = imp.import_stream("in", "trace", input, 0);
+        let rep = imp.report.clone();
+        (r.and_then(|_| imp.finish().map(|_| ())), rep)
+    };
+    let junk = "this is not a trace line\n".repeat(12_000);
+    let (r, rep) = run(junk.as_bytes());
+    let e = r.unwrap_err();
+    assert!(matches!(e.kind, ImportErrorKind::Unmatched { .. }), "{e}");
+    assert_eq!(rep.units, 10_000, "stopped after the first 10,000 units");
+    let mut mixed = "a prologue line\n".repeat(1200);
+    mixed.push_str(&"N 1 24 2 55 0 5\n".repeat(3000));
+    let (r, rep) = run(mixed.as_bytes());
+    assert!(r.is_ok(), "{r:?}");
+    assert_eq!((rep.units, rep.raw), (4200, 1200));
+}
