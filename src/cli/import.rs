@@ -4,11 +4,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use metatf::container::{ByteOrder, Class};
-use metatf::encode::TraceWriter;
 use metatf::import::{
-    detect, order_inputs, shipped, ErrorClass, ImportError, ImportErrorKind, ImportInput, Importer,
-    Mapping, MappingDtdError,
+    create_writer, detect, order_inputs, shipped, ErrorClass, ImportError, ImportErrorKind,
+    ImportInput, Importer, Mapping, MappingDtdError,
 };
 use miette::Diagnostic;
 
@@ -172,8 +170,8 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     let names: Vec<String> = inputs.iter().map(|i| i.name().to_string()).collect();
     // `-o -` writes standard output; a device or FIFO is written directly; a regular file
     // appears only when complete.
-    let writer = TraceWriter::create(&schema, &out, Class::Bits64, ByteOrder::Little, &m.dtd)
-        .map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
+    let writer =
+        create_writer(&m, &schema, &out).map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
     let mut imp = Importer::new(&m, writer, &schema, container, inputs.len() as u64)
         .map_err(|e| import_failure(&e))?;
     imp.keep_unmatched(args.keep_unmatched);

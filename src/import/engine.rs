@@ -997,6 +997,19 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
+/// The writer of an imported trace at `out` (`-`: standard output, written when finished; a
+/// regular file appears only when complete): class 64, so that a metadata record can set any
+/// 64-bit default or restart any delta chain (docs/mappings.md), little endian, and named
+/// after the mapping's DTD so that export finds it.
+pub fn create_writer<'s>(
+    m: &Mapping,
+    schema: &'s Schema,
+    out: &Path,
+) -> Result<TraceWriter<'s>, crate::encode::EncodeError> {
+    use crate::container::{ByteOrder, Class};
+    TraceWriter::create(schema, out, Class::Bits64, ByteOrder::Little, &m.dtd)
+}
+
 /// Put opened inputs in the order of the mapping parts that take them (stable), so that each
 /// section is written once, and say what container they form: a ZIP must be the only input.
 pub fn order_inputs(

@@ -37,7 +37,7 @@ pub(crate) mod units;
 pub mod zipio;
 
 pub use detect::{detect, score, Detection, Score, SAMPLE_UNITS};
-pub use engine::{order_inputs, ImportReport, Importer, EARLY_CHECK, RAW_LISTED};
+pub use engine::{create_writer, order_inputs, ImportReport, Importer, EARLY_CHECK, RAW_LISTED};
 pub use error::{ErrorClass, ImportError, ImportErrorKind};
 pub use export::{export, origin, ExportError, ExportReport, Origin, Target};
 pub use input::ImportInput;
