@@ -16,7 +16,9 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 /// Arguments of `mtf import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The input files (a ZIP input is read entry by entry; `-` is standard input).
+    /// The input files: plain or compressed (gzip, zstd, xz, bzip2), or a ZIP (read entry by
+    /// entry); `-` is standard input. Without --from or --map the format is detected from the
+    /// first input's first lines.
     pub inputs: Vec<PathBuf>,
     /// A shipped format by name (see `--list`).
     #[arg(long, conflicts_with = "map")]
