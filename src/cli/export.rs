@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use metatf::import::source::TraceSource;
-use metatf::import::{export, origin, shipped, ErrorClass, Mapping, Target};
+use metatf::import::{export, origin, shipped, ErrorClass, ExportError, Mapping, Target};
 
 use super::common::{open, render, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
@@ -30,6 +30,24 @@ pub struct ExportArgs {
     pub output: PathBuf,
 }
 
+/// The failure for an export error: its class decides the exit status; the trace's name leads
+/// messages about the trace or the request.
+fn export_failure(path: &str, e: ExportError) -> Failure {
+    let code = match e.class() {
+        ErrorClass::Input => EXIT_INVALID_TRACE,
+        ErrorClass::Io | ErrorClass::Usage => EXIT_USAGE,
+    };
+    let e = match e {
+        ExportError::Usage(m) => ExportError::Usage(format!("{path}: {m}")),
+        ExportError::Trace(m) => ExportError::Trace(format!("{path}: {m}")),
+        ExportError::NotImported { .. } => ExportError::NotImported {
+            trace: path.to_string(),
+        },
+        other => other,
+    };
+    Failure::diagnostic(code, &e)
+}
+
 /// Run `mtf export`.
 pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     #[cfg(feature = "parquet")]
@@ -49,8 +67,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     let o = open(&args.trace, args.dtd.as_deref())?;
     let src = TraceSource::new(o.trace(), o.schema());
     let path = super::common::input_name(&args.trace).into_owned();
-    let org = origin(&src)
-        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {path}: {e}")))?;
+    let org = origin(&src).map_err(|e| export_failure(&path, e))?;
     let m = if let Some(p) = &args.map {
         Mapping::load(p).map_err(|e| {
             eprint!("{}", render(&e));
@@ -74,24 +91,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         Ok(rep) => rep,
         // `mtf export T -o - | head`: a reader that stops early is not an error.
         Err(e) if e.is_closed_pipe() => return Ok(EXIT_OK),
-        Err(e) => {
-            let code = match e.class() {
-                ErrorClass::Input => EXIT_INVALID_TRACE,
-                ErrorClass::Io | ErrorClass::Usage => EXIT_USAGE,
-            };
-            // The trace's name leads messages about the trace or the request.
-            let e = match e {
-                e @ metatf::import::ExportError::Write { .. } => e,
-                metatf::import::ExportError::Usage(m) => {
-                    metatf::import::ExportError::Usage(format!("{path}: {m}"))
-                }
-                metatf::import::ExportError::Trace(m) => {
-                    metatf::import::ExportError::Trace(format!("{path}: {m}"))
-                }
-                other => other,
-            };
-            return Err(Failure::diagnostic(code, &e));
-        }
+        Err(e) => return Err(export_failure(&path, e)),
     };
     eprintln!(
         "exported {path} ({}): {} bytes in {} file(s), {} records rendered, {} raw lines copied",

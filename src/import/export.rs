@@ -51,10 +51,18 @@ pub struct Origin {
 }
 
 /// Read the origin record of an imported trace (the first record of its global region).
-pub fn origin(src: &TraceSource<'_>) -> Result<Origin, String> {
+pub fn origin(src: &TraceSource<'_>) -> Result<Origin, ExportError> {
     let mut found = None;
     let r = src.for_each(|rec| {
         if rec.name() == records::ORIGIN {
+            let version = rec.int("version").unwrap_or(1);
+            if version > records::VERSION {
+                return Err(format!(
+                    "`{}` version {version}: the trace was imported by a newer mtf (this one reads versions up to {})",
+                    records::ORIGIN,
+                    records::VERSION
+                ));
+            }
             let code = rec.int("container").unwrap_or(0);
             let Some(container) = Container::from_code(code) else {
                 return Err(format!(
@@ -75,11 +83,10 @@ pub fn origin(src: &TraceSource<'_>) -> Result<Origin, String> {
     });
     match (found, r) {
         (Some(o), _) => Ok(o),
-        (None, Err(e)) if !e.is_empty() => Err(e),
-        _ => Err(format!(
-            "the trace has no `{}` record: it was not made by `mtf import`",
-            records::ORIGIN
-        )),
+        (None, Err(e)) if !e.is_empty() => Err(ExportError::Trace(e)),
+        _ => Err(ExportError::NotImported {
+            trace: String::new(),
+        }),
     }
 }
 
@@ -118,6 +125,19 @@ pub enum ExportError {
         /// The DTD that mapping names.
         format_dtd: String,
     },
+    /// The trace is valid but was not made by `mtf import`: there is nothing to export to.
+    #[error(
+        "{}the trace has no `import_origin` record: it was not made by `mtf import`",
+        lead(trace)
+    )]
+    #[diagnostic(
+        code(mtf::export::not_imported),
+        help("`mtf export` writes back what `mtf import` read; for other traces use `mtf dump`, or `mtf export --to parquet`")
+    )]
+    NotImported {
+        /// The trace's name as shown (may be empty).
+        trace: String,
+    },
     /// Writing the output failed.
     #[error("cannot write {target}: {source}")]
     #[diagnostic(code(mtf::export::write))]
@@ -134,6 +154,15 @@ pub enum ExportError {
     Trace(String),
 }
 
+/// `name: `, or nothing for an empty name.
+fn lead(name: &str) -> String {
+    if name.is_empty() {
+        String::new()
+    } else {
+        format!("{name}: ")
+    }
+}
+
 impl ExportError {
     /// Whether the output was a pipe whose reader went away (`mtf export T -o - | head`).
     pub fn is_closed_pipe(&self) -> bool {
@@ -143,7 +172,9 @@ impl ExportError {
     /// The class of the failure.
     pub fn class(&self) -> super::ErrorClass {
         match self {
-            ExportError::Usage(_) | ExportError::WrongDtd { .. } => super::ErrorClass::Usage,
+            ExportError::Usage(_)
+            | ExportError::WrongDtd { .. }
+            | ExportError::NotImported { .. } => super::ErrorClass::Usage,
             ExportError::Write { .. } => super::ErrorClass::Io,
             ExportError::Trace(_) => super::ErrorClass::Input,
         }

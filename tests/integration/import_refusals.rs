@@ -255,3 +255,24 @@ fn the_early_check_refuses_only_a_clear_mismatch() {
     assert!(r.is_ok(), "{r:?}");
     assert_eq!((rep.units, rep.raw), (4200, 1200));
 }
+
+/// A valid trace that was not imported is not an invalid trace: exit status 2 (a request that
+/// cannot be met), with the reason and what to use instead.
+#[test]
+fn exporting_a_trace_that_was_not_imported_says_so() {
+    let dir = util::tempdir();
+    let out = dir.path().join("x");
+    let r = mtf(&[
+        "export",
+        "traces/hatf-le32.mtf",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("traces/hatf-le32.mtf: the trace has no `import_origin` record"),
+        "{err}"
+    );
+    assert!(err.contains("mtf::export::not_imported"), "{err}");
+}
