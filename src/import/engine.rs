@@ -452,7 +452,7 @@ impl<'m, 's> Importer<'m, 's> {
             Body::Zip(z, _spool) => self.import_zip(&input.name, z),
             Body::Text { head, rest, .. } => {
                 let r = super::input::replay(head, rest);
-                self.import_stream(&input.name, &input.base, r, 0)
+                self.stream_part(&input.name, &input.base, r, None)
             }
         }
     }

@@ -19,7 +19,7 @@ fn an_input_of_another_format_is_refused_unless_asked() {
     let err = text(&r.stderr);
     assert_eq!(r.status.code(), Some(1), "{err}");
     assert!(
-        err.contains("13 of 13 units (100%) match no rule of format `android`"),
+        err.contains("× tests/data/import/et3/trace: 13 of 13 units (100%) match no rule of format `android`"),
         "{err}"
     );
     assert!(err.contains("--keep-unmatched"), "{err}");
