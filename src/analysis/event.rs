@@ -18,6 +18,9 @@ pub struct HeapEvent {
     pub thread: Option<u64>,
     /// The record's declared time, where the DTD declares one (in the declared unit).
     pub time: Option<u64>,
+    /// The allocation site the DTD declares for this record (a call-stack id, a class id),
+    /// where it declares one; the producer resolves it to text.
+    pub site: Option<u64>,
     /// What happened.
     pub op: HeapOp,
 }

@@ -7,7 +7,7 @@ use clap::Args;
 use metatf::import::source::TraceSource;
 use metatf::import::{export, origin, shipped, ErrorClass, ExportError, Mapping, Target};
 
-use super::common::{open, render, Failure};
+use super::common::{error, open, render, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf export`.
@@ -23,7 +23,7 @@ pub struct ExportArgs {
     #[arg(long)]
     pub map: Option<PathBuf>,
     /// The DTD to use instead of the one the header names.
-    #[arg(long)]
+    #[arg(short, long)]
     pub dtd: Option<PathBuf>,
     /// The output: a file, `-` for standard output, or a folder for a trace of several files.
     #[arg(short, long)]
@@ -57,9 +57,10 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     // An unknown format is the user's mistake whatever the trace holds: say so first.
     let to = match &args.to {
         Some(f) => Some(shipped::by_name(f).ok_or_else(|| {
-            Failure::new(
+            error(
                 EXIT_USAGE,
-                format!("error: unknown format `{f}` (`parquet`, or see mtf import --list)"),
+                "mtf::export::unknown_format",
+                format!("unknown format `{f}` (`parquet`, or see mtf import --list)"),
             )
         })?),
         None => None,
@@ -80,7 +81,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
             &format!("{path} (stored mapping `{}`)", org.format),
             &org.mapping,
         )
-        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {e}")))?
+        .map_err(|e| Failure::diagnostic(EXIT_INVALID_TRACE, &*e))?
     };
     let target = if args.output.as_os_str() == "-" {
         Target::Stdout

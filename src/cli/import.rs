@@ -42,7 +42,7 @@ pub struct ImportArgs {
 }
 
 fn usage(m: impl Into<String>) -> Failure {
-    Failure::new(EXIT_USAGE, format!("error: {}", m.into()))
+    super::common::error(EXIT_USAGE, "mtf::usage", m)
 }
 
 /// The failure for an import error: its class decides the exit status.
@@ -172,8 +172,8 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     let names: Vec<String> = inputs.iter().map(|i| i.name().to_string()).collect();
     // `-o -` writes standard output; a device or FIFO is written directly; a regular file
     // appears only when complete.
-    let writer =
-        create_writer(&m, &schema, &out).map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
+    let writer = create_writer(&m, &schema, &out)
+        .map_err(|e| Failure::diagnostic(super::exit::for_encode(&e), &e))?;
     let mut imp = Importer::new(&m, writer, &schema, container, inputs.len() as u64)
         .map_err(|e| import_failure(&e))?;
     imp.keep_unmatched(args.keep_unmatched);
@@ -195,7 +195,7 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     let (writer, rep) = imp.finish().map_err(|e| import_failure(&e))?;
     let s = writer
         .finish()
-        .map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
+        .map_err(|e| Failure::diagnostic(super::exit::for_encode(&e), &e))?;
     eprintln!(
         "imported {} ({}): {} input bytes, {} units, {} as records of the format, {} kept as raw lines ({}%)",
         names.join(" "),

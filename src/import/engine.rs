@@ -582,14 +582,7 @@ impl<'m, 's> Importer<'m, 's> {
         let xml = m.units == Units::Xml;
         let mut u = UnitReader::new(r, xml);
         let io_err = |u: &UnitReader<_>, e: std::io::Error| {
-            let kind = if e.kind() == std::io::ErrorKind::InvalidData
-                && e.get_ref().is_some_and(|i| i.is::<super::units::TooLong>())
-            {
-                ImportErrorKind::Input(e.to_string())
-            } else {
-                ImportErrorKind::Read(e.to_string())
-            };
-            ImportError::new(shown, u.line, u.col, kind)
+            ImportError::new(shown, u.line, u.col, ImportErrorKind::of_read(&e))
         };
         let mut have = u.next_unit().map_err(|e| io_err(&u, e))?;
         let part_eol = if xml || !have {

@@ -88,6 +88,22 @@ fn percent(part: u64, whole: u64) -> u64 {
 }
 
 impl ImportErrorKind {
+    /// The kind of a failure to read an input: a unit longer than the limit, or a compressed
+    /// stream that is cut short or corrupt, is the input's fault (as a damaged trace is,
+    /// docs/format.md §9.2); anything else is I/O.
+    pub fn of_read(e: &std::io::Error) -> ImportErrorKind {
+        let inner = e.get_ref();
+        let input = inner.is_some_and(|i| i.is::<super::units::TooLong>())
+            || inner
+                .and_then(|i| i.downcast_ref::<crate::io::IoError>())
+                .is_some_and(|i| matches!(i, crate::io::IoError::Decompress { .. }));
+        if input {
+            ImportErrorKind::Input(e.to_string())
+        } else {
+            ImportErrorKind::Read(e.to_string())
+        }
+    }
+
     /// The class of the failure.
     pub fn class(&self) -> ErrorClass {
         match self {

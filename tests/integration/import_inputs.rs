@@ -179,3 +179,38 @@ fn standard_input_named_twice_is_refused() {
         text(&o.stderr)
     );
 }
+
+/// A compressed input cut short is a damaged input (exit status 1, as the same trace cut short
+/// uncompressed), with the line where it ends, from a file as from standard input.
+#[test]
+fn a_cut_compressed_input_is_invalid_input_not_an_io_error() {
+    let dir = util::tempdir();
+    let lines: Vec<u8> = (0..4000)
+        .flat_map(|i| format!("N {i} 24 2 55 0 7\n").into_bytes())
+        .collect();
+    let packed = compress("gz", &lines);
+    let cut = &packed[..packed.len() / 2];
+    let file = dir.path().join("cut.gz");
+    std::fs::write(&file, cut).unwrap();
+    let out = dir.path().join("t.mtf");
+    for stdin in [false, true] {
+        let input = if stdin { "-" } else { file.to_str().unwrap() };
+        let args = [
+            "import",
+            "--from",
+            "et3",
+            input,
+            "-o",
+            out.to_str().unwrap(),
+        ];
+        let o = if stdin {
+            util::mtf_stdin(&args, cut)
+        } else {
+            mtf(&args)
+        };
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(1), "{err}");
+        assert!(err.contains("cannot decompress"), "{err}");
+        assert!(!out.exists());
+    }
+}

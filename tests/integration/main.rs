@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per topic.
 
+mod api;
 mod check_errors;
 mod cli;
 #[cfg(feature = "parquet")]
@@ -14,13 +15,16 @@ mod import_alloc;
 mod import_inputs;
 #[cfg(feature = "import")]
 mod import_refusals;
+mod layering;
 mod messages;
 mod mirror;
+mod pack_identity;
 mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;
 mod salvage;
 mod spec_cases;
+mod split_streams;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;
