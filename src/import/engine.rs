@@ -210,8 +210,11 @@ impl<'m, 's> Importer<'m, 's> {
         let mut sink = WriterSink::new(writer, schema);
         let f = |e: SinkError| {
             ImportError::at(
-                &format!("mapping {} with DTD {}", m.name, schema.name),
-                ImportErrorKind::Dtd(e.to_string()),
+                "",
+                ImportErrorKind::Dtd(format!(
+                    "DTD {} (of mapping `{}`): {e}",
+                    schema.name, m.name
+                )),
             )
         };
         let p_origin = sink
@@ -303,11 +306,12 @@ impl<'m, 's> Importer<'m, 's> {
             let mut rp: Vec<RulePlan> = Vec::new();
             for (ri, r) in part.rules.iter().enumerate() {
                 let err = |msg: String| {
-                    ImportError::new(
-                        &format!("mapping {}", m.name),
-                        r.line as u64,
-                        1,
-                        ImportErrorKind::Dtd(msg),
+                    ImportError::at(
+                        "",
+                        ImportErrorKind::Dtd(format!(
+                            "DTD {} does not fit the rule at line {} of mapping `{}`: {msg}",
+                            schema.name, r.line, m.name
+                        )),
                     )
                 };
                 let same: Vec<usize> = (0..part.rules.len())

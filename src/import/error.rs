@@ -74,7 +74,7 @@ pub enum ImportErrorKind {
     #[error("{0}")]
     #[diagnostic(
         code(mtf::import::dtd),
-        help("a DTD used by a mapping declares the import_* records (docs/mappings.md)")
+        help("the DTD must declare every record, field and section the mapping's rules name, and the import records (`include import;`, docs/mappings.md); is it the DTD of this format?")
     )]
     Dtd(String),
     /// Writing the trace (or a temporary spool) failed.

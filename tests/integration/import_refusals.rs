@@ -276,3 +276,49 @@ fn exporting_a_trace_that_was_not_imported_says_so() {
     );
     assert!(err.contains("mtf::export::not_imported"), "{err}");
 }
+
+/// A DTD that does not fit the mapping names itself, the mapping and what is missing, and how
+/// a DTD takes in the import records.
+#[test]
+fn a_dtd_that_does_not_fit_the_mapping_says_what_is_missing() {
+    let dir = util::tempdir();
+    let dtd = dir.path().join("mine.dtd");
+    std::fs::write(
+        &dtd,
+        "tag.width = 1;\nsection events 1 { x : (tag) { tag.value = 4; } }\n",
+    )
+    .unwrap();
+    let out = dir.path().join("t.mtf");
+    let r = mtf(&[
+        "import",
+        "--from",
+        "et3",
+        "-d",
+        dtd.to_str().unwrap(),
+        &data("et3/trace"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&r.stderr);
+    assert_eq!(r.status.code(), Some(2), "{err}");
+    assert!(
+        err.contains("DTD mine.dtd (of mapping `et3`): the DTD has no record `import_origin`"),
+        "{err}"
+    );
+    assert!(err.contains("include import;"), "{err}");
+    let r = mtf(&[
+        "import",
+        "--from",
+        "et3",
+        "-d",
+        "dtds/tptp.dtd",
+        &data("et3/trace"),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    let err = text(&r.stderr);
+    assert!(
+        err.contains("DTD tptp.dtd does not fit the rule at line 9 of mapping `et3`"),
+        "{err}"
+    );
+}
