@@ -20,6 +20,9 @@ pub const SHIPPED: &[(&str, &str)] = &[
 ];
 
 /// Every shipped mapping, parsed (they are checked by the tests, so parsing cannot fail).
+// Design: the shipped mappings are part of the program, not input: a parse error here is a bug
+// caught by `every_shipped_mapping_parses_and_its_dtd_is_shipped`, so it panics rather than
+// making every caller handle an error that cannot happen in a tested build.
 pub fn all() -> Vec<(&'static str, Mapping)> {
     SHIPPED
         .iter()
