@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use metatf::import::source::TraceSource;
-use metatf::import::{export, origin, shipped, ErrorClass, ExportError, Mapping, Target};
+use metatf::import::{export, origin, shipped, ExportError, Mapping, Target};
 
 use super::common::{error, open, render, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
@@ -33,10 +33,7 @@ pub struct ExportArgs {
 /// The failure for an export error: its class decides the exit status; the trace's name leads
 /// messages about the trace or the request.
 fn export_failure(path: &str, e: ExportError) -> Failure {
-    let code = match e.class() {
-        ErrorClass::Input => EXIT_INVALID_TRACE,
-        ErrorClass::Io | ErrorClass::Usage => EXIT_USAGE,
-    };
+    let code = super::exit::for_import(e.class());
     let e = match e {
         ExportError::Usage(m) => ExportError::Usage(format!("{path}: {m}")),
         ExportError::Trace(m) => ExportError::Trace(format!("{path}: {m}")),

@@ -5,13 +5,13 @@ use std::path::PathBuf;
 use clap::Args;
 
 use metatf::import::{
-    create_writer, detect, order_inputs, shipped, ErrorClass, ImportError, ImportErrorKind,
-    ImportInput, Importer, Mapping, MappingDtdError,
+    create_writer, detect, order_inputs, shipped, ImportError, ImportErrorKind, ImportInput,
+    Importer, Mapping, MappingDtdError,
 };
 use miette::Diagnostic;
 
 use super::common::{dtd_failure, print_warnings, render, Failure, Flat};
-use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
+use super::{EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf import`.
 #[derive(Debug, Args)]
@@ -47,10 +47,7 @@ fn usage(m: impl Into<String>) -> Failure {
 
 /// The failure for an import error: its class decides the exit status.
 fn import_failure(e: &ImportError) -> Failure {
-    let code = match e.class() {
-        ErrorClass::Input => EXIT_INVALID_TRACE,
-        ErrorClass::Io | ErrorClass::Usage => EXIT_USAGE,
-    };
+    let code = super::exit::for_import(e.class());
     // The library's help does not know the command's options: say them here.
     let help = match &e.kind {
         ImportErrorKind::Unmatched { .. } => Some(
