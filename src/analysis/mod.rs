@@ -6,3 +6,4 @@
 //! share.
 
 pub mod event;
+pub mod stats;
