@@ -1008,6 +1008,255 @@ pub struct SpaceSummary {
     pub curve: Curve,
 }
 
+// ------------------------------------------------------------------------------------------
+// One pass over a trace.
+
+/// Where heap events come from: a trace's allocation declarations interpreted over its records.
+pub trait EventSource {
+    /// The namespaces, indexed by [`HeapEvent::space`].
+    fn spaces(&self) -> Vec<SpaceInfo>;
+    /// Appends the heap events of one record to `out`; returns the record's declared time, if
+    /// it has one.
+    fn record(&mut self, view: &RecordView<'_>, out: &mut Vec<HeapEvent>) -> Option<u64>;
+    /// The name of a site of a namespace, where the trace can resolve it.
+    fn site_name(&mut self, space: u32, site: u64) -> Option<String>;
+}
+
+/// Everything `mtf stats` reports about a trace (or a slice of it).
+#[derive(Debug, Clone)]
+pub struct Stats {
+    /// The slice asked for.
+    pub window: Window,
+    /// Where the slice starts (its first record).
+    pub start: At,
+    /// Where it ends (the first record after it, or the number of records read).
+    pub end: At,
+    /// Records in the slice.
+    pub records: u64,
+    /// Problems met while decoding (the figures cover what could be decoded).
+    pub problems: u64,
+    /// Records per type in the slice.
+    pub types: Vec<TypeSummary>,
+    /// Heap figures per namespace.
+    pub spaces: Vec<SpaceSummary>,
+}
+
+/// Reads `reader`'s records once, feeding the record counter and the heap statistics with the
+/// events `source` makes of them, and returns the figures of the slice `window`. Reading stops
+/// at the end of the slice.
+pub fn compute(
+    reader: &crate::decode::Reader<'_>,
+    source: &mut dyn EventSource,
+    window: Window,
+) -> Stats {
+    let schema = reader.schema();
+    let mut counter = RecordCounter::new(schema);
+    let mut heap = HeapStats::new(source.spaces());
+    let mut events = Vec::new();
+    let mut problems = 0u64;
+    let mut time: Option<u64> = None;
+    let mut start: Option<At> = None;
+    let mut end: Option<At> = None;
+    let mut last_index = 0u64;
+    let mut records = reader.records();
+    while let Some(e) = records.next() {
+        let v = match e {
+            crate::decode::Event::Record(v) => v,
+            crate::decode::Event::Problem(_) | crate::decode::Event::Damage(_) => {
+                problems += 1;
+                continue;
+            }
+        };
+        events.clear();
+        if let Some(t) = source.record(&v, &mut events) {
+            time = Some(t);
+        }
+        let at = At {
+            record: v.index(),
+            time,
+        };
+        last_index = v.index() + 1;
+        match window.place(at.record, at.time) {
+            Place::Before => {}
+            Place::Inside => {
+                if start.is_none() {
+                    start = Some(at);
+                    heap.open_window(at);
+                }
+                counter.record(&v);
+            }
+            Place::After => {
+                end = Some(at);
+                break;
+            }
+        }
+        for ev in &events {
+            heap.event(ev);
+        }
+    }
+    problems += records.dropped_problems();
+    let end = end.unwrap_or(At {
+        record: last_index,
+        time,
+    });
+    let start = start.unwrap_or(end);
+    let spaces = heap.finish(end, |sp, site| source.site_name(sp, site));
+    Stats {
+        window,
+        start,
+        end,
+        records: counter.total(),
+        problems,
+        types: counter.finish(schema),
+        spaces,
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// JSON (docs/stats.md has the schema).
+
+/// The `schema` value of `mtf stats --format json`.
+pub const JSON_SCHEMA: &str = "mtf-stats/1";
+
+#[cfg(feature = "json")]
+mod json {
+    use serde_json::{json, Map, Value};
+
+    use super::*;
+
+    /// An integer as a JSON number where it fits 64 bits, else as a decimal string.
+    pub(crate) fn int(v: i128) -> Value {
+        if let Ok(x) = i64::try_from(v) {
+            json!(x)
+        } else if let Ok(x) = u64::try_from(v) {
+            json!(x)
+        } else {
+            json!(v.to_string())
+        }
+    }
+
+    pub(crate) fn at(a: At) -> Value {
+        json!({ "record": a.record, "time": a.time })
+    }
+
+    fn classes(c: &[SizeClass], bytes: bool) -> Value {
+        Value::Array(
+            c.iter()
+                .map(|c| {
+                    let mut m = Map::new();
+                    m.insert("lo".into(), json!(c.lo));
+                    m.insert("hi".into(), json!(c.hi));
+                    m.insert("count".into(), json!(c.count));
+                    if bytes {
+                        m.insert("bytes".into(), json!(c.bytes));
+                    }
+                    Value::Object(m)
+                })
+                .collect(),
+        )
+    }
+
+    fn lifetime(l: &LifetimeSummary) -> Value {
+        json!({
+            "count": l.count, "min": l.min, "mean": l.mean, "median": l.median, "p99": l.p99,
+            "max": l.max, "histogram": classes(&l.histogram, false),
+        })
+    }
+
+    pub(crate) fn site(s: &SiteSummary) -> Value {
+        json!({
+            "site": s.site, "name": s.name, "allocations": s.allocations,
+            "bytes_allocated": s.bytes_allocated, "peak_bytes": s.peak_bytes,
+            "peak_blocks": s.peak_blocks, "max_live_bytes": s.max_live_bytes,
+            "leaked_bytes": s.leaked_bytes, "leaked_blocks": s.leaked_blocks,
+            "temporary": s.temporary,
+        })
+    }
+
+    pub(crate) fn space(s: &SpaceSummary, top: usize) -> Value {
+        json!({
+            "name": s.name,
+            "sized": s.sized,
+            "time_unit": s.time_unit,
+            "allocations": s.allocations,
+            "frees": s.frees,
+            "moves": s.moves,
+            "bytes_allocated": s.bytes_allocated,
+            "bytes_freed": s.bytes_freed,
+            "peak": { "bytes": s.peak_bytes, "blocks": s.peak_blocks, "at": at(s.peak_at) },
+            "max_blocks": { "blocks": s.max_blocks, "at": at(s.max_blocks_at) },
+            "leaked": { "bytes": s.live_bytes, "blocks": s.live_blocks },
+            "temporary": s.temporary,
+            "unknown_frees": s.unknown_frees,
+            "redefined": s.redefined,
+            "sizes": classes(&s.sizes, true),
+            "lifetime": {
+                "records": lifetime(&s.lifetime_records),
+                "time": s.lifetime_time.as_ref().map(lifetime),
+            },
+            "sites": {
+                "count": s.sites.len(),
+                "by_peak": s.top_sites(SiteOrder::Peak, top).map(site).collect::<Vec<_>>(),
+                "by_leaked": s.top_sites(SiteOrder::Leaked, top).map(site).collect::<Vec<_>>(),
+                "by_allocated": s.top_sites(SiteOrder::Allocated, top).map(site).collect::<Vec<_>>(),
+            },
+        })
+    }
+
+    impl Stats {
+        /// The figures as JSON (docs/stats.md), with the `top` sites of each ordering.
+        pub fn to_json(&self, top: usize) -> Value {
+            let types: Vec<Value> = self
+                .types
+                .iter()
+                .map(|t| {
+                    json!({
+                        "name": t.name, "section": t.section, "count": t.count,
+                        "fields": t.fields.iter().map(|f| json!({
+                            "name": f.name, "count": f.count, "min": int(f.min),
+                            "max": int(f.max), "sum": int(f.sum),
+                        })).collect::<Vec<_>>(),
+                    })
+                })
+                .collect();
+            json!({
+                "schema": JSON_SCHEMA,
+                "slice": { "start": at(self.start), "end": at(self.end), "records": self.records },
+                "problems": self.problems,
+                "records": types,
+                "namespaces": self.spaces.iter().map(|s| space(s, top)).collect::<Vec<_>>(),
+            })
+        }
+    }
+}
+
+/// How sites are ranked.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum SiteOrder {
+    /// By live bytes at the peak.
+    Peak,
+    /// By bytes alive at the end (leaked).
+    Leaked,
+    /// By bytes allocated.
+    Allocated,
+}
+
+impl SpaceSummary {
+    /// The `n` first sites in an order (ties by site id), leaving out sites with nothing to
+    /// show in that order.
+    pub fn top_sites(&self, order: SiteOrder, n: usize) -> impl Iterator<Item = &SiteSummary> {
+        let key = move |s: &SiteSummary| match order {
+            SiteOrder::Peak => (s.peak_bytes, s.peak_blocks),
+            SiteOrder::Leaked => (s.leaked_bytes, s.leaked_blocks),
+            SiteOrder::Allocated => (s.bytes_allocated, s.allocations),
+        };
+        let mut v: Vec<&SiteSummary> = self.sites.iter().filter(|s| key(s) != (0, 0)).collect();
+        v.sort_by(|a, b| key(b).cmp(&key(a)).then(a.site.cmp(&b.site)));
+        v.truncate(n);
+        v.into_iter()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

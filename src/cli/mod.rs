@@ -10,11 +10,13 @@ mod columnar;
 mod common;
 mod dump;
 mod encode;
+mod heap;
 mod info;
 mod pack;
 mod progress;
 mod shell;
 mod size_report;
+mod stats;
 
 use common::line_to_stderr;
 #[cfg(feature = "import")]
@@ -67,6 +69,10 @@ pub enum Command {
     /// Check or show a DTD.
     #[command(after_help = EXIT_HELP)]
     Dtd(dtd::DtdArgs),
+    /// Heap statistics: peak live bytes and when, leaks, lifetimes, sizes, top sites; records
+    /// and integer fields per type (for every DTD).
+    #[command(after_help = EXIT_HELP)]
+    Stats(stats::StatsArgs),
     /// Re-encode a trace with the widths and interpretations that make it small.
     Encode(encode::EncodeArgs),
     /// Measure a trace's size in the paper's Table 4 forms, plain and compressed.
@@ -138,6 +144,7 @@ pub fn main() -> i32 {
         Command::Check(a) => check::run(&a),
         Command::Pack(a) => pack::run(&a),
         Command::Encode(a) => encode::run(&a),
+        Command::Stats(a) => stats::run(&a),
         Command::SizeReport(a) => size_report::run(&a),
         #[cfg(feature = "import")]
         Command::Import(a) => import::run(&a),
