@@ -5,5 +5,6 @@
 //! [`event`] holds the event type that the checker, the statistics and `replay`/`simulate`
 //! share.
 
+pub mod diff;
 pub mod event;
 pub mod stats;

@@ -8,6 +8,7 @@ mod check;
 #[cfg(feature = "parquet")]
 mod columnar;
 mod common;
+mod diff;
 mod dump;
 mod encode;
 mod heap;
@@ -73,6 +74,9 @@ pub enum Command {
     /// and integer fields per type (for every DTD).
     #[command(after_help = EXIT_HELP)]
     Stats(stats::StatsArgs),
+    /// Compare two traces' heap figures (same or different DTDs), sorted by change.
+    #[command(after_help = EXIT_HELP)]
+    Diff(diff::DiffArgs),
     /// Re-encode a trace with the widths and interpretations that make it small.
     Encode(encode::EncodeArgs),
     /// Measure a trace's size in the paper's Table 4 forms, plain and compressed.
@@ -145,6 +149,7 @@ pub fn main() -> i32 {
         Command::Pack(a) => pack::run(&a),
         Command::Encode(a) => encode::run(&a),
         Command::Stats(a) => stats::run(&a),
+        Command::Diff(a) => diff::run(&a),
         Command::SizeReport(a) => size_report::run(&a),
         #[cfg(feature = "import")]
         Command::Import(a) => import::run(&a),
