@@ -7,4 +7,6 @@
 
 pub mod diff;
 pub mod event;
+#[cfg(feature = "plot")]
+pub mod plot;
 pub mod stats;

@@ -14,6 +14,8 @@ mod encode;
 mod heap;
 mod info;
 mod pack;
+#[cfg(feature = "plot")]
+mod plot;
 mod progress;
 mod shell;
 mod size_report;
@@ -77,6 +79,11 @@ pub enum Command {
     /// Compare two traces' heap figures (same or different DTDs), sorted by change.
     #[command(after_help = EXIT_HELP)]
     Diff(diff::DiffArgs),
+    /// Draw live bytes and blocks over a trace (the peak marked), the size and lifetime
+    /// histograms and the top sites, as SVG or PNG.
+    #[cfg(feature = "plot")]
+    #[command(after_help = EXIT_HELP)]
+    Plot(plot::PlotArgs),
     /// Re-encode a trace with the widths and interpretations that make it small.
     Encode(encode::EncodeArgs),
     /// Measure a trace's size in the paper's Table 4 forms, plain and compressed.
@@ -150,6 +157,8 @@ pub fn main() -> i32 {
         Command::Encode(a) => encode::run(&a),
         Command::Stats(a) => stats::run(&a),
         Command::Diff(a) => diff::run(&a),
+        #[cfg(feature = "plot")]
+        Command::Plot(a) => plot::run(&a),
         Command::SizeReport(a) => size_report::run(&a),
         #[cfg(feature = "import")]
         Command::Import(a) => import::run(&a),
