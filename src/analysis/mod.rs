@@ -9,4 +9,6 @@ pub mod diff;
 pub mod event;
 #[cfg(feature = "plot")]
 pub mod plot;
+#[cfg(feature = "plot")]
+pub mod report;
 pub mod stats;

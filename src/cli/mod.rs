@@ -17,6 +17,8 @@ mod pack;
 #[cfg(feature = "plot")]
 mod plot;
 mod progress;
+#[cfg(feature = "plot")]
+mod report;
 mod shell;
 mod size_report;
 mod stats;
@@ -84,6 +86,10 @@ pub enum Command {
     #[cfg(feature = "plot")]
     #[command(after_help = EXIT_HELP)]
     Plot(plot::PlotArgs),
+    /// Write one self-contained HTML page with a trace's heap summary, tables and charts.
+    #[cfg(feature = "plot")]
+    #[command(after_help = EXIT_HELP)]
+    Report(report::ReportArgs),
     /// Re-encode a trace with the widths and interpretations that make it small.
     Encode(encode::EncodeArgs),
     /// Measure a trace's size in the paper's Table 4 forms, plain and compressed.
@@ -159,6 +165,8 @@ pub fn main() -> i32 {
         Command::Diff(a) => diff::run(&a),
         #[cfg(feature = "plot")]
         Command::Plot(a) => plot::run(&a),
+        #[cfg(feature = "plot")]
+        Command::Report(a) => report::run(&a),
         Command::SizeReport(a) => size_report::run(&a),
         #[cfg(feature = "import")]
         Command::Import(a) => import::run(&a),
