@@ -5,6 +5,7 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use metatf::analysis::stats::Place;
 use metatf::decode::Event;
 use metatf::io::StdoutSink;
 
@@ -23,6 +24,10 @@ pub struct CheckArgs {
     /// Report at most N problems (all are counted).
     #[arg(long, default_value_t = 100)]
     pub max_errors: u64,
+    /// Report only the problems of a slice (`--from`/`--to`: record index, or `tTIME`); the
+    /// trace is still decoded from its start.
+    #[command(flatten)]
+    pub slice: super::stats::SliceArgs,
 }
 
 /// Run `mtf check`.
@@ -46,10 +51,20 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     }
     let mut bar = Progress::new(reader.bytes().len() as u64, "checking", quiet());
     let mut n = 0u64;
+    let mut slicer = super::heap::Slicer::new(&o, args.slice.window())?;
+    let mut inside = true;
     let mut records = reader.records();
     while let Some(event) = records.next() {
         let problem: &dyn std::fmt::Display = match &event {
             Event::Record(v) => {
+                match slicer.place(v) {
+                    Place::Before => {
+                        inside = false;
+                        continue;
+                    }
+                    Place::After => break,
+                    Place::Inside => inside = true,
+                }
                 per_type[v.record_id() as usize] += 1;
                 n += 1;
                 bar.record(v.offset(), n);
@@ -58,6 +73,9 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             Event::Problem(p) => p,
             Event::Damage(d) => d,
         };
+        if !inside {
+            continue;
+        }
         total += 1;
         if reported < args.max_errors {
             reported += 1;
