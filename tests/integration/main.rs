@@ -13,6 +13,8 @@ mod import_alloc;
 mod messages;
 mod mirror;
 mod roundtrip_prop;
+#[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
+mod stats;
 #[cfg(unix)]
 mod safe_io;
 mod salvage;
