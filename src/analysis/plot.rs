@@ -250,6 +250,28 @@ where
         let (px, py) = (s.max_blocks_at.record as f64, s.max_blocks as f64);
         c.draw_series(std::iter::once(Circle::new((px, py), 4, RED.filled())))
             .map_err(draw_err)?;
+        let right = px > x0 + (x1 - x0) * 0.6;
+        let style = TextStyle::from(("sans-serif", 14).into_font()).color(&RED);
+        let (style, dx) = if right {
+            (
+                style.pos(Pos::new(HPos::Right, VPos::Bottom)),
+                -(x1 - x0) * 0.01,
+            )
+        } else {
+            (
+                style.pos(Pos::new(HPos::Left, VPos::Bottom)),
+                (x1 - x0) * 0.01,
+            )
+        };
+        c.draw_series(std::iter::once(Text::new(
+            format!(
+                "most {} blocks at record {}",
+                s.max_blocks, s.max_blocks_at.record
+            ),
+            (px + dx, py),
+            style,
+        )))
+        .map_err(draw_err)?;
     }
     Ok(())
 }

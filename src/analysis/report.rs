@@ -33,7 +33,7 @@ td,th{padding:.2em .7em;border-bottom:1px solid #eee;text-align:right;vertical-a
 th{background:#f4f4f4}td.l,th.l{text-align:left}.muted{color:#777}\
 .kpi{display:inline-block;margin:0 1.5em 1em 0;padding:.6em 1em;background:#f4f8fc;\
 border-radius:6px}.kpi b{display:block;font-size:1.4em}\
-svg{max-width:100%;height:auto}.charts{display:flex;flex-wrap:wrap;gap:8px}";
+svg{max-width:100%;height:auto}.charts{display:flex;flex-wrap:wrap;gap:8px 2em;align-items:flex-start}";
 
 fn at(a: At, unit: Option<&str>) -> String {
     match a.time {

@@ -13,12 +13,12 @@ mod import_alloc;
 mod messages;
 mod mirror;
 mod roundtrip_prop;
-#[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
-mod stats;
 #[cfg(unix)]
 mod safe_io;
 mod salvage;
 mod spec_cases;
+#[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
+mod stats;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;

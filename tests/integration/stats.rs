@@ -172,7 +172,10 @@ fn golden_stats_json() {
     for name in SAMPLES {
         let o = util::mtf(&["stats", "-f", "json", &format!("traces/{name}.mtf")]);
         assert!(o.status.success(), "{name}: {}", util::text(&o.stderr));
-        util::golden(&format!("tests/golden/stats/{name}.json"), &util::text(&o.stdout));
+        util::golden(
+            &format!("tests/golden/stats/{name}.json"),
+            &util::text(&o.stdout),
+        );
     }
     let o = util::mtf(&["stats", "traces/et3.mtf"]);
     assert!(o.status.success());
@@ -189,10 +192,16 @@ fn golden_diff_json() {
         "traces/valgrind.mtf",
     ]);
     assert!(o.status.success(), "{}", util::text(&o.stderr));
-    util::golden("tests/golden/stats/diff-android-valgrind.json", &util::text(&o.stdout));
+    util::golden(
+        "tests/golden/stats/diff-android-valgrind.json",
+        &util::text(&o.stdout),
+    );
     let o = util::mtf(&["diff", "traces/android.mtf", "traces/valgrind.mtf"]);
     assert!(o.status.success());
-    util::golden("tests/golden/stats/diff-android-valgrind.txt", &util::text(&o.stdout));
+    util::golden(
+        "tests/golden/stats/diff-android-valgrind.txt",
+        &util::text(&o.stdout),
+    );
 }
 
 #[test]
@@ -217,9 +226,19 @@ fn every_input_path_gives_the_same_figures() {
     assert_eq!(util::text(&z.stdout), util::text(&file.stdout));
     // -o writes the same through a file.
     let out = dir.path().join("s.json");
-    let o = util::mtf(&["stats", "-f", "json", "traces/android.mtf", "-o", out.to_str().unwrap()]);
+    let o = util::mtf(&[
+        "stats",
+        "-f",
+        "json",
+        "traces/android.mtf",
+        "-o",
+        out.to_str().unwrap(),
+    ]);
     assert!(o.status.success());
-    assert_eq!(std::fs::read_to_string(&out).unwrap(), util::text(&file.stdout));
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap(),
+        util::text(&file.stdout)
+    );
 }
 
 #[test]
@@ -249,7 +268,12 @@ fn plot_and_report_write_their_files() {
             _ => assert_eq!(&data[1..4], b"PNG"),
         }
     }
-    let bad = util::mtf(&["plot", "traces/android.mtf", "-o", dir.path().join("p.gif").to_str().unwrap()]);
+    let bad = util::mtf(&[
+        "plot",
+        "traces/android.mtf",
+        "-o",
+        dir.path().join("p.gif").to_str().unwrap(),
+    ]);
     assert_eq!(bad.status.code(), Some(2));
     assert!(!dir.path().join("p.gif").exists());
     let page = dir.path().join("r.html");
