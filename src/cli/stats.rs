@@ -304,11 +304,13 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize) {
             l.mean, l.median, l.p99, l.max
         );
     }
-    if let Some(l) = &sp.lifetime_time {
+    // A declared time that never moves (a trace recorded without clock) says nothing.
+    if let Some(l) = sp.lifetime_time.as_ref().filter(|l| l.max > 0) {
         let u = unit.unwrap_or("time units");
+        let label = format!("lifetime ({u})");
         let _ = writeln!(
             o,
-            "  lifetime ({u:<8})    mean {:.1}  median {}  p99 {}  max {}",
+            "  {label:<20} mean {:.1}  median {}  p99 {}  max {}",
             l.mean, l.median, l.p99, l.max
         );
     }
@@ -352,6 +354,9 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize) {
                 "    {:>14} {:>9} {:>14} {:>10} {:>14}  site",
                 "peak bytes", "blocks", "leaked bytes", "blocks", "allocated"
             );
+            if sp.top_sites(order, 1).next().is_none() {
+                let _ = writeln!(o, "    (none)");
+            }
             for st in sp.top_sites(order, top) {
                 let _ = writeln!(
                     o,
