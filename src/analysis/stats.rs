@@ -1020,6 +1020,130 @@ pub trait EventSource {
     fn record(&mut self, view: &RecordView<'_>, out: &mut Vec<HeapEvent>) -> Option<u64>;
     /// The name of a site of a namespace, where the trace can resolve it.
     fn site_name(&mut self, space: u32, site: u64) -> Option<String>;
+    /// Frees of ids that were not alive, per namespace, that the source kept to itself (no
+    /// event); added to the engine's own count.
+    fn unknown_frees(&self, space: u32) -> u64 {
+        let _ = space;
+        0
+    }
+    /// Whether records after the slice may still name its sites (tables at the end of a
+    /// trace): then reading goes on to the end, feeding only the source.
+    fn names_later(&self) -> bool {
+        false
+    }
+}
+
+/// The [`EventSource`] of a trace's own declarations (extension analysis/1): an
+/// [`Interpreter`](crate::analysis::Interpreter) fed each record. Only namespaces of ids
+/// (`kind = ids`) make heap figures; they are numbered in declaration order.
+pub struct Declared<'s> {
+    interp: crate::analysis::Interpreter<'s>,
+    /// Declared namespace → index among the namespaces of ids.
+    map: Vec<Option<u32>>,
+    /// Index among the namespaces of ids → declared namespace.
+    back: Vec<crate::analysis::SpaceId>,
+    unknown: Vec<u64>,
+}
+
+impl<'s> Declared<'s> {
+    /// The declarations of `schema`.
+    pub fn new(schema: &'s Schema) -> Declared<'s> {
+        let interp = crate::analysis::Interpreter::new(schema);
+        let mut map = Vec::new();
+        let mut back = Vec::new();
+        for (i, ns) in interp.namespaces().iter().enumerate() {
+            if ns.kind == crate::analysis::SpaceKind::Ids {
+                map.push(Some(back.len() as u32));
+                back.push(i as crate::analysis::SpaceId);
+            } else {
+                map.push(None);
+            }
+        }
+        let unknown = vec![0; back.len()];
+        Declared {
+            interp,
+            map,
+            back,
+            unknown,
+        }
+    }
+}
+
+struct Collect<'a> {
+    out: &'a mut Vec<HeapEvent>,
+    map: &'a [Option<u32>],
+    unknown: &'a mut [u64],
+}
+
+impl crate::analysis::Sink for Collect<'_> {
+    fn event(&mut self, mut e: HeapEvent) {
+        if let Some(Some(i)) = self.map.get(e.space as usize) {
+            e.space = *i;
+            self.out.push(e);
+        }
+    }
+
+    fn finding(&mut self, f: crate::analysis::Finding) {
+        if f.kind == crate::analysis::FindingKind::NotAlive {
+            if let Some(Some(i)) = f.space.and_then(|s| self.map.get(s as usize)) {
+                self.unknown[*i as usize] += 1;
+            }
+        }
+    }
+}
+
+impl EventSource for Declared<'_> {
+    fn spaces(&self) -> Vec<SpaceInfo> {
+        let unit = self.interp.time_unit().map(|u| u.keyword().to_string());
+        self.back
+            .iter()
+            .map(|&i| {
+                let ns = &self.interp.namespaces()[i as usize];
+                SpaceInfo {
+                    name: ns.name.clone(),
+                    sized: ns.sized,
+                    shared: ns.shared,
+                    time_unit: unit.clone(),
+                }
+            })
+            .collect()
+    }
+
+    fn record(&mut self, view: &RecordView<'_>, out: &mut Vec<HeapEvent>) -> Option<u64> {
+        self.interp.record(
+            view,
+            &mut Collect {
+                out,
+                map: &self.map,
+                unknown: &mut self.unknown,
+            },
+        );
+        // The record's declared time, or the latest one before it.
+        self.interp.clock()
+    }
+
+    fn site_name(&mut self, space: u32, site: u64) -> Option<String> {
+        let i = *self.back.get(space as usize)?;
+        self.interp.site_name(i, site)
+    }
+
+    fn unknown_frees(&self, space: u32) -> u64 {
+        self.unknown.get(space as usize).copied().unwrap_or(0)
+    }
+
+    fn names_later(&self) -> bool {
+        self.back.iter().any(|&i| {
+            let ns = &self.interp.namespaces()[i as usize];
+            ns.site_space.is_some() || ns.site_text
+        })
+    }
+}
+
+/// [`compute`] with the trace's own declarations.
+pub fn compute_opened(opened: &crate::Opened, window: Window) -> Stats {
+    let reader = opened.reader();
+    let mut source = Declared::new(opened.schema());
+    compute(&reader, &mut source, window)
 }
 
 /// Everything `mtf stats` reports about a trace (or a slice of it).
@@ -1058,6 +1182,11 @@ pub fn compute(
     let mut start: Option<At> = None;
     let mut end: Option<At> = None;
     let mut last_index = 0u64;
+    let n_spaces = source.spaces().len();
+    let unknown = |s: &dyn EventSource| -> Vec<u64> {
+        (0..n_spaces as u32).map(|i| s.unknown_frees(i)).collect()
+    };
+    let mut unknown_at_start = vec![0; n_spaces];
     let mut records = reader.records();
     while let Some(e) = records.next() {
         let v = match e {
@@ -1082,6 +1211,7 @@ pub fn compute(
                 if start.is_none() {
                     start = Some(at);
                     heap.open_window(at);
+                    unknown_at_start = unknown(&*source);
                 }
                 counter.record(&v);
             }
@@ -1094,13 +1224,29 @@ pub fn compute(
             heap.event(ev);
         }
     }
+    let unknown_at_end = unknown(&*source);
+    if end.is_some() && source.names_later() {
+        // Names of sites may come from tables after the slice.
+        while let Some(e) = records.next() {
+            if let crate::decode::Event::Record(v) = e {
+                events.clear();
+                source.record(&v, &mut events);
+            }
+        }
+    }
     problems += records.dropped_problems();
     let end = end.unwrap_or(At {
         record: last_index,
         time,
     });
+    if start.is_none() {
+        unknown_at_start = unknown_at_end.clone();
+    }
     let start = start.unwrap_or(end);
-    let spaces = heap.finish(end, |sp, site| source.site_name(sp, site));
+    let mut spaces = heap.finish(end, |sp, site| source.site_name(sp, site));
+    for (i, s) in spaces.iter_mut().enumerate() {
+        s.unknown_frees += unknown_at_end[i] - unknown_at_start[i];
+    }
     Stats {
         window,
         start,

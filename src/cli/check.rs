@@ -5,11 +5,13 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use metatf::analysis::check::Check;
 use metatf::analysis::stats::Place;
+use metatf::analysis::{Finding, FindingKind, Severity};
 use metatf::decode::Event;
 use metatf::io::StdoutSink;
 
-use super::common::{input_name, open_salvaging, quiet, Failure};
+use super::common::{input_name, open_salvaging_as, quiet, Failure};
 use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK};
 
@@ -19,20 +21,30 @@ pub struct CheckArgs {
     /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
-    #[arg(long)]
+    #[arg(short, long)]
     pub dtd: Option<PathBuf>,
     /// Report at most N problems (all are counted).
     #[arg(long, default_value_t = 100)]
     pub max_errors: u64,
+    /// Decode only: skip the checks the DTD's analysis declarations ask for (ids defined
+    /// before use, nesting, monotonic values; docs/format.md §14).
+    #[arg(long)]
+    pub no_semantic: bool,
+    /// Track at most N ids, open nesting levels and keys at once (semantic checks stop beyond).
+    #[arg(long, default_value_t = metatf::analysis::DEFAULT_MAX_TRACKED, value_name = "N")]
+    pub max_ids: usize,
+    /// Show at most N pieces of information (ids alive at the end); all are counted.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub max_info: u64,
     /// Report only the problems of a slice (`--from`/`--to`: record index, or `tTIME`); the
-    /// trace is still decoded from its start.
+    /// trace is still decoded and interpreted from its start.
     #[command(flatten)]
     pub slice: super::stats::SliceArgs,
 }
 
 /// Run `mtf check`.
 pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
-    let (o, damaged) = open_salvaging(&args.trace, args.dtd.as_deref())?;
+    let (o, damaged) = open_salvaging_as(&args.trace, args.dtd.as_deref(), false)?;
     let reader = o.reader();
     let mut per_type = vec![0u64; o.schema().records.len()];
     let mut reported = 0u64;
@@ -51,8 +63,41 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     }
     let mut bar = Progress::new(reader.bytes().len() as u64, "checking", quiet());
     let mut n = 0u64;
+    let mut check = Check::new(o.schema());
+    check.set_limit(args.max_ids);
+    let semantic = !args.no_semantic && check.is_declared();
+    let mut info_shown = 0u64;
+    // Findings are reported after the decoding problems of their record.
+    let show = |check: &Check<'_>,
+                found: &[Finding],
+                reported: &mut u64,
+                info_shown: &mut u64,
+                bar: &mut Progress,
+                out: &mut StdoutSink|
+     -> std::io::Result<()> {
+        for f in found {
+            let line = match f.severity {
+                Severity::Error if *reported < args.max_errors => {
+                    *reported += 1;
+                    format!("{path}: {}", check.describe(f))
+                }
+                Severity::Info if *info_shown < args.max_info && !quiet() => {
+                    *info_shown += 1;
+                    format!("{path}: info: {}", check.describe(f))
+                }
+                _ => continue,
+            };
+            bar.suspend(|| -> std::io::Result<()> {
+                writeln!(out, "{line}")?;
+                out.flush()
+            })?;
+        }
+        Ok(())
+    };
+    // Before a slice, records are interpreted but their findings neither shown nor counted.
     let mut slicer = super::heap::Slicer::new(&o, args.slice.window())?;
     let mut inside = true;
+    let mut before: Option<Vec<(FindingKind, Severity, u64)>> = None;
     let mut records = reader.records();
     while let Some(event) = records.next() {
         let problem: &dyn std::fmt::Display = match &event {
@@ -60,14 +105,35 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
                 match slicer.place(v) {
                     Place::Before => {
                         inside = false;
+                        if semantic {
+                            check.record(v);
+                        }
                         continue;
                     }
                     Place::After => break,
-                    Place::Inside => inside = true,
+                    Place::Inside if !inside => {
+                        inside = true;
+                        before = Some(check.counts().collect());
+                    }
+                    Place::Inside => {}
                 }
                 per_type[v.record_id() as usize] += 1;
                 n += 1;
                 bar.record(v.offset(), n);
+                if semantic {
+                    let found = check.record(v);
+                    if !found.is_empty() {
+                        let found = found.to_vec();
+                        show(
+                            &check,
+                            &found,
+                            &mut reported,
+                            &mut info_shown,
+                            &mut bar,
+                            &mut out,
+                        )?;
+                    }
+                }
                 continue;
             }
             Event::Problem(p) => p,
@@ -85,8 +151,35 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             })?;
         }
     }
+    if semantic {
+        let found = check.finish().to_vec();
+        show(
+            &check,
+            &found,
+            &mut reported,
+            &mut info_shown,
+            &mut bar,
+            &mut out,
+        )?;
+    }
     bar.finish();
     total += records.dropped_problems();
+    // Counts within the slice: what was counted before it is taken away.
+    let before = before.unwrap_or_default();
+    let earlier = |kind: FindingKind, sev: Severity| {
+        before
+            .iter()
+            .find(|(k, s, _)| *k == kind && *s == sev)
+            .map_or(0, |x| x.2)
+    };
+    let counts: Vec<(FindingKind, Severity, u64)> = check
+        .counts()
+        .map(|(k, s, n)| (k, s, n - earlier(k, s)))
+        .filter(|x| x.2 > 0)
+        .collect();
+    let count = |sev: Severity| -> u64 { counts.iter().filter(|x| x.1 == sev).map(|x| x.2).sum() };
+    let semantic_errors = count(Severity::Error);
+    total += semantic_errors;
     let checked: u64 = per_type.iter().sum();
     if !quiet() {
         writeln!(out, "records checked: {checked}")?;
@@ -96,6 +189,27 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             }
         }
     }
+    if semantic && !quiet() {
+        let infos = count(Severity::Info);
+        writeln!(
+            out,
+            "semantic checks (analysis/{}): {semantic_errors} problem(s), {infos} piece(s) of information",
+            o.schema().analysis.version
+        )?;
+        for (kind, sev, n) in counts {
+            writeln!(out, "  {:<32} {:<6} {n:>12}", kind.name(), sev.keyword())?;
+        }
+        if infos > info_shown {
+            writeln!(
+                out,
+                "… {} more piece(s) of information not shown (--max-info {})",
+                infos - info_shown,
+                args.max_info
+            )?;
+        }
+    } else if args.no_semantic && check.is_declared() && !quiet() {
+        writeln!(out, "semantic checks skipped (--no-semantic)")?;
+    }
     if total > reported {
         writeln!(
             out,
@@ -104,9 +218,18 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             args.max_errors
         )?;
     }
+    let stopped = check.interpreter().stopped();
     let status = if total == 0 {
         writeln!(out, "{path}: valid")?;
         EXIT_OK
+    } else if stopped && total == 1 {
+        // Only the limit: the trace decodes, but its declarations were not all checked.
+        writeln!(
+            out,
+            "{path}: INCOMPLETE, decodes, but semantic checks stopped at --max-ids {}",
+            args.max_ids
+        )?;
+        EXIT_INVALID_TRACE
     } else {
         writeln!(out, "{path}: INVALID, {total} problem(s)")?;
         EXIT_INVALID_TRACE

@@ -246,6 +246,10 @@ pub fn render(s: &Stats, top: usize) -> String {
 
 fn render_space(o: &mut String, sp: &SpaceSummary, top: usize) {
     let unit = sp.time_unit.as_deref();
+    if sp.allocations == 0 && sp.frees == 0 && sp.live_blocks == 0 && sp.unknown_frees == 0 {
+        let _ = writeln!(o, "\nnamespace {}: no allocations in the slice", sp.name);
+        return;
+    }
     let _ = writeln!(o, "\nnamespace {}", sp.name);
     let _ = writeln!(
         o,

@@ -1,7 +1,7 @@
-//! Split streams (`mtf encode --split`, docs/compression.md): each varying integer field of a
+//! Split streams (`mtf compact --split`, docs/compression.md): each varying integer field of a
 //! section moves into a section of its own, read back through `sectionStride`, so that a
 //! whole-file compressor sees each field's values as one run (the paper's *split stream*).
-//! Whether that pays depends on the trace: `mtf encode` writes both and keeps the smaller.
+//! Whether that pays depends on the trace: `mtf compact` writes both and keeps the smaller.
 //!
 //! Meta-TF 1.0 can express this only with a section declared in the DTD for every stream, so the
 //! output names a **derived DTD**: the input's DTD text with one section appended per stream.
@@ -84,7 +84,7 @@ pub(crate) fn derive(text: &str, schema: &Schema, keys: &[Key]) -> Option<SplitP
     let mut out = String::with_capacity(text.len() + 200 * keys.len());
     out.push_str(text);
     out.push_str(
-        "\n\n// Split streams written by `mtf encode --split` (docs/compression.md): each\n",
+        "\n\n// Split streams written by `mtf compact --split` (docs/compression.md): each\n",
     );
     out.push_str("// section holds one field's values, read through `sectionStride`.\n");
     let mut streams = Vec::with_capacity(keys.len());
@@ -147,7 +147,8 @@ pub(crate) fn stream_record(derived: &Schema, id: u8, name: &str) -> Option<Reco
 /// and a repeat's count. Read through `sectionStride`, such a field would yield its element
 /// index instead (docs/format.md §3.4), so it never moves into a stream.
 pub(crate) fn layout_slots(rt: &crate::dtd::RecordType) -> Vec<SlotId> {
-    use crate::dtd::{Expr, Node, SlotKind};
+    use crate::dtd::{Expr, SlotKind};
+    use crate::layout::Shape;
     fn expr(e: &Expr, out: &mut Vec<SlotId>) {
         match e {
             Expr::Const(_) => {}
@@ -158,15 +159,16 @@ pub(crate) fn layout_slots(rt: &crate::dtd::RecordType) -> Vec<SlotId> {
             }
         }
     }
-    fn nodes(ns: &[Node], out: &mut Vec<SlotId>) {
-        for n in ns {
-            match n {
-                Node::Repeat { count, item, .. } => {
+    // The counts of the record's repeats, from its shape.
+    fn counts(shape: &[Shape], out: &mut Vec<SlotId>) {
+        for s in shape {
+            match s {
+                Shape::List { count, item, .. } => {
                     out.push(*count);
-                    nodes(item, out);
+                    counts(item, out);
                 }
-                Node::Group { children, .. } => nodes(children, out),
-                _ => {}
+                Shape::Group { members, .. } => counts(members, out),
+                Shape::Field { .. } => {}
             }
         }
     }
@@ -176,7 +178,7 @@ pub(crate) fn layout_slots(rt: &crate::dtd::RecordType) -> Vec<SlotId> {
             expr(width, &mut out);
         }
     }
-    nodes(&rt.layout, &mut out);
+    counts(&Shape::of(rt), &mut out);
     out
 }
 

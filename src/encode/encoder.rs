@@ -48,7 +48,7 @@ impl In {
 /// Encodes records for one trace.
 pub(crate) struct Encoder<'s> {
     schema: &'s Schema,
-    compiled: Compiled,
+    compiled: std::sync::Arc<Compiled>,
     pub(crate) wire: Wire,
     order: ByteOrder,
     class: Class,
@@ -65,8 +65,15 @@ pub(crate) struct Encoder<'s> {
 
 impl<'s> Encoder<'s> {
     /// An encoder positioned in the global region.
-    pub(crate) fn new(schema: &'s Schema, order: ByteOrder, class: Class) -> Encoder<'s> {
-        let compiled = Compiled::new(schema);
+    /// An encoder positioned in the global region, with the schema's programs compiled already
+    /// (shared with the readers of the same schema).
+    pub(crate) fn new(
+        schema: &'s Schema,
+        compiled: std::sync::Arc<Compiled>,
+        order: ByteOrder,
+        class: Class,
+    ) -> Encoder<'s> {
+        debug_assert_eq!(compiled.programs.len(), schema.records.len());
         Encoder {
             schema,
             last: vec![0; compiled.max_slots],
@@ -86,7 +93,7 @@ impl<'s> Encoder<'s> {
         self.schema
     }
 
-    pub(crate) fn compiled(&self) -> &Compiled {
+    pub(crate) fn compiled(&self) -> &std::sync::Arc<Compiled> {
         &self.compiled
     }
 

@@ -1,5 +1,8 @@
 //! Integration tests: one binary, one module per topic.
 
+#[cfg(feature = "cli")]
+mod analysis;
+mod api;
 mod check_errors;
 mod cli;
 #[cfg(feature = "parquet")]
@@ -10,13 +13,16 @@ mod fixtures;
 mod import;
 #[cfg(feature = "import")]
 mod import_alloc;
+mod layering;
 mod messages;
 mod mirror;
+mod pack_identity;
 mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;
 mod salvage;
 mod spec_cases;
+mod split_streams;
 #[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
 mod stats;
 #[cfg(all(feature = "cli", feature = "compression"))]

@@ -21,6 +21,7 @@
 // and drives the passes (`resolve`, `build`). Spans of prelude nodes never become primary labels: the prelude sets every reserved property
 // of its own fields in its bodies, which take precedence over anything a user DTD says.
 
+mod analysis;
 mod collect;
 mod expand;
 mod show;
@@ -36,12 +37,7 @@ use super::schema::*;
 
 pub use show::show_expr;
 
-/// Maximum number of fields (nodes) of one expanded record type: slot numbers are 16-bit.
-pub const MAX_FIELDS: usize = u16::MAX as usize;
-
-/// Maximum number of fields expanded over the whole DTD (every record type, every use of a
-/// nested type), so that types nesting each other several times cannot take exponential time.
-pub const MAX_TOTAL_FIELDS: usize = 1 << 18;
+pub use crate::limits::{MAX_FIELDS, MAX_TOTAL_FIELDS};
 
 /// The reserved and display property names, for typo warnings.
 const KNOWN_PROPS: [&str; 5] = ["width", "interpretation", "value", "display", "liveset"];
@@ -77,6 +73,7 @@ pub fn resolve(
         tag_width_span: None,
         tags: Vec::new(),
         expanded: 0,
+        analysis_props: HashMap::new(),
     };
     r.collect(prelude.dtd, user.dtd);
     let schema = r.build(name);
@@ -154,6 +151,9 @@ struct Resolver<'a> {
     tags: Vec<(DefId, u64)>,
     /// Fields expanded so far, over all record types.
     expanded: usize,
+    /// The analysis properties of each taggable record's slots (extension analysis/1), by
+    /// slot, first source per property name (see `analysis.rs`).
+    analysis_props: HashMap<DefId, Vec<(usize, &'a PropertyDef)>>,
 }
 
 /// A node of an expanded record type (names relative to their level).
@@ -265,6 +265,14 @@ impl<'a> Resolver<'a> {
             return None;
         }
         let records: Vec<RecordType> = records.into_iter().map(|r| r.expect("no errors")).collect();
+        let mut defs_of = vec![0; records.len()];
+        for (d, r) in &rec_of_def {
+            defs_of[*r] = *d;
+        }
+        let analysis = self.resolve_analysis(&records, &defs_of);
+        if !self.errors.is_empty() {
+            return None;
+        }
         let mut scopes = Vec::new();
         let mut scope_of_section = vec![None; 256];
         let global: Vec<RecordId> = self.scopes[0]
@@ -298,6 +306,7 @@ impl<'a> Resolver<'a> {
             records,
             scopes,
             scope_of_section,
+            analysis,
         })
     }
 }

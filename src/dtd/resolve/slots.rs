@@ -76,6 +76,7 @@ impl<'a> Resolver<'a> {
             let slot = self.finish_slot(&mut rec, s, w);
             slots.push(slot);
         }
+        self.capture_analysis(d, &rec);
         let tag = self.tag_value(&mut rec);
         if let Some(t) = tag {
             self.tags.push((d, t));
@@ -410,9 +411,9 @@ impl<'a> Resolver<'a> {
             {
                 let span = e.span;
                 match self.constant(rec, s, e, &prefix) {
-                    Some(n) if n <= crate::layout::MAX_LIVE_SETS as u64 => liveset = n as u8,
+                    Some(n) if n <= crate::limits::MAX_LIVE_SETS as u64 => liveset = n as u8,
                     Some(n) => self.err(DtdError::BadProperty {
-                        msg: format!("live set {n} is outside 0..{}", crate::layout::MAX_LIVE_SETS),
+                        msg: format!("live set {n} is outside 0..{}", crate::limits::MAX_LIVE_SETS),
                         src: self.src(),
                         span: sspan(span),
                         help: Some("extension live/1 numbers live sets 1..16; 0 is none (docs/format.md §13)".into()),
