@@ -282,5 +282,9 @@ fn plot_and_report_write_their_files() {
     let html = std::fs::read_to_string(&page).unwrap();
     assert!(html.starts_with("<!DOCTYPE html>"));
     assert!(html.contains("<svg"));
-    assert!(!html.contains("<script") && !html.contains("http://") && !html.contains("https://"));
+    // Self-contained: no script, nothing loaded (the only URL is the SVG namespace's name).
+    assert!(!html.contains("<script") && !html.contains("src=") && !html.contains("href="));
+    assert!(!html.contains("@import") && !html.contains("url("));
+    let urls = html.matches("http").count();
+    assert_eq!(urls, html.matches("http://www.w3.org/2000/svg").count());
 }
