@@ -210,8 +210,7 @@ where
         }))
         .map_err(draw_err)?;
         c.draw_series(LineSeries::new(
-            b.iter()
-                .map(|k| (k.start.record as f64, k.bytes_max as f64)),
+            steps(b, span, |k| (k.bytes_max, k.bytes_last)),
             BLUE.stroke_width(1),
         ))
         .map_err(draw_err)?;
@@ -242,8 +241,7 @@ where
         .map_err(draw_err)?;
     } else {
         c.draw_series(LineSeries::new(
-            b.iter()
-                .map(|k| (k.start.record as f64, k.blocks_max as f64)),
+            steps(b, span, |k| (k.blocks_max, k.blocks_last)),
             ORANGE.stroke_width(1),
         ))
         .map_err(draw_err)?;
@@ -276,6 +274,24 @@ where
     Ok(())
 }
 
+/// A step line through the buckets: each bucket's highest value at its start, then its last
+/// value until the next bucket starts (the state holds between events).
+fn steps(
+    b: &[super::stats::CurveBucket],
+    span: f64,
+    v: impl Fn(&super::stats::CurveBucket) -> (u64, u64),
+) -> Vec<(f64, f64)> {
+    let mut pts = Vec::with_capacity(b.len() * 2);
+    for (i, k) in b.iter().enumerate() {
+        let x = k.start.record as f64;
+        let next = b.get(i + 1).map_or(x + span, |n| n.start.record as f64);
+        let (max, last) = v(k);
+        pts.push((x, max as f64));
+        pts.push((next, last as f64));
+    }
+    pts
+}
+
 fn histogram<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     title: &str,
@@ -302,7 +318,8 @@ where
         .margin(12)
         .x_label_area_size(44)
         .y_label_area_size(60)
-        .build_cartesian_2d((0u32..n).into_segmented(), 0f64..ymax.max(1.0))
+        // Integer ranges are inclusive in plotters: n classes are 0..n-1.
+        .build_cartesian_2d((0u32..n - 1).into_segmented(), 0f64..ymax.max(1.0))
         .map_err(draw_err)?;
     let label = |v: &SegmentValue<u32>| match v {
         SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
@@ -364,10 +381,11 @@ where
         .margin(12)
         .x_label_area_size(36)
         .y_label_area_size(10)
-        .build_cartesian_2d(0f64..xmax.max(1.0), (0u32..n).into_segmented())
+        .build_cartesian_2d(0f64..xmax.max(1.0), (0u32..n - 1).into_segmented())
         .map_err(draw_err)?;
     c.configure_mesh()
         .disable_y_mesh()
+        .light_line_style(WHITE.mix(0.0))
         .y_labels(n as usize)
         .y_label_formatter(&|_| String::new())
         .x_label_formatter(&|v| {

@@ -827,6 +827,14 @@ impl HeapStats {
         }
         let mut out = Vec::new();
         for (i, s) in self.spaces.iter_mut().enumerate() {
+            // The state holds until the end of the slice: the curve's last point.
+            if end.record > start.record {
+                let last = At {
+                    record: end.record - 1,
+                    time: end.time,
+                };
+                s.curve.add(last, s.live_bytes, s.live_blocks);
+            }
             let gen = s.peak_gen;
             let mut sites: Vec<SiteSummary> = s
                 .sites
