@@ -230,6 +230,9 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
                  <th>temporary</th></tr>",
                 esc(title)
             );
+            if s.top_sites(order, 1).next().is_none() {
+                o.push_str("<tr><td class=l colspan=8>(none)</td></tr>");
+            }
             for x in s.top_sites(order, top) {
                 let name = match (&x.name, x.site) {
                     (Some(n), Some(id)) => format!("{n} [{id}]"),
