@@ -119,7 +119,7 @@ fn class_text(lo: u64) -> String {
     let units = ["", "K", "M", "G", "T", "P", "E"];
     let mut v = lo;
     let mut u = 0;
-    while v >= 1024 && v % 1024 == 0 && u + 1 < units.len() {
+    while v >= 1024 && v & 1023 == 0 && u + 1 < units.len() {
         v /= 1024;
         u += 1;
     }

@@ -582,11 +582,11 @@ impl Space {
         if !window {
             return;
         }
-        if self.peak.map_or(true, |(b, _, _)| self.live_bytes > b) {
+        if !matches!(self.peak, Some((b, _, _)) if b >= self.live_bytes) {
             self.peak = Some((self.live_bytes, self.live_blocks, at));
             self.peak_gen += 1;
         }
-        if self.max_blocks.map_or(true, |(b, _)| self.live_blocks > b) {
+        if !matches!(self.max_blocks, Some((b, _)) if b >= self.live_blocks) {
             self.max_blocks = Some((self.live_blocks, at));
         }
         self.curve.add(at, self.live_bytes, self.live_blocks);
