@@ -46,7 +46,7 @@ pub fn run(args: &DiffArgs) -> Result<i32, Failure> {
             "mtf diff: standard input can be only one of the two traces",
         ));
     }
-    let w = args.slice.window();
+    let w = args.slice.window()?;
     let a = stats_of(&args.a, args.dtd_a.as_deref(), w)?;
     let b = stats_of(&args.b, args.dtd_b.as_deref(), w)?;
     let d = diff(&a, &b);

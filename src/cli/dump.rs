@@ -156,7 +156,7 @@ fn dump_trace(
         }
     }
     let reader = o.reader();
-    let mut slicer = super::heap::Slicer::new(&o, args.slice.window())?;
+    let mut slicer = super::heap::Slicer::new(&o, args.slice.window()?)?;
     let mut printer = Printer::new(
         &reader,
         Options {

@@ -118,7 +118,7 @@ pub fn run(args: &PlotArgs) -> Result<i32, Failure> {
             }
         },
     };
-    let stats = stats_of(&args.trace, args.dtd.as_deref(), args.slice.window())?;
+    let stats = stats_of(&args.trace, args.dtd.as_deref(), args.slice.window()?)?;
     let space = pick_space(&stats, args.namespace.as_deref())?;
     let title = plot::title(&input_name(&args.trace), &stats, space);
     let data = match format {

@@ -33,7 +33,7 @@ pub struct ReportArgs {
 
 /// Run `mtf report`.
 pub fn run(args: &ReportArgs) -> Result<i32, Failure> {
-    let stats = stats_of(&args.trace, args.dtd.as_deref(), args.slice.window())?;
+    let stats = stats_of(&args.trace, args.dtd.as_deref(), args.slice.window()?)?;
     let page = report::html(&input_name(&args.trace), &stats, args.top)
         .map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
     write_file(&args.output, page.as_bytes())?;

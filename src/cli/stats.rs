@@ -37,12 +37,24 @@ pub struct SliceArgs {
 }
 
 impl SliceArgs {
-    /// The window.
-    pub fn window(&self) -> Window {
-        Window {
+    /// The window; an empty one (`--from` at or after `--to`, both records or both times) is
+    /// a usage error.
+    pub fn window(&self) -> Result<Window, Failure> {
+        let empty = match (self.from, self.to) {
+            (Some(Bound::Record(a)), Some(Bound::Record(b)))
+            | (Some(Bound::Time(a)), Some(Bound::Time(b))) => a >= b,
+            _ => false,
+        };
+        if empty {
+            return Err(Failure::new(
+                super::EXIT_USAGE,
+                "the slice is empty: --from must come before --to (--to is exclusive)",
+            ));
+        }
+        Ok(Window {
             from: self.from,
             to: self.to,
-        }
+        })
     }
 }
 
@@ -99,7 +111,7 @@ pub fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
 
 /// Run `mtf stats`.
 pub fn run(args: &StatsArgs) -> Result<i32, Failure> {
-    let stats = stats_of(&args.trace, args.dtd.as_deref(), args.slice.window())?;
+    let stats = stats_of(&args.trace, args.dtd.as_deref(), args.slice.window()?)?;
     let text = match (args.format, args.at_peak) {
         (StatsFormat::Json, false) => json_text(&stats.to_json(args.top)),
         (StatsFormat::Json, true) => json_text(&at_peak_json(&stats, args.top)),
@@ -381,6 +393,10 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize) {
 pub fn render_at_peak(s: &Stats, top: usize) -> String {
     let mut o = String::new();
     for sp in &s.spaces {
+        if sp.allocations == 0 && sp.peak_blocks == 0 {
+            let _ = writeln!(o, "namespace {}: no allocations in the slice", sp.name);
+            continue;
+        }
         let _ = writeln!(
             o,
             "namespace {}: peak {} in {} blocks at {}",

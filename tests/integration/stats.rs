@@ -243,9 +243,22 @@ fn every_input_path_gives_the_same_figures() {
 
 #[test]
 fn time_slices_and_the_state_at_the_peak() {
-    // ET3 declares times: a slice by time holds fewer records than the whole trace.
-    let all = util::mtf(&["stats", "-f", "json", "traces/et3.mtf"]);
-    assert!(all.status.success());
+    // ET3 declares times: a slice by time starts at the first record with that time or later.
+    let opened = metatf::open(util::root().join("traces/et3.mtf")).unwrap();
+    let all = compute_opened(&opened, Window::all());
+    let t = all.end.time.expect("ET3 declares times");
+    assert!(t > 0);
+    let w = Window {
+        from: Some(Bound::Time(t)),
+        to: None,
+    };
+    let part = compute_opened(&opened, w);
+    assert!(part.records < all.records && part.records > 0);
+    assert!(part.start.time.is_some_and(|x| x >= t));
+    assert_eq!(part.end.record, all.end.record);
+    let empty = util::mtf(&["stats", "--from", "10", "--to", "10", "traces/et3.mtf"]);
+    assert_eq!(empty.status.code(), Some(2));
+    assert!(util::text(&empty.stderr).contains("slice is empty"));
     let o = util::mtf(&["stats", "--at-peak", "traces/android.mtf"]);
     assert!(o.status.success());
     let text = util::text(&o.stdout);
