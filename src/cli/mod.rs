@@ -9,12 +9,19 @@ mod check;
 mod columnar;
 mod common;
 mod compact;
+mod diff;
 mod dump;
+mod heap;
 mod info;
 mod pack;
+#[cfg(feature = "plot")]
+mod plot;
 mod progress;
+#[cfg(feature = "plot")]
+mod report;
 mod shell;
 mod size_report;
+mod stats;
 
 use common::line_to_stderr;
 #[cfg(feature = "import")]
@@ -53,6 +60,18 @@ pub enum Command {
     Pack(pack::PackArgs),
     /// Check or show a DTD.
     Dtd(dtd::DtdArgs),
+    /// Heap statistics: peak live bytes and when, leaks, lifetimes, sizes, top sites; records
+    /// and integer fields per type (for every DTD).
+    Stats(stats::StatsArgs),
+    /// Compare two traces' heap figures (same or different DTDs), sorted by change.
+    Diff(diff::DiffArgs),
+    /// Draw live bytes and blocks over a trace (the peak marked), the size and lifetime
+    /// histograms and the top sites, as SVG or PNG.
+    #[cfg(feature = "plot")]
+    Plot(plot::PlotArgs),
+    /// Write one self-contained HTML page with a trace's heap summary, tables and charts.
+    #[cfg(feature = "plot")]
+    Report(report::ReportArgs),
     /// Re-encode a trace with the widths and interpretations that make it small (`encode` is
     /// the old name, still accepted).
     #[command(alias = "encode")]
@@ -137,6 +156,12 @@ pub fn main() -> i32 {
         Command::Check(a) => check::run(&a),
         Command::Pack(a) => pack::run(&a),
         Command::Compact(a) => compact::run(&a),
+        Command::Stats(a) => stats::run(&a),
+        Command::Diff(a) => diff::run(&a),
+        #[cfg(feature = "plot")]
+        Command::Plot(a) => plot::run(&a),
+        #[cfg(feature = "plot")]
+        Command::Report(a) => report::run(&a),
         Command::SizeReport(a) => size_report::run(&a),
         #[cfg(feature = "import")]
         Command::Import(a) => import::run(&a),

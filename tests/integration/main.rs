@@ -27,6 +27,8 @@ mod safe_io;
 mod salvage;
 mod spec_cases;
 mod split_streams;
+#[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
+mod stats;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;
