@@ -54,6 +54,9 @@ pub mod io;
 mod layout;
 mod open;
 pub mod pack;
+#[cfg(feature = "replay")]
+pub mod replay;
+pub mod simulate;
 pub mod text;
 
 /// Internals for this crate's own property tests; not part of the API and not covered by any
