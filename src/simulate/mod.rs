@@ -92,6 +92,7 @@ impl Options {
 /// One point of a curve over the trace: after `event` events, the heap's extent and the
 /// payload of the live blocks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "replay", derive(serde::Serialize, serde::Deserialize))]
 pub struct Sample {
     /// Events seen so far.
     pub event: u64,
@@ -102,7 +103,7 @@ pub struct Sample {
 }
 
 /// At most `2 × cap` evenly spaced points of a curve whose length is not known in advance:
-/// when full, every other point goes and the spacing doubles.
+/// when full, the spacing doubles and the points between go.
 #[derive(Debug, Clone)]
 pub struct Samples {
     cap: usize,
@@ -129,13 +130,16 @@ impl Samples {
     pub fn push(&mut self, sample: Sample) {
         self.points.push(sample);
         if self.points.len() >= 2 * self.cap {
-            let mut i = 0;
-            self.points.retain(|_| {
-                i += 1;
-                i % 2 == 1
-            });
             self.every *= 2;
+            let every = self.every;
+            self.points.retain(|p| p.event % every == 0);
         }
+    }
+
+    /// The spacing of the points (a power of two): every point but the last is after a
+    /// multiple of this many events.
+    pub fn every(&self) -> u64 {
+        self.every
     }
 
     /// The points, with `last` added when it is not the last one already.
