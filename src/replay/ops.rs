@@ -227,6 +227,16 @@ impl OpsBuilder {
         op
     }
 
+    /// Threads seen so far (at least 1).
+    pub fn threads(&self) -> u32 {
+        (self.threads.len() as u32).max(1)
+    }
+
+    /// Events seen so far.
+    pub fn events(&self) -> u64 {
+        self.summary.events
+    }
+
     /// The summary of everything seen.
     pub fn finish(mut self) -> TraceSummary {
         let last = Sample {
