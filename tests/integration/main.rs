@@ -12,6 +12,8 @@ mod import;
 mod import_alloc;
 mod messages;
 mod mirror;
+#[cfg(all(feature = "import", feature = "replay"))]
+mod replay;
 mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;
