@@ -246,6 +246,9 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
         ops::finish_ops_header(&mut w, builder.threads(), builder.events())
             .map_err(write_failure)?;
         w.flush().map_err(write_failure)?;
+        drop(w);
+        let mut file = temp.file();
+        ops::mark_last_ops(&mut file, builder.last_ops()).map_err(write_failure)?;
         problems
     };
     drop(opened);

@@ -619,7 +619,8 @@ where
                     }
                 }
                 slots[t as usize].live.store(w.live, Ordering::Release);
-                if done.send(turn).is_err() {
+                let last = turn.last().is_some_and(|op| op.last);
+                if done.send(turn).is_err() || last {
                     break;
                 }
             }
@@ -654,9 +655,13 @@ where
         }
         turn.push(op);
         n += 1;
-        if n % every == 0 {
+        // A thread's last operation ends its turn: the thread then exits, as the traced
+        // program's did, and its allocator's thread cache goes with it.
+        if op.last || n % every == 0 {
             play(&mut turn, &mut spare);
-            sample(n, live(&slots));
+            if n % every == 0 {
+                sample(n, live(&slots));
+            }
         }
     }
     play(&mut turn, &mut spare);

@@ -42,15 +42,21 @@ pub struct ReplayOp {
     pub align: u64,
     /// The trace record it comes from.
     pub record: u64,
+    /// Whether it is the last operation of its thread (the thread then ends, as threads of
+    /// the traced program did).
+    pub last: bool,
 }
 
 const MAGIC: &[u8; 8] = b"MTFRPL01";
 const OP_BYTES: usize = 45;
+const HEADER_BYTES: u64 = 20;
+/// The bit of the kind byte that marks the last operation of a thread.
+const LAST: u8 = 0x80;
 
 impl ReplayOp {
     fn write(&self, out: &mut impl Write) -> io::Result<()> {
         let mut b = [0u8; OP_BYTES];
-        b[0] = self.kind as u8;
+        b[0] = self.kind as u8 | if self.last { LAST } else { 0 };
         b[1..5].copy_from_slice(&self.thread.to_le_bytes());
         b[5..9].copy_from_slice(&self.ns.to_le_bytes());
         b[9..17].copy_from_slice(&self.id.to_le_bytes());
@@ -68,7 +74,7 @@ impl ReplayOp {
             x.copy_from_slice(&b[i..i + 8]);
             u64::from_le_bytes(x)
         };
-        let kind = match b[0] {
+        let kind = match b[0] & !LAST {
             0 => OpKind::Alloc,
             1 => OpKind::Free,
             2 => OpKind::Realloc,
@@ -89,6 +95,7 @@ impl ReplayOp {
             size: u64_at(25),
             align: u32_at(33) as u64,
             record: u64_at(37),
+            last: b[0] & LAST != 0,
         })
     }
 }
@@ -131,6 +138,7 @@ pub struct OpsBuilder {
     live_bytes: u64,
     samples: Samples,
     summary: TraceSummary,
+    last_ops: Vec<u64>,
 }
 
 impl Default for OpsBuilder {
@@ -142,6 +150,7 @@ impl Default for OpsBuilder {
             live_bytes: 0,
             samples: Samples::new(200),
             summary: TraceSummary::default(),
+            last_ops: Vec::new(),
         }
     }
 }
@@ -158,6 +167,11 @@ impl OpsBuilder {
         let thread = *self.threads.entry(event.thread).or_insert(next);
         let next = self.spaces.len() as u32;
         let ns = *self.spaces.entry((event.space, event.key)).or_insert(next);
+        let index = self.summary.events;
+        if self.last_ops.len() <= thread as usize {
+            self.last_ops.resize(thread as usize + 1, 0);
+        }
+        self.last_ops[thread as usize] = index;
         let s = &mut self.summary;
         s.events += 1;
         let mut op = ReplayOp {
@@ -169,6 +183,7 @@ impl OpsBuilder {
             size: 0,
             align: 0,
             record: event.record,
+            last: false,
         };
         match event.op {
             HeapOp::Alloc { id, size, align } => {
@@ -232,6 +247,11 @@ impl OpsBuilder {
         (self.threads.len() as u32).max(1)
     }
 
+    /// The index of the last operation of each thread so far (by dense thread number).
+    pub fn last_ops(&self) -> &[u64] {
+        &self.last_ops
+    }
+
     /// Events seen so far.
     pub fn events(&self) -> u64 {
         self.summary.events
@@ -291,6 +311,22 @@ pub fn finish_ops_header<W: Write + io::Seek>(
     out.write_all(&threads.to_le_bytes())?;
     out.write_all(&count.to_le_bytes())?;
     out.seek(io::SeekFrom::End(0))?;
+    Ok(())
+}
+
+/// Marks the operations at `indices` (from [`OpsBuilder::last_ops`]) of an operations file
+/// as the last of their threads.
+pub fn mark_last_ops<F: Read + Write + io::Seek>(file: &mut F, indices: &[u64]) -> io::Result<()> {
+    for &i in indices {
+        let at = HEADER_BYTES + i * OP_BYTES as u64;
+        file.seek(io::SeekFrom::Start(at))?;
+        let mut kind = [0u8; 1];
+        file.read_exact(&mut kind)?;
+        kind[0] |= LAST;
+        file.seek(io::SeekFrom::Start(at))?;
+        file.write_all(&kind)?;
+    }
+    file.seek(io::SeekFrom::End(0))?;
     Ok(())
 }
 

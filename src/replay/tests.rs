@@ -47,15 +47,13 @@ fn events(text: &str) -> Vec<HeapEvent> {
 fn ops(text: &str) -> (Vec<u8>, TraceSummary) {
     let mut b = OpsBuilder::new();
     let ops: Vec<ReplayOp> = events(text).iter().map(|e| b.op(e)).collect();
+    let last = b.last_ops().to_vec();
     let summary = b.finish();
     let mut bytes = Vec::new();
-    ops::write_ops(
-        &mut bytes,
-        summary.threads,
-        ops.iter().copied(),
-        ops.len() as u64,
-    )
-    .unwrap();
+    let n = ops.len() as u64;
+    ops::write_ops(&mut bytes, summary.threads, ops.iter().copied(), n).unwrap();
+    // Threads end after their last operation.
+    ops::mark_last_ops(&mut std::io::Cursor::new(&mut bytes), &last).unwrap();
     (bytes, summary)
 }
 
@@ -198,7 +196,11 @@ fn operations_round_trip_and_bad_files_are_refused() {
         .unwrap();
     assert_eq!(back.len() as u64, s.events);
     let mut b = OpsBuilder::new();
-    let again: Vec<ReplayOp> = events(MESSY).iter().map(|e| b.op(e)).collect();
+    let mut again: Vec<ReplayOp> = events(MESSY).iter().map(|e| b.op(e)).collect();
+    for &i in b.last_ops() {
+        again[i as usize].last = true;
+    }
+    assert_eq!(b.last_ops(), [12]);
     // Alignments are stored in 32 bits; none is asked for here.
     assert_eq!(back, again);
     assert!(OpsReader::new(&b"not ops at all......"[..]).is_err());
