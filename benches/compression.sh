@@ -30,16 +30,16 @@ ascii "$D/et3/LotsOfAllocs/trace_with_deaths"
 ascii "$D/et3/SimpleTrace/trace_with_deaths"
 for t in android.mtf hatf.mtf et3-LotsOfAllocs.mtf et3-SimpleTrace.mtf; do
   "$M" size-report "$t"
-  "$M" encode "$t" -o "$t.enc" --verify
-  "$M" encode "$t" -o "$t.enc.xz" --compress xz --verify
-  "$M" encode "$t" -o "$t.enc.zst" --compress zstd --verify
+  "$M" compact "$t" -o "$t.enc" --verify
+  "$M" compact "$t" -o "$t.enc.xz" --compress xz --verify
+  "$M" compact "$t" -o "$t.enc.zst" --compress zstd --verify
 done
 # Speeds (hyperfine if installed, else time).
 if command -v hyperfine >/dev/null; then
   xz -9 -k -c systemui.txt > systemui.txt.xz
   hyperfine -w 1 -r 3 "xz -9 -c systemui.txt > /dev/null" \
-    "$M encode -q android.mtf -o a.xz --compress xz" \
-    "$M encode -q android.mtf -o a.mtf" \
+    "$M compact -q android.mtf -o a.xz --compress xz" \
+    "$M compact -q android.mtf -o a.mtf" \
     "xz -dc systemui.txt.xz > /dev/null" \
     "$M dump --data-only a.xz > /dev/null" \
     "$M check -q a.mtf"
@@ -62,27 +62,27 @@ imported() { # NAME TEXT IMPORT-ARGS...: TEXT is the original log (uncompressed)
   gzip -9c "$text" > "$name.text.gz"
   zstd -q -19 -c "$text" > "$name.text.zst"
   xz -9c "$text" > "$name.text.xz"
-  "$M" encode -q "$name.mtf" -o "$name.enc" --verify
-  "$M" encode -q "$name.mtf" -o "$name.enc.xz" --compress xz
-  "$M" encode -q "$name.mtf" -o "$name.enc.zst" --compress zstd
+  "$M" compact -q "$name.mtf" -o "$name.enc" --verify
+  "$M" compact -q "$name.mtf" -o "$name.enc.xz" --compress xz
+  "$M" compact -q "$name.mtf" -o "$name.enc.zst" --compress zstd
   # With live sets (extension live/1); a 32-bit program's trace may add --class 32 (Android).
-  "$M" encode -q "$name.mtf" -o "$name.live" --live --verify $CLASS
-  "$M" encode -q "$name.mtf" -o "$name.live.xz" --live --compress xz $CLASS
-  "$M" encode -q "$name.mtf" -o "$name.live.zst" --live --compress zstd $CLASS
+  "$M" compact -q "$name.mtf" -o "$name.live" --live --verify $CLASS
+  "$M" compact -q "$name.mtf" -o "$name.live.xz" --live --compress xz $CLASS
+  "$M" compact -q "$name.mtf" -o "$name.live.zst" --live --compress zstd $CLASS
   echo "$name: $n data records, text $(size "$text") bytes; bytes per data record:"
   echo "  text $(perrec "$(size "$text")" "$n") gzip -9 $(perrec "$(size "$name.text.gz")" "$n")" \
     "zstd -19 $(perrec "$(size "$name.text.zst")" "$n") xz -9 $(perrec "$(size "$name.text.xz")" "$n")"
-  echo "  mtf encode $(perrec "$(size "$name.enc")" "$n") --compress xz $(perrec "$(size "$name.enc.xz")" "$n")" \
+  echo "  mtf compact $(perrec "$(size "$name.enc")" "$n") --compress xz $(perrec "$(size "$name.enc.xz")" "$n")" \
     "--compress zstd $(perrec "$(size "$name.enc.zst")" "$n")"
-  echo "  mtf encode --live $CLASS $(perrec "$(size "$name.live")" "$n")" \
+  echo "  mtf compact --live $CLASS $(perrec "$(size "$name.live")" "$n")" \
     "--compress xz $(perrec "$(size "$name.live.xz")" "$n")" \
     "--compress zstd $(perrec "$(size "$name.live.zst")" "$n")"
   cat "$name.report"
   if command -v hyperfine >/dev/null; then
     hyperfine -w 1 -r 3 "xz -9 -c $text > /dev/null" \
-      "$M encode -q $name.mtf -o $name.enc.xz --compress xz" \
-      "$M encode -q $name.mtf -o $name.enc.zst --compress zstd" \
-      "$M encode -q $name.mtf -o $name.live.xz --live --compress xz $CLASS" \
+      "$M compact -q $name.mtf -o $name.enc.xz --compress xz" \
+      "$M compact -q $name.mtf -o $name.enc.zst --compress zstd" \
+      "$M compact -q $name.mtf -o $name.live.xz --live --compress xz $CLASS" \
       "xz -dc $name.text.xz > /dev/null" \
       "$M check -q $name.live.xz" \
       "$M check -q $name.live.zst" \

@@ -64,3 +64,27 @@ fn counts_the_sample_trace() {
     assert_eq!(problems, 0);
     assert!(counts.contains(&("alloc".to_string(), 10)), "{counts:?}");
 }
+
+/// Every shipped trace (issue 16: the examples run on each).
+#[cfg(test)]
+fn shipped_traces() -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir("traces")
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "mtf"))
+        .map(|p| p.display().to_string())
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn counts_every_shipped_trace() {
+    let traces = shipped_traces();
+    assert!(traces.len() >= 10, "{traces:?}");
+    for t in traces {
+        let (counts, problems) = count(&t).unwrap_or_else(|e| panic!("{t}: {e}"));
+        assert_eq!(problems, 0, "{t}");
+        assert!(!counts.is_empty(), "{t}");
+    }
+}

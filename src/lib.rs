@@ -10,6 +10,11 @@
 //! * [`text`]: the text form and JSON lines, printed and parsed; [`pack`] joins it to the
 //!   writer.
 //!
+//! A trace is opened in one way, [`open`] (or [`OpenOptions`] for an explicit DTD, salvaging
+//! a damaged trace, a cap on memory, bytes in memory): from a file, `-`, a pipe or a FIFO,
+//! compressed or not, as the `mtf` command line reads it. [`limits`] gathers every bound the
+//! library puts on input.
+//!
 //! The normative format is `docs/format.md`. Counting records per type in a sample trace:
 //!
 //! ```
@@ -52,6 +57,7 @@ pub mod escape;
 pub mod import;
 pub mod io;
 mod layout;
+pub mod limits;
 mod open;
 pub mod pack;
 #[cfg(feature = "replay")]
@@ -67,9 +73,7 @@ pub mod __internal {
 }
 
 pub use layout::{MetaProperty, MetaRefused, WidthError, MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD};
-pub use open::{
-    open, open_bytes, open_salvaging, open_with_dtd, with_trace, DtdSource, OpenError, Opened,
-};
+pub use open::{open, DtdSource, OpenError, OpenOptions, Opened};
 
 /// The README's examples, compiled as doc tests so that they stay true.
 #[doc = include_str!("../README.md")]

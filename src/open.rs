@@ -1,12 +1,25 @@
-//! Opening a trace together with its schema, the DTD found as docs/format.md §10 says.
+//! Opening a trace together with its schema, the DTD found as docs/format.md §10 says: the one
+//! way in, [`open`] or [`OpenOptions`].
+//!
+//! The bytes come through [`crate::io::Input`], as for the `mtf` command line: a regular file is
+//! mapped; `-` (standard input), a pipe, a FIFO or a device is read into memory; a gzip, zstd,
+//! xz or bzip2 stream is decompressed (feature `compression`).
+
+// Design: one builder rather than an `open_*` function per combination of options (DTD, salvage,
+// size cap): every caller, the command line included, goes through `OpenOptions::open`, so a trace
+// that one of them reads, the others read too. The schema's record programs are compiled here,
+// once, and shared by every reader and printer of the opened trace.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use miette::Diagnostic;
 
 use crate::container::{ContainerError, Located, Trace};
 use crate::decode::Reader;
 use crate::dtd::{DtdLoadError, DtdWarning, Schema};
+use crate::io::{Compression, Input, IoError};
+use crate::layout::Compiled;
 
 /// Where the DTD of an opened trace came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -35,7 +48,12 @@ impl std::fmt::Display for DtdSource {
 /// Why a trace could not be opened with its DTD.
 #[derive(Debug, thiserror::Error, Diagnostic)]
 pub enum OpenError {
-    /// The trace could not be read or its container is invalid.
+    /// The trace could not be read (a missing file, a folder, a corrupt compressed stream, an
+    /// input larger than [`OpenOptions::max_input_bytes`]).
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Io(#[from] IoError),
+    /// The trace's container is invalid.
     #[error(transparent)]
     #[diagnostic(transparent)]
     Container(#[from] ContainerError),
@@ -56,13 +74,192 @@ pub enum OpenError {
     },
 }
 
-/// A trace opened with its schema.
+/// How to open a trace: which DTD, whether to salvage a damaged container, how much to read into
+/// memory. [`open`] is `OpenOptions::new().open(path)`.
+///
+/// ```
+/// use std::io::Write;
+/// use metatf::OpenOptions;
+///
+/// // A gzip-compressed trace (as `gzip -c traces/hatf-le32.mtf > t.mtf.gz` writes it).
+/// let dir = tempfile::tempdir()?;
+/// let gz = dir.path().join("t.mtf.gz");
+/// let mut e = flate2::write::GzEncoder::new(std::fs::File::create(&gz)?, Default::default());
+/// e.write_all(&std::fs::read("traces/hatf-le32.mtf")?)?;
+/// e.finish()?;
+///
+/// // `metatf::open(&gz)` reads it as it is; here with the DTD named explicitly.
+/// let opened = OpenOptions::new().dtd("dtds/hatf10.dtd").open(&gz)?;
+/// assert_eq!(opened.schema().name, "hatf10.dtd");
+/// # #[cfg(feature = "compression")]
+/// assert_eq!(opened.compression(), Some(metatf::io::Compression::Gzip));
+///
+/// // A trace cut short is refused, or opened with what can be trusted when salvaging.
+/// let bytes = std::fs::read("traces/hatf-le32.mtf")?;
+/// let cut = bytes[..bytes.len() - 3].to_vec();
+/// assert!(OpenOptions::new().open_bytes(cut.clone()).is_err());
+/// let salvaged = OpenOptions::new().salvage(true).open_bytes(cut)?;
+/// assert!(salvaged.damage().is_some());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct OpenOptions {
+    dtd: Option<PathBuf>,
+    salvage: bool,
+    max_input: u64,
+}
+
+impl Default for OpenOptions {
+    fn default() -> OpenOptions {
+        OpenOptions::new()
+    }
+}
+
+impl OpenOptions {
+    /// The defaults: the DTD the header names (docs/format.md §10), a damaged container refused,
+    /// at most [`Input::DEFAULT_CAP`] bytes read into memory.
+    pub fn new() -> OpenOptions {
+        OpenOptions {
+            dtd: None,
+            salvage: false,
+            max_input: Input::DEFAULT_CAP,
+        }
+    }
+
+    /// Use this DTD file instead of the one the header names.
+    pub fn dtd(mut self, path: impl Into<PathBuf>) -> OpenOptions {
+        self.dtd = Some(path.into());
+        self
+    }
+
+    /// As [`OpenOptions::dtd`], or the header's DTD for `None`.
+    pub fn dtd_opt(mut self, path: Option<impl Into<PathBuf>>) -> OpenOptions {
+        self.dtd = path.map(Into::into);
+        self
+    }
+
+    /// Open a trace even when its container is damaged (a trace cut short by a crashed tracer):
+    /// the regions that can be trusted are decoded, and [`Opened::damage`] says what is wrong.
+    /// A compressed trace that ends early is opened with what was decompressed, and
+    /// [`Opened::input_fault`] says so.
+    pub fn salvage(mut self, yes: bool) -> OpenOptions {
+        self.salvage = yes;
+        self
+    }
+
+    /// The most bytes read into memory (a pipe, standard input, a decompressed stream; a mapped
+    /// file does not count); more is [`IoError::InputTooLarge`].
+    pub fn max_input_bytes(mut self, cap: u64) -> OpenOptions {
+        self.max_input = cap;
+        self
+    }
+
+    /// Open the trace at `path`: a file (mapped), `-` for standard input, a pipe, a FIFO, or a
+    /// compressed stream of any of these. The DTD is looked up beside a trace given by path (not
+    /// beside standard input), then in `MTF_DTD_PATH`, then among the DTDs built into the library.
+    pub fn open(&self, path: impl AsRef<Path>) -> Result<Opened, OpenError> {
+        let path = path.as_ref();
+        let (input, fault) = if self.salvage {
+            Input::open_salvaging_with_cap(path, self.max_input)?
+        } else {
+            (Input::open_with_cap(path, self.max_input)?, None)
+        };
+        let compression = input.compression();
+        let name = if input.is_stdin() {
+            "<stdin>".to_string()
+        } else {
+            path.display().to_string()
+        };
+        let trace = if self.salvage {
+            input.into_trace_salvaging()?
+        } else {
+            input.into_trace()?
+        };
+        let mut o = self.with_trace(trace, name)?;
+        o.fault = fault;
+        o.compression = compression;
+        Ok(o)
+    }
+
+    /// Open a trace held in memory; the DTD is `dtd`, or the header's name looked up in
+    /// `MTF_DTD_PATH` and among the built-in DTDs.
+    pub fn open_bytes(&self, bytes: Vec<u8>) -> Result<Opened, OpenError> {
+        // Compressed bytes are read as a compressed file is.
+        let compression = Compression::detect(&bytes);
+        let (bytes, fault) = crate::io::decompress_bytes(bytes, self.max_input, self.salvage)?;
+        let trace = if self.salvage {
+            Trace::salvage(crate::container::TraceData::Owned(bytes), None)?
+        } else {
+            Trace::from_bytes(bytes)?
+        };
+        let mut o = self.with_trace(trace, "<memory>".to_string())?;
+        o.fault = fault;
+        o.compression = compression;
+        Ok(o)
+    }
+
+    /// Find and load the DTD of a checked trace.
+    fn with_trace(&self, trace: Trace<'static>, name: String) -> Result<Opened, OpenError> {
+        let dtd = self.dtd.as_deref();
+        let env = std::env::var_os("MTF_DTD_PATH");
+        let located = trace.locate_dtd(dtd, env.as_deref());
+        // The text is kept: a derived DTD (`mtf encode --split`) extends it, and a DTD read from
+        // a FIFO cannot be read twice.
+        let file = |p: &Path| -> Result<(crate::dtd::Loaded, String), OpenError> {
+            let text = crate::dtd::read_file(p)?;
+            let loaded = crate::dtd::parse_str(&p.display().to_string(), &text)
+                .map_err(DtdLoadError::from)?;
+            Ok((loaded, text))
+        };
+        let ((loaded, text), source) = match located {
+            Located::Explicit(p) => (file(&p)?, DtdSource::Explicit(p)),
+            Located::TraceDir(p) => (file(&p)?, DtdSource::TraceDir(p)),
+            Located::EnvPath(p) => (file(&p)?, DtdSource::EnvPath(p)),
+            Located::Shipped(name, text) => (
+                (
+                    crate::dtd::parse_str(name, text).map_err(DtdLoadError::from)?,
+                    text.to_string(),
+                ),
+                DtdSource::Shipped(name),
+            ),
+            Located::NotFound(nf) => {
+                return Err(OpenError::DtdNotFound {
+                    trace: name,
+                    reason: nf.to_string(),
+                    explicit: dtd.is_some(),
+                })
+            }
+        };
+        let mut schema = loaded.schema;
+        if let DtdSource::Explicit(p) | DtdSource::TraceDir(p) | DtdSource::EnvPath(p) = &source {
+            if let Some(n) = p.file_name() {
+                schema.name = n.to_string_lossy().into_owned();
+            }
+        }
+        let compiled = Arc::new(Compiled::new(&schema));
+        Ok(Opened {
+            trace,
+            schema,
+            compiled,
+            source,
+            text,
+            warnings: loaded.warnings,
+            fault: None,
+            compression: None,
+        })
+    }
+}
+
+/// A trace opened with its schema, from [`open`] or [`OpenOptions::open`].
 pub struct Opened {
     trace: Trace<'static>,
     schema: Schema,
+    compiled: Arc<Compiled>,
     source: DtdSource,
     text: String,
     warnings: Vec<DtdWarning>,
+    fault: Option<IoError>,
+    compression: Option<Compression>,
 }
 
 impl Opened {
@@ -91,85 +288,33 @@ impl Opened {
         &self.warnings
     }
 
-    /// For a trace opened with [`open_salvaging`] whose container is damaged, what is wrong.
+    /// For a trace opened with [`OpenOptions::salvage`] whose container is damaged, what is
+    /// wrong.
     pub fn damage(&self) -> Option<&ContainerError> {
         self.trace.damage()
     }
 
-    /// A reader over the records (compiles the schema's record programs).
+    /// For a compressed trace opened with [`OpenOptions::salvage`] whose stream ended early or
+    /// is corrupt, the error; the trace holds what was decompressed before it.
+    pub fn input_fault(&self) -> Option<&IoError> {
+        self.fault.as_ref()
+    }
+
+    /// The compression the trace was stored with, if any.
+    pub fn compression(&self) -> Option<Compression> {
+        self.compression
+    }
+
+    /// A reader over the records. The schema's record programs were compiled when the trace
+    /// was opened; every reader shares them.
     pub fn reader(&self) -> Reader<'_> {
-        Reader::new(&self.trace, &self.schema)
+        Reader::with_compiled(&self.trace, &self.schema, self.compiled.clone())
     }
 }
 
-/// Open the trace at `path` and the DTD its header names, looked up beside the trace, then in
-/// `MTF_DTD_PATH`, then among the DTDs built into the library.
+/// Open the trace at `path` (a file, `-` for standard input, a pipe, a compressed stream) and
+/// the DTD its header names, looked up beside the trace, then in `MTF_DTD_PATH`, then among the
+/// DTDs built into the library: `OpenOptions::new().open(path)`.
 pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
-    with_trace(Trace::open(path.as_ref())?, None)
-}
-
-/// Open the trace at `path` even when its container is damaged (a trace cut short by a crashed
-/// tracer): the regions that can be trusted are decoded, and [`Opened::damage`] says what is
-/// wrong. `dtd` as [`open_with_dtd`], or `None` to use the header's name.
-pub fn open_salvaging(path: impl AsRef<Path>, dtd: Option<&Path>) -> Result<Opened, OpenError> {
-    with_trace(Trace::open_salvaging(path.as_ref())?, dtd)
-}
-
-/// Open the trace at `path` with an explicit DTD file.
-pub fn open_with_dtd(path: impl AsRef<Path>, dtd: impl AsRef<Path>) -> Result<Opened, OpenError> {
-    with_trace(Trace::open(path.as_ref())?, Some(dtd.as_ref()))
-}
-
-/// Open a trace held in memory; `dtd` as [`open_with_dtd`], or the header's name looked up in
-/// `MTF_DTD_PATH` and among the built-in DTDs.
-pub fn open_bytes(bytes: Vec<u8>, dtd: Option<&Path>) -> Result<Opened, OpenError> {
-    with_trace(Trace::from_bytes(bytes)?, dtd)
-}
-
-/// Find and load the DTD of an opened trace.
-pub fn with_trace(trace: Trace<'static>, dtd: Option<&Path>) -> Result<Opened, OpenError> {
-    let env = std::env::var_os("MTF_DTD_PATH");
-    let located = trace.locate_dtd(dtd, env.as_deref());
-    // The text is kept: a derived DTD (`mtf encode --split`) extends it, and a DTD read from a
-    // FIFO cannot be read twice.
-    let file = |p: &Path| -> Result<(crate::dtd::Loaded, String), OpenError> {
-        let text = crate::dtd::read_file(p)?;
-        let loaded =
-            crate::dtd::parse_str(&p.display().to_string(), &text).map_err(DtdLoadError::from)?;
-        Ok((loaded, text))
-    };
-    let ((loaded, text), source) = match located {
-        Located::Explicit(p) => (file(&p)?, DtdSource::Explicit(p)),
-        Located::TraceDir(p) => (file(&p)?, DtdSource::TraceDir(p)),
-        Located::EnvPath(p) => (file(&p)?, DtdSource::EnvPath(p)),
-        Located::Shipped(name, text) => (
-            (
-                crate::dtd::parse_str(name, text).map_err(DtdLoadError::from)?,
-                text.to_string(),
-            ),
-            DtdSource::Shipped(name),
-        ),
-        Located::NotFound(nf) => {
-            return Err(OpenError::DtdNotFound {
-                trace: trace
-                    .path()
-                    .map_or_else(|| "<memory>".to_string(), |p| p.display().to_string()),
-                reason: nf.to_string(),
-                explicit: dtd.is_some(),
-            })
-        }
-    };
-    let mut schema = loaded.schema;
-    if let DtdSource::Explicit(p) | DtdSource::TraceDir(p) | DtdSource::EnvPath(p) = &source {
-        if let Some(n) = p.file_name() {
-            schema.name = n.to_string_lossy().into_owned();
-        }
-    }
-    Ok(Opened {
-        trace,
-        schema,
-        source,
-        text,
-        warnings: loaded.warnings,
-    })
+    OpenOptions::new().open(path)
 }

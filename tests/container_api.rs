@@ -1,8 +1,6 @@
 //! The container's public API end to end: encode a header, write a file, open it, find its DTD.
 
-use metatf::container::{
-    locate_dtd, ByteOrder, Class, ContainerError, Header, Located, Trace, MAGIC,
-};
+use metatf::container::{locate_dtd, ByteOrder, Class, ContainerError, Header, Located, MAGIC};
 
 #[test]
 fn write_open_locate() {
@@ -24,7 +22,10 @@ fn write_open_locate() {
     std::fs::write(&path, &file).unwrap();
     std::fs::write(dir.path().join("my.dtd"), "// empty").unwrap();
 
-    let trace = Trace::open(&path).unwrap();
+    let trace = metatf::io::Input::open(&path)
+        .unwrap()
+        .into_trace()
+        .unwrap();
     assert_eq!(trace.header().class, Class::Bits64);
     assert_eq!(trace.header().int_width, 4);
     assert_eq!(trace.global_bytes(), &records[..1]);
@@ -39,7 +40,10 @@ fn write_open_locate() {
 
     // Truncating the file breaks the last section; the error names file and offset.
     std::fs::write(&path, &file[..file.len() - 1]).unwrap();
-    let e = Trace::open(&path).unwrap_err();
+    let e = metatf::io::Input::open(&path)
+        .unwrap()
+        .into_trace()
+        .unwrap_err();
     assert!(matches!(
         e.innermost(),
         ContainerError::SectionBeyondEof { .. }

@@ -8,7 +8,7 @@ use clap::Args;
 use metatf::decode::Event;
 use metatf::io::StdoutSink;
 
-use super::common::{input_name, open_salvaging, quiet, Failure};
+use super::common::{input_name, open_salvaging_as, quiet, Failure};
 use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK};
 
@@ -18,7 +18,7 @@ pub struct CheckArgs {
     /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
-    #[arg(long)]
+    #[arg(short, long)]
     pub dtd: Option<PathBuf>,
     /// Report at most N problems (all are counted).
     #[arg(long, default_value_t = 100)]
@@ -27,7 +27,7 @@ pub struct CheckArgs {
 
 /// Run `mtf check`.
 pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
-    let (o, damaged) = open_salvaging(&args.trace, args.dtd.as_deref())?;
+    let (o, damaged) = open_salvaging_as(&args.trace, args.dtd.as_deref(), false)?;
     let reader = o.reader();
     let mut per_type = vec![0u64; o.schema().records.len()];
     let mut reported = 0u64;

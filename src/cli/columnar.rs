@@ -6,16 +6,19 @@ use std::path::Path;
 use metatf::columnar::{write_parquet, ParquetError, ParquetOptions};
 use metatf::io::escape_path;
 
-use super::common::{input_name, io_failure, line_to_stderr, open_salvaging, quiet, Failure};
+use super::common::{
+    error, error_text, input_name, io_failure, line_to_stderr, open_salvaging, quiet, Failure,
+};
 use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Run `mtf export --to parquet`.
 pub fn run(trace: &Path, dtd: Option<&Path>, dir: &Path) -> Result<i32, Failure> {
     if dir.as_os_str() == "-" {
-        return Err(Failure::new(
+        return Err(error(
             EXIT_USAGE,
-            "error: Parquet export writes one file per record type: name a folder with -o",
+            "mtf::usage::parquet_folder",
+            "Parquet export writes one file per record type: name a folder with -o",
         ));
     }
     let (o, damaged) = open_salvaging(trace, dtd)?;
@@ -33,11 +36,11 @@ pub fn run(trace: &Path, dtd: Option<&Path>, dir: &Path) -> Result<i32, Failure>
     bar.finish();
     let report = report.map_err(|e| match e {
         ParquetError::Io(io) => io_failure(&io),
-        other => Failure::new(EXIT_USAGE, format!("error: {other}")),
+        other => Failure::diagnostic(EXIT_USAGE, &other),
     })?;
     let path = input_name(trace);
     for m in &report.messages {
-        line_to_stderr(&format!("error: {path}: {m}"));
+        line_to_stderr(&error_text("mtf::parquet", format!("{path}: {m}")));
     }
     if !quiet() {
         let rows: u64 = report.tables.iter().map(|t| t.rows).sum();

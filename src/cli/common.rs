@@ -11,10 +11,11 @@ use miette::{Diagnostic, GraphicalTheme};
 
 use metatf::container::ContainerError;
 use metatf::dtd::{DtdLoadError, Schema};
-use metatf::io::{escape_path, Input, IoError, StdoutFailure};
-use metatf::{OpenError, Opened};
+use metatf::io::{escape_path, IoError, StdoutFailure};
+use metatf::{OpenError, OpenOptions, Opened};
 
-use super::{EXIT_BAD_DTD, EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
+use super::exit;
+use super::{EXIT_BAD_DTD, EXIT_OK, EXIT_USAGE};
 
 /// A failure that ends a subcommand.
 #[derive(Debug)]
@@ -38,6 +39,36 @@ impl Failure {
     pub fn diagnostic(code: i32, d: &dyn Diagnostic) -> Failure {
         Failure::new(code, render(d).trim_end().to_string())
     }
+}
+
+/// A failure with a message in the one style of every error `mtf` prints (miette's, as
+/// [`render`] draws it: the code, then `× message`): `code` names the kind of error.
+pub fn error(exit: i32, code: &str, message: impl Into<String>) -> Failure {
+    Failure::diagnostic(exit, &Flat::new(message.into(), code, None))
+}
+
+/// An error that does not end the command, in the same style as [`error`], for standard error.
+pub fn error_text(code: &str, message: impl Into<String>) -> String {
+    render(&Flat::new(message.into(), code, None))
+        .trim_end()
+        .to_string()
+}
+
+/// A diagnostic that does not end the command, with `what` (the trace, as the user named it)
+/// before its message, in the same style as [`error`].
+pub fn problem_text(what: &str, d: &dyn Diagnostic) -> String {
+    let flat = Flat::of(d);
+    let code = flat
+        .code
+        .clone()
+        .unwrap_or_else(|| "mtf::trace::invalid".into());
+    render(&Flat::new(
+        format!("{what}: {}", flat.message),
+        &code,
+        flat.help,
+    ))
+    .trim_end()
+    .to_string()
 }
 
 impl From<StdoutFailure> for Failure {
@@ -121,9 +152,10 @@ impl Diagnostic for Flat {
 }
 
 /// The failure for an input that cannot be read or an output that cannot be written: status 2
-/// (also for a full disk and a file over the size limit), with the message naming the path.
+/// (also for a full disk and a file over the size limit), with the message naming the path; a
+/// compressed trace that cannot be decompressed is an invalid trace (status 1, [`exit::for_io`]).
 pub fn io_failure(e: &IoError) -> Failure {
-    Failure::diagnostic(EXIT_USAGE, &Flat::of(e))
+    Failure::diagnostic(exit::for_io(e), &Flat::of(e))
 }
 
 /// The failure for a trace whose container is invalid (status 1) or that cannot be read
@@ -217,10 +249,7 @@ pub fn render(d: &dyn Diagnostic) -> String {
 /// The exit status for a container error: I/O errors are usage errors, the rest make the trace
 /// invalid.
 pub fn container_code(e: &ContainerError) -> i32 {
-    match e.innermost() {
-        ContainerError::Io { .. } => EXIT_USAGE,
-        _ => EXIT_INVALID_TRACE,
-    }
+    exit::for_container(e)
 }
 
 /// Print a DTD's warnings.
@@ -259,11 +288,12 @@ pub fn load_schema_file(path: &Path) -> Result<Schema, Failure> {
 /// ([`Input::open`]). The DTD named in the header is looked up beside a trace given by path
 /// (not beside standard input).
 pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
-    let input = Input::open(path).map_err(|e| io_failure(&e))?;
-    let trace = input
-        .into_trace()
-        .map_err(|e| container_failure(path, &e))?;
-    with_dtd(path, trace, dtd)
+    let o = OpenOptions::new()
+        .dtd_opt(dtd)
+        .open(path)
+        .map_err(|e| open_failure(path, &e))?;
+    print_warnings(o.warnings());
+    Ok(o)
 }
 
 /// As [`open`], but a trace whose container is damaged (cut short by a crashed tracer) still
@@ -271,42 +301,40 @@ pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
 /// the second value tells the caller to exit 1 after showing what the trace holds: the container
 /// is damaged ([`Opened::damage`]) or the compressed stream it came from ended early.
 pub fn open_salvaging(path: &Path, dtd: Option<&Path>) -> Result<(Opened, bool), Failure> {
-    let (input, fault) = Input::open_salvaging(path).map_err(|e| io_failure(&e))?;
-    if let Some(e) = &fault {
+    open_salvaging_as(path, dtd, true)
+}
+
+/// As [`open_salvaging`]; with `report_damage` false, a damaged container is not reported here
+/// (`check` lists it with the other problems, so that it is said once).
+pub fn open_salvaging_as(
+    path: &Path,
+    dtd: Option<&Path>,
+    report_damage: bool,
+) -> Result<(Opened, bool), Failure> {
+    let o = OpenOptions::new()
+        .dtd_opt(dtd)
+        .salvage(true)
+        .open(path)
+        .map_err(|e| open_failure(path, &e))?;
+    if let Some(e) = o.input_fault() {
         // A compressed trace cut short: what was decompressed is shown, the fault reported.
         line_to_stderr(io_failure(e).message.trim_end());
     }
-    let trace = input
-        .into_trace_salvaging()
-        .map_err(|e| container_failure(path, &e))?;
-    if let Some(e) = trace.damage() {
+    if let Some(e) = o.damage().filter(|_| report_damage) {
         let f = container_failure(path, e);
         line_to_stderr(&format!(
             "{}\n  (showing the records of the regions that can still be read)",
             f.message
         ));
     }
-    let o = with_dtd(path, trace, dtd)?;
-    let damaged = fault.is_some() || o.damage().is_some();
+    print_warnings(o.warnings());
+    let damaged = o.input_fault().is_some() || o.damage().is_some();
     Ok((o, damaged))
-}
-
-fn with_dtd(
-    path: &Path,
-    trace: metatf::container::Trace<'static>,
-    dtd: Option<&Path>,
-) -> Result<Opened, Failure> {
-    match metatf::with_trace(trace, dtd) {
-        Ok(o) => {
-            print_warnings(o.warnings());
-            Ok(o)
-        }
-        Err(e) => Err(open_failure(path, &e)),
-    }
 }
 
 fn open_failure(path: &Path, e: &OpenError) -> Failure {
     match e {
+        OpenError::Io(e) => io_failure(e),
         OpenError::Container(c) => container_failure(path, c),
         OpenError::Dtd(d) => dtd_failure(d),
         OpenError::DtdNotFound {
@@ -344,10 +372,11 @@ pub fn section_arg(schema: &Schema, arg: &str) -> Result<u8, Failure> {
         .filter(|s| s.id != 0)
         .map(|s| format!("{} ({})", s.name, s.id))
         .collect();
-    Err(Failure::new(
+    Err(error(
         EXIT_USAGE,
+        "mtf::usage::section",
         format!(
-            "error: no section `{arg}` in the DTD; it declares: global (0), {}",
+            "no section `{arg}` in the DTD; it declares: global (0), {}",
             names.join(", ")
         ),
     ))
@@ -364,10 +393,11 @@ pub fn refuse_same_file(input: &Path, output: &Path) -> Result<(), Failure> {
         }
         if let (Ok(a), Ok(b)) = (std::fs::metadata(input), std::fs::metadata(output)) {
             if a.is_file() && b.is_file() && a.dev() == b.dev() && a.ino() == b.ino() {
-                return Err(Failure::new(
+                return Err(error(
                     EXIT_USAGE,
+                    "mtf::usage::same_file",
                     format!(
-                        "error: {} and {} are the same file; write the output elsewhere",
+                        "{} and {} are the same file; write the output elsewhere",
                         input_name(input),
                         input_name(output)
                     ),

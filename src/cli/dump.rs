@@ -11,7 +11,8 @@ use metatf::text::{CsvPrinter, DumpHeader, Format, Options, Printer};
 use metatf::io::{classify, StdoutFailure, StdoutSink};
 
 use super::common::{
-    input_name, io_failure, line_to_stderr, open_salvaging, quiet, section_arg, Failure,
+    error, input_name, io_failure, line_to_stderr, open_salvaging, problem_text, quiet,
+    section_arg, Failure,
 };
 use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
@@ -75,10 +76,11 @@ pub struct DumpArgs {
 /// Run `mtf dump`: every trace in turn; the exit status is the worst of them.
 pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
     if args.format == DumpFormat::Csv && args.records.len() != 1 {
-        return Err(Failure::new(
+        return Err(error(
             EXIT_USAGE,
+            "mtf::usage::csv",
             format!(
-                "error: --format csv prints one record type (a CSV file has one set of \
+                "--format csv prints one record type (a CSV file has one set of \
                  columns): give exactly one -r NAME ({} given), e.g. \
                  `mtf dump -f csv -r alloc T > alloc.csv`",
                 args.records.len()
@@ -135,9 +137,10 @@ fn dump_trace(
             }
         }
         if !found {
-            return Err(Failure::new(
+            return Err(error(
                 EXIT_USAGE,
-                format!("error: the DTD has no record type `{name}`"),
+                "mtf::usage::record",
+                format!("the DTD has no record type `{name}`"),
             ));
         }
     }
@@ -160,7 +163,8 @@ fn dump_trace(
             raw: args.raw,
         },
     )
-    .with_int_strings(args.int_strings);
+    .with_int_strings(args.int_strings)
+    .with_logical_values(args.data_only);
     // CSV: one printer per record type of that name (one per section that defines it), all
     // with the same columns.
     let mut csv: Vec<CsvPrinter> = Vec::new();
@@ -168,10 +172,11 @@ fn dump_trace(
         for (i, _) in want_record.iter().enumerate().filter(|(_, w)| **w) {
             let p = CsvPrinter::new(&reader, i as u32);
             if csv.first().is_some_and(|f| f.columns() != p.columns()) {
-                return Err(Failure::new(
+                return Err(error(
                     EXIT_USAGE,
+                    "mtf::usage::csv",
                     format!(
-                        "error: record types named `{}` differ from section to section: choose \
+                        "record types named `{}` differ from section to section: choose \
                          one with -s SECTION",
                         args.records[0]
                     ),
@@ -218,8 +223,11 @@ fn dump_trace(
                 Event::Record(view) => {
                     n += 1;
                     bar.record(view.offset(), n);
+                    // --data-only: no built-ins, and no elements of tables (split streams,
+                    // string tables): their values show in the fields that refer to them.
                     if !want_section[view.section() as usize]
                         || !want_record[view.record_id() as usize]
+                        || (args.data_only && !view.is_data())
                     {
                         continue;
                     }
@@ -242,12 +250,12 @@ fn dump_trace(
                 }
                 Event::Problem(p) => {
                     w.flush()?;
-                    bar.suspend(|| line_to_stderr(&format!("error: {path}: {p}")));
+                    bar.suspend(|| line_to_stderr(&problem_text(&path, &*p)));
                     status = EXIT_INVALID_TRACE;
                 }
                 Event::Damage(d) => {
                     w.flush()?;
-                    bar.suspend(|| line_to_stderr(&format!("error: {path}: {d}")));
+                    bar.suspend(|| line_to_stderr(&problem_text(&path, &*d)));
                     status = EXIT_INVALID_TRACE;
                 }
             }

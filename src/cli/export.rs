@@ -7,7 +7,7 @@ use clap::Args;
 use metatf::import::source::TraceSource;
 use metatf::import::{export, origin, shipped, ExportError, Mapping, Target};
 
-use super::common::{open, Failure};
+use super::common::{error, open, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf export`.
@@ -23,7 +23,7 @@ pub struct ExportArgs {
     #[arg(long)]
     pub map: Option<PathBuf>,
     /// The DTD to use instead of the one the header names.
-    #[arg(long)]
+    #[arg(short, long)]
     pub dtd: Option<PathBuf>,
     /// The output: a file, `-` for standard output, or a folder for a trace of several files.
     #[arg(short, long)]
@@ -39,9 +39,10 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     // An unknown format is the user's mistake whatever the trace holds: say so first.
     let to = match &args.to {
         Some(f) => Some(shipped::by_name(f).ok_or_else(|| {
-            Failure::new(
+            error(
                 EXIT_USAGE,
-                format!("error: unknown format `{f}` (`parquet`, or see mtf import --list)"),
+                "mtf::export::unknown_format",
+                format!("unknown format `{f}` (`parquet`, or see mtf import --list)"),
             )
         })?),
         None => None,
@@ -49,8 +50,15 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     let o = open(&args.trace, args.dtd.as_deref())?;
     let src = TraceSource::new(o.trace(), o.schema());
     let path = super::common::input_name(&args.trace).into_owned();
-    let org = origin(&src)
-        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {path}: {e}")))?;
+    // A valid trace that `mtf import` did not make is not invalid: it is the wrong input for
+    // this command (usage, status 2).
+    let org = origin(&src).map_err(|e| {
+        error(
+            EXIT_USAGE,
+            "mtf::export::not_imported",
+            format!("{path}: {e}"),
+        )
+    })?;
     let m = if let Some(p) = &args.map {
         super::import::load_mapping(p)?
     } else if let Some(m) = to {
@@ -60,7 +68,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
             &format!("{path} (stored mapping `{}`)", org.format),
             &org.mapping,
         )
-        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, format!("error: {e}")))?
+        .map_err(|e| Failure::diagnostic(EXIT_INVALID_TRACE, &*e))?
     };
     let target = if args.output.as_os_str() == "-" {
         Target::Stdout
@@ -72,15 +80,20 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         // `mtf export T -o - | head`: a reader that stops early is not an error.
         Err(e) if e.is_closed_pipe() => return Ok(EXIT_OK),
         Err(e @ ExportError::Write { .. }) => {
-            return Err(Failure::new(EXIT_USAGE, format!("error: {e}")))
+            return Err(error(EXIT_USAGE, "mtf::export::write", e.to_string()))
         }
         Err(ExportError::Usage(m)) => {
-            return Err(Failure::new(EXIT_USAGE, format!("error: {path}: {m}")))
+            return Err(error(
+                EXIT_USAGE,
+                "mtf::export::usage",
+                format!("{path}: {m}"),
+            ))
         }
         Err(ExportError::Trace(m)) => {
-            return Err(Failure::new(
+            return Err(error(
                 EXIT_INVALID_TRACE,
-                format!("error: {path}: {m}"),
+                "mtf::export::trace",
+                format!("{path}: {m}"),
             ))
         }
     };

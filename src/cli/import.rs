@@ -26,7 +26,7 @@ pub struct ImportArgs {
     #[arg(long)]
     pub map: Option<PathBuf>,
     /// The DTD to use instead of the one the mapping names.
-    #[arg(long)]
+    #[arg(short, long)]
     pub dtd: Option<PathBuf>,
     /// The trace to write (`-` for standard output).
     #[arg(short, long)]
@@ -37,7 +37,7 @@ pub struct ImportArgs {
 }
 
 fn usage(m: impl Into<String>) -> Failure {
-    Failure::new(EXIT_USAGE, format!("error: {}", m.into()))
+    super::common::error(EXIT_USAGE, "mtf::usage", m)
 }
 
 /// Load the DTD a mapping names: `--dtd`, else a file of that name beside the mapping file,
@@ -153,7 +153,7 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
         let mut best: Option<(Mapping, usize, usize)> = None;
         for (_, m) in shipped::all() {
             let (hit, seen) = score(&m, first, 200);
-            if hit > 0 && best.as_ref().map_or(true, |b| hit * b.2 > b.1 * seen) {
+            if hit > 0 && best.as_ref().is_none_or(|b| hit * b.2 > b.1 * seen) {
                 best = Some((m, hit, seen));
             }
         }

@@ -18,7 +18,7 @@ pub struct InfoArgs {
     /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
-    #[arg(long)]
+    #[arg(short, long)]
     pub dtd: Option<PathBuf>,
 }
 
@@ -30,6 +30,7 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
     let nregions = reader.regions().len();
     let mut per_region = vec![0u64; nregions];
     let mut per_type = vec![0u64; o.schema().records.len()];
+    let mut data = 0u64;
     let mut errors = u64::from(damaged);
     let mut records = reader.records();
     let region_of = |offset: u64| {
@@ -42,6 +43,7 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
         match event {
             Event::Record(v) => {
                 per_type[v.record_id() as usize] += 1;
+                data += u64::from(v.is_data());
                 if let Some(i) = region_of(v.offset()) {
                     per_region[i] += 1;
                 }
@@ -91,7 +93,7 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
     writeln!(w)?;
     writeln!(
         w,
-        "{:>4}  {:<16} {:>12} {:>12} {:>10}",
+        "{:>4}  {:<20} {:>12} {:>12} {:>10}",
         "id", "section", "start", "size", "records"
     )?;
     for (i, r) in reader.regions().iter().enumerate() {
@@ -99,13 +101,15 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
             continue;
         }
         let name = if r.section == 0 {
-            "(global)"
+            "(global)".to_string()
+        } else if reader.is_table(r.section) {
+            format!("{} (table)", reader.section_name(r.section))
         } else {
-            reader.section_name(r.section)
+            reader.section_name(r.section).to_string()
         };
         writeln!(
             w,
-            "{:>4}  {:<16} {:>12} {:>12} {:>10}",
+            "{:>4}  {:<20} {:>12} {:>12} {:>10}",
             r.section,
             name,
             r.start,
@@ -115,15 +119,36 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
     }
     writeln!(w)?;
     writeln!(w, "{:<24} {:>12}", "record", "count")?;
+    // Records of table sections (split streams, string tables) are the values of the fields
+    // that refer to them: listed apart, and not data records.
+    let type_line = |w: &mut StdoutSink, rid: usize, n: u64| -> std::io::Result<()> {
+        let rt = o.schema().record(rid as u32);
+        let scope = if rt.scope == 0 {
+            String::new()
+        } else {
+            format!(" [{}]", reader.section_name(rt.scope))
+        };
+        writeln!(w, "{:<24} {:>12}", format!("{}{scope}", rt.name), n)
+    };
+    let is_element = |rid: usize| {
+        let rt = o.schema().record(rid as u32);
+        rt.scope != 0 && reader.is_table(rt.scope)
+    };
     for (rid, n) in per_type.iter().enumerate() {
-        if *n > 0 {
-            let rt = o.schema().record(rid as u32);
-            let scope = if rt.scope == 0 {
-                String::new()
-            } else {
-                format!(" [{}]", reader.section_name(rt.scope))
-            };
-            writeln!(w, "{:<24} {:>12}", format!("{}{scope}", rt.name), n)?;
+        if *n > 0 && !is_element(rid) {
+            type_line(&mut w, rid, *n)?;
+        }
+    }
+    writeln!(w, "{:<24} {:>12}", "data records", data)?;
+    if (0..per_type.len()).any(|rid| per_type[rid] > 0 && is_element(rid)) {
+        writeln!(
+            w,
+            "\nelements of tables (the values of fields that refer to them)"
+        )?;
+        for (rid, n) in per_type.iter().enumerate() {
+            if *n > 0 && is_element(rid) {
+                type_line(&mut w, rid, *n)?;
+            }
         }
     }
     if errors > 0 {

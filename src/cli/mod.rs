@@ -8,8 +8,8 @@ mod check;
 #[cfg(feature = "parquet")]
 mod columnar;
 mod common;
+mod compact;
 mod dump;
-mod encode;
 mod info;
 mod pack;
 mod progress;
@@ -24,18 +24,12 @@ mod export;
 #[cfg(feature = "import")]
 mod import;
 
-/// Exit status: success (trace or DTD valid).
-pub const EXIT_OK: i32 = 0;
-/// Exit status: the trace is invalid (`check` found problems, or `dump` met a bad record).
-pub const EXIT_INVALID_TRACE: i32 = 1;
-/// Exit status: I/O error or bad usage.
-pub const EXIT_USAGE: i32 = 2;
-/// Exit status: the DTD is unusable.
-pub const EXIT_BAD_DTD: i32 = 3;
+mod exit;
+pub use exit::{EXIT_BAD_DTD, EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// mtf — read, check, dump and write Meta-TF traces.
 #[derive(Debug, Parser)]
-#[command(name = "mtf", version, about, long_about = None, after_help = EXIT_HELP)]
+#[command(name = "mtf", version, about, long_about = None)]
 pub struct Cli {
     /// When to use colours on standard error (`NO_COLOR` set means `never` under `auto`).
     #[arg(long, global = true, value_enum, default_value_t = common::ColorMode::Auto)]
@@ -48,29 +42,23 @@ pub struct Cli {
     pub command: Command,
 }
 
-const EXIT_HELP: &str =
-    "Exit status: 0 valid, 1 invalid trace, 2 I/O or usage error, 3 unusable DTD.";
-
 /// The subcommands.
 #[derive(Debug, Subcommand)]
 pub enum Command {
     /// Show a trace's header, sections and records per type.
-    #[command(after_help = EXIT_HELP)]
     Info(info::InfoArgs),
     /// Print every record, one per line, with field names and interpreted values.
-    #[command(after_help = EXIT_HELP)]
     Dump(dump::DumpArgs),
     /// Decode the whole trace and report every problem.
-    #[command(after_help = EXIT_HELP)]
     Check(check::CheckArgs),
     /// Turn `mtf dump` output (text or JSON lines) back into a binary trace.
-    #[command(after_help = EXIT_HELP)]
     Pack(pack::PackArgs),
     /// Check or show a DTD.
-    #[command(after_help = EXIT_HELP)]
     Dtd(dtd::DtdArgs),
-    /// Re-encode a trace with the widths and interpretations that make it small.
-    Encode(encode::EncodeArgs),
+    /// Re-encode a trace with the widths and interpretations that make it small (`encode` is
+    /// the old name, still accepted).
+    #[command(alias = "encode")]
+    Compact(compact::CompactArgs),
     /// Measure a trace's size in the paper's Table 4 forms, plain and compressed.
     SizeReport(size_report::SizeReportArgs),
     /// Import foreign text traces with a format mapping (docs/mappings.md).
@@ -126,11 +114,16 @@ fn install_signal_handling() {
     }
 }
 
+/// The command line's definition, with the exit-status line under every subcommand's help.
+pub fn command() -> clap::Command {
+    exit::with_exit_help(Cli::command())
+}
+
 /// Run the command line; returns the process exit status.
 pub fn main() -> i32 {
     #[cfg(unix)]
     install_signal_handling();
-    let cli = match Cli::command()
+    let cli = match command()
         .color(shell::clap_color())
         .try_get_matches()
         .and_then(|m| Cli::from_arg_matches(&m))
@@ -148,7 +141,7 @@ pub fn main() -> i32 {
         Command::Dump(a) => dump::run(&a),
         Command::Check(a) => check::run(&a),
         Command::Pack(a) => pack::run(&a),
-        Command::Encode(a) => encode::run(&a),
+        Command::Compact(a) => compact::run(&a),
         Command::SizeReport(a) => size_report::run(&a),
         #[cfg(feature = "import")]
         Command::Import(a) => import::run(&a),
@@ -168,5 +161,49 @@ pub fn main() -> i32 {
             }
             f.code
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_subcommand_help_ends_with_the_exit_status_line() {
+        fn walk(cmd: &clap::Command, path: &str) {
+            let help = cmd.clone().render_long_help().to_string();
+            assert!(
+                help.contains(exit::EXIT_HELP),
+                "{path}: no exit-status line"
+            );
+            for sub in cmd.get_subcommands() {
+                walk(sub, &format!("{path} {}", sub.get_name()));
+            }
+        }
+        walk(&command(), "mtf");
+    }
+
+    #[test]
+    fn every_subcommand_that_takes_dtd_takes_d() {
+        fn walk(cmd: &clap::Command, found: &mut usize) {
+            for a in cmd.get_arguments() {
+                if a.get_long() == Some("dtd") {
+                    assert_eq!(
+                        a.get_short(),
+                        Some('d'),
+                        "{}: --dtd without -d",
+                        cmd.get_name()
+                    );
+                    *found += 1;
+                }
+            }
+            for sub in cmd.get_subcommands() {
+                walk(sub, found);
+            }
+        }
+        let mut found = 0;
+        walk(&command(), &mut found);
+        assert!(found >= 8, "only {found} subcommands take --dtd");
+        command().debug_assert();
     }
 }

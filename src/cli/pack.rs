@@ -13,8 +13,10 @@ use metatf::text::{InputFormat, LineReader, TextErrorKind};
 use metatf::container::{locate_dtd, Located};
 use metatf::dtd::{DtdLoadError, Schema};
 
+use miette::Diagnostic;
+
 use super::common::{
-    dtd_failure, input_name, io_failure, line_to_stderr, load_schema_file, print_warnings, render,
+    dtd_failure, error, input_name, io_failure, line_to_stderr, load_schema_file, print_warnings,
     Failure, Flat,
 };
 use super::{EXIT_BAD_DTD, EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
@@ -78,9 +80,10 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
         None => None,
     };
     if args.output.as_os_str() == "-" && std::io::stdout().is_terminal() {
-        return Err(Failure::new(
+        return Err(error(
             EXIT_USAGE,
-            "error: not writing a binary trace to a terminal; redirect standard output or name \
+            "mtf::usage::terminal",
+            "not writing a binary trace to a terminal; redirect standard output or name \
              a file with -o",
         ));
     }
@@ -91,7 +94,11 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
     // A read error carries the `IoError` that names the input (see `Input::reader`).
     let read_failure = |e: &std::io::Error| match e.get_ref().and_then(|e| e.downcast_ref()) {
         Some(io) => io_failure(io),
-        None => Failure::new(EXIT_USAGE, format!("error: cannot read {input_name}: {e}")),
+        None => error(
+            EXIT_USAGE,
+            "mtf::io::read",
+            format!("cannot read {input_name}: {e}"),
+        ),
     };
     let format = match args.format {
         PackFormat::Text => InputFormat::Text,
@@ -110,16 +117,24 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
             TextErrorKind::Encode(w) if file_error(w).is_some() => {
                 output_failure(file_error(w).expect("checked"))
             }
-            kind => Failure::new(
+            kind => Failure::diagnostic(
                 EXIT_INVALID_TRACE,
-                format!("error: {location}:{}:{}: {kind}", t.line, t.column),
+                &Flat::new(
+                    format!("{location}:{}:{}: {kind}", t.line, t.column),
+                    &t.code().map_or("mtf::pack::text".into(), |c| c.to_string()),
+                    t.help().map(|h| h.to_string()),
+                ),
             ),
         },
         PackError::Write(w) => match file_error(&w) {
             Some(io) => output_failure(io),
-            None => Failure::new(
+            None => Failure::diagnostic(
                 EXIT_INVALID_TRACE,
-                format!("error: {location}: {}", render(&w).trim_end()),
+                &Flat::new(
+                    format!("{location}: {w}"),
+                    &Diagnostic::code(&w).map_or("mtf::encode".into(), |c| c.to_string()),
+                    Diagnostic::help(&w).map(|h| h.to_string()),
+                ),
             ),
         },
     };

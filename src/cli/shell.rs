@@ -4,13 +4,13 @@
 use std::io::Write;
 use std::path::PathBuf;
 
-use clap::{Args, CommandFactory};
+use clap::Args;
 use clap_complete::Shell;
 
 use metatf::io::{escape_path, Output, StdoutSink};
 
 use super::common::{io_failure, line_to_stderr, no_color_env, Failure};
-use super::{Cli, EXIT_OK};
+use super::EXIT_OK;
 
 /// Arguments of `mtf completions`.
 #[derive(Debug, Args)]
@@ -31,7 +31,7 @@ pub struct ManArgs {
 
 /// Run `mtf completions`.
 pub fn completions(args: &CompletionsArgs) -> Result<i32, Failure> {
-    let mut cmd = Cli::command();
+    let mut cmd = super::command();
     let mut buf = Vec::new();
     clap_complete::generate(args.shell, &mut cmd, "mtf", &mut buf);
     let mut out = StdoutSink::new();
@@ -42,7 +42,7 @@ pub fn completions(args: &CompletionsArgs) -> Result<i32, Failure> {
 
 /// Run `mtf man`.
 pub fn man(args: &ManArgs) -> Result<i32, Failure> {
-    let cmd = Cli::command();
+    let cmd = super::command();
     let Some(dir) = &args.dir else {
         let mut buf = Vec::new();
         clap_mangen::Man::new(cmd).render(&mut buf)?;

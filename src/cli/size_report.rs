@@ -3,18 +3,18 @@
 //! each form is).
 
 use std::io::{self, BufWriter, Write};
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 
-use metatf::compact::{encode, Measure, Options};
+use metatf::compact::{compact, CompactOptions, Measure};
 use metatf::decode::{Event, Reader, Value};
 use metatf::dtd::Builtin;
 use metatf::encode::TraceWriter;
 use metatf::io::StdoutSink;
 use metatf::text::Printer;
 
-use super::common::{open, render, Failure};
+use super::common::{error, open, render, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf size-report`.
@@ -23,7 +23,7 @@ pub struct SizeReportArgs {
     /// The trace.
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
-    #[arg(long)]
+    #[arg(short, long)]
     pub dtd: Option<PathBuf>,
     /// Records per look-ahead window of the encoder.
     #[arg(long, default_value_t = 4096)]
@@ -90,12 +90,10 @@ fn zstd19() -> Result<ZstdContext, Failure> {
     let mut c = ZstdContext::create();
     c.set_parameter(zstd::zstd_safe::CParameter::CompressionLevel(19))
         .map_err(|code| {
-            Failure::new(
+            error(
                 EXIT_USAGE,
-                format!(
-                    "mtf size-report: zstd: {}",
-                    zstd::zstd_safe::get_error_name(code)
-                ),
+                "mtf::io::compress",
+                format!("zstd: {}", zstd::zstd_safe::get_error_name(code)),
             )
         })?;
     Ok(c)
@@ -147,7 +145,7 @@ fn sizes(
     let mut out = [len, 0, 0, 0];
     for (i, kind) in KINDS.into_iter().enumerate() {
         out[i + 1] = compressed(kind, len, zstd.as_deref_mut(), emit)
-            .map_err(|e| Failure::new(EXIT_USAGE, format!("mtf size-report: compressing: {e}")))?;
+            .map_err(|e| error(EXIT_USAGE, "mtf::io::compress", format!("compressing: {e}")))?;
     }
     Ok(out)
 }
@@ -228,31 +226,19 @@ fn encoded(
 ) -> Result<Vec<u8>, Failure> {
     let h = o.trace().header();
     let mut w = TraceWriter::in_memory(o.schema(), h.class, h.byte_order, &h.dtd_name);
-    encode(
+    compact(
         &o.reader(),
         &mut w,
-        &Options {
+        &CompactOptions {
             window,
             measure,
             live,
-            ..Options::default()
+            ..CompactOptions::default()
         },
     )
     .map_err(|e| Failure::new(EXIT_INVALID_TRACE, render(&e)))?;
     w.finish_to_vec()
         .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))
-}
-
-/// The DTD file an opened trace used, to open a re-encoded copy with.
-pub fn dtd_path(o: &metatf::Opened, given: Option<&Path>) -> Option<PathBuf> {
-    given
-        .map(Path::to_path_buf)
-        .or_else(|| match o.dtd_source() {
-            metatf::DtdSource::Explicit(p)
-            | metatf::DtdSource::TraceDir(p)
-            | metatf::DtdSource::EnvPath(p) => Some(p.clone()),
-            metatf::DtdSource::Shipped(_) => None,
-        })
 }
 
 /// One pass over the records: the data records in the simple binary form (1-byte tag, 4-byte
@@ -264,7 +250,9 @@ fn data_forms(
     mut simple: Option<&mut dyn Write>,
     mut ascii: Option<&mut dyn Write>,
 ) -> io::Result<(u64, u64)> {
-    let mut printer = Printer::new(reader, Default::default());
+    // The logical records, as `mtf dump --data-only` prints them: elements of tables (split
+    // streams, string tables) are the values of the fields that refer to them.
+    let mut printer = Printer::new(reader, Default::default()).with_logical_values(true);
     let mut data = 0u64;
     let mut all = 0u64;
     let mut records = reader.records();
@@ -279,7 +267,7 @@ fn data_forms(
             }
         };
         all += 1;
-        if v.record().builtin.is_some() {
+        if !v.is_data() {
             continue;
         }
         data += 1;
@@ -289,7 +277,7 @@ fn data_forms(
         let Some(w) = simple.as_mut() else { continue };
         w.write_all(&[v.record().tag as u8])?;
         for f in v.fields().skip(1) {
-            match f.value() {
+            match f.logical() {
                 Value::Bytes(b) => {
                     w.write_all(&(b.len() as u32).to_le_bytes())?;
                     w.write_all(b)?;
@@ -327,8 +315,7 @@ pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
     })?;
     let input = o.trace().bytes();
     let naive = sizes(input.len() as u64, None, &mut |w| w.write_all(input))?;
-    let dtd = dtd_path(&o, args.dtd.as_deref());
-    // `mtf encode` as Meta-TF 1.0, and with live sets (extension live/1): uncompressed as
+    // `mtf compact` as Meta-TF 1.0, and with live sets (extension live/1): uncompressed as
     // written for plain bytes, compressed as written for compression.
     let one = |live: bool| -> Result<([u64; 4], Vec<u8>), Failure> {
         let plain = encoded(&o, args.window, Measure::Bytes, live)?.len() as u64;
@@ -339,9 +326,10 @@ pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
     };
     let (b10, _) = one(false)?;
     let (b, best) = one(true)?;
-    let reopened = metatf::open_bytes(best, dtd.as_deref())
-        .map_err(|e| Failure::new(EXIT_USAGE, render(&e)))?;
-    let r2 = reopened.reader();
+    // The compacted copy is read with the schema already loaded: it names the same DTD.
+    let reopened = metatf::container::Trace::from_bytes(best)
+        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, render(&e)))?;
+    let r2 = metatf::decode::Reader::new(&reopened, o.schema());
     let columns = sizes_of(&split(&r2, |_, rid, slot| {
         Some(((rid as u64) << 16) | slot as u64)
     }))?;
@@ -350,8 +338,8 @@ pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
         ("simple binary (4-byte fields)", simple),
         ("ASCII (mtf dump text form)", ascii),
         ("naive Meta-TF (the input)", naive),
-        ("mtf encode (Meta-TF 1.0)", b10),
-        ("mtf encode --live", b),
+        ("mtf compact (Meta-TF 1.0)", b10),
+        ("mtf compact --live", b),
         ("split stream (every field)", columns),
         ("split address", address),
     ];

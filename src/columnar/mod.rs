@@ -14,10 +14,15 @@
 //! * nested records as structs, repeats as lists (of the item's single field, or of structs);
 //! * a `sectionOffset`/`sectionStride` field as two columns: the value it leads to (a
 //!   dictionary-encoded string for elements of a string section, an integer for numbers; null
-//!   where the reference leads nowhere), and `FIELD_ref`, the stored offset or element index.
+//!   where the reference leads nowhere; the stored integer where a metadata record switched
+//!   the field away from the reference), and `FIELD_ref`, the stored offset or element index
+//!   (null where the record stores the value itself).
 //!
 //! The tag is left out (constant per file), and so are `section` and `metadata` records (the
-//! structure and state changes of the container; their effect is in the values).
+//! structure and state changes of the container; their effect is in the values) and the
+//! records of tables (`Reader::is_table`: the split streams of `mtf encode --split`, string
+//! tables), whose values are in the fields that refer to them: a trace exports to the same
+//! files and values whether its fields were moved into streams or not.
 //!
 //! The trace is read twice: a first pass finds, for every column, the narrowest type; the second
 //! writes row groups as it goes. Memory is bounded by one batch of rows and one row group per
@@ -158,7 +163,7 @@ pub fn write_parquet(
         match event {
             Event::Record(view) => {
                 n += 1;
-                if n % PROGRESS_EVERY == 0 {
+                if n.is_multiple_of(PROGRESS_EVERY) {
                     progress(Progress {
                         pass: 1,
                         position: view.offset(),
@@ -166,8 +171,12 @@ pub fn write_parquet(
                         records: n,
                     });
                 }
+                // Elements of tables (split streams, string tables) are the values of the
+                // fields that refer to them, not rows of their own.
                 if let Some(t) = &mut tables[view.record_id() as usize] {
-                    t.observe(&view);
+                    if !view.is_element() {
+                        t.observe(&view);
+                    }
                 }
             }
             Event::Problem(p) => {
@@ -220,7 +229,7 @@ pub fn write_parquet(
     while let Some(event) = records.next() {
         let Event::Record(view) = event else { continue };
         n += 1;
-        if n % PROGRESS_EVERY == 0 {
+        if n.is_multiple_of(PROGRESS_EVERY) {
             progress(Progress {
                 pass: 2,
                 position: view.offset(),
@@ -229,6 +238,9 @@ pub fn write_parquet(
             });
         }
         let id = view.record_id() as usize;
+        if view.is_element() {
+            continue;
+        }
         if let (Some(t), Some(w)) = (&mut tables[id], &mut writers[id]) {
             t.push(&mut printer, &view);
             if t.batch_rows >= opts.batch_rows || t.batch_bytes >= BATCH_BYTES {
@@ -336,7 +348,8 @@ enum Data {
     Ref {
         index: bool,
         number: DataType,
-        numbers: Vec<u64>,
+        /// The stored reference's number; `None` where the record stores the value itself.
+        numbers: Vec<Option<u64>>,
         res: Resolved,
     },
 }
@@ -524,17 +537,17 @@ impl Table {
             let s = &leaf.stats;
             leaf.data = Some(if s.refs {
                 let number = if s.ref_index {
-                    signed_type(
-                        s.ref_smin.min(0),
-                        s.ref_smax.max(s.umax.min(i64::MAX as u64) as i64),
-                    )
+                    signed_type(s.ref_smin.min(0), s.ref_smax)
                 } else {
-                    unsigned_type(s.ref_umax.max(s.umax))
+                    unsigned_type(s.ref_umax)
                 };
-                let res = if s.res_other || (s.res_bytes && s.res_ints) {
+                // The logical value: what a reference leads to, or the integer a record stores
+                // where a metadata record switched the field away from the reference.
+                let res_ints = s.res_ints || s.ints;
+                let res = if s.res_other || (s.res_bytes && res_ints) {
                     Resolved::Text(Vec::new())
-                } else if s.res_ints {
-                    Resolved::Int(unsigned_type(s.res_umax), Vec::new())
+                } else if res_ints {
+                    Resolved::Int(unsigned_type(s.res_umax.max(s.umax)), Vec::new())
                 } else {
                     Resolved::Dict {
                         utf8: !s.res_non_utf8,
@@ -667,7 +680,7 @@ impl Table {
                     };
                     vec![
                         Field::new(name, res_type, true),
-                        Field::new(format!("{name}_ref"), number.clone(), false),
+                        Field::new(format!("{name}_ref"), number.clone(), true),
                     ]
                 }
             },
@@ -768,11 +781,12 @@ impl Leaf {
                 return b.len();
             }
             Data::Ref { numbers, res, .. } => {
-                numbers.push(number(value));
                 let Value::Ref(r) = value else {
-                    res.push_null();
+                    numbers.push(None);
+                    res.push_plain(value);
                     return 0;
                 };
+                numbers.push(Some(r.number()));
                 match res {
                     Resolved::Dict {
                         keys,
@@ -795,9 +809,7 @@ impl Leaf {
                     Resolved::Int(_, v) => {
                         v.push(reader.resolve(r).ok().and_then(|x| x.value.as_u64()))
                     }
-                    Resolved::Text(v) => {
-                        v.push(reader.resolve(r).ok().map(|x| x.value.to_string()))
-                    }
+                    Resolved::Text(v) => v.push(reader.resolve(r).ok().map(|x| text_of(x.value))),
                 }
             }
         }
@@ -821,11 +833,15 @@ impl Leaf {
                 res,
             } => {
                 let numbers = std::mem::take(numbers);
+                let nulls =
+                    NullBuffer::from(numbers.iter().map(Option::is_some).collect::<Vec<_>>());
+                let values = numbers.into_iter().map(Option::unwrap_or_default);
                 let n: ArrayRef = if *index {
-                    signed_array(number, numbers.into_iter().map(|x| x as i64).collect())
+                    signed_array(number, values.map(|x| x as i64).collect())
                 } else {
-                    unsigned_array(number, numbers)
+                    unsigned_array(number, values.collect())
                 };
+                let n = with_nulls(n, nulls);
                 let r: ArrayRef = match res {
                     Resolved::Dict {
                         utf8,
@@ -850,13 +866,7 @@ impl Leaf {
                             t,
                             v.into_iter().map(Option::unwrap_or_default).collect(),
                         );
-                        arrow_array::make_array(
-                            a.to_data()
-                                .into_builder()
-                                .nulls(Some(nulls))
-                                .build()
-                                .expect("same length"),
-                        )
+                        with_nulls(a, nulls)
                     }
                     Resolved::Text(v) => Arc::new(StringArray::from(std::mem::take(v))),
                 };
@@ -866,7 +876,35 @@ impl Leaf {
     }
 }
 
+/// A value in a text column: a UTF-8 byte string as it is, other values in the text form.
+fn text_of(value: Value<'_>) -> String {
+    match value.as_str() {
+        Some(s) => s.to_string(),
+        None => value.to_string(),
+    }
+}
+
+/// `a` with the null mask `nulls` (of the same length).
+fn with_nulls(a: ArrayRef, nulls: NullBuffer) -> ArrayRef {
+    arrow_array::make_array(
+        a.to_data()
+            .into_builder()
+            .nulls(Some(nulls))
+            .build()
+            .expect("same length"),
+    )
+}
+
 impl Resolved {
+    /// A value the record stores itself (the field is not a reference in this record).
+    fn push_plain(&mut self, value: Value<'_>) {
+        match (self, value) {
+            (Resolved::Int(_, v), Value::Int(x)) => v.push(Some(x)),
+            (Resolved::Text(v), value) => v.push(Some(text_of(value))),
+            (r, _) => r.push_null(),
+        }
+    }
+
     fn push_null(&mut self) {
         match self {
             Resolved::Dict { keys, .. } => keys.push(None),

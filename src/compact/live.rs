@@ -1,4 +1,4 @@
-//! Which fields `mtf encode` reads through a live set (extension `live/1`, docs/format.md §13),
+//! Which fields `mtf compact` reads through a live set (extension `live/1`, docs/format.md §13),
 //! found from the values alone.
 //!
 //! A field whose values mostly repeat a value that another field carried recently (a free's

@@ -1,9 +1,9 @@
 //! Compact encodings: re-encode a trace of any DTD, choosing while it writes the widths and
 //! interpretations that make it small (docs/compression.md).
 //!
-//! [`encode`] reads [`Event`]s from a [`Reader`] and writes every record through a
+//! [`compact`] reads [`Event`]s from a [`Reader`] and writes every record through a
 //! [`TraceWriter`] (so the writer's checks hold), with the same values. Records are taken in
-//! look-ahead windows of [`Options::window`] records; for each field (record type, slot) the
+//! look-ahead windows of [`CompactOptions::window`] records; for each field (record type, slot) the
 //! [`cost`] model picks, over the values that field takes in the window, the cheapest of `none`,
 //! `default` (runs of equal values, the paper's "Same Size"), `stride` (regular sequences),
 //! `delta` (growing or locally close values) and `baseOffset` (values near a base), with a base
@@ -18,24 +18,26 @@
 //! window, not by the trace.
 //!
 //! ```
-//! use metatf::compact::{encode, verify, Options};
+//! use metatf::compact::{compact, verify, CompactOptions};
 //! use metatf::encode::TraceWriter;
 //!
 //! let opened = metatf::open("traces/hatf-le32.mtf")?;
 //! let reader = opened.reader();
 //! let h = opened.trace().header();
 //! let mut w = TraceWriter::in_memory(opened.schema(), h.class, h.byte_order, &h.dtd_name);
-//! encode(&reader, &mut w, &Options::default())?;
+//! compact(&reader, &mut w, &CompactOptions::default())?;
 //! let bytes = w.finish_to_vec()?;
-//! let again = metatf::open_bytes(bytes, Some("dtds/hatf10.dtd".as_ref()))?;
+//! let again = metatf::OpenOptions::new().dtd("dtds/hatf10.dtd").open_bytes(bytes)?;
 //! assert_eq!(verify(&reader, &again.reader())?, 20); // every record but section and metadata
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
 pub mod cost;
+mod file;
 mod live;
 mod split;
 
+pub use file::{compact_file, Codec, Compression, FileOptions, FileReport, LevelError, Streams};
 pub use split::SplitPlan;
 
 use std::collections::HashSet;
@@ -48,9 +50,9 @@ use crate::layout::{FastMap as HashMap, LiveSets, MetaProperty};
 pub use cost::Measure;
 use cost::{Current, MetaCost, Plan, Sign};
 
-/// How [`encode`] chooses.
+/// How [`compact`] chooses.
 #[derive(Debug, Clone, Copy)]
-pub struct Options {
+pub struct CompactOptions {
     /// Records per look-ahead window (all types together).
     pub window: usize,
     /// Plain bytes, or an estimate of the compressed size (when the output is compressed).
@@ -63,9 +65,9 @@ pub struct Options {
     pub force_live: bool,
 }
 
-impl Default for Options {
-    fn default() -> Options {
-        Options {
+impl Default for CompactOptions {
+    fn default() -> CompactOptions {
+        CompactOptions {
             window: 4096,
             measure: Measure::Bytes,
             live: false,
@@ -74,12 +76,16 @@ impl Default for Options {
     }
 }
 
-/// What [`encode`] did.
+/// What [`compact`] did.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct Stats {
+pub struct CompactStats {
     /// Records read, of every kind.
     pub records_in: u64,
-    /// Data records (and comments) written.
+    /// Data records of the input, as a user counts them ([`RecordView::is_data`]: not
+    /// `section`, `metadata` or `comment`, not an element of a table such as a split stream),
+    /// whatever the encoding writes; what bytes per record are counted against.
+    ///
+    /// [`RecordView::is_data`]: crate::decode::RecordView::is_data
     pub data_records: u64,
     /// Metadata records of the input dropped (replaced by the encoder's own).
     pub metadata_dropped: u64,
@@ -98,12 +104,12 @@ pub struct Stats {
     pub streams: Vec<String>,
 }
 
-/// Why [`encode`] or [`verify`] failed.
+/// Why [`compact`] or [`verify`] failed.
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum CompactError {
     /// The input trace is invalid (only valid traces are re-encoded).
     #[error("the input trace is invalid: {0}")]
-    #[diagnostic(code(mtf::encode::invalid_input))]
+    #[diagnostic(code(mtf::compact::invalid_input))]
     Invalid(String),
     /// The writer refused a record (a bug of the encoder: it is reported, never hidden).
     #[error(transparent)]
@@ -111,13 +117,37 @@ pub enum CompactError {
     Encode(#[from] EncodeError),
     /// Two traces decode to different values.
     #[error("decoded values differ at data record {index}: {what}")]
-    #[diagnostic(code(mtf::encode::differs))]
+    #[diagnostic(code(mtf::compact::differs))]
     Differs {
         /// Index of the data record (counting data records and comments from 0).
         index: u64,
         /// What differs.
         what: String,
     },
+    /// An input or output file could not be read or written.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Io(#[from] crate::io::IoError),
+    /// Split streams were asked for with standard output as the output.
+    #[error(
+        "split streams write a derived DTD beside the output, so the output must be a file, not -"
+    )]
+    #[diagnostic(code(mtf::compact::split_needs_file))]
+    SplitNeedsFile,
+    /// The derived DTD's file exists with other text.
+    #[error(
+        "{} exists with other contents; remove it or write the output elsewhere",
+        crate::io::escape_path(path)
+    )]
+    #[diagnostic(code(mtf::compact::derived_dtd_exists))]
+    DerivedDtdExists {
+        /// The derived DTD's path.
+        path: std::path::PathBuf,
+    },
+    /// The derived DTD does not parse (a bug of the splitter: it is reported, never hidden).
+    #[error("the derived DTD of the split streams is invalid: {0}")]
+    #[diagnostic(code(mtf::compact::derived_dtd))]
+    DerivedDtd(String),
 }
 
 /// One record of the window, owned.
@@ -166,7 +196,7 @@ fn invalid(e: &dyn std::fmt::Display) -> CompactError {
 
 fn prescan(
     reader: &Reader<'_>,
-    opts: &Options,
+    opts: &CompactOptions,
     m: MetaCost,
     track_varies: bool,
 ) -> Result<Prescan, CompactError> {
@@ -316,8 +346,8 @@ struct Ctx<'w, 's> {
     w: &'w mut TraceWriter<'s>,
     schema: &'s Schema,
     m: MetaCost,
-    opts: Options,
-    stats: Stats,
+    opts: CompactOptions,
+    stats: CompactStats,
     /// The streams (`--split`): the field each holds and its section.
     stream_ids: Vec<(live::Key, u8)>,
 }
@@ -447,7 +477,6 @@ impl Ctx<'_, '_> {
                 Item::Record { rid, slots, vals } => {
                     self.widths(scope, rid, &slots, &vals)?;
                     self.w.record(rid, &vals)?;
-                    self.stats.data_records += 1;
                     for (s, v) in slots.iter().zip(&vals) {
                         if let In::Int(x) = v {
                             scope.last.insert((rid, *s), *x);
@@ -532,32 +561,32 @@ impl Ctx<'_, '_> {
 ///
 /// Errors: [`CompactError::Invalid`] if the input has any problem or damage (checked in a first
 /// pass, before anything is written).
-pub fn encode(
+pub fn compact(
     reader: &Reader<'_>,
     writer: &mut TraceWriter<'_>,
-    opts: &Options,
-) -> Result<Stats, CompactError> {
-    encode_with_progress(reader, writer, opts, &mut |_, _| {})
+    opts: &CompactOptions,
+) -> Result<CompactStats, CompactError> {
+    compact_with_progress(reader, writer, opts, &mut |_, _| {})
 }
 
-/// As [`encode`], calling `progress(byte offset, records read)` after every record of the
+/// As [`compact`], calling `progress(byte offset, records read)` after every record of the
 /// writing pass (for a progress bar; cheap to ignore).
-pub fn encode_with_progress(
+pub fn compact_with_progress(
     reader: &Reader<'_>,
     writer: &mut TraceWriter<'_>,
-    opts: &Options,
+    opts: &CompactOptions,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<Stats, CompactError> {
+) -> Result<CompactStats, CompactError> {
     run(reader, writer, opts, None, progress)
 }
 
-/// Choose the fields that move into streams (`mtf encode --split`) and derive the DTD that
+/// Choose the fields that move into streams (`mtf compact --split`) and derive the DTD that
 /// declares a section for each; `dtd_text` is the text of the input's DTD. `None` when no field
-/// is worth a stream. The writer given to [`encode_split`] must use the derived DTD.
+/// is worth a stream. The writer given to [`compact_split`] must use the derived DTD.
 pub fn plan_split(
     reader: &Reader<'_>,
     dtd_text: &str,
-    opts: &Options,
+    opts: &CompactOptions,
 ) -> Result<Option<SplitPlan>, CompactError> {
     let schema = reader.schema();
     let m = MetaCost {
@@ -589,29 +618,29 @@ pub fn plan_split(
     Ok(split::derive(dtd_text, schema, &keys))
 }
 
-/// As [`encode_with_progress`], moving the fields of `plan` into streams; `writer` must use the
+/// As [`compact_with_progress`], moving the fields of `plan` into streams; `writer` must use the
 /// plan's derived DTD ([`SplitPlan::dtd_text`]).
-pub fn encode_split(
+pub fn compact_split(
     reader: &Reader<'_>,
     writer: &mut TraceWriter<'_>,
-    opts: &Options,
+    opts: &CompactOptions,
     plan: &SplitPlan,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<Stats, CompactError> {
+) -> Result<CompactStats, CompactError> {
     run(reader, writer, opts, Some(plan), progress)
 }
 
 fn run(
     reader: &Reader<'_>,
     writer: &mut TraceWriter<'_>,
-    opts: &Options,
+    opts: &CompactOptions,
     split: Option<&SplitPlan>,
     progress: &mut dyn FnMut(u64, u64),
-) -> Result<Stats, CompactError> {
+) -> Result<CompactStats, CompactError> {
     let schema = reader.schema();
     let m = MetaCost {
         fixed: 2 * schema.tag_width as u32 + 2,
-        // The output's word size: it may differ from the input's (`mtf encode --class`).
+        // The output's word size: it may differ from the input's (`mtf compact --class`).
         word: writer.class().word_size() as u32,
     };
     let mut pre = prescan(reader, opts, m, false)?;
@@ -645,11 +674,11 @@ fn run(
         w: writer,
         schema: wschema,
         m,
-        opts: Options {
+        opts: CompactOptions {
             window: opts.window.max(1),
             ..*opts
         },
-        stats: Stats::default(),
+        stats: CompactStats::default(),
         stream_ids: Vec::new(),
     };
     ctx.stats.kept_sections = (1..=255u8).filter(|&s| pre.keep[s as usize]).collect();
@@ -670,6 +699,7 @@ fn run(
             Event::Damage(d) => return Err(invalid(&d)),
         };
         ctx.stats.records_in += 1;
+        ctx.stats.data_records += u64::from(r.is_data());
         progress(r.offset() + r.len(), ctx.stats.records_in);
         match r.record().builtin {
             Some(Builtin::Section) => {

@@ -1,7 +1,7 @@
-//! Split streams (`mtf encode --split`, docs/compression.md): each varying integer field of a
+//! Split streams (`mtf compact --split`, docs/compression.md): each varying integer field of a
 //! section moves into a section of its own, read back through `sectionStride`, so that a
 //! whole-file compressor sees each field's values as one run (the paper's *split stream*).
-//! Whether that pays depends on the trace: `mtf encode` writes both and keeps the smaller.
+//! Whether that pays depends on the trace: `mtf compact` writes both and keeps the smaller.
 //!
 //! Meta-TF 1.0 can express this only with a section declared in the DTD for every stream, so the
 //! output names a **derived DTD**: the input's DTD text with one section appended per stream.
@@ -84,7 +84,7 @@ pub(crate) fn derive(text: &str, schema: &Schema, keys: &[Key]) -> Option<SplitP
     let mut out = String::with_capacity(text.len() + 200 * keys.len());
     out.push_str(text);
     out.push_str(
-        "\n\n// Split streams written by `mtf encode --split` (docs/compression.md): each\n",
+        "\n\n// Split streams written by `mtf compact --split` (docs/compression.md): each\n",
     );
     out.push_str("// section holds one field's values, read through `sectionStride`.\n");
     let mut streams = Vec::with_capacity(keys.len());

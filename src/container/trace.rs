@@ -6,7 +6,6 @@
 // an owned trace is not self-referential; views borrow from `&self`.
 
 use std::ffi::OsStr;
-use std::fs::File;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 
@@ -53,43 +52,7 @@ pub struct Trace<'a> {
     damage: Option<ContainerError>,
 }
 
-/// Map a file read-only (an empty file is not mapped: mapping zero bytes fails on most systems,
-/// and an empty trace is simply truncated, which the header parser reports).
-fn map(path: &Path) -> Result<TraceData<'static>, ContainerError> {
-    let io = |source| ContainerError::Io {
-        path: path.to_path_buf(),
-        source,
-    };
-    let file = File::open(path).map_err(io)?;
-    let len = file.metadata().map_err(io)?.len();
-    Ok(if len == 0 {
-        TraceData::Owned(Vec::new())
-    } else {
-        // SAFETY: the map is read-only; the file must not change while mapped (documented on
-        // `Trace::open`). This is the standard contract of memmap2 for read-only maps.
-        TraceData::Mmap(unsafe { Mmap::map(&file) }.map_err(io)?)
-    })
-}
-
 impl Trace<'static> {
-    /// Opens and checks the trace at `path`, mapping it into memory.
-    ///
-    /// Errors name the path: [`ContainerError::Io`] if it cannot be read, otherwise
-    /// [`ContainerError::InFile`] around the container error.
-    ///
-    /// The file must not be modified while the trace is open (the usual caveat of memory maps).
-    pub fn open(path: impl AsRef<Path>) -> Result<Trace<'static>, ContainerError> {
-        let path = path.as_ref();
-        Trace::from_data(map(path)?, Some(path.to_path_buf()))
-    }
-
-    /// Opens the trace at `path` as [`Trace::salvage`] does: a damaged container still yields
-    /// the records that can be trusted, with the error in [`Trace::damage`].
-    pub fn open_salvaging(path: impl AsRef<Path>) -> Result<Trace<'static>, ContainerError> {
-        let path = path.as_ref();
-        Trace::salvage(map(path)?, Some(path.to_path_buf()))
-    }
-
     /// Checks a trace held in memory.
     pub fn from_bytes(bytes: Vec<u8>) -> Result<Trace<'static>, ContainerError> {
         Trace::from_data(TraceData::Owned(bytes), None)
@@ -252,7 +215,6 @@ impl<'a> Trace<'a> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::container::testutil::Raw;
     use crate::container::{ByteOrder, Class};
 
     fn sample() -> Vec<u8> {
@@ -287,66 +249,6 @@ mod tests {
             assert_eq!(t.header().nrecords, 3);
         }
         assert_eq!(owned.into_data().bytes(), &bytes[..]);
-    }
-
-    #[test]
-    fn open_maps_a_file_and_names_its_folder() {
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.mtf");
-        std::fs::write(&path, sample()).unwrap();
-        let t = Trace::open(&path).unwrap();
-        assert!(matches!(t.data, TraceData::Mmap(_)));
-        assert_eq!(t.path(), Some(path.as_path()));
-        assert_eq!(t.dir(), Some(dir.path()));
-        assert_eq!(t.section_bytes(1), Some(&[30u8, 31][..]));
-    }
-
-    #[test]
-    fn open_errors_name_the_path() {
-        let dir = tempfile::tempdir().unwrap();
-        let missing = dir.path().join("missing.mtf");
-        let e = Trace::open(&missing).unwrap_err();
-        assert!(
-            matches!(&e, ContainerError::Io { path, .. } if path == &missing),
-            "{e}"
-        );
-        assert!(e.to_string().contains("missing.mtf"));
-
-        // An empty file is not mapped; it is a truncated trace.
-        let empty = dir.path().join("empty.mtf");
-        std::fs::write(&empty, b"").unwrap();
-        let e = Trace::open(&empty).unwrap_err();
-        match &e {
-            ContainerError::InFile { path, source } => {
-                assert_eq!(path, &empty);
-                assert!(matches!(
-                    **source,
-                    ContainerError::TruncatedHeader {
-                        offset: 0,
-                        needed: 16,
-                        available: 0,
-                        ..
-                    }
-                ));
-            }
-            e => panic!("{e}"),
-        }
-        assert!(e.to_string().starts_with(&empty.display().to_string()));
-        assert_eq!(e.offset(), Some(0));
-
-        let bad = dir.path().join("bad.mtf");
-        let mut raw = Raw::default();
-        raw.reserved[3] = 1;
-        std::fs::write(&bad, raw.bytes()).unwrap();
-        let e = Trace::open(&bad).unwrap_err();
-        assert!(matches!(
-            e.innermost(),
-            ContainerError::ReservedNotZero {
-                offset: 11,
-                index: 3,
-                value: 1
-            }
-        ));
     }
 
     #[test]

@@ -2,13 +2,17 @@
 //! [`Records`](super::Records).
 
 use std::cell::OnceCell;
+use std::sync::Arc;
 
 use crate::container::{ByteOrder, Class, Trace};
 use crate::dtd::Schema;
 use crate::layout::{Compiled, Wire};
 
-use super::records::{Mode, Records};
+use super::records::{Event, Mode, Records};
 use super::tables::ElementIndex;
+use super::view::MetaChange;
+use crate::dtd::Interp;
+use crate::layout::MetaProperty;
 
 /// One contiguous region of records: the global region (section 0) or a section.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -57,15 +61,27 @@ pub(crate) struct Input<'a> {
 pub struct Reader<'a> {
     pub(crate) input: Input<'a>,
     pub(crate) schema: &'a Schema,
-    pub(crate) compiled: Compiled,
+    pub(crate) compiled: Arc<Compiled>,
     pub(crate) wire: Wire,
     pub(crate) region_of_section: Vec<Option<usize>>,
     pub(crate) tables: Vec<OnceCell<Option<ElementIndex>>>,
+    /// Which sections are tables ([`Reader::is_table`]), found on first use.
+    table_sections: OnceCell<[bool; 256]>,
 }
 
 impl<'a> Reader<'a> {
     /// Bind an opened trace to its schema (compiles the schema's record programs).
     pub fn new(trace: &'a Trace<'_>, schema: &'a Schema) -> Reader<'a> {
+        Reader::with_compiled(trace, schema, Arc::new(Compiled::new(schema)))
+    }
+
+    /// As [`Reader::new`], with the schema's programs compiled already (by
+    /// [`crate::Opened`], once for all its readers).
+    pub(crate) fn with_compiled(
+        trace: &'a Trace<'_>,
+        schema: &'a Schema,
+        compiled: Arc<Compiled>,
+    ) -> Reader<'a> {
         let header = trace.header();
         let index = trace.sections();
         let global = index.global_region();
@@ -91,11 +107,16 @@ impl<'a> Reader<'a> {
                 live: header.extensions & crate::container::EXT_LIVE != 0,
             },
             schema,
+            compiled,
         )
     }
 
-    /// Bind checked input to a schema.
-    pub(crate) fn from_input(input: Input<'a>, schema: &'a Schema) -> Reader<'a> {
+    /// Bind checked input to a schema and its compiled programs.
+    pub(crate) fn from_input(
+        input: Input<'a>,
+        schema: &'a Schema,
+        compiled: Arc<Compiled>,
+    ) -> Reader<'a> {
         debug_assert!(input
             .regions
             .iter()
@@ -107,12 +128,13 @@ impl<'a> Reader<'a> {
             }
         }
         Reader {
-            compiled: Compiled::new(schema),
+            compiled,
             wire: Wire::new(schema),
             input,
             schema,
             region_of_section,
             tables: (0..256).map(|_| OnceCell::new()).collect(),
+            table_sections: OnceCell::new(),
         }
     }
 
@@ -153,6 +175,57 @@ impl<'a> Reader<'a> {
             .into_iter()
             .collect();
         Records::new(self, regions, Mode::Main)
+    }
+
+    /// Whether section `section` is a **table**: a section that some field reads through a
+    /// reference (docs/format.md §8) — a field whose DTD interpretation is `sectionStride` or
+    /// `sectionOffset` into it, or one that a metadata record of the trace switches to such an
+    /// interpretation. The records of a table are elements: the values of the fields that refer
+    /// to them ([`RecordView::get`](super::RecordView::get) gives them as such), not records a
+    /// user counts. The split streams of `mtf encode --split` and string tables are tables;
+    /// the global region never is.
+    ///
+    /// The first call reads the metadata records of the whole trace when the trace has a
+    /// section that the DTD alone does not make a table (one pass, then remembered).
+    pub fn is_table(&self, section: u8) -> bool {
+        section != 0 && self.table_sections.get_or_init(|| self.find_tables())[section as usize]
+    }
+
+    fn find_tables(&self) -> [bool; 256] {
+        let mut tables = [false; 256];
+        fn mark(tables: &mut [bool; 256], interp: Interp) {
+            if let Interp::SectionOffset(n) | Interp::SectionStride { section: n, .. } = interp {
+                tables[n as usize] = true;
+            }
+        }
+        for rt in &self.schema.records {
+            for slot in &rt.slots {
+                mark(&mut tables, slot.interp);
+            }
+        }
+        // Only a metadata record can make another section of the trace a table.
+        let unknown = self
+            .input
+            .regions
+            .iter()
+            .any(|r| r.section != 0 && r.start < r.end && !tables[r.section as usize]);
+        if unknown {
+            let mut records =
+                Records::new(self, (0..self.input.regions.len()).collect(), Mode::Prepass);
+            while let Some(event) = records.next() {
+                if let Event::Record(r) = event {
+                    if let Some(MetaChange {
+                        property: MetaProperty::Interp(i),
+                        ..
+                    }) = r.metadata()
+                    {
+                        mark(&mut tables, i);
+                    }
+                }
+            }
+        }
+        tables[0] = false;
+        tables
     }
 
     /// The name of a section id ("" for the global region or an undeclared id).

@@ -42,7 +42,7 @@ pub(crate) enum Mode {
 }
 
 /// Most problems kept for one record; more are counted in [`Records::dropped_problems`].
-pub const MAX_PROBLEMS_PER_RECORD: usize = 1024;
+pub use crate::limits::MAX_PROBLEMS_PER_RECORD;
 
 /// The records of a trace in file order. See [`Reader::records`].
 pub struct Records<'r> {

@@ -9,8 +9,7 @@ use super::records::{Mode, Records};
 use super::value::{ElementRef, Val, Value};
 use super::Event;
 
-/// How many look-ups one reference chain may make (docs/format.md §8).
-pub const MAX_REF_HOPS: usize = 16;
+pub use crate::limits::MAX_REF_HOPS;
 
 /// The elements of one section.
 #[derive(Debug, Clone, Default)]

@@ -8,7 +8,7 @@ use crate::layout::MetaProperty;
 use super::error::RefError;
 use super::reader::Reader;
 use super::tables::Resolved;
-use super::value::{FieldValue, Value};
+use super::value::{ElementRef, FieldValue, Val, Value};
 
 /// The change a metadata record made (symbolic form of its fields).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -48,6 +48,19 @@ impl<'d> RecordView<'d> {
     /// The record type's name.
     pub fn name(&self) -> &'d str {
         &self.record().name
+    }
+
+    /// Whether this is a record a user counts: not a built-in (`section`, `metadata`,
+    /// `comment`) and not an element of a table ([`Reader::is_table`]: a split stream's value,
+    /// a string of a string table), whose value belongs to the field that refers to it.
+    /// Record counts, `mtf info`, `dump --data-only`, CSV and Parquet show these.
+    pub fn is_data(&self) -> bool {
+        self.record().builtin.is_none() && !self.reader.is_table(self.section)
+    }
+
+    /// Whether the record is an element of a table ([`Reader::is_table`]).
+    pub fn is_element(&self) -> bool {
+        self.reader.is_table(self.section)
     }
 
     /// Section id of the region the record was read in (0 = global region).
@@ -107,9 +120,52 @@ impl<'d> RecordView<'d> {
         self.fields().filter(move |f| Some(f.fv.slot) == slot)
     }
 
-    /// The interpreted value of the first occurrence of a field.
+    /// The logical value of the first occurrence of a field: what the field stands for once
+    /// its interpretation is applied. A field read through a section (`sectionStride`,
+    /// `sectionOffset`, docs/format.md §8) gives the value of the element it refers to, so
+    /// that a field moved into a stream (`mtf encode --split`) reads as it did before.
+    ///
+    /// ```
+    /// use metatf::decode::{ElementRef, Event};
+    ///
+    /// // `address` is read from section `addresses` here: `dump` shows `address=#0:0x1000`.
+    /// let opened = metatf::open("traces/hatf-split-le64.mtf")?;
+    /// let reader = opened.reader();
+    /// let mut records = reader.records();
+    /// while let Some(event) = records.next() {
+    ///     if let Event::Record(r) = event {
+    ///         if r.name() == "alloc" {
+    ///             // The logical value: the address the element holds.
+    ///             assert_eq!(r.get("address").and_then(|v| v.as_u64()), Some(0x1000));
+    ///             // The reference the record stores, for those who ask.
+    ///             assert_eq!(
+    ///                 r.reference("address"),
+    ///                 Some(ElementRef::Index { section: 2, index: 0 })
+    ///             );
+    ///             break;
+    ///         }
+    ///     }
+    /// }
+    /// # Ok::<(), Box<dyn std::error::Error>>(())
+    /// ```
+    ///
+    /// A reference that leads nowhere (an invalid trace, reported as a
+    /// [`Problem`](super::Problem)) gives the reference itself, [`Value::Ref`].
     pub fn get(&self, name: &str) -> Option<Value<'d>> {
+        self.field(name).map(|f| f.logical())
+    }
+
+    /// The value of the first occurrence of a field as the record stores it: as
+    /// [`RecordView::get`], except that a `sectionStride`/`sectionOffset` field gives the
+    /// reference ([`Value::Ref`]) rather than the value it leads to.
+    pub fn get_stored(&self, name: &str) -> Option<Value<'d>> {
         self.field(name).map(|f| f.value())
+    }
+
+    /// For a `sectionStride`/`sectionOffset` field, the reference the record stores (the
+    /// element's index or byte offset in its section); `None` for any other field.
+    pub fn reference(&self, name: &str) -> Option<ElementRef> {
+        self.field(name).and_then(|f| f.reference())
     }
 
     /// How many field occurrences the record has (the tag included, repeats expanded).
@@ -175,19 +231,42 @@ impl<'d> Field<'d> {
         self.fv.slot
     }
 
-    /// The interpreted value.
+    /// The interpreted value as the record stores it: for a `sectionStride`/`sectionOffset`
+    /// field, the reference ([`Value::Ref`]); [`Field::logical`] follows it.
     pub fn value(&self) -> Value<'d> {
         self.fv.value.with(self.reader.input.bytes)
     }
 
-    /// The integer value, for integer fields only (not byte strings, not references).
-    pub fn as_u64(&self) -> Option<u64> {
-        self.value().as_u64()
+    /// The logical value: [`Field::value`], with a reference followed to the value of the
+    /// element it leads to (through at most [`MAX_REF_HOPS`](super::MAX_REF_HOPS) look-ups).
+    /// A reference that leads nowhere stays a [`Value::Ref`].
+    pub fn logical(&self) -> Value<'d> {
+        match self.fv.value {
+            Val::Ref(r) => match self.reader.resolve(r) {
+                Ok(resolved) => resolved.value,
+                Err(_) => Value::Ref(r),
+            },
+            v => v.with(self.reader.input.bytes),
+        }
     }
 
-    /// The bytes of a byte-string field.
+    /// For a `sectionStride`/`sectionOffset` field, the stored reference.
+    pub fn reference(&self) -> Option<ElementRef> {
+        match self.fv.value {
+            Val::Ref(r) => Some(r),
+            _ => None,
+        }
+    }
+
+    /// The logical integer value ([`Field::logical`]), for integer fields and references to
+    /// integers; `None` for byte strings.
+    pub fn as_u64(&self) -> Option<u64> {
+        self.logical().as_u64()
+    }
+
+    /// The bytes of a byte-string field, or of the string a reference leads to.
     pub fn as_bytes(&self) -> Option<&'d [u8]> {
-        self.value().as_bytes()
+        self.logical().as_bytes()
     }
 
     /// Absolute byte offset of the stored bytes.
@@ -211,10 +290,7 @@ impl<'d> Field<'d> {
 
     /// For a `sectionOffset`/`sectionStride` field, the element it leads to.
     pub fn resolve(&self) -> Option<Result<Resolved<'d>, RefError>> {
-        match self.fv.value {
-            super::value::Val::Ref(r) => Some(self.reader.resolve(r)),
-            _ => None,
-        }
+        self.reference().map(|r| self.reader.resolve(r))
     }
 }
 

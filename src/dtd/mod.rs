@@ -46,10 +46,7 @@ pub struct Loaded {
     pub warnings: Vec<DtdWarning>,
 }
 
-/// The largest DTD `mtf` reads, in bytes (16 MiB). DTDs are small; the cap bounds memory when a
-/// wrong path names a huge file, `/dev/zero`, a `/proc` file or a FIFO. It is applied while
-/// reading, so files whose metadata length is 0 or wrong are bounded too.
-pub const MAX_DTD_BYTES: u64 = 16 << 20;
+pub use crate::limits::MAX_DTD_BYTES;
 
 /// Failure to load a DTD file: it could not be read, is too large, is not UTF-8, or is not a
 /// usable DTD.

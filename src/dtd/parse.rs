@@ -23,9 +23,7 @@ use nom::IResult;
 use super::ast::*;
 use super::schema::{InterpArg, InterpSpec, Span};
 
-/// Maximum nesting of field lists, repeats and expression operators. Deeper input is an error
-/// (it would only serve to exhaust the stack).
-pub const MAX_DEPTH: usize = 64;
+pub use crate::limits::MAX_DTD_DEPTH as MAX_DEPTH;
 
 /// A problem found while parsing.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -623,6 +621,26 @@ impl<'a> Parser<'a> {
                 Ok((rest, v)) => return Ok((rest, PropValue::Interp(v))),
                 Err(nom::Err::Error(_)) => {} // not a keyword: the resolver reports the kind
                 Err(e) => return Err(e),
+            }
+            // An unknown word with arguments (`defualt 0`): the word and its arguments up to
+            // the `;` on the same line are one value, so that the resolver gives the same help
+            // (the list of interpretations, the nearest one) as for the word alone.
+            if let Ok((rest, id)) = self.ident(i) {
+                let line = rest.split('\n').next().unwrap_or("");
+                if let Some(at) = line.find(';') {
+                    let args = &line[..at];
+                    if !args.trim().is_empty() && !args.contains(['{', '}', '=']) {
+                        let rest = &rest[args.trim_end().len()..];
+                        let span = self.span(self.ws(i), rest);
+                        return Ok((
+                            rest,
+                            PropValue::Ident(Ident {
+                                name: id.name,
+                                span,
+                            }),
+                        ));
+                    }
+                }
             }
         }
         if let Ok((rest, id)) = self.ident(i) {

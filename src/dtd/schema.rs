@@ -384,7 +384,7 @@ impl Interp {
             ("live", &[n]) => Interp::Live(
                 u8::try_from(n)
                     .ok()
-                    .filter(|n| (1..=crate::layout::MAX_LIVE_SETS).contains(n))?,
+                    .filter(|n| (1..=crate::limits::MAX_LIVE_SETS).contains(n))?,
             ),
             _ => unreachable!("INTERPRETATIONS and from_parts list the same keywords"),
         })

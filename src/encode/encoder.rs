@@ -48,7 +48,7 @@ impl In {
 /// Encodes records for one trace.
 pub(crate) struct Encoder<'s> {
     schema: &'s Schema,
-    compiled: Compiled,
+    compiled: std::sync::Arc<Compiled>,
     pub(crate) wire: Wire,
     order: ByteOrder,
     class: Class,
@@ -66,7 +66,7 @@ pub(crate) struct Encoder<'s> {
 impl<'s> Encoder<'s> {
     /// An encoder positioned in the global region.
     pub(crate) fn new(schema: &'s Schema, order: ByteOrder, class: Class) -> Encoder<'s> {
-        let compiled = Compiled::new(schema);
+        let compiled = std::sync::Arc::new(Compiled::new(schema));
         Encoder {
             schema,
             last: vec![0; compiled.max_slots],
@@ -86,7 +86,7 @@ impl<'s> Encoder<'s> {
         self.schema
     }
 
-    pub(crate) fn compiled(&self) -> &Compiled {
+    pub(crate) fn compiled(&self) -> &std::sync::Arc<Compiled> {
         &self.compiled
     }
 

@@ -147,6 +147,29 @@ pub enum EncodeErrorKind {
         /// The id or name given.
         section: String,
     },
+    /// [`TraceWriter::finish`](super::TraceWriter::finish) on a writer made by
+    /// [`TraceWriter::in_memory`](super::TraceWriter::in_memory), or
+    /// [`TraceWriter::finish_to_vec`](super::TraceWriter::finish_to_vec) on one that writes to a
+    /// file: nothing is written.
+    #[error("`{called}` on a writer made by `{made}`; call `{instead}` instead")]
+    WrongFinish {
+        /// The method called.
+        called: &'static str,
+        /// How the writer was made.
+        made: &'static str,
+        /// The method to call.
+        instead: &'static str,
+    },
+    /// A record started with [`TraceWriter::write`](super::TraceWriter::write) was dropped
+    /// without `.done()`: the trace would lack it, so it is not written.
+    #[error(
+        "record `{name}` was started with `write` but dropped without `.done()`; the trace is \
+         not written without it"
+    )]
+    AbandonedRecord {
+        /// The record type's name.
+        name: String,
+    },
     /// A section written twice.
     #[error("section {id} was already written; a section occurs once per trace")]
     SectionTwice {
@@ -335,6 +358,8 @@ impl EncodeErrorKind {
             K::UnknownRecord { .. } => "mtf::encode::unknown_record",
             K::UndeclaredSection { .. } | K::SectionTwice { .. } => "mtf::encode::section",
             K::Builtin { .. } => "mtf::encode::builtin",
+            K::WrongFinish { .. } => "mtf::encode::wrong_finish",
+            K::AbandonedRecord { .. } => "mtf::encode::abandoned_record",
             K::DoesNotFit { .. }
             | K::DiffDoesNotFit { .. }
             | K::OffsetDoesNotFit { .. }

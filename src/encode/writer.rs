@@ -104,6 +104,9 @@ pub struct TraceWriter<'s> {
     nrecords: u64,
     tracked: [bool; 256],
     deferred: Vec<Deferred>,
+    /// A record started with [`TraceWriter::write`] and dropped without `.done()`: its name
+    /// and the index it would have had. `finish` refuses to write a trace that lost it.
+    abandoned: Option<(String, u64)>,
 }
 
 impl<'s> TraceWriter<'s> {
@@ -137,6 +140,7 @@ impl<'s> TraceWriter<'s> {
             nrecords: 0,
             tracked,
             deferred: Vec::new(),
+            abandoned: None,
         }
     }
 
@@ -405,11 +409,27 @@ impl<'s> TraceWriter<'s> {
 
     /// Start a record of the named type, to be given fields by name:
     /// `w.write("alloc").int("size", 16).int("address", 4096).done()?`.
+    ///
+    /// The record is written by `.done()`. A builder dropped without it is a compile-time
+    /// warning (`#[must_use]`), and if it happens anyway, [`TraceWriter::finish`] refuses to
+    /// write the trace ([`EncodeErrorKind::AbandonedRecord`](super::EncodeErrorKind)): a record
+    /// is never lost silently.
     pub fn write<'w>(&'w mut self, name: &str) -> RecordBuilder<'w, 's> {
         RecordBuilder {
             writer: self,
             name: name.to_string(),
             fields: Fields::new(),
+            done: false,
+        }
+    }
+
+    /// The error for a record dropped without `.done()`, if one was.
+    fn check_abandoned(&self) -> Result<(), EncodeError> {
+        match &self.abandoned {
+            Some((name, index)) => {
+                Err(EncodeError::new(K::AbandonedRecord { name: name.clone() }).with_index(*index))
+            }
+            None => Ok(()),
         }
     }
 
@@ -504,14 +524,56 @@ impl<'s> TraceWriter<'s> {
     }
 
     /// Check the references that waited for their section, decoding a section whose element
-    /// offsets were not kept.
+    /// offsets were not kept (each such section once, with the encoder's compiled programs).
     fn check_deferred(&mut self) -> Result<(), EncodeError> {
         if self.deferred.is_empty() {
             return Ok(());
         }
         let deferred = std::mem::take(&mut self.deferred);
         let schema = self.enc.schema();
+        // Sections whose element offsets must be found by decoding them, each read back once.
         let mut loaded: Vec<(u8, Vec<u8>)> = Vec::new();
+        for d in &deferred {
+            let section = d.target.section();
+            if let (ElementRef::Offset { .. }, Some(s)) = (
+                d.target,
+                self.sections
+                    .iter()
+                    .find(|s| s.id == section && s.offsets.is_none()),
+            ) {
+                if !loaded.iter().any(|(id, _)| *id == section) {
+                    let (start, size) = (s.start, s.size);
+                    loaded.push((section, self.read_back(start, size)?));
+                }
+            }
+        }
+        let readers: Vec<(u8, Reader<'_>)> = loaded
+            .iter()
+            .map(|(section, bytes)| {
+                let input = Input {
+                    bytes,
+                    order: self.order,
+                    class: self.class,
+                    regions: vec![
+                        Region {
+                            section: 0,
+                            start: 0,
+                            end: 0,
+                        },
+                        Region {
+                            section: *section,
+                            start: 0,
+                            end: bytes.len() as u64,
+                        },
+                    ],
+                    nrecords: None,
+                    nrecords_offset: 0,
+                    live: true,
+                };
+                let reader = Reader::from_input(input, schema, self.enc.compiled().clone());
+                (*section, reader)
+            })
+            .collect();
         for d in &deferred {
             let section = d.target.section();
             let verdict = match self.sections.iter().find(|s| s.id == section) {
@@ -520,39 +582,11 @@ impl<'s> TraceWriter<'s> {
                     (ElementRef::Index { index, .. }, _) => check_index(s, index),
                     (ElementRef::Offset { offset, .. }, Some(o)) => check_offset(s, o, offset),
                     (ElementRef::Offset { .. }, None) => {
-                        if !loaded.iter().any(|(id, _)| *id == section) {
-                            let bytes = self.read_back(s.start, s.size)?;
-                            loaded.push((section, bytes));
+                        match readers.iter().find(|(id, _)| *id == section) {
+                            // The element index is built once per reader, on first use.
+                            Some((_, reader)) => reader.element(d.target).map(|_| ()),
+                            None => Err(RefError::MissingSection { section }),
                         }
-                        let bytes = &loaded
-                            .iter()
-                            .find(|(id, _)| *id == section)
-                            .expect("loaded")
-                            .1;
-                        let reader = Reader::from_input(
-                            Input {
-                                bytes,
-                                order: self.order,
-                                class: self.class,
-                                regions: vec![
-                                    Region {
-                                        section: 0,
-                                        start: 0,
-                                        end: 0,
-                                    },
-                                    Region {
-                                        section,
-                                        start: 0,
-                                        end: bytes.len() as u64,
-                                    },
-                                ],
-                                nrecords: None,
-                                nrecords_offset: 0,
-                                live: true,
-                            },
-                            schema,
-                        );
-                        reader.element(d.target).map(|_| ())
                     }
                 },
             };
@@ -607,16 +641,25 @@ impl<'s> TraceWriter<'s> {
         Ok(out)
     }
 
-    /// Finish an in-memory trace.
+    /// Finish an in-memory trace (a writer made by [`TraceWriter::in_memory`]) and return its
+    /// bytes.
     ///
-    /// # Panics
-    /// If the writer was made by [`TraceWriter::create`].
+    /// Errors: as [`TraceWriter::finish`]; on a writer that writes to a file,
+    /// [`EncodeErrorKind::WrongFinish`](super::EncodeErrorKind::WrongFinish) (the output is
+    /// then left as it was).
     pub fn finish_to_vec(mut self) -> Result<Vec<u8>, EncodeError> {
+        if let Body::File { .. } = self.body {
+            return Err(EncodeError::new(K::WrongFinish {
+                called: "finish_to_vec",
+                made: "create",
+                instead: "finish",
+            }));
+        }
+        self.check_abandoned()?;
         self.check_deferred()?;
         let mut out = self.header()?;
-        match self.body {
-            Body::Memory(v) => out.extend_from_slice(&v),
-            Body::File { .. } => panic!("finish_to_vec on a file writer; use finish"),
+        if let Body::Memory(v) = &self.body {
+            out.extend_from_slice(v);
         }
         Ok(out)
     }
@@ -627,9 +670,17 @@ impl<'s> TraceWriter<'s> {
     /// Errors while writing are [`EncodeErrorKind::File`](super::EncodeErrorKind::File), naming
     /// the output; the target is then left as it was (for a regular file).
     ///
-    /// # Panics
-    /// If the writer was made by [`TraceWriter::in_memory`].
+    /// On a writer made by [`TraceWriter::in_memory`], the error is
+    /// [`EncodeErrorKind::WrongFinish`](super::EncodeErrorKind::WrongFinish).
     pub fn finish(mut self) -> Result<Summary, EncodeError> {
+        if let Body::Memory(_) = self.body {
+            return Err(EncodeError::new(K::WrongFinish {
+                called: "finish",
+                made: "in_memory",
+                instead: "finish_to_vec",
+            }));
+        }
+        self.check_abandoned()?;
         self.check_deferred()?;
         let header = self.header()?;
         let summary = Summary {
@@ -643,7 +694,8 @@ impl<'s> TraceWriter<'s> {
             spool_name,
         } = self.body
         else {
-            panic!("finish on an in-memory writer; use finish_to_vec");
+            // Checked above.
+            return Ok(summary);
         };
         let spool_err = |write: bool, e: std::io::Error| {
             let path = spool_name.clone();
@@ -697,11 +749,36 @@ fn check_offset(s: &Written, offsets: &[u64], offset: u64) -> Result<(), RefErro
     }
 }
 
-/// A record being given its fields by name; see [`TraceWriter::write`].
+/// A record being given its fields by name; see [`TraceWriter::write`]. Nothing is written
+/// until [`RecordBuilder::done`]; forgetting it is a warning (an error under
+/// `#![deny(unused_must_use)]`):
+///
+/// ```compile_fail
+/// #![deny(unused_must_use)]
+/// # use metatf::container::{ByteOrder, Class};
+/// # use metatf::encode::TraceWriter;
+/// # let schema = metatf::dtd::load("dtds/hatf10.dtd".as_ref()).unwrap().schema;
+/// let mut w = TraceWriter::in_memory(&schema, Class::Bits32, ByteOrder::Little, "hatf10.dtd");
+/// w.write("alloc").int("size", 16);
+/// ```
+///
+/// and a builder dropped anyway makes [`TraceWriter::finish`] fail rather than write a trace
+/// without the record.
+#[must_use = "the record is written only by `.done()`"]
 pub struct RecordBuilder<'w, 's> {
     writer: &'w mut TraceWriter<'s>,
     name: String,
     fields: Fields,
+    done: bool,
+}
+
+impl Drop for RecordBuilder<'_, '_> {
+    fn drop(&mut self) {
+        if !self.done && self.writer.abandoned.is_none() {
+            let index = self.writer.nrecords;
+            self.writer.abandoned = Some((std::mem::take(&mut self.name), index));
+        }
+    }
 }
 
 impl RecordBuilder<'_, '_> {
@@ -743,7 +820,9 @@ impl RecordBuilder<'_, '_> {
     }
 
     /// Write the record.
-    pub fn done(self) -> Result<(), EncodeError> {
-        self.writer.write_fields(&self.name, &self.fields)
+    pub fn done(mut self) -> Result<(), EncodeError> {
+        self.done = true;
+        let fields = std::mem::take(&mut self.fields);
+        self.writer.write_fields(&self.name, &fields)
     }
 }

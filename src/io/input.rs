@@ -139,7 +139,7 @@ pub struct Input {
 
 impl Input {
     /// The default cap on an input read into memory: 16 GiB.
-    pub const DEFAULT_CAP: u64 = 16 << 30;
+    pub const DEFAULT_CAP: u64 = crate::limits::DEFAULT_INPUT_CAP;
 
     /// Opens `path` (`-` for standard input) with the [`Input::DEFAULT_CAP`].
     pub fn open(path: impl AsRef<Path>) -> Result<Input, IoError> {
@@ -162,6 +162,14 @@ impl Input {
     /// the fault, with the error beside them, so that what they hold can still be shown.
     pub fn open_salvaging(path: impl AsRef<Path>) -> Result<(Input, Option<IoError>), IoError> {
         Input::open_inner(path.as_ref(), Input::DEFAULT_CAP, true)
+    }
+
+    /// As [`Input::open_salvaging`], with a cap as [`Input::open_with_cap`].
+    pub fn open_salvaging_with_cap(
+        path: impl AsRef<Path>,
+        cap: u64,
+    ) -> Result<(Input, Option<IoError>), IoError> {
+        Input::open_inner(path.as_ref(), cap, true)
     }
 
     fn open_inner(
@@ -378,6 +386,20 @@ fn decompress_all(
         });
     }
     Ok((out, fault))
+}
+
+/// Bytes held in memory, decompressed if they start with a compression magic (at most `cap`
+/// bytes once decompressed), as [`Input::open_with_cap`] treats a file; with `salvage`, a stream
+/// that ends early yields what was decompressed and the error beside it.
+pub(crate) fn decompress_bytes(
+    bytes: Vec<u8>,
+    cap: u64,
+    salvage: bool,
+) -> Result<(Vec<u8>, Option<IoError>), IoError> {
+    match Compression::detect(&bytes) {
+        None => Ok((bytes, None)),
+        Some(format) => decompress_all(&bytes, format, Path::new("<memory>"), cap, salvage),
+    }
 }
 
 /// A decoder of `format` reading from `src`.

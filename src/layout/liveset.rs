@@ -19,11 +19,7 @@ use std::collections::{HashMap, VecDeque};
 /// A hash map with a fast hash seeded per process.
 pub(crate) type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
 
-/// How many live sets a scope has: set numbers are 1..=`MAX_SETS`.
-pub const MAX_SETS: u8 = 16;
-
-/// Most values one live set holds; appending to a full set first drops its oldest value.
-pub const SET_CAPACITY: usize = 1 << 20;
+pub use crate::limits::{LIVE_SET_CAPACITY as SET_CAPACITY, MAX_LIVE_SETS as MAX_SETS};
 
 /// One live set.
 #[derive(Debug, Clone, Default)]
@@ -447,7 +443,7 @@ mod tests {
             x = x
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
-            ops.push((x % 3 != 0, (x >> 33) % 700 + i % 2));
+            ops.push((!x.is_multiple_of(3), (x >> 33) % 700 + i % 2));
         }
         model_ops(&ops);
     }

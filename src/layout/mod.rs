@@ -25,12 +25,7 @@ pub(crate) use wire::Wire;
 
 use crate::dtd::Expr;
 
-/// Repeat limit for items that may occupy no bytes (docs/format.md §6.4).
-pub const MAX_EMPTY_REPEAT: u64 = 65_536;
-
-/// Most field occurrences one record may hold (docs/format.md §6.4): no trace can make a reader
-/// allocate without bound, and no writer produces a record a reader refuses.
-pub const MAX_FIELDS_PER_RECORD: usize = 1 << 22;
+pub use crate::limits::{MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD};
 
 /// Why a width expression cannot be evaluated.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, thiserror::Error)]

@@ -106,7 +106,8 @@ impl CsvPrinter {
                                 c.push(b'=');
                             }
                             first_in_group = false;
-                            write_value(c, reader, f.value(), f.def().display, 0)?;
+                            let (value, display) = super::print::shown(reader, &f, true);
+                            write_value(c, reader, value, display, 0)?;
                         }
                         Visit::ListStart(key) => {
                             depth += 1;
@@ -173,6 +174,8 @@ fn scalar(c: &mut Vec<u8>, reader: &Reader<'_>, v: Value<'_>, display: Display) 
                 let d = rt.slots.last().map_or(Display::Decimal, |s| s.display);
                 match res.value {
                     Value::Ref(_) => write!(c, "{r}")?,
+                    // An integer as if the record stored it (a split stream's value).
+                    value @ Value::Int(_) => scalar(c, reader, value, display)?,
                     value => scalar(c, reader, value, d)?,
                 }
             }

@@ -38,10 +38,18 @@ pub(crate) fn record(p: &mut Printer, view: &RecordView<'_>) -> J {
                        "property": m.property.name(), "args": args}),
             );
         } else {
+            // A refused metadata record: its stored numbers, the value words (none, one or
+            // two) as one array, as the text form prints one `value=WORD` per word.
             let mut fields = Map::new();
+            let mut words = Vec::new();
             for f in view.fields().skip(1) {
-                fields.insert(f.name().to_string(), json!(f.fv.raw));
+                if f.name() == "value" {
+                    words.push(json!(f.fv.raw));
+                } else {
+                    fields.insert(f.name().to_string(), json!(f.fv.raw));
+                }
             }
+            fields.insert("value".into(), J::Array(words));
             obj.insert("fields".into(), J::Object(fields));
         }
         return J::Object(obj);
@@ -49,6 +57,7 @@ pub(crate) fn record(p: &mut Printer, view: &RecordView<'_>) -> J {
     let raw = p.opts().raw;
     // A section record's number is the section id, small and read as a number by `pack`.
     let strings = p.int_strings() && rt.builtin != Some(Builtin::Section);
+    let logical = p.logical_values();
     // A stack of open containers: the record's fields, then lists and groups.
     enum Open {
         Map(Map<String, J>),
@@ -58,7 +67,7 @@ pub(crate) fn record(p: &mut Printer, view: &RecordView<'_>) -> J {
     let _ = p.visit(view, |v| -> Result<(), ()> {
         match v {
             Visit::Field(key, f) => {
-                let value = field(reader, &f, raw, strings);
+                let value = field(reader, &f, raw, strings, logical);
                 match stack.last_mut().expect("open") {
                     Open::Map(m) => {
                         m.insert(key.to_string(), value);
@@ -99,8 +108,9 @@ pub(crate) fn record(p: &mut Printer, view: &RecordView<'_>) -> J {
     J::Object(obj)
 }
 
-fn field(reader: &Reader<'_>, f: &Field<'_>, raw: bool, strings: bool) -> J {
-    let v = match (strings, f.value(), f.def().display) {
+fn field(reader: &Reader<'_>, f: &Field<'_>, raw: bool, strings: bool, logical: bool) -> J {
+    let (value, display) = super::print::shown(reader, f, logical);
+    let v = match (strings, value, display) {
         (true, Value::Int(v), Display::Signed) => json!((v as i64).to_string()),
         (true, Value::Int(v), _) => json!(v.to_string()),
         (_, value, display) => json_value(reader, value, display, 0),

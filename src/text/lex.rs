@@ -173,7 +173,7 @@ impl<'a> Lexer<'a> {
         if let Some(i) = h.find(|c: char| !c.is_ascii_hexdigit()) {
             return Err(self.syntax(self.pos + i, "bad hex digit in a byte string"));
         }
-        if h.len() % 2 != 0 {
+        if !h.len().is_multiple_of(2) {
             return Err(self.syntax(start, "a byte string needs an even number of hex digits"));
         }
         let mut out = Vec::with_capacity(h.len() / 2);

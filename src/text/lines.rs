@@ -5,8 +5,7 @@ use std::io::{BufRead, Read};
 
 use super::error::{TextError, TextErrorKind};
 
-/// The longest input line accepted.
-pub const MAX_LINE: u64 = 64 << 20;
+pub use crate::limits::MAX_LINE;
 
 /// Why a line could not be read.
 #[derive(Debug, thiserror::Error)]

@@ -102,7 +102,7 @@ pub(crate) fn meta_property(
         "live" => {
             want(1)?;
             let n = int(0)?;
-            if !(1..=crate::layout::MAX_LIVE_SETS as u64).contains(&n) {
+            if !(1..=crate::limits::MAX_LIVE_SETS as u64).contains(&n) {
                 return Err(bad(0, "a live set 1..16"));
             }
             Interp::Live(n as u8)
@@ -110,7 +110,7 @@ pub(crate) fn meta_property(
         "liveset" => {
             want(1)?;
             let n = int(0)?;
-            if n > crate::layout::MAX_LIVE_SETS as u64 {
+            if n > crate::limits::MAX_LIVE_SETS as u64 {
                 return Err(bad(0, "a live set 0..16"));
             }
             return Ok(MetaProperty::LiveSet(n as u8));

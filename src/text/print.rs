@@ -7,7 +7,7 @@
 use std::io::{self, Write};
 
 use crate::container::{ByteOrder, Class};
-use crate::decode::{Field, Reader, RecordView};
+use crate::decode::{Field, Reader, RecordView, Value};
 use crate::dtd::Builtin;
 use crate::layout::{Compiled, Op, Program, Step, Walk};
 
@@ -50,7 +50,8 @@ pub struct DumpHeader<'a> {
 pub struct Printer {
     opts: Options,
     int_strings: bool,
-    compiled: Compiled,
+    logical: bool,
+    compiled: std::sync::Arc<Compiled>,
     walk: Walk,
     last: Vec<u64>,
 }
@@ -65,13 +66,14 @@ pub(crate) enum Visit<'v> {
 }
 
 impl Printer {
-    /// A printer for the records of `reader`.
+    /// A printer for the records of `reader` (sharing its compiled programs).
     pub fn new(reader: &Reader<'_>, opts: Options) -> Printer {
-        let compiled = Compiled::new(reader.schema());
+        let compiled = reader.compiled.clone();
         Printer {
             last: vec![0; compiled.max_slots],
             opts,
             int_strings: false,
+            logical: false,
             compiled,
             walk: Walk::default(),
         }
@@ -116,6 +118,19 @@ impl Printer {
     pub fn with_int_strings(mut self, on: bool) -> Printer {
         self.int_strings = on;
         self
+    }
+
+    /// Print each `sectionStride`/`sectionOffset` field as the value it leads to (`size=16`)
+    /// rather than as the reference and its value (`size=#3:16`): the logical record, as
+    /// `dump --data-only` shows it. Such output does not pack back into the same trace.
+    pub fn with_logical_values(mut self, on: bool) -> Printer {
+        self.logical = on;
+        self
+    }
+
+    #[cfg(feature = "json")]
+    pub(crate) fn logical_values(&self) -> bool {
+        self.logical
     }
 
     /// The keys of a record type's fields outside every repeat, and of its repeats, in order
@@ -251,6 +266,7 @@ impl Printer {
             }
         }
         let raw = self.opts.raw;
+        let logical = self.logical;
         let mut first_in_group = false;
         self.visit(view, |v| -> io::Result<()> {
             match v {
@@ -264,7 +280,8 @@ impl Printer {
                         w.write_all(key.as_bytes())?;
                         w.write_all(b"=")?;
                     }
-                    write_value(w, reader, f.value(), f.def().display, 0)?;
+                    let (value, display) = shown(reader, &f, logical);
+                    write_value(w, reader, value, display, 0)?;
                     if raw {
                         if let Some(r) = f.raw() {
                             write!(w, "~{r:#x}")?;
@@ -300,4 +317,31 @@ impl Printer {
         })?;
         writeln!(w)
     }
+}
+
+/// The value of a field to print, with the display to print it in: for a reference when
+/// `logical`, the value of the element it leads to (an integer in the field's display, as if it
+/// were stored in the record; a byte string in the element's); else the field's value as
+/// stored.
+pub(crate) fn shown<'d>(
+    reader: &Reader<'_>,
+    f: &Field<'d>,
+    logical: bool,
+) -> (Value<'d>, crate::dtd::Display) {
+    if logical {
+        if let Some(Ok(res)) = f.resolve() {
+            if let Value::Int(_) = res.value {
+                return (res.value, f.def().display);
+            }
+            if let Value::Bytes(_) = res.value {
+                let rt = reader.schema().record(res.record);
+                let d = rt
+                    .slots
+                    .last()
+                    .map_or(crate::dtd::Display::Decimal, |s| s.display);
+                return (res.value, d);
+            }
+        }
+    }
+    (f.value(), f.def().display)
 }

@@ -48,20 +48,20 @@ fn plural(n: usize, one: &str, many: &str) -> String {
     format!("{n} {}", if n == 1 { one } else { many })
 }
 
-/// How many record types (built-ins not counted) and sections a schema has:
-/// `7 record types in 1 section`.
+/// How many record types and sections a schema has, with the built-ins counted apart so that
+/// the sum is what `dtd show` lists: `7 record types and the 3 built-in ones in 1 section`.
 pub fn schema_summary(schema: &Schema) -> String {
     let user = schema
         .records
         .iter()
         .filter(|r| r.builtin.is_none())
         .count();
-    count_summary(user, schema.scopes.len() - 1)
+    count_summary(user, schema.records.len() - user, schema.scopes.len() - 1)
 }
 
-fn count_summary(records: usize, sections: usize) -> String {
+fn count_summary(records: usize, builtin: usize, sections: usize) -> String {
     format!(
-        "{} in {}",
+        "{} and the {builtin} built-in ones in {}",
         plural(records, "record type", "record types"),
         plural(sections, "section", "sections")
     )
@@ -81,7 +81,7 @@ pub fn schema_listing(schema: &Schema) -> String {
         "{}: tag width {}, {}\n",
         schema.name,
         plural(schema.tag_width as usize, "byte", "bytes"),
-        count_summary(user, schema.scopes.len() - 1)
+        count_summary(user, schema.records.len() - user, schema.scopes.len() - 1)
     ));
     for scope in &schema.scopes {
         out.push('\n');

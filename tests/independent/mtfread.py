@@ -957,13 +957,20 @@ class Trace:
                 raise TraceError('unknown tag %d at %d' % (tag, pos))
             if scope is not None and first and rt.name != 'section':
                 raise TraceError('section does not begin with section record')
-            if rt.name == 'section' and not (first and scope is not None):
-                raise TraceError('section record out of place')
+            opens = first and scope is not None
+            if rt.name == 'section' and not opens:
+                # §9.2: reported; the record's extent is known, so the region goes on
+                self.errors.append('section record out of place at %d' % pos)
             first = False
             if rt.name == 'metadata':
                 pos = self.decode_metadata(scope, state, pos, end, emit)
                 continue
             fields, pos = self.decode_record(rt, state, pos, end)
+            if rt.name == 'section' and opens and fields[0][1][1].v != scope:
+                # §9.2: an error that leaves the record's extent known; the region is still
+                # decoded in the scope of the id the section table gives
+                self.errors.append('section %d begins with a section record numbered %d'
+                                   % (scope, fields[0][1][1].v))
             emit(rt, fields, rec_start, pos)
         return pos
 

@@ -589,3 +589,30 @@ fn check_cli_exit_codes_and_offsets() {
     ]);
     assert_eq!(out.status.code(), Some(2));
 }
+
+/// docs/format.md §9.2: a section that begins with a `section` record of another number, and
+/// `section` records out of place, are reported and do not stop their region, which is decoded
+/// in the scope of the section table's id (tests/independent/t/t18).
+#[test]
+fn a_section_record_with_another_number_does_not_stop_its_region() {
+    let out = util::mtf(&[
+        "dump",
+        "tests/independent/t/t18.mtf",
+        "-d",
+        "tests/independent/t/t18.dtd",
+    ]);
+    assert_eq!(out.status.code(), Some(1));
+    let text = util::text(&out.stdout);
+    // Both `ra` records of section 1 (one value byte: section 1's scope, not section 2's `rb`).
+    assert!(
+        text.contains("ra v=7\n") && text.contains("ra v=8\n"),
+        "{text}"
+    );
+    assert!(text.contains("rb v=1 v_2=2"), "{text}");
+    let err = util::text(&out.stderr);
+    assert_eq!(err.matches('×').count(), 3, "{err}");
+    assert!(
+        err.contains("section record says section 2, the section index says 1"),
+        "{err}"
+    );
+}

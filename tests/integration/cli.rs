@@ -84,8 +84,9 @@ fn dump_filters_and_options() {
         "traces/hatf-split-le64.mtf",
     ]);
     let s = util::text(&out.stdout);
-    assert!(s.contains("heap=@9:\"scratch arena\""), "{s}");
-    assert!(s.contains("address=#2:0x7fffffff0000"), "{s}");
+    // The logical records: references as the values they lead to.
+    assert!(s.contains("heap=\"scratch arena\""), "{s}");
+    assert!(s.contains("address=140737488289792"), "{s}");
     assert!(!s.contains("addr address"), "{s}");
 }
 
@@ -205,4 +206,174 @@ fn pack_reports_invalid_utf8_with_its_line() {
     let e = util::text(&out.stderr);
     assert!(e.contains("-:3:1: the line is not valid UTF-8"), "{e}");
     assert!(!out_path.exists());
+}
+
+/// One exit-status policy (src/cli/exit.rs, the README): 0 success, 1 invalid trace or input,
+/// 2 usage or I/O, 3 unusable DTD, the same for every subcommand.
+#[test]
+fn every_subcommand_follows_the_one_exit_status_policy() {
+    let dir = util::tempdir();
+    let d = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
+    let cut = d("cut.mtf");
+    std::fs::write(&cut, &std::fs::read("traces/hatf-le32.mtf").unwrap()[..200]).unwrap();
+    let bad_dtd = d("bad.dtd");
+    std::fs::write(&bad_dtd, "this is not a DTD").unwrap();
+    // A regular file where a folder is expected: the output cannot be created (even as root).
+    let not_a_folder = d("file");
+    std::fs::write(&not_a_folder, "").unwrap();
+    let into = |name: &str| format!("{not_a_folder}/{name}");
+    let missing = d("missing.mtf");
+    let hatf = ["-d", "dtds/hatf10.dtd"];
+    let cases: Vec<(Vec<String>, i32)> = vec![
+        (vec!["info".into(), "traces/android.mtf".into()], 0),
+        (
+            vec!["info".into(), cut.clone(), hatf[0].into(), hatf[1].into()],
+            1,
+        ),
+        (
+            vec!["check".into(), cut.clone(), hatf[0].into(), hatf[1].into()],
+            1,
+        ),
+        (
+            vec!["dump".into(), cut.clone(), hatf[0].into(), hatf[1].into()],
+            1,
+        ),
+        (vec!["info".into(), missing.clone()], 2),
+        (vec!["check".into(), missing.clone()], 2),
+        (vec!["dump".into(), missing.clone()], 2),
+        (vec!["size-report".into(), missing.clone()], 2),
+        (
+            vec!["compact".into(), missing.clone(), "-o".into(), d("o.mtf")],
+            2,
+        ),
+        (
+            vec!["pack".into(), missing.clone(), "-o".into(), d("o.mtf")],
+            2,
+        ),
+        (
+            vec![
+                "dump".into(),
+                "--no-such-flag".into(),
+                "traces/android.mtf".into(),
+            ],
+            2,
+        ),
+        (
+            vec![
+                "check".into(),
+                "traces/android.mtf".into(),
+                "-d".into(),
+                bad_dtd.clone(),
+            ],
+            3,
+        ),
+        (vec!["dtd".into(), "check".into(), bad_dtd.clone()], 3),
+        (
+            vec![
+                "compact".into(),
+                cut.clone(),
+                hatf[0].into(),
+                hatf[1].into(),
+                "-o".into(),
+                d("o.mtf"),
+            ],
+            1,
+        ),
+        (
+            vec![
+                "compact".into(),
+                "traces/android.mtf".into(),
+                "-o".into(),
+                into("o.mtf"),
+            ],
+            2,
+        ),
+        (
+            vec![
+                "dump".into(),
+                "traces/android.mtf".into(),
+                "-r".into(),
+                "nope".into(),
+            ],
+            2,
+        ),
+        // export: an output that cannot be created is I/O, for a ZIP as for plain text ...
+        (
+            vec![
+                "export".into(),
+                "traces/android.mtf".into(),
+                "-o".into(),
+                into("a.zip"),
+            ],
+            2,
+        ),
+        (
+            vec![
+                "export".into(),
+                "traces/et3.mtf".into(),
+                "-o".into(),
+                into("a.txt"),
+            ],
+            2,
+        ),
+        (
+            vec![
+                "export".into(),
+                "traces/tptp.mtf".into(),
+                "-o".into(),
+                into("a.trcxml"),
+            ],
+            2,
+        ),
+        // ... and a valid trace that was not imported is the wrong input, not an invalid one.
+        (
+            vec![
+                "export".into(),
+                "traces/hatf-le32.mtf".into(),
+                "-o".into(),
+                d("x.txt"),
+            ],
+            2,
+        ),
+    ];
+    for (args, want) in cases {
+        let a: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = util::mtf(&a);
+        let err = util::text(&out.stderr);
+        assert_eq!(
+            out.status.code(),
+            Some(want),
+            "mtf {}: {err}",
+            args.join(" ")
+        );
+        if !err.is_empty() && !args.contains(&"--no-such-flag".to_string()) {
+            // Every error line is in the one style: a code, then `× message`.
+            assert!(
+                err.contains("mtf::") && err.contains('×'),
+                "mtf {}: {err}",
+                args.join(" ")
+            );
+            assert!(
+                !err.starts_with("error:") && !err.contains("\nmtf: "),
+                "{err}"
+            );
+        }
+    }
+}
+
+/// docs/text-format.md's first example is what `mtf dump` prints for the trace it packs into.
+#[test]
+fn the_text_format_example_is_what_dump_prints() {
+    let doc = std::fs::read_to_string(util::root().join("docs/text-format.md")).unwrap();
+    let start = doc.find("```\n%mtf").expect("the example") + "```\n".len();
+    let example = &doc[start..start + doc[start..].find("```").unwrap()];
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let out = util::mtf_stdin(
+        &["pack", "-", "-o", t.to_str().unwrap()],
+        example.as_bytes(),
+    );
+    assert!(out.status.success(), "{}", util::text(&out.stderr));
+    let dump = util::mtf(&["dump", t.to_str().unwrap()]);
+    assert_eq!(util::text(&dump.stdout), example);
 }

@@ -1,9 +1,9 @@
-//! The compact encoder (metatf::compact, `mtf encode`): every sample trace and random traces of
+//! The compact encoder (metatf::compact, `mtf compact`): every sample trace and random traces of
 //! random DTDs re-encode to traces that decode to the same values, record for record.
 
 use std::path::Path;
 
-use metatf::compact::{encode, verify, Measure, Options};
+use metatf::compact::{compact, verify, CompactOptions, Measure};
 use metatf::container::{ByteOrder, Class, Trace};
 use metatf::decode::Reader;
 use metatf::dtd::Schema;
@@ -18,10 +18,10 @@ fn reencode(
     input: &Reader<'_>,
     class: Class,
     order: ByteOrder,
-    opts: Options,
+    opts: CompactOptions,
 ) -> Vec<u8> {
     let mut w = TraceWriter::in_memory(schema, class, order, "x.dtd");
-    encode(input, &mut w, &opts).unwrap_or_else(|e| panic!("{e}"));
+    compact(input, &mut w, &opts).unwrap_or_else(|e| panic!("{e}"));
     w.finish_to_vec().unwrap_or_else(|e| panic!("{e}"))
 }
 
@@ -32,7 +32,7 @@ fn check_split(
     original: &[u8],
     class: Class,
     order: ByteOrder,
-    opts: Options,
+    opts: CompactOptions,
 ) {
     let a = Trace::from_bytes(original.to_vec()).unwrap();
     let ra = Reader::new(&a, schema);
@@ -43,7 +43,7 @@ fn check_split(
         .unwrap_or_else(|e| panic!("{}\n{}", plan.dtd_text, metatf::dtd::render_plain(&e)))
         .schema;
     let mut w = TraceWriter::in_memory(&derived, class, order, "derived.dtd");
-    metatf::compact::encode_split(&ra, &mut w, &opts, &plan, &mut |_, _| {})
+    metatf::compact::compact_split(&ra, &mut w, &opts, &plan, &mut |_, _| {})
         .unwrap_or_else(|e| panic!("{e}"));
     let bytes = w.finish_to_vec().unwrap_or_else(|e| panic!("{e}"));
     let b = Trace::from_bytes(bytes).unwrap();
@@ -72,7 +72,7 @@ fn every_sample_trace_reencodes_to_the_same_values() {
         ("traces/tptp.mtf", "dtds/tptp.dtd"),
     ];
     for (trace, dtd) in samples {
-        let o = metatf::open_with_dtd(trace, dtd).unwrap();
+        let o = metatf::OpenOptions::new().dtd(dtd).open(trace).unwrap();
         let h = o.trace().header();
         for measure in [Measure::Bytes, Measure::Compressed] {
             for window in [1, 3, 4096] {
@@ -82,7 +82,7 @@ fn every_sample_trace_reencodes_to_the_same_values() {
                         &o.reader(),
                         h.class,
                         h.byte_order,
-                        Options {
+                        CompactOptions {
                             window,
                             measure,
                             live,
@@ -99,10 +99,10 @@ fn every_sample_trace_reencodes_to_the_same_values() {
         // Streams (`--split`), with and without live sets.
         let text = std::fs::read_to_string(dtd).unwrap();
         for live in [false, true] {
-            let opts = Options {
+            let opts = CompactOptions {
                 measure: Measure::Compressed,
                 live,
-                ..Options::default()
+                ..CompactOptions::default()
             };
             check_split(
                 o.schema(),
@@ -142,9 +142,9 @@ fn a_regular_trace_shrinks() {
         &r,
         Class::Bits64,
         ByteOrder::Little,
-        Options {
+        CompactOptions {
             live: false,
-            ..Options::default()
+            ..CompactOptions::default()
         },
     );
     let n = check_equal(&schema, &original, encoded);
@@ -154,14 +154,14 @@ fn a_regular_trace_shrinks() {
 }
 
 #[test]
-fn mtf_encode_writes_compressed_traces_that_every_subcommand_reads() {
+fn mtf_compact_writes_compressed_traces_that_every_subcommand_reads() {
     let dir = tempfile::tempdir().unwrap();
     let mtf = env!("CARGO_BIN_EXE_mtf");
     for (c, ext) in [("none", "mtf"), ("zstd", "mtf.zst"), ("xz", "mtf.xz")] {
         let out = dir.path().join(format!("t.{ext}"));
         let s = std::process::Command::new(mtf)
             .args([
-                "encode",
+                "compact",
                 "traces/hatf-le32.mtf",
                 "--verify",
                 "--compress",
@@ -200,7 +200,7 @@ fn mtf_encode_writes_compressed_traces_that_every_subcommand_reads() {
         "simple binary",
         "ASCII",
         "naive Meta-TF",
-        "mtf encode",
+        "mtf compact",
         "split stream",
         "split address",
     ] {
@@ -442,7 +442,7 @@ fn random_trace(r: &mut Rng, schema: &Schema, kinds: &[Vec<Kind>]) -> (Vec<u8>, 
                     } else {
                         v
                     };
-                    if regime == 2 && ri % 2 == 0 {
+                    if regime == 2 && ri.is_multiple_of(2) {
                         pool.push(v);
                     }
                     vals.push(In::Int(v));
@@ -519,7 +519,7 @@ fn run(seed: u64) {
             &reader,
             class,
             order,
-            Options {
+            CompactOptions {
                 window,
                 measure,
                 live,
@@ -534,10 +534,10 @@ fn run(seed: u64) {
         &bytes,
         class,
         order,
-        Options {
+        CompactOptions {
             window: 1 + r.below(64) as usize,
             live: r.below(2) == 0,
-            ..Options::default()
+            ..CompactOptions::default()
         },
     );
 }
@@ -602,16 +602,16 @@ fn frees_become_positions_in_a_live_set_when_asked() {
         &r,
         Class::Bits32,
         ByteOrder::Little,
-        Options::default(),
+        CompactOptions::default(),
     );
     let live = reencode(
         &schema,
         &r,
         Class::Bits32,
         ByteOrder::Little,
-        Options {
+        CompactOptions {
             live: true,
-            ..Options::default()
+            ..CompactOptions::default()
         },
     );
     assert_eq!(plain[8], 0, "no extension unless asked");
@@ -692,9 +692,9 @@ fn live_encoding_does_not_depend_on_the_hash_seed() {
     let (schema, original) = alloc_free_trace(5_000);
     let t = Trace::from_bytes(original).unwrap();
     let r = Reader::new(&t, &schema);
-    let opts = Options {
+    let opts = CompactOptions {
         live: true,
-        ..Options::default()
+        ..CompactOptions::default()
     };
     let a = reencode(&schema, &r, Class::Bits32, ByteOrder::Little, opts);
     for _ in 0..3 {
@@ -704,11 +704,111 @@ fn live_encoding_does_not_depend_on_the_hash_seed() {
 }
 
 #[test]
+fn the_old_subcommand_name_encode_still_compacts() {
+    let dir = crate::util::tempdir();
+    let out = dir.path().join("t.mtf");
+    let r = crate::util::mtf(&[
+        "encode",
+        "traces/hatf-le32.mtf",
+        "-o",
+        out.to_str().unwrap(),
+        "--verify",
+    ]);
+    assert!(r.status.success(), "{}", crate::util::text(&r.stderr));
+    assert!(crate::util::text(&r.stderr).contains("verified: 20 records"));
+    // Hidden from the list of subcommands: `compact` is the name shown.
+    let help = crate::util::mtf(&["--help"]);
+    let help = crate::util::text(&help.stdout);
+    assert!(help.contains("compact"), "{help}");
+    assert!(!help.contains("  encode"), "{help}");
+}
+
+#[test]
+fn compression_levels_outside_the_codecs_range_exit_2_naming_the_range() {
+    let dir = crate::util::tempdir();
+    let out = dir.path().join("x");
+    let o = out.to_str().unwrap();
+    for (args, says) in [
+        (
+            &["--compress", "xz", "--level", "10"][..],
+            "valid levels are 0 to 9",
+        ),
+        (
+            &["--compress", "gzip", "--level", "99"][..],
+            "valid levels are 0 to 9",
+        ),
+        (
+            &["--compress", "zstd", "--level", "99"][..],
+            "valid levels are 1 to 22",
+        ),
+        (
+            &["--compress", "zstd", "--level", "0"][..],
+            "valid levels are 1 to 22",
+        ),
+        (&["--level", "5"][..], "without a compressor"),
+        (
+            &["--compress", "none", "--level", "5"][..],
+            "without a compressor",
+        ),
+    ] {
+        let mut a = vec!["compact", "traces/hatf-le32.mtf", "-o", o];
+        a.extend_from_slice(args);
+        let r = crate::util::mtf(&a);
+        let msg = crate::util::text(&r.stderr);
+        assert_eq!(r.status.code(), Some(2), "{args:?}: {msg}");
+        assert!(msg.contains(says), "{args:?}: {msg}");
+        assert!(!out.exists(), "{args:?} wrote an output");
+    }
+    let r = crate::util::mtf(&[
+        "compact",
+        "traces/hatf-le32.mtf",
+        "-o",
+        o,
+        "--compress",
+        "xz",
+        "--level",
+        "0",
+    ]);
+    assert!(r.status.success(), "{}", crate::util::text(&r.stderr));
+    assert!(crate::util::text(&r.stderr).contains("with xz -0"));
+}
+
+#[test]
+fn compact_file_gives_a_library_user_compression_split_and_verification() {
+    use metatf::compact::{compact_file, Codec, Compression, FileOptions, Streams};
+    let dir = crate::util::tempdir();
+    let o = metatf::open("traces/et3.mtf").unwrap();
+    let r = o.reader();
+    let name = &o.trace().header().dtd_name;
+    let out = dir.path().join("t.mtf.gz");
+    let opts = FileOptions {
+        compression: Some(Compression::new(Codec::Gzip, Some(6)).unwrap()),
+        split: true,
+        verify: true,
+        ..FileOptions::default()
+    };
+    let rep = compact_file(&r, o.dtd_text(), name, &out, &opts, &mut |_, _| {}).unwrap();
+    assert!(rep.verified.is_some_and(|n| n > 0));
+    let file = std::fs::metadata(&out).unwrap().len();
+    assert_eq!(rep.file_bytes, Some(file));
+    assert_eq!(&std::fs::read(&out).unwrap()[..2], b"\x1f\x8b");
+    // Whichever was kept, the output reads back: with the derived DTD beside it, or the input's.
+    match &rep.streams {
+        Streams::Kept { dtd_path, .. } => assert!(dtd_path.exists()),
+        Streams::NotKept => {}
+        other => panic!("{other:?}"),
+    }
+    // Standard output cannot take split streams (the derived DTD goes beside the output).
+    let e = compact_file(&r, o.dtd_text(), name, "-".as_ref(), &opts, &mut |_, _| {}).unwrap_err();
+    assert!(e.to_string().contains("must be a file"), "{e}");
+}
+
+#[test]
 fn split_streams_are_kept_only_when_smaller_and_never_written_to_stdout() {
     let dir = crate::util::tempdir();
     let out = dir.path().join("t.mtf");
     let o = out.to_str().unwrap();
-    let r = crate::util::mtf(&["encode", "traces/et3.mtf", "-o", o, "--split", "--verify"]);
+    let r = crate::util::mtf(&["compact", "traces/et3.mtf", "-o", o, "--split", "--verify"]);
     let msg = crate::util::text(&r.stderr);
     assert!(r.status.success(), "{msg}");
     assert!(msg.contains("verified"), "{msg}");
@@ -733,7 +833,7 @@ fn split_streams_are_kept_only_when_smaller_and_never_written_to_stdout() {
             "no derived DTD when the streams are not kept: {dtds:?}"
         );
     }
-    let r = crate::util::mtf(&["encode", "traces/et3.mtf", "-o", "-", "--split"]);
+    let r = crate::util::mtf(&["compact", "traces/et3.mtf", "-o", "-", "--split"]);
     assert_eq!(r.status.code(), Some(2));
     assert!(crate::util::text(&r.stderr).contains("must be a file"));
 }
@@ -745,7 +845,7 @@ fn an_imported_trace_with_streams_exports_byte_for_byte() {
     let h = o.trace().header();
     let text = std::fs::read_to_string("dtds/et3.dtd").unwrap();
     let r = o.reader();
-    let opts = Options::default();
+    let opts = CompactOptions::default();
     let plan = metatf::compact::plan_split(&r, &text, &opts)
         .unwrap()
         .expect("fields that vary");
@@ -755,7 +855,7 @@ fn an_imported_trace_with_streams_exports_byte_for_byte() {
         .unwrap()
         .schema;
     let mut w = TraceWriter::in_memory(&derived, h.class, h.byte_order, "derived.dtd");
-    metatf::compact::encode_split(&r, &mut w, &opts, &plan, &mut |_, _| {}).unwrap();
+    metatf::compact::compact_split(&r, &mut w, &opts, &plan, &mut |_, _| {}).unwrap();
     let split = dir.path().join("split.mtf");
     std::fs::write(&split, w.finish_to_vec().unwrap()).unwrap();
     let a = dir.path().join("a.txt");

@@ -1,5 +1,6 @@
 //! Integration tests: one binary, one module per topic.
 
+mod api;
 mod check_errors;
 mod cli;
 #[cfg(feature = "parquet")]
@@ -10,8 +11,10 @@ mod fixtures;
 mod import;
 #[cfg(feature = "import")]
 mod import_alloc;
+mod layering;
 mod messages;
 mod mirror;
+mod pack_identity;
 #[cfg(all(feature = "import", feature = "replay"))]
 mod replay;
 mod roundtrip_prop;
@@ -19,6 +22,7 @@ mod roundtrip_prop;
 mod safe_io;
 mod salvage;
 mod spec_cases;
+mod split_streams;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;

@@ -149,3 +149,91 @@ fn export_errors_have_their_own_exit_status() {
     assert_eq!(out.status.code(), Some(2), "{}", util::text(&out.stderr));
     assert!(util::text(&out.stderr).contains("cannot write /dev/full"));
 }
+
+#[test]
+fn a_misspelt_interpretation_with_an_argument_gets_the_same_help_as_without() {
+    let base = std::fs::read_to_string("dtds/hatf10.dtd").unwrap();
+    let mut messages = Vec::new();
+    for typo in ["defualt 0", "defualt", "Default 0", "stide 4 1"] {
+        let text = base.replace(
+            "time.interpretation = default 0;",
+            &format!("time.interpretation = {typo};"),
+        );
+        let e = metatf::dtd::parse_str("t.dtd", &text).unwrap_err();
+        let msg = metatf::dtd::render_plain(&e);
+        assert!(msg.contains("mtf::dtd::bad_property"), "{typo}: {msg}");
+        assert!(msg.contains("one of: none, default V"), "{typo}: {msg}");
+        assert!(msg.contains("did you mean"), "{typo}: {msg}");
+        assert!(!msg.contains("expected `.value`"), "{typo}: {msg}");
+        messages.push(
+            msg.lines()
+                .find(|l| l.contains('×') && l.contains("expects"))
+                .map(str::to_string),
+        );
+    }
+    assert_eq!(messages[0], messages[1], "with and without the argument");
+    // A known keyword with a bad argument is still a syntax error at the argument.
+    let text = base.replace(
+        "time.interpretation = default 0;",
+        "time.interpretation = default x;",
+    );
+    let msg = metatf::dtd::render_plain(&metatf::dtd::parse_str("t.dtd", &text).unwrap_err());
+    assert!(msg.contains("an integer argument"), "{msg}");
+}
+
+#[test]
+fn an_unused_liveset_out_of_range_is_refused_like_an_unused_live_0() {
+    let head = "tag.width = 1;\n";
+    let tail =
+        "section s 1 {\n r: (tag, a) { tag.value = 4; a.width = 1; a.interpretation = none; }\n}\n";
+    for (line, code) in [
+        ("x.liveset = 17;", "mtf::dtd::bad_property"),
+        ("x.liveset = 16 + 1;", "mtf::dtd::bad_property"),
+        ("x.interpretation = live 0;", "mtf::dtd::bad_interpretation"),
+    ] {
+        let text = format!("{head}{line}\n{tail}");
+        let e = metatf::dtd::parse_str("t.dtd", &text).unwrap_err();
+        let msg = metatf::dtd::render_plain(&e);
+        assert!(msg.contains(code), "{line}: {msg}");
+        assert_eq!(
+            msg.matches("outside").count(),
+            1,
+            "{line}: reported once: {msg}"
+        );
+    }
+    for ok in ["x.liveset = 16;", "x.liveset = 0;"] {
+        let text = format!("{head}{ok}\n{tail}");
+        assert!(metatf::dtd::parse_str("t.dtd", &text).is_ok(), "{ok}");
+    }
+}
+
+#[test]
+fn jsonl_keeps_both_value_words_of_a_refused_metadata_record() {
+    use metatf::container::{ByteOrder, Class, Header};
+    // hatf10.dtd, section heap (1): a stride metadata record (code 6, two words 5 and 7) aimed at
+    // `alloc`'s tag slot, which a reader refuses (§5.4) but decodes to its full length.
+    let section = vec![2u8, 1, 3, 4, 0, 6, 5, 0, 0, 0, 7, 0, 0, 0];
+    let mut t = Header::encode(
+        Class::Bits32,
+        ByteOrder::Little,
+        "hatf10.dtd",
+        2,
+        0,
+        &[(1, 14)],
+    )
+    .unwrap();
+    t.extend_from_slice(&section);
+    let dir = util::tempdir();
+    let path = dir.path().join("refused.mtf");
+    std::fs::write(&path, &t).unwrap();
+    let p = path.to_str().unwrap();
+    let text = util::mtf(&["dump", p]);
+    assert_eq!(text.status.code(), Some(1));
+    let text = util::text(&text.stdout);
+    assert!(text.contains("value=5 value=7"), "{text}");
+    let json = util::mtf(&["dump", "-f", "jsonl", p]);
+    assert_eq!(json.status.code(), Some(1));
+    let json = util::text(&json.stdout);
+    let line = json.lines().find(|l| l.contains("\"metadata\"")).unwrap();
+    assert!(line.contains("\"value\":[5,7]"), "{line}");
+}

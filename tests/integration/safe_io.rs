@@ -614,11 +614,29 @@ fn file_names_in_messages_are_escaped() {
 // ---- item 8: messages that say what happened ----
 
 #[test]
+fn check_reports_a_damaged_container_once() {
+    let dir = util::tempdir();
+    let whole = fs::read(abs(TRACE)).unwrap();
+    for len in [40, whole.len() - 10] {
+        let cut = dir.path().join("cut.mtf");
+        fs::write(&cut, &whole[..len]).unwrap();
+        let out = util::mtf(&["check", s(&cut)]);
+        assert_status(&out, 1);
+        let all = format!("{}{}", util::text(&out.stdout), util::text(&out.stderr));
+        let first = all.lines().next().unwrap_or_default().to_string();
+        // The container's damage is a problem of the report, said once (not also on stderr).
+        let damage = first.split(": ").nth(1).unwrap_or_default();
+        assert!(!damage.is_empty(), "{all}");
+        assert_eq!(all.matches(damage).count(), 1, "{all}");
+    }
+}
+
+#[test]
 fn trace_errors_name_the_file_once() {
     let dir = util::tempdir();
     let cut = dir.path().join("cut.mtf");
     fs::write(&cut, &fs::read(abs(TRACE)).unwrap()[..40]).unwrap();
-    let out = util::mtf(&["check", s(&cut)]);
+    let out = util::mtf(&["dump", s(&cut)]);
     assert_status(&out, 1);
     let e = util::text(&out.stderr);
     assert_eq!(e.matches("cut.mtf").count(), 1, "{e}");

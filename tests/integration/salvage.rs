@@ -1,5 +1,5 @@
 //! A trace whose container is damaged — cut short by a crashed tracer — still shows what it
-//! holds: `metatf::open_salvaging` decodes the regions that can be trusted.
+//! holds: `metatf::OpenOptions::salvage` decodes the regions that can be trusted.
 
 use metatf::decode::Event;
 
@@ -11,7 +11,11 @@ fn salvage(bytes: &[u8]) -> (Vec<String>, usize, bool) {
     let p = dir.path().join("cut.mtf");
     std::fs::write(&p, bytes).unwrap();
     let dtd = util::root().join("dtds/hatf10-split.dtd");
-    let o = metatf::open_salvaging(&p, Some(&dtd)).unwrap();
+    let o = metatf::OpenOptions::new()
+        .dtd(&dtd)
+        .salvage(true)
+        .open(&p)
+        .unwrap();
     let damaged = o.damage().is_some();
     let reader = o.reader();
     let mut names = Vec::new();
@@ -52,7 +56,7 @@ fn an_unreadable_header_is_still_an_error() {
     let dir = util::tempdir();
     let p = dir.path().join("cut.mtf");
     std::fs::write(&p, &full[..10]).unwrap();
-    assert!(metatf::open_salvaging(&p, None).is_err());
+    assert!(metatf::OpenOptions::new().salvage(true).open(&p).is_err());
 }
 
 /// The reproduction: `head -c 200 traces/hatf-split-le64.mtf > t; mtf dump t` printed
@@ -102,4 +106,40 @@ fn a_truncated_gzip_trace_shows_its_records() {
     assert_eq!(out.status.code(), Some(1), "{}", util::text(&out.stderr));
     assert!(util::text(&out.stderr).contains("cannot decompress"));
     assert!(util::text(&out.stdout).lines().count() > 2);
+}
+
+/// docs/format.md §9.2: a compressed trace whose stream ends early is read like the same trace
+/// cut short uncompressed; cut inside the header, both are invalid traces (status 1), from a
+/// file as from standard input, for every subcommand that reads a trace.
+#[cfg(feature = "compression")]
+#[test]
+fn a_compressed_trace_cut_inside_its_header_exits_like_the_uncompressed_cut_one() {
+    use std::io::Write;
+    let whole = std::fs::read(util::root().join("traces/android.mtf")).unwrap();
+    let dir = util::tempdir();
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(9));
+    gz.write_all(&whole).unwrap();
+    let gz = gz.finish().unwrap();
+    let zst = zstd::encode_all(&whole[..], 19).unwrap();
+    let cases: [(&str, Vec<u8>); 4] = [
+        ("plain.mtf", whole[..20].to_vec()),
+        ("cut.mtf.gz", gz[..30].to_vec()),
+        ("cut.mtf.zst", zst[..10].to_vec()),
+        ("empty.mtf.gz", gz[..12].to_vec()),
+    ];
+    for (name, bytes) in cases {
+        let p = dir.path().join(name);
+        std::fs::write(&p, &bytes).unwrap();
+        for cmd in ["check", "dump", "info"] {
+            let out = util::mtf(&[cmd, p.to_str().unwrap()]);
+            assert_eq!(
+                out.status.code(),
+                Some(1),
+                "{cmd} {name}: {}",
+                util::text(&out.stderr)
+            );
+            let out = util::mtf_stdin(&[cmd, "-"], &bytes);
+            assert_eq!(out.status.code(), Some(1), "{cmd} - < {name}");
+        }
+    }
 }

@@ -9,6 +9,23 @@ use std::collections::HashMap;
 
 use super::*;
 
+/// The value of an expression made of integer literals only (`None` if it reads a property or
+/// overflows, which is reported where it is evaluated).
+fn literal_value(e: &ast::Expr) -> Option<u64> {
+    match &e.kind {
+        ast::ExprKind::Int(i) => i.value,
+        ast::ExprKind::Ref { .. } => None,
+        ast::ExprKind::Binary(op, a, b) => {
+            let (a, b) = (literal_value(a)?, literal_value(b)?);
+            match op {
+                ast::BinOp::Add => a.checked_add(b),
+                ast::BinOp::Sub => a.checked_sub(b),
+                ast::BinOp::Mul => a.checked_mul(b),
+            }
+        }
+    }
+}
+
 fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
@@ -160,7 +177,7 @@ impl<'a> Resolver<'a> {
                 .any(|p| p.path.len() == 1 && p.path[0].name == "tag" && p.prop.name == "value")
         } else {
             matches!(r.fields.items.first(), Some(FieldItem { name: n, ty: FieldType::Named(t), .. })
-                if t.name == "tag" && n.as_ref().map_or(true, |n| n.name == "tag"))
+                if t.name == "tag" && n.as_ref().is_none_or(|n| n.name == "tag"))
         };
         let mut def = Def {
             ast: r,
@@ -347,6 +364,27 @@ impl<'a> Resolver<'a> {
                 "e.g. `x.width = 4;` or `data.width = length.value;`",
             ),
             ("interpretation", PropValue::Interp(i)) => Some(self.interp(i)),
+            ("interpretation", PropValue::Ident(id)) => {
+                let near = INTERPRETATIONS
+                    .iter()
+                    .map(|s| s.keyword)
+                    .filter(|k| {
+                        edit_distance(&id.name.to_ascii_lowercase(), &k.to_ascii_lowercase()) <= 2
+                    })
+                    .min_by_key(|k| edit_distance(&id.name, k));
+                let what = match near {
+                    Some(k) => format!(
+                        "an interpretation; `{}` is not one (did you mean `{k}`?)",
+                        id.name
+                    ),
+                    None => format!("an interpretation; `{}` is not one", id.name),
+                };
+                bad(
+                    self,
+                    &what,
+                    &format!("one of: {}", InterpSpec::all_synopses()),
+                )
+            }
             ("interpretation", _) => bad(
                 self,
                 "an interpretation",
@@ -380,7 +418,29 @@ impl<'a> Resolver<'a> {
                 "a display style",
                 "one of: decimal, hex, signed, text, bytes",
             ),
-            ("liveset", PropValue::Expr(e)) if !e.uses_value() => Some(PVal::LiveSet(e)),
+            ("liveset", PropValue::Expr(e)) if !e.uses_value() => {
+                // A set number made of literals only is checked here, where it is written, so
+                // that a property no record uses is refused like an unused `live 0` (§13); one
+                // that reads a `.width` is checked in each record it applies to.
+                if let Some(n) = literal_value(e) {
+                    if n > crate::limits::MAX_LIVE_SETS as u64 {
+                        self.err(DtdError::BadProperty {
+                            msg: format!(
+                                "live set {n} is outside 0..{}",
+                                crate::limits::MAX_LIVE_SETS
+                            ),
+                            src: self.src(),
+                            span: sspan(e.span),
+                            help: Some(
+                                "extension live/1 numbers live sets 1..16; 0 is none (docs/format.md §13)"
+                                    .into(),
+                            ),
+                        });
+                        return Some(PVal::Invalid);
+                    }
+                }
+                Some(PVal::LiveSet(e))
+            }
             ("liveset", _) => bad(
                 self,
                 "a live set number, 0..16",
@@ -427,11 +487,11 @@ impl<'a> Resolver<'a> {
             [Some(n)],
         ) = (i.spec, &values[..])
         {
-            if !(1..=crate::layout::MAX_LIVE_SETS as u64).contains(n) {
+            if !(1..=crate::limits::MAX_LIVE_SETS as u64).contains(n) {
                 self.err(DtdError::BadInterpretation {
                     msg: format!(
                         "live set {n} is outside 1..{}",
-                        crate::layout::MAX_LIVE_SETS
+                        crate::limits::MAX_LIVE_SETS
                     ),
                     src: self.src(),
                     span: sspan(i.span),

@@ -36,12 +36,7 @@ use super::schema::*;
 
 pub use show::show_expr;
 
-/// Maximum number of fields (nodes) of one expanded record type: slot numbers are 16-bit.
-pub const MAX_FIELDS: usize = u16::MAX as usize;
-
-/// Maximum number of fields expanded over the whole DTD (every record type, every use of a
-/// nested type), so that types nesting each other several times cannot take exponential time.
-pub const MAX_TOTAL_FIELDS: usize = 1 << 18;
+pub use crate::limits::{MAX_FIELDS, MAX_TOTAL_FIELDS};
 
 /// The reserved and display property names, for typo warnings.
 const KNOWN_PROPS: [&str; 5] = ["width", "interpretation", "value", "display", "liveset"];

@@ -410,9 +410,9 @@ impl<'a> Resolver<'a> {
             {
                 let span = e.span;
                 match self.constant(rec, s, e, &prefix) {
-                    Some(n) if n <= crate::layout::MAX_LIVE_SETS as u64 => liveset = n as u8,
+                    Some(n) if n <= crate::limits::MAX_LIVE_SETS as u64 => liveset = n as u8,
                     Some(n) => self.err(DtdError::BadProperty {
-                        msg: format!("live set {n} is outside 0..{}", crate::layout::MAX_LIVE_SETS),
+                        msg: format!("live set {n} is outside 0..{}", crate::limits::MAX_LIVE_SETS),
                         src: self.src(),
                         span: sspan(span),
                         help: Some("extension live/1 numbers live sets 1..16; 0 is none (docs/format.md §13)".into()),

@@ -1,5 +1,5 @@
 """Writes live.txt: an alloc/free trace in the text form for hatf10.dtd, which conformance.sh
-packs and re-encodes with `mtf encode --live` (live sets chosen by the encoder, format.md §13).
+packs and re-encodes with `mtf compact --live` (live sets chosen by the encoder, format.md §13).
 Most frees take a recent block; some free NULL or a small address never allocated (escapes), addresses
 are reused after a free, and one address is allocated twice while live."""
 import random

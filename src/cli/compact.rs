@@ -1,0 +1,188 @@
+//! `mtf compact INPUT -o OUT` (formerly `mtf encode`, still accepted): re-encode a trace of any
+//! DTD with the widths and interpretations that make it small, optionally compressing the whole
+//! file (read back transparently by every subcommand). The choices are the library's
+//! ([`metatf::compact::compact_file`]); this file parses, calls and renders.
+
+use std::path::PathBuf;
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+
+use metatf::compact::{compact_file, Codec, CompactError, CompactOptions, Compression};
+use metatf::compact::{FileOptions, Streams};
+
+use super::common::{line_to_stderr, open, Failure};
+use super::exit::{self, EXIT_OK};
+
+/// Whole-file compression of the output.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum Compress {
+    /// No compression.
+    None,
+    /// zstd (levels 1 to 22, default 19).
+    Zstd,
+    /// xz (levels 0 to 9, default 9).
+    Xz,
+    /// gzip (levels 0 to 9, default 9).
+    Gzip,
+}
+
+impl Compress {
+    fn codec(self) -> Option<Codec> {
+        match self {
+            Compress::None => None,
+            Compress::Zstd => Some(Codec::Zstd),
+            Compress::Xz => Some(Codec::Xz),
+            Compress::Gzip => Some(Codec::Gzip),
+        }
+    }
+}
+
+/// Arguments of `mtf compact`.
+#[derive(Debug, Args)]
+pub struct CompactArgs {
+    /// The trace to re-encode (`-` for standard input; compressed traces too).
+    pub input: PathBuf,
+    /// The trace to write (`-` for standard output).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// The DTD to use instead of the one the header names.
+    #[arg(short, long)]
+    pub dtd: Option<PathBuf>,
+    /// Compress the whole output file; the cost model then estimates compressed sizes.
+    #[arg(long, value_enum, default_value_t = Compress::None)]
+    pub compress: Compress,
+    /// Compression level (zstd 1 to 22, xz and gzip 0 to 9); needs --compress.
+    #[arg(long)]
+    pub level: Option<u32>,
+    /// Address class of the output: 32 makes every metadata value word 4 bytes instead of 8
+    /// (for a trace of a 32-bit program imported as class 64). Default: the input's. A value
+    /// that a 4-byte word cannot hold is then kept out of metadata.
+    #[arg(long, value_parser = ["32", "64"])]
+    pub class: Option<String>,
+    /// Records per look-ahead window.
+    #[arg(long, default_value_t = 4096)]
+    pub window: usize,
+    /// Also store values as positions in live sets where that pays (a free's address as the
+    /// position of its block among the live ones): extension live/1 of docs/format.md §13,
+    /// which a Meta-TF 1.0 reader refuses.
+    #[arg(long)]
+    pub live: bool,
+    /// Move every varying field into a section of its own (a split stream, read back through
+    /// `sectionStride`), which helps a compressor: both encodings are written and the smaller
+    /// kept. With streams, the output names a derived DTD, written beside it as
+    /// NAME.split-HASH.dtd, which must travel with the trace.
+    #[arg(long)]
+    pub split: bool,
+    /// Read the output back and check that it decodes to the input's values.
+    #[arg(long)]
+    pub verify: bool,
+    /// Print nothing on success.
+    #[arg(long, short)]
+    pub quiet: bool,
+}
+
+/// Run `mtf compact`.
+pub fn run(args: &CompactArgs) -> Result<i32, Failure> {
+    let t0 = Instant::now();
+    // Arguments first: a bad level is reported before the input is read.
+    let compression = Compression::choose(args.compress.codec(), args.level)
+        .map_err(|e| Failure::diagnostic(exit::EXIT_USAGE, &e))?;
+    super::common::refuse_same_file(&args.input, &args.output)?;
+    let o = open(&args.input, args.dtd.as_deref())?;
+    let reader = o.reader();
+    let h = o.trace().header();
+    let opts = FileOptions {
+        compact: CompactOptions {
+            window: args.window,
+            live: args.live,
+            ..CompactOptions::default()
+        },
+        compression,
+        class: match args.class.as_deref() {
+            Some("32") => Some(metatf::container::Class::Bits32),
+            Some(_) => Some(metatf::container::Class::Bits64),
+            None => None,
+        },
+        split: args.split,
+        verify: args.verify,
+    };
+    let quiet = args.quiet || super::common::quiet();
+    let mut bar = super::progress::Progress::new(reader.bytes().len() as u64, "compacting", quiet);
+    let report = compact_file(
+        &reader,
+        o.dtd_text(),
+        &h.dtd_name,
+        &args.output,
+        &opts,
+        &mut |at, n| bar.record(at, n),
+    )
+    .map_err(|e| compact_failure(&e))?;
+    drop(bar);
+    if quiet {
+        return Ok(EXIT_OK);
+    }
+    if let Some(n) = report.verified {
+        line_to_stderr(&format!("verified: {n} records decode to the same values"));
+    } else if args.verify {
+        line_to_stderr("not verified: the output is not a file that can be read back");
+    }
+    let stats = &report.stats;
+    let per = |b: u64| b as f64 / stats.data_records.max(1) as f64;
+    let compressed = match (compression, report.file_bytes) {
+        (Some(c), Some(file)) => format!(
+            ", {file} bytes with {} -{} ({:.3} B/record)",
+            c.codec().name(),
+            c.level(),
+            per(file)
+        ),
+        _ => String::new(),
+    };
+    line_to_stderr(&format!(
+        "{} records ({} data) → {} bytes ({:.3} B/record){compressed}; {} interpretation and {} width changes; {:.2} s",
+        stats.records_in,
+        stats.data_records,
+        report.trace_bytes,
+        per(report.trace_bytes),
+        stats.interp_changes,
+        stats.width_changes,
+        t0.elapsed().as_secs_f64()
+    ));
+    for line in &stats.live_sets {
+        line_to_stderr(line);
+    }
+    for line in &stats.streams {
+        line_to_stderr(line);
+    }
+    match &report.streams {
+        Streams::NotAsked => {}
+        Streams::NothingVaries => {
+            line_to_stderr("--split: no field varies; the output uses the input's DTD")
+        }
+        Streams::NotKept => line_to_stderr(
+            "streams not kept: the trace without them is smaller, and uses the input's DTD",
+        ),
+        Streams::Kept { dtd_name, .. } => line_to_stderr(&format!(
+            "streams kept (smaller): the output names the derived DTD {dtd_name}, written beside it"
+        )),
+    }
+    if args.live && stats.live_sets.is_empty() {
+        line_to_stderr("no field pays as a live-set position: the output is plain Meta-TF 1.0");
+    }
+    Ok(EXIT_OK)
+}
+
+/// The exit status of a failed compaction: an invalid input (or an output that reads back
+/// different) is an invalid trace; files that cannot be read or written, and a split asked
+/// for with standard output, are I/O or usage errors.
+fn compact_failure(e: &CompactError) -> Failure {
+    let code = match e {
+        CompactError::Invalid(_) | CompactError::Differs { .. } => exit::EXIT_INVALID_TRACE,
+        CompactError::Encode(e) => exit::for_encode(e),
+        CompactError::DerivedDtd(_) => exit::EXIT_INVALID_TRACE,
+        CompactError::Io(_)
+        | CompactError::SplitNeedsFile
+        | CompactError::DerivedDtdExists { .. } => exit::EXIT_USAGE,
+    };
+    Failure::diagnostic(code, e)
+}

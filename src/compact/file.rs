@@ -1,0 +1,455 @@
+//! A compacted trace written to a file as `mtf compact` writes it: the whole-file compression
+//! with a checked level ([`Compression`]), split streams written both ways with the smaller kept,
+//! the derived DTD named and written beside the trace, and the output read back when asked
+//! ([`compact_file`]).
+
+// Design: whether split streams pay depends on the trace (docs/compression.md), and no estimate
+// was found that predicts it well enough; so both encodings are written, each compressed as the
+// output will be, and the smaller file is kept. The two candidates are temporary files in the
+// output's folder, so that the chosen one is renamed into place without a copy across file
+// systems, and nothing the user named is touched until the choice is made.
+
+use std::io::{Read, Write};
+use std::ops::RangeInclusive;
+use std::path::{Path, PathBuf};
+
+use crate::container::Class;
+use crate::decode::Reader;
+use crate::dtd::Schema;
+use crate::encode::TraceWriter;
+use crate::io::{Input, IoError, Output, TempFile};
+
+use super::{compact_split, compact_with_progress, plan_split, verify, CompactError};
+use super::{CompactOptions, CompactStats, Measure, SplitPlan};
+
+/// A whole-file compressor for the output of [`compact_file`] (every reader of this crate
+/// decompresses it transparently).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Codec {
+    /// zstd: levels 1 to 22, default 19.
+    Zstd,
+    /// xz: levels 0 to 9, default 9.
+    Xz,
+    /// gzip: levels 0 to 9, default 9.
+    Gzip,
+}
+
+impl Codec {
+    /// The levels this codec accepts.
+    pub fn levels(self) -> RangeInclusive<u32> {
+        match self {
+            Codec::Zstd => 1..=22,
+            Codec::Xz | Codec::Gzip => 0..=9,
+        }
+    }
+
+    /// The level used when none is given: the smallest output the codec offers at a speed that
+    /// still suits traces of hundreds of megabytes.
+    pub fn default_level(self) -> u32 {
+        match self {
+            Codec::Zstd => 19,
+            Codec::Xz | Codec::Gzip => 9,
+        }
+    }
+
+    /// The codec's name as the command line spells it.
+    pub fn name(self) -> &'static str {
+        match self {
+            Codec::Zstd => "zstd",
+            Codec::Xz => "xz",
+            Codec::Gzip => "gzip",
+        }
+    }
+}
+
+/// A codec with a level it accepts: the only way to build one is [`Compression::new`], which
+/// checks the level, so a compressor is never handed one it would reject or panic on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Compression {
+    codec: Codec,
+    level: u32,
+}
+
+/// A compression level that the codec does not have.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, miette::Diagnostic)]
+pub enum LevelError {
+    /// The level is outside the codec's range.
+    #[error(
+        "compression level {level} is out of range for {}: valid levels are {} to {}",
+        codec.name(),
+        codec.levels().start(),
+        codec.levels().end()
+    )]
+    #[diagnostic(code(mtf::compact::level))]
+    OutOfRange {
+        /// The codec.
+        codec: Codec,
+        /// The level given.
+        level: u32,
+    },
+    /// A level was given without a codec.
+    #[error("a compression level ({level}) was given without a compressor")]
+    #[diagnostic(
+        code(mtf::compact::level_without_codec),
+        help("name the compressor too: --compress zstd (levels 1 to 22), xz or gzip (0 to 9)")
+    )]
+    NoCodec {
+        /// The level given.
+        level: u32,
+    },
+}
+
+impl Compression {
+    /// `codec` at `level`, or at its default level when `None`.
+    ///
+    /// ```
+    /// use metatf::compact::{Codec, Compression};
+    /// assert_eq!(Compression::new(Codec::Xz, None)?.level(), 9);
+    /// assert!(Compression::new(Codec::Xz, Some(10)).is_err());
+    /// # Ok::<(), metatf::compact::LevelError>(())
+    /// ```
+    pub fn new(codec: Codec, level: Option<u32>) -> Result<Compression, LevelError> {
+        let level = level.unwrap_or(codec.default_level());
+        if !codec.levels().contains(&level) {
+            return Err(LevelError::OutOfRange { codec, level });
+        }
+        Ok(Compression { codec, level })
+    }
+
+    /// A codec or none, with a level or none: `None` for no compression; a level without a
+    /// codec is an error (it would be ignored).
+    pub fn choose(
+        codec: Option<Codec>,
+        level: Option<u32>,
+    ) -> Result<Option<Compression>, LevelError> {
+        match (codec, level) {
+            (None, None) => Ok(None),
+            (None, Some(level)) => Err(LevelError::NoCodec { level }),
+            (Some(c), level) => Compression::new(c, level).map(Some),
+        }
+    }
+
+    /// The codec.
+    pub fn codec(self) -> Codec {
+        self.codec
+    }
+
+    /// The level.
+    pub fn level(self) -> u32 {
+        self.level
+    }
+
+    /// Compress all of `input` into `out`.
+    pub fn compress(self, input: &mut impl Read, out: &mut impl Write) -> std::io::Result<()> {
+        #[cfg(feature = "compression")]
+        match self.codec {
+            Codec::Zstd => zstd::stream::copy_encode(input, out, self.level as i32),
+            Codec::Xz => {
+                let mut e = xz2::write::XzEncoder::new(out, self.level);
+                std::io::copy(input, &mut e)?;
+                e.finish().map(|_| ())
+            }
+            Codec::Gzip => {
+                let mut e =
+                    flate2::write::GzEncoder::new(out, flate2::Compression::new(self.level));
+                std::io::copy(input, &mut e)?;
+                e.finish().map(|_| ())
+            }
+        }
+        #[cfg(not(feature = "compression"))]
+        {
+            let _ = (input, out);
+            Err(std::io::Error::new(
+                std::io::ErrorKind::Unsupported,
+                "this build of metatf has no compression (feature `compression`)",
+            ))
+        }
+    }
+}
+
+/// How [`compact_file`] writes.
+#[derive(Debug, Clone, Default)]
+pub struct FileOptions {
+    /// How the records are chosen. Its [`CompactOptions::measure`] is set by `compression`:
+    /// plain bytes without, estimated compressed bytes with.
+    pub compact: CompactOptions,
+    /// Whole-file compression, or none.
+    pub compression: Option<Compression>,
+    /// The output's address class; `None` keeps the input's.
+    pub class: Option<Class>,
+    /// Also try split streams (docs/compression.md), keeping them only if the file is smaller.
+    pub split: bool,
+    /// Read the output back and check that it decodes to the input's values.
+    pub verify: bool,
+}
+
+/// What became of split streams in [`compact_file`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Streams {
+    /// Not asked for.
+    NotAsked,
+    /// No field varies: there is nothing to move, and the output uses the input's DTD.
+    NothingVaries,
+    /// Written, but the trace without them was smaller and was kept (with the input's DTD).
+    NotKept,
+    /// Kept: the output names the derived DTD, written beside it.
+    Kept {
+        /// The derived DTD's name (in the trace's header).
+        dtd_name: String,
+        /// Where it was written.
+        dtd_path: PathBuf,
+    },
+}
+
+/// What [`compact_file`] did.
+#[derive(Debug, Clone)]
+pub struct FileReport {
+    /// What the encoding pass did (of the encoding kept).
+    pub stats: CompactStats,
+    /// The size of the trace before compression.
+    pub trace_bytes: u64,
+    /// The size of the file written, when the output is a regular file.
+    pub file_bytes: Option<u64>,
+    /// What became of split streams.
+    pub streams: Streams,
+    /// With [`FileOptions::verify`], the records compared; `None` when not asked or when the
+    /// output is not a file that can be read back (standard output, a FIFO).
+    pub verified: Option<u64>,
+}
+
+/// Re-encode the trace of `reader` ([`compact`](super::compact)) into `output` as `opts` say;
+/// `dtd_text` is the text of the input's DTD (needed for split streams) and `dtd_name` the name
+/// the output's header gives it.
+///
+/// `output` is written as [`Output::create`] writes (`-` is standard output; a regular file is
+/// replaced atomically). With [`FileOptions::split`], the output must be a file: the derived DTD
+/// is written beside it (`NAME.split-HASH.dtd`, left as it is if a file of that name has the
+/// same text; a file of that name with other text is an error).
+pub fn compact_file(
+    reader: &Reader<'_>,
+    dtd_text: &str,
+    dtd_name: &str,
+    output: &Path,
+    opts: &FileOptions,
+    progress: &mut dyn FnMut(u64, u64),
+) -> Result<FileReport, CompactError> {
+    let class = opts.class.unwrap_or(reader.class());
+    let copts = CompactOptions {
+        measure: if opts.compression.is_some() {
+            Measure::Compressed
+        } else {
+            Measure::Bytes
+        },
+        ..opts.compact
+    };
+    let plan = if opts.split {
+        if output.as_os_str() == "-" {
+            return Err(CompactError::SplitNeedsFile);
+        }
+        split_plan(reader, dtd_text, dtd_name, &copts)?
+    } else {
+        None
+    };
+    let write = |plan: Option<&(SplitPlan, Schema, String)>,
+                 to: &Path,
+                 progress: &mut dyn FnMut(u64, u64)|
+     -> Result<(CompactStats, u64), CompactError> {
+        let (schema, name) = match plan {
+            Some((_, schema, name)) => (schema, name.as_str()),
+            None => (reader.schema(), dtd_name),
+        };
+        let run = |w: &mut TraceWriter<'_>, progress: &mut dyn FnMut(u64, u64)| match plan {
+            Some((plan, _, _)) => compact_split(reader, w, &copts, plan, progress),
+            None => compact_with_progress(reader, w, &copts, progress),
+        };
+        let order = reader.byte_order();
+        let Some(compression) = opts.compression else {
+            let mut w = TraceWriter::create(schema, to, class, order, name)?;
+            let stats = run(&mut w, progress)?;
+            return Ok((stats, w.finish()?.bytes));
+        };
+        let tmp = TempFile::new()?;
+        let mut w = TraceWriter::create(schema, tmp.path(), class, order, name)?;
+        let stats = run(&mut w, progress)?;
+        let bytes = w.finish()?.bytes;
+        let mut out = Output::create(to)?;
+        let mut f = std::fs::File::open(tmp.path()).map_err(|e| IoError::Read {
+            path: tmp.path().to_path_buf(),
+            source: e,
+        })?;
+        let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut out);
+        let done = compression
+            .compress(&mut f, &mut buf)
+            .and_then(|()| buf.flush());
+        drop(buf);
+        done.map_err(|e| out.error(e))?;
+        out.commit()?;
+        Ok((stats, bytes))
+    };
+    let file_size = |p: &Path| {
+        std::fs::metadata(p)
+            .ok()
+            .filter(|m| m.is_file())
+            .map(|m| m.len())
+    };
+    let (stats, trace_bytes, streams) = match &plan {
+        None => {
+            let (stats, bytes) = write(None, output, progress)?;
+            let streams = if opts.split {
+                Streams::NothingVaries
+            } else {
+                Streams::NotAsked
+            };
+            (stats, bytes, streams)
+        }
+        Some(p) => {
+            let folder = match output.parent() {
+                Some(f) if !f.as_os_str().is_empty() => f,
+                _ => Path::new("."),
+            };
+            let rows = TempFile::new_in(folder)?;
+            let cols = TempFile::new_in(folder)?;
+            let plain = write(None, rows.path(), progress)?;
+            let streamed = write(Some(p), cols.path(), progress)?;
+            let (chosen, (stats, bytes), streams) =
+                if file_size(cols.path()) < file_size(rows.path()) {
+                    let dtd_path = write_derived_dtd(folder, &p.2, &p.0.dtd_text)?;
+                    let kept = Streams::Kept {
+                        dtd_name: p.2.clone(),
+                        dtd_path,
+                    };
+                    (cols, streamed, kept)
+                } else {
+                    (rows, plain, Streams::NotKept)
+                };
+            let mut out = Output::create(output)?;
+            let mut f = std::fs::File::open(chosen.path()).map_err(|e| IoError::Read {
+                path: chosen.path().to_path_buf(),
+                source: e,
+            })?;
+            std::io::copy(&mut f, &mut out).map_err(|e| out.error(e))?;
+            out.commit()?;
+            (stats, bytes, streams)
+        }
+    };
+    let mut stats = stats;
+    if !matches!(streams, Streams::Kept { .. }) {
+        stats.streams.clear();
+    }
+    let file_bytes = if output.as_os_str() == "-" {
+        None
+    } else {
+        file_size(output)
+    };
+    let verified = if opts.verify && file_bytes.is_some() {
+        // The output is read back with the schema it was written with: the input's, or the
+        // derived one (which the header names and which was written beside it).
+        let schema = match (&streams, &plan) {
+            (Streams::Kept { .. }, Some((_, schema, _))) => schema,
+            _ => reader.schema(),
+        };
+        let trace = Input::open(output)?
+            .into_trace()
+            .map_err(|e| CompactError::Invalid(e.to_string()))?;
+        let back = Reader::new(&trace, schema);
+        Some(verify(reader, &back)?)
+    } else {
+        None
+    };
+    Ok(FileReport {
+        stats,
+        trace_bytes,
+        file_bytes,
+        streams,
+        verified,
+    })
+}
+
+/// The plan of split streams, the derived DTD's schema and its name: the input DTD's, with a
+/// hash of the derived text (different plans never share a name).
+fn split_plan(
+    reader: &Reader<'_>,
+    dtd_text: &str,
+    dtd_name: &str,
+    opts: &CompactOptions,
+) -> Result<Option<(SplitPlan, Schema, String)>, CompactError> {
+    let Some(plan) = plan_split(reader, dtd_text, opts)? else {
+        return Ok(None);
+    };
+    let base = dtd_name.rsplit(['/', '\\']).next().unwrap_or("trace.dtd");
+    let stem = base.strip_suffix(".dtd").unwrap_or(base);
+    // FNV-1a: stable across builds and platforms, unlike the standard library's hasher.
+    let mut hash = 0xcbf29ce484222325u64;
+    for b in plan.dtd_text.bytes() {
+        hash = (hash ^ b as u64).wrapping_mul(0x100000001b3);
+    }
+    let name = format!("{stem}.split-{:08x}.dtd", hash as u32);
+    let schema = crate::dtd::parse_str(&name, &plan.dtd_text)
+        .map_err(|e| CompactError::DerivedDtd(e.to_string()))?
+        .schema;
+    Ok(Some((plan, schema, name)))
+}
+
+/// Write the derived DTD `name` into `folder` (before the trace that names it), unless a file
+/// with the same text is there; a different file of that name is an error.
+fn write_derived_dtd(folder: &Path, name: &str, text: &str) -> Result<PathBuf, CompactError> {
+    let path = folder.join(name);
+    match std::fs::read(&path) {
+        Ok(existing) if existing == text.as_bytes() => Ok(path),
+        Ok(_) => Err(CompactError::DerivedDtdExists { path }),
+        Err(_) => {
+            let mut out = Output::create(&path)?;
+            out.write_all(text.as_bytes()).map_err(|e| out.error(e))?;
+            out.commit()?;
+            Ok(path)
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn levels_outside_each_codecs_range_are_refused() {
+        for (codec, bad, good) in [
+            (Codec::Xz, 10, 0),
+            (Codec::Gzip, 10, 9),
+            (Codec::Zstd, 0, 22),
+            (Codec::Zstd, 23, 1),
+        ] {
+            let e = Compression::new(codec, Some(bad)).unwrap_err();
+            let levels = codec.levels();
+            let (lo, hi) = (levels.start(), levels.end());
+            assert!(
+                e.to_string()
+                    .contains(&format!("valid levels are {lo} to {hi}")),
+                "{e}"
+            );
+            assert_eq!(Compression::new(codec, Some(good)).unwrap().level(), good);
+        }
+        assert_eq!(
+            Compression::choose(None, Some(5)),
+            Err(LevelError::NoCodec { level: 5 })
+        );
+        assert_eq!(Compression::choose(None, None), Ok(None));
+    }
+
+    #[cfg(feature = "compression")]
+    #[test]
+    fn every_level_of_every_codec_compresses_without_panicking() {
+        for codec in [Codec::Zstd, Codec::Xz, Codec::Gzip] {
+            // xz at every level would allocate its largest dictionaries several times over.
+            let levels: Vec<u32> = match codec {
+                Codec::Xz => vec![0, 6, 9],
+                _ => codec.levels().collect(),
+            };
+            for level in levels {
+                let c = Compression::new(codec, Some(level)).unwrap();
+                let mut out = Vec::new();
+                c.compress(&mut &b"abcabcabc"[..], &mut out).unwrap();
+                assert!(!out.is_empty());
+            }
+        }
+    }
+}

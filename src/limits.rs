@@ -1,0 +1,49 @@
+//! Every limit of the library in one place, at the bottom of the layering (it uses nothing of
+//! the crate, and every module may use it). Each bounds memory or time on input that could
+//! otherwise make a reader or writer grow without bound; docs/format.md gives the ones that are
+//! part of the format (§6.4, §8, §13).
+//!
+//! The modules that enforce a limit re-export it under the name they always had (for example
+//! `metatf::decode::MAX_REF_HOPS`).
+
+/// How many live sets a scope has (docs/format.md §13): set numbers are 1..=`MAX_LIVE_SETS`.
+pub const MAX_LIVE_SETS: u8 = 16;
+
+/// Most values one live set holds; appending to a full set first drops its oldest value.
+pub const LIVE_SET_CAPACITY: usize = 1 << 20;
+
+/// Repeat limit for items that may occupy no bytes (docs/format.md §6.4).
+pub const MAX_EMPTY_REPEAT: u64 = 65_536;
+
+/// Most field occurrences one record may hold (docs/format.md §6.4): no trace can make a reader
+/// allocate without bound, and no writer produces a record a reader refuses.
+pub const MAX_FIELDS_PER_RECORD: usize = 1 << 22;
+
+/// How many look-ups one reference chain may make (docs/format.md §8).
+pub const MAX_REF_HOPS: usize = 16;
+
+/// Most problems kept for one record by the decoder; more are counted.
+pub const MAX_PROBLEMS_PER_RECORD: usize = 1024;
+
+/// Maximum number of fields (nodes) of one expanded record type: slot numbers are 16-bit.
+pub const MAX_FIELDS: usize = u16::MAX as usize;
+
+/// Maximum number of fields expanded over the whole DTD (every record type, every use of a
+/// nested type), so that types nesting each other several times cannot take exponential time.
+pub const MAX_TOTAL_FIELDS: usize = 1 << 18;
+
+/// The largest DTD read, in bytes (16 MiB). DTDs are small; the cap bounds memory when a wrong
+/// path names a huge file, `/dev/zero`, a `/proc` file or a FIFO. It is applied while reading,
+/// so files whose metadata length is 0 or wrong are bounded too.
+pub const MAX_DTD_BYTES: u64 = 16 << 20;
+
+/// Maximum nesting of field lists, repeats and expression operators in a DTD. Deeper input is
+/// an error (it would only serve to exhaust the stack).
+pub const MAX_DTD_DEPTH: usize = 64;
+
+/// The longest line of the text form or JSON lines accepted.
+pub const MAX_LINE: u64 = 64 << 20;
+
+/// The default cap on an input read into memory (a pipe, standard input, a decompressed
+/// stream): 16 GiB. [`crate::OpenOptions::max_input_bytes`] changes it.
+pub const DEFAULT_INPUT_CAP: u64 = 16 << 30;
