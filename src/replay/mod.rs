@@ -320,7 +320,7 @@ impl Worker {
             .and_then(|s| std::alloc::Layout::from_size_align(s, align as usize).ok());
         if layout.is_none() {
             self.counts.refused += 1;
-            if self.largest_refused.map_or(true, |(_, s)| s < op.size) {
+            if self.largest_refused.is_none_or(|(_, s)| s < op.size) {
                 self.largest_refused = Some((op.record, op.size));
             }
         }
@@ -384,7 +384,7 @@ impl Worker {
                     .flatten();
                 let Some(new_size) = new_size else {
                     self.counts.refused += 1;
-                    if self.largest_refused.map_or(true, |(_, s)| s < op.size) {
+                    if self.largest_refused.is_none_or(|(_, s)| s < op.size) {
                         self.largest_refused = Some((op.record, op.size));
                     }
                     // As after a failed realloc, the old block stays.
@@ -490,12 +490,12 @@ where
             let op = check(n, op)?;
             w.apply(&op, &mut map);
             n += 1;
-            if n % every == 0 {
+            if n.is_multiple_of(every) {
                 sample(n, w.live);
             }
         }
         let wall = start.elapsed();
-        if n % every != 0 {
+        if !n.is_multiple_of(every) {
             sample(n, w.live);
         }
         release(alloc, map.drain());
@@ -506,7 +506,6 @@ where
         free_running(alloc, options, threads, count, ops, check, &mut sample)?
     };
     let after = raw::usage();
-    drop(sample);
 
     let mut counts = Counts::default();
     let mut hist: Vec<Histogram<u64>> = (0..3).map(|_| new_hist()).collect();
@@ -522,7 +521,7 @@ where
             let _ = h.add(wh);
         }
         if let Some((r, s)) = w.largest_refused {
-            if largest_refused.map_or(true, |(_, m)| m < s) {
+            if largest_refused.is_none_or(|(_, m)| m < s) {
                 largest_refused = Some((r, s));
             }
         }
@@ -530,7 +529,7 @@ where
     let latency = KINDS
         .iter()
         .zip(hist.iter().zip(kind_ns))
-        .filter(|(_, (h, _))| h.len() > 0)
+        .filter(|(_, (h, _))| !h.is_empty())
         .map(|(k, (h, total_ns))| Latency {
             kind: k.to_string(),
             count: h.len(),
@@ -657,16 +656,16 @@ where
         n += 1;
         // A thread's last operation ends its turn: the thread then exits, as the traced
         // program's did, and its allocator's thread cache goes with it.
-        if op.last || n % every == 0 {
+        if op.last || n.is_multiple_of(every) {
             play(&mut turn, &mut spare);
-            if n % every == 0 {
+            if n.is_multiple_of(every) {
                 sample(n, live(&slots));
             }
         }
     }
     play(&mut turn, &mut spare);
     let wall = start.elapsed();
-    if n % every != 0 {
+    if !n.is_multiple_of(every) {
         sample(n, live(&slots));
     }
     drop(senders);
@@ -749,7 +748,7 @@ where
             sample(done, live);
             last = done;
             taken += 1;
-            if taken % 200 == 0 {
+            if taken.is_multiple_of(200) {
                 interval *= 2;
             }
         }

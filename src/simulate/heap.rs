@@ -201,7 +201,7 @@ impl Buddy {
         while (order as usize) < 64 {
             let size = 1u64 << order;
             let buddy = addr ^ size;
-            if buddy.checked_add(size).map_or(true, |end| end > self.arena)
+            if buddy.checked_add(size).is_none_or(|end| end > self.arena)
                 || !self.free[order as usize].remove(&buddy)
             {
                 break;

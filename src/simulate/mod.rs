@@ -123,7 +123,7 @@ impl Samples {
 
     /// Whether a point after `event` events is wanted.
     pub fn due(&self, event: u64) -> bool {
-        event % self.every == 0
+        event.is_multiple_of(self.every)
     }
 
     /// Records a point (call when [`Samples::due`]).
@@ -259,7 +259,7 @@ impl Simulator {
         };
         if rounded.is_none() {
             self.report.refused += 1;
-            if self.report.largest_refused.map_or(true, |(_, s)| s < size) {
+            if self.report.largest_refused.is_none_or(|(_, s)| s < size) {
                 self.report.largest_refused = Some((record, size));
             }
         }

@@ -176,9 +176,8 @@ mod tests {
                 .wrapping_mul(6364136223846793005)
                 .wrapping_add(1442695040888963407);
             let addr = (x >> 33) % 500 * 16;
-            if model.contains_key(&addr) {
+            if model.remove(&addr).is_some() {
                 t.remove(addr);
-                model.remove(&addr);
             } else {
                 let size = (x >> 20) % 64 + 1;
                 t.insert(addr, size);
