@@ -72,7 +72,9 @@ pub mod __internal {
     pub use crate::layout::ScopeState;
 }
 
-pub use layout::{MetaProperty, MetaRefused, WidthError, MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD};
+pub use layout::{
+    MetaProperty, MetaRefused, Shape, WidthError, MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD,
+};
 pub use open::{open, DtdSource, OpenError, OpenOptions, Opened};
 
 /// The README's examples, compiled as doc tests so that they stay true.

@@ -5,6 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
+use metatf::analysis::check::Check;
+use metatf::analysis::{Finding, Severity};
 use metatf::decode::Event;
 use metatf::io::StdoutSink;
 
@@ -23,6 +25,16 @@ pub struct CheckArgs {
     /// Report at most N problems (all are counted).
     #[arg(long, default_value_t = 100)]
     pub max_errors: u64,
+    /// Decode only: skip the checks the DTD's analysis declarations ask for (ids defined
+    /// before use, nesting, monotonic values; docs/format.md §14).
+    #[arg(long)]
+    pub no_semantic: bool,
+    /// Track at most N ids, open nesting levels and keys at once (semantic checks stop beyond).
+    #[arg(long, default_value_t = metatf::analysis::DEFAULT_MAX_TRACKED, value_name = "N")]
+    pub max_ids: usize,
+    /// Show at most N pieces of information (ids alive at the end); all are counted.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub max_info: u64,
 }
 
 /// Run `mtf check`.
@@ -46,6 +58,37 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     }
     let mut bar = Progress::new(reader.bytes().len() as u64, "checking", quiet());
     let mut n = 0u64;
+    let mut check = Check::new(o.schema());
+    check.set_limit(args.max_ids);
+    let semantic = !args.no_semantic && check.is_declared();
+    let mut info_shown = 0u64;
+    // Findings are reported after the decoding problems of their record.
+    let show = |check: &Check<'_>,
+                found: &[Finding],
+                reported: &mut u64,
+                info_shown: &mut u64,
+                bar: &mut Progress,
+                out: &mut StdoutSink|
+     -> std::io::Result<()> {
+        for f in found {
+            let line = match f.severity {
+                Severity::Error if *reported < args.max_errors => {
+                    *reported += 1;
+                    format!("{path}: {}", check.describe(f))
+                }
+                Severity::Info if *info_shown < args.max_info && !quiet() => {
+                    *info_shown += 1;
+                    format!("{path}: info: {}", check.describe(f))
+                }
+                _ => continue,
+            };
+            bar.suspend(|| -> std::io::Result<()> {
+                writeln!(out, "{line}")?;
+                out.flush()
+            })?;
+        }
+        Ok(())
+    };
     let mut records = reader.records();
     while let Some(event) = records.next() {
         let problem: &dyn std::fmt::Display = match &event {
@@ -53,6 +96,20 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
                 per_type[v.record_id() as usize] += 1;
                 n += 1;
                 bar.record(v.offset(), n);
+                if semantic {
+                    let found = check.record(v);
+                    if !found.is_empty() {
+                        let found = found.to_vec();
+                        show(
+                            &check,
+                            &found,
+                            &mut reported,
+                            &mut info_shown,
+                            &mut bar,
+                            &mut out,
+                        )?;
+                    }
+                }
                 continue;
             }
             Event::Problem(p) => p,
@@ -67,8 +124,21 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             })?;
         }
     }
+    if semantic {
+        let found = check.finish().to_vec();
+        show(
+            &check,
+            &found,
+            &mut reported,
+            &mut info_shown,
+            &mut bar,
+            &mut out,
+        )?;
+    }
     bar.finish();
     total += records.dropped_problems();
+    let semantic_errors = check.count(Severity::Error);
+    total += semantic_errors;
     let checked: u64 = per_type.iter().sum();
     if !quiet() {
         writeln!(out, "records checked: {checked}")?;
@@ -78,6 +148,27 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             }
         }
     }
+    if semantic && !quiet() {
+        let infos = check.count(Severity::Info);
+        writeln!(
+            out,
+            "semantic checks (analysis/{}): {semantic_errors} problem(s), {infos} piece(s) of information",
+            o.schema().analysis.version
+        )?;
+        for (kind, sev, n) in check.counts() {
+            writeln!(out, "  {:<32} {:<6} {n:>12}", kind.name(), sev.keyword())?;
+        }
+        if infos > info_shown {
+            writeln!(
+                out,
+                "… {} more piece(s) of information not shown (--max-info {})",
+                infos - info_shown,
+                args.max_info
+            )?;
+        }
+    } else if args.no_semantic && check.is_declared() && !quiet() {
+        writeln!(out, "semantic checks skipped (--no-semantic)")?;
+    }
     if total > reported {
         writeln!(
             out,
@@ -86,9 +177,18 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             args.max_errors
         )?;
     }
+    let stopped = check.interpreter().stopped();
     let status = if total == 0 {
         writeln!(out, "{path}: valid")?;
         EXIT_OK
+    } else if stopped && total == 1 {
+        // Only the limit: the trace decodes, but its declarations were not all checked.
+        writeln!(
+            out,
+            "{path}: INCOMPLETE, decodes, but semantic checks stopped at --max-ids {}",
+            args.max_ids
+        )?;
+        EXIT_INVALID_TRACE
     } else {
         writeln!(out, "{path}: INVALID, {total} problem(s)")?;
         EXIT_INVALID_TRACE

@@ -54,6 +54,29 @@ pub fn error_text(code: &str, message: impl Into<String>) -> String {
         .to_string()
 }
 
+/// clap's text for a usage error (`error: …`, a tip, the usage line) in the one style: the first
+/// paragraph is the message, the others the help.
+pub fn usage_error_text(clap_text: &str) -> String {
+    let mut paragraphs = clap_text.split("\n\n").map(|p| {
+        p.lines()
+            .map(str::trim)
+            .filter(|l| !l.is_empty())
+            .collect::<Vec<_>>()
+    });
+    let first = paragraphs.next().unwrap_or_default().join(" ");
+    let message = first.strip_prefix("error: ").unwrap_or(&first).to_string();
+    let help: Vec<String> = paragraphs
+        .filter(|p| !p.is_empty())
+        .map(|p| p.join(" "))
+        .map(|l| l.strip_prefix("tip: ").map(str::to_string).unwrap_or(l))
+        .collect();
+    let help = (!help.is_empty()).then(|| help.join("\n"));
+    format!(
+        "{}\n",
+        render(&Flat::new(message, "mtf::usage", help)).trim_end()
+    )
+}
+
 /// A diagnostic that does not end the command, with `what` (the trace, as the user named it)
 /// before its message, in the same style as [`error`].
 pub fn problem_text(what: &str, d: &dyn Diagnostic) -> String {

@@ -130,7 +130,7 @@ pub fn run(args: &CompactArgs) -> Result<i32, Failure> {
     let stats = &report.stats;
     let per = |b: u64| b as f64 / stats.data_records.max(1) as f64;
     let compressed = match (compression, report.file_bytes) {
-        (Some(c), Some(file)) => format!(
+        (Some(c), file) => format!(
             ", {file} bytes with {} -{} ({:.3} B/record)",
             c.codec().name(),
             c.level(),

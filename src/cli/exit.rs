@@ -4,7 +4,7 @@
 //! | status | meaning |
 //! |---|---|
 //! | 0 | success (for `check`: the trace is valid) |
-//! | 1 | the input data is invalid: a trace that breaks the format, text `pack` cannot write, input `import` refuses, an output that reads back different |
+//! | 1 | the input data is invalid: a trace that breaks the format (also compressed and cut short), text `pack` cannot write, an output that reads back different |
 //! | 2 | usage or I/O: wrong arguments, a file that cannot be read or written, a trace the command cannot work on (`export` of a trace that was not imported) |
 //! | 3 | the DTD is unusable (invalid, or named by the trace and found nowhere) |
 //! | 130, 143 | interrupted by SIGINT or SIGTERM |
@@ -15,7 +15,7 @@ use metatf::io::IoError;
 
 /// Success (for `check`: the trace is valid).
 pub const EXIT_OK: i32 = 0;
-/// The input data is invalid (a trace, text to pack, a foreign trace to import).
+/// The input data is invalid (a trace, text to pack).
 pub const EXIT_INVALID_TRACE: i32 = 1;
 /// I/O error or bad usage.
 pub const EXIT_USAGE: i32 = 2;

@@ -129,9 +129,15 @@ pub fn main() -> i32 {
         .and_then(|m| Cli::from_arg_matches(&m))
     {
         Ok(c) => c,
-        Err(e) => {
+        // `--help` and `--version` are printed as clap prints them; a usage error in the one
+        // style of every error (common.rs).
+        Err(e) if !e.use_stderr() => {
             let _ = e.print();
-            return if e.use_stderr() { EXIT_USAGE } else { EXIT_OK };
+            return EXIT_OK;
+        }
+        Err(e) => {
+            common::to_stderr(&common::usage_error_text(&e.render().to_string()));
+            return EXIT_USAGE;
         }
     };
     common::set_globals(cli.color, cli.quiet);

@@ -305,8 +305,15 @@ pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
     let reader = o.reader();
     // A first pass counts the records and the length of the two forms written from them.
     let (mut simple_len, mut ascii_len) = (Count(0), Count(0));
-    let (data, all) = data_forms(&reader, Some(&mut simple_len), Some(&mut ascii_len))
-        .map_err(|e| Failure::new(EXIT_INVALID_TRACE, e.to_string()))?;
+    let (data, all) =
+        data_forms(&reader, Some(&mut simple_len), Some(&mut ascii_len)).map_err(|e| {
+            let path = super::common::input_name(&args.trace);
+            error(
+                EXIT_INVALID_TRACE,
+                "mtf::trace::invalid",
+                format!("{path}: {e}"),
+            )
+        })?;
     let simple = sizes(simple_len.0, None, &mut |w| {
         data_forms(&reader, Some(w), None).map(drop)
     })?;

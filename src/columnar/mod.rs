@@ -46,8 +46,9 @@ use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
 use crate::decode::{ElementRef, Event, Reader, RecordView, Value};
-use crate::dtd::{Builtin, Display, Node, RecordId, RecordType, SlotKind};
+use crate::dtd::{Builtin, Display, RecordId, RecordType, SlotKind};
 use crate::io::{IoError, Output};
+use crate::layout::Shape;
 use crate::text::{Options, Printer, Visit};
 
 /// How [`write_parquet`] writes.
@@ -373,7 +374,6 @@ enum Resolved {
 
 #[derive(Debug)]
 struct Leaf {
-    slot: usize,
     display: Display,
     bytes: bool,
     stats: Stats,
@@ -404,23 +404,6 @@ struct Table {
     section: Vec<u8>,
 }
 
-fn relative<'a>(name: &'a str, prefix: &str) -> &'a str {
-    if prefix.is_empty() {
-        return name;
-    }
-    name.strip_prefix(prefix)
-        .and_then(|r| r.strip_prefix('.'))
-        .unwrap_or(name)
-}
-
-fn full(name: &str, prefix: &str) -> String {
-    if prefix.is_empty() || name.starts_with(&format!("{prefix}.")) {
-        name.to_string()
-    } else {
-        format!("{prefix}.{name}")
-    }
-}
-
 impl Table {
     fn new(rt: &RecordType) -> Table {
         let mut t = Table {
@@ -436,56 +419,52 @@ impl Table {
             offset: Vec::new(),
             section: Vec::new(),
         };
-        t.cols = t.build(rt, &rt.layout, "");
+        t.cols = t.build(rt, &Shape::of(rt));
         t
     }
 
-    fn build(&mut self, rt: &RecordType, nodes: &[Node], prefix: &str) -> Vec<(String, Col)> {
+    /// The columns of a shape (the layout's, keyed as the compiled program keys the fields).
+    fn build(&mut self, rt: &RecordType, shape: &[Shape]) -> Vec<(String, Col)> {
         let mut cols = Vec::new();
-        for node in nodes {
+        for node in shape {
             match node {
-                Node::Field(slot) => {
+                Shape::Field { key, slot } => {
                     let slot = *slot as usize;
-                    if slot == 0 {
-                        continue; // the tag
-                    }
                     let def = &rt.slots[slot];
                     let i = self.leaves.len();
                     self.leaves.push(Leaf {
-                        slot,
                         display: def.display,
                         bytes: matches!(def.kind, SlotKind::Bytes { .. }),
                         stats: Stats::default(),
                         data: None,
                     });
                     self.leaf_of_slot[slot] = Some(i);
-                    cols.push((relative(&def.name, prefix).to_string(), Col::Leaf(i)));
+                    cols.push((key.clone(), Col::Leaf(i)));
                 }
-                Node::Group { name, children } => {
-                    let path = full(name, prefix);
-                    let inside = self.build(rt, children, &path);
-                    cols.push((relative(&path, prefix).to_string(), Col::Struct(inside)));
+                Shape::Group { key, members } => {
+                    let inside = self.build(rt, members);
+                    cols.push((key.clone(), Col::Struct(inside)));
                 }
-                Node::Repeat { name, count, item } => {
-                    let path = full(name, prefix);
+                Shape::List {
+                    key,
+                    count,
+                    item,
+                    single,
+                } => {
                     let l = self.lists.len();
                     self.lists.push(List {
                         offsets: vec![0],
                         items: 0,
                     });
                     self.list_of_count.insert(*count as usize, l);
-                    let mut inside = self.build(rt, item, &path);
-                    // An item that is one scalar field is a list of that field, named as the
-                    // text form keys it (`pc`, `n_items.a`).
-                    let (key, col) = if inside.len() == 1 && matches!(inside[0].1, Col::Leaf(_)) {
-                        let (_, c) = inside.pop().expect("one");
-                        let Col::Leaf(i) = c else { unreachable!() };
-                        let slot_name = &rt.slots[self.leaves[i].slot].name;
-                        (relative(slot_name, prefix).to_string(), Col::Leaf(i))
+                    let mut inside = self.build(rt, item);
+                    // A list of one scalar field is a list of that field, named by the list.
+                    let col = if *single && inside.len() == 1 {
+                        inside.pop().expect("one").1
                     } else {
-                        (relative(&path, prefix).to_string(), Col::Struct(inside))
+                        Col::Struct(inside)
                     };
-                    cols.push((key, Col::List(l, Box::new(col))));
+                    cols.push((key.clone(), Col::List(l, Box::new(col))));
                 }
             }
         }

@@ -12,12 +12,14 @@
 use std::io::{Read, Write};
 use std::ops::RangeInclusive;
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use crate::container::Class;
 use crate::decode::Reader;
 use crate::dtd::Schema;
 use crate::encode::TraceWriter;
 use crate::io::{Input, IoError, Output, TempFile};
+use crate::layout::Compiled;
 
 use super::{compact_split, compact_with_progress, plan_split, verify, CompactError};
 use super::{CompactOptions, CompactStats, Measure, SplitPlan};
@@ -208,8 +210,9 @@ pub struct FileReport {
     pub stats: CompactStats,
     /// The size of the trace before compression.
     pub trace_bytes: u64,
-    /// The size of the file written, when the output is a regular file.
-    pub file_bytes: Option<u64>,
+    /// The bytes written to the output: the trace, compressed when it is compressed (also when
+    /// the output is standard output or a FIFO).
+    pub file_bytes: u64,
     /// What became of split streams.
     pub streams: Streams,
     /// With [`FileOptions::verify`], the records compared; `None` when not asked or when the
@@ -225,6 +228,25 @@ pub struct FileReport {
 /// replaced atomically). With [`FileOptions::split`], the output must be a file: the derived DTD
 /// is written beside it (`NAME.split-HASH.dtd`, left as it is if a file of that name has the
 /// same text; a file of that name with other text is an error).
+///
+/// ```
+/// use metatf::compact::{compact_file, Codec, Compression, FileOptions};
+/// # let dir = std::env::temp_dir().join(format!("mtf-compact-doc-{}", std::process::id()));
+/// # std::fs::create_dir_all(&dir)?;
+/// let opened = metatf::open("traces/hatf-le32.mtf")?;
+/// let opts = FileOptions {
+///     compression: Some(Compression::new(Codec::Zstd, None)?), // level 19
+///     verify: true,
+///     ..FileOptions::default()
+/// };
+/// let out = dir.join("small.mtf.zst");
+/// let name = &opened.trace().header().dtd_name;
+/// let report = compact_file(&opened.reader(), opened.dtd_text(), name, &out, &opts, &mut |_, _| {})?;
+/// assert_eq!(report.verified, Some(20));
+/// assert!(report.file_bytes < report.trace_bytes);
+/// # std::fs::remove_dir_all(&dir)?;
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
 pub fn compact_file(
     reader: &Reader<'_>,
     dtd_text: &str,
@@ -250,13 +272,18 @@ pub fn compact_file(
     } else {
         None
     };
+    // Each schema is compiled once: the input's programs are the reader's, the derived DTD's
+    // are shared by its writer and the reader that verifies the output.
+    let derived = plan
+        .as_ref()
+        .map(|(_, schema, _)| Arc::new(Compiled::new(schema)));
     let write = |plan: Option<&(SplitPlan, Schema, String)>,
                  to: &Path,
                  progress: &mut dyn FnMut(u64, u64)|
-     -> Result<(CompactStats, u64), CompactError> {
-        let (schema, name) = match plan {
-            Some((_, schema, name)) => (schema, name.as_str()),
-            None => (reader.schema(), dtd_name),
+     -> Result<(CompactStats, u64, u64), CompactError> {
+        let (schema, name, compiled) = match (plan, &derived) {
+            (Some((_, schema, name)), Some(c)) => (schema, name.as_str(), c.clone()),
+            _ => (reader.schema(), dtd_name, reader.compiled.clone()),
         };
         let run = |w: &mut TraceWriter<'_>, progress: &mut dyn FnMut(u64, u64)| match plan {
             Some((plan, _, _)) => compact_split(reader, w, &copts, plan, progress),
@@ -264,12 +291,14 @@ pub fn compact_file(
         };
         let order = reader.byte_order();
         let Some(compression) = opts.compression else {
-            let mut w = TraceWriter::create(schema, to, class, order, name)?;
+            let mut w = TraceWriter::create_shared(schema, Some(compiled), to, class, order, name)?;
             let stats = run(&mut w, progress)?;
-            return Ok((stats, w.finish()?.bytes));
+            let bytes = w.finish()?.bytes;
+            return Ok((stats, bytes, bytes));
         };
         let tmp = TempFile::new()?;
-        let mut w = TraceWriter::create(schema, tmp.path(), class, order, name)?;
+        let mut w =
+            TraceWriter::create_shared(schema, Some(compiled), tmp.path(), class, order, name)?;
         let stats = run(&mut w, progress)?;
         let bytes = w.finish()?.bytes;
         let mut out = Output::create(to)?;
@@ -277,14 +306,19 @@ pub fn compact_file(
             path: tmp.path().to_path_buf(),
             source: e,
         })?;
-        let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut out);
+        let mut counted = Counter {
+            inner: &mut out,
+            n: 0,
+        };
+        let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut counted);
         let done = compression
             .compress(&mut f, &mut buf)
             .and_then(|()| buf.flush());
         drop(buf);
+        let written = counted.n;
         done.map_err(|e| out.error(e))?;
         out.commit()?;
-        Ok((stats, bytes))
+        Ok((stats, bytes, written))
     };
     let file_size = |p: &Path| {
         std::fs::metadata(p)
@@ -292,15 +326,15 @@ pub fn compact_file(
             .filter(|m| m.is_file())
             .map(|m| m.len())
     };
-    let (stats, trace_bytes, streams) = match &plan {
+    let (stats, trace_bytes, file_bytes, streams) = match &plan {
         None => {
-            let (stats, bytes) = write(None, output, progress)?;
+            let (stats, bytes, written) = write(None, output, progress)?;
             let streams = if opts.split {
                 Streams::NothingVaries
             } else {
                 Streams::NotAsked
             };
-            (stats, bytes, streams)
+            (stats, bytes, written, streams)
         }
         Some(p) => {
             let folder = match output.parent() {
@@ -311,7 +345,7 @@ pub fn compact_file(
             let cols = TempFile::new_in(folder)?;
             let plain = write(None, rows.path(), progress)?;
             let streamed = write(Some(p), cols.path(), progress)?;
-            let (chosen, (stats, bytes), streams) =
+            let (chosen, (stats, bytes, _), streams) =
                 if file_size(cols.path()) < file_size(rows.path()) {
                     let dtd_path = write_derived_dtd(folder, &p.2, &p.0.dtd_text)?;
                     let kept = Streams::Kept {
@@ -327,31 +361,27 @@ pub fn compact_file(
                 path: chosen.path().to_path_buf(),
                 source: e,
             })?;
-            std::io::copy(&mut f, &mut out).map_err(|e| out.error(e))?;
+            let written = std::io::copy(&mut f, &mut out).map_err(|e| out.error(e))?;
             out.commit()?;
-            (stats, bytes, streams)
+            (stats, bytes, written, streams)
         }
     };
     let mut stats = stats;
     if !matches!(streams, Streams::Kept { .. }) {
         stats.streams.clear();
     }
-    let file_bytes = if output.as_os_str() == "-" {
-        None
-    } else {
-        file_size(output)
-    };
-    let verified = if opts.verify && file_bytes.is_some() {
+    let readable = output.as_os_str() != "-" && file_size(output).is_some();
+    let verified = if opts.verify && readable {
         // The output is read back with the schema it was written with: the input's, or the
         // derived one (which the header names and which was written beside it).
-        let schema = match (&streams, &plan) {
-            (Streams::Kept { .. }, Some((_, schema, _))) => schema,
-            _ => reader.schema(),
+        let (schema, compiled) = match (&streams, &plan, &derived) {
+            (Streams::Kept { .. }, Some((_, schema, _)), Some(c)) => (schema, c.clone()),
+            _ => (reader.schema(), reader.compiled.clone()),
         };
         let trace = Input::open(output)?
             .into_trace()
             .map_err(|e| CompactError::Invalid(e.to_string()))?;
-        let back = Reader::new(&trace, schema);
+        let back = Reader::with_compiled(&trace, schema, compiled);
         Some(verify(reader, &back)?)
     } else {
         None
@@ -363,6 +393,24 @@ pub fn compact_file(
         streams,
         verified,
     })
+}
+
+/// A writer that counts the bytes it passes on.
+struct Counter<W> {
+    inner: W,
+    n: u64,
+}
+
+impl<W: Write> Write for Counter<W> {
+    fn write(&mut self, buf: &[u8]) -> std::io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.n += n as u64;
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> std::io::Result<()> {
+        self.inner.flush()
+    }
 }
 
 /// The plan of split streams, the derived DTD's schema and its name: the input DTD's, with a

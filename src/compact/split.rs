@@ -147,7 +147,8 @@ pub(crate) fn stream_record(derived: &Schema, id: u8, name: &str) -> Option<Reco
 /// and a repeat's count. Read through `sectionStride`, such a field would yield its element
 /// index instead (docs/format.md §3.4), so it never moves into a stream.
 pub(crate) fn layout_slots(rt: &crate::dtd::RecordType) -> Vec<SlotId> {
-    use crate::dtd::{Expr, Node, SlotKind};
+    use crate::dtd::{Expr, SlotKind};
+    use crate::layout::Shape;
     fn expr(e: &Expr, out: &mut Vec<SlotId>) {
         match e {
             Expr::Const(_) => {}
@@ -158,15 +159,16 @@ pub(crate) fn layout_slots(rt: &crate::dtd::RecordType) -> Vec<SlotId> {
             }
         }
     }
-    fn nodes(ns: &[Node], out: &mut Vec<SlotId>) {
-        for n in ns {
-            match n {
-                Node::Repeat { count, item, .. } => {
+    // The counts of the record's repeats, from its shape.
+    fn counts(shape: &[Shape], out: &mut Vec<SlotId>) {
+        for s in shape {
+            match s {
+                Shape::List { count, item, .. } => {
                     out.push(*count);
-                    nodes(item, out);
+                    counts(item, out);
                 }
-                Node::Group { children, .. } => nodes(children, out),
-                _ => {}
+                Shape::Group { members, .. } => counts(members, out),
+                Shape::Field { .. } => {}
             }
         }
     }
@@ -176,7 +178,7 @@ pub(crate) fn layout_slots(rt: &crate::dtd::RecordType) -> Vec<SlotId> {
             expr(width, &mut out);
         }
     }
-    nodes(&rt.layout, &mut out);
+    counts(&Shape::of(rt), &mut out);
     out
 }
 

@@ -488,6 +488,19 @@ pub enum DtdError {
         #[help]
         help: Option<String>,
     },
+    /// An analysis declaration (extension analysis/1, docs/format.md §14) that cannot be
+    /// resolved: an unknown namespace, keyword or field, or declarations that contradict.
+    #[error("{msg}")]
+    #[diagnostic(code(mtf::dtd::bad_analysis))]
+    BadAnalysis {
+        msg: String,
+        #[source_code]
+        src: Src,
+        #[label("here")]
+        span: SourceSpan,
+        #[help]
+        help: Option<String>,
+    },
     /// A repeat count that is not a scalar field.
     #[error("repeat count `{name}` is a record type, not a scalar field")]
     #[diagnostic(
@@ -613,6 +626,27 @@ pub enum DtdWarning {
         #[source_code]
         src: Src,
         #[label("not a reserved property")]
+        span: SourceSpan,
+    },
+    /// Analysis declarations of a version this reader does not know: ignored (they never
+    /// change how a trace decodes).
+    #[error("{msg}")]
+    #[diagnostic(code(mtf::dtd::analysis_ignored), severity(Warning))]
+    AnalysisIgnored {
+        msg: String,
+        #[source_code]
+        src: Src,
+        #[label("here")]
+        span: SourceSpan,
+    },
+    /// A namespace named once only, close to another's name.
+    #[error("{msg}")]
+    #[diagnostic(code(mtf::dtd::analysis_typo), severity(Warning))]
+    AnalysisTypo {
+        msg: String,
+        #[source_code]
+        src: Src,
+        #[label("here")]
         span: SourceSpan,
     },
     /// Ends a capped list of warnings.

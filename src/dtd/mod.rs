@@ -20,6 +20,7 @@
 // would mostly produce consequences of the syntax errors (a record whose `tag.value` line did
 // not parse "has no tag value").
 
+pub mod analysis;
 pub(crate) mod ast;
 mod error;
 pub(crate) mod parse;

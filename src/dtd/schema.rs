@@ -39,6 +39,9 @@ pub struct Schema {
     pub scopes: Vec<Scope>,
     /// Map from section id (1..=255) to index in `scopes`; entry 0 is always `Some(0)`.
     pub scope_of_section: Vec<Option<u16>>,
+    /// The analysis declarations (extension `analysis/1`, docs/format.md §14); empty when the
+    /// DTD declares none.
+    pub analysis: super::analysis::Analysis,
 }
 
 /// One scope: the global region or one section.

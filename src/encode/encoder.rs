@@ -65,8 +65,15 @@ pub(crate) struct Encoder<'s> {
 
 impl<'s> Encoder<'s> {
     /// An encoder positioned in the global region.
-    pub(crate) fn new(schema: &'s Schema, order: ByteOrder, class: Class) -> Encoder<'s> {
-        let compiled = std::sync::Arc::new(Compiled::new(schema));
+    /// An encoder positioned in the global region, with the schema's programs compiled already
+    /// (shared with the readers of the same schema).
+    pub(crate) fn new(
+        schema: &'s Schema,
+        compiled: std::sync::Arc<Compiled>,
+        order: ByteOrder,
+        class: Class,
+    ) -> Encoder<'s> {
+        debug_assert_eq!(compiled.programs.len(), schema.records.len());
         Encoder {
             schema,
             last: vec![0; compiled.max_slots],

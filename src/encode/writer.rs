@@ -23,7 +23,8 @@ use std::path::{Path, PathBuf};
 use crate::container::{ByteOrder, Class, Header};
 use crate::decode::{ElementRef, Input, Reader, RefError, Region};
 use crate::dtd::{Interp, RecordId, Schema, SlotId};
-use crate::layout::MetaProperty;
+use crate::layout::{Compiled, MetaProperty};
+use std::sync::Arc;
 
 use super::assemble::{assemble, AssembleError, FieldIn, Fields};
 use super::encoder::{Encoder, In};
@@ -112,6 +113,7 @@ pub struct TraceWriter<'s> {
 impl<'s> TraceWriter<'s> {
     fn with_body(
         schema: &'s Schema,
+        compiled: Option<Arc<Compiled>>,
         class: Class,
         order: ByteOrder,
         dtd_name: &str,
@@ -128,7 +130,12 @@ impl<'s> TraceWriter<'s> {
             }
         }
         TraceWriter {
-            enc: Encoder::new(schema, order, class),
+            enc: Encoder::new(
+                schema,
+                compiled.unwrap_or_else(|| Arc::new(Compiled::new(schema))),
+                order,
+                class,
+            ),
             class,
             order,
             dtd_name: dtd_name.to_string(),
@@ -158,8 +165,21 @@ impl<'s> TraceWriter<'s> {
         order: ByteOrder,
         dtd_name: &str,
     ) -> Result<TraceWriter<'s>, EncodeError> {
+        Self::create_shared(schema, None, path, class, order, dtd_name)
+    }
+
+    /// As [`TraceWriter::create`], with the schema's compiled programs when a reader of the same
+    /// schema has them already.
+    pub(crate) fn create_shared(
+        schema: &'s Schema,
+        compiled: Option<Arc<Compiled>>,
+        path: impl AsRef<Path>,
+        class: Class,
+        order: ByteOrder,
+        dtd_name: &str,
+    ) -> Result<TraceWriter<'s>, EncodeError> {
         let out = Output::create(path.as_ref())?;
-        Self::to_output(schema, out, class, order, dtd_name)
+        Self::to_output_shared(schema, compiled, out, class, order, dtd_name)
     }
 
     /// A writer that writes the trace to `out` (already created) when finished, and commits
@@ -189,6 +209,17 @@ impl<'s> TraceWriter<'s> {
         order: ByteOrder,
         dtd_name: &str,
     ) -> Result<TraceWriter<'s>, EncodeError> {
+        Self::to_output_shared(schema, None, out, class, order, dtd_name)
+    }
+
+    fn to_output_shared(
+        schema: &'s Schema,
+        compiled: Option<Arc<Compiled>>,
+        out: Output,
+        class: Class,
+        order: ByteOrder,
+        dtd_name: &str,
+    ) -> Result<TraceWriter<'s>, EncodeError> {
         let (spool, spool_name) = if out.temp_path().is_some() {
             let folder = match out.target().parent() {
                 Some(p) if !p.as_os_str().is_empty() => p,
@@ -202,6 +233,7 @@ impl<'s> TraceWriter<'s> {
         };
         Ok(Self::with_body(
             schema,
+            compiled,
             class,
             order,
             dtd_name,
@@ -228,7 +260,14 @@ impl<'s> TraceWriter<'s> {
         order: ByteOrder,
         dtd_name: &str,
     ) -> TraceWriter<'s> {
-        Self::with_body(schema, class, order, dtd_name, Body::Memory(Vec::new()))
+        Self::with_body(
+            schema,
+            None,
+            class,
+            order,
+            dtd_name,
+            Body::Memory(Vec::new()),
+        )
     }
 
     /// The address class of the trace being written.

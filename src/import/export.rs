@@ -177,7 +177,11 @@ impl Writer {
                     Some(d) if !d.as_os_str().is_empty() && d.is_dir() => d.to_path_buf(),
                     _ => std::env::temp_dir(),
                 };
-                let scratch = crate::io::TempFile::new_in(&folder).map_err(|e| e.to_string())?;
+                // A folder that cannot take the ZIP is a write failure, as for a plain file.
+                let scratch = match crate::io::TempFile::new_in(&folder) {
+                    Ok(s) => s,
+                    Err(e) => return Err(self.fail_io(std::io::Error::other(e))),
+                };
                 self.out = Out2::Zip(Box::new(zipio::Writer::new(scratch)), p.clone());
             }
             if let Out2::Zip(z, _) = &mut self.out {

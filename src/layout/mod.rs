@@ -17,6 +17,7 @@ pub(crate) use liveset::Undo as LiveUndo;
 pub use liveset::MAX_SETS as MAX_LIVE_SETS;
 pub(crate) use liveset::{FastMap, LiveSets};
 pub use meta::{MetaProperty, MetaRefused};
+pub use program::Shape;
 pub(crate) use program::{Compiled, Op, Program, TagTable};
 pub use state::ScopeState;
 pub(crate) use state::SlotState;

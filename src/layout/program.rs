@@ -167,6 +167,120 @@ impl Program {
     }
 }
 
+/// The shape of a record type as every output shows it: its fields, groups (nested records and
+/// composites) and lists (repeats), keyed as the compiled program keys them
+/// (docs/text-format.md). The text form and JSON lines use the keys flat (`vfield.data`); Parquet
+/// nests them (a struct `vfield` with a member `data`); CSV and `dtd show` list them.
+///
+/// Keys are relative to the enclosing group or list item; a group's or list's own key is
+/// relative to its parent the same way, so joining the keys of the groups down to a field with
+/// `.` gives the program's key of that field within its item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Shape {
+    /// A scalar field (integer or byte string).
+    Field {
+        /// Its key within the enclosing group or item.
+        key: String,
+        /// Its slot.
+        slot: SlotId,
+    },
+    /// A nested record or composite.
+    Group {
+        /// Its key within the enclosing group or item.
+        key: String,
+        /// Its members.
+        members: Vec<Shape>,
+    },
+    /// A repeat.
+    List {
+        /// The list's key: for a repeat of one scalar field, that field's key; else the
+        /// repeat's own.
+        key: String,
+        /// The slot whose value counts the occurrences.
+        count: SlotId,
+        /// One occurrence: for a repeat of one scalar field, that field alone, with an empty key
+        /// (the list's key names it).
+        item: Vec<Shape>,
+        /// Whether one occurrence is exactly one scalar field.
+        single: bool,
+    },
+}
+
+impl Shape {
+    /// The shape of a record type, without its tag (constant per record type).
+    pub fn of(rt: &RecordType) -> Vec<Shape> {
+        shape_of(rt, &rt.layout, "", "", true)
+    }
+
+    /// The keys of a shape outside its lists, as the text form writes them: each field with
+    /// its groups' keys joined by `.` (`vfield.data`), one key per list (CSV's columns).
+    pub fn top_keys(shape: &[Shape]) -> Vec<String> {
+        fn walk(shape: &[Shape], group: &str, out: &mut Vec<String>) {
+            for s in shape {
+                match s {
+                    Shape::Field { key, .. } | Shape::List { key, .. } => {
+                        out.push(format!("{group}{key}"))
+                    }
+                    Shape::Group { key, members } => walk(members, &format!("{group}{key}."), out),
+                }
+            }
+        }
+        let mut out = Vec::new();
+        walk(shape, "", &mut out);
+        out
+    }
+}
+
+/// `nodes`, named below the structural `prefix` (`""` or `"g."`), keyed relative to `base` (the
+/// enclosing group's or item's path): the same naming as `Program::emit`.
+fn shape_of(rt: &RecordType, nodes: &[Node], prefix: &str, base: &str, top: bool) -> Vec<Shape> {
+    let mut out = Vec::new();
+    for (i, node) in nodes.iter().enumerate() {
+        match node {
+            Node::Field(0) if top && i == 0 => {}
+            Node::Field(s) => out.push(Shape::Field {
+                key: relative(&rt.slots[*s as usize].name, base).to_string(),
+                slot: *s,
+            }),
+            Node::Group { name, children } => {
+                let inner = format!("{prefix}{name}.");
+                let key = relative(&inner[..inner.len() - 1], base).to_string();
+                out.push(Shape::Group {
+                    key,
+                    members: shape_of(rt, children, &inner, &inner, false),
+                });
+            }
+            Node::Repeat { name, count, item } => {
+                let single = single_field(item);
+                let (key, item) = match single {
+                    Some(s) => (
+                        relative(&rt.slots[s as usize].name, base).to_string(),
+                        vec![Shape::Field {
+                            key: String::new(),
+                            slot: s,
+                        }],
+                    ),
+                    None => {
+                        let path = format!("{prefix}{name}");
+                        let inner = format!("{path}.");
+                        (
+                            relative(&path, base).to_string(),
+                            shape_of(rt, item, &inner, &inner, false),
+                        )
+                    }
+                };
+                out.push(Shape::List {
+                    key,
+                    count: *count,
+                    item,
+                    single: single.is_some(),
+                });
+            }
+        }
+    }
+    out
+}
+
 /// Whether an expression reads a slot that lies inside a repeat.
 fn reads_repeated(e: &Expr, rt: &RecordType) -> bool {
     match e {
@@ -278,5 +392,67 @@ impl Compiled {
     #[inline]
     pub(crate) fn program(&self, rid: RecordId) -> &Program {
         &self.programs[rid as usize]
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The keys of a shape in program order: fields joined with their groups' keys, a list's
+    /// key where its `Repeat` stands (the single field of a list has none of its own).
+    fn flat(shape: &[Shape], group: &str, out: &mut Vec<String>) {
+        for s in shape {
+            match s {
+                Shape::Field { key, .. } if key.is_empty() => out.push(String::new()),
+                Shape::Field { key, .. } => out.push(format!("{group}{key}")),
+                Shape::Group { key, members } => flat(members, &format!("{group}{key}."), out),
+                Shape::List { key, item, .. } => {
+                    out.push(format!("{group}{key}"));
+                    flat(item, "", out);
+                    out.push(String::new());
+                }
+            }
+        }
+    }
+
+    /// The shape's keys are the program's, for every record type of every shipped DTD and of
+    /// the test DTDs (repeats of fields, of nested records, of composites, nested repeats).
+    #[test]
+    fn shape_keys_are_the_program_keys() {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut texts: Vec<(String, String)> = Vec::new();
+        for dir in ["dtds", "tests/data/dtd/valid", "tests/data/check"] {
+            for e in std::fs::read_dir(root.join(dir)).unwrap() {
+                let p = e.unwrap().path();
+                if p.extension().is_some_and(|e| e == "dtd") {
+                    let name = p.display().to_string();
+                    texts.push((name, std::fs::read_to_string(p).unwrap()));
+                }
+            }
+        }
+        let mut checked = 0;
+        for (name, text) in texts {
+            let schema = crate::dtd::parse_str(&name, &text)
+                .unwrap_or_else(|e| panic!("{name}: {}", crate::dtd::render_plain(&e)))
+                .schema;
+            for rt in &schema.records {
+                let prog = Program::compile(rt);
+                let mut want = Vec::new();
+                for (op, key) in prog.ops.iter().zip(&prog.keys) {
+                    match op {
+                        Op::Int(_) | Op::Bytes(..) | Op::Repeat { .. } => {
+                            want.push(key.to_string())
+                        }
+                        Op::EndRepeat { .. } => want.push(String::new()),
+                    }
+                }
+                let mut got = Vec::new();
+                flat(&Shape::of(rt), "", &mut got);
+                assert_eq!(got, want, "{name}: {}", rt.name);
+                checked += 1;
+            }
+        }
+        assert!(checked > 50, "{checked}");
     }
 }

@@ -1,14 +1,16 @@
 //! CSV for spreadsheets (`mtf dump --format csv --record NAME`): one record type per file, one
 //! row per record, one column per key of the text form.
 
-// Design: the columns are the keys of the record type's compiled program outside its repeats
-// (nested records flattened as dotted keys, one column per repeat), so that the header row is
-// known before any record; the cells are filled by the printer's walk, whose keys are the same.
+// Design: the columns are the keys of the record type's shape outside its repeats (nested
+// records flattened as dotted keys, one column per repeat), so that the header row is known
+// before any record; the cells are filled by the printer's walk, whose keys are the same (the
+// compiled program's).
 
 use std::io::{self, Write};
 
 use crate::decode::{Reader, RecordView, Value};
 use crate::dtd::{Display, RecordId};
+use crate::layout::Shape;
 
 use super::print::{Options, Printer, Visit};
 use super::value::write_value;
@@ -31,7 +33,7 @@ impl CsvPrinter {
             "byte_offset".to_string(),
             "section".to_string(),
         ];
-        columns.extend(printer.top_keys(record));
+        columns.extend(Shape::top_keys(&Shape::of(reader.schema().record(record))));
         CsvPrinter {
             printer,
             record,

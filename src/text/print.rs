@@ -133,29 +133,6 @@ impl Printer {
         self.logical
     }
 
-    /// The keys of a record type's fields outside every repeat, and of its repeats, in order
-    /// (the tag left out): the keys the text form gives them.
-    pub(crate) fn top_keys(&self, record: crate::dtd::RecordId) -> Vec<String> {
-        use crate::layout::Op;
-        let prog = self.compiled.program(record);
-        let mut keys = Vec::new();
-        let mut pc = 0;
-        while pc < prog.ops.len() {
-            match &prog.ops[pc] {
-                Op::Int(_) | Op::Bytes(..) => {
-                    keys.push(prog.keys[pc].to_string());
-                    pc += 1;
-                }
-                Op::Repeat { end, .. } => {
-                    keys.push(prog.keys[pc].to_string());
-                    pc = *end as usize + 1;
-                }
-                Op::EndRepeat { .. } => pc += 1,
-            }
-        }
-        keys
-    }
-
     #[cfg(feature = "json")]
     pub(crate) fn int_strings(&self) -> bool {
         self.int_strings

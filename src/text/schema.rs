@@ -2,45 +2,40 @@
 //! table of its slots with their widths, interpretations and repeats.
 
 // Design: a pure function of the schema, so it is golden-tested without running the binary.
-// Which repeat a slot is in comes from a static walk of the compiled program (each item once),
-// the same walker and keys as dumps use.
+// Which repeat a slot is in comes from the record's `Shape`, whose keys are the compiled
+// program's (the keys dumps use).
 
 use crate::dtd::{resolve::show_expr, Builtin, Expr, RecordType, Schema, SlotKind};
-use crate::layout::{Compiled, Step, Walk};
+use crate::layout::Shape;
 
-/// For each slot inside a repeat: the innermost repeat's key and its count field's name.
-fn repeats(
-    schema: &Schema,
-    rec: &RecordType,
-    compiled: &Compiled,
-) -> Vec<Option<(String, String)>> {
-    let Some(rid) = schema.records.iter().position(|r| std::ptr::eq(r, rec)) else {
-        return vec![None; rec.slots.len()];
-    };
-    let rid = rid as crate::dtd::RecordId;
-    let prog = compiled.program(rid);
-    let mut marks = vec![None; rec.slots.len()];
-    let mut stack: Vec<(String, String)> = Vec::new();
-    let mut walk = Walk::default();
-    while let Some(step) = walk.next(prog, |_, _| 1) {
-        match step {
-            Step::Int { slot, .. } | Step::Bytes { slot, .. } => {
-                marks[slot as usize] = stack.last().cloned();
+/// For each slot inside a repeat: the innermost repeat's key and its count field's name, from
+/// the record's shape (the keys dumps use).
+fn repeats(rec: &RecordType) -> Vec<Option<(String, String)>> {
+    fn walk(
+        shape: &[Shape],
+        rec: &RecordType,
+        inside: Option<&(String, String)>,
+        marks: &mut [Option<(String, String)>],
+    ) {
+        for s in shape {
+            match s {
+                Shape::Field { slot, .. } => marks[*slot as usize] = inside.cloned(),
+                Shape::Group { members, .. } => walk(members, rec, inside, marks),
+                Shape::List {
+                    key, count, item, ..
+                } => {
+                    let count_name = rec
+                        .slots
+                        .get(*count as usize)
+                        .map_or("?", |s| s.name.as_str());
+                    let here = (key.clone(), count_name.to_string());
+                    walk(item, rec, Some(&here), marks);
+                }
             }
-            Step::Enter { count, pc, .. } => {
-                let count_name = rec
-                    .slots
-                    .get(count as usize)
-                    .map_or("?", |s| s.name.as_str());
-                stack.push((prog.keys[pc].to_string(), count_name.to_string()));
-            }
-            Step::Leave { .. } => {
-                stack.pop();
-            }
-            Step::ItemStart { .. } | Step::ItemEnd { .. } => {}
-            Step::Run { .. } => unreachable!("`next` yields fields one by one"),
         }
     }
+    let mut marks = vec![None; rec.slots.len()];
+    walk(&Shape::of(rec), rec, None, &mut marks);
     marks
 }
 
@@ -70,7 +65,6 @@ fn count_summary(records: usize, builtin: usize, sections: usize) -> String {
 /// The text of `mtf dtd show`: every scope (global first), every record type visible there, and
 /// a table of its slots.
 pub fn schema_listing(schema: &Schema) -> String {
-    let compiled = Compiled::new(schema);
     let mut out = String::new();
     let user = schema
         .records
@@ -110,10 +104,145 @@ pub fn schema_listing(schema: &Schema) -> String {
         }
         for rec in own {
             out.push('\n');
-            format_record(&mut out, schema, rec, &compiled, scope.id);
+            format_record(&mut out, rec, scope.id);
         }
     }
+    format_analysis(&mut out, schema);
     out
+}
+
+/// The analysis declarations (extension analysis/1): namespaces, then what each record does.
+fn format_analysis(out: &mut String, schema: &Schema) {
+    use crate::dtd::analysis::{AExpr, Site, SpaceKind};
+    let a = &schema.analysis;
+    if !a.is_declared() {
+        return;
+    }
+    out.push_str(&format!(
+        "\nanalysis/{}: {}{}\n",
+        a.version,
+        plural(a.namespaces.len(), "namespace", "namespaces"),
+        a.time_unit
+            .map_or(String::new(), |u| format!(", times in {}", u.keyword()))
+    ));
+    for ns in &a.namespaces {
+        let mut attrs = vec![ns.kind.keyword().to_string()];
+        if let Some(k) = &ns.key {
+            attrs.push(format!("keyed by {k}"));
+        }
+        if ns.shared {
+            attrs.push("shared".into());
+        }
+        if let Some(n) = ns.null {
+            attrs.push(format!("null {n}"));
+        }
+        if ns.kind == SpaceKind::Ids {
+            attrs.push(format!("unknown {}", ns.unknown.keyword()));
+            if ns.unknown_refers != ns.unknown {
+                attrs.push(format!("unknown refers {}", ns.unknown_refers.keyword()));
+            }
+        }
+        if ns.kind != SpaceKind::Table {
+            attrs.push(format!("at end {}", ns.at_end.keyword()));
+        }
+        if ns.kind == SpaceKind::Nesting && !ns.close_same {
+            attrs.push("close any".into());
+        }
+        if ns.first != 0 {
+            attrs.push(format!("first {}", ns.first));
+        }
+        if ns.sized {
+            attrs.push("sized".into());
+        }
+        if ns.site_text {
+            attrs.push("sites: text".into());
+        } else if let Some(s) = ns.site_space {
+            attrs.push(format!("sites: {}", a.namespaces[s as usize].name));
+        }
+        out.push_str(&format!("  namespace {}: {}\n", ns.name, attrs.join(", ")));
+    }
+    for (rid, rd) in a.records.iter().enumerate() {
+        if rd.is_empty() {
+            continue;
+        }
+        let rt = schema.record(rid as crate::dtd::RecordId);
+        let slot = |s: u16| rt.slots[s as usize].name.clone();
+        let mut parts: Vec<String> = rd
+            .actions
+            .iter()
+            .map(|x| {
+                format!(
+                    "{} {} ({})",
+                    x.kind.keyword(),
+                    a.namespaces[x.space as usize].name,
+                    slot(x.slot)
+                )
+            })
+            .collect();
+        fn expr(e: &AExpr, a: &crate::dtd::analysis::Analysis, rt: &RecordType) -> String {
+            let bin = |x: &AExpr, op: &str, y: &AExpr| {
+                format!("({} {op} {})", expr(x, a, rt), expr(y, a, rt))
+            };
+            match e {
+                AExpr::Const(v) => v.to_string(),
+                AExpr::Field(s) => format!("{}.value", rt.slots[*s as usize].name),
+                AExpr::Lookup { space, stored } => {
+                    let ns = &a.namespaces[*space as usize];
+                    format!("{}.{}.value", ns.name, ns.stored[*stored as usize])
+                }
+                AExpr::Add(x, y) => bin(x, "+", y),
+                AExpr::Sub(x, y) => bin(x, "-", y),
+                AExpr::Mul(x, y) => bin(x, "*", y),
+            }
+        }
+        for b in &rd.bytes {
+            let mut t = format!("bytes {}", expr(&b.expr, a, rt));
+            if let Some((s, v)) = b.when {
+                t.push_str(&format!(" when {} is {v}", slot(s)));
+            }
+            parts.push(t);
+        }
+        for (s, u) in &rd.time {
+            parts.push(format!("time {} ({})", slot(*s), u.keyword()));
+        }
+        if let Some(s) = rd.thread {
+            parts.push(format!("thread {}", slot(s)));
+        }
+        if let Some(s) = rd.align {
+            parts.push(format!("align {}", slot(s)));
+        }
+        match rd.site {
+            Some(Site::Field { slot: s, space }) => parts.push(format!(
+                "site {} ({})",
+                slot(s),
+                space.map_or("text", |sp| a.namespaces[sp as usize].name.as_str())
+            )),
+            Some(Site::Inherited { space }) => {
+                parts.push(format!("site of its {}", a.namespaces[space as usize].name))
+            }
+            None => {}
+        }
+        for m in &rd.monotonic {
+            let what = m.slot.map_or("time".to_string(), slot);
+            let per = m.key.map_or("trace".to_string(), slot);
+            parts.push(format!("monotonic {what} per {per}"));
+        }
+        for d in &rd.depth {
+            parts.push(format!(
+                "depth {} ({})",
+                slot(d.slot),
+                a.namespaces[d.space as usize].name
+            ));
+        }
+        for (s, sp) in &rd.names {
+            parts.push(format!(
+                "names {} ({})",
+                a.namespaces[*sp as usize].name,
+                slot(*s)
+            ));
+        }
+        out.push_str(&format!("  record {}: {}\n", rt.name, parts.join("; ")));
+    }
 }
 
 /// The size of a record: `Some(bytes)` when every field has a constant width and there is no
@@ -135,13 +264,7 @@ pub(crate) fn fixed_size(rec: &RecordType) -> Option<u64> {
     Some(total)
 }
 
-fn format_record(
-    out: &mut String,
-    schema: &Schema,
-    rec: &RecordType,
-    compiled: &Compiled,
-    scope: u8,
-) {
+fn format_record(out: &mut String, rec: &RecordType, scope: u8) {
     let size = match fixed_size(rec) {
         Some(n) => plural(n as usize, "byte", "bytes"),
         None => "variable size".to_string(),
@@ -155,7 +278,7 @@ fn format_record(
         "  record {}: tag {}, {size}{origin}\n",
         rec.name, rec.tag
     ));
-    let repeat_of = repeats(schema, rec, compiled);
+    let repeat_of = repeats(rec);
     let mut rows = vec![[
         "slot",
         "field",

@@ -48,6 +48,22 @@ fn open_reads_a_compressed_trace_as_mtf_does() {
         // The same bytes from memory.
         let o = OpenOptions::new().open_bytes(packed.clone()).unwrap();
         assert_eq!(records(&o), want);
+        // The cap on memory applies to what is decompressed.
+        for e in [
+            OpenOptions::new().max_input_bytes(100).open(&gz).err(),
+            OpenOptions::new()
+                .max_input_bytes(100)
+                .open_bytes(packed.clone())
+                .err(),
+        ] {
+            assert!(
+                matches!(
+                    e,
+                    Some(OpenError::Io(metatf::io::IoError::InputTooLarge { .. }))
+                ),
+                "{e:?}"
+            );
+        }
     }
     #[cfg(not(feature = "compression"))]
     assert!(matches!(metatf::open(&gz), Err(OpenError::Io(_))));

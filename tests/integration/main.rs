@@ -1,5 +1,7 @@
 //! Integration tests: one binary, one module per topic.
 
+#[cfg(feature = "cli")]
+mod analysis;
 mod api;
 mod check_errors;
 mod cli;

@@ -45,7 +45,9 @@ fn round_trip(
     }
     let dump = util::mtf(&args);
     assert_eq!(dump.status.code(), Some(0), "{}", util::text(&dump.stderr));
-    let t2 = t.with_extension("t2.mtf");
+    // T2 in a folder of its own: never beside T (which may be a shipped sample).
+    let out_dir = util::tempdir();
+    let t2 = out_dir.path().join("t2.mtf");
     let mut pack = vec!["pack", "-", "-o", t2.to_str().unwrap()];
     if let Some(d) = dtd {
         pack.extend(["-d", d.to_str().unwrap()]);
@@ -61,7 +63,17 @@ fn round_trip(
             util::text(&out.stderr),
         );
     }
-    let again = util::mtf(&["dump", t2.to_str().unwrap()]);
+    let mut args = vec!["dump", t2.to_str().unwrap()];
+    if let Some(d) = dtd {
+        args.extend(["-d", d.to_str().unwrap()]);
+    }
+    let again = util::mtf(&args);
+    assert_eq!(
+        again.status.code(),
+        Some(0),
+        "{}",
+        util::text(&again.stderr)
+    );
     (
         code,
         std::fs::read(&t2).unwrap(),
@@ -187,4 +199,42 @@ fn a_live_trace_whose_positions_a_writer_cannot_keep_is_refused_naming_the_line(
     assert_eq!(code, 1, "{err}");
     assert!(err.contains("-:7:"), "the line is named: {err}");
     assert!(err.contains("mtf::encode::unrepresentable"), "{err}");
+}
+
+/// docs/format.md §13 defines when a trace uses live/1; `pack` sets header bit 0 exactly then.
+#[test]
+fn the_live_bit_is_set_exactly_when_the_trace_uses_live_1_as_defined() {
+    let dir = util::tempdir();
+    let hatf = std::fs::read_to_string(util::root().join("dtds/hatf10.dtd")).unwrap();
+    // A liveset that no field takes, and a liveset 0, do not count.
+    let unused = format!("{hatf}\nnosuchfield.liveset = 3;\nsize.liveset = 0;\n");
+    std::fs::write(dir.path().join("unused.dtd"), &unused).unwrap();
+    let used = hatf.replace(
+        "address.width = 4;",
+        "address.width = 4; address.liveset = 1;",
+    );
+    assert_ne!(used, hatf);
+    std::fs::write(dir.path().join("used.dtd"), &used).unwrap();
+    let body = "section 1\nalloc size=1 address=2 vfield.data=x\"\"\n";
+    let cases = [
+        ("unused.dtd", "", 0u8),
+        ("used.dtd", "", 1),
+        // A code-9 metadata record counts, whatever its word.
+        ("unused.dtd", "metadata alloc.size liveset 0\n", 1),
+        ("unused.dtd", "metadata alloc.size none\n", 0),
+    ];
+    for (dtd, meta, bit) in cases {
+        let text = format!("%mtf 1 dtd=\"{dtd}\" class=32 order=little\n{body}{meta}");
+        let src = dir.path().join("t.txt");
+        std::fs::write(&src, &text).unwrap();
+        let out = dir.path().join("t.mtf");
+        let r = util::mtf(&["pack", src.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+        assert!(
+            r.status.success(),
+            "{dtd} {meta}: {}",
+            util::text(&r.stderr)
+        );
+        let t = std::fs::read(&out).unwrap();
+        assert_eq!(t[8], bit, "{dtd} {meta:?}");
+    }
 }

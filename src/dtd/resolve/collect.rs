@@ -26,7 +26,7 @@ fn literal_value(e: &ast::Expr) -> Option<u64> {
     }
 }
 
-fn edit_distance(a: &str, b: &str) -> usize {
+pub(super) fn edit_distance(a: &str, b: &str) -> usize {
     let b: Vec<char> = b.chars().collect();
     let mut prev: Vec<usize> = (0..=b.len()).collect();
     for (i, ca) in a.chars().enumerate() {
@@ -564,6 +564,11 @@ enum ConstError {
     NotConstant,
     /// Overflow or a negative (intermediate) result, at this sub-expression.
     Overflow(Span),
+}
+
+/// [`const_expr`] for the analysis pass: `Err(())` when the expression is not a constant.
+pub(super) fn const_expr_pub(e: &ast::Expr) -> Result<Option<u64>, ()> {
+    const_expr(e).map_err(|_| ())
 }
 
 /// The value of an expression of integer literals (`tag.width = 1 + 1;`): `Ok(None)` when a

@@ -21,6 +21,7 @@
 // and drives the passes (`resolve`, `build`). Spans of prelude nodes never become primary labels: the prelude sets every reserved property
 // of its own fields in its bodies, which take precedence over anything a user DTD says.
 
+mod analysis;
 mod collect;
 mod expand;
 mod show;
@@ -72,6 +73,7 @@ pub fn resolve(
         tag_width_span: None,
         tags: Vec::new(),
         expanded: 0,
+        analysis_props: HashMap::new(),
     };
     r.collect(prelude.dtd, user.dtd);
     let schema = r.build(name);
@@ -149,6 +151,9 @@ struct Resolver<'a> {
     tags: Vec<(DefId, u64)>,
     /// Fields expanded so far, over all record types.
     expanded: usize,
+    /// The analysis properties of each taggable record's slots (extension analysis/1), by
+    /// slot, first source per property name (see `analysis.rs`).
+    analysis_props: HashMap<DefId, Vec<(usize, &'a PropertyDef)>>,
 }
 
 /// A node of an expanded record type (names relative to their level).
@@ -260,6 +265,14 @@ impl<'a> Resolver<'a> {
             return None;
         }
         let records: Vec<RecordType> = records.into_iter().map(|r| r.expect("no errors")).collect();
+        let mut defs_of = vec![0; records.len()];
+        for (d, r) in &rec_of_def {
+            defs_of[*r] = *d;
+        }
+        let analysis = self.resolve_analysis(&records, &defs_of);
+        if !self.errors.is_empty() {
+            return None;
+        }
         let mut scopes = Vec::new();
         let mut scope_of_section = vec![None; 256];
         let global: Vec<RecordId> = self.scopes[0]
@@ -293,6 +306,7 @@ impl<'a> Resolver<'a> {
             records,
             scopes,
             scope_of_section,
+            analysis,
         })
     }
 }

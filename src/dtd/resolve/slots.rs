@@ -76,6 +76,7 @@ impl<'a> Resolver<'a> {
             let slot = self.finish_slot(&mut rec, s, w);
             slots.push(slot);
         }
+        self.capture_analysis(d, &rec);
         let tag = self.tag_value(&mut rec);
         if let Some(t) = tag {
             self.tags.push((d, t));

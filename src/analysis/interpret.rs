@@ -1,0 +1,1152 @@
+//! The declarations of a DTD applied to its records, one record at a time: heap events for the
+//! statistics and `replay`, findings for `mtf check`.
+//!
+//! [`Interpreter::record`] takes each decoded record in trace order and tells a [`Sink`] what
+//! happened: [`HeapEvent`]s, and [`Finding`]s where the trace breaks a declaration (a free of
+//! an id that is not alive, a method exit that does not match its entry, a time going
+//! backwards). [`Interpreter::finish`] reports what is still alive at the end. [`HeapEvents`]
+//! wraps both around a reader as an iterator of events.
+
+// Design: memory is proportional to what is alive — live ids, open nesting levels, the last
+// value of each monotonic series per key, and the names of table ids — never to the trace;
+// every such entry counts towards one limit (`Interpreter::set_limit`, `DEFAULT_MAX_TRACKED`),
+// beyond which the interpreter reports `FindingKind::Limit` once and stops interpreting (the
+// caller still decodes). Entries keep the index, offset and type of the record that defined
+// them, so that a finding can say where an id came from.
+
+// Design (hashing): ids are untrusted input, so the maps use foldhash with its per-process
+// seed (as the live sets do), fast on integer keys.
+use foldhash::HashMap;
+
+use crate::decode::{Event, Reader, RecordView, Records, Resolved, Value};
+use crate::dtd::analysis::{
+    AExpr, ActionKind, Analysis, Namespace, RecordDecl, Severity, Site, SpaceId, SpaceKind,
+    TimeUnit,
+};
+use crate::dtd::{RecordId, Schema, SlotId};
+
+use super::event::{HeapEvent, HeapOp};
+
+/// The default limit on tracked entries (live ids, open levels, monotonic keys, table names):
+/// 2²⁴ (16,777,216).
+pub const DEFAULT_MAX_TRACKED: usize = 1 << 24;
+
+/// What an interpreter reports to.
+pub trait Sink {
+    /// A heap event, in trace order.
+    fn event(&mut self, event: HeapEvent);
+    /// A finding (a broken declaration, or information such as a leak). Ignored by default.
+    fn finding(&mut self, finding: Finding) {
+        let _ = finding;
+    }
+}
+
+impl Sink for Vec<HeapEvent> {
+    fn event(&mut self, event: HeapEvent) {
+        self.push(event);
+    }
+}
+
+/// Where a record is in the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct At {
+    /// Its index (as `mtf dump` numbers records).
+    pub record: u64,
+    /// Its byte offset.
+    pub offset: u64,
+    /// Its record type.
+    pub record_type: RecordId,
+}
+
+/// What kind of declaration a finding concerns.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum FindingKind {
+    /// A reference to an id that is not alive (`refers`).
+    Undefined,
+    /// A define of an id that is alive.
+    Redefined,
+    /// An undefine of an id that is not alive (dead, or never defined).
+    NotAlive,
+    /// A close with no level open.
+    Unbalanced,
+    /// A close that names another id than the innermost open level.
+    Mismatched,
+    /// A depth field that is not the nesting depth.
+    Depth,
+    /// A value smaller than the previous one of its series (or equal, for `increasing`).
+    Backwards,
+    /// A byte count whose expression overflows or goes negative.
+    Bytes,
+    /// An id alive at the end of the trace (a leak).
+    AliveAtEnd,
+    /// A nesting level open at the end of the trace.
+    OpenAtEnd,
+    /// More entries to track than the limit: interpretation stopped here.
+    Limit,
+}
+
+impl FindingKind {
+    /// A short name, for counts per kind.
+    pub fn name(self) -> &'static str {
+        match self {
+            FindingKind::Undefined => "use of an id not alive",
+            FindingKind::Redefined => "define of a live id",
+            FindingKind::NotAlive => "undefine of an id not alive",
+            FindingKind::Unbalanced => "close with nothing open",
+            FindingKind::Mismatched => "close of another level",
+            FindingKind::Depth => "wrong nesting depth",
+            FindingKind::Backwards => "value going backwards",
+            FindingKind::Bytes => "byte count not computable",
+            FindingKind::AliveAtEnd => "alive at the end",
+            FindingKind::OpenAtEnd => "open at the end",
+            FindingKind::Limit => "too many ids",
+        }
+    }
+}
+
+/// One broken declaration, or one piece of information (a leak).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Finding {
+    /// What kind.
+    pub kind: FindingKind,
+    /// How the DTD treats it (a kind the DTD declares normal is not reported at all).
+    pub severity: Severity,
+    /// The record concerned (for the findings at the end: the record that defined the id or
+    /// opened the level).
+    pub at: At,
+    /// The namespace (for `Backwards`, none).
+    pub space: Option<SpaceId>,
+    /// The key of a keyed namespace or series (0 when not keyed).
+    pub key: u64,
+    /// The id, or for `Backwards` the value.
+    pub id: u64,
+    /// The record that defined the id (opened the level; for `Backwards`, the record with the
+    /// previous value; for `NotAlive` and `Undefined` of an id undefined recently, the record
+    /// that undefined it), where known.
+    pub defined: Option<At>,
+    /// For `Mismatched`, the id of the innermost open level; for `Backwards`, the previous
+    /// value; for `Depth`, the depth; for `Limit`, the limit.
+    pub expected: Option<u64>,
+    /// For `Backwards`, the series (field type name); for `Depth`, the field name; for
+    /// `NotAlive` and `Undefined`, `"undefined"` when the id was undefined recently (a double
+    /// free, a use after a free: always an error).
+    pub what: Option<String>,
+}
+
+#[derive(Debug, Clone)]
+struct Live {
+    at: At,
+    bytes: u64,
+    site: Option<u64>,
+    stored: Box<[u64]>,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Frame {
+    id: u64,
+    at: At,
+    /// The value of its depth field, where declared.
+    depth: Option<u64>,
+}
+
+/// How many undefined ids are remembered, to tell a double free or a use after a free from an
+/// id that was never defined: 2¹⁶ (65,536), the most recent.
+pub const DEAD_REMEMBERED: usize = 1 << 16;
+
+/// Why a byte count is not known.
+enum Unknown {
+    /// A field that did not occur, or a lookup of an id that is not alive.
+    Missing,
+    /// An overflow or a negative result.
+    Arithmetic,
+}
+
+/// What the actions of one record share.
+struct Cx {
+    at: At,
+    thread: Option<u64>,
+    time: Option<u64>,
+    looked: Option<Looked>,
+    /// A block freed by this record, for a move into the block it defines.
+    freed: Option<(SpaceId, u64, u64, Live)>,
+}
+
+impl Cx {
+    fn event(&self, space: SpaceId, key: u64, site: Option<u64>, op: HeapOp) -> HeapEvent {
+        HeapEvent {
+            record: self.at.record,
+            space,
+            key,
+            thread: self.thread,
+            time: self.time,
+            site,
+            op,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+enum Name {
+    Text(Box<str>),
+    Ref(SpaceId, u64),
+}
+
+/// The value a slot had in the current record.
+#[derive(Debug, Clone, Copy, Default)]
+struct SlotVal {
+    /// Generation of the record it belongs to (0: none).
+    gen: u64,
+    int: u64,
+    /// Index of the field occurrence in the view, for text.
+    field: u32,
+}
+
+/// The declarations of a DTD applied to records one at a time. See the module docs.
+#[derive(Debug)]
+pub struct Interpreter<'s> {
+    schema: &'s Schema,
+    decl: &'s Analysis,
+    live: HashMap<(SpaceId, u64, u64), Live>,
+    shared: HashMap<(SpaceId, u64, u64), Vec<Live>>,
+    stacks: HashMap<(SpaceId, u64), Vec<Frame>>,
+    next_id: Vec<u64>,
+    names: HashMap<(SpaceId, u64), Name>,
+    text_sites: HashMap<(SpaceId, u64), Box<str>>,
+    mono: HashMap<(u32, u64), (u64, At)>,
+    dead: HashMap<(SpaceId, u64, u64), At>,
+    dead_order: std::collections::VecDeque<(SpaceId, u64, u64)>,
+    clock: Option<u64>,
+    tracked: usize,
+    limit: usize,
+    stopped: bool,
+    vals: Vec<SlotVal>,
+    gen: u64,
+    /// Per namespace: ids alive (blocks, counting every holder of a shared id) and levels open.
+    alive: Vec<u64>,
+}
+
+/// What a record looked up while its actions ran (for `Lookup` and inherited sites).
+struct Looked {
+    space: SpaceId,
+    stored: Box<[u64]>,
+    site: Option<u64>,
+}
+
+impl<'s> Interpreter<'s> {
+    /// An interpreter for a schema's declarations (none: it reports nothing).
+    pub fn new(schema: &'s Schema) -> Interpreter<'s> {
+        let decl = &schema.analysis;
+        Interpreter {
+            schema,
+            decl,
+            live: HashMap::default(),
+            shared: HashMap::default(),
+            stacks: HashMap::default(),
+            next_id: decl.namespaces.iter().map(|n| n.first).collect(),
+            names: HashMap::default(),
+            text_sites: HashMap::default(),
+            mono: HashMap::default(),
+            dead: HashMap::default(),
+            dead_order: std::collections::VecDeque::new(),
+            clock: None,
+            tracked: 0,
+            limit: DEFAULT_MAX_TRACKED,
+            stopped: false,
+            vals: Vec::new(),
+            gen: 0,
+            alive: vec![0; decl.namespaces.len()],
+        }
+    }
+
+    /// Track at most `limit` entries (live ids, open levels, monotonic keys, table names).
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+    }
+
+    /// The declarations.
+    pub fn declarations(&self) -> &'s Analysis {
+        self.decl
+    }
+
+    /// The declared namespaces (a [`HeapEvent::space`] indexes this).
+    pub fn namespaces(&self) -> &'s [Namespace] {
+        &self.decl.namespaces
+    }
+
+    /// The unit of [`HeapEvent::time`], where the DTD declares times.
+    pub fn time_unit(&self) -> Option<TimeUnit> {
+        self.decl.time_unit
+    }
+
+    /// The time of the record last interpreted: its own declared time, or the time of the
+    /// latest record that had one (docs/format.md §14.4), in [`Interpreter::time_unit`]. For
+    /// slicing a trace by time (`--from`/`--to`).
+    pub fn clock(&self) -> Option<u64> {
+        self.clock
+    }
+
+    /// Whether interpretation stopped at the limit (a [`FindingKind::Limit`] was reported; no
+    /// event follows).
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// Entries tracked now.
+    pub fn tracked(&self) -> usize {
+        self.tracked
+    }
+
+    /// Ids alive now in a namespace (levels open, for a nesting namespace).
+    pub fn alive(&self, space: SpaceId) -> u64 {
+        self.alive.get(space as usize).copied().unwrap_or(0)
+    }
+
+    /// The name of an allocation site of a namespace's ids, as far as the trace has been read
+    /// (names from tables at the end of a trace are known once they were read): the text of a
+    /// string reference, or the name a table gives the site's id, following references between
+    /// tables (at most 16 steps).
+    pub fn site_name(&self, space: SpaceId, site: u64) -> Option<String> {
+        let ns = self.decl.namespaces.get(space as usize)?;
+        if ns.site_text {
+            return self.text_sites.get(&(space, site)).map(|s| s.to_string());
+        }
+        self.name(ns.site_space?, site)
+    }
+
+    /// The name a table (or any namespace with `names`) gives an id, following references
+    /// between tables (at most 16 steps).
+    pub fn name(&self, space: SpaceId, id: u64) -> Option<String> {
+        let (mut space, mut id) = (space, id);
+        for _ in 0..16 {
+            match self.names.get(&(space, id))? {
+                Name::Text(t) => return Some(t.to_string()),
+                Name::Ref(s, i) => {
+                    space = *s;
+                    id = *i;
+                }
+            }
+        }
+        None
+    }
+
+    fn track(&mut self, sink: &mut dyn SinkDyn, at: At) -> bool {
+        if self.tracked >= self.limit {
+            if !self.stopped {
+                self.stopped = true;
+                sink.finding(Finding {
+                    kind: FindingKind::Limit,
+                    severity: Severity::Error,
+                    at,
+                    space: None,
+                    key: 0,
+                    id: 0,
+                    defined: None,
+                    expected: Some(self.limit as u64),
+                    what: None,
+                });
+            }
+            return false;
+        }
+        self.tracked += 1;
+        true
+    }
+
+    /// Apply the declarations to one record, in trace order.
+    pub fn record(&mut self, view: &RecordView<'_>, sink: &mut impl Sink) {
+        self.record_dyn(view, sink);
+    }
+
+    fn record_dyn(&mut self, view: &RecordView<'_>, sink: &mut dyn SinkDyn) {
+        if self.stopped {
+            return;
+        }
+        let decl: &'s RecordDecl = self.decl.record(view.record_id());
+        if decl.is_empty() {
+            return;
+        }
+        let at = At {
+            record: view.index(),
+            offset: view.offset(),
+            record_type: view.record_id(),
+        };
+        self.load(view);
+        // The record's time, or the time of the latest record that had one.
+        let time = match self.time(decl) {
+            Some(t) => {
+                self.clock = Some(t);
+                Some(t)
+            }
+            None => self.clock,
+        };
+        let thread = decl.thread.and_then(|s| self.int(s));
+        if !self.monotonic(decl, time, at, sink) {
+            return;
+        }
+        let mut cx = Cx {
+            at,
+            thread,
+            time,
+            looked: None,
+            freed: None,
+        };
+        for a in &decl.actions {
+            let Some(id) = self.int(a.slot) else { continue };
+            let key = a.key.and_then(|s| self.int(s)).unwrap_or(0);
+            let ns = &self.decl.namespaces[a.space as usize];
+            let is_null = ns.null == Some(id) && a.kind != ActionKind::DefineNext;
+            if is_null && a.kind != ActionKind::Define {
+                continue;
+            }
+            let ok = match a.kind {
+                ActionKind::Undefine => {
+                    self.undefine(a.space, key, id, &mut cx, sink);
+                    true
+                }
+                ActionKind::Close => {
+                    self.close(a.space, key, id, &cx, sink);
+                    true
+                }
+                ActionKind::Refer => {
+                    self.refer(a.space, key, id, &mut cx, sink);
+                    true
+                }
+                ActionKind::Define | ActionKind::DefineNext => {
+                    self.define(decl, a.kind, a.space, key, id, is_null, &mut cx, view, sink)
+                }
+                ActionKind::Open => self.open(decl, a.space, key, id, at, sink),
+            };
+            if !ok {
+                return;
+            }
+        }
+        if let Some((fs, fk, fid, l)) = cx.freed.take() {
+            sink.event(cx.event(fs, fk, l.site, HeapOp::Free { id: fid }));
+        }
+    }
+
+    /// The first occurrence of every slot of the record, as integers: a reference's value is the
+    /// integer its element holds (a split address stream), else the number it carries.
+    fn load(&mut self, view: &RecordView<'_>) {
+        self.gen += 1;
+        let n = view.record().slots.len();
+        if self.vals.len() < n {
+            self.vals.resize(n, SlotVal::default());
+        }
+        for (i, f) in view.fields().enumerate() {
+            let v = &mut self.vals[f.slot() as usize];
+            if v.gen == self.gen {
+                continue;
+            }
+            let int = match f.value() {
+                Value::Int(x) => x,
+                Value::Ref(r) => match f.resolve() {
+                    Some(Ok(Resolved {
+                        value: Value::Int(x),
+                        ..
+                    })) => x,
+                    _ => r.number(),
+                },
+                Value::Bytes(_) => 0,
+            };
+            *v = SlotVal {
+                gen: self.gen,
+                int,
+                field: i as u32,
+            };
+        }
+    }
+
+    /// Check the record's monotonic series; `false` when the limit stopped interpretation.
+    fn monotonic(
+        &mut self,
+        decl: &RecordDecl,
+        time: Option<u64>,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) -> bool {
+        for m in &decl.monotonic {
+            let value = match m.slot {
+                Some(s) => self.int(s),
+                None => time,
+            };
+            let Some(value) = value else { continue };
+            let key = m.key.and_then(|s| self.int(s)).unwrap_or(0);
+            match self.mono.get_mut(&(m.series, key)) {
+                Some((last, last_at)) => {
+                    if value < *last || (m.strict && value == *last) {
+                        sink.finding(Finding {
+                            kind: FindingKind::Backwards,
+                            severity: Severity::Error,
+                            at,
+                            space: None,
+                            key,
+                            id: value,
+                            defined: Some(*last_at),
+                            expected: Some(*last),
+                            what: Some(m.series_name.clone()),
+                        });
+                    }
+                    *last = value;
+                    *last_at = at;
+                }
+                None => {
+                    if !self.track(sink, at) {
+                        return false;
+                    }
+                    self.mono.insert((m.series, key), (value, at));
+                }
+            }
+        }
+        true
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    fn not_alive(
+        &self,
+        kind: FindingKind,
+        severity: Severity,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) {
+        // An id undefined a short while ago: a double free, or a use after it.
+        let dead = self.dead.get(&(space, key, id)).copied();
+        sink.finding(Finding {
+            kind,
+            severity: if dead.is_some() {
+                Severity::Error
+            } else {
+                severity
+            },
+            at,
+            space: Some(space),
+            key,
+            id,
+            defined: dead,
+            expected: None,
+            what: dead.map(|_| "undefined".to_string()),
+        });
+    }
+
+    fn undefine(&mut self, space: SpaceId, key: u64, id: u64, cx: &mut Cx, sink: &mut dyn SinkDyn) {
+        let ns = &self.decl.namespaces[space as usize];
+        let gone = if ns.shared {
+            let e = self.shared.get_mut(&(space, key, id));
+            let g = e.as_ref().and_then(|v| v.last().cloned());
+            if let Some(v) = e {
+                v.pop();
+                if v.is_empty() {
+                    self.shared.remove(&(space, key, id));
+                }
+            }
+            g
+        } else {
+            self.live.remove(&(space, key, id))
+        };
+        let Some(l) = gone else {
+            self.not_alive(
+                FindingKind::NotAlive,
+                ns.unknown,
+                space,
+                key,
+                id,
+                cx.at,
+                sink,
+            );
+            return;
+        };
+        self.tracked -= 1;
+        self.alive[space as usize] -= 1;
+        if !ns.shared {
+            self.bury(space, key, id, cx.at);
+        }
+        if ns.kind != SpaceKind::Ids {
+            return;
+        }
+        match cx.freed {
+            None => cx.freed = Some((space, key, id, l)),
+            Some(_) => sink.event(cx.event(space, key, l.site, HeapOp::Free { id })),
+        }
+    }
+
+    /// Remember an undefined id for a while (a bounded cache, oldest forgotten first).
+    fn bury(&mut self, space: SpaceId, key: u64, id: u64, at: At) {
+        if self.dead_order.len() >= DEAD_REMEMBERED {
+            if let Some(old) = self.dead_order.pop_front() {
+                if self.dead.get(&old).is_some_and(|a| a.record <= at.record) {
+                    self.dead.remove(&old);
+                }
+            }
+        }
+        self.dead.insert((space, key, id), at);
+        self.dead_order.push_back((space, key, id));
+    }
+
+    fn close(&mut self, space: SpaceId, key: u64, id: u64, cx: &Cx, sink: &mut dyn SinkDyn) {
+        let ns = &self.decl.namespaces[space as usize];
+        let popped = self.stacks.get_mut(&(space, key)).and_then(|s| s.pop());
+        if self.stacks.get(&(space, key)).is_some_and(Vec::is_empty) {
+            self.stacks.remove(&(space, key));
+        }
+        let Some(f) = popped else {
+            sink.finding(Finding {
+                kind: FindingKind::Unbalanced,
+                severity: Severity::Error,
+                at: cx.at,
+                space: Some(space),
+                key,
+                id,
+                defined: None,
+                expected: None,
+                what: None,
+            });
+            return;
+        };
+        self.tracked -= 1;
+        self.alive[space as usize] -= 1;
+        if ns.close_same && f.id != id {
+            sink.finding(Finding {
+                kind: FindingKind::Mismatched,
+                severity: Severity::Error,
+                at: cx.at,
+                space: Some(space),
+                key,
+                id,
+                defined: Some(f.at),
+                expected: Some(f.id),
+                what: None,
+            });
+        }
+    }
+
+    fn refer(&mut self, space: SpaceId, key: u64, id: u64, cx: &mut Cx, sink: &mut dyn SinkDyn) {
+        let ns = &self.decl.namespaces[space as usize];
+        let found = if ns.shared {
+            self.shared.get(&(space, key, id)).and_then(|v| v.last())
+        } else {
+            self.live.get(&(space, key, id))
+        };
+        match found {
+            Some(l) => {
+                if cx.looked.is_none() {
+                    cx.looked = Some(Looked {
+                        space,
+                        stored: l.stored.clone(),
+                        site: l.site,
+                    });
+                }
+            }
+            // A table may be defined after its first use (a name map at the end).
+            None if ns.kind == SpaceKind::Table => {}
+            None => self.not_alive(
+                FindingKind::Undefined,
+                ns.unknown_refers,
+                space,
+                key,
+                id,
+                cx.at,
+                sink,
+            ),
+        }
+    }
+
+    /// `false` when the limit stopped interpretation.
+    #[allow(clippy::too_many_arguments)]
+    fn define(
+        &mut self,
+        decl: &RecordDecl,
+        kind: ActionKind,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        is_null: bool,
+        cx: &mut Cx,
+        view: &RecordView<'_>,
+        sink: &mut dyn SinkDyn,
+    ) -> bool {
+        let ns = &self.decl.namespaces[space as usize];
+        let id = if kind == ActionKind::DefineNext {
+            let next = self.next_id[space as usize];
+            self.next_id[space as usize] = next.wrapping_add(1);
+            next
+        } else {
+            id
+        };
+        if is_null {
+            // A failed allocation (malloc returning NULL); a realloc that returned NULL after
+            // freeing is a free.
+            if let Some((fs, fk, fid, l)) = cx.freed.take() {
+                sink.event(cx.event(fs, fk, l.site, HeapOp::Free { id: fid }));
+            }
+            return true;
+        }
+        let bytes = self.bytes(decl, cx.looked.as_ref(), cx.at, sink);
+        let site = self.site(decl, cx.looked.as_ref(), view, space);
+        let stored: Box<[u64]> = if ns.stored.is_empty() {
+            Box::new([])
+        } else {
+            let mut v = vec![0u64; ns.stored.len()];
+            for &(sp, i, slot) in &decl.stores {
+                if sp == space {
+                    v[i as usize] = self.int(slot).unwrap_or(0);
+                }
+            }
+            v.into_boxed_slice()
+        };
+        for &(slot, sp) in &decl.names {
+            if sp != space {
+                continue;
+            }
+            if let Some(name) = self.name_of(slot, view) {
+                if !self.names.contains_key(&(sp, id)) && !self.track(sink, cx.at) {
+                    return false;
+                }
+                self.names.insert((sp, id), name);
+            }
+        }
+        if !self.track(sink, cx.at) {
+            return false;
+        }
+        // A table's ids are its entries: kept for names and lookups, never alive or dead.
+        if ns.kind == SpaceKind::Table {
+            if self
+                .live
+                .insert(
+                    (space, key, id),
+                    Live {
+                        at: cx.at,
+                        bytes: 0,
+                        site,
+                        stored,
+                    },
+                )
+                .is_some()
+            {
+                self.tracked -= 1;
+            }
+            return true;
+        }
+        self.dead.remove(&(space, key, id));
+        let live = Live {
+            at: cx.at,
+            bytes: bytes.unwrap_or(0),
+            site,
+            stored,
+        };
+        self.alive[space as usize] += 1;
+        if ns.shared {
+            self.shared.entry((space, key, id)).or_default().push(live);
+        } else if let Some(old) = self.live.insert((space, key, id), live) {
+            // The id was alive: the old block is forgotten (reported), the new one counts.
+            self.tracked -= 1;
+            self.alive[space as usize] -= 1;
+            sink.finding(Finding {
+                kind: FindingKind::Redefined,
+                severity: Severity::Error,
+                at: cx.at,
+                space: Some(space),
+                key,
+                id,
+                defined: Some(old.at),
+                expected: None,
+                what: None,
+            });
+            if ns.kind == SpaceKind::Ids {
+                sink.event(cx.event(space, key, old.site, HeapOp::Free { id }));
+            }
+        }
+        if ns.kind != SpaceKind::Ids {
+            return true;
+        }
+        let align = decl.align.and_then(|s| self.int(s));
+        let op = match cx.freed.take() {
+            Some((fs, fk, old, l)) if fs == space && fk == key => {
+                if bytes.is_none() {
+                    // The block keeps its size.
+                    if let Some(e) = self.live_mut(space, key, id) {
+                        e.bytes = l.bytes;
+                    }
+                }
+                HeapOp::Move {
+                    old,
+                    new: id,
+                    size: bytes,
+                }
+            }
+            other => {
+                if let Some((fs, fk, fid, l)) = other {
+                    sink.event(cx.event(fs, fk, l.site, HeapOp::Free { id: fid }));
+                }
+                HeapOp::Alloc {
+                    id,
+                    size: bytes.unwrap_or(0),
+                    align,
+                }
+            }
+        };
+        sink.event(cx.event(space, key, site, op));
+        true
+    }
+
+    /// `false` when the limit stopped interpretation.
+    fn open(
+        &mut self,
+        decl: &RecordDecl,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) -> bool {
+        if !self.track(sink, at) {
+            return false;
+        }
+        let depth = decl
+            .depth
+            .iter()
+            .find(|d| d.space == space)
+            .and_then(|d| Some((d.slot, self.int(d.slot)?)));
+        let stack = self.stacks.entry((space, key)).or_default();
+        let outer = stack.last().and_then(|f| f.depth);
+        stack.push(Frame {
+            id,
+            at,
+            depth: depth.map(|(_, v)| v),
+        });
+        self.alive[space as usize] += 1;
+        if let (Some((slot, v)), Some(o)) = (depth, outer) {
+            if v <= o {
+                sink.finding(Finding {
+                    kind: FindingKind::Depth,
+                    severity: Severity::Error,
+                    at,
+                    space: Some(space),
+                    key,
+                    id: v,
+                    defined: None,
+                    expected: Some(o),
+                    what: Some(
+                        self.schema.record(at.record_type).slots[slot as usize]
+                            .name
+                            .clone(),
+                    ),
+                });
+            }
+        }
+        true
+    }
+
+    fn live_mut(&mut self, space: SpaceId, key: u64, id: u64) -> Option<&mut Live> {
+        if self.decl.namespaces[space as usize].shared {
+            self.shared
+                .get_mut(&(space, key, id))
+                .and_then(|v| v.last_mut())
+        } else {
+            self.live.get_mut(&(space, key, id))
+        }
+    }
+
+    fn int(&self, slot: SlotId) -> Option<u64> {
+        let v = self.vals.get(slot as usize)?;
+        (v.gen == self.gen).then_some(v.int)
+    }
+
+    fn time(&self, decl: &RecordDecl) -> Option<u64> {
+        let unit = self.decl.time_unit?;
+        let mut total: Option<u64> = None;
+        for &(slot, u) in &decl.time {
+            let v = self.int(slot)?;
+            let scale = (u.nanos() / unit.nanos()).max(1);
+            total = Some(total.unwrap_or(0).wrapping_add(v.wrapping_mul(scale)));
+        }
+        total
+    }
+
+    fn bytes(
+        &self,
+        decl: &RecordDecl,
+        looked: Option<&Looked>,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) -> Option<u64> {
+        let b = decl
+            .bytes
+            .iter()
+            .find(|b| b.when.is_some_and(|(s, v)| self.int(s) == Some(v)))
+            .or_else(|| decl.bytes.iter().find(|b| b.when.is_none()))?;
+        match self.eval(&b.expr, looked) {
+            Ok(v) => Some(v),
+            // A field that did not occur, or an id that is not alive (reported as such).
+            Err(Unknown::Missing) => None,
+            Err(Unknown::Arithmetic) => {
+                sink.finding(Finding {
+                    kind: FindingKind::Bytes,
+                    severity: Severity::Error,
+                    at,
+                    space: None,
+                    key: 0,
+                    id: 0,
+                    defined: None,
+                    expected: None,
+                    what: None,
+                });
+                None
+            }
+        }
+    }
+
+    fn eval(&self, e: &AExpr, looked: Option<&Looked>) -> Result<u64, Unknown> {
+        let arith = |r: Option<u64>| r.ok_or(Unknown::Arithmetic);
+        match e {
+            AExpr::Const(v) => Ok(*v),
+            AExpr::Field(s) => self.int(*s).ok_or(Unknown::Missing),
+            AExpr::Lookup { space, stored } => looked
+                .filter(|l| l.space == *space)
+                .and_then(|l| l.stored.get(*stored as usize).copied())
+                .ok_or(Unknown::Missing),
+            AExpr::Add(a, b) => arith(self.eval(a, looked)?.checked_add(self.eval(b, looked)?)),
+            AExpr::Sub(a, b) => arith(self.eval(a, looked)?.checked_sub(self.eval(b, looked)?)),
+            AExpr::Mul(a, b) => arith(self.eval(a, looked)?.checked_mul(self.eval(b, looked)?)),
+        }
+    }
+
+    fn site(
+        &mut self,
+        decl: &RecordDecl,
+        looked: Option<&Looked>,
+        view: &RecordView<'_>,
+        defined: SpaceId,
+    ) -> Option<u64> {
+        match decl.site? {
+            Site::Field { slot, space } => {
+                let v = self.int(slot)?;
+                // A string reference: remember its text once per site.
+                let key = (defined, v);
+                if space.is_none()
+                    && !self.text_sites.contains_key(&key)
+                    && self.tracked < self.limit
+                {
+                    if let Some(Name::Text(t)) = self.name_of(slot, view) {
+                        self.tracked += 1;
+                        self.text_sites.insert(key, t);
+                    }
+                }
+                Some(v)
+            }
+            Site::Inherited { space } => looked.filter(|l| l.space == space)?.site,
+        }
+    }
+
+    /// The name a field gives: its text (a byte string, or the element a reference leads to),
+    /// or an id of the namespace it refers to.
+    fn name_of(&self, slot: SlotId, view: &RecordView<'_>) -> Option<Name> {
+        let v = self.vals.get(slot as usize).filter(|v| v.gen == self.gen)?;
+        let f = view.field_at(v.field as usize)?;
+        let text = |b: &[u8]| Name::Text(String::from_utf8_lossy(b).into());
+        match f.value() {
+            Value::Bytes(b) => Some(text(b)),
+            Value::Ref(_) => match f.resolve()? {
+                Ok(r) => match r.value {
+                    Value::Bytes(b) => Some(text(b)),
+                    Value::Int(i) => Some(Name::Text(i.to_string().into())),
+                    Value::Ref(r) => Some(Name::Text(r.to_string().into())),
+                },
+                Err(_) => None,
+            },
+            Value::Int(i) => {
+                let rt = view.record_id();
+                let decl = self.decl.record(rt);
+                let target = decl
+                    .actions
+                    .iter()
+                    .find(|a| a.slot == slot && a.kind == ActionKind::Refer)
+                    .map(|a| a.space);
+                match target {
+                    Some(s) => Some(Name::Ref(s, i)),
+                    None => Some(Name::Text(i.to_string().into())),
+                }
+            }
+        }
+    }
+
+    /// Report what is alive at the end of the trace: ids as [`FindingKind::AliveAtEnd`], open
+    /// levels as [`FindingKind::OpenAtEnd`], in the order they were defined, each with the
+    /// severity its namespace declares (none for `atEnd = normal`).
+    pub fn finish(&mut self, sink: &mut impl Sink) {
+        let mut out: Vec<Finding> = Vec::new();
+        let ns = &self.decl.namespaces;
+        for ((space, key, id), l) in &self.live {
+            let n = &ns[*space as usize];
+            if n.at_end != Severity::Normal && n.kind == SpaceKind::Ids {
+                out.push(end_finding(
+                    FindingKind::AliveAtEnd,
+                    n.at_end,
+                    *space,
+                    *key,
+                    *id,
+                    l.at,
+                ));
+            }
+        }
+        for ((space, key, id), v) in &self.shared {
+            let n = &ns[*space as usize];
+            if n.at_end != Severity::Normal && n.kind == SpaceKind::Ids {
+                for l in v {
+                    out.push(end_finding(
+                        FindingKind::AliveAtEnd,
+                        n.at_end,
+                        *space,
+                        *key,
+                        *id,
+                        l.at,
+                    ));
+                }
+            }
+        }
+        for ((space, key), v) in &self.stacks {
+            let n = &ns[*space as usize];
+            if n.at_end != Severity::Normal {
+                for f in v {
+                    out.push(end_finding(
+                        FindingKind::OpenAtEnd,
+                        n.at_end,
+                        *space,
+                        *key,
+                        f.id,
+                        f.at,
+                    ));
+                }
+            }
+        }
+        out.sort_by_key(|f| (f.at.record, f.space, f.key, f.id));
+        for f in out {
+            sink.finding(f);
+        }
+    }
+}
+
+fn end_finding(
+    kind: FindingKind,
+    severity: Severity,
+    space: SpaceId,
+    key: u64,
+    id: u64,
+    at: At,
+) -> Finding {
+    Finding {
+        kind,
+        severity,
+        at,
+        space: Some(space),
+        key,
+        id,
+        defined: Some(at),
+        expected: None,
+        what: None,
+    }
+}
+
+/// [`Sink`] as a trait object (the interpreter's internals take `&mut dyn`).
+trait SinkDyn {
+    fn event(&mut self, event: HeapEvent);
+    fn finding(&mut self, finding: Finding);
+}
+
+impl<T: Sink + ?Sized> SinkDyn for T {
+    fn event(&mut self, event: HeapEvent) {
+        Sink::event(self, event);
+    }
+    fn finding(&mut self, finding: Finding) {
+        Sink::finding(self, finding);
+    }
+}
+
+/// The heap events of a trace, in trace order: its records decoded and interpreted by the
+/// declarations of its DTD, one streaming pass. Records that do not decode (an invalid trace)
+/// are skipped and counted ([`HeapEvents::problems`]); `mtf check` reports them. Beyond the
+/// limit of tracked ids the events stop: check [`Interpreter::stopped`] at the end.
+///
+/// ```
+/// let opened = metatf::open("traces/android.mtf")?;
+/// let reader = opened.reader();
+/// let mut events = metatf::analysis::HeapEvents::new(&reader);
+/// let block = events.interpreter().declarations().space_by_name("block").unwrap();
+/// let mut allocs = 0;
+/// while let Some(e) = events.next() {
+///     if e.space == block && matches!(e.op, metatf::analysis::HeapOp::Alloc { .. }) {
+///         allocs += 1;
+///     }
+/// }
+/// assert!(allocs > 0);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct HeapEvents<'r> {
+    records: Records<'r>,
+    interp: Interpreter<'r>,
+    queue: std::collections::VecDeque<HeapEvent>,
+    problems: u64,
+    done: bool,
+}
+
+struct Queue<'q>(&'q mut std::collections::VecDeque<HeapEvent>);
+
+impl Sink for Queue<'_> {
+    fn event(&mut self, event: HeapEvent) {
+        self.0.push_back(event);
+    }
+}
+
+impl<'r> HeapEvents<'r> {
+    /// The events of the trace a reader reads.
+    pub fn new(reader: &'r Reader<'r>) -> HeapEvents<'r> {
+        HeapEvents {
+            records: reader.records(),
+            interp: Interpreter::new(reader.schema()),
+            queue: std::collections::VecDeque::new(),
+            problems: 0,
+            done: false,
+        }
+    }
+
+    /// The interpreter: namespaces, time unit, site names, what is alive now.
+    pub fn interpreter(&self) -> &Interpreter<'r> {
+        &self.interp
+    }
+
+    /// The interpreter, to change its limit before the first event.
+    pub fn interpreter_mut(&mut self) -> &mut Interpreter<'r> {
+        &mut self.interp
+    }
+
+    /// Decoding problems and damaged regions met so far (their records yield no events).
+    pub fn problems(&self) -> u64 {
+        self.problems
+    }
+
+    /// Shorthand for [`Interpreter::site_name`].
+    pub fn site_name(&self, space: SpaceId, site: u64) -> Option<String> {
+        self.interp.site_name(space, site)
+    }
+}
+
+impl Iterator for HeapEvents<'_> {
+    type Item = HeapEvent;
+
+    fn next(&mut self) -> Option<HeapEvent> {
+        loop {
+            if let Some(e) = self.queue.pop_front() {
+                return Some(e);
+            }
+            if self.done {
+                return None;
+            }
+            match self.records.next() {
+                Some(Event::Record(v)) => self.interp.record(&v, &mut Queue(&mut self.queue)),
+                Some(Event::Problem(_)) | Some(Event::Damage(_)) => self.problems += 1,
+                None => self.done = true,
+            }
+        }
+    }
+}

@@ -1,0 +1,1315 @@
+//! Pass 6: the analysis declarations (extension `analysis/1`, docs/format.md §14) resolved into
+//! [`Analysis`]: namespaces with their attributes, and per record type its actions, byte
+//! counts, time, thread, site, monotonic series, depth and name fields.
+//!
+//! The declarations are DTD 1.0 properties (a 1.0 reader keeps and ignores them, §3.3), so the
+//! parser already read them: this pass gives them meaning. One function per kind of value
+//! (`space_name`, `field_ref`, `keyword`, `const_value`, `aexpr`), each reporting its own
+//! span-carrying diagnostic with a did-you-mean where a name or keyword is close to a known one.
+
+// Design: a record's field roles are found per slot with the 1.0 priority rules (record body
+// first, then section and global defaults by type name; the first source of each property name
+// wins), captured while the slots are resolved (`Resolver::analysis_props`); namespace
+// attributes are defaults by type name whose "type" is a namespace name. Nothing here changes a
+// `Slot`: the 1.0 listing (`mtf dtd show`'s notes) keeps showing the properties as written.
+
+use std::collections::HashMap;
+
+use super::collect::edit_distance;
+use super::*;
+use crate::dtd::analysis::*;
+
+/// Field properties of extension analysis/1 (in record bodies, or by type name).
+pub(super) const FIELD_PROPS: [&str; 18] = [
+    "defines",
+    "undefines",
+    "refers",
+    "definesNext",
+    "opens",
+    "closes",
+    "bytes",
+    "when",
+    "is",
+    "align",
+    "thread",
+    "time",
+    "size",
+    "monotonic",
+    "site",
+    "names",
+    "depth",
+    "stores",
+];
+
+/// Namespace properties (`NS.prop = …;` outside record bodies).
+pub(super) const SPACE_PROPS: [&str; 9] = [
+    "kind",
+    "key",
+    "shared",
+    "null",
+    "unknown",
+    "unknownRefers",
+    "atEnd",
+    "close",
+    "first",
+];
+
+const ROLE_PROPS: [(&str, ActionKind); 6] = [
+    ("undefines", ActionKind::Undefine),
+    ("closes", ActionKind::Close),
+    ("refers", ActionKind::Refer),
+    ("defines", ActionKind::Define),
+    ("definesNext", ActionKind::DefineNext),
+    ("opens", ActionKind::Open),
+];
+
+/// The nearest of `known` to `name` within edit distance 2.
+fn near<'k>(name: &str, known: impl IntoIterator<Item = &'k str>) -> Option<&'k str> {
+    known
+        .into_iter()
+        .map(|k| (edit_distance(name, k), k))
+        .filter(|(d, _)| *d <= 2)
+        .min_by_key(|(d, _)| *d)
+        .map(|(_, k)| k)
+}
+
+struct SpaceBuild {
+    ns: Namespace,
+    uses: usize,
+    first_use: Span,
+    /// Records that define its ids, with their site.
+    site_srcs: Vec<(Span, Option<Site>)>,
+    /// Whether some record uses it for ids (not nesting).
+    ids_seen: bool,
+    /// Whether `unknownRefers` was declared.
+    refers_set: bool,
+}
+
+impl<'a> Resolver<'a> {
+    /// Whether the DTD declares `analysis.version` (any value): the analysis properties are
+    /// then reserved.
+    pub(super) fn analysis_declared(&self) -> Option<&'a PropertyDef> {
+        self.scopes[0]
+            .defaults
+            .get(&("analysis".to_string(), "version".to_string()))
+            .map(|p| p.def)
+    }
+
+    fn bad(&mut self, msg: String, span: Span, help: Option<String>) {
+        self.err(DtdError::BadAnalysis {
+            msg,
+            src: self.src(),
+            span: sspan(span),
+            help,
+        });
+    }
+
+    /// Collect the analysis properties of one record's slots (called while its slots resolve).
+    pub(super) fn capture_analysis(&mut self, d: DefId, rec: &Rec) {
+        if self.analysis_declared().is_none() {
+            return;
+        }
+        let mut props = Vec::new();
+        for s in 1..rec.slots.len() {
+            let mut seen = std::collections::HashSet::new();
+            for p in self.extra_sources(rec, s) {
+                let name = p.def.prop.name.as_str();
+                if FIELD_PROPS.contains(&name) && seen.insert(name) {
+                    props.push((s, p.def));
+                }
+            }
+        }
+        self.analysis_props.insert(d, props);
+    }
+
+    /// Pass 6. `records[i]` is the record type resolved from `defs_of[i]`.
+    pub(super) fn resolve_analysis(
+        &mut self,
+        records: &[RecordType],
+        defs_of: &[DefId],
+    ) -> Analysis {
+        let Some(vdef) = self.analysis_declared() else {
+            self.undeclared_roles();
+            return Analysis::default();
+        };
+        let version = match &vdef.value {
+            PropValue::Expr(e) => match e.kind {
+                ast::ExprKind::Int(ast::IntLit { value: Some(v), .. }) => v,
+                _ => {
+                    self.bad(
+                        "`analysis.version` expects an integer".into(),
+                        vdef.value.span(),
+                        Some("write `analysis.version = 1;`".into()),
+                    );
+                    return Analysis::default();
+                }
+            },
+            _ => {
+                self.bad(
+                    "`analysis.version` expects an integer".into(),
+                    vdef.value.span(),
+                    Some("write `analysis.version = 1;`".into()),
+                );
+                return Analysis::default();
+            }
+        };
+        if version != ANALYSIS_VERSION {
+            self.warnings.push(DtdWarning::AnalysisIgnored {
+                msg: format!(
+                    "analysis declarations of version {version} are ignored: this reader knows version {ANALYSIS_VERSION}"
+                ),
+                src: self.src(),
+                span: sspan(vdef.span),
+            });
+            return Analysis::default();
+        }
+        self.analysis_typos();
+        let mut spaces: Vec<SpaceBuild> = Vec::new();
+        let mut out_records = vec![RecordDecl::default(); records.len()];
+        let mut series: HashMap<String, u32> = HashMap::new();
+        let mut units: Vec<(TimeUnit, Span)> = Vec::new();
+        let mut inherit: Vec<(usize, SlotId, SpaceId)> = Vec::new();
+        // Namespaces are created by the roles that use them.
+        let space_of = |spaces: &mut Vec<SpaceBuild>, name: &str, span: Span| -> SpaceId {
+            if let Some(i) = spaces.iter().position(|s| s.ns.name == name) {
+                spaces[i].uses += 1;
+                return i as SpaceId;
+            }
+            spaces.push(SpaceBuild {
+                ns: Namespace {
+                    name: name.to_string(),
+                    kind: SpaceKind::Ids,
+                    key: None,
+                    shared: false,
+                    null: None,
+                    unknown: Severity::Error,
+                    unknown_refers: Severity::Error,
+                    at_end: Severity::Info,
+                    close_same: true,
+                    first: 0,
+                    sized: false,
+                    site_space: None,
+                    site_text: false,
+                    stored: Vec::new(),
+                    span,
+                },
+                uses: 1,
+                first_use: span,
+                site_srcs: Vec::new(),
+                ids_seen: false,
+                refers_set: false,
+            });
+            (spaces.len() - 1) as SpaceId
+        };
+        // First pass over the records: the namespaces their roles name.
+        for (ri, _) in records.iter().enumerate() {
+            let props = self
+                .analysis_props
+                .get(&defs_of[ri])
+                .cloned()
+                .unwrap_or_default();
+            for (_, p) in &props {
+                let name = p.prop.name.as_str();
+                let creates = ROLE_PROPS.iter().any(|(k, _)| *k == name) || name == "site";
+                if !creates {
+                    continue;
+                }
+                if let PropValue::Ident(id) = &p.value {
+                    if name == "site" && id.name == "text" {
+                        continue;
+                    }
+                    if id.name == "analysis" {
+                        self.bad(
+                            "`analysis` cannot name a namespace".into(),
+                            id.span,
+                            Some("it is the name of the extension's version declaration".into()),
+                        );
+                        continue;
+                    }
+                    space_of(&mut spaces, &id.name, id.span);
+                }
+            }
+        }
+        // Namespace attributes.
+        let mut attrs: Vec<&'a PropertyDef> = Vec::new();
+        for sc in &self.scopes {
+            for ((path, prop), p) in &sc.defaults {
+                if SPACE_PROPS.contains(&prop.as_str()) && path != "analysis" {
+                    attrs.push(p.def);
+                }
+            }
+        }
+        attrs.sort_by_key(|p| p.span.offset);
+        for p in attrs {
+            let path = p.path_string();
+            let Some(si) = spaces.iter().position(|s| s.ns.name == path) else {
+                // A default for a field type of that name is a 1.0 property, not ours.
+                if records
+                    .iter()
+                    .any(|r| r.slots.iter().any(|s| s.type_name == path))
+                {
+                    continue;
+                }
+                let names: Vec<&str> = spaces.iter().map(|s| s.ns.name.as_str()).collect();
+                let help = match near(&path, names.iter().copied()) {
+                    Some(n) => format!("did you mean `{n}`?"),
+                    None if names.is_empty() => {
+                        "no field declares a namespace (`F.defines = NAME;` and the like)".into()
+                    }
+                    None => format!("declared namespaces: {}", names.join(", ")),
+                };
+                self.bad(
+                    format!("`{path}.{}`: no namespace is named `{path}`", p.prop.name),
+                    p.path[0].span,
+                    Some(help),
+                );
+                continue;
+            };
+            self.space_attr(&mut spaces[si], p);
+        }
+        // Second pass: every record's declarations.
+        for (ri, rt) in records.iter().enumerate() {
+            let props = self
+                .analysis_props
+                .get(&defs_of[ri])
+                .cloned()
+                .unwrap_or_default();
+            if props.is_empty() {
+                continue;
+            }
+            let mut rd = RecordDecl::default();
+            let by_prop = |name: &str| -> Vec<(usize, &'a PropertyDef)> {
+                props
+                    .iter()
+                    .filter(|(_, p)| p.prop.name == name)
+                    .map(|(s, p)| (*s, *p))
+                    .collect()
+            };
+            // Roles.
+            for (kw, kind) in ROLE_PROPS {
+                for (s, p) in by_prop(kw) {
+                    let Some(space) = self.space_value(&spaces, p) else {
+                        continue;
+                    };
+                    if !self.int_slot(rt, s, p) {
+                        continue;
+                    }
+                    let ns = &spaces[space as usize].ns;
+                    let key = match &ns.key {
+                        Some(k) => match field_by_name(rt, k) {
+                            Some(ks) => Some(ks),
+                            None => {
+                                let msg = format!(
+                                    "record `{}` uses namespace `{}`, which is keyed by `{k}`, but has no field `{k}`",
+                                    rt.name, ns.name
+                                );
+                                self.bad(msg, p.span, Some(format!("add `{k}` to the record, or declare the namespace without `key`")));
+                                continue;
+                            }
+                        },
+                        None => None,
+                    };
+                    rd.actions.push(Action {
+                        kind,
+                        space,
+                        slot: s as SlotId,
+                        key,
+                        span: p.span,
+                    });
+                }
+            }
+            // The kinds of the namespaces used.
+            for a in &rd.actions {
+                let sb = &mut spaces[a.space as usize];
+                let nesting = matches!(a.kind, ActionKind::Open | ActionKind::Close);
+                match (sb.ns.kind, nesting) {
+                    (SpaceKind::Ids, true) if sb.ids_seen => {
+                        let msg = format!(
+                            "namespace `{}` is used both for ids (defines, undefines, refers) and for nesting (opens, closes)",
+                            sb.ns.name
+                        );
+                        let span = a.span;
+                        self.bad(msg, span, Some("use two namespaces".into()));
+                    }
+                    (SpaceKind::Ids, true) => sb.ns.kind = SpaceKind::Nesting,
+                    (SpaceKind::Nesting, false) => {
+                        let msg = format!(
+                            "namespace `{}` is used both for nesting (opens, closes) and for ids (defines, undefines, refers)",
+                            sb.ns.name
+                        );
+                        let span = a.span;
+                        self.bad(msg, span, Some("use two namespaces".into()));
+                    }
+                    (SpaceKind::Table, true) => {
+                        let msg = format!("namespace `{}` is a table and cannot nest", sb.ns.name);
+                        let span = a.span;
+                        self.bad(msg, span, None);
+                    }
+                    _ => {}
+                }
+                if !nesting {
+                    sb.ids_seen = true;
+                }
+            }
+            let defines: Vec<(SpaceId, Span)> = rd
+                .actions
+                .iter()
+                .filter(|a| matches!(a.kind, ActionKind::Define | ActionKind::DefineNext))
+                .map(|a| (a.space, a.span))
+                .collect();
+            // Byte counts and their guards.
+            let whens = by_prop("when");
+            let iss = by_prop("is");
+            for (s, p) in by_prop("bytes") {
+                let PropValue::Expr(e) = &p.value else {
+                    self.bad(
+                        format!("`{}.bytes` expects an expression", p.path_string()),
+                        p.value.span(),
+                        Some(
+                            "e.g. `address.bytes = size.value;` or `nmemb.value * size.value`"
+                                .into(),
+                        ),
+                    );
+                    continue;
+                };
+                let Some(expr) = self.aexpr(rt, &rd, &mut spaces, e) else {
+                    continue;
+                };
+                let w = whens.iter().find(|(ws, _)| *ws == s);
+                let i = iss.iter().find(|(is, _)| *is == s);
+                let when = match (w, i) {
+                    (None, None) => None,
+                    (Some((_, wp)), Some((_, ip))) => {
+                        let (Some(ws), Some(v)) =
+                            (self.field_value_ref(rt, wp), self.const_value(ip))
+                        else {
+                            continue;
+                        };
+                        Some((ws, v))
+                    }
+                    (Some((_, p)), None) | (None, Some((_, p))) => {
+                        self.bad(
+                            format!("`{}.when` and `{}.is` go together", p.path_string(), p.path_string()),
+                            p.span,
+                            Some("e.g. `nmemb.when = func; nmemb.is = 1;`: the byte count applies when `func` is 1".into()),
+                        );
+                        continue;
+                    }
+                };
+                if defines.is_empty() {
+                    self.bad(
+                        format!(
+                            "record `{}` declares a byte count but defines no id",
+                            rt.name
+                        ),
+                        p.span,
+                        Some("add `F.defines = NAMESPACE;` on the field that holds the id".into()),
+                    );
+                    continue;
+                }
+                if defines.len() > 1 {
+                    self.bad(
+                        format!("record `{}` declares a byte count and defines ids in two namespaces: which one it counts is unclear", rt.name),
+                        p.span,
+                        None,
+                    );
+                    continue;
+                }
+                spaces[defines[0].0 as usize].ns.sized = true;
+                rd.bytes.push(Bytes { expr, when });
+            }
+            for (s, p) in whens.iter().chain(iss.iter()) {
+                if !by_prop("bytes").iter().any(|(b, _)| b == s) {
+                    self.bad(
+                        format!(
+                            "`{}.{}` guards a byte count, but `{}` declares none",
+                            p.path_string(),
+                            p.prop.name,
+                            p.path_string()
+                        ),
+                        p.span,
+                        Some("write `F.bytes = …;` on the same field".into()),
+                    );
+                }
+            }
+            if rd.bytes.len() > 1 && rd.bytes.iter().filter(|b| b.when.is_none()).count() > 1 {
+                self.bad(
+                    format!(
+                        "record `{}` has two byte counts without a guard (`when`/`is`)",
+                        rt.name
+                    ),
+                    rt.span,
+                    None,
+                );
+            }
+            // Yes/no roles.
+            for (s, p) in by_prop("align") {
+                if self.keyword(p, &["yes", "no"]) == Some("yes") && self.int_slot(rt, s, p) {
+                    rd.align = Some(s as SlotId);
+                }
+            }
+            for (s, p) in by_prop("thread") {
+                if self.keyword(p, &["yes", "no"]) == Some("yes") && self.int_slot(rt, s, p) {
+                    rd.thread = Some(s as SlotId);
+                }
+            }
+            for (_, p) in by_prop("size") {
+                self.keyword(p, &["bytes"]);
+            }
+            // Times.
+            let unit_names: Vec<&str> = TimeUnit::ALL
+                .iter()
+                .map(|(k, _)| *k)
+                .chain(["none"])
+                .collect();
+            for (s, p) in by_prop("time") {
+                let Some(k) = self.keyword(p, &unit_names) else {
+                    continue;
+                };
+                if k == "none" || !self.int_slot(rt, s, p) {
+                    continue;
+                }
+                let u = TimeUnit::ALL.iter().find(|(n, _)| *n == k).map(|(_, u)| *u);
+                if let Some(u) = u {
+                    rd.time.push((s as SlotId, u));
+                    units.push((u, p.value.span()));
+                }
+            }
+            // Monotonic series.
+            for (s, p) in by_prop("monotonic") {
+                let PropValue::Ident(id) = &p.value else {
+                    self.bad(
+                        format!(
+                            "`{}.monotonic` expects `trace` or the name of a key field",
+                            p.path_string()
+                        ),
+                        p.value.span(),
+                        Some("e.g. `time.monotonic = trace;` or `time.monotonic = thread;`".into()),
+                    );
+                    continue;
+                };
+                let key = if id.name == "trace" {
+                    None
+                } else {
+                    match field_by_name(rt, &id.name) {
+                        Some(k) => Some(k),
+                        None => {
+                            let names = rt.slots.iter().skip(1).map(|s| s.name.as_str());
+                            let help = match near(&id.name, names) {
+                                Some(n) => format!("did you mean `{n}`?"),
+                                None => "`trace` (one series for the whole trace) or a field of this record".into(),
+                            };
+                            self.bad(
+                                format!(
+                                    "record `{}` has no field `{}` to key `{}.monotonic`",
+                                    rt.name,
+                                    id.name,
+                                    p.path_string()
+                                ),
+                                id.span,
+                                Some(help),
+                            );
+                            continue;
+                        }
+                    }
+                };
+                let no_time = props.iter().any(|(t, q)| {
+                    *t == s
+                        && q.prop.name == "time"
+                        && matches!(&q.value, PropValue::Ident(i) if i.name == "none")
+                });
+                if no_time {
+                    continue; // a duration beside a time (TPTP's overhead): not a clock
+                }
+                let on_time = rd.time.iter().any(|(t, _)| *t as usize == s);
+                let (slot, name) = if on_time {
+                    (None, "time".to_string())
+                } else {
+                    if !self.int_slot(rt, s, p) {
+                        continue;
+                    }
+                    (Some(s as SlotId), rt.slots[s].type_name.clone())
+                };
+                if rd
+                    .monotonic
+                    .iter()
+                    .any(|m| m.slot == slot && m.series_name == name)
+                {
+                    continue;
+                }
+                let n = series.len() as u32;
+                let id = *series.entry(name.clone()).or_insert(n);
+                rd.monotonic.push(Monotonic {
+                    slot,
+                    series: id,
+                    series_name: name,
+                    key,
+                    strict: false,
+                });
+            }
+            // Depth fields.
+            for (s, p) in by_prop("depth") {
+                let Some(space) = self.space_value(&spaces, p) else {
+                    continue;
+                };
+                if !self.int_slot(rt, s, p) {
+                    continue;
+                }
+                if !rd.actions.iter().any(|a| {
+                    a.space == space && matches!(a.kind, ActionKind::Open | ActionKind::Close)
+                }) {
+                    self.bad(
+                        format!(
+                            "`{}.depth`: record `{}` neither opens nor closes a level of `{}`",
+                            p.path_string(),
+                            rt.name,
+                            spaces[space as usize].ns.name
+                        ),
+                        p.span,
+                        None,
+                    );
+                    continue;
+                }
+                rd.depth.push(Depth {
+                    slot: s as SlotId,
+                    space,
+                });
+            }
+            // Names.
+            for (s, p) in by_prop("names") {
+                let Some(space) = self.space_value(&spaces, p) else {
+                    continue;
+                };
+                if !defines.iter().any(|(d, _)| *d == space) {
+                    self.bad(
+                        format!(
+                            "`{}.names`: record `{}` defines no id of `{}` to name",
+                            p.path_string(),
+                            rt.name,
+                            spaces[space as usize].ns.name
+                        ),
+                        p.span,
+                        Some("add `F.defines = …;` (or `definesNext`) for that namespace".into()),
+                    );
+                    continue;
+                }
+                rd.names.push((s as SlotId, space));
+            }
+            // Site.
+            for (s, p) in by_prop("site") {
+                let PropValue::Ident(id) = &p.value else {
+                    self.bad(
+                        format!("`{}.site` expects `text` or a namespace", p.path_string()),
+                        p.value.span(),
+                        Some("`text`: the field is a string reference; a namespace: its names name the site".into()),
+                    );
+                    continue;
+                };
+                let site = if id.name == "text" {
+                    Site::Field {
+                        slot: s as SlotId,
+                        space: None,
+                    }
+                } else {
+                    let Some(space) = self.space_value(&spaces, p) else {
+                        continue;
+                    };
+                    let refers = rd.actions.iter().any(|a| {
+                        a.kind == ActionKind::Refer && a.space == space && a.slot as usize == s
+                    });
+                    if refers && spaces[space as usize].ns.kind != SpaceKind::Table {
+                        // Decided below, once every record is seen: the referred id's own
+                        // site if its namespace has sites, else this field.
+                        inherit.push((ri, s as SlotId, space));
+                        Site::Inherited { space }
+                    } else {
+                        Site::Field {
+                            slot: s as SlotId,
+                            space: Some(space),
+                        }
+                    }
+                };
+                rd.site = Some(site);
+                for (d, _) in &defines {
+                    spaces[*d as usize].site_srcs.push((p.span, Some(site)));
+                }
+            }
+            out_records[ri] = rd;
+        }
+        // Lookups need their stored fields in every record that defines the namespace.
+        for (ri, rt) in records.iter().enumerate() {
+            let defines: Vec<SpaceId> = out_records[ri]
+                .actions
+                .iter()
+                .filter(|a| matches!(a.kind, ActionKind::Define | ActionKind::DefineNext))
+                .map(|a| a.space)
+                .collect();
+            for sp in defines {
+                let stored = spaces[sp as usize].ns.stored.clone();
+                for (i, f) in stored.iter().enumerate() {
+                    match field_by_name(rt, f) {
+                        Some(slot) => out_records[ri].stores.push((sp, i as u16, slot)),
+                        None => {
+                            let msg = format!(
+                                "record `{}` defines ids of `{}`, whose field `{f}` a byte count reads, but has no field `{f}`",
+                                rt.name, spaces[sp as usize].ns.name
+                            );
+                            self.bad(msg, rt.span, None);
+                        }
+                    }
+                }
+            }
+        }
+        // A site of a referred namespace that has no sites of its own is the referring field.
+        for (ri, slot, space) in inherit {
+            if spaces[space as usize].site_srcs.is_empty() {
+                let site = Site::Field {
+                    slot,
+                    space: Some(space),
+                };
+                out_records[ri].site = Some(site);
+                for sb in spaces.iter_mut() {
+                    for (_, s) in sb.site_srcs.iter_mut() {
+                        if *s == Some(Site::Inherited { space }) {
+                            *s = Some(site);
+                        }
+                    }
+                }
+            }
+        }
+        // Sites of each namespace: a namespace's ids take their names from one namespace.
+        let n = spaces.len();
+        for i in 0..n {
+            let srcs = spaces[i].site_srcs.clone();
+            let mut chosen: Option<(Option<SpaceId>, bool, Span)> = None;
+            for (span, site) in srcs {
+                let (sp, text) = match site {
+                    Some(Site::Field { space: None, .. }) => (None, true),
+                    Some(Site::Field { space: Some(s), .. }) => (Some(s), false),
+                    Some(Site::Inherited { space }) => {
+                        // The sites of the namespace referred to (one level).
+                        let from = &spaces[space as usize];
+                        let inherited = from.site_srcs.first().and_then(|(_, s)| *s);
+                        match inherited {
+                            Some(Site::Field { space: None, .. }) => (None, true),
+                            Some(Site::Field { space: Some(s), .. }) => (Some(s), false),
+                            _ => (None, false),
+                        }
+                    }
+                    None => continue,
+                };
+                match chosen {
+                    None => chosen = Some((sp, text, span)),
+                    Some((csp, ctext, _)) if csp == sp && ctext == text => {}
+                    Some(_) => {
+                        let msg = format!(
+                            "the sites of namespace `{}` are named in two different ways",
+                            spaces[i].ns.name
+                        );
+                        self.bad(msg, span, Some("every record that defines its ids must name its site through the same namespace (or all as text)".into()));
+                    }
+                }
+            }
+            if let Some((sp, text, _)) = chosen {
+                spaces[i].ns.site_space = sp;
+                spaces[i].ns.site_text = text;
+            }
+        }
+        // A namespace named once only is likely a typo of another.
+        for i in 0..n {
+            if spaces[i].uses == 1 {
+                let others = spaces
+                    .iter()
+                    .enumerate()
+                    .filter(|(j, s)| *j != i && s.uses > 1)
+                    .map(|(_, s)| s.ns.name.as_str());
+                if let Some(m) = near(&spaces[i].ns.name, others) {
+                    self.warnings.push(DtdWarning::AnalysisTypo {
+                        msg: format!(
+                            "namespace `{}` is named only here; did you mean `{m}`?",
+                            spaces[i].ns.name
+                        ),
+                        src: self.src(),
+                        span: sspan(spaces[i].first_use),
+                    });
+                }
+            }
+        }
+        // The time unit: the finest declared; a logical clock does not mix with real time.
+        let time_unit = units
+            .iter()
+            .map(|(u, _)| *u)
+            .min_by_key(|u| (u.nanos(), *u));
+        if let Some((_, span)) = units.iter().find(|(u, _)| *u == TimeUnit::Tick) {
+            if units.iter().any(|(u, _)| *u != TimeUnit::Tick) {
+                self.bad(
+                    "a time in ticks (a logical clock) cannot be added to a time in real units".into(),
+                    *span,
+                    Some("declare every time field of the DTD in ticks, or every one in ns, us, ms or s".into()),
+                );
+            }
+        }
+        Analysis {
+            version,
+            namespaces: spaces.into_iter().map(|s| s.ns).collect(),
+            records: out_records,
+            time_unit,
+        }
+    }
+
+    /// Without `analysis.version`, a role (`address.defines = block;`) is a 1.0 property that
+    /// means nothing: say so once, at the first.
+    fn undeclared_roles(&mut self) {
+        let first = self
+            .defs
+            .iter()
+            .flat_map(|d| d.extras.values().flatten())
+            .map(|p| p.def)
+            .filter(|p| ROLE_PROPS.iter().any(|(k, _)| *k == p.prop.name))
+            .min_by_key(|p| p.span.offset);
+        if let Some(p) = first {
+            self.warnings.push(DtdWarning::AnalysisIgnored {
+                msg: format!(
+                    "`{}` is a declaration of extension analysis/1, which this DTD does not declare: it is ignored (add `analysis.version = 1;` to use it)",
+                    p.prop.name
+                ),
+                src: self.src(),
+                span: sspan(p.prop.span),
+            });
+        }
+    }
+
+    /// Warn about property names close to an analysis property (`undefine`, `atend`).
+    fn analysis_typos(&mut self) {
+        let mut seen = std::collections::HashSet::new();
+        let mut found: Vec<&'a PropertyDef> = Vec::new();
+        for d in &self.defs {
+            found.extend(d.extras.values().flatten().map(|p| p.def));
+        }
+        for sc in &self.scopes {
+            found.extend(sc.extras.values().flatten().map(|p| p.def));
+        }
+        found.sort_by_key(|p| p.span.offset);
+        for p in found {
+            let name = p.prop.name.as_str();
+            if FIELD_PROPS.contains(&name) || SPACE_PROPS.contains(&name) || name == "version" {
+                continue;
+            }
+            // Short names are close to many words: one edit for them, two for longer ones.
+            let max = if name.chars().count() <= 5 { 1 } else { 2 };
+            let known = FIELD_PROPS.iter().chain(SPACE_PROPS.iter()).copied();
+            let n = known
+                .map(|k| (edit_distance(name, k), k))
+                .filter(|(d, _)| *d <= max)
+                .min_by_key(|(d, _)| *d)
+                .map(|(_, k)| k);
+            if let Some(n) = n {
+                if seen.insert(p.prop.span.offset) {
+                    self.warnings.push(DtdWarning::PropertyTypo {
+                        name: name.to_string(),
+                        suggestion: n.to_string(),
+                        src: self.src(),
+                        span: sspan(p.prop.span),
+                    });
+                }
+            }
+        }
+    }
+
+    fn space_attr(&mut self, sb: &mut SpaceBuild, p: &'a PropertyDef) {
+        sb.uses += 1;
+        let ns = &mut sb.ns;
+        match p.prop.name.as_str() {
+            "kind" => match self.keyword(p, &["ids", "table", "nesting"]) {
+                Some("table") => ns.kind = SpaceKind::Table,
+                Some("nesting") => ns.kind = SpaceKind::Nesting,
+                _ => {}
+            },
+            "key" => match &p.value {
+                PropValue::Ident(id) => ns.key = Some(id.name.clone()),
+                _ => self.bad(
+                    format!("`{}.key` expects a field name", p.path_string()),
+                    p.value.span(),
+                    Some(
+                        "e.g. `block.key = heap;`: ids are per value of each record's `heap`"
+                            .into(),
+                    ),
+                ),
+            },
+            "shared" => ns.shared = self.keyword(p, &["yes", "no"]) == Some("yes"),
+            "null" => ns.null = self.const_value(p),
+            "unknown" => {
+                if let Some(s) = self.severity(p) {
+                    ns.unknown = s;
+                    if !sb.refers_set {
+                        ns.unknown_refers = s;
+                    }
+                }
+            }
+            "atEnd" => {
+                if let Some(s) = self.severity(p) {
+                    ns.at_end = s;
+                }
+            }
+            "close" => ns.close_same = self.keyword(p, &["same", "any"]) != Some("any"),
+            "first" => ns.first = self.const_value(p).unwrap_or(0),
+            "unknownRefers" => {
+                if let Some(s) = self.severity(p) {
+                    ns.unknown_refers = s;
+                    sb.refers_set = true;
+                }
+            }
+            _ => {}
+        }
+    }
+
+    fn severity(&mut self, p: &PropertyDef) -> Option<Severity> {
+        match self.keyword(p, &["error", "info", "normal"])? {
+            "error" => Some(Severity::Error),
+            "info" => Some(Severity::Info),
+            _ => Some(Severity::Normal),
+        }
+    }
+
+    /// An identifier value among `allowed` (reported with a did-you-mean otherwise).
+    fn keyword(&mut self, p: &PropertyDef, allowed: &[&'static str]) -> Option<&'static str> {
+        let found = match &p.value {
+            PropValue::Ident(id) => id,
+            _ => {
+                self.bad(
+                    format!(
+                        "`{}.{}` expects one of: {}",
+                        p.path_string(),
+                        p.prop.name,
+                        allowed.join(", ")
+                    ),
+                    p.value.span(),
+                    None,
+                );
+                return None;
+            }
+        };
+        if let Some(k) = allowed.iter().find(|k| **k == found.name) {
+            return Some(k);
+        }
+        let help = match near(&found.name, allowed.iter().copied()) {
+            Some(n) => format!("did you mean `{n}`?"),
+            None => format!("one of: {}", allowed.join(", ")),
+        };
+        self.bad(
+            format!("`{}` is not a value of `{}`", found.name, p.prop.name),
+            found.span,
+            Some(help),
+        );
+        None
+    }
+
+    fn const_value(&mut self, p: &PropertyDef) -> Option<u64> {
+        if let PropValue::Expr(e) = &p.value {
+            if let Ok(v) = super::collect::const_expr_pub(e) {
+                return v;
+            }
+        }
+        self.bad(
+            format!("`{}.{}` expects a constant", p.path_string(), p.prop.name),
+            p.value.span(),
+            Some("e.g. `block.null = 0;`".into()),
+        );
+        None
+    }
+
+    /// A namespace named by a role's value (which the first pass created).
+    fn space_value(&mut self, spaces: &[SpaceBuild], p: &PropertyDef) -> Option<SpaceId> {
+        let PropValue::Ident(id) = &p.value else {
+            self.bad(
+                format!(
+                    "`{}.{}` expects a namespace name",
+                    p.path_string(),
+                    p.prop.name
+                ),
+                p.value.span(),
+                Some(format!(
+                    "e.g. `{}.{} = block;`",
+                    p.path_string(),
+                    p.prop.name
+                )),
+            );
+            return None;
+        };
+        if let Some(i) = spaces.iter().position(|s| s.ns.name == id.name) {
+            return Some(i as SpaceId);
+        }
+        let names: Vec<&str> = spaces.iter().map(|s| s.ns.name.as_str()).collect();
+        let help = match near(&id.name, names.iter().copied()) {
+            Some(n) => format!("did you mean `{n}`?"),
+            None if names.is_empty() => "namespaces are named by `defines`, `undefines`, `refers`, `definesNext`, `opens` and `closes`".into(),
+            None => format!("declared namespaces: {}", names.join(", ")),
+        };
+        self.bad(
+            format!("no namespace is named `{}`", id.name),
+            id.span,
+            Some(help),
+        );
+        None
+    }
+
+    /// Whether slot `s` is an integer field (roles need a number).
+    fn int_slot(&mut self, rt: &RecordType, s: usize, p: &PropertyDef) -> bool {
+        if matches!(rt.slots[s].kind, SlotKind::Int { .. }) {
+            return true;
+        }
+        self.bad(
+            format!(
+                "`{}.{}`: field `{}` of record `{}` is a byte string, not a number",
+                p.path_string(),
+                p.prop.name,
+                rt.slots[s].name,
+                rt.name
+            ),
+            p.span,
+            None,
+        );
+        false
+    }
+
+    /// A field named by an identifier value (`nmemb.when = func;`).
+    fn field_value_ref(&mut self, rt: &RecordType, p: &PropertyDef) -> Option<SlotId> {
+        let PropValue::Ident(id) = &p.value else {
+            self.bad(
+                format!("`{}.{}` expects a field name", p.path_string(), p.prop.name),
+                p.value.span(),
+                None,
+            );
+            return None;
+        };
+        if let Some(s) = field_by_name(rt, &id.name) {
+            return Some(s);
+        }
+        let names = rt.slots.iter().skip(1).map(|s| s.name.as_str());
+        let help = near(&id.name, names).map(|n| format!("did you mean `{n}`?"));
+        self.bad(
+            format!("record `{}` has no field `{}`", rt.name, id.name),
+            id.span,
+            help,
+        );
+        None
+    }
+
+    /// An expression of a byte count: constants, `F.value` of the record's fields, and
+    /// `NS.F.value`, a field kept with the id the record refers to in namespace NS.
+    fn aexpr(
+        &mut self,
+        rt: &RecordType,
+        rd: &RecordDecl,
+        spaces: &mut [SpaceBuild],
+        e: &ast::Expr,
+    ) -> Option<AExpr> {
+        Some(match &e.kind {
+            ast::ExprKind::Int(n) => AExpr::Const(n.value?),
+            ast::ExprKind::Binary(op, a, b) => {
+                let a = self.aexpr(rt, rd, spaces, a);
+                let b = self.aexpr(rt, rd, spaces, b);
+                let (a, b) = (Box::new(a?), Box::new(b?));
+                match op {
+                    ast::BinOp::Add => AExpr::Add(a, b),
+                    ast::BinOp::Sub => AExpr::Sub(a, b),
+                    ast::BinOp::Mul => AExpr::Mul(a, b),
+                }
+            }
+            ast::ExprKind::Ref { path, prop } => {
+                if *prop != ast::RefProp::Value {
+                    self.bad(
+                        "a byte count reads `.value`s, not `.width`s".into(),
+                        e.span,
+                        None,
+                    );
+                    return None;
+                }
+                let full = ast::join_path(path);
+                if let Some(s) = rt.slot_by_name(&full) {
+                    if !matches!(rt.slots[s as usize].kind, SlotKind::Int { .. }) {
+                        self.bad(
+                            format!("`{full}` is a byte string, not a number"),
+                            e.span,
+                            None,
+                        );
+                        return None;
+                    }
+                    return Some(AExpr::Field(s));
+                }
+                // `NS.field.value`: a field of the record that defined the id referred to.
+                if path.len() >= 2 {
+                    if let Some(si) = spaces.iter().position(|s| s.ns.name == path[0].name) {
+                        let referred = rd
+                            .actions
+                            .iter()
+                            .any(|a| a.kind == ActionKind::Refer && a.space as usize == si);
+                        if !referred {
+                            self.bad(
+                                format!(
+                                    "`{full}.value`: record `{}` does not refer to an id of `{}`",
+                                    rt.name, path[0].name
+                                ),
+                                e.span,
+                                Some(format!(
+                                    "add `F.refers = {};` on the field that holds the id",
+                                    path[0].name
+                                )),
+                            );
+                            return None;
+                        }
+                        let field = ast::join_path(&path[1..]);
+                        let ns = &mut spaces[si].ns;
+                        let i = match ns.stored.iter().position(|f| *f == field) {
+                            Some(i) => i,
+                            None => {
+                                ns.stored.push(field);
+                                ns.stored.len() - 1
+                            }
+                        };
+                        return Some(AExpr::Lookup {
+                            space: si as SpaceId,
+                            stored: i as u16,
+                        });
+                    }
+                }
+                let names = rt.slots.iter().skip(1).map(|s| s.name.as_str());
+                let help = match near(&full, names) {
+                    Some(n) => format!("did you mean `{n}`?"),
+                    None => format!("`F.value` names a field of record `{}`; `NS.F.value` a field of the record that defined the id it refers to in namespace NS", rt.name),
+                };
+                self.bad(
+                    format!("record `{}` has no field `{full}`", rt.name),
+                    e.span,
+                    Some(help),
+                );
+                return None;
+            }
+        })
+    }
+}
+
+/// A field of a record by display name, else by type name (the first).
+fn field_by_name(rt: &RecordType, name: &str) -> Option<SlotId> {
+    rt.slot_by_name(name).or_else(|| {
+        rt.slots
+            .iter()
+            .position(|s| s.type_name == name)
+            .map(|i| i as SlotId)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::tests::{codes, schema};
+    use crate::dtd::analysis::*;
+    use crate::dtd::parse_str;
+
+    const BASE: &str = "size.width = 4; size.interpretation = none;
+        address.width = 4; address.interpretation = none;
+        heap.interpretation = default 0;
+        func.interpretation = default 0; nmemb.interpretation = default 0;";
+
+    fn with(decls: &str) -> String {
+        format!("{BASE}\n{decls}")
+    }
+
+    /// The help texts of a DTD's errors.
+    fn helps(text: &str) -> Vec<String> {
+        let e = parse_str("t.dtd", text).expect_err("should fail");
+        e.errors
+            .iter()
+            .map(|e| {
+                use miette::Diagnostic;
+                e.help().map(|h| h.to_string()).unwrap_or_default()
+            })
+            .collect()
+    }
+
+    #[test]
+    fn without_the_version_the_properties_are_plain_1_0() {
+        let s = schema(&with(
+            "a : (tag, address) { tag.value = 4; address.defines = block; }",
+        ));
+        assert!(!s.analysis.is_declared());
+        let a = s.record(s.record_by_name(0, "a").unwrap());
+        assert_eq!(
+            a.slots[1].extra,
+            [("defines".to_string(), "block".to_string())]
+        );
+    }
+
+    #[test]
+    fn another_version_is_ignored_with_a_warning() {
+        let l = parse_str(
+            "t.dtd",
+            &with("analysis.version = 2; a : (tag, address) { tag.value = 4; address.defines = nowhere; }"),
+        )
+        .unwrap();
+        assert!(!l.schema.analysis.is_declared());
+        assert_eq!(l.warnings.len(), 1);
+        assert!(l.warnings[0].to_string().contains("version 2"));
+    }
+
+    #[test]
+    fn roles_resolve_in_order() {
+        let s = schema(&with(
+            "analysis.version = 1; block.key = heap; block.null = 0;
+             r : (tag, size, old : address, address, heap, func, nmemb) {
+                 tag.value = 5;
+                 address.defines = block; old.undefines = block;
+                 address.bytes = size.value;
+                 nmemb.bytes = nmemb.value * size.value; nmemb.when = func; nmemb.is = 1;
+             }",
+        ));
+        let a = &s.analysis;
+        assert_eq!(a.version, 1);
+        let block = a.space_by_name("block").unwrap();
+        let ns = &a.namespaces[block as usize];
+        assert_eq!(ns.key.as_deref(), Some("heap"));
+        assert_eq!(ns.null, Some(0));
+        assert!(ns.sized);
+        let rd = a.record(s.record_by_name(0, "r").unwrap());
+        // Undefines before defines, whatever the order written.
+        let kinds: Vec<ActionKind> = rd.actions.iter().map(|x| x.kind).collect();
+        assert_eq!(kinds, [ActionKind::Undefine, ActionKind::Define]);
+        assert_eq!(rd.actions[0].slot, 2);
+        assert_eq!(rd.actions[0].key, Some(4));
+        assert_eq!(rd.bytes.len(), 2);
+        assert_eq!(rd.bytes[0].expr, AExpr::Field(1));
+        assert_eq!(rd.bytes[1].when, Some((5, 1)));
+    }
+
+    #[test]
+    fn lookups_keep_fields_of_the_defining_record() {
+        let s = schema(&with(
+            "analysis.version = 1; trace.kind = table; info.atEnd = normal;
+             trace.width = 4; trace.interpretation = none;
+             i : (tag, size, trace) { tag.value = 4; size.definesNext = info; trace.site = trace; }
+             a : (tag, address) { tag.value = 5; address.refers = info; address.defines = block;
+                                  address.bytes = info.size.value; address.site = info; }",
+        ));
+        let a = &s.analysis;
+        let info = a.space_by_name("info").unwrap();
+        let block = a.space_by_name("block").unwrap();
+        assert_eq!(a.namespaces[info as usize].stored, ["size"]);
+        let i = a.record(s.record_by_name(0, "i").unwrap());
+        assert_eq!(i.stores, [(info, 0, 1)]);
+        let r = a.record(s.record_by_name(0, "a").unwrap());
+        assert_eq!(
+            r.bytes[0].expr,
+            AExpr::Lookup {
+                space: info,
+                stored: 0
+            }
+        );
+        assert_eq!(r.site, Some(Site::Inherited { space: info }));
+        let trace = a.space_by_name("trace").unwrap();
+        assert_eq!(a.namespaces[block as usize].site_space, Some(trace));
+        assert_eq!(a.namespaces[trace as usize].kind, SpaceKind::Table);
+    }
+
+    #[test]
+    fn times_take_the_finest_unit() {
+        let s = schema(
+            "analysis.version = 1; sec.width = 4; sec.interpretation = none;
+             ns.width = 4; ns.interpretation = none;
+             sec.time = s; ns.time = ns; sec.monotonic = trace;
+             r : (tag, sec, ns, oh : sec) { tag.value = 4; oh.time = none; }",
+        );
+        let a = &s.analysis;
+        assert_eq!(a.time_unit, Some(TimeUnit::Ns));
+        let rd = a.record(s.record_by_name(0, "r").unwrap());
+        assert_eq!(rd.time, [(1, TimeUnit::S), (2, TimeUnit::Ns)]);
+        // One series on the record's time; `oh` is no time and has none.
+        assert_eq!(rd.monotonic.len(), 1);
+        assert_eq!(rd.monotonic[0].slot, None);
+    }
+
+    #[test]
+    fn errors_name_the_nearest_namespace_field_or_keyword() {
+        let text = with(
+            "analysis.version = 1; blok.key = heap; block.unknown = norml;
+             a : (tag, size, address) { tag.value = 4; address.defines = block;
+                  address.bytes = sise.value; address.time = nsec; }",
+        );
+        assert_eq!(
+            codes(&text),
+            ["mtf::dtd::bad_analysis"; 4],
+            "{:?}",
+            helps(&text)
+        );
+        let h = helps(&text);
+        assert_eq!(h[0], "did you mean `block`?");
+        assert_eq!(h[1], "did you mean `normal`?");
+        assert_eq!(h[2], "did you mean `size`?");
+        assert_eq!(h[3], "did you mean `ns`?");
+    }
+
+    #[test]
+    fn contradictions_are_errors() {
+        // A keyed namespace used by a record without the key.
+        let text = with(
+            "analysis.version = 1; frame.key = thread;
+             e : (tag, address) { tag.value = 4; address.opens = frame; }",
+        );
+        assert_eq!(codes(&text), ["mtf::dtd::bad_analysis"]);
+        // Ids and nesting in one namespace.
+        let text = with(
+            "analysis.version = 1;
+             a : (tag, address) { tag.value = 4; address.defines = x; }
+             e : (tag, address) { tag.value = 5; address.opens = x; }",
+        );
+        assert_eq!(codes(&text), ["mtf::dtd::bad_analysis"]);
+        // A byte count in a record that defines nothing, a guard without its byte count.
+        let text = with(
+            "analysis.version = 1;
+             a : (tag, size, address) { tag.value = 4; address.bytes = size.value;
+                                        address.refers = x; size.when = address; size.is = 1; }",
+        );
+        assert_eq!(codes(&text), ["mtf::dtd::bad_analysis"; 3]);
+        // Ticks and seconds do not add up.
+        let text = "analysis.version = 1; a.width = 4; a.interpretation = none;
+             b.width = 4; b.interpretation = none;
+             r : (tag, a, b) { tag.value = 4; a.time = tick; b.time = s; }";
+        assert_eq!(codes(text), ["mtf::dtd::bad_analysis"]);
+        // A role on a byte string.
+        let text = "analysis.version = 1; len.width = 1; len.interpretation = none;
+             txt.width = len.value; txt.interpretation = none;
+             r : (tag, len, txt) { tag.value = 4; txt.defines = x; }";
+        assert_eq!(codes(text), ["mtf::dtd::bad_analysis"]);
+    }
+
+    #[test]
+    fn typos_are_warnings() {
+        let l = parse_str(
+            "t.dtd",
+            &with(
+                "analysis.version = 1; block.null = 0; block.nul = 0;
+                 a : (tag, address) { tag.value = 4; address.defines = block; }
+                 f : (tag, address) { tag.value = 5; address.undefine = block; address.undefines = blocks; }",
+            ),
+        )
+        .unwrap();
+        let w: Vec<String> = l.warnings.iter().map(|w| w.to_string()).collect();
+        assert_eq!(
+            w,
+            [
+                "unknown property `nul` (did you mean `null`?)",
+                "unknown property `undefine` (did you mean `undefines`?)",
+                "namespace `blocks` is named only here; did you mean `block`?",
+            ]
+        );
+    }
+
+    #[test]
+    fn every_shipped_dtd_declares_analysis() {
+        for e in std::fs::read_dir(concat!(env!("CARGO_MANIFEST_DIR"), "/dtds")).unwrap() {
+            let p = e.unwrap().path();
+            let text = std::fs::read_to_string(&p).unwrap();
+            let l = parse_str(&p.display().to_string(), &text).unwrap();
+            assert!(l.schema.analysis.is_declared(), "{}", p.display());
+            assert!(l.warnings.is_empty(), "{}: {:?}", p.display(), l.warnings);
+        }
+    }
+}
