@@ -136,56 +136,126 @@ fn physical_memory() -> u64 {
         .map_or(1 << 40, |kb| kb * 1024)
 }
 
-/// The heap events of an opened trace, in trace order, each handed to `f`; returns the number
-/// of records that could not be decoded.
-pub(super) fn for_each_event(opened: &Opened, mut f: impl FnMut(&HeapEvent)) -> u64 {
-    use metatf::analysis::event::HeapOp;
-    use metatf::decode::{Event, Value};
-    let reader = opened.reader();
-    let mut records = reader.records();
-    let mut problems = 0;
-    while let Some(ev) = records.next() {
-        let v = match ev {
-            Event::Record(v) => v,
-            _ => {
-                problems += 1;
-                continue;
-            }
-        };
-        let int = |name: &str| match v.get(name) {
-            Some(Value::Int(x)) => Some(x),
-            _ => None,
-        };
-        let id = |name: &str| int("id").or_else(|| int(name)).unwrap_or(0);
-        let size = int("size").unwrap_or(0);
-        let op = match v.name() {
-            "alloc" | "reallocAlloc" => HeapOp::Alloc {
-                id: id("address"),
-                size: size.saturating_mul(int("nmemb").filter(|&n| n > 0).unwrap_or(1)),
-                align: int("align").filter(|&a| a > 0),
-            },
-            "free" => HeapOp::Free { id: id("address") },
-            "reallocFree" => HeapOp::Free {
-                id: int("id").or_else(|| int("old")).unwrap_or(0),
-            },
-            "realloc" | "reallocAllocFree" => HeapOp::Move {
-                old: int("id").or_else(|| int("old")).unwrap_or(0),
-                new: id("address"),
-                size: Some(size),
-            },
-            _ => continue,
-        };
-        f(&HeapEvent {
-            record: v.index(),
-            space: 0,
-            key: 0,
-            thread: int("thread"),
-            time: None,
-            site: None,
-            op,
-        });
+/// What reading a trace's heap events met besides the events.
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct Reading {
+    /// Records that could not be decoded (and damaged regions).
+    pub problems: u64,
+    /// Lines the import kept verbatim (`import_raw` records): not events.
+    pub raw_lines: u64,
+    /// Where the interpreter stopped at its limit of tracked ids (the events after it are
+    /// missing).
+    pub stopped_at: Option<u64>,
+    /// Frees (and reallocs) of ids that were not live: no event, counted here from the
+    /// interpreter's findings. A free of the null id is neither.
+    pub unknown_frees: u64,
+}
+
+/// The heap events of an opened trace's blocks — the namespaces of ids its DTD declares with
+/// byte counts (docs/format.md §14) — in trace order, each handed to `f`.
+pub(super) fn for_each_event(
+    opened: &Opened,
+    trace: &Path,
+    mut f: impl FnMut(&HeapEvent),
+) -> Result<Reading, Failure> {
+    use metatf::analysis::{Interpreter, Sink, SpaceKind};
+    use metatf::decode::Event;
+
+    struct Blocks<'a, F> {
+        f: &'a mut F,
+        sized: Vec<bool>,
+        unknown: u64,
     }
-    problems
+    impl<F: FnMut(&HeapEvent)> Blocks<'_, F> {
+        fn sized(&self, space: u32) -> bool {
+            self.sized.get(space as usize).copied().unwrap_or(false)
+        }
+    }
+    impl<F: FnMut(&HeapEvent)> Sink for Blocks<'_, F> {
+        fn event(&mut self, e: HeapEvent) {
+            if self.sized(e.space) {
+                (self.f)(&e);
+            }
+        }
+        fn finding(&mut self, finding: metatf::analysis::Finding) {
+            if finding.kind == metatf::analysis::FindingKind::NotAlive
+                && finding.space.is_some_and(|s| self.sized(s))
+            {
+                self.unknown += 1;
+            }
+        }
+    }
+
+    let reader = opened.reader();
+    let schema = reader.schema();
+    let mut interp = Interpreter::new(schema);
+    let sized: Vec<bool> = interp
+        .namespaces()
+        .iter()
+        .map(|n| n.kind == SpaceKind::Ids && n.sized)
+        .collect();
+    if !sized.contains(&true) {
+        return Err(Failure::new(
+            EXIT_USAGE,
+            format!(
+                "{}: its DTD declares no allocations (no namespace of ids with byte counts, \
+                 extension analysis/1 of docs/format.md §14), so there is nothing to replay",
+                escape_path(trace)
+            ),
+        ));
+    }
+    let raw = schema
+        .records
+        .iter()
+        .position(|r| r.name == "import_raw")
+        .map(|i| i as metatf::dtd::RecordId);
+    let mut sink = Blocks {
+        f: &mut f,
+        sized,
+        unknown: 0,
+    };
+    let mut reading = Reading::default();
+    let mut records = reader.records();
+    while let Some(ev) = records.next() {
+        match ev {
+            Event::Record(v) => {
+                if Some(v.record_id()) == raw {
+                    reading.raw_lines += 1;
+                }
+                interp.record(&v, &mut sink);
+                if interp.stopped() && reading.stopped_at.is_none() {
+                    reading.stopped_at = Some(v.index());
+                }
+            }
+            Event::Problem(_) | Event::Damage(_) => reading.problems += 1,
+        }
+    }
+    reading.problems += records.dropped_problems();
+    reading.unknown_frees = sink.unknown;
+    Ok(reading)
+}
+
+/// Says on standard error what the events leave out.
+pub(super) fn warn_reading(trace: &Path, r: &Reading) {
+    let name = escape_path(trace);
+    if r.problems > 0 {
+        super::common::line_to_stderr(&format!(
+            "mtf: {name}: {} records could not be decoded and are not replayed (mtf check shows them)",
+            r.problems
+        ));
+    }
+    if r.raw_lines > 0 {
+        super::common::line_to_stderr(&format!(
+            "mtf: {name}: {} lines the import kept verbatim (not records of the format, or values \
+             too wide for its DTD) are not replayed",
+            r.raw_lines
+        ));
+    }
+    if let Some(at) = r.stopped_at {
+        super::common::line_to_stderr(&format!(
+            "mtf: {name}: too many live ids to track: the events after record {at} are missing"
+        ));
+    }
 }
 
 /// One allocator's runs.
@@ -230,16 +300,16 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
         )
     };
     let mut builder = OpsBuilder::new();
-    let problems = {
+    let reading = {
         let mut w = BufWriter::with_capacity(1 << 20, temp.file());
         ops::write_ops_header(&mut w).map_err(write_failure)?;
         let mut err = None;
-        let problems = for_each_event(&opened, |e| {
+        let reading = for_each_event(&opened, &args.trace, |e| {
             let op = builder.op(e);
             if err.is_none() {
                 err = ops::write_op(&mut w, &op).err();
             }
-        });
+        })?;
         if let Some(e) = err {
             return Err(write_failure(e));
         }
@@ -249,10 +319,13 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
         drop(w);
         let mut file = temp.file();
         ops::mark_last_ops(&mut file, builder.last_ops()).map_err(write_failure)?;
-        problems
+        reading
     };
+    warn_reading(&args.trace, &reading);
+    let problems = reading.problems + u64::from(reading.stopped_at.is_some());
     drop(opened);
-    let summary = builder.finish();
+    let mut summary = builder.finish();
+    summary.unknown_frees += reading.unknown_frees;
 
     let exe = std::env::current_exe().map_err(|e| {
         Failure::new(
@@ -481,7 +554,7 @@ fn table(
     if s.unknown_frees > 0 {
         writeln!(
             w,
-            "       {} frees of blocks not live in the trace (allocated before tracing began, or NULL): skipped",
+            "       {} frees or reallocs of blocks not live in the trace (allocated before tracing began): skipped",
             s.unknown_frees
         )?;
     }

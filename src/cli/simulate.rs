@@ -92,12 +92,18 @@ pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
         })
         .collect();
     let start = std::time::Instant::now();
-    let problems = for_each_event(&opened, |e| {
+    let reading = for_each_event(&opened, &args.trace, |e| {
         for s in sims.iter_mut() {
             s.feed(e);
         }
-    });
-    let reports: Vec<Report> = sims.into_iter().map(Simulator::finish).collect();
+    })?;
+    super::replay::warn_reading(&args.trace, &reading);
+    let problems = reading.problems + u64::from(reading.stopped_at.is_some());
+    let mut reports: Vec<Report> = sims.into_iter().map(Simulator::finish).collect();
+    for r in reports.iter_mut() {
+        // The interpreter saw them (no event): they count as the simulator's own.
+        r.unknown_frees += reading.unknown_frees;
+    }
     let elapsed = start.elapsed();
 
     if let Some(out) = &args.output {
@@ -185,8 +191,8 @@ pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
                 if r.unknown_frees > 0 || r.unknown_moves > 0 {
                     writeln!(
                         w,
-                        "       {} frees and {} reallocs of blocks not live (allocated before tracing began, or NULL): skipped",
-                        r.unknown_frees, r.unknown_moves
+                        "       {} frees and reallocs of blocks not live (allocated before tracing began): skipped",
+                        r.unknown_frees + r.unknown_moves
                     )?;
                 }
                 if r.refused > 0 {
