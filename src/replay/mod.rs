@@ -721,7 +721,9 @@ where
                 slot.done.store(i as u64 + 1, Ordering::Relaxed);
             }
             finished.fetch_add(1, Ordering::Release);
-            w
+            // The operations go back to the calling thread, freed after the last sample, so
+            // that the replay's own memory does not shrink under the allocator's.
+            (w, mine)
         })?);
     }
     let totals = |slots: &[Slot]| {
@@ -754,9 +756,11 @@ where
         }
     }
     let wall = start.elapsed();
-    let workers = join(handles);
+    let (workers, held): (Vec<Worker>, Vec<Vec<ReplayOp>>) =
+        handles.into_iter().filter_map(|h| h.join().ok()).unzip();
     let (done, live) = totals(&slots);
     sample(done, live);
+    drop(held);
     for shard in &map.0 {
         if let Ok(mut m) = shard.lock() {
             release(alloc, m.drain());
