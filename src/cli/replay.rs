@@ -44,7 +44,7 @@ pub struct ReplayArgs {
     /// The trace (`-` for standard input; pipes and compressed traces too).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
-    #[arg(long)]
+    #[arg(short, long)]
     pub dtd: Option<PathBuf>,
     /// Allocators to measure, side by side (comma-separated: system, jemalloc, mimalloc).
     #[arg(short, long, value_delimiter = ',', default_value = "system")]

@@ -20,7 +20,7 @@ pub struct SimulateArgs {
     /// The trace (`-` for standard input; pipes and compressed traces too).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
-    #[arg(long)]
+    #[arg(short, long)]
     pub dtd: Option<PathBuf>,
     /// Policies (comma-separated): first-fit, next-fit, best-fit, segregated, buddy; `all`.
     #[arg(short, long, value_delimiter = ',', default_value = "all")]
