@@ -203,7 +203,7 @@ impl OpenOptions {
         let dtd = self.dtd.as_deref();
         let env = std::env::var_os("MTF_DTD_PATH");
         let located = trace.locate_dtd(dtd, env.as_deref());
-        // The text is kept: a derived DTD (`mtf encode --split`) extends it, and a DTD read from
+        // The text is kept: a derived DTD (`mtf compact --split`) extends it, and a DTD read from
         // a FIFO cannot be read twice.
         let file = |p: &Path| -> Result<(crate::dtd::Loaded, String), OpenError> {
             let text = crate::dtd::read_file(p)?;

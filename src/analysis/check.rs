@@ -167,7 +167,7 @@ impl<'s> Check<'s> {
             FindingKind::Depth => {
                 let _ = write!(
                     s,
-                    "{} is {}, but the nesting depth of {sname}{keyed} is {}",
+                    "{} is {}, but the {sname} level it opens inside{keyed} is at depth {}",
                     f.what.as_deref().unwrap_or("depth"),
                     f.id,
                     f.expected.unwrap_or(0)

@@ -20,7 +20,7 @@
 //!
 //! The tag is left out (constant per file), and so are `section` and `metadata` records (the
 //! structure and state changes of the container; their effect is in the values) and the
-//! records of tables (`Reader::is_table`: the split streams of `mtf encode --split`, string
+//! records of tables (`Reader::is_table`: the split streams of `mtf compact --split`, string
 //! tables), whose values are in the fields that refer to them: a trace exports to the same
 //! files and values whether its fields were moved into streams or not.
 //!

@@ -182,7 +182,7 @@ impl<'a> Reader<'a> {
     /// `sectionOffset` into it, or one that a metadata record of the trace switches to such an
     /// interpretation. The records of a table are elements: the values of the fields that refer
     /// to them ([`RecordView::get`](super::RecordView::get) gives them as such), not records a
-    /// user counts. The split streams of `mtf encode --split` and string tables are tables;
+    /// user counts. The split streams of `mtf compact --split` and string tables are tables;
     /// the global region never is.
     ///
     /// The first call reads the metadata records of the whole trace when the trace has a

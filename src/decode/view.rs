@@ -123,7 +123,7 @@ impl<'d> RecordView<'d> {
     /// The logical value of the first occurrence of a field: what the field stands for once
     /// its interpretation is applied. A field read through a section (`sectionStride`,
     /// `sectionOffset`, docs/format.md §8) gives the value of the element it refers to, so
-    /// that a field moved into a stream (`mtf encode --split`) reads as it did before.
+    /// that a field moved into a stream (`mtf compact --split`) reads as it did before.
     ///
     /// ```
     /// use metatf::decode::{ElementRef, Event};

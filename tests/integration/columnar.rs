@@ -379,7 +379,7 @@ fn a_file_named_as_the_parquet_folder_is_refused_and_left_alone() {
     assert_eq!(std::fs::read(&file).unwrap(), b"keep me");
 }
 
-/// Issue 16 item 3: a trace whose fields were moved into streams (`mtf encode --split`)
+/// Issue 16 item 3: a trace whose fields were moved into streams (`mtf compact --split`)
 /// exports to the same files, rows and values as the trace itself: no file per stream, and
 /// each stream value as its field's value.
 #[test]

@@ -13,6 +13,10 @@ mod fixtures;
 mod import;
 #[cfg(feature = "import")]
 mod import_alloc;
+#[cfg(all(feature = "import", feature = "compression"))]
+mod import_inputs;
+#[cfg(feature = "import")]
+mod import_refusals;
 mod layering;
 mod messages;
 mod mirror;

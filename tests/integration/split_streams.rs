@@ -1,10 +1,10 @@
-//! Issue 16 item 3: split streams (`mtf encode --split`) are an encoding detail. Record counts,
+//! Issue 16 item 3: split streams (`mtf compact --split`) are an encoding detail. Record counts,
 //! bytes per record, `info`, `dump --data-only`, CSV and Parquet show the logical records of a
 //! split trace, each stream value as its field's value, exactly as for the trace unsplit.
 
 use std::path::PathBuf;
 
-use metatf::compact::CompactOptions as Options;
+use metatf::compact::CompactOptions;
 use metatf::decode::Event;
 use metatf::encode::TraceWriter;
 
@@ -17,7 +17,7 @@ pub fn split_copy(trace: &str, dtd: &str) -> (tempfile::TempDir, PathBuf) {
     let h = o.trace().header();
     let text = std::fs::read_to_string(util::root().join(dtd)).unwrap();
     let r = o.reader();
-    let opts = Options::default();
+    let opts = CompactOptions::default();
     let plan = metatf::compact::plan_split(&r, &text, &opts)
         .unwrap()
         .expect("fields that vary");
