@@ -17,9 +17,11 @@ mod pack;
 #[cfg(feature = "plot")]
 mod plot;
 mod progress;
+mod replay;
 #[cfg(feature = "plot")]
 mod report;
 mod shell;
+mod simulate;
 mod size_report;
 mod stats;
 
@@ -85,6 +87,15 @@ pub enum Command {
     /// `--to parquet`, any trace as one Parquet file per record type.
     #[cfg(feature = "import")]
     Export(export::ExportArgs),
+    /// Replay a trace's allocation events against real allocators (system, jemalloc,
+    /// mimalloc), each in a fresh process: speed, latency, RSS beside live bytes, page faults.
+    Replay(replay::ReplayArgs),
+    /// Simulate classic allocator policies over a trace's allocation events: heap extent and
+    /// utilisation (peak live payload / peak heap).
+    Simulate(simulate::SimulateArgs),
+    /// One measured replay (run by `mtf replay` in a fresh process).
+    #[command(hide = true)]
+    ReplayChild(replay::ChildArgs),
     /// Print a completion script for a shell (`mtf completions bash > /etc/bash_completion.d/mtf`).
     Completions(shell::CompletionsArgs),
     /// Print the manual page (roff), or write one page per subcommand into a folder.
@@ -167,6 +178,9 @@ pub fn main() -> i32 {
         Command::Import(a) => import::run(&a),
         #[cfg(feature = "import")]
         Command::Export(a) => export::run(&a),
+        Command::Replay(a) => replay::run(&a),
+        Command::Simulate(a) => simulate::run(&a),
+        Command::ReplayChild(a) => replay::run_child(&a),
         Command::Completions(a) => shell::completions(&a),
         Command::Man(a) => shell::man(&a),
     };

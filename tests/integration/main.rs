@@ -21,6 +21,8 @@ mod layering;
 mod messages;
 mod mirror;
 mod pack_identity;
+#[cfg(all(feature = "import", feature = "replay"))]
+mod replay;
 mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;
