@@ -142,7 +142,11 @@ impl<'s> Check<'s> {
                 let _ = write!(
                     s,
                     "{} {sname} {id}{keyed}, which is not alive",
-                    role(&[ActionKind::Refer])
+                    // The DTD's keyword, read as a verb: `refers` takes `to`.
+                    match role(&[ActionKind::Refer]) {
+                        "refers" => "refers to",
+                        other => other,
+                    }
                 );
             }
             FindingKind::Redefined => {

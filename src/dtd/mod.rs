@@ -61,13 +61,13 @@ pub use crate::limits::MAX_DTD_BYTES;
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum DtdLoadError {
     /// The file could not be opened or read.
-    #[error("cannot read DTD {}: {source}", path.display())]
+    #[error("cannot read DTD {}: {cause}", path.display())]
     #[diagnostic(code(mtf::dtd::io))]
     Io {
         /// The file.
         path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (in the message, so that it is said once).
+        cause: std::io::Error,
     },
     /// The file holds more than [`MAX_DTD_BYTES`] bytes.
     #[error("DTD {} is too large: more than {limit} bytes", path.display())]
@@ -172,9 +172,9 @@ pub fn load(path: &Path) -> Result<Loaded, DtdLoadError> {
 
 /// Read a DTD file as text, capped at [`MAX_DTD_BYTES`] while reading, and checked to be UTF-8.
 pub fn read_file(path: &Path) -> Result<String, DtdLoadError> {
-    let io = |source| DtdLoadError::Io {
+    let io = |cause| DtdLoadError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     let file = std::fs::File::open(path).map_err(io)?;
     read_capped(file, path)
@@ -187,9 +187,9 @@ pub fn read_capped(reader: impl Read, path: &Path) -> Result<String, DtdLoadErro
     reader
         .take(MAX_DTD_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|source| DtdLoadError::Io {
+        .map_err(|cause| DtdLoadError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
     text_of(bytes, path)
 }
