@@ -228,6 +228,36 @@ pub fn render(s: &Stats, top: usize) -> String {
             s.problems
         );
     }
+    // The heap first: it is what a reader of a trace asks about. A namespace with nothing
+    // allocated (Android's threads and heaps) is left out of the text (the JSON has it).
+    if s.spaces.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nno heap figures: the DTD declares no namespaces of ids (docs/format.md)"
+        );
+    }
+    // A declared time that never moves (a trace recorded without a clock) says nothing.
+    let clock = s.end.time.unwrap_or(0) > s.start.time.unwrap_or(0);
+    let shown: Vec<&SpaceSummary> = s
+        .spaces
+        .iter()
+        .filter(|sp| sp.allocations > 0 || sp.live_blocks > 0)
+        .collect();
+    for sp in &shown {
+        render_space(&mut o, sp, top, clock);
+    }
+    let quiet = s.spaces.len() - shown.len();
+    if quiet > 0 && !shown.is_empty() {
+        let names: Vec<&str> = s
+            .spaces
+            .iter()
+            .filter(|sp| sp.allocations == 0 && sp.live_blocks == 0)
+            .map(|sp| sp.name.as_str())
+            .collect();
+        let _ = writeln!(o, "\n(no allocations in namespace {})", names.join(", "));
+    } else if shown.is_empty() && !s.spaces.is_empty() {
+        let _ = writeln!(o, "\nno allocations in the slice");
+    }
     let _ = writeln!(o, "\nrecords per type");
     for t in &s.types {
         let name = if t.section.is_empty() {
@@ -244,20 +274,18 @@ pub fn render(s: &Stats, top: usize) -> String {
             );
         }
     }
-    if s.spaces.is_empty() {
-        let _ = writeln!(
-            o,
-            "\nno heap figures: the DTD declares no namespaces of ids (docs/format.md)"
-        );
-    }
-    for sp in &s.spaces {
-        render_space(&mut o, sp, top);
-    }
     o
 }
 
-fn render_space(o: &mut String, sp: &SpaceSummary, top: usize) {
+fn render_space(o: &mut String, sp: &SpaceSummary, top: usize, clock: bool) {
     let unit = sp.time_unit.as_deref();
+    let at = |a: At, unit: Option<&str>| {
+        if clock {
+            at(a, unit)
+        } else {
+            at(At { time: None, ..a }, unit)
+        }
+    };
     if sp.allocations == 0 && sp.frees == 0 && sp.live_blocks == 0 && sp.unknown_frees == 0 {
         let _ = writeln!(o, "\nnamespace {}: no allocations in the slice", sp.name);
         return;
@@ -308,7 +336,7 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize) {
     if sp.unknown_frees > 0 || sp.redefined > 0 {
         let _ = writeln!(
             o,
-            "  frees of dead ids    {}   allocations of live ids {}",
+            "  frees not alive      {}   allocations of live ids {}",
             sp.unknown_frees, sp.redefined
         );
     }
