@@ -60,6 +60,9 @@ mod layout;
 pub mod limits;
 mod open;
 pub mod pack;
+#[cfg(feature = "replay")]
+pub mod replay;
+pub mod simulate;
 pub mod text;
 
 /// Internals for this crate's own property tests; not part of the API and not covered by any

@@ -142,7 +142,11 @@ impl<'s> Check<'s> {
                 let _ = write!(
                     s,
                     "{} {sname} {id}{keyed}, which is not alive",
-                    role(&[ActionKind::Refer])
+                    // The DTD's keyword, read as a verb: `refers` takes `to`.
+                    match role(&[ActionKind::Refer]) {
+                        "refers" => "refers to",
+                        other => other,
+                    }
                 );
             }
             FindingKind::Redefined => {
@@ -167,7 +171,7 @@ impl<'s> Check<'s> {
             FindingKind::Depth => {
                 let _ = write!(
                     s,
-                    "{} is {}, but the nesting depth of {sname}{keyed} is {}",
+                    "{} is {}, but the {sname} level it opens inside{keyed} is at depth {}",
                     f.what.as_deref().unwrap_or("depth"),
                     f.id,
                     f.expected.unwrap_or(0)

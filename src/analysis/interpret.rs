@@ -14,6 +14,14 @@
 // caller still decodes). Entries keep the index, offset and type of the record that defined
 // them, so that a finding can say where an id came from.
 
+// Design (moves and frees): a record's actions run undefines first, so a realloc frees its old
+// block before it defines the new one; the freed block is held until the define, which turns
+// the pair into one `HeapOp::Move` (the block keeps its size unless the record declares one),
+// or emitted as a `Free` at the end of the record. Recently undefined ids are remembered in a
+// bounded FIFO (`DEAD_REMEMBERED`) so that a double free is told from a free of an id never
+// seen (which may be normal for a format: a trace that starts late), without memory that grows
+// with the trace.
+
 // Design (hashing): ids are untrusted input, so the maps use foldhash with its per-process
 // seed (as the live sets do), fast on integer keys.
 use foldhash::HashMap;
@@ -125,7 +133,7 @@ pub struct Finding {
     /// that undefined it), where known.
     pub defined: Option<At>,
     /// For `Mismatched`, the id of the innermost open level; for `Backwards`, the previous
-    /// value; for `Depth`, the depth; for `Limit`, the limit.
+    /// value; for `Depth`, the depth of the level it nests in; for `Limit`, the limit.
     pub expected: Option<u64>,
     /// For `Backwards`, the series (field type name); for `Depth`, the field name; for
     /// `NotAlive` and `Undefined`, `"undefined"` when the id was undefined recently (a double

@@ -44,3 +44,9 @@ pub mod interpret;
 pub use crate::dtd::analysis::{Namespace, Severity, SpaceId, SpaceKind, TimeUnit};
 pub use event::{HeapEvent, HeapOp};
 pub use interpret::{At, Finding, FindingKind, HeapEvents, Interpreter, Sink, DEFAULT_MAX_TRACKED};
+pub mod diff;
+#[cfg(feature = "plot")]
+pub mod plot;
+#[cfg(feature = "plot")]
+pub mod report;
+pub mod stats;

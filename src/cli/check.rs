@@ -6,7 +6,8 @@ use std::path::PathBuf;
 use clap::Args;
 
 use metatf::analysis::check::Check;
-use metatf::analysis::{Finding, Severity};
+use metatf::analysis::stats::Place;
+use metatf::analysis::{Finding, FindingKind, Severity};
 use metatf::decode::Event;
 use metatf::io::StdoutSink;
 
@@ -35,6 +36,10 @@ pub struct CheckArgs {
     /// Show at most N pieces of information (ids alive at the end); all are counted.
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub max_info: u64,
+    /// Report only the problems of a slice (`--from`/`--to`: record index, or `tTIME`); the
+    /// trace is still decoded and interpreted from its start.
+    #[command(flatten)]
+    pub slice: super::stats::SliceArgs,
 }
 
 /// Run `mtf check`.
@@ -89,12 +94,31 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         }
         Ok(())
     };
+    // Before a slice, records are interpreted but their findings neither shown nor counted.
+    let mut slicer = super::heap::Slicer::new(&o, args.slice.window()?)?;
+    let mut inside = true;
+    let mut before: Option<Vec<(FindingKind, Severity, u64)>> = None;
     let mut records = reader.records();
     // Without the semantic pass, no value is read: the decoder validates only.
     records.skip_values(!semantic);
     while let Some(event) = records.next() {
         let problem: &dyn std::fmt::Display = match &event {
             Event::Record(v) => {
+                match slicer.place(v) {
+                    Place::Before => {
+                        inside = false;
+                        if semantic {
+                            check.record(v);
+                        }
+                        continue;
+                    }
+                    Place::After => break,
+                    Place::Inside if !inside => {
+                        inside = true;
+                        before = Some(check.counts().collect());
+                    }
+                    Place::Inside => {}
+                }
                 per_type[v.record_id() as usize] += 1;
                 n += 1;
                 bar.record(v.offset(), n);
@@ -117,6 +141,9 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             Event::Problem(p) => p,
             Event::Damage(d) => d,
         };
+        if !inside {
+            continue;
+        }
         total += 1;
         if reported < args.max_errors {
             reported += 1;
@@ -139,7 +166,21 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     }
     bar.finish();
     total += records.dropped_problems();
-    let semantic_errors = check.count(Severity::Error);
+    // Counts within the slice: what was counted before it is taken away.
+    let before = before.unwrap_or_default();
+    let earlier = |kind: FindingKind, sev: Severity| {
+        before
+            .iter()
+            .find(|(k, s, _)| *k == kind && *s == sev)
+            .map_or(0, |x| x.2)
+    };
+    let counts: Vec<(FindingKind, Severity, u64)> = check
+        .counts()
+        .map(|(k, s, n)| (k, s, n - earlier(k, s)))
+        .filter(|x| x.2 > 0)
+        .collect();
+    let count = |sev: Severity| -> u64 { counts.iter().filter(|x| x.1 == sev).map(|x| x.2).sum() };
+    let semantic_errors = count(Severity::Error);
     total += semantic_errors;
     let checked: u64 = per_type.iter().sum();
     if !quiet() {
@@ -151,13 +192,13 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         }
     }
     if semantic && !quiet() {
-        let infos = check.count(Severity::Info);
+        let infos = count(Severity::Info);
         writeln!(
             out,
             "semantic checks (analysis/{}): {semantic_errors} problem(s), {infos} piece(s) of information",
             o.schema().analysis.version
         )?;
-        for (kind, sev, n) in check.counts() {
+        for (kind, sev, n) in counts {
             writeln!(out, "  {:<32} {:<6} {n:>12}", kind.name(), sev.keyword())?;
         }
         if infos > info_shown {

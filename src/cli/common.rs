@@ -286,7 +286,15 @@ pub fn print_warnings(w: &[metatf::dtd::DtdWarning]) {
 pub fn dtd_failure(e: &DtdLoadError) -> Failure {
     match e {
         DtdLoadError::Invalid(errors) => {
-            to_stderr(&render(errors));
+            // Each error in the one style of every other message (code, then `×`), not as
+            // "related" errors (which miette prefixes with `Error:`); the count comes last.
+            for e in &errors.errors {
+                to_stderr(&render(e));
+            }
+            if errors.omitted > 0 {
+                line_to_stderr(&format!("{} more errors not shown", errors.omitted));
+            }
+            line_to_stderr(&errors.summary);
             Failure::new(EXIT_BAD_DTD, String::new())
         }
         other => Failure::diagnostic(EXIT_USAGE, other),
@@ -314,7 +322,7 @@ pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
     let o = OpenOptions::new()
         .dtd_opt(dtd)
         .open(path)
-        .map_err(|e| open_failure(path, &e))?;
+        .map_err(|e| open_failure(path, dtd, &e))?;
     print_warnings(o.warnings());
     Ok(o)
 }
@@ -338,7 +346,7 @@ pub fn open_salvaging_as(
         .dtd_opt(dtd)
         .salvage(true)
         .open(path)
-        .map_err(|e| open_failure(path, &e))?;
+        .map_err(|e| open_failure(path, dtd, &e))?;
     if let Some(e) = o.input_fault() {
         // A compressed trace cut short: what was decompressed is shown, the fault reported.
         line_to_stderr(io_failure(e).message.trim_end());
@@ -355,7 +363,7 @@ pub fn open_salvaging_as(
     Ok((o, damaged))
 }
 
-fn open_failure(path: &Path, e: &OpenError) -> Failure {
+fn open_failure(path: &Path, dtd: Option<&Path>, e: &OpenError) -> Failure {
     match e {
         OpenError::Io(e) => io_failure(e),
         OpenError::Container(c) => container_failure(path, c),
@@ -366,6 +374,21 @@ fn open_failure(path: &Path, e: &OpenError) -> Failure {
             // A `--dtd` file that does not exist is a usage error; a DTD the trace names but
             // that is nowhere to be found makes the trace unreadable for want of a DTD.
             let code = if *explicit { EXIT_USAGE } else { EXIT_BAD_DTD };
+            if let (true, Some(d)) = (*explicit, dtd) {
+                // The user named the DTD: say that file is missing, not the header's name.
+                let message = format!(
+                    "the DTD given with --dtd, {}, is not a file",
+                    escape_path(d)
+                );
+                return Failure::diagnostic(
+                    code,
+                    &Flat::new(
+                        message,
+                        "mtf::dtd::not_found",
+                        Some("check the path; without --dtd the DTD the trace names is looked up beside it, in MTF_DTD_PATH and among the built-in DTDs".to_string()),
+                    ),
+                );
+            }
             // The reason escapes the header's name and the paths tried; the trace is named as
             // the user gave it (the library says `<memory>` for standard input).
             let message = format!("{}: {reason}", input_name(path));

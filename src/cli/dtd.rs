@@ -176,9 +176,9 @@ pub fn run(args: DtdArgs) -> i32 {
             to_stderr(&render(&e));
             return EXIT_BAD_DTD;
         }
-        Err(DtdLoadError::Invalid(errs)) => {
-            to_stderr(&render(&errs));
-            return EXIT_BAD_DTD;
+        Err(e @ DtdLoadError::Invalid(_)) => {
+            // Printed as every other command prints a DTD's errors.
+            return super::common::dtd_failure(&e).code;
         }
     };
     for w in &loaded.warnings {

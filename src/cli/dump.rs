@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
+use metatf::analysis::stats::Place;
 use metatf::decode::Event;
 use metatf::text::{CsvPrinter, DumpHeader, Format, Options, Printer};
 
@@ -71,6 +72,9 @@ pub struct DumpArgs {
     /// lose precision above 2^53; `mtf pack` reads them back.
     #[arg(long)]
     pub int_strings: bool,
+    /// Only the records of a slice (`--from`/`--to`: record index, or `tTIME`).
+    #[command(flatten)]
+    pub slice: super::stats::SliceArgs,
 }
 
 /// Run `mtf dump`: every trace in turn; the exit status is the worst of them.
@@ -152,6 +156,7 @@ fn dump_trace(
         }
     }
     let reader = o.reader();
+    let mut slicer = super::heap::Slicer::new(&o, args.slice.window()?)?;
     let mut printer = Printer::new(
         &reader,
         Options {
@@ -223,6 +228,11 @@ fn dump_trace(
                 Event::Record(view) => {
                     n += 1;
                     bar.record(view.offset(), n);
+                    match slicer.place(&view) {
+                        Place::Before => continue,
+                        Place::After => break,
+                        Place::Inside => {}
+                    }
                     // --data-only: no built-ins, and no elements of tables (split streams,
                     // string tables): their values show in the fields that refer to them.
                     if !want_section[view.section() as usize]

@@ -4,7 +4,7 @@
 //! | status | meaning |
 //! |---|---|
 //! | 0 | success (for `check`: the trace is valid) |
-//! | 1 | the input data is invalid: a trace that breaks the format (also compressed and cut short), text `pack` cannot write, an output that reads back different |
+//! | 1 | the input data is invalid: a trace that breaks the format (also compressed and cut short), text `pack` cannot write, input `import` refuses (another format, a damaged compressed input, an unreadable ZIP), a trace `export` cannot render, an output that reads back different |
 //! | 2 | usage or I/O: wrong arguments, a file that cannot be read or written, a trace the command cannot work on (`export` of a trace that was not imported) |
 //! | 3 | the DTD is unusable (invalid, or named by the trace and found nowhere) |
 //! | 130, 143 | interrupted by SIGINT or SIGTERM |
@@ -15,7 +15,7 @@ use metatf::io::IoError;
 
 /// Success (for `check`: the trace is valid).
 pub const EXIT_OK: i32 = 0;
-/// The input data is invalid (a trace, text to pack).
+/// The input data is invalid (a trace, text to pack, a foreign trace to import).
 pub const EXIT_INVALID_TRACE: i32 = 1;
 /// I/O error or bad usage.
 pub const EXIT_USAGE: i32 = 2;
@@ -47,6 +47,17 @@ pub fn for_encode(e: &EncodeError) -> i32 {
     match e.kind() {
         EncodeErrorKind::File(_) => EXIT_USAGE,
         _ => EXIT_INVALID_TRACE,
+    }
+}
+
+/// The status for an error of `import` or `export`, by its class: input the command refuses is
+/// invalid input; a file that cannot be read or written, and a request that cannot be met (a
+/// DTD that does not fit the mapping, an output name that does not fit), are I/O or usage.
+#[cfg(feature = "import")]
+pub fn for_import(class: metatf::import::ErrorClass) -> i32 {
+    match class {
+        metatf::import::ErrorClass::Input => EXIT_INVALID_TRACE,
+        metatf::import::ErrorClass::Io | metatf::import::ErrorClass::Usage => EXIT_USAGE,
     }
 }
 

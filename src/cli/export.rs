@@ -7,7 +7,7 @@ use clap::Args;
 use metatf::import::source::TraceSource;
 use metatf::import::{export, origin, shipped, ExportError, Mapping, Target};
 
-use super::common::{error, open, Failure};
+use super::common::{error, open, render, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf export`.
@@ -30,6 +30,21 @@ pub struct ExportArgs {
     pub output: PathBuf,
 }
 
+/// The failure for an export error: its class decides the exit status; the trace's name leads
+/// messages about the trace or the request.
+fn export_failure(path: &str, e: ExportError) -> Failure {
+    let code = super::exit::for_import(e.class());
+    let e = match e {
+        ExportError::Usage(m) => ExportError::Usage(format!("{path}: {m}")),
+        ExportError::Trace(m) => ExportError::Trace(format!("{path}: {m}")),
+        ExportError::NotImported { .. } => ExportError::NotImported {
+            trace: path.to_string(),
+        },
+        other => other,
+    };
+    Failure::diagnostic(code, &e)
+}
+
 /// Run `mtf export`.
 pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     #[cfg(feature = "parquet")]
@@ -50,17 +65,12 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     let o = open(&args.trace, args.dtd.as_deref())?;
     let src = TraceSource::new(o.trace(), o.schema());
     let path = super::common::input_name(&args.trace).into_owned();
-    // A valid trace that `mtf import` did not make is not invalid: it is the wrong input for
-    // this command (usage, status 2).
-    let org = origin(&src).map_err(|e| {
-        error(
-            EXIT_USAGE,
-            "mtf::export::not_imported",
-            format!("{path}: {e}"),
-        )
-    })?;
+    let org = origin(&src).map_err(|e| export_failure(&path, e))?;
     let m = if let Some(p) = &args.map {
-        super::import::load_mapping(p)?
+        Mapping::load(p).map_err(|e| {
+            eprint!("{}", render(&e));
+            Failure::new(EXIT_USAGE, String::new())
+        })?
     } else if let Some(m) = to {
         m
     } else {
@@ -79,23 +89,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         Ok(rep) => rep,
         // `mtf export T -o - | head`: a reader that stops early is not an error.
         Err(e) if e.is_closed_pipe() => return Ok(EXIT_OK),
-        Err(e @ ExportError::Write { .. }) => {
-            return Err(error(EXIT_USAGE, "mtf::export::write", e.to_string()))
-        }
-        Err(ExportError::Usage(m)) => {
-            return Err(error(
-                EXIT_USAGE,
-                "mtf::export::usage",
-                format!("{path}: {m}"),
-            ))
-        }
-        Err(ExportError::Trace(m)) => {
-            return Err(error(
-                EXIT_INVALID_TRACE,
-                "mtf::export::trace",
-                format!("{path}: {m}"),
-            ))
-        }
+        Err(e) => return Err(export_failure(&path, e)),
     };
     eprintln!(
         "exported {path} ({}): {} bytes in {} file(s), {} records rendered, {} raw lines copied",

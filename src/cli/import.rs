@@ -1,23 +1,24 @@
 //! `mtf import`: turn foreign text traces into Meta-TF traces with a format mapping.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::Args;
 
-use metatf::container::{ByteOrder, Class};
-use metatf::dtd::Schema;
-use metatf::encode::TraceWriter;
-use metatf::import::engine::{order_inputs, score, Importer};
-use metatf::import::sink::WriterSink;
-use metatf::import::{records, shipped, Mapping};
+use metatf::import::{
+    create_writer, detect, order_inputs, shipped, ImportError, ImportErrorKind, ImportInput,
+    Importer, Mapping, MappingDtdError,
+};
+use miette::Diagnostic;
 
-use super::common::{dtd_failure, load_schema_file, print_warnings, render, Failure};
+use super::common::{dtd_failure, print_warnings, render, Failure, Flat};
 use super::{EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf import`.
 #[derive(Debug, Args)]
 pub struct ImportArgs {
-    /// The input files (a ZIP input is read entry by entry; `-` is standard input).
+    /// The input files: plain or compressed (gzip, zstd, xz, bzip2), or a ZIP (read entry by
+    /// entry); `-` is standard input. Without --from or --map the format is detected from the
+    /// first input's first lines.
     pub inputs: Vec<PathBuf>,
     /// A shipped format by name (see `--list`).
     #[arg(long, conflicts_with = "map")]
@@ -31,6 +32,10 @@ pub struct ImportArgs {
     /// The trace to write (`-` for standard output).
     #[arg(short, long)]
     pub output: Option<PathBuf>,
+    /// Import even when most of the input matches no rule of the format (every unmatched
+    /// line is kept verbatim); without it such an import is refused.
+    #[arg(long)]
+    pub keep_unmatched: bool,
     /// List the shipped formats.
     #[arg(long)]
     pub list: bool,
@@ -40,98 +45,80 @@ fn usage(m: impl Into<String>) -> Failure {
     super::common::error(EXIT_USAGE, "mtf::usage", m)
 }
 
-/// Load the DTD a mapping names: `--dtd`, else a file of that name beside the mapping file,
-/// else the shipped DTD.
-pub fn mapping_schema(
-    m: &Mapping,
-    map_file: Option<&Path>,
-    dtd: Option<&Path>,
-) -> Result<Schema, Failure> {
-    if let Some(d) = dtd {
-        return load_schema_file(d);
-    }
-    if let Some(dir) = map_file.and_then(|p| p.parent()) {
-        let p = dir.join(&m.dtd);
-        if p.is_file() {
-            return load_schema_file(&p);
+/// The failure for an import error: its class decides the exit status.
+fn import_failure(e: &ImportError) -> Failure {
+    let code = super::exit::for_import(e.class());
+    // The library's help does not know the command's options: say them here.
+    let help = match &e.kind {
+        ImportErrorKind::Unmatched { .. } => Some(
+            "give the right format with --from (see mtf import --list), or --keep-unmatched to import it anyway with every unmatched line kept verbatim"
+                .to_string(),
+        ),
+        ImportErrorKind::Undetected(_) => {
+            Some("give the format with --from (see mtf import --list), or your own mapping with --map FILE".to_string())
         }
-    }
-    match metatf::container::shipped_dtd(&m.dtd) {
-        Some(text) => {
-            let loaded = metatf::dtd::parse_str(&m.dtd, text)
-                .map_err(|e| dtd_failure(&metatf::dtd::DtdLoadError::from(e)))?;
-            print_warnings(&loaded.warnings);
-            Ok(loaded.schema)
+        _ => None,
+    };
+    match (help, e.code()) {
+        (Some(h), Some(c)) => {
+            Failure::diagnostic(code, &Flat::new(e.to_string(), &c.to_string(), Some(h)))
         }
-        None => Err(usage(format!(
-            "DTD {} of mapping `{}` not found (put it beside the mapping or give --dtd)",
-            m.dtd, m.name
-        ))),
+        _ => Failure::diagnostic(code, e),
+    }
+}
+
+/// The failure for a mapping's DTD that cannot be loaded.
+pub fn mapping_dtd_failure(e: &MappingDtdError) -> Failure {
+    match e {
+        MappingDtdError::Load(e) => dtd_failure(e),
+        other => Failure::diagnostic(EXIT_USAGE, other),
     }
 }
 
 /// Load a mapping file, printing its diagnostic on error.
-pub fn load_mapping(path: &Path) -> Result<Mapping, Failure> {
-    let text = std::fs::read_to_string(path)
-        .map_err(|e| usage(format!("cannot read mapping {}: {e}", path.display())))?;
-    Mapping::parse(&path.display().to_string(), &text).map_err(|e| {
-        eprint!("{}", render(&*e));
+pub fn load_mapping(path: &std::path::Path) -> Result<Mapping, Failure> {
+    Mapping::load(path).map_err(|e| {
+        eprint!("{}", render(&e));
         Failure::new(EXIT_USAGE, String::new())
     })
 }
 
-/// The total size of the inputs, when every one is a regular file that is neither compressed nor
-/// a ZIP (the import counts decompressed bytes).
-fn input_total(inputs: &[PathBuf]) -> Option<u64> {
-    use std::io::Read;
-    let mut total = 0;
-    for p in inputs {
-        let meta = std::fs::metadata(p).ok()?;
-        if !meta.is_file() {
-            return None;
-        }
-        let mut head = [0u8; 8];
-        let n = std::fs::File::open(p).ok()?.read(&mut head).ok()?;
-        if metatf::io::Compression::detect(&head[..n]).is_some() || head[..n].starts_with(b"PK") {
-            return None;
-        }
-        total += meta.len();
+/// Print the shipped formats: name, description, DTD, mapping file and record names (each
+/// once, in the order of the mapping's rules).
+fn list() -> Result<i32, Failure> {
+    use std::io::Write;
+    let mut out = metatf::io::StdoutSink::new();
+    for (file, m) in shipped::all() {
+        let rules: Vec<String> = m
+            .parts
+            .iter()
+            .map(|p| {
+                let mut names: Vec<&str> = Vec::new();
+                for r in &p.rules {
+                    if !names.contains(&r.record.as_str()) {
+                        names.push(&r.record);
+                    }
+                }
+                format!("{}: {}", p.name, names.join(" "))
+            })
+            .collect();
+        writeln!(
+            out,
+            "{}\n  {}\n  DTD {}, mapping formats/{file}\n  records: {}",
+            m.name,
+            m.describe,
+            m.dtd,
+            rules.join("; ")
+        )?;
     }
-    Some(total)
+    out.finish()?;
+    Ok(EXIT_OK)
 }
 
 /// Run `mtf import`.
 pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     if args.list {
-        use std::io::Write;
-        let mut out = metatf::io::StdoutSink::new();
-        for (file, m) in shipped::all() {
-            let rules: Vec<String> = m
-                .parts
-                .iter()
-                .map(|p| {
-                    format!(
-                        "{}: {}",
-                        p.name,
-                        p.rules
-                            .iter()
-                            .map(|r| r.record.as_str())
-                            .collect::<Vec<_>>()
-                            .join(" ")
-                    )
-                })
-                .collect();
-            writeln!(
-                out,
-                "{}\n  {}\n  DTD {}, mapping formats/{file}\n  records: {}",
-                m.name,
-                m.describe,
-                m.dtd,
-                rules.join("; ")
-            )?;
-        }
-        out.finish()?;
-        return Ok(EXIT_OK);
+        return list();
     }
     if args.inputs.is_empty() {
         return Err(usage("give the input files (or --list)"));
@@ -143,57 +130,52 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     for input in &args.inputs {
         super::common::refuse_same_file(input, &out)?;
     }
-    let m = if let Some(p) = &args.map {
-        load_mapping(p)?
+    let given = if let Some(p) = &args.map {
+        Some(load_mapping(p)?)
     } else if let Some(f) = &args.from {
-        shipped::by_name(f)
-            .ok_or_else(|| usage(format!("unknown format `{f}` (see mtf import --list)")))?
+        Some(
+            shipped::by_name(f)
+                .ok_or_else(|| usage(format!("unknown format `{f}` (see mtf import --list)")))?,
+        )
     } else {
-        let first = &args.inputs[0];
-        let mut best: Option<(Mapping, usize, usize)> = None;
-        for (_, m) in shipped::all() {
-            let (hit, seen) = score(&m, first, 200);
-            if hit > 0 && best.as_ref().is_none_or(|b| hit * b.2 > b.1 * seen) {
-                best = Some((m, hit, seen));
+        None
+    };
+    // Each input is opened once: what detection reads is imported too (`-`, pipes).
+    let mut inputs = ImportInput::open_all(&args.inputs).map_err(|e| import_failure(&e))?;
+    let m = match given {
+        Some(m) => m,
+        None => {
+            let candidates: Vec<Mapping> = shipped::all().into_iter().map(|x| x.1).collect();
+            let d = detect(&mut inputs[0], &candidates).map_err(|e| import_failure(&e))?;
+            match &d.runner_up {
+                Some(r) => eprintln!(
+                    "detected format {}; close second: {r} (give --from to choose)",
+                    d.best
+                ),
+                None => eprintln!("detected format {}", d.best),
             }
+            candidates
+                .into_iter()
+                .nth(d.chosen)
+                .ok_or_else(|| usage("no format detected"))?
         }
-        let (m, hit, seen) = best.ok_or_else(|| {
-            usage(format!(
-                "{}: no shipped format recognises this input; give --from or --map",
-                first.display()
-            ))
-        })?;
-        eprintln!(
-            "detected format {} ({hit} of the first {seen} units match)",
-            m.name
-        );
-        m
     };
-    let schema = mapping_schema(&m, args.map.as_deref(), args.dtd.as_deref())?;
-    let inputs = order_inputs(&m, &args.inputs);
-    let zip = inputs.iter().any(|p| metatf::import::zipio::is_zip(p));
-    if zip && inputs.len() > 1 {
-        return Err(usage("a ZIP input must be the only input"));
-    }
-    let container = if zip {
-        records::CONTAINER_ZIP
-    } else {
-        records::CONTAINER_PLAIN
-    };
+    let loaded = m
+        .load_dtd(args.map.as_deref(), args.dtd.as_deref())
+        .map_err(|e| mapping_dtd_failure(&e))?;
+    print_warnings(&loaded.warnings);
+    let schema = loaded.schema;
+    let (inputs, container) = order_inputs(&m, inputs).map_err(|e| import_failure(&e))?;
+    let names: Vec<String> = inputs.iter().map(|i| i.name().to_string()).collect();
     // `-o -` writes standard output; a device or FIFO is written directly; a regular file
     // appears only when complete.
-    let writer = TraceWriter::create(&schema, &out, Class::Bits64, ByteOrder::Little, &m.dtd)
-        .map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
-    let fail = |e: metatf::import::ImportError| usage(e.to_string());
-    let mut imp = Importer::new(
-        &m,
-        WriterSink::new(writer, &schema),
-        container,
-        inputs.len() as u64,
-    )
-    .map_err(fail)?;
+    let writer = create_writer(&m, &schema, &out)
+        .map_err(|e| Failure::diagnostic(super::exit::for_encode(&e), &e))?;
+    let mut imp = Importer::new(&m, writer, &schema, container, inputs.len() as u64)
+        .map_err(|e| import_failure(&e))?;
+    imp.keep_unmatched(args.keep_unmatched);
     // A bar over the input bytes, when their total is known: regular, uncompressed files.
-    let total = input_total(&inputs);
+    let total: Option<u64> = inputs.iter().map(|i| i.size()).sum();
     let quiet = super::common::quiet() || total.is_none();
     let bar = super::progress::Progress::new(total.unwrap_or(0), "importing", quiet);
     let mut last = 0u64;
@@ -204,23 +186,22 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
             bar.set_bytes(n);
         }
     });
-    for p in &inputs {
-        imp.import_path(p).map_err(fail)?;
+    for input in inputs {
+        imp.import_input(input).map_err(|e| import_failure(&e))?;
     }
-    let (sink, rep) = imp.finish().map_err(fail)?;
-    let s = sink
-        .writer
+    let (writer, rep) = imp.finish().map_err(|e| import_failure(&e))?;
+    let s = writer
         .finish()
-        .map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
-    let (nrecords, bytes) = (Some(s.nrecords), s.bytes);
+        .map_err(|e| Failure::diagnostic(super::exit::for_encode(&e), &e))?;
     eprintln!(
-        "imported {} ({}): {} input bytes, {} units, {} as records of the format, {} kept as raw lines",
-        inputs.iter().map(|p| p.display().to_string()).collect::<Vec<_>>().join(" "),
+        "imported {} ({}): {} input bytes, {} units, {} as records of the format, {} kept as raw lines ({}%)",
+        names.join(" "),
         m.name,
         rep.bytes_in,
         rep.units,
         rep.mapped,
-        rep.raw
+        rep.raw,
+        rep.raw_percent(),
     );
     if !rep.first_raw.is_empty() {
         let at: Vec<String> = rep
@@ -250,11 +231,10 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
         eprintln!("kept verbatim: {e}");
     }
     eprintln!(
-        "wrote {}: {bytes} bytes{}",
-        out.display(),
-        nrecords
-            .map(|n| format!(", {n} records"))
-            .unwrap_or_default()
+        "wrote {}: {} bytes, {} records",
+        super::common::input_name(&out),
+        s.bytes,
+        s.nrecords
     );
     Ok(EXIT_OK)
 }

@@ -9,12 +9,21 @@ mod check;
 mod columnar;
 mod common;
 mod compact;
+mod diff;
 mod dump;
+mod heap;
 mod info;
 mod pack;
+#[cfg(feature = "plot")]
+mod plot;
 mod progress;
+mod replay;
+#[cfg(feature = "plot")]
+mod report;
 mod shell;
+mod simulate;
 mod size_report;
+mod stats;
 
 use common::line_to_stderr;
 #[cfg(feature = "import")]
@@ -53,6 +62,18 @@ pub enum Command {
     Pack(pack::PackArgs),
     /// Check or show a DTD.
     Dtd(dtd::DtdArgs),
+    /// Heap statistics: peak live bytes and when, leaks, lifetimes, sizes, top sites; records
+    /// and integer fields per type (for every DTD).
+    Stats(stats::StatsArgs),
+    /// Compare two traces' heap figures (same or different DTDs), sorted by change.
+    Diff(diff::DiffArgs),
+    /// Draw live bytes and blocks over a trace (the peak marked), the size and lifetime
+    /// histograms and the top sites, as SVG or PNG.
+    #[cfg(feature = "plot")]
+    Plot(plot::PlotArgs),
+    /// Write one self-contained HTML page with a trace's heap summary, tables and charts.
+    #[cfg(feature = "plot")]
+    Report(report::ReportArgs),
     /// Re-encode a trace with the widths and interpretations that make it small (`encode` is
     /// the old name, still accepted).
     #[command(alias = "encode")]
@@ -66,6 +87,15 @@ pub enum Command {
     /// `--to parquet`, any trace as one Parquet file per record type.
     #[cfg(feature = "import")]
     Export(export::ExportArgs),
+    /// Replay a trace's allocation events against real allocators (system, jemalloc,
+    /// mimalloc), each in a fresh process: speed, latency, RSS beside live bytes, page faults.
+    Replay(replay::ReplayArgs),
+    /// Simulate classic allocator policies over a trace's allocation events: heap extent and
+    /// utilisation (peak live payload / peak heap).
+    Simulate(simulate::SimulateArgs),
+    /// One measured replay (run by `mtf replay` in a fresh process).
+    #[command(hide = true)]
+    ReplayChild(replay::ChildArgs),
     /// Print a completion script for a shell (`mtf completions bash > /etc/bash_completion.d/mtf`).
     Completions(shell::CompletionsArgs),
     /// Print the manual page (roff), or write one page per subcommand into a folder.
@@ -137,11 +167,20 @@ pub fn main() -> i32 {
         Command::Check(a) => check::run(&a),
         Command::Pack(a) => pack::run(&a),
         Command::Compact(a) => compact::run(&a),
+        Command::Stats(a) => stats::run(&a),
+        Command::Diff(a) => diff::run(&a),
+        #[cfg(feature = "plot")]
+        Command::Plot(a) => plot::run(&a),
+        #[cfg(feature = "plot")]
+        Command::Report(a) => report::run(&a),
         Command::SizeReport(a) => size_report::run(&a),
         #[cfg(feature = "import")]
         Command::Import(a) => import::run(&a),
         #[cfg(feature = "import")]
         Command::Export(a) => export::run(&a),
+        Command::Replay(a) => replay::run(&a),
+        Command::Simulate(a) => simulate::run(&a),
+        Command::ReplayChild(a) => replay::run_child(&a),
         Command::Completions(a) => shell::completions(&a),
         Command::Man(a) => shell::man(&a),
     };

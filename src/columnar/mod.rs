@@ -122,6 +122,16 @@ pub enum ParquetError {
         /// The library's message.
         message: String,
     },
+    /// The output names a file, not a folder: one file per record type is written into a folder.
+    #[error("{} looks like a file name, but Parquet export writes one file per record type into a folder", crate::io::escape_path(path))]
+    #[diagnostic(
+        code(mtf::parquet::folder),
+        help("give -o FOLDER: an existing folder, a name without an extension, or a name ending with /")
+    )]
+    NotAFolderName {
+        /// The output as given.
+        path: PathBuf,
+    },
 }
 
 /// Progress is reported every this many records.
@@ -146,6 +156,15 @@ pub fn write_parquet(
             path: dir.to_path_buf(),
         }
         .into());
+    }
+    // Design: a new folder named like a file (`x.parquet`) is refused rather than created, so
+    // that a user who expected one file is not handed a folder; the same rule as a multi-file
+    // import export (src/import/export.rs).
+    let slash = dir.as_os_str().to_string_lossy().ends_with('/');
+    if !dir.exists() && !slash && dir.extension().is_some() {
+        return Err(ParquetError::NotAFolderName {
+            path: dir.to_path_buf(),
+        });
     }
     let schema = reader.schema();
     let total = reader.bytes().len() as u64;

@@ -204,6 +204,8 @@ pub struct RecordDecl {
     pub time: Vec<(SlotId, TimeUnit)>,
     /// The slot of its thread (`thread.thread = yes;`).
     pub thread: Option<SlotId>,
+    /// Its fields that are sizes in bytes (`size.size = bytes;`).
+    pub sizes: Vec<SlotId>,
     /// Its allocation site.
     pub site: Option<Site>,
     /// Values that must not go backwards.
@@ -224,6 +226,7 @@ impl RecordDecl {
         align: None,
         time: Vec::new(),
         thread: None,
+        sizes: Vec::new(),
         site: None,
         monotonic: Vec::new(),
         depth: Vec::new(),

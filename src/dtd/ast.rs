@@ -26,6 +26,8 @@ pub enum Item {
     Record(RecordDef),
     /// `section name id { items }`
     Section(SectionDef),
+    /// `include name;` (top level only): the built-in fragment `name` (docs/format.md §3.5).
+    Include(Ident),
 }
 
 /// An identifier with its position.

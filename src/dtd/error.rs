@@ -206,6 +206,19 @@ pub enum DtdError {
         #[label("does not fit in 64 bits")]
         span: SourceSpan,
     },
+    /// An `include` of a fragment that does not exist, or of one already included.
+    #[error("{msg}")]
+    #[diagnostic(
+        code(mtf::dtd::include),
+        help("the built-in fragments: {}", super::FRAGMENTS.iter().map(|f| f.0).collect::<Vec<_>>().join(", "))
+    )]
+    Include {
+        msg: String,
+        #[source_code]
+        src: Src,
+        #[label("here")]
+        span: SourceSpan,
+    },
     /// Nesting or size beyond the implementation limits.
     #[error("{msg}")]
     #[diagnostic(code(mtf::dtd::limit), help("flatten the definition"))]

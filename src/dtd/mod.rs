@@ -38,6 +38,13 @@ pub use schema::*;
 /// The built-in records (docs/format.md §5), in the DTD language.
 pub const PRELUDE: &str = include_str!("prelude.dtd");
 
+/// The built-in fragments a DTD takes in with `include NAME;` (docs/format.md §3.5): name and
+/// text. A fragment's text never changes once published (a new version gets a new name).
+// Design: a fragment is resolved with the prelude, so its records see only each other and the
+// built-ins and mean the same in every DTD that includes it, and its spans never point into the
+// user's text (an error about a clash names the user's definition).
+pub const FRAGMENTS: &[(&str, &str)] = &[("import", include_str!("fragment_import.dtd"))];
+
 /// A successfully resolved DTD.
 #[derive(Debug, Clone)]
 pub struct Loaded {
@@ -54,13 +61,13 @@ pub use crate::limits::MAX_DTD_BYTES;
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum DtdLoadError {
     /// The file could not be opened or read.
-    #[error("cannot read DTD {}: {source}", path.display())]
+    #[error("cannot read DTD {}: {cause}", path.display())]
     #[diagnostic(code(mtf::dtd::io))]
     Io {
         /// The file.
         path: PathBuf,
-        /// The cause.
-        source: std::io::Error,
+        /// The cause (in the message, so that it is said once).
+        cause: std::io::Error,
     },
     /// The file holds more than [`MAX_DTD_BYTES`] bytes.
     #[error("DTD {} is too large: more than {limit} bytes", path.display())]
@@ -102,13 +109,14 @@ pub fn parse_str(name: &str, text: &str) -> Result<Loaded, DtdErrors> {
             .collect();
         return Err(DtdErrors::new(name, errors));
     }
-    let (prelude, prelude_problems) = parse::parse(PRELUDE);
+    let prelude_text = with_fragments(&dtd, &src).map_err(|e| DtdErrors::new(name, e))?;
+    let (prelude, prelude_problems) = parse::parse(&prelude_text);
     debug_assert!(prelude_problems.is_empty(), "the prelude parses");
     let (schema, errors, warnings) = resolve::resolve(
         name,
         resolve::Input {
             dtd: &prelude,
-            text: PRELUDE,
+            text: &prelude_text,
         },
         resolve::Input { dtd: &dtd, text },
         &src,
@@ -122,6 +130,39 @@ pub fn parse_str(name: &str, text: &str) -> Result<Loaded, DtdErrors> {
     }
 }
 
+/// The prelude followed by the fragments the DTD includes, each once.
+fn with_fragments(dtd: &ast::Dtd, src: &error::Src) -> Result<String, Vec<DtdError>> {
+    let mut text = PRELUDE.to_string();
+    let mut seen: Vec<&str> = Vec::new();
+    let mut errors = Vec::new();
+    for item in &dtd.items {
+        let ast::Item::Include(n) = item else {
+            continue;
+        };
+        let fail = |msg: String| DtdError::Include {
+            msg,
+            src: src.clone(),
+            span: error::sspan(n.span),
+        };
+        match FRAGMENTS.iter().find(|f| f.0 == n.name) {
+            None => errors.push(fail(format!("no built-in fragment `{}`", n.name))),
+            Some(_) if seen.contains(&n.name.as_str()) => {
+                errors.push(fail(format!("fragment `{}` is included twice", n.name)))
+            }
+            Some((name, body)) => {
+                seen.push(name);
+                text.push('\n');
+                text.push_str(body);
+            }
+        }
+    }
+    if errors.is_empty() {
+        Ok(text)
+    } else {
+        Err(errors)
+    }
+}
+
 /// Read, parse and resolve a DTD file: at most [`MAX_DTD_BYTES`] are read, whatever the file
 /// is. Diagnostics name the file as given.
 pub fn load(path: &Path) -> Result<Loaded, DtdLoadError> {
@@ -131,9 +172,9 @@ pub fn load(path: &Path) -> Result<Loaded, DtdLoadError> {
 
 /// Read a DTD file as text, capped at [`MAX_DTD_BYTES`] while reading, and checked to be UTF-8.
 pub fn read_file(path: &Path) -> Result<String, DtdLoadError> {
-    let io = |source| DtdLoadError::Io {
+    let io = |cause| DtdLoadError::Io {
         path: path.to_path_buf(),
-        source,
+        cause,
     };
     let file = std::fs::File::open(path).map_err(io)?;
     read_capped(file, path)
@@ -146,9 +187,9 @@ pub fn read_capped(reader: impl Read, path: &Path) -> Result<String, DtdLoadErro
     reader
         .take(MAX_DTD_BYTES + 1)
         .read_to_end(&mut bytes)
-        .map_err(|source| DtdLoadError::Io {
+        .map_err(|cause| DtdLoadError::Io {
             path: path.to_path_buf(),
-            source,
+            cause,
         })?;
     text_of(bytes, path)
 }
@@ -184,6 +225,54 @@ fn text_of(bytes: Vec<u8>, path: &Path) -> Result<String, DtdLoadError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `include import;` takes in the fragment's records exactly as if its text were pasted;
+    /// an unknown or repeated fragment, or an include in a section, is an error.
+    #[test]
+    fn include_takes_in_a_fragment_as_if_pasted() {
+        let body = super::FRAGMENTS[0].1;
+        let own = "x.width = 2; x.interpretation = none;\nsection s 1 { ev : (tag, x) { tag.value = 4; } }\n";
+        let inc = parse_str("a.dtd", &format!("tag.width = 1;\ninclude import;\n{own}")).unwrap();
+        let pasted = parse_str("b.dtd", &format!("tag.width = 1;\n{body}\n{own}")).unwrap();
+        let shape = |s: &Schema, n: &str| {
+            let r = s.record(s.record_by_name(0, n).unwrap());
+            (
+                r.tag,
+                r.slots
+                    .iter()
+                    .map(|x| {
+                        (
+                            x.name.clone(),
+                            format!("{:?}", x.kind),
+                            format!("{:?}", x.interp),
+                        )
+                    })
+                    .collect::<Vec<_>>(),
+            )
+        };
+        for n in [
+            "import_origin",
+            "import_part",
+            "import_raw",
+            "import_entry",
+            "import_routed",
+            "import_archive",
+        ] {
+            assert_eq!(shape(&inc.schema, n), shape(&pasted.schema, n), "{n}");
+        }
+        let err = |text: &str| {
+            let e = parse_str("c.dtd", text).unwrap_err();
+            crate::dtd::render_plain(&e)
+        };
+        assert!(err("include nothing;\n").contains("no built-in fragment `nothing`"));
+        assert!(err("include import;\ninclude import;\n").contains("included twice"));
+        assert!(err("section s 1 { include import; }\n").contains("expected"));
+        assert!(
+            err("include import;\nimport_raw : (tag) { tag.value = 9; }\n").contains("import_raw")
+        );
+        // `include` is still a name elsewhere.
+        parse_str("d.dtd", "include.width = 1; include.interpretation = none;\nr : (tag, include) { tag.value = 4; }\n").unwrap();
+    }
 
     fn code(e: &DtdLoadError) -> String {
         use miette::Diagnostic;

@@ -418,6 +418,20 @@ impl<'a> Parser<'a> {
                 return Ok((rest, Item::Section(s)));
             }
         }
+        if let Ok((after_kw, _)) = self.keyword(i, "include", "") {
+            // `include NAME;` takes in a built-in fragment; `include : …` / `include.x` are
+            // ordinary definitions.
+            if let Ok((rest, name)) = self.ident(after_kw) {
+                if !top {
+                    return Err(nom::Err::Error(PError::expected(
+                        i,
+                        "a property or record definition",
+                    )));
+                }
+                let (rest, _) = self.sym(rest, ";", "`;`")?;
+                return Ok((rest, Item::Include(name)));
+            }
+        }
         let (rest, _) = self
             .ident(i)
             .map_err(|_| nom::Err::Error(PError::expected(i, "a property or record definition")))?;

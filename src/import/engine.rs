@@ -2,20 +2,29 @@
 //! patterns and writes records through a [`Sink`]; a unit that no pattern takes back
 //! byte-for-byte is written as a raw-line record. String tables are written last.
 
-use std::fs::File;
 use std::io::{BufRead, BufReader, Read};
-use std::path::{Path, PathBuf};
+use std::path::Path;
 
+use super::error::{ImportError, ImportErrorKind};
+use super::input::{Body, ImportInput};
 use super::intern::Interner;
 use super::mapping::{glob, Mapping, Units};
 use super::pattern::{FieldKind, Val};
-use super::sink::{FieldIn, FieldType, PlanId, Sink, SinkError};
+use super::records::{self, Container, PartKind};
+use super::sink::{FieldType, PlanId, Sink, SinkError, Value, WriterSink};
+use super::spool::{self, SpoolReader};
 use super::units::{Eol, UnitReader};
 use super::zipio;
-use super::{records, ImportError};
+use crate::dtd::Schema;
+use crate::encode::TraceWriter;
 
 /// How many raw-line positions a report lists.
 pub const RAW_LISTED: usize = 5;
+
+/// After this many units the share kept raw is checked a first time, so that an input of
+/// another format is refused early (when nine in ten units were kept raw; at the end, when more
+/// than half were).
+pub const EARLY_CHECK: u64 = 10_000;
 
 /// What an import did.
 #[derive(Debug, Default, Clone)]
@@ -36,6 +45,33 @@ pub struct ImportReport {
     pub verbatim_entries: Vec<String>,
     /// Per routed section: (section, records).
     pub routed: Vec<(String, u64)>,
+}
+
+impl ImportReport {
+    /// The share of units kept raw, in percent (rounded down; 0 without units).
+    pub fn raw_percent(&self) -> u64 {
+        (self.raw * 100).checked_div(self.units).unwrap_or(0)
+    }
+
+    /// Whether most units match no rule (more than half kept raw).
+    pub fn mostly_unmatched(&self) -> bool {
+        self.raw * 2 > self.units
+    }
+}
+
+/// A value of a record being assembled from a unit.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Slot {
+    /// An integer.
+    Int(u64),
+    /// A byte offset (an interned string's, or a `ref`'s record's).
+    Offset(u64),
+    /// Bytes `start..end` of the unit, stored inline.
+    Inline(usize, usize),
+    /// Bytes `start..end` of the unit, to intern.
+    Intern(usize, usize),
+    /// The empty string, to intern.
+    InternEmpty,
 }
 
 /// How one rule's values land in the record's plan: every rule of a record type in a part
@@ -82,9 +118,9 @@ struct Ahead {
 }
 
 /// The import state for one mapping.
-pub struct Importer<'m, S: Sink> {
+pub struct Importer<'m, 's> {
     m: &'m Mapping,
-    sink: S,
+    sink: WriterSink<'s>,
     rules: Vec<Vec<RulePlan>>, // per part, per rule
     table_plans: Vec<PlanId>,
     tables: Vec<Interner>,
@@ -93,6 +129,8 @@ pub struct Importer<'m, S: Sink> {
     p_noeol: PlanId,
     p_chunk: PlanId,
     p_routed: Option<PlanId>,
+    p_entry: Option<PlanId>,
+    p_archive: Option<PlanId>,
     routed: Vec<Routed>,
     /// Records routed since the last record of the part's section: (routed section, count),
     /// written as one `import_routed` record before the next record there.
@@ -100,18 +138,53 @@ pub struct Importer<'m, S: Sink> {
     opened: Vec<String>,
     current: Option<String>,
     vals: Vec<Val>,
-    fin: Vec<(usize, u64, u64)>, // scratch: (kind 0 int / 1 offset / 2 inline start, a, b)
-    joined: Vec<u8>,             // scratch: lines of a multi-line unit, joined by `\n`
+    fin: Vec<Slot>,  // scratch: the values of the record being assembled
+    joined: Vec<u8>, // scratch: lines of a multi-line unit, joined by `\n`
     /// The report so far.
     pub report: ImportReport,
     progress: Option<Box<dyn FnMut(u64) + 'm>>,
+    keep_unmatched: bool,
+    checked_early: bool,
+    /// The inputs imported so far, as shown.
+    names: Vec<String>,
 }
 
 fn fatal(file: &str, e: SinkError) -> ImportError {
-    ImportError::new(file, 0, 0, e.to_string())
+    ImportError::at(file, ImportErrorKind::Write(e.to_string()))
 }
 
-impl<'m, S: Sink> Importer<'m, S> {
+impl<'m, 's> Importer<'m, 's> {
+    /// Import even when most units match no rule of the mapping (they are kept verbatim).
+    /// Without it, an import where more than half the units are kept raw stops with
+    /// [`ImportErrorKind::Unmatched`] at the end, or after [`EARLY_CHECK`] units when nine in
+    /// ten were.
+    pub fn keep_unmatched(&mut self, keep: bool) {
+        self.keep_unmatched = keep;
+    }
+
+    /// Refuse the import when more than half the units were kept raw (`early`: after
+    /// [`EARLY_CHECK`] units, only when nine in ten were, so that a long prologue the mapping
+    /// does not describe does not stop an input that matches further on).
+    fn check_unmatched(&self, file: &str, early: bool) -> Result<(), ImportError> {
+        let r = &self.report;
+        let refuse = if early {
+            r.raw * 10 >= r.units * 9
+        } else {
+            r.mostly_unmatched()
+        };
+        if self.keep_unmatched || !refuse {
+            return Ok(());
+        }
+        Err(ImportError::at(
+            file,
+            ImportErrorKind::Unmatched {
+                format: self.m.name.clone(),
+                raw: self.report.raw,
+                units: self.report.units,
+            },
+        ))
+    }
+
     /// Call `f` with the input bytes read so far (all inputs together, decompressed), as the
     /// import goes on: for a progress bar.
     pub fn on_progress(&mut self, f: impl FnMut(u64) + 'm) {
@@ -125,21 +198,24 @@ impl<'m, S: Sink> Importer<'m, S> {
         }
     }
 
-    /// Prepare every record kind of the mapping in the sink and write the origin record.
+    /// Prepare every record kind of the mapping for `writer` (whose DTD is `schema`) and write
+    /// the origin record; `files` is the number of inputs.
     pub fn new(
         m: &'m Mapping,
-        mut sink: S,
-        container: u64,
+        writer: TraceWriter<'s>,
+        schema: &'s Schema,
+        container: Container,
         files: u64,
     ) -> Result<Self, ImportError> {
+        let mut sink = WriterSink::new(writer, schema);
         let f = |e: SinkError| {
-            let hint =
-                " (a DTD used by a mapping declares the import_* records: see docs/mappings.md)";
-            let mut e = fatal(&format!("mapping {}", m.name), e);
-            if e.message.contains("no record `import_") {
-                e.message.push_str(hint);
-            }
-            e
+            ImportError::at(
+                "",
+                ImportErrorKind::Dtd(format!(
+                    "DTD {} (of mapping `{}`): {e}",
+                    schema.name, m.name
+                )),
+            )
         };
         let p_origin = sink
             .plan(
@@ -174,6 +250,35 @@ impl<'m, S: Sink> Importer<'m, S> {
         let p_chunk = sink
             .plan(None, records::CHUNK, &[("data", FieldType::Bytes)])
             .map_err(f)?;
+        // ZIP entry metadata (version 2): written when the DTD declares the records (an older
+        // DTD that does not still imports, and its ZIP entries come back with the 1980 date).
+        let p_entry = if sink.has_record(records::ENTRY) {
+            Some(
+                sink.plan(
+                    None,
+                    records::ENTRY,
+                    &[
+                        ("time", FieldType::Int),
+                        ("attrs", FieldType::Int),
+                        ("madeby", FieldType::Int),
+                        ("extra", FieldType::Bytes),
+                        ("central", FieldType::Bytes),
+                        ("comment", FieldType::Bytes),
+                    ],
+                )
+                .map_err(f)?,
+            )
+        } else {
+            None
+        };
+        let p_archive = if sink.has_record(records::ARCHIVE) {
+            Some(
+                sink.plan(None, records::ARCHIVE, &[("comment", FieldType::Bytes)])
+                    .map_err(f)?,
+            )
+        } else {
+            None
+        };
         let mut table_plans = Vec::new();
         for t in &m.tables {
             table_plans.push(
@@ -201,34 +306,20 @@ impl<'m, S: Sink> Importer<'m, S> {
             let mut rp: Vec<RulePlan> = Vec::new();
             for (ri, r) in part.rules.iter().enumerate() {
                 let err = |msg: String| {
-                    ImportError::new(&format!("mapping {}", m.name), r.line as u64, 1, msg)
+                    ImportError::at(
+                        "",
+                        ImportErrorKind::Dtd(format!(
+                            "DTD {} does not fit the rule at line {} of mapping `{}`: {msg}",
+                            schema.name, r.line, m.name
+                        )),
+                    )
                 };
                 let same: Vec<usize> = (0..part.rules.len())
                     .filter(|&j| part.rules[j].record == r.record)
                     .collect();
-                // The union of the fields of every rule of this record type, in order.
-                let mut names: Vec<String> = Vec::new();
-                let mut types: Vec<FieldKind> = Vec::new();
-                for &j in &same {
-                    let o = &part.rules[j];
-                    let more = o.pattern.fields.iter().map(|f| (&f.name, f.kind.clone()));
-                    let sets = o.set.iter().map(|(f, _)| (f, FieldKind::Int));
-                    for (n, k) in more.chain(sets) {
-                        match names.iter().position(|x| x == n) {
-                            Some(i) if types[i] != k => {
-                                return Err(err(format!(
-                                "field `{n}` of record `{}` has different types in its patterns",
-                                r.record
-                            )))
-                            }
-                            Some(_) => {}
-                            None => {
-                                names.push(n.clone());
-                                types.push(k);
-                            }
-                        }
-                    }
-                }
+                // The union of the fields of every rule of this record type, in order (their
+                // kinds agree: checked when the mapping was parsed).
+                let (names, types) = part.fields_of(&r.record);
                 let pos = |n: &str| names.iter().position(|x| x == n).unwrap_or(0);
                 let slot_of = r.pattern.fields.iter().map(|f| pos(&f.name)).collect();
                 // `ref` fields (of any rule of the record type) are section offsets.
@@ -236,12 +327,6 @@ impl<'m, S: Sink> Importer<'m, S> {
                     .iter()
                     .flat_map(|&j| part.rules[j].refs.iter().map(|(f, _)| f))
                     .collect();
-                if same.iter().any(|&j| part.rules[j].section != r.section) {
-                    return Err(err(format!(
-                        "the rules of record `{}` name different sections",
-                        r.record
-                    )));
-                }
                 let refs = r
                     .refs
                     .iter()
@@ -286,11 +371,11 @@ impl<'m, S: Sink> Importer<'m, S> {
         sink.write(
             p_origin,
             &[
-                FieldIn::Int(records::VERSION),
-                FieldIn::Int(container),
-                FieldIn::Int(files),
-                FieldIn::Bytes(m.name.as_bytes()),
-                FieldIn::Bytes(m.text.as_bytes()),
+                Value::Int(records::VERSION),
+                Value::Int(container.code()),
+                Value::Int(files),
+                Value::Bytes(m.name.as_bytes()),
+                Value::Bytes(m.text.as_bytes()),
             ],
         )
         .map_err(f)?;
@@ -305,6 +390,8 @@ impl<'m, S: Sink> Importer<'m, S> {
             p_noeol,
             p_chunk,
             p_routed,
+            p_entry,
+            p_archive,
             routed: routed_names
                 .iter()
                 .map(|n| {
@@ -330,6 +417,9 @@ impl<'m, S: Sink> Importer<'m, S> {
             joined: Vec::new(),
             report: ImportReport::default(),
             progress: None,
+            keep_unmatched: false,
+            checked_early: false,
+            names: Vec::new(),
         })
     }
 
@@ -338,7 +428,10 @@ impl<'m, S: Sink> Importer<'m, S> {
             return Ok(());
         }
         if self.opened.iter().any(|s| s == section) {
-            return Err(ImportError::new(file, 0, 0, format!("section `{section}` was already written: give the inputs in the order of the mapping's parts")));
+            return Err(ImportError::at(
+                file,
+                ImportErrorKind::Order(section.to_string()),
+            ));
         }
         self.sink.section(section).map_err(|e| fatal(file, e))?;
         self.opened.push(section.to_string());
@@ -350,96 +443,116 @@ impl<'m, S: Sink> Importer<'m, S> {
         flush_run(&mut self.sink, &mut self.run, self.p_routed)
     }
 
-    /// Import one plain input file (or `-` for standard input).
+    /// Import the input `path` (`-` for standard input; compressed, or a ZIP, as
+    /// [`ImportInput::open`] reads it).
     pub fn import_path(&mut self, path: &Path) -> Result<(), ImportError> {
-        let name = path.display().to_string();
-        if path != Path::new("-") && zipio::is_zip(path) {
-            let file =
-                File::open(path).map_err(|e| ImportError::new(&name, 0, 0, e.to_string()))?;
-            return self.import_zip(&name, file);
-        }
-        let base = if path == Path::new("-") {
-            "stdin".to_string()
-        } else {
-            path.file_name()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default()
-        };
-        // Compressed inputs (gzip, zstd, xz, bzip2) are read decompressed: export gives back
-        // the decompressed text.
-        let r = crate::io::Input::reader(path)
-            .map_err(|e| ImportError::new(&name, 0, 0, e.to_string()))?;
-        self.import_stream(&name, &base, r, 0)
+        self.import_input(ImportInput::open(path)?)
     }
 
-    fn import_zip(&mut self, name: &str, file: File) -> Result<(), ImportError> {
-        let mut z = zipio::Reader::new(file).map_err(|e| ImportError::new(name, 0, 0, e))?;
-        for i in 0..z.len() {
-            let (entry_name, method, is_file) =
-                z.meta(i).map_err(|e| ImportError::new(name, 0, 0, e))?;
-            let shown = format!("{name}:{entry_name}");
-            let r = z.entry(i).map_err(|e| ImportError::new(&shown, 0, 0, e))?;
-            if is_file && glob(&self.m.zip_entry, &entry_name) {
-                self.import_stream(
-                    &shown,
-                    &entry_name,
-                    BufReader::with_capacity(1 << 16, r),
-                    method,
-                )?;
-            } else {
-                self.verbatim(&shown, &entry_name, r, method, is_file)?;
+    /// Import an opened input, with what detection has read of it.
+    pub fn import_input(&mut self, input: ImportInput) -> Result<(), ImportError> {
+        self.names.push(input.name.clone());
+        match input.body {
+            Body::Zip(z, _spool) => self.import_zip(&input.name, z),
+            Body::Text { head, rest, .. } => {
+                let r = super::input::replay(head, rest);
+                self.stream_part(&input.name, &input.base, r, None)
             }
         }
+    }
+
+    fn import_zip(&mut self, name: &str, mut z: zipio::Reader) -> Result<(), ImportError> {
+        let bad = |shown: &str, e: String| ImportError::at(shown, ImportErrorKind::Input(e));
+        for i in 0..z.len() {
+            let meta = z.meta(i).map_err(|e| bad(name, e))?;
+            let shown = format!("{name}:{}", meta.name);
+            let r = z.entry(i).map_err(|e| bad(&shown, e))?;
+            if meta.is_file && glob(&self.m.zip_entry, &meta.name) {
+                let r = BufReader::with_capacity(1 << 16, r);
+                self.stream_part(&shown, &meta.name, r, Some(&meta))?;
+            } else {
+                self.verbatim(&shown, r, &meta)?;
+            }
+        }
+        // The archive comment, after the entries (export sets it when it closes the archive).
+        if let Some(plan) = self.p_archive {
+            let comment = z.comment().to_vec();
+            self.sink
+                .write(plan, &[Value::Bytes(&comment)])
+                .map_err(|e| fatal(name, e))?;
+        }
         Ok(())
+    }
+
+    /// The `import_entry` record of a ZIP entry (after its `import_part` record), when the DTD
+    /// declares it.
+    fn entry_record(&mut self, shown: &str, e: &zipio::EntryMeta) -> Result<(), ImportError> {
+        let Some(plan) = self.p_entry else {
+            return Ok(());
+        };
+        self.sink
+            .write(
+                plan,
+                &[
+                    Value::Int(e.time as u64),
+                    Value::Int(e.attrs as u64),
+                    Value::Int(e.made_by as u64),
+                    Value::Bytes(&e.local_extra),
+                    Value::Bytes(&e.central_extra),
+                    Value::Bytes(&e.comment),
+                ],
+            )
+            .map_err(|err| fatal(shown, err))
     }
 
     fn verbatim(
         &mut self,
         shown: &str,
-        entry: &str,
         mut r: impl Read,
-        method: u64,
-        is_file: bool,
+        meta: &zipio::EntryMeta,
     ) -> Result<(), ImportError> {
+        let (entry, method, is_file) = (meta.name.as_str(), meta.method, meta.is_file);
         let section = self.m.parts[self.m.part_for("").unwrap_or(0)]
             .section
             .clone();
         self.enter(&section, shown)?;
         let kind = if is_file {
-            records::KIND_VERBATIM
+            PartKind::Verbatim
         } else {
-            records::KIND_DIR
+            PartKind::Dir
         };
         self.sink
             .write(
                 self.p_part,
                 &[
-                    FieldIn::Int(kind),
-                    FieldIn::Int(0),
-                    FieldIn::Int(0),
-                    FieldIn::Int(method),
-                    FieldIn::Bytes(entry.as_bytes()),
+                    Value::Int(kind.code()),
+                    Value::Int(0),
+                    Value::Int(0),
+                    Value::Int(method),
+                    Value::Bytes(entry.as_bytes()),
                 ],
             )
             .map_err(|e| fatal(shown, e))?;
+        self.entry_record(shown, meta)?;
         let mut buf = vec![0u8; 1 << 16];
         loop {
             let n = read_full(&mut r, &mut buf)
-                .map_err(|e| ImportError::new(shown, 0, 0, e.to_string()))?;
+                .map_err(|e| ImportError::at(shown, ImportErrorKind::Read(e.to_string())))?;
             if n == 0 {
                 break;
             }
             self.report.bytes_in += n as u64;
             self.tick();
             self.sink
-                .write(self.p_chunk, &[FieldIn::Bytes(&buf[..n])])
+                .write(self.p_chunk, &[Value::Bytes(&buf[..n])])
                 .map_err(|e| fatal(shown, e))?;
         }
         self.report.verbatim_entries.push(shown.to_string());
         Ok(())
     }
 
-    /// Import one stream of units as a part chosen by `part_name`.
+    /// Import one stream of units as a part chosen by `part_name`; `method` is the ZIP
+    /// compression code export uses for it (0 stored, 8 deflated; 0 for a plain file).
     pub fn import_stream(
         &mut self,
         shown: &str,
@@ -447,21 +560,33 @@ impl<'m, S: Sink> Importer<'m, S> {
         r: impl BufRead,
         method: u64,
     ) -> Result<(), ImportError> {
+        self.names.push(shown.to_string());
+        let meta = zipio::EntryMeta {
+            method,
+            ..Default::default()
+        };
+        self.stream_part(shown, part_name, r, (method != 0).then_some(&meta))
+    }
+
+    /// Import one stream of units; `entry`: the ZIP entry it is.
+    fn stream_part(
+        &mut self,
+        shown: &str,
+        part_name: &str,
+        r: impl BufRead,
+        entry: Option<&zipio::EntryMeta>,
+    ) -> Result<(), ImportError> {
+        let method = entry.map_or(0, |e| e.method);
         let m = self.m;
-        let pi = m.part_for(part_name).ok_or_else(|| {
-            ImportError::new(
-                shown,
-                0,
-                0,
-                format!("no part of mapping `{}` takes this file", m.name),
-            )
-        })?;
+        let pi = m
+            .part_for(part_name)
+            .ok_or_else(|| ImportError::at(shown, ImportErrorKind::NoPart(m.name.clone())))?;
         let part = &m.parts[pi];
         self.enter(&part.section, shown)?;
         let xml = m.units == Units::Xml;
         let mut u = UnitReader::new(r, xml);
         let io_err = |u: &UnitReader<_>, e: std::io::Error| {
-            ImportError::new(shown, u.line, u.col, e.to_string())
+            ImportError::new(shown, u.line, u.col, ImportErrorKind::of_read(&e))
         };
         let mut have = u.next_unit().map_err(|e| io_err(&u, e))?;
         let part_eol = if xml || !have {
@@ -476,14 +601,17 @@ impl<'m, S: Sink> Importer<'m, S> {
             .write(
                 self.p_part,
                 &[
-                    FieldIn::Int(records::KIND_MAPPED),
-                    FieldIn::Int(pi as u64),
-                    FieldIn::Int(part_eol.code()),
-                    FieldIn::Int(method),
-                    FieldIn::Bytes(part_name.as_bytes()),
+                    Value::Int(PartKind::Mapped.code()),
+                    Value::Int(pi as u64),
+                    Value::Int(part_eol.code()),
+                    Value::Int(method),
+                    Value::Bytes(part_name.as_bytes()),
                 ],
             )
             .map_err(|e| fatal(shown, e))?;
+        if let Some(e) = entry.filter(|e| !e.name.is_empty()) {
+            self.entry_record(shown, e)?;
+        }
         // Lines read ahead for patterns that span several lines; the first is the current unit.
         let mut ahead: std::collections::VecDeque<Ahead> = std::collections::VecDeque::new();
         let mut pool: Vec<Vec<u8>> = Vec::new();
@@ -532,7 +660,7 @@ impl<'m, S: Sink> Importer<'m, S> {
                     }
                     self.flush_run().map_err(|e| fatal(shown, e))?;
                     self.sink
-                        .write(self.p_raw, &[FieldIn::Bytes(&a.buf)])
+                        .write(self.p_raw, &[Value::Bytes(&a.buf)])
                         .map_err(|e| fatal(shown, e))?;
                     1
                 }
@@ -544,6 +672,10 @@ impl<'m, S: Sink> Importer<'m, S> {
                 }
             }
             index += n;
+            if !self.checked_early && self.report.units >= EARLY_CHECK {
+                self.checked_early = true;
+                self.check_unmatched(shown, true)?;
+            }
             if index % 4096 < n {
                 // Approximate (line ends are not counted): for a progress bar only.
                 if let Some(f) = &mut self.progress {
@@ -631,71 +763,53 @@ impl<'m, S: Sink> Importer<'m, S> {
             let rp = &self.rules[pi][ri];
             // Intern strings first (an over-long string makes the unit raw).
             self.fin.clear();
-            for t in &rp.types {
-                self.fin.push(match t {
-                    FieldKind::Int => (0, 0, 0),
-                    FieldKind::Interned(_) => (3, 0, 0), // the empty string, interned below
-                    FieldKind::Inline => (2, 0, 0),
-                });
-            }
+            self.fin.extend(rp.types.iter().map(|t| match t {
+                FieldKind::Int => Slot::Int(0),
+                FieldKind::Interned(_) => Slot::InternEmpty,
+                FieldKind::Inline => Slot::Inline(0, 0),
+            }));
             for &(k, v) in &rp.set {
-                self.fin[k] = (0, v, 0);
+                self.fin[k] = Slot::Int(v);
             }
             let mut ok = true;
             for (k, v) in self.vals.iter().enumerate() {
                 let slot = rp.slot_of[k];
                 self.fin[slot] = match (&rp.types[slot], *v) {
-                    (FieldKind::Interned(_), Val::Span(a, b)) => (4, a as u64, b as u64),
-                    (FieldKind::Interned(_), Val::Int(_)) => (3, 0, 0),
-                    (FieldKind::Inline, Val::Span(a, b)) => (2, a as u64, b as u64),
-                    (FieldKind::Inline, Val::Int(_)) => (2, 0, 0),
-                    (FieldKind::Int, Val::Int(x)) => (0, x, 0),
-                    (FieldKind::Int, Val::Span(..)) => (0, 0, 0),
+                    (FieldKind::Interned(_), Val::Span(a, b)) => Slot::Intern(a, b),
+                    (FieldKind::Interned(_), Val::Int(_)) => Slot::InternEmpty,
+                    (FieldKind::Inline, Val::Span(a, b)) => Slot::Inline(a, b),
+                    (FieldKind::Inline, Val::Int(_)) => Slot::Inline(0, 0),
+                    (FieldKind::Int, Val::Int(x)) => Slot::Int(x),
+                    (FieldKind::Int, Val::Span(..)) => Slot::Int(0),
                 };
             }
             // Export renders a record with the first rule of its type that applies: take the
             // unit only if no earlier rule of the same record type would be chosen instead.
-            if !rp.earlier.is_empty() {
-                let fin = &self.fin;
-                let get = |n: &str| -> u64 {
-                    match rp.names.iter().position(|x| x == n) {
-                        Some(i) if fin[i].0 == 0 => fin[i].1,
-                        _ => 0,
-                    }
-                };
-                if rp.earlier.iter().any(|&j| part.rules[j].applies(&get)) {
-                    continue;
-                }
-            }
             {
                 let fin = &self.fin;
                 let get = |n: &str| -> u64 {
-                    match rp.names.iter().position(|x| x == n) {
-                        Some(i) if fin[i].0 == 0 => fin[i].1,
+                    match rp.names.iter().position(|x| x == n).map(|i| fin[i]) {
+                        Some(Slot::Int(v)) => v,
                         _ => 0,
                     }
                 };
-                if !rule.applies(&get) {
+                if rp.earlier.iter().any(|&j| part.rules[j].applies(&get)) || !rule.applies(&get) {
                     continue;
                 }
             }
             for k in 0..self.fin.len() {
-                let (kind, a, b) = self.fin[k];
-                if kind != 3 && kind != 4 {
-                    continue;
-                }
+                let text = match self.fin[k] {
+                    Slot::Intern(a, b) => &unit[a..b],
+                    Slot::InternEmpty => &[][..],
+                    _ => continue,
+                };
                 let FieldKind::Interned(t) = rp.types[k] else {
                     continue;
-                };
-                let text = if kind == 4 {
-                    &unit[a as usize..b as usize]
-                } else {
-                    &[][..]
                 };
                 let plan = self.table_plans[t];
                 let sink = &self.sink;
                 match self.tables[t].intern(text, |n| sink.record_size(plan, n)) {
-                    Some(o) => self.fin[k] = (1, o, 0),
+                    Some(o) => self.fin[k] = Slot::Offset(o),
                     None => {
                         ok = false;
                         break;
@@ -705,26 +819,26 @@ impl<'m, S: Sink> Importer<'m, S> {
             // `ref` fields: a 1-based index of a record already routed to the section becomes
             // that record's offset (0, or an index not yet seen, does not match).
             for &(k, t) in &rp.refs {
-                let (kind, v, _) = self.fin[k];
-                let off = match (&self.routed[t].offsets, kind) {
-                    (Some(o), 0) if v >= 1 && v <= o.len() as u64 => o[v as usize - 1],
+                let off = match (&self.routed[t].offsets, self.fin[k]) {
+                    (Some(o), Slot::Int(v)) if v >= 1 && v <= o.len() as u64 => o[v as usize - 1],
                     _ => {
                         ok = false;
                         break;
                     }
                 };
-                self.fin[k] = (1, off, 0);
+                self.fin[k] = Slot::Offset(off);
             }
             if !ok {
                 continue;
             }
-            let ins: Vec<FieldIn> = self
+            let ins: Vec<Value> = self
                 .fin
                 .iter()
-                .map(|&(k, a, b)| match k {
-                    0 => FieldIn::Int(a),
-                    1 => FieldIn::Offset(a),
-                    _ => FieldIn::Bytes(&unit[a as usize..b as usize]),
+                .map(|&v| match v {
+                    Slot::Int(a) => Value::Int(a),
+                    Slot::Offset(a) => Value::Offset(a),
+                    Slot::Inline(a, b) | Slot::Intern(a, b) => Value::Bytes(&unit[a..b]),
+                    Slot::InternEmpty => Value::Bytes(b""),
                 })
                 .collect();
             let written = match rp.route {
@@ -750,8 +864,16 @@ impl<'m, S: Sink> Importer<'m, S> {
         Ok(None)
     }
 
-    /// Write the string tables and return the sink and the report.
-    pub fn finish(mut self) -> Result<(S, ImportReport), ImportError> {
+    /// Write the routed sections and the string tables; return the writer (to finish) and the
+    /// report. Fails with [`ImportErrorKind::Unmatched`] when most units were kept raw and
+    /// [`Importer::keep_unmatched`] was not asked for.
+    pub fn finish(mut self) -> Result<(TraceWriter<'s>, ImportReport), ImportError> {
+        let names = if self.names.is_empty() {
+            "the input".to_string()
+        } else {
+            self.names.join(" ")
+        };
+        self.check_unmatched(&names, false)?;
         self.flush_run().map_err(|e| fatal("routed records", e))?;
         // The routed sections, each from its spool, in the order of the mapping's rules.
         for t in 0..self.routed.len() {
@@ -760,25 +882,25 @@ impl<'m, S: Sink> Importer<'m, S> {
             };
             let name = self.routed[t].name.clone();
             let shown = format!("section {name}");
-            let io = |e: std::io::Error| ImportError::new(&shown, 0, 0, e.to_string());
+            let io =
+                |e: std::io::Error| ImportError::at(&shown, ImportErrorKind::Write(e.to_string()));
             let mut f = spool.into_inner().map_err(|e| io(e.into_error()))?;
             std::io::Seek::rewind(&mut f).map_err(io)?;
             self.enter(&name, &shown)?;
-            let mut r = BufReader::with_capacity(1 << 16, f);
-            let mut data = Vec::new();
+            let mut r = SpoolReader::new(BufReader::with_capacity(1 << 16, f));
             let mut k = 0usize;
-            while let Some(plan) = spool_read(&mut r, &mut data).map_err(io)? {
+            while let Some(plan) = r.next_record().map_err(io)? {
                 if let Some(o) = &self.routed[t].offsets {
                     if o.get(k).copied() != Some(self.sink.position()) {
-                        return Err(ImportError::new(
+                        return Err(ImportError::at(
                             &shown,
-                            0,
-                            0,
-                            format!("record {k} is not at the offset laid out for it"),
+                            ImportErrorKind::Write(format!(
+                                "record {k} is not at the offset laid out for it"
+                            )),
                         ));
                     }
                 }
-                let ins = spool_values(&data);
+                let ins = r.values();
                 self.sink.write(plan, &ins).map_err(|e| fatal(&shown, e))?;
                 k += 1;
             }
@@ -795,100 +917,12 @@ impl<'m, S: Sink> Importer<'m, S> {
             self.enter(&table.section, "string table")?;
             for s in &strings.order {
                 self.sink
-                    .write(self.table_plans[t], &[FieldIn::Bytes(s)])
+                    .write(self.table_plans[t], &[Value::Bytes(s)])
                     .map_err(|e| fatal("string table", e))?;
             }
         }
-        Ok((self.sink, self.report))
+        Ok((self.sink.writer, self.report))
     }
-}
-
-// A routed record in its spool: the plan (u32), the number of values (u16), then each value:
-// kind 0 integer / 1 offset (u64), or 2 bytes (u32 length, the bytes); little endian.
-fn spool_write(
-    w: &mut impl std::io::Write,
-    plan: PlanId,
-    ins: &[FieldIn<'_>],
-) -> std::io::Result<()> {
-    w.write_all(&(plan as u32).to_le_bytes())?;
-    w.write_all(&(ins.len() as u16).to_le_bytes())?;
-    for v in ins {
-        match v {
-            FieldIn::Int(x) => {
-                w.write_all(&[0])?;
-                w.write_all(&x.to_le_bytes())?;
-            }
-            FieldIn::Offset(x) => {
-                w.write_all(&[1])?;
-                w.write_all(&x.to_le_bytes())?;
-            }
-            FieldIn::Bytes(b) => {
-                w.write_all(&[2])?;
-                w.write_all(&(b.len() as u32).to_le_bytes())?;
-                w.write_all(b)?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Read one spooled record: its plan, and its values (still encoded) into `data`.
-fn spool_read(r: &mut impl Read, data: &mut Vec<u8>) -> std::io::Result<Option<PlanId>> {
-    let mut head = [0u8; 6];
-    match r.read_exact(&mut head[..1]) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::UnexpectedEof => return Ok(None),
-        Err(e) => return Err(e),
-    }
-    r.read_exact(&mut head[1..])?;
-    let plan = u32::from_le_bytes(head[..4].try_into().expect("4")) as PlanId;
-    let n = u16::from_le_bytes(head[4..6].try_into().expect("2"));
-    data.clear();
-    data.extend_from_slice(&n.to_le_bytes());
-    for _ in 0..n {
-        let mut kind = [0u8; 1];
-        r.read_exact(&mut kind)?;
-        data.push(kind[0]);
-        let mut w = [0u8; 8];
-        if kind[0] == 2 {
-            r.read_exact(&mut w[..4])?;
-            let len = u32::from_le_bytes(w[..4].try_into().expect("4")) as usize;
-            data.extend_from_slice(&w[..4]);
-            let at = data.len();
-            data.resize(at + len, 0);
-            r.read_exact(&mut data[at..])?;
-        } else {
-            r.read_exact(&mut w)?;
-            data.extend_from_slice(&w);
-        }
-    }
-    Ok(Some(plan))
-}
-
-/// The values of a record read by [`spool_read`].
-fn spool_values(data: &[u8]) -> Vec<FieldIn<'_>> {
-    let n = u16::from_le_bytes([data[0], data[1]]) as usize;
-    let mut out = Vec::with_capacity(n);
-    let mut i = 2;
-    for _ in 0..n {
-        let kind = data[i];
-        i += 1;
-        if kind == 2 {
-            let len = u32::from_le_bytes(data[i..i + 4].try_into().expect("4")) as usize;
-            i += 4;
-            out.push(FieldIn::Bytes(&data[i..i + len]));
-            i += len;
-        } else {
-            let x = u64::from_le_bytes(data[i..i + 8].try_into().expect("8"));
-            i += 8;
-            out.push(if kind == 0 {
-                FieldIn::Int(x)
-            } else {
-                FieldIn::Offset(x)
-            });
-        }
-    }
-    out
 }
 
 /// Write the pending `import_routed` record: the routed records read since the last record of
@@ -899,7 +933,7 @@ fn flush_run<S: Sink>(
     p_routed: Option<PlanId>,
 ) -> Result<(), SinkError> {
     if let (Some((target, count)), Some(plan)) = (run.take(), p_routed) {
-        sink.write(plan, &[FieldIn::Int(target as u64), FieldIn::Int(count)])?;
+        sink.write(plan, &[Value::Int(target as u64), Value::Int(count)])?;
     }
     Ok(())
 }
@@ -911,7 +945,7 @@ fn route<S: Sink>(
     run: &mut Option<(usize, u64)>,
     p_routed: Option<PlanId>,
     (t, plan): (usize, PlanId),
-    ins: &[FieldIn<'_>],
+    ins: &[Value<'_>],
 ) -> Result<(), SinkError> {
     let size = sink.check(plan, ins)?;
     let r = &mut routed[t];
@@ -934,8 +968,9 @@ fn route<S: Sink>(
         o.push(at);
     }
     r.count += 1;
-    let w = r.spool.as_mut().expect("spool");
-    spool_write(w, plan, ins).map_err(|e| SinkError::Fatal(e.to_string()))?;
+    if let Some(w) = r.spool.as_mut() {
+        spool::write(w, plan, ins).map_err(|e| SinkError::Fatal(e.to_string()))?;
+    }
     match run {
         Some((rt, n)) if *rt == t && *n < u32::MAX as u64 => *n += 1,
         _ => {
@@ -959,74 +994,39 @@ fn read_full(r: &mut impl Read, buf: &mut [u8]) -> std::io::Result<usize> {
     Ok(n)
 }
 
-/// How well a mapping fits an input: (units matched, units sampled) over its first units.
-pub fn score(m: &Mapping, path: &Path, sample: usize) -> (usize, usize) {
-    if zipio::is_zip(path) {
-        let Ok(file) = File::open(path) else {
-            return (0, 0);
-        };
-        let Ok(mut z) = zipio::Reader::new(file) else {
-            return (0, 0);
-        };
-        for i in 0..z.len() {
-            let Ok((name, _, true)) = z.meta(i) else {
-                continue;
-            };
-            if glob(&m.zip_entry, &name) {
-                let Ok(r) = z.entry(i) else { return (0, 0) };
-                return score_stream(m, &name, BufReader::new(r), sample);
-            }
-        }
-        return (0, 0);
-    }
-    let base = path
-        .file_name()
-        .map(|s| s.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    match crate::io::Input::reader(path) {
-        Ok(r) => score_stream(m, &base, r, sample),
-        Err(_) => (0, 0),
-    }
+/// The writer of an imported trace at `out` (`-`: standard output, written when finished; a
+/// regular file appears only when complete): class 64, so that a metadata record can set any
+/// 64-bit default or restart any delta chain (docs/mappings.md), little endian, and named
+/// after the mapping's DTD so that export finds it.
+pub fn create_writer<'s>(
+    m: &Mapping,
+    schema: &'s Schema,
+    out: &Path,
+) -> Result<TraceWriter<'s>, crate::encode::EncodeError> {
+    use crate::container::{ByteOrder, Class};
+    TraceWriter::create(schema, out, Class::Bits64, ByteOrder::Little, &m.dtd)
 }
 
-fn score_stream(m: &Mapping, name: &str, r: impl BufRead, sample: usize) -> (usize, usize) {
-    let Some(pi) = m.part_for(name) else {
-        return (0, 0);
+/// Put opened inputs in the order of the mapping parts that take them (stable), so that each
+/// section is written once, and say what container they form: a ZIP must be the only input.
+pub fn order_inputs(
+    m: &Mapping,
+    inputs: Vec<ImportInput>,
+) -> Result<(Vec<ImportInput>, Container), ImportError> {
+    if inputs.len() > 1 {
+        if let Some(z) = inputs.iter().find(|i| i.is_zip()) {
+            return Err(ImportError::at(&z.name, ImportErrorKind::ZipNotAlone));
+        }
+    }
+    let container = if inputs.iter().any(|i| i.is_zip()) {
+        Container::Zip
+    } else {
+        Container::Plain
     };
-    let part = &m.parts[pi];
-    let mut u = UnitReader::new(r, m.units == Units::Xml);
-    let (mut matched, mut seen) = (0, 0);
-    let mut vals = Vec::new();
-    while seen < sample && matches!(u.next_unit(), Ok(true)) {
-        seen += 1;
-        let content = if m.units == Units::Xml {
-            &u.buf[..]
-        } else {
-            u.split_line().0
-        };
-        if part
-            .rules
-            .iter()
-            .any(|r| r.pattern.matches(content, &mut vals).is_some())
-        {
-            matched += 1;
-        }
-    }
-    (matched, seen)
-}
-
-/// Order inputs by the mapping part that takes them (stable), so each section is written once.
-pub fn order_inputs(m: &Mapping, inputs: &[PathBuf]) -> Vec<PathBuf> {
-    let mut v: Vec<(usize, PathBuf)> = inputs
-        .iter()
-        .map(|p| {
-            let base = p
-                .file_name()
-                .map(|s| s.to_string_lossy().into_owned())
-                .unwrap_or_default();
-            (m.part_for(&base).unwrap_or(usize::MAX), p.clone())
-        })
+    let mut v: Vec<(usize, ImportInput)> = inputs
+        .into_iter()
+        .map(|i| (m.part_for(&i.base).unwrap_or(usize::MAX), i))
         .collect();
     v.sort_by_key(|x| x.0);
-    v.into_iter().map(|x| x.1).collect()
+    Ok((v.into_iter().map(|x| x.1).collect(), container))
 }

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 
 use super::mapping::{Mapping, Units};
 use super::pattern::{FieldKind, Out, Pattern};
-use super::records;
+use super::records::{self, Container, PartKind};
 use super::sink::WriterSink;
 use super::source::{Rec, TraceSource};
 use super::units::Eol;
@@ -44,23 +44,38 @@ pub struct Origin {
     pub format: String,
     /// Mapping text.
     pub mapping: String,
-    /// 0 plain, 1 ZIP.
-    pub container: u64,
+    /// What the input was.
+    pub container: Container,
     /// Number of input files.
     pub files: u64,
 }
 
 /// Read the origin record of an imported trace (the first record of its global region).
-pub fn origin(src: &TraceSource<'_>) -> Result<Origin, String> {
+pub fn origin(src: &TraceSource<'_>) -> Result<Origin, ExportError> {
     let mut found = None;
     let r = src.for_each(|rec| {
         if rec.name() == records::ORIGIN {
+            let version = rec.int("version").unwrap_or(1);
+            if version > records::VERSION {
+                return Err(format!(
+                    "`{}` version {version}: the trace was imported by a newer mtf (this one reads versions up to {})",
+                    records::ORIGIN,
+                    records::VERSION
+                ));
+            }
+            let code = rec.int("container").unwrap_or(0);
+            let Some(container) = Container::from_code(code) else {
+                return Err(format!(
+                    "`{}` names container {code}, which this version of mtf does not know",
+                    records::ORIGIN
+                ));
+            };
             found = Some(Origin {
                 format: String::from_utf8_lossy(rec.bytes("format.data").unwrap_or_default())
                     .into_owned(),
                 mapping: String::from_utf8_lossy(rec.bytes("mapping.data").unwrap_or_default())
                     .into_owned(),
-                container: rec.int("container").unwrap_or(0),
+                container,
                 files: rec.int("files").unwrap_or(1),
             });
         }
@@ -68,11 +83,10 @@ pub fn origin(src: &TraceSource<'_>) -> Result<Origin, String> {
     });
     match (found, r) {
         (Some(o), _) => Ok(o),
-        (None, Err(e)) if !e.is_empty() => Err(e),
-        _ => Err(format!(
-            "the trace has no `{}` record: it was not made by `mtf import`",
-            records::ORIGIN
-        )),
+        (None, Err(e)) if !e.is_empty() => Err(ExportError::Trace(e)),
+        _ => Err(ExportError::NotImported {
+            trace: String::new(),
+        }),
     }
 }
 
@@ -87,14 +101,46 @@ enum Out2 {
 }
 
 /// Why an export failed, told apart so that a command can say what happened: a request that
-/// cannot be met (exit 2), the output that could not be written (exit 2, or nothing on a closed
-/// pipe), or a trace that cannot be exported (exit 1).
-#[derive(Debug)]
+/// cannot be met, the output that could not be written (nothing to say on a closed pipe), or a
+/// trace that cannot be exported.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[non_exhaustive]
 pub enum ExportError {
     /// The output asked for does not suit the trace (a ZIP to standard output, several files to
-    /// one file).
+    /// one file, a name that says another kind of file).
+    #[error("{0}")]
+    #[diagnostic(code(mtf::export::output))]
     Usage(String),
+    /// The mapping is for another DTD than the trace's: its records are not the format's.
+    #[error("the trace's DTD is {trace_dtd}, not {format_dtd}, the DTD of format `{format}`: its records are not {format} records")]
+    #[diagnostic(
+        code(mtf::export::wrong_dtd),
+        help("export with the mapping stored in the trace (leave out --to and --map), or with a mapping for {trace_dtd}")
+    )]
+    WrongDtd {
+        /// The DTD named in the trace's header.
+        trace_dtd: String,
+        /// The format of the mapping asked for.
+        format: String,
+        /// The DTD that mapping names.
+        format_dtd: String,
+    },
+    /// The trace is valid but was not made by `mtf import`: there is nothing to export to.
+    #[error(
+        "{}the trace has no `import_origin` record: it was not made by `mtf import`",
+        lead(trace)
+    )]
+    #[diagnostic(
+        code(mtf::export::not_imported),
+        help("`mtf export` writes back what `mtf import` read; for other traces use `mtf dump`, or `mtf export --to parquet`")
+    )]
+    NotImported {
+        /// The trace's name as shown (may be empty).
+        trace: String,
+    },
     /// Writing the output failed.
+    #[error("cannot write {target}: {source}")]
+    #[diagnostic(code(mtf::export::write))]
     Write {
         /// The output, as shown to the user.
         target: String,
@@ -103,7 +149,18 @@ pub enum ExportError {
     },
     /// The trace cannot be exported (not made by `mtf import`, damaged, a record no rule of the
     /// mapping renders).
+    #[error("{0}")]
+    #[diagnostic(code(mtf::export::trace))]
     Trace(String),
+}
+
+/// `name: `, or nothing for an empty name.
+fn lead(name: &str) -> String {
+    if name.is_empty() {
+        String::new()
+    } else {
+        format!("{name}: ")
+    }
 }
 
 impl ExportError {
@@ -111,18 +168,18 @@ impl ExportError {
     pub fn is_closed_pipe(&self) -> bool {
         matches!(self, ExportError::Write { source, .. } if source.kind() == std::io::ErrorKind::BrokenPipe)
     }
-}
 
-impl std::fmt::Display for ExportError {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+    /// The class of the failure.
+    pub fn class(&self) -> super::ErrorClass {
         match self {
-            ExportError::Usage(m) | ExportError::Trace(m) => f.write_str(m),
-            ExportError::Write { target, source } => write!(f, "cannot write {target}: {source}"),
+            ExportError::Usage(_)
+            | ExportError::WrongDtd { .. }
+            | ExportError::NotImported { .. } => super::ErrorClass::Usage,
+            ExportError::Write { .. } => super::ErrorClass::Io,
+            ExportError::Trace(_) => super::ErrorClass::Input,
         }
     }
 }
-
-impl std::error::Error for ExportError {}
 
 struct Writer {
     failed: Option<ExportError>,
@@ -133,6 +190,10 @@ struct Writer {
     pending: Vec<crate::io::Output>,
     current: Option<crate::io::Output>,
     bytes: u64,
+    /// The ZIP entry begun and not yet started, and whether it is a folder.
+    entry: Option<(zipio::EntryMeta, bool)>,
+    /// The archive comment.
+    comment: Option<Vec<u8>>,
 }
 
 impl Writer {
@@ -184,11 +245,14 @@ impl Writer {
                 };
                 self.out = Out2::Zip(Box::new(zipio::Writer::new(scratch)), p.clone());
             }
-            if let Out2::Zip(z, _) = &mut self.out {
-                if let Err(e) = z.start(name, method, dir) {
-                    return Err(self.fail_io(e));
-                }
-            }
+            self.start_entry()?;
+            let meta = zipio::EntryMeta {
+                name: name.to_string(),
+                method,
+                is_file: !dir,
+                ..Default::default()
+            };
+            self.entry = Some((meta, dir));
             return Ok(());
         }
         self.end_file()?;
@@ -223,10 +287,25 @@ impl Writer {
         Ok(())
     }
 
+    /// Start the ZIP entry begun last: its metadata (an `import_entry` record) is known once
+    /// its first bytes come, or the next entry begins, or the archive ends.
+    fn start_entry(&mut self) -> Result<(), String> {
+        let Some((meta, dir)) = self.entry.take() else {
+            return Ok(());
+        };
+        if let Out2::Zip(z, _) = &mut self.out {
+            if let Err(e) = z.start(&meta, dir) {
+                return Err(self.fail_io(e));
+            }
+        }
+        Ok(())
+    }
+
     fn write(&mut self, b: &[u8]) -> Result<(), String> {
         if b.is_empty() {
             return Ok(());
         }
+        self.start_entry()?;
         self.bytes += b.len() as u64;
         let r = if let Some(w) = &mut self.current {
             w.write_all(b)
@@ -249,9 +328,13 @@ impl Writer {
 
     fn finish(&mut self) -> Result<u64, String> {
         self.end_file()?;
+        self.start_entry()?;
         match std::mem::replace(&mut self.out, Out2::None) {
             Out2::Plain(w) => self.pending.push(w),
-            Out2::Zip(z, p) => {
+            Out2::Zip(mut z, p) => {
+                if let Some(c) = &self.comment {
+                    z.set_comment(c);
+                }
                 let copied = (|| {
                     let mut scratch = z.finish()?;
                     scratch.rewind()?;
@@ -290,22 +373,77 @@ pub fn export(
     origin: &Origin,
     target: Target,
 ) -> Result<ExportReport, ExportError> {
+    // A mapping for another DTD would fail on the first record it cannot render, or worse,
+    // render records of another format: compare the DTD names first.
+    // (The trace's own format may be stored under another DTD name, as `mtf compact --split`
+    // writes it: only a mapping of another format is checked.)
+    let base = |s: &str| s.rsplit(['/', '\\']).next().unwrap_or(s).to_string();
+    if m.name != origin.format && base(src.dtd_name()) != base(&m.dtd) {
+        return Err(ExportError::WrongDtd {
+            trace_dtd: base(src.dtd_name()),
+            format: m.name.clone(),
+            format_dtd: base(&m.dtd),
+        });
+    }
+    check_target(origin, &target)?;
     let mut w = Writer {
         failed: None,
         target: target.clone(),
-        zip: origin.container == 1,
+        zip: origin.container == Container::Zip,
         // Several plain files, or an existing folder as the target: one file per part in it.
-        multi: origin.container != 1
+        multi: origin.container != Container::Zip
             && (origin.files > 1 || matches!(&target, Target::Path(p) if p.is_dir())),
         out: Out2::None,
         pending: Vec::new(),
         current: None,
         bytes: 0,
+        entry: None,
+        comment: None,
     };
     match export_into(src, m, origin, &mut w) {
         Ok(rep) => Ok(rep),
         Err(message) => Err(w.failed.take().unwrap_or(ExportError::Trace(message))),
     }
+}
+
+/// Extensions of text files: a ZIP is not written under such a name.
+const TEXT_EXTENSIONS: &[&str] = &[
+    "txt", "log", "csv", "tsv", "xml", "json", "jsonl", "md", "text", "trace", "mtf",
+];
+
+/// Refuse an output name that does not fit what export writes: a ZIP under a text file's name,
+/// several files under a name that is not a folder's.
+fn check_target(origin: &Origin, target: &Target) -> Result<(), ExportError> {
+    let Target::Path(p) = target else {
+        return Ok(());
+    };
+    let shown = crate::escape::escape_path(p).into_owned();
+    let ext = p
+        .extension()
+        .map(|e| e.to_string_lossy().to_ascii_lowercase());
+    if origin.container == Container::Zip {
+        if p.is_dir() {
+            return Err(ExportError::Usage(format!(
+                "{shown} is a folder, and the trace was imported from a ZIP archive: give -o FILE.zip"
+            )));
+        }
+        if let Some(e) = ext.as_deref().filter(|e| TEXT_EXTENSIONS.contains(e)) {
+            return Err(ExportError::Usage(format!(
+                "the trace was imported from a ZIP archive, so export writes a ZIP, not a .{e} file: give -o NAME.zip (or the archive's own extension)"
+            )));
+        }
+        return Ok(());
+    }
+    if origin.files > 1 && !p.is_dir() {
+        let slash = p.as_os_str().to_string_lossy().ends_with('/');
+        if ext.is_some() && !slash {
+            return Err(ExportError::Usage(format!(
+                "the trace holds {} files, written into a folder: {shown} looks like a file name; give -o FOLDER (a name without an extension, an existing folder, or a name ending with /)",
+                origin.files
+            )));
+        }
+    }
+    Ok(())
 }
 
 fn export_into(
@@ -345,13 +483,19 @@ fn export_into(
             records::PART => {
                 w.write(pending)?;
                 pending = b"";
-                let kind = rec.int("kind").unwrap_or(0);
+                let code = rec.int("kind").unwrap_or(0);
+                let Some(kind) = PartKind::from_code(code) else {
+                    return Err(format!(
+                        "`{}` of kind {code}, which this version of mtf does not know",
+                        records::PART
+                    ));
+                };
                 let name = String::from_utf8_lossy(rec.bytes("name.data").unwrap_or_default())
                     .into_owned();
                 let method = rec.int("method").unwrap_or(8);
-                w.begin(&name, method, kind == records::KIND_DIR)?;
+                w.begin(&name, method, kind == PartKind::Dir)?;
                 rep.parts.push(name);
-                st = if kind == records::KIND_MAPPED {
+                st = if kind == PartKind::Mapped {
                     let part = rec.int("part").unwrap_or(0) as usize;
                     if part >= m.parts.len() {
                         return Err(format!("part #{part} is not in mapping `{}`", m.name));
@@ -367,6 +511,23 @@ fn export_into(
                 return Ok(());
             }
             records::CHUNK => return w.write(rec.bytes("data.data").unwrap_or_default()),
+            records::ENTRY => {
+                if let Some((e, _)) = &mut w.entry {
+                    let int = |n: &str| rec.int(n).unwrap_or(0);
+                    let bytes = |n: &str| rec.bytes(n).unwrap_or_default().to_vec();
+                    e.time = int("time") as u32;
+                    e.attrs = int("attrs") as u32;
+                    e.made_by = int("madeby") as u16;
+                    e.local_extra = bytes("extra.data");
+                    e.central_extra = bytes("central.data");
+                    e.comment = bytes("comment.data");
+                }
+                return Ok(());
+            }
+            records::ARCHIVE => {
+                w.comment = Some(rec.bytes("comment.data").unwrap_or_default().to_vec());
+                return Ok(());
+            }
             records::RAW => {
                 w.write(pending)?;
                 pending = b"";

@@ -15,6 +15,8 @@
 //! head    RECORD 'PATTERN'          # the same, only within the header block
 //! ```
 
+use std::io::Read;
+use std::path::Path;
 use std::sync::Arc;
 
 use miette::{Diagnostic, NamedSource, SourceSpan};
@@ -193,6 +195,28 @@ pub struct Part {
     pub rules: Vec<Rule>,
 }
 
+impl Part {
+    /// The fields every rule of record type `record` in this part writes: the union of their
+    /// pattern and `set` fields, in order of first appearance, with their kinds (a `set`
+    /// field is an integer). The rules of one record type agree on the kinds (checked by
+    /// [`Mapping::parse`]).
+    pub fn fields_of(&self, record: &str) -> (Vec<String>, Vec<FieldKind>) {
+        let mut names: Vec<String> = Vec::new();
+        let mut kinds: Vec<FieldKind> = Vec::new();
+        for r in self.rules.iter().filter(|r| r.record == record) {
+            let more = r.pattern.fields.iter().map(|f| (&f.name, f.kind.clone()));
+            let sets = r.set.iter().map(|(f, _)| (f, FieldKind::Int));
+            for (n, k) in more.chain(sets) {
+                if !names.contains(n) {
+                    names.push(n.clone());
+                    kinds.push(k);
+                }
+            }
+        }
+        (names, kinds)
+    }
+}
+
 /// A parsed mapping.
 #[derive(Debug, Clone)]
 pub struct Mapping {
@@ -212,6 +236,50 @@ pub struct Mapping {
     pub parts: Vec<Part>,
     /// The mapping text (stored in imported traces so export needs nothing else).
     pub text: Arc<str>,
+}
+
+/// The largest mapping file read (a mapping is a few hundred lines).
+pub const MAX_MAPPING_BYTES: u64 = 1 << 20;
+
+/// Why a mapping file could not be loaded.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[non_exhaustive]
+pub enum MappingLoadError {
+    /// The file could not be read, is too large or is not UTF-8.
+    #[error("cannot read mapping {path}: {message}")]
+    #[diagnostic(code(mtf::import::mapping_io))]
+    Read {
+        /// The file, as given.
+        path: String,
+        /// What failed.
+        message: String,
+    },
+    /// The mapping has an error.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Parse(Box<MapError>),
+}
+
+/// Why the DTD of a mapping could not be loaded.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+#[non_exhaustive]
+pub enum MappingDtdError {
+    /// The DTD file could not be loaded.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Load(#[from] crate::dtd::DtdLoadError),
+    /// Neither beside the mapping nor among the shipped DTDs.
+    #[error("DTD {dtd} of mapping `{mapping}` not found")]
+    #[diagnostic(
+        code(mtf::import::dtd_not_found),
+        help("put it beside the mapping file, or give --dtd")
+    )]
+    NotFound {
+        /// The DTD the mapping names.
+        dtd: String,
+        /// The mapping's format name.
+        mapping: String,
+    },
 }
 
 /// A problem in a mapping file, with its position.
@@ -317,310 +385,366 @@ fn words(line: &str, base: usize) -> Result<Vec<Word>, (usize, String)> {
     Ok(out)
 }
 
-impl Mapping {
-    /// Parse a mapping from its text; `file` names it in errors.
-    pub fn parse(file: &str, text: &str) -> Result<Mapping, Box<MapError>> {
-        let src: Arc<str> = Arc::from(text);
-        let fail = |at: usize, len: usize, message: String| {
-            let line = text[..at].matches('\n').count() + 1;
-            let col = at - text[..at].rfind('\n').map(|k| k + 1).unwrap_or(0) + 1;
-            Box::new(MapError {
-                file: file.to_string(),
-                line,
-                col,
-                message,
-                src: NamedSource::new(file, src.clone()),
-                span: (at, len.max(1)).into(),
-            })
+/// The mapping being parsed: the directives read so far, and how to report a position.
+struct Parser<'t> {
+    file: &'t str,
+    text: &'t str,
+    src: Arc<str>,
+    m: Mapping,
+}
+
+type Parsed<T> = Result<T, Box<MapError>>;
+
+/// One directive: its first word and the words after it.
+struct Directive<'w> {
+    first: &'w Word,
+    args: &'w [Word],
+    /// The whole line (for spans).
+    line: &'w str,
+    /// 1-based line number.
+    lineno: usize,
+}
+
+impl Parser<'_> {
+    fn fail(&self, at: usize, len: usize, message: String) -> Box<MapError> {
+        let text = self.text;
+        let line = text[..at].matches('\n').count() + 1;
+        let col = at - text[..at].rfind('\n').map(|k| k + 1).unwrap_or(0) + 1;
+        Box::new(MapError {
+            file: self.file.to_string(),
+            line,
+            col,
+            message,
+            src: NamedSource::new(self.file, self.src.clone()),
+            span: (at, len.max(1)).into(),
+        })
+    }
+
+    fn want(&self, d: &Directive<'_>, n: usize, what: &str) -> Parsed<()> {
+        if d.args.len() != n {
+            return Err(self.fail(
+                d.first.at,
+                d.first.text.len(),
+                format!("`{}` takes {what}", d.first.text),
+            ));
+        }
+        Ok(())
+    }
+
+    fn plain(&self, w: &Word) -> Parsed<String> {
+        if w.quoted || w.text.is_empty() {
+            return Err(self.fail(w.at, w.text.len(), "expected a name, not a string".into()));
+        }
+        Ok(w.text.clone())
+    }
+
+    fn directive(&mut self, d: &Directive<'_>) -> Parsed<()> {
+        match d.first.text.as_str() {
+            "format" => {
+                self.want(d, 1, "a name")?;
+                self.m.name = self.plain(&d.args[0])?;
+            }
+            "describe" => {
+                self.want(d, 1, "one quoted string")?;
+                self.m.describe = d.args[0].text.clone();
+            }
+            "dtd" => {
+                self.want(d, 1, "a DTD file name")?;
+                self.m.dtd = d.args[0].text.clone();
+            }
+            "units" => self.units(d)?,
+            "zip-entry" => {
+                self.want(d, 1, "a quoted glob")?;
+                self.m.zip_entry = d.args[0].text.clone();
+            }
+            "table" => {
+                self.want(d, 3, "a section, a record and its string field")?;
+                let t = Table {
+                    section: self.plain(&d.args[0])?,
+                    record: self.plain(&d.args[1])?,
+                    field: self.plain(&d.args[2])?,
+                };
+                self.m.tables.push(t);
+            }
+            "part" => self.part(d)?,
+            "header" => self.header(d)?,
+            "record" | "head" => self.rule(d)?,
+            o => return Err(self.fail(d.first.at, o.len(), format!("unknown directive `{o}`"))),
+        }
+        Ok(())
+    }
+
+    fn units(&mut self, d: &Directive<'_>) -> Parsed<()> {
+        self.want(d, 1, "`lines` or `xml`")?;
+        self.m.units = match d.args[0].text.as_str() {
+            "lines" => Units::Lines,
+            "xml" => Units::Xml,
+            o => {
+                return Err(self.fail(
+                    d.args[0].at,
+                    o.len(),
+                    format!("unknown units `{o}`: lines or xml"),
+                ))
+            }
         };
-        let mut m = Mapping {
-            name: String::new(),
-            describe: String::new(),
-            dtd: String::new(),
-            units: Units::Lines,
-            zip_entry: "*".into(),
-            tables: Vec::new(),
-            parts: Vec::new(),
-            text: src.clone(),
+        Ok(())
+    }
+
+    /// `part NAME [file 'GLOB'] section SECTION`
+    fn part(&mut self, d: &Directive<'_>) -> Parsed<()> {
+        let bad = || {
+            self.fail(
+                d.first.at,
+                d.line.len(),
+                "write `part NAME [file 'GLOB'] section SECTION`".into(),
+            )
         };
-        let mut offset = 0;
-        for (lineno, line) in text.split('\n').enumerate() {
-            let base = offset;
-            offset += line.len() + 1;
-            let ws = words(line, base).map_err(|(at, msg)| fail(at, 1, msg))?;
-            let Some(first) = ws.first() else { continue };
-            let args = &ws[1..];
-            let want = |n: usize, what: &str| -> Result<(), Box<MapError>> {
-                if args.len() != n {
-                    return Err(fail(
-                        first.at,
-                        first.text.len(),
-                        format!("`{}` takes {what}", first.text),
-                    ));
+        let (name, rest) = d.args.split_first().ok_or_else(bad)?;
+        let (file, rest) = match rest {
+            [f, g, rest @ ..] if !f.quoted && f.text == "file" => (Some(g.text.clone()), rest),
+            _ => (None, rest),
+        };
+        let section = match rest {
+            [s, n] if !s.quoted && s.text == "section" => self.plain(n)?,
+            _ => return Err(bad()),
+        };
+        let name_at = name.at;
+        let name = self.plain(name)?;
+        if self.m.parts.iter().any(|p| p.name == name) {
+            return Err(self.fail(name_at, name.len(), format!("part `{name}` defined twice")));
+        }
+        if file.is_none() && self.m.parts.iter().any(|p| p.file.is_none()) {
+            return Err(self.fail(
+                d.first.at,
+                d.line.len(),
+                "only one part may leave out `file`".into(),
+            ));
+        }
+        self.m.parts.push(Part {
+            name,
+            file,
+            section,
+            header: 0,
+            rules: Vec::new(),
+        });
+        Ok(())
+    }
+
+    /// `header N`
+    fn header(&mut self, d: &Directive<'_>) -> Parsed<()> {
+        self.want(d, 1, "a number of units")?;
+        let a = &d.args[0];
+        let n = a
+            .text
+            .parse::<usize>()
+            .map_err(|_| self.fail(a.at, a.text.len(), "expected a number".into()))?;
+        if self.m.parts.is_empty() {
+            return Err(self.fail(
+                d.first.at,
+                6,
+                "`header` belongs to a part: write `part` first".into(),
+            ));
+        }
+        if let Some(part) = self.m.parts.last_mut() {
+            part.header = n;
+        }
+        Ok(())
+    }
+
+    /// `record RECORD [section SECTION] 'PATTERN' [set …] [when …] [ref …]` or `head …`
+    fn rule(&mut self, d: &Directive<'_>) -> Parsed<()> {
+        if d.args.len() < 2 {
+            self.want(d, 2, "a record name and a quoted pattern")?;
+        }
+        let head = d.first.text == "head";
+        let record = self.plain(&d.args[0])?;
+        // `record R section S 'PATTERN' …`: the records go to a section of their own.
+        let mut routed = None;
+        let mut args = d.args;
+        if args.len() >= 4 && !args[1].quoted && args[1].text == "section" {
+            if head {
+                return Err(self.fail(
+                    args[1].at,
+                    7,
+                    "`section` is for `record` rules, not `head`".into(),
+                ));
+            }
+            let sec = self.plain(&args[2])?;
+            if self.m.tables.iter().any(|t| t.section == sec) {
+                return Err(self.fail(
+                    args[2].at,
+                    sec.len(),
+                    format!("section `{sec}` is a string table"),
+                ));
+            }
+            routed = Some(sec);
+            args = &args[2..];
+        }
+        let pattern = self.pattern(&args[1])?;
+        let (set, when, refs) =
+            self.rule_options(&record, &pattern, routed.as_deref(), &args[2..])?;
+        if self.m.parts.is_empty() {
+            return Err(self.fail(
+                d.first.at,
+                d.first.text.len(),
+                "patterns belong to a part: write `part NAME section SECTION` first".into(),
+            ));
+        }
+        let rule = Rule {
+            record,
+            head,
+            pattern,
+            line: d.lineno,
+            set,
+            when,
+            section: routed,
+            refs,
+        };
+        self.check_rule(&rule, &d.args[0])?;
+        if let Some(part) = self.m.parts.last_mut() {
+            part.rules.push(rule);
+        }
+        Ok(())
+    }
+
+    fn pattern(&self, w: &Word) -> Parsed<Pattern> {
+        if !w.quoted {
+            return Err(self.fail(w.at, w.text.len(), "the pattern must be quoted".into()));
+        }
+        let tables = &self.m.tables;
+        let lookup = |t: Option<&str>| -> Result<usize, String> {
+            match t {
+                None if tables.is_empty() => {
+                    Err("`str` needs a `table` line before the patterns".into())
                 }
-                Ok(())
-            };
-            let plain = |w: &Word| -> Result<String, Box<MapError>> {
-                if w.quoted || w.text.is_empty() {
-                    return Err(fail(
-                        w.at,
-                        w.text.len(),
-                        "expected a name, not a string".into(),
-                    ));
-                }
-                Ok(w.text.clone())
-            };
-            match first.text.as_str() {
-                "format" => {
-                    want(1, "a name")?;
-                    m.name = plain(&args[0])?;
-                }
-                "describe" => {
-                    want(1, "one quoted string")?;
-                    m.describe = args[0].text.clone();
-                }
-                "dtd" => {
-                    want(1, "a DTD file name")?;
-                    m.dtd = args[0].text.clone();
-                }
-                "units" => {
-                    want(1, "`lines` or `xml`")?;
-                    m.units = match args[0].text.as_str() {
-                        "lines" => Units::Lines,
-                        "xml" => Units::Xml,
-                        o => {
-                            return Err(fail(
-                                args[0].at,
-                                o.len(),
-                                format!("unknown units `{o}`: lines or xml"),
-                            ))
-                        }
-                    };
-                }
-                "zip-entry" => {
-                    want(1, "a quoted glob")?;
-                    m.zip_entry = args[0].text.clone();
-                }
-                "table" => {
-                    want(3, "a section, a record and its string field")?;
-                    m.tables.push(Table {
-                        section: plain(&args[0])?,
-                        record: plain(&args[1])?,
-                        field: plain(&args[2])?,
-                    });
-                }
-                "part" => {
-                    let bad = || {
-                        fail(
-                            first.at,
-                            line.len(),
-                            "write `part NAME [file 'GLOB'] section SECTION`".into(),
-                        )
-                    };
-                    let (name, rest) = args.split_first().ok_or_else(bad)?;
-                    let (file, rest) = match rest {
-                        [f, g, rest @ ..] if !f.quoted && f.text == "file" => {
-                            (Some(g.text.clone()), rest)
-                        }
-                        _ => (None, rest),
-                    };
-                    let section = match rest {
-                        [s, n] if !s.quoted && s.text == "section" => plain(n)?,
-                        _ => return Err(bad()),
-                    };
-                    let name = plain(name)?;
-                    if m.parts.iter().any(|p| p.name == name) {
-                        return Err(fail(
-                            args[0].at,
-                            name.len(),
-                            format!("part `{name}` defined twice"),
-                        ));
+                None => Ok(0),
+                Some(n) => tables
+                    .iter()
+                    .position(|x| x.section == n)
+                    .ok_or_else(|| format!("no `table {n} …` line")),
+            }
+        };
+        let ptext = unescape(&w.raw, true).map_err(|msg| self.fail(w.at, 1, msg))?;
+        Pattern::compile(ptext.as_bytes(), &lookup)
+            .map_err(|e| self.fail(w.at + 1 + e.at.min(w.raw.len()), 1, e.message))
+    }
+
+    /// `set F=N …`, `when COND …` and `ref F=SECTION …` after a pattern.
+    #[allow(clippy::type_complexity)]
+    fn rule_options(
+        &self,
+        record: &str,
+        pattern: &Pattern,
+        routed: Option<&str>,
+        words: &[Word],
+    ) -> Parsed<(Vec<(String, u64)>, Vec<Cond>, Vec<(String, String)>)> {
+        let (mut set, mut when, mut refs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut mode = "";
+        for w in words {
+            if !w.quoted && (w.text == "set" || w.text == "when" || w.text == "ref") {
+                mode = match w.text.as_str() {
+                    "set" => "set",
+                    "when" => "when",
+                    _ => "ref",
+                };
+                continue;
+            }
+            let bad = |msg: String| self.fail(w.at, w.text.len(), msg);
+            match mode {
+                "set" => {
+                    let (f, v) = w
+                        .text
+                        .split_once('=')
+                        .and_then(|(f, v)| Some((f, parse_number(v)?)))
+                        .ok_or_else(|| bad("write `set FIELD=NUMBER`".into()))?;
+                    if pattern.fields.iter().any(|x| x.name == f) {
+                        return Err(bad(format!(
+                            "`{f}` is a field of the pattern; `set` gives fields the pattern does not read"
+                        )));
                     }
-                    if file.is_none() && m.parts.iter().any(|p| p.file.is_none()) {
-                        return Err(fail(
-                            first.at,
-                            line.len(),
-                            "only one part may leave out `file`".into(),
-                        ));
-                    }
-                    m.parts.push(Part {
-                        name,
-                        file,
-                        section,
-                        header: 0,
-                        rules: Vec::new(),
-                    });
+                    set.push((f.to_string(), v));
                 }
-                "header" => {
-                    want(1, "a number of units")?;
-                    let n = args[0].text.parse::<usize>().map_err(|_| {
-                        fail(args[0].at, args[0].text.len(), "expected a number".into())
-                    })?;
-                    let part = m.parts.last_mut().ok_or_else(|| {
-                        fail(
-                            first.at,
-                            6,
-                            "`header` belongs to a part: write `part` first".into(),
-                        )
-                    })?;
-                    part.header = n;
-                }
-                "record" | "head" => {
-                    if args.len() < 2 {
-                        want(2, "a record name and a quoted pattern")?;
-                    }
-                    let record = plain(&args[0])?;
-                    // `record R section S 'PATTERN' …`: the records go to a section of their own.
-                    let mut routed = None;
-                    let mut args = args;
-                    if args.len() >= 4 && !args[1].quoted && args[1].text == "section" {
-                        if first.text == "head" {
-                            return Err(fail(
-                                args[1].at,
-                                7,
-                                "`section` is for `record` rules, not `head`".into(),
-                            ));
-                        }
-                        let sec = plain(&args[2])?;
-                        if m.tables.iter().any(|t| t.section == sec) {
-                            return Err(fail(
-                                args[2].at,
-                                sec.len(),
-                                format!("section `{sec}` is a string table"),
-                            ));
-                        }
-                        routed = Some(sec);
-                        args = &args[2..];
-                    }
-                    if !args[1].quoted {
-                        return Err(fail(
-                            args[1].at,
-                            args[1].text.len(),
-                            "the pattern must be quoted".into(),
-                        ));
-                    }
-                    let tables = &m.tables;
-                    let lookup = |t: Option<&str>| -> Result<usize, String> {
-                        match t {
-                            None if tables.is_empty() => {
-                                Err("`str` needs a `table` line before the patterns".into())
-                            }
-                            None => Ok(0),
-                            Some(n) => tables
-                                .iter()
-                                .position(|x| x.section == n)
-                                .ok_or_else(|| format!("no `table {n} …` line")),
-                        }
-                    };
-                    let ptext =
-                        unescape(&args[1].raw, true).map_err(|msg| fail(args[1].at, 1, msg))?;
-                    let pattern = Pattern::compile(ptext.as_bytes(), &lookup).map_err(|e| {
-                        fail(args[1].at + 1 + e.at.min(args[1].raw.len()), 1, e.message)
-                    })?;
-                    let head = first.text == "head";
-                    // `set F=N …` and `when COND …` after the pattern.
-                    let (mut set, mut when, mut refs) = (Vec::new(), Vec::new(), Vec::new());
-                    let mut mode = "";
-                    for w in &args[2..] {
-                        if !w.quoted && (w.text == "set" || w.text == "when" || w.text == "ref") {
-                            mode = match w.text.as_str() {
-                                "set" => "set",
-                                "when" => "when",
-                                _ => "ref",
-                            };
-                            continue;
-                        }
-                        let bad = |msg: String| fail(w.at, w.text.len(), msg);
-                        match mode {
-                            "set" => {
-                                let (f, v) = w
-                                    .text
-                                    .split_once('=')
-                                    .and_then(|(f, v)| Some((f, parse_number(v)?)))
-                                    .ok_or_else(|| bad("write `set FIELD=NUMBER`".into()))?;
-                                if pattern.fields.iter().any(|x| x.name == f) {
-                                    return Err(bad(format!(
-                                        "`{f}` is a field of the pattern; `set` gives fields the pattern does not read"
-                                    )));
-                                }
-                                set.push((f.to_string(), v));
-                            }
-                            "when" => when.push(parse_cond(&w.text).map_err(bad)?),
-                            "ref" => {
-                                let (f, sec) = w
-                                    .text
-                                    .split_once('=')
-                                    .ok_or_else(|| bad("write `ref FIELD=SECTION`".into()))?;
-                                let is_int = pattern
-                                    .fields
-                                    .iter()
-                                    .any(|x| x.name == f && x.kind == FieldKind::Int);
-                                if !is_int {
-                                    return Err(bad(format!(
-                                        "`{f}` is not a number field of the pattern"
-                                    )));
-                                }
-                                if routed.as_deref() != Some(sec) {
-                                    return Err(bad(format!(
-                                        "`ref` points into the rule's own section: write `record {record} section {sec} '…'`"
-                                    )));
-                                }
-                                refs.push((f.to_string(), sec.to_string()));
-                            }
-                            _ => {
-                                return Err(bad(
-                                    "after the pattern: `set FIELD=N …`, `when CONDITION …` or `ref FIELD=SECTION`"
-                                        .into(),
-                                ))
-                            }
-                        }
-                    }
-                    let part = m.parts.last_mut().ok_or_else(|| {
-                        fail(
-                            first.at,
-                            first.text.len(),
-                            "patterns belong to a part: write `part NAME section SECTION` first"
-                                .into(),
-                        )
-                    })?;
-                    // Several patterns for one record type: every one but the last must say by
-                    // `set` or `when` when it applies, so export can choose.
-                    if let Some(prev) = part
-                        .rules
+                "when" => when.push(parse_cond(&w.text).map_err(bad)?),
+                "ref" => {
+                    let (f, sec) = w
+                        .text
+                        .split_once('=')
+                        .ok_or_else(|| bad("write `ref FIELD=SECTION`".into()))?;
+                    let is_int = pattern
+                        .fields
                         .iter()
-                        .rev()
-                        .find(|r| r.record == record && r.set.is_empty() && r.when.is_empty())
-                    {
-                        return Err(fail(args[0].at, record.len(), format!("record `{record}` already has a pattern without `set` or `when` in this part (line {}): only the last pattern of a record may leave them out", prev.line)));
+                        .any(|x| x.name == f && x.kind == FieldKind::Int);
+                    if !is_int {
+                        return Err(bad(format!("`{f}` is not a number field of the pattern")));
                     }
-                    part.rules.push(Rule {
-                        record,
-                        head,
-                        pattern,
-                        line: lineno + 1,
-                        set,
-                        when,
-                        section: routed,
-                        refs,
-                    });
+                    if routed != Some(sec) {
+                        return Err(bad(format!(
+                            "`ref` points into the rule's own section: write `record {record} section {sec} '…'`"
+                        )));
+                    }
+                    refs.push((f.to_string(), sec.to_string()));
                 }
-                o => return Err(fail(first.at, o.len(), format!("unknown directive `{o}`"))),
+                _ => return Err(bad(
+                    "after the pattern: `set FIELD=N …`, `when CONDITION …` or `ref FIELD=SECTION`"
+                        .into(),
+                )),
             }
         }
-        let end = text.len().saturating_sub(1);
+        Ok((set, when, refs))
+    }
+
+    /// A rule against the earlier rules of its record type in the part: export must be able
+    /// to choose among them, and they must agree on the section and the fields' kinds.
+    fn check_rule(&self, rule: &Rule, at: &Word) -> Parsed<()> {
+        let Some(part) = self.m.parts.last() else {
+            return Ok(());
+        };
+        let record = &rule.record;
+        let fail = |msg: String| self.fail(at.at, record.len(), msg);
+        // Several patterns for one record type: every one but the last must say by `set` or
+        // `when` when it applies, so export can choose.
+        let same = || part.rules.iter().filter(|r| &r.record == record);
+        if let Some(prev) = same().find(|r| r.set.is_empty() && r.when.is_empty()) {
+            return Err(fail(format!("record `{record}` already has a pattern without `set` or `when` in this part (line {}): only the last pattern of a record may leave them out", prev.line)));
+        }
+        if let Some(prev) = same().find(|r| r.section != rule.section) {
+            return Err(fail(format!(
+                "the rules of record `{record}` name different sections (line {} and this one)",
+                prev.line
+            )));
+        }
+        let (names, kinds) = part.fields_of(record);
+        let mine = rule.pattern.fields.iter().map(|f| (&f.name, &f.kind));
+        let sets = rule.set.iter().map(|(f, _)| (f, &FieldKind::Int));
+        for (n, k) in mine.chain(sets) {
+            if let Some(i) = names.iter().position(|x| x == n) {
+                if &kinds[i] != k {
+                    return Err(fail(format!(
+                        "field `{n}` of record `{record}` has a different type in another pattern of the record"
+                    )));
+                }
+            }
+        }
+        Ok(())
+    }
+
+    /// What the whole mapping must have.
+    fn finish(self) -> Parsed<Mapping> {
+        let m = &self.m;
+        let end = self.text.len().saturating_sub(1);
         if m.name.is_empty() {
-            return Err(fail(0, 1, "the mapping needs a `format NAME` line".into()));
+            return Err(self.fail(0, 1, "the mapping needs a `format NAME` line".into()));
         }
         if m.dtd.is_empty() {
-            return Err(fail(0, 1, "the mapping needs a `dtd FILE` line".into()));
+            return Err(self.fail(0, 1, "the mapping needs a `dtd FILE` line".into()));
         }
         if m.parts.is_empty() {
-            return Err(fail(end, 1, "the mapping has no `part`".into()));
+            return Err(self.fail(end, 1, "the mapping has no `part`".into()));
         }
         for r in m.parts.iter().flat_map(|p| &p.rules) {
             if let Some(sec) = &r.section {
                 if m.parts.iter().any(|p| &p.section == sec) {
-                    return Err(fail(
+                    return Err(self.fail(
                         0,
                         1,
                         format!(
@@ -631,7 +755,106 @@ impl Mapping {
                 }
             }
         }
-        Ok(m)
+        Ok(self.m)
+    }
+}
+
+impl Mapping {
+    /// Parse a mapping from its text; `file` names it in errors. Every rule is checked here,
+    /// so an import with a parsed mapping fails only on its DTD or its input.
+    pub fn parse(file: &str, text: &str) -> Result<Mapping, Box<MapError>> {
+        let src: Arc<str> = Arc::from(text);
+        let mut p = Parser {
+            file,
+            text,
+            src: src.clone(),
+            m: Mapping {
+                name: String::new(),
+                describe: String::new(),
+                dtd: String::new(),
+                units: Units::Lines,
+                zip_entry: "*".into(),
+                tables: Vec::new(),
+                parts: Vec::new(),
+                text: src,
+            },
+        };
+        let mut offset = 0;
+        for (lineno, line) in text.split('\n').enumerate() {
+            let base = offset;
+            offset += line.len() + 1;
+            let ws = words(line, base).map_err(|(at, msg)| p.fail(at, 1, msg))?;
+            let Some((first, args)) = ws.split_first() else {
+                continue;
+            };
+            p.directive(&Directive {
+                first,
+                args,
+                line,
+                lineno: lineno + 1,
+            })?;
+        }
+        p.finish()
+    }
+
+    /// Read and parse a mapping file (at most [`MAX_MAPPING_BYTES`]).
+    pub fn load(path: &Path) -> Result<Mapping, MappingLoadError> {
+        let shown = crate::escape::escape_path(path).into_owned();
+        let fail = |message: String| MappingLoadError::Read {
+            path: shown.clone(),
+            message,
+        };
+        let file = std::fs::File::open(path).map_err(|e| fail(e.to_string()))?;
+        if file.metadata().is_ok_and(|m| m.is_dir()) {
+            return Err(fail("it is a folder".into()));
+        }
+        let mut bytes = Vec::new();
+        file.take(MAX_MAPPING_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|e| fail(e.to_string()))?;
+        if bytes.len() as u64 > MAX_MAPPING_BYTES {
+            return Err(fail(format!("more than {MAX_MAPPING_BYTES} bytes")));
+        }
+        let text = String::from_utf8(bytes).map_err(|e| {
+            fail(format!(
+                "not UTF-8 text (invalid byte at offset {})",
+                e.utf8_error().valid_up_to()
+            ))
+        })?;
+        Mapping::parse(&shown, &text).map_err(MappingLoadError::Parse)
+    }
+
+    /// Load the DTD the mapping names: `dtd` when given, else the file of that name beside the
+    /// mapping file `map_file`, else the shipped DTD of that name. The schema is named after
+    /// the file.
+    pub fn load_dtd(
+        &self,
+        map_file: Option<&Path>,
+        dtd: Option<&Path>,
+    ) -> Result<crate::dtd::Loaded, MappingDtdError> {
+        let from_file = |p: &Path| -> Result<crate::dtd::Loaded, MappingDtdError> {
+            let mut loaded = crate::dtd::load(p)?;
+            if let Some(n) = p.file_name() {
+                loaded.schema.name = n.to_string_lossy().into_owned();
+            }
+            Ok(loaded)
+        };
+        if let Some(d) = dtd {
+            return from_file(d);
+        }
+        if let Some(dir) = map_file.and_then(|p| p.parent()) {
+            let p = dir.join(&self.dtd);
+            if p.is_file() {
+                return from_file(&p);
+            }
+        }
+        match crate::container::shipped_dtd(&self.dtd) {
+            Some(text) => Ok(crate::dtd::load_bytes(&self.dtd, text.as_bytes())?),
+            None => Err(MappingDtdError::NotFound {
+                dtd: self.dtd.clone(),
+                mapping: self.name.clone(),
+            }),
+        }
     }
 
     /// The sections records are routed to (`record R section S …`), in the order of their

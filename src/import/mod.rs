@@ -6,34 +6,42 @@
 //! strings interned into string-table sections, optional parts, a header block. The engine
 //! here does the rest once for every format:
 //!
-//! * [`mapping`]: the mapping language, with `file:line:col` errors;
-//! * [`pattern`] and [`number`]: matching a unit and rendering it back;
-//! * [`units`]: cutting input into lines or XML units, streaming;
-//! * [`intern`]: string tables laid out before they are written;
-//! * [`zipio`]: ZIP inputs and outputs;
-//! * [`sink`]: the one place that calls the trace writer; [`source`]: the one place that calls
-//!   the decoder;
-//! * [`engine`]: import; [`mod@export`]: export; [`shipped`]: the formats built into `mtf`.
+//! * [`mapping`]: the mapping language, with `file:line:col` errors ([`Mapping::load`],
+//!   [`Mapping::load_dtd`]); [`pattern`] and `number`: matching a unit and rendering it back;
+//! * [`ImportInput`]: an input opened once (file, `-`, pipe, compressed, ZIP), so that what
+//!   [`detect`] reads is imported too; `units`: cutting it into lines or XML units, streaming;
+//! * [`Importer`]: the import (the private `engine`, `intern` for string tables laid out before
+//!   they are written, `spool` for routed records, `sink`, the one place that calls the trace
+//!   writer); [`export()`]: export, through [`source`], the one place that calls the decoder;
+//! * [`zipio`]: ZIP inputs and outputs; [`shipped`]: the formats built into `mtf`;
+//! * [`ImportError`], [`ExportError`]: typed errors with codes and an [`ErrorClass`].
 //!
 //! **Lossless by construction**: a unit becomes a record only when rendering the record gives
 //! back exactly its bytes; anything else is kept verbatim in a raw-line record, so exporting an
 //! import reproduces the input byte for byte.
 
-pub mod engine;
-pub mod export;
-pub mod intern;
+mod detect;
+mod engine;
+mod error;
+mod export;
+mod input;
+pub(crate) mod intern;
 pub mod mapping;
-pub mod number;
+pub(crate) mod number;
 pub mod pattern;
 pub mod shipped;
-pub mod sink;
+pub(crate) mod sink;
 pub mod source;
-pub mod units;
+pub(crate) mod spool;
+pub(crate) mod units;
 pub mod zipio;
 
-pub use engine::{ImportReport, Importer};
+pub use detect::{detect, score, Detection, Score, SAMPLE_UNITS};
+pub use engine::{create_writer, order_inputs, ImportReport, Importer, EARLY_CHECK, RAW_LISTED};
+pub use error::{ErrorClass, ImportError, ImportErrorKind};
 pub use export::{export, origin, ExportError, ExportReport, Origin, Target};
-pub use mapping::{MapError, Mapping};
+pub use input::ImportInput;
+pub use mapping::{MapError, Mapping, MappingDtdError, MappingLoadError};
 
 /// The record types every DTD used by a mapping declares in its global scope (docs/mappings.md).
 pub mod records {
@@ -53,53 +61,77 @@ pub mod records {
     /// number `target` (docs/mappings.md, `record R section S …`) come here in the input. Needed
     /// only by DTDs of mappings that route records.
     pub const ROUTED: &str = "import_routed";
-    /// Version of this record scheme stored in `import_origin.version`.
-    pub const VERSION: u64 = 1;
-    /// `import_part.kind`: units mapped by the part `import_part.part` of the mapping.
-    pub const KIND_MAPPED: u64 = 0;
-    /// `import_part.kind`: a ZIP entry kept verbatim (its bytes follow in chunks).
-    pub const KIND_VERBATIM: u64 = 1;
-    /// `import_part.kind`: a ZIP folder entry.
-    pub const KIND_DIR: u64 = 2;
-    /// `import_origin.container`: the input was a plain file.
-    pub const CONTAINER_PLAIN: u64 = 0;
-    /// `import_origin.container`: the input was a ZIP file.
-    pub const CONTAINER_ZIP: u64 = 1;
+    /// `import_entry : (tag, time, attrs, madeby, extra : bytes32, central : bytes32,
+    /// comment : bytes32)`: the metadata of a ZIP entry, after its `import_part` record
+    /// (version 2).
+    pub const ENTRY: &str = "import_entry";
+    /// `import_archive : (tag, comment : bytes32)`: the comment of a ZIP input, after its
+    /// entries (version 2).
+    pub const ARCHIVE: &str = "import_archive";
+    /// Version of this record scheme stored in `import_origin.version`: 1 the first; 2 adds
+    /// `import_entry` and `import_archive` (a version-1 trace has neither and still exports).
+    pub const VERSION: u64 = 2;
+    /// `import_origin.container`: what the input was.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum Container {
+        /// One or more plain files (code 0).
+        Plain,
+        /// A ZIP archive (code 1).
+        Zip,
+    }
 
-    /// The declarations to paste into a DTD used by a mapping.
-    pub const DTD_SNIPPET: &str = include_str!("import_records.dtd");
-}
+    impl Container {
+        /// The stored code.
+        pub fn code(self) -> u64 {
+            match self {
+                Container::Plain => 0,
+                Container::Zip => 1,
+            }
+        }
 
-/// An input the importer cannot take, with the file, line and column.
-#[derive(Debug, Clone, thiserror::Error)]
-#[error("{}", self.render())]
-pub struct ImportError {
-    /// The input file (and ZIP entry).
-    pub file: String,
-    /// 1-based line, 0 when not about a position.
-    pub line: u64,
-    /// 1-based column.
-    pub col: u64,
-    /// What is wrong.
-    pub message: String,
-}
-
-impl ImportError {
-    /// A new error.
-    pub fn new(file: &str, line: u64, col: u64, message: impl Into<String>) -> ImportError {
-        ImportError {
-            file: file.to_string(),
-            line,
-            col,
-            message: message.into(),
+        /// From the stored code (`None` for a code this version does not know).
+        pub fn from_code(c: u64) -> Option<Container> {
+            match c {
+                0 => Some(Container::Plain),
+                1 => Some(Container::Zip),
+                _ => None,
+            }
         }
     }
 
-    fn render(&self) -> String {
-        if self.line == 0 {
-            format!("{}: {}", self.file, self.message)
-        } else {
-            format!("{}:{}:{}: {}", self.file, self.line, self.col, self.message)
+    /// `import_part.kind`: what an input file or ZIP entry became.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+    pub enum PartKind {
+        /// Units mapped by the part `import_part.part` of the mapping (code 0).
+        Mapped,
+        /// A ZIP entry kept verbatim: its bytes follow in `import_chunk` records (code 1).
+        Verbatim,
+        /// A ZIP folder entry (code 2).
+        Dir,
+    }
+
+    impl PartKind {
+        /// The stored code.
+        pub fn code(self) -> u64 {
+            match self {
+                PartKind::Mapped => 0,
+                PartKind::Verbatim => 1,
+                PartKind::Dir => 2,
+            }
+        }
+
+        /// From the stored code (`None` for a code this version does not know).
+        pub fn from_code(c: u64) -> Option<PartKind> {
+            match c {
+                0 => Some(PartKind::Mapped),
+                1 => Some(PartKind::Verbatim),
+                2 => Some(PartKind::Dir),
+                _ => None,
+            }
         }
     }
+
+    /// The declarations a DTD used by a mapping takes in with `include import;` (the built-in
+    /// fragment `import`, docs/format.md §3.5).
+    pub const DTD_SNIPPET: &str = include_str!("../dtd/fragment_import.dtd");
 }

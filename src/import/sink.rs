@@ -10,8 +10,11 @@ use crate::encode::{EncodeError, FieldIn as F, Fields, In, TraceWriter};
 use crate::MetaProperty;
 
 /// A field value given to a sink.
+// Design: not the writer's `encode::FieldIn`, which owns its bytes and nests lists and groups:
+// the importer hands over slices of the unit it read, so that writing a record allocates
+// nothing, and its records are flat.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldIn<'a> {
+pub(crate) enum Value<'a> {
     /// An integer.
     Int(u64),
     /// A byte string (its length field is filled in).
@@ -22,7 +25,7 @@ pub enum FieldIn<'a> {
 
 /// The kind of value a planned field takes.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum FieldType {
+pub(crate) enum FieldType {
     /// Integer.
     Int,
     /// Byte string.
@@ -33,7 +36,7 @@ pub enum FieldType {
 
 /// Why a sink refused a record.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub enum SinkError {
+pub(crate) enum SinkError {
     /// The values do not fit the record (the caller keeps the line raw instead).
     Unrepresentable(String),
     /// Anything else: the import stops.
@@ -49,10 +52,10 @@ impl std::fmt::Display for SinkError {
 }
 
 /// A prepared record kind: index returned by [`Sink::plan`].
-pub type PlanId = usize;
+pub(crate) type PlanId = usize;
 
 /// What the import engine writes through.
-pub trait Sink {
+pub(crate) trait Sink {
     /// Open the section named `name` (each at most once; the global region comes first).
     fn section(&mut self, name: &str) -> Result<(), SinkError>;
     /// Prepare record `record` (looked up in `section`, or globally for `None`) with fields
@@ -63,10 +66,10 @@ pub trait Sink {
         record: &str,
         fields: &[(&str, FieldType)],
     ) -> Result<PlanId, SinkError>;
+    /// Whether the DTD declares record `record` in its global scope.
+    fn has_record(&self, record: &str) -> bool;
     /// Write one record of a plan.
-    fn write(&mut self, plan: PlanId, values: &[FieldIn<'_>]) -> Result<(), SinkError>;
-    /// Write a built-in comment record (format.md §5.2) in the current region.
-    fn comment(&mut self, text: &str) -> Result<(), SinkError>;
+    fn write(&mut self, plan: PlanId, values: &[Value<'_>]) -> Result<(), SinkError>;
     /// The size in bytes of a record of `plan` whose byte-string field holds `len` bytes,
     /// or `None` when that length cannot be stored (used to lay out string tables).
     fn record_size(&self, plan: PlanId, len: usize) -> Option<u64>;
@@ -74,7 +77,7 @@ pub trait Sink {
     /// later, routed to a section of their own): `Ok(Some(size))` with the record's exact size
     /// in bytes when it is known in advance (no `default` or `delta` field, so no metadata
     /// record), `Ok(None)` when it is not.
-    fn check(&self, plan: PlanId, values: &[FieldIn<'_>]) -> Result<Option<u64>, SinkError>;
+    fn check(&self, plan: PlanId, values: &[Value<'_>]) -> Result<Option<u64>, SinkError>;
     /// The byte offset in the current section where the next record goes.
     fn position(&self) -> u64;
 }
@@ -100,9 +103,9 @@ struct Plan {
 }
 
 /// [`Sink`] over [`TraceWriter`].
-pub struct WriterSink<'s> {
+pub(crate) struct WriterSink<'s> {
     /// The writer.
-    pub writer: TraceWriter<'s>,
+    pub(crate) writer: TraceWriter<'s>,
     schema: &'s Schema,
     plans: Vec<Plan>,
     inputs: Vec<In>,
@@ -114,7 +117,7 @@ const LEN_MARK: usize = 100_003;
 
 impl<'s> WriterSink<'s> {
     /// Wrap a writer.
-    pub fn new(writer: TraceWriter<'s>, schema: &'s Schema) -> WriterSink<'s> {
+    pub(crate) fn new(writer: TraceWriter<'s>, schema: &'s Schema) -> WriterSink<'s> {
         WriterSink {
             writer,
             schema,
@@ -125,7 +128,7 @@ impl<'s> WriterSink<'s> {
     }
 
     /// The section id for a name.
-    pub fn section_id(schema: &Schema, name: &str) -> Option<u8> {
+    pub(crate) fn section_id(schema: &Schema, name: &str) -> Option<u8> {
         schema
             .scopes
             .iter()
@@ -135,7 +138,7 @@ impl<'s> WriterSink<'s> {
 
     /// The DTD slot name a mapping field name refers to: the name itself, or `NAME.data` for a
     /// nested `(len, data)` string.
-    pub fn slot_name(schema: &Schema, rid: RecordId, name: &str) -> Option<String> {
+    pub(crate) fn slot_name(schema: &Schema, rid: RecordId, name: &str) -> Option<String> {
         let rt = schema.record(rid);
         if rt.slots.iter().any(|s| s.name == name) {
             return Some(name.to_string());
@@ -300,14 +303,14 @@ impl Sink for WriterSink<'_> {
         Ok(self.plans.len() - 1)
     }
 
-    fn write(&mut self, plan: PlanId, values: &[FieldIn<'_>]) -> Result<(), SinkError> {
+    fn write(&mut self, plan: PlanId, values: &[Value<'_>]) -> Result<(), SinkError> {
         let p = &self.plans[plan];
         // A `default` field whose value differs from the live default, or a `delta` field whose
         // step does not fit its width: a metadata record first (format.md §5.4) sets the default
         // to the value, or restarts the delta chain at the value (the record then stores 0).
-        let value = |i: usize| values.get(i).copied().unwrap_or(FieldIn::Int(0));
+        let value = |i: usize| values.get(i).copied().unwrap_or(Value::Int(0));
         for &(i, slot) in &p.auto {
-            if let FieldIn::Int(v) = value(i) {
+            if let Value::Int(v) = value(i) {
                 let Some(ss) = self.writer.live(p.rid, slot) else {
                     continue;
                 };
@@ -327,12 +330,12 @@ impl Sink for WriterSink<'_> {
             self.inputs.push(match s {
                 Slot::Const(c) => c.clone(),
                 Slot::Field(i) => match value(*i) {
-                    FieldIn::Int(v) => In::Int(v),
-                    FieldIn::Offset(v) => In::Offset(v),
-                    FieldIn::Bytes(b) => In::Bytes(b.to_vec()),
+                    Value::Int(v) => In::Int(v),
+                    Value::Offset(v) => In::Offset(v),
+                    Value::Bytes(b) => In::Bytes(b.to_vec()),
                 },
                 Slot::LenOf(i) => match value(*i) {
-                    FieldIn::Bytes(b) => In::Int(b.len() as u64),
+                    Value::Bytes(b) => In::Int(b.len() as u64),
                     _ => In::Int(0),
                 },
             });
@@ -340,8 +343,8 @@ impl Sink for WriterSink<'_> {
         self.writer.record(p.rid, &self.inputs).map_err(unrep)
     }
 
-    fn comment(&mut self, text: &str) -> Result<(), SinkError> {
-        self.writer.comment(text).map_err(unrep)
+    fn has_record(&self, record: &str) -> bool {
+        self.schema.record_by_name(0, record).is_some()
     }
 
     fn record_size(&self, plan: PlanId, len: usize) -> Option<u64> {
@@ -349,14 +352,14 @@ impl Sink for WriterSink<'_> {
         (len as u64 <= p.max_len).then_some(p.fixed_size + len as u64)
     }
 
-    fn check(&self, plan: PlanId, values: &[FieldIn<'_>]) -> Result<Option<u64>, SinkError> {
+    fn check(&self, plan: PlanId, values: &[Value<'_>]) -> Result<Option<u64>, SinkError> {
         let p = &self.plans[plan];
         let mut size = p.fixed_size;
         for (i, v) in values.iter().enumerate() {
             let limit = p.limits.get(i).copied().unwrap_or(u64::MAX);
             let n = match v {
-                FieldIn::Int(x) | FieldIn::Offset(x) => *x,
-                FieldIn::Bytes(b) => {
+                Value::Int(x) | Value::Offset(x) => *x,
+                Value::Bytes(b) => {
                     size += b.len() as u64;
                     b.len() as u64
                 }

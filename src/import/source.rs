@@ -10,6 +10,7 @@ use crate::dtd::{RecordId, Schema};
 /// An opened trace with its schema, read record by record.
 pub struct TraceSource<'a> {
     reader: Reader<'a>,
+    dtd_name: &'a str,
 }
 
 /// One decoded record, with fields read by name.
@@ -22,7 +23,13 @@ impl<'a> TraceSource<'a> {
     pub fn new(trace: &'a Trace<'_>, schema: &'a Schema) -> TraceSource<'a> {
         TraceSource {
             reader: Reader::new(trace, schema),
+            dtd_name: trace.dtd_name(),
         }
+    }
+
+    /// The DTD name the trace's header gives.
+    pub fn dtd_name(&self) -> &'a str {
+        self.dtd_name
     }
 
     /// The schema.

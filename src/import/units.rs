@@ -6,6 +6,19 @@ use std::io::{self, BufRead};
 /// The longest unit accepted (a longer line or tag is an input error).
 pub const MAX_UNIT: usize = 64 << 20;
 
+/// The error inside the `io::Error` of a unit longer than [`MAX_UNIT`]: the input, not the
+/// reading, is at fault.
+#[derive(Debug)]
+pub(crate) struct TooLong(pub(crate) &'static str);
+
+impl std::fmt::Display for TooLong {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{} longer than {MAX_UNIT} bytes", self.0)
+    }
+}
+
+impl std::error::Error for TooLong {}
+
 /// A line end.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Eol {
@@ -172,7 +185,7 @@ impl<R: BufRead> UnitReader<R> {
             if self.buf.len() > MAX_UNIT {
                 return Err(io::Error::new(
                     io::ErrorKind::InvalidData,
-                    format!("an XML unit longer than {MAX_UNIT} bytes"),
+                    TooLong("an XML unit"),
                 ));
             }
         }
@@ -218,7 +231,7 @@ fn read_until_capped<R: BufRead>(r: &mut R, delim: u8, buf: &mut Vec<u8>) -> io:
                 if buf.len() > MAX_UNIT {
                     return Err(io::Error::new(
                         io::ErrorKind::InvalidData,
-                        format!("a line longer than {MAX_UNIT} bytes"),
+                        TooLong("a line"),
                     ));
                 }
             }

@@ -211,6 +211,9 @@ fn format_analysis(out: &mut String, schema: &Schema) {
         if let Some(s) = rd.align {
             parts.push(format!("align {}", slot(s)));
         }
+        for s in &rd.sizes {
+            parts.push(format!("size {} (bytes)", slot(*s)));
+        }
         match rd.site {
             Some(Site::Field { slot: s, space }) => parts.push(format!(
                 "site {} ({})",

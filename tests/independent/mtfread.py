@@ -85,6 +85,7 @@ class Parser:
     def __init__(self, text):
         self.t = lex(text)
         self.i = 0
+        self.includes = []
 
     def peek(self, k=0):
         return self.t[self.i + k]
@@ -113,6 +114,11 @@ class Parser:
         while self.peek()[0] != 'eof':
             if self.peek() == ('id', 'section'):
                 sections.append(self.section_def())
+            elif self.peek() == ('id', 'include') and self.peek(1)[0] == 'id':
+                # §3.5: `include NAME;` takes in a built-in fragment
+                self.next()
+                self.includes.append(self.ident())
+                self.expect_p(';')
             else:
                 kind, item = self.item()
                 (props if kind == 'prop' else records).append(item)
@@ -308,6 +314,43 @@ metadata : (tag, record, field, property, value) {
     value.interpretation = none;
 }
 """
+
+# §3.5: the built-in fragments, taken in by `include NAME;` and resolved like the prelude.
+FRAGMENTS = {'import': """
+bytes32 : (len, data) {
+    len.width = 4;  len.interpretation = none;
+    data.width = len.value;  data.interpretation = none;  data.display = text;
+}
+import_origin : (tag, version, container, files, format : bytes32, mapping : bytes32) {
+    tag.value = 250;
+    version.width = 1;   version.interpretation = none;
+    container.width = 1; container.interpretation = none;
+    files.width = 4;     files.interpretation = none;
+}
+import_part : (tag, kind, part, eol, method, name : bytes32) {
+    tag.value = 251;
+    kind.width = 1;   kind.interpretation = none;
+    part.width = 1;   part.interpretation = none;
+    eol.width = 1;    eol.interpretation = none;
+    method.width = 1; method.interpretation = none;
+}
+import_raw : (tag, line : bytes32) { tag.value = 252; }
+import_noeol : (tag) { tag.value = 253; }
+import_chunk : (tag, data : bytes32) { tag.value = 254; }
+import_archive : (tag, comment : bytes32) { tag.value = 247; }
+import_entry : (tag, time, attrs, madeby, extra : bytes32, central : bytes32, comment : bytes32) {
+    tag.value = 248;
+    time.width = 4;   time.interpretation = none;
+    attrs.width = 4;  attrs.interpretation = none;
+    madeby.width = 2; madeby.interpretation = none;
+}
+import_routed : (tag, target, count) {
+    tag.value = 249;
+    target.width = 1;  target.interpretation = none;
+    count.width = 4;   count.interpretation = none;
+}
+"""}
+
 # (`section` is a keyword of the grammar, so the prelude's record is parsed under a placeholder
 # name and renamed; docs/format.md §5 writes it as `section : (tag, number)`.)
 
@@ -391,7 +434,14 @@ class Section:
 class Dtd:
     def __init__(self, text):
         pprops, precs, psecs = Parser(PRELUDE).dtd()
-        props, recs, secs = Parser(text).dtd()
+        user = Parser(text)
+        props, recs, secs = user.dtd()
+        for inc in user.includes:
+            if inc not in FRAGMENTS:
+                raise DtdError('include: no built-in fragment %s' % inc)
+            if user.includes.count(inc) > 1:
+                raise DtdError('include: fragment %s included twice' % inc)
+            precs = precs + Parser(FRAGMENTS[inc]).dtd()[1]
         self.global_defaults = {}
         for path, prop, val in props:
             if len(path) != 1:

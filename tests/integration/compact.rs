@@ -858,8 +858,8 @@ fn an_imported_trace_with_streams_exports_byte_for_byte() {
     metatf::compact::compact_split(&r, &mut w, &opts, &plan, &mut |_, _| {}).unwrap();
     let split = dir.path().join("split.mtf");
     std::fs::write(&split, w.finish_to_vec().unwrap()).unwrap();
-    let a = dir.path().join("a.txt");
-    let b = dir.path().join("b.txt");
+    let a = dir.path().join("a");
+    let b = dir.path().join("b");
     let ra = crate::util::mtf(&["export", "traces/et3.mtf", "-o", a.to_str().unwrap()]);
     assert!(ra.status.success(), "{}", crate::util::text(&ra.stderr));
     let rb = crate::util::mtf(&["export", split.to_str().unwrap(), "-o", b.to_str().unwrap()]);

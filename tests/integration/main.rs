@@ -14,16 +14,24 @@ mod fixtures;
 mod import;
 #[cfg(feature = "import")]
 mod import_alloc;
+#[cfg(all(feature = "import", feature = "compression"))]
+mod import_inputs;
+#[cfg(feature = "import")]
+mod import_refusals;
 mod layering;
 mod messages;
 mod mirror;
 mod pack_identity;
+#[cfg(all(feature = "import", feature = "replay"))]
+mod replay;
 mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;
 mod salvage;
 mod spec_cases;
 mod split_streams;
+#[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
+mod stats;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;

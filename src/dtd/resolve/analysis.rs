@@ -7,6 +7,12 @@
 //! (`space_name`, `field_ref`, `keyword`, `const_value`, `aexpr`), each reporting its own
 //! span-carrying diagnostic with a did-you-mean where a name or keyword is close to a known one.
 
+// Design (no new grammar): every declaration is a 1.0 property whose value is an identifier or
+// an expression, which the 1.0 parser (`parse.rs`) already reads, one rule each. A syntax of
+// its own would make every shipped DTD unreadable to a 1.0 reader (the independent reader of
+// tests/independent among them) although the declarations never change how bytes decode; so the
+// extension is ignored safely rather than refused, and its grammar is the kinds of values below.
+//
 // Design: a record's field roles are found per slot with the 1.0 priority rules (record body
 // first, then section and global defaults by type name; the first source of each property name
 // wins), captured while the slots are resolved (`Resolver::analysis_props`); namespace
@@ -20,7 +26,7 @@ use super::*;
 use crate::dtd::analysis::*;
 
 /// Field properties of extension analysis/1 (in record bodies, or by type name).
-pub(super) const FIELD_PROPS: [&str; 18] = [
+pub(super) const FIELD_PROPS: [&str; 17] = [
     "defines",
     "undefines",
     "refers",
@@ -38,7 +44,6 @@ pub(super) const FIELD_PROPS: [&str; 18] = [
     "site",
     "names",
     "depth",
-    "stores",
 ];
 
 /// Namespace properties (`NS.prop = …;` outside record bodies).
@@ -453,8 +458,10 @@ impl<'a> Resolver<'a> {
                     rd.thread = Some(s as SlotId);
                 }
             }
-            for (_, p) in by_prop("size") {
-                self.keyword(p, &["bytes"]);
+            for (s, p) in by_prop("size") {
+                if self.keyword(p, &["bytes"]).is_some() && self.int_slot(rt, s, p) {
+                    rd.sizes.push(s as SlotId);
+                }
             }
             // Times.
             let unit_names: Vec<&str> = TimeUnit::ALL

@@ -73,7 +73,8 @@ impl<'a> Resolver<'a> {
                     match it {
                         Item::Record(r) => self.define_record(r, sec, false),
                         Item::Property(p) => self.scope_property(p, sec, false),
-                        Item::Section(_) => {} // the parser never nests sections
+                        // The parser never nests sections nor includes in them.
+                        Item::Section(_) | Item::Include(_) => {}
                     }
                 }
             }
@@ -134,7 +135,8 @@ impl<'a> Resolver<'a> {
         match item {
             Item::Record(r) => self.define_record(r, 0, prelude),
             Item::Property(p) => self.scope_property(p, 0, prelude),
-            Item::Section(_) => {}
+            // Fragments are resolved with the prelude (`dtd::parse_str`).
+            Item::Section(_) | Item::Include(_) => {}
         }
     }
 

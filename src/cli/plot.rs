@@ -1,0 +1,131 @@
+//! `mtf plot TRACE -o FILE.svg|FILE.png`: live bytes and blocks over the trace (the peak
+//! marked), the size and lifetime histograms and the top sites of one namespace.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use metatf::analysis::plot;
+use metatf::analysis::stats::{SpaceSummary, Stats};
+use metatf::io::{Output, StdoutSink};
+
+use super::common::{input_name, io_failure, Failure};
+use super::stats::{stats_of, SliceArgs};
+use super::{EXIT_OK, EXIT_USAGE};
+
+/// Picture format.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum ImageFormat {
+    /// Scalable vector graphics (text rendered by the viewer).
+    Svg,
+    /// PNG (text drawn with the bundled font).
+    Png,
+}
+
+/// Arguments of `mtf plot`.
+#[derive(Debug, Args)]
+pub struct PlotArgs {
+    /// The trace (`-` for standard input; pipes and compressed traces too).
+    pub trace: PathBuf,
+    /// The picture to write: `.svg` or `.png` (`-`: SVG on standard output).
+    #[arg(short, long)]
+    pub output: PathBuf,
+    /// The format, instead of the output's extension.
+    #[arg(short, long, value_enum)]
+    pub format: Option<ImageFormat>,
+    /// The DTD to use instead of the one the header names.
+    #[arg(short, long)]
+    pub dtd: Option<PathBuf>,
+    /// The namespace to draw (default: the first one with sizes).
+    #[arg(long, value_name = "NAME")]
+    pub namespace: Option<String>,
+    /// Width in pixels.
+    #[arg(long, default_value_t = 1200, value_parser = clap::value_parser!(u32).range(400..=8000))]
+    pub width: u32,
+    /// The slice.
+    #[command(flatten)]
+    pub slice: SliceArgs,
+}
+
+/// The namespace a picture shows: the one named, else the first with sizes, else the first.
+pub fn pick_space<'s>(stats: &'s Stats, name: Option<&str>) -> Result<&'s SpaceSummary, Failure> {
+    match name {
+        Some(n) => stats.spaces.iter().find(|s| s.name == n).ok_or_else(|| {
+            let known: Vec<&str> = stats.spaces.iter().map(|s| s.name.as_str()).collect();
+            Failure::new(
+                EXIT_USAGE,
+                format!(
+                    "no namespace `{}` in this trace's DTD (it declares: {})",
+                    metatf::escape::escape_for_terminal(n),
+                    if known.is_empty() {
+                        "none".to_string()
+                    } else {
+                        known.join(", ")
+                    }
+                ),
+            )
+        }),
+        None => stats
+            .spaces
+            .iter()
+            .find(|s| s.sized)
+            .or(stats.spaces.first())
+            .ok_or_else(|| {
+                Failure::new(
+                    EXIT_USAGE,
+                    "nothing to plot: the trace's DTD declares no namespaces of ids (allocations)",
+                )
+            }),
+    }
+}
+
+/// Writes bytes to `path` through [`Output`] (atomic for a regular file), or standard output.
+pub fn write_file(path: &Path, data: &[u8]) -> Result<(), Failure> {
+    if path.as_os_str() == "-" {
+        let mut out = StdoutSink::new();
+        out.write_all(data)?;
+        out.finish()?;
+        return Ok(());
+    }
+    let mut out = Output::create(path).map_err(|e| io_failure(&e))?;
+    out.write_all(data).map_err(|e| io_failure(&out.error(e)))?;
+    out.commit().map_err(|e| io_failure(&e))
+}
+
+/// Run `mtf plot`.
+pub fn run(args: &PlotArgs) -> Result<i32, Failure> {
+    let format = match args.format {
+        Some(f) => f,
+        None => match args
+            .output
+            .extension()
+            .and_then(|e| e.to_str())
+            .map(|e| e.to_ascii_lowercase())
+            .as_deref()
+        {
+            Some("png") => ImageFormat::Png,
+            Some("svg") => ImageFormat::Svg,
+            _ if args.output.as_os_str() == "-" => ImageFormat::Svg,
+            _ => {
+                return Err(Failure::new(
+                    EXIT_USAGE,
+                    format!(
+                        "{}: name the picture FILE.svg or FILE.png, or give --format svg|png",
+                        input_name(&args.output)
+                    ),
+                ))
+            }
+        },
+    };
+    let stats = stats_of(&args.trace, args.dtd.as_deref(), args.slice.window()?)?;
+    let space = pick_space(&stats, args.namespace.as_deref())?;
+    let title = plot::title(&input_name(&args.trace), &stats, space);
+    let data = match format {
+        ImageFormat::Svg => plot::svg(&title, space, args.width).map(String::into_bytes),
+        ImageFormat::Png => plot::png(&title, space, args.width),
+    }
+    .map_err(|e| Failure::diagnostic(super::EXIT_USAGE, &e))?;
+    write_file(&args.output, &data)?;
+    Ok(EXIT_OK)
+}

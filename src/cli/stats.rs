@@ -1,0 +1,459 @@
+//! `mtf stats TRACE`: records per type, integer fields, and per namespace the heap figures
+//! (peak live bytes and when, totals, leaks, temporary allocations, lifetimes, sizes, top sites).
+
+use std::fmt::Write as _;
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+use clap::{Args, ValueEnum};
+
+use metatf::analysis::stats::{
+    compute, At, Bound, SiteOrder, SiteSummary, SizeClass, SpaceSummary, Stats, Window,
+};
+use metatf::io::{Output, StdoutSink};
+
+use super::common::{io_failure, open, Failure};
+use super::heap::source_for;
+use super::EXIT_OK;
+
+/// Output format of `mtf stats` and `mtf diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum StatsFormat {
+    /// Tables for people.
+    Text,
+    /// One JSON document (schema in docs/stats.md).
+    Json,
+}
+
+/// The slice of a trace: `--from`/`--to`.
+#[derive(Debug, Args, Clone)]
+pub struct SliceArgs {
+    /// Start at this record index (`1234`) or declared time (`t1234`), inclusive.
+    #[arg(long, value_name = "RECORD|tTIME")]
+    pub from: Option<Bound>,
+    /// End before this record index (`1234`) or declared time (`t1234`).
+    #[arg(long, value_name = "RECORD|tTIME")]
+    pub to: Option<Bound>,
+}
+
+impl SliceArgs {
+    /// The window; an empty one (`--from` at or after `--to`, both records or both times) is
+    /// a usage error.
+    pub fn window(&self) -> Result<Window, Failure> {
+        let empty = match (self.from, self.to) {
+            (Some(Bound::Record(a)), Some(Bound::Record(b)))
+            | (Some(Bound::Time(a)), Some(Bound::Time(b))) => a >= b,
+            _ => false,
+        };
+        if empty {
+            return Err(Failure::new(
+                super::EXIT_USAGE,
+                "the slice is empty: --from must come before --to (--to is exclusive)",
+            ));
+        }
+        Ok(Window {
+            from: self.from,
+            to: self.to,
+        })
+    }
+}
+
+/// Arguments of `mtf stats`.
+#[derive(Debug, Args)]
+pub struct StatsArgs {
+    /// The trace (`-` for standard input; pipes and compressed traces too).
+    pub trace: PathBuf,
+    /// The DTD to use instead of the one the header names.
+    #[arg(short, long)]
+    pub dtd: Option<PathBuf>,
+    /// Output format.
+    #[arg(short, long, value_enum, default_value_t = StatsFormat::Text)]
+    pub format: StatsFormat,
+    /// Sites listed per ranking.
+    #[arg(long, default_value_t = 10, value_name = "N")]
+    pub top: usize,
+    /// Only the state at the peak: live bytes and blocks by site.
+    #[arg(long)]
+    pub at_peak: bool,
+    /// Write to this file instead of standard output.
+    #[arg(short, long)]
+    pub output: Option<PathBuf>,
+    /// The slice.
+    #[command(flatten)]
+    pub slice: SliceArgs,
+}
+
+/// Opens a trace and computes its statistics.
+pub fn stats_of(trace: &Path, dtd: Option<&Path>, window: Window) -> Result<Stats, Failure> {
+    let o = open(trace, dtd)?;
+    let reader = o.reader();
+    let mut source = source_for(&o)?;
+    Ok(compute(&reader, source.as_mut(), window))
+}
+
+/// Writes `text` to `output` (a file through [`Output`], atomically) or standard output.
+pub fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
+    match output {
+        Some(p) if p.as_os_str() != "-" => {
+            let mut out = Output::create(p).map_err(|e| io_failure(&e))?;
+            out.write_all(text.as_bytes())
+                .map_err(|e| io_failure(&out.error(e)))?;
+            out.commit().map_err(|e| io_failure(&e))
+        }
+        _ => {
+            let mut out = StdoutSink::new();
+            out.write_all(text.as_bytes())?;
+            out.finish()?;
+            Ok(())
+        }
+    }
+}
+
+/// Run `mtf stats`.
+pub fn run(args: &StatsArgs) -> Result<i32, Failure> {
+    let stats = stats_of(&args.trace, args.dtd.as_deref(), args.slice.window()?)?;
+    let text = match (args.format, args.at_peak) {
+        (StatsFormat::Json, false) => json_text(&stats.to_json(args.top)),
+        (StatsFormat::Json, true) => json_text(&at_peak_json(&stats, args.top)),
+        (StatsFormat::Text, false) => render(&stats, args.top),
+        (StatsFormat::Text, true) => render_at_peak(&stats, args.top),
+    };
+    emit(args.output.as_deref(), &text)?;
+    Ok(EXIT_OK)
+}
+
+/// Pretty JSON with a final newline.
+pub fn json_text(v: &serde_json::Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+fn at_peak_json(stats: &Stats, top: usize) -> serde_json::Value {
+    use serde_json::json;
+    json!({
+        "schema": "mtf-stats-at-peak/1",
+        "namespaces": stats.spaces.iter().map(|s| json!({
+            "name": s.name,
+            "peak": { "bytes": s.peak_bytes, "blocks": s.peak_blocks,
+                      "at": { "record": s.peak_at.record, "time": s.peak_at.time } },
+            "sites": s.top_sites(SiteOrder::Peak, top).map(|x| json!({
+                "site": x.site, "name": x.name, "bytes": x.peak_bytes, "blocks": x.peak_blocks,
+            })).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    })
+}
+
+/// `12345678 bytes (11.8 MiB)`.
+pub fn bytes(n: u64) -> String {
+    if n < 1024 {
+        return format!("{n} bytes");
+    }
+    let units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
+    let mut v = n as f64 / 1024.0;
+    let mut u = 0;
+    while v >= 1024.0 && u + 1 < units.len() {
+        v /= 1024.0;
+        u += 1;
+    }
+    format!("{n} bytes ({v:.1} {})", units[u])
+}
+
+/// `record 123, time 456 ns`.
+pub fn at(a: At, unit: Option<&str>) -> String {
+    match a.time {
+        Some(t) => format!("record {}, time {t}{}", a.record, unit_suffix(unit)),
+        None => format!("record {}", a.record),
+    }
+}
+
+fn unit_suffix(unit: Option<&str>) -> String {
+    unit.map_or(String::new(), |u| format!(" {u}"))
+}
+
+fn pct(a: u64, b: u64) -> String {
+    if b == 0 {
+        String::new()
+    } else {
+        format!(" ({:.1} %)", a as f64 * 100.0 / b as f64)
+    }
+}
+
+/// A site's label: its name, else its id, else `(no site)`.
+pub fn site_label(s: &SiteSummary) -> String {
+    match (&s.name, s.site) {
+        (Some(n), Some(id)) => format!("{} [{id}]", metatf::escape::escape_for_terminal(n)),
+        (Some(n), None) => metatf::escape::escape_for_terminal(n).into_owned(),
+        (None, Some(id)) => format!("site {id}"),
+        (None, None) => "(no site)".to_string(),
+    }
+}
+
+/// A log2 class as `[lo, hi]`.
+pub fn class_label(c: &SizeClass) -> String {
+    if c.lo == c.hi {
+        format!("{}", c.lo)
+    } else {
+        format!("{}–{}", c.lo, c.hi)
+    }
+}
+
+fn bar(n: u64, max: u64, width: usize) -> String {
+    if max == 0 {
+        return String::new();
+    }
+    let w = ((n as f64 / max as f64) * width as f64).ceil() as usize;
+    "█".repeat(w.min(width))
+}
+
+fn slice_line(s: &Stats) -> String {
+    if s.window.is_all() {
+        format!("records      {}", s.records)
+    } else {
+        format!(
+            "slice        records {}..{} ({} records)",
+            s.start.record, s.end.record, s.records
+        )
+    }
+}
+
+/// The text report.
+pub fn render(s: &Stats, top: usize) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{}", slice_line(s));
+    if s.problems > 0 {
+        let _ = writeln!(
+            o,
+            "problems     {} (figures cover what could be decoded; see mtf check)",
+            s.problems
+        );
+    }
+    // The heap first: it is what a reader of a trace asks about. A namespace with nothing
+    // allocated (Android's threads and heaps) is left out of the text (the JSON has it).
+    if s.spaces.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nno heap figures: the DTD declares no namespaces of ids (docs/format.md)"
+        );
+    }
+    // A declared time that never moves (a trace recorded without a clock) says nothing.
+    let clock = s.end.time.unwrap_or(0) > s.start.time.unwrap_or(0);
+    let shown: Vec<&SpaceSummary> = s
+        .spaces
+        .iter()
+        .filter(|sp| sp.allocations > 0 || sp.live_blocks > 0)
+        .collect();
+    for sp in &shown {
+        render_space(&mut o, sp, top, clock);
+    }
+    let quiet = s.spaces.len() - shown.len();
+    if quiet > 0 && !shown.is_empty() {
+        let names: Vec<&str> = s
+            .spaces
+            .iter()
+            .filter(|sp| sp.allocations == 0 && sp.live_blocks == 0)
+            .map(|sp| sp.name.as_str())
+            .collect();
+        let _ = writeln!(o, "\n(no allocations in namespace {})", names.join(", "));
+    } else if shown.is_empty() && !s.spaces.is_empty() {
+        let _ = writeln!(o, "\nno allocations in the slice");
+    }
+    let _ = writeln!(o, "\nrecords per type");
+    for t in &s.types {
+        let name = if t.section.is_empty() {
+            t.name.clone()
+        } else {
+            format!("{} [{}]", t.name, t.section)
+        };
+        let _ = writeln!(o, "  {name:<28} {:>12}", t.count);
+        for f in &t.fields {
+            let _ = writeln!(
+                o,
+                "      {:<24} count {:>10}  min {:>12}  max {:>20}  sum {}",
+                f.name, f.count, f.min, f.max, f.sum
+            );
+        }
+    }
+    o
+}
+
+fn render_space(o: &mut String, sp: &SpaceSummary, top: usize, clock: bool) {
+    let unit = sp.time_unit.as_deref();
+    let at = |a: At, unit: Option<&str>| {
+        if clock {
+            at(a, unit)
+        } else {
+            at(At { time: None, ..a }, unit)
+        }
+    };
+    if sp.allocations == 0 && sp.frees == 0 && sp.live_blocks == 0 && sp.unknown_frees == 0 {
+        let _ = writeln!(o, "\nnamespace {}: no allocations in the slice", sp.name);
+        return;
+    }
+    let _ = writeln!(o, "\nnamespace {}", sp.name);
+    let _ = writeln!(
+        o,
+        "  allocations          {}, {}",
+        sp.allocations,
+        bytes(sp.bytes_allocated)
+    );
+    let _ = writeln!(
+        o,
+        "  frees                {}, {}",
+        sp.frees,
+        bytes(sp.bytes_freed)
+    );
+    if sp.moves > 0 {
+        let _ = writeln!(o, "  moves                {}", sp.moves);
+    }
+    if sp.sized {
+        let _ = writeln!(
+            o,
+            "  peak live bytes      {} in {} blocks, at {}",
+            bytes(sp.peak_bytes),
+            sp.peak_blocks,
+            at(sp.peak_at, unit)
+        );
+    }
+    let _ = writeln!(
+        o,
+        "  most live blocks     {} at {}",
+        sp.max_blocks,
+        at(sp.max_blocks_at, unit)
+    );
+    let _ = writeln!(
+        o,
+        "  alive at the end     {} in {} blocks",
+        bytes(sp.live_bytes),
+        sp.live_blocks
+    );
+    let _ = writeln!(
+        o,
+        "  temporary            {}{}",
+        sp.temporary,
+        pct(sp.temporary, sp.allocations)
+    );
+    if sp.unknown_frees > 0 || sp.redefined > 0 {
+        let _ = writeln!(
+            o,
+            "  frees not alive      {}   allocations of live ids {}",
+            sp.unknown_frees, sp.redefined
+        );
+    }
+    let l = &sp.lifetime_records;
+    if l.count > 0 {
+        let _ = writeln!(
+            o,
+            "  lifetime (records)   mean {:.1}  median {}  p99 {}  max {}",
+            l.mean, l.median, l.p99, l.max
+        );
+    }
+    // A declared time that never moves (a trace recorded without clock) says nothing.
+    if let Some(l) = sp.lifetime_time.as_ref().filter(|l| l.max > 0) {
+        let u = unit.unwrap_or("time units");
+        let label = format!("lifetime ({u})");
+        let _ = writeln!(
+            o,
+            "  {label:<20} mean {:.1}  median {}  p99 {}  max {}",
+            l.mean, l.median, l.p99, l.max
+        );
+    }
+    if sp.sized && !sp.sizes.is_empty() {
+        let _ = writeln!(o, "\n  allocation sizes (bytes)        count        bytes");
+        let max = sp.sizes.iter().map(|c| c.count).max().unwrap_or(0);
+        for c in &sp.sizes {
+            let _ = writeln!(
+                o,
+                "    {:<24} {:>10} {:>12}  {}",
+                class_label(c),
+                c.count,
+                c.bytes,
+                bar(c.count, max, 30)
+            );
+        }
+    }
+    if !l.histogram.is_empty() {
+        let _ = writeln!(o, "\n  lifetimes (records)            count");
+        let max = l.histogram.iter().map(|c| c.count).max().unwrap_or(0);
+        for c in &l.histogram {
+            let _ = writeln!(
+                o,
+                "    {:<24} {:>10}  {}",
+                class_label(c),
+                c.count,
+                bar(c.count, max, 30)
+            );
+        }
+    }
+    let named = sp.sites.iter().any(|s| s.site.is_some());
+    if named {
+        for (title, order) in [
+            ("at the peak", SiteOrder::Peak),
+            ("alive at the end (leaked)", SiteOrder::Leaked),
+            ("allocated", SiteOrder::Allocated),
+        ] {
+            let _ = writeln!(o, "\n  top sites by bytes {title}");
+            let _ = writeln!(
+                o,
+                "    {:>14} {:>9} {:>14} {:>10} {:>14}  site",
+                "peak bytes", "blocks", "leaked bytes", "blocks", "allocated"
+            );
+            if sp.top_sites(order, 1).next().is_none() {
+                let _ = writeln!(o, "    (none)");
+            }
+            for st in sp.top_sites(order, top) {
+                let _ = writeln!(
+                    o,
+                    "    {:>14} {:>9} {:>14} {:>10} {:>14}  {}",
+                    st.peak_bytes,
+                    st.peak_blocks,
+                    st.leaked_bytes,
+                    st.leaked_blocks,
+                    st.bytes_allocated,
+                    site_label(st)
+                );
+            }
+        }
+    }
+}
+
+/// `--at-peak`: the state at each namespace's peak, by site.
+pub fn render_at_peak(s: &Stats, top: usize) -> String {
+    let mut o = String::new();
+    for sp in &s.spaces {
+        if sp.allocations == 0 && sp.peak_blocks == 0 {
+            let _ = writeln!(o, "namespace {}: no allocations in the slice", sp.name);
+            continue;
+        }
+        let _ = writeln!(
+            o,
+            "namespace {}: peak {} in {} blocks at {}",
+            sp.name,
+            bytes(sp.peak_bytes),
+            sp.peak_blocks,
+            at(sp.peak_at, sp.time_unit.as_deref())
+        );
+        let _ = writeln!(o, "  {:>14} {:>9}  site", "live bytes", "blocks");
+        for st in sp.top_sites(SiteOrder::Peak, top) {
+            let _ = writeln!(
+                o,
+                "  {:>14} {:>9}  {}",
+                st.peak_bytes,
+                st.peak_blocks,
+                site_label(st)
+            );
+        }
+        let shown: u64 = sp
+            .top_sites(SiteOrder::Peak, top)
+            .map(|s| s.peak_blocks)
+            .sum();
+        if shown < sp.peak_blocks {
+            let _ = writeln!(
+                o,
+                "  … {} more blocks at other sites (--top N)",
+                sp.peak_blocks - shown
+            );
+        }
+    }
+    o
+}

@@ -1,0 +1,382 @@
+//! Replay operations: heap events with dense thread and namespace numbers, in a fixed-size
+//! binary form that the measuring child processes read (so that a trace read from a pipe or
+//! decompressed is decoded once, and no child measures the decoder).
+
+use std::collections::HashMap;
+use std::io::{self, BufRead, Read, Write};
+
+use serde::{Deserialize, Serialize};
+
+use crate::analysis::event::{HeapEvent, HeapOp};
+use crate::simulate::{LiveMap, Sample, Samples};
+
+/// What an operation does.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// `malloc(size)` (aligned to `align` where given).
+    Alloc = 0,
+    /// `free(id)`.
+    Free = 1,
+    /// `realloc(id, size)`, the result named `new`.
+    Realloc = 2,
+    /// The block `id` is named `new` from now on (a collector's move): no allocator call.
+    Move = 3,
+}
+
+/// One operation to replay.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ReplayOp {
+    /// What it does.
+    pub kind: OpKind,
+    /// The thread that does it (dense, 0-based in order of first appearance).
+    pub thread: u32,
+    /// The namespace of its ids (dense: one per (space, key) of the events).
+    pub ns: u32,
+    /// The block (the old block of a realloc or move).
+    pub id: u64,
+    /// The new block's id (realloc, move).
+    pub new: u64,
+    /// Bytes asked for (alloc, realloc).
+    pub size: u64,
+    /// The alignment asked for (0: the allocator's default).
+    pub align: u64,
+    /// The trace record it comes from.
+    pub record: u64,
+    /// Whether it is the last operation of its thread (the thread then ends, as threads of
+    /// the traced program did).
+    pub last: bool,
+}
+
+const MAGIC: &[u8; 8] = b"MTFRPL01";
+const OP_BYTES: usize = 45;
+const HEADER_BYTES: u64 = 20;
+/// The bit of the kind byte that marks the last operation of a thread.
+const LAST: u8 = 0x80;
+
+impl ReplayOp {
+    fn write(&self, out: &mut impl Write) -> io::Result<()> {
+        let mut b = [0u8; OP_BYTES];
+        b[0] = self.kind as u8 | if self.last { LAST } else { 0 };
+        b[1..5].copy_from_slice(&self.thread.to_le_bytes());
+        b[5..9].copy_from_slice(&self.ns.to_le_bytes());
+        b[9..17].copy_from_slice(&self.id.to_le_bytes());
+        b[17..25].copy_from_slice(&self.new.to_le_bytes());
+        b[25..33].copy_from_slice(&self.size.to_le_bytes());
+        b[33..37].copy_from_slice(&(self.align.min(u32::MAX as u64) as u32).to_le_bytes());
+        b[37..45].copy_from_slice(&self.record.to_le_bytes());
+        out.write_all(&b)
+    }
+
+    fn read(b: &[u8; OP_BYTES]) -> io::Result<ReplayOp> {
+        let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
+        let u64_at = |i: usize| {
+            let mut x = [0u8; 8];
+            x.copy_from_slice(&b[i..i + 8]);
+            u64::from_le_bytes(x)
+        };
+        let kind = match b[0] & !LAST {
+            0 => OpKind::Alloc,
+            1 => OpKind::Free,
+            2 => OpKind::Realloc,
+            3 => OpKind::Move,
+            k => {
+                return Err(io::Error::new(
+                    io::ErrorKind::InvalidData,
+                    format!("not a replay operation (kind {k})"),
+                ))
+            }
+        };
+        Ok(ReplayOp {
+            kind,
+            thread: u32_at(1),
+            ns: u32_at(5),
+            id: u64_at(9),
+            new: u64_at(17),
+            size: u64_at(25),
+            align: u32_at(33) as u64,
+            record: u64_at(37),
+            last: b[0] & LAST != 0,
+        })
+    }
+}
+
+/// What the trace itself says, counted while its events become operations: the reference the
+/// replay's figures are set beside.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TraceSummary {
+    /// Heap events.
+    pub events: u64,
+    /// Allocations.
+    pub allocs: u64,
+    /// Frees (of live blocks or not).
+    pub frees: u64,
+    /// Reallocations (moves with a size).
+    pub reallocs: u64,
+    /// Moves without a size.
+    pub moves: u64,
+    /// Frees naming no live block.
+    pub unknown_frees: u64,
+    /// Threads (1 for a trace without threads).
+    pub threads: u32,
+    /// The largest sum of live block sizes, in trace order.
+    pub peak_live: u64,
+    /// The event after which it was reached.
+    pub peak_event: u64,
+    /// Live bytes over the trace (`heap` is unused: 0).
+    pub live: Vec<Sample>,
+    /// The spacing of `live`'s points in events (a power of two): the replay samples RSS at
+    /// the same points.
+    pub every: u64,
+}
+
+/// Turns heap events into replay operations and counts what the trace says.
+#[derive(Debug)]
+pub struct OpsBuilder {
+    threads: HashMap<Option<u64>, u32>,
+    spaces: HashMap<(u32, u64), u32>,
+    live: LiveMap<(u32, u64), u64>,
+    live_bytes: u64,
+    samples: Samples,
+    summary: TraceSummary,
+    last_ops: Vec<u64>,
+}
+
+impl Default for OpsBuilder {
+    fn default() -> Self {
+        OpsBuilder {
+            threads: HashMap::new(),
+            spaces: HashMap::new(),
+            live: LiveMap::new(),
+            live_bytes: 0,
+            samples: Samples::new(200),
+            summary: TraceSummary::default(),
+            last_ops: Vec::new(),
+        }
+    }
+}
+
+impl OpsBuilder {
+    /// A builder that has seen nothing.
+    pub fn new() -> Self {
+        Self::default()
+    }
+
+    /// The operation for `event`.
+    pub fn op(&mut self, event: &HeapEvent) -> ReplayOp {
+        let next = self.threads.len() as u32;
+        let thread = *self.threads.entry(event.thread).or_insert(next);
+        let next = self.spaces.len() as u32;
+        let ns = *self.spaces.entry((event.space, event.key)).or_insert(next);
+        let index = self.summary.events;
+        if self.last_ops.len() <= thread as usize {
+            self.last_ops.resize(thread as usize + 1, 0);
+        }
+        self.last_ops[thread as usize] = index;
+        let s = &mut self.summary;
+        s.events += 1;
+        let mut op = ReplayOp {
+            kind: OpKind::Alloc,
+            thread,
+            ns,
+            id: 0,
+            new: 0,
+            size: 0,
+            align: 0,
+            record: event.record,
+            last: false,
+        };
+        match event.op {
+            HeapOp::Alloc { id, size, align } => {
+                s.allocs += 1;
+                op.id = id;
+                op.new = id;
+                op.size = size;
+                op.align = align.unwrap_or(0);
+                self.live.insert((ns, id), size);
+                self.live_bytes = self.live_bytes.saturating_add(size);
+            }
+            HeapOp::Free { id } => {
+                s.frees += 1;
+                op.kind = OpKind::Free;
+                op.id = id;
+                match self.live.remove(&(ns, id)) {
+                    Some(size) => self.live_bytes -= size,
+                    None => s.unknown_frees += 1,
+                }
+            }
+            HeapOp::Move { old, new, size } => {
+                op.id = old;
+                op.new = new;
+                let before = self.live.remove(&(ns, old));
+                match size {
+                    Some(size) => {
+                        s.reallocs += 1;
+                        op.kind = OpKind::Realloc;
+                        op.size = size;
+                    }
+                    None => {
+                        s.moves += 1;
+                        op.kind = OpKind::Move;
+                    }
+                }
+                if let Some(b) = before {
+                    self.live_bytes -= b;
+                }
+                if let Some(after) = size.or(before) {
+                    self.live.insert((ns, new), after);
+                    self.live_bytes = self.live_bytes.saturating_add(after);
+                }
+            }
+        }
+        if self.live_bytes > s.peak_live {
+            s.peak_live = self.live_bytes;
+            s.peak_event = s.events;
+        }
+        if self.samples.due(s.events) {
+            self.samples.push(Sample {
+                event: s.events,
+                heap: 0,
+                live: self.live_bytes,
+            });
+        }
+        op
+    }
+
+    /// Threads seen so far (at least 1).
+    pub fn threads(&self) -> u32 {
+        (self.threads.len() as u32).max(1)
+    }
+
+    /// The index of the last operation of each thread so far (by dense thread number).
+    pub fn last_ops(&self) -> &[u64] {
+        &self.last_ops
+    }
+
+    /// Events seen so far.
+    pub fn events(&self) -> u64 {
+        self.summary.events
+    }
+
+    /// The summary of everything seen.
+    pub fn finish(mut self) -> TraceSummary {
+        let last = Sample {
+            event: self.summary.events,
+            heap: 0,
+            live: self.live_bytes,
+        };
+        self.summary.threads = (self.threads.len() as u32).max(1);
+        let every = self.samples.every();
+        let points = self.samples.finish(last);
+        self.summary.every = every;
+        self.summary.live = points;
+        self.summary
+    }
+}
+
+/// Writes operations in the binary form [`OpsReader`] reads: a header with the number of
+/// threads and operations, then fixed-size records.
+pub fn write_ops(
+    out: &mut impl Write,
+    threads: u32,
+    ops: impl IntoIterator<Item = ReplayOp>,
+    count: u64,
+) -> io::Result<()> {
+    out.write_all(MAGIC)?;
+    out.write_all(&threads.to_le_bytes())?;
+    out.write_all(&count.to_le_bytes())?;
+    for op in ops {
+        op.write(out)?;
+    }
+    Ok(())
+}
+
+/// Starts an operations file whose counts are filled in later with [`finish_ops_header`].
+pub fn write_ops_header(out: &mut impl Write) -> io::Result<()> {
+    out.write_all(MAGIC)?;
+    out.write_all(&[0u8; 12])
+}
+
+/// Writes one operation after [`write_ops_header`].
+pub fn write_op(out: &mut impl Write, op: &ReplayOp) -> io::Result<()> {
+    op.write(out)
+}
+
+/// Fills in the counts of an operations file begun with [`write_ops_header`].
+pub fn finish_ops_header<W: Write + io::Seek>(
+    out: &mut W,
+    threads: u32,
+    count: u64,
+) -> io::Result<()> {
+    out.seek(io::SeekFrom::Start(MAGIC.len() as u64))?;
+    out.write_all(&threads.to_le_bytes())?;
+    out.write_all(&count.to_le_bytes())?;
+    out.seek(io::SeekFrom::End(0))?;
+    Ok(())
+}
+
+/// Marks the operations at `indices` (from [`OpsBuilder::last_ops`]) of an operations file
+/// as the last of their threads.
+pub fn mark_last_ops<F: Read + Write + io::Seek>(file: &mut F, indices: &[u64]) -> io::Result<()> {
+    for &i in indices {
+        let at = HEADER_BYTES + i * OP_BYTES as u64;
+        file.seek(io::SeekFrom::Start(at))?;
+        let mut kind = [0u8; 1];
+        file.read_exact(&mut kind)?;
+        kind[0] |= LAST;
+        file.seek(io::SeekFrom::Start(at))?;
+        file.write_all(&kind)?;
+    }
+    file.seek(io::SeekFrom::End(0))?;
+    Ok(())
+}
+
+/// Reads an operations file: its header, then the operations one by one.
+#[derive(Debug)]
+pub struct OpsReader<R> {
+    input: R,
+    /// Threads of the trace.
+    pub threads: u32,
+    /// Operations in the file.
+    pub count: u64,
+    read: u64,
+}
+
+impl<R: BufRead> OpsReader<R> {
+    /// Reads the header.
+    pub fn new(mut input: R) -> io::Result<Self> {
+        let mut head = [0u8; 20];
+        input.read_exact(&mut head)?;
+        if &head[..8] != MAGIC {
+            return Err(io::Error::new(
+                io::ErrorKind::InvalidData,
+                "not a replay operations file",
+            ));
+        }
+        let threads = u32::from_le_bytes([head[8], head[9], head[10], head[11]]);
+        let mut c = [0u8; 8];
+        c.copy_from_slice(&head[12..20]);
+        Ok(OpsReader {
+            input,
+            threads,
+            count: u64::from_le_bytes(c),
+            read: 0,
+        })
+    }
+}
+
+impl<R: Read> Iterator for OpsReader<R> {
+    type Item = io::Result<ReplayOp>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        if self.read >= self.count {
+            return None;
+        }
+        self.read += 1;
+        let mut b = [0u8; OP_BYTES];
+        Some(
+            self.input
+                .read_exact(&mut b)
+                .and_then(|()| ReplayOp::read(&b)),
+        )
+    }
+}

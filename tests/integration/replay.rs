@@ -1,0 +1,511 @@
+//! `mtf replay` and `mtf simulate` end to end (issue 18): the fixtures of `tests/data/replay/`
+//! imported, replayed against every allocator of the build and simulated; the counts set
+//! against an independent count of the original text (a parser of its own, below), on every
+//! input path (a file, `-`, a gzip-compressed trace).
+
+use std::collections::HashMap;
+use std::io::Write;
+
+use serde_json::Value;
+
+use crate::util::{self, mtf, mtf_stdin, text};
+
+/// What a malloc-lab `.rep` text says, counted by hand: per kind, and the peak of live bytes.
+/// `f -1` frees NULL: no event. A free of an id not live is no event either, but counted as
+/// unknown. A size of 2³² or more does not fit
+/// the 4-byte size of the HATF DTDs: `mtf import` keeps such a line as a raw line (exported
+/// byte for byte, not an event), and so does this count.
+#[derive(Debug, Default, PartialEq)]
+struct Count {
+    allocs: u64,
+    frees: u64,
+    reallocs: u64,
+    unknown_frees: u64,
+    peak_live: u64,
+}
+
+fn count_rep(text: &str) -> Count {
+    let mut c = Count::default();
+    let mut live: HashMap<i64, u64> = HashMap::new();
+    let mut bytes: u64 = 0;
+    for line in text.lines().skip(4) {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        match w.as_slice() {
+            ["a", _, size] if size.parse::<u64>().unwrap() > u32::MAX as u64 => continue,
+            ["a", id, size] => {
+                c.allocs += 1;
+                let size: u64 = size.parse().unwrap();
+                live.insert(id.parse().unwrap(), size);
+                bytes += size;
+            }
+            // free(NULL): nothing happens.
+            ["f", "-1"] => continue,
+            ["f", id] => match live.remove(&id.parse().unwrap()) {
+                Some(s) => {
+                    c.frees += 1;
+                    bytes -= s;
+                }
+                None => c.unknown_frees += 1,
+            },
+            ["r", id, size] => {
+                c.reallocs += 1;
+                let size: u64 = size.parse().unwrap();
+                let id: i64 = id.parse().unwrap();
+                if let Some(s) = live.insert(id, size) {
+                    bytes -= s;
+                }
+                bytes += size;
+            }
+            _ => {}
+        }
+        c.peak_live = c.peak_live.max(bytes);
+    }
+    c
+}
+
+/// The same for an Android memory_replay text: `tid: malloc|calloc|memalign|realloc|free ...`.
+fn count_android(text: &str) -> (Count, usize) {
+    let mut c = Count::default();
+    let mut live: HashMap<u64, u64> = HashMap::new();
+    let mut threads = std::collections::HashSet::new();
+    let mut bytes: u64 = 0;
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    for line in text.lines() {
+        let (tid, rest) = line.split_once(": ").unwrap();
+        let w: Vec<&str> = rest.split_whitespace().collect();
+        let mut alloc = |c: &mut Count, ptr: u64, size: u64| {
+            c.allocs += 1;
+            live.insert(ptr, size);
+            bytes += size;
+        };
+        match w.as_slice() {
+            // Kept as a raw line by the import (a 4-byte size field), as above.
+            ["malloc", _, s] if s.parse::<u64>().unwrap() > u32::MAX as u64 => continue,
+            ["malloc", p, s] => alloc(&mut c, hex(p), s.parse().unwrap()),
+            ["calloc", p, n, s] => alloc(
+                &mut c,
+                hex(p),
+                n.parse::<u64>().unwrap() * s.parse::<u64>().unwrap(),
+            ),
+            ["memalign", p, _, s] => alloc(&mut c, hex(p), s.parse().unwrap()),
+            // free(NULL): nothing happens.
+            ["free", "0x0"] => continue,
+            ["free", p] => match live.remove(&hex(p)) {
+                Some(s) => {
+                    c.frees += 1;
+                    bytes -= s;
+                }
+                None => c.unknown_frees += 1,
+            },
+            ["realloc", new, old, s] => {
+                let (new, old, s) = (hex(new), hex(old), s.parse::<u64>().unwrap());
+                if old == 0 {
+                    // realloc(NULL, n) allocates.
+                    alloc(&mut c, new, s);
+                } else if new == 0 && s == 0 {
+                    // realloc(p, 0) frees.
+                    match live.remove(&old) {
+                        Some(x) => {
+                            c.frees += 1;
+                            bytes -= x;
+                        }
+                        None => c.unknown_frees += 1,
+                    }
+                } else {
+                    c.reallocs += 1;
+                    if let Some(x) = live.remove(&old) {
+                        bytes -= x;
+                    }
+                    live.insert(new, s);
+                    bytes += s;
+                }
+            }
+            _ => continue,
+        }
+        threads.insert(tid.to_string());
+        c.peak_live = c.peak_live.max(bytes);
+    }
+    (c, threads.len())
+}
+
+fn import(format: &str, input: &str, dir: &std::path::Path) -> String {
+    let t = dir.join(format!("{format}.mtf"));
+    let out = mtf(&["import", "--from", format, input, "-o", t.to_str().unwrap()]);
+    assert!(out.status.success(), "import: {}", text(&out.stderr));
+    t.to_str().unwrap().to_string()
+}
+
+fn json(out: &std::process::Output) -> Value {
+    serde_json::from_slice(&out.stdout)
+        .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&out.stdout), text(&out.stderr)))
+}
+
+fn allocators() -> String {
+    let mut a = vec!["system"];
+    if cfg!(feature = "jemalloc") {
+        a.push("jemalloc");
+    }
+    if cfg!(feature = "mimalloc") {
+        a.push("mimalloc");
+    }
+    a.join(",")
+}
+
+/// What the text form of a trace (`mtf dump`, `mtf pack`) says: `alloc`, `free` and `realloc`
+/// records of hatf-malloclab.dtd, by id.
+fn count_text(text: &str) -> Count {
+    let mut c = Count::default();
+    let mut live: HashMap<String, u64> = HashMap::new();
+    let mut bytes: u128 = 0;
+    let mut peak: u128 = 0;
+    for line in text.lines() {
+        let mut words = line.split_whitespace();
+        let kind = words.next().unwrap_or("");
+        let field = |name: &str| {
+            line.split_whitespace()
+                .find_map(|w| w.strip_prefix(&format!("{name}=")))
+                .map(str::to_string)
+        };
+        match kind {
+            "alloc" => {
+                c.allocs += 1;
+                let size: u64 = field("size").unwrap().parse().unwrap();
+                live.insert(field("id").unwrap(), size);
+                bytes += size as u128;
+            }
+            "free" => {
+                let id = field("id").unwrap();
+                // free(NULL): nothing happens.
+                if id == u64::MAX.to_string() {
+                    continue;
+                }
+                match live.remove(&id) {
+                    Some(s) => {
+                        c.frees += 1;
+                        bytes -= s as u128;
+                    }
+                    None => c.unknown_frees += 1,
+                }
+            }
+            "realloc" => {
+                c.reallocs += 1;
+                let size: u64 = field("size").unwrap().parse().unwrap();
+                if let Some(s) = live.insert(field("id").unwrap(), size) {
+                    bytes -= s as u128;
+                }
+                bytes += size as u128;
+            }
+            _ => continue,
+        }
+        peak = peak.max(bytes);
+    }
+    c.peak_live = peak.min(u64::MAX as u128) as u64;
+    c
+}
+
+/// Every allocator's every run counted what the text says, whatever the input path; `refused`
+/// requests were over the maximum block size (their frees are then unknown too).
+fn check_replay(doc: &Value, want: &Count, threads: u64, runs: usize, refused: u64) {
+    let s = &doc["summary"];
+    assert_eq!(s["allocs"], want.allocs, "{s}");
+    assert_eq!(s["frees"], want.frees);
+    assert_eq!(s["reallocs"], want.reallocs);
+    assert_eq!(s["unknown_frees"], want.unknown_frees);
+    assert_eq!(s["peak_live"], want.peak_live);
+    assert_eq!(s["threads"], threads);
+    let allocs = doc["allocators"].as_array().unwrap();
+    assert_eq!(allocs.len(), allocators().split(',').count());
+    for a in allocs {
+        assert_eq!(a["failures"].as_array().unwrap().len(), 0, "{a}");
+        let rs = a["runs"].as_array().unwrap();
+        assert_eq!(rs.len(), runs);
+        for r in rs {
+            let c = &r["counts"];
+            assert_eq!(c["allocs"], want.allocs, "{}", a["allocator"]);
+            assert_eq!(c["frees"], want.frees);
+            assert_eq!(c["reallocs"], want.reallocs);
+            // In the trace's order the replay finds dead only the frees of refused blocks
+            // (the trace's own unknown frees are no events).
+            let refused_frees = refused.min(1);
+            assert_eq!(c["unknown_frees"], refused_frees, "{c}");
+            assert_eq!(c["refused"], refused);
+            assert_eq!(c["failed"], 0);
+            assert_eq!(r["threads"], threads);
+            assert!(r["peak_rss"].as_u64().unwrap() > 0);
+        }
+    }
+}
+
+#[test]
+fn malloclab_replay_counts_what_the_text_says_on_every_input_path() {
+    let dir = util::tempdir();
+    let input = "tests/data/replay/messy.rep";
+    let t = import("malloclab", input, dir.path());
+    let want = count_rep(&std::fs::read_to_string(input).unwrap());
+    let all = allocators();
+    let args = |trace: &str| {
+        vec![
+            "replay",
+            trace,
+            "-a",
+            &all,
+            "--repeat",
+            "2",
+            "--format",
+            "json",
+            "--touch",
+            "--max-block-size",
+            "1000000000",
+        ]
+        .into_iter()
+        .map(String::from)
+        .collect::<Vec<_>>()
+    };
+    let run = |a: Vec<String>, stdin: Option<&[u8]>| {
+        let a: Vec<&str> = a.iter().map(String::as_str).collect();
+        match stdin {
+            Some(b) => mtf_stdin(&a, b),
+            None => mtf(&a),
+        }
+    };
+    let out = run(args(&t), None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    check_replay(&json(&out), &want, 1, 2, 0);
+    // Standard input.
+    let bytes = std::fs::read(&t).unwrap();
+    let out = run(args("-"), Some(&bytes));
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    check_replay(&json(&out), &want, 1, 2, 0);
+    // A gzip-compressed trace.
+    let gz = dir.path().join("t.mtf.gz");
+    let mut e = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::default(),
+    );
+    e.write_all(&bytes).unwrap();
+    e.finish().unwrap();
+    let out = run(args(gz.to_str().unwrap()), None);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    check_replay(&json(&out), &want, 1, 2, 0);
+}
+
+#[test]
+fn android_replay_on_threads_counts_what_the_text_says() {
+    let dir = util::tempdir();
+    let input = "tests/data/replay/android-threads.txt";
+    let t = import("android", input, dir.path());
+    let (want, threads) = count_android(&std::fs::read_to_string(input).unwrap());
+    let all = allocators();
+    for mode in ["ordered", "free"] {
+        let out = mtf(&[
+            "replay",
+            &t,
+            "-a",
+            &all,
+            "--repeat",
+            "1",
+            "--threads",
+            mode,
+            "-f",
+            "json",
+            "--max-block-size",
+            "1000000000",
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let doc = json(&out);
+        if mode == "ordered" {
+            check_replay(&doc, &want, threads as u64, 1, 0);
+        } else {
+            for a in doc["allocators"].as_array().unwrap() {
+                let r = &a["runs"][0];
+                assert_eq!(r["counts"]["allocs"], want.allocs);
+                assert_eq!(r["counts"]["frees"], want.frees);
+                assert_eq!(r["mode"], "free");
+            }
+        }
+    }
+    // The table names the refused request and the allocators.
+    let out = mtf(&[
+        "replay",
+        &t,
+        "-a",
+        &all,
+        "--repeat",
+        "1",
+        "--max-block-size",
+        "400",
+    ]);
+    let table = text(&out.stdout);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(table.contains("largest 1000 bytes, record"), "{table}");
+    for a in all.split(',') {
+        assert!(table.lines().any(|l| l.starts_with(a)), "{table}");
+    }
+}
+
+/// A trace written from the text form, whose sizes need 8 bytes (metadata widens the field):
+/// malloc-lab's giant requests and an impossible realloc are refused, or answered with null by
+/// the allocator, and nothing crashes.
+#[test]
+fn impossible_sizes_unknown_frees_and_null_replay_without_crashing() {
+    let dir = util::tempdir();
+    let src = "tests/data/replay/messy.txt";
+    let t = dir.path().join("messy.mtf");
+    let t = t.to_str().unwrap();
+    let out = mtf(&["pack", src, "-o", t]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let want = count_text(&std::fs::read_to_string(src).unwrap());
+    // Frees: 0, 2, 3, 4 and the giant 1 (0 again and 7 are unknown; -1 is NULL).
+    assert_eq!((want.allocs, want.frees, want.reallocs), (5, 5, 4));
+    assert_eq!(want.unknown_frees, 2);
+    let all = allocators();
+    let out = mtf(&[
+        "replay",
+        t,
+        "-a",
+        &all,
+        "--repeat",
+        "1",
+        "-f",
+        "json",
+        "--max-block-size",
+        "1000000000",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    // The giant allocation and the giant realloc are refused; the giant's free is unknown.
+    check_replay(&json(&out), &want, 1, 1, 2);
+    // With no limit, the allocators themselves are asked: each answers null (counted as
+    // failed) or the request has no valid layout (refused); still no crash.
+    let out = mtf(&[
+        "replay",
+        t,
+        "-a",
+        &all,
+        "--repeat",
+        "1",
+        "-f",
+        "json",
+        "--max-block-size",
+        "18446744073709551615",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for a in json(&out)["allocators"].as_array().unwrap() {
+        let c = &a["runs"][0]["counts"];
+        let (f, r) = (
+            c["failed"].as_u64().unwrap(),
+            c["refused"].as_u64().unwrap(),
+        );
+        assert_eq!(f + r, 2, "{}: {c}", a["allocator"]);
+    }
+    // The simulator refuses them too.
+    let out = mtf(&[
+        "simulate",
+        t,
+        "-f",
+        "json",
+        "--max-block-size",
+        "1000000000",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    for p in json(&out)["policies"].as_array().unwrap() {
+        assert_eq!(p["refused"], 2, "{p}");
+        assert_eq!(p["peak_live"], 5100);
+    }
+}
+
+#[test]
+fn replay_refuses_bad_arguments_with_a_message() {
+    let out = mtf(&["replay", "traces/malloclab.mtf", "-a", "tcmalloc"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown allocator 'tcmalloc'"));
+    let out = mtf(&["replay", "traces/malloclab.mtf", "-o", "x.jpg"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains(".svg or .png"));
+    let out = mtf(&["simulate", "traces/malloclab.mtf", "--policy", "worst-fit"]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("unknown policy 'worst-fit'"));
+    let out = mtf(&["simulate", "traces/malloclab.mtf", "--align", "12"]);
+    assert_eq!(out.status.code(), Some(2));
+    let out = mtf(&["replay", "no/such/trace.mtf"]);
+    assert_eq!(out.status.code(), Some(2));
+}
+
+#[cfg(feature = "plot")]
+#[test]
+fn replay_draws_rss_beside_live_bytes() {
+    let dir = util::tempdir();
+    let svg = dir.path().join("rss.svg");
+    let out = mtf(&[
+        "replay",
+        "traces/malloclab.mtf",
+        "-a",
+        &allocators(),
+        "--repeat",
+        "1",
+        "-o",
+        svg.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(s.starts_with("<svg"), "{}", &s[..s.len().min(200)]);
+    assert!(s.contains("trace live bytes"));
+    for a in allocators().split(',') {
+        assert!(s.contains(&format!("RSS above start, {a}")), "{a}");
+    }
+    let png = dir.path().join("heap.png");
+    let out = mtf(&[
+        "simulate",
+        "traces/malloclab.mtf",
+        "-o",
+        png.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(std::fs::read(&png).unwrap().starts_with(b"\x89PNG"));
+}
+
+/// The hand-worked traces of src/simulate/tests.rs as `.rep` text, through import and the CLI.
+#[test]
+fn simulated_utilisation_of_hand_made_traces() {
+    let dir = util::tempdir();
+    // T2 of the unit tests: 16, 8, 8, 8, 8 allocated; the 16 and the second 8 freed; 8 and
+    // 16 allocated. First fit: heap 64; best fit and segregated: 48; next fit, buddy: 64.
+    let rep = dir.path().join("t2.rep");
+    std::fs::write(
+        &rep,
+        "0\n7\n9\n0\na 0 16\na 1 8\na 2 8\na 3 8\na 4 8\nf 0\nf 2\na 5 8\na 6 16\n",
+    )
+    .unwrap();
+    let t = import("malloclab", rep.to_str().unwrap(), dir.path());
+    let out = mtf(&["simulate", &t, "-f", "json"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doc = json(&out);
+    let got: Vec<(String, u64, f64)> = doc["policies"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| {
+            (
+                p["policy"].as_str().unwrap().to_string(),
+                p["peak_heap"].as_u64().unwrap(),
+                p["utilisation"].as_f64().unwrap(),
+            )
+        })
+        .collect();
+    let want = [
+        ("first-fit", 64, 0.75),
+        ("next-fit", 64, 0.75),
+        ("best-fit", 48, 1.0),
+        ("segregated", 48, 1.0),
+        ("buddy", 64, 0.75),
+    ];
+    assert_eq!(got.len(), 5);
+    for ((p, h, u), (wp, wh, wu)) in got.iter().zip(want) {
+        assert_eq!((p.as_str(), *h), (wp, wh));
+        assert!((u - wu).abs() < 1e-12, "{p}: {u}");
+    }
+    // The table, with a header: a 1-byte and a 9-byte block under an 8-byte header.
+    let out = mtf(&["simulate", &t, "--policy", "best-fit", "--header", "8"]);
+    let table = text(&out.stdout);
+    assert!(table.contains("best-fit"), "{table}");
+    assert!(!table.contains("first-fit"), "{table}");
+}
