@@ -60,6 +60,31 @@ impl Trace<'static> {
 }
 
 impl<'a> Trace<'a> {
+    /// Let the operating system drop from memory the pages of a memory-mapped trace that lie
+    /// before byte `offset` (rounded down to 64 KiB); a reader that has passed them calls this
+    /// so that reading a trace of any size keeps only a window of it resident. Nothing changes
+    /// for a trace held in memory. The bytes stay readable: a page read again is read again
+    /// from the file.
+    pub fn release_before(&self, offset: u64) {
+        // Design: MADV_DONTNEED on a read-only file mapping only drops clean page-cache pages
+        // from this process's resident set; a later access faults them back in from the file,
+        // so borrowed slices (tables read behind the cursor) stay valid. It is never applied
+        // to owned bytes, where it would zero anonymous memory.
+        #[cfg(unix)]
+        if let TraceData::Mmap(m) = &self.data {
+            const STEP: usize = 1 << 16;
+            let len = usize::try_from(offset).unwrap_or(usize::MAX).min(m.len()) & !(STEP - 1);
+            if len > 0 {
+                // SAFETY: the mapping is read-only and file-backed (see the design note above):
+                // dropping its pages does not change what any reference into it reads.
+                let _ =
+                    unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, len) };
+            }
+        }
+        #[cfg(not(unix))]
+        let _ = offset;
+    }
+
     /// Checks a trace borrowed from the caller.
     pub fn from_slice(bytes: &'a [u8]) -> Result<Trace<'a>, ContainerError> {
         Trace::from_data(TraceData::Borrowed(bytes), None)

@@ -41,6 +41,9 @@ pub(crate) struct Input<'a> {
     pub(crate) nrecords_offset: u64,
     /// Whether the header declares extension `live/1` (docs/format.md §13).
     pub(crate) live: bool,
+    /// The trace the bytes come from, when it is one (its pages are released behind the
+    /// cursor: [`Trace::release_before`]).
+    pub(crate) trace: Option<&'a Trace<'a>>,
 }
 
 /// A trace bound to its schema.
@@ -105,6 +108,7 @@ impl<'a> Reader<'a> {
                 nrecords: trace.damage().is_none().then_some(header.nrecords),
                 nrecords_offset: crate::container::OFF_INTEGERS + 2 * header.int_width as u64,
                 live: header.extensions & crate::container::EXT_LIVE != 0,
+                trace: Some(trace),
             },
             schema,
             compiled,

@@ -90,7 +90,12 @@ pub struct Records<'r> {
     plans: Vec<Plan>,
     /// Whether records on the fast path keep their values (see [`Records::skip_values`]).
     keep_values: bool,
+    /// The offset up to which a mapped trace's pages were last released.
+    released: u64,
 }
+
+/// How far behind the cursor a mapped trace's pages are released, and how often.
+const RELEASE_EVERY: u64 = 8 << 20;
 
 /// One field of a record type whose layout is fixed under the current metadata.
 #[derive(Debug, Clone, Copy)]
@@ -168,6 +173,7 @@ impl<'r> Records<'r> {
                 .take(reader.schema.records.len())
                 .collect(),
             keep_values: true,
+            released: 0,
         }
     }
 
@@ -219,6 +225,13 @@ impl<'r> Records<'r> {
             return Some(match self.decode_record() {
                 Ok(()) => {
                     self.count += 1;
+                    // A mapped trace keeps only a window resident, whatever its size.
+                    if self.pos >= self.released + RELEASE_EVERY {
+                        self.released = self.pos;
+                        if let Some(t) = self.reader.input.trace {
+                            t.release_before(self.pos - RELEASE_EVERY);
+                        }
+                    }
                     let c = self.cur;
                     Event::Record(RecordView {
                         reader: self.reader,

@@ -608,6 +608,7 @@ impl<'s> TraceWriter<'s> {
                     nrecords: None,
                     nrecords_offset: 0,
                     live: true,
+                    trace: None,
                 };
                 let reader = Reader::from_input(input, schema, self.enc.compiled().clone());
                 (*section, reader)
