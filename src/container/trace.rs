@@ -256,6 +256,27 @@ mod tests {
         bytes
     }
 
+    /// Pages released behind a reader are read again from the file: the bytes do not change.
+    #[test]
+    fn released_pages_of_a_mapped_trace_read_the_same() {
+        let mut bytes = sample();
+        // Several 64 KiB steps of comment records (tag 1, length 0) after the sample's records.
+        let extra = 3 << 16;
+        bytes.extend(std::iter::repeat_n([1u8, 0u8], extra / 2).flatten());
+        let file = tempfile::NamedTempFile::new().unwrap();
+        std::fs::write(file.path(), &bytes).unwrap();
+        let f = std::fs::File::open(file.path()).unwrap();
+        // SAFETY: a private temporary file that nothing else writes.
+        let map = unsafe { memmap2::Mmap::map(&f) }.unwrap();
+        // The appended bytes lie outside the section table: salvaged, the trace keeps its map.
+        let trace = Trace::salvage(TraceData::Mmap(map), None).unwrap();
+        assert!(matches!(trace.data, TraceData::Mmap(_)));
+        let before = trace.bytes().to_vec();
+        trace.release_before(bytes.len() as u64);
+        assert_eq!(trace.bytes(), &before[..]);
+        assert_eq!(trace.bytes(), &bytes[..]);
+    }
+
     #[test]
     fn from_bytes_and_slice_give_regions() {
         let bytes = sample();
