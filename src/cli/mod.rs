@@ -154,6 +154,12 @@ pub fn main() -> i32 {
             let _ = e.print();
             return EXIT_OK;
         }
+        // A subcommand group named alone (`mtf dtd`): its help as clap lays it out, with
+        // status 2 (the help is the message; folding it into one line made it unreadable).
+        Err(e) if e.kind() == clap::error::ErrorKind::DisplayHelpOnMissingArgumentOrSubcommand => {
+            let _ = e.print();
+            return EXIT_USAGE;
+        }
         Err(e) => {
             common::to_stderr(&common::usage_error_text(&e.render().to_string()));
             return EXIT_USAGE;

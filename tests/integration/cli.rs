@@ -437,3 +437,12 @@ fn dtd_check_and_dtd_show_count_the_same_record_types() {
         );
     }
 }
+
+#[test]
+fn a_subcommand_group_named_alone_prints_its_help_laid_out_with_status_2() {
+    let out = util::mtf(&["dtd"]);
+    assert_eq!(out.status.code(), Some(2));
+    let err = util::text(&out.stderr);
+    assert!(err.contains("\nCommands:\n  check "), "{err}");
+    assert!(err.contains("\nExit status: "), "{err}");
+}
