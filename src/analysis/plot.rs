@@ -84,21 +84,7 @@ const GREEN: RGBColor = RGBColor(0x2c, 0xa0, 0x2c);
 const PURPLE: RGBColor = RGBColor(0x94, 0x67, 0xbd);
 const RED: RGBColor = RGBColor(0xd6, 0x27, 0x28);
 
-/// `10.0 MiB`, `512 B`.
-pub fn human_bytes(n: f64) -> String {
-    let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut v = n;
-    let mut u = 0;
-    while v.abs() >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    if u == 0 {
-        format!("{v:.0} B")
-    } else {
-        format!("{v:.1} {}", units[u])
-    }
-}
+pub use super::stats::human_bytes;
 
 /// `12k`, `3.4M`: a count for an axis.
 pub fn human_count(n: f64) -> String {

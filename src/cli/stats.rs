@@ -149,14 +149,10 @@ pub fn bytes(n: u64) -> String {
     if n < 1024 {
         return format!("{n} bytes");
     }
-    let units = ["KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
-    let mut v = n as f64 / 1024.0;
-    let mut u = 0;
-    while v >= 1024.0 && u + 1 < units.len() {
-        v /= 1024.0;
-        u += 1;
-    }
-    format!("{n} bytes ({v:.1} {})", units[u])
+    format!(
+        "{n} bytes ({})",
+        metatf::analysis::stats::human_bytes(n as f64)
+    )
 }
 
 /// `record 123, time 456 ns`.
