@@ -35,7 +35,7 @@ fuzz_target!(|data: &[u8]| {
     let nsec = ((flags >> 2) & 3) as usize;
     let mut chosen: Vec<u8> = Vec::new();
     for k in 0..nsec.min(ids.len()) {
-        let id = ids[(flags as usize >> 4).wrapping_add(k) % ids.len()];
+        let id = ids[(*flags as usize >> 4).wrapping_add(k) % ids.len()];
         if !chosen.contains(&id) {
             chosen.push(id);
         }

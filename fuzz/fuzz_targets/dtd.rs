@@ -25,7 +25,7 @@ fuzz_target!(|data: &[u8]| {
             metatf_fuzz::decode_all(&reader);
         }
         Err(e) => {
-            let _ = metatf::dtd::render_plain(&e);
+            let _ = format!("{e} {e:?}");
         }
     }
 });

@@ -463,6 +463,15 @@ impl<'m, 's> Importer<'m, 's> {
 
     fn import_zip(&mut self, name: &str, mut z: zipio::Reader) -> Result<(), ImportError> {
         let bad = |shown: &str, e: String| ImportError::at(shown, ImportErrorKind::Input(e));
+        // Design: an input is read as a ZIP because it starts with a local file header, so an
+        // archive whose central directory lists no entry is damaged (found by fuzzing: the
+        // entries' bytes were dropped and export wrote no file). Refused: nothing is lost.
+        if z.is_empty() {
+            return Err(bad(
+                name,
+                "damaged ZIP archive: it starts with a file entry, but its central directory lists none".into(),
+            ));
+        }
         for i in 0..z.len() {
             let meta = z.meta(i).map_err(|e| bad(name, e))?;
             let shown = format!("{name}:{}", meta.name);

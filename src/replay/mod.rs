@@ -216,6 +216,15 @@ pub enum ReplayError {
         /// Threads in the header.
         threads: u32,
     },
+    /// An operation of a thread after that thread's last operation.
+    #[error("replay operation {index} is of thread {thread}, which has ended")]
+    #[diagnostic(code(mtf::replay::ended))]
+    Ended {
+        /// The operation's index.
+        index: u64,
+        /// Its thread.
+        thread: u32,
+    },
     /// A thread could not be started.
     #[error("starting replay thread {0}: {1}")]
     #[diagnostic(code(mtf::replay::spawn))]
@@ -314,7 +323,10 @@ impl Worker {
         } else {
             1u64 << size.ilog2().min(4)
         };
-        let layout = (op.size <= self.max)
+        // Design: the alignment is capped like the size (found by fuzzing: a 512-byte block
+        // aligned to 2 GiB made the allocator reserve and touch gigabytes), since an allocator
+        // may need up to `size + align` bytes for it.
+        let layout = (op.size <= self.max && align <= self.max)
             .then(|| usize::try_from(size).ok())
             .flatten()
             .and_then(|s| std::alloc::Layout::from_size_align(s, align as usize).ok());
@@ -487,7 +499,16 @@ where
         let start = Instant::now();
         let mut n = 0;
         for op in ops {
-            let op = check(n, op)?;
+            // Design: a bad operation half-way (found by fuzzing) stops the replay with an
+            // error, and the blocks made so far are freed first: a library caller that goes on
+            // (not only the `mtf replay` child, which exits) must not leak them.
+            let op = match check(n, op) {
+                Ok(op) => op,
+                Err(e) => {
+                    release(alloc, map.drain());
+                    return Err(e);
+                }
+            };
             w.apply(&op, &mut map);
             n += 1;
             if n.is_multiple_of(every) {
@@ -647,8 +668,32 @@ where
             }
         }
     };
+    // Design: a thread ends after its last operation (`op.last`); an operation of that thread
+    // after it would be handed to a thread that is gone, and the wait for it would never end
+    // (found by fuzzing an operations file). It is refused as a thread the trace does not have.
+    let mut ended = vec![false; threads as usize];
     for op in ops {
-        let op = check(n, op)?;
+        let op = match check(n, op).and_then(|op| {
+            if ended[op.thread as usize] {
+                return Err(ReplayError::Ended {
+                    index: n,
+                    thread: op.thread,
+                });
+            }
+            ended[op.thread as usize] |= op.last;
+            Ok(op)
+        }) {
+            Ok(op) => op,
+            Err(e) => {
+                // The threads end when their channels close; then what they made is freed.
+                drop(senders);
+                join(handles);
+                if let Ok(mut m) = map.lock() {
+                    release(alloc, m.drain());
+                }
+                return Err(e);
+            }
+        };
         if turn.first().is_some_and(|f| f.thread != op.thread) || turn.len() >= TURN {
             play(&mut turn, &mut spare);
         }

@@ -10,6 +10,8 @@ mod columnar;
 mod compact;
 mod fast_path;
 mod fixtures;
+#[cfg(all(feature = "import", feature = "replay"))]
+mod fuzz_regressions;
 #[cfg(feature = "import")]
 mod import;
 #[cfg(feature = "import")]
