@@ -8,7 +8,8 @@
 # corpora from the repository's files (fuzz/make_seeds.py), and runs each target's binary with
 # its dictionary, a 1 GiB RSS and malloc limit and a 10 s timeout. A target that crashes is
 # restarted on its corpus (the crash input is kept in fuzz/artifacts/TARGET/) until its time is
-# up, at most 3 times: after that it waits for a fix. Logs: fuzz/artifacts/TARGET/run-N.log.
+# up (at most 30 runs: a target that keeps crashing waits for a fix). A timeout on a machine
+# shared with builds may be the CPU's share, not the input: rerun the input alone to tell. Logs: fuzz/artifacts/TARGET/run-N.log.
 set -u
 cd "$(dirname "$0")"
 secs=${1:?usage: fuzz/run-all.sh SECONDS [TARGET...]}
@@ -34,7 +35,7 @@ run_one() {
     local t=$1 end=$(($(date +%s) + secs)) n=0
     mkdir -p "corpus/$t" "artifacts/$t"
     rm -f "artifacts/$t"/run-*.log
-    while [ "$(date +%s)" -lt "$end" ] && [ "$n" -lt 4 ]; do
+    while [ "$(date +%s)" -lt "$end" ] && [ "$n" -lt 30 ]; do
         n=$((n + 1))
         nice -n 19 "$bin/$t" "corpus/$t" $(dict_of "$t") \
             -max_total_time=$((end - $(date +%s))) -rss_limit_mb=1024 -malloc_limit_mb=1024 \

@@ -456,7 +456,7 @@ impl<'m, 's> Importer<'m, 's> {
             Body::Zip(z, _spool) => self.import_zip(&input.name, z),
             Body::Text { head, rest, .. } => {
                 let r = super::input::replay(head, rest);
-                self.stream_part(&input.name, &input.base, r, None)
+                self.stream_part(&input.name, &input.base, r, 0, None)
             }
         }
     }
@@ -478,7 +478,7 @@ impl<'m, 's> Importer<'m, 's> {
             let r = z.entry(i).map_err(|e| bad(&shown, e))?;
             if meta.is_file && glob(&self.m.zip_entry, &meta.name) {
                 let r = BufReader::with_capacity(1 << 16, r);
-                self.stream_part(&shown, &meta.name, r, Some(&meta))?;
+                self.stream_part(&shown, &meta.name, r, meta.method, Some(&meta))?;
             } else {
                 self.verbatim(&shown, r, &meta)?;
             }
@@ -570,22 +570,22 @@ impl<'m, 's> Importer<'m, 's> {
         method: u64,
     ) -> Result<(), ImportError> {
         self.names.push(shown.to_string());
-        let meta = zipio::EntryMeta {
-            method,
-            ..Default::default()
-        };
-        self.stream_part(shown, part_name, r, (method != 0).then_some(&meta))
+        self.stream_part(shown, part_name, r, method, None)
     }
 
-    /// Import one stream of units; `entry`: the ZIP entry it is.
+    /// Import one stream of units; `method`: its ZIP compression code (0 for a plain file);
+    /// `entry`: the ZIP entry it is, whose metadata is recorded.
+    // Design: the entry is passed apart from the method; an entry used to be told from a plain
+    // stream by its empty name, so a ZIP entry named "" lost its date and attributes (found by
+    // fuzzing the ZIP round trip).
     fn stream_part(
         &mut self,
         shown: &str,
         part_name: &str,
         r: impl BufRead,
+        method: u64,
         entry: Option<&zipio::EntryMeta>,
     ) -> Result<(), ImportError> {
-        let method = entry.map_or(0, |e| e.method);
         let m = self.m;
         let pi = m
             .part_for(part_name)
@@ -618,7 +618,7 @@ impl<'m, 's> Importer<'m, 's> {
                 ],
             )
             .map_err(|e| fatal(shown, e))?;
-        if let Some(e) = entry.filter(|e| !e.name.is_empty()) {
+        if let Some(e) = entry {
             self.entry_record(shown, e)?;
         }
         // Lines read ahead for patterns that span several lines; the first is the current unit.
