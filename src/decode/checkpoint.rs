@@ -375,3 +375,241 @@ impl<'a> Reader<'a> {
         Ok(super::Records::resume(self, cp, scope))
     }
 }
+
+// ------------------------------------------------------------------------------------------
+// The stored form (docs/format.md §15.3).
+
+// Design: the stored form lists only the slot states that differ from the state the scope
+// starts with (a few fields change in a typical trace, out of dozens), and each live set's
+// values, so a checkpoint of a trace without live sets takes tens of bytes. Interpretations are
+// stored as metadata property codes and words (§5.4), so reading one back goes through the same
+// checks as a metadata record. Every count is checked against the bytes left before anything is
+// allocated for it.
+
+/// Flag bits of a stored checkpoint.
+const F_ENTERED: u8 = 1;
+const F_EXACT: u8 = 2;
+const F_STATE: u8 = 4;
+const F_ALONE: u8 = 8;
+const F_FINISHED: u8 = 16;
+/// Bytes of one stored slot state.
+const SLOT_BYTES: usize = 4 + 4 + 4 * 8;
+
+/// Why stored checkpoint bytes cannot be read ([`Checkpoint::from_bytes`]).
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error, Diagnostic)]
+#[error("stored checkpoint: {what} at byte {at} of the checkpoint")]
+#[diagnostic(code(mtf::checkpoint::stored))]
+pub struct StoredError {
+    /// Offset within the checkpoint's bytes.
+    pub at: usize,
+    /// What is wrong.
+    pub what: String,
+}
+
+struct Cursor<'b> {
+    bytes: &'b [u8],
+    at: usize,
+}
+
+impl Cursor<'_> {
+    fn err(&self, what: impl Into<String>) -> StoredError {
+        StoredError {
+            at: self.at,
+            what: what.into(),
+        }
+    }
+    fn take(&mut self, n: usize, what: &str) -> Result<&[u8], StoredError> {
+        if self.bytes.len() - self.at < n {
+            return Err(self.err(format!("{what} is cut short")));
+        }
+        let b = &self.bytes[self.at..self.at + n];
+        self.at += n;
+        Ok(b)
+    }
+    fn u8(&mut self, what: &str) -> Result<u8, StoredError> {
+        Ok(self.take(1, what)?[0])
+    }
+    fn u32(&mut self, what: &str) -> Result<u32, StoredError> {
+        let b = self.take(4, what)?;
+        Ok(u32::from_le_bytes([b[0], b[1], b[2], b[3]]))
+    }
+    fn u64(&mut self, what: &str) -> Result<u64, StoredError> {
+        let b = self.take(8, what)?;
+        let mut a = [0u8; 8];
+        a.copy_from_slice(b);
+        Ok(u64::from_le_bytes(a))
+    }
+    fn left(&self) -> usize {
+        self.bytes.len() - self.at
+    }
+}
+
+impl Checkpoint {
+    /// Append the stored form of the checkpoint (docs/format.md §15.3) to `out`. `schema` is
+    /// the one the checkpoint was taken with: only slot states that differ from the scope's
+    /// initial state are stored.
+    pub fn to_bytes(&self, schema: &Schema, out: &mut Vec<u8>) {
+        out.extend_from_slice(&self.record.to_le_bytes());
+        out.extend_from_slice(&self.offset.to_le_bytes());
+        out.extend_from_slice(&self.region.to_le_bytes());
+        let flags = (self.entered as u8 * F_ENTERED)
+            | (self.exact as u8 * F_EXACT)
+            | (self.state.is_some() as u8 * F_STATE)
+            | (self.alone as u8 * F_ALONE)
+            | (self.finished as u8 * F_FINISHED);
+        out.push(flags);
+        out.extend_from_slice(&self.dropped.to_le_bytes());
+        let Some(state) = &self.state else {
+            return;
+        };
+        out.push(state.section);
+        out.extend_from_slice(&(state.slots.len() as u32).to_le_bytes());
+        let initial = schema
+            .scope_for(state.section)
+            .map(|_| ScopeState::new(schema, state.section).slots);
+        let changed: Vec<usize> = (0..state.slots.len())
+            .filter(|&i| initial.as_ref().and_then(|s| s.get(i)) != Some(&state.slots[i]))
+            .collect();
+        out.extend_from_slice(&(changed.len() as u32).to_le_bytes());
+        for i in changed {
+            let st = &state.slots[i];
+            let prop = crate::layout::MetaProperty::Interp(st.interp);
+            let (words, _) = prop.words();
+            out.extend_from_slice(&(i as u32).to_le_bytes());
+            out.extend_from_slice(&[st.width, st.lastwidth, st.liveset, prop.code()]);
+            out.extend_from_slice(&words[0].to_le_bytes());
+            out.extend_from_slice(&words[1].to_le_bytes());
+            out.extend_from_slice(&st.prev.to_le_bytes());
+            out.extend_from_slice(&st.cursor.to_le_bytes());
+        }
+        out.push(state.sets.len() as u8);
+        for set in &state.sets {
+            out.extend_from_slice(&(set.len() as u32).to_le_bytes());
+            for v in set {
+                out.extend_from_slice(&v.to_le_bytes());
+            }
+        }
+    }
+
+    /// Read a checkpoint stored by [`Checkpoint::to_bytes`] with the same schema; all of
+    /// `bytes` must be used. Counts are checked against the bytes before anything is
+    /// allocated, and every slot state against the metadata rules; whether the checkpoint fits
+    /// a trace is checked by [`Reader::records_from`].
+    pub fn from_bytes(bytes: &[u8], schema: &Schema) -> Result<Checkpoint, StoredError> {
+        let mut c = Cursor { bytes, at: 0 };
+        let record = c.u64("the record number")?;
+        let offset = c.u64("the offset")?;
+        let region = c.u32("the region")?;
+        let flags_at = c.at;
+        let flags = c.u8("the flags")?;
+        if flags & !(F_ENTERED | F_EXACT | F_STATE | F_ALONE | F_FINISHED) != 0 {
+            c.at = flags_at;
+            return Err(c.err(format!("unknown flag bits 0x{flags:02x}")));
+        }
+        let dropped = c.u64("the dropped-problem count")?;
+        let mut cp = Checkpoint {
+            record,
+            offset,
+            region,
+            entered: flags & F_ENTERED != 0,
+            alone: flags & F_ALONE != 0,
+            state: None,
+            exact: flags & F_EXACT != 0,
+            finished: flags & F_FINISHED != 0,
+            dropped,
+        };
+        if flags & F_STATE != 0 {
+            let section_at = c.at;
+            let section = c.u8("the section")?;
+            if schema.scope_for(section).is_none() {
+                c.at = section_at;
+                return Err(c.err(format!("section {section} is not declared in the DTD")));
+            }
+            let mut slots = ScopeState::new(schema, section).slots;
+            let n_at = c.at;
+            let n = c.u32("the number of field states")? as usize;
+            if n != slots.len() {
+                c.at = n_at;
+                return Err(c.err(format!(
+                    "{n} field states, the DTD gives section {section} {}: the index was made \
+                     with another DTD",
+                    slots.len()
+                )));
+            }
+            let changed = c.u32("the number of changed field states")? as usize;
+            if changed > n || changed * SLOT_BYTES > c.left() {
+                return Err(c.err(format!("{changed} changed field states do not fit")));
+            }
+            let mut last: Option<usize> = None;
+            for _ in 0..changed {
+                let at = c.at;
+                let i = c.u32("a field state")? as usize;
+                if i >= n || last.is_some_and(|l| i <= l) {
+                    c.at = at;
+                    return Err(c.err(format!("field state {i} is out of order or range")));
+                }
+                last = Some(i);
+                let b = c.take(4, "a field state")?;
+                let (width, lastwidth, liveset, code) = (b[0], b[1], b[2], b[3]);
+                let words = [c.u64("a field state")?, c.u64("a field state")?];
+                let prop = match crate::layout::MetaProperty::from_code(code, words, 64) {
+                    Ok(crate::layout::MetaProperty::Interp(i)) => i,
+                    Ok(_) => {
+                        c.at = at + 7;
+                        return Err(c.err(format!("property code {code} is not an interpretation")));
+                    }
+                    Err(e) => {
+                        c.at = at + 7;
+                        return Err(c.err(e.to_string()));
+                    }
+                };
+                let prev = c.u64("a field state")?;
+                let cursor = c.u64("a field state")? as i64;
+                slots[i] = SlotState {
+                    width,
+                    lastwidth,
+                    interp: prop,
+                    prev,
+                    cursor,
+                    liveset,
+                };
+            }
+            let nsets = c.u8("the number of live sets")? as usize;
+            if nsets > MAX_LIVE_SETS as usize {
+                return Err(c.err(format!("{nsets} live sets (at most {MAX_LIVE_SETS})")));
+            }
+            let mut sets = Vec::with_capacity(nsets);
+            for _ in 0..nsets {
+                let len = c.u32("a live set")? as usize;
+                if len > LIVE_SET_CAPACITY || len * 8 > c.left() {
+                    return Err(c.err(format!("a live set of {len} values does not fit")));
+                }
+                let b = c.take(len * 8, "a live set")?;
+                sets.push(
+                    b.chunks_exact(8)
+                        .map(|w| {
+                            let mut a = [0u8; 8];
+                            a.copy_from_slice(w);
+                            u64::from_le_bytes(a)
+                        })
+                        .collect(),
+                );
+            }
+            let state = MetaState {
+                section,
+                slots,
+                sets,
+            };
+            // The slot states obey the metadata rules (the trace's live/1 bit is checked when
+            // the checkpoint is used).
+            if let Err(e) = state.to_scope(schema, true) {
+                return Err(c.err(e.to_string()));
+            }
+            cp.state = Some(state);
+        }
+        if c.left() != 0 {
+            return Err(c.err(format!("{} bytes left over", c.left())));
+        }
+        Ok(cp)
+    }
+}

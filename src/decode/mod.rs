@@ -11,7 +11,7 @@ mod tables;
 mod value;
 mod view;
 
-pub use checkpoint::{Checkpoint, ResumeError};
+pub use checkpoint::{Checkpoint, ResumeError, StoredError};
 pub use error::{Damage, DamageKind, Position, Problem, ProblemKind, RefError};
 pub(crate) use reader::Input;
 pub use reader::{Reader, Region};

@@ -73,6 +73,16 @@ fn check_resumes(reader: &Reader<'_>, take: impl Fn(u64) -> bool) -> usize {
     // The checkpoint at the very end resumes to nothing more.
     cps.push((full.len(), records.checkpoint()));
     for (at, cp) in &cps {
+        // The stored form reads back to the same checkpoint, and every cut of it is refused.
+        let mut stored = Vec::new();
+        cp.to_bytes(reader.schema(), &mut stored);
+        assert_eq!(
+            Checkpoint::from_bytes(&stored, reader.schema()).as_ref(),
+            Ok(cp)
+        );
+        for cut in [0, 1, stored.len() / 2, stored.len() - 1] {
+            assert!(Checkpoint::from_bytes(&stored[..cut], reader.schema()).is_err());
+        }
         let mut resumed = reader
             .records_from(cp)
             .unwrap_or_else(|e| panic!("{cp:?}: {e}"));
