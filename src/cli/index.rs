@@ -41,11 +41,11 @@ pub struct IndexArgs {
 /// Where the reading subcommands find a seek index.
 #[derive(Debug, Args, Clone, Default)]
 pub struct SeekArgs {
-    /// The seek index for `--from`/`--skip` (default: `TRACE.idx` when it exists; made by
-    /// `mtf index`, `pack`, `compact`, `import`).
+    /// The seek index (default: `TRACE.idx` when it exists; made by `mtf index`, `pack`,
+    /// `compact`, `import`): `dump --from`/`--skip` start from it, `check` verifies it.
     #[arg(long, value_name = "FILE")]
     pub index: Option<PathBuf>,
-    /// Decode from the start even when there is an index.
+    /// Ignore the index beside the trace.
     #[arg(long, conflicts_with = "index")]
     pub no_index: bool,
 }
@@ -130,9 +130,9 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
 }
 
 /// The index a reading subcommand uses for `trace`: `--index FILE`, else `TRACE.idx` when it
-/// exists; `None` with `--no-index`. An index that cannot be read is reported as a warning
-/// (reading then starts at the beginning).
-pub fn load_for(trace: &Path, args: &SeekArgs) -> Option<Index> {
+/// exists; `None` with `--no-index` or without either. An index that cannot be read is an
+/// error for the caller to report.
+pub fn find_for(trace: &Path, args: &SeekArgs) -> Option<Result<Index, IndexError>> {
     if args.no_index {
         return None;
     }
@@ -140,7 +140,13 @@ pub fn load_for(trace: &Path, args: &SeekArgs) -> Option<Index> {
     if args.index.is_none() && !path.is_file() {
         return None;
     }
-    match Index::load(&path) {
+    Some(Index::load(&path))
+}
+
+/// As [`find_for`], an index that cannot be read reported as a warning (reading then starts
+/// at the beginning).
+pub fn load_for(trace: &Path, args: &SeekArgs) -> Option<Index> {
+    match find_for(trace, args)? {
         Ok(idx) => Some(idx),
         Err(e) => {
             warn(&e);

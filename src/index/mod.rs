@@ -306,10 +306,10 @@ impl<'r> Builder<'r> {
             return;
         }
         let cp = records.checkpoint();
-        // A checkpoint costs at most 1/16 of the trace bytes since the previous one: with large
-        // live sets, checkpoints are taken further apart (the index stays under 1/16 of the
-        // trace).
-        let estimate = 64 + 8 * cp.live_values() as u64;
+        // The live sets of a checkpoint cost at most 1/16 of the trace bytes since the previous
+        // one: with large live sets, checkpoints are taken further apart (what they hold stays
+        // under 1/16 of the trace).
+        let estimate = 8 * cp.live_values() as u64;
         if estimate.saturating_mul(16) > bytes {
             self.defer_bytes = estimate.saturating_mul(16);
             return;
