@@ -712,6 +712,8 @@ impl Index {
         reader: &'r Reader<'r>,
         target: Target,
     ) -> Result<Option<(usize, Records<'r>)>, IndexError> {
+        // A stale index is an error even when no checkpoint of it would be used.
+        self.fits(reader)?;
         match self.find(target)? {
             None => Ok(None),
             Some(i) => Ok(Some((i, self.records_at(reader, i)?))),

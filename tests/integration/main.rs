@@ -19,6 +19,7 @@ mod import_alloc;
 mod import_inputs;
 #[cfg(feature = "import")]
 mod import_refusals;
+mod index;
 mod layering;
 mod messages;
 mod mirror;
