@@ -578,6 +578,12 @@ impl Index {
                 ));
             }
             let time = (has_time == 1).then(|| le64(bytes, at + 5));
+            if has_time == 0 && le64(bytes, at + 5) != 0 {
+                return Err(bad(
+                    at + 5,
+                    format!("checkpoint {i}: a time without its flag"),
+                ));
+            }
             let probe = le64(bytes, at + 13);
             let state = bytes[at + ENTRY_HEAD..at + 4 + len].to_vec();
             let record = le64(&state, 0);
