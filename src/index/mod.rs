@@ -470,21 +470,31 @@ impl Index {
         Ok(())
     }
 
-    /// Read an index file (at most [`MAX_INDEX_BYTES`]).
+    /// Read an index file (at most [`MAX_INDEX_BYTES`]). Its magic is checked before more
+    /// than its first bytes are read: a large file named by mistake is refused at once.
     pub fn load(path: &Path) -> Result<Index, IndexError> {
         use std::io::Read;
         let name = crate::escape::escape_path(path).to_string();
+        let read_err = |source| IoError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
         let file = std::fs::File::open(path).map_err(|source| IoError::Open {
             path: path.to_path_buf(),
             source,
         })?;
         let mut bytes = Vec::new();
-        file.take(MAX_INDEX_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|source| IoError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let mut file = file.take(HEADER as u64);
+        file.read_to_end(&mut bytes).map_err(read_err)?;
+        if bytes.len() >= 4 && bytes[..4] != MAGIC {
+            return Err(IndexError::Corrupt {
+                name,
+                at: 0,
+                what: "no index magic (\\x7fMTX)".into(),
+            });
+        }
+        let mut file = file.into_inner().take(MAX_INDEX_BYTES + 1 - HEADER as u64);
+        file.read_to_end(&mut bytes).map_err(read_err)?;
         if bytes.len() as u64 > MAX_INDEX_BYTES {
             return Err(IndexError::Corrupt {
                 name,
