@@ -492,11 +492,7 @@ fn drain(
     #[cfg(not(unix))]
     let in_memory = cap;
     let mut buf = Vec::new();
-    // `read_to_end` keeps in `buf` what was read before an error.
-    let mut fault = (&mut src)
-        .take(in_memory.saturating_add(1))
-        .read_to_end(&mut buf)
-        .err();
+    let mut fault = read_head(&mut src, &mut buf, in_memory.saturating_add(1)).err();
     let mut total = buf.len() as u64;
     if total > cap {
         return Err(too_large());
@@ -522,6 +518,43 @@ fn drain(
         Ok((data, Some(e)))
     } else {
         Err(e)
+    }
+}
+
+/// Reads `src` into `buf` until its end or `limit` bytes, whichever comes first, growing `buf`
+/// to at most `limit` bytes (where `read_to_end` could double past it); what was read before an
+/// error stays in `buf`.
+fn read_head(src: &mut impl Read, buf: &mut Vec<u8>, limit: u64) -> io::Result<()> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    loop {
+        if buf.len() == buf.capacity() {
+            let want = buf.capacity().saturating_mul(2).max(64 << 10).min(limit);
+            if want <= buf.len() {
+                return Ok(());
+            }
+            buf.reserve_exact(want - buf.len());
+        }
+        let at = buf.len();
+        // At most 256 KiB zeroed per read (a pipe gives 64 KiB at a time).
+        let room = (buf.capacity() - at).min(limit - at).min(256 << 10);
+        if room == 0 {
+            return Ok(());
+        }
+        buf.resize(at + room, 0);
+        match src.read(&mut buf[at..]) {
+            Ok(n) => {
+                buf.truncate(at + n);
+                if n == 0 {
+                    return Ok(());
+                }
+            }
+            Err(e) => {
+                buf.truncate(at);
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
     }
 }
 
