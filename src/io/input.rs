@@ -497,19 +497,18 @@ fn drain(
     if total > cap {
         return Err(too_large());
     }
+    #[cfg(unix)]
     let data = if fault.is_none() && total > in_memory {
-        #[cfg(unix)]
-        {
-            let (map, written, err) = spool(buf, &mut src, path, options)?;
-            total = written;
-            fault = err;
-            InputData::Spooled(map)
-        }
-        #[cfg(not(unix))]
-        unreachable!("without spooling everything up to the cap is read into memory")
+        let (map, written, err) = spool(buf, &mut src, path, options)?;
+        total = written;
+        fault = err;
+        InputData::Spooled(map)
     } else {
         InputData::Owned(buf)
     };
+    // Everything up to the cap is in memory (`total > cap` returned above).
+    #[cfg(not(unix))]
+    let data = InputData::Owned(buf);
     let Some(e) = fault else {
         return Ok((data, None));
     };
