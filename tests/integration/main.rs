@@ -32,6 +32,8 @@ mod spec_cases;
 mod split_streams;
 #[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
 mod stats;
+#[cfg(feature = "compression")]
+mod stream_inputs;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;
