@@ -56,6 +56,11 @@ pub const MAX_DTD_DEPTH: usize = 64;
 /// The longest line of the text form or JSON lines accepted.
 pub const MAX_LINE: u64 = 64 << 20;
 
+/// The most bytes of distinct strings one string table of an import holds (1 GiB): the table is
+/// kept in memory until its section is written, so an input of ever new names stops with an error
+/// rather than exhausting memory.
+pub const MAX_STRING_TABLE_BYTES: u64 = 1 << 30;
+
 /// The default cap on an input read into memory (a pipe, standard input, a decompressed
 /// stream): 16 GiB. [`crate::OpenOptions::max_input_bytes`] changes it.
 pub const DEFAULT_INPUT_CAP: u64 = 16 << 30;

@@ -19,6 +19,7 @@ mod import_inputs;
 #[cfg(feature = "import")]
 mod import_refusals;
 mod layering;
+mod limits;
 mod messages;
 mod mirror;
 mod pack_identity;
