@@ -25,6 +25,8 @@ mod mirror;
 mod pack_identity;
 #[cfg(all(feature = "import", feature = "replay"))]
 mod replay;
+#[cfg(unix)]
+mod resolution;
 mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;
