@@ -127,7 +127,14 @@ pub fn parse_file_text(path: &Path, text: &str) -> Result<Loaded, DtdLoadError> 
         Ok(l) => Ok(l),
         Err(e) => {
             let file = path.file_name().map(|n| n.to_string_lossy());
-            if file.is_some_and(|n| crate::container::has_dtd_suffix(&n)) {
+            // The rule of container::has_dtd_suffix (docs/format.md §10); dtd may not use
+            // container (docs/architecture.md).
+            let dtd_suffix = |n: &str| {
+                n.len() > 4
+                    && n.get(n.len() - 4..)
+                        .is_some_and(|s| s.eq_ignore_ascii_case(".dtd"))
+            };
+            if file.is_some_and(|n| dtd_suffix(&n)) {
                 return Err(e.into());
             }
             let offset = e.errors.first().map_or(0, |e| e.offset()).min(text.len());

@@ -38,4 +38,6 @@ mod stats;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;
+#[cfg(all(unix, feature = "import", feature = "parquet", feature = "plot"))]
+mod write_failures;
 mod writer;
