@@ -448,3 +448,91 @@ fn sigint_and_sigterm_while_writing_leave_the_old_output() {
         }
     }
 }
+
+/// Runs `mtf ARGS` with files limited to 64 KiB (writes past it fail with EFBIG).
+fn with_small_files(args: &[String], tmp: &Path) -> Output {
+    let mut c = command(args, tmp);
+    // SAFETY: only async-signal-safe calls between fork and exec.
+    unsafe {
+        c.pre_exec(|| {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: 64 << 10,
+                rlim_max: 64 << 10,
+            };
+            if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
+                return Err(std::io::Error::last_os_error());
+            }
+            Ok(())
+        });
+    }
+    c.output().unwrap()
+}
+
+/// Parquet export writes several files: a full disk on a later one must not leave the earlier
+/// ones replaced (the folder would hold files of two runs), nor a folder it created.
+#[test]
+fn a_parquet_export_is_all_or_nothing() {
+    let dir = util::tempdir();
+    let tmp = tmpdir(dir.path());
+    // A few allocations (a small alloc.parquet), then many frees (a large free.parquet).
+    let mut lines = text_lines(10);
+    for i in 0..100_000 {
+        lines.push(format!(
+            "free address={} vfield.data=\"x{i}\"",
+            4096 + 16 * i
+        ));
+    }
+    let text = dir.path().join("t.txt");
+    fs::write(&text, lines.join("\n") + "\n").unwrap();
+    let trace = dir.path().join("t.mtf");
+    let out = util::mtf(&[
+        "pack",
+        "--dtd",
+        "dtds/hatf10.dtd",
+        s(&text),
+        "-o",
+        s(&trace),
+    ]);
+    assert!(out.status.success(), "{}", util::text(&out.stderr));
+    let folder = dir.path().join("pq");
+    // Without a limit: both files, alloc.parquet under 64 KiB and free.parquet over.
+    let args = |to: &Path| -> Vec<String> {
+        [
+            "export",
+            "--to",
+            "parquet",
+            s(&trace),
+            "-o",
+            &format!("{}/", to.display()),
+        ]
+        .iter()
+        .map(|s| s.to_string())
+        .collect()
+    };
+    let out = command(&args(&folder), &tmp).output().unwrap();
+    assert!(out.status.success(), "{}", util::text(&out.stderr));
+    assert_eq!(entries(&folder), ["alloc.parquet", "free.parquet"]);
+    assert!(fs::metadata(folder.join("alloc.parquet")).unwrap().len() < 64 << 10);
+    assert!(fs::metadata(folder.join("free.parquet")).unwrap().len() > 64 << 10);
+    // Earlier outputs in place: none is replaced when the second file cannot be written.
+    fs::write(folder.join("alloc.parquet"), OLD).unwrap();
+    fs::write(folder.join("free.parquet"), OLD).unwrap();
+    let out = with_small_files(&args(&folder), &tmp);
+    assert_eq!(out.status.code(), Some(2), "{}", util::text(&out.stderr));
+    assert!(
+        util::text(&out.stderr).contains("free.parquet"),
+        "{}",
+        util::text(&out.stderr)
+    );
+    assert_eq!(entries(&folder), ["alloc.parquet", "free.parquet"]);
+    for f in ["alloc.parquet", "free.parquet"] {
+        assert!(fs::read(folder.join(f)).unwrap() == OLD, "{f} was replaced");
+    }
+    // A folder made for the export is removed again.
+    let new = dir.path().join("new");
+    let out = with_small_files(&args(&new), &tmp);
+    assert_eq!(out.status.code(), Some(2), "{}", util::text(&out.stderr));
+    assert!(!new.exists(), "{:?}", entries(&new));
+    assert!(entries(&tmp).is_empty(), "{:?}", entries(&tmp));
+}
