@@ -536,3 +536,58 @@ fn a_parquet_export_is_all_or_nothing() {
     assert!(!new.exists(), "{:?}", entries(&new));
     assert!(entries(&tmp).is_empty(), "{:?}", entries(&tmp));
 }
+
+/// The same for an export into several files (a trace of format et3 and its name maps).
+#[test]
+fn a_multi_file_export_is_all_or_nothing() {
+    let dir = util::tempdir();
+    let tmp = tmpdir(dir.path());
+    let src = util::root().join("tests/data/import/et3");
+    let input = dir.path().join("in");
+    fs::create_dir(&input).unwrap();
+    let names = ["trace", "classes.txt", "methods.txt", "fields.txt"];
+    for n in names {
+        fs::copy(src.join(n), input.join(n)).unwrap();
+    }
+    // A name map far larger than the 64 KiB files may have; the trace stays small.
+    let mut methods = fs::read_to_string(input.join("methods.txt")).unwrap();
+    // (About 100 KB: over the limit, but by less than the 64 KiB an output buffers, so that
+    // the error shows only when the file is finished.)
+    for i in 0..3300 {
+        methods.push_str(&format!("{} SimpleTrace method{i}\n", 100_000 + i));
+    }
+    fs::write(input.join("methods.txt"), methods).unwrap();
+    let trace = dir.path().join("t.mtf");
+    let mut args = vec!["import", "--from", "et3"];
+    let paths: Vec<String> = names
+        .iter()
+        .map(|n| input.join(n).display().to_string())
+        .collect();
+    args.extend(paths.iter().map(|s| s.as_str()));
+    args.extend(["-o", s(&trace)]);
+    let out = util::mtf(&args);
+    assert!(out.status.success(), "{}", util::text(&out.stderr));
+    let folder = dir.path().join("back");
+    let export = |to: &Path| -> Vec<String> {
+        ["export", s(&trace), "-o", &format!("{}/", to.display())]
+            .iter()
+            .map(|s| s.to_string())
+            .collect()
+    };
+    let out = command(&export(&folder), &tmp).output().unwrap();
+    assert!(out.status.success(), "{}", util::text(&out.stderr));
+    let mut sorted = names.to_vec();
+    sorted.sort();
+    assert_eq!(entries(&folder), sorted);
+    assert!(fs::metadata(folder.join("methods.txt")).unwrap().len() > 64 << 10);
+    for n in names {
+        fs::write(folder.join(n), OLD).unwrap();
+    }
+    let out = with_small_files(&export(&folder), &tmp);
+    assert_eq!(out.status.code(), Some(2), "{}", util::text(&out.stderr));
+    assert_eq!(entries(&folder), sorted);
+    for n in names {
+        assert!(fs::read(folder.join(n)).unwrap() == OLD, "{n} was replaced");
+    }
+    assert!(entries(&tmp).is_empty(), "{:?}", entries(&tmp));
+}
