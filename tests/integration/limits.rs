@@ -313,3 +313,44 @@ fn inputs_read_into_memory() {
     );
     assert_eq!(limits::DEFAULT_INPUT_CAP, 16 << 30);
 }
+
+#[test]
+fn nrecords_beyond_the_bytes_is_refused_from_the_header() {
+    let mut t = std::fs::read(util::root().join("traces/hatf-le32.mtf")).unwrap();
+    // nrecords is the third header integer (offset 16 + 2·4).
+    t[24..28].copy_from_slice(&u32::MAX.to_le_bytes());
+    let e = metatf::container::Trace::from_bytes(t)
+        .unwrap_err()
+        .to_string();
+    assert!(e.contains("nrecords = 4294967295"), "{e}");
+}
+
+#[cfg(unix)]
+#[test]
+fn symbolic_link_loops_are_refused_by_outputs() {
+    let dir = util::tempdir();
+    let a = dir.path().join("a.mtf");
+    let b = dir.path().join("b.mtf");
+    std::os::unix::fs::symlink(&b, &a).unwrap();
+    std::os::unix::fs::symlink(&a, &b).unwrap();
+    let e = metatf::io::Output::create(&a).unwrap_err().to_string();
+    assert!(e.contains("symbolic links"), "{e}");
+}
+
+#[test]
+fn dtd_errors_reported() {
+    let mut text = String::from("x.width = 1; x.interpretation = none;\n");
+    for i in 0..150 {
+        text.push_str(&format!(
+            "r{i} : (tag, nope{i}) {{ tag.value = {}; }}\n",
+            i + 4
+        ));
+    }
+    let e = match metatf::dtd::parse_str("many.dtd", &text) {
+        Ok(_) => panic!("accepted"),
+        Err(e) => e,
+    };
+    assert_eq!(e.errors.len(), 100);
+    assert_eq!(e.omitted, 50);
+    assert!(e.summary.contains("150"), "{}", e.summary);
+}
