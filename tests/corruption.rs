@@ -10,6 +10,8 @@
 //! A binary of its own: a global allocator is per binary, and this one counts per thread, so
 //! that the tests of this file can still run in parallel.
 
+#![cfg(all(feature = "import", feature = "compression", feature = "json"))]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
 use std::io::Write;

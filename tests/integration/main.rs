@@ -19,13 +19,14 @@ mod import_inputs;
 #[cfg(feature = "import")]
 mod import_refusals;
 mod layering;
+#[cfg(feature = "import")]
 mod limits;
 mod messages;
 mod mirror;
 mod pack_identity;
 #[cfg(all(feature = "import", feature = "replay"))]
 mod replay;
-#[cfg(unix)]
+#[cfg(all(unix, feature = "import"))]
 mod resolution;
 mod roundtrip_prop;
 #[cfg(unix)]
