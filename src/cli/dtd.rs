@@ -177,7 +177,11 @@ pub fn run(args: DtdArgs) -> i32 {
             to_stderr(&render(&e));
             return EXIT_USAGE;
         }
-        Err(e @ (DtdLoadError::TooLarge { .. } | DtdLoadError::NotUtf8 { .. })) => {
+        Err(
+            e @ (DtdLoadError::TooLarge { .. }
+            | DtdLoadError::NotUtf8 { .. }
+            | DtdLoadError::NotADtd { .. }),
+        ) => {
             to_stderr(&render(&e));
             return EXIT_BAD_DTD;
         }
