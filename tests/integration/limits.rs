@@ -1,4 +1,4 @@
-//! The library's explicit limits (docs/format.md §15, src/limits.rs): each one hit, and the
+//! The library's explicit limits (docs/format.md §16, src/limits.rs): each one hit, and the
 //! message checked. Limits tested elsewhere are named in the table of docs/format.md.
 
 use std::io::{Read, Write};

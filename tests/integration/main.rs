@@ -4,6 +4,7 @@
 mod analysis;
 mod api;
 mod check_errors;
+mod checkpoint;
 mod cli;
 #[cfg(feature = "parquet")]
 mod columnar;
@@ -18,6 +19,7 @@ mod import_alloc;
 mod import_inputs;
 #[cfg(feature = "import")]
 mod import_refusals;
+mod index;
 mod layering;
 #[cfg(feature = "import")]
 mod limits;
