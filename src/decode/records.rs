@@ -618,6 +618,22 @@ impl<'r> Records<'r> {
                     }
                 }
                 Step::ItemEnd { .. } => {
+                    // Items that take no bytes: the occurrences are bounded by the record's
+                    // bytes, so that decoding time stays proportional to the trace's size.
+                    let bytes = self.pos - self.cur.start;
+                    let limit = crate::limits::sparse_limit(prog.nslots, bytes);
+                    if self.values.len() as u64 > limit {
+                        return Err(self.damage(
+                            self.pos,
+                            Some(rid),
+                            None,
+                            DamageKind::SparseRecord {
+                                fields: self.values.len() as u64,
+                                bytes,
+                                limit,
+                            },
+                        ));
+                    }
                     // Nested repeats multiply; the field occurrences of one record are capped so
                     // that no trace can make the decoder's buffers grow without bound.
                     if self.values.len() > MAX_FIELDS_PER_RECORD {
