@@ -61,6 +61,11 @@ pub const MAX_LINE: u64 = 64 << 20;
 /// rather than exhausting memory.
 pub const MAX_STRING_TABLE_BYTES: u64 = 1 << 30;
 
+/// The largest seek index file read (docs/format.md §15): 4 GiB. An index of `mtf` takes about
+/// 300 bytes per 65,536 records, and its live sets at most 1/16 of the trace; its magic is
+/// checked before more than its header is read.
+pub const MAX_INDEX_BYTES: u64 = 1 << 32;
+
 /// The default cap on an input that cannot be memory-mapped (a pipe, standard input, a
 /// decompressed stream): 16 GiB, kept in memory up to 4 MiB and beyond in a temporary file, so
 /// the cap bounds the disk it may fill and stops an endless stream.

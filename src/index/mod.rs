@@ -48,8 +48,7 @@ const MIN_CHECKPOINT: usize = 8 + 8 + 4 + 1 + 8;
 const ENDS: u64 = 4096;
 /// Bytes hashed at a checkpoint's offset.
 const PROBE: u64 = 32;
-/// The largest index file read (a guard against reading a huge file named by mistake).
-pub const MAX_INDEX_BYTES: u64 = 1 << 32;
+pub use crate::limits::MAX_INDEX_BYTES;
 
 /// 64-bit FNV-1a, as docs/format.md §15.2 specifies.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
