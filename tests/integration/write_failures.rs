@@ -106,6 +106,9 @@ struct Writer {
     /// The output: a file name, or a folder and the file it holds.
     out: &'static str,
     folder_output: bool,
+    /// Whether it can write a device (`-o /dev/full`) and standard output (`-o -`): a picture
+    /// of `simulate` is named by its extension.
+    device: bool,
 }
 
 impl Writer {
@@ -124,6 +127,7 @@ fn writers(i: &Inputs) -> Vec<Writer> {
         args: args.iter().map(|s| s.to_string()).collect(),
         out,
         folder_output,
+        device: true,
     };
     vec![
         w(
@@ -153,6 +157,16 @@ fn writers(i: &Inputs) -> Vec<Writer> {
             "out.svg",
             false,
         ),
+        w(
+            "stats",
+            &["stats", "--format", "json", s(&i.trace)],
+            "out.json",
+            false,
+        ),
+        Writer {
+            device: false,
+            ..w("simulate", &["simulate", s(&i.trace)], "out.svg", false)
+        },
     ]
 }
 
@@ -233,12 +247,12 @@ fn a_full_disk_leaves_the_old_output_and_exits_2() {
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
             c.pre_exec(|| {
-                // Files may grow to 64 KiB: every output here is larger. SIGXFSZ is ignored,
+                // Files may grow to 4 KiB: every output here is larger. SIGXFSZ is ignored,
                 // so that a write past the limit fails with EFBIG instead of killing.
                 libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
                 let limit = libc::rlimit {
-                    rlim_cur: 64 << 10,
-                    rlim_max: 64 << 10,
+                    rlim_cur: 4 << 10,
+                    rlim_max: 4 << 10,
                 };
                 if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
                     return Err(std::io::Error::last_os_error());
@@ -257,7 +271,7 @@ fn a_full_disk_leaves_the_old_output_and_exits_2() {
 fn a_full_standard_output_or_device_exits_2() {
     let i = inputs();
     let tmp = tmpdir(i.dir.path());
-    for w in writers(&i) {
+    for w in writers(&i).into_iter().filter(|w| w.device) {
         // `-o /dev/full`: the device is written directly, and its error names it.
         let target = if w.folder_output {
             "/dev/full/"
@@ -367,6 +381,7 @@ fn input_that_turns_bad_half_way_leaves_the_old_output_and_exits_1() {
             args: args.iter().map(|s| s.to_string()).collect(),
             out: "out.mtf",
             folder_output: false,
+            device: true,
         };
         let (folder, arg, old) = with_old_output(i.dir.path(), &w);
         let out = command(&w.args_to(&arg), &tmp).output().unwrap();
@@ -443,6 +458,7 @@ fn sigint_and_sigterm_while_writing_leave_the_old_output() {
                 args: vec![],
                 out: "out.mtf",
                 folder_output: false,
+                device: true,
             };
             assert_lost_nothing(&w, &out, 128 + signal, &folder, &old, &tmp);
         }
