@@ -1,5 +1,6 @@
 //! Writers lose nothing (issue 20 item 6, docs/robustness.md): every command that writes a file
-//! (pack, compact, import, export, export --to parquet, report, plot) is run by its binary under
+//! (pack, compact, import, export, export --to parquet, report, plot, stats, simulate) is run by
+//! its binary under
 //! a full disk (RLIMIT_FSIZE, so that writes fail with EFBIG, and /dev/full), an unwritable
 //! folder, input that turns bad half-way, and SIGINT/SIGTERM while writing. Each time the
 //! existing output is untouched, no partial or temporary file is left (in the output's folder
