@@ -68,6 +68,8 @@ pub const MAX_LINE: u64 = 64 << 20;
 /// rather than exhausting memory.
 pub const MAX_STRING_TABLE_BYTES: u64 = 1 << 30;
 
-/// The default cap on an input read into memory (a pipe, standard input, a decompressed
-/// stream): 16 GiB. [`crate::OpenOptions::max_input_bytes`] changes it.
+/// The default cap on an input that cannot be memory-mapped (a pipe, standard input, a
+/// decompressed stream): 16 GiB, kept in memory up to 4 MiB and beyond in a temporary file, so
+/// the cap bounds the disk it may fill and stops an endless stream.
+/// [`crate::OpenOptions::max_input_bytes`] changes it.
 pub const DEFAULT_INPUT_CAP: u64 = 16 << 30;

@@ -80,6 +80,9 @@ pub struct CompactArgs {
     /// Print nothing on success.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The seek index beside the output.
+    #[command(flatten)]
+    pub index: super::index::WriteIndexArgs,
 }
 
 /// Run `mtf compact`.
@@ -119,6 +122,13 @@ pub fn run(args: &CompactArgs) -> Result<i32, Failure> {
     )
     .map_err(|e| compact_failure(&e, &args.input))?;
     drop(bar);
+    // The output names the derived DTD when streams were kept (written beside it), else the
+    // input's.
+    let out_dtd = match &report.streams {
+        Streams::Kept { .. } => None,
+        _ => args.dtd.as_deref(),
+    };
+    super::index::after_write(&args.output, out_dtd, &args.index)?;
     if quiet {
         return Ok(EXIT_OK);
     }

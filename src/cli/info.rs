@@ -15,7 +15,8 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK};
 /// Arguments of `mtf info`.
 #[derive(Debug, Args)]
 pub struct InfoArgs {
-    /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too).
+    /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too,
+    /// read through an unlinked temporary file in TMPDIR as large as the decompressed trace).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
     #[arg(short, long)]

@@ -128,6 +128,7 @@ fn io_code(e: &IoError) -> &'static str {
         IoError::NoSpace { .. } => "mtf::io::no_space",
         IoError::FileTooLarge { .. } => "mtf::io::file_too_large",
         IoError::Commit { .. } => "mtf::io::commit",
+        IoError::Spool { .. } => "mtf::io::spool",
         IoError::TempFile { .. } => "mtf::io::temp_file",
     }
 }

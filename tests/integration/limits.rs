@@ -1,4 +1,4 @@
-//! The library's explicit limits (docs/format.md §15, src/limits.rs): each one hit, and the
+//! The library's explicit limits (docs/format.md §16, src/limits.rs): each one hit, and the
 //! message checked. Limits tested elsewhere are named in the table of docs/format.md.
 
 use std::io::{Read, Write};
@@ -293,7 +293,7 @@ fn blocks_replay_allocates() {
 }
 
 #[test]
-fn inputs_read_into_memory() {
+fn inputs_that_cannot_be_mapped() {
     let dir = util::tempdir();
     let gz = dir.path().join("t.mtf.gz");
     let plain = std::fs::read(util::root().join("traces/hatf-le32.mtf")).unwrap();
@@ -308,7 +308,7 @@ fn inputs_read_into_memory() {
     };
     let err = err.to_string();
     assert!(
-        err.contains("is larger than 100 bytes, the limit for inputs read into memory"),
+        err.contains("is larger than 100 bytes, the limit for inputs that cannot be memory-mapped"),
         "{err}"
     );
     assert_eq!(limits::DEFAULT_INPUT_CAP, 16 << 30);

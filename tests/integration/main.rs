@@ -4,6 +4,7 @@
 mod analysis;
 mod api;
 mod check_errors;
+mod checkpoint;
 mod cli;
 #[cfg(feature = "parquet")]
 mod columnar;
@@ -18,6 +19,7 @@ mod import_alloc;
 mod import_inputs;
 #[cfg(feature = "import")]
 mod import_refusals;
+mod index;
 mod layering;
 #[cfg(feature = "import")]
 mod limits;
@@ -36,6 +38,8 @@ mod spec_cases;
 mod split_streams;
 #[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
 mod stats;
+#[cfg(feature = "compression")]
+mod stream_inputs;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;
