@@ -83,6 +83,8 @@ pub struct Records<'r> {
     queued: VecDeque<Problem>,
     queued_this_record: usize,
     dropped: u64,
+    /// What is left of the trace's reserve of field occurrences (docs/format.md §6.4).
+    reserve: u64,
     meta: Option<MetaChange>,
     finished: bool,
     cur: Cur,
@@ -166,6 +168,7 @@ impl<'r> Records<'r> {
             queued: VecDeque::new(),
             queued_this_record: 0,
             dropped: 0,
+            reserve: crate::limits::SPARSE_RESERVE,
             meta: None,
             finished: false,
             cur: Cur::default(),
@@ -191,6 +194,75 @@ impl<'r> Records<'r> {
     /// Records decoded so far.
     pub fn count(&self) -> u64 {
         self.count
+    }
+
+    /// Where the decode stands before the next record, with the complete metadata state:
+    /// [`Reader::records_from`] resumes there and yields exactly the events this decode yields
+    /// from here on, from the next record (problems still to come for the record just yielded
+    /// are not part of it: see [`Records::at_record_boundary`]). Costs a copy of the scope's
+    /// field states and live sets.
+    pub fn checkpoint(&self) -> super::Checkpoint {
+        let alone = self.regions.len() != self.reader.input.regions.len();
+        let mut cp = super::Checkpoint::start();
+        cp.alone = alone;
+        cp.dropped = self.dropped;
+        cp.finished = self.finished;
+        if self.next_region == 0 {
+            // Before the first region (a section decode of a trace without the section: none).
+            cp.region = match self.regions.first() {
+                Some(&ri) => ri as u32,
+                None => self.reader.input.regions.len() as u32,
+            };
+            return cp;
+        }
+        super::Checkpoint {
+            record: self.count,
+            offset: self.pos,
+            region: self.regions[self.next_region - 1] as u32,
+            entered: true,
+            state: self.scope.as_ref().map(super::checkpoint::MetaState::of),
+            exact: self.index_exact,
+            ..cp
+        }
+    }
+
+    /// Whether every problem of the record just yielded has come out of [`Records::next`]:
+    /// the next event is about the next record (or the end).
+    pub fn at_record_boundary(&self) -> bool {
+        self.queued.is_empty()
+    }
+
+    /// A decode of `reader` from checkpoint `cp`, with `scope` its checked state.
+    pub(super) fn resume(
+        reader: &'r Reader<'r>,
+        cp: &super::Checkpoint,
+        scope: Option<ScopeState>,
+    ) -> Records<'r> {
+        let ri = cp.region as usize;
+        let all = reader.input.regions.len();
+        let regions = match cp.alone {
+            true if ri < all => vec![ri],
+            true => Vec::new(),
+            false => (0..all).collect(),
+        };
+        let mut records = Records::new(reader, regions, Mode::Main);
+        records.count = cp.record;
+        records.index_exact = cp.exact;
+        records.dropped = cp.dropped;
+        records.finished = cp.finished;
+        if cp.entered {
+            let region = reader.input.regions[ri];
+            records.next_region = if cp.alone { 1 } else { ri + 1 };
+            records.region_start = region.start;
+            records.pos = cp.offset;
+            records.end = region.end;
+            records.released = cp.offset;
+            if scope.is_some() {
+                records.tags = reader.compiled.tags[region.section as usize].as_ref();
+            }
+            records.scope = scope;
+        }
+        records
     }
 
     /// Problems not reported because one record had more than [`MAX_PROBLEMS_PER_RECORD`].
@@ -467,7 +539,14 @@ impl<'r> Records<'r> {
             }
             return Ok(());
         }
-        self.run_program(rid)
+        self.run_program(rid)?;
+        // What the record holds beyond its own allowance comes out of the trace's reserve.
+        let bytes = self.pos - start;
+        let nslots = reader.compiled.program(rid).nslots;
+        let excess =
+            (self.values.len() as u64).saturating_sub(crate::limits::sparse_limit(nslots, bytes));
+        self.reserve = self.reserve.saturating_sub(excess);
+        Ok(())
     }
 
     fn run_program(&mut self, rid: RecordId) -> Result<(), Box<Damage>> {
@@ -549,6 +628,23 @@ impl<'r> Records<'r> {
                     }
                 }
                 Step::ItemEnd { .. } => {
+                    // Items that take no bytes: the occurrences are bounded by the record's
+                    // bytes, so that decoding time stays proportional to the trace's size.
+                    let bytes = self.pos - self.cur.start;
+                    let limit = crate::limits::sparse_limit(prog.nslots, bytes)
+                        .saturating_add(self.reserve);
+                    if self.values.len() as u64 > limit {
+                        return Err(self.damage(
+                            self.pos,
+                            Some(rid),
+                            None,
+                            DamageKind::SparseRecord {
+                                fields: self.values.len() as u64,
+                                bytes,
+                                limit,
+                            },
+                        ));
+                    }
                     // Nested repeats multiply; the field occurrences of one record are capped so
                     // that no trace can make the decoder's buffers grow without bound.
                     if self.values.len() > MAX_FIELDS_PER_RECORD {

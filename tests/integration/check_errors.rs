@@ -480,7 +480,7 @@ fn repeat_of_an_empty_item_is_limited() {
     );
     // At the count field: section record, two metadata records, the tag.
     assert_eq!(e.offset, start(1) + 2 + 16 + 1);
-    // 65,536 empty occurrences are still fine.
+    // 65,536 empty occurrences are fine (one record may draw on the trace's reserve, §6.4).
     let records = [
         3, 6, 2, 4, 0, 0, 0, 0, 3, 6, 1, 0, 4, 0, 0, 0, 6, 0x00, 0x00, 0x01, 0x00,
     ];

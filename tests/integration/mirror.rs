@@ -192,10 +192,64 @@ fn too_many_empty_items_are_refused() {
         matches!(e.kind(), EncodeErrorKind::RepeatTooLong { .. }),
         "{e}"
     );
-    // At the limit it is written, and read back.
-    w.record_named("empty", &[In::Int(metatf::MAX_EMPTY_REPEAT)])
-        .unwrap();
+    // At that limit, a 5-byte record holds far more than its own allowance (one occurrence per
+    // field, 3, and 64 per byte): the excess, 65,215, comes out of the writer's reserve of 2^21,
+    // which lasts 32 such records.
+    for _ in 0..32 {
+        w.record_named("empty", &[In::Int(metatf::MAX_EMPTY_REPEAT)])
+            .unwrap();
+    }
+    let e = w
+        .record_named("empty", &[In::Int(metatf::MAX_EMPTY_REPEAT)])
+        .unwrap_err();
+    assert!(
+        matches!(e.kind(), EncodeErrorKind::SparseRecord { bytes: 5, .. }),
+        "{e}"
+    );
+    assert!(
+        e.to_string().contains(
+            "field occurrences in 5 byte(s); the limit is 10595 (one per field of its type, 64 per byte, and what is left of a writer's reserve of 2097152)"
+        ),
+        "{e}"
+    );
+    // With the reserve (nearly) spent, a record's own allowance is still there: 3 + 64·5
+    // occurrences, the tag and the count among them. Written, and read back.
+    let most = 3 + 64 * 5 - 2;
+    w.record_named("empty", &[In::Int(most)]).unwrap();
     assert_eq!(decoder_problems(w.finish_to_vec().unwrap(), &schema), 0);
+}
+
+/// The reader's side of the bound: records of 5 bytes holding 65,535 items of no bytes each
+/// draw on the trace's reserve of 2^22 occurrences; the 65th is refused, and decoding resumes
+/// at the next region. The work a trace can cause is bounded by its size.
+#[test]
+fn sparse_records_are_refused_by_the_reader() {
+    let schema = util::schema(DTD);
+    // section main: the section record, then 70 × `empty` with n = 65,535 (4 bytes).
+    let mut main = vec![2, 1];
+    for _ in 0..70 {
+        main.extend_from_slice(&[11, 0xff, 0xff, 0, 0]);
+    }
+    let t = util::assemble("mirror.dtd", 71, &[], &[(1, main)]);
+    let trace = metatf::container::Trace::from_bytes(t).unwrap();
+    let reader = metatf::decode::Reader::new(&trace, &schema);
+    let mut records = reader.records();
+    let mut damage = Vec::new();
+    let mut n = 0;
+    while let Some(e) = records.next() {
+        match e {
+            metatf::decode::Event::Damage(d) => damage.push(d.to_string()),
+            metatf::decode::Event::Record(_) => n += 1,
+            metatf::decode::Event::Problem(_) => {}
+        }
+    }
+    assert_eq!(n, 1 + 64);
+    assert_eq!(damage.len(), 1, "{damage:?}");
+    assert!(
+        damage[0].contains("field occurrences in 5 byte(s); the limit is")
+            && damage[0].contains("what is left of the trace's reserve of 4194304"),
+        "{damage:?}"
+    );
 }
 
 #[test]
@@ -203,11 +257,12 @@ fn records_with_too_many_field_occurrences_are_refused() {
     let schema = util::schema(DTD);
     let mut w = writer(&schema);
     w.section_named("main").unwrap();
-    // 65 × 65,536 empty items: each within the repeat limit, together over 2^22 occurrences.
-    let mut values = vec![In::Int(65)];
-    for _ in 0..65 {
-        values.push(In::Int(65_536));
-        values.extend(std::iter::repeat_n(In::Auto, 65_536));
+    // 17,000 × 250 empty items: each item's 4-byte count keeps the record within 64
+    // occurrences per byte, but together they pass 2^22 occurrences.
+    let mut values = vec![In::Int(17_000)];
+    for _ in 0..17_000 {
+        values.push(In::Int(250));
+        values.extend(std::iter::repeat_n(In::Auto, 250));
     }
     let e = w.record_named("nested", &values).unwrap_err();
     assert!(
