@@ -31,6 +31,18 @@ const CASES: &[(&str, &str, Expect, &str)] = &[
     ),
     (
         "replay_ops",
+        "operation-after-thread-end-2",
+        Expect::Err("which has ended"),
+        "the same: an allocation of thread 0 after its last operation",
+    ),
+    (
+        "replay_ops",
+        "operation-after-thread-end-3",
+        Expect::Err("which has ended"),
+        "the same: a second last operation of thread 1",
+    ),
+    (
+        "replay_ops",
         "huge-alignment",
         Expect::Ok("6 operations, 5 refused"),
         "a 512-byte block aligned to 2 GiB was not capped: gigabytes reserved (out of memory)",
