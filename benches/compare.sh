@@ -3,7 +3,7 @@
 # against the hand-written reader (benches/handwritten.rs), text `dump` against `check`, and
 # JSON lines against text `dump`, each measured side by side with hyperfine; records/s for each;
 # the instruction counts of `check` and of the hand-written reader under callgrind (repeatable on
-# a loaded machine); and peak RSS of `check`.
+# a loaded machine); and peak RSS of `check` (a mapped file, a pipe, a zstd file).
 #
 # Usage: benches/compare.sh [WORKDIR] [SIZES]
 #   WORKDIR (default /tmp/mtf-compare) receives the generated traces (never committed);
@@ -61,6 +61,14 @@ for size in $SIZES; do
   echo "check with semantic pass / hand-written: $(ratio "$semantic" "$hw")"
   rss=$(/usr/bin/time -f %M "$M" check -q --no-semantic "$f" 2>&1 >/dev/null | tail -1)
   echo "peak RSS of check:      $rss KiB"
+  # The same trace through a pipe and as a zstd file (spooled to TMPDIR, issue 19 item 5).
+  rss=$(cat "$f" | /usr/bin/time -f %M "$M" check -q --no-semantic --dtd "$W/hatf-bench.dtd" - 2>&1 >/dev/null | tail -1)
+  echo "peak RSS of check, pipe: $rss KiB"
+  if command -v zstd >/dev/null; then
+    [ -f "$f.zst" ] || zstd -q -1 "$f" -o "$f.zst"
+    rss=$(/usr/bin/time -f %M "$M" check -q --no-semantic "$f.zst" 2>&1 >/dev/null | tail -1)
+    echo "peak RSS of check, zstd: $rss KiB"
+  fi
 done
 
 if command -v valgrind >/dev/null; then
