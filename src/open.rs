@@ -228,8 +228,7 @@ impl OpenOptions {
         // a FIFO cannot be read twice.
         let file = |p: &Path| -> Result<(crate::dtd::Loaded, String), OpenError> {
             let text = crate::dtd::read_file(p)?;
-            let loaded = crate::dtd::parse_str(&p.display().to_string(), &text)
-                .map_err(DtdLoadError::from)?;
+            let loaded = crate::dtd::parse_file_text(p, &text)?;
             Ok((loaded, text))
         };
         let ((loaded, text), source) = match located {

@@ -297,6 +297,7 @@ pub fn dtd_failure(e: &DtdLoadError) -> Failure {
             line_to_stderr(&errors.summary);
             Failure::new(EXIT_BAD_DTD, String::new())
         }
+        DtdLoadError::NotADtd { .. } => Failure::diagnostic(EXIT_BAD_DTD, e),
         other => Failure::diagnostic(EXIT_USAGE, other),
     }
 }
