@@ -40,6 +40,8 @@ pub struct CheckArgs {
     /// trace is still decoded and interpreted from its start.
     #[command(flatten)]
     pub slice: super::stats::SliceArgs,
+    #[command(flatten)]
+    pub jobs: super::jobs::JobsArgs,
 }
 
 /// Run `mtf check`.
@@ -98,61 +100,65 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     let mut slicer = super::heap::Slicer::new(&o, args.slice.window()?)?;
     let mut inside = true;
     let mut before: Option<Vec<(FindingKind, Severity, u64)>> = None;
-    let mut records = reader.records();
     // Without the semantic pass, no value is read: the decoder validates only.
-    records.skip_values(!semantic);
-    while let Some(event) = records.next() {
-        let problem: &dyn std::fmt::Display = match &event {
-            Event::Record(v) => {
-                match slicer.place(v) {
-                    Place::Before => {
-                        inside = false;
+    let dropped = super::jobs::with_events(&o, &reader, &args.jobs, !semantic, |records| {
+        let r = (|| -> Result<(), Failure> {
+            while let Some(event) = records.next_event() {
+                let problem: &dyn std::fmt::Display = match &event {
+                    Event::Record(v) => {
+                        match slicer.place(v) {
+                            Place::Before => {
+                                inside = false;
+                                if semantic {
+                                    check.record(v);
+                                }
+                                continue;
+                            }
+                            Place::After => break,
+                            Place::Inside if !inside => {
+                                inside = true;
+                                before = Some(check.counts().collect());
+                            }
+                            Place::Inside => {}
+                        }
+                        per_type[v.record_id() as usize] += 1;
+                        n += 1;
+                        bar.record(v.offset(), n);
                         if semantic {
-                            check.record(v);
+                            let found = check.record(v);
+                            if !found.is_empty() {
+                                let found = found.to_vec();
+                                show(
+                                    &check,
+                                    &found,
+                                    &mut reported,
+                                    &mut info_shown,
+                                    &mut bar,
+                                    &mut out,
+                                )?;
+                            }
                         }
                         continue;
                     }
-                    Place::After => break,
-                    Place::Inside if !inside => {
-                        inside = true;
-                        before = Some(check.counts().collect());
-                    }
-                    Place::Inside => {}
+                    Event::Problem(p) => p,
+                    Event::Damage(d) => d,
+                };
+                if !inside {
+                    continue;
                 }
-                per_type[v.record_id() as usize] += 1;
-                n += 1;
-                bar.record(v.offset(), n);
-                if semantic {
-                    let found = check.record(v);
-                    if !found.is_empty() {
-                        let found = found.to_vec();
-                        show(
-                            &check,
-                            &found,
-                            &mut reported,
-                            &mut info_shown,
-                            &mut bar,
-                            &mut out,
-                        )?;
-                    }
+                total += 1;
+                if reported < args.max_errors {
+                    reported += 1;
+                    bar.suspend(|| -> std::io::Result<()> {
+                        writeln!(out, "{path}: {problem}")?;
+                        out.flush()
+                    })?;
                 }
-                continue;
             }
-            Event::Problem(p) => p,
-            Event::Damage(d) => d,
-        };
-        if !inside {
-            continue;
-        }
-        total += 1;
-        if reported < args.max_errors {
-            reported += 1;
-            bar.suspend(|| -> std::io::Result<()> {
-                writeln!(out, "{path}: {problem}")?;
-                out.flush()
-            })?;
-        }
-    }
+            Ok(())
+        })();
+        r.map(|()| records.dropped_problems())
+    })?;
     if semantic {
         let found = check.finish().to_vec();
         show(
@@ -165,7 +171,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         )?;
     }
     bar.finish();
-    total += records.dropped_problems();
+    total += dropped;
     // Counts within the slice: what was counted before it is taken away.
     let before = before.unwrap_or_default();
     let earlier = |kind: FindingKind, sev: Severity| {

@@ -13,6 +13,7 @@ mod diff;
 mod dump;
 mod heap;
 mod info;
+mod jobs;
 mod pack;
 #[cfg(feature = "plot")]
 mod plot;

@@ -3,6 +3,7 @@
 //! Build a [`Reader`] from a trace and its schema (or use [`crate::open`]), then walk
 //! [`Reader::records`]: each [`Event`] is a record, a problem, or damage to a region.
 
+mod detached;
 mod error;
 mod reader;
 mod records;
@@ -10,10 +11,11 @@ mod tables;
 mod value;
 mod view;
 
+pub use detached::{Detached, Replay};
 pub use error::{Damage, DamageKind, Position, Problem, ProblemKind, RefError};
 pub(crate) use reader::Input;
 pub use reader::{Reader, Region};
-pub use records::{Event, Records, MAX_PROBLEMS_PER_RECORD};
+pub use records::{Event, EventStream, Records, MAX_PROBLEMS_PER_RECORD};
 pub use tables::{Resolved, MAX_REF_HOPS};
 
 pub use value::{ElementRef, Value};

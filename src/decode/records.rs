@@ -44,12 +44,32 @@ pub enum Event<'r> {
     Damage(Box<Damage>),
 }
 
+/// A source of a trace's events in trace order: [`Records`], or the events of a trace decoded
+/// on several threads (`metatf::parallel::Events`), for code that consumes either.
+pub trait EventStream {
+    /// The next event, or `None` at the end.
+    fn next_event(&mut self) -> Option<Event<'_>>;
+    /// Problems not reported because one record had more than [`MAX_PROBLEMS_PER_RECORD`].
+    fn dropped_problems(&self) -> u64;
+}
+
+impl EventStream for Records<'_> {
+    fn next_event(&mut self) -> Option<Event<'_>> {
+        self.next()
+    }
+    fn dropped_problems(&self) -> u64 {
+        Records::dropped_problems(self)
+    }
+}
+
 /// Whether a decoder checks references (the main pass) or only scans a table (the pre-pass that
 /// builds a section's element index, which must not recurse into other tables).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
     Main,
     Prepass,
+    /// The main pass over some regions only ([`Reader::region_records`]): no record count.
+    Part,
 }
 
 /// Most problems kept for one record; more are counted in [`Records::dropped_problems`].
@@ -193,6 +213,37 @@ impl<'r> Records<'r> {
         self.count
     }
 
+    /// Count records from `first` on: the next record's index is `first`, and so are the
+    /// record indices of problems (when `exact`; else they are left out, as after damage). For
+    /// a decoder of part of a trace ([`Reader::region_records`]) whose place in the whole is
+    /// known.
+    pub fn count_from(&mut self, first: u64, exact: bool) {
+        self.count = first;
+        self.index_exact = exact;
+    }
+
+    /// Whether [`Records::next`] would return `None`: every region is read and every problem
+    /// given out.
+    pub fn is_done(&mut self) -> bool {
+        if !self.queued.is_empty() {
+            return false;
+        }
+        if self.pos < self.end || self.next_region < self.regions.len() {
+            return false;
+        }
+        if !self.finished {
+            self.finished = true;
+            self.finish();
+        }
+        self.queued.is_empty()
+    }
+
+    /// Whether the record count is exact so far: no region was damaged (after damage, record
+    /// indices are approximate).
+    pub fn is_exact(&self) -> bool {
+        self.index_exact
+    }
+
     /// Problems not reported because one record had more than [`MAX_PROBLEMS_PER_RECORD`].
     pub fn dropped_problems(&self) -> u64 {
         self.dropped
@@ -226,7 +277,9 @@ impl<'r> Records<'r> {
                 Ok(()) => {
                     self.count += 1;
                     // A mapped trace keeps only a window resident, whatever its size.
-                    if self.pos >= self.released + RELEASE_EVERY {
+                    // Part of a trace decoded beside other parts: whoever runs the parts
+                    // releases behind the earliest (`metatf::parallel`).
+                    if self.pos >= self.released + RELEASE_EVERY && self.mode != Mode::Part {
                         self.released = self.pos;
                         if let Some(t) = self.reader.input.trace {
                             t.release_before(self.pos - RELEASE_EVERY);
@@ -297,27 +350,12 @@ impl<'r> Records<'r> {
     }
 
     fn finish(&mut self) {
-        let input = &self.reader.input;
-        if let Some(nrecords) = input.nrecords {
-            if self.mode == Mode::Main
-                && self.index_exact
-                && self.regions.len() == input.regions.len()
-                && self.count != nrecords
+        if self.mode == Mode::Main && self.regions.len() == self.reader.input.regions.len() {
+            if let Some(p) = self
+                .reader
+                .record_count_problem(self.count, self.index_exact)
             {
-                self.queued.push_back(Problem {
-                    at: Position {
-                        offset: input.nrecords_offset,
-                        record_index: None,
-                        section: 0,
-                        section_name: String::new(),
-                        record: None,
-                        field: None,
-                    },
-                    kind: ProblemKind::RecordCount {
-                        header: nrecords,
-                        actual: self.count,
-                    },
-                });
+                self.queued.push_back(p);
             }
         }
     }

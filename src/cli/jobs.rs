@@ -1,0 +1,73 @@
+//! `-j N` of `mtf check`, `dump` and `stats`: decoding on several threads, results in trace
+//! order (`metatf::parallel`).
+
+use clap::Args;
+
+use metatf::decode::{EventStream, Reader};
+use metatf::parallel::{self, Plan};
+use metatf::Opened;
+
+/// The `-j` option.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct JobsArgs {
+    /// Decode on N threads, the output in trace order and the same as with one. 0 (the
+    /// default): one per core. The trace is cut at its regions (the global region and each
+    /// section decode independently); a trace of one large section decodes on one thread
+    /// whatever N. `-j 1`: one thread, nothing cut.
+    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
+    pub jobs: usize,
+    /// Trace bytes per chunk decoded apart (for tests: 1 cuts at every region).
+    #[arg(long, hide = true, value_name = "BYTES", default_value_t = parallel::CHUNK_BYTES)]
+    pub chunk_bytes: u64,
+    /// Regions larger than this are decoded by the thread that writes the output (for tests).
+    #[arg(long, hide = true, value_name = "BYTES", default_value_t = parallel::CHUNK_BYTES)]
+    pub inline_bytes: u64,
+}
+
+impl JobsArgs {
+    /// One thread.
+    pub fn one() -> JobsArgs {
+        JobsArgs {
+            jobs: 1,
+            chunk_bytes: parallel::CHUNK_BYTES,
+            inline_bytes: parallel::CHUNK_BYTES,
+        }
+    }
+
+    /// Threads to use.
+    pub fn threads(&self) -> usize {
+        if self.jobs == 0 {
+            parallel::available()
+        } else {
+            self.jobs
+        }
+    }
+}
+
+/// The plan for `reader`'s trace on `jobs` threads, or `None` when one thread does it all.
+pub fn plan(reader: &Reader<'_>, jobs: &JobsArgs) -> Option<Plan> {
+    if jobs.threads() <= 1 {
+        return None;
+    }
+    let plan = parallel::plan_with(reader, jobs.chunk_bytes, jobs.inline_bytes);
+    plan.is_parallel().then_some(plan)
+}
+
+/// Let `f` read every event of the trace in trace order: from `reader.records()` on one thread,
+/// or decoded on `jobs` threads when the trace can be cut.
+pub fn with_events<T>(
+    o: &Opened,
+    reader: &Reader<'_>,
+    jobs: &JobsArgs,
+    skip_values: bool,
+    f: impl FnOnce(&mut dyn EventStream) -> T,
+) -> T {
+    match plan(reader, jobs) {
+        None => {
+            let mut records = reader.records();
+            records.skip_values(skip_values);
+            f(&mut records)
+        }
+        Some(plan) => parallel::events(o, reader, &plan, jobs.threads(), skip_values, |e| f(e)),
+    }
+}
