@@ -3,6 +3,7 @@
 //! Build a [`Reader`] from a trace and its schema (or use [`crate::open`]), then walk
 //! [`Reader::records`]: each [`Event`] is a record, a problem, or damage to a region.
 
+mod checkpoint;
 mod detached;
 mod error;
 mod reader;
@@ -11,6 +12,7 @@ mod tables;
 mod value;
 mod view;
 
+pub use checkpoint::{Checkpoint, ResumeError, StoredError};
 pub use detached::{Detached, Replay};
 pub use error::{Damage, DamageKind, Position, Problem, ProblemKind, RefError};
 pub(crate) use reader::Input;

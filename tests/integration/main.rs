@@ -4,6 +4,7 @@
 mod analysis;
 mod api;
 mod check_errors;
+mod checkpoint;
 mod cli;
 #[cfg(feature = "parquet")]
 mod columnar;
