@@ -42,6 +42,9 @@ pub struct CheckArgs {
     pub slice: super::stats::SliceArgs,
     #[command(flatten)]
     pub jobs: super::jobs::JobsArgs,
+    /// The seek index whose checkpoints cut the trace for `-j`.
+    #[command(flatten)]
+    pub seek: super::index::SeekArgs,
 }
 
 /// Run `mtf check`.
@@ -101,64 +104,72 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     let mut inside = true;
     let mut before: Option<Vec<(FindingKind, Severity, u64)>> = None;
     // Without the semantic pass, no value is read: the decoder validates only.
-    let dropped = super::jobs::with_events(&o, &reader, &args.jobs, !semantic, |records| {
-        let r = (|| -> Result<(), Failure> {
-            while let Some(event) = records.next_event() {
-                let problem: &dyn std::fmt::Display = match &event {
-                    Event::Record(v) => {
-                        match slicer.place(v) {
-                            Place::Before => {
-                                inside = false;
-                                if semantic {
-                                    check.record(v);
+    let plan = super::jobs::plan(&args.trace, &reader, &args.jobs, &args.seek);
+    let dropped = super::jobs::with_events(
+        &o,
+        &reader,
+        plan.as_ref(),
+        &args.jobs,
+        !semantic,
+        |records| {
+            let r = (|| -> Result<(), Failure> {
+                while let Some(event) = records.next_event() {
+                    let problem: &dyn std::fmt::Display = match &event {
+                        Event::Record(v) => {
+                            match slicer.place(v) {
+                                Place::Before => {
+                                    inside = false;
+                                    if semantic {
+                                        check.record(v);
+                                    }
+                                    continue;
                                 }
-                                continue;
+                                Place::After => break,
+                                Place::Inside if !inside => {
+                                    inside = true;
+                                    before = Some(check.counts().collect());
+                                }
+                                Place::Inside => {}
                             }
-                            Place::After => break,
-                            Place::Inside if !inside => {
-                                inside = true;
-                                before = Some(check.counts().collect());
+                            per_type[v.record_id() as usize] += 1;
+                            n += 1;
+                            bar.record(v.offset(), n);
+                            if semantic {
+                                let found = check.record(v);
+                                if !found.is_empty() {
+                                    let found = found.to_vec();
+                                    show(
+                                        &check,
+                                        &found,
+                                        &mut reported,
+                                        &mut info_shown,
+                                        &mut bar,
+                                        &mut out,
+                                    )?;
+                                }
                             }
-                            Place::Inside => {}
+                            continue;
                         }
-                        per_type[v.record_id() as usize] += 1;
-                        n += 1;
-                        bar.record(v.offset(), n);
-                        if semantic {
-                            let found = check.record(v);
-                            if !found.is_empty() {
-                                let found = found.to_vec();
-                                show(
-                                    &check,
-                                    &found,
-                                    &mut reported,
-                                    &mut info_shown,
-                                    &mut bar,
-                                    &mut out,
-                                )?;
-                            }
-                        }
+                        Event::Problem(p) => p,
+                        Event::Damage(d) => d,
+                    };
+                    if !inside {
                         continue;
                     }
-                    Event::Problem(p) => p,
-                    Event::Damage(d) => d,
-                };
-                if !inside {
-                    continue;
+                    total += 1;
+                    if reported < args.max_errors {
+                        reported += 1;
+                        bar.suspend(|| -> std::io::Result<()> {
+                            writeln!(out, "{path}: {problem}")?;
+                            out.flush()
+                        })?;
+                    }
                 }
-                total += 1;
-                if reported < args.max_errors {
-                    reported += 1;
-                    bar.suspend(|| -> std::io::Result<()> {
-                        writeln!(out, "{path}: {problem}")?;
-                        out.flush()
-                    })?;
-                }
-            }
-            Ok(())
-        })();
-        r.map(|()| records.dropped_problems())
-    })?;
+                Ok(())
+            })();
+            r.map(|()| records.dropped_problems())
+        },
+    )?;
     if semantic {
         let found = check.finish().to_vec();
         show(

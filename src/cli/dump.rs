@@ -221,7 +221,7 @@ fn dump_trace(
     let jobs = args.jobs.threads();
     // Records are formatted on the worker threads unless the output is cut (--skip, -n, a
     // slice): then they are decoded there and formatted here, in order.
-    let plan = super::jobs::plan(&reader, &args.jobs);
+    let plan = super::jobs::plan(trace, &reader, &args.jobs, &args.seek);
     let cut = args.skip > 0 || args.limit.is_some() || !args.slice.window()?.is_all();
     // JSON lines and CSV show each record's index, which a worker knows only when its chunk
     // starts at a known record (a checkpoint); chunks cut at regions are formatted here.
@@ -324,7 +324,7 @@ fn dump_trace(
         };
         match started {
             Some(mut records) => run(&mut records),
-            None => super::jobs::with_events(&o, &reader, &args.jobs, false, run),
+            None => super::jobs::with_events(&o, &reader, plan.as_ref(), &args.jobs, false, run),
         }
     })();
     bar.finish();
@@ -439,8 +439,15 @@ fn parallel_dump(
             records: 0,
             end: 0,
         };
-        let mut records = r.region_records(chunk.regions.clone());
-        while let Some(e) = records.next() {
+        let mut records = chunk.records(r);
+        while chunk.before(&records) {
+            if records.next().is_none() {
+                break;
+            }
+        }
+        let start = records.count();
+        while !chunk.ended(&records) {
+            let Some(e) = records.next() else { break };
             match e {
                 Event::Record(view) => {
                     out.end = view.offset() + view.len();
@@ -452,7 +459,7 @@ fn parallel_dump(
                 Event::Damage(x) => out.problems.push((out.text.len(), Found::Damage(x))),
             }
         }
-        out.records = records.count();
+        out.records = records.count() - start;
         Ok::<_, std::io::Error>(Some(out))
     };
     let mut mine = Printers::new(reader, args, filter);
@@ -482,13 +489,21 @@ fn parallel_dump(
         for chunk in &plan.chunks {
             match outputs.next() {
                 Some(Ok(Some(out))) => {
+                    // A chunk from a checkpoint counts records as the whole trace does.
+                    if let Some(f) = chunk.first_index {
+                        first = f;
+                    }
+                    let (shift, keep) = match chunk.first_index {
+                        Some(_) => (0, true),
+                        None => (first, exact),
+                    };
                     let mut at = 0;
                     let mut damaged = false;
                     for (pos, found) in out.problems {
                         w.write_all(&out.text[at..pos])?;
                         at = pos;
                         invalid = true;
-                        damaged |= report(w, bar, found, first, exact)?;
+                        damaged |= report(w, bar, found, shift, keep)?;
                     }
                     w.write_all(&out.text[at..])?;
                     first += out.records;
@@ -496,9 +511,17 @@ fn parallel_dump(
                     bar.record(out.end, first);
                 }
                 Some(Ok(None)) => {
-                    let mut records = reader.region_records(chunk.regions.clone());
-                    records.count_from(first, exact);
-                    while let Some(e) = records.next() {
+                    let mut records = chunk.records(reader);
+                    while chunk.before(&records) {
+                        if records.next().is_none() {
+                            break;
+                        }
+                    }
+                    if chunk.first_index.is_none() {
+                        records.count_from(first, exact);
+                    }
+                    while !chunk.ended(&records) {
+                        let Some(e) = records.next() else { break };
                         match e {
                             Event::Record(view) => {
                                 bar.record(view.offset(), view.index() + 1);
@@ -523,7 +546,10 @@ fn parallel_dump(
                 None => break,
             }
         }
-        if let Some(p) = reader.record_count_problem(first, exact) {
+        if let Some(p) = reader
+            .record_count_problem(first, exact)
+            .filter(|_| !plan.counted)
+        {
             invalid = true;
             report(w, bar, Found::Problem(Box::new(p)), 0, true)?;
         }

@@ -1,11 +1,16 @@
 //! `-j N` of `mtf check`, `dump` and `stats`: decoding on several threads, results in trace
 //! order (`metatf::parallel`).
 
+use std::path::Path;
+
 use clap::Args;
 
 use metatf::decode::{EventStream, Reader};
 use metatf::parallel::{self, Plan};
 use metatf::Opened;
+
+use super::common::{line_to_stderr, problem_text};
+use super::index::SeekArgs;
 
 /// The `-j` option.
 #[derive(Debug, Args, Clone, Copy)]
@@ -44,30 +49,48 @@ impl JobsArgs {
     }
 }
 
-/// The plan for `reader`'s trace on `jobs` threads, or `None` when one thread does it all.
-pub fn plan(reader: &Reader<'_>, jobs: &JobsArgs) -> Option<Plan> {
+/// The plan for `reader`'s trace on `jobs` threads, or `None` when one thread does it all: cut
+/// at the checkpoints of its seek index when it has one (`TRACE.idx`, or `--index`), else at
+/// its regions.
+pub fn plan<'r>(
+    trace: &Path,
+    reader: &'r Reader<'r>,
+    jobs: &JobsArgs,
+    seek: &SeekArgs,
+) -> Option<Plan> {
     if jobs.threads() <= 1 {
         return None;
+    }
+    if let Some(idx) = super::index::load_for(trace, seek) {
+        match parallel::plan_indexed(reader, &idx) {
+            Ok(plan) if plan.is_parallel() => return Some(plan),
+            Ok(_) => {}
+            Err(e) => line_to_stderr(&format!(
+                "{}\n  (warning: decoding without the index)",
+                problem_text("index", &e)
+            )),
+        }
     }
     let plan = parallel::plan_with(reader, jobs.chunk_bytes, jobs.inline_bytes);
     plan.is_parallel().then_some(plan)
 }
 
-/// Let `f` read every event of the trace in trace order: from `reader.records()` on one thread,
-/// or decoded on `jobs` threads when the trace can be cut.
-pub fn with_events<T>(
+/// Let `f` read every event of the trace in trace order: from `reader.records()` on one thread
+/// (no plan), or decoded on `jobs` threads as `plan` cuts the trace.
+pub fn with_events<'r, T>(
     o: &Opened,
-    reader: &Reader<'_>,
+    reader: &'r Reader<'r>,
+    plan: Option<&Plan>,
     jobs: &JobsArgs,
     skip_values: bool,
     f: impl FnOnce(&mut dyn EventStream) -> T,
 ) -> T {
-    match plan(reader, jobs) {
+    match plan {
         None => {
             let mut records = reader.records();
             records.skip_values(skip_values);
             f(&mut records)
         }
-        Some(plan) => parallel::events(o, reader, &plan, jobs.threads(), skip_values, |e| f(e)),
+        Some(plan) => parallel::events(o, reader, plan, jobs.threads(), skip_values, |e| f(e)),
     }
 }

@@ -83,11 +83,20 @@ pub struct StatsArgs {
     pub slice: SliceArgs,
     #[command(flatten)]
     pub jobs: super::jobs::JobsArgs,
+    /// The seek index whose checkpoints cut the trace for `-j`.
+    #[command(flatten)]
+    pub seek: super::index::SeekArgs,
 }
 
 /// Opens a trace and computes its statistics.
 pub fn stats_of(trace: &Path, dtd: Option<&Path>, window: Window) -> Result<Stats, Failure> {
-    stats_on(trace, dtd, window, &super::jobs::JobsArgs::one())
+    stats_on(
+        trace,
+        dtd,
+        window,
+        &super::jobs::JobsArgs::one(),
+        &super::index::SeekArgs::default(),
+    )
 }
 
 /// [`stats_of`], decoding on `jobs` threads (the heap events are interpreted here, in order).
@@ -96,13 +105,16 @@ pub fn stats_on(
     dtd: Option<&Path>,
     window: Window,
     jobs: &super::jobs::JobsArgs,
+    seek: &super::index::SeekArgs,
 ) -> Result<Stats, Failure> {
     let o = open(trace, dtd)?;
     let reader = o.reader();
     let mut source = source_for(&o)?;
+    let plan = super::jobs::plan(trace, &reader, jobs, seek);
     Ok(super::jobs::with_events(
         &o,
         &reader,
+        plan.as_ref(),
         jobs,
         false,
         |records| compute_from(&reader, records, source.as_mut(), window),
@@ -134,6 +146,7 @@ pub fn run(args: &StatsArgs) -> Result<i32, Failure> {
         args.dtd.as_deref(),
         args.slice.window()?,
         &args.jobs,
+        &args.seek,
     )?;
     let text = match (args.format, args.at_peak) {
         (StatsFormat::Json, false) => json_text(&stats.to_json(args.top)),

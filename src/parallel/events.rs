@@ -4,7 +4,7 @@
 use crate::decode::{Detached, Event, EventStream, Reader, Records, Replay};
 use crate::Opened;
 
-use super::plan::{Chunk, Plan};
+use super::plan::{Chunk, From, Plan};
 use super::{ordered, Outputs};
 
 /// How far behind the chunk being read a mapped trace's pages are released.
@@ -60,7 +60,9 @@ pub fn events<'r, T>(
                 first: 0,
                 exact: true,
                 dropped: 0,
+                live_dropped: 0,
                 done: false,
+                counted: plan.counted,
                 skip_values,
             };
             consume(&mut events)
@@ -69,24 +71,34 @@ pub fn events<'r, T>(
 }
 
 /// Decode a chunk into memory, or nothing for an inline chunk.
-fn decode_chunk(reader: &Reader<'_>, chunk: &Chunk, skip_values: bool) -> Option<Detached> {
+fn decode_chunk<'r>(reader: &'r Reader<'r>, chunk: &Chunk, skip_values: bool) -> Option<Detached> {
     if chunk.inline {
         return None;
     }
-    let mut records = reader.region_records(chunk.regions.clone());
+    let mut records = chunk.records(reader);
     records.skip_values(skip_values);
-    let mut out = Detached::new();
-    while let Some(e) = records.next() {
-        out.push(e);
+    while chunk.before(&records) {
+        if records.next().is_none() {
+            break;
+        }
     }
-    out.add_dropped(records.dropped_problems());
+    let dropped = records.dropped_problems();
+    let mut out = Detached::new();
+    while !chunk.ended(&records) {
+        match records.next() {
+            Some(e) => out.push(e),
+            None => break,
+        }
+    }
+    out.add_dropped(records.dropped_problems() - dropped);
     Some(out)
 }
 
 enum Cur<'r> {
     None,
     Replay(Replay<'r>),
-    Live(Records<'r>),
+    /// A chunk decoded here (its index in the plan).
+    Live(Records<'r>, usize),
 }
 
 /// The events of a trace decoded on several threads (see [`events`]).
@@ -102,7 +114,12 @@ pub struct Events<'a, 'o, 'r> {
     /// No damage in them.
     exact: bool,
     dropped: u64,
+    /// Problems the live decode had dropped when it started (a resumed decode counts those
+    /// before its checkpoint).
+    live_dropped: u64,
     done: bool,
+    /// Whether the last chunk checks the record count itself.
+    counted: bool,
     skip_values: bool,
 }
 
@@ -114,19 +131,19 @@ impl<'r> Events<'_, '_, 'r> {
             let ready = match &mut self.cur {
                 Cur::None => false,
                 Cur::Replay(r) => r.remaining() > 0,
-                Cur::Live(r) => !r.is_done(),
+                Cur::Live(r, i) => !self.chunks.get(*i).is_some_and(|c| c.ended(r)) && !r.is_done(),
             };
             if ready {
                 return match &mut self.cur {
                     Cur::None => None,
                     Cur::Replay(r) => r.next(),
-                    Cur::Live(r) => r.next(),
+                    Cur::Live(r, _) => r.next(),
                 };
             }
-            if let Cur::Live(r) = &self.cur {
+            if let Cur::Live(r, _) = &self.cur {
                 self.first = r.count();
                 self.exact = r.is_exact();
-                self.dropped += r.dropped_problems();
+                self.dropped += r.dropped_problems() - self.live_dropped;
             }
             self.cur = Cur::None;
             if self.done {
@@ -134,35 +151,51 @@ impl<'r> Events<'_, '_, 'r> {
             }
             let Some(chunk) = self.chunks.get(self.next) else {
                 self.done = true;
+                if self.counted {
+                    return None;
+                }
                 return self
                     .reader
                     .record_count_problem(self.first, self.exact)
                     .map(|p| Event::Problem(Box::new(p)));
             };
             self.next += 1;
-            let start = self
-                .reader
-                .regions()
-                .get(chunk.regions.start)
-                .map_or(0, |r| r.start);
-            self.opened
-                .trace()
-                .release_before(start.saturating_sub(RELEASE_BEHIND));
+            if let From::Regions(r) = &chunk.from {
+                let start = self.reader.regions().get(r.start).map_or(0, |r| r.start);
+                self.opened
+                    .trace()
+                    .release_before(start.saturating_sub(RELEASE_BEHIND));
+            }
             // An output for every chunk, in order (none for an inline one).
             let out = self.outputs.next();
             match out {
                 Some(Some(d)) => {
                     let (n, damaged) = (d.records(), d.damaged());
                     self.dropped += d.dropped_problems();
-                    self.cur = Cur::Replay(d.replay(self.reader, self.first, self.exact));
+                    self.cur = Cur::Replay(match chunk.first_index {
+                        // Indices from a checkpoint are the trace's own.
+                        Some(f) => {
+                            self.first = f;
+                            d.replay(self.reader, 0, true)
+                        }
+                        None => d.replay(self.reader, self.first, self.exact),
+                    });
                     self.first += n;
                     self.exact &= !damaged;
                 }
                 _ => {
-                    let mut r = self.reader.region_records(chunk.regions.clone());
+                    let mut r = chunk.records(self.reader);
                     r.skip_values(self.skip_values);
-                    r.count_from(self.first, self.exact);
-                    self.cur = Cur::Live(r);
+                    while chunk.before(&r) {
+                        if r.next().is_none() {
+                            break;
+                        }
+                    }
+                    if chunk.first_index.is_none() {
+                        r.count_from(self.first, self.exact);
+                    }
+                    self.live_dropped = r.dropped_problems();
+                    self.cur = Cur::Live(r, self.next - 1);
                 }
             }
         }
@@ -171,7 +204,7 @@ impl<'r> Events<'_, '_, 'r> {
     /// Records given out so far.
     pub fn count(&self) -> u64 {
         match &self.cur {
-            Cur::Live(r) => r.count(),
+            Cur::Live(r, _) => r.count(),
             Cur::Replay(r) => r.count(),
             Cur::None => self.first,
         }
@@ -183,7 +216,7 @@ impl<'r> Events<'_, '_, 'r> {
     pub fn dropped_problems(&self) -> u64 {
         self.dropped
             + match &self.cur {
-                Cur::Live(r) => r.dropped_problems(),
+                Cur::Live(r, _) => r.dropped_problems() - self.live_dropped,
                 _ => 0,
             }
     }

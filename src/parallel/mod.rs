@@ -28,7 +28,7 @@ mod events;
 mod plan;
 
 pub use events::{events, Events};
-pub use plan::{plan, plan_with, Chunk, Plan, CHUNK_BYTES};
+pub use plan::{plan, plan_indexed, plan_with, Chunk, From, Plan, CHUNK_BYTES};
 
 /// The number of threads "all cores" means here (1 when it cannot be told).
 pub fn available() -> usize {
