@@ -105,71 +105,98 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     let mut before: Option<Vec<(FindingKind, Severity, u64)>> = None;
     // Without the semantic pass, no value is read: the decoder validates only.
     let plan = super::jobs::plan(&args.trace, &reader, &args.jobs, &args.seek);
-    let dropped = super::jobs::with_events(
-        &o,
-        &reader,
-        plan.as_ref(),
-        &args.jobs,
-        !semantic,
-        |records| {
-            let r = (|| -> Result<(), Failure> {
-                while let Some(event) = records.next_event() {
-                    let problem: &dyn std::fmt::Display = match &event {
-                        Event::Record(v) => {
-                            match slicer.place(v) {
-                                Place::Before => {
-                                    inside = false;
-                                    if semantic {
-                                        check.record(v);
+    // Validating only, over the whole trace: the workers count and collect the problems
+    // themselves, and only those cross to this thread.
+    let validate_only = !semantic && args.slice.window()?.is_all();
+    let dropped = if let Some(plan) = plan.as_ref().filter(|_| validate_only) {
+        let mut shown = |p: &dyn std::fmt::Display, bar: &mut Progress| -> std::io::Result<()> {
+            total += 1;
+            if reported < args.max_errors {
+                reported += 1;
+                bar.suspend(|| -> std::io::Result<()> {
+                    writeln!(out, "{path}: {p}")?;
+                    out.flush()
+                })?;
+            }
+            Ok(())
+        };
+        parallel_validate(
+            &o,
+            &reader,
+            plan,
+            &args.jobs,
+            args.max_errors,
+            &mut per_type,
+            &mut bar,
+            &mut shown,
+        )?
+    } else {
+        super::jobs::with_events(
+            &o,
+            &reader,
+            plan.as_ref(),
+            &args.jobs,
+            !semantic,
+            |records| {
+                let r = (|| -> Result<(), Failure> {
+                    while let Some(event) = records.next_event() {
+                        let problem: &dyn std::fmt::Display = match &event {
+                            Event::Record(v) => {
+                                match slicer.place(v) {
+                                    Place::Before => {
+                                        inside = false;
+                                        if semantic {
+                                            check.record(v);
+                                        }
+                                        continue;
                                     }
-                                    continue;
+                                    Place::After => break,
+                                    Place::Inside if !inside => {
+                                        inside = true;
+                                        before = Some(check.counts().collect());
+                                    }
+                                    Place::Inside => {}
                                 }
-                                Place::After => break,
-                                Place::Inside if !inside => {
-                                    inside = true;
-                                    before = Some(check.counts().collect());
+                                per_type[v.record_id() as usize] += 1;
+                                n += 1;
+                                bar.record(v.offset(), n);
+                                if semantic {
+                                    let found = check.record(v);
+                                    if !found.is_empty() {
+                                        let found = found.to_vec();
+                                        show(
+                                            &check,
+                                            &found,
+                                            &mut reported,
+                                            &mut info_shown,
+                                            &mut bar,
+                                            &mut out,
+                                        )?;
+                                    }
                                 }
-                                Place::Inside => {}
+                                continue;
                             }
-                            per_type[v.record_id() as usize] += 1;
-                            n += 1;
-                            bar.record(v.offset(), n);
-                            if semantic {
-                                let found = check.record(v);
-                                if !found.is_empty() {
-                                    let found = found.to_vec();
-                                    show(
-                                        &check,
-                                        &found,
-                                        &mut reported,
-                                        &mut info_shown,
-                                        &mut bar,
-                                        &mut out,
-                                    )?;
-                                }
-                            }
+                            Event::Problem(p) => p,
+                            Event::Damage(d) => d,
+                        };
+                        if !inside {
                             continue;
                         }
-                        Event::Problem(p) => p,
-                        Event::Damage(d) => d,
-                    };
-                    if !inside {
-                        continue;
+                        total += 1;
+                        if reported < args.max_errors {
+                            reported += 1;
+                            bar.suspend(|| -> std::io::Result<()> {
+                                writeln!(out, "{path}: {problem}")?;
+                                out.flush()
+                            })?;
+                        }
                     }
-                    total += 1;
-                    if reported < args.max_errors {
-                        reported += 1;
-                        bar.suspend(|| -> std::io::Result<()> {
-                            writeln!(out, "{path}: {problem}")?;
-                            out.flush()
-                        })?;
-                    }
-                }
-                Ok(())
-            })();
-            r.map(|()| records.dropped_problems())
-        },
-    )?;
+                    Ok(())
+                })();
+                r.map(|()| records.dropped_problems())
+            },
+        )?
+    };
     if semantic {
         let found = check.finish().to_vec();
         show(
@@ -255,4 +282,130 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     };
     out.finish()?;
     Ok(status)
+}
+
+/// What a worker finds in a chunk when validating only.
+struct Validated {
+    per_type: Vec<u64>,
+    /// The first problems, in order (at most `--max-errors`: no more can be shown).
+    problems: Vec<Found>,
+    /// Problems beyond those.
+    more: u64,
+    records: u64,
+    damaged: bool,
+    dropped: u64,
+    end: u64,
+}
+
+enum Found {
+    Problem(Box<metatf::decode::Problem>),
+    Damage(Box<metatf::decode::Damage>),
+}
+
+/// `mtf check --no-semantic` (or a DTD without analysis declarations) on several threads: each
+/// worker counts its chunk's records per type and keeps its first problems; here they are
+/// shown in trace order with the trace's record numbers, as one thread shows them. The
+/// problems dropped by the decoders.
+#[allow(clippy::too_many_arguments)]
+fn parallel_validate(
+    o: &metatf::Opened,
+    reader: &metatf::decode::Reader<'_>,
+    plan: &metatf::parallel::Plan,
+    jobs: &super::jobs::JobsArgs,
+    max_errors: u64,
+    per_type: &mut [u64],
+    bar: &mut Progress,
+    show: &mut dyn FnMut(&dyn std::fmt::Display, &mut Progress) -> std::io::Result<()>,
+) -> Result<u64, Failure> {
+    let types = per_type.len();
+    let work = |r: &mut metatf::decode::Reader<'_>, chunk: &metatf::parallel::Chunk| {
+        let mut v = Validated {
+            per_type: vec![0; types],
+            problems: Vec::new(),
+            more: 0,
+            records: 0,
+            damaged: false,
+            dropped: 0,
+            end: chunk.bytes,
+        };
+        let mut records = chunk.records(r);
+        records.skip_values(true);
+        while chunk.before(&records) {
+            if records.next().is_none() {
+                break;
+            }
+        }
+        let (start, dropped) = (records.count(), records.dropped_problems());
+        while !chunk.ended(&records) {
+            let Some(e) = records.next() else { break };
+            let found = match e {
+                Event::Record(view) => {
+                    v.per_type[view.record_id() as usize] += 1;
+                    v.end = view.offset() + view.len();
+                    continue;
+                }
+                Event::Problem(p) => Found::Problem(p),
+                Event::Damage(d) => {
+                    v.damaged = true;
+                    Found::Damage(d)
+                }
+            };
+            if (v.problems.len() as u64) < max_errors {
+                v.problems.push(found);
+            } else {
+                v.more += 1;
+            }
+        }
+        v.records = records.count() - start;
+        v.dropped = records.dropped_problems() - dropped;
+        v
+    };
+    metatf::parallel::ordered(
+        jobs.threads(),
+        &plan.chunks,
+        || o.reader(),
+        work,
+        |outputs| -> Result<u64, Failure> {
+            let (mut first, mut exact, mut dropped) = (0u64, true, 0u64);
+            for chunk in &plan.chunks {
+                let Some(v) = outputs.next() else { break };
+                // A chunk from a checkpoint counts records as the whole trace does.
+                let (shift, keep) = match chunk.first_index {
+                    Some(f) => {
+                        first = f;
+                        (0, true)
+                    }
+                    None => (first, exact),
+                };
+                for found in v.problems {
+                    match found {
+                        Found::Problem(mut p) => {
+                            metatf::parallel::shift_position(&mut p.at, shift, keep);
+                            show(&p, bar)?;
+                        }
+                        Found::Damage(mut d) => {
+                            metatf::parallel::shift_position(&mut d.at, shift, keep);
+                            show(&d, bar)?;
+                        }
+                    }
+                }
+                for _ in 0..v.more {
+                    show(&"", bar)?;
+                }
+                for (t, n) in per_type.iter_mut().zip(&v.per_type) {
+                    *t += n;
+                }
+                first += v.records;
+                exact &= !v.damaged;
+                dropped += v.dropped;
+                bar.record(v.end, first);
+            }
+            if !plan.counted {
+                if let Some(p) = reader.record_count_problem(first, exact) {
+                    show(&p, bar)?;
+                }
+            }
+            Ok(dropped)
+        },
+    )
 }

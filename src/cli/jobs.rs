@@ -16,9 +16,10 @@ use super::index::SeekArgs;
 #[derive(Debug, Args, Clone, Copy)]
 pub struct JobsArgs {
     /// Decode on N threads, the output in trace order and the same as with one. 0 (the
-    /// default): one per core. The trace is cut at its regions (the global region and each
-    /// section decode independently); a trace of one large section decodes on one thread
-    /// whatever N. `-j 1`: one thread, nothing cut.
+    /// default): one per core. The trace is cut at the checkpoints of its seek index
+    /// (`TRACE.idx` or `--index`; `mtf index T` makes one) or else at its regions (the global
+    /// region and each section decode independently); without an index, a trace of one large
+    /// section decodes on one thread whatever N. `-j 1`: one thread, nothing cut.
     #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
     pub jobs: usize,
     /// Trace bytes per chunk decoded apart (for tests: 1 cuts at every region).

@@ -30,6 +30,13 @@ mod plan;
 pub use events::{events, Events};
 pub use plan::{plan, plan_indexed, plan_with, Chunk, From, Plan, CHUNK_BYTES};
 
+/// Place a problem's position, found by a decoder of one chunk counting records from 0, in the
+/// whole trace: its record index shifted by the records before the chunk, or left out when
+/// they were not all decoded exactly (`exact` false: a damaged region before).
+pub fn shift_position(at: &mut crate::decode::Position, first: u64, exact: bool) {
+    at.record_index = at.record_index.filter(|_| exact).map(|i| i + first);
+}
+
 /// The number of threads "all cores" means here (1 when it cannot be told).
 pub fn available() -> usize {
     std::thread::available_parallelism().map_or(1, |n| n.get())

@@ -23,6 +23,8 @@ mod layering;
 mod messages;
 mod mirror;
 mod pack_identity;
+#[cfg(feature = "cli")]
+mod parallel;
 #[cfg(all(feature = "import", feature = "replay"))]
 mod replay;
 mod roundtrip_prop;
