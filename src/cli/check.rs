@@ -104,10 +104,11 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     let mut inside = true;
     let mut before: Option<Vec<(FindingKind, Severity, u64)>> = None;
     // Without the semantic pass, no value is read: the decoder validates only.
-    let plan = super::jobs::plan(&args.trace, &reader, &args.jobs, &args.seek);
     // Validating only, over the whole trace: the workers count and collect the problems
     // themselves, and only those cross to this thread.
     let validate_only = !semantic && args.slice.window()?.is_all();
+    let jobs = args.jobs.decide(!validate_only);
+    let plan = super::jobs::plan(&args.trace, &reader, &jobs, &args.seek);
     let dropped = if let Some(plan) = plan.as_ref().filter(|_| validate_only) {
         let mut shown = |p: &dyn std::fmt::Display, bar: &mut Progress| -> std::io::Result<()> {
             total += 1;
@@ -124,7 +125,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             &o,
             &reader,
             plan,
-            &args.jobs,
+            &jobs,
             args.max_errors,
             &mut per_type,
             &mut bar,
@@ -135,7 +136,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             &o,
             &reader,
             plan.as_ref(),
-            &args.jobs,
+            &jobs,
             !semantic,
             |records| {
                 let r = (|| -> Result<(), Failure> {

@@ -218,10 +218,11 @@ fn dump_trace(
         "dumping",
         !quiet() && std::io::stderr().is_terminal() && !std::io::stdout().is_terminal(),
     );
-    let jobs = args.jobs.threads();
+    let jobs_args = args.jobs.decide(false);
+    let jobs = jobs_args.threads();
     // Records are formatted on the worker threads unless the output is cut (--skip, -n, a
     // slice): then they are decoded there and formatted here, in order.
-    let plan = super::jobs::plan(trace, &reader, &args.jobs, &args.seek);
+    let plan = super::jobs::plan(trace, &reader, &jobs_args, &args.seek);
     let cut = args.skip > 0 || args.limit.is_some() || !args.slice.window()?.is_all();
     // JSON lines and CSV show each record's index, which a worker knows only when its chunk
     // starts at a known record (a checkpoint); chunks cut at regions are formatted here.
@@ -324,7 +325,7 @@ fn dump_trace(
         };
         match started {
             Some(mut records) => run(&mut records),
-            None => super::jobs::with_events(&o, &reader, plan.as_ref(), &args.jobs, false, run),
+            None => super::jobs::with_events(&o, &reader, plan.as_ref(), &jobs_args, false, run),
         }
     })();
     bar.finish();

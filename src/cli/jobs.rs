@@ -15,13 +15,16 @@ use super::index::SeekArgs;
 /// The `-j` option.
 #[derive(Debug, Args, Clone, Copy)]
 pub struct JobsArgs {
-    /// Decode on N threads, the output in trace order and the same as with one. 0 (the
-    /// default): one per core. The trace is cut at the checkpoints of its seek index
-    /// (`TRACE.idx` or `--index`; `mtf index T` makes one) or else at its regions (the global
-    /// region and each section decode independently); without an index, a trace of one large
-    /// section decodes on one thread whatever N. `-j 1`: one thread, nothing cut.
-    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
-    pub jobs: usize,
+    /// Decode on N threads, the output in trace order and the same as with one; 0: one per
+    /// core. By default, one per core where the threads do most of the work (`dump`; `check`
+    /// without the semantic pass), one where every record goes through one sequential pass
+    /// anyway (`check`'s semantic pass, `stats`: decoding apart measured no faster there). The
+    /// trace is cut at the checkpoints of its seek index (`TRACE.idx` or `--index`;
+    /// `mtf index T` makes one) or else at its regions (the global region and each section
+    /// decode independently): without an index, a trace of one large section decodes on one
+    /// thread whatever N. `-j 1`: one thread, nothing cut.
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<usize>,
     /// Trace bytes per chunk decoded apart (for tests: 1 cuts at every region).
     #[arg(long, hide = true, value_name = "BYTES", default_value_t = parallel::CHUNK_BYTES)]
     pub chunk_bytes: u64,
@@ -34,18 +37,27 @@ impl JobsArgs {
     /// One thread.
     pub fn one() -> JobsArgs {
         JobsArgs {
-            jobs: 1,
+            jobs: Some(1),
             chunk_bytes: parallel::CHUNK_BYTES,
             inline_bytes: parallel::CHUNK_BYTES,
         }
     }
 
+    /// With the default decided: one thread when a sequential pass over every record bounds the
+    /// time (`sequential`), else one per core.
+    pub fn decide(&self, sequential: bool) -> JobsArgs {
+        JobsArgs {
+            jobs: Some(self.jobs.unwrap_or(if sequential { 1 } else { 0 })),
+            ..*self
+        }
+    }
+
     /// Threads to use.
     pub fn threads(&self) -> usize {
-        if self.jobs == 0 {
-            parallel::available()
-        } else {
-            self.jobs
+        match self.jobs {
+            Some(0) => parallel::available(),
+            Some(n) => n,
+            None => 1,
         }
     }
 }

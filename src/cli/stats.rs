@@ -110,6 +110,7 @@ pub fn stats_on(
     let o = open(trace, dtd)?;
     let reader = o.reader();
     let mut source = source_for(&o)?;
+    let jobs = &jobs.decide(true);
     let plan = super::jobs::plan(trace, &reader, jobs, seek);
     Ok(super::jobs::with_events(
         &o,

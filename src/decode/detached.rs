@@ -12,6 +12,7 @@
 // it, and drops a problem's index when an earlier chunk was damaged (the sequential reader's
 // count is no longer exact then either).
 
+use std::collections::VecDeque;
 use std::ops::Range;
 
 use crate::dtd::RecordId;
@@ -121,7 +122,7 @@ impl Detached {
         Replay {
             reader,
             values: self.values,
-            items: self.items.into_iter(),
+            items: VecDeque::from(self.items),
             shift: first_index,
             given: 0,
             exact,
@@ -134,7 +135,7 @@ impl Detached {
 pub struct Replay<'b> {
     reader: &'b Reader<'b>,
     values: Vec<FieldValue>,
-    items: std::vec::IntoIter<Item>,
+    items: VecDeque<Item>,
     shift: u64,
     /// Records given out.
     given: u64,
@@ -145,6 +146,20 @@ impl Replay<'_> {
     /// Events not given out yet.
     pub fn remaining(&self) -> usize {
         self.items.len()
+    }
+
+    /// The batch's memory, emptied, for another batch (filling a batch allocates only while
+    /// its vectors grow).
+    pub fn recycle(self) -> Detached {
+        let mut values = self.values;
+        values.clear();
+        let mut items = Vec::from(self.items);
+        items.clear();
+        Detached {
+            items,
+            values,
+            ..Detached::default()
+        }
     }
 
     /// The index the next record has: the records before the batch and those given out.
@@ -158,7 +173,7 @@ impl Replay<'_> {
         let fix = |i: &mut Option<u64>, shift: u64, exact: bool| {
             *i = if exact { i.map(|i| i + shift) } else { None };
         };
-        Some(match self.items.next()? {
+        Some(match self.items.pop_front()? {
             Item::Record(r) => Event::Record({
                 self.given += 1;
                 RecordView {

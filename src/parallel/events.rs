@@ -1,6 +1,8 @@
 //! [`Events`]: the events of a whole trace, decoded chunk by chunk on worker threads and given
 //! out in trace order on the calling thread, as [`Reader::records`] gives them.
 
+use std::sync::Mutex;
+
 use crate::decode::{Detached, Event, EventStream, Reader, Records, Replay};
 use crate::Opened;
 
@@ -44,11 +46,20 @@ pub fn events<'r, T>(
     consume: impl FnOnce(&mut Events<'_, '_, 'r>) -> T,
 ) -> T {
     let chunks = &plan.chunks;
+    // Batches replayed go back to the workers: their memory is allocated once per window.
+    let spare = Mutex::new(Vec::new());
     ordered(
         jobs,
         chunks,
         || opened.reader(),
-        |reader, chunk| decode_chunk(reader, chunk, skip_values),
+        |reader, chunk| {
+            let out = spare
+                .lock()
+                .ok()
+                .and_then(|mut s| s.pop())
+                .unwrap_or_default();
+            decode_chunk(reader, chunk, skip_values, out)
+        },
         |outputs| {
             let mut events = Events {
                 outputs,
@@ -64,6 +75,7 @@ pub fn events<'r, T>(
                 done: false,
                 counted: plan.counted,
                 skip_values,
+                spare: &spare,
             };
             consume(&mut events)
         },
@@ -71,7 +83,12 @@ pub fn events<'r, T>(
 }
 
 /// Decode a chunk into memory, or nothing for an inline chunk.
-fn decode_chunk<'r>(reader: &'r Reader<'r>, chunk: &Chunk, skip_values: bool) -> Option<Detached> {
+fn decode_chunk<'r>(
+    reader: &'r Reader<'r>,
+    chunk: &Chunk,
+    skip_values: bool,
+    mut out: Detached,
+) -> Option<Detached> {
     if chunk.inline {
         return None;
     }
@@ -83,7 +100,6 @@ fn decode_chunk<'r>(reader: &'r Reader<'r>, chunk: &Chunk, skip_values: bool) ->
         }
     }
     let dropped = records.dropped_problems();
-    let mut out = Detached::new();
     while !chunk.ended(&records) {
         match records.next() {
             Some(e) => out.push(e),
@@ -121,6 +137,7 @@ pub struct Events<'a, 'o, 'r> {
     /// Whether the last chunk checks the record count itself.
     counted: bool,
     skip_values: bool,
+    spare: &'a Mutex<Vec<Detached>>,
 }
 
 impl<'r> Events<'_, '_, 'r> {
@@ -145,7 +162,11 @@ impl<'r> Events<'_, '_, 'r> {
                 self.exact = r.is_exact();
                 self.dropped += r.dropped_problems() - self.live_dropped;
             }
-            self.cur = Cur::None;
+            if let Cur::Replay(r) = std::mem::replace(&mut self.cur, Cur::None) {
+                if let Ok(mut s) = self.spare.lock() {
+                    s.push(r.recycle());
+                }
+            }
             if self.done {
                 return None;
             }
