@@ -132,71 +132,64 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             &mut shown,
         )?
     } else {
-        super::jobs::with_events(
-            &o,
-            &reader,
-            plan.as_ref(),
-            &jobs,
-            !semantic,
-            |records| {
-                let r = (|| -> Result<(), Failure> {
-                    while let Some(event) = records.next_event() {
-                        let problem: &dyn std::fmt::Display = match &event {
-                            Event::Record(v) => {
-                                match slicer.place(v) {
-                                    Place::Before => {
-                                        inside = false;
-                                        if semantic {
-                                            check.record(v);
-                                        }
-                                        continue;
+        super::jobs::with_events(&o, &reader, plan.as_ref(), &jobs, !semantic, |records| {
+            let r = (|| -> Result<(), Failure> {
+                while let Some(event) = records.next_event() {
+                    let problem: &dyn std::fmt::Display = match &event {
+                        Event::Record(v) => {
+                            match slicer.place(v) {
+                                Place::Before => {
+                                    inside = false;
+                                    if semantic {
+                                        check.record(v);
                                     }
-                                    Place::After => break,
-                                    Place::Inside if !inside => {
-                                        inside = true;
-                                        before = Some(check.counts().collect());
-                                    }
-                                    Place::Inside => {}
+                                    continue;
                                 }
-                                per_type[v.record_id() as usize] += 1;
-                                n += 1;
-                                bar.record(v.offset(), n);
-                                if semantic {
-                                    let found = check.record(v);
-                                    if !found.is_empty() {
-                                        let found = found.to_vec();
-                                        show(
-                                            &check,
-                                            &found,
-                                            &mut reported,
-                                            &mut info_shown,
-                                            &mut bar,
-                                            &mut out,
-                                        )?;
-                                    }
+                                Place::After => break,
+                                Place::Inside if !inside => {
+                                    inside = true;
+                                    before = Some(check.counts().collect());
                                 }
-                                continue;
+                                Place::Inside => {}
                             }
-                            Event::Problem(p) => p,
-                            Event::Damage(d) => d,
-                        };
-                        if !inside {
+                            per_type[v.record_id() as usize] += 1;
+                            n += 1;
+                            bar.record(v.offset(), n);
+                            if semantic {
+                                let found = check.record(v);
+                                if !found.is_empty() {
+                                    let found = found.to_vec();
+                                    show(
+                                        &check,
+                                        &found,
+                                        &mut reported,
+                                        &mut info_shown,
+                                        &mut bar,
+                                        &mut out,
+                                    )?;
+                                }
+                            }
                             continue;
                         }
-                        total += 1;
-                        if reported < args.max_errors {
-                            reported += 1;
-                            bar.suspend(|| -> std::io::Result<()> {
-                                writeln!(out, "{path}: {problem}")?;
-                                out.flush()
-                            })?;
-                        }
+                        Event::Problem(p) => p,
+                        Event::Damage(d) => d,
+                    };
+                    if !inside {
+                        continue;
                     }
-                    Ok(())
-                })();
-                r.map(|()| records.dropped_problems())
-            },
-        )?
+                    total += 1;
+                    if reported < args.max_errors {
+                        reported += 1;
+                        bar.suspend(|| -> std::io::Result<()> {
+                            writeln!(out, "{path}: {problem}")?;
+                            out.flush()
+                        })?;
+                    }
+                }
+                Ok(())
+            })();
+            r.map(|()| records.dropped_problems())
+        })?
     };
     if semantic {
         let found = check.finish().to_vec();

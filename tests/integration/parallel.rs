@@ -117,17 +117,14 @@ fn hatf_text(n: u64) -> String {
         }
         let a = 0x10000 + i * 32;
         s.push_str(&format!(
-            "alloc size={} address={a} time={i} vfield.data=\"\"\n",
+            "alloc size={} address={a} vfield.data=\"\"\n",
             i % 200 + 1
         ));
         if i % 3 == 0 {
-            s.push_str(&format!("free address={a} time={i} vfield.data=\"\"\n"));
+            s.push_str(&format!("free address={a} vfield.data=\"\"\n"));
         }
         if i == n / 2 || i == n / 3 {
-            s.push_str(&format!(
-                "free address={} time={i} vfield.data=\"\"\n",
-                a + 8
-            ));
+            s.push_str(&format!("free address={} vfield.data=\"\"\n", a + 8));
         }
     }
     s
@@ -136,7 +133,8 @@ fn hatf_text(n: u64) -> String {
 #[test]
 fn a_trace_cut_at_the_checkpoints_of_its_index_gives_the_same() {
     let dir = tempdir();
-    let (out, packed, _guard) = crate::util::pack_stdin("hatf10.dtd", hatf_text(3000).as_bytes());
+    let (out, packed, _guard) =
+        crate::util::pack_stdin("dtds/hatf10.dtd", hatf_text(3000).as_bytes());
     assert!(out.status.success(), "{}", text(&out.stderr));
     let t = dir.path().join("big.mtf");
     std::fs::copy(&packed, &t).unwrap();
@@ -159,7 +157,8 @@ fn a_trace_cut_at_the_checkpoints_of_its_index_gives_the_same() {
     let index = metatf::index::Index::load(&idx).unwrap();
     let plan = metatf::parallel::plan_indexed(&reader, &index).unwrap();
     assert!(plan.chunks.len() > 10, "{} chunks", plan.chunks.len());
-    assert_eq!(metatf::parallel::plan(&reader).chunks.len(), 2);
+    // Without it, the trace (one small section) is one chunk: nothing to decode apart.
+    assert!(!metatf::parallel::plan(&reader).is_parallel());
     same_on_threads(
         &t,
         &[],
