@@ -18,7 +18,8 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK};
 /// Arguments of `mtf check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too).
+    /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too,
+    /// read through an unlinked temporary file in TMPDIR as large as the decompressed trace).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
     #[arg(short, long)]
@@ -42,7 +43,10 @@ pub struct CheckArgs {
     pub slice: super::stats::SliceArgs,
     #[command(flatten)]
     pub jobs: super::jobs::JobsArgs,
-    /// The seek index whose checkpoints cut the trace for `-j`.
+    /// The seek index to verify (when the whole trace is checked): every checkpoint must be
+    /// the one a full decode takes there. With `-j N` and no semantic pass, its checkpoints
+    /// also cut the trace, and each thread compares the decoder's state where its part ends
+    /// with the stored checkpoint (the checkpoints' declared times are verified by `-j 1`).
     #[command(flatten)]
     pub seek: super::index::SeekArgs,
 }
@@ -103,13 +107,43 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     let mut slicer = super::heap::Slicer::new(&o, args.slice.window()?)?;
     let mut inside = true;
     let mut before: Option<Vec<(FindingKind, Severity, u64)>> = None;
-    // Without the semantic pass, no value is read: the decoder validates only.
+    // The index beside the trace is verified on the way (not with a slice: reading may stop
+    // early).
+    let found = if args.slice.from.is_none() && args.slice.to.is_none() {
+        super::index::find_for(&args.trace, &args.seek)
+    } else {
+        None
+    };
+    let index = match found {
+        Some(Ok(idx)) => Some(idx),
+        Some(Err(e)) => {
+            // An index that cannot be read is reported like a problem.
+            total += 1;
+            reported += 1;
+            writeln!(out, "{e}")?;
+            None
+        }
+        None => None,
+    };
     // Validating only, over the whole trace: the workers count and collect the problems
     // themselves, and only those cross to this thread.
     let validate_only = !semantic && args.slice.window()?.is_all();
     let jobs = args.jobs.decide(!validate_only);
-    let plan = super::jobs::plan(&args.trace, &reader, &jobs, &args.seek);
-    let dropped = if let Some(plan) = plan.as_ref().filter(|_| validate_only) {
+    // Design: an index found beside the trace is verified by building the one a full decode
+    // takes, checkpoint by checkpoint, with its spacing and declared times, which needs the
+    // whole decode on one thread: so it is by default. With `-j N` asked for, validating only,
+    // its checkpoints cut the trace instead and each thread compares the decoder's state where
+    // its part ends with the stored checkpoint; the spacing and times are left to `-j 1` (or
+    // `mtf index --check`), and the message says so.
+    let asked = args.jobs.jobs.is_some_and(|n| n != 1);
+    let plan = match &index {
+        Some(idx) if validate_only && asked && jobs.threads() > 1 => {
+            metatf::parallel::plan_indexed(&reader, idx).ok()
+        }
+        Some(_) => None,
+        None => super::jobs::plan(&args.trace, &reader, &jobs, &args.seek),
+    };
+    if let Some(plan) = plan.as_ref().filter(|_| validate_only) {
         let mut shown = |p: &dyn std::fmt::Display, bar: &mut Progress| -> std::io::Result<()> {
             total += 1;
             if reported < args.max_errors {
@@ -121,7 +155,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             }
             Ok(())
         };
-        parallel_validate(
+        let (dropped, differs) = parallel_validate(
             &o,
             &reader,
             plan,
@@ -130,13 +164,56 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             &mut per_type,
             &mut bar,
             &mut shown,
-        )?
+        )?;
+        bar.finish();
+        total += dropped;
+        if let Some(idx) = &index {
+            let verdict = match differs {
+                None => Ok(()),
+                Some(i) => Err(metatf::index::IndexError::Mismatch {
+                    name: idx.name().to_string(),
+                    checkpoint: i,
+                    record: idx.entries()[i].record,
+                    what: "the metadata state differs".into(),
+                }),
+            };
+            report_index(
+                idx,
+                verdict,
+                Some(jobs.threads()),
+                &mut total,
+                &mut reported,
+                args.max_errors,
+                &mut out,
+            )?;
+        }
     } else {
-        super::jobs::with_events(&o, &reader, plan.as_ref(), &jobs, !semantic, |records| {
-            let r = (|| -> Result<(), Failure> {
-                while let Some(event) = records.next_event() {
+        let mut builder = index
+            .as_ref()
+            .map(|i| metatf::index::Builder::new(&reader, i.options()));
+        let dropped = super::jobs::with_events(
+            &o,
+            &reader,
+            plan.as_ref(),
+            &jobs,
+            !semantic && !builder.as_ref().is_some_and(|b| b.needs_values()),
+            |records| -> Result<u64, Failure> {
+                // The index is verified only on one thread (no plan): `records` is then the
+                // decoder itself, whose checkpoints the builder takes.
+                loop {
+                    if let Some(b) = builder.as_mut() {
+                        if let Some(r) = records.as_records() {
+                            b.before_next(r);
+                        }
+                    }
+                    let Some(event) = records.next_event() else {
+                        break;
+                    };
                     let problem: &dyn std::fmt::Display = match &event {
                         Event::Record(v) => {
+                            if let Some(b) = builder.as_mut() {
+                                b.record(v);
+                            }
                             match slicer.place(v) {
                                 Place::Before => {
                                     inside = false;
@@ -186,24 +263,37 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
                         })?;
                     }
                 }
-                Ok(())
-            })();
-            r.map(|()| records.dropped_problems())
-        })?
-    };
-    if semantic {
-        let found = check.finish().to_vec();
-        show(
-            &check,
-            &found,
-            &mut reported,
-            &mut info_shown,
-            &mut bar,
-            &mut out,
+                Ok(records.dropped_problems())
+            },
         )?;
+        if semantic {
+            let found = check.finish().to_vec();
+            show(
+                &check,
+                &found,
+                &mut reported,
+                &mut info_shown,
+                &mut bar,
+                &mut out,
+            )?;
+        }
+        bar.finish();
+        total += dropped;
+        if let (Some(idx), Some(b)) = (&index, builder) {
+            let verdict = idx
+                .fits(&reader)
+                .and_then(|()| idx.verify(&b.finish(idx.name())));
+            report_index(
+                idx,
+                verdict,
+                None,
+                &mut total,
+                &mut reported,
+                args.max_errors,
+                &mut out,
+            )?;
+        }
     }
-    bar.finish();
-    total += dropped;
     // Counts within the slice: what was counted before it is taken away.
     let before = before.unwrap_or_default();
     let earlier = |kind: FindingKind, sev: Severity| {
@@ -289,6 +379,9 @@ struct Validated {
     damaged: bool,
     dropped: u64,
     end: u64,
+    /// Whether the decoder's state where the chunk ends differs from the stored checkpoint the
+    /// next chunk starts at.
+    differs: bool,
 }
 
 enum Found {
@@ -299,7 +392,8 @@ enum Found {
 /// `mtf check --no-semantic` (or a DTD without analysis declarations) on several threads: each
 /// worker counts its chunk's records per type and keeps its first problems; here they are
 /// shown in trace order with the trace's record numbers, as one thread shows them. The
-/// problems dropped by the decoders.
+/// problems dropped by the decoders, and the first checkpoint of the plan's index at which the
+/// decoder's state differs from the stored one.
 #[allow(clippy::too_many_arguments)]
 fn parallel_validate(
     o: &metatf::Opened,
@@ -310,9 +404,12 @@ fn parallel_validate(
     per_type: &mut [u64],
     bar: &mut Progress,
     show: &mut dyn FnMut(&dyn std::fmt::Display, &mut Progress) -> std::io::Result<()>,
-) -> Result<u64, Failure> {
+) -> Result<(u64, Option<usize>), Failure> {
+    use metatf::parallel::From;
     let types = per_type.len();
-    let work = |r: &mut metatf::decode::Reader<'_>, chunk: &metatf::parallel::Chunk| {
+    let ids: Vec<usize> = (0..plan.chunks.len()).collect();
+    let work = |r: &mut metatf::decode::Reader<'_>, &i: &usize| {
+        let chunk = &plan.chunks[i];
         let mut v = Validated {
             per_type: vec![0; types],
             problems: Vec::new(),
@@ -321,6 +418,7 @@ fn parallel_validate(
             damaged: false,
             dropped: 0,
             end: chunk.bytes,
+            differs: false,
         };
         let mut records = chunk.records(r);
         records.skip_values(true);
@@ -352,16 +450,27 @@ fn parallel_validate(
         }
         v.records = records.count() - start;
         v.dropped = records.dropped_problems() - dropped;
+        // Where the next chunk resumes, the decoder must stand as the stored checkpoint says.
+        if let Some(From::Checkpoint(cp)) = plan.chunks.get(i + 1).map(|c| &c.from) {
+            let (mut here, mut stored) = (Vec::new(), Vec::new());
+            records.checkpoint().to_bytes(r.schema(), &mut here);
+            cp.to_bytes(r.schema(), &mut stored);
+            v.differs = here != stored;
+        }
         v
     };
     metatf::parallel::ordered(
         jobs.threads(),
-        &plan.chunks,
+        &ids,
         || o.reader(),
         work,
-        |outputs| -> Result<u64, Failure> {
+        |outputs| -> Result<(u64, Option<usize>), Failure> {
             let (mut first, mut exact, mut dropped) = (0u64, true, 0u64);
+            let (mut checkpoints, mut differs) = (0usize, None);
             for chunk in &plan.chunks {
+                if matches!(chunk.from, From::Checkpoint(_)) {
+                    checkpoints += 1;
+                }
                 let Some(v) = outputs.next() else { break };
                 // A chunk from a checkpoint counts records as the whole trace does.
                 let (shift, keep) = match chunk.first_index {
@@ -392,6 +501,10 @@ fn parallel_validate(
                 first += v.records;
                 exact &= !v.damaged;
                 dropped += v.dropped;
+                if v.differs && differs.is_none() {
+                    // The checkpoint the next chunk starts at.
+                    differs = Some(checkpoints);
+                }
                 bar.record(v.end, first);
             }
             if !plan.counted {
@@ -399,7 +512,49 @@ fn parallel_validate(
                     show(&p, bar)?;
                 }
             }
-            Ok(dropped)
+            Ok((dropped, differs))
         },
     )
+}
+
+/// Report the verdict on a verified index: a line when it is valid, else a problem (`check`
+/// fails until the index is rebuilt).
+fn report_index(
+    idx: &metatf::index::Index,
+    verdict: Result<(), metatf::index::IndexError>,
+    threads: Option<usize>,
+    total: &mut u64,
+    reported: &mut u64,
+    max_errors: u64,
+    out: &mut StdoutSink,
+) -> std::io::Result<()> {
+    match verdict {
+        Ok(()) => {
+            if !quiet() {
+                match threads {
+                    None => writeln!(
+                        out,
+                        "{}: index valid ({} checkpoints)",
+                        idx.name(),
+                        idx.entries().len()
+                    )?,
+                    Some(n) => writeln!(
+                        out,
+                        "{}: index states valid ({} checkpoints, on {n} threads; their spacing \
+                         and times are verified by -j 1)",
+                        idx.name(),
+                        idx.entries().len()
+                    )?,
+                }
+            }
+        }
+        Err(e) => {
+            *total += 1;
+            if *reported < max_errors {
+                *reported += 1;
+                writeln!(out, "{e}")?;
+            }
+        }
+    }
+    Ok(())
 }

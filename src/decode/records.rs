@@ -51,6 +51,11 @@ pub trait EventStream {
     fn next_event(&mut self) -> Option<Event<'_>>;
     /// Problems not reported because one record had more than [`MAX_PROBLEMS_PER_RECORD`].
     fn dropped_problems(&self) -> u64;
+    /// The decoder itself, when the events come straight from one (for what needs its
+    /// checkpoints: building or verifying a seek index).
+    fn as_records(&self) -> Option<&Records<'_>> {
+        None
+    }
 }
 
 impl EventStream for Records<'_> {
@@ -59,6 +64,9 @@ impl EventStream for Records<'_> {
     }
     fn dropped_problems(&self) -> u64 {
         Records::dropped_problems(self)
+    }
+    fn as_records(&self) -> Option<&Records<'_>> {
+        Some(self)
     }
 }
 
@@ -656,6 +664,22 @@ impl<'r> Records<'r> {
                     }
                 }
                 Step::ItemEnd { .. } => {
+                    // Items that take no bytes: the occurrences are bounded by the record's
+                    // bytes, so that decoding time stays proportional to the trace's size.
+                    let bytes = self.pos - self.cur.start;
+                    let limit = crate::limits::sparse_limit(prog.nslots, bytes);
+                    if self.values.len() as u64 > limit {
+                        return Err(self.damage(
+                            self.pos,
+                            Some(rid),
+                            None,
+                            DamageKind::SparseRecord {
+                                fields: self.values.len() as u64,
+                                bytes,
+                                limit,
+                            },
+                        ));
+                    }
                     // Nested repeats multiply; the field occurrences of one record are capped so
                     // that no trace can make the decoder's buffers grow without bound.
                     if self.values.len() > MAX_FIELDS_PER_RECORD {

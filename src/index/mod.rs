@@ -306,10 +306,10 @@ impl<'r> Builder<'r> {
             return;
         }
         let cp = records.checkpoint();
-        // A checkpoint costs at most 1/16 of the trace bytes since the previous one: with large
-        // live sets, checkpoints are taken further apart (the index stays under 1/16 of the
-        // trace).
-        let estimate = 64 + 8 * cp.live_values() as u64;
+        // The live sets of a checkpoint cost at most 1/16 of the trace bytes since the previous
+        // one: with large live sets, checkpoints are taken further apart (what they hold stays
+        // under 1/16 of the trace).
+        let estimate = 8 * cp.live_values() as u64;
         if estimate.saturating_mul(16) > bytes {
             self.defer_bytes = estimate.saturating_mul(16);
             return;
@@ -578,6 +578,12 @@ impl Index {
                 ));
             }
             let time = (has_time == 1).then(|| le64(bytes, at + 5));
+            if has_time == 0 && le64(bytes, at + 5) != 0 {
+                return Err(bad(
+                    at + 5,
+                    format!("checkpoint {i}: a time without its flag"),
+                ));
+            }
             let probe = le64(bytes, at + 13);
             let state = bytes[at + ENTRY_HEAD..at + 4 + len].to_vec();
             let record = le64(&state, 0);
@@ -712,6 +718,8 @@ impl Index {
         reader: &'r Reader<'r>,
         target: Target,
     ) -> Result<Option<(usize, Records<'r>)>, IndexError> {
+        // A stale index is an error even when no checkpoint of it would be used.
+        self.fits(reader)?;
         match self.find(target)? {
             None => Ok(None),
             Some(i) => Ok(Some((i, self.records_at(reader, i)?))),

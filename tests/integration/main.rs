@@ -19,7 +19,10 @@ mod import_alloc;
 mod import_inputs;
 #[cfg(feature = "import")]
 mod import_refusals;
+mod index;
 mod layering;
+#[cfg(feature = "import")]
+mod limits;
 mod messages;
 mod mirror;
 mod pack_identity;
@@ -27,6 +30,8 @@ mod pack_identity;
 mod parallel;
 #[cfg(all(feature = "import", feature = "replay"))]
 mod replay;
+#[cfg(all(unix, feature = "import"))]
+mod resolution;
 mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;
@@ -35,7 +40,11 @@ mod spec_cases;
 mod split_streams;
 #[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
 mod stats;
+#[cfg(feature = "compression")]
+mod stream_inputs;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;
+#[cfg(all(unix, feature = "import", feature = "parquet", feature = "plot"))]
+mod write_failures;
 mod writer;
