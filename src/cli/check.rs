@@ -471,6 +471,7 @@ fn parallel_validate(
                 if matches!(chunk.from, From::Checkpoint(_)) {
                     checkpoints += 1;
                 }
+                metatf::parallel::release_behind(o, reader, chunk);
                 let Some(v) = outputs.next() else { break };
                 // A chunk from a checkpoint counts records as the whole trace does.
                 let (shift, keep) = match chunk.first_index {

@@ -488,6 +488,7 @@ fn parallel_dump(
             Ok(matches!(found, Found::Damage(_)))
         };
         for chunk in &plan.chunks {
+            metatf::parallel::release_behind(o, reader, chunk);
             match outputs.next() {
                 Some(Ok(Some(out))) => {
                     // A chunk from a checkpoint counts records as the whole trace does.
@@ -521,6 +522,8 @@ fn parallel_dump(
                     if chunk.first_index.is_none() {
                         records.count_from(first, exact);
                     }
+                    // Every chunk before it is written, the workers are after it.
+                    records.release_pages(true);
                     while !chunk.ended(&records) {
                         let Some(e) = records.next() else { break };
                         match e {

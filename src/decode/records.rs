@@ -120,6 +120,8 @@ pub struct Records<'r> {
     keep_values: bool,
     /// The offset up to which a mapped trace's pages were last released.
     released: u64,
+    /// Whether pages are released behind the cursor (see [`Records::release_pages`]).
+    release: bool,
 }
 
 /// How far behind the cursor a mapped trace's pages are released, and how often.
@@ -202,6 +204,7 @@ impl<'r> Records<'r> {
                 .collect(),
             keep_values: true,
             released: 0,
+            release: mode != Mode::Part,
         }
     }
 
@@ -228,6 +231,14 @@ impl<'r> Records<'r> {
     pub fn count_from(&mut self, first: u64, exact: bool) {
         self.count = first;
         self.index_exact = exact;
+    }
+
+    /// Whether a mapped trace's pages are released behind the cursor as it moves on (by
+    /// default, except for a decoder of part of a trace, [`Reader::region_records`], whose
+    /// neighbours may still be reading behind it).
+    pub fn release_pages(&mut self, on: bool) {
+        self.release = on;
+        self.released = self.pos;
     }
 
     /// Whether [`Records::next`] would return `None`: every region is read and every problem
@@ -356,7 +367,7 @@ impl<'r> Records<'r> {
                     // A mapped trace keeps only a window resident, whatever its size.
                     // Part of a trace decoded beside other parts: whoever runs the parts
                     // releases behind the earliest (`metatf::parallel`).
-                    if self.pos >= self.released + RELEASE_EVERY && self.mode != Mode::Part {
+                    if self.pos >= self.released + RELEASE_EVERY && self.release {
                         self.released = self.pos;
                         if let Some(t) = self.reader.input.trace {
                             t.release_before(self.pos - RELEASE_EVERY);

@@ -6,11 +6,20 @@ use std::sync::Mutex;
 use crate::decode::{Detached, Event, EventStream, Reader, Records, Replay};
 use crate::Opened;
 
-use super::plan::{Chunk, From, Plan};
+use super::plan::{Chunk, Plan};
 use super::{ordered, Outputs};
 
 /// How far behind the chunk being read a mapped trace's pages are released.
 const RELEASE_BEHIND: u64 = 8 << 20;
+
+/// Let the pages of a mapped trace well before `chunk` go, when every chunk before it has been
+/// consumed: the workers decode after it, and a decoder of part of a trace releases nothing
+/// itself (its neighbours may still be reading there).
+pub fn release_behind(opened: &Opened, reader: &Reader<'_>, chunk: &Chunk) {
+    opened
+        .trace()
+        .release_before(chunk.start(reader).saturating_sub(RELEASE_BEHIND));
+}
 
 /// Decode the trace of `opened` as `plan` cuts it on `jobs` threads, and let `consume` read
 /// every event in trace order through `reader` (a reader of `opened`): the same records,
@@ -181,12 +190,7 @@ impl<'r> Events<'_, '_, 'r> {
                     .map(|p| Event::Problem(Box::new(p)));
             };
             self.next += 1;
-            if let From::Regions(r) = &chunk.from {
-                let start = self.reader.regions().get(r.start).map_or(0, |r| r.start);
-                self.opened
-                    .trace()
-                    .release_before(start.saturating_sub(RELEASE_BEHIND));
-            }
+            release_behind(self.opened, self.reader, chunk);
             // An output for every chunk, in order (none for an inline one).
             let out = self.outputs.next();
             match out {
@@ -215,6 +219,8 @@ impl<'r> Events<'_, '_, 'r> {
                     if chunk.first_index.is_none() {
                         r.count_from(self.first, self.exact);
                     }
+                    // Every chunk before it is consumed, the workers are after it.
+                    r.release_pages(true);
                     self.live_dropped = r.dropped_problems();
                     self.cur = Cur::Live(r, self.next - 1);
                 }

@@ -27,7 +27,7 @@ use std::sync::{mpsc, Condvar, Mutex};
 mod events;
 mod plan;
 
-pub use events::{events, Events};
+pub use events::{events, release_behind, Events};
 pub use plan::{plan, plan_indexed, plan_with, Chunk, From, Plan, CHUNK_BYTES};
 
 /// Place a problem's position, found by a decoder of one chunk counting records from 0, in the

@@ -42,8 +42,10 @@ pub struct Chunk {
 impl Chunk {
     /// The decode of the chunk: its events are those up to [`Chunk::until`] (see
     /// [`Chunk::ended`]).
+    /// Pages of a mapped trace are not released behind it (others may read there):
+    /// [`Records::release_pages`] turns that on.
     pub fn records<'r>(&self, reader: &'r Reader<'r>) -> Records<'r> {
-        match &self.from {
+        let mut records = match &self.from {
             From::Regions(r) => reader.region_records(r.clone()),
             From::Start => reader.records(),
             From::Checkpoint(cp) => match reader.records_from(cp) {
@@ -52,6 +54,17 @@ impl Chunk {
                 // resume fail now, decode from the start (the caller skips to the chunk).
                 Err(_) => reader.records(),
             },
+        };
+        records.release_pages(false);
+        records
+    }
+
+    /// The byte offset where the chunk starts.
+    pub fn start(&self, reader: &Reader<'_>) -> u64 {
+        match &self.from {
+            From::Regions(r) => reader.regions().get(r.start).map_or(0, |r| r.start),
+            From::Start => 0,
+            From::Checkpoint(cp) => cp.offset(),
         }
     }
 
