@@ -30,25 +30,39 @@ const RUNS: &[&[&str]] = &[
     &["stats", "-f", "json"],
 ];
 
-/// Every run of [`RUNS`] on `trace` with `-j 1` and with each of `parallel` gives the same.
-fn same_on_threads(trace: &Path, extra: &[&str], parallel: &[&[&str]]) {
+/// The index verdict of `check`: `-j 1` verifies everything, `-j N` the states and says so.
+fn without_index_verdict(
+    (out, err, code): (String, String, Option<i32>),
+) -> (String, String, Option<i32>) {
+    let out = out
+        .lines()
+        .filter(|l| !l.contains(": index valid (") && !l.contains(": index states valid ("))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    (out, err, code)
+}
+
+/// Every run of [`RUNS`] on `trace` with `-j 1` (and `one`) and with each of `parallel` gives
+/// the same.
+fn same_on_threads(trace: &Path, one: &[&str], parallel: &[&[&str]]) {
     let t = trace.to_str().unwrap();
     for run in RUNS {
-        let one: Vec<&str> = run
+        let first: Vec<&str> = run
             .iter()
             .copied()
-            .chain([t, "-j", "1", "--no-index"])
+            .chain([t, "-j", "1"])
+            .chain(one.iter().copied())
             .collect();
-        let want = shown(&mtf(&one));
+        let want = without_index_verdict(shown(&mtf(&first)));
         for p in parallel {
             let args: Vec<&str> = run
                 .iter()
                 .copied()
                 .chain([t])
                 .chain(p.iter().copied())
-                .chain(extra.iter().copied())
                 .collect();
-            assert_eq!(shown(&mtf(&args)), want, "mtf {}", args.join(" "));
+            let got = without_index_verdict(shown(&mtf(&args)));
+            assert_eq!(got, want, "mtf {}", args.join(" "));
         }
     }
 }
@@ -84,7 +98,7 @@ const CUT_AT_REGIONS: &[&[&str]] = &[
 #[test]
 fn every_shipped_trace_gives_the_same_on_any_number_of_threads() {
     for t in shipped() {
-        same_on_threads(&t, &[], CUT_AT_REGIONS);
+        same_on_threads(&t, &["--no-index"], CUT_AT_REGIONS);
     }
 }
 
@@ -99,7 +113,7 @@ fn damaged_traces_give_the_same_problems_and_record_numbers_on_any_number_of_thr
         b[off] ^= 0xff;
         let p = dir.path().join(format!("c{off}.mtf"));
         std::fs::write(&p, &b).unwrap();
-        same_on_threads(&p, &[], CUT_AT_REGIONS);
+        same_on_threads(&p, &["--no-index"], CUT_AT_REGIONS);
     }
 }
 
@@ -161,8 +175,23 @@ fn a_trace_cut_at_the_checkpoints_of_its_index_gives_the_same() {
     assert!(!metatf::parallel::plan(&reader).is_parallel());
     same_on_threads(
         &t,
-        &[],
+        &["--index", i],
         &[&["-j", "2", "--index", i], &["-j", "4", "--index", i]],
+    );
+    // `check -j 2` validating only verifies the index's states on the threads, and says so.
+    let o = mtf(&[
+        "check",
+        "--no-semantic",
+        t.to_str().unwrap(),
+        "-j",
+        "2",
+        "--index",
+        i,
+    ]);
+    assert!(
+        text(&o.stdout).contains("index states valid ("),
+        "{}",
+        text(&o.stdout)
     );
     // A damaged copy: the index no longer fits (a warning, then the same as one thread), or
     // where the damage is past a checkpoint's probe, the chunks still agree.
@@ -172,16 +201,18 @@ fn a_trace_cut_at_the_checkpoints_of_its_index_gives_the_same() {
     b[n / 3] = 0xff;
     let d = dir.path().join("damaged.mtf");
     std::fs::write(&d, &b).unwrap();
-    let one = shown(&mtf(&["check", d.to_str().unwrap(), "-j", "1"]));
-    let two = shown(&mtf(&[
-        "check",
-        d.to_str().unwrap(),
-        "-j",
-        "2",
-        "--index",
-        i,
-    ]));
-    assert_eq!((&one.0, one.2), (&two.0, two.2));
+    let d = d.to_str().unwrap();
+    for semantic in [&[][..], &["--no-semantic"]] {
+        let args = |j: &'static str| -> Vec<&str> {
+            ["check", d, "-j", j, "--index", i]
+                .into_iter()
+                .chain(semantic.iter().copied())
+                .collect()
+        };
+        let one = without_index_verdict(shown(&mtf(&args("1"))));
+        let two = without_index_verdict(shown(&mtf(&args("2"))));
+        assert_eq!((&one.0, one.2), (&two.0, two.2));
+    }
 }
 
 #[test]
