@@ -123,7 +123,7 @@ enum Cur<'r> {
     None,
     Replay(Replay<'r>),
     /// A chunk decoded here (its index in the plan).
-    Live(Records<'r>, usize),
+    Live(Box<Records<'r>>, usize),
 }
 
 /// The events of a trace decoded on several threads (see [`events`]).
@@ -222,7 +222,7 @@ impl<'r> Events<'_, '_, 'r> {
                     // Every chunk before it is consumed, the workers are after it.
                     r.release_pages(true);
                     self.live_dropped = r.dropped_problems();
-                    self.cur = Cur::Live(r, self.next - 1);
+                    self.cur = Cur::Live(Box::new(r), self.next - 1);
                 }
             }
         }
