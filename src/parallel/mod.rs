@@ -56,13 +56,13 @@ pub const IN_FLIGHT_PER_JOB: usize = 2;
 /// ```
 /// let chunks: Vec<u64> = (0..100).collect();
 /// let sum = metatf::parallel::ordered(2, &chunks, || (), |_, c| c * c, |outputs| {
-///     let mut sum = 0;
+///     let mut sum = 0u64;
 ///     while let Some(sq) = outputs.next() {
 ///         sum += sq;
 ///     }
 ///     sum
 /// });
-/// assert_eq!(sum, (0..100u64).map(|c| c * c).sum());
+/// assert_eq!(sum, (0..100u64).map(|c| c * c).sum::<u64>());
 /// ```
 pub fn ordered<C, S, R, T>(
     jobs: usize,
