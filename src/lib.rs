@@ -55,6 +55,7 @@ pub mod encode;
 pub mod escape;
 #[cfg(feature = "import")]
 pub mod import;
+pub mod index;
 pub mod io;
 mod layout;
 pub mod limits;

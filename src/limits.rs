@@ -19,6 +19,18 @@ pub const MAX_EMPTY_REPEAT: u64 = 65_536;
 /// allocate without bound, and no writer produces a record a reader refuses.
 pub const MAX_FIELDS_PER_RECORD: usize = 1 << 22;
 
+/// Field occurrences a record may hold per byte it occupies, beyond one per field of its type
+/// (docs/format.md §6.4): repeats of items that take no bytes (defaults, empty byte strings,
+/// zero-width counts) cannot make one short record cost thousands of walker steps, so the work
+/// of decoding or writing a trace stays proportional to its size.
+pub const MAX_OCCURRENCES_PER_BYTE: u64 = 64;
+
+/// The most field occurrences a record of a type with `fields` fields may hold once it has
+/// occupied `bytes` bytes ([`MAX_OCCURRENCES_PER_BYTE`]).
+pub fn sparse_limit(fields: usize, bytes: u64) -> u64 {
+    (fields as u64).saturating_add(bytes.saturating_mul(MAX_OCCURRENCES_PER_BYTE))
+}
+
 /// How many look-ups one reference chain may make (docs/format.md §8).
 pub const MAX_REF_HOPS: usize = 16;
 
@@ -44,6 +56,13 @@ pub const MAX_DTD_DEPTH: usize = 64;
 /// The longest line of the text form or JSON lines accepted.
 pub const MAX_LINE: u64 = 64 << 20;
 
-/// The default cap on an input read into memory (a pipe, standard input, a decompressed
-/// stream): 16 GiB. [`crate::OpenOptions::max_input_bytes`] changes it.
+/// The most bytes of distinct strings one string table of an import holds (1 GiB): the table is
+/// kept in memory until its section is written, so an input of ever new names stops with an error
+/// rather than exhausting memory.
+pub const MAX_STRING_TABLE_BYTES: u64 = 1 << 30;
+
+/// The default cap on an input that cannot be memory-mapped (a pipe, standard input, a
+/// decompressed stream): 16 GiB, kept in memory up to 4 MiB and beyond in a temporary file, so
+/// the cap bounds the disk it may fill and stops an endless stream.
+/// [`crate::OpenOptions::max_input_bytes`] changes it.
 pub const DEFAULT_INPUT_CAP: u64 = 16 << 30;

@@ -2,8 +2,11 @@
 //! way in, [`open`] or [`OpenOptions`].
 //!
 //! The bytes come through [`crate::io::Input`], as for the `mtf` command line: a regular file is
-//! mapped; `-` (standard input), a pipe, a FIFO or a device is read into memory; a gzip, zstd,
-//! xz or bzip2 stream is decompressed (feature `compression`).
+//! mapped; `-` (standard input), a pipe, a FIFO or a device is read as a stream, and a gzip,
+//! zstd, xz or bzip2 stream is decompressed on the fly (feature `compression`); such a stream is
+//! kept in memory up to a few MiB and beyond that copied to an unlinked temporary file that is
+//! mapped, so that memory stays bounded whatever the trace's size
+//! ([`OpenOptions::spool_above`]).
 
 // Design: one builder rather than an `open_*` function per combination of options (DTD, salvage,
 // size cap): every caller, the command line included, goes through `OpenOptions::open`, so a trace
@@ -18,7 +21,7 @@ use miette::Diagnostic;
 use crate::container::{ContainerError, Located, Trace};
 use crate::decode::Reader;
 use crate::dtd::{DtdLoadError, DtdWarning, Schema};
-use crate::io::{Compression, Input, IoError};
+use crate::io::{Compression, Input, InputOptions, IoError};
 use crate::layout::Compiled;
 
 /// Where the DTD of an opened trace came from.
@@ -106,7 +109,7 @@ pub enum OpenError {
 pub struct OpenOptions {
     dtd: Option<PathBuf>,
     salvage: bool,
-    max_input: u64,
+    input: InputOptions,
 }
 
 impl Default for OpenOptions {
@@ -117,12 +120,13 @@ impl Default for OpenOptions {
 
 impl OpenOptions {
     /// The defaults: the DTD the header names (docs/format.md §10), a damaged container refused,
-    /// at most [`Input::DEFAULT_CAP`] bytes read into memory.
+    /// at most [`Input::DEFAULT_CAP`] bytes in a trace that cannot be mapped, spooled to a
+    /// temporary file beyond [`InputOptions::DEFAULT_SPOOL_ABOVE`].
     pub fn new() -> OpenOptions {
         OpenOptions {
             dtd: None,
             salvage: false,
-            max_input: Input::DEFAULT_CAP,
+            input: InputOptions::new(),
         }
     }
 
@@ -147,10 +151,30 @@ impl OpenOptions {
         self
     }
 
-    /// The most bytes read into memory (a pipe, standard input, a decompressed stream; a mapped
-    /// file does not count); more is [`IoError::InputTooLarge`].
+    /// The most bytes a trace that cannot be mapped (a pipe, standard input, a compressed
+    /// trace, bytes given to [`OpenOptions::open_bytes`] compressed) may hold once decompressed;
+    /// more is [`IoError::InputTooLarge`]. A mapped file does not count. Such a trace is held in
+    /// memory only up to [`OpenOptions::spool_above`] bytes and in a temporary file beyond, so
+    /// this bounds the disk it may fill (and stops an endless stream), not memory.
     pub fn max_input_bytes(mut self, cap: u64) -> OpenOptions {
-        self.max_input = cap;
+        self.input = self.input.cap(cap);
+        self
+    }
+
+    /// Keep at most `bytes` of a trace that cannot be mapped in memory (4 MiB by default): a
+    /// longer one is copied, decompressed, to an unlinked temporary file as it is read and
+    /// mapped from there, and its pages are released behind the reader as a mapped file's are
+    /// (Unix; elsewhere it is read into memory). It needs that much free disk in the temporary
+    /// folder; `0` spools every such trace.
+    pub fn spool_above(mut self, bytes: u64) -> OpenOptions {
+        self.input = self.input.spool_above(bytes);
+        self
+    }
+
+    /// The folder for the temporary file of [`OpenOptions::spool_above`] (by default the
+    /// system's, [`std::env::temp_dir`], which honours `TMPDIR`).
+    pub fn spool_dir(mut self, folder: impl Into<PathBuf>) -> OpenOptions {
+        self.input = self.input.spool_dir(folder);
         self
     }
 
@@ -159,11 +183,7 @@ impl OpenOptions {
     /// beside standard input), then in `MTF_DTD_PATH`, then among the DTDs built into the library.
     pub fn open(&self, path: impl AsRef<Path>) -> Result<Opened, OpenError> {
         let path = path.as_ref();
-        let (input, fault) = if self.salvage {
-            Input::open_salvaging_with_cap(path, self.max_input)?
-        } else {
-            (Input::open_with_cap(path, self.max_input)?, None)
-        };
+        let (input, fault) = Input::open_with(path, &self.input.clone().salvage(self.salvage))?;
         let compression = input.compression();
         let name = if input.is_stdin() {
             "<stdin>".to_string()
@@ -186,11 +206,12 @@ impl OpenOptions {
     pub fn open_bytes(&self, bytes: Vec<u8>) -> Result<Opened, OpenError> {
         // Compressed bytes are read as a compressed file is.
         let compression = Compression::detect(&bytes);
-        let (bytes, fault) = crate::io::decompress_bytes(bytes, self.max_input, self.salvage)?;
+        let (data, fault) =
+            crate::io::decompress_bytes(bytes, &self.input.clone().salvage(self.salvage))?;
         let trace = if self.salvage {
-            Trace::salvage(crate::container::TraceData::Owned(bytes), None)?
+            Trace::salvage(data.into(), None)?
         } else {
-            Trace::from_bytes(bytes)?
+            Trace::from_data(data.into(), None)?
         };
         let mut o = self.with_trace(trace, "<memory>".to_string())?;
         o.fault = fault;
@@ -207,8 +228,7 @@ impl OpenOptions {
         // a FIFO cannot be read twice.
         let file = |p: &Path| -> Result<(crate::dtd::Loaded, String), OpenError> {
             let text = crate::dtd::read_file(p)?;
-            let loaded = crate::dtd::parse_str(&p.display().to_string(), &text)
-                .map_err(DtdLoadError::from)?;
+            let loaded = crate::dtd::parse_file_text(p, &text)?;
             Ok((loaded, text))
         };
         let ((loaded, text), source) = match located {

@@ -18,7 +18,8 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK};
 /// Arguments of `mtf check`.
 #[derive(Debug, Args)]
 pub struct CheckArgs {
-    /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too).
+    /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too,
+    /// read through an unlinked temporary file in TMPDIR as large as the decompressed trace).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
     #[arg(short, long)]
@@ -40,6 +41,10 @@ pub struct CheckArgs {
     /// trace is still decoded and interpreted from its start.
     #[command(flatten)]
     pub slice: super::stats::SliceArgs,
+    /// The seek index to verify (when the whole trace is checked): every checkpoint must be
+    /// the one a full decode takes there.
+    #[command(flatten)]
+    pub seek: super::index::SeekArgs,
 }
 
 /// Run `mtf check`.
@@ -98,12 +103,40 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     let mut slicer = super::heap::Slicer::new(&o, args.slice.window()?)?;
     let mut inside = true;
     let mut before: Option<Vec<(FindingKind, Severity, u64)>> = None;
+    // The index beside the trace is verified on the way (not with a slice: reading may stop
+    // early).
+    let found = if args.slice.from.is_none() && args.slice.to.is_none() {
+        super::index::find_for(&args.trace, &args.seek)
+    } else {
+        None
+    };
+    let index = match found {
+        Some(Ok(idx)) => Some(idx),
+        Some(Err(e)) => {
+            // An index that cannot be read is reported like a problem.
+            total += 1;
+            reported += 1;
+            writeln!(out, "{e}")?;
+            None
+        }
+        None => None,
+    };
+    let mut builder = index
+        .as_ref()
+        .map(|i| metatf::index::Builder::new(&reader, i.options()));
     let mut records = reader.records();
     // Without the semantic pass, no value is read: the decoder validates only.
-    records.skip_values(!semantic);
-    while let Some(event) = records.next() {
+    records.skip_values(!semantic && !builder.as_ref().is_some_and(|b| b.needs_values()));
+    loop {
+        if let Some(b) = builder.as_mut() {
+            b.before_next(&records);
+        }
+        let Some(event) = records.next() else { break };
         let problem: &dyn std::fmt::Display = match &event {
             Event::Record(v) => {
+                if let Some(b) = builder.as_mut() {
+                    b.record(v);
+                }
                 match slicer.place(v) {
                     Place::Before => {
                         inside = false;
@@ -166,6 +199,31 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     }
     bar.finish();
     total += records.dropped_problems();
+    if let (Some(idx), Some(b)) = (index, builder) {
+        match idx
+            .fits(&reader)
+            .and_then(|()| idx.verify(&b.finish(idx.name())))
+        {
+            Ok(()) => {
+                if !quiet() {
+                    writeln!(
+                        out,
+                        "{}: index valid ({} checkpoints)",
+                        idx.name(),
+                        idx.entries().len()
+                    )?;
+                }
+            }
+            Err(e) => {
+                // A wrong index is reported like a problem: `check` fails until it is rebuilt.
+                total += 1;
+                if reported < args.max_errors {
+                    reported += 1;
+                    writeln!(out, "{e}")?;
+                }
+            }
+        }
+    }
     // Counts within the slice: what was counted before it is taken away.
     let before = before.unwrap_or_default();
     let earlier = |kind: FindingKind, sev: Severity| {

@@ -297,6 +297,7 @@ pub fn dtd_failure(e: &DtdLoadError) -> Failure {
             line_to_stderr(&errors.summary);
             Failure::new(EXIT_BAD_DTD, String::new())
         }
+        DtdLoadError::NotADtd { .. } => Failure::diagnostic(EXIT_BAD_DTD, e),
         other => Failure::diagnostic(EXIT_USAGE, other),
     }
 }
@@ -315,11 +316,12 @@ pub fn load_schema_file(path: &Path) -> Result<Schema, Failure> {
 /// Open a trace and find, load and resolve its DTD (docs/format.md §10).
 ///
 /// `path` may be `-` (standard input), a pipe, a FIFO, `/dev/stdin`, a process substitution or
-/// a gzip/zstd/xz/bzip2-compressed trace: what cannot be memory-mapped is read into memory
-/// ([`Input::open`]). The DTD named in the header is looked up beside a trace given by path
+/// a gzip/zstd/xz/bzip2-compressed trace: what cannot be memory-mapped is read as a stream and
+/// spooled to an unlinked temporary file in TMPDIR beyond a few MiB ([`Input::open`],
+/// [`open_options`]). The DTD named in the header is looked up beside a trace given by path
 /// (not beside standard input).
 pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
-    let o = OpenOptions::new()
+    let o = open_options()?
         .dtd_opt(dtd)
         .open(path)
         .map_err(|e| open_failure(path, dtd, &e))?;
@@ -342,7 +344,7 @@ pub fn open_salvaging_as(
     dtd: Option<&Path>,
     report_damage: bool,
 ) -> Result<(Opened, bool), Failure> {
-    let o = OpenOptions::new()
+    let o = open_options()?
         .dtd_opt(dtd)
         .salvage(true)
         .open(path)
@@ -361,6 +363,31 @@ pub fn open_salvaging_as(
     print_warnings(o.warnings());
     let damaged = o.input_fault().is_some() || o.damage().is_some();
     Ok((o, damaged))
+}
+
+/// The options every subcommand opens a trace with: the library's defaults, except that
+/// `MTF_SPOOL_ABOVE` (a number of bytes) sets how much of a piped or compressed trace is kept in
+/// memory before it is spooled to a temporary file ([`OpenOptions::spool_above`]; `0` spools
+/// every such trace, which the tests use to run the spool on small traces).
+pub fn open_options() -> Result<OpenOptions, Failure> {
+    let options = OpenOptions::new();
+    let Some(value) = std::env::var_os("MTF_SPOOL_ABOVE") else {
+        return Ok(options);
+    };
+    match value.to_str().and_then(|v| v.trim().parse::<u64>().ok()) {
+        Some(bytes) => Ok(options.spool_above(bytes)),
+        None => Err(Failure::diagnostic(
+            EXIT_USAGE,
+            &Flat::new(
+                format!(
+                    "MTF_SPOOL_ABOVE is {}, not a number of bytes",
+                    metatf::io::escape_for_terminal(&value.to_string_lossy())
+                ),
+                "mtf::usage::env",
+                Some("unset it, or give the bytes of a piped or compressed trace to keep in memory before spooling it to TMPDIR (default 4194304)".to_string()),
+            ),
+        )),
+    }
 }
 
 fn open_failure(path: &Path, dtd: Option<&Path>, e: &OpenError) -> Failure {

@@ -80,6 +80,9 @@ pub struct CompactArgs {
     /// Print nothing on success.
     #[arg(long, short)]
     pub quiet: bool,
+    /// The seek index beside the output.
+    #[command(flatten)]
+    pub index: super::index::WriteIndexArgs,
 }
 
 /// Run `mtf compact`.
@@ -117,8 +120,15 @@ pub fn run(args: &CompactArgs) -> Result<i32, Failure> {
         &opts,
         &mut |at, n| bar.record(at, n),
     )
-    .map_err(|e| compact_failure(&e))?;
+    .map_err(|e| compact_failure(&e, &args.input))?;
     drop(bar);
+    // The output names the derived DTD when streams were kept (written beside it), else the
+    // input's.
+    let out_dtd = match &report.streams {
+        Streams::Kept { .. } => None,
+        _ => args.dtd.as_deref(),
+    };
+    super::index::after_write(&args.output, out_dtd, &args.index)?;
     if quiet {
         return Ok(EXIT_OK);
     }
@@ -175,7 +185,18 @@ pub fn run(args: &CompactArgs) -> Result<i32, Failure> {
 /// The exit status of a failed compaction: an invalid input (or an output that reads back
 /// different) is an invalid trace; files that cannot be read or written, and a split asked
 /// for with standard output, are I/O or usage errors.
-fn compact_failure(e: &CompactError) -> Failure {
+fn compact_failure(e: &CompactError, input: &std::path::Path) -> Failure {
+    if let CompactError::Invalid(m) = e {
+        // The message names the input, as every other trace error does.
+        let message = format!(
+            "{}: the input trace is invalid: {m}",
+            super::common::input_name(input)
+        );
+        return Failure::diagnostic(
+            exit::EXIT_INVALID_TRACE,
+            &super::common::Flat::new(message, "mtf::compact::invalid_input", None),
+        );
+    }
     let code = match e {
         CompactError::Invalid(_) | CompactError::Differs { .. } => exit::EXIT_INVALID_TRACE,
         CompactError::Encode(e) => exit::for_encode(e),

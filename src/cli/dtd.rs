@@ -57,15 +57,20 @@ fn builtin(file: &std::path::Path) -> Option<(&'static str, &'static str)> {
 /// (wrapped under the name when it is long).
 fn list() -> Result<(), Failure> {
     let mut out = StdoutSink::new();
+    // One column for every name, as wide as the longest.
+    let width = metatf::container::shipped_names()
+        .map(str::len)
+        .max()
+        .unwrap_or(0)
+        .max(20);
     for name in metatf::container::shipped_names() {
         let text = metatf::container::shipped_dtd(name).unwrap_or_default();
         let about = about(text);
-        let width = name.len().max(20);
         let lines = wrap(&about, 100usize.saturating_sub(width + 1).max(40));
         let mut first = true;
         for line in lines {
             if first {
-                writeln!(out, "{name:<20} {line}")?;
+                writeln!(out, "{name:<width$} {line}")?;
                 first = false;
             } else {
                 writeln!(out, "{:<width$} {line}", "")?;
@@ -172,7 +177,11 @@ pub fn run(args: DtdArgs) -> i32 {
             to_stderr(&render(&e));
             return EXIT_USAGE;
         }
-        Err(e @ (DtdLoadError::TooLarge { .. } | DtdLoadError::NotUtf8 { .. })) => {
+        Err(
+            e @ (DtdLoadError::TooLarge { .. }
+            | DtdLoadError::NotUtf8 { .. }
+            | DtdLoadError::NotADtd { .. }),
+        ) => {
             to_stderr(&render(&e));
             return EXIT_BAD_DTD;
         }

@@ -5,8 +5,9 @@ use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
 
-use metatf::analysis::stats::Place;
+use metatf::analysis::stats::{Bound, Place};
 use metatf::decode::Event;
+use metatf::index::Target;
 use metatf::text::{CsvPrinter, DumpHeader, Format, Options, Printer};
 
 use metatf::io::{classify, StdoutFailure, StdoutSink};
@@ -72,9 +73,14 @@ pub struct DumpArgs {
     /// lose precision above 2^53; `mtf pack` reads them back.
     #[arg(long)]
     pub int_strings: bool,
-    /// Only the records of a slice (`--from`/`--to`: record index, or `tTIME`).
+    /// Only the records of a slice (`--from`/`--to`: record index, or `tTIME`). With a seek
+    /// index (`TRACE.idx`, `mtf index`), `--from` (and `--skip` without filters) start at the
+    /// nearest checkpoint before: problems in the records before it are not seen.
     #[command(flatten)]
     pub slice: super::stats::SliceArgs,
+    /// Which seek index to use.
+    #[command(flatten)]
+    pub seek: super::index::SeekArgs,
 }
 
 /// Run `mtf dump`: every trace in turn; the exit status is the worst of them.
@@ -218,8 +224,29 @@ fn dump_trace(
                 None => printer.header(w, &header)?,
             }
         }
-        let mut records = reader.records();
         let mut seen = 0u64;
+        // With an index, start at the checkpoint nearest before `--from`, or before `--skip`
+        // when no filter hides records (then every record is seen, and `seen` is its index).
+        let unfiltered = args.sections.is_empty() && args.records.is_empty() && !args.data_only;
+        let target = match args.slice.from {
+            Some(Bound::Record(r)) => Some(Target::Record(r)),
+            Some(Bound::Time(t)) => Some(Target::Time(t)),
+            None if unfiltered && args.skip > 0 => Some(Target::Record(args.skip)),
+            None => None,
+        };
+        let started = target.and_then(|t| {
+            let idx = super::index::load_for(trace, &args.seek)?;
+            super::index::start(&idx, &reader, t)
+        });
+        let mut records = match started {
+            Some(r) => {
+                if unfiltered {
+                    seen = r.count();
+                }
+                r
+            }
+            None => reader.records(),
+        };
         let mut printed = 0u64;
         let mut n = 0u64;
         let path = input_name(trace);

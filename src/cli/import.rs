@@ -39,6 +39,9 @@ pub struct ImportArgs {
     /// List the shipped formats.
     #[arg(long)]
     pub list: bool,
+    /// The seek index beside the output.
+    #[command(flatten)]
+    pub index: super::index::WriteIndexArgs,
 }
 
 fn usage(m: impl Into<String>) -> Failure {
@@ -236,5 +239,6 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
         s.bytes,
         s.nrecords
     );
+    super::index::after_write(&out, args.dtd.as_deref(), &args.index)?;
     Ok(EXIT_OK)
 }

@@ -15,7 +15,8 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK};
 /// Arguments of `mtf info`.
 #[derive(Debug, Args)]
 pub struct InfoArgs {
-    /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too).
+    /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too,
+    /// read through an unlinked temporary file in TMPDIR as large as the decompressed trace).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
     #[arg(short, long)]
@@ -91,44 +92,66 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
     writeln!(w, "nrecords    {}", h.nrecords)?;
     writeln!(w, "sections    {}", h.nsections)?;
     writeln!(w)?;
+    let region_name = |section: u8| {
+        if section == 0 {
+            "(global)".to_string()
+        } else if reader.is_table(section) {
+            format!("{} (table)", reader.section_name(section))
+        } else {
+            reader.section_name(section).to_string()
+        }
+    };
+    let shown = |r: &&metatf::decode::Region| !(r.section == 0 && r.start == r.end);
+    // Columns as wide as their longest entry, so that long names keep the table aligned.
+    let sw = reader
+        .regions()
+        .iter()
+        .filter(shown)
+        .map(|r| region_name(r.section).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(20);
     writeln!(
         w,
-        "{:>4}  {:<20} {:>12} {:>12} {:>10}",
+        "{:>4}  {:<sw$} {:>12} {:>12} {:>10}",
         "id", "section", "start", "size", "records"
     )?;
     for (i, r) in reader.regions().iter().enumerate() {
-        if r.section == 0 && r.start == r.end {
+        if !shown(&r) {
             continue;
         }
-        let name = if r.section == 0 {
-            "(global)".to_string()
-        } else if reader.is_table(r.section) {
-            format!("{} (table)", reader.section_name(r.section))
-        } else {
-            reader.section_name(r.section).to_string()
-        };
         writeln!(
             w,
-            "{:>4}  {:<20} {:>12} {:>12} {:>10}",
+            "{:>4}  {:<sw$} {:>12} {:>12} {:>10}",
             r.section,
-            name,
+            region_name(r.section),
             r.start,
             r.end - r.start,
             per_region[i]
         )?;
     }
     writeln!(w)?;
-    writeln!(w, "{:<24} {:>12}", "record", "count")?;
+    let label = |rid: usize| {
+        let rt = o.schema().record(rid as u32);
+        if rt.scope == 0 {
+            rt.name.to_string()
+        } else {
+            format!("{} [{}]", rt.name, reader.section_name(rt.scope))
+        }
+    };
+    let lw = per_type
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(rid, _)| label(rid).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(24);
+    writeln!(w, "{:<lw$} {:>12}", "record", "count")?;
     // Records of table sections (split streams, string tables) are the values of the fields
     // that refer to them: listed apart, and not data records.
     let type_line = |w: &mut StdoutSink, rid: usize, n: u64| -> std::io::Result<()> {
-        let rt = o.schema().record(rid as u32);
-        let scope = if rt.scope == 0 {
-            String::new()
-        } else {
-            format!(" [{}]", reader.section_name(rt.scope))
-        };
-        writeln!(w, "{:<24} {:>12}", format!("{}{scope}", rt.name), n)
+        writeln!(w, "{:<lw$} {:>12}", label(rid), n)
     };
     let is_element = |rid: usize| {
         let rt = o.schema().record(rid as u32);
@@ -139,7 +162,7 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
             type_line(&mut w, rid, *n)?;
         }
     }
-    writeln!(w, "{:<24} {:>12}", "data records", data)?;
+    writeln!(w, "{:<lw$} {:>12}", "data records", data)?;
     if (0..per_type.len()).any(|rid| per_type[rid] > 0 && is_element(rid)) {
         writeln!(
             w,

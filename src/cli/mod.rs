@@ -12,6 +12,7 @@ mod compact;
 mod diff;
 mod dump;
 mod heap;
+mod index;
 mod info;
 mod pack;
 #[cfg(feature = "plot")]
@@ -58,6 +59,9 @@ pub enum Command {
     Dump(dump::DumpArgs),
     /// Decode the whole trace and report every problem.
     Check(check::CheckArgs),
+    /// Build the seek index beside a trace (`TRACE.idx`), with which `dump --from`/`--skip`
+    /// start in the middle; `--check` verifies one.
+    Index(index::IndexArgs),
     /// Turn `mtf dump` output (text or JSON lines) back into a binary trace.
     Pack(pack::PackArgs),
     /// Check or show a DTD.
@@ -171,6 +175,7 @@ pub fn main() -> i32 {
         Command::Info(a) => info::run(&a),
         Command::Dump(a) => dump::run(&a),
         Command::Check(a) => check::run(&a),
+        Command::Index(a) => index::run(&a),
         Command::Pack(a) => pack::run(&a),
         Command::Compact(a) => compact::run(&a),
         Command::Stats(a) => stats::run(&a),

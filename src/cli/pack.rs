@@ -50,6 +50,9 @@ pub struct PackArgs {
     /// Input format.
     #[arg(short, long, value_enum, default_value_t = PackFormat::Auto)]
     pub format: PackFormat,
+    /// The seek index beside the output.
+    #[command(flatten)]
+    pub index: super::index::WriteIndexArgs,
 }
 
 /// The I/O error inside a writer error, if it is one (the output or the spool could not be
@@ -161,6 +164,7 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
         "{output_name}: {} records, {} bytes",
         summary.nrecords, summary.bytes
     ));
+    super::index::after_write(&args.output, args.dtd.as_deref(), &args.index)?;
     Ok(EXIT_OK)
 }
 

@@ -355,7 +355,7 @@ pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
     writeln!(
         out,
         "{}: {data} data records ({all} records in all); bytes per data record",
-        args.trace.display()
+        super::common::input_name(&args.trace)
     )?;
     writeln!(
         out,

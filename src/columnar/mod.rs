@@ -142,9 +142,25 @@ const ROW_GROUP_BYTES: usize = 128 << 20;
 const BATCH_BYTES: usize = 64 << 20;
 
 /// Write one Parquet file per record type of `reader`'s trace into `dir` (created if needed;
-/// files of the same names are replaced). Every file is written to a temporary name and renamed
-/// into place when complete. `progress` is called now and then.
+/// files of the same names are replaced). Every file is written to a temporary name, and the
+/// files are renamed into place once all of them are complete: on error the folder is left as
+/// it was (a folder created for the export is removed again). `progress` is called now and then.
 pub fn write_parquet(
+    reader: &Reader<'_>,
+    dir: &Path,
+    opts: &ParquetOptions,
+    progress: &mut dyn FnMut(Progress),
+) -> Result<ParquetReport, ParquetError> {
+    let created = !dir.exists();
+    let result = write_parquet_in(reader, dir, opts, progress);
+    if result.is_err() && created {
+        // Empty by now: the temporary files were removed when their outputs were dropped.
+        let _ = std::fs::remove_dir(dir);
+    }
+    result
+}
+
+fn write_parquet_in(
     reader: &Reader<'_>,
     dir: &Path,
     opts: &ParquetOptions,
@@ -268,15 +284,22 @@ pub fn write_parquet(
             }
         }
     }
+    // Design: every file is written out and flushed before the first is renamed into place, so
+    // that a full disk or any other write error leaves the folder as it was (no file replaced,
+    // none added): the folder never holds files from two different runs.
+    let mut done = Vec::new();
     for (id, w) in writers.into_iter().enumerate() {
         if let (Some(t), Some(w)) = (&mut tables[id], w) {
-            let path = w.finish(t)?;
-            report.tables.push(TableReport {
-                path,
-                record: id as RecordId,
-                rows: t.rows,
-            });
+            done.push((id, w.finish(t)?));
         }
+    }
+    for (id, (path, out)) in done {
+        out.commit()?;
+        report.tables.push(TableReport {
+            path,
+            record: id as RecordId,
+            rows: tables[id].as_ref().map_or(0, |t| t.rows),
+        });
     }
     progress(Progress {
         pass: 2,
@@ -1049,16 +1072,18 @@ impl TableWriter {
         Ok(())
     }
 
-    fn finish(mut self, t: &mut Table) -> Result<PathBuf, ParquetError> {
+    /// Writes the rest and the footer, and flushes it all to the temporary file (a write error,
+    /// a full disk, shows here); the caller commits the output.
+    fn finish(mut self, t: &mut Table) -> Result<(PathBuf, Output), ParquetError> {
         if t.batch_rows > 0 {
             self.write(t)?;
         }
-        let out = self
+        let mut out = self
             .writer
             .into_inner()
             .map_err(|e| write_error(&self.path, e))?;
-        out.commit()?;
-        Ok(self.path)
+        std::io::Write::flush(&mut out).map_err(|e| out.error(e))?;
+        Ok((self.path, out))
     }
 }
 

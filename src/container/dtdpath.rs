@@ -81,13 +81,18 @@ pub enum DtdNameError {
     /// The final component is not a plain file name on this platform (e.g. `C:x` on Windows).
     #[error("DTD name {0:?} is not a plain file name")]
     NotPlain(String),
+    /// The final component does not end in `.dtd` (in any case).
+    #[error("DTD name {0:?} does not end in .dtd")]
+    NotDtd(String),
 }
 
 /// The part of a header's DTD name that may be looked up: its final component (§10 safety rule).
 ///
 /// Everything up to the last `/` or `\` is dropped, so `http://h/a/b.dtd` gives `b.dtd` and
 /// `../../etc/passwd` gives `passwd` (which is then looked up only in the allowed folders). The
-/// result must be non-empty, must not start with `.` and must not contain NUL.
+/// result must be non-empty, must not start with `.`, must not contain NUL and must end in `.dtd`
+/// (in any case), so that no other kind of file (`passwd`, a key, a `/proc` file) is ever read
+/// as a DTD, or shown in a DTD's error messages.
 pub fn sanitize_dtd_name(name: &str) -> Result<&str, DtdNameError> {
     if name.contains('\0') {
         return Err(DtdNameError::Nul(name.to_owned()));
@@ -108,7 +113,64 @@ pub fn sanitize_dtd_name(name: &str) -> Result<&str, DtdNameError> {
     ) {
         return Err(DtdNameError::NotPlain(name.to_owned()));
     }
+    if !has_dtd_suffix(last) {
+        return Err(DtdNameError::NotDtd(name.to_owned()));
+    }
     Ok(last)
+}
+
+/// Whether a file name ends in `.dtd`, in any case.
+pub fn has_dtd_suffix(name: &str) -> bool {
+    name.len() > 4
+        && name
+            .get(name.len() - 4..)
+            .is_some_and(|s| s.eq_ignore_ascii_case(".dtd"))
+}
+
+/// What is in a folder under a DTD's name.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Candidate {
+    /// A regular file inside the folder: it may be read.
+    Found(PathBuf),
+    /// Nothing, a dangling link, or a folder.
+    Missing(PathBuf),
+    /// Something that must not be read (docs/format.md §10): the path and why.
+    Refused(PathBuf, &'static str),
+}
+
+/// Looks up the file `name` (already reduced by [`sanitize_dtd_name`]) in `folder` under the
+/// rules of docs/format.md §10: it must be a regular file once links are followed (never a
+/// FIFO, which would block, or a device), its real path must lie inside the folder's real path
+/// (a link pointing out of the folder is refused), and it must not be a file of `/proc`,
+/// `/sys` or `/dev`.
+// Design: the checks run before the file is opened; a file swapped for a link between the check
+// and the open is still read at most `MAX_DTD_BYTES`, and must still end in `.dtd` and parse.
+pub fn candidate(folder: &Path, name: &str) -> Candidate {
+    let p = folder.join(name);
+    let meta = match std::fs::metadata(&p) {
+        Ok(m) => m,
+        Err(_) => return Candidate::Missing(p),
+    };
+    if meta.is_dir() {
+        return Candidate::Missing(p);
+    }
+    if !meta.is_file() {
+        return Candidate::Refused(p, "not a regular file (a device, FIFO or socket)");
+    }
+    let (Ok(real), Ok(real_folder)) = (std::fs::canonicalize(&p), std::fs::canonicalize(folder))
+    else {
+        return Candidate::Refused(p, "its real path cannot be found");
+    };
+    if !real.starts_with(&real_folder) {
+        return Candidate::Refused(p, "a symbolic link to a file outside its folder");
+    }
+    if ["/proc", "/sys", "/dev"]
+        .iter()
+        .any(|d| real.starts_with(d))
+    {
+        return Candidate::Refused(p, "a file of /proc, /sys or /dev");
+    }
+    Candidate::Found(p)
 }
 
 /// Where a DTD was found, or where it was looked for.
@@ -135,6 +197,8 @@ pub struct NotFound {
     pub rejected: Option<DtdNameError>,
     /// Every file checked, in order.
     pub tried: Vec<PathBuf>,
+    /// The files of `tried` that exist but were not used, and why (docs/format.md §10).
+    pub refused: Vec<(PathBuf, &'static str)>,
     /// Whether the built-in DTDs were searched (false when the name was rejected or an explicit
     /// file was given).
     pub searched_shipped: bool,
@@ -158,6 +222,9 @@ impl fmt::Display for NotFound {
         for p in &self.tried {
             // The header's name is part of each path: never shown raw on a terminal.
             write!(f, "\n  {}", crate::escape::escape_path(p))?;
+            if let Some((_, why)) = self.refused.iter().find(|(r, _)| r == p) {
+                write!(f, " (not used: {why})")?;
+            }
         }
         if self.searched_shipped {
             let names: Vec<_> = shipped_names().collect();
@@ -224,6 +291,7 @@ pub fn locate_dtd(
         header_name: header_name.to_owned(),
         rejected: None,
         tried: Vec::new(),
+        refused: Vec::new(),
         searched_shipped: false,
     };
     if let Some(p) = explicit {
@@ -241,23 +309,31 @@ pub fn locate_dtd(
             return Located::NotFound(nf);
         }
     };
+    let mut look = |dir: &Path| match candidate(dir, name) {
+        Candidate::Found(p) => Some(p),
+        Candidate::Missing(p) => {
+            nf.tried.push(p);
+            None
+        }
+        Candidate::Refused(p, why) => {
+            nf.tried.push(p.clone());
+            nf.refused.push((p, why));
+            None
+        }
+    };
     if let Some(dir) = trace_dir {
-        let p = dir.join(name);
-        if p.is_file() {
+        if let Some(p) = look(dir) {
             return Located::TraceDir(p);
         }
-        nf.tried.push(p);
     }
     if let Some(value) = env_path {
         for dir in std::env::split_paths(value) {
             if dir.as_os_str().is_empty() {
                 continue;
             }
-            let p = dir.join(name);
-            if p.is_file() {
+            if let Some(p) = look(&dir) {
                 return Located::EnvPath(p);
             }
-            nf.tried.push(p);
         }
     }
     nf.searched_shipped = true;
@@ -276,7 +352,16 @@ mod tests {
     #[test]
     fn sanitize_keeps_last_component() {
         assert_eq!(sanitize_dtd_name("hatf10.dtd"), Ok("hatf10.dtd"));
-        assert_eq!(sanitize_dtd_name("../../etc/passwd"), Ok("passwd"));
+        assert_eq!(
+            sanitize_dtd_name("../../etc/passwd"),
+            Err(DtdNameError::NotDtd("../../etc/passwd".into()))
+        );
+        assert_eq!(sanitize_dtd_name("../../etc/x.dtd"), Ok("x.dtd"));
+        assert_eq!(sanitize_dtd_name("HATF10.DTD"), Ok("HATF10.DTD"));
+        assert!(matches!(
+            sanitize_dtd_name(".dtd"),
+            Err(DtdNameError::LeadingDot(_))
+        ));
         assert_eq!(sanitize_dtd_name("/abs/x.dtd"), Ok("x.dtd"));
         assert_eq!(sanitize_dtd_name("http://h/a/b.dtd"), Ok("b.dtd"));
         assert_eq!(
@@ -286,7 +371,7 @@ mod tests {
         assert_eq!(sanitize_dtd_name(r"C:\dtds\win.dtd"), Ok("win.dtd"));
         assert_eq!(sanitize_dtd_name(r"a/b\c.dtd"), Ok("c.dtd"));
         assert_eq!(sanitize_dtd_name("x.y.dtd"), Ok("x.y.dtd"));
-        assert_eq!(sanitize_dtd_name("a b"), Ok("a b"));
+        assert_eq!(sanitize_dtd_name("a b.dtd"), Ok("a b.dtd"));
     }
 
     #[test]

@@ -18,7 +18,8 @@ mod testutil;
 mod trace;
 
 pub use dtdpath::{
-    locate_dtd, sanitize_dtd_name, shipped_dtd, shipped_names, DtdNameError, Located, NotFound,
+    candidate, has_dtd_suffix, locate_dtd, sanitize_dtd_name, shipped_dtd, shipped_names,
+    Candidate, DtdNameError, Located, NotFound,
 };
 pub use error::{ContainerError, EncodeError, MAGIC};
 pub use header::{

@@ -213,6 +213,20 @@ pub enum DamageKind {
         /// Field occurrences decoded when the limit was passed.
         fields: u64,
     },
+    /// More field occurrences than the record's bytes allow (docs/format.md §6.4): repeats of
+    /// items that take no bytes.
+    #[error(
+        "record has {fields} field occurrences in {bytes} byte(s); the limit is {limit} (one per field of its type and {} per byte)",
+        crate::limits::MAX_OCCURRENCES_PER_BYTE
+    )]
+    SparseRecord {
+        /// Field occurrences decoded when the limit was passed.
+        fields: u64,
+        /// Bytes of the record read so far.
+        bytes: u64,
+        /// The limit for those bytes.
+        limit: u64,
+    },
     /// A width expression that overflows or goes negative.
     #[error("bad width: {0}")]
     BadWidth(WidthError),
@@ -243,6 +257,7 @@ impl DamageKind {
             DamageKind::UndeclaredSection => "mtf::trace::undeclared_section",
             DamageKind::RepeatTooLong { .. } => "mtf::trace::repeat_count",
             DamageKind::RecordTooLarge { .. } => "mtf::trace::record_too_large",
+            DamageKind::SparseRecord { .. } => "mtf::trace::sparse_record",
             DamageKind::BadWidth(_) => "mtf::trace::bad_width",
         }
     }

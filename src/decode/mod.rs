@@ -3,6 +3,7 @@
 //! Build a [`Reader`] from a trace and its schema (or use [`crate::open`]), then walk
 //! [`Reader::records`]: each [`Event`] is a record, a problem, or damage to a region.
 
+mod checkpoint;
 mod error;
 mod reader;
 mod records;
@@ -10,6 +11,7 @@ mod tables;
 mod value;
 mod view;
 
+pub use checkpoint::{Checkpoint, ResumeError, StoredError};
 pub use error::{Damage, DamageKind, Position, Problem, ProblemKind, RefError};
 pub(crate) use reader::Input;
 pub use reader::{Reader, Region};

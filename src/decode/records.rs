@@ -193,6 +193,75 @@ impl<'r> Records<'r> {
         self.count
     }
 
+    /// Where the decode stands before the next record, with the complete metadata state:
+    /// [`Reader::records_from`] resumes there and yields exactly the events this decode yields
+    /// from here on, from the next record (problems still to come for the record just yielded
+    /// are not part of it: see [`Records::at_record_boundary`]). Costs a copy of the scope's
+    /// field states and live sets.
+    pub fn checkpoint(&self) -> super::Checkpoint {
+        let alone = self.regions.len() != self.reader.input.regions.len();
+        let mut cp = super::Checkpoint::start();
+        cp.alone = alone;
+        cp.dropped = self.dropped;
+        cp.finished = self.finished;
+        if self.next_region == 0 {
+            // Before the first region (a section decode of a trace without the section: none).
+            cp.region = match self.regions.first() {
+                Some(&ri) => ri as u32,
+                None => self.reader.input.regions.len() as u32,
+            };
+            return cp;
+        }
+        super::Checkpoint {
+            record: self.count,
+            offset: self.pos,
+            region: self.regions[self.next_region - 1] as u32,
+            entered: true,
+            state: self.scope.as_ref().map(super::checkpoint::MetaState::of),
+            exact: self.index_exact,
+            ..cp
+        }
+    }
+
+    /// Whether every problem of the record just yielded has come out of [`Records::next`]:
+    /// the next event is about the next record (or the end).
+    pub fn at_record_boundary(&self) -> bool {
+        self.queued.is_empty()
+    }
+
+    /// A decode of `reader` from checkpoint `cp`, with `scope` its checked state.
+    pub(super) fn resume(
+        reader: &'r Reader<'r>,
+        cp: &super::Checkpoint,
+        scope: Option<ScopeState>,
+    ) -> Records<'r> {
+        let ri = cp.region as usize;
+        let all = reader.input.regions.len();
+        let regions = match cp.alone {
+            true if ri < all => vec![ri],
+            true => Vec::new(),
+            false => (0..all).collect(),
+        };
+        let mut records = Records::new(reader, regions, Mode::Main);
+        records.count = cp.record;
+        records.index_exact = cp.exact;
+        records.dropped = cp.dropped;
+        records.finished = cp.finished;
+        if cp.entered {
+            let region = reader.input.regions[ri];
+            records.next_region = if cp.alone { 1 } else { ri + 1 };
+            records.region_start = region.start;
+            records.pos = cp.offset;
+            records.end = region.end;
+            records.released = cp.offset;
+            if scope.is_some() {
+                records.tags = reader.compiled.tags[region.section as usize].as_ref();
+            }
+            records.scope = scope;
+        }
+        records
+    }
+
     /// Problems not reported because one record had more than [`MAX_PROBLEMS_PER_RECORD`].
     pub fn dropped_problems(&self) -> u64 {
         self.dropped
@@ -549,6 +618,22 @@ impl<'r> Records<'r> {
                     }
                 }
                 Step::ItemEnd { .. } => {
+                    // Items that take no bytes: the occurrences are bounded by the record's
+                    // bytes, so that decoding time stays proportional to the trace's size.
+                    let bytes = self.pos - self.cur.start;
+                    let limit = crate::limits::sparse_limit(prog.nslots, bytes);
+                    if self.values.len() as u64 > limit {
+                        return Err(self.damage(
+                            self.pos,
+                            Some(rid),
+                            None,
+                            DamageKind::SparseRecord {
+                                fields: self.values.len() as u64,
+                                bytes,
+                                limit,
+                            },
+                        ));
+                    }
                     // Nested repeats multiply; the field occurrences of one record are capped so
                     // that no trace can make the decoder's buffers grow without bound.
                     if self.values.len() > MAX_FIELDS_PER_RECORD {

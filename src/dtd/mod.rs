@@ -96,6 +96,59 @@ pub enum DtdLoadError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Invalid(#[from] DtdErrors),
+    /// A file whose name does not end in `.dtd` and that does not parse as a DTD: its errors
+    /// are not shown, since they would quote its text (docs/format.md §10).
+    #[error(
+        "{} is not a DTD: {count} error(s), the first at line {line}, column {column} (the text of a file whose name does not end in .dtd is not shown)",
+        path.display()
+    )]
+    #[diagnostic(
+        code(mtf::dtd::not_a_dtd),
+        help("is this the right file? Name a DTD file `NAME.dtd` to see its errors")
+    )]
+    NotADtd {
+        /// The file.
+        path: PathBuf,
+        /// How many errors it has.
+        count: usize,
+        /// The 1-based line of the first error.
+        line: usize,
+        /// The 1-based column (in characters) of the first error.
+        column: usize,
+    },
+}
+
+/// Parse and resolve the text of the DTD file `path` (already read, as [`read_file`] does):
+/// [`parse_str`], except that the errors of a file whose name does not end in `.dtd` are
+/// summed up as [`DtdLoadError::NotADtd`], without quoting its text.
+pub fn parse_file_text(path: &Path, text: &str) -> Result<Loaded, DtdLoadError> {
+    let name = path.display().to_string();
+    match parse_str(&name, text) {
+        Ok(l) => Ok(l),
+        Err(e) => {
+            let file = path.file_name().map(|n| n.to_string_lossy());
+            // The rule of container::has_dtd_suffix (docs/format.md §10); dtd may not use
+            // container (docs/architecture.md).
+            let dtd_suffix = |n: &str| {
+                n.len() > 4
+                    && n.get(n.len() - 4..)
+                        .is_some_and(|s| s.eq_ignore_ascii_case(".dtd"))
+            };
+            if file.is_some_and(|n| dtd_suffix(&n)) {
+                return Err(e.into());
+            }
+            let offset = e.errors.first().map_or(0, |e| e.offset()).min(text.len());
+            let before = text.get(..offset).unwrap_or("");
+            let line = 1 + before.matches('\n').count();
+            let column = 1 + before.rsplit('\n').next().map_or(0, |l| l.chars().count());
+            Err(DtdLoadError::NotADtd {
+                path: path.to_path_buf(),
+                count: e.errors.len() + e.omitted,
+                line,
+                column,
+            })
+        }
+    }
 }
 
 /// Parse and resolve DTD text. `name` is used in messages (usually the file name).
@@ -167,7 +220,7 @@ fn with_fragments(dtd: &ast::Dtd, src: &error::Src) -> Result<String, Vec<DtdErr
 /// is. Diagnostics name the file as given.
 pub fn load(path: &Path) -> Result<Loaded, DtdLoadError> {
     let text = read_file(path)?;
-    Ok(parse_str(&path.display().to_string(), &text)?)
+    parse_file_text(path, &text)
 }
 
 /// Read a DTD file as text, capped at [`MAX_DTD_BYTES`] while reading, and checked to be UTF-8.

@@ -494,6 +494,20 @@ impl<'s> Encoder<'s> {
                     }
                 }
                 Step::ItemEnd { .. } => {
+                    // The reader's bound on items that take no bytes (docs/format.md §6.4).
+                    let bytes = out.len() as u64;
+                    let limit = crate::limits::sparse_limit(prog.nslots, bytes);
+                    if occurrences as u64 > limit {
+                        return Err(EncodeError::at(
+                            &rt.name,
+                            None,
+                            K::SparseRecord {
+                                fields: occurrences as u64,
+                                bytes,
+                                limit,
+                            },
+                        ));
+                    }
                     if occurrences > MAX_FIELDS_PER_RECORD {
                         return Err(EncodeError::at(
                             &rt.name,

@@ -128,6 +128,7 @@ fn io_code(e: &IoError) -> &'static str {
         IoError::NoSpace { .. } => "mtf::io::no_space",
         IoError::FileTooLarge { .. } => "mtf::io::file_too_large",
         IoError::Commit { .. } => "mtf::io::commit",
+        IoError::Spool { .. } => "mtf::io::spool",
         IoError::TempFile { .. } => "mtf::io::temp_file",
     }
 }
@@ -330,6 +331,19 @@ pub enum EncodeErrorKind {
         /// The limit.
         limit: usize,
     },
+    /// More field occurrences than the record's bytes allow (docs/format.md §6.4).
+    #[error(
+        "record has {fields} field occurrences in {bytes} byte(s); the limit is {limit} (one per field of its type and {} per byte)",
+        crate::limits::MAX_OCCURRENCES_PER_BYTE
+    )]
+    SparseRecord {
+        /// Field occurrences written when the limit was passed.
+        fields: u64,
+        /// Bytes of the record written so far.
+        bytes: u64,
+        /// The limit for those bytes.
+        limit: u64,
+    },
     /// A metadata change the rules refuse.
     #[error("{0}")]
     Metadata(MetaRefused),
@@ -376,7 +390,9 @@ impl EncodeErrorKind {
             | K::DuplicateField { .. }
             | K::Shape(_)
             | K::CountMismatch { .. } => "mtf::encode::shape",
-            K::RepeatTooLong { .. } | K::RecordTooLarge { .. } => "mtf::encode::limit",
+            K::RepeatTooLong { .. } | K::RecordTooLarge { .. } | K::SparseRecord { .. } => {
+                "mtf::encode::limit"
+            }
             K::Metadata(_) => "mtf::encode::metadata",
             K::Reference(_) => "mtf::encode::reference",
             K::Container(_) => "mtf::encode::container",

@@ -144,6 +144,8 @@ pub struct Importer<'m, 's> {
     pub report: ImportReport,
     progress: Option<Box<dyn FnMut(u64) + 'm>>,
     keep_unmatched: bool,
+    /// The most bytes of distinct strings one string table may hold.
+    string_limit: u64,
     checked_early: bool,
     /// The inputs imported so far, as shown.
     names: Vec<String>,
@@ -154,6 +156,12 @@ fn fatal(file: &str, e: SinkError) -> ImportError {
 }
 
 impl<'m, 's> Importer<'m, 's> {
+    /// Lower (or raise) the most bytes of distinct strings one string table may hold, by default
+    /// [`crate::limits::MAX_STRING_TABLE_BYTES`]; passing it stops the import with an error.
+    pub fn set_string_limit(&mut self, bytes: u64) {
+        self.string_limit = bytes;
+    }
+
     /// Import even when most units match no rule of the mapping (they are kept verbatim).
     /// Without it, an import where more than half the units are kept raw stops with
     /// [`ImportErrorKind::Unmatched`] at the end, or after [`EARLY_CHECK`] units when nine in
@@ -418,6 +426,7 @@ impl<'m, 's> Importer<'m, 's> {
             report: ImportReport::default(),
             progress: None,
             keep_unmatched: false,
+            string_limit: crate::limits::MAX_STRING_TABLE_BYTES,
             checked_early: false,
             names: Vec::new(),
         })
@@ -808,6 +817,13 @@ impl<'m, 's> Importer<'m, 's> {
                 };
                 let plan = self.table_plans[t];
                 let sink = &self.sink;
+                let table = &self.tables[t];
+                if table.held + text.len() as u64 > self.string_limit && !table.contains(text) {
+                    return Err(SinkError::Fatal(format!(
+                        "a string table holds more than {} bytes of distinct strings (the limit)",
+                        self.string_limit
+                    )));
+                }
                 match self.tables[t].intern(text, |n| sink.record_size(plan, n)) {
                     Some(o) => self.fin[k] = Slot::Offset(o),
                     None => {

@@ -349,8 +349,15 @@ impl Writer {
             }
             Out2::None => {}
         }
-        // Everything is complete: rename into place.
-        let pending: Vec<_> = self.pending.drain(..).collect();
+        // Everything is complete: flushed first, so that a full disk shows before any file is
+        // renamed into place (a multi-file export never leaves files of two runs), then renamed.
+        let mut pending: Vec<_> = self.pending.drain(..).collect();
+        for w in &mut pending {
+            if let Err(e) = std::io::Write::flush(w) {
+                let e = w.error(e);
+                return Err(self.fail_io(std::io::Error::other(e)));
+            }
+        }
         for w in pending {
             if let Err(e) = w.commit() {
                 return Err(self.fail_io(std::io::Error::other(e)));

@@ -36,6 +36,11 @@ impl Interner {
         Some(o)
     }
 
+    /// Whether `s` is in the table.
+    pub fn contains(&self, s: &[u8]) -> bool {
+        self.map.contains_key(s)
+    }
+
     /// Number of distinct strings.
     pub fn len(&self) -> usize {
         self.order.len()

@@ -280,6 +280,20 @@ pub enum MappingDtdError {
         /// The mapping's format name.
         mapping: String,
     },
+    /// The name or the file it leads to may not be used (docs/format.md §10).
+    #[error("DTD {dtd} of mapping `{mapping}` is not used: {why}")]
+    #[diagnostic(
+        code(mtf::import::dtd_refused),
+        help("a mapping names a DTD file beside it (a name ending in .dtd, no folder); give another one with --dtd")
+    )]
+    Refused {
+        /// The DTD the mapping names (escaped for a terminal).
+        dtd: String,
+        /// The mapping's format name.
+        mapping: String,
+        /// Why.
+        why: String,
+    },
 }
 
 /// A problem in a mapping file, with its position.
@@ -842,13 +856,33 @@ impl Mapping {
         if let Some(d) = dtd {
             return from_file(d);
         }
+        // The rules of a trace header's DTD name (docs/format.md §10): the last component, a
+        // name ending in .dtd, a regular file inside the mapping's folder.
+        let refused = |why: String| MappingDtdError::Refused {
+            dtd: crate::escape::escape_for_terminal(&self.dtd).into_owned(),
+            mapping: self.name.clone(),
+            why,
+        };
+        let name =
+            crate::container::sanitize_dtd_name(&self.dtd).map_err(|e| refused(e.to_string()))?;
         if let Some(dir) = map_file.and_then(|p| p.parent()) {
-            let p = dir.join(&self.dtd);
-            if p.is_file() {
-                return from_file(&p);
+            let dir = if dir.as_os_str().is_empty() {
+                Path::new(".")
+            } else {
+                dir
+            };
+            match crate::container::candidate(dir, name) {
+                crate::container::Candidate::Found(p) => return from_file(&p),
+                crate::container::Candidate::Refused(p, why) => {
+                    return Err(refused(format!(
+                        "{}: {why}",
+                        crate::escape::escape_path(&p)
+                    )))
+                }
+                crate::container::Candidate::Missing(_) => {}
             }
         }
-        match crate::container::shipped_dtd(&self.dtd) {
+        match crate::container::shipped_dtd(name) {
             Some(text) => Ok(crate::dtd::load_bytes(&self.dtd, text.as_bytes())?),
             None => Err(MappingDtdError::NotFound {
                 dtd: self.dtd.clone(),

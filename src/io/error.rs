@@ -48,10 +48,10 @@ pub enum IoError {
         path: PathBuf,
     },
 
-    /// An input that has to be read into memory (a pipe, a device, a compressed file) is larger
-    /// than the cap.
+    /// An input that cannot be memory-mapped (a pipe, a device, a compressed file) is larger
+    /// than the cap (`OpenOptions::max_input_bytes`) once decompressed.
     #[error(
-        "{} is larger than {cap} bytes, the limit for inputs read into memory",
+        "{} is larger than {cap} bytes, the limit for inputs that cannot be memory-mapped",
         input_name(path)
     )]
     #[diagnostic(
@@ -212,6 +212,31 @@ pub enum IoError {
         #[source]
         source: std::io::Error,
     },
+
+    /// An input that cannot be mapped (a pipe, standard input, a compressed file) could not be
+    /// copied to the temporary file it is read from: the temporary folder's disk is full, say.
+    #[error(
+        "cannot copy {} to a temporary file in {} ({written} bytes written): {source}",
+        input_name(path),
+        escape_path(folder)
+    )]
+    #[diagnostic(
+        code(mtf::io::spool),
+        help(
+            "a trace read from a pipe, standard input or a compressed file is copied, decompressed, to an unlinked temporary file in TMPDIR and read from there, so that memory stays bounded; it needs as much free space as the decompressed trace: set TMPDIR to a folder with room, or decompress the trace to a regular file first"
+        )
+    )]
+    Spool {
+        /// The input.
+        path: PathBuf,
+        /// The folder of the temporary file.
+        folder: PathBuf,
+        /// Bytes written to it before the failure.
+        written: u64,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
 }
 
 impl IoError {
@@ -233,7 +258,8 @@ impl IoError {
             | Write { path, .. }
             | NoSpace { path, .. }
             | FileTooLarge { path, .. }
-            | Commit { path, .. } => path,
+            | Commit { path, .. }
+            | Spool { path, .. } => path,
             TempFile { folder, .. } => folder,
         }
     }

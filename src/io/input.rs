@@ -1,11 +1,28 @@
 //! [`Input`]: reading a trace or a text input from what the user named.
 
 // Design: a regular file is memory-mapped, so that a multi-gigabyte trace costs no copy and no
-// heap; everything else (pipes, FIFOs, character devices, `/dev/stdin`, `<(cat f)`, `/proc`
-// files that report size 0, compressed files) is read into memory, with a cap so that an endless
-// or enormous stream ends in an error naming the path rather than in the OOM killer. Compression
-// is recognised by magic bytes, never by name: `<(zcat x)`, `-` and a `.mtf` that is really
-// gzipped all work, and a file called `x.gz` that is not compressed is read as it is.
+// heap. Compression is recognised by magic bytes, never by name: `<(zcat x)`, `-` and a `.mtf`
+// that is really gzipped all work, and a file called `x.gz` that is not compressed is read as it
+// is.
+//
+// Design: everything that cannot be mapped (pipes, FIFOs, character devices, `/dev/stdin`,
+// `<(cat f)`, `/proc` files that report size 0, compressed files) is read as a stream, through
+// the decompressor if there is one, and kept in memory only up to `spool_above` bytes (4 MiB by
+// default); a longer input is copied, as it arrives, to a temporary file that is unlinked as
+// soon as it is created, and that file is then memory-mapped like a regular trace. The decoder
+// releases the pages of a mapping behind its cursor (`Trace::release_before`), so reading a
+// piped or compressed trace of any size holds a bounded window in memory, exactly as reading a
+// file does, and every subcommand keeps the random access it needs (tables read through
+// `sectionStride`/`sectionOffset` references into any section, salvage of a damaged container,
+// the pre-pass that finds tables, `compact`'s two passes) with no change to the decoder.
+// The price: disk space in the temporary folder (TMPDIR) equal to the decompressed trace, and
+// no output before the whole input has arrived. The alternative, a decoder over a sliding
+// window of the stream, would serve sequential readers only: every record view, byte string
+// and table element addresses the trace as one byte slice by absolute offset, and the tables
+// of a split trace lie after the records that refer to them. The cap (`max_input_bytes`, 16 GiB
+// by default) now bounds the disk a stream may fill (and an endless one such as `/dev/zero`),
+// not memory. On platforms other than Unix (no unlinking of an open file) the stream is read
+// into memory, up to the cap, as before.
 
 use std::fmt;
 use std::fs::File;
@@ -82,8 +99,12 @@ impl fmt::Display for Compression {
 pub enum InputData {
     /// A read-only map of a regular file, exactly as long as `fstat` reported when it was opened.
     Mapped(Mmap),
-    /// Bytes read (and, if compressed, decompressed) into memory.
+    /// Bytes read (and, if compressed, decompressed) into memory: an input that cannot be
+    /// mapped and is at most [`InputOptions::spool_above`] bytes long.
     Owned(Vec<u8>),
+    /// A longer input that cannot be mapped, copied (decompressed) to an unlinked temporary file
+    /// and mapped from there (Unix).
+    Spooled(Mmap),
 }
 
 impl InputData {
@@ -91,7 +112,7 @@ impl InputData {
     #[inline]
     pub fn bytes(&self) -> &[u8] {
         match self {
-            InputData::Mapped(m) => m,
+            InputData::Mapped(m) | InputData::Spooled(m) => m,
             InputData::Owned(v) => v,
         }
     }
@@ -106,7 +127,7 @@ impl AsRef<[u8]> for InputData {
 impl From<InputData> for TraceData<'static> {
     fn from(data: InputData) -> TraceData<'static> {
         match data {
-            InputData::Mapped(m) => TraceData::Mmap(m),
+            InputData::Mapped(m) | InputData::Spooled(m) => TraceData::Mmap(m),
             InputData::Owned(v) => TraceData::Owned(v),
         }
     }
@@ -118,7 +139,87 @@ impl From<Input> for TraceData<'static> {
     }
 }
 
-/// A whole input in memory (mapped or read), decompressed if it was compressed.
+/// How [`Input::open_with`] reads an input that cannot be memory-mapped (a pipe, standard
+/// input, a FIFO, a device, a compressed file).
+///
+/// ```
+/// use metatf::io::{Input, InputOptions};
+/// // Spool everything that cannot be mapped, in this folder, up to 1 GiB decompressed.
+/// let options = InputOptions::new()
+///     .spool_above(0)
+///     .spool_dir(std::env::temp_dir())
+///     .cap(1 << 30);
+/// let (input, fault) = Input::open_with("traces/hatf-le32.mtf", &options)?;
+/// assert!(input.is_mapped() && fault.is_none());
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct InputOptions {
+    cap: u64,
+    salvage: bool,
+    spool_above: u64,
+    spool_dir: Option<PathBuf>,
+}
+
+impl Default for InputOptions {
+    fn default() -> InputOptions {
+        InputOptions::new()
+    }
+}
+
+impl InputOptions {
+    /// How many bytes of an input that cannot be mapped are kept in memory by default (4 MiB);
+    /// a longer one is spooled to a temporary file.
+    pub const DEFAULT_SPOOL_ABOVE: u64 = 4 << 20;
+
+    /// The defaults: a cap of [`Input::DEFAULT_CAP`], no salvage, inputs over
+    /// [`InputOptions::DEFAULT_SPOOL_ABOVE`] spooled to the system's temporary folder
+    /// ([`std::env::temp_dir`], which honours `TMPDIR`).
+    pub fn new() -> InputOptions {
+        InputOptions {
+            cap: Input::DEFAULT_CAP,
+            salvage: false,
+            spool_above: InputOptions::DEFAULT_SPOOL_ABOVE,
+            spool_dir: None,
+        }
+    }
+
+    /// The most bytes an input that cannot be mapped may hold once decompressed (in memory and
+    /// in its temporary file together); more is [`IoError::InputTooLarge`]. A mapped file has
+    /// no such limit.
+    pub fn cap(mut self, cap: u64) -> InputOptions {
+        self.cap = cap;
+        self
+    }
+
+    /// With `true`, a compressed input that ends early or is corrupt after some output yields
+    /// the bytes decompressed before the fault, with the error beside them.
+    pub fn salvage(mut self, yes: bool) -> InputOptions {
+        self.salvage = yes;
+        self
+    }
+
+    /// Keep at most `bytes` of an input that cannot be mapped in memory: a longer one is copied
+    /// to an unlinked temporary file as it is read, then mapped (on Unix; elsewhere it is read
+    /// into memory). `0` spools every such input that is not empty.
+    pub fn spool_above(mut self, bytes: u64) -> InputOptions {
+        self.spool_above = bytes;
+        self
+    }
+
+    /// The folder of the temporary file ([`std::env::temp_dir`] by default).
+    pub fn spool_dir(mut self, folder: impl Into<PathBuf>) -> InputOptions {
+        self.spool_dir = Some(folder.into());
+        self
+    }
+
+    /// The cap ([`InputOptions::cap`]).
+    pub fn max_bytes(&self) -> u64 {
+        self.cap
+    }
+}
+
+/// A whole input, mapped or read, decompressed if it was compressed.
 ///
 /// ```
 /// let input = metatf::io::Input::open("traces/hatf-le32.mtf")?;
@@ -127,6 +228,12 @@ impl From<Input> for TraceData<'static> {
 /// assert!(trace.bytes().len() > 4);
 /// # Ok::<(), Box<dyn std::error::Error>>(())
 /// ```
+///
+/// A regular, uncompressed file is mapped. Anything else is read as a stream, decompressed on
+/// the fly, and kept in memory up to [`InputOptions::spool_above`] bytes; a longer one is copied
+/// to an unlinked temporary file that is then mapped, so that its pages too can be released
+/// behind a reader ([`Trace::release_before`]): memory stays bounded whatever the input's size,
+/// at the cost of disk space equal to the decompressed input.
 ///
 /// A mapped file must not shrink while it is open: touching a page past its new end raises
 /// `SIGBUS`. The CLI calls [`install_sigbus_guard`] to turn that into a message and exit status 2.
@@ -138,30 +245,31 @@ pub struct Input {
 }
 
 impl Input {
-    /// The default cap on an input read into memory: 16 GiB.
+    /// The default cap on an input that cannot be mapped: 16 GiB once decompressed.
     pub const DEFAULT_CAP: u64 = crate::limits::DEFAULT_INPUT_CAP;
 
-    /// Opens `path` (`-` for standard input) with the [`Input::DEFAULT_CAP`].
+    /// Opens `path` (`-` for standard input) with the default [`InputOptions`].
     pub fn open(path: impl AsRef<Path>) -> Result<Input, IoError> {
         Input::open_with_cap(path, Input::DEFAULT_CAP)
     }
 
-    /// Opens `path` (`-` for standard input). A regular file with a non-zero size is mapped,
-    /// exactly as long as `fstat` on the opened file reports; anything else, and a file that
-    /// cannot be mapped, is read into memory, at most `cap` bytes. A compressed input is
-    /// decompressed into memory, at most `cap` bytes once decompressed.
+    /// Opens `path` (`-` for standard input). A regular, uncompressed file with a non-zero size
+    /// is mapped, exactly as long as `fstat` on the opened file reports; anything else (and a
+    /// file that cannot be mapped) is read as a stream, decompressed if it is compressed, at
+    /// most `cap` bytes once decompressed (see [`InputOptions`]).
     ///
     /// Errors: [`IoError::Open`], [`IoError::IsFolder`], [`IoError::Read`],
-    /// [`IoError::InputTooLarge`], [`IoError::Decompress`], [`IoError::NoCompressionSupport`].
+    /// [`IoError::InputTooLarge`], [`IoError::Decompress`], [`IoError::NoCompressionSupport`],
+    /// [`IoError::TempFile`], [`IoError::Spool`].
     pub fn open_with_cap(path: impl AsRef<Path>, cap: u64) -> Result<Input, IoError> {
-        Input::open_inner(path.as_ref(), cap, false).map(|(input, _)| input)
+        Input::open_with(path, &InputOptions::new().cap(cap)).map(|(input, _)| input)
     }
 
     /// As [`Input::open`], but a compressed input that ends early or is corrupt after some
     /// output (a trace written by a tracer that crashed) yields the bytes decompressed before
     /// the fault, with the error beside them, so that what they hold can still be shown.
     pub fn open_salvaging(path: impl AsRef<Path>) -> Result<(Input, Option<IoError>), IoError> {
-        Input::open_inner(path.as_ref(), Input::DEFAULT_CAP, true)
+        Input::open_with(path, &InputOptions::new().salvage(true))
     }
 
     /// As [`Input::open_salvaging`], with a cap as [`Input::open_with_cap`].
@@ -169,37 +277,61 @@ impl Input {
         path: impl AsRef<Path>,
         cap: u64,
     ) -> Result<(Input, Option<IoError>), IoError> {
-        Input::open_inner(path.as_ref(), cap, true)
+        Input::open_with(path, &InputOptions::new().salvage(true).cap(cap))
     }
 
-    fn open_inner(
-        path: &Path,
-        cap: u64,
-        salvage: bool,
+    /// Opens `path` (`-` for standard input) as `options` say; the second value is the fault of
+    /// a compressed input opened with [`InputOptions::salvage`].
+    pub fn open_with(
+        path: impl AsRef<Path>,
+        options: &InputOptions,
     ) -> Result<(Input, Option<IoError>), IoError> {
-        let data = if path.as_os_str() == "-" {
-            InputData::Owned(read_capped(io::stdin().lock(), path, cap)?)
-        } else {
-            let file = open_file(path)?;
-            let meta = file.metadata().map_err(|source| IoError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
-            match map_regular(&file, &meta) {
-                Some(map) => InputData::Mapped(map),
-                // Size 0 is an empty file or a /proc file whose size is unknown: read either.
-                None => InputData::Owned(read_capped(file, path, cap)?),
-            }
+        let path = path.as_ref();
+        let read_failed = |source| IoError::Read {
+            path: path.to_path_buf(),
+            source,
         };
-        let compression = Compression::detect(data.bytes());
-        let mut fault = None;
-        let data = match compression {
-            None => data,
-            Some(format) => {
-                let (out, err) = decompress_all(data.bytes(), format, path, cap, salvage)?;
-                fault = err;
-                InputData::Owned(out)
+        let (mut raw, prefix): (Box<dyn Read + Send>, Vec<u8>) = if path.as_os_str() == "-" {
+            let mut stdin = io::stdin();
+            let prefix = read_prefix(&mut stdin).map_err(read_failed)?;
+            (Box::new(stdin), prefix)
+        } else {
+            let mut file = open_file(path)?;
+            let meta = file.metadata().map_err(read_failed)?;
+            let prefix = read_prefix(&mut file).map_err(read_failed)?;
+            // A compressed file is streamed from the file, not mapped: its pages would stay
+            // resident while the decompressor reads it.
+            if Compression::detect(&prefix).is_none() {
+                // Size 0 is an empty file or a /proc file whose size is unknown: read either.
+                if let Some(map) = map_regular(&file, &meta) {
+                    return Ok((
+                        Input {
+                            data: InputData::Mapped(map),
+                            path: path.to_path_buf(),
+                            compression: None,
+                        },
+                        None,
+                    ));
+                }
             }
+            (Box::new(file), prefix)
+        };
+        let compression = Compression::detect(&prefix);
+        // Errors of the raw input carry an `IoError::Read` through the decompressor, so that
+        // they are told apart from a corrupt stream.
+        let raw = Named {
+            inner: Cursor::new(prefix).chain(&mut raw),
+            path: path.to_path_buf(),
+            format: None,
+        };
+        let (data, fault) = match compression {
+            None => drain(raw, path, None, options)?,
+            Some(format) => drain(
+                decoder(BufReader::with_capacity(64 * 1024, raw), format, path)?,
+                path,
+                compression,
+                options,
+            )?,
         };
         Ok((
             Input {
@@ -223,23 +355,10 @@ impl Input {
         } else {
             Box::new(open_file(path)?)
         };
-        // Short reads are normal on pipes: read until MAGIC_LEN bytes or the end.
-        let mut prefix = Vec::with_capacity(MAGIC_LEN);
-        while prefix.len() < MAGIC_LEN {
-            let mut buf = [0u8; MAGIC_LEN];
-            let want = MAGIC_LEN - prefix.len();
-            match raw.read(&mut buf[..want]) {
-                Ok(0) => break,
-                Ok(n) => prefix.extend_from_slice(&buf[..n]),
-                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(source) => {
-                    return Err(IoError::Read {
-                        path: path.to_path_buf(),
-                        source,
-                    })
-                }
-            }
-        }
+        let prefix = read_prefix(&mut raw).map_err(|source| IoError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
         let format = Compression::detect(&prefix);
         let whole = Cursor::new(prefix).chain(raw);
         let stream: Box<dyn Read + Send> = match format {
@@ -272,6 +391,12 @@ impl Input {
     /// Whether the bytes are a memory map of the file.
     pub fn is_mapped(&self) -> bool {
         matches!(self.data, InputData::Mapped(_))
+    }
+
+    /// Whether the bytes were copied (decompressed) to a temporary file and are mapped from
+    /// there ([`InputOptions::spool_above`]).
+    pub fn is_spooled(&self) -> bool {
+        matches!(self.data, InputData::Spooled(_))
     }
 
     /// The compression the input had, if any.
@@ -331,74 +456,213 @@ fn map_regular(file: &File, meta: &std::fs::Metadata) -> Option<Mmap> {
     // touching the lost pages raises SIGBUS, which `install_sigbus_guard` turns into a clean
     // exit; the bytes may change under us otherwise, which the decoder treats as any other
     // (checked) input. This is the usual contract of memmap2's read-only maps.
-    unsafe { MmapOptions::new().len(len).map(file) }.ok()
+    let map = unsafe { MmapOptions::new().len(len).map(file) }.ok()?;
+    advise_sequential(&map);
+    Some(map)
 }
 
-/// Reads all of `reader`, failing if it holds more than `cap` bytes.
-fn read_capped(reader: impl Read, path: &Path, cap: u64) -> Result<Vec<u8>, IoError> {
-    let mut buf = Vec::new();
-    reader
-        .take(cap.saturating_add(1))
-        .read_to_end(&mut buf)
-        .map_err(|source| IoError::Read {
-            path: path.to_path_buf(),
-            source,
-        })?;
-    if buf.len() as u64 > cap {
-        return Err(IoError::InputTooLarge {
-            path: path.to_path_buf(),
-            cap,
-        });
-    }
-    Ok(buf)
+/// Reads the first [`MAGIC_LEN`] bytes of `raw` (fewer if it ends): short reads are normal on
+/// pipes.
+fn read_prefix(raw: &mut impl Read) -> io::Result<Vec<u8>> {
+    let mut prefix = Vec::with_capacity(MAGIC_LEN);
+    raw.take(MAGIC_LEN as u64).read_to_end(&mut prefix)?;
+    Ok(prefix)
 }
 
-/// Decompresses a whole input held in memory, at most `cap` bytes of output. With `salvage`,
-/// a fault after some output gives that output and the error.
-fn decompress_all(
-    bytes: &[u8],
-    format: Compression,
+/// How much of a stream is read at once while spooling.
+const SPOOL_CHUNK: usize = 1 << 20;
+
+/// Reads all of `src` (a stream, decompressed if `format` is set): kept in memory up to
+/// `options.spool_above` bytes, spooled to an unlinked temporary file and mapped beyond, at most
+/// `options.cap` bytes in all. With `options.salvage`, a decompression fault after some output
+/// gives that output and the error.
+fn drain(
+    mut src: impl Read,
     path: &Path,
-    cap: u64,
-    salvage: bool,
-) -> Result<(Vec<u8>, Option<IoError>), IoError> {
-    let mut out = Vec::new();
+    format: Option<Compression>,
+    options: &InputOptions,
+) -> Result<(InputData, Option<IoError>), IoError> {
+    let cap = options.cap;
+    let too_large = || IoError::InputTooLarge {
+        path: path.to_path_buf(),
+        cap,
+    };
+    #[cfg(unix)]
+    let in_memory = options.spool_above.min(cap);
+    #[cfg(not(unix))]
+    let in_memory = cap;
+    let mut buf = Vec::new();
+    let mut fault = read_head(&mut src, &mut buf, in_memory.saturating_add(1)).err();
+    let mut total = buf.len() as u64;
+    if total > cap {
+        return Err(too_large());
+    }
+    #[cfg(unix)]
+    let data = if fault.is_none() && total > in_memory {
+        let (map, written, err) = spool(buf, &mut src, path, options)?;
+        total = written;
+        fault = err;
+        InputData::Spooled(map)
+    } else {
+        InputData::Owned(buf)
+    };
+    // Everything up to the cap is in memory (`total > cap` returned above).
+    #[cfg(not(unix))]
+    let data = InputData::Owned(buf);
+    let Some(e) = fault else {
+        return Ok((data, None));
+    };
+    let e = classify(e, path, format);
+    if options.salvage && total > 0 && matches!(e, IoError::Decompress { .. }) {
+        Ok((data, Some(e)))
+    } else {
+        Err(e)
+    }
+}
+
+/// Reads `src` into `buf` until its end or `limit` bytes, whichever comes first, growing `buf`
+/// to at most `limit` bytes (where `read_to_end` could double past it); what was read before an
+/// error stays in `buf`.
+fn read_head(src: &mut impl Read, buf: &mut Vec<u8>, limit: u64) -> io::Result<()> {
+    let limit = usize::try_from(limit).unwrap_or(usize::MAX);
+    loop {
+        if buf.len() == buf.capacity() {
+            let want = buf.capacity().saturating_mul(2).max(64 << 10).min(limit);
+            if want <= buf.len() {
+                return Ok(());
+            }
+            buf.reserve_exact(want - buf.len());
+        }
+        let at = buf.len();
+        // At most 256 KiB zeroed per read (a pipe gives 64 KiB at a time).
+        let room = (buf.capacity() - at).min(limit - at).min(256 << 10);
+        if room == 0 {
+            return Ok(());
+        }
+        buf.resize(at + room, 0);
+        match src.read(&mut buf[at..]) {
+            Ok(n) => {
+                buf.truncate(at + n);
+                if n == 0 {
+                    return Ok(());
+                }
+            }
+            Err(e) => {
+                buf.truncate(at);
+                if e.kind() != io::ErrorKind::Interrupted {
+                    return Err(e);
+                }
+            }
+        }
+    }
+}
+
+/// Copies `head` and then the rest of `src` to an unlinked temporary file and maps it; returns
+/// the map, its length and the read error that ended the copy early, if one did.
+#[cfg(unix)]
+fn spool(
+    head: Vec<u8>,
+    src: &mut impl Read,
+    path: &Path,
+    options: &InputOptions,
+) -> Result<(Mmap, u64, Option<io::Error>), IoError> {
+    use std::io::Write;
+    let folder = options.spool_dir.clone().unwrap_or_else(std::env::temp_dir);
+    let mut file = super::temp::unlinked_in(&folder)?;
+    let mut total = head.len() as u64;
+    let failed = |written: u64, source| IoError::Spool {
+        path: path.to_path_buf(),
+        folder: folder.clone(),
+        written,
+        source,
+    };
+    file.write_all(&head).map_err(|e| failed(0, e))?;
+    drop(head);
+    let mut chunk = vec![0u8; SPOOL_CHUNK];
     let mut fault = None;
-    // `read_to_end` keeps in `out` what was read before an error.
-    if let Err(source) = decoder(bytes, format, path)?
-        .take(cap.saturating_add(1))
-        .read_to_end(&mut out)
-    {
-        let e = IoError::Decompress {
+    loop {
+        match src.read(&mut chunk) {
+            Ok(0) => break,
+            Ok(n) => {
+                if total + n as u64 > options.cap {
+                    return Err(IoError::InputTooLarge {
+                        path: path.to_path_buf(),
+                        cap: options.cap,
+                    });
+                }
+                file.write_all(&chunk[..n]).map_err(|e| failed(total, e))?;
+                total += n as u64;
+            }
+            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+            Err(e) => {
+                fault = Some(e);
+                break;
+            }
+        }
+    }
+    let len = usize::try_from(total).map_err(|_| failed(total, io::Error::other("too large")))?;
+    // SAFETY: the file is read-only mapped, private to this process (mode 0600, unlinked before
+    // any byte was written) and complete: nothing can shrink or change it under the map.
+    let map = unsafe { MmapOptions::new().len(len).map(&file) }.map_err(|e| failed(total, e))?;
+    advise_sequential(&map);
+    Ok((map, total, fault))
+}
+
+/// The [`IoError`] for an error met while reading a stream: a read error of the raw input
+/// (carried through the decompressor by [`Named`]) as it is, anything else a decompression
+/// error when there is a decompressor.
+fn classify(e: io::Error, path: &Path, format: Option<Compression>) -> IoError {
+    if e.get_ref().is_some_and(|inner| inner.is::<IoError>()) {
+        let kind = e.kind();
+        match e.into_inner().map(|inner| inner.downcast::<IoError>()) {
+            Some(Ok(inner)) => return *inner,
+            // Not reached: the check above found an `IoError` inside.
+            _ => {
+                return IoError::Read {
+                    path: path.to_path_buf(),
+                    source: kind.into(),
+                }
+            }
+        }
+    }
+    match format {
+        Some(format) => IoError::Decompress {
             path: path.to_path_buf(),
             format,
-            source,
-        };
-        if !salvage || out.is_empty() {
-            return Err(e);
-        }
-        fault = Some(e);
-    }
-    if out.len() as u64 > cap {
-        return Err(IoError::InputTooLarge {
+            source: e,
+        },
+        None => IoError::Read {
             path: path.to_path_buf(),
-            cap,
-        });
+            source: e,
+        },
     }
-    Ok((out, fault))
 }
 
-/// Bytes held in memory, decompressed if they start with a compression magic (at most `cap`
-/// bytes once decompressed), as [`Input::open_with_cap`] treats a file; with `salvage`, a stream
-/// that ends early yields what was decompressed and the error beside it.
+/// Tells the kernel a map will be read from start to end (more read-ahead); advice only.
+fn advise_sequential(map: &Mmap) {
+    #[cfg(unix)]
+    let _ = map.advise(memmap2::Advice::Sequential);
+    #[cfg(not(unix))]
+    let _ = map;
+}
+
+/// Bytes held in memory, decompressed if they start with a compression magic, as
+/// [`Input::open_with`] treats a file (spooled beyond `options.spool_above`, at most
+/// `options.cap` bytes once decompressed); bytes that are not compressed are given back as
+/// they are.
 pub(crate) fn decompress_bytes(
     bytes: Vec<u8>,
-    cap: u64,
-    salvage: bool,
-) -> Result<(Vec<u8>, Option<IoError>), IoError> {
+    options: &InputOptions,
+) -> Result<(InputData, Option<IoError>), IoError> {
+    let path = Path::new("<memory>");
     match Compression::detect(&bytes) {
-        None => Ok((bytes, None)),
-        Some(format) => decompress_all(&bytes, format, Path::new("<memory>"), cap, salvage),
+        None => Ok((InputData::Owned(bytes), None)),
+        Some(format) => drain(
+            decoder(&bytes[..], format, path)?,
+            path,
+            Some(format),
+            options,
+        ),
     }
 }
 
@@ -588,10 +852,118 @@ mod tests {
             msg.contains("/dev/zero") && msg.contains("1048576"),
             "{msg}"
         );
-        // Exactly at the cap is fine.
+        // Exactly at the cap is fine, in memory and spooled.
         let f = Path::new("f");
-        assert_eq!(read_capped(&sample(100)[..], f, 100).unwrap().len(), 100);
-        assert!(read_capped(&sample(101)[..], f, 100).is_err());
+        for spool_above in [0, 10, 1000] {
+            let options = InputOptions::new().cap(100).spool_above(spool_above);
+            let (data, _) = drain(&sample(100)[..], f, None, &options).unwrap();
+            assert_eq!(data.bytes(), &sample(100)[..]);
+            assert_eq!(
+                matches!(data, InputData::Spooled(_)),
+                cfg!(unix) && spool_above < 100
+            );
+            let err = drain(&sample(101)[..], f, None, &options).unwrap_err();
+            assert!(matches!(err, IoError::InputTooLarge { cap: 100, .. }));
+        }
+    }
+
+    /// Gives `len` bytes of [`sample`]'s pattern without holding them.
+    struct Pattern {
+        at: usize,
+        len: usize,
+    }
+
+    impl Read for Pattern {
+        fn read(&mut self, buf: &mut [u8]) -> io::Result<usize> {
+            let n = buf.len().min(self.len - self.at).min(100_000);
+            for (i, b) in buf[..n].iter_mut().enumerate() {
+                *b = ((self.at + i) * 7 % 251) as u8;
+            }
+            self.at += n;
+            Ok(n)
+        }
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn long_streams_are_spooled_to_an_unlinked_file() {
+        let dir = TestDir::new("in-spool");
+        let options = InputOptions::new().spool_above(4096).spool_dir(&dir.0);
+        let f = Path::new("f");
+        // Short: in memory, no file.
+        let (data, _) = drain(Pattern { at: 0, len: 4096 }, f, None, &options).unwrap();
+        assert!(matches!(data, InputData::Owned(_)));
+        // Long: mapped from a file that is already gone from the folder.
+        let len = 3 * SPOOL_CHUNK + 5;
+        let (data, fault) = drain(Pattern { at: 0, len }, f, None, &options).unwrap();
+        assert!(fault.is_none());
+        assert!(matches!(data, InputData::Spooled(_)));
+        assert_eq!(data.bytes(), &sample(len)[..]);
+        assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+        // The trace releases its pages as a mapped file's.
+        assert!(matches!(TraceData::from(data), TraceData::Mmap(_)));
+        // Over the cap while spooling: an error, and nothing left behind.
+        let capped = options.clone().cap(SPOOL_CHUNK as u64 + 1);
+        let err = drain(Pattern { at: 0, len }, f, None, &capped).unwrap_err();
+        assert!(matches!(err, IoError::InputTooLarge { .. }), "{err:?}");
+        assert!(dir.entries().is_empty());
+        // No temporary folder: a typed error naming it.
+        let missing = options.clone().spool_dir(dir.0.join("nope"));
+        let err = drain(Pattern { at: 0, len }, f, None, &missing).unwrap_err();
+        assert!(matches!(err, IoError::TempFile { .. }), "{err:?}");
+        assert!(err.to_string().contains("nope"), "{err}");
+    }
+
+    /// The file system refuses to grow the spool (as when the disk fills): `IoError::Spool`,
+    /// naming the input and the folder, with the disk use in its help.
+    #[cfg(unix)]
+    #[test]
+    #[ignore = "run in a child process by a_full_disk_is_a_spool_error"]
+    fn child_spool_fsize() {
+        if !crate::io::testutil::is_child() {
+            return;
+        }
+        let dir = PathBuf::from(std::env::var_os(crate::io::testutil::CHILD_VAR).unwrap());
+        // SAFETY: plain libc calls with valid arguments; the child runs this test alone.
+        unsafe {
+            libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
+            let limit = libc::rlimit {
+                rlim_cur: 1 << 20,
+                rlim_max: 1 << 20,
+            };
+            libc::setrlimit(libc::RLIMIT_FSIZE, &limit);
+        }
+        let options = InputOptions::new().spool_above(0).spool_dir(&dir);
+        let err = drain(
+            Pattern {
+                at: 0,
+                len: 3 << 20,
+            },
+            Path::new("in.zst"),
+            None,
+            &options,
+        )
+        .unwrap_err();
+        let help = miette::Diagnostic::help(&err).map(|h| h.to_string());
+        let ok = matches!(err, IoError::Spool { written, .. } if written > 0)
+            && err.to_string().contains("in.zst")
+            && help.is_some_and(|h| h.contains("TMPDIR") && h.contains("free space"));
+        let left = std::fs::read_dir(&dir).unwrap().count();
+        std::process::exit(if ok && left == 0 { 3 } else { 4 });
+    }
+
+    #[cfg(unix)]
+    #[test]
+    fn a_full_disk_is_a_spool_error() {
+        let dir = TestDir::new("in-spool-full");
+        let out = crate::io::testutil::run_child(
+            "io::input::tests::child_spool_fsize",
+            dir.0.to_str().unwrap(),
+            std::process::Stdio::null(),
+        );
+        let stderr = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(3), "{stderr}");
+        assert!(dir.entries().is_empty());
     }
 
     #[test]
@@ -731,6 +1103,53 @@ mod tests {
                     .collect();
                 assert_eq!(lines, ["first", "second"], "{format}");
             }
+        }
+
+        #[test]
+        fn compressed_streams_spool_and_salvage_alike() {
+            let dir = TestDir::new("in-spool-compressed");
+            let spool = dir.0.join("spool");
+            std::fs::create_dir(&spool).unwrap();
+            // Little redundancy, so that a stream cut at two thirds has given some output.
+            let data: Vec<u8> = (0..300_000u64)
+                .map(|i| (i.wrapping_mul(0x9E37_79B9_7F4A_7C15) >> 59) as u8)
+                .collect();
+            for format in ALL {
+                let packed = compress(format, &data);
+                let path = dir.0.join(format!("whole.{}", format.name()));
+                std::fs::write(&path, &packed).unwrap();
+                let spooled = InputOptions::new().spool_above(1000).spool_dir(&spool);
+                let (input, fault) = Input::open_with(&path, &spooled).unwrap();
+                assert!(fault.is_none());
+                assert_eq!(input.compression(), Some(format));
+                assert_eq!(input.is_spooled(), cfg!(unix), "{format}");
+                assert_eq!(input.bytes(), &data[..], "{format}");
+                // Cut short: the same error, or with salvage the same bytes, spooled or not.
+                let cut = dir.0.join(format!("cut.{}", format.name()));
+                std::fs::write(&cut, &packed[..packed.len() * 2 / 3]).unwrap();
+                let in_memory = InputOptions::new().spool_above(u64::MAX);
+                let a = Input::open_with(&cut, &in_memory).unwrap_err();
+                let b = Input::open_with(&cut, &spooled).unwrap_err();
+                assert_eq!(a.to_string(), b.to_string(), "{format}");
+                let a = Input::open_with(&cut, &in_memory.salvage(true));
+                let b = Input::open_with(&cut, &spooled.clone().salvage(true));
+                match (a, b) {
+                    (Ok((a, fa)), Ok((b, fb))) => {
+                        assert!(!a.bytes().is_empty() && data.starts_with(a.bytes()));
+                        assert_eq!(a.bytes(), b.bytes(), "{format}");
+                        assert!(matches!(fb, Some(IoError::Decompress { .. })), "{format}");
+                        assert_eq!(fa.map(|e| e.to_string()), fb.map(|e| e.to_string()));
+                    }
+                    // Nothing came out before the fault (bzip2 decodes 900 kB blocks; the zstd
+                    // reader gives nothing from a read that ends in a fault): the same error.
+                    (Err(a), Err(b)) if format != Compression::Gzip => {
+                        assert_eq!(a.to_string(), b.to_string())
+                    }
+                    (a, b) => panic!("{format}: {a:?} / {b:?}"),
+                }
+            }
+            assert!(dir.entries().iter().all(|e| !e.starts_with(".mtf")));
+            assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0);
         }
 
         #[test]

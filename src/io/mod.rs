@@ -2,8 +2,9 @@
 //! untrusted text on a terminal.
 //!
 //! * [`Input`]: a trace or a text input (`-` is standard input); regular files are memory-mapped,
-//!   anything else is read into memory with a cap; gzip, zstd, xz and bzip2 are decompressed
-//!   transparently (detected by their magic bytes).
+//!   anything else is read as a stream, kept in memory up to a few MiB and spooled to an unlinked
+//!   temporary file beyond ([`InputOptions`]), with a cap; gzip, zstd, xz and bzip2 are
+//!   decompressed transparently (detected by their magic bytes).
 //! * [`Output`]: where a command writes a file, with the semantics of `cp`: regular files are
 //!   replaced atomically on [`Output::commit`], devices and FIFOs are written directly, `-` is
 //!   standard output.
@@ -32,7 +33,7 @@ mod testutil;
 pub use crate::escape::{escape_bytes_for_terminal, escape_for_terminal, escape_path};
 pub use error::IoError;
 pub(crate) use input::decompress_bytes;
-pub use input::{Compression, Input, InputData};
+pub use input::{Compression, Input, InputData, InputOptions};
 pub use output::Output;
 pub use stdout::{classify, StdoutFailure, StdoutSink};
 pub use temp::{remove_temp_files, TempFile};

@@ -77,6 +77,13 @@ pub(crate) fn is_registered(path: &Path) -> bool {
 /// one (`create_new`). On Unix it is created with mode `0o666`, so that the umask applies as to
 /// any new file. The file is registered; the key is returned with the file and its path.
 pub(crate) fn create_in(folder: &Path, prefix: &str) -> io::Result<(File, PathBuf, u64)> {
+    create_in_mode(folder, prefix, 0o666)
+}
+
+/// As [`create_in`], with the Unix permission bits `mode` (before the umask).
+fn create_in_mode(folder: &Path, prefix: &str, mode: u32) -> io::Result<(File, PathBuf, u64)> {
+    #[cfg(not(unix))]
+    let _ = mode;
     let pid = std::process::id();
     let mut last = None;
     for _ in 0..64 {
@@ -91,7 +98,7 @@ pub(crate) fn create_in(folder: &Path, prefix: &str) -> io::Result<(File, PathBu
         #[cfg(unix)]
         {
             use std::os::unix::fs::OpenOptionsExt;
-            options.mode(0o666);
+            options.mode(mode);
         }
         match options.open(&path) {
             Ok(file) => {
@@ -115,6 +122,32 @@ pub(crate) fn create_in(folder: &Path, prefix: &str) -> io::Result<(File, PathBu
         }
     }
     Err(last.unwrap_or_else(|| io::Error::other("no free temporary name")))
+}
+
+/// A new scratch file in `folder`, readable by its owner only and already unlinked: nothing
+/// is left on disk however the process ends (SIGKILL included), and its space is freed when the
+/// last handle or memory map of it goes. For spooling an input that cannot be mapped
+/// ([`crate::io::Input`]).
+#[cfg(unix)]
+pub(crate) fn unlinked_in(folder: &Path) -> Result<File, IoError> {
+    let folder = if folder.as_os_str().is_empty() {
+        Path::new(".")
+    } else {
+        folder
+    };
+    let failed = |source| IoError::TempFile {
+        folder: folder.to_path_buf(),
+        source,
+    };
+    let (file, path, key) = create_in_mode(folder, ".mtf-input-", 0o600).map_err(failed)?;
+    let removed = std::fs::remove_file(&path);
+    unregister(key);
+    match removed {
+        Ok(()) => Ok(file),
+        // A SIGINT watcher removed it first ([`remove_temp_files`]); the process is stopping.
+        Err(e) if e.kind() == io::ErrorKind::NotFound => Ok(file),
+        Err(e) => Err(failed(e)),
+    }
 }
 
 /// A scratch file, removed when dropped: for writers that spool records before they know the

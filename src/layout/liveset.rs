@@ -383,6 +383,42 @@ impl LiveSets {
         }
     }
 
+    /// The live values of every set, oldest first, set 1 first: all a reader's positions
+    /// depend on (a checkpoint's state, `decode::Checkpoint`). Sets never used are empty.
+    pub(crate) fn snapshot(&self) -> Vec<Vec<u64>> {
+        let mut sets: Vec<Vec<u64>> = self
+            .sets
+            .iter()
+            .map(|s| {
+                s.vals
+                    .iter()
+                    .zip(&s.alive)
+                    .filter(|(_, &a)| a)
+                    .map(|(&v, _)| v)
+                    .collect::<Vec<u64>>()
+            })
+            .collect();
+        while sets.last().is_some_and(Vec::is_empty) {
+            sets.pop();
+        }
+        sets
+    }
+
+    /// Sets holding `sets[i]` (oldest first) as set `i + 1`: the inverse of
+    /// [`LiveSets::snapshot`] for a reader. The caller checks the number of sets and their
+    /// sizes against [`MAX_SETS`] and [`SET_CAPACITY`].
+    pub(crate) fn restore(sets: &[Vec<u64>]) -> LiveSets {
+        let mut out = LiveSets::default();
+        for (i, values) in sets.iter().enumerate() {
+            let n = i as u8 + 1;
+            // A set that exists but is empty behaves as one never used.
+            for &v in values {
+                out.insert(n, v, None);
+            }
+        }
+        out
+    }
+
     /// Housekeeping between records (nothing to do, and inlined, when no set was ever used).
     #[inline]
     pub(crate) fn compact(&mut self) {

@@ -552,7 +552,7 @@ proptest! {
 
 /// An allocation trace: allocations, and frees of a block still live (mostly a recent one),
 /// with a few frees of NULL and of unknown blocks.
-fn alloc_free_trace(n: usize) -> (Schema, Vec<u8>) {
+pub(crate) fn alloc_free_trace(n: usize) -> (Schema, Vec<u8>) {
     let dtd = std::fs::read_to_string("dtds/hatf10.dtd").unwrap();
     let schema = metatf::dtd::parse_str("hatf10.dtd", &dtd).unwrap().schema;
     let mut w = TraceWriter::in_memory(&schema, Class::Bits32, ByteOrder::Little, "hatf10.dtd");

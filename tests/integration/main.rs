@@ -4,6 +4,7 @@
 mod analysis;
 mod api;
 mod check_errors;
+mod checkpoint;
 mod cli;
 #[cfg(feature = "parquet")]
 mod columnar;
@@ -18,12 +19,17 @@ mod import_alloc;
 mod import_inputs;
 #[cfg(feature = "import")]
 mod import_refusals;
+mod index;
 mod layering;
+#[cfg(feature = "import")]
+mod limits;
 mod messages;
 mod mirror;
 mod pack_identity;
 #[cfg(all(feature = "import", feature = "replay"))]
 mod replay;
+#[cfg(all(unix, feature = "import"))]
+mod resolution;
 mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;
@@ -32,7 +38,11 @@ mod spec_cases;
 mod split_streams;
 #[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
 mod stats;
+#[cfg(feature = "compression")]
+mod stream_inputs;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;
+#[cfg(all(unix, feature = "import", feature = "parquet", feature = "plot"))]
+mod write_failures;
 mod writer;

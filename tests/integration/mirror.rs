@@ -192,10 +192,57 @@ fn too_many_empty_items_are_refused() {
         matches!(e.kind(), EncodeErrorKind::RepeatTooLong { .. }),
         "{e}"
     );
-    // At the limit it is written, and read back.
-    w.record_named("empty", &[In::Int(metatf::MAX_EMPTY_REPEAT)])
-        .unwrap();
+    // At that limit, the record's 5 bytes allow far fewer occurrences (64 per byte).
+    let e = w
+        .record_named("empty", &[In::Int(metatf::MAX_EMPTY_REPEAT)])
+        .unwrap_err();
+    assert!(
+        matches!(e.kind(), EncodeErrorKind::SparseRecord { bytes: 5, .. }),
+        "{e}"
+    );
+    assert!(
+        e.to_string()
+            .contains("field occurrences in 5 byte(s); the limit is"),
+        "{e}"
+    );
+    // The most a 5-byte record holds: one occurrence per field (3) and 64 per byte, the tag
+    // and the count among them; written, and read back. One more is refused.
+    let most = 3 + 64 * 5 - 2;
+    w.record_named("empty", &[In::Int(most)]).unwrap();
+    let e = w.record_named("empty", &[In::Int(most + 1)]).unwrap_err();
+    assert!(
+        matches!(e.kind(), EncodeErrorKind::SparseRecord { .. }),
+        "{e}"
+    );
     assert_eq!(decoder_problems(w.finish_to_vec().unwrap(), &schema), 0);
+}
+
+/// The reader's side of the bound: a record of 5 bytes holding 1,000 items of no bytes is
+/// refused quickly, and decoding resumes at the next region.
+#[test]
+fn sparse_records_are_refused_by_the_reader() {
+    let schema = util::schema(DTD);
+    // section main: the section record, then `empty` with n = 1000 (4 bytes, little-endian).
+    let t = util::assemble(
+        "mirror.dtd",
+        2,
+        &[],
+        &[(1, vec![2, 1, 11, 0xe8, 0x03, 0, 0])],
+    );
+    let trace = metatf::container::Trace::from_bytes(t).unwrap();
+    let reader = metatf::decode::Reader::new(&trace, &schema);
+    let mut records = reader.records();
+    let mut damage = Vec::new();
+    while let Some(e) = records.next() {
+        if let metatf::decode::Event::Damage(d) = e {
+            damage.push(d.to_string());
+        }
+    }
+    assert_eq!(damage.len(), 1, "{damage:?}");
+    assert!(
+        damage[0].contains("record has 324 field occurrences in 5 byte(s); the limit is 323"),
+        "{damage:?}"
+    );
 }
 
 #[test]
@@ -203,11 +250,12 @@ fn records_with_too_many_field_occurrences_are_refused() {
     let schema = util::schema(DTD);
     let mut w = writer(&schema);
     w.section_named("main").unwrap();
-    // 65 × 65,536 empty items: each within the repeat limit, together over 2^22 occurrences.
-    let mut values = vec![In::Int(65)];
-    for _ in 0..65 {
-        values.push(In::Int(65_536));
-        values.extend(std::iter::repeat_n(In::Auto, 65_536));
+    // 17,000 × 250 empty items: each item's 4-byte count keeps the record within 64
+    // occurrences per byte, but together they pass 2^22 occurrences.
+    let mut values = vec![In::Int(17_000)];
+    for _ in 0..17_000 {
+        values.push(In::Int(250));
+        values.extend(std::iter::repeat_n(In::Auto, 250));
     }
     let e = w.record_named("nested", &values).unwrap_err();
     assert!(

@@ -36,7 +36,7 @@ fn random_interp(r: &mut Rng) -> (String, bool) {
 }
 
 /// A random DTD; returns its text.
-fn random_dtd(r: &mut Rng) -> String {
+pub(crate) fn random_dtd(r: &mut Rng) -> String {
     let tw = 1 + r.below(2);
     let mut defaults = format!("tag.width = {tw};\n");
     let mut main = String::new();
@@ -204,7 +204,7 @@ fn random_property(r: &mut Rng) -> MetaProperty {
 }
 
 /// Assemble a random trace for the schema; returns its bytes.
-fn random_trace(r: &mut Rng, schema: &Schema) -> Vec<u8> {
+pub(crate) fn random_trace(r: &mut Rng, schema: &Schema) -> Vec<u8> {
     let class = if r.chance(50) {
         Class::Bits64
     } else {

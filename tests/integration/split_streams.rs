@@ -95,6 +95,9 @@ fn info_counts_logical_records_of_a_split_trace() {
                 .lines()
                 .find(|l| l.starts_with("data records"))
                 .unwrap_or_else(|| panic!("{out}"))
+                .split_whitespace()
+                .last()
+                .unwrap_or_default()
                 .to_string();
             (data, out)
         };

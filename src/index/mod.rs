@@ -1,0 +1,793 @@
+//! The seek index (docs/format.md §15): checkpoints of the decoder every N records or bytes,
+//! stored beside a trace as `TRACE.idx`, so that reading can start at a record number or a
+//! declared time without decoding what comes before.
+//!
+//! ```
+//! # fn demo() -> Result<(), Box<dyn std::error::Error>> {
+//! use metatf::index::{self, BuildOptions};
+//! let opened = metatf::open("traces/hatf-le32.mtf")?;
+//! let reader = opened.reader();
+//! let idx = index::build(&reader, &BuildOptions { every_records: 4, ..Default::default() });
+//! // Decode from the checkpoint at or before record 10.
+//! let (cp, mut records) = idx.seek(&reader, index::Target::Record(10))?.expect("a checkpoint");
+//! assert!(idx.entries()[cp].record <= 10);
+//! while let Some(_event) = records.next() {}
+//! # Ok(()) }
+//! # demo().unwrap();
+//! ```
+
+// Design: the index lives beside the trace, not in it. Inside, it would have to be a section
+// (which the DTD must declare, §2.2) or a new container extension bit, which a 1.0 reader
+// refuses: an optional acceleration would make traces unreadable to readers that do not need
+// it. A sidecar also indexes a trace that cannot be written (read-only, shared), and a
+// compressed one (offsets are in the decompressed trace). The price is that it can go stale:
+// it records the trace's size and hashes of its first and last 4 KiB, each checkpoint a hash of
+// the bytes where it resumes, and the file a checksum of itself; what does not match is refused
+// with a typed error, and the command line then decodes from the start with a warning.
+
+use std::path::{Path, PathBuf};
+
+use miette::Diagnostic;
+
+use crate::decode::{Checkpoint, Event, Reader, RecordView, Records, ResumeError, StoredError};
+use crate::dtd::analysis::TimeUnit;
+use crate::dtd::Schema;
+use crate::io::{IoError, Output};
+
+/// The first bytes of an index file: `\x7fMTX`.
+pub const MAGIC: [u8; 4] = [0x7F, b'M', b'T', b'X'];
+/// The version of the index format this library reads and writes.
+pub const VERSION: u8 = 1;
+/// Bytes of the fixed header.
+const HEADER: usize = 56;
+/// Bytes of an entry before its checkpoint: length, has-time, time, probe.
+const ENTRY_HEAD: usize = 4 + 1 + 8 + 8;
+/// Bytes of the smallest stored checkpoint (docs/format.md §15.3).
+const MIN_CHECKPOINT: usize = 8 + 8 + 4 + 1 + 8;
+/// Bytes hashed at each end of the trace for its fingerprint.
+const ENDS: u64 = 4096;
+/// Bytes hashed at a checkpoint's offset.
+const PROBE: u64 = 32;
+/// The largest index file read (a guard against reading a huge file named by mistake).
+pub const MAX_INDEX_BYTES: u64 = 1 << 32;
+
+/// 64-bit FNV-1a, as docs/format.md §15.2 specifies.
+pub fn fnv1a(bytes: &[u8]) -> u64 {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for &b in bytes {
+        h ^= b as u64;
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    h
+}
+
+/// How often [`build`] takes a checkpoint.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BuildOptions {
+    /// A checkpoint after at least this many records since the previous one (or the start).
+    pub every_records: u64,
+    /// ... or after at least this many bytes, whichever comes first.
+    pub every_bytes: u64,
+}
+
+/// Records between checkpoints by default: 65,536 (about 5 ms of decoding; an index of a
+/// 100 M-record trace holds 1,526 checkpoints).
+pub const DEFAULT_EVERY_RECORDS: u64 = 1 << 16;
+/// Bytes between checkpoints by default: 1 MiB, for traces of large records.
+pub const DEFAULT_EVERY_BYTES: u64 = 1 << 20;
+
+impl Default for BuildOptions {
+    fn default() -> BuildOptions {
+        BuildOptions {
+            every_records: DEFAULT_EVERY_RECORDS,
+            every_bytes: DEFAULT_EVERY_BYTES,
+        }
+    }
+}
+
+/// One checkpoint of an [`Index`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Entry {
+    /// Records before it: the index of the record it resumes at.
+    pub record: u64,
+    /// Byte offset of that record.
+    pub offset: u64,
+    /// The latest declared time (docs/format.md §14.4) of the records before it — the largest,
+    /// if times go backwards — or `None` if none of them has a time or the DTD declares none.
+    pub time: Option<u64>,
+    /// Hash of the trace bytes at `offset` (§15.2).
+    probe: u64,
+    /// The stored checkpoint (§15.3).
+    state: Vec<u8>,
+    /// Where the stored checkpoint starts in the index file (for messages).
+    at: u64,
+}
+
+/// What the index knows of the trace it was built for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+struct Fingerprint {
+    size: u64,
+    head: u64,
+    tail: u64,
+}
+
+impl Fingerprint {
+    fn of(bytes: &[u8]) -> Fingerprint {
+        let n = bytes.len();
+        let ends = (ENDS as usize).min(n);
+        Fingerprint {
+            size: n as u64,
+            head: fnv1a(&bytes[..ends]),
+            tail: fnv1a(&bytes[n - ends..]),
+        }
+    }
+}
+
+fn probe(bytes: &[u8], offset: u64) -> u64 {
+    let start = (offset as usize).min(bytes.len());
+    let end = (offset.saturating_add(PROBE) as usize).min(bytes.len());
+    fnv1a(&bytes[start..end])
+}
+
+/// A seek index: checkpoints of one trace (docs/format.md §15).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Index {
+    /// Where it was read from or is to be written (for messages).
+    name: String,
+    fingerprint: Fingerprint,
+    options: BuildOptions,
+    time_unit: Option<TimeUnit>,
+    entries: Vec<Entry>,
+}
+
+/// Where to start reading.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Target {
+    /// At a record index (0-based, every record counted, as `mtf dump` numbers them).
+    Record(u64),
+    /// At the first record whose declared time is at least this (docs/format.md §14.4).
+    Time(u64),
+}
+
+/// Why an index cannot be read, does not fit its trace, or disagrees with it.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum IndexError {
+    /// The index file could not be read or written.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Io(#[from] IoError),
+    /// The bytes are not an index this library reads.
+    #[error("{name}: not a valid seek index: {what} at byte {at}")]
+    #[diagnostic(
+        code(mtf::index::corrupt),
+        help("rebuild it with `mtf index TRACE`, or delete it: reading works without it")
+    )]
+    Corrupt {
+        /// The index file.
+        name: String,
+        /// Offset in the index file.
+        at: u64,
+        /// What is wrong.
+        what: String,
+    },
+    /// The index was built for another trace, or the trace changed since.
+    #[error("{name}: the index does not belong to this trace ({why})")]
+    #[diagnostic(
+        code(mtf::index::stale),
+        help("rebuild it with `mtf index TRACE`, or delete it: reading works without it")
+    )]
+    Stale {
+        /// The index file.
+        name: String,
+        /// What differs.
+        why: String,
+    },
+    /// A checkpoint does not fit the trace.
+    #[error("{name}: checkpoint {checkpoint} does not fit the trace: {source}")]
+    #[diagnostic(code(mtf::index::stale))]
+    Resume {
+        /// The index file.
+        name: String,
+        /// Number of the checkpoint (0-based).
+        checkpoint: usize,
+        /// Why.
+        #[source]
+        source: ResumeError,
+    },
+    /// A checkpoint differs from the one a full decode takes there (`mtf index --check`).
+    #[error(
+        "{name}: checkpoint {checkpoint} (record {record}) differs from a full decode: {what}"
+    )]
+    #[diagnostic(code(mtf::index::mismatch), help("rebuild it with `mtf index TRACE`"))]
+    Mismatch {
+        /// The index file.
+        name: String,
+        /// Number of the checkpoint (0-based).
+        checkpoint: usize,
+        /// Its record number.
+        record: u64,
+        /// What differs.
+        what: String,
+    },
+    /// A time target, and the index holds no times.
+    #[error("{name}: the index holds no times (the DTD declares none, §14.4)")]
+    #[diagnostic(code(mtf::index::no_times))]
+    NoTimes {
+        /// The index file.
+        name: String,
+    },
+}
+
+/// The index file beside a trace: `TRACE.idx` (`None` for standard input, `-`).
+pub fn sidecar(trace: &Path) -> Option<PathBuf> {
+    if trace.as_os_str() == "-" {
+        return None;
+    }
+    let mut s = trace.as_os_str().to_owned();
+    s.push(".idx");
+    Some(PathBuf::from(s))
+}
+
+/// The declared time of a record (docs/format.md §14.4: the sum of its time fields in the
+/// DTD's finest unit), if it has time fields and they occurred.
+fn record_time(schema: &Schema, view: &RecordView<'_>) -> Option<u64> {
+    let unit = schema.analysis.time_unit?;
+    let decl = schema.analysis.records.get(view.record_id() as usize)?;
+    if decl.time.is_empty() {
+        return None;
+    }
+    let mut total = 0u64;
+    for &(slot, u) in &decl.time {
+        let v = view
+            .fields()
+            .find(|f| f.slot() == slot)
+            .and_then(|f| f.as_u64())?;
+        let scale = (u.nanos() / unit.nanos()).max(1);
+        total = total.wrapping_add(v.wrapping_mul(scale));
+    }
+    Some(total)
+}
+
+/// Takes checkpoints while a caller decodes: call [`Builder::before_next`] before each
+/// [`Records::next`] and [`Builder::record`] for each record, then [`Builder::finish`]. For a
+/// loop that does something else as well (`mtf check` verifies an index this way); [`build`]
+/// is the loop alone.
+pub struct Builder<'r> {
+    reader: &'r Reader<'r>,
+    options: BuildOptions,
+    times: bool,
+    entries: Vec<Entry>,
+    last_record: u64,
+    last_offset: u64,
+    /// Offset after the last record seen.
+    pos: u64,
+    time: Option<u64>,
+    /// A checkpoint whose state would be large waits until this many bytes have passed.
+    defer_bytes: u64,
+}
+
+impl<'r> Builder<'r> {
+    /// A builder for a decode of `reader` from its start.
+    pub fn new(reader: &'r Reader<'r>, options: BuildOptions) -> Builder<'r> {
+        let schema = reader.schema();
+        Builder {
+            reader,
+            options: BuildOptions {
+                every_records: options.every_records.max(1),
+                every_bytes: options.every_bytes.max(1),
+            },
+            times: schema.analysis.time_unit.is_some()
+                && schema.analysis.records.iter().any(|d| !d.time.is_empty()),
+            entries: Vec::new(),
+            last_record: 0,
+            last_offset: 0,
+            pos: 0,
+            time: None,
+            defer_bytes: 0,
+        }
+    }
+
+    /// Whether the records' values are needed (for their times): if so, the decode must not
+    /// [skip values](Records::skip_values).
+    pub fn needs_values(&self) -> bool {
+        self.times
+    }
+
+    /// Before each call of [`Records::next`]: takes a checkpoint when one is due.
+    pub fn before_next(&mut self, records: &Records<'_>) {
+        let count = records.count();
+        if count == 0 || count == self.last_record || !records.at_record_boundary() {
+            return;
+        }
+        let bytes = self.pos.saturating_sub(self.last_offset);
+        let due = count - self.last_record >= self.options.every_records
+            || bytes >= self.options.every_bytes;
+        if !due || bytes < self.defer_bytes {
+            return;
+        }
+        let cp = records.checkpoint();
+        // The live sets of a checkpoint cost at most 1/16 of the trace bytes since the previous
+        // one: with large live sets, checkpoints are taken further apart (what they hold stays
+        // under 1/16 of the trace).
+        let estimate = 8 * cp.live_values() as u64;
+        if estimate.saturating_mul(16) > bytes {
+            self.defer_bytes = estimate.saturating_mul(16);
+            return;
+        }
+        self.push(&cp);
+    }
+
+    fn push(&mut self, cp: &Checkpoint) {
+        let mut state = Vec::new();
+        cp.to_bytes(self.reader.schema(), &mut state);
+        self.entries.push(Entry {
+            record: cp.record(),
+            offset: cp.offset(),
+            time: self.time,
+            probe: probe(self.reader.bytes(), cp.offset()),
+            state,
+            at: 0,
+        });
+        self.last_record = cp.record();
+        self.last_offset = cp.offset();
+        self.defer_bytes = 0;
+    }
+
+    /// For each record event.
+    pub fn record(&mut self, view: &RecordView<'_>) {
+        self.pos = view.offset() + view.len();
+        if self.times {
+            if let Some(t) = record_time(self.reader.schema(), view) {
+                self.time = Some(self.time.map_or(t, |m| m.max(t)));
+            }
+        }
+    }
+
+    /// The index, to be written as `name` (for messages).
+    pub fn finish(self, name: impl Into<String>) -> Index {
+        Index {
+            name: name.into(),
+            fingerprint: Fingerprint::of(self.reader.bytes()),
+            options: self.options,
+            time_unit: if self.times {
+                self.reader.schema().analysis.time_unit
+            } else {
+                None
+            },
+            entries: self.entries,
+        }
+    }
+}
+
+/// Build the index of a trace: one full decode.
+pub fn build(reader: &Reader<'_>, options: &BuildOptions) -> Index {
+    let mut b = Builder::new(reader, *options);
+    let mut records = reader.records();
+    records.skip_values(!b.needs_values());
+    loop {
+        b.before_next(&records);
+        let Some(event) = records.next() else { break };
+        if let Event::Record(v) = event {
+            b.record(&v);
+        }
+    }
+    b.finish("(index)")
+}
+
+fn time_code(u: Option<TimeUnit>) -> u8 {
+    match u {
+        None => 0,
+        Some(TimeUnit::Ns) => 1,
+        Some(TimeUnit::Us) => 2,
+        Some(TimeUnit::Ms) => 3,
+        Some(TimeUnit::S) => 4,
+        Some(TimeUnit::Tick) => 5,
+    }
+}
+
+fn le64(b: &[u8], at: usize) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[at..at + 8]);
+    u64::from_le_bytes(a)
+}
+
+impl Index {
+    /// The checkpoints, in trace order (the start of the trace is not one).
+    pub fn entries(&self) -> &[Entry] {
+        &self.entries
+    }
+
+    /// How often checkpoints were taken.
+    pub fn options(&self) -> BuildOptions {
+        self.options
+    }
+
+    /// The unit of the checkpoints' times, if they have times.
+    pub fn time_unit(&self) -> Option<TimeUnit> {
+        self.time_unit
+    }
+
+    /// Where the index was read from, or is to be written to.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Name the index (for messages).
+    pub fn set_name(&mut self, name: impl Into<String>) {
+        self.name = name.into();
+    }
+
+    /// The size of the trace it was built for.
+    pub fn trace_size(&self) -> u64 {
+        self.fingerprint.size
+    }
+
+    /// The stored form (docs/format.md §15.1).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::with_capacity(
+            HEADER
+                + 8
+                + self
+                    .entries
+                    .iter()
+                    .map(|e| ENTRY_HEAD + e.state.len())
+                    .sum::<usize>(),
+        );
+        out.extend_from_slice(&MAGIC);
+        out.push(VERSION);
+        out.push(time_code(self.time_unit));
+        out.extend_from_slice(&[0, 0]);
+        for v in [
+            self.fingerprint.size,
+            self.fingerprint.head,
+            self.fingerprint.tail,
+            self.options.every_records,
+            self.options.every_bytes,
+            self.entries.len() as u64,
+        ] {
+            out.extend_from_slice(&v.to_le_bytes());
+        }
+        for e in &self.entries {
+            out.extend_from_slice(&((1 + 8 + 8 + e.state.len()) as u32).to_le_bytes());
+            out.push(e.time.is_some() as u8);
+            out.extend_from_slice(&e.time.unwrap_or(0).to_le_bytes());
+            out.extend_from_slice(&e.probe.to_le_bytes());
+            out.extend_from_slice(&e.state);
+        }
+        let sum = fnv1a(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    }
+
+    /// Write the index to `path` (atomically: a temporary file renamed into place; `-` is
+    /// standard output).
+    pub fn write(&self, path: &Path) -> Result<(), IndexError> {
+        use std::io::Write;
+        let mut out = Output::create(path)?;
+        let bytes = self.to_bytes();
+        out.write_all(&bytes).map_err(|e| out.error(e))?;
+        out.commit()?;
+        Ok(())
+    }
+
+    /// Read an index file (at most [`MAX_INDEX_BYTES`]).
+    pub fn load(path: &Path) -> Result<Index, IndexError> {
+        use std::io::Read;
+        let name = crate::escape::escape_path(path).to_string();
+        let file = std::fs::File::open(path).map_err(|source| IoError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        let mut bytes = Vec::new();
+        file.take(MAX_INDEX_BYTES + 1)
+            .read_to_end(&mut bytes)
+            .map_err(|source| IoError::Read {
+                path: path.to_path_buf(),
+                source,
+            })?;
+        if bytes.len() as u64 > MAX_INDEX_BYTES {
+            return Err(IndexError::Corrupt {
+                name,
+                at: MAX_INDEX_BYTES,
+                what: format!("larger than {MAX_INDEX_BYTES} bytes"),
+            });
+        }
+        Index::from_bytes(&bytes, name)
+    }
+
+    /// Read the stored form; `name` names it in messages. Everything is checked: a corrupt
+    /// index is an error naming the byte, never a panic or an allocation the bytes do not
+    /// justify.
+    pub fn from_bytes(bytes: &[u8], name: impl Into<String>) -> Result<Index, IndexError> {
+        let name = name.into();
+        let bad = |at: usize, what: String| IndexError::Corrupt {
+            name: name.clone(),
+            at: at as u64,
+            what,
+        };
+        if bytes.len() < HEADER + 8 {
+            return Err(bad(
+                bytes.len(),
+                format!("{} bytes, too short", bytes.len()),
+            ));
+        }
+        if bytes[..4] != MAGIC {
+            return Err(bad(0, "no index magic (\\x7fMTX)".into()));
+        }
+        if bytes[4] != VERSION {
+            return Err(bad(
+                4,
+                format!("version {}; this reader knows version {VERSION}", bytes[4]),
+            ));
+        }
+        let time_unit = match bytes[5] {
+            0 => None,
+            1 => Some(TimeUnit::Ns),
+            2 => Some(TimeUnit::Us),
+            3 => Some(TimeUnit::Ms),
+            4 => Some(TimeUnit::S),
+            5 => Some(TimeUnit::Tick),
+            u => return Err(bad(5, format!("unknown time unit code {u}"))),
+        };
+        if bytes[6..8] != [0, 0] {
+            return Err(bad(6, "reserved bytes are not zero".into()));
+        }
+        let body = bytes.len() - 8;
+        if fnv1a(&bytes[..body]) != le64(bytes, body) {
+            return Err(bad(body, "checksum mismatch (the file is damaged)".into()));
+        }
+        let fingerprint = Fingerprint {
+            size: le64(bytes, 8),
+            head: le64(bytes, 16),
+            tail: le64(bytes, 24),
+        };
+        let options = BuildOptions {
+            every_records: le64(bytes, 32),
+            every_bytes: le64(bytes, 40),
+        };
+        let count = le64(bytes, 48);
+        let room = (body - HEADER) / (ENTRY_HEAD + MIN_CHECKPOINT);
+        if count > room as u64 {
+            return Err(bad(
+                48,
+                format!("{count} checkpoints cannot fit in {} bytes", bytes.len()),
+            ));
+        }
+        let mut entries = Vec::with_capacity(count as usize);
+        let mut at = HEADER;
+        for i in 0..count as usize {
+            if body - at < ENTRY_HEAD {
+                return Err(bad(at, format!("checkpoint {i} is cut short")));
+            }
+            let len = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
+                as usize;
+            if len < ENTRY_HEAD - 4 + MIN_CHECKPOINT || len > body - at - 4 {
+                return Err(bad(
+                    at,
+                    format!("checkpoint {i} has an impossible length {len}"),
+                ));
+            }
+            let has_time = bytes[at + 4];
+            if has_time > 1 {
+                return Err(bad(at + 4, format!("checkpoint {i}: time flag {has_time}")));
+            }
+            if has_time == 1 && time_unit.is_none() {
+                return Err(bad(
+                    at + 4,
+                    format!("checkpoint {i} has a time without a unit"),
+                ));
+            }
+            let time = (has_time == 1).then(|| le64(bytes, at + 5));
+            if has_time == 0 && le64(bytes, at + 5) != 0 {
+                return Err(bad(
+                    at + 5,
+                    format!("checkpoint {i}: a time without its flag"),
+                ));
+            }
+            let probe = le64(bytes, at + 13);
+            let state = bytes[at + ENTRY_HEAD..at + 4 + len].to_vec();
+            let record = le64(&state, 0);
+            let offset = le64(&state, 8);
+            if let Some(prev) = entries.last() {
+                let prev: &Entry = prev;
+                if record <= prev.record || offset < prev.offset {
+                    return Err(bad(
+                        at + ENTRY_HEAD,
+                        format!("checkpoint {i} is not after checkpoint {}", i - 1),
+                    ));
+                }
+            }
+            if offset > fingerprint.size {
+                return Err(bad(
+                    at + ENTRY_HEAD + 8,
+                    format!("checkpoint {i} is past the end of the trace"),
+                ));
+            }
+            entries.push(Entry {
+                record,
+                offset,
+                time,
+                probe,
+                state,
+                at: (at + ENTRY_HEAD) as u64,
+            });
+            at += 4 + len;
+        }
+        if at != body {
+            return Err(bad(
+                at,
+                format!("{} bytes after the last checkpoint", body - at),
+            ));
+        }
+        Ok(Index {
+            name,
+            fingerprint,
+            options,
+            time_unit,
+            entries,
+        })
+    }
+
+    /// Whether the index was built for this trace: its size and the hashes of its first and
+    /// last 4 KiB.
+    pub fn fits(&self, reader: &Reader<'_>) -> Result<(), IndexError> {
+        let now = Fingerprint::of(reader.bytes());
+        let why = if now.size != self.fingerprint.size {
+            format!(
+                "it was built for a trace of {} bytes, this one has {}",
+                self.fingerprint.size, now.size
+            )
+        } else if now.head != self.fingerprint.head {
+            "the trace's first bytes differ".to_string()
+        } else if now.tail != self.fingerprint.tail {
+            "the trace's last bytes differ".to_string()
+        } else {
+            return Ok(());
+        };
+        Err(IndexError::Stale {
+            name: self.name.clone(),
+            why,
+        })
+    }
+
+    /// Checkpoint `i`, read for `schema`.
+    pub fn checkpoint(&self, i: usize, schema: &Schema) -> Result<Checkpoint, IndexError> {
+        let e = &self.entries[i];
+        Checkpoint::from_bytes(&e.state, schema).map_err(|StoredError { at, what }| {
+            IndexError::Corrupt {
+                name: self.name.clone(),
+                at: e.at + at as u64,
+                what: format!("checkpoint {i}: {what}"),
+            }
+        })
+    }
+
+    /// The checkpoint to start from for `target`: the last one at or before the target record,
+    /// or the last one before which every declared time is below the target time. `None` when
+    /// the target is before the first checkpoint (read from the start).
+    pub fn find(&self, target: Target) -> Result<Option<usize>, IndexError> {
+        let n = match target {
+            Target::Record(r) => self.entries.partition_point(|e| e.record <= r),
+            Target::Time(t) => {
+                if self.time_unit.is_none() {
+                    return Err(IndexError::NoTimes {
+                        name: self.name.clone(),
+                    });
+                }
+                // Times before checkpoints only grow (the largest so far): a partition.
+                self.entries
+                    .partition_point(|e| e.time.is_none_or(|m| m < t))
+            }
+        };
+        Ok(n.checked_sub(1))
+    }
+
+    /// Resume a decode of `reader` at checkpoint `i`, after checking that the index fits the
+    /// trace ([`Index::fits`]) and that the trace's bytes at the checkpoint are those it was
+    /// taken at.
+    pub fn records_at<'r>(
+        &self,
+        reader: &'r Reader<'r>,
+        i: usize,
+    ) -> Result<Records<'r>, IndexError> {
+        self.fits(reader)?;
+        let e = &self.entries[i];
+        if probe(reader.bytes(), e.offset) != e.probe {
+            return Err(IndexError::Stale {
+                name: self.name.clone(),
+                why: format!(
+                    "the trace's bytes at checkpoint {i} (offset {}) differ",
+                    e.offset
+                ),
+            });
+        }
+        let cp = self.checkpoint(i, reader.schema())?;
+        reader
+            .records_from(&cp)
+            .map_err(|source| IndexError::Resume {
+                name: self.name.clone(),
+                checkpoint: i,
+                source,
+            })
+    }
+
+    /// [`Index::find`] then [`Index::records_at`]: the checkpoint used and the decode from it,
+    /// or `None` when the target is before the first checkpoint.
+    pub fn seek<'r>(
+        &self,
+        reader: &'r Reader<'r>,
+        target: Target,
+    ) -> Result<Option<(usize, Records<'r>)>, IndexError> {
+        // A stale index is an error even when no checkpoint of it would be used.
+        self.fits(reader)?;
+        match self.find(target)? {
+            None => Ok(None),
+            Some(i) => Ok(Some((i, self.records_at(reader, i)?))),
+        }
+    }
+
+    /// Compare with `fresh`, the index a full decode builds with the same options
+    /// ([`Builder`]): the first checkpoint that differs is an error naming it.
+    pub fn verify(&self, fresh: &Index) -> Result<(), IndexError> {
+        let mismatch = |checkpoint: usize, record: u64, what: String| IndexError::Mismatch {
+            name: self.name.clone(),
+            checkpoint,
+            record,
+            what,
+        };
+        if self.fingerprint != fresh.fingerprint {
+            return Err(IndexError::Stale {
+                name: self.name.clone(),
+                why: "the trace's size or ends differ".into(),
+            });
+        }
+        for (i, (a, b)) in self.entries.iter().zip(&fresh.entries).enumerate() {
+            if a.record != b.record || a.offset != b.offset {
+                return Err(mismatch(
+                    i,
+                    a.record,
+                    format!(
+                        "it is at record {} (byte {}), a full decode takes it at record {} \
+                         (byte {})",
+                        a.record, a.offset, b.record, b.offset
+                    ),
+                ));
+            }
+            if a.time != b.time {
+                return Err(mismatch(
+                    i,
+                    a.record,
+                    format!("time {:?}, a full decode has {:?}", a.time, b.time),
+                ));
+            }
+            if a.probe != b.probe || a.state != b.state {
+                return Err(mismatch(i, a.record, "the metadata state differs".into()));
+            }
+        }
+        if self.entries.len() != fresh.entries.len() {
+            let i = self.entries.len().min(fresh.entries.len());
+            let record = self
+                .entries
+                .get(i)
+                .or(fresh.entries.get(i))
+                .map_or(0, |e| e.record);
+            return Err(mismatch(
+                i,
+                record,
+                format!(
+                    "the index has {} checkpoints, a full decode takes {}",
+                    self.entries.len(),
+                    fresh.entries.len()
+                ),
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// Build the index a full decode of `reader` gives with `index`'s options, and compare
+/// ([`Index::verify`]).
+pub fn check(reader: &Reader<'_>, index: &Index) -> Result<(), IndexError> {
+    index.fits(reader)?;
+    index.verify(&build(reader, &index.options))
+}

@@ -1,0 +1,420 @@
+//! The seek index (docs/format.md §15): a decode started at any checkpoint equals the full
+//! decode from there; a seek by record or time starts at the right checkpoint; a corrupt or
+//! stale index is refused with a typed error (never a panic); and the command line uses it
+//! for `dump --skip`/`--from` from a file, standard input and a compressed trace, and `check`
+//! and `index --check` verify it.
+
+use metatf::container::Trace;
+use metatf::decode::{Event, Reader, Records};
+use metatf::index::{self, BuildOptions, Index, IndexError, Target};
+
+use crate::util::{mtf, mtf_stdin, root, tempdir, text, Rng};
+
+fn describe(event: &Event<'_>) -> String {
+    match event {
+        Event::Record(r) => format!(
+            "#{} @{} {} {:?}",
+            r.index(),
+            r.offset(),
+            r.name(),
+            r.fields().map(|f| f.value()).collect::<Vec<_>>()
+        ),
+        Event::Problem(p) => format!("problem {p}"),
+        Event::Damage(d) => format!("damage {d}"),
+    }
+}
+
+fn drain(records: &mut Records<'_>) -> Vec<String> {
+    let mut out = Vec::new();
+    while let Some(e) = records.next() {
+        out.push(describe(&e));
+    }
+    out
+}
+
+fn every(n: u64) -> BuildOptions {
+    BuildOptions {
+        every_records: n,
+        every_bytes: u64::MAX,
+    }
+}
+
+/// Events of the full decode, and for each record count the event at which a decode resumed
+/// there starts (the first record boundary with that count).
+fn full(reader: &Reader<'_>) -> (Vec<String>, std::collections::HashMap<u64, usize>) {
+    let mut events = Vec::new();
+    let mut starts = std::collections::HashMap::new();
+    let mut records = reader.records();
+    loop {
+        if records.at_record_boundary() {
+            starts.entry(records.count()).or_insert(events.len());
+        }
+        let Some(e) = records.next() else { break };
+        events.push(describe(&e));
+    }
+    (events, starts)
+}
+
+#[test]
+fn every_checkpoint_of_every_shipped_trace_resumes_the_full_decode() {
+    let mut traces: Vec<_> = std::fs::read_dir(root().join("traces"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "mtf"))
+        .collect();
+    traces.sort();
+    for path in traces {
+        let opened = metatf::open(&path).unwrap();
+        let reader = opened.reader();
+        let (all, starts) = full(&reader);
+        let idx = index::build(&reader, &every(3));
+        // Read back from its stored form.
+        let idx = Index::from_bytes(&idx.to_bytes(), "t.idx").unwrap();
+        assert!(idx.entries().len() >= 3, "{}", path.display());
+        for (i, e) in idx.entries().iter().enumerate() {
+            let got = drain(&mut idx.records_at(&reader, i).unwrap());
+            let first = starts[&e.record];
+            assert_eq!(got, all[first..], "{} checkpoint {i}", path.display());
+            assert_eq!(e.record % 3, 0);
+        }
+        index::check(&reader, &idx).unwrap();
+    }
+}
+
+/// A trace of timed records (times mostly growing, sometimes back) and untimed ones.
+fn timed_trace() -> (metatf::dtd::Schema, Vec<u8>) {
+    let schema = metatf::dtd::parse_str(
+        "timed.dtd",
+        "tag.width = 1; analysis.version = 1; t.time = us;
+         t.width = 4; t.interpretation = delta 0; t.display = signed; x.width = 2; x.interpretation = none;
+         a : (tag, t, x) { tag.value = 4; }
+         b : (tag, x) { tag.value = 5; }",
+    )
+    .unwrap()
+    .schema;
+    let mut w = metatf::encode::TraceWriter::in_memory(
+        &schema,
+        metatf::container::Class::Bits32,
+        metatf::container::ByteOrder::Little,
+        "timed.dtd",
+    );
+    let mut r = Rng(3);
+    let mut t = 1000u64;
+    for i in 0..3000u64 {
+        if r.chance(30) {
+            w.write("b").int("x", i % 1000).done().unwrap();
+        } else {
+            t = if r.chance(10) {
+                t - r.below(50)
+            } else {
+                t + r.below(100)
+            };
+            w.write("a").int("t", t).int("x", 7).done().unwrap();
+        }
+    }
+    (schema.clone(), w.finish_to_vec().unwrap())
+}
+
+#[test]
+fn seeking_by_record_and_by_time_starts_before_the_target() {
+    let (schema, bytes) = timed_trace();
+    let trace = Trace::from_bytes(bytes).unwrap();
+    let reader = Reader::new(&trace, &schema);
+    let idx = index::build(&reader, &every(50));
+    assert!(idx.time_unit().is_some(), "the DTD declares times");
+    // Each record's time, computed here from the analysis declarations.
+    let mut times = Vec::new();
+    let mut last = None;
+    let mut records = reader.records();
+    while let Some(e) = records.next() {
+        if let Event::Record(r) = e {
+            let decl = &schema.analysis.records[r.record_id() as usize];
+            if !decl.time.is_empty() {
+                let mut t = 0;
+                for &(slot, _) in &decl.time {
+                    t += r
+                        .fields()
+                        .find(|f| f.slot() == slot)
+                        .unwrap()
+                        .as_u64()
+                        .unwrap();
+                }
+                last = Some(t);
+            }
+            times.push(last);
+        }
+    }
+    let n = times.len() as u64;
+    for target in 0..n {
+        let i = idx.find(Target::Record(target)).unwrap();
+        match i {
+            None => assert!(target < idx.entries()[0].record),
+            Some(i) => {
+                let e = &idx.entries()[i];
+                assert!(e.record <= target);
+                assert!(idx.entries().get(i + 1).is_none_or(|n| n.record > target));
+            }
+        }
+    }
+    let max = times.iter().flatten().max().copied().unwrap();
+    let min = times.iter().flatten().min().copied().unwrap();
+    let mut seen = 0;
+    for t in (min.saturating_sub(1)..=max + 1).step_by(((max - min) as usize / 200).max(1)) {
+        // The first record whose time reaches t.
+        let want = times.iter().position(|x| x.is_some_and(|x| x >= t));
+        let start = match idx.find(Target::Time(t)).unwrap() {
+            None => 0,
+            Some(i) => {
+                seen += 1;
+                idx.entries()[i].record as usize
+            }
+        };
+        if let Some(want) = want {
+            assert!(
+                start <= want,
+                "time {t}: starts at {start}, first record {want}"
+            );
+        }
+        // Every record before the checkpoint is before the time.
+        assert!(times[..start].iter().all(|x| x.is_none_or(|x| x < t)));
+    }
+    assert!(seen > 100, "{seen} seeks used a checkpoint");
+    // And the dump of a time slice is the same from the index.
+    for t in [5000, 20000, 60000] {
+        let i = idx.find(Target::Time(t)).unwrap().unwrap();
+        let got: Vec<String> = drain(&mut idx.records_at(&reader, i).unwrap());
+        let (all, starts) = full(&reader);
+        assert_eq!(got, all[starts[&idx.entries()[i].record]..]);
+    }
+}
+
+fn sample_index() -> (Vec<u8>, Vec<u8>) {
+    let path = root().join("traces/hatf-split-le64.mtf");
+    let bytes = std::fs::read(&path).unwrap();
+    let opened = metatf::open(&path).unwrap();
+    let idx = index::build(&opened.reader(), &every(2));
+    (bytes, idx.to_bytes())
+}
+
+#[test]
+fn a_corrupt_index_is_a_typed_error_never_a_panic() {
+    let (_, good) = sample_index();
+    let opened = metatf::open(root().join("traces/hatf-split-le64.mtf")).unwrap();
+    let reader = opened.reader();
+    for cut in 0..good.len() {
+        match Index::from_bytes(&good[..cut], "cut.idx") {
+            Err(IndexError::Corrupt { name, at, .. }) => {
+                assert_eq!(name, "cut.idx");
+                assert!(at <= cut as u64);
+            }
+            other => panic!("cut at {cut}: {other:?}"),
+        }
+    }
+    // Flips: refused by the checksum; with the checksum made right again, each is refused
+    // where it is read or, if it still makes sense, decodes without a panic.
+    let mut r = Rng(7);
+    for at in 0..good.len() - 8 {
+        let mut b = good.clone();
+        b[at] ^= 1 << r.below(8);
+        assert!(matches!(
+            Index::from_bytes(&b, "f.idx"),
+            Err(IndexError::Corrupt { .. })
+        ));
+        let n = b.len() - 8;
+        let sum = index::fnv1a(&b[..n]);
+        b[n..].copy_from_slice(&sum.to_le_bytes());
+        if let Ok(idx) = Index::from_bytes(&b, "f.idx") {
+            for i in 0..idx.entries().len() {
+                if let Ok(mut records) = idx.records_at(&reader, i) {
+                    while records.next().is_some() {}
+                }
+            }
+        }
+    }
+    // A huge count claimed in a small file allocates nothing.
+    let mut b = good.clone();
+    b[48..56].copy_from_slice(&u64::MAX.to_le_bytes());
+    let n = b.len() - 8;
+    let sum = index::fnv1a(&b[..n]);
+    b[n..].copy_from_slice(&sum.to_le_bytes());
+    let e = Index::from_bytes(&b, "f.idx").unwrap_err().to_string();
+    assert!(e.contains("f.idx") && e.contains("byte 48"), "{e}");
+    // Another version is refused by name.
+    let mut b = good.clone();
+    b[4] = 2;
+    let e = Index::from_bytes(&b, "v.idx").unwrap_err().to_string();
+    assert!(e.contains("version 2"), "{e}");
+}
+
+#[test]
+fn a_stale_index_is_refused() {
+    let (bytes, stored) = sample_index();
+    let idx = Index::from_bytes(&stored, "s.idx").unwrap();
+    let schema = metatf::open(root().join("traces/hatf-split-le64.mtf"))
+        .unwrap()
+        .schema()
+        .clone();
+    // The same size, a byte changed at a checkpoint (not in the first or last 4 KiB: the
+    // trace is smaller, so the ends' hash sees it too).
+    let e = &idx.entries()[2];
+    let mut b = bytes.clone();
+    b[e.offset as usize + 1] ^= 0x40;
+    let t = Trace::from_bytes(b).unwrap();
+    let reader = Reader::new(&t, &schema);
+    assert!(matches!(
+        idx.records_at(&reader, 2),
+        Err(IndexError::Stale { .. })
+    ));
+    // Another trace altogether.
+    let other = metatf::open(root().join("traces/hatf-le32.mtf")).unwrap();
+    let e = idx.records_at(&other.reader(), 0).err().unwrap();
+    assert!(e.to_string().contains("does not belong"), "{e}");
+}
+
+#[test]
+fn the_command_line_builds_uses_and_verifies_the_index() {
+    let dir = tempdir();
+    let t = dir.path().join("a.mtf");
+    std::fs::copy(root().join("traces/android.mtf"), &t).unwrap();
+    let ts = t.to_str().unwrap();
+    let out = mtf(&["index", ts, "--every", "7"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains("checkpoints"),
+        "{}",
+        text(&out.stdout)
+    );
+    let idx = dir.path().join("a.mtf.idx");
+    assert!(idx.is_file());
+    // The same lines with and without the index, for --skip and --from.
+    for args in [
+        vec!["--skip", "40", "-n", "5"],
+        vec!["--from", "33", "-n", "4"],
+        vec!["--from", "t2000000", "-n", "4"],
+        vec!["--skip", "3", "-r", "free"],
+    ] {
+        let mut with = vec!["dump", ts];
+        with.extend(&args);
+        let a = mtf(&with);
+        with.push("--no-index");
+        let b = mtf(&with);
+        assert!(a.status.success(), "{args:?}: {}", text(&a.stderr));
+        assert_eq!(text(&a.stdout), text(&b.stdout), "{args:?}");
+        assert!(!text(&a.stdout).trim().is_empty());
+        assert_eq!(text(&a.stderr), "", "{args:?}");
+    }
+    // Standard input: the index named with --index.
+    let bytes = std::fs::read(&t).unwrap();
+    let a = mtf_stdin(
+        &[
+            "dump",
+            "-",
+            "--index",
+            idx.to_str().unwrap(),
+            "--skip",
+            "50",
+            "-n",
+            "3",
+        ],
+        &bytes,
+    );
+    let b = mtf(&["dump", ts, "--skip", "50", "-n", "3", "--no-index"]);
+    assert_eq!(text(&a.stdout), text(&b.stdout));
+    assert_eq!(text(&a.stderr), "");
+    // `mtf index -` needs -o.
+    let out = mtf_stdin(&["index", "-"], &bytes);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("-o FILE"),
+        "{}",
+        text(&out.stderr)
+    );
+    // check and index --check verify it.
+    let out = mtf(&["index", "--check", ts]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = mtf(&["check", ts]);
+    assert!(
+        text(&out.stdout).contains("index valid"),
+        "{}",
+        text(&out.stdout)
+    );
+    // An index of another trace: refused with a warning, and the dump is still right.
+    let other = dir.path().join("other.idx");
+    assert!(mtf(&[
+        "index",
+        root().join("traces/valgrind.mtf").to_str().unwrap(),
+        "-o",
+        other.to_str().unwrap()
+    ])
+    .status
+    .success());
+    let a = mtf(&[
+        "dump",
+        ts,
+        "--index",
+        other.to_str().unwrap(),
+        "--skip",
+        "40",
+        "-n",
+        "2",
+    ]);
+    assert!(
+        text(&a.stderr).contains("does not belong"),
+        "{}",
+        text(&a.stderr)
+    );
+    assert!(text(&a.stderr).contains("from the start"));
+    let b = mtf(&["dump", ts, "--skip", "40", "-n", "2", "--no-index"]);
+    assert_eq!(text(&a.stdout), text(&b.stdout));
+    let out = mtf(&["index", "--check", ts, "-o", other.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    // An index whose checkpoint differs from a full decode (its checksum made right): the
+    // checkpoint is named.
+    let mut b = std::fs::read(&idx).unwrap();
+    let len = u32::from_le_bytes(b[56..60].try_into().unwrap()) as usize;
+    let end = 60 + len;
+    b[end - 3] ^= 1;
+    let n = b.len() - 8;
+    let sum = index::fnv1a(&b[..n]);
+    b[n..].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&idx, &b).unwrap();
+    let out = mtf(&["index", "--check", ts]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stderr).contains("checkpoint 0"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = mtf(&["check", ts]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("checkpoint 0"),
+        "{}",
+        text(&out.stdout)
+    );
+}
+
+#[cfg(feature = "compression")]
+#[test]
+fn a_compressed_trace_has_its_index_beside_it() {
+    let dir = tempdir();
+    let t = dir.path().join("a.mtf");
+    std::fs::copy(root().join("traces/android.mtf"), &t).unwrap();
+    let z = dir.path().join("a.mtf.zst");
+    let out = mtf(&[
+        "compact",
+        t.to_str().unwrap(),
+        "--compress",
+        "zstd",
+        "-o",
+        z.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let zs = z.to_str().unwrap();
+    assert!(mtf(&["index", zs, "--every", "5"]).status.success());
+    assert!(dir.path().join("a.mtf.zst.idx").is_file());
+    let a = mtf(&["dump", zs, "--skip", "60", "-n", "3"]);
+    let b = mtf(&["dump", zs, "--skip", "60", "-n", "3", "--no-index"]);
+    assert_eq!(text(&a.stdout), text(&b.stdout));
+    assert_eq!(text(&a.stderr), "");
+}
