@@ -3,9 +3,9 @@
 # docs/performance.md, each from commands measured side by side by one hyperfine run per trace:
 # `mtf check` against the hand-written reader (benches/handwritten.rs), text `dump` against
 # `check`, JSON lines against text `dump`, `pack` against `awk` reading the same text, the
-# semantic pass against the decode; records/s for each subcommand; peak RSS of `check`; the
-# instruction counts of `check` and of the hand-written reader under callgrind (repeatable on a
-# loaded machine).
+# semantic pass against the decode; records/s for each subcommand; peak RSS of `check` (a
+# mapped file, a pipe, a zstd file); the instruction counts of `check` and of the hand-written
+# reader under callgrind (repeatable on a loaded machine).
 #
 # Usage: benches/compare.sh [WORKDIR] [SIZES]
 #   WORKDIR (default /tmp/mtf-compare) receives the generated traces and their dumps (never
@@ -105,6 +105,14 @@ EOF
   row "check (semantic pass too) / hand-written" semantic hw ""
   rss=$(/usr/bin/time -f %M "$M" check -q --no-semantic "$f" 2>&1 >/dev/null | tail -1)
   echo "peak RSS of check --no-semantic: $rss KiB"
+  # The same trace through a pipe and as a zstd file (spooled to TMPDIR, issue 19 item 5).
+  rss=$(cat "$f" | /usr/bin/time -f %M "$M" check -q --no-semantic --dtd "$W/hatf-bench.dtd" - 2>&1 >/dev/null | tail -1)
+  echo "peak RSS of check, pipe: $rss KiB"
+  if command -v zstd >/dev/null; then
+    [ -f "$f.zst" ] || zstd -q -1 "$f" -o "$f.zst"
+    rss=$(/usr/bin/time -f %M "$M" check -q --no-semantic "$f.zst" 2>&1 >/dev/null | tail -1)
+    echo "peak RSS of check, zstd: $rss KiB"
+  fi
 done
 
 if command -v valgrind >/dev/null; then

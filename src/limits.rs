@@ -20,10 +20,17 @@ pub const MAX_EMPTY_REPEAT: u64 = 65_536;
 pub const MAX_FIELDS_PER_RECORD: usize = 1 << 22;
 
 /// Field occurrences a record may hold per byte it occupies, beyond one per field of its type
-/// (docs/format.md §6.4): repeats of items that take no bytes (defaults, empty byte strings,
-/// zero-width counts) cannot make one short record cost thousands of walker steps, so the work
-/// of decoding or writing a trace stays proportional to its size.
+/// (docs/format.md §6.4), before it draws on the trace's [`SPARSE_RESERVE`]: repeats of items
+/// that take no bytes (defaults, empty byte strings, zero-width counts) cannot make every short
+/// record cost thousands of walker steps, so the work of decoding a trace stays proportional to
+/// its size.
 pub const MAX_OCCURRENCES_PER_BYTE: u64 = 64;
+
+/// The field occurrences a whole trace may hold beyond [`sparse_limit`] of each record
+/// (docs/format.md §6.4): a few records may be as sparse as they like (a compacted trace whose
+/// repeated values all became `default`), not every record. A writer keeps to half of it, so
+/// that the order in which it writes sections never matters to a reader.
+pub const SPARSE_RESERVE: u64 = 1 << 22;
 
 /// The most field occurrences a record of a type with `fields` fields may hold once it has
 /// occupied `bytes` bytes ([`MAX_OCCURRENCES_PER_BYTE`]).
@@ -60,6 +67,11 @@ pub const MAX_LINE: u64 = 64 << 20;
 /// kept in memory until its section is written, so an input of ever new names stops with an error
 /// rather than exhausting memory.
 pub const MAX_STRING_TABLE_BYTES: u64 = 1 << 30;
+
+/// The largest seek index file read (docs/format.md §15): 4 GiB. An index of `mtf` takes about
+/// 300 bytes per 65,536 records, and its live sets at most 1/16 of the trace; its magic is
+/// checked before more than its header is read.
+pub const MAX_INDEX_BYTES: u64 = 1 << 32;
 
 /// The default cap on an input that cannot be memory-mapped (a pipe, standard input, a
 /// decompressed stream): 16 GiB, kept in memory up to 4 MiB and beyond in a temporary file, so

@@ -398,7 +398,7 @@ fn traces_cut_at_every_length() {
 fn traces_with_flips_insertions_and_deletions() {
     let mut inputs = 0;
     for (i, (name, bytes, schema, _)) in sample_traces().into_iter().enumerate() {
-        for (what, m) in mutations(&bytes, 400, 0x5eed_0000 + i as u64) {
+        for (what, m) in mutations(&bytes, 300, 0x5eed_0000 + i as u64) {
             guarded(&name, &what, &m, || read_all(&m, &schema));
             inputs += 1;
         }
@@ -494,7 +494,7 @@ fn pack_input_cut_and_damaged() {
             .step_by(3)
             .map(|n| (format!("cut at {n}"), text[..n].to_vec()))
             .collect();
-        all.extend(mutations(&text, 400, 0xbac0_0000 + i as u64));
+        all.extend(mutations(&text, 300, 0xbac0_0000 + i as u64));
         for (what, m) in all {
             guarded(&name, &what, &m, || {
                 // A trace that packs must read back without panicking either.

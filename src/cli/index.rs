@@ -99,14 +99,29 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
             "--every and --every-bytes must be at least 1",
         ));
     }
-    let mut idx = index::build(
+    // `index::build`, with a progress bar.
+    let mut builder = index::Builder::new(
         &reader,
-        &BuildOptions {
+        BuildOptions {
             every_records: args.every,
             every_bytes: args.every_bytes,
         },
     );
-    idx.set_name(index_name.clone());
+    let mut bar = super::progress::Progress::new(reader.bytes().len() as u64, "indexing", quiet());
+    let mut records = reader.records();
+    records.skip_values(!builder.needs_values());
+    let mut n = 0u64;
+    loop {
+        builder.before_next(&records);
+        let Some(event) = records.next() else { break };
+        if let metatf::decode::Event::Record(v) = event {
+            n += 1;
+            bar.record(v.offset(), n);
+            builder.record(&v);
+        }
+    }
+    bar.finish();
+    let idx = builder.finish(index_name.clone());
     idx.write(&path).map_err(|e| index_failure(&e))?;
     if !quiet() {
         let size = idx.to_bytes().len() as u64;

@@ -252,7 +252,8 @@ impl Located {
         !matches!(self, Located::NotFound(_))
     }
 
-    /// Reads the DTD text: the file's contents, or the built-in text.
+    /// Reads the DTD text: the file's contents (at most [`crate::limits::MAX_DTD_BYTES`]; a
+    /// larger file is an error), or the built-in text.
     ///
     /// Returns an [`std::io::ErrorKind::NotFound`] error carrying the [`NotFound`] message when
     /// nothing was found.
@@ -264,7 +265,20 @@ impl Located {
                 nf.clone(),
             )),
             Located::Explicit(p) | Located::TraceDir(p) | Located::EnvPath(p) => {
-                std::fs::read_to_string(p).map(Cow::Owned)
+                // At most MAX_DTD_BYTES, whatever the file is (src/limits.rs).
+                use std::io::Read;
+                let cap = crate::limits::MAX_DTD_BYTES;
+                let mut text = String::new();
+                std::fs::File::open(p)?
+                    .take(cap + 1)
+                    .read_to_string(&mut text)?;
+                if text.len() as u64 > cap {
+                    return Err(std::io::Error::other(format!(
+                        "{} holds more than {cap} bytes: not a DTD",
+                        crate::escape::escape_path(p)
+                    )));
+                }
+                Ok(Cow::Owned(text))
             }
         }
     }

@@ -216,8 +216,9 @@ pub enum DamageKind {
     /// More field occurrences than the record's bytes allow (docs/format.md §6.4): repeats of
     /// items that take no bytes.
     #[error(
-        "record has {fields} field occurrences in {bytes} byte(s); the limit is {limit} (one per field of its type and {} per byte)",
-        crate::limits::MAX_OCCURRENCES_PER_BYTE
+        "record has {fields} field occurrences in {bytes} byte(s); the limit is {limit} (one per field of its type, {} per byte, and what is left of the trace's reserve of {})",
+        crate::limits::MAX_OCCURRENCES_PER_BYTE,
+        crate::limits::SPARSE_RESERVE
     )]
     SparseRecord {
         /// Field occurrences decoded when the limit was passed.

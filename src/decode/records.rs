@@ -83,6 +83,8 @@ pub struct Records<'r> {
     queued: VecDeque<Problem>,
     queued_this_record: usize,
     dropped: u64,
+    /// What is left of the trace's reserve of field occurrences (docs/format.md §6.4).
+    reserve: u64,
     meta: Option<MetaChange>,
     finished: bool,
     cur: Cur,
@@ -166,6 +168,7 @@ impl<'r> Records<'r> {
             queued: VecDeque::new(),
             queued_this_record: 0,
             dropped: 0,
+            reserve: crate::limits::SPARSE_RESERVE,
             meta: None,
             finished: false,
             cur: Cur::default(),
@@ -536,7 +539,14 @@ impl<'r> Records<'r> {
             }
             return Ok(());
         }
-        self.run_program(rid)
+        self.run_program(rid)?;
+        // What the record holds beyond its own allowance comes out of the trace's reserve.
+        let bytes = self.pos - start;
+        let nslots = reader.compiled.program(rid).nslots;
+        let excess =
+            (self.values.len() as u64).saturating_sub(crate::limits::sparse_limit(nslots, bytes));
+        self.reserve = self.reserve.saturating_sub(excess);
+        Ok(())
     }
 
     fn run_program(&mut self, rid: RecordId) -> Result<(), Box<Damage>> {
@@ -621,7 +631,8 @@ impl<'r> Records<'r> {
                     // Items that take no bytes: the occurrences are bounded by the record's
                     // bytes, so that decoding time stays proportional to the trace's size.
                     let bytes = self.pos - self.cur.start;
-                    let limit = crate::limits::sparse_limit(prog.nslots, bytes);
+                    let limit = crate::limits::sparse_limit(prog.nslots, bytes)
+                        .saturating_add(self.reserve);
                     if self.values.len() as u64 > limit {
                         return Err(self.damage(
                             self.pos,

@@ -62,6 +62,9 @@ pub(crate) struct Encoder<'s> {
     pub(crate) uses_live: bool,
     /// References written by the last record, for the writer to check.
     pub(crate) refs: Vec<(ElementRef, SlotId)>,
+    /// What is left of the writer's reserve of field occurrences (half the reader's, docs/format.md
+    /// §6.4, so that the order of the records never matters).
+    reserve: u64,
 }
 
 impl<'s> Encoder<'s> {
@@ -87,6 +90,7 @@ impl<'s> Encoder<'s> {
             undo: Vec::new(),
             uses_live: schema.uses_live(),
             refs: Vec::new(),
+            reserve: crate::limits::SPARSE_RESERVE / 2,
         }
     }
 
@@ -496,7 +500,8 @@ impl<'s> Encoder<'s> {
                 Step::ItemEnd { .. } => {
                     // The reader's bound on items that take no bytes (docs/format.md §6.4).
                     let bytes = out.len() as u64;
-                    let limit = crate::limits::sparse_limit(prog.nslots, bytes);
+                    let limit = crate::limits::sparse_limit(prog.nslots, bytes)
+                        .saturating_add(self.reserve);
                     if occurrences as u64 > limit {
                         return Err(EncodeError::at(
                             &rt.name,
@@ -531,6 +536,9 @@ impl<'s> Encoder<'s> {
                 },
             ));
         }
+        let excess = (occurrences as u64)
+            .saturating_sub(crate::limits::sparse_limit(prog.nslots, out.len() as u64));
+        self.reserve = self.reserve.saturating_sub(excess);
         Ok(())
     }
 }

@@ -333,8 +333,9 @@ pub enum EncodeErrorKind {
     },
     /// More field occurrences than the record's bytes allow (docs/format.md §6.4).
     #[error(
-        "record has {fields} field occurrences in {bytes} byte(s); the limit is {limit} (one per field of its type and {} per byte)",
-        crate::limits::MAX_OCCURRENCES_PER_BYTE
+        "record has {fields} field occurrences in {bytes} byte(s); the limit is {limit} (one per field of its type, {} per byte, and what is left of a writer's reserve of {})",
+        crate::limits::MAX_OCCURRENCES_PER_BYTE,
+        crate::limits::SPARSE_RESERVE / 2
     )]
     SparseRecord {
         /// Field occurrences written when the limit was passed.

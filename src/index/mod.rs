@@ -48,8 +48,7 @@ const MIN_CHECKPOINT: usize = 8 + 8 + 4 + 1 + 8;
 const ENDS: u64 = 4096;
 /// Bytes hashed at a checkpoint's offset.
 const PROBE: u64 = 32;
-/// The largest index file read (a guard against reading a huge file named by mistake).
-pub const MAX_INDEX_BYTES: u64 = 1 << 32;
+pub use crate::limits::MAX_INDEX_BYTES;
 
 /// 64-bit FNV-1a, as docs/format.md §15.2 specifies.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
@@ -470,21 +469,31 @@ impl Index {
         Ok(())
     }
 
-    /// Read an index file (at most [`MAX_INDEX_BYTES`]).
+    /// Read an index file (at most [`MAX_INDEX_BYTES`]). Its magic is checked before more
+    /// than its first bytes are read: a large file named by mistake is refused at once.
     pub fn load(path: &Path) -> Result<Index, IndexError> {
         use std::io::Read;
         let name = crate::escape::escape_path(path).to_string();
+        let read_err = |source| IoError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
         let file = std::fs::File::open(path).map_err(|source| IoError::Open {
             path: path.to_path_buf(),
             source,
         })?;
         let mut bytes = Vec::new();
-        file.take(MAX_INDEX_BYTES + 1)
-            .read_to_end(&mut bytes)
-            .map_err(|source| IoError::Read {
-                path: path.to_path_buf(),
-                source,
-            })?;
+        let mut file = file.take(HEADER as u64);
+        file.read_to_end(&mut bytes).map_err(read_err)?;
+        if bytes.len() >= 4 && bytes[..4] != MAGIC {
+            return Err(IndexError::Corrupt {
+                name,
+                at: 0,
+                what: "no index magic (\\x7fMTX)".into(),
+            });
+        }
+        let mut file = file.into_inner().take(MAX_INDEX_BYTES + 1 - HEADER as u64);
+        file.read_to_end(&mut bytes).map_err(read_err)?;
         if bytes.len() as u64 > MAX_INDEX_BYTES {
             return Err(IndexError::Corrupt {
                 name,

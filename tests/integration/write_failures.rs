@@ -1,5 +1,6 @@
 //! Writers lose nothing (issue 20 item 6, docs/robustness.md): every command that writes a file
-//! (pack, compact, import, export, export --to parquet, report, plot) is run by its binary under
+//! (pack, compact, import, export, export --to parquet, report, plot, stats, simulate, index) is run by
+//! its binary under
 //! a full disk (RLIMIT_FSIZE, so that writes fail with EFBIG, and /dev/full), an unwritable
 //! folder, input that turns bad half-way, and SIGINT/SIGTERM while writing. Each time the
 //! existing output is untouched, no partial or temporary file is left (in the output's folder
@@ -106,6 +107,11 @@ struct Writer {
     /// The output: a file name, or a folder and the file it holds.
     out: &'static str,
     folder_output: bool,
+    /// Whether it can write a device (`-o /dev/full`) and standard output (`-o -`): a picture
+    /// of `simulate` is named by its extension.
+    device: bool,
+    /// The file size limit under which it must fail: below its output's size.
+    limit: u64,
 }
 
 impl Writer {
@@ -124,6 +130,8 @@ fn writers(i: &Inputs) -> Vec<Writer> {
         args: args.iter().map(|s| s.to_string()).collect(),
         out,
         folder_output,
+        device: true,
+        limit: 4 << 10,
     };
     vec![
         w(
@@ -153,6 +161,21 @@ fn writers(i: &Inputs) -> Vec<Writer> {
             "out.svg",
             false,
         ),
+        w(
+            "stats",
+            &["stats", "--format", "json", s(&i.trace)],
+            "out.json",
+            false,
+        ),
+        Writer {
+            device: false,
+            ..w("simulate", &["simulate", s(&i.trace)], "out.svg", false)
+        },
+        // The seek index of 100,000 records is 124 bytes.
+        Writer {
+            limit: 64,
+            ..w("index", &["index", s(&i.trace)], "out.idx", false)
+        },
     ]
 }
 
@@ -230,15 +253,17 @@ fn a_full_disk_leaves_the_old_output_and_exits_2() {
     for w in writers(&i) {
         let (folder, arg, old) = with_old_output(i.dir.path(), &w);
         let mut c = command(&w.args_to(&arg), &tmp);
+        let size = w.limit;
         // SAFETY: only async-signal-safe calls between fork and exec.
         unsafe {
-            c.pre_exec(|| {
-                // Files may grow to 64 KiB: every output here is larger. SIGXFSZ is ignored,
-                // so that a write past the limit fails with EFBIG instead of killing.
+            c.pre_exec(move || {
+                // Files may grow to 4 KiB (64 bytes for the index): every output here is
+                // larger. SIGXFSZ is ignored, so that a write past the limit fails with EFBIG
+                // instead of killing.
                 libc::signal(libc::SIGXFSZ, libc::SIG_IGN);
                 let limit = libc::rlimit {
-                    rlim_cur: 64 << 10,
-                    rlim_max: 64 << 10,
+                    rlim_cur: size,
+                    rlim_max: size,
                 };
                 if libc::setrlimit(libc::RLIMIT_FSIZE, &limit) != 0 {
                     return Err(std::io::Error::last_os_error());
@@ -257,7 +282,7 @@ fn a_full_disk_leaves_the_old_output_and_exits_2() {
 fn a_full_standard_output_or_device_exits_2() {
     let i = inputs();
     let tmp = tmpdir(i.dir.path());
-    for w in writers(&i) {
+    for w in writers(&i).into_iter().filter(|w| w.device) {
         // `-o /dev/full`: the device is written directly, and its error names it.
         let target = if w.folder_output {
             "/dev/full/"
@@ -367,6 +392,8 @@ fn input_that_turns_bad_half_way_leaves_the_old_output_and_exits_1() {
             args: args.iter().map(|s| s.to_string()).collect(),
             out: "out.mtf",
             folder_output: false,
+            device: true,
+            limit: 0,
         };
         let (folder, arg, old) = with_old_output(i.dir.path(), &w);
         let out = command(&w.args_to(&arg), &tmp).output().unwrap();
@@ -443,6 +470,8 @@ fn sigint_and_sigterm_while_writing_leave_the_old_output() {
                 args: vec![],
                 out: "out.mtf",
                 folder_output: false,
+                device: true,
+                limit: 0,
             };
             assert_lost_nothing(&w, &out, 128 + signal, &folder, &old, &tmp);
         }
