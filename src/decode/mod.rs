@@ -20,6 +20,7 @@ pub use reader::{Reader, Region};
 pub use records::{Event, EventStream, Records, MAX_PROBLEMS_PER_RECORD};
 pub use tables::{Resolved, MAX_REF_HOPS};
 
+pub(crate) use value::Val;
 pub use value::{ElementRef, Value};
 pub use view::{Field, MetaChange, RecordView};
 
