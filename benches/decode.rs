@@ -4,11 +4,13 @@
 
 use criterion::{criterion_group, criterion_main, Criterion, Throughput};
 
+use metatf::analysis::check::Check;
 use metatf::container::{ByteOrder, Class, Trace};
 use metatf::decode::{Event, Reader};
 use metatf::dtd::Interp;
 use metatf::encode::{In, TraceWriter};
-use metatf::text::{Format, Options, Printer};
+use metatf::pack::pack_to_vec;
+use metatf::text::{DumpHeader, Format, InputFormat, Options, Printer};
 use metatf::MetaProperty;
 
 const N: u64 = 200_000;
@@ -120,6 +122,97 @@ fn bench(c: &mut Criterion) {
                     p.record(&mut out, &r).unwrap();
                 }
             }
+        })
+    });
+    // `mtf pack` of the dumps above: the lexer and the encoder, from memory to memory.
+    for (name, format, input_format) in [
+        ("pack_text", Format::Text, InputFormat::Text),
+        ("pack_jsonl", Format::Jsonl, InputFormat::Jsonl),
+    ] {
+        let reader = Reader::new(&trace, &schema);
+        let mut p = Printer::new(
+            &reader,
+            Options {
+                format,
+                ..Options::default()
+            },
+        );
+        let mut text = Vec::new();
+        let h = trace.header();
+        p.header(
+            &mut text,
+            &DumpHeader {
+                dtd: &h.dtd_name,
+                class: h.class,
+                order: h.byte_order,
+            },
+        )
+        .unwrap();
+        let mut records = reader.records();
+        while let Some(event) = records.next() {
+            if let Event::Record(r) = event {
+                p.record(&mut text, &r).unwrap();
+            }
+        }
+        g.bench_function(name, |b| {
+            b.iter(|| pack_to_vec(&schema, &text[..], input_format).unwrap().len())
+        });
+    }
+    // `mtf check`'s semantic pass (the DTD's analysis declarations) over decoded records.
+    let dtd = std::fs::read_to_string(concat!(
+        env!("CARGO_MANIFEST_DIR"),
+        "/benches/hatf-bench.dtd"
+    ))
+    .unwrap();
+    let bench_schema = metatf::dtd::parse_str("hatf-bench.dtd", &dtd)
+        .unwrap()
+        .schema;
+    let packed = {
+        // The same records in the benchmark DTD: alloc/free with 8-byte addresses.
+        let mut w = TraceWriter::in_memory(
+            &bench_schema,
+            Class::Bits64,
+            ByteOrder::Little,
+            "hatf-bench.dtd",
+        );
+        w.section(1).unwrap();
+        let alloc = w.lookup("alloc").unwrap();
+        let free = w.lookup("free").unwrap();
+        let mut live = Vec::new();
+        for i in 0..N {
+            let addr = 0x7f00_0000_0000 + i * 64;
+            w.record(
+                alloc,
+                &[
+                    In::Int(16 + i % 200),
+                    In::Int(addr),
+                    In::Auto,
+                    In::Auto,
+                    In::Auto,
+                ],
+            )
+            .unwrap();
+            live.push(addr);
+            if i % 2 == 1 {
+                let a = live.swap_remove((i as usize * 7) % live.len());
+                w.record(free, &[In::Int(a), In::Auto, In::Auto, In::Auto])
+                    .unwrap();
+            }
+        }
+        Trace::from_bytes(w.finish_to_vec().unwrap()).unwrap()
+    };
+    g.bench_function("check_semantic", |b| {
+        b.iter(|| {
+            let reader = Reader::new(&packed, &bench_schema);
+            let mut check = Check::new(&bench_schema);
+            let mut records = reader.records();
+            let mut found = 0usize;
+            while let Some(event) = records.next() {
+                if let Event::Record(r) = event {
+                    found += check.record(&r).len();
+                }
+            }
+            found + check.finish().len()
         })
     });
     g.finish();

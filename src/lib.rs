@@ -61,6 +61,8 @@ mod layout;
 pub mod limits;
 mod open;
 pub mod pack;
+#[cfg(feature = "parallel")]
+pub mod parallel;
 #[cfg(feature = "replay")]
 pub mod replay;
 pub mod simulate;

@@ -7,6 +7,8 @@
 //! spool are not heap: `Trace::release_before` keeps them to a window (docs/performance.md
 //! has the peak RSS measured at 1 M to 100 M records).
 
+#![cfg(feature = "compression")]
+
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::io::Write;
 use std::sync::atomic::{AtomicUsize, Ordering};

@@ -161,6 +161,88 @@ struct Frame {
 /// id that was never defined: 2¹⁶ (65,536), the most recent.
 pub const DEAD_REMEMBERED: usize = 1 << 16;
 
+type DeadKey = (SpaceId, u64, u64);
+
+/// The ids undefined recently: for an id that is not alive, the record that undefined it, if
+/// that was one of the last [`DEAD_REMEMBERED`] undefines (and the id was not undefined before
+/// that within the window: see `Dead::bury_eager`).
+// Design: a valid trace never asks (only an id that is not alive is looked up), yet keeping a
+// map of the recently undefined ids costs two random memory accesses per free (the insert and
+// the eviction of the oldest), which were most of `mtf check`'s semantic pass. So the undefines
+// are first only appended to a ring of the last 2·DEAD_REMEMBERED, in order; the map is built
+// on the first look-up by replaying the ring through the same insert-and-evict rule, and kept
+// from then on as before. The replay gives the map the eager rule would have: an entry of the
+// map is inserted by one of the last DEAD_REMEMBERED undefines, and what evicts it is one of the
+// DEAD_REMEMBERED before those, all in the ring (an entry evicted longer ago was removed, since
+// record indices only grow; should one ever go back, the map is built at that point, while the
+// replay is still exact). Memory stays bounded as before.
+#[derive(Debug, Default)]
+struct Dead {
+    /// The last 2·DEAD_REMEMBERED undefines, oldest first, while `map` is not built.
+    ring: std::collections::VecDeque<(DeadKey, At)>,
+    /// The record index of the last undefine.
+    last: u64,
+    /// Once built: the remembered ids and, oldest first, the last DEAD_REMEMBERED undefines.
+    map: Option<(HashMap<DeadKey, At>, std::collections::VecDeque<DeadKey>)>,
+}
+
+impl Dead {
+    fn bury(&mut self, k: DeadKey, at: At) {
+        if self.map.is_none() && at.record < self.last {
+            self.build();
+        }
+        self.last = at.record;
+        match &mut self.map {
+            Some((map, order)) => Dead::bury_eager(map, order, k, at),
+            None => {
+                if self.ring.len() >= 2 * DEAD_REMEMBERED {
+                    self.ring.pop_front();
+                }
+                self.ring.push_back((k, at));
+            }
+        }
+    }
+
+    /// The rule: the oldest of the last DEAD_REMEMBERED undefines is forgotten (its id's
+    /// entry removed, unless that entry is newer than the undefine being added), then the id is
+    /// remembered with the record that undefined it.
+    fn bury_eager(
+        map: &mut HashMap<DeadKey, At>,
+        order: &mut std::collections::VecDeque<DeadKey>,
+        k: DeadKey,
+        at: At,
+    ) {
+        if order.len() >= DEAD_REMEMBERED {
+            if let Some(old) = order.pop_front() {
+                // One look-up for the test and the removal.
+                if let std::collections::hash_map::Entry::Occupied(e) = map.entry(old) {
+                    if e.get().record <= at.record {
+                        e.remove();
+                    }
+                }
+            }
+        }
+        map.insert(k, at);
+        order.push_back(k);
+    }
+
+    fn build(&mut self) {
+        let mut map = HashMap::default();
+        let mut order = std::collections::VecDeque::new();
+        for (k, at) in std::mem::take(&mut self.ring) {
+            Dead::bury_eager(&mut map, &mut order, k, at);
+        }
+        self.map = Some((map, order));
+    }
+
+    fn get(&mut self, k: DeadKey) -> Option<At> {
+        if self.map.is_none() {
+            self.build();
+        }
+        self.map.as_ref().and_then(|(map, _)| map.get(&k).copied())
+    }
+}
+
 /// Why a byte count is not known.
 enum Unknown {
     /// A field that did not occur, or a lookup of an id that is not alive.
@@ -221,8 +303,7 @@ pub struct Interpreter<'s> {
     names: HashMap<(SpaceId, u64), Name>,
     text_sites: HashMap<(SpaceId, u64), Box<str>>,
     mono: HashMap<(u32, u64), (u64, At)>,
-    dead: HashMap<(SpaceId, u64, u64), At>,
-    dead_order: std::collections::VecDeque<(SpaceId, u64, u64)>,
+    dead: Dead,
     clock: Option<u64>,
     tracked: usize,
     limit: usize,
@@ -254,8 +335,7 @@ impl<'s> Interpreter<'s> {
             names: HashMap::default(),
             text_sites: HashMap::default(),
             mono: HashMap::default(),
-            dead: HashMap::default(),
-            dead_order: std::collections::VecDeque::new(),
+            dead: Dead::default(),
             clock: None,
             tracked: 0,
             limit: DEFAULT_MAX_TRACKED,
@@ -510,7 +590,7 @@ impl<'s> Interpreter<'s> {
 
     #[allow(clippy::too_many_arguments)]
     fn not_alive(
-        &self,
+        &mut self,
         kind: FindingKind,
         severity: Severity,
         space: SpaceId,
@@ -520,7 +600,7 @@ impl<'s> Interpreter<'s> {
         sink: &mut dyn SinkDyn,
     ) {
         // An id undefined a short while ago: a double free, or a use after it.
-        let dead = self.dead.get(&(space, key, id)).copied();
+        let dead = self.dead.get((space, key, id));
         sink.finding(Finding {
             kind,
             severity: if dead.is_some() {
@@ -581,15 +661,7 @@ impl<'s> Interpreter<'s> {
 
     /// Remember an undefined id for a while (a bounded cache, oldest forgotten first).
     fn bury(&mut self, space: SpaceId, key: u64, id: u64, at: At) {
-        if self.dead_order.len() >= DEAD_REMEMBERED {
-            if let Some(old) = self.dead_order.pop_front() {
-                if self.dead.get(&old).is_some_and(|a| a.record <= at.record) {
-                    self.dead.remove(&old);
-                }
-            }
-        }
-        self.dead.insert((space, key, id), at);
-        self.dead_order.push_back((space, key, id));
+        self.dead.bury((space, key, id), at);
     }
 
     fn close(&mut self, space: SpaceId, key: u64, id: u64, cx: &Cx, sink: &mut dyn SinkDyn) {
@@ -736,7 +808,10 @@ impl<'s> Interpreter<'s> {
             }
             return true;
         }
-        self.dead.remove(&(space, key, id));
+        // Design: the id is not taken out of the recently undefined ones here. While it is
+        // alive nothing asks whether it was undefined recently (only an id that is not alive
+        // is looked up there), and when it is undefined again its entry is replaced; so the
+        // findings are the same without one more hash look-up per allocation.
         let live = Live {
             at: cx.at,
             bytes: bytes.unwrap_or(0),
@@ -866,7 +941,12 @@ impl<'s> Interpreter<'s> {
         let mut total: Option<u64> = None;
         for &(slot, u) in &decl.time {
             let v = self.int(slot)?;
-            let scale = (u.nanos() / unit.nanos()).max(1);
+            // Most times are in the trace's unit: no division then.
+            let scale = if u == unit {
+                1
+            } else {
+                (u.nanos() / unit.nanos()).max(1)
+            };
             total = Some(total.unwrap_or(0).wrapping_add(v.wrapping_mul(scale)));
         }
         total
@@ -1155,6 +1235,54 @@ impl Iterator for HeapEvents<'_> {
                 Some(Event::Problem(_)) | Some(Event::Damage(_)) => self.problems += 1,
                 None => self.done = true,
             }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ring replayed on first use remembers exactly what the map kept eagerly remembers:
+    /// with ids freed again and again, past 2·DEAD_REMEMBERED undefines, with a look-up in the
+    /// middle (then the map is kept), and with a record index that goes back.
+    #[test]
+    fn dead_ids_are_remembered_as_the_eager_rule_remembers_them() {
+        let n = 5 * DEAD_REMEMBERED as u64 / 2;
+        for case in 0..4u64 {
+            let mut lazy = Dead::default();
+            let mut map = HashMap::default();
+            let mut order = std::collections::VecDeque::new();
+            let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ case;
+            let mut record = 0u64;
+            let ids = if case == 3 { 200 } else { 90_000 };
+            for i in 0..n {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let id = (x >> 33) % ids;
+                record += (x >> 20) % 3;
+                if case == 2 && i == n - 1000 {
+                    record -= 7;
+                }
+                let at = At {
+                    record,
+                    offset: i,
+                    record_type: 0,
+                };
+                lazy.bury((0, 0, id), at);
+                Dead::bury_eager(&mut map, &mut order, (0, 0, id), at);
+                if case == 1 && i == n / 2 {
+                    assert_eq!(lazy.get((0, 0, id)), map.get(&(0, 0, id)).copied());
+                }
+            }
+            let mut remembered = 0;
+            for id in 0..ids {
+                let want = map.get(&(0, 0, id)).copied();
+                remembered += usize::from(want.is_some());
+                assert_eq!(lazy.get((0, 0, id)), want, "case {case}, id {id}");
+            }
+            assert!(remembered > 0);
         }
     }
 }

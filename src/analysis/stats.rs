@@ -1181,6 +1181,17 @@ pub fn compute(
     source: &mut dyn EventSource,
     window: Window,
 ) -> Stats {
+    compute_from(reader, &mut reader.records(), source, window)
+}
+
+/// [`compute`] over the events of `records` (a reader's records, or the same decoded on
+/// several threads: `metatf::parallel::events`).
+pub fn compute_from(
+    reader: &crate::decode::Reader<'_>,
+    records: &mut dyn crate::decode::EventStream,
+    source: &mut dyn EventSource,
+    window: Window,
+) -> Stats {
     let schema = reader.schema();
     let mut counter = RecordCounter::new(schema);
     let mut heap = HeapStats::new(source.spaces());
@@ -1195,8 +1206,7 @@ pub fn compute(
         (0..n_spaces as u32).map(|i| s.unknown_frees(i)).collect()
     };
     let mut unknown_at_start = vec![0; n_spaces];
-    let mut records = reader.records();
-    while let Some(e) = records.next() {
+    while let Some(e) = records.next_event() {
         let v = match e {
             crate::decode::Event::Record(v) => v,
             crate::decode::Event::Problem(_) | crate::decode::Event::Damage(_) => {
@@ -1235,7 +1245,7 @@ pub fn compute(
     let unknown_at_end = unknown(&*source);
     if end.is_some() && source.names_later() {
         // Names of sites may come from tables after the slice.
-        while let Some(e) = records.next() {
+        while let Some(e) = records.next_event() {
             if let crate::decode::Event::Record(v) = e {
                 events.clear();
                 source.record(&v, &mut events);

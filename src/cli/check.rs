@@ -41,8 +41,12 @@ pub struct CheckArgs {
     /// trace is still decoded and interpreted from its start.
     #[command(flatten)]
     pub slice: super::stats::SliceArgs,
+    #[command(flatten)]
+    pub jobs: super::jobs::JobsArgs,
     /// The seek index to verify (when the whole trace is checked): every checkpoint must be
-    /// the one a full decode takes there.
+    /// the one a full decode takes there. With `-j N` and no semantic pass, its checkpoints
+    /// also cut the trace, and each thread compares the decoder's state where its part ends
+    /// with the stored checkpoint (the checkpoints' declared times are verified by `-j 1`).
     #[command(flatten)]
     pub seek: super::index::SeekArgs,
 }
@@ -121,107 +125,173 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         }
         None => None,
     };
-    let mut builder = index
-        .as_ref()
-        .map(|i| metatf::index::Builder::new(&reader, i.options()));
-    let mut records = reader.records();
-    // Without the semantic pass, no value is read: the decoder validates only.
-    records.skip_values(!semantic && !builder.as_ref().is_some_and(|b| b.needs_values()));
-    loop {
-        if let Some(b) = builder.as_mut() {
-            b.before_next(&records);
+    // Validating only, over the whole trace: the workers count and collect the problems
+    // themselves, and only those cross to this thread.
+    let validate_only = !semantic && args.slice.window()?.is_all();
+    let jobs = args.jobs.decide(!validate_only);
+    // Design: an index found beside the trace is verified by building the one a full decode
+    // takes, checkpoint by checkpoint, with its spacing and declared times, which needs the
+    // whole decode on one thread: so it is by default. With `-j N` asked for, validating only,
+    // its checkpoints cut the trace instead and each thread compares the decoder's state where
+    // its part ends with the stored checkpoint; the spacing and times are left to `-j 1` (or
+    // `mtf index --check`), and the message says so.
+    let asked = args.jobs.jobs.is_some_and(|n| n != 1);
+    let plan = match &index {
+        Some(idx) if validate_only && asked && jobs.threads() > 1 => {
+            metatf::parallel::plan_indexed(&reader, idx).ok()
         }
-        let Some(event) = records.next() else { break };
-        let problem: &dyn std::fmt::Display = match &event {
-            Event::Record(v) => {
-                if let Some(b) = builder.as_mut() {
-                    b.record(v);
-                }
-                match slicer.place(v) {
-                    Place::Before => {
-                        inside = false;
-                        if semantic {
-                            check.record(v);
+        Some(_) => None,
+        None => super::jobs::plan(&args.trace, &reader, &jobs, &args.seek),
+    };
+    if let Some(plan) = plan.as_ref().filter(|_| validate_only) {
+        let mut shown = |p: &dyn std::fmt::Display, bar: &mut Progress| -> std::io::Result<()> {
+            total += 1;
+            if reported < args.max_errors {
+                reported += 1;
+                bar.suspend(|| -> std::io::Result<()> {
+                    writeln!(out, "{path}: {p}")?;
+                    out.flush()
+                })?;
+            }
+            Ok(())
+        };
+        let (dropped, differs) = parallel_validate(
+            &o,
+            &reader,
+            plan,
+            &jobs,
+            args.max_errors,
+            &mut per_type,
+            &mut bar,
+            &mut shown,
+        )?;
+        bar.finish();
+        total += dropped;
+        if let Some(idx) = &index {
+            let verdict = match differs {
+                None => Ok(()),
+                Some(i) => Err(metatf::index::IndexError::Mismatch {
+                    name: idx.name().to_string(),
+                    checkpoint: i,
+                    record: idx.entries()[i].record,
+                    what: "the metadata state differs".into(),
+                }),
+            };
+            report_index(
+                idx,
+                verdict,
+                Some(jobs.threads()),
+                &mut total,
+                &mut reported,
+                args.max_errors,
+                &mut out,
+            )?;
+        }
+    } else {
+        let mut builder = index
+            .as_ref()
+            .map(|i| metatf::index::Builder::new(&reader, i.options()));
+        let dropped = super::jobs::with_events(
+            &o,
+            &reader,
+            plan.as_ref(),
+            &jobs,
+            !semantic && !builder.as_ref().is_some_and(|b| b.needs_values()),
+            |records| -> Result<u64, Failure> {
+                // The index is verified only on one thread (no plan): `records` is then the
+                // decoder itself, whose checkpoints the builder takes.
+                loop {
+                    if let Some(b) = builder.as_mut() {
+                        if let Some(r) = records.as_records() {
+                            b.before_next(r);
                         }
+                    }
+                    let Some(event) = records.next_event() else {
+                        break;
+                    };
+                    let problem: &dyn std::fmt::Display = match &event {
+                        Event::Record(v) => {
+                            if let Some(b) = builder.as_mut() {
+                                b.record(v);
+                            }
+                            match slicer.place(v) {
+                                Place::Before => {
+                                    inside = false;
+                                    if semantic {
+                                        check.record(v);
+                                    }
+                                    continue;
+                                }
+                                Place::After => break,
+                                Place::Inside if !inside => {
+                                    inside = true;
+                                    before = Some(check.counts().collect());
+                                }
+                                Place::Inside => {}
+                            }
+                            per_type[v.record_id() as usize] += 1;
+                            n += 1;
+                            bar.record(v.offset(), n);
+                            if semantic {
+                                let found = check.record(v);
+                                if !found.is_empty() {
+                                    let found = found.to_vec();
+                                    show(
+                                        &check,
+                                        &found,
+                                        &mut reported,
+                                        &mut info_shown,
+                                        &mut bar,
+                                        &mut out,
+                                    )?;
+                                }
+                            }
+                            continue;
+                        }
+                        Event::Problem(p) => p,
+                        Event::Damage(d) => d,
+                    };
+                    if !inside {
                         continue;
                     }
-                    Place::After => break,
-                    Place::Inside if !inside => {
-                        inside = true;
-                        before = Some(check.counts().collect());
-                    }
-                    Place::Inside => {}
-                }
-                per_type[v.record_id() as usize] += 1;
-                n += 1;
-                bar.record(v.offset(), n);
-                if semantic {
-                    let found = check.record(v);
-                    if !found.is_empty() {
-                        let found = found.to_vec();
-                        show(
-                            &check,
-                            &found,
-                            &mut reported,
-                            &mut info_shown,
-                            &mut bar,
-                            &mut out,
-                        )?;
+                    total += 1;
+                    if reported < args.max_errors {
+                        reported += 1;
+                        bar.suspend(|| -> std::io::Result<()> {
+                            writeln!(out, "{path}: {problem}")?;
+                            out.flush()
+                        })?;
                     }
                 }
-                continue;
-            }
-            Event::Problem(p) => p,
-            Event::Damage(d) => d,
-        };
-        if !inside {
-            continue;
-        }
-        total += 1;
-        if reported < args.max_errors {
-            reported += 1;
-            bar.suspend(|| -> std::io::Result<()> {
-                writeln!(out, "{path}: {problem}")?;
-                out.flush()
-            })?;
-        }
-    }
-    if semantic {
-        let found = check.finish().to_vec();
-        show(
-            &check,
-            &found,
-            &mut reported,
-            &mut info_shown,
-            &mut bar,
-            &mut out,
+                Ok(records.dropped_problems())
+            },
         )?;
-    }
-    bar.finish();
-    total += records.dropped_problems();
-    if let (Some(idx), Some(b)) = (index, builder) {
-        match idx
-            .fits(&reader)
-            .and_then(|()| idx.verify(&b.finish(idx.name())))
-        {
-            Ok(()) => {
-                if !quiet() {
-                    writeln!(
-                        out,
-                        "{}: index valid ({} checkpoints)",
-                        idx.name(),
-                        idx.entries().len()
-                    )?;
-                }
-            }
-            Err(e) => {
-                // A wrong index is reported like a problem: `check` fails until it is rebuilt.
-                total += 1;
-                if reported < args.max_errors {
-                    reported += 1;
-                    writeln!(out, "{e}")?;
-                }
-            }
+        if semantic {
+            let found = check.finish().to_vec();
+            show(
+                &check,
+                &found,
+                &mut reported,
+                &mut info_shown,
+                &mut bar,
+                &mut out,
+            )?;
+        }
+        bar.finish();
+        total += dropped;
+        if let (Some(idx), Some(b)) = (&index, builder) {
+            let verdict = idx
+                .fits(&reader)
+                .and_then(|()| idx.verify(&b.finish(idx.name())));
+            report_index(
+                idx,
+                verdict,
+                None,
+                &mut total,
+                &mut reported,
+                args.max_errors,
+                &mut out,
+            )?;
         }
     }
     // Counts within the slice: what was counted before it is taken away.
@@ -296,4 +366,196 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     };
     out.finish()?;
     Ok(status)
+}
+
+/// What a worker finds in a chunk when validating only.
+struct Validated {
+    per_type: Vec<u64>,
+    /// The first problems, in order (at most `--max-errors`: no more can be shown).
+    problems: Vec<Found>,
+    /// Problems beyond those.
+    more: u64,
+    records: u64,
+    damaged: bool,
+    dropped: u64,
+    end: u64,
+    /// Whether the decoder's state where the chunk ends differs from the stored checkpoint the
+    /// next chunk starts at.
+    differs: bool,
+}
+
+enum Found {
+    Problem(Box<metatf::decode::Problem>),
+    Damage(Box<metatf::decode::Damage>),
+}
+
+/// `mtf check --no-semantic` (or a DTD without analysis declarations) on several threads: each
+/// worker counts its chunk's records per type and keeps its first problems; here they are
+/// shown in trace order with the trace's record numbers, as one thread shows them. The
+/// problems dropped by the decoders, and the first checkpoint of the plan's index at which the
+/// decoder's state differs from the stored one.
+#[allow(clippy::too_many_arguments)]
+fn parallel_validate(
+    o: &metatf::Opened,
+    reader: &metatf::decode::Reader<'_>,
+    plan: &metatf::parallel::Plan,
+    jobs: &super::jobs::JobsArgs,
+    max_errors: u64,
+    per_type: &mut [u64],
+    bar: &mut Progress,
+    show: &mut dyn FnMut(&dyn std::fmt::Display, &mut Progress) -> std::io::Result<()>,
+) -> Result<(u64, Option<usize>), Failure> {
+    use metatf::parallel::From;
+    let types = per_type.len();
+    let ids: Vec<usize> = (0..plan.chunks.len()).collect();
+    let work = |r: &mut metatf::decode::Reader<'_>, &i: &usize| {
+        let chunk = &plan.chunks[i];
+        let mut v = Validated {
+            per_type: vec![0; types],
+            problems: Vec::new(),
+            more: 0,
+            records: 0,
+            damaged: false,
+            dropped: 0,
+            end: chunk.bytes,
+            differs: false,
+        };
+        let mut records = chunk.records(r);
+        records.skip_values(true);
+        while chunk.before(&records) {
+            if records.next().is_none() {
+                break;
+            }
+        }
+        let (start, dropped) = (records.count(), records.dropped_problems());
+        while !chunk.ended(&records) {
+            let Some(e) = records.next() else { break };
+            let found = match e {
+                Event::Record(view) => {
+                    v.per_type[view.record_id() as usize] += 1;
+                    v.end = view.offset() + view.len();
+                    continue;
+                }
+                Event::Problem(p) => Found::Problem(p),
+                Event::Damage(d) => {
+                    v.damaged = true;
+                    Found::Damage(d)
+                }
+            };
+            if (v.problems.len() as u64) < max_errors {
+                v.problems.push(found);
+            } else {
+                v.more += 1;
+            }
+        }
+        v.records = records.count() - start;
+        v.dropped = records.dropped_problems() - dropped;
+        // Where the next chunk resumes, the decoder must stand as the stored checkpoint says.
+        if let Some(From::Checkpoint(cp)) = plan.chunks.get(i + 1).map(|c| &c.from) {
+            let (mut here, mut stored) = (Vec::new(), Vec::new());
+            records.checkpoint().to_bytes(r.schema(), &mut here);
+            cp.to_bytes(r.schema(), &mut stored);
+            v.differs = here != stored;
+        }
+        v
+    };
+    metatf::parallel::ordered(
+        jobs.threads(),
+        &ids,
+        || o.reader(),
+        work,
+        |outputs| -> Result<(u64, Option<usize>), Failure> {
+            let (mut first, mut exact, mut dropped) = (0u64, true, 0u64);
+            let (mut checkpoints, mut differs) = (0usize, None);
+            for chunk in &plan.chunks {
+                if matches!(chunk.from, From::Checkpoint(_)) {
+                    checkpoints += 1;
+                }
+                metatf::parallel::release_behind(o, reader, chunk);
+                let Some(v) = outputs.next() else { break };
+                // A chunk from a checkpoint counts records as the whole trace does.
+                let (shift, keep) = match chunk.first_index {
+                    Some(f) => {
+                        first = f;
+                        (0, true)
+                    }
+                    None => (first, exact),
+                };
+                for found in v.problems {
+                    match found {
+                        Found::Problem(mut p) => {
+                            metatf::parallel::shift_position(&mut p.at, shift, keep);
+                            show(&p, bar)?;
+                        }
+                        Found::Damage(mut d) => {
+                            metatf::parallel::shift_position(&mut d.at, shift, keep);
+                            show(&d, bar)?;
+                        }
+                    }
+                }
+                for _ in 0..v.more {
+                    show(&"", bar)?;
+                }
+                for (t, n) in per_type.iter_mut().zip(&v.per_type) {
+                    *t += n;
+                }
+                first += v.records;
+                exact &= !v.damaged;
+                dropped += v.dropped;
+                if v.differs && differs.is_none() {
+                    // The checkpoint the next chunk starts at.
+                    differs = Some(checkpoints);
+                }
+                bar.record(v.end, first);
+            }
+            if !plan.counted {
+                if let Some(p) = reader.record_count_problem(first, exact) {
+                    show(&p, bar)?;
+                }
+            }
+            Ok((dropped, differs))
+        },
+    )
+}
+
+/// Report the verdict on a verified index: a line when it is valid, else a problem (`check`
+/// fails until the index is rebuilt).
+fn report_index(
+    idx: &metatf::index::Index,
+    verdict: Result<(), metatf::index::IndexError>,
+    threads: Option<usize>,
+    total: &mut u64,
+    reported: &mut u64,
+    max_errors: u64,
+    out: &mut StdoutSink,
+) -> std::io::Result<()> {
+    match verdict {
+        Ok(()) => {
+            if !quiet() {
+                match threads {
+                    None => writeln!(
+                        out,
+                        "{}: index valid ({} checkpoints)",
+                        idx.name(),
+                        idx.entries().len()
+                    )?,
+                    Some(n) => writeln!(
+                        out,
+                        "{}: index states valid ({} checkpoints, on {n} threads; their spacing \
+                         and times are verified by -j 1)",
+                        idx.name(),
+                        idx.entries().len()
+                    )?,
+                }
+            }
+        }
+        Err(e) => {
+            *total += 1;
+            if *reported < max_errors {
+                *reported += 1;
+                writeln!(out, "{e}")?;
+            }
+        }
+    }
+    Ok(())
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 
 use metatf::analysis::stats::{Bound, Place};
-use metatf::decode::Event;
+use metatf::decode::{Event, Reader, RecordView};
 use metatf::index::Target;
 use metatf::text::{CsvPrinter, DumpHeader, Format, Options, Printer};
 
@@ -81,6 +81,8 @@ pub struct DumpArgs {
     /// Which seek index to use.
     #[command(flatten)]
     pub seek: super::index::SeekArgs,
+    #[command(flatten)]
+    pub jobs: super::jobs::JobsArgs,
 }
 
 /// Run `mtf dump`: every trace in turn; the exit status is the worst of them.
@@ -216,6 +218,16 @@ fn dump_trace(
         "dumping",
         !quiet() && std::io::stderr().is_terminal() && !std::io::stdout().is_terminal(),
     );
+    let jobs_args = args.jobs.decide(false);
+    let jobs = jobs_args.threads();
+    // Records are formatted on the worker threads unless the output is cut (--skip, -n, a
+    // slice): then they are decoded there and formatted here, in order.
+    let plan = super::jobs::plan(trace, &reader, &jobs_args, &args.seek);
+    let cut = args.skip > 0 || args.limit.is_some() || !args.slice.window()?.is_all();
+    // JSON lines and CSV show each record's index, which a worker knows only when its chunk
+    // starts at a known record (a checkpoint); chunks cut at regions are formatted here.
+    let indexed = args.format != DumpFormat::Text;
+    let plan = plan.filter(|p| !indexed || p.chunks.iter().all(|c| c.first_index.is_some()));
     let result = (|| -> std::io::Result<()> {
         if !args.no_header {
             match csv.first() {
@@ -223,6 +235,19 @@ fn dump_trace(
                 None if args.format == DumpFormat::Csv => {}
                 None => printer.header(w, &header)?,
             }
+        }
+        if let Some(plan) = plan.as_ref().filter(|_| !cut) {
+            let filter = Filter {
+                want_section,
+                want_record: want_record.clone(),
+                data_only: args.data_only,
+            };
+            let invalid =
+                parallel_dump(trace, &o, &reader, args, plan, jobs, &filter, w, &mut bar)?;
+            if invalid {
+                status = EXIT_INVALID_TRACE;
+            }
+            return w.flush();
         }
         let mut seen = 0u64;
         // With an index, start at the checkpoint nearest before `--from`, or before `--skip`
@@ -238,67 +263,300 @@ fn dump_trace(
             let idx = super::index::load_for(trace, &args.seek)?;
             super::index::start(&idx, &reader, t)
         });
-        let mut records = match started {
-            Some(r) => {
-                if unfiltered {
-                    seen = r.count();
-                }
-                r
+        if let Some(r) = &started {
+            if unfiltered {
+                seen = r.count();
             }
-            None => reader.records(),
-        };
+        }
         let mut printed = 0u64;
         let mut n = 0u64;
         let path = input_name(trace);
-        while let Some(event) = records.next() {
-            match event {
-                Event::Record(view) => {
-                    n += 1;
-                    bar.record(view.offset(), n);
-                    match slicer.place(&view) {
-                        Place::Before => continue,
-                        Place::After => break,
-                        Place::Inside => {}
-                    }
-                    // --data-only: no built-ins, and no elements of tables (split streams,
-                    // string tables): their values show in the fields that refer to them.
-                    if !want_section[view.section() as usize]
-                        || !want_record[view.record_id() as usize]
-                        || (args.data_only && !view.is_data())
-                    {
-                        continue;
-                    }
-                    seen += 1;
-                    if seen <= args.skip {
-                        continue;
-                    }
-                    if args.limit.is_some_and(|l| printed >= l) {
-                        break;
-                    }
-                    if args.format == DumpFormat::Csv {
-                        if let Some(p) = csv.iter_mut().find(|p| p.record_id() == view.record_id())
-                        {
-                            p.record(w, &view)?;
+        let status = &mut status;
+        let mut run = |records: &mut dyn metatf::decode::EventStream| -> std::io::Result<()> {
+            while let Some(event) = records.next_event() {
+                match event {
+                    Event::Record(view) => {
+                        n += 1;
+                        bar.record(view.offset(), n);
+                        match slicer.place(&view) {
+                            Place::Before => continue,
+                            Place::After => break,
+                            Place::Inside => {}
                         }
-                    } else {
-                        printer.record(w, &view)?;
+                        // --data-only: no built-ins, and no elements of tables (split streams,
+                        // string tables): their values show in the fields that refer to them.
+                        if !want_section[view.section() as usize]
+                            || !want_record[view.record_id() as usize]
+                            || (args.data_only && !view.is_data())
+                        {
+                            continue;
+                        }
+                        seen += 1;
+                        if seen <= args.skip {
+                            continue;
+                        }
+                        if args.limit.is_some_and(|l| printed >= l) {
+                            break;
+                        }
+                        if args.format == DumpFormat::Csv {
+                            if let Some(p) =
+                                csv.iter_mut().find(|p| p.record_id() == view.record_id())
+                            {
+                                p.record(w, &view)?;
+                            }
+                        } else {
+                            printer.record(w, &view)?;
+                        }
+                        printed += 1;
                     }
-                    printed += 1;
-                }
-                Event::Problem(p) => {
-                    w.flush()?;
-                    bar.suspend(|| line_to_stderr(&problem_text(&path, &*p)));
-                    status = EXIT_INVALID_TRACE;
-                }
-                Event::Damage(d) => {
-                    w.flush()?;
-                    bar.suspend(|| line_to_stderr(&problem_text(&path, &*d)));
-                    status = EXIT_INVALID_TRACE;
+                    Event::Problem(p) => {
+                        w.flush()?;
+                        bar.suspend(|| line_to_stderr(&problem_text(&path, &*p)));
+                        *status = EXIT_INVALID_TRACE;
+                    }
+                    Event::Damage(d) => {
+                        w.flush()?;
+                        bar.suspend(|| line_to_stderr(&problem_text(&path, &*d)));
+                        *status = EXIT_INVALID_TRACE;
+                    }
                 }
             }
+            w.flush()
+        };
+        match started {
+            Some(mut records) => run(&mut records),
+            None => super::jobs::with_events(&o, &reader, plan.as_ref(), &jobs_args, false, run),
         }
-        w.flush()
     })();
     bar.finish();
     Ok(result.map(|()| status))
+}
+
+/// Which records a dump shows.
+struct Filter {
+    want_section: [bool; 256],
+    want_record: Vec<bool>,
+    data_only: bool,
+}
+
+impl Filter {
+    fn wants(&self, view: &RecordView<'_>) -> bool {
+        // --data-only: no built-ins, and no elements of tables (split streams, string tables):
+        // their values show in the fields that refer to them.
+        self.want_section[view.section() as usize]
+            && self.want_record[view.record_id() as usize]
+            && (!self.data_only || view.is_data())
+    }
+}
+
+/// What a worker makes of a chunk: the dump's text, and the problems found with where in the
+/// text they were found.
+struct Formatted {
+    text: Vec<u8>,
+    problems: Vec<(usize, Found)>,
+    records: u64,
+    end: u64,
+}
+
+enum Found {
+    Problem(Box<metatf::decode::Problem>),
+    Damage(Box<metatf::decode::Damage>),
+}
+
+/// The printers of one thread.
+struct Printers {
+    printer: Printer,
+    csv: Vec<CsvPrinter>,
+}
+
+impl Printers {
+    fn new(reader: &Reader<'_>, args: &DumpArgs, filter: &Filter) -> Printers {
+        let printer = Printer::new(
+            reader,
+            Options {
+                format: match args.format {
+                    DumpFormat::Jsonl => Format::Jsonl,
+                    _ => Format::Text,
+                },
+                offsets: args.offsets,
+                raw: args.raw,
+            },
+        )
+        .with_int_strings(args.int_strings)
+        .with_logical_values(args.data_only);
+        let mut csv = Vec::new();
+        if args.format == DumpFormat::Csv {
+            for (i, _) in filter.want_record.iter().enumerate().filter(|(_, w)| **w) {
+                csv.push(CsvPrinter::new(reader, i as u32));
+            }
+        }
+        Printers { printer, csv }
+    }
+
+    fn record(&mut self, w: &mut impl Write, view: &RecordView<'_>) -> std::io::Result<()> {
+        if self.csv.is_empty() {
+            self.printer.record(w, view)
+        } else {
+            match self
+                .csv
+                .iter_mut()
+                .find(|p| p.record_id() == view.record_id())
+            {
+                Some(p) => p.record(w, view),
+                None => Ok(()),
+            }
+        }
+    }
+}
+
+/// Dump on `jobs` threads: chunks formatted by the workers, written here in trace order, each
+/// problem after the records before it (on standard error, as `-j 1` does). Whether a problem
+/// was found.
+#[allow(clippy::too_many_arguments)]
+fn parallel_dump(
+    trace: &Path,
+    o: &metatf::Opened,
+    reader: &Reader<'_>,
+    args: &DumpArgs,
+    plan: &metatf::parallel::Plan,
+    jobs: usize,
+    filter: &Filter,
+    w: &mut StdoutSink,
+    bar: &mut Progress,
+) -> std::io::Result<bool> {
+    let path = input_name(trace);
+    let init = || {
+        let r = o.reader();
+        let p = Printers::new(&r, args, filter);
+        (r, p)
+    };
+    let work = |(r, p): &mut (Reader<'_>, Printers), chunk: &metatf::parallel::Chunk| {
+        if chunk.inline {
+            return Ok(None);
+        }
+        let mut out = Formatted {
+            text: Vec::with_capacity(chunk.bytes as usize * 4),
+            problems: Vec::new(),
+            records: 0,
+            end: 0,
+        };
+        let mut records = chunk.records(r);
+        while chunk.before(&records) {
+            if records.next().is_none() {
+                break;
+            }
+        }
+        let start = records.count();
+        while !chunk.ended(&records) {
+            let Some(e) = records.next() else { break };
+            match e {
+                Event::Record(view) => {
+                    out.end = view.offset() + view.len();
+                    if filter.wants(&view) {
+                        p.record(&mut out.text, &view)?;
+                    }
+                }
+                Event::Problem(x) => out.problems.push((out.text.len(), Found::Problem(x))),
+                Event::Damage(x) => out.problems.push((out.text.len(), Found::Damage(x))),
+            }
+        }
+        out.records = records.count() - start;
+        Ok::<_, std::io::Error>(Some(out))
+    };
+    let mut mine = Printers::new(reader, args, filter);
+    metatf::parallel::ordered(jobs, &plan.chunks, init, work, |outputs| {
+        let mut first = 0u64;
+        let mut exact = true;
+        let mut invalid = false;
+        let report = |w: &mut StdoutSink,
+                      bar: &mut Progress,
+                      mut found: Found,
+                      first: u64,
+                      exact: bool|
+         -> std::io::Result<bool> {
+            w.flush()?;
+            let at = match &mut found {
+                Found::Problem(p) => &mut p.at,
+                Found::Damage(d) => &mut d.at,
+            };
+            at.record_index = at.record_index.filter(|_| exact).map(|i| i + first);
+            let text = match &found {
+                Found::Problem(p) => problem_text(&path, &**p),
+                Found::Damage(d) => problem_text(&path, &**d),
+            };
+            bar.suspend(|| line_to_stderr(&text));
+            Ok(matches!(found, Found::Damage(_)))
+        };
+        for chunk in &plan.chunks {
+            metatf::parallel::release_behind(o, reader, chunk);
+            match outputs.next() {
+                Some(Ok(Some(out))) => {
+                    // A chunk from a checkpoint counts records as the whole trace does.
+                    if let Some(f) = chunk.first_index {
+                        first = f;
+                    }
+                    let (shift, keep) = match chunk.first_index {
+                        Some(_) => (0, true),
+                        None => (first, exact),
+                    };
+                    let mut at = 0;
+                    let mut damaged = false;
+                    for (pos, found) in out.problems {
+                        w.write_all(&out.text[at..pos])?;
+                        at = pos;
+                        invalid = true;
+                        damaged |= report(w, bar, found, shift, keep)?;
+                    }
+                    w.write_all(&out.text[at..])?;
+                    first += out.records;
+                    exact &= !damaged;
+                    bar.record(out.end, first);
+                }
+                Some(Ok(None)) => {
+                    let mut records = chunk.records(reader);
+                    while chunk.before(&records) {
+                        if records.next().is_none() {
+                            break;
+                        }
+                    }
+                    if chunk.first_index.is_none() {
+                        records.count_from(first, exact);
+                    }
+                    // Every chunk before it is written, the workers are after it.
+                    records.release_pages(true);
+                    while !chunk.ended(&records) {
+                        let Some(e) = records.next() else { break };
+                        match e {
+                            Event::Record(view) => {
+                                bar.record(view.offset(), view.index() + 1);
+                                if filter.wants(&view) {
+                                    mine.record(w, &view)?;
+                                }
+                            }
+                            Event::Problem(p) => {
+                                invalid = true;
+                                report(w, bar, Found::Problem(p), 0, true)?;
+                            }
+                            Event::Damage(d) => {
+                                invalid = true;
+                                report(w, bar, Found::Damage(d), 0, true)?;
+                            }
+                        }
+                    }
+                    first = records.count();
+                    exact = records.is_exact();
+                }
+                Some(Err(e)) => return Err(e),
+                None => break,
+            }
+        }
+        if let Some(p) = reader
+            .record_count_problem(first, exact)
+            .filter(|_| !plan.counted)
+        {
+            invalid = true;
+            report(w, bar, Found::Problem(Box::new(p)), 0, true)?;
+        }
+        Ok(invalid)
+    })
 }

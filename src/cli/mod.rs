@@ -14,6 +14,7 @@ mod dump;
 mod heap;
 mod index;
 mod info;
+mod jobs;
 mod pack;
 #[cfg(feature = "plot")]
 mod plot;

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 
 use metatf::analysis::stats::{
-    compute, At, Bound, SiteOrder, SiteSummary, SizeClass, SpaceSummary, Stats, Window,
+    compute_from, At, Bound, SiteOrder, SiteSummary, SizeClass, SpaceSummary, Stats, Window,
 };
 use metatf::io::{Output, StdoutSink};
 
@@ -81,14 +81,45 @@ pub struct StatsArgs {
     /// The slice.
     #[command(flatten)]
     pub slice: SliceArgs,
+    #[command(flatten)]
+    pub jobs: super::jobs::JobsArgs,
+    /// The seek index whose checkpoints cut the trace for `-j`.
+    #[command(flatten)]
+    pub seek: super::index::SeekArgs,
 }
 
 /// Opens a trace and computes its statistics.
 pub fn stats_of(trace: &Path, dtd: Option<&Path>, window: Window) -> Result<Stats, Failure> {
+    stats_on(
+        trace,
+        dtd,
+        window,
+        &super::jobs::JobsArgs::one(),
+        &super::index::SeekArgs::default(),
+    )
+}
+
+/// [`stats_of`], decoding on `jobs` threads (the heap events are interpreted here, in order).
+pub fn stats_on(
+    trace: &Path,
+    dtd: Option<&Path>,
+    window: Window,
+    jobs: &super::jobs::JobsArgs,
+    seek: &super::index::SeekArgs,
+) -> Result<Stats, Failure> {
     let o = open(trace, dtd)?;
     let reader = o.reader();
     let mut source = source_for(&o)?;
-    Ok(compute(&reader, source.as_mut(), window))
+    let jobs = &jobs.decide(true);
+    let plan = super::jobs::plan(trace, &reader, jobs, seek);
+    Ok(super::jobs::with_events(
+        &o,
+        &reader,
+        plan.as_ref(),
+        jobs,
+        false,
+        |records| compute_from(&reader, records, source.as_mut(), window),
+    ))
 }
 
 /// Writes `text` to `output` (a file through [`Output`], atomically) or standard output.
@@ -111,7 +142,13 @@ pub fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
 
 /// Run `mtf stats`.
 pub fn run(args: &StatsArgs) -> Result<i32, Failure> {
-    let stats = stats_of(&args.trace, args.dtd.as_deref(), args.slice.window()?)?;
+    let stats = stats_on(
+        &args.trace,
+        args.dtd.as_deref(),
+        args.slice.window()?,
+        &args.jobs,
+        &args.seek,
+    )?;
     let text = match (args.format, args.at_peak) {
         (StatsFormat::Json, false) => json_text(&stats.to_json(args.top)),
         (StatsFormat::Json, true) => json_text(&at_peak_json(&stats, args.top)),

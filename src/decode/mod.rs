@@ -4,6 +4,7 @@
 //! [`Reader::records`]: each [`Event`] is a record, a problem, or damage to a region.
 
 mod checkpoint;
+mod detached;
 mod error;
 mod reader;
 mod records;
@@ -12,12 +13,14 @@ mod value;
 mod view;
 
 pub use checkpoint::{Checkpoint, ResumeError, StoredError};
+pub use detached::{Detached, Replay};
 pub use error::{Damage, DamageKind, Position, Problem, ProblemKind, RefError};
 pub(crate) use reader::Input;
 pub use reader::{Reader, Region};
-pub use records::{Event, Records, MAX_PROBLEMS_PER_RECORD};
+pub use records::{Event, EventStream, Records, MAX_PROBLEMS_PER_RECORD};
 pub use tables::{Resolved, MAX_REF_HOPS};
 
+pub(crate) use value::Val;
 pub use value::{ElementRef, Value};
 pub use view::{Field, MetaChange, RecordView};
 

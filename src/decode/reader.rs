@@ -8,6 +8,7 @@ use crate::container::{ByteOrder, Class, Trace};
 use crate::dtd::Schema;
 use crate::layout::{Compiled, Wire};
 
+use super::error::{Position, Problem, ProblemKind};
 use super::records::{Event, Mode, Records};
 use super::tables::ElementIndex;
 use super::view::MetaChange;
@@ -179,6 +180,38 @@ impl<'a> Reader<'a> {
             .into_iter()
             .collect();
         Records::new(self, regions, Mode::Main)
+    }
+
+    /// The records of a run of regions (indices into [`Reader::regions`]), in file order, each
+    /// region decoded from a fresh state as in a full decode. For decoding regions apart (on
+    /// several threads: `metatf::parallel`): record indices count from 0 at the first region of
+    /// the run, and the header's record count is not checked — the caller that decoded every
+    /// region checks it with [`Reader::record_count_problem`].
+    pub fn region_records(&self, regions: std::ops::Range<usize>) -> Records<'_> {
+        let end = regions.end.min(self.input.regions.len());
+        let regions = (regions.start.min(end)..end).collect();
+        Records::new(self, regions, Mode::Part)
+    }
+
+    /// The problem a full decode reports at its end when the header's record count differs from
+    /// the `decoded` records (`None` when they agree, when the trace was salvaged, or when
+    /// `exact` is false: a damaged region left the count unknown).
+    pub fn record_count_problem(&self, decoded: u64, exact: bool) -> Option<Problem> {
+        let nrecords = self.input.nrecords?;
+        (exact && decoded != nrecords).then(|| Problem {
+            at: Position {
+                offset: self.input.nrecords_offset,
+                record_index: None,
+                section: 0,
+                section_name: String::new(),
+                record: None,
+                field: None,
+            },
+            kind: ProblemKind::RecordCount {
+                header: nrecords,
+                actual: decoded,
+            },
+        })
     }
 
     /// Whether section `section` is a **table**: a section that some field reads through a

@@ -44,12 +44,40 @@ pub enum Event<'r> {
     Damage(Box<Damage>),
 }
 
+/// A source of a trace's events in trace order: [`Records`], or the events of a trace decoded
+/// on several threads (`metatf::parallel::Events`), for code that consumes either.
+pub trait EventStream {
+    /// The next event, or `None` at the end.
+    fn next_event(&mut self) -> Option<Event<'_>>;
+    /// Problems not reported because one record had more than [`MAX_PROBLEMS_PER_RECORD`].
+    fn dropped_problems(&self) -> u64;
+    /// The decoder itself, when the events come straight from one (for what needs its
+    /// checkpoints: building or verifying a seek index).
+    fn as_records(&self) -> Option<&Records<'_>> {
+        None
+    }
+}
+
+impl EventStream for Records<'_> {
+    fn next_event(&mut self) -> Option<Event<'_>> {
+        self.next()
+    }
+    fn dropped_problems(&self) -> u64 {
+        Records::dropped_problems(self)
+    }
+    fn as_records(&self) -> Option<&Records<'_>> {
+        Some(self)
+    }
+}
+
 /// Whether a decoder checks references (the main pass) or only scans a table (the pre-pass that
 /// builds a section's element index, which must not recurse into other tables).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Mode {
     Main,
     Prepass,
+    /// The main pass over some regions only ([`Reader::region_records`]): no record count.
+    Part,
 }
 
 /// Most problems kept for one record; more are counted in [`Records::dropped_problems`].
@@ -94,6 +122,8 @@ pub struct Records<'r> {
     keep_values: bool,
     /// The offset up to which a mapped trace's pages were last released.
     released: u64,
+    /// Whether pages are released behind the cursor (see [`Records::release_pages`]).
+    release: bool,
 }
 
 /// How far behind the cursor a mapped trace's pages are released, and how often.
@@ -177,6 +207,7 @@ impl<'r> Records<'r> {
                 .collect(),
             keep_values: true,
             released: 0,
+            release: mode != Mode::Part,
         }
     }
 
@@ -194,6 +225,45 @@ impl<'r> Records<'r> {
     /// Records decoded so far.
     pub fn count(&self) -> u64 {
         self.count
+    }
+
+    /// Count records from `first` on: the next record's index is `first`, and so are the
+    /// record indices of problems (when `exact`; else they are left out, as after damage). For
+    /// a decoder of part of a trace ([`Reader::region_records`]) whose place in the whole is
+    /// known.
+    pub fn count_from(&mut self, first: u64, exact: bool) {
+        self.count = first;
+        self.index_exact = exact;
+    }
+
+    /// Whether a mapped trace's pages are released behind the cursor as it moves on (by
+    /// default, except for a decoder of part of a trace, [`Reader::region_records`], whose
+    /// neighbours may still be reading behind it).
+    pub fn release_pages(&mut self, on: bool) {
+        self.release = on;
+        self.released = self.pos;
+    }
+
+    /// Whether [`Records::next`] would return `None`: every region is read and every problem
+    /// given out.
+    pub fn is_done(&mut self) -> bool {
+        if !self.queued.is_empty() {
+            return false;
+        }
+        if self.pos < self.end || self.next_region < self.regions.len() {
+            return false;
+        }
+        if !self.finished {
+            self.finished = true;
+            self.finish();
+        }
+        self.queued.is_empty()
+    }
+
+    /// Whether the record count is exact so far: no region was damaged (after damage, record
+    /// indices are approximate).
+    pub fn is_exact(&self) -> bool {
+        self.index_exact
     }
 
     /// Where the decode stands before the next record, with the complete metadata state:
@@ -298,7 +368,9 @@ impl<'r> Records<'r> {
                 Ok(()) => {
                     self.count += 1;
                     // A mapped trace keeps only a window resident, whatever its size.
-                    if self.pos >= self.released + RELEASE_EVERY {
+                    // Part of a trace decoded beside other parts: whoever runs the parts
+                    // releases behind the earliest (`metatf::parallel`).
+                    if self.pos >= self.released + RELEASE_EVERY && self.release {
                         self.released = self.pos;
                         if let Some(t) = self.reader.input.trace {
                             t.release_before(self.pos - RELEASE_EVERY);
@@ -369,27 +441,12 @@ impl<'r> Records<'r> {
     }
 
     fn finish(&mut self) {
-        let input = &self.reader.input;
-        if let Some(nrecords) = input.nrecords {
-            if self.mode == Mode::Main
-                && self.index_exact
-                && self.regions.len() == input.regions.len()
-                && self.count != nrecords
+        if self.mode == Mode::Main && self.regions.len() == self.reader.input.regions.len() {
+            if let Some(p) = self
+                .reader
+                .record_count_problem(self.count, self.index_exact)
             {
-                self.queued.push_back(Problem {
-                    at: Position {
-                        offset: input.nrecords_offset,
-                        record_index: None,
-                        section: 0,
-                        section_name: String::new(),
-                        record: None,
-                        field: None,
-                    },
-                    kind: ProblemKind::RecordCount {
-                        header: nrecords,
-                        actual: self.count,
-                    },
-                });
+                self.queued.push_back(p);
             }
         }
     }

@@ -304,6 +304,16 @@ impl<'s> TraceWriter<'s> {
         self.enc.lookup(name)
     }
 
+    /// For a record type whose fields are all integers, with no repeat: the keys of its fields
+    /// in layout order (what `mtf pack` reads without building [`Fields`]).
+    pub(crate) fn flat_keys(&self, rid: RecordId) -> Option<&[Box<str>]> {
+        let prog = self.enc.compiled().program(rid);
+        prog.ops
+            .iter()
+            .all(|op| matches!(op, crate::layout::Op::Int(_)))
+            .then_some(&prog.keys[..])
+    }
+
     fn emit(&mut self, element: bool) -> Result<(), EncodeError> {
         let n = self.buf.len() as u64;
         match &mut self.body {

@@ -569,14 +569,17 @@ fn spool(
     use std::io::Write;
     let folder = options.spool_dir.clone().unwrap_or_else(std::env::temp_dir);
     let mut file = super::temp::unlinked_in(&folder)?;
-    let mut total = head.len() as u64;
+    let mut total = 0u64;
     let failed = |written: u64, source| IoError::Spool {
         path: path.to_path_buf(),
         folder: folder.clone(),
         written,
         source,
     };
-    file.write_all(&head).map_err(|e| failed(0, e))?;
+    for piece in head.chunks(SPOOL_CHUNK) {
+        file.write_all(piece).map_err(|e| failed(total, e))?;
+        total += piece.len() as u64;
+    }
     drop(head);
     let mut chunk = vec![0u8; SPOOL_CHUNK];
     let mut fault = None;

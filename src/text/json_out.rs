@@ -4,7 +4,7 @@ use std::io::{self, Write};
 
 use serde_json::{json, Map, Value as J};
 
-use crate::decode::{ElementRef, Field, Reader, RecordView, Value};
+use crate::decode::{ElementRef, Field, Reader, RecordView, Val, Value};
 use crate::dtd::{Builtin, Display};
 
 use super::print::{Printer, Visit};
@@ -67,19 +67,61 @@ pub(crate) fn write_record(
         return writeln!(w, "{}", metadata(view));
     }
     let reader = view.reader();
-    w.write_all(b"{\"record\":")?;
-    string(w, view.name())?;
-    w.write_all(b",\"section\":")?;
-    int(w, view.section() as u64)?;
-    w.write_all(b",\"index\":")?;
-    int(w, view.index())?;
-    w.write_all(b",\"offset\":")?;
-    int(w, view.offset())?;
-    w.write_all(b",\"fields\":{")?;
     let raw = p.opts().raw;
     // A section record's number is the section id, small and read as a number by `pack`.
     let strings = p.int_strings() && rt.builtin != Some(Builtin::Section);
     let logical = p.logical_values();
+    let plan = &p.plans[view.record_id() as usize];
+    let mut line = std::mem::take(&mut p.line);
+    line.clear();
+    line.extend_from_slice(&plan.json_head);
+    push_u64(&mut line, view.section() as u64);
+    line.extend_from_slice(b",\"index\":");
+    push_u64(&mut line, view.index());
+    line.extend_from_slice(b",\"offset\":");
+    push_u64(&mut line, view.offset());
+    line.extend_from_slice(b",\"fields\":{");
+    if !raw && plan.flat {
+        // A flat record (see `Plan`): a prefix and a value per field, in one line buffer.
+        let slots = &rt.slots;
+        let values = view.values.get(1..).unwrap_or(&[]);
+        let mut result = Ok(());
+        for (i, (fv, prefix)) in values.iter().zip(plan.json.iter()).enumerate() {
+            line.extend_from_slice(prefix);
+            let display = slots[fv.slot as usize].display;
+            match (fv.value, strings, display) {
+                (Val::Int(v), false, Display::Signed) => {
+                    line.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes())
+                }
+                (Val::Int(v), false, _) => push_u64(&mut line, v),
+                (Val::Int(v), true, Display::Signed) => {
+                    line.push(b'"');
+                    line.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
+                    line.push(b'"');
+                }
+                (Val::Int(v), true, _) => {
+                    line.push(b'"');
+                    push_u64(&mut line, v);
+                    line.push(b'"');
+                }
+                _ => {
+                    if let Some(f) = view.field_at(i + 1) {
+                        result = field(&mut line, reader, &f, false, strings, logical);
+                        if result.is_err() {
+                            break;
+                        }
+                    }
+                }
+            }
+        }
+        line.extend_from_slice(b"}}\n");
+        let written = result.and_then(|()| w.write_all(&line));
+        p.line = line;
+        return written;
+    }
+    let head = w.write_all(&line);
+    p.line = line;
+    head?;
     // Whether the innermost open object or array has no member yet; the record's fields are the
     // first level. At most one entry per nested repeat.
     let mut first = std::mem::take(&mut p.json_first);
@@ -133,6 +175,11 @@ pub(crate) fn write_record(
     p.json_first = first;
     result?;
     w.write_all(b"}}\n")
+}
+
+#[inline]
+fn push_u64(line: &mut Vec<u8>, v: u64) {
+    line.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 fn int(w: &mut (impl Write + ?Sized), v: u64) -> io::Result<()> {

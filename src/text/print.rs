@@ -7,11 +7,11 @@
 use std::io::{self, Write};
 
 use crate::container::{ByteOrder, Class};
-use crate::decode::{Field, Reader, RecordView, Value};
+use crate::decode::{Field, Reader, RecordView, Val, Value};
 use crate::dtd::Builtin;
 use crate::layout::{Compiled, Op, Program, Step, Walk};
 
-use super::value::{write_int, write_string, write_value};
+use super::value::{push_int, write_int, write_string, write_value};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -54,9 +54,81 @@ pub struct Printer {
     compiled: std::sync::Arc<Compiled>,
     walk: Walk,
     last: Vec<u64>,
+    /// Per record type, what is written before each field of a flat record (see [`Plan`]).
+    pub(crate) plans: Vec<Plan>,
+    /// The line being printed, written out in one piece.
+    pub(crate) line: Vec<u8>,
     /// The JSON writer's stack of open objects and arrays, kept from record to record.
     #[cfg(feature = "json")]
     pub(crate) json_first: Vec<bool>,
+}
+
+/// The bytes a record type's line is made of, computed once per record type.
+// Design: most records of real traces have no repeat (an allocation: a few integers). For such a
+// *flat* record the fields are the record's values in order, one per operation of its program,
+// so the printers write a precomputed prefix per field (` size=`, `,"size":`) and the number,
+// into one line buffer, instead of stepping the walker and a visitor per field. Records with
+// repeats, and `--raw`, take the walk; both write the same bytes (tests below).
+#[derive(Debug, Default)]
+pub(crate) struct Plan {
+    /// Whether the record has no repeat and every field has a key.
+    pub(crate) flat: bool,
+    /// ` key=` before each field of a flat record (text form).
+    pub(crate) text: Vec<Box<[u8]>>,
+    /// `"key":` before each field of a flat record, after a `,` for all but the first
+    /// (JSON lines).
+    #[cfg(feature = "json")]
+    pub(crate) json: Vec<Box<[u8]>>,
+    /// `{"record":"NAME","section":` (JSON lines).
+    #[cfg(feature = "json")]
+    pub(crate) json_head: Box<[u8]>,
+}
+
+impl Plan {
+    fn new(prog: &Program, name: &str) -> Plan {
+        let flat = prog
+            .ops
+            .iter()
+            .all(|op| matches!(op, Op::Int(_) | Op::Bytes(..)))
+            && prog.keys.iter().all(|k| !k.is_empty());
+        let mut plan = Plan {
+            flat,
+            ..Plan::default()
+        };
+        #[cfg(feature = "json")]
+        {
+            let mut head = b"{\"record\":".to_vec();
+            // Writing to a Vec cannot fail.
+            let _ = serde_json::to_writer(&mut head, name);
+            head.extend_from_slice(b",\"section\":");
+            plan.json_head = head.into_boxed_slice();
+        }
+        #[cfg(not(feature = "json"))]
+        let _ = name;
+        if !flat {
+            return plan;
+        }
+        for (i, key) in prog.keys.iter().enumerate() {
+            let mut t = Vec::with_capacity(key.len() + 2);
+            t.push(b' ');
+            t.extend_from_slice(key.as_bytes());
+            t.push(b'=');
+            plan.text.push(t.into_boxed_slice());
+            #[cfg(feature = "json")]
+            {
+                let mut j = Vec::with_capacity(key.len() + 4);
+                if i > 0 {
+                    j.push(b',');
+                }
+                let _ = serde_json::to_writer(&mut j, &**key);
+                j.push(b':');
+                plan.json.push(j.into_boxed_slice());
+            }
+            #[cfg(not(feature = "json"))]
+            let _ = i;
+        }
+        plan
+    }
 }
 
 /// Repeat steps, as the printers see them.
@@ -72,8 +144,18 @@ impl Printer {
     /// A printer for the records of `reader` (sharing its compiled programs).
     pub fn new(reader: &Reader<'_>, opts: Options) -> Printer {
         let compiled = reader.compiled.clone();
+        let plans = (0..compiled.programs.len())
+            .map(|rid| {
+                Plan::new(
+                    compiled.program(rid as u32),
+                    &reader.schema().record(rid as u32).name,
+                )
+            })
+            .collect();
         Printer {
             last: vec![0; compiled.max_slots],
+            plans,
+            line: Vec::new(),
             opts,
             int_strings: false,
             logical: false,
@@ -198,6 +280,13 @@ impl Printer {
     }
 
     fn text(&mut self, w: &mut impl Write, view: &RecordView<'_>) -> io::Result<()> {
+        let builtin = view.record().builtin;
+        if !self.opts.raw
+            && !matches!(builtin, Some(Builtin::Metadata | Builtin::Section))
+            && self.plans[view.record_id() as usize].flat
+        {
+            return self.text_flat(w, view);
+        }
         if self.opts.offsets {
             write!(w, "@{} ", view.offset())?;
         }
@@ -306,6 +395,42 @@ impl Printer {
         })?;
         writeln!(w)
     }
+
+    /// The text line of a flat record ([`Plan`]), without `--raw`: the record name, then
+    /// ` key=value` per field, built in the line buffer and written in one piece.
+    fn text_flat(&mut self, w: &mut impl Write, view: &RecordView<'_>) -> io::Result<()> {
+        let line = &mut self.line;
+        line.clear();
+        if self.opts.offsets {
+            line.push(b'@');
+            line.extend_from_slice(itoa::Buffer::new().format(view.offset()).as_bytes());
+            line.push(b' ');
+        }
+        line.extend_from_slice(view.name().as_bytes());
+        let reader = view.reader();
+        let slots = &view.record().slots;
+        let prefixes = &self.plans[view.record_id() as usize].text;
+        // The tag is not printed; a record cut short prints the fields it has.
+        let values = view.values.get(1..).unwrap_or(&[]);
+        for (i, (fv, prefix)) in values.iter().zip(prefixes.iter()).enumerate() {
+            line.extend_from_slice(prefix);
+            self.last[fv.slot as usize] = fv.value.number();
+            let display = slots[fv.slot as usize].display;
+            match fv.value {
+                Val::Int(v) => push_int(line, v, display),
+                _ => {
+                    if let Some(f) = view.field_at(i + 1) {
+                        match shown(reader, &f, self.logical) {
+                            (Value::Int(v), display) => push_int(line, v, display),
+                            (value, display) => write_value(line, reader, value, display, 0)?,
+                        }
+                    }
+                }
+            }
+        }
+        line.push(b'\n');
+        w.write_all(line)
+    }
 }
 
 /// The value of a field to print, with the display to print it in: for a reference when
@@ -333,4 +458,77 @@ pub(crate) fn shown<'d>(
         }
     }
     (f.value(), f.def().display)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::Event;
+
+    /// Every record of the shipped traces, printed through the flat plan and through the walk,
+    /// in every format and with every option that the plan serves: the same bytes.
+    #[test]
+    fn flat_plans_print_what_the_walk_prints() {
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/traces");
+        let mut flat_records = 0;
+        for entry in std::fs::read_dir(dir).unwrap() {
+            let path = entry.unwrap().path();
+            if path.extension().is_none_or(|e| e != "mtf") {
+                continue;
+            }
+            // Opened as `metatf::open` would, with what this module may use.
+            let trace = crate::container::Trace::from_bytes(std::fs::read(&path).unwrap()).unwrap();
+            let name = trace.header().dtd_name.clone();
+            let loaded = match crate::container::locate_dtd(None, &name, Some(dir.as_ref()), None) {
+                crate::container::Located::Shipped(n, text) => {
+                    crate::dtd::parse_str(n, text).unwrap()
+                }
+                found => crate::dtd::load(found.path().unwrap()).unwrap(),
+            };
+            let reader = Reader::new(&trace, &loaded.schema);
+            let mut formats = vec![Format::Text];
+            #[cfg(feature = "json")]
+            formats.push(Format::Jsonl);
+            for format in formats {
+                for (offsets, logical, strings) in [
+                    (false, false, false),
+                    (true, true, false),
+                    (false, false, true),
+                ] {
+                    let opts = Options {
+                        format,
+                        offsets,
+                        raw: false,
+                    };
+                    let mut planned = Printer::new(&reader, opts)
+                        .with_logical_values(logical)
+                        .with_int_strings(strings);
+                    let mut walked = Printer::new(&reader, opts)
+                        .with_logical_values(logical)
+                        .with_int_strings(strings);
+                    for p in &mut walked.plans {
+                        p.flat = false;
+                    }
+                    let mut records = reader.records();
+                    while let Some(event) = records.next() {
+                        if let Event::Record(v) = event {
+                            if planned.plans[v.record_id() as usize].flat {
+                                flat_records += 1;
+                            }
+                            let (mut a, mut b) = (Vec::new(), Vec::new());
+                            planned.record(&mut a, &v).unwrap();
+                            walked.record(&mut b, &v).unwrap();
+                            assert_eq!(
+                                String::from_utf8_lossy(&a),
+                                String::from_utf8_lossy(&b),
+                                "{}",
+                                path.display()
+                            );
+                        }
+                    }
+                }
+            }
+        }
+        assert!(flat_records > 100, "the traces have flat records");
+    }
 }

@@ -28,6 +28,8 @@ mod limits;
 mod messages;
 mod mirror;
 mod pack_identity;
+#[cfg(feature = "cli")]
+mod parallel;
 #[cfg(all(feature = "import", feature = "replay"))]
 mod replay;
 #[cfg(all(unix, feature = "import"))]

@@ -1,0 +1,109 @@
+//! `-j N` of `mtf check`, `dump` and `stats`: decoding on several threads, results in trace
+//! order (`metatf::parallel`).
+
+use std::path::Path;
+
+use clap::Args;
+
+use metatf::decode::{EventStream, Reader};
+use metatf::parallel::{self, Plan};
+use metatf::Opened;
+
+use super::common::{line_to_stderr, problem_text};
+use super::index::SeekArgs;
+
+/// The `-j` option.
+#[derive(Debug, Args, Clone, Copy)]
+pub struct JobsArgs {
+    /// Decode on N threads, the output in trace order and the same as with one; 0: one per
+    /// core. By default, one per core where the threads do most of the work (`dump`; `check`
+    /// without the semantic pass), one where every record goes through one sequential pass
+    /// anyway (`check`'s semantic pass, `stats`: decoding apart measured no faster there). The
+    /// trace is cut at the checkpoints of its seek index (`TRACE.idx` or `--index`;
+    /// `mtf index T` makes one) or else at its regions (the global region and each section
+    /// decode independently): without an index, a trace of one large section decodes on one
+    /// thread whatever N. `-j 1`: one thread, nothing cut.
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<usize>,
+    /// Trace bytes per chunk decoded apart (for tests: 1 cuts at every region).
+    #[arg(long, hide = true, value_name = "BYTES", default_value_t = parallel::CHUNK_BYTES)]
+    pub chunk_bytes: u64,
+    /// Regions larger than this are decoded by the thread that writes the output (for tests).
+    #[arg(long, hide = true, value_name = "BYTES", default_value_t = parallel::CHUNK_BYTES)]
+    pub inline_bytes: u64,
+}
+
+impl JobsArgs {
+    /// One thread.
+    pub fn one() -> JobsArgs {
+        JobsArgs {
+            jobs: Some(1),
+            chunk_bytes: parallel::CHUNK_BYTES,
+            inline_bytes: parallel::CHUNK_BYTES,
+        }
+    }
+
+    /// With the default decided: one thread when a sequential pass over every record bounds the
+    /// time (`sequential`), else one per core.
+    pub fn decide(&self, sequential: bool) -> JobsArgs {
+        JobsArgs {
+            jobs: Some(self.jobs.unwrap_or(if sequential { 1 } else { 0 })),
+            ..*self
+        }
+    }
+
+    /// Threads to use.
+    pub fn threads(&self) -> usize {
+        match self.jobs {
+            Some(0) => parallel::available(),
+            Some(n) => n,
+            None => 1,
+        }
+    }
+}
+
+/// The plan for `reader`'s trace on `jobs` threads, or `None` when one thread does it all: cut
+/// at the checkpoints of its seek index when it has one (`TRACE.idx`, or `--index`), else at
+/// its regions.
+pub fn plan<'r>(
+    trace: &Path,
+    reader: &'r Reader<'r>,
+    jobs: &JobsArgs,
+    seek: &SeekArgs,
+) -> Option<Plan> {
+    if jobs.threads() <= 1 {
+        return None;
+    }
+    if let Some(idx) = super::index::load_for(trace, seek) {
+        match parallel::plan_indexed(reader, &idx) {
+            Ok(plan) if plan.is_parallel() => return Some(plan),
+            Ok(_) => {}
+            Err(e) => line_to_stderr(&format!(
+                "{}\n  (warning: decoding without the index)",
+                problem_text("index", &e)
+            )),
+        }
+    }
+    let plan = parallel::plan_with(reader, jobs.chunk_bytes, jobs.inline_bytes);
+    plan.is_parallel().then_some(plan)
+}
+
+/// Let `f` read every event of the trace in trace order: from `reader.records()` on one thread
+/// (no plan), or decoded on `jobs` threads as `plan` cuts the trace.
+pub fn with_events<'r, T>(
+    o: &Opened,
+    reader: &'r Reader<'r>,
+    plan: Option<&Plan>,
+    jobs: &JobsArgs,
+    skip_values: bool,
+    f: impl FnOnce(&mut dyn EventStream) -> T,
+) -> T {
+    match plan {
+        None => {
+            let mut records = reader.records();
+            records.skip_values(skip_values);
+            f(&mut records)
+        }
+        Some(plan) => parallel::events(o, reader, plan, jobs.threads(), skip_values, |e| f(e)),
+    }
+}

@@ -1,0 +1,270 @@
+//! Issue 19 item 7: `-j N` decodes on several threads and gives exactly what one thread gives:
+//! the same standard output, standard error and exit status for `check`, `dump` (text, JSON
+//! lines, CSV) and `stats`, whether the trace is cut at its regions or at the checkpoints of a
+//! seek index, valid or damaged, from a file or a pipe.
+
+use std::path::{Path, PathBuf};
+use std::process::Output;
+
+use metatf::decode::{Event, EventStream};
+
+use crate::util::{mtf, mtf_stdin, root, tempdir, text};
+
+/// What a run shows.
+fn shown(o: &Output) -> (String, String, Option<i32>) {
+    (text(&o.stdout), text(&o.stderr), o.status.code())
+}
+
+/// The subcommands compared, as arguments before the trace.
+const RUNS: &[&[&str]] = &[
+    &["check"],
+    &["check", "--no-semantic"],
+    &["check", "--max-errors", "1"],
+    &["dump"],
+    &["dump", "--offsets", "--raw"],
+    &["dump", "-f", "jsonl"],
+    &["dump", "--data-only"],
+    &["dump", "-f", "csv", "-r", "alloc"],
+    &["dump", "--skip", "3", "-n", "4"],
+    &["stats"],
+    &["stats", "-f", "json"],
+];
+
+/// The index verdict of `check`: `-j 1` verifies everything, `-j N` the states and says so.
+fn without_index_verdict(
+    (out, err, code): (String, String, Option<i32>),
+) -> (String, String, Option<i32>) {
+    let out = out
+        .lines()
+        .filter(|l| !l.contains(": index valid (") && !l.contains(": index states valid ("))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    (out, err, code)
+}
+
+/// Every run of [`RUNS`] on `trace` with `-j 1` (and `one`) and with each of `parallel` gives
+/// the same.
+fn same_on_threads(trace: &Path, one: &[&str], parallel: &[&[&str]]) {
+    let t = trace.to_str().unwrap();
+    for run in RUNS {
+        let first: Vec<&str> = run
+            .iter()
+            .copied()
+            .chain([t, "-j", "1"])
+            .chain(one.iter().copied())
+            .collect();
+        let want = without_index_verdict(shown(&mtf(&first)));
+        for p in parallel {
+            let args: Vec<&str> = run
+                .iter()
+                .copied()
+                .chain([t])
+                .chain(p.iter().copied())
+                .collect();
+            let got = without_index_verdict(shown(&mtf(&args)));
+            assert_eq!(got, want, "mtf {}", args.join(" "));
+        }
+    }
+}
+
+/// The shipped traces.
+fn shipped() -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(root().join("traces"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "mtf"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 10, "{v:?}");
+    v
+}
+
+/// Cut at every region (workers decode them), or with some regions decoded by the thread that
+/// writes the output.
+const CUT_AT_REGIONS: &[&[&str]] = &[
+    &["-j", "2", "--chunk-bytes", "1", "--no-index"],
+    &["-j", "4", "--chunk-bytes", "1", "--no-index"],
+    &[
+        "-j",
+        "3",
+        "--chunk-bytes",
+        "1",
+        "--inline-bytes",
+        "30",
+        "--no-index",
+    ],
+];
+
+#[test]
+fn every_shipped_trace_gives_the_same_on_any_number_of_threads() {
+    for t in shipped() {
+        same_on_threads(&t, &["--no-index"], CUT_AT_REGIONS);
+    }
+}
+
+#[test]
+fn damaged_traces_give_the_same_problems_and_record_numbers_on_any_number_of_threads() {
+    let dir = tempdir();
+    let bytes = std::fs::read(root().join("traces/hatf-split-le64.mtf")).unwrap();
+    // Bytes in each region: a table's string, a stream's value, metadata and records of the
+    // heap section (damage, bad metadata, references into damaged tables).
+    for off in [100usize, 130, 150, 170, 200, 240] {
+        let mut b = bytes.clone();
+        b[off] ^= 0xff;
+        let p = dir.path().join(format!("c{off}.mtf"));
+        std::fs::write(&p, &b).unwrap();
+        same_on_threads(&p, &["--no-index"], CUT_AT_REGIONS);
+    }
+}
+
+/// A HATF 1.0 trace of `n` allocations and frees in text, with metadata changes along the way
+/// and two frees of blocks not alive (semantic errors in the middle).
+fn hatf_text(n: u64) -> String {
+    let mut s = String::from("%mtf 1 dtd=\"hatf10.dtd\" class=64 order=little\nsection number=1\n");
+    s.push_str(
+        "createThread thread=0 vfield.data=\"\"\ncreateHeap thread=0 heap=0 vfield.data=\"\"\n",
+    );
+    for i in 0..n {
+        if i % 97 == 0 {
+            let w = [2, 4, 8][(i / 97 % 3) as usize];
+            s.push_str(&format!("metadata alloc.size width {w}\n"));
+        }
+        let a = 0x10000 + i * 32;
+        s.push_str(&format!(
+            "alloc size={} address={a} vfield.data=\"\"\n",
+            i % 200 + 1
+        ));
+        if i % 3 == 0 {
+            s.push_str(&format!("free address={a} vfield.data=\"\"\n"));
+        }
+        if i == n / 2 || i == n / 3 {
+            s.push_str(&format!("free address={} vfield.data=\"\"\n", a + 8));
+        }
+    }
+    s
+}
+
+#[test]
+fn a_trace_cut_at_the_checkpoints_of_its_index_gives_the_same() {
+    let dir = tempdir();
+    let (out, packed, _guard) =
+        crate::util::pack_stdin("dtds/hatf10.dtd", hatf_text(3000).as_bytes());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = dir.path().join("big.mtf");
+    std::fs::copy(&packed, &t).unwrap();
+    let idx = dir.path().join("big.idx");
+    let o = mtf(&[
+        "index",
+        t.to_str().unwrap(),
+        "-o",
+        idx.to_str().unwrap(),
+        "--every",
+        "100",
+        "--every-bytes",
+        "1024",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let i = idx.to_str().unwrap();
+    // The index is used: the plan has more than one chunk of a single section.
+    let opened = metatf::open(&t).unwrap();
+    let reader = opened.reader();
+    let index = metatf::index::Index::load(&idx).unwrap();
+    let plan = metatf::parallel::plan_indexed(&reader, &index).unwrap();
+    assert!(plan.chunks.len() > 10, "{} chunks", plan.chunks.len());
+    // Without it, the trace (one small section) is one chunk: nothing to decode apart.
+    assert!(!metatf::parallel::plan(&reader).is_parallel());
+    same_on_threads(
+        &t,
+        &["--index", i],
+        &[&["-j", "2", "--index", i], &["-j", "4", "--index", i]],
+    );
+    // `check -j 2` validating only verifies the index's states on the threads, and says so.
+    let o = mtf(&[
+        "check",
+        "--no-semantic",
+        t.to_str().unwrap(),
+        "-j",
+        "2",
+        "--index",
+        i,
+    ]);
+    assert!(
+        text(&o.stdout).contains("index states valid ("),
+        "{}",
+        text(&o.stdout)
+    );
+    // A damaged copy: the index no longer fits (a warning, then the same as one thread), or
+    // where the damage is past a checkpoint's probe, the chunks still agree.
+    let mut b = std::fs::read(&t).unwrap();
+    let n = b.len();
+    b[n / 2] ^= 0x5a;
+    b[n / 3] = 0xff;
+    let d = dir.path().join("damaged.mtf");
+    std::fs::write(&d, &b).unwrap();
+    let d = d.to_str().unwrap();
+    for semantic in [&[][..], &["--no-semantic"]] {
+        let args = |j: &'static str| -> Vec<&str> {
+            ["check", d, "-j", j, "--index", i]
+                .into_iter()
+                .chain(semantic.iter().copied())
+                .collect()
+        };
+        let one = without_index_verdict(shown(&mtf(&args("1"))));
+        let two = without_index_verdict(shown(&mtf(&args("2"))));
+        assert_eq!((&one.0, one.2), (&two.0, two.2));
+    }
+}
+
+#[test]
+fn a_pipe_decodes_on_several_threads_too() {
+    let t = root().join("traces/hatf-split-le64.mtf");
+    let bytes = std::fs::read(&t).unwrap();
+    for run in [&["check"][..], &["dump", "-f", "jsonl"], &["stats"]] {
+        let one: Vec<&str> = run.iter().copied().chain(["-", "-j", "1"]).collect();
+        let two: Vec<&str> = run
+            .iter()
+            .copied()
+            .chain(["-", "-j", "2", "--chunk-bytes", "1"])
+            .collect();
+        assert_eq!(
+            shown(&mtf_stdin(&one, &bytes)),
+            shown(&mtf_stdin(&two, &bytes))
+        );
+    }
+}
+
+/// The library's events, as `Reader::records` gives them (record indices included).
+fn events_of(stream: &mut dyn EventStream) -> Vec<String> {
+    let mut v = Vec::new();
+    while let Some(e) = stream.next_event() {
+        v.push(match e {
+            Event::Record(r) => format!("{} {} {} {:?}", r.index(), r.offset(), r.name(), {
+                r.fields()
+                    .map(|f| format!("{:?}", f.value()))
+                    .collect::<Vec<_>>()
+            }),
+            Event::Problem(p) => format!("problem {p}"),
+            Event::Damage(d) => format!("damage {d}"),
+        });
+    }
+    v.push(format!("dropped {}", stream.dropped_problems()));
+    v
+}
+
+#[test]
+fn the_library_replays_every_event_in_order() {
+    for t in shipped() {
+        let opened = metatf::open(&t).unwrap();
+        let reader = opened.reader();
+        let want = events_of(&mut reader.records());
+        for (chunk, inline) in [(1, u64::MAX), (1, 40), (64, 64)] {
+            let plan = metatf::parallel::plan_with(&reader, chunk, inline);
+            for jobs in [1, 2, 3] {
+                let got = metatf::parallel::events(&opened, &reader, &plan, jobs, false, |e| {
+                    events_of(e)
+                });
+                assert_eq!(got, want, "{} chunk {chunk} inline {inline}", t.display());
+            }
+        }
+    }
+}
