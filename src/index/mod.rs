@@ -482,6 +482,18 @@ impl Index {
             path: path.to_path_buf(),
             source,
         })?;
+        let too_large = |name| IndexError::Corrupt {
+            name,
+            at: MAX_INDEX_BYTES,
+            what: format!("larger than {MAX_INDEX_BYTES} bytes"),
+        };
+        // A regular file is refused by its size before anything is read: reading 4 GiB only
+        // to refuse them took half a minute.
+        if let Ok(meta) = file.metadata() {
+            if meta.is_file() && meta.len() > MAX_INDEX_BYTES {
+                return Err(too_large(name));
+            }
+        }
         let mut bytes = Vec::new();
         let mut file = file.take(HEADER as u64);
         file.read_to_end(&mut bytes).map_err(read_err)?;
@@ -495,11 +507,7 @@ impl Index {
         let mut file = file.into_inner().take(MAX_INDEX_BYTES + 1 - HEADER as u64);
         file.read_to_end(&mut bytes).map_err(read_err)?;
         if bytes.len() as u64 > MAX_INDEX_BYTES {
-            return Err(IndexError::Corrupt {
-                name,
-                at: MAX_INDEX_BYTES,
-                what: format!("larger than {MAX_INDEX_BYTES} bytes"),
-            });
+            return Err(too_large(name));
         }
         Index::from_bytes(&bytes, name)
     }

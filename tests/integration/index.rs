@@ -247,6 +247,26 @@ fn a_corrupt_index_is_a_typed_error_never_a_panic() {
 }
 
 #[test]
+fn an_index_file_over_the_size_limit_is_refused_before_it_is_read() {
+    // A valid header, then a sparse file past `MAX_INDEX_BYTES` (no disk used): refused by its
+    // size at once (it used to read 4 GiB into memory first, half a minute).
+    let (_, good) = sample_index();
+    let dir = tempdir();
+    let p = dir.path().join("big.idx");
+    std::fs::write(&p, &good).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    f.set_len(index::MAX_INDEX_BYTES + 1).unwrap();
+    drop(f);
+    match Index::load(&p) {
+        Err(IndexError::Corrupt { at, what, .. }) => {
+            assert_eq!(at, index::MAX_INDEX_BYTES);
+            assert!(what.contains("larger than"), "{what}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn a_stale_index_is_refused() {
     let (bytes, stored) = sample_index();
     let idx = Index::from_bytes(&stored, "s.idx").unwrap();
