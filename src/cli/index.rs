@@ -199,9 +199,33 @@ pub struct WriteIndexArgs {
     /// written for outputs of 64 MiB and more, and rewritten when one is already there.
     #[arg(long, conflicts_with = "no_index")]
     pub with_index: bool,
-    /// Write no seek index.
+    /// Write no seek index (one already beside the output belonged to the trace replaced: it
+    /// is removed).
     #[arg(long)]
     pub no_index: bool,
+}
+
+/// Remove the index `path` left beside a trace just replaced, which no longer fits it (a stale
+/// index makes `check` fail and every seek warn); a failure is a warning.
+fn remove_stale(path: &Path) {
+    if !path.is_file() {
+        return;
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => {
+            if !quiet() {
+                line_to_stderr(&format!(
+                    "{}: removed (the seek index of the trace replaced)",
+                    input_name(path)
+                ));
+            }
+        }
+        Err(e) => line_to_stderr(&format!(
+            "warning: {} belongs to the trace replaced and could not be removed ({e}): delete \
+             it, or rebuild it with `mtf index`",
+            input_name(path)
+        )),
+    }
 }
 
 // Design: the index of a written trace is built by reading the finished file back, not by the
@@ -216,7 +240,7 @@ pub fn after_write(
     dtd: Option<&Path>,
     args: &WriteIndexArgs,
 ) -> Result<(), Failure> {
-    if args.no_index || output.as_os_str() == "-" {
+    if output.as_os_str() == "-" {
         return Ok(());
     }
     let Some(path) = index::sidecar(output) else {
@@ -226,6 +250,10 @@ pub fn after_write(
         return Ok(());
     };
     if !meta.is_file() {
+        return Ok(());
+    }
+    if args.no_index {
+        remove_stale(&path);
         return Ok(());
     }
     // An index already beside the output belongs to the trace it replaced: rewritten.
@@ -252,13 +280,17 @@ pub fn after_write(
             }
             Ok(())
         }
-        Err(e) if args.with_index => Err(error(
-            super::exit::EXIT_USAGE,
-            "mtf::index::write",
-            format!("no seek index written: {e}"),
-        )),
+        Err(e) if args.with_index => {
+            remove_stale(&path);
+            Err(error(
+                super::exit::EXIT_USAGE,
+                "mtf::index::write",
+                format!("no seek index written: {e}"),
+            ))
+        }
         Err(e) => {
             line_to_stderr(&format!("warning: no seek index written: {e}"));
+            remove_stale(&path);
             Ok(())
         }
     }

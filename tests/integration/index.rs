@@ -438,3 +438,39 @@ fn a_compressed_trace_has_its_index_beside_it() {
     assert_eq!(text(&a.stdout), text(&b.stdout));
     assert_eq!(text(&a.stderr), "");
 }
+
+#[test]
+fn a_writer_told_to_write_no_index_removes_the_one_of_the_trace_it_replaced() {
+    let dir = tempdir();
+    let t = dir.path().join("t.mtf");
+    std::fs::copy(root().join("traces/hatf-le32.mtf"), &t).unwrap();
+    let ts = t.to_str().unwrap();
+    assert!(mtf(&["index", ts]).status.success());
+    let idx = dir.path().join("t.mtf.idx");
+    assert!(idx.is_file());
+    // The trace rewritten with one record more, `--no-index`: the old index would be stale.
+    let dump = mtf(&["dump", ts]);
+    let mut txt = text(&dump.stdout).to_string();
+    txt.push_str("comment vfield.length=1 vfield.data=\"y\"\n");
+    let src = dir.path().join("t.txt");
+    std::fs::write(&src, txt).unwrap();
+    let out = mtf(&["pack", src.to_str().unwrap(), "-o", ts, "--no-index"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!idx.exists(), "a stale index was left beside the trace");
+    assert!(
+        text(&out.stderr).contains("removed"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = mtf(&["check", ts]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    // Without `--no-index`, an index already there is rewritten for the new trace.
+    assert!(mtf(&["index", ts]).status.success());
+    let mut txt = std::fs::read_to_string(&src).unwrap();
+    txt.push_str("comment vfield.length=1 vfield.data=\"z\"\n");
+    std::fs::write(&src, txt).unwrap();
+    let out = mtf(&["pack", src.to_str().unwrap(), "-o", ts]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = mtf(&["index", "--check", ts]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
