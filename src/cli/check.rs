@@ -105,6 +105,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     let mut before: Option<Vec<(FindingKind, Severity, u64)>> = None;
     // The index beside the trace is verified on the way (not with a slice: reading may stop
     // early).
+    let mut index_problems = 0u64;
     let found = if args.slice.from.is_none() && args.slice.to.is_none() {
         super::index::find_for(&args.trace, &args.seek)
     } else {
@@ -115,6 +116,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         Some(Err(e)) => {
             // An index that cannot be read is reported like a problem.
             total += 1;
+            index_problems += 1;
             reported += 1;
             writeln!(out, "{e}")?;
             None
@@ -217,6 +219,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             Err(e) => {
                 // A wrong index is reported like a problem: `check` fails until it is rebuilt.
                 total += 1;
+                index_problems += 1;
                 if reported < args.max_errors {
                     reported += 1;
                     writeln!(out, "{e}")?;
@@ -288,6 +291,13 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             out,
             "{path}: INCOMPLETE, decodes, but semantic checks stopped at --max-ids {}",
             args.max_ids
+        )?;
+        EXIT_INVALID_TRACE
+    } else if total == index_problems {
+        // Only the index is wrong: the trace itself is not called invalid.
+        writeln!(
+            out,
+            "{path}: valid, but its seek index is not: rebuild it with `mtf index`, or delete it"
         )?;
         EXIT_INVALID_TRACE
     } else {

@@ -412,6 +412,25 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
         "{}",
         text(&out.stdout)
     );
+    // Only the index is wrong: the verdict says so, not that the trace is invalid.
+    assert!(
+        text(&out.stdout).contains("a.mtf: valid, but its seek index is not"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        !text(&out.stdout).contains("INVALID"),
+        "{}",
+        text(&out.stdout)
+    );
+    // The same for an index of another trace.
+    let out = mtf(&["check", ts, "--index", other.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("valid, but its seek index is not"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[cfg(feature = "compression")]
