@@ -240,7 +240,9 @@ fn dump_trace(
         });
         let mut records = match started {
             Some(r) => {
-                if unfiltered {
+                // Started for `--skip`: the records before the checkpoint count as seen. Not
+                // for `--from`, where `--skip` counts from the first record of the slice.
+                if unfiltered && args.slice.from.is_none() {
                     seen = r.count();
                 }
                 r

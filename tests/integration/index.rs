@@ -312,6 +312,9 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
         vec!["--from", "33", "-n", "4"],
         vec!["--from", "t2000000", "-n", "4"],
         vec!["--skip", "3", "-r", "free"],
+        // --skip counts from --from (it counted from the checkpoint's record).
+        vec!["--from", "33", "--skip", "2", "-n", "3"],
+        vec!["--from", "t2000000", "--skip", "2", "-n", "3"],
     ] {
         let mut with = vec!["dump", ts];
         with.extend(&args);
