@@ -97,6 +97,18 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
             ),
         ));
     }
+    if args.seek.index.is_some() && args.traces.len() > 1 {
+        // One index belongs to one trace: the others would each warn that it is not theirs.
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::index",
+            format!(
+                "--index names the seek index of one trace, and {} traces are given: dump them \
+                 one at a time, or leave --index out (each trace's own TRACE.idx is used)",
+                args.traces.len()
+            ),
+        ));
+    }
     let mut w = StdoutSink::new();
     let mut status = EXIT_OK;
     for trace in &args.traces {

@@ -344,6 +344,14 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
     let b = mtf(&["dump", ts, "--skip", "50", "-n", "3", "--no-index"]);
     assert_eq!(text(&a.stdout), text(&b.stdout));
     assert_eq!(text(&a.stderr), "");
+    // One --index for several traces is a usage error (it fits one of them at most).
+    let out = mtf(&["dump", ts, ts, "--index", idx.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("one trace"),
+        "{}",
+        text(&out.stderr)
+    );
     // `mtf index -` needs -o.
     let out = mtf_stdin(&["index", "-"], &bytes);
     assert_eq!(out.status.code(), Some(2));
