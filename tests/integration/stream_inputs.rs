@@ -251,6 +251,8 @@ fn a_spool_that_cannot_be_created_names_the_folder_and_exits_2() {
     let err = util::text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("no-such-folder"), "{err}");
+    // ... and says what to do.
+    assert!(err.contains("set TMPDIR to a folder that exists"), "{err}");
     // A bad MTF_SPOOL_ABOVE is a usage error, not ignored.
     let out = Command::new(BIN)
         .args(["check", "traces/hatf-le32.mtf"])
