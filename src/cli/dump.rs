@@ -263,6 +263,9 @@ fn dump_trace(
         };
         let mut printed = 0u64;
         let mut n = 0u64;
+        // Whether a record reached the slice (or passed it): a `--from` past the end of the
+        // trace is said, not silent.
+        let mut reached = false;
         let path = input_name(trace);
         while let Some(event) = records.next() {
             match event {
@@ -271,8 +274,11 @@ fn dump_trace(
                     bar.record(view.offset(), n);
                     match slicer.place(&view) {
                         Place::Before => continue,
-                        Place::After => break,
-                        Place::Inside => {}
+                        Place::After => {
+                            reached = true;
+                            break;
+                        }
+                        Place::Inside => reached = true,
                     }
                     // --data-only: no built-ins, and no elements of tables (split streams,
                     // string tables): their values show in the fields that refer to them.
@@ -311,7 +317,23 @@ fn dump_trace(
                 }
             }
         }
-        w.flush()
+        w.flush()?;
+        if !reached && status == EXIT_OK {
+            let past = match args.slice.from {
+                Some(Bound::Record(r)) => Some(format!("record {r}")),
+                Some(Bound::Time(t)) => Some(format!("time {t}")),
+                None => None,
+            };
+            if let Some(past) = past {
+                bar.suspend(|| {
+                    line_to_stderr(&format!(
+                        "{path}: no record at or after --from ({past}): the trace has {} records",
+                        records.count()
+                    ))
+                });
+            }
+        }
+        Ok(())
     })();
     bar.finish();
     Ok(result.map(|()| status))

@@ -310,11 +310,12 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
     for args in [
         vec!["--skip", "40", "-n", "5"],
         vec!["--from", "33", "-n", "4"],
-        vec!["--from", "t2000000", "-n", "4"],
+        // android.mtf's times are all 0: t2000000 was past the end (two empty dumps compared).
+        vec!["--from", "t0", "-n", "4"],
         vec!["--skip", "3", "-r", "free"],
         // --skip counts from --from (it counted from the checkpoint's record).
         vec!["--from", "33", "--skip", "2", "-n", "3"],
-        vec!["--from", "t2000000", "--skip", "2", "-n", "3"],
+        vec!["--from", "t0", "--skip", "2", "-n", "3"],
     ] {
         let mut with = vec!["dump", ts];
         with.extend(&args);
@@ -344,6 +345,26 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
     let b = mtf(&["dump", ts, "--skip", "50", "-n", "3", "--no-index"]);
     assert_eq!(text(&a.stdout), text(&b.stdout));
     assert_eq!(text(&a.stderr), "");
+    // A --from past the end prints the header only, and says why (it was silent).
+    for no_index in [false, true] {
+        let mut args = vec!["dump", ts, "--from", "99999990"];
+        if no_index {
+            args.push("--no-index");
+        }
+        let out = mtf(&args);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(
+            text(&out.stdout).lines().count(),
+            1,
+            "{}",
+            text(&out.stdout)
+        );
+        assert!(
+            text(&out.stderr).contains("no record at or after --from (record 99999990)"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
     // One --index for several traces is a usage error (it fits one of them at most).
     let out = mtf(&["dump", ts, ts, "--index", idx.to_str().unwrap()]);
     assert_eq!(out.status.code(), Some(2));
