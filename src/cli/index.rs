@@ -73,6 +73,10 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
             "standard input has no file beside it for the index: name one with -o FILE",
         ));
     };
+    if !args.check {
+        // `mtf index T -o T` replaced the trace by its index.
+        super::common::refuse_same_file(&args.trace, &path)?;
+    }
     let (o, damaged) = open_salvaging(&args.trace, args.dtd.as_deref())?;
     let reader = o.reader();
     let trace_name = input_name(&args.trace).into_owned();

@@ -373,6 +373,15 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
         "{}",
         text(&out.stderr)
     );
+    // `-o` naming the trace itself is refused, and the trace is left as it was.
+    let out = mtf(&["index", ts, "-o", ts]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("same file"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&t).unwrap(), bytes);
     // `mtf index -` needs -o.
     let out = mtf_stdin(&["index", "-"], &bytes);
     assert_eq!(out.status.code(), Some(2));
