@@ -82,6 +82,18 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
     let trace_name = input_name(&args.trace).into_owned();
     let index_name = input_name(&path).into_owned();
     if args.check {
+        if std::fs::metadata(&path).is_err() {
+            return Err(error(
+                super::EXIT_USAGE,
+                "mtf::index::missing",
+                format!(
+                    "there is no seek index {} to verify: build it with `mtf index {}` (or name \
+                     another with -o FILE)",
+                    input_name(&path),
+                    input_name(&args.trace)
+                ),
+            ));
+        }
         let idx = Index::load(&path).map_err(|e| index_failure(&e))?;
         return match index::check(&reader, &idx) {
             Ok(()) => {

@@ -390,6 +390,16 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
         "{}",
         text(&out.stderr)
     );
+    // index --check without an index says how to build one.
+    let lone = dir.path().join("lone.mtf");
+    std::fs::copy(&t, &lone).unwrap();
+    let out = mtf(&["index", "--check", lone.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no seek index") && text(&out.stderr).contains("mtf index"),
+        "{}",
+        text(&out.stderr)
+    );
     // check and index --check verify it.
     let out = mtf(&["index", "--check", ts]);
     assert!(out.status.success(), "{}", text(&out.stderr));
