@@ -109,6 +109,14 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     let found = if args.slice.from.is_none() && args.slice.to.is_none() {
         super::index::find_for(&args.trace, &args.seek)
     } else {
+        if let Some(named) = &args.seek.index {
+            // Named but not verified: said, not silently ignored.
+            super::common::line_to_stderr(&format!(
+                "warning: {} is not verified: only a check of the whole trace (without --from \
+                 or --to) verifies a seek index",
+                input_name(named)
+            ));
+        }
         None
     };
     let index = match found {

@@ -400,6 +400,13 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
         "{}",
         text(&out.stderr)
     );
+    // check with a slice does not verify a named index, and says so.
+    let out = mtf(&["check", ts, "--from", "5", "--index", idx.to_str().unwrap()]);
+    assert!(
+        text(&out.stderr).contains("is not verified"),
+        "{}",
+        text(&out.stderr)
+    );
     // check and index --check verify it.
     let out = mtf(&["index", "--check", ts]);
     assert!(out.status.success(), "{}", text(&out.stderr));
