@@ -551,3 +551,31 @@ fn a_writer_told_to_write_no_index_removes_the_one_of_the_trace_it_replaced() {
     let out = mtf(&["index", "--check", ts]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+#[test]
+fn import_indexes_its_output_with_the_mapping_dtd_wherever_the_output_goes() {
+    // The mapping's DTD lies beside the mapping, not beside the output: reading the output back
+    // for its index used to fail ("no seek index written: cannot find the DTD", status 2).
+    let dir = tempdir();
+    let user = root().join("tests/data/import/user");
+    let out_path = dir.path().join("run.mtf");
+    let out = mtf(&[
+        "import",
+        "--map",
+        user.join("allocs.map").to_str().unwrap(),
+        user.join("run.log").to_str().unwrap(),
+        "-o",
+        out_path.to_str().unwrap(),
+        "--with-index",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(dir.path().join("run.mtf.idx").is_file());
+    let out = mtf(&[
+        "index",
+        "--check",
+        out_path.to_str().unwrap(),
+        "--dtd",
+        user.join("allocs.dtd").to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
