@@ -579,3 +579,31 @@ fn import_indexes_its_output_with_the_mapping_dtd_wherever_the_output_goes() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+#[test]
+fn pack_indexes_its_output_with_the_dtd_found_beside_the_input() {
+    // The text names `my.dtd`, which lies beside the text and not beside the output: reading
+    // the output back for its index used to fail ("cannot find the DTD", status 2).
+    let dir = tempdir();
+    let src = dir.path().join("in");
+    let dst = dir.path().join("out");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::create_dir(&dst).unwrap();
+    std::fs::copy(root().join("dtds/hatf10.dtd"), src.join("my.dtd")).unwrap();
+    let dump = mtf(&[
+        "dump",
+        root().join("traces/hatf-le32.mtf").to_str().unwrap(),
+    ]);
+    let txt = text(&dump.stdout).replace("hatf10.dtd", "my.dtd");
+    std::fs::write(src.join("t.txt"), txt).unwrap();
+    let t = dst.join("t.mtf");
+    let out = mtf(&[
+        "pack",
+        src.join("t.txt").to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+        "--with-index",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(dst.join("t.mtf.idx").is_file());
+}
