@@ -607,3 +607,32 @@ fn pack_indexes_its_output_with_the_dtd_found_beside_the_input() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert!(dst.join("t.mtf.idx").is_file());
 }
+
+#[test]
+fn compact_indexes_its_output_with_the_input_dtd_wherever_the_output_goes() {
+    // The input's DTD lies beside the input only: reading the output back for its index used to
+    // fail ("cannot find the DTD", status 2) after a successful compact.
+    let dir = tempdir();
+    let src = dir.path().join("in");
+    let dst = dir.path().join("out");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::create_dir(&dst).unwrap();
+    std::fs::copy(root().join("dtds/hatf10.dtd"), src.join("my.dtd")).unwrap();
+    let dump = mtf(&[
+        "dump",
+        root().join("traces/hatf-le32.mtf").to_str().unwrap(),
+    ]);
+    let txt = text(&dump.stdout).replace("hatf10.dtd", "my.dtd");
+    std::fs::write(src.join("t.txt"), txt).unwrap();
+    let t = src.join("t.mtf");
+    let ts = t.to_str().unwrap();
+    assert!(
+        mtf(&["pack", src.join("t.txt").to_str().unwrap(), "-o", ts])
+            .status
+            .success()
+    );
+    let c = dst.join("c.mtf");
+    let out = mtf(&["compact", ts, "-o", c.to_str().unwrap(), "--with-index"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(dst.join("c.mtf.idx").is_file());
+}
