@@ -142,7 +142,7 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
     if !quiet() {
         let size = idx.to_bytes().len() as u64;
         let trace = reader.bytes().len().max(1) as f64;
-        println!(
+        let line = format!(
             "{index_name}: {} checkpoints (every {} records or {} bytes){}, {} bytes ({:.3} % of \
              the trace)",
             idx.entries().len(),
@@ -156,6 +156,13 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
             size,
             100.0 * size as f64 / trace
         );
+        // With `-o -` the index itself is on standard output: the summary goes to standard
+        // error (it was written into the index's bytes).
+        if path.as_os_str() == "-" {
+            line_to_stderr(&line);
+        } else {
+            println!("{line}");
+        }
     }
     Ok(if damaged { EXIT_INVALID_TRACE } else { EXIT_OK })
 }

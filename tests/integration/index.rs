@@ -382,6 +382,18 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
         text(&out.stderr)
     );
     assert_eq!(std::fs::read(&t).unwrap(), bytes);
+    // `-o -` writes the index, and nothing else, to standard output.
+    let out = mtf(&["index", ts, "--every", "7", "-o", "-"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.stdout == std::fs::read(&idx).unwrap(),
+        "not the index alone"
+    );
+    assert!(
+        text(&out.stderr).contains("checkpoints"),
+        "{}",
+        text(&out.stderr)
+    );
     // `mtf index -` needs -o.
     let out = mtf_stdin(&["index", "-"], &bytes);
     assert_eq!(out.status.code(), Some(2));
