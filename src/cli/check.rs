@@ -49,6 +49,7 @@ pub struct CheckArgs {
 
 /// Run `mtf check`.
 pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
+    super::index::refuse_both_stdin(&args.trace, args.seek.index.as_deref())?;
     let (o, damaged) = open_salvaging_as(&args.trace, args.dtd.as_deref(), false)?;
     let reader = o.reader();
     let mut per_type = vec![0u64; o.schema().records.len()];

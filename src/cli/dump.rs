@@ -97,6 +97,9 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
             ),
         ));
     }
+    if let [trace] = args.traces.as_slice() {
+        super::index::refuse_both_stdin(trace, args.seek.index.as_deref())?;
+    }
     if args.seek.index.is_some() && args.traces.len() > 1 {
         // One index belongs to one trace: the others would each warn that it is not theirs.
         return Err(error(

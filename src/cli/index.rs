@@ -42,12 +42,25 @@ pub struct IndexArgs {
 #[derive(Debug, Args, Clone, Default)]
 pub struct SeekArgs {
     /// The seek index (default: `TRACE.idx` when it exists; made by `mtf index`, `pack`,
-    /// `compact`, `import`): `dump --from`/`--skip` start from it, `check` verifies it.
+    /// `compact`, `import`; `-` for standard input): `dump --from`/`--skip` start from it,
+    /// `check` verifies it.
     #[arg(long, value_name = "FILE")]
     pub index: Option<PathBuf>,
     /// Ignore the index beside the trace.
     #[arg(long, conflicts_with = "index")]
     pub no_index: bool,
+}
+
+/// Refuse reading both the trace and its index from standard input.
+pub fn refuse_both_stdin(trace: &Path, index: Option<&Path>) -> Result<(), Failure> {
+    if trace.as_os_str() == "-" && index.is_some_and(|i| i.as_os_str() == "-") {
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::index",
+            "the trace and its seek index cannot both be standard input: name the index's file",
+        ));
+    }
+    Ok(())
 }
 
 /// An index error as a failure: I/O as every I/O error, anything else status 1.
@@ -82,7 +95,8 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
     let trace_name = input_name(&args.trace).into_owned();
     let index_name = input_name(&path).into_owned();
     if args.check {
-        if std::fs::metadata(&path).is_err() {
+        refuse_both_stdin(&args.trace, Some(&path))?;
+        if path.as_os_str() != "-" && std::fs::metadata(&path).is_err() {
             return Err(error(
                 super::EXIT_USAGE,
                 "mtf::index::missing",

@@ -394,6 +394,24 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
         "{}",
         text(&out.stderr)
     );
+    // `--index -` reads the index from standard input (it could not be opened) ...
+    let idx_bytes = std::fs::read(&idx).unwrap();
+    let a = mtf_stdin(
+        &["dump", ts, "--index", "-", "--skip", "50", "-n", "3"],
+        &idx_bytes,
+    );
+    assert_eq!(text(&a.stderr), "");
+    assert_eq!(text(&a.stdout), text(&b.stdout));
+    let out = mtf_stdin(&["check", ts, "--index", "-"], &idx_bytes);
+    assert!(
+        text(&out.stdout).contains("index valid"),
+        "{}",
+        text(&out.stdout)
+    );
+    // ... but not when the trace is standard input too.
+    let out = mtf_stdin(&["dump", "-", "--index", "-"], &bytes);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot both be standard input"));
     // `mtf index -` needs -o.
     let out = mtf_stdin(&["index", "-"], &bytes);
     assert_eq!(out.status.code(), Some(2));
