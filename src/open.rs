@@ -66,7 +66,12 @@ pub enum OpenError {
     Dtd(#[from] DtdLoadError),
     /// No DTD was found.
     #[error("{trace}: {reason}")]
-    #[diagnostic(code(mtf::dtd::not_found), help("name the DTD with --dtd PATH"))]
+    #[diagnostic(
+        code(mtf::dtd::not_found),
+        help(
+            "name the DTD with --dtd PATH (any file), or put it beside the trace or in a folder listed in MTF_DTD_PATH, as a file or a symbolic link to a file in the same folder or below (docs/format.md §10)"
+        )
+    )]
     DtdNotFound {
         /// The trace.
         trace: String,

@@ -60,8 +60,15 @@ impl std::str::FromStr for Bound {
             (false, s.strip_prefix('r').unwrap_or(s))
         };
         let digits = digits.replace('_', "");
-        let n: u64 = digits.parse().map_err(|_| {
-            format!("`{s}` is neither a record index (1234, r1234) nor a time (t1234, @1234)")
+        let n: u64 = digits.parse().map_err(|e: std::num::ParseIntError| {
+            if *e.kind() == std::num::IntErrorKind::PosOverflow {
+                format!(
+                    "`{s}` is larger than {} (the largest record index or time)",
+                    u64::MAX
+                )
+            } else {
+                format!("`{s}` is neither a record index (1234, r1234) nor a time (t1234, @1234)")
+            }
         })?;
         Ok(if time {
             Bound::Time(n)
@@ -1692,6 +1699,11 @@ mod tests {
         assert_eq!("@5".parse(), Ok(Bound::Time(5)));
         assert!("x".parse::<Bound>().is_err());
         assert!("-1".parse::<Bound>().is_err());
+        // A number too large says so (it said it was neither a record index nor a time).
+        let e = "t99999999999999999999999".parse::<Bound>().unwrap_err();
+        assert!(e.contains("is larger than 18446744073709551615"), "{e}");
+        let e = "x".parse::<Bound>().unwrap_err();
+        assert!(e.contains("neither"), "{e}");
         let w = Window {
             from: Some(Bound::Time(10)),
             to: Some(Bound::Record(100)),

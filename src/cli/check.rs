@@ -53,6 +53,7 @@ pub struct CheckArgs {
 
 /// Run `mtf check`.
 pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
+    super::index::refuse_both_stdin(&args.trace, args.seek.index.as_deref())?;
     let (o, damaged) = open_salvaging_as(&args.trace, args.dtd.as_deref(), false)?;
     let reader = o.reader();
     let mut per_type = vec![0u64; o.schema().records.len()];
@@ -109,9 +110,18 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     let mut before: Option<Vec<(FindingKind, Severity, u64)>> = None;
     // The index beside the trace is verified on the way (not with a slice: reading may stop
     // early).
+    let mut index_problems = 0u64;
     let found = if args.slice.from.is_none() && args.slice.to.is_none() {
         super::index::find_for(&args.trace, &args.seek)
     } else {
+        if let Some(named) = &args.seek.index {
+            // Named but not verified: said, not silently ignored.
+            super::common::line_to_stderr(&format!(
+                "warning: {} is not verified: only a check of the whole trace (without --from \
+                 or --to) verifies a seek index",
+                input_name(named)
+            ));
+        }
         None
     };
     let index = match found {
@@ -119,6 +129,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         Some(Err(e)) => {
             // An index that cannot be read is reported like a problem.
             total += 1;
+            index_problems += 1;
             reported += 1;
             writeln!(out, "{e}")?;
             None
@@ -182,6 +193,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
                 verdict,
                 Some(jobs.threads()),
                 &mut total,
+                &mut index_problems,
                 &mut reported,
                 args.max_errors,
                 &mut out,
@@ -288,6 +300,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
                 verdict,
                 None,
                 &mut total,
+                &mut index_problems,
                 &mut reported,
                 args.max_errors,
                 &mut out,
@@ -358,6 +371,13 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             out,
             "{path}: INCOMPLETE, decodes, but semantic checks stopped at --max-ids {}",
             args.max_ids
+        )?;
+        EXIT_INVALID_TRACE
+    } else if total == index_problems {
+        // Only the index is wrong: the trace itself is not called invalid.
+        writeln!(
+            out,
+            "{path}: valid, but its seek index is not: rebuild it with `mtf index`, or delete it"
         )?;
         EXIT_INVALID_TRACE
     } else {
@@ -525,6 +545,7 @@ fn report_index(
     verdict: Result<(), metatf::index::IndexError>,
     threads: Option<usize>,
     total: &mut u64,
+    index_problems: &mut u64,
     reported: &mut u64,
     max_errors: u64,
     out: &mut StdoutSink,
@@ -551,6 +572,7 @@ fn report_index(
         }
         Err(e) => {
             *total += 1;
+            *index_problems += 1;
             if *reported < max_errors {
                 *reported += 1;
                 writeln!(out, "{e}")?;

@@ -371,7 +371,8 @@ pub fn open_salvaging_as(
 /// every such trace, which the tests use to run the spool on small traces).
 pub fn open_options() -> Result<OpenOptions, Failure> {
     let options = OpenOptions::new();
-    let Some(value) = std::env::var_os("MTF_SPOOL_ABOVE") else {
+    // Empty counts as unset (as NO_COLOR=, or `MTF_SPOOL_ABOVE= mtf …` to clear it).
+    let Some(value) = std::env::var_os("MTF_SPOOL_ABOVE").filter(|v| !v.is_empty()) else {
         return Ok(options);
     };
     match value.to_str().and_then(|v| v.trim().parse::<u64>().ok()) {
@@ -380,7 +381,7 @@ pub fn open_options() -> Result<OpenOptions, Failure> {
             EXIT_USAGE,
             &Flat::new(
                 format!(
-                    "MTF_SPOOL_ABOVE is {}, not a number of bytes",
+                    "MTF_SPOOL_ABOVE is `{}`, not a number of bytes",
                     metatf::io::escape_for_terminal(&value.to_string_lossy())
                 ),
                 "mtf::usage::env",

@@ -124,9 +124,15 @@ pub fn run(args: &CompactArgs) -> Result<i32, Failure> {
     drop(bar);
     // The output names the derived DTD when streams were kept (written beside it), else the
     // input's.
-    let out_dtd = match &report.streams {
-        Streams::Kept { .. } => None,
-        _ => args.dtd.as_deref(),
+    // The input's DTD file is used wherever it was found: the output's folder need not hold it.
+    let out_dtd = match (&report.streams, o.dtd_source()) {
+        (Streams::Kept { .. }, _) | (_, metatf::DtdSource::Shipped(_)) => None,
+        (
+            _,
+            metatf::DtdSource::Explicit(p)
+            | metatf::DtdSource::TraceDir(p)
+            | metatf::DtdSource::EnvPath(p),
+        ) => Some(p.as_path()),
     };
     super::index::after_write(&args.output, out_dtd, &args.index)?;
     if quiet {

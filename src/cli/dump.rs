@@ -99,6 +99,21 @@ pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
             ),
         ));
     }
+    if let [trace] = args.traces.as_slice() {
+        super::index::refuse_both_stdin(trace, args.seek.index.as_deref())?;
+    }
+    if args.seek.index.is_some() && args.traces.len() > 1 {
+        // One index belongs to one trace: the others would each warn that it is not theirs.
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::index",
+            format!(
+                "--index names the seek index of one trace, and {} traces are given: dump them \
+                 one at a time, or leave --index out (each trace's own TRACE.idx is used)",
+                args.traces.len()
+            ),
+        ));
+    }
     let mut w = StdoutSink::new();
     let mut status = EXIT_OK;
     for trace in &args.traces {
@@ -264,12 +279,17 @@ fn dump_trace(
             super::index::start(&idx, &reader, t)
         });
         if let Some(r) = &started {
-            if unfiltered {
+            // Started for `--skip`: the records before the checkpoint count as seen. Not for
+            // `--from`, where `--skip` counts from the first record of the slice.
+            if unfiltered && args.slice.from.is_none() {
                 seen = r.count();
             }
         }
         let mut printed = 0u64;
         let mut n = 0u64;
+        // Whether a record reached the slice (or passed it): a `--from` past the end of the
+        // trace is said, not silent.
+        let mut reached = false;
         let path = input_name(trace);
         let status = &mut status;
         let mut run = |records: &mut dyn metatf::decode::EventStream| -> std::io::Result<()> {
@@ -280,8 +300,11 @@ fn dump_trace(
                         bar.record(view.offset(), n);
                         match slicer.place(&view) {
                             Place::Before => continue,
-                            Place::After => break,
-                            Place::Inside => {}
+                            Place::After => {
+                                reached = true;
+                                break;
+                            }
+                            Place::Inside => reached = true,
                         }
                         // --data-only: no built-ins, and no elements of tables (split streams,
                         // string tables): their values show in the fields that refer to them.
@@ -326,7 +349,23 @@ fn dump_trace(
         match started {
             Some(mut records) => run(&mut records),
             None => super::jobs::with_events(&o, &reader, plan.as_ref(), &jobs_args, false, run),
+        }?;
+        if !reached && *status == EXIT_OK {
+            let past = match args.slice.from {
+                Some(Bound::Record(r)) => Some(format!("record {r}")),
+                Some(Bound::Time(t)) => Some(format!("time {t}")),
+                None => None,
+            };
+            if let Some(past) = past {
+                bar.suspend(|| {
+                    line_to_stderr(&format!(
+                        "{path}: no record at or after --from ({past}): the trace has {} records",
+                        o.trace().header().nrecords
+                    ))
+                });
+            }
         }
+        Ok(())
     })();
     bar.finish();
     Ok(result.map(|()| status))

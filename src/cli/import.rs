@@ -166,6 +166,22 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     let loaded = m
         .load_dtd(args.map.as_deref(), args.dtd.as_deref())
         .map_err(|e| mapping_dtd_failure(&e))?;
+    // The DTD file the import used, to read the output back for its seek index: `--dtd`, else
+    // the mapping's DTD beside the mapping (a built-in one is found by its name). The output's
+    // folder need not hold it.
+    let index_dtd: Option<PathBuf> = args.dtd.clone().or_else(|| {
+        let dir = args.map.as_deref()?.parent()?;
+        let dir = if dir.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            dir
+        };
+        let name = metatf::container::sanitize_dtd_name(&m.dtd).ok()?;
+        match metatf::container::candidate(dir, name) {
+            metatf::container::Candidate::Found(p) => Some(p),
+            _ => None,
+        }
+    });
     print_warnings(&loaded.warnings);
     let schema = loaded.schema;
     let (inputs, container) = order_inputs(&m, inputs).map_err(|e| import_failure(&e))?;
@@ -239,6 +255,6 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
         s.bytes,
         s.nrecords
     );
-    super::index::after_write(&out, args.dtd.as_deref(), &args.index)?;
+    super::index::after_write(&out, index_dtd.as_deref(), &args.index)?;
     Ok(EXIT_OK)
 }

@@ -42,12 +42,25 @@ pub struct IndexArgs {
 #[derive(Debug, Args, Clone, Default)]
 pub struct SeekArgs {
     /// The seek index (default: `TRACE.idx` when it exists; made by `mtf index`, `pack`,
-    /// `compact`, `import`): `dump --from`/`--skip` start from it, `check` verifies it.
+    /// `compact`, `import`; `-` for standard input): `dump --from`/`--skip` start from it,
+    /// `check` verifies it.
     #[arg(long, value_name = "FILE")]
     pub index: Option<PathBuf>,
     /// Ignore the index beside the trace.
     #[arg(long, conflicts_with = "index")]
     pub no_index: bool,
+}
+
+/// Refuse reading both the trace and its index from standard input.
+pub fn refuse_both_stdin(trace: &Path, index: Option<&Path>) -> Result<(), Failure> {
+    if trace.as_os_str() == "-" && index.is_some_and(|i| i.as_os_str() == "-") {
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::index",
+            "the trace and its seek index cannot both be standard input: name the index's file",
+        ));
+    }
+    Ok(())
 }
 
 /// An index error as a failure: I/O as every I/O error, anything else status 1.
@@ -73,11 +86,28 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
             "standard input has no file beside it for the index: name one with -o FILE",
         ));
     };
+    if !args.check {
+        // `mtf index T -o T` replaced the trace by its index.
+        super::common::refuse_same_file(&args.trace, &path)?;
+    }
     let (o, damaged) = open_salvaging(&args.trace, args.dtd.as_deref())?;
     let reader = o.reader();
     let trace_name = input_name(&args.trace).into_owned();
     let index_name = input_name(&path).into_owned();
     if args.check {
+        refuse_both_stdin(&args.trace, Some(&path))?;
+        if path.as_os_str() != "-" && std::fs::metadata(&path).is_err() {
+            return Err(error(
+                super::EXIT_USAGE,
+                "mtf::index::missing",
+                format!(
+                    "there is no seek index {} to verify: build it with `mtf index {}` (or name \
+                     another with -o FILE)",
+                    input_name(&path),
+                    input_name(&args.trace)
+                ),
+            ));
+        }
         let idx = Index::load(&path).map_err(|e| index_failure(&e))?;
         return match index::check(&reader, &idx) {
             Ok(()) => {
@@ -126,7 +156,7 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
     if !quiet() {
         let size = idx.to_bytes().len() as u64;
         let trace = reader.bytes().len().max(1) as f64;
-        println!(
+        let line = format!(
             "{index_name}: {} checkpoints (every {} records or {} bytes){}, {} bytes ({:.3} % of \
              the trace)",
             idx.entries().len(),
@@ -140,6 +170,13 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
             size,
             100.0 * size as f64 / trace
         );
+        // With `-o -` the index itself is on standard output: the summary goes to standard
+        // error (it was written into the index's bytes).
+        if path.as_os_str() == "-" {
+            line_to_stderr(&line);
+        } else {
+            println!("{line}");
+        }
     }
     Ok(if damaged { EXIT_INVALID_TRACE } else { EXIT_OK })
 }
@@ -199,9 +236,33 @@ pub struct WriteIndexArgs {
     /// written for outputs of 64 MiB and more, and rewritten when one is already there.
     #[arg(long, conflicts_with = "no_index")]
     pub with_index: bool,
-    /// Write no seek index.
+    /// Write no seek index (one already beside the output belonged to the trace replaced: it
+    /// is removed).
     #[arg(long)]
     pub no_index: bool,
+}
+
+/// Remove the index `path` left beside a trace just replaced, which no longer fits it (a stale
+/// index makes `check` fail and every seek warn); a failure is a warning.
+fn remove_stale(path: &Path) {
+    if !path.is_file() {
+        return;
+    }
+    match std::fs::remove_file(path) {
+        Ok(()) => {
+            if !quiet() {
+                line_to_stderr(&format!(
+                    "{}: removed (the seek index of the trace replaced)",
+                    input_name(path)
+                ));
+            }
+        }
+        Err(e) => line_to_stderr(&format!(
+            "warning: {} belongs to the trace replaced and could not be removed ({e}): delete \
+             it, or rebuild it with `mtf index`",
+            input_name(path)
+        )),
+    }
 }
 
 // Design: the index of a written trace is built by reading the finished file back, not by the
@@ -216,7 +277,7 @@ pub fn after_write(
     dtd: Option<&Path>,
     args: &WriteIndexArgs,
 ) -> Result<(), Failure> {
-    if args.no_index || output.as_os_str() == "-" {
+    if output.as_os_str() == "-" {
         return Ok(());
     }
     let Some(path) = index::sidecar(output) else {
@@ -226,6 +287,10 @@ pub fn after_write(
         return Ok(());
     };
     if !meta.is_file() {
+        return Ok(());
+    }
+    if args.no_index {
+        remove_stale(&path);
         return Ok(());
     }
     // An index already beside the output belongs to the trace it replaced: rewritten.
@@ -252,13 +317,17 @@ pub fn after_write(
             }
             Ok(())
         }
-        Err(e) if args.with_index => Err(error(
-            super::exit::EXIT_USAGE,
-            "mtf::index::write",
-            format!("no seek index written: {e}"),
-        )),
+        Err(e) if args.with_index => {
+            remove_stale(&path);
+            Err(error(
+                super::exit::EXIT_USAGE,
+                "mtf::index::write",
+                format!("no seek index written: {e}"),
+            ))
+        }
         Err(e) => {
             line_to_stderr(&format!("warning: no seek index written: {e}"));
+            remove_stale(&path);
             Ok(())
         }
     }

@@ -140,8 +140,19 @@ fn install_signal_handling() {
 
 /// The command line's definition, with the exit-status line under every subcommand's help.
 pub fn command() -> clap::Command {
-    exit::with_exit_help(Cli::command())
+    let cmd = exit::with_exit_help(Cli::command());
+    // The environment, under `mtf --help` (and `mtf man`): the long help only.
+    cmd.after_long_help(format!("{}\n\n{ENVIRONMENT}", exit::EXIT_HELP))
 }
+
+/// The environment variables `mtf` reads, for `mtf --help`.
+const ENVIRONMENT: &str = "Environment:
+  MTF_DTD_PATH     folders (separated like PATH) where a trace's DTD is looked for after the
+                   trace's own folder (docs/format.md §10)
+  TMPDIR           where a piped, standard-input or compressed trace is spooled beyond
+                   MTF_SPOOL_ABOVE bytes (an unlinked temporary file; /tmp when unset)
+  MTF_SPOOL_ABOVE  bytes of such a trace kept in memory before spooling (default 4194304)
+  NO_COLOR         no colours on standard error under --color auto";
 
 /// Run the command line; returns the process exit status.
 pub fn main() -> i32 {
@@ -224,6 +235,15 @@ mod tests {
             }
         }
         walk(&command(), "mtf");
+    }
+
+    #[test]
+    fn the_main_help_names_the_environment() {
+        let help = command().render_long_help().to_string();
+        for var in ["MTF_DTD_PATH", "TMPDIR", "MTF_SPOOL_ABOVE", "NO_COLOR"] {
+            assert!(help.contains(var), "{var} missing from mtf --help");
+        }
+        assert!(help.contains(exit::EXIT_HELP));
     }
 
     #[test]

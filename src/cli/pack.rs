@@ -143,8 +143,10 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
     };
     let mut lines = LineReader::new(input);
     let h = read_header(&mut lines, format).map_err(fail)?;
-    let schema = match explicit {
-        Some(s) => s,
+    // The DTD file used, to read the output back for its seek index (its folder need not
+    // hold the DTD the header names).
+    let (schema, dtd_file) = match explicit {
+        Some(s) => (s, args.dtd.clone()),
         None => header_schema(&h.dtd, &args.input)?,
     };
     let out = Output::create(&args.output).map_err(|e| io_failure(&e))?;
@@ -164,13 +166,14 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
         "{output_name}: {} records, {} bytes",
         summary.nrecords, summary.bytes
     ));
-    super::index::after_write(&args.output, args.dtd.as_deref(), &args.index)?;
+    super::index::after_write(&args.output, dtd_file.as_deref(), &args.index)?;
     Ok(EXIT_OK)
 }
 
 /// The DTD the header names (docs/format.md §10): beside the input (not beside standard
-/// input), in `MTF_DTD_PATH`, or built into `mtf`.
-fn header_schema(name: &str, input: &Path) -> Result<Schema, Failure> {
+/// input), in `MTF_DTD_PATH`, or built into `mtf`; with the file it was read from (`None` for a
+/// built-in DTD).
+fn header_schema(name: &str, input: &Path) -> Result<(Schema, Option<PathBuf>), Failure> {
     let dir = (input.as_os_str() != "-")
         .then(|| input.parent())
         .flatten()
@@ -187,7 +190,7 @@ fn header_schema(name: &str, input: &Path) -> Result<Schema, Failure> {
             let loaded =
                 metatf::dtd::parse_str(n, text).map_err(|e| dtd_failure(&DtdLoadError::from(e)))?;
             print_warnings(&loaded.warnings);
-            Ok(loaded.schema)
+            Ok((loaded.schema, None))
         }
         Located::NotFound(nf) => Err(Failure::diagnostic(
             EXIT_BAD_DTD,
@@ -197,6 +200,9 @@ fn header_schema(name: &str, input: &Path) -> Result<Schema, Failure> {
                 Some("name the DTD with --dtd FILE".to_string()),
             ),
         )),
-        found => load_schema_file(found.path().expect("a file was found")),
+        found => {
+            let path = found.path().expect("a file was found").to_path_buf();
+            Ok((load_schema_file(&path)?, Some(path)))
+        }
     }
 }

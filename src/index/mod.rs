@@ -469,19 +469,42 @@ impl Index {
         Ok(())
     }
 
-    /// Read an index file (at most [`MAX_INDEX_BYTES`]). Its magic is checked before more
-    /// than its first bytes are read: a large file named by mistake is refused at once.
+    /// Read an index file (at most [`MAX_INDEX_BYTES`]; `-` is standard input). Its magic is
+    /// checked before more than its first bytes are read: a large file named by mistake is
+    /// refused at once.
     pub fn load(path: &Path) -> Result<Index, IndexError> {
         use std::io::Read;
-        let name = crate::escape::escape_path(path).to_string();
+        let stdin = path.as_os_str() == "-";
+        let name = if stdin {
+            "standard input".to_string()
+        } else {
+            crate::escape::escape_path(path).to_string()
+        };
         let read_err = |source| IoError::Read {
             path: path.to_path_buf(),
             source,
         };
-        let file = std::fs::File::open(path).map_err(|source| IoError::Open {
-            path: path.to_path_buf(),
-            source,
-        })?;
+        let too_large = |name| IndexError::Corrupt {
+            name,
+            at: MAX_INDEX_BYTES,
+            what: format!("larger than {MAX_INDEX_BYTES} bytes"),
+        };
+        let file: Box<dyn Read> = if stdin {
+            Box::new(std::io::stdin().lock())
+        } else {
+            let file = std::fs::File::open(path).map_err(|source| IoError::Open {
+                path: path.to_path_buf(),
+                source,
+            })?;
+            // A regular file is refused by its size before anything is read: reading 4 GiB
+            // only to refuse them took half a minute.
+            if let Ok(meta) = file.metadata() {
+                if meta.is_file() && meta.len() > MAX_INDEX_BYTES {
+                    return Err(too_large(name));
+                }
+            }
+            Box::new(file)
+        };
         let mut bytes = Vec::new();
         let mut file = file.take(HEADER as u64);
         file.read_to_end(&mut bytes).map_err(read_err)?;
@@ -495,11 +518,7 @@ impl Index {
         let mut file = file.into_inner().take(MAX_INDEX_BYTES + 1 - HEADER as u64);
         file.read_to_end(&mut bytes).map_err(read_err)?;
         if bytes.len() as u64 > MAX_INDEX_BYTES {
-            return Err(IndexError::Corrupt {
-                name,
-                at: MAX_INDEX_BYTES,
-                what: format!("larger than {MAX_INDEX_BYTES} bytes"),
-            });
+            return Err(too_large(name));
         }
         Index::from_bytes(&bytes, name)
     }

@@ -204,7 +204,12 @@ pub enum IoError {
 
     /// A temporary file could not be created.
     #[error("cannot create a temporary file in {}: {source}", escape_path(folder))]
-    #[diagnostic(code(mtf::io::temp_file))]
+    #[diagnostic(
+        code(mtf::io::temp_file),
+        help(
+            "temporary files (a piped or compressed trace spooled to disk, scratch files of compact and replay) go to TMPDIR, or /tmp when it is unset: set TMPDIR to a folder that exists, is writable and has room"
+        )
+    )]
     TempFile {
         /// The folder the file was to be created in.
         folder: PathBuf,

@@ -247,6 +247,26 @@ fn a_corrupt_index_is_a_typed_error_never_a_panic() {
 }
 
 #[test]
+fn an_index_file_over_the_size_limit_is_refused_before_it_is_read() {
+    // A valid header, then a sparse file past `MAX_INDEX_BYTES` (no disk used): refused by its
+    // size at once (it used to read 4 GiB into memory first, half a minute).
+    let (_, good) = sample_index();
+    let dir = tempdir();
+    let p = dir.path().join("big.idx");
+    std::fs::write(&p, &good).unwrap();
+    let f = std::fs::OpenOptions::new().write(true).open(&p).unwrap();
+    f.set_len(index::MAX_INDEX_BYTES + 1).unwrap();
+    drop(f);
+    match Index::load(&p) {
+        Err(IndexError::Corrupt { at, what, .. }) => {
+            assert_eq!(at, index::MAX_INDEX_BYTES);
+            assert!(what.contains("larger than"), "{what}");
+        }
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
 fn a_stale_index_is_refused() {
     let (bytes, stored) = sample_index();
     let idx = Index::from_bytes(&stored, "s.idx").unwrap();
@@ -290,8 +310,12 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
     for args in [
         vec!["--skip", "40", "-n", "5"],
         vec!["--from", "33", "-n", "4"],
-        vec!["--from", "t2000000", "-n", "4"],
+        // android.mtf's times are all 0: t2000000 was past the end (two empty dumps compared).
+        vec!["--from", "t0", "-n", "4"],
         vec!["--skip", "3", "-r", "free"],
+        // --skip counts from --from (it counted from the checkpoint's record).
+        vec!["--from", "33", "--skip", "2", "-n", "3"],
+        vec!["--from", "t0", "--skip", "2", "-n", "3"],
     ] {
         let mut with = vec!["dump", ts];
         with.extend(&args);
@@ -321,11 +345,95 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
     let b = mtf(&["dump", ts, "--skip", "50", "-n", "3", "--no-index"]);
     assert_eq!(text(&a.stdout), text(&b.stdout));
     assert_eq!(text(&a.stderr), "");
+    // A --from past the end prints the header only, and says why (it was silent).
+    for no_index in [false, true] {
+        let mut args = vec!["dump", ts, "--from", "99999990"];
+        if no_index {
+            args.push("--no-index");
+        }
+        let out = mtf(&args);
+        assert_eq!(out.status.code(), Some(0));
+        assert_eq!(
+            text(&out.stdout).lines().count(),
+            1,
+            "{}",
+            text(&out.stdout)
+        );
+        assert!(
+            text(&out.stderr).contains("no record at or after --from (record 99999990)"),
+            "{}",
+            text(&out.stderr)
+        );
+    }
+    // One --index for several traces is a usage error (it fits one of them at most).
+    let out = mtf(&["dump", ts, ts, "--index", idx.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("one trace"),
+        "{}",
+        text(&out.stderr)
+    );
+    // `-o` naming the trace itself is refused, and the trace is left as it was.
+    let out = mtf(&["index", ts, "-o", ts]);
+    assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stderr).contains("same file"),
+        "{}",
+        text(&out.stderr)
+    );
+    assert_eq!(std::fs::read(&t).unwrap(), bytes);
+    // `-o -` writes the index, and nothing else, to standard output.
+    let out = mtf(&["index", ts, "--every", "7", "-o", "-"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        out.stdout == std::fs::read(&idx).unwrap(),
+        "not the index alone"
+    );
+    assert!(
+        text(&out.stderr).contains("checkpoints"),
+        "{}",
+        text(&out.stderr)
+    );
+    // `--index -` reads the index from standard input (it could not be opened) ...
+    let idx_bytes = std::fs::read(&idx).unwrap();
+    let a = mtf_stdin(
+        &["dump", ts, "--index", "-", "--skip", "50", "-n", "3"],
+        &idx_bytes,
+    );
+    assert_eq!(text(&a.stderr), "");
+    assert_eq!(text(&a.stdout), text(&b.stdout));
+    let out = mtf_stdin(&["check", ts, "--index", "-"], &idx_bytes);
+    assert!(
+        text(&out.stdout).contains("index valid"),
+        "{}",
+        text(&out.stdout)
+    );
+    // ... but not when the trace is standard input too.
+    let out = mtf_stdin(&["dump", "-", "--index", "-"], &bytes);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(text(&out.stderr).contains("cannot both be standard input"));
     // `mtf index -` needs -o.
     let out = mtf_stdin(&["index", "-"], &bytes);
     assert_eq!(out.status.code(), Some(2));
     assert!(
         text(&out.stderr).contains("-o FILE"),
+        "{}",
+        text(&out.stderr)
+    );
+    // index --check without an index says how to build one.
+    let lone = dir.path().join("lone.mtf");
+    std::fs::copy(&t, &lone).unwrap();
+    let out = mtf(&["index", "--check", lone.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(2));
+    assert!(
+        text(&out.stderr).contains("no seek index") && text(&out.stderr).contains("mtf index"),
+        "{}",
+        text(&out.stderr)
+    );
+    // check with a slice does not verify a named index, and says so.
+    let out = mtf(&["check", ts, "--from", "5", "--index", idx.to_str().unwrap()]);
+    assert!(
+        text(&out.stderr).contains("is not verified"),
         "{}",
         text(&out.stderr)
     );
@@ -392,6 +500,25 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
         "{}",
         text(&out.stdout)
     );
+    // Only the index is wrong: the verdict says so, not that the trace is invalid.
+    assert!(
+        text(&out.stdout).contains("a.mtf: valid, but its seek index is not"),
+        "{}",
+        text(&out.stdout)
+    );
+    assert!(
+        !text(&out.stdout).contains("INVALID"),
+        "{}",
+        text(&out.stdout)
+    );
+    // The same for an index of another trace.
+    let out = mtf(&["check", ts, "--index", other.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    assert!(
+        text(&out.stdout).contains("valid, but its seek index is not"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[cfg(feature = "compression")]
@@ -417,4 +544,125 @@ fn a_compressed_trace_has_its_index_beside_it() {
     let b = mtf(&["dump", zs, "--skip", "60", "-n", "3", "--no-index"]);
     assert_eq!(text(&a.stdout), text(&b.stdout));
     assert_eq!(text(&a.stderr), "");
+}
+
+#[test]
+fn a_writer_told_to_write_no_index_removes_the_one_of_the_trace_it_replaced() {
+    let dir = tempdir();
+    let t = dir.path().join("t.mtf");
+    std::fs::copy(root().join("traces/hatf-le32.mtf"), &t).unwrap();
+    let ts = t.to_str().unwrap();
+    assert!(mtf(&["index", ts]).status.success());
+    let idx = dir.path().join("t.mtf.idx");
+    assert!(idx.is_file());
+    // The trace rewritten with one record more, `--no-index`: the old index would be stale.
+    let dump = mtf(&["dump", ts]);
+    let mut txt = text(&dump.stdout).to_string();
+    txt.push_str("comment vfield.length=1 vfield.data=\"y\"\n");
+    let src = dir.path().join("t.txt");
+    std::fs::write(&src, txt).unwrap();
+    let out = mtf(&["pack", src.to_str().unwrap(), "-o", ts, "--no-index"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(!idx.exists(), "a stale index was left beside the trace");
+    assert!(
+        text(&out.stderr).contains("removed"),
+        "{}",
+        text(&out.stderr)
+    );
+    let out = mtf(&["check", ts]);
+    assert_eq!(out.status.code(), Some(0), "{}", text(&out.stdout));
+    // Without `--no-index`, an index already there is rewritten for the new trace.
+    assert!(mtf(&["index", ts]).status.success());
+    let mut txt = std::fs::read_to_string(&src).unwrap();
+    txt.push_str("comment vfield.length=1 vfield.data=\"z\"\n");
+    std::fs::write(&src, txt).unwrap();
+    let out = mtf(&["pack", src.to_str().unwrap(), "-o", ts]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = mtf(&["index", "--check", ts]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn import_indexes_its_output_with_the_mapping_dtd_wherever_the_output_goes() {
+    // The mapping's DTD lies beside the mapping, not beside the output: reading the output back
+    // for its index used to fail ("no seek index written: cannot find the DTD", status 2).
+    let dir = tempdir();
+    let user = root().join("tests/data/import/user");
+    let out_path = dir.path().join("run.mtf");
+    let out = mtf(&[
+        "import",
+        "--map",
+        user.join("allocs.map").to_str().unwrap(),
+        user.join("run.log").to_str().unwrap(),
+        "-o",
+        out_path.to_str().unwrap(),
+        "--with-index",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(dir.path().join("run.mtf.idx").is_file());
+    let out = mtf(&[
+        "index",
+        "--check",
+        out_path.to_str().unwrap(),
+        "--dtd",
+        user.join("allocs.dtd").to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+#[test]
+fn pack_indexes_its_output_with_the_dtd_found_beside_the_input() {
+    // The text names `my.dtd`, which lies beside the text and not beside the output: reading
+    // the output back for its index used to fail ("cannot find the DTD", status 2).
+    let dir = tempdir();
+    let src = dir.path().join("in");
+    let dst = dir.path().join("out");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::create_dir(&dst).unwrap();
+    std::fs::copy(root().join("dtds/hatf10.dtd"), src.join("my.dtd")).unwrap();
+    let dump = mtf(&[
+        "dump",
+        root().join("traces/hatf-le32.mtf").to_str().unwrap(),
+    ]);
+    let txt = text(&dump.stdout).replace("hatf10.dtd", "my.dtd");
+    std::fs::write(src.join("t.txt"), txt).unwrap();
+    let t = dst.join("t.mtf");
+    let out = mtf(&[
+        "pack",
+        src.join("t.txt").to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+        "--with-index",
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(dst.join("t.mtf.idx").is_file());
+}
+
+#[test]
+fn compact_indexes_its_output_with_the_input_dtd_wherever_the_output_goes() {
+    // The input's DTD lies beside the input only: reading the output back for its index used to
+    // fail ("cannot find the DTD", status 2) after a successful compact.
+    let dir = tempdir();
+    let src = dir.path().join("in");
+    let dst = dir.path().join("out");
+    std::fs::create_dir(&src).unwrap();
+    std::fs::create_dir(&dst).unwrap();
+    std::fs::copy(root().join("dtds/hatf10.dtd"), src.join("my.dtd")).unwrap();
+    let dump = mtf(&[
+        "dump",
+        root().join("traces/hatf-le32.mtf").to_str().unwrap(),
+    ]);
+    let txt = text(&dump.stdout).replace("hatf10.dtd", "my.dtd");
+    std::fs::write(src.join("t.txt"), txt).unwrap();
+    let t = src.join("t.mtf");
+    let ts = t.to_str().unwrap();
+    assert!(
+        mtf(&["pack", src.join("t.txt").to_str().unwrap(), "-o", ts])
+            .status
+            .success()
+    );
+    let c = dst.join("c.mtf");
+    let out = mtf(&["compact", ts, "-o", c.to_str().unwrap(), "--with-index"]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(dst.join("c.mtf.idx").is_file());
 }

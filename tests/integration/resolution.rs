@@ -132,6 +132,11 @@ fn absolute_names_and_names_of_other_files_are_refused() {
             "{e}"
         );
         assert!(!e.contains("root:"), "{e}");
+        // The help says how to use a DTD that is refused here.
+        assert!(
+            e.contains("--dtd PATH (any file)") && e.contains("MTF_DTD_PATH"),
+            "{e}"
+        );
         assert_no_secret(&out);
     }
 }
@@ -165,6 +170,11 @@ fn links_pointing_out_of_the_folder_are_refused() {
             "{e}"
         );
         assert!(!e.contains("root:"), "{e}");
+        // The help says how to use a DTD that is refused here.
+        assert!(
+            e.contains("--dtd PATH (any file)") && e.contains("MTF_DTD_PATH"),
+            "{e}"
+        );
         assert_no_secret(&out);
     }
     // The same through a folder of MTF_DTD_PATH.

@@ -251,6 +251,8 @@ fn a_spool_that_cannot_be_created_names_the_folder_and_exits_2() {
     let err = util::text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("no-such-folder"), "{err}");
+    // ... and says what to do.
+    assert!(err.contains("set TMPDIR to a folder that exists"), "{err}");
     // A bad MTF_SPOOL_ABOVE is a usage error, not ignored.
     let out = Command::new(BIN)
         .args(["check", "traces/hatf-le32.mtf"])
@@ -260,6 +262,14 @@ fn a_spool_that_cannot_be_created_names_the_folder_and_exits_2() {
         .unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(util::text(&out.stderr).contains("MTF_SPOOL_ABOVE"));
+    // An empty one counts as unset (it was refused as "MTF_SPOOL_ABOVE is , not a number").
+    let out = Command::new(BIN)
+        .args(["check", "traces/hatf-le32.mtf"])
+        .current_dir(util::root())
+        .env("MTF_SPOOL_ABOVE", "")
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{}", util::text(&out.stderr));
 }
 
 #[test]
