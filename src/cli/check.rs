@@ -188,16 +188,17 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
                     what: "the metadata state differs".into(),
                 }),
             };
-            report_index(
+            if report_index(
                 idx,
                 verdict,
                 Some(jobs.threads()),
                 &mut total,
-                &mut index_problems,
                 &mut reported,
                 args.max_errors,
                 &mut out,
-            )?;
+            )? {
+                index_problems += 1;
+            }
         }
     } else {
         let mut builder = index
@@ -295,16 +296,17 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             let verdict = idx
                 .fits(&reader)
                 .and_then(|()| idx.verify(&b.finish(idx.name())));
-            report_index(
+            if report_index(
                 idx,
                 verdict,
                 None,
                 &mut total,
-                &mut index_problems,
                 &mut reported,
                 args.max_errors,
                 &mut out,
-            )?;
+            )? {
+                index_problems += 1;
+            }
         }
     }
     // Counts within the slice: what was counted before it is taken away.
@@ -539,17 +541,16 @@ fn parallel_validate(
 }
 
 /// Report the verdict on a verified index: a line when it is valid, else a problem (`check`
-/// fails until the index is rebuilt).
+/// fails until the index is rebuilt). Returns whether it was a problem.
 fn report_index(
     idx: &metatf::index::Index,
     verdict: Result<(), metatf::index::IndexError>,
     threads: Option<usize>,
     total: &mut u64,
-    index_problems: &mut u64,
     reported: &mut u64,
     max_errors: u64,
     out: &mut StdoutSink,
-) -> std::io::Result<()> {
+) -> std::io::Result<bool> {
     match verdict {
         Ok(()) => {
             if !quiet() {
@@ -572,12 +573,12 @@ fn report_index(
         }
         Err(e) => {
             *total += 1;
-            *index_problems += 1;
             if *reported < max_errors {
                 *reported += 1;
                 writeln!(out, "{e}")?;
             }
+            return Ok(true);
         }
     }
-    Ok(())
+    Ok(false)
 }
