@@ -149,6 +149,16 @@ impl Reader {
                 i + 1
             ));
         }
+        // Design: export can only write a valid DOS date and time (the `zip` crate refuses
+        // others), so an entry with another (found by fuzzing: minute 61) would come back with
+        // a different date. Refused rather than changed.
+        let (date, time) = (u16_at(&c, 14), u16_at(&c, 12));
+        if zip::DateTime::try_from_msdos(date, time).is_err() {
+            return Err(format!(
+                "damaged ZIP archive: entry {} ({name:?}) has an invalid DOS date and time (date 0x{date:04x}, time 0x{time:04x}) in its central-directory header at offset {central_at}",
+                i + 1
+            ));
+        }
         let local_extra = self.read_at(local_at + 30 + ln as u64, le)?;
         Ok(EntryMeta {
             name,

@@ -83,6 +83,12 @@ const CASES: &[(&str, &str, Expect, &str)] = &[
         Expect::Err("has compression method 0 in its central-directory header at offset 303 but 10 in its local header at offset 0"),
         "a local header with method 10 under a central one with method 0: the export failed with \"No file has been started\"",
     ),
+    (
+        "import_zip",
+        "invalid-dos-time",
+        Expect::Err("entry 3 (\"trace\") has an invalid DOS date and time (date 0x755d, time 0x2fbc)"),
+        "an entry dated minute 61 came back dated 1980-01-01 with no error (found after the fixes above)",
+    ),
 ];
 
 fn dir() -> PathBuf {
