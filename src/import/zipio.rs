@@ -125,8 +125,41 @@ impl Reader {
         if u32_at(&l, 0) != 0x0403_4b50 {
             return Err(format!("entry {name}: no local header"));
         }
-        let (ln, le) = (u16_at(&l, 26) as u64, u16_at(&l, 28) as usize);
-        let local_extra = self.read_at(local_at + 30 + ln, le)?;
+        let (ln, le) = (u16_at(&l, 26) as usize, u16_at(&l, 28) as usize);
+        // Design: the `zip` crate reads an entry by its central-directory header and only
+        // skips over the local one, so an archive whose two headers of an entry disagree reads
+        // differently depending on which a reader trusts, and its export (written with the
+        // central view) would differ from the input (found by fuzzing: a central entry named ""
+        // pointing at the local header of `info/`, and a local method 10 under a central
+        // method 0, which the export could not write). Refused: the name and the compression
+        // method must be the same in both headers.
+        let local_name = self.read_at(local_at + 30, ln)?;
+        if local_name != tail[..n] {
+            return Err(format!(
+                "damaged ZIP archive: entry {} is named {:?} in its central-directory header at offset {central_at} but {:?} in its local header at offset {local_at}",
+                i + 1,
+                String::from_utf8_lossy(&tail[..n]),
+                String::from_utf8_lossy(&local_name),
+            ));
+        }
+        let (cm, lm) = (u16_at(&c, 10), u16_at(&l, 8));
+        if cm != lm {
+            return Err(format!(
+                "damaged ZIP archive: entry {} ({name:?}) has compression method {cm} in its central-directory header at offset {central_at} but {lm} in its local header at offset {local_at}",
+                i + 1
+            ));
+        }
+        // Design: export can only write a valid DOS date and time (the `zip` crate refuses
+        // others), so an entry with another (found by fuzzing: minute 61) would come back with
+        // a different date. Refused rather than changed.
+        let (date, time) = (u16_at(&c, 14), u16_at(&c, 12));
+        if zip::DateTime::try_from_msdos(date, time).is_err() {
+            return Err(format!(
+                "damaged ZIP archive: entry {} ({name:?}) has an invalid DOS date and time (date 0x{date:04x}, time 0x{time:04x}) in its central-directory header at offset {central_at}",
+                i + 1
+            ));
+        }
+        let local_extra = self.read_at(local_at + 30 + ln as u64, le)?;
         Ok(EntryMeta {
             name,
             method,

@@ -50,8 +50,8 @@ const CASES: &[(&str, &str, Expect, &str)] = &[
     (
         "import_zip",
         "entry-with-empty-name",
-        Expect::Ok("3 entries exported as they were"),
-        "a ZIP entry named \"\" lost its date and attributes (the import told a ZIP entry from a plain stream by its empty name)",
+        Expect::Err("is named \"\" in its central-directory header at offset 411 but \"trace\" in its local header"),
+        "a ZIP entry named \"\" lost its date and attributes (the import told a ZIP entry from a plain stream by its empty name); its local header names it \"trace\", so it is now refused like the central-name-differs-from-local inputs",
     ),
     (
         "import_zip",
@@ -64,6 +64,30 @@ const CASES: &[(&str, &str, Expect, &str)] = &[
         "zip-without-central-entries-2",
         Expect::Err("central directory lists none"),
         "the same, found again with other entries (tptp mapping)",
+    ),
+    (
+        "import_zip",
+        "central-name-differs-from-local",
+        Expect::Err("is named \"\" in its central-directory header at offset 411 but \"info/\" in its local header at offset 0"),
+        "a central entry named \"\" pointing at the local header of `info/`: imported and exported without an error, an entry different",
+    ),
+    (
+        "import_zip",
+        "central-name-differs-from-local-2",
+        Expect::Err("is named \"\" in its central-directory header at offset 411 but \"info/\" in its local header at offset 0"),
+        "the same, found again (another \"version made by\")",
+    ),
+    (
+        "import_zip",
+        "local-method-differs-from-central",
+        Expect::Err("has compression method 0 in its central-directory header at offset 303 but 10 in its local header at offset 0"),
+        "a local header with method 10 under a central one with method 0: the export failed with \"No file has been started\"",
+    ),
+    (
+        "import_zip",
+        "invalid-dos-time",
+        Expect::Err("entry 3 (\"trace\") has an invalid DOS date and time (date 0x755d, time 0x2fbc)"),
+        "an entry dated minute 61 came back dated 1980-01-01 with no error (found after the fixes above)",
     ),
 ];
 

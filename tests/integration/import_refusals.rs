@@ -322,3 +322,86 @@ fn a_dtd_that_does_not_fit_the_mapping_says_what_is_missing() {
         "{err}"
     );
 }
+
+/// A ZIP whose central directory and local headers disagree on an entry's name or compression
+/// method is refused at import, naming the file, the entry and both headers' offsets (found by
+/// fuzzing: such archives were exported with an entry different, or not at all). A
+/// well-formed archive with an entry named "" still comes back with that entry's date.
+#[test]
+fn a_zip_whose_headers_disagree_is_refused() {
+    use std::io::Write;
+    use zip::write::SimpleFileOptions;
+    let dir = util::tempdir();
+    let make = |empty_name: bool| {
+        let mut z = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
+        let t = zip::DateTime::from_date_and_time(2015, 9, 11, 15, 35, 14).unwrap();
+        let o = SimpleFileOptions::default()
+            .compression_method(zip::CompressionMethod::Stored)
+            .last_modified_time(t);
+        z.start_file(if empty_name { "" } else { "README" }, o)
+            .unwrap();
+        z.write_all(b"not the trace\n").unwrap();
+        z.start_file("trace", o).unwrap();
+        z.write_all(&std::fs::read(data("jvm/trace.txt")).unwrap())
+            .unwrap();
+        z.finish().unwrap().into_inner()
+    };
+    let import = |name: &str, bytes: &[u8]| {
+        let p = dir.path().join(name);
+        std::fs::write(&p, bytes).unwrap();
+        let t = dir.path().join(format!("{name}.mtf"));
+        let r = mtf(&[
+            "import",
+            "--from",
+            "jvm_trace",
+            p.to_str().unwrap(),
+            "-o",
+            t.to_str().unwrap(),
+        ]);
+        (r, t)
+    };
+    let good = make(false);
+    let central = good
+        .windows(4)
+        .rposition(|w| w == b"PK\x01\x02")
+        .expect("the central header of `trace`");
+    // The central header of `trace` renamed `traXe`: the local header still says `trace`.
+    let mut renamed = good.clone();
+    renamed[central + 46 + 3] = b'X';
+    let (r, _) = import("renamed.zip", &renamed);
+    assert!(!r.status.success());
+    let err = text(&r.stderr);
+    assert!(
+        err.contains("renamed.zip")
+            && err.contains(&format!(
+                "entry 2 is named \"traXe\" in its central-directory header at offset {central} but \"trace\" in its local header at offset"
+            )),
+        "{err}"
+    );
+    // Its central header says deflated (8), its local header stored (0).
+    let mut method = good.clone();
+    method[central + 10] = 8;
+    let (r, _) = import("method.zip", &method);
+    assert!(!r.status.success());
+    let err = text(&r.stderr);
+    assert!(
+        err.contains("method.zip")
+            && err.contains(
+                "entry 2 (\"trace\") has compression method 8 in its central-directory header"
+            )
+            && err.contains("but 0 in its local header at offset"),
+        "{err}"
+    );
+    // The same archive, well formed, imports; an entry named "" keeps its date on the way back.
+    let (r, t) = import("empty-name.zip", &make(true));
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    let back = dir.path().join("back.zip");
+    let r = mtf(&["export", t.to_str().unwrap(), "-o", back.to_str().unwrap()]);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    let mut z = metatf::import::zipio::Reader::new(std::fs::File::open(&back).unwrap()).unwrap();
+    let m = z.meta(0).unwrap();
+    assert_eq!(
+        (m.name.as_str(), m.time >> 16),
+        ("", (35 << 9) | (9 << 5) | 11)
+    );
+}
