@@ -152,7 +152,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             metatf::parallel::plan_indexed(&reader, idx).ok()
         }
         Some(_) => None,
-        None => super::jobs::plan(&args.trace, &reader, &jobs, &args.seek),
+        None => super::jobs::plan(&reader, &jobs, None),
     };
     if let Some(plan) = plan.as_ref().filter(|_| validate_only) {
         let mut shown = |p: &dyn std::fmt::Display, bar: &mut Progress| -> std::io::Result<()> {

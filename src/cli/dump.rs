@@ -237,7 +237,13 @@ fn dump_trace(
     let jobs = jobs_args.threads();
     // Records are formatted on the worker threads unless the output is cut (--skip, -n, a
     // slice): then they are decoded there and formatted here, in order.
-    let plan = super::jobs::plan(trace, &reader, &jobs_args, &args.seek);
+    // The index is loaded once (`--index -` reads standard input), and only when it is used.
+    let index = if jobs > 1 || args.slice.from.is_some() || args.skip > 0 {
+        super::index::load_for(trace, &args.seek)
+    } else {
+        None
+    };
+    let plan = super::jobs::plan(&reader, &jobs_args, index.as_ref());
     let cut = args.skip > 0 || args.limit.is_some() || !args.slice.window()?.is_all();
     // JSON lines and CSV show each record's index, which a worker knows only when its chunk
     // starts at a known record (a checkpoint); chunks cut at regions are formatted here.
@@ -274,10 +280,7 @@ fn dump_trace(
             None if unfiltered && args.skip > 0 => Some(Target::Record(args.skip)),
             None => None,
         };
-        let started = target.and_then(|t| {
-            let idx = super::index::load_for(trace, &args.seek)?;
-            super::index::start(&idx, &reader, t)
-        });
+        let started = target.and_then(|t| super::index::start(index.as_ref()?, &reader, t));
         if let Some(r) = &started {
             // Started for `--skip`: the records before the checkpoint count as seen. Not for
             // `--from`, where `--skip` counts from the first record of the slice.

@@ -1,8 +1,6 @@
 //! `-j N` of `mtf check`, `dump` and `stats`: decoding on several threads, results in trace
 //! order (`metatf::parallel`).
 
-use std::path::Path;
-
 use clap::Args;
 
 use metatf::decode::{EventStream, Reader};
@@ -10,7 +8,6 @@ use metatf::parallel::{self, Plan};
 use metatf::Opened;
 
 use super::common::{line_to_stderr, problem_text};
-use super::index::SeekArgs;
 
 /// The `-j` option.
 #[derive(Debug, Args, Clone, Copy)]
@@ -65,17 +62,18 @@ impl JobsArgs {
 /// The plan for `reader`'s trace on `jobs` threads, or `None` when one thread does it all: cut
 /// at the checkpoints of its seek index when it has one (`TRACE.idx`, or `--index`), else at
 /// its regions.
+///
+/// The caller loads the index (once: `--index -` reads standard input).
 pub fn plan<'r>(
-    trace: &Path,
     reader: &'r Reader<'r>,
     jobs: &JobsArgs,
-    seek: &SeekArgs,
+    index: Option<&metatf::index::Index>,
 ) -> Option<Plan> {
     if jobs.threads() <= 1 {
         return None;
     }
-    if let Some(idx) = super::index::load_for(trace, seek) {
-        match parallel::plan_indexed(reader, &idx) {
+    if let Some(idx) = index {
+        match parallel::plan_indexed(reader, idx) {
             Ok(plan) if plan.is_parallel() => return Some(plan),
             Ok(_) => {}
             Err(e) => line_to_stderr(&format!(

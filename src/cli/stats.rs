@@ -111,7 +111,12 @@ pub fn stats_on(
     let reader = o.reader();
     let mut source = source_for(&o)?;
     let jobs = &jobs.decide(true);
-    let plan = super::jobs::plan(trace, &reader, jobs, seek);
+    let index = if jobs.threads() > 1 {
+        super::index::load_for(trace, seek)
+    } else {
+        None
+    };
+    let plan = super::jobs::plan(&reader, jobs, index.as_ref());
     Ok(super::jobs::with_events(
         &o,
         &reader,
