@@ -3,7 +3,6 @@
 //! without `--from` (detection reads the start of the input and that start is imported too),
 //! for every shipped format (fixtures of `tests/data/import`).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
@@ -35,23 +34,6 @@ fn plain_bytes(rel: &str) -> Vec<u8> {
     let mut b = Vec::new();
     r.read_to_end(&mut b).unwrap();
     b
-}
-
-fn compress(kind: &str, data: &[u8]) -> Vec<u8> {
-    match kind {
-        "gz" => {
-            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-            e.write_all(data).unwrap();
-            e.finish().unwrap()
-        }
-        "zst" => zstd::encode_all(data, 1).unwrap(),
-        "xz" => {
-            let mut e = xz2::write::XzEncoder::new(Vec::new(), 1);
-            e.write_all(data).unwrap();
-            e.finish().unwrap()
-        }
-        _ => unreachable!(),
-    }
 }
 
 /// Run `mtf import ARGS -o OUT` with standard input from `stdin` (a pipe fed with the bytes,
@@ -108,7 +90,7 @@ fn standard_input_pipes_and_compressed_inputs_import_like_the_file() {
             let (got, err) = import(&with(&args, "-"), Some(Stdin::File(&named)), &out);
             assert!(got == want, "{rel} redirected ({from:?}): {err}");
             for kind in ["gz", "zst", "xz"] {
-                let packed = compress(kind, &bytes);
+                let packed = util::compress(kind, &bytes);
                 let sub = dir.path().join(kind);
                 std::fs::create_dir_all(&sub).unwrap();
                 let file = sub.join("stdin");
@@ -151,7 +133,7 @@ fn a_zip_on_standard_input_is_read_entry_by_entry() {
     let (want, _) = import(&[fixture("jvm/run.zip").to_str().unwrap()], None, &out);
     let (got, err) = import(&["-"], Some(Stdin::Pipe(&zip)), &out);
     assert!(got == want, "{err}");
-    let (got, err) = import(&["-"], Some(Stdin::Pipe(&compress("gz", &zip))), &out);
+    let (got, err) = import(&["-"], Some(Stdin::Pipe(&util::compress("gz", &zip))), &out);
     assert!(got == want, "{err}");
 }
 
@@ -188,7 +170,7 @@ fn a_cut_compressed_input_is_invalid_input_not_an_io_error() {
     let lines: Vec<u8> = (0..4000)
         .flat_map(|i| format!("N {i} 24 2 55 0 7\n").into_bytes())
         .collect();
-    let packed = compress("gz", &lines);
+    let packed = util::compress("gz", &lines);
     let cut = &packed[..packed.len() / 2];
     let file = dir.path().join("cut.gz");
     std::fs::write(&file, cut).unwrap();

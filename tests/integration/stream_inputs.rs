@@ -17,28 +17,6 @@ const BIN: &str = env!("CARGO_BIN_EXE_mtf");
 /// The commands compared, each given the trace as its last argument.
 const COMMANDS: &[&[&str]] = &[&["check"], &["dump"], &["stats"], &["info"]];
 
-fn compress(kind: &str, data: &[u8]) -> Vec<u8> {
-    match kind {
-        "gz" => {
-            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
-            e.write_all(data).unwrap();
-            e.finish().unwrap()
-        }
-        "zst" => zstd::encode_all(data, 3).unwrap(),
-        "xz" => {
-            let mut e = xz2::write::XzEncoder::new(Vec::new(), 1);
-            e.write_all(data).unwrap();
-            e.finish().unwrap()
-        }
-        "bz2" => {
-            let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
-            e.write_all(data).unwrap();
-            e.finish().unwrap()
-        }
-        _ => unreachable!(),
-    }
-}
-
 /// How the trace reaches `mtf`.
 enum Way<'a> {
     /// By path (a regular file, compressed or not, or a FIFO fed by a thread).
@@ -120,7 +98,7 @@ fn compare_every_way(label: &str, plain: &Path, bytes: &[u8], dir: &Path) {
     let mut files = Vec::new();
     for kind in ["gz", "zst", "xz", "bz2"] {
         let packed = dir.join(format!("{label}.mtf.{kind}"));
-        std::fs::write(&packed, compress(kind, bytes)).unwrap();
+        std::fs::write(&packed, util::compress(kind, bytes)).unwrap();
         files.push(packed);
     }
     #[cfg(unix)]
@@ -279,7 +257,7 @@ fn the_library_spools_and_reads_the_same_records() {
     let bytes = std::fs::read(&path).unwrap();
     let dir = util::tempdir();
     let zst = dir.path().join("t.mtf.zst");
-    std::fs::write(&zst, compress("zst", &bytes)).unwrap();
+    std::fs::write(&zst, util::compress("zst", &bytes)).unwrap();
     let spool_dir = dir.path().join("spool");
     std::fs::create_dir(&spool_dir).unwrap();
     let lines = |o: &metatf::Opened| {
@@ -309,7 +287,7 @@ fn the_library_spools_and_reads_the_same_records() {
     let again = metatf::OpenOptions::new()
         .spool_above(0)
         .spool_dir(&spool_dir)
-        .open_bytes(compress("xz", &bytes))
+        .open_bytes(util::compress("xz", &bytes))
         .unwrap();
     assert_eq!(lines(&again), lines(&file));
     // The cap still bounds what a stream may hold.

@@ -130,3 +130,26 @@ impl Rng {
         self.below(100) < pct
     }
 }
+
+/// `data` compressed as `kind` says: `gz`, `zst`, `xz` or `bz2` (fast levels).
+pub fn compress(kind: &str, data: &[u8]) -> Vec<u8> {
+    match kind {
+        "gz" => {
+            let mut e = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+            std::io::Write::write_all(&mut e, data).unwrap();
+            e.finish().unwrap()
+        }
+        "zst" => zstd::encode_all(data, 1).unwrap(),
+        "xz" => {
+            let mut e = xz2::write::XzEncoder::new(Vec::new(), 1);
+            std::io::Write::write_all(&mut e, data).unwrap();
+            e.finish().unwrap()
+        }
+        "bz2" => {
+            let mut e = bzip2::write::BzEncoder::new(Vec::new(), bzip2::Compression::fast());
+            std::io::Write::write_all(&mut e, data).unwrap();
+            e.finish().unwrap()
+        }
+        _ => unreachable!(),
+    }
+}
