@@ -610,10 +610,9 @@ fn import_indexes_its_output_with_the_mapping_dtd_wherever_the_output_goes() {
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
 
-#[test]
-fn pack_indexes_its_output_with_the_dtd_found_beside_the_input() {
-    // The text names `my.dtd`, which lies beside the text and not beside the output: reading
-    // the output back for its index used to fail ("cannot find the DTD", status 2).
+/// A folder `in` holding `t.txt` (the dump of hatf-le32.mtf naming `my.dtd`) and `my.dtd`, and
+/// an empty folder `out` beside it.
+fn text_beside_its_dtd() -> (tempfile::TempDir, std::path::PathBuf, std::path::PathBuf) {
     let dir = tempdir();
     let src = dir.path().join("in");
     let dst = dir.path().join("out");
@@ -626,6 +625,14 @@ fn pack_indexes_its_output_with_the_dtd_found_beside_the_input() {
     ]);
     let txt = text(&dump.stdout).replace("hatf10.dtd", "my.dtd");
     std::fs::write(src.join("t.txt"), txt).unwrap();
+    (dir, src, dst)
+}
+
+#[test]
+fn pack_indexes_its_output_with_the_dtd_found_beside_the_input() {
+    // The text names `my.dtd`, which lies beside the text and not beside the output: reading
+    // the output back for its index used to fail ("cannot find the DTD", status 2).
+    let (_dir, src, dst) = text_beside_its_dtd();
     let t = dst.join("t.mtf");
     let out = mtf(&[
         "pack",
@@ -642,18 +649,7 @@ fn pack_indexes_its_output_with_the_dtd_found_beside_the_input() {
 fn compact_indexes_its_output_with_the_input_dtd_wherever_the_output_goes() {
     // The input's DTD lies beside the input only: reading the output back for its index used to
     // fail ("cannot find the DTD", status 2) after a successful compact.
-    let dir = tempdir();
-    let src = dir.path().join("in");
-    let dst = dir.path().join("out");
-    std::fs::create_dir(&src).unwrap();
-    std::fs::create_dir(&dst).unwrap();
-    std::fs::copy(root().join("dtds/hatf10.dtd"), src.join("my.dtd")).unwrap();
-    let dump = mtf(&[
-        "dump",
-        root().join("traces/hatf-le32.mtf").to_str().unwrap(),
-    ]);
-    let txt = text(&dump.stdout).replace("hatf10.dtd", "my.dtd");
-    std::fs::write(src.join("t.txt"), txt).unwrap();
+    let (_dir, src, dst) = text_beside_its_dtd();
     let t = src.join("t.mtf");
     let ts = t.to_str().unwrap();
     assert!(
