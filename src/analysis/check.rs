@@ -78,6 +78,20 @@ impl<'s> Check<'s> {
         &self.buf
     }
 
+    /// [`Check::finish`], one finding at a time: `each` sees every finding (counted by then)
+    /// with the checker, to describe it; the first error it returns stops the report. Memory
+    /// stays that of the live ids however many are alive at the end.
+    pub fn finish_each<E>(
+        &mut self,
+        mut each: impl FnMut(&Check<'s>, &Finding) -> Result<(), E>,
+    ) -> Result<(), E> {
+        for f in self.interp.at_end() {
+            *self.counts.entry((f.kind, f.severity)).or_default() += 1;
+            each(self, &f)?;
+        }
+        Ok(())
+    }
+
     /// Findings so far per kind and severity, in kind order.
     pub fn counts(&self) -> impl Iterator<Item = (FindingKind, Severity, u64)> + '_ {
         self.counts.iter().map(|((k, s), n)| (*k, *s, *n))

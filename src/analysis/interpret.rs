@@ -141,12 +141,111 @@ pub struct Finding {
     pub what: Option<String>,
 }
 
-#[derive(Debug, Clone)]
+// Design (tables): the state is what `mtf check` and `mtf stats` hold for every live id, so
+// its entries are packed: one map per namespace keyed by (key, id) (16 bytes, hashed as two
+// words), whose values hold the defining record's index, offset and type, the byte count and
+// the site in 40 bytes (`Live`); the values a namespace stores with its ids (`stored`) live
+// in one slab per namespace, reused as ids die, so that a define allocates nothing. The
+// record type shares its word with the flag "has a site": a schema has fewer than 2³¹ record
+// types (each takes far more than one byte of DTD).
+/// A live id.
+#[derive(Debug, Clone, Copy)]
 struct Live {
-    at: At,
+    record: u64,
+    offset: u64,
     bytes: u64,
-    site: Option<u64>,
-    stored: Box<[u64]>,
+    /// The site, where `rtype`'s top bit says there is one.
+    site: u64,
+    /// The defining record's type, and [`HAS_SITE`].
+    rtype: u32,
+    /// Where its stored values are in the namespace's slab ([`NO_STORE`]: none).
+    stored: u32,
+}
+
+const HAS_SITE: u32 = 1 << 31;
+const NO_STORE: u32 = u32::MAX;
+
+impl Live {
+    fn new(at: At, bytes: u64, site: Option<u64>, stored: u32) -> Live {
+        Live {
+            record: at.record,
+            offset: at.offset,
+            bytes,
+            site: site.unwrap_or(0),
+            rtype: (at.record_type & !HAS_SITE) | if site.is_some() { HAS_SITE } else { 0 },
+            stored,
+        }
+    }
+
+    fn at(&self) -> At {
+        At {
+            record: self.record,
+            offset: self.offset,
+            record_type: self.rtype & !HAS_SITE,
+        }
+    }
+
+    fn site(&self) -> Option<u64> {
+        (self.rtype & HAS_SITE != 0).then_some(self.site)
+    }
+}
+
+/// The values a namespace stores with its live ids (`size.stored = block;`), `width` per id,
+/// in one vector; the places of dead ids are reused.
+#[derive(Debug, Default)]
+struct Slab {
+    width: usize,
+    data: Vec<u64>,
+    free: Vec<u32>,
+}
+
+impl Slab {
+    /// A place for one id's values ([`NO_STORE`] when the namespace stores nothing, or in the
+    /// impossible case of more than 2³² places).
+    fn put(&mut self) -> u32 {
+        if self.width == 0 {
+            return NO_STORE;
+        }
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                let Ok(i) = u32::try_from(self.data.len() / self.width) else {
+                    return NO_STORE;
+                };
+                if i == NO_STORE {
+                    return NO_STORE;
+                }
+                self.data.resize(self.data.len() + self.width, 0);
+                i
+            }
+        };
+        let start = i as usize * self.width;
+        if let Some(place) = self.data.get_mut(start..start + self.width) {
+            place.fill(0);
+        }
+        i
+    }
+
+    fn set(&mut self, i: u32, k: usize, v: u64) {
+        if i != NO_STORE && k < self.width {
+            if let Some(d) = self.data.get_mut(i as usize * self.width + k) {
+                *d = v;
+            }
+        }
+    }
+
+    fn get(&self, i: u32, k: usize) -> Option<u64> {
+        if i == NO_STORE || k >= self.width {
+            return None;
+        }
+        self.data.get(i as usize * self.width + k).copied()
+    }
+
+    fn release(&mut self, i: u32) {
+        if i != NO_STORE {
+            self.free.push(i);
+        }
+    }
 }
 
 #[derive(Debug, Clone, Copy)]
@@ -176,10 +275,45 @@ type DeadKey = (SpaceId, u64, u64);
 // DEAD_REMEMBERED before those, all in the ring (an entry evicted longer ago was removed, since
 // record indices only grow; should one ever go back, the map is built at that point, while the
 // replay is still exact). Memory stays bounded as before.
+/// One undefine in `Dead`'s ring, packed (40 bytes).
+#[derive(Debug, Clone, Copy)]
+struct Buried {
+    key: u64,
+    id: u64,
+    record: u64,
+    offset: u64,
+    space: SpaceId,
+    record_type: RecordId,
+}
+
+impl Buried {
+    fn new((space, key, id): DeadKey, at: At) -> Buried {
+        Buried {
+            key,
+            id,
+            record: at.record,
+            offset: at.offset,
+            space,
+            record_type: at.record_type,
+        }
+    }
+
+    fn unpack(self) -> (DeadKey, At) {
+        (
+            (self.space, self.key, self.id),
+            At {
+                record: self.record,
+                offset: self.offset,
+                record_type: self.record_type,
+            },
+        )
+    }
+}
+
 #[derive(Debug, Default)]
 struct Dead {
     /// The last 2·DEAD_REMEMBERED undefines, oldest first, while `map` is not built.
-    ring: std::collections::VecDeque<(DeadKey, At)>,
+    ring: std::collections::VecDeque<Buried>,
     /// The record index of the last undefine.
     last: u64,
     /// Once built: the remembered ids and, oldest first, the last DEAD_REMEMBERED undefines.
@@ -198,7 +332,7 @@ impl Dead {
                 if self.ring.len() >= 2 * DEAD_REMEMBERED {
                     self.ring.pop_front();
                 }
-                self.ring.push_back((k, at));
+                self.ring.push_back(Buried::new(k, at));
             }
         }
     }
@@ -229,7 +363,7 @@ impl Dead {
     fn build(&mut self) {
         let mut map = HashMap::default();
         let mut order = std::collections::VecDeque::new();
-        for (k, at) in std::mem::take(&mut self.ring) {
+        for (k, at) in std::mem::take(&mut self.ring).into_iter().map(Buried::unpack) {
             Dead::bury_eager(&mut map, &mut order, k, at);
         }
         self.map = Some((map, order));
@@ -296,13 +430,24 @@ struct SlotVal {
 pub struct Interpreter<'s> {
     schema: &'s Schema,
     decl: &'s Analysis,
-    live: HashMap<(SpaceId, u64, u64), Live>,
-    shared: HashMap<(SpaceId, u64, u64), Vec<Live>>,
+    /// Per namespace: its live ids (a shared namespace's in `shared`), by (key, id).
+    live: Vec<HashMap<(u64, u64), Live>>,
+    /// Per shared namespace: the blocks holding each id, the newest last.
+    shared: Vec<HashMap<(u64, u64), Vec<Live>>>,
+    /// Per namespace: the values its live ids store.
+    slabs: Vec<Slab>,
     stacks: HashMap<(SpaceId, u64), Vec<Frame>>,
     next_id: Vec<u64>,
     names: HashMap<(SpaceId, u64), Name>,
     text_sites: HashMap<(SpaceId, u64), Box<str>>,
+    /// The last value of each monotonic series, per key; key 0 (an unkeyed series) by series
+    /// in `mono0`.
     mono: HashMap<(u32, u64), (u64, At)>,
+    mono0: Vec<Option<(u64, At)>>,
+    /// Per record type: whether it declares anything.
+    active: Vec<bool>,
+    /// The stored values of the id a record looked up, reused from record to record.
+    scratch: Vec<u64>,
     dead: Dead,
     clock: Option<u64>,
     tracked: usize,
@@ -317,7 +462,7 @@ pub struct Interpreter<'s> {
 /// What a record looked up while its actions ran (for `Lookup` and inherited sites).
 struct Looked {
     space: SpaceId,
-    stored: Box<[u64]>,
+    stored: Vec<u64>,
     site: Option<u64>,
 }
 
@@ -328,13 +473,26 @@ impl<'s> Interpreter<'s> {
         Interpreter {
             schema,
             decl,
-            live: HashMap::default(),
-            shared: HashMap::default(),
+            live: decl.namespaces.iter().map(|_| HashMap::default()).collect(),
+            shared: decl.namespaces.iter().map(|_| HashMap::default()).collect(),
+            slabs: decl
+                .namespaces
+                .iter()
+                .map(|n| Slab {
+                    width: n.stored.len(),
+                    ..Slab::default()
+                })
+                .collect(),
             stacks: HashMap::default(),
             next_id: decl.namespaces.iter().map(|n| n.first).collect(),
             names: HashMap::default(),
             text_sites: HashMap::default(),
             mono: HashMap::default(),
+            mono0: Vec::new(),
+            active: (0..schema.records.len())
+                .map(|r| !decl.record(r as RecordId).is_empty())
+                .collect(),
+            scratch: Vec::new(),
             dead: Dead::default(),
             clock: None,
             tracked: 0,
@@ -448,10 +606,15 @@ impl<'s> Interpreter<'s> {
         if self.stopped {
             return;
         }
-        let decl: &'s RecordDecl = self.decl.record(view.record_id());
-        if decl.is_empty() {
+        if !self
+            .active
+            .get(view.record_id() as usize)
+            .copied()
+            .unwrap_or(false)
+        {
             return;
         }
+        let decl: &'s RecordDecl = self.decl.record(view.record_id());
         let at = At {
             record: view.index(),
             offset: view.offset(),
@@ -508,7 +671,10 @@ impl<'s> Interpreter<'s> {
             }
         }
         if let Some((fs, fk, fid, l)) = cx.freed.take() {
-            sink.event(cx.event(fs, fk, l.site, HeapOp::Free { id: fid }));
+            sink.event(cx.event(fs, fk, l.site(), HeapOp::Free { id: fid }));
+        }
+        if let Some(l) = cx.looked {
+            self.scratch = l.stored;
         }
     }
 
@@ -559,7 +725,12 @@ impl<'s> Interpreter<'s> {
             };
             let Some(value) = value else { continue };
             let key = m.key.and_then(|s| self.int(s)).unwrap_or(0);
-            match self.mono.get_mut(&(m.series, key)) {
+            let entry = if key == 0 {
+                self.mono0.get_mut(m.series as usize).and_then(Option::as_mut)
+            } else {
+                self.mono.get_mut(&(m.series, key))
+            };
+            match entry {
                 Some((last, last_at)) => {
                     if value < *last || (m.strict && value == *last) {
                         sink.finding(Finding {
@@ -581,7 +752,15 @@ impl<'s> Interpreter<'s> {
                     if !self.track(sink, at) {
                         return false;
                     }
-                    self.mono.insert((m.series, key), (value, at));
+                    if key == 0 {
+                        let i = m.series as usize;
+                        if self.mono0.len() <= i {
+                            self.mono0.resize(i + 1, None);
+                        }
+                        self.mono0[i] = Some((value, at));
+                    } else {
+                        self.mono.insert((m.series, key), (value, at));
+                    }
                 }
             }
         }
@@ -620,18 +799,19 @@ impl<'s> Interpreter<'s> {
 
     fn undefine(&mut self, space: SpaceId, key: u64, id: u64, cx: &mut Cx, sink: &mut dyn SinkDyn) {
         let ns = &self.decl.namespaces[space as usize];
+        let sp = space as usize;
         let gone = if ns.shared {
-            let e = self.shared.get_mut(&(space, key, id));
-            let g = e.as_ref().and_then(|v| v.last().cloned());
+            let e = self.shared[sp].get_mut(&(key, id));
+            let g = e.as_ref().and_then(|v| v.last().copied());
             if let Some(v) = e {
                 v.pop();
                 if v.is_empty() {
-                    self.shared.remove(&(space, key, id));
+                    self.shared[sp].remove(&(key, id));
                 }
             }
             g
         } else {
-            self.live.remove(&(space, key, id))
+            self.live[sp].remove(&(key, id))
         };
         let Some(l) = gone else {
             self.not_alive(
@@ -646,7 +826,8 @@ impl<'s> Interpreter<'s> {
             return;
         };
         self.tracked -= 1;
-        self.alive[space as usize] -= 1;
+        self.alive[sp] -= 1;
+        self.slabs[sp].release(l.stored);
         if !ns.shared {
             self.bury(space, key, id, cx.at);
         }
@@ -655,7 +836,7 @@ impl<'s> Interpreter<'s> {
         }
         match cx.freed {
             None => cx.freed = Some((space, key, id, l)),
-            Some(_) => sink.event(cx.event(space, key, l.site, HeapOp::Free { id })),
+            Some(_) => sink.event(cx.event(space, key, l.site(), HeapOp::Free { id })),
         }
     }
 
@@ -703,18 +884,23 @@ impl<'s> Interpreter<'s> {
 
     fn refer(&mut self, space: SpaceId, key: u64, id: u64, cx: &mut Cx, sink: &mut dyn SinkDyn) {
         let ns = &self.decl.namespaces[space as usize];
+        let sp = space as usize;
         let found = if ns.shared {
-            self.shared.get(&(space, key, id)).and_then(|v| v.last())
+            self.shared[sp].get(&(key, id)).and_then(|v| v.last())
         } else {
-            self.live.get(&(space, key, id))
+            self.live[sp].get(&(key, id))
         };
         match found {
             Some(l) => {
                 if cx.looked.is_none() {
+                    let slab = &self.slabs[sp];
+                    let mut stored = std::mem::take(&mut self.scratch);
+                    stored.clear();
+                    stored.extend((0..slab.width).map(|k| slab.get(l.stored, k).unwrap_or(0)));
                     cx.looked = Some(Looked {
                         space,
-                        stored: l.stored.clone(),
-                        site: l.site,
+                        stored,
+                        site: l.site(),
                     });
                 }
             }
@@ -758,22 +944,24 @@ impl<'s> Interpreter<'s> {
             // A failed allocation (malloc returning NULL); a realloc that returned NULL after
             // freeing is a free.
             if let Some((fs, fk, fid, l)) = cx.freed.take() {
-                sink.event(cx.event(fs, fk, l.site, HeapOp::Free { id: fid }));
+                sink.event(cx.event(fs, fk, l.site(), HeapOp::Free { id: fid }));
             }
             return true;
         }
         let bytes = self.bytes(decl, cx.looked.as_ref(), cx.at, sink);
         let site = self.site(decl, cx.looked.as_ref(), view, space);
-        let stored: Box<[u64]> = if ns.stored.is_empty() {
-            Box::new([])
+        let sp = space as usize;
+        let stored = if ns.stored.is_empty() {
+            NO_STORE
         } else {
-            let mut v = vec![0u64; ns.stored.len()];
-            for &(sp, i, slot) in &decl.stores {
-                if sp == space {
-                    v[i as usize] = self.int(slot).unwrap_or(0);
+            let i = self.slabs[sp].put();
+            for &(s, k, slot) in &decl.stores {
+                if s == space {
+                    let v = self.int(slot).unwrap_or(0);
+                    self.slabs[sp].set(i, k as usize, v);
                 }
             }
-            v.into_boxed_slice()
+            i
         };
         for &(slot, sp) in &decl.names {
             if sp != space {
@@ -791,20 +979,9 @@ impl<'s> Interpreter<'s> {
         }
         // A table's ids are its entries: kept for names and lookups, never alive or dead.
         if ns.kind == SpaceKind::Table {
-            if self
-                .live
-                .insert(
-                    (space, key, id),
-                    Live {
-                        at: cx.at,
-                        bytes: 0,
-                        site,
-                        stored,
-                    },
-                )
-                .is_some()
-            {
+            if let Some(old) = self.live[sp].insert((key, id), Live::new(cx.at, 0, site, stored)) {
                 self.tracked -= 1;
+                self.slabs[sp].release(old.stored);
             }
             return true;
         }
@@ -812,19 +989,22 @@ impl<'s> Interpreter<'s> {
         // alive nothing asks whether it was undefined recently (only an id that is not alive
         // is looked up there), and when it is undefined again its entry is replaced; so the
         // findings are the same without one more hash look-up per allocation.
-        let live = Live {
-            at: cx.at,
-            bytes: bytes.unwrap_or(0),
-            site,
-            stored,
+        // A move without a byte count: the block keeps its size.
+        let kept = match &cx.freed {
+            Some((fs, fk, _, l)) if *fs == space && *fk == key && ns.kind == SpaceKind::Ids => {
+                bytes.or(Some(l.bytes))
+            }
+            _ => bytes,
         };
-        self.alive[space as usize] += 1;
+        let live = Live::new(cx.at, kept.unwrap_or(0), site, stored);
+        self.alive[sp] += 1;
         if ns.shared {
-            self.shared.entry((space, key, id)).or_default().push(live);
-        } else if let Some(old) = self.live.insert((space, key, id), live) {
+            self.shared[sp].entry((key, id)).or_default().push(live);
+        } else if let Some(old) = self.live[sp].insert((key, id), live) {
             // The id was alive: the old block is forgotten (reported), the new one counts.
             self.tracked -= 1;
-            self.alive[space as usize] -= 1;
+            self.alive[sp] -= 1;
+            self.slabs[sp].release(old.stored);
             sink.finding(Finding {
                 kind: FindingKind::Redefined,
                 severity: Severity::Error,
@@ -832,12 +1012,12 @@ impl<'s> Interpreter<'s> {
                 space: Some(space),
                 key,
                 id,
-                defined: Some(old.at),
+                defined: Some(old.at()),
                 expected: None,
                 what: None,
             });
             if ns.kind == SpaceKind::Ids {
-                sink.event(cx.event(space, key, old.site, HeapOp::Free { id }));
+                sink.event(cx.event(space, key, old.site(), HeapOp::Free { id }));
             }
         }
         if ns.kind != SpaceKind::Ids {
@@ -845,13 +1025,7 @@ impl<'s> Interpreter<'s> {
         }
         let align = decl.align.and_then(|s| self.int(s));
         let op = match cx.freed.take() {
-            Some((fs, fk, old, l)) if fs == space && fk == key => {
-                if bytes.is_none() {
-                    // The block keeps its size.
-                    if let Some(e) = self.live_mut(space, key, id) {
-                        e.bytes = l.bytes;
-                    }
-                }
+            Some((fs, fk, old, _)) if fs == space && fk == key => {
                 HeapOp::Move {
                     old,
                     new: id,
@@ -860,7 +1034,7 @@ impl<'s> Interpreter<'s> {
             }
             other => {
                 if let Some((fs, fk, fid, l)) = other {
-                    sink.event(cx.event(fs, fk, l.site, HeapOp::Free { id: fid }));
+                    sink.event(cx.event(fs, fk, l.site(), HeapOp::Free { id: fid }));
                 }
                 HeapOp::Alloc {
                     id,
@@ -919,16 +1093,6 @@ impl<'s> Interpreter<'s> {
             }
         }
         true
-    }
-
-    fn live_mut(&mut self, space: SpaceId, key: u64, id: u64) -> Option<&mut Live> {
-        if self.decl.namespaces[space as usize].shared {
-            self.shared
-                .get_mut(&(space, key, id))
-                .and_then(|v| v.last_mut())
-        } else {
-            self.live.get_mut(&(space, key, id))
-        }
     }
 
     fn int(&self, slot: SlotId) -> Option<u64> {
@@ -1063,54 +1227,74 @@ impl<'s> Interpreter<'s> {
     /// levels as [`FindingKind::OpenAtEnd`], in the order they were defined, each with the
     /// severity its namespace declares (none for `atEnd = normal`).
     pub fn finish(&mut self, sink: &mut impl Sink) {
-        let mut out: Vec<Finding> = Vec::new();
-        let ns = &self.decl.namespaces;
-        for ((space, key, id), l) in &self.live {
-            let n = &ns[*space as usize];
-            if n.at_end != Severity::Normal && n.kind == SpaceKind::Ids {
-                out.push(end_finding(
-                    FindingKind::AliveAtEnd,
-                    n.at_end,
-                    *space,
-                    *key,
-                    *id,
-                    l.at,
-                ));
-            }
+        for f in self.at_end() {
+            sink.finding(f);
         }
-        for ((space, key, id), v) in &self.shared {
-            let n = &ns[*space as usize];
-            if n.at_end != Severity::Normal && n.kind == SpaceKind::Ids {
-                for l in v {
-                    out.push(end_finding(
-                        FindingKind::AliveAtEnd,
-                        n.at_end,
-                        *space,
-                        *key,
-                        *id,
-                        l.at,
-                    ));
-                }
+    }
+
+    /// What [`Interpreter::finish`] reports, one finding at a time: the entries are gathered
+    /// packed (48 bytes each) and sorted, and each finding is made when it is asked for, so that
+    /// the findings of a trace that ends with many ids alive are never all held at once.
+    pub(crate) fn at_end(&self) -> impl Iterator<Item = Finding> + 's {
+        let ns = &self.decl.namespaces;
+        let mut out: Vec<AtEnd> = Vec::new();
+        for (sp, n) in ns.iter().enumerate() {
+            if n.at_end == Severity::Normal || n.kind != SpaceKind::Ids {
+                continue;
+            }
+            let space = sp as SpaceId;
+            let reserve = self.live[sp].len() + self.shared[sp].len();
+            out.reserve(reserve);
+            for (&(key, id), l) in &self.live[sp] {
+                out.push(AtEnd::new(space, key, id, l.at(), false));
+            }
+            for (&(key, id), v) in &self.shared[sp] {
+                out.extend(v.iter().map(|l| AtEnd::new(space, key, id, l.at(), false)));
             }
         }
         for ((space, key), v) in &self.stacks {
-            let n = &ns[*space as usize];
-            if n.at_end != Severity::Normal {
-                for f in v {
-                    out.push(end_finding(
-                        FindingKind::OpenAtEnd,
-                        n.at_end,
-                        *space,
-                        *key,
-                        f.id,
-                        f.at,
-                    ));
-                }
+            if ns[*space as usize].at_end != Severity::Normal {
+                out.extend(v.iter().map(|f| AtEnd::new(*space, *key, f.id, f.at, true)));
             }
         }
-        out.sort_by_key(|f| (f.at.record, f.space, f.key, f.id));
-        for f in out {
-            sink.finding(f);
+        out.sort_by_key(|e| (e.record, e.space, e.key, e.id));
+        out.into_iter().map(move |e| {
+            let at = At {
+                record: e.record,
+                offset: e.offset,
+                record_type: e.record_type,
+            };
+            let kind = if e.open {
+                FindingKind::OpenAtEnd
+            } else {
+                FindingKind::AliveAtEnd
+            };
+            end_finding(kind, ns[e.space as usize].at_end, e.space, e.key, e.id, at)
+        })
+    }
+}
+
+/// An id alive or a level open at the end, packed until its finding is made.
+struct AtEnd {
+    record: u64,
+    offset: u64,
+    key: u64,
+    id: u64,
+    space: SpaceId,
+    record_type: RecordId,
+    open: bool,
+}
+
+impl AtEnd {
+    fn new(space: SpaceId, key: u64, id: u64, at: At, open: bool) -> AtEnd {
+        AtEnd {
+            record: at.record,
+            offset: at.offset,
+            key,
+            id,
+            space,
+            record_type: at.record_type,
+            open,
         }
     }
 }

@@ -280,15 +280,16 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             },
         )?;
         if semantic {
-            let found = check.finish().to_vec();
-            show(
-                &check,
-                &found,
-                &mut reported,
-                &mut info_shown,
-                &mut bar,
-                &mut out,
-            )?;
+            check.finish_each(|check, f| {
+                show(
+                    check,
+                    std::slice::from_ref(f),
+                    &mut reported,
+                    &mut info_shown,
+                    &mut bar,
+                    &mut out,
+                )
+            })?;
         }
         bar.finish();
         total += dropped;

@@ -972,6 +972,113 @@ proptest! {
     }
 }
 
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 64, ..ProptestConfig::default() })]
+
+    /// The interpreter's live-id table (packed entries per namespace) and its memory of the ids
+    /// undefined recently against a naive model, finding by finding: the record, severity and id
+    /// of each, the record that defined (or last undefined) the id, the events with the sizes a
+    /// realloc keeps, and what is alive at the end in the order it was defined.
+    #[test]
+    fn the_live_table_agrees_with_a_naive_model(ops in proptest::collection::vec(op(), 0..80)) {
+        type Seen = (FindingKind, Severity, u64, u64, Option<u64>);
+        let mut text = String::from("%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\nsection number=1\n");
+        // id → (defining record, size); id → record of its last undefine.
+        let mut live: std::collections::BTreeMap<u64, (u64, u64)> = Default::default();
+        let mut dead: std::collections::BTreeMap<u64, u64> = Default::default();
+        let mut want: Vec<Seen> = Vec::new();
+        let mut events: Vec<HeapOp> = Vec::new();
+        let mut undefine = |r: u64, a: u64, live: &mut std::collections::BTreeMap<u64, (u64, u64)>, want: &mut Vec<Seen>| {
+            match live.remove(&a) {
+                Some(l) => {
+                    dead.insert(a, r);
+                    Some(l)
+                }
+                None => {
+                    let d = dead.get(&a).copied();
+                    let sev = if d.is_some() { Severity::Error } else { Severity::Info };
+                    want.push((FindingKind::NotAlive, sev, r, a, d));
+                    None
+                }
+            }
+        };
+        for (i, o) in ops.iter().enumerate() {
+            let r = i as u64 + 1;
+            match *o {
+                Op::Malloc(a, s) => {
+                    text.push_str(&format!("alloc size={s} address={a}\n"));
+                    if a == 0 {
+                        continue;
+                    }
+                    if let Some((d, _)) = live.insert(a, (r, s)) {
+                        want.push((FindingKind::Redefined, Severity::Error, r, a, Some(d)));
+                        events.push(HeapOp::Free { id: a });
+                    }
+                    events.push(HeapOp::Alloc { id: a, size: s, align: None });
+                }
+                Op::Free(a) => {
+                    text.push_str(&format!("free address={a}\n"));
+                    if a != 0 && undefine(r, a, &mut live, &mut want).is_some() {
+                        events.push(HeapOp::Free { id: a });
+                    }
+                }
+                Op::Realloc(n, o, _) => {
+                    text.push_str(&format!("realloc address={o} address_2={n}\n"));
+                    let freed = if o != 0 { undefine(r, o, &mut live, &mut want) } else { None };
+                    if n == 0 {
+                        if freed.is_some() {
+                            events.push(HeapOp::Free { id: o });
+                        }
+                        continue;
+                    }
+                    // The block keeps its size.
+                    let size = freed.map_or(0, |(_, s)| s);
+                    if let Some((d, _)) = live.insert(n, (r, size)) {
+                        want.push((FindingKind::Redefined, Severity::Error, r, n, Some(d)));
+                        events.push(HeapOp::Free { id: n });
+                    }
+                    events.push(match freed {
+                        Some(_) => HeapOp::Move { old: o, new: n, size: None },
+                        None => HeapOp::Alloc { id: n, size: 0, align: None },
+                    });
+                }
+            }
+        }
+        let mut end: Vec<(u64, u64)> = live.iter().map(|(&a, &(d, _))| (d, a)).collect();
+        end.sort();
+        for (d, a) in end {
+            want.push((FindingKind::AliveAtEnd, Severity::Info, d, a, Some(d)));
+        }
+        let out = run("hatf10.dtd", &text);
+        let got: Vec<Seen> = out
+            .findings
+            .iter()
+            .map(|f| (f.kind, f.severity, f.at.record, f.id, f.defined.map(|d| d.record)))
+            .collect();
+        prop_assert_eq!(got, want, "{}", text);
+        let ops: Vec<HeapOp> = out.events.iter().map(|e| e.op).collect();
+        prop_assert_eq!(ops, events, "{}", text);
+        // The moved blocks' sizes: replayed, the events leave the model's heap.
+        let mut replay: std::collections::BTreeMap<u64, u64> = Default::default();
+        for e in &out.events {
+            match e.op {
+                HeapOp::Alloc { id, size, .. } => {
+                    replay.insert(id, size);
+                }
+                HeapOp::Free { id } => {
+                    replay.remove(&id);
+                }
+                HeapOp::Move { old, new, size } => {
+                    let s = replay.remove(&old).unwrap_or(0);
+                    replay.insert(new, size.unwrap_or(s));
+                }
+            }
+        }
+        let model: std::collections::BTreeMap<u64, u64> = live.iter().map(|(&a, &(_, s))| (a, s)).collect();
+        prop_assert_eq!(replay, model);
+    }
+}
+
 #[test]
 fn site_names_come_from_the_name_maps_at_the_end() {
     // The ET3 sample's class map is a section after the events: names are known once the
