@@ -30,6 +30,9 @@ impl Sink for Collect<'_> {
     fn finding(&mut self, finding: Finding) {
         self.0.push(finding);
     }
+    fn wants_events(&self) -> bool {
+        false
+    }
 }
 
 impl<'s> Check<'s> {

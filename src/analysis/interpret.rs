@@ -47,6 +47,11 @@ pub trait Sink {
     fn finding(&mut self, finding: Finding) {
         let _ = finding;
     }
+    /// Whether the sink looks at events at all; `false` (a sink of findings only, such as
+    /// `mtf check`'s) spares the interpreter making them. `true` by default.
+    fn wants_events(&self) -> bool {
+        true
+    }
 }
 
 impl Sink for Vec<HeapEvent> {
@@ -363,7 +368,10 @@ impl Dead {
     fn build(&mut self) {
         let mut map = HashMap::default();
         let mut order = std::collections::VecDeque::new();
-        for (k, at) in std::mem::take(&mut self.ring).into_iter().map(Buried::unpack) {
+        for (k, at) in std::mem::take(&mut self.ring)
+            .into_iter()
+            .map(Buried::unpack)
+        {
             Dead::bury_eager(&mut map, &mut order, k, at);
         }
         self.map = Some((map, order));
@@ -393,18 +401,30 @@ struct Cx {
     looked: Option<Looked>,
     /// A block freed by this record, for a move into the block it defines.
     freed: Option<(SpaceId, u64, u64, Live)>,
+    /// Whether the sink wants events ([`Sink::wants_events`]).
+    events: bool,
 }
 
 impl Cx {
-    fn event(&self, space: SpaceId, key: u64, site: Option<u64>, op: HeapOp) -> HeapEvent {
-        HeapEvent {
-            record: self.at.record,
-            space,
-            key,
-            thread: self.thread,
-            time: self.time,
-            site,
-            op,
+    /// Reports an event, to a sink that wants events.
+    fn emit(
+        &self,
+        sink: &mut dyn SinkDyn,
+        space: SpaceId,
+        key: u64,
+        site: Option<u64>,
+        op: HeapOp,
+    ) {
+        if self.events {
+            sink.event(HeapEvent {
+                record: self.at.record,
+                space,
+                key,
+                thread: self.thread,
+                time: self.time,
+                site,
+                op,
+            });
         }
     }
 }
@@ -446,6 +466,8 @@ pub struct Interpreter<'s> {
     mono0: Vec<Option<(u64, At)>>,
     /// Per record type: whether it declares anything.
     active: Vec<bool>,
+    /// Per record type: the slots its declarations read (the others are not loaded).
+    needed: Vec<Box<[bool]>>,
     /// The stored values of the id a record looked up, reused from record to record.
     scratch: Vec<u64>,
     dead: Dead,
@@ -491,6 +513,12 @@ impl<'s> Interpreter<'s> {
             mono0: Vec::new(),
             active: (0..schema.records.len())
                 .map(|r| !decl.record(r as RecordId).is_empty())
+                .collect(),
+            needed: schema
+                .records
+                .iter()
+                .enumerate()
+                .map(|(r, rt)| needed_slots(decl.record(r as RecordId), rt.slots.len()))
                 .collect(),
             scratch: Vec::new(),
             dead: Dead::default(),
@@ -639,6 +667,7 @@ impl<'s> Interpreter<'s> {
             time,
             looked: None,
             freed: None,
+            events: sink.wants_events(),
         };
         for a in &decl.actions {
             let Some(id) = self.int(a.slot) else { continue };
@@ -671,7 +700,7 @@ impl<'s> Interpreter<'s> {
             }
         }
         if let Some((fs, fk, fid, l)) = cx.freed.take() {
-            sink.event(cx.event(fs, fk, l.site(), HeapOp::Free { id: fid }));
+            cx.emit(sink, fs, fk, l.site(), HeapOp::Free { id: fid });
         }
         if let Some(l) = cx.looked {
             self.scratch = l.stored;
@@ -686,8 +715,18 @@ impl<'s> Interpreter<'s> {
         if self.vals.len() < n {
             self.vals.resize(n, SlotVal::default());
         }
+        let needed: &[bool] = self
+            .needed
+            .get(view.record_id() as usize)
+            .map_or(&[], |b| b);
         for (i, f) in view.fields().enumerate() {
-            let v = &mut self.vals[f.slot() as usize];
+            let slot = f.slot() as usize;
+            if !needed.get(slot).copied().unwrap_or(false) {
+                continue;
+            }
+            let Some(v) = self.vals.get_mut(slot) else {
+                continue;
+            };
             if v.gen == self.gen {
                 continue;
             }
@@ -726,7 +765,9 @@ impl<'s> Interpreter<'s> {
             let Some(value) = value else { continue };
             let key = m.key.and_then(|s| self.int(s)).unwrap_or(0);
             let entry = if key == 0 {
-                self.mono0.get_mut(m.series as usize).and_then(Option::as_mut)
+                self.mono0
+                    .get_mut(m.series as usize)
+                    .and_then(Option::as_mut)
             } else {
                 self.mono.get_mut(&(m.series, key))
             };
@@ -836,7 +877,7 @@ impl<'s> Interpreter<'s> {
         }
         match cx.freed {
             None => cx.freed = Some((space, key, id, l)),
-            Some(_) => sink.event(cx.event(space, key, l.site(), HeapOp::Free { id })),
+            Some(_) => cx.emit(sink, space, key, l.site(), HeapOp::Free { id }),
         }
     }
 
@@ -944,7 +985,7 @@ impl<'s> Interpreter<'s> {
             // A failed allocation (malloc returning NULL); a realloc that returned NULL after
             // freeing is a free.
             if let Some((fs, fk, fid, l)) = cx.freed.take() {
-                sink.event(cx.event(fs, fk, l.site(), HeapOp::Free { id: fid }));
+                cx.emit(sink, fs, fk, l.site(), HeapOp::Free { id: fid });
             }
             return true;
         }
@@ -1017,7 +1058,7 @@ impl<'s> Interpreter<'s> {
                 what: None,
             });
             if ns.kind == SpaceKind::Ids {
-                sink.event(cx.event(space, key, old.site(), HeapOp::Free { id }));
+                cx.emit(sink, space, key, old.site(), HeapOp::Free { id });
             }
         }
         if ns.kind != SpaceKind::Ids {
@@ -1025,16 +1066,14 @@ impl<'s> Interpreter<'s> {
         }
         let align = decl.align.and_then(|s| self.int(s));
         let op = match cx.freed.take() {
-            Some((fs, fk, old, _)) if fs == space && fk == key => {
-                HeapOp::Move {
-                    old,
-                    new: id,
-                    size: bytes,
-                }
-            }
+            Some((fs, fk, old, _)) if fs == space && fk == key => HeapOp::Move {
+                old,
+                new: id,
+                size: bytes,
+            },
             other => {
                 if let Some((fs, fk, fid, l)) = other {
-                    sink.event(cx.event(fs, fk, l.site(), HeapOp::Free { id: fid }));
+                    cx.emit(sink, fs, fk, l.site(), HeapOp::Free { id: fid });
                 }
                 HeapOp::Alloc {
                     id,
@@ -1043,7 +1082,7 @@ impl<'s> Interpreter<'s> {
                 }
             }
         };
-        sink.event(cx.event(space, key, site, op));
+        cx.emit(sink, space, key, site, op);
         true
     }
 
@@ -1299,6 +1338,51 @@ impl AtEnd {
     }
 }
 
+/// The slots a record type's declarations read (`Interpreter::int`, `Interpreter::name_of`),
+/// as a mask over its `n` slots.
+fn needed_slots(decl: &RecordDecl, n: usize) -> Box<[bool]> {
+    fn expr(e: &AExpr, out: &mut Vec<SlotId>) {
+        match e {
+            AExpr::Const(_) | AExpr::Lookup { .. } => {}
+            AExpr::Field(s) => out.push(*s),
+            AExpr::Add(a, b) | AExpr::Sub(a, b) | AExpr::Mul(a, b) => {
+                expr(a, out);
+                expr(b, out);
+            }
+        }
+    }
+    let mut slots: Vec<SlotId> = Vec::new();
+    for a in &decl.actions {
+        slots.push(a.slot);
+        slots.extend(a.key);
+    }
+    for b in &decl.bytes {
+        expr(&b.expr, &mut slots);
+        slots.extend(b.when.map(|(s, _)| s));
+    }
+    slots.extend(decl.align);
+    slots.extend(decl.time.iter().map(|&(s, _)| s));
+    slots.extend(decl.thread);
+    slots.extend(decl.sizes.iter().copied());
+    if let Some(Site::Field { slot, .. }) = decl.site {
+        slots.push(slot);
+    }
+    for m in &decl.monotonic {
+        slots.extend(m.slot);
+        slots.extend(m.key);
+    }
+    slots.extend(decl.depth.iter().map(|d| d.slot));
+    slots.extend(decl.names.iter().map(|&(s, _)| s));
+    slots.extend(decl.stores.iter().map(|&(_, _, s)| s));
+    let mut mask = vec![false; n];
+    for s in slots {
+        if let Some(m) = mask.get_mut(s as usize) {
+            *m = true;
+        }
+    }
+    mask.into_boxed_slice()
+}
+
 fn end_finding(
     kind: FindingKind,
     severity: Severity,
@@ -1324,6 +1408,7 @@ fn end_finding(
 trait SinkDyn {
     fn event(&mut self, event: HeapEvent);
     fn finding(&mut self, finding: Finding);
+    fn wants_events(&self) -> bool;
 }
 
 impl<T: Sink + ?Sized> SinkDyn for T {
@@ -1332,6 +1417,9 @@ impl<T: Sink + ?Sized> SinkDyn for T {
     }
     fn finding(&mut self, finding: Finding) {
         Sink::finding(self, finding);
+    }
+    fn wants_events(&self) -> bool {
+        Sink::wants_events(self)
     }
 }
 

@@ -132,22 +132,66 @@ impl Window {
 // ------------------------------------------------------------------------------------------
 // Records per type and integer fields.
 
+// Design: the figures of a field are kept in 64-bit words and one 128-bit sum, whatever its
+// signedness: a signed value is ordered as its bits with the top bit flipped (`bias`), and
+// summed as its unsigned bits, the negative ones counted (`neg`) to take 2⁶⁴ off each at the
+// end. The per-value work is then plain integer instructions.
 #[derive(Debug, Clone, Copy)]
 struct FieldAcc {
     count: u64,
-    min: i128,
-    max: i128,
-    sum: i128,
+    /// Smallest and largest value, as `value ^ bias`.
+    lo: u64,
+    hi: u64,
+    /// The sum of the values' bits, and how many of them are negative (signed fields).
+    sum: u128,
+    neg: u64,
+    /// 2⁶³ for a signed field, else 0.
+    bias: u64,
 }
 
-impl Default for FieldAcc {
-    fn default() -> FieldAcc {
+impl FieldAcc {
+    fn new(signed: bool) -> FieldAcc {
         FieldAcc {
             count: 0,
-            min: i128::MAX,
-            max: i128::MIN,
+            lo: u64::MAX,
+            hi: 0,
             sum: 0,
+            neg: 0,
+            bias: if signed { 1 << 63 } else { 0 },
         }
+    }
+
+    #[inline]
+    fn add(&mut self, v: u64) {
+        self.count += 1;
+        let b = v ^ self.bias;
+        self.lo = self.lo.min(b);
+        self.hi = self.hi.max(b);
+        self.sum += v as u128;
+        self.neg += (v & self.bias) >> 63;
+    }
+
+    /// A value back as displayed: signed for a signed field.
+    fn value(&self, b: u64) -> i128 {
+        let v = b ^ self.bias;
+        if self.bias != 0 {
+            v as i64 as i128
+        } else {
+            v as i128
+        }
+    }
+
+    fn min(&self) -> i128 {
+        self.value(self.lo)
+    }
+
+    fn max(&self) -> i128 {
+        self.value(self.hi)
+    }
+
+    fn sum(&self) -> i128 {
+        // Exact while fewer than 2⁶⁴ values were added (a count of u64).
+        (self.sum as i128).wrapping_sub((self.neg as i128) << 64)
     }
 }
 
@@ -158,29 +202,29 @@ pub struct RecordCounter {
     /// whose fields are not summarised).
     base: Vec<usize>,
     fields: Vec<FieldAcc>,
-    signed: Vec<bool>,
 }
 
 impl RecordCounter {
     /// A counter for the record types of `schema`.
     pub fn new(schema: &Schema) -> RecordCounter {
         let mut base = Vec::with_capacity(schema.records.len());
-        let mut n = 0;
-        let mut signed = Vec::new();
+        let mut fields = Vec::new();
         for rt in &schema.records {
             if rt.builtin.is_some() {
                 base.push(usize::MAX);
                 continue;
             }
-            base.push(n);
-            n += rt.slots.len();
-            signed.extend(rt.slots.iter().map(|s| s.display == Display::Signed));
+            base.push(fields.len());
+            fields.extend(
+                rt.slots
+                    .iter()
+                    .map(|s| FieldAcc::new(s.display == Display::Signed)),
+            );
         }
         RecordCounter {
             counts: vec![0; schema.records.len()],
             base,
-            fields: vec![FieldAcc::default(); n],
-            signed,
+            fields,
         }
     }
 
@@ -192,23 +236,16 @@ impl RecordCounter {
         if base == usize::MAX {
             return;
         }
+        let Some(accs) = self.fields.get_mut(base..) else {
+            return;
+        };
         for f in view.fields() {
             let slot = f.slot() as usize;
             if slot == 0 {
                 continue; // the tag
             }
-            if let Value::Int(v) = f.value() {
-                let i = base + slot;
-                let v = if self.signed[i] {
-                    v as i64 as i128
-                } else {
-                    v as i128
-                };
-                let a = &mut self.fields[i];
-                a.count += 1;
-                a.min = a.min.min(v);
-                a.max = a.max.max(v);
-                a.sum += v;
+            if let (Value::Int(v), Some(a)) = (f.value(), accs.get_mut(slot)) {
+                a.add(v);
             }
         }
     }
@@ -243,9 +280,9 @@ impl RecordCounter {
                     fields.push(FieldSummary {
                         name: def.name.clone(),
                         count: a.count,
-                        min: a.min,
-                        max: a.max,
-                        sum: a.sum,
+                        min: a.min(),
+                        max: a.max(),
+                        sum: a.sum(),
                     });
                 }
             }
@@ -492,6 +529,9 @@ pub struct Curve {
     /// The record index where bucket 0 starts.
     pub origin: u64,
     limit: usize,
+    /// The records of the last bucket, `[lo, hi)`, while it is the bucket of the latest
+    /// point (`hi == 0`: not known): the usual point lands there without a division.
+    last: (u64, u64),
 }
 
 /// One bucket of a [`Curve`]: the live bytes and blocks over a range of records.
@@ -518,10 +558,22 @@ impl Curve {
             buckets: Vec::new(),
             origin: 0,
             limit: limit.max(2),
+            last: (0, 0),
         }
     }
 
     fn add(&mut self, at: At, bytes: u64, blocks: u64) {
+        if at.record >= self.last.0 && at.record < self.last.1 {
+            if let Some(b) = self.buckets.last_mut() {
+                b.bytes_min = b.bytes_min.min(bytes);
+                b.bytes_max = b.bytes_max.max(bytes);
+                b.bytes_last = bytes;
+                b.blocks_max = b.blocks_max.max(blocks);
+                b.blocks_last = blocks;
+                return;
+            }
+        }
+        self.last = (0, 0);
         if self.buckets.is_empty() {
             self.origin = at.record;
         }
@@ -548,10 +600,16 @@ impl Curve {
                 blocks_last: blocks,
             }),
         }
+        // The last bucket is the point's: it holds the records of its slot (`idx`).
+        if self.buckets.len() == idx + 1 {
+            let lo = self.origin + idx as u64 * self.span;
+            self.last = (lo, lo.saturating_add(self.span));
+        }
     }
 
     /// Merge pairs of buckets: each now spans twice as many records.
     fn halve(&mut self) {
+        self.last = (0, 0);
         self.span *= 2;
         let origin = self.origin;
         let span = self.span;
@@ -1860,7 +1918,11 @@ mod tests {
             }
 
             fn alloc(&mut self, sp: u32, key: u64, id: u64, size: u64, r: u64, site: Option<u64>) {
-                let held = Held { size, site, born: r };
+                let held = Held {
+                    size,
+                    site,
+                    born: r,
+                };
                 let redefined = self.put(sp, key, id, held);
                 let f = &mut self.figures[sp as usize];
                 f.redefined += u64::from(redefined);
