@@ -1296,7 +1296,10 @@ impl<'s> Interpreter<'s> {
                 out.extend(v.iter().map(|f| AtEnd::new(*space, *key, f.id, f.at, true)));
             }
         }
-        out.sort_by_key(|e| (e.record, e.space, e.key, e.id));
+        // Entries equal in this key make equal findings (a block held twice by one id in the
+        // same record), so an unstable sort, which needs no buffer the size of the list, gives
+        // what the stable one gave; levels open come after ids alive, as they were gathered.
+        out.sort_unstable_by_key(|e| (e.record, e.space, e.key, e.id, e.open));
         out.into_iter().map(move |e| {
             let at = At {
                 record: e.record,

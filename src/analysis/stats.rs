@@ -1857,6 +1857,27 @@ mod tests {
         assert_eq!(c.total(), types.iter().map(|t| t.count).sum::<u64>());
     }
 
+    proptest::proptest! {
+        /// A field's figures in 64-bit words (bits ordered with the sign flipped, negative values
+        /// counted apart from the sum) are those of plain 128-bit arithmetic.
+        #[test]
+        fn field_figures_agree_with_128_bit_arithmetic(
+            signed: bool,
+            values in proptest::collection::vec(proptest::prelude::any::<u64>(), 1..50),
+        ) {
+            let mut a = FieldAcc::new(signed);
+            let as_shown = |v: u64| if signed { v as i64 as i128 } else { v as i128 };
+            for &v in &values {
+                a.add(v);
+            }
+            let shown: Vec<i128> = values.iter().map(|&v| as_shown(v)).collect();
+            proptest::prop_assert_eq!(a.count, values.len() as u64);
+            proptest::prop_assert_eq!(a.min(), *shown.iter().min().unwrap());
+            proptest::prop_assert_eq!(a.max(), *shown.iter().max().unwrap());
+            proptest::prop_assert_eq!(a.sum(), shown.iter().sum::<i128>());
+        }
+    }
+
     /// The packed live-block tables (one map per namespace, blocks shadowed in shared ones,
     /// the site-less blocks outside the sites' map) against a naive model: every holder of an
     /// id in a list, newest last. After every event the live blocks agree; at the end every

@@ -1006,7 +1006,7 @@ proptest! {
             let r = i as u64 + 1;
             match *o {
                 Op::Malloc(a, s) => {
-                    text.push_str(&format!("alloc size={s} address={a}\n"));
+                    text.push_str(&format!("alloc size={s} address={a} vfield.data=\"\"\n"));
                     if a == 0 {
                         continue;
                     }
@@ -1017,13 +1017,13 @@ proptest! {
                     events.push(HeapOp::Alloc { id: a, size: s, align: None });
                 }
                 Op::Free(a) => {
-                    text.push_str(&format!("free address={a}\n"));
+                    text.push_str(&format!("free address={a} vfield.data=\"\"\n"));
                     if a != 0 && undefine(r, a, &mut live, &mut want).is_some() {
                         events.push(HeapOp::Free { id: a });
                     }
                 }
                 Op::Realloc(n, o, _) => {
-                    text.push_str(&format!("realloc address={o} address_2={n}\n"));
+                    text.push_str(&format!("realloc address={o} address_2={n} vfield.data=\"\"\n"));
                     let freed = if o != 0 { undefine(r, o, &mut live, &mut want) } else { None };
                     if n == 0 {
                         if freed.is_some() {
