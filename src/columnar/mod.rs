@@ -45,7 +45,7 @@ use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
 
-use crate::decode::{ElementRef, Event, Reader, RecordView, Value};
+use crate::decode::{ElementRef, Event, EventStream, Reader, RecordView, Value};
 use crate::dtd::{Builtin, Display, RecordId, RecordType, SlotKind};
 use crate::io::{IoError, Output};
 use crate::layout::Shape;
@@ -151,8 +151,28 @@ pub fn write_parquet(
     opts: &ParquetOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ParquetReport, ParquetError> {
+    write_parquet_from(reader, dir, opts, progress, &mut |consume| {
+        consume(&mut reader.records())
+    })
+}
+
+/// Runs a consumer over every event of a trace in trace order: `reader.records()`, or the
+/// events of a trace decoded on several threads (`metatf::parallel::events`), which yield the
+/// same events. Called once per pass.
+pub type EventSource<'s> = dyn FnMut(&mut dyn FnMut(&mut dyn EventStream)) + 's;
+
+/// As [`write_parquet`], the events of each pass read from `events` (which must yield the
+/// events of `reader`'s trace, through `reader`, as `reader.records()` does): the files are the
+/// same, byte for byte, whatever decodes them.
+pub fn write_parquet_from(
+    reader: &Reader<'_>,
+    dir: &Path,
+    opts: &ParquetOptions,
+    progress: &mut dyn FnMut(Progress),
+    events: &mut EventSource<'_>,
+) -> Result<ParquetReport, ParquetError> {
     let created = !dir.exists();
-    let result = write_parquet_in(reader, dir, opts, progress);
+    let result = write_parquet_in(reader, dir, opts, progress, events);
     if result.is_err() && created {
         // Empty by now: the temporary files were removed when their outputs were dropped.
         let _ = std::fs::remove_dir(dir);
@@ -165,6 +185,7 @@ fn write_parquet_in(
     dir: &Path,
     opts: &ParquetOptions,
     progress: &mut dyn FnMut(Progress),
+    events: &mut EventSource<'_>,
 ) -> Result<ParquetReport, ParquetError> {
     // Checked before the first pass, which may take a while.
     if dir.exists() && !dir.is_dir() {
@@ -193,42 +214,43 @@ fn write_parquet_in(
         .iter()
         .map(|rt| exported(rt).then(|| Table::new(rt)))
         .collect();
-    let mut records = reader.records();
     let mut n = 0u64;
-    while let Some(event) = records.next() {
-        match event {
-            Event::Record(view) => {
-                n += 1;
-                if n.is_multiple_of(PROGRESS_EVERY) {
-                    progress(Progress {
-                        pass: 1,
-                        position: view.offset(),
-                        total,
-                        records: n,
-                    });
+    events(&mut |records| {
+        while let Some(event) = records.next_event() {
+            match event {
+                Event::Record(view) => {
+                    n += 1;
+                    if n.is_multiple_of(PROGRESS_EVERY) {
+                        progress(Progress {
+                            pass: 1,
+                            position: view.offset(),
+                            total,
+                            records: n,
+                        });
+                    }
+                    // Elements of tables (split streams, string tables) are the values of the
+                    // fields that refer to them, not rows of their own.
+                    if let Some(t) = &mut tables[view.record_id() as usize] {
+                        if !view.is_element() {
+                            t.observe(&view);
+                        }
+                    }
                 }
-                // Elements of tables (split streams, string tables) are the values of the
-                // fields that refer to them, not rows of their own.
-                if let Some(t) = &mut tables[view.record_id() as usize] {
-                    if !view.is_element() {
-                        t.observe(&view);
+                Event::Problem(p) => {
+                    report.problems += 1;
+                    if report.messages.len() < 100 {
+                        report.messages.push(p.to_string());
+                    }
+                }
+                Event::Damage(d) => {
+                    report.problems += 1;
+                    if report.messages.len() < 100 {
+                        report.messages.push(d.to_string());
                     }
                 }
             }
-            Event::Problem(p) => {
-                report.problems += 1;
-                if report.messages.len() < 100 {
-                    report.messages.push(p.to_string());
-                }
-            }
-            Event::Damage(d) => {
-                report.problems += 1;
-                if report.messages.len() < 100 {
-                    report.messages.push(d.to_string());
-                }
-            }
         }
-    }
+    });
     report.records = n;
     progress(Progress {
         pass: 1,
@@ -260,29 +282,37 @@ fn write_parquet_in(
     }
 
     // Pass 2: the values.
-    let mut records = reader.records();
     let mut n = 0u64;
-    while let Some(event) = records.next() {
-        let Event::Record(view) = event else { continue };
-        n += 1;
-        if n.is_multiple_of(PROGRESS_EVERY) {
-            progress(Progress {
-                pass: 2,
-                position: view.offset(),
-                total,
-                records: n,
-            });
-        }
-        let id = view.record_id() as usize;
-        if view.is_element() {
-            continue;
-        }
-        if let (Some(t), Some(w)) = (&mut tables[id], &mut writers[id]) {
-            t.push(&mut printer, &view);
-            if t.batch_rows >= opts.batch_rows || t.batch_bytes >= BATCH_BYTES {
-                w.write(t)?;
+    let mut failed = None;
+    events(&mut |records| {
+        while let Some(event) = records.next_event() {
+            let Event::Record(view) = event else { continue };
+            n += 1;
+            if n.is_multiple_of(PROGRESS_EVERY) {
+                progress(Progress {
+                    pass: 2,
+                    position: view.offset(),
+                    total,
+                    records: n,
+                });
+            }
+            let id = view.record_id() as usize;
+            if view.is_element() {
+                continue;
+            }
+            if let (Some(t), Some(w)) = (&mut tables[id], &mut writers[id]) {
+                t.push(&mut printer, &view);
+                if t.batch_rows >= opts.batch_rows || t.batch_bytes >= BATCH_BYTES {
+                    if let Err(e) = w.write(t) {
+                        failed = Some(e);
+                        return;
+                    }
+                }
             }
         }
+    });
+    if let Some(e) = failed {
+        return Err(e);
     }
     // Design: every file is written out and flushed before the first is renamed into place, so
     // that a full disk or any other write error leaves the folder as it was (no file replaced,
