@@ -112,6 +112,9 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         Err(e) if e.is_closed_pipe() => return Ok(EXIT_OK),
         Err(e) => return Err(export_failure(&path, e)),
     };
+    if super::common::quiet() {
+        return Ok(EXIT_OK);
+    }
     eprintln!(
         "exported {path} ({}): {} bytes in {} file(s), {} records rendered, {} raw lines copied",
         m.name,
