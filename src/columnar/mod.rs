@@ -44,6 +44,7 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
 use crate::decode::{ElementRef, Event, EventStream, Reader, RecordView, Value};
 use crate::dtd::{Builtin, Display, RecordId, RecordType, SlotKind};
@@ -379,9 +380,41 @@ enum Col {
     List(usize, Box<Col>),
 }
 
+/// Values of a column sampled in pass 1 to decide its dictionary encoding.
+const DICT_SAMPLE: u32 = 1 << 16;
+
+/// Distinct values among the first [`DICT_SAMPLE`] of a column.
+#[derive(Debug, Default, Clone)]
+struct Sample {
+    seen: u32,
+    distinct: std::collections::HashSet<u64, foldhash::fast::FixedState>,
+}
+
+impl Sample {
+    fn add(&mut self, v: u64) {
+        if self.seen < DICT_SAMPLE {
+            self.seen += 1;
+            self.distinct.insert(v);
+        }
+    }
+
+    fn add_bytes(&mut self, b: &[u8]) {
+        if self.seen < DICT_SAMPLE {
+            use std::hash::BuildHasher;
+            self.add(foldhash::fast::FixedState::with_seed(0).hash_one(b));
+        }
+    }
+
+    /// Whether a dictionary pays: the values sampled repeat, on average, at least twice.
+    fn repeats(&self) -> bool {
+        self.distinct.len() as u64 * 2 <= u64::from(self.seen)
+    }
+}
+
 /// Value range and kinds seen in one scalar field.
 #[derive(Debug, Default, Clone)]
 struct Stats {
+    sample: Sample,
     ints: bool,
     umax: u64,
     smin: i64,
@@ -553,8 +586,14 @@ impl Table {
             };
             let s = &mut self.leaves[*i].stats;
             match f.value() {
-                Value::Int(v) => s.int(v),
-                Value::Bytes(b) => s.non_utf8 |= std::str::from_utf8(b).is_err(),
+                Value::Int(v) => {
+                    s.int(v);
+                    s.sample.add(v);
+                }
+                Value::Bytes(b) => {
+                    s.non_utf8 |= std::str::from_utf8(b).is_err();
+                    s.sample.add_bytes(b);
+                }
                 Value::Ref(r) => {
                     s.refs = true;
                     match r {
@@ -687,6 +726,31 @@ impl Table {
             fields.extend(self.fields_of(name, col));
         }
         Arc::new(ArrowSchema::new(fields))
+    }
+
+    /// The columns written without a dictionary: `record_index` and `byte_offset` (unique in
+    /// every row), and the scalar fields at the top of the record whose sampled values do not
+    /// repeat (`Sample::repeats`).
+    // Design: Parquet writers start every column with a dictionary and fall back to plain
+    // pages once the dictionary passes its page size limit; for a column of nearly unique
+    // values (addresses, times, offsets) that is a hash table of every value for nothing, which
+    // was about 30 % of the export's time of a HATF trace. The first 65,536 values of each
+    // field, seen anyway in the first pass, decide it. Fields inside groups and lists, and
+    // the values references lead to, keep the writer's default.
+    fn plain_columns(&self) -> Vec<String> {
+        let mut v = vec![
+            self.meta_name("record_index"),
+            self.meta_name("byte_offset"),
+        ];
+        for (name, col) in &self.cols {
+            if let Col::Leaf(i) = col {
+                let leaf = &self.leaves[*i];
+                if !leaf.stats.refs && !leaf.stats.sample.repeats() {
+                    v.push(name.clone());
+                }
+            }
+        }
+        v
     }
 
     /// A meta column's name, with `_` in front while a field has it.
@@ -1056,7 +1120,11 @@ impl TableWriter {
         let schema = t.schema();
         let rt = reader.schema().record(record);
         let section = reader.section_name(rt.scope);
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder();
+        for name in t.plain_columns() {
+            props = props.set_column_dictionary_enabled(ColumnPath::new(vec![name]), false);
+        }
+        let props = props
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
             .set_max_row_group_size(opts.row_group_rows)
             .set_created_by(format!("mtf {}", env!("CARGO_PKG_VERSION")))
