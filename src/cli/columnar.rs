@@ -31,7 +31,7 @@ pub fn run(
     let reader = o.reader();
     let total = reader.bytes().len() as u64;
     let mut bar = Progress::new(total, "scanning", quiet());
-    let jobs = jobs.decide(false);
+    let jobs = jobs.decide(true);
     let index = if jobs.threads() > 1 {
         super::index::load_for(trace, seek)
     } else {

@@ -97,7 +97,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         Target::Path(args.output.clone())
     };
     // Decoding on the threads of `-j`, the records rendered here in trace order.
-    let jobs = args.jobs.decide(false);
+    let jobs = args.jobs.decide(true);
     let index = if jobs.threads() > 1 {
         super::index::load_for(&args.trace, &args.seek)
     } else {
