@@ -378,10 +378,15 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         EXIT_INVALID_TRACE
     } else if total == index_problems {
         // Only the index is wrong: the trace itself is not called invalid.
-        writeln!(
-            out,
-            "{path}: valid, but its seek index is not: rebuild it with `mtf index`, or delete it"
-        )?;
+        // The command that rebuilds the index checked: with `--index FILE`, that file.
+        let rebuild = match args.seek.index.as_deref().filter(|i| i.as_os_str() != "-") {
+            Some(i) => {
+                let i = input_name(i);
+                format!("rebuild it with `mtf index {path} -o {i}`, or delete {i}")
+            }
+            None => format!("rebuild it with `mtf index {path}`, or delete it"),
+        };
+        writeln!(out, "{path}: valid, but its seek index is not: {rebuild}")?;
         EXIT_INVALID_TRACE
     } else {
         writeln!(out, "{path}: INVALID, {total} problem(s)")?;

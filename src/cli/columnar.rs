@@ -3,7 +3,7 @@
 
 use std::path::Path;
 
-use metatf::columnar::{write_parquet, ParquetError, ParquetOptions};
+use metatf::columnar::{write_parquet_from, ParquetError, ParquetOptions};
 use metatf::io::escape_path;
 
 use super::common::{
@@ -13,7 +13,13 @@ use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Run `mtf export --to parquet`.
-pub fn run(trace: &Path, dtd: Option<&Path>, dir: &Path) -> Result<i32, Failure> {
+pub fn run(
+    trace: &Path,
+    dtd: Option<&Path>,
+    dir: &Path,
+    jobs: &super::jobs::JobsArgs,
+    seek: &super::index::SeekArgs,
+) -> Result<i32, Failure> {
     if dir.as_os_str() == "-" {
         return Err(error(
             EXIT_USAGE,
@@ -25,14 +31,28 @@ pub fn run(trace: &Path, dtd: Option<&Path>, dir: &Path) -> Result<i32, Failure>
     let reader = o.reader();
     let total = reader.bytes().len() as u64;
     let mut bar = Progress::new(total, "scanning", quiet());
+    let jobs = jobs.decide(true);
+    let index = if jobs.threads() > 1 {
+        super::index::load_for(trace, seek)
+    } else {
+        None
+    };
+    let plan = super::jobs::plan(&reader, &jobs, index.as_ref());
     let mut pass = 1;
-    let report = write_parquet(&reader, dir, &ParquetOptions::default(), &mut |p| {
-        if p.pass != pass {
-            pass = p.pass;
-            bar.restart("writing");
-        }
-        bar.set(p.position, p.records);
-    });
+    let report = write_parquet_from(
+        &reader,
+        dir,
+        &ParquetOptions::default(),
+        &mut |p| {
+            if p.pass != pass {
+                pass = p.pass;
+                bar.restart("writing");
+            }
+            bar.set(p.position, p.records);
+        },
+        // Both passes read the events in trace order, decoded on the threads of `-j`.
+        &mut |consume| super::jobs::with_events(&o, &reader, plan.as_ref(), &jobs, false, consume),
+    );
     bar.finish();
     let report = report.map_err(|e| match e {
         ParquetError::Io(io) => io_failure(&io),

@@ -5,7 +5,7 @@ use std::path::PathBuf;
 use clap::Args;
 
 use metatf::import::source::TraceSource;
-use metatf::import::{export, origin, shipped, ExportError, Mapping, Target};
+use metatf::import::{export_from, origin, shipped, ExportError, Mapping, Target};
 
 use super::common::{error, open, render, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
@@ -28,6 +28,11 @@ pub struct ExportArgs {
     /// The output: a file, `-` for standard output, or a folder for a trace of several files.
     #[arg(short, long)]
     pub output: PathBuf,
+    #[command(flatten)]
+    pub jobs: super::jobs::JobsArgs,
+    /// Which seek index `-j` cuts the trace at.
+    #[command(flatten)]
+    pub seek: super::index::SeekArgs,
 }
 
 /// The failure for an export error: its class decides the exit status; the trace's name leads
@@ -49,7 +54,13 @@ fn export_failure(path: &str, e: ExportError) -> Failure {
 pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     #[cfg(feature = "parquet")]
     if args.to.as_deref() == Some("parquet") {
-        return super::columnar::run(&args.trace, args.dtd.as_deref(), &args.output);
+        return super::columnar::run(
+            &args.trace,
+            args.dtd.as_deref(),
+            &args.output,
+            &args.jobs,
+            &args.seek,
+        );
     }
     // An unknown format is the user's mistake whatever the trace holds: say so first.
     let to = match &args.to {
@@ -63,7 +74,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         None => None,
     };
     let o = open(&args.trace, args.dtd.as_deref())?;
-    let src = TraceSource::new(o.trace(), o.schema());
+    let src = TraceSource::from_reader(o.reader(), o.trace().dtd_name());
     let path = super::common::input_name(&args.trace).into_owned();
     let org = origin(&src).map_err(|e| export_failure(&path, e))?;
     let m = if let Some(p) = &args.map {
@@ -85,12 +96,25 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     } else {
         Target::Path(args.output.clone())
     };
-    let rep = match export(&src, &m, &org, target) {
+    // Decoding on the threads of `-j`, the records rendered here in trace order.
+    let jobs = args.jobs.decide(true);
+    let index = if jobs.threads() > 1 {
+        super::index::load_for(&args.trace, &args.seek)
+    } else {
+        None
+    };
+    let plan = super::jobs::plan(src.reader(), &jobs, index.as_ref());
+    let rep = match export_from(&src, &m, &org, target, &mut |consume| {
+        super::jobs::with_events(&o, src.reader(), plan.as_ref(), &jobs, false, consume)
+    }) {
         Ok(rep) => rep,
         // `mtf export T -o - | head`: a reader that stops early is not an error.
         Err(e) if e.is_closed_pipe() => return Ok(EXIT_OK),
         Err(e) => return Err(export_failure(&path, e)),
     };
+    if super::common::quiet() {
+        return Ok(EXIT_OK);
+    }
     eprintln!(
         "exported {path} ({}): {} bytes in {} file(s), {} records rendered, {} raw lines copied",
         m.name,

@@ -150,12 +150,14 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
         None => {
             let candidates: Vec<Mapping> = shipped::all().into_iter().map(|x| x.1).collect();
             let d = detect(&mut inputs[0], &candidates).map_err(|e| import_failure(&e))?;
+            // `-q`: only the warning of a close second is said.
             match &d.runner_up {
                 Some(r) => eprintln!(
                     "detected format {}; close second: {r} (give --from to choose)",
                     d.best
                 ),
-                None => eprintln!("detected format {}", d.best),
+                None if !super::common::quiet() => eprintln!("detected format {}", d.best),
+                None => {}
             }
             candidates
                 .into_iter()
@@ -212,6 +214,21 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     let s = writer
         .finish()
         .map_err(|e| Failure::diagnostic(super::exit::for_encode(&e), &e))?;
+    if !super::common::quiet() {
+        summary(&names, &m, &rep, &out, &s);
+    }
+    super::index::after_write(&out, index_dtd.as_deref(), &args.index)?;
+    Ok(EXIT_OK)
+}
+
+/// What an import did, on standard error (not with `-q`).
+fn summary(
+    names: &[String],
+    m: &Mapping,
+    rep: &metatf::import::ImportReport,
+    out: &std::path::Path,
+    s: &metatf::encode::Summary,
+) {
     eprintln!(
         "imported {} ({}): {} input bytes, {} units, {} as records of the format, {} kept as raw lines ({}%)",
         names.join(" "),
@@ -251,10 +268,8 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     }
     eprintln!(
         "wrote {}: {} bytes, {} records",
-        super::common::input_name(&out),
+        super::common::input_name(out),
         s.bytes,
         s.nrecords
     );
-    super::index::after_write(&out, index_dtd.as_deref(), &args.index)?;
-    Ok(EXIT_OK)
 }

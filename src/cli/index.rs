@@ -43,7 +43,7 @@ pub struct IndexArgs {
 pub struct SeekArgs {
     /// The seek index (default: `TRACE.idx` when it exists; made by `mtf index`, `pack`,
     /// `compact`, `import`; `-` for standard input): `dump --from`/`--skip` start from it,
-    /// `check` verifies it.
+    /// `check` verifies it, `-j` cuts the trace at its checkpoints.
     #[arg(long, value_name = "FILE")]
     pub index: Option<PathBuf>,
     /// Ignore the index beside the trace.

@@ -1,5 +1,5 @@
-//! `-j N` of `mtf check`, `dump` and `stats`: decoding on several threads, results in trace
-//! order (`metatf::parallel`).
+//! `-j N` of `mtf check`, `dump`, `stats` and `export`: decoding on several threads, results in
+//! trace order (`metatf::parallel`).
 
 use clap::Args;
 
@@ -15,7 +15,8 @@ pub struct JobsArgs {
     /// Decode on N threads, the output in trace order and the same as with one; 0: one per
     /// core. By default, one per core where the threads do most of the work (`dump`; `check`
     /// without the semantic pass), one where every record goes through one sequential pass
-    /// anyway (`check`'s semantic pass, `stats`: decoding apart measured no faster there). The
+    /// anyway (`check`'s semantic pass, `stats`, `export`: decoding apart measured no faster
+    /// there). The
     /// trace is cut at the checkpoints of its seek index (`TRACE.idx` or `--index`;
     /// `mtf index T` makes one) or else at its regions (the global region and each section
     /// decode independently): without an index, a trace of one large section decodes on one

@@ -44,8 +44,9 @@ use parquet::arrow::ArrowWriter;
 use parquet::basic::{Compression, ZstdLevel};
 use parquet::file::metadata::KeyValue;
 use parquet::file::properties::WriterProperties;
+use parquet::schema::types::ColumnPath;
 
-use crate::decode::{ElementRef, Event, Reader, RecordView, Value};
+use crate::decode::{ElementRef, Event, EventStream, Reader, RecordView, Value};
 use crate::dtd::{Builtin, Display, RecordId, RecordType, SlotKind};
 use crate::io::{IoError, Output};
 use crate::layout::Shape;
@@ -151,8 +152,28 @@ pub fn write_parquet(
     opts: &ParquetOptions,
     progress: &mut dyn FnMut(Progress),
 ) -> Result<ParquetReport, ParquetError> {
+    write_parquet_from(reader, dir, opts, progress, &mut |consume| {
+        consume(&mut reader.records())
+    })
+}
+
+/// Runs a consumer over every event of a trace in trace order: `reader.records()`, or the
+/// events of a trace decoded on several threads (`metatf::parallel::events`), which yield the
+/// same events. Called once per pass.
+pub type EventSource<'s> = dyn FnMut(&mut dyn FnMut(&mut dyn EventStream)) + 's;
+
+/// As [`write_parquet`], the events of each pass read from `events` (which must yield the
+/// events of `reader`'s trace, through `reader`, as `reader.records()` does): the files are the
+/// same, byte for byte, whatever decodes them.
+pub fn write_parquet_from(
+    reader: &Reader<'_>,
+    dir: &Path,
+    opts: &ParquetOptions,
+    progress: &mut dyn FnMut(Progress),
+    events: &mut EventSource<'_>,
+) -> Result<ParquetReport, ParquetError> {
     let created = !dir.exists();
-    let result = write_parquet_in(reader, dir, opts, progress);
+    let result = write_parquet_in(reader, dir, opts, progress, events);
     if result.is_err() && created {
         // Empty by now: the temporary files were removed when their outputs were dropped.
         let _ = std::fs::remove_dir(dir);
@@ -165,6 +186,7 @@ fn write_parquet_in(
     dir: &Path,
     opts: &ParquetOptions,
     progress: &mut dyn FnMut(Progress),
+    events: &mut EventSource<'_>,
 ) -> Result<ParquetReport, ParquetError> {
     // Checked before the first pass, which may take a while.
     if dir.exists() && !dir.is_dir() {
@@ -193,42 +215,43 @@ fn write_parquet_in(
         .iter()
         .map(|rt| exported(rt).then(|| Table::new(rt)))
         .collect();
-    let mut records = reader.records();
     let mut n = 0u64;
-    while let Some(event) = records.next() {
-        match event {
-            Event::Record(view) => {
-                n += 1;
-                if n.is_multiple_of(PROGRESS_EVERY) {
-                    progress(Progress {
-                        pass: 1,
-                        position: view.offset(),
-                        total,
-                        records: n,
-                    });
+    events(&mut |records| {
+        while let Some(event) = records.next_event() {
+            match event {
+                Event::Record(view) => {
+                    n += 1;
+                    if n.is_multiple_of(PROGRESS_EVERY) {
+                        progress(Progress {
+                            pass: 1,
+                            position: view.offset(),
+                            total,
+                            records: n,
+                        });
+                    }
+                    // Elements of tables (split streams, string tables) are the values of the
+                    // fields that refer to them, not rows of their own.
+                    if let Some(t) = &mut tables[view.record_id() as usize] {
+                        if !view.is_element() {
+                            t.observe(&view);
+                        }
+                    }
                 }
-                // Elements of tables (split streams, string tables) are the values of the
-                // fields that refer to them, not rows of their own.
-                if let Some(t) = &mut tables[view.record_id() as usize] {
-                    if !view.is_element() {
-                        t.observe(&view);
+                Event::Problem(p) => {
+                    report.problems += 1;
+                    if report.messages.len() < 100 {
+                        report.messages.push(p.to_string());
+                    }
+                }
+                Event::Damage(d) => {
+                    report.problems += 1;
+                    if report.messages.len() < 100 {
+                        report.messages.push(d.to_string());
                     }
                 }
             }
-            Event::Problem(p) => {
-                report.problems += 1;
-                if report.messages.len() < 100 {
-                    report.messages.push(p.to_string());
-                }
-            }
-            Event::Damage(d) => {
-                report.problems += 1;
-                if report.messages.len() < 100 {
-                    report.messages.push(d.to_string());
-                }
-            }
         }
-    }
+    });
     report.records = n;
     progress(Progress {
         pass: 1,
@@ -260,29 +283,37 @@ fn write_parquet_in(
     }
 
     // Pass 2: the values.
-    let mut records = reader.records();
     let mut n = 0u64;
-    while let Some(event) = records.next() {
-        let Event::Record(view) = event else { continue };
-        n += 1;
-        if n.is_multiple_of(PROGRESS_EVERY) {
-            progress(Progress {
-                pass: 2,
-                position: view.offset(),
-                total,
-                records: n,
-            });
-        }
-        let id = view.record_id() as usize;
-        if view.is_element() {
-            continue;
-        }
-        if let (Some(t), Some(w)) = (&mut tables[id], &mut writers[id]) {
-            t.push(&mut printer, &view);
-            if t.batch_rows >= opts.batch_rows || t.batch_bytes >= BATCH_BYTES {
-                w.write(t)?;
+    let mut failed = None;
+    events(&mut |records| {
+        while let Some(event) = records.next_event() {
+            let Event::Record(view) = event else { continue };
+            n += 1;
+            if n.is_multiple_of(PROGRESS_EVERY) {
+                progress(Progress {
+                    pass: 2,
+                    position: view.offset(),
+                    total,
+                    records: n,
+                });
+            }
+            let id = view.record_id() as usize;
+            if view.is_element() {
+                continue;
+            }
+            if let (Some(t), Some(w)) = (&mut tables[id], &mut writers[id]) {
+                t.push(&mut printer, &view);
+                if t.batch_rows >= opts.batch_rows || t.batch_bytes >= BATCH_BYTES {
+                    if let Err(e) = w.write(t) {
+                        failed = Some(e);
+                        return;
+                    }
+                }
             }
         }
+    });
+    if let Some(e) = failed {
+        return Err(e);
     }
     // Design: every file is written out and flushed before the first is renamed into place, so
     // that a full disk or any other write error leaves the folder as it was (no file replaced,
@@ -349,9 +380,41 @@ enum Col {
     List(usize, Box<Col>),
 }
 
+/// Values of a column sampled in pass 1 to decide its dictionary encoding.
+const DICT_SAMPLE: u32 = 1 << 16;
+
+/// Distinct values among the first [`DICT_SAMPLE`] of a column.
+#[derive(Debug, Default, Clone)]
+struct Sample {
+    seen: u32,
+    distinct: std::collections::HashSet<u64, foldhash::fast::FixedState>,
+}
+
+impl Sample {
+    fn add(&mut self, v: u64) {
+        if self.seen < DICT_SAMPLE {
+            self.seen += 1;
+            self.distinct.insert(v);
+        }
+    }
+
+    fn add_bytes(&mut self, b: &[u8]) {
+        if self.seen < DICT_SAMPLE {
+            use std::hash::BuildHasher;
+            self.add(foldhash::fast::FixedState::with_seed(0).hash_one(b));
+        }
+    }
+
+    /// Whether a dictionary pays: the values sampled repeat, on average, at least twice.
+    fn repeats(&self) -> bool {
+        self.distinct.len() as u64 * 2 <= u64::from(self.seen)
+    }
+}
+
 /// Value range and kinds seen in one scalar field.
 #[derive(Debug, Default, Clone)]
 struct Stats {
+    sample: Sample,
     ints: bool,
     umax: u64,
     smin: i64,
@@ -523,8 +586,14 @@ impl Table {
             };
             let s = &mut self.leaves[*i].stats;
             match f.value() {
-                Value::Int(v) => s.int(v),
-                Value::Bytes(b) => s.non_utf8 |= std::str::from_utf8(b).is_err(),
+                Value::Int(v) => {
+                    s.int(v);
+                    s.sample.add(v);
+                }
+                Value::Bytes(b) => {
+                    s.non_utf8 |= std::str::from_utf8(b).is_err();
+                    s.sample.add_bytes(b);
+                }
                 Value::Ref(r) => {
                     s.refs = true;
                     match r {
@@ -657,6 +726,31 @@ impl Table {
             fields.extend(self.fields_of(name, col));
         }
         Arc::new(ArrowSchema::new(fields))
+    }
+
+    /// The columns written without a dictionary: `record_index` and `byte_offset` (unique in
+    /// every row), and the scalar fields at the top of the record whose sampled values do not
+    /// repeat (`Sample::repeats`).
+    // Design: Parquet writers start every column with a dictionary and fall back to plain
+    // pages once the dictionary passes its page size limit; for a column of nearly unique
+    // values (addresses, times, offsets) that is a hash table of every value for nothing, which
+    // was about 30 % of the export's time of a HATF trace. The first 65,536 values of each
+    // field, seen anyway in the first pass, decide it. Fields inside groups and lists, and
+    // the values references lead to, keep the writer's default.
+    fn plain_columns(&self) -> Vec<String> {
+        let mut v = vec![
+            self.meta_name("record_index"),
+            self.meta_name("byte_offset"),
+        ];
+        for (name, col) in &self.cols {
+            if let Col::Leaf(i) = col {
+                let leaf = &self.leaves[*i];
+                if !leaf.stats.refs && !leaf.stats.sample.repeats() {
+                    v.push(name.clone());
+                }
+            }
+        }
+        v
     }
 
     /// A meta column's name, with `_` in front while a field has it.
@@ -1026,7 +1120,11 @@ impl TableWriter {
         let schema = t.schema();
         let rt = reader.schema().record(record);
         let section = reader.section_name(rt.scope);
-        let props = WriterProperties::builder()
+        let mut props = WriterProperties::builder();
+        for name in t.plain_columns() {
+            props = props.set_column_dictionary_enabled(ColumnPath::new(vec![name]), false);
+        }
+        let props = props
             .set_compression(Compression::ZSTD(ZstdLevel::default()))
             .set_max_row_group_size(opts.row_group_rows)
             .set_created_by(format!("mtf {}", env!("CARGO_PKG_VERSION")))

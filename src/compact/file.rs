@@ -347,7 +347,9 @@ pub fn compact_file(
             let streamed = write(Some(p), cols.path(), progress)?;
             let (chosen, (stats, bytes, _), streams) =
                 if file_size(cols.path()) < file_size(rows.path()) {
-                    let dtd_path = write_derived_dtd(folder, &p.2, &p.0.dtd_text)?;
+                    // A different file of the derived DTD's name is refused before anything
+                    // is written.
+                    let dtd_path = derived_dtd_path(folder, &p.2, &p.0.dtd_text)?;
                     let kept = Streams::Kept {
                         dtd_name: p.2.clone(),
                         dtd_path,
@@ -362,7 +364,22 @@ pub fn compact_file(
                 source: e,
             })?;
             let written = std::io::copy(&mut f, &mut out).map_err(|e| out.error(e))?;
-            out.commit()?;
+            std::io::Write::flush(&mut out).map_err(|e| out.error(e))?;
+            // Design: the derived DTD is written once the trace is complete (in its temporary
+            // file), itself to a temporary file renamed into place, and put in place just
+            // before the trace: a failed compact leaves neither file (a DTD it put in place is
+            // removed again if the trace cannot be), and a trace is never in place without the
+            // DTD it names.
+            let placed = match &streams {
+                Streams::Kept { dtd_path, .. } => write_derived_dtd(dtd_path, &p.0.dtd_text)?,
+                _ => None,
+            };
+            if let Err(e) = out.commit() {
+                if let Some(d) = placed {
+                    let _ = std::fs::remove_file(d);
+                }
+                return Err(e.into());
+            }
             (stats, bytes, written, streams)
         }
     };
@@ -438,18 +455,29 @@ fn split_plan(
     Ok(Some((plan, schema, name)))
 }
 
-/// Write the derived DTD `name` into `folder` (before the trace that names it), unless a file
-/// with the same text is there; a different file of that name is an error.
-fn write_derived_dtd(folder: &Path, name: &str, text: &str) -> Result<PathBuf, CompactError> {
+/// Where the derived DTD `name` goes in `folder`: a file of that name with a different text is
+/// an error (one with the same text is used as it is).
+fn derived_dtd_path(folder: &Path, name: &str, text: &str) -> Result<PathBuf, CompactError> {
     let path = folder.join(name);
     match std::fs::read(&path) {
-        Ok(existing) if existing == text.as_bytes() => Ok(path),
-        Ok(_) => Err(CompactError::DerivedDtdExists { path }),
+        Ok(existing) if existing != text.as_bytes() => Err(CompactError::DerivedDtdExists { path }),
+        _ => Ok(path),
+    }
+}
+
+/// Write the derived DTD to `path` (atomically), unless a file with the same text is there;
+/// the path when this call put the file there.
+fn write_derived_dtd(path: &Path, text: &str) -> Result<Option<PathBuf>, CompactError> {
+    match std::fs::read(path) {
+        Ok(existing) if existing == text.as_bytes() => Ok(None),
+        Ok(_) => Err(CompactError::DerivedDtdExists {
+            path: path.to_path_buf(),
+        }),
         Err(_) => {
-            let mut out = Output::create(&path)?;
+            let mut out = Output::create(path)?;
             out.write_all(text.as_bytes()).map_err(|e| out.error(e))?;
             out.commit()?;
-            Ok(path)
+            Ok(Some(path.to_path_buf()))
         }
     }
 }

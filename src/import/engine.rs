@@ -122,6 +122,14 @@ pub struct Importer<'m, 's> {
     m: &'m Mapping,
     sink: WriterSink<'s>,
     rules: Vec<Vec<RulePlan>>, // per part, per rule
+    /// Per part, by the first byte of a unit (256: an empty unit), the rules that may match
+    /// it, in the mapping's order: those whose literal lead starts with that byte, and those
+    /// without a lead.
+    // Design: trying every rule's lead on every line was the import's hottest loop for
+    // mappings of many rules; the first byte of a rule's lead decides most of them at once,
+    // and the order of the remaining candidates is the mapping's, so the rule chosen is the
+    // same.
+    dispatch: Vec<Vec<Vec<u32>>>,
     table_plans: Vec<PlanId>,
     tables: Vec<Interner>,
     p_part: PlanId,
@@ -387,10 +395,33 @@ impl<'m, 's> Importer<'m, 's> {
             ],
         )
         .map_err(f)?;
+        let dispatch = m
+            .parts
+            .iter()
+            .zip(&rules)
+            .map(|(part, plans)| {
+                let mut by_byte = vec![Vec::new(); 257];
+                for (ri, (rule, rp)) in part.rules.iter().zip(plans).enumerate() {
+                    // What `try_rules` compares the first line with.
+                    let lead = rule.pattern.lead();
+                    let key = if rp.lines == 1 {
+                        lead
+                    } else {
+                        &lead[..lead.iter().position(|&c| c == b'\n').unwrap_or(lead.len())]
+                    };
+                    match key.first() {
+                        Some(&b) => by_byte[b as usize].push(ri as u32),
+                        None => by_byte.iter_mut().for_each(|l| l.push(ri as u32)),
+                    }
+                }
+                by_byte
+            })
+            .collect();
         Ok(Importer {
             m,
             sink,
             rules,
+            dispatch,
             table_plans,
             tables: m.tables.iter().map(|_| Interner::new()).collect(),
             p_part,
@@ -734,7 +765,10 @@ impl<'m, 's> Importer<'m, 's> {
             split(first)
         };
         let first_ok = first_eol == part_eol || first_eol == Eol::None;
-        for (ri, rule) in part.rules.iter().enumerate() {
+        let key = first[..first_len].first().map_or(256, |&b| b as usize);
+        for k in 0..self.dispatch[pi][key].len() {
+            let ri = self.dispatch[pi][key][k] as usize;
+            let rule = &part.rules[ri];
             let lines = self.rules[pi][ri].lines;
             // A `head` rule takes units within the header block only, the others after it.
             let placed = if rule.head {

@@ -9,7 +9,7 @@ use super::mapping::{Mapping, Units};
 use super::pattern::{FieldKind, Out, Pattern};
 use super::records::{self, Container, PartKind};
 use super::sink::WriterSink;
-use super::source::{Rec, TraceSource};
+use super::source::{EventSource, Rec, TraceSource};
 use super::units::Eol;
 use super::zipio;
 
@@ -380,6 +380,19 @@ pub fn export(
     origin: &Origin,
     target: Target,
 ) -> Result<ExportReport, ExportError> {
+    export_from(src, m, origin, target, &mut |consume| src.events(consume))
+}
+
+/// As [`export`], the records of the trace (but those of routed sections, read apart) read from
+/// `events`, which must yield the events of `src`'s trace through `src.reader()`: the output is
+/// the same, byte for byte, whatever decodes them.
+pub fn export_from(
+    src: &TraceSource<'_>,
+    m: &Mapping,
+    origin: &Origin,
+    target: Target,
+    events: &mut EventSource<'_>,
+) -> Result<ExportReport, ExportError> {
     // A mapping for another DTD would fail on the first record it cannot render, or worse,
     // render records of another format: compare the DTD names first.
     // (The trace's own format may be stored under another DTD name, as `mtf compact --split`
@@ -407,7 +420,7 @@ pub fn export(
         entry: None,
         comment: None,
     };
-    match export_into(src, m, origin, &mut w) {
+    match export_into(src, m, origin, &mut w, events) {
         Ok(rep) => Ok(rep),
         Err(message) => Err(w.failed.take().unwrap_or(ExportError::Trace(message))),
     }
@@ -458,6 +471,7 @@ fn export_into(
     m: &Mapping,
     origin: &Origin,
     w: &mut Writer,
+    events: &mut EventSource<'_>,
 ) -> Result<ExportReport, String> {
     let schema = src.schema();
     let mut rep = ExportReport {
@@ -484,129 +498,134 @@ fn export_into(
     }
     let mut sizes = vec![u64::MAX; routed.len()]; // MAX: the `section` record comes first
     let mut offsets: Vec<Vec<u64>> = vec![Vec::new(); routed.len()];
-    src.for_each(|rec| {
-        match rec.name() {
-            records::ORIGIN => return Ok(()),
-            records::PART => {
-                w.write(pending)?;
-                pending = b"";
-                let code = rec.int("kind").unwrap_or(0);
-                let Some(kind) = PartKind::from_code(code) else {
-                    return Err(format!(
-                        "`{}` of kind {code}, which this version of mtf does not know",
-                        records::PART
-                    ));
-                };
-                let name = String::from_utf8_lossy(rec.bytes("name.data").unwrap_or_default())
-                    .into_owned();
-                let method = rec.int("method").unwrap_or(8);
-                w.begin(&name, method, kind == PartKind::Dir)?;
-                rep.parts.push(name);
-                st = if kind == PartKind::Mapped {
-                    let part = rec.int("part").unwrap_or(0) as usize;
-                    if part >= m.parts.len() {
-                        return Err(format!("part #{part} is not in mapping `{}`", m.name));
-                    }
-                    Some(PartState {
-                        rules: HashMap::new(),
-                        part,
-                        eol: Eol::from_code(rec.int("eol").unwrap_or(0)),
-                    })
-                } else {
-                    None
-                };
-                return Ok(());
-            }
-            records::CHUNK => return w.write(rec.bytes("data.data").unwrap_or_default()),
-            records::ENTRY => {
-                if let Some((e, _)) = &mut w.entry {
-                    let int = |n: &str| rec.int(n).unwrap_or(0);
-                    let bytes = |n: &str| rec.bytes(n).unwrap_or_default().to_vec();
-                    e.time = int("time") as u32;
-                    e.attrs = int("attrs") as u32;
-                    e.made_by = int("madeby") as u16;
-                    e.local_extra = bytes("extra.data");
-                    e.central_extra = bytes("central.data");
-                    e.comment = bytes("comment.data");
-                }
-                return Ok(());
-            }
-            records::ARCHIVE => {
-                w.comment = Some(rec.bytes("comment.data").unwrap_or_default().to_vec());
-                return Ok(());
-            }
-            records::RAW => {
-                w.write(pending)?;
-                pending = b"";
-                rep.raw += 1;
-                return w.write(rec.bytes("line.data").unwrap_or_default());
-            }
-            records::NOEOL => {
-                pending = b"";
-                return Ok(());
-            }
-            _ => {}
-        }
-        if routed_ids.contains(&rec.section()) {
-            return Ok(()); // read through the cursors, at their `import_routed` records
-        }
-        if rec.name() == records::ROUTED {
-            let target = rec.int("target").unwrap_or(0) as usize;
-            let count = rec.int("count").unwrap_or(0);
-            let Some(ps) = st.as_mut() else {
-                return Err("routed records outside a mapped part".into());
-            };
-            let cur = cursors
-                .get_mut(target)
-                .ok_or_else(|| format!("no routed section #{target} in mapping `{}`", m.name))?;
-            let mut left = count;
-            while left > 0 {
-                let r = cur.next(|r| {
-                    // Offsets count from the end of the section's own `section` record.
-                    if sizes[target] == u64::MAX {
-                        sizes[target] = 0;
-                        return Ok(false);
-                    }
-                    let at = sizes[target];
-                    sizes[target] += r.size();
-                    let done = render(r, ps, m, schema, &mut names, &offsets, &routed, &mut line)?;
-                    if done {
-                        offsets[target].push(at);
-                    }
-                    Ok(done)
-                });
-                match r {
-                    None => {
+    let mut outcome = Ok(());
+    events(&mut |stream| {
+        outcome = TraceSource::for_each_in(stream, |rec| {
+            match rec.name() {
+                records::ORIGIN => return Ok(()),
+                records::PART => {
+                    w.write(pending)?;
+                    pending = b"";
+                    let code = rec.int("kind").unwrap_or(0);
+                    let Some(kind) = PartKind::from_code(code) else {
                         return Err(format!(
-                            "section `{}` ends before its records do",
-                            routed[target]
-                        ))
-                    }
-                    Some(Err(e)) => return Err(e),
-                    Some(Ok(false)) => continue,
-                    Some(Ok(true)) => {}
+                            "`{}` of kind {code}, which this version of mtf does not know",
+                            records::PART
+                        ));
+                    };
+                    let name = String::from_utf8_lossy(rec.bytes("name.data").unwrap_or_default())
+                        .into_owned();
+                    let method = rec.int("method").unwrap_or(8);
+                    w.begin(&name, method, kind == PartKind::Dir)?;
+                    rep.parts.push(name);
+                    st = if kind == PartKind::Mapped {
+                        let part = rec.int("part").unwrap_or(0) as usize;
+                        if part >= m.parts.len() {
+                            return Err(format!("part #{part} is not in mapping `{}`", m.name));
+                        }
+                        Some(PartState {
+                            rules: HashMap::new(),
+                            part,
+                            eol: Eol::from_code(rec.int("eol").unwrap_or(0)),
+                        })
+                    } else {
+                        None
+                    };
+                    return Ok(());
                 }
-                left -= 1;
-                w.write(pending)?;
-                w.write(&line)?;
-                pending = if xml { b"" } else { ps.eol.bytes() };
-                rep.rendered += 1;
+                records::CHUNK => return w.write(rec.bytes("data.data").unwrap_or_default()),
+                records::ENTRY => {
+                    if let Some((e, _)) = &mut w.entry {
+                        let int = |n: &str| rec.int(n).unwrap_or(0);
+                        let bytes = |n: &str| rec.bytes(n).unwrap_or_default().to_vec();
+                        e.time = int("time") as u32;
+                        e.attrs = int("attrs") as u32;
+                        e.made_by = int("madeby") as u16;
+                        e.local_extra = bytes("extra.data");
+                        e.central_extra = bytes("central.data");
+                        e.comment = bytes("comment.data");
+                    }
+                    return Ok(());
+                }
+                records::ARCHIVE => {
+                    w.comment = Some(rec.bytes("comment.data").unwrap_or_default().to_vec());
+                    return Ok(());
+                }
+                records::RAW => {
+                    w.write(pending)?;
+                    pending = b"";
+                    rep.raw += 1;
+                    return w.write(rec.bytes("line.data").unwrap_or_default());
+                }
+                records::NOEOL => {
+                    pending = b"";
+                    return Ok(());
+                }
+                _ => {}
             }
-            return Ok(());
-        }
-        let Some(ps) = st.as_mut() else {
-            // Records outside a mapped part: string tables and the like.
-            return Ok(());
-        };
-        if !render(rec, ps, m, schema, &mut names, &offsets, &routed, &mut line)? {
-            return Ok(());
-        }
-        w.write(pending)?;
-        w.write(&line)?;
-        pending = if xml { b"" } else { ps.eol.bytes() };
-        rep.rendered += 1;
-        Ok(())
-    })?;
+            if routed_ids.contains(&rec.section()) {
+                return Ok(()); // read through the cursors, at their `import_routed` records
+            }
+            if rec.name() == records::ROUTED {
+                let target = rec.int("target").unwrap_or(0) as usize;
+                let count = rec.int("count").unwrap_or(0);
+                let Some(ps) = st.as_mut() else {
+                    return Err("routed records outside a mapped part".into());
+                };
+                let cur = cursors.get_mut(target).ok_or_else(|| {
+                    format!("no routed section #{target} in mapping `{}`", m.name)
+                })?;
+                let mut left = count;
+                while left > 0 {
+                    let r = cur.next(|r| {
+                        // Offsets count from the end of the section's own `section` record.
+                        if sizes[target] == u64::MAX {
+                            sizes[target] = 0;
+                            return Ok(false);
+                        }
+                        let at = sizes[target];
+                        sizes[target] += r.size();
+                        let done =
+                            render(r, ps, m, schema, &mut names, &offsets, &routed, &mut line)?;
+                        if done {
+                            offsets[target].push(at);
+                        }
+                        Ok(done)
+                    });
+                    match r {
+                        None => {
+                            return Err(format!(
+                                "section `{}` ends before its records do",
+                                routed[target]
+                            ))
+                        }
+                        Some(Err(e)) => return Err(e),
+                        Some(Ok(false)) => continue,
+                        Some(Ok(true)) => {}
+                    }
+                    left -= 1;
+                    w.write(pending)?;
+                    w.write(&line)?;
+                    pending = if xml { b"" } else { ps.eol.bytes() };
+                    rep.rendered += 1;
+                }
+                return Ok(());
+            }
+            let Some(ps) = st.as_mut() else {
+                // Records outside a mapped part: string tables and the like.
+                return Ok(());
+            };
+            if !render(rec, ps, m, schema, &mut names, &offsets, &routed, &mut line)? {
+                return Ok(());
+            }
+            w.write(pending)?;
+            w.write(&line)?;
+            pending = if xml { b"" } else { ps.eol.bytes() };
+            rep.rendered += 1;
+            Ok(())
+        });
+    });
+    outcome?;
     w.write(pending)?;
     rep.bytes = w.finish()?;
     Ok(rep)

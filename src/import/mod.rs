@@ -39,7 +39,7 @@ pub mod zipio;
 pub use detect::{detect, score, Detection, Score, SAMPLE_UNITS};
 pub use engine::{create_writer, order_inputs, ImportReport, Importer, EARLY_CHECK, RAW_LISTED};
 pub use error::{ErrorClass, ImportError, ImportErrorKind};
-pub use export::{export, origin, ExportError, ExportReport, Origin, Target};
+pub use export::{export, export_from, origin, ExportError, ExportReport, Origin, Target};
 pub use input::ImportInput;
 pub use mapping::{MapError, Mapping, MappingDtdError, MappingLoadError};
 

@@ -4,7 +4,7 @@
 //! [`TraceSource`] and [`Rec`].
 
 use crate::container::Trace;
-use crate::decode::{ElementRef, Event, Reader, RecordView, Records, Value};
+use crate::decode::{ElementRef, Event, EventStream, Reader, RecordView, Records, Value};
 use crate::dtd::{RecordId, Schema};
 
 /// An opened trace with its schema, read record by record.
@@ -12,6 +12,11 @@ pub struct TraceSource<'a> {
     reader: Reader<'a>,
     dtd_name: &'a str,
 }
+
+/// Runs a consumer over every event of a trace in trace order: the trace's own records
+/// ([`TraceSource::events`]), or its events decoded on several threads
+/// (`metatf::parallel::events`), which yield the same.
+pub type EventSource<'s> = dyn FnMut(&mut dyn FnMut(&mut dyn EventStream)) + 's;
 
 /// One decoded record, with fields read by name.
 pub struct Rec<'v, 'd> {
@@ -25,6 +30,21 @@ impl<'a> TraceSource<'a> {
             reader: Reader::new(trace, schema),
             dtd_name: trace.dtd_name(),
         }
+    }
+
+    /// Read through `reader` (a reader of an opened trace: `metatf::Opened::reader`).
+    pub fn from_reader(reader: Reader<'a>, dtd_name: &'a str) -> TraceSource<'a> {
+        TraceSource { reader, dtd_name }
+    }
+
+    /// The reader.
+    pub fn reader(&self) -> &Reader<'a> {
+        &self.reader
+    }
+
+    /// Let `consume` read the trace's events, decoded here from the start.
+    pub fn events(&self, consume: &mut dyn FnMut(&mut dyn EventStream)) {
+        consume(&mut self.reader.records())
     }
 
     /// The DTD name the trace's header gives.
@@ -41,10 +61,18 @@ impl<'a> TraceSource<'a> {
     /// from `f`.
     pub fn for_each(
         &self,
+        f: impl FnMut(&Rec<'_, '_>) -> Result<(), String>,
+    ) -> Result<(), String> {
+        Self::for_each_in(&mut self.reader.records(), f)
+    }
+
+    /// As [`TraceSource::for_each`], the events read from `events` (the events of this trace,
+    /// in trace order: `metatf::parallel::events` decodes them on several threads).
+    pub fn for_each_in(
+        events: &mut dyn EventStream,
         mut f: impl FnMut(&Rec<'_, '_>) -> Result<(), String>,
     ) -> Result<(), String> {
-        let mut records = self.reader.records();
-        while let Some(event) = records.next() {
+        while let Some(event) = events.next_event() {
             match event {
                 Event::Record(view) => f(&Rec { view: &view })?,
                 Event::Problem(p) => return Err(p.to_string()),

@@ -159,7 +159,7 @@ pub enum IndexError {
     #[error("{name}: not a valid seek index: {what} at byte {at}")]
     #[diagnostic(
         code(mtf::index::corrupt),
-        help("rebuild it with `mtf index TRACE`, or delete it: reading works without it")
+        help("rebuild it with `mtf index TRACE` (with `-o FILE` for an index named by --index FILE), or delete it: reading works without it")
     )]
     Corrupt {
         /// The index file.
@@ -173,7 +173,7 @@ pub enum IndexError {
     #[error("{name}: the index does not belong to this trace ({why})")]
     #[diagnostic(
         code(mtf::index::stale),
-        help("rebuild it with `mtf index TRACE`, or delete it: reading works without it")
+        help("rebuild it with `mtf index TRACE` (with `-o FILE` for an index named by --index FILE), or delete it: reading works without it")
     )]
     Stale {
         /// The index file.
@@ -197,7 +197,12 @@ pub enum IndexError {
     #[error(
         "{name}: checkpoint {checkpoint} (record {record}) differs from a full decode: {what}"
     )]
-    #[diagnostic(code(mtf::index::mismatch), help("rebuild it with `mtf index TRACE`"))]
+    #[diagnostic(
+        code(mtf::index::mismatch),
+        help(
+            "rebuild it with `mtf index TRACE` (with `-o FILE` for an index named by --index FILE)"
+        )
+    )]
     Mismatch {
         /// The index file.
         name: String,

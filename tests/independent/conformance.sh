@@ -77,5 +77,18 @@ else
     fail=1
     failed=$((failed + 1))
 fi
+# The DTD name's safety rule (format.md §10): a header name that does not end in `.dtd` is
+# refused, even where a file of that name lies beside the trace; `--dtd` still reads it.
+mkdir -p "$work/noext"
+python3 - "$root/traces/hatf-le32.mtf" "$work/noext/t.mtf" <<'PY'
+import sys
+b = bytearray(open(sys.argv[1], 'rb').read())
+i = b.find(b'hatf10.dtd')
+b[i:i + 10] = b'hatf10.txt'
+open(sys.argv[2], 'wb').write(b)
+PY
+cp "$root/dtds/hatf10.dtd" "$work/noext/hatf10.txt"
+compare dtd-name-not-dtd "$work/noext/t.mtf"
+compare dtd-name-not-dtd-explicit "$work/noext/t.mtf" "$work/noext/hatf10.txt"
 echo "conformance: $passed passed, $failed failed"
 [ "$fail" -eq 0 ]

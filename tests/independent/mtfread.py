@@ -16,6 +16,11 @@ class DtdError(Exception):
     pass
 
 
+class DtdNameError(Exception):
+    """The header's DTD name may not be looked up (format.md §10)."""
+    pass
+
+
 class TraceError(Exception):
     pass
 
@@ -939,6 +944,10 @@ class Trace:
         self.start, self.nrecords = start, nrec
         if dtd_path is None:
             name = self.dtdname.replace('\\', '/').rsplit('/', 1)[-1]
+            # §10 safety rule: only the last component, non-empty, not starting with '.', no
+            # NUL, ending in '.dtd' in any case; otherwise only an explicit --dtd is used.
+            if not name or name.startswith('.') or '\0' in name or not name.lower().endswith('.dtd'):
+                raise DtdNameError('the DTD name %r is refused (format.md §10): give the DTD with --dtd' % self.dtdname)
             dtd_path = os.path.join(os.path.dirname(os.path.abspath(__file__)), '..', '..', 'dtds', name)
         with open(dtd_path, encoding='utf-8') as f:
             self.dtd = Dtd(f.read())
@@ -1378,6 +1387,9 @@ def main(argv):
         data = f.read()
     try:
         t = Trace(data, dtd)
+    except DtdNameError as e:
+        print('error: %s' % e, file=sys.stderr)
+        return 3
     except DtdError as e:
         print('DTD error: %s' % e, file=sys.stderr)
         return 3

@@ -432,3 +432,58 @@ fn a_split_trace_exports_the_files_and_values_of_the_unsplit_one() {
         assert!(a == b, "{trace}: the values differ");
     }
 }
+
+#[test]
+fn columns_of_unique_values_are_written_without_a_dictionary() {
+    // 3,000 allocations: unique addresses, a few sizes.
+    let mut text = String::from("%mtf 1 dtd=\"hatf10.dtd\" class=64 order=little\nsection 1\n");
+    for i in 0..3000u64 {
+        text.push_str(&format!(
+            "alloc size={} address={} vfield.data=\"\"\n",
+            16 << (i % 4),
+            0x10000 + 48 * i
+        ));
+    }
+    let (out, trace, _guard) = util::pack_stdin("dtds/hatf10.dtd", text.as_bytes());
+    assert!(out.status.success(), "{}", util::text(&out.stderr));
+    let dir = util::tempdir();
+    let o = metatf::open(&trace).unwrap();
+    write_parquet(
+        &o.reader(),
+        dir.path(),
+        &ParquetOptions::default(),
+        &mut |_| {},
+    )
+    .unwrap();
+    let file = File::open(dir.path().join("alloc.parquet")).unwrap();
+    let builder = ParquetRecordBatchReaderBuilder::try_new(file).unwrap();
+    let meta = builder.metadata().clone();
+    let rg = meta.row_group(0);
+    let dict: HashMap<String, bool> = rg
+        .columns()
+        .iter()
+        .map(|c| {
+            (
+                c.column_path().string(),
+                c.dictionary_page_offset().is_some(),
+            )
+        })
+        .collect();
+    for (col, want) in [
+        ("record_index", false),
+        ("byte_offset", false),
+        ("address", false),
+        ("section", true),
+        ("size", true),
+    ] {
+        assert_eq!(dict.get(col), Some(&want), "{col}: {dict:?}");
+    }
+    // The values read back whatever the encoding.
+    let (rows, _) = read(&dir.path().join("alloc.parquet"));
+    assert_eq!(rows.len(), 3000);
+    assert_eq!(
+        lookup(&rows[7], "address"),
+        Some(&Cell::Int(0x10000 + 48 * 7))
+    );
+    assert_eq!(lookup(&rows[7], "size"), Some(&Cell::Int(16 << 3)));
+}

@@ -887,3 +887,43 @@ fn an_imported_trace_with_streams_exports_byte_for_byte() {
     assert!(!x.is_empty());
     assert!(x == y, "the exports differ");
 }
+
+#[test]
+fn a_failed_split_compact_leaves_no_derived_dtd() {
+    use metatf::compact::{compact_file, Codec, Compression, FileOptions, Streams};
+    // 2,000 records of `gen_hatf 2000` (examples/gen_hatf.rs), whose streams pay under zstd.
+    let o = metatf::OpenOptions::new()
+        .dtd(crate::util::root().join("benches/hatf-bench.dtd"))
+        .open(crate::util::root().join("tests/data/compact/hatf-2000.mtf"))
+        .unwrap();
+    let r = o.reader();
+    let name = &o.trace().header().dtd_name;
+    let opts = FileOptions {
+        compression: Some(Compression::new(Codec::Zstd, None).unwrap()),
+        split: true,
+        ..FileOptions::default()
+    };
+    let dir = crate::util::tempdir();
+    let entries = |d: &std::path::Path| {
+        let mut v: Vec<String> = std::fs::read_dir(d)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        v.sort();
+        v
+    };
+    // The output cannot be made (a folder of that name): nothing is left, no derived DTD.
+    let out = dir.path().join("out.mtf");
+    std::fs::create_dir(&out).unwrap();
+    let e = compact_file(&r, o.dtd_text(), name, &out, &opts, &mut |_, _| {});
+    assert!(e.is_err());
+    assert_eq!(entries(dir.path()), ["out.mtf"]);
+    // Where it can, the trace and its derived DTD are both written.
+    let ok = dir.path().join("ok.mtf");
+    let rep = compact_file(&r, o.dtd_text(), name, &ok, &opts, &mut |_, _| {}).unwrap();
+    let Streams::Kept { dtd_path, dtd_name } = &rep.streams else {
+        panic!("streams not kept: {:?}", rep.streams);
+    };
+    assert!(dtd_path.is_file() && ok.is_file(), "{dtd_name}");
+    assert_eq!(entries(dir.path()).len(), 3);
+}

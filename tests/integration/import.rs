@@ -643,3 +643,43 @@ fn the_worked_example_of_mappings_md_prints_what_it_shows() {
         }
     }
 }
+
+#[test]
+fn quiet_import_and_export_print_nothing_but_write_the_same() {
+    let dir = util::tempdir();
+    let input = data("et3/trace");
+    for quiet in [false, true] {
+        let trace = dir.path().join(format!("t{quiet}.mtf"));
+        let back = dir.path().join(format!("back{quiet}.txt"));
+        let q: &[&str] = if quiet { &["-q"] } else { &[] };
+        let imp = mtf(&[q, &["import", &input, "-o", trace.to_str().unwrap()]].concat());
+        assert!(imp.status.success(), "{}", text(&imp.stderr));
+        let exp = mtf(&[
+            q,
+            &[
+                "export",
+                trace.to_str().unwrap(),
+                "-o",
+                back.to_str().unwrap(),
+            ],
+        ]
+        .concat());
+        assert!(exp.status.success(), "{}", text(&exp.stderr));
+        assert_eq!(
+            std::fs::read(&back).unwrap(),
+            std::fs::read(&input).unwrap()
+        );
+        // Without -q the summaries are said (the format detected, what was written); with it,
+        // nothing.
+        let said = format!("{}{}", text(&imp.stderr), text(&exp.stderr));
+        if quiet {
+            assert_eq!(said, "", "-q");
+        } else {
+            assert!(said.contains("detected format et3"), "{said}");
+            assert!(
+                said.contains("imported ") && said.contains("exported "),
+                "{said}"
+            );
+        }
+    }
+}

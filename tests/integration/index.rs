@@ -511,11 +511,25 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
         "{}",
         text(&out.stdout)
     );
-    // The same for an index of another trace.
-    let out = mtf(&["check", ts, "--index", other.to_str().unwrap()]);
+    // The hint names the command that rebuilds that index, beside the trace.
+    let verdict = format!("rebuild it with `mtf index {ts}`, or delete it");
+    assert!(
+        text(&out.stdout).contains(&verdict),
+        "{}",
+        text(&out.stdout)
+    );
+    // The same for an index of another trace, named with --index: the hint names that file.
+    let os = other.to_str().unwrap();
+    let out = mtf(&["check", ts, "--index", os]);
     assert_eq!(out.status.code(), Some(1));
     assert!(
         text(&out.stdout).contains("valid, but its seek index is not"),
+        "{}",
+        text(&out.stdout)
+    );
+    let verdict = format!("rebuild it with `mtf index {ts} -o {os}`, or delete {os}");
+    assert!(
+        text(&out.stdout).contains(&verdict),
         "{}",
         text(&out.stdout)
     );

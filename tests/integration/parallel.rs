@@ -268,3 +268,121 @@ fn the_library_replays_every_event_in_order() {
         }
     }
 }
+
+/// The files of a folder, by name, with their bytes.
+fn files_in(dir: &Path) -> Vec<(String, Vec<u8>)> {
+    let mut v: Vec<(String, Vec<u8>)> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| {
+            let p = e.unwrap().path();
+            let name = p.file_name().unwrap().to_string_lossy().into_owned();
+            (name, std::fs::read(&p).unwrap())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+/// `mtf export` of `trace` with `-j 1` and with each of `parallel`: the same files, byte for
+/// byte, and the same messages (the output's name aside) and exit status.
+fn export_same_on_threads(trace: &Path, to: &[&str], parallel: &[&[&str]], dir: &Path) {
+    let t = trace.to_str().unwrap();
+    let run = |name: &str, extra: &[&str]| {
+        let out = dir.join(name);
+        let o = mtf(&[&["export", t], to, &["-o", out.to_str().unwrap()], extra].concat());
+        let (stdout, stderr, code) = shown(&o);
+        let files = if out.is_dir() {
+            files_in(&out)
+        } else if out.exists() {
+            vec![(String::new(), std::fs::read(&out).unwrap())]
+        } else {
+            Vec::new()
+        };
+        let stderr = stderr.replace(out.to_str().unwrap(), "OUT");
+        (files, stdout, stderr, code)
+    };
+    let want = run("one", &["-j", "1"]);
+    assert!(!want.0.is_empty(), "{t}: nothing exported: {}", want.2);
+    for (i, p) in parallel.iter().enumerate() {
+        let got = run(&format!("par{i}"), p);
+        assert_eq!(got, want, "mtf export {t} {} {}", to.join(" "), p.join(" "));
+    }
+}
+
+#[test]
+fn parquet_export_writes_the_same_files_on_any_number_of_threads() {
+    let dir = tempdir();
+    for t in shipped() {
+        export_same_on_threads(
+            &t,
+            &["--to", "parquet"],
+            &[CUT_AT_REGIONS[0], CUT_AT_REGIONS[2]],
+            dir.path(),
+        );
+    }
+}
+
+#[test]
+fn mapping_export_writes_the_same_bytes_on_any_number_of_threads() {
+    let dir = tempdir();
+    let mut imported = 0;
+    for t in shipped() {
+        // The traces made by `mtf import` (their first record names their origin).
+        let dump = mtf(&["dump", t.to_str().unwrap(), "-n", "3"]);
+        if !text(&dump.stdout).contains("import_origin") {
+            continue;
+        }
+        imported += 1;
+        export_same_on_threads(&t, &[], CUT_AT_REGIONS, dir.path());
+    }
+    assert!(imported >= 5, "{imported} imported traces");
+}
+
+#[test]
+fn exports_cut_at_the_checkpoints_of_an_index_give_the_same() {
+    let dir = tempdir();
+    let index = |t: &Path, every: &str| {
+        let idx = dir
+            .path()
+            .join(format!("{}.idx", t.file_name().unwrap().to_string_lossy()));
+        let o = mtf(&[
+            "index",
+            t.to_str().unwrap(),
+            "-o",
+            idx.to_str().unwrap(),
+            "--every",
+            every,
+            "--every-bytes",
+            "256",
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        idx
+    };
+    // Parquet of a HATF trace of one section, cut at many checkpoints.
+    let (out, packed, _guard) =
+        crate::util::pack_stdin("dtds/hatf10.dtd", hatf_text(3000).as_bytes());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let idx = index(&packed, "50");
+    let opened = metatf::open(&packed).unwrap();
+    let reader = opened.reader();
+    let loaded = metatf::index::Index::load(&idx).unwrap();
+    let plan = metatf::parallel::plan_indexed(&reader, &loaded).unwrap();
+    assert!(plan.chunks.len() > 10, "{} chunks", plan.chunks.len());
+    let i = idx.to_str().unwrap();
+    export_same_on_threads(
+        &packed,
+        &["--to", "parquet"],
+        &[&["-j", "2", "--index", i], &["-j", "3", "--index", i]],
+        dir.path(),
+    );
+    // A mapping export of an imported trace, cut at checkpoints.
+    let t = root().join("traces/android.mtf");
+    let idx = index(&t, "5");
+    let i = idx.to_str().unwrap();
+    export_same_on_threads(
+        &t,
+        &[],
+        &[&["-j", "2", "--index", i], &["-j", "4", "--index", i]],
+        dir.path(),
+    );
+}

@@ -1,5 +1,6 @@
 //! Writers lose nothing (issue 20 item 6, docs/robustness.md): every command that writes a file
-//! (pack, compact, import, export, export --to parquet, report, plot, stats, simulate, index) is run by
+//! (pack, compact with and without --split, import, export, export --to parquet, report, plot,
+//! stats, diff, simulate, replay, index) is run by
 //! its binary under
 //! a full disk (RLIMIT_FSIZE, so that writes fail with EFBIG, and /dev/full), an unwritable
 //! folder, input that turns bad half-way, and SIGINT/SIGTERM while writing. Each time the
@@ -141,6 +142,16 @@ fn writers(i: &Inputs) -> Vec<Writer> {
             false,
         ),
         w("compact", &["compact", s(&i.trace)], "out.mtf", false),
+        // With its derived DTD written beside the trace (when the streams pay).
+        Writer {
+            device: false,
+            ..w(
+                "compact --split",
+                &["compact", "--split", s(&i.trace)],
+                "out.mtf",
+                false,
+            )
+        },
         w(
             "import",
             &["import", "--from", "mtrace", s(&i.mtrace)],
@@ -171,6 +182,22 @@ fn writers(i: &Inputs) -> Vec<Writer> {
             device: false,
             ..w("simulate", &["simulate", s(&i.trace)], "out.svg", false)
         },
+        // Its picture, named by its extension (one run: the replay itself is not the point).
+        Writer {
+            device: false,
+            ..w(
+                "replay",
+                &["replay", "--repeat", "1", s(&i.trace)],
+                "out.svg",
+                false,
+            )
+        },
+        w(
+            "diff",
+            &["diff", "--format", "json", s(&i.trace), s(&i.imported)],
+            "out.json",
+            false,
+        ),
         // The seek index of 100,000 records is 124 bytes.
         Writer {
             limit: 64,
