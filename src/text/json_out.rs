@@ -74,35 +74,33 @@ pub(crate) fn write_record(
     let plan = &p.plans[view.record_id() as usize];
     let mut line = std::mem::take(&mut p.line);
     line.clear();
-    line.extend_from_slice(&plan.json_head);
-    push_u64(&mut line, view.section() as u64);
-    line.extend_from_slice(b",\"index\":");
-    push_u64(&mut line, view.index());
-    line.extend_from_slice(b",\"offset\":");
-    push_u64(&mut line, view.offset());
-    line.extend_from_slice(b",\"fields\":{");
+    line.padded(&plan.json_head);
+    line.dec(view.section() as u64);
+    line.put(b",\"index\":");
+    line.dec(view.index());
+    line.put(b",\"offset\":");
+    line.dec(view.offset());
+    line.put(b",\"fields\":{");
     if !raw && plan.flat {
         // A flat record (see `Plan`): a prefix and a value per field, in one line buffer.
         let slots = &rt.slots;
         let values = view.values.get(1..).unwrap_or(&[]);
         let mut result = Ok(());
         for (i, (fv, prefix)) in values.iter().zip(plan.json.iter()).enumerate() {
-            line.extend_from_slice(prefix);
+            line.padded(prefix);
             let display = slots[fv.slot as usize].display;
             match (fv.value, strings, display) {
-                (Val::Int(v), false, Display::Signed) => {
-                    line.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes())
-                }
-                (Val::Int(v), false, _) => push_u64(&mut line, v),
+                (Val::Int(v), false, Display::Signed) => line.signed(v as i64),
+                (Val::Int(v), false, _) => line.dec(v),
                 (Val::Int(v), true, Display::Signed) => {
-                    line.push(b'"');
-                    line.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
-                    line.push(b'"');
+                    line.byte(b'"');
+                    line.signed(v as i64);
+                    line.byte(b'"');
                 }
                 (Val::Int(v), true, _) => {
-                    line.push(b'"');
-                    push_u64(&mut line, v);
-                    line.push(b'"');
+                    line.byte(b'"');
+                    line.dec(v);
+                    line.byte(b'"');
                 }
                 _ => {
                     if let Some(f) = view.field_at(i + 1) {
@@ -114,12 +112,12 @@ pub(crate) fn write_record(
                 }
             }
         }
-        line.extend_from_slice(b"}}\n");
-        let written = result.and_then(|()| w.write_all(&line));
+        line.put(b"}}\n");
+        let written = result.and_then(|()| w.write_all(line.as_bytes()));
         p.line = line;
         return written;
     }
-    let head = w.write_all(&line);
+    let head = w.write_all(line.as_bytes());
     p.line = line;
     head?;
     // Whether the innermost open object or array has no member yet; the record's fields are the
@@ -175,11 +173,6 @@ pub(crate) fn write_record(
     p.json_first = first;
     result?;
     w.write_all(b"}}\n")
-}
-
-#[inline]
-fn push_u64(line: &mut Vec<u8>, v: u64) {
-    line.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 fn int(w: &mut (impl Write + ?Sized), v: u64) -> io::Result<()> {

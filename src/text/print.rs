@@ -11,7 +11,8 @@ use crate::decode::{Field, Reader, RecordView, Val, Value};
 use crate::dtd::Builtin;
 use crate::layout::{Compiled, Op, Program, Step, Walk};
 
-use super::value::{push_int, write_int, write_string, write_value};
+use super::linebuf::{LineBuf, Padded};
+use super::value::{write_int, write_string, write_value};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -57,7 +58,7 @@ pub struct Printer {
     /// Per record type, what is written before each field of a flat record (see [`Plan`]).
     pub(crate) plans: Vec<Plan>,
     /// The line being printed, written out in one piece.
-    pub(crate) line: Vec<u8>,
+    pub(crate) line: LineBuf,
     /// The JSON writer's stack of open objects and arrays, kept from record to record.
     #[cfg(feature = "json")]
     pub(crate) json_first: Vec<bool>,
@@ -73,15 +74,17 @@ pub struct Printer {
 pub(crate) struct Plan {
     /// Whether the record has no repeat and every field has a key.
     pub(crate) flat: bool,
+    /// The record's name (text form).
+    pub(crate) name: Padded,
     /// ` key=` before each field of a flat record (text form).
-    pub(crate) text: Vec<Box<[u8]>>,
+    pub(crate) text: Vec<Padded>,
     /// `"key":` before each field of a flat record, after a `,` for all but the first
     /// (JSON lines).
     #[cfg(feature = "json")]
-    pub(crate) json: Vec<Box<[u8]>>,
+    pub(crate) json: Vec<Padded>,
     /// `{"record":"NAME","section":` (JSON lines).
     #[cfg(feature = "json")]
-    pub(crate) json_head: Box<[u8]>,
+    pub(crate) json_head: Padded,
 }
 
 impl Plan {
@@ -93,6 +96,7 @@ impl Plan {
             && prog.keys.iter().all(|k| !k.is_empty());
         let mut plan = Plan {
             flat,
+            name: Padded::new(name.as_bytes()),
             ..Plan::default()
         };
         #[cfg(feature = "json")]
@@ -101,7 +105,7 @@ impl Plan {
             // Writing to a Vec cannot fail.
             let _ = serde_json::to_writer(&mut head, name);
             head.extend_from_slice(b",\"section\":");
-            plan.json_head = head.into_boxed_slice();
+            plan.json_head = Padded::new(&head);
         }
         #[cfg(not(feature = "json"))]
         let _ = name;
@@ -113,7 +117,7 @@ impl Plan {
             t.push(b' ');
             t.extend_from_slice(key.as_bytes());
             t.push(b'=');
-            plan.text.push(t.into_boxed_slice());
+            plan.text.push(Padded::new(&t));
             #[cfg(feature = "json")]
             {
                 let mut j = Vec::with_capacity(key.len() + 4);
@@ -122,7 +126,7 @@ impl Plan {
                 }
                 let _ = serde_json::to_writer(&mut j, &**key);
                 j.push(b':');
-                plan.json.push(j.into_boxed_slice());
+                plan.json.push(Padded::new(&j));
             }
             #[cfg(not(feature = "json"))]
             let _ = i;
@@ -155,7 +159,7 @@ impl Printer {
         Printer {
             last: vec![0; compiled.max_slots],
             plans,
-            line: Vec::new(),
+            line: LineBuf::default(),
             opts,
             int_strings: false,
             logical: false,
@@ -402,34 +406,33 @@ impl Printer {
         let line = &mut self.line;
         line.clear();
         if self.opts.offsets {
-            line.push(b'@');
-            line.extend_from_slice(itoa::Buffer::new().format(view.offset()).as_bytes());
-            line.push(b' ');
+            line.byte(b'@');
+            line.dec(view.offset());
+            line.byte(b' ');
         }
-        line.extend_from_slice(view.name().as_bytes());
+        let plan = &self.plans[view.record_id() as usize];
+        line.padded(&plan.name);
         let reader = view.reader();
         let slots = &view.record().slots;
-        let prefixes = &self.plans[view.record_id() as usize].text;
         // The tag is not printed; a record cut short prints the fields it has.
         let values = view.values.get(1..).unwrap_or(&[]);
-        for (i, (fv, prefix)) in values.iter().zip(prefixes.iter()).enumerate() {
-            line.extend_from_slice(prefix);
+        for (i, (fv, prefix)) in values.iter().zip(plan.text.iter()).enumerate() {
+            line.padded(prefix);
             self.last[fv.slot as usize] = fv.value.number();
-            let display = slots[fv.slot as usize].display;
             match fv.value {
-                Val::Int(v) => push_int(line, v, display),
+                Val::Int(v) => line.int(v, slots[fv.slot as usize].display),
                 _ => {
                     if let Some(f) = view.field_at(i + 1) {
                         match shown(reader, &f, self.logical) {
-                            (Value::Int(v), display) => push_int(line, v, display),
+                            (Value::Int(v), display) => write_int(line, v, display)?,
                             (value, display) => write_value(line, reader, value, display, 0)?,
                         }
                     }
                 }
             }
         }
-        line.push(b'\n');
-        w.write_all(line)
+        line.byte(b'\n');
+        w.write_all(line.as_bytes())
     }
 }
 
