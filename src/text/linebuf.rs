@@ -155,6 +155,25 @@ impl LineBuf {
         self.buf.resize(want, 0);
     }
 
+    /// A cursor over the line with room for `most` more bytes; [`LineBuf::done`] takes its
+    /// end back.
+    // Design: the cursor is a local (a slice and an index in registers), so that the stores of
+    // a line's bytes do not make the compiler reload the buffer's pointer and length after each.
+    #[inline(always)]
+    pub(crate) fn cursor(&mut self, most: usize) -> Cursor<'_> {
+        self.room(most);
+        Cursor {
+            buf: &mut self.buf,
+            n: self.n,
+        }
+    }
+
+    /// Where a cursor ended.
+    #[inline(always)]
+    pub(crate) fn done(&mut self, end: usize) {
+        self.n = end;
+    }
+
     /// Appends bytes.
     #[inline]
     pub(crate) fn put(&mut self, b: &[u8]) {
@@ -172,27 +191,97 @@ impl LineBuf {
     }
 
     /// Appends a padded piece.
+    #[inline]
+    pub(crate) fn padded(&mut self, p: &Padded) {
+        let mut c = self.cursor(Cursor::MOST_PADDED.max(p.len()));
+        c.padded(p);
+        let end = c.n;
+        self.done(end);
+    }
+
+    /// Appends `v` in decimal.
+    #[inline]
+    pub(crate) fn dec(&mut self, v: u64) {
+        let mut c = self.cursor(Cursor::MOST_NUMBER);
+        c.dec(v);
+        let end = c.n;
+        self.done(end);
+    }
+
+    /// Appends an integer in its display, as [`super::value::write_int`] writes it.
+    #[inline]
+    pub(crate) fn int(&mut self, v: u64, display: Display) {
+        let mut c = self.cursor(Cursor::MOST_NUMBER);
+        c.int(v, display);
+        let end = c.n;
+        self.done(end);
+    }
+
+    /// Appends `v` in signed decimal.
+    #[inline]
+    pub(crate) fn signed(&mut self, v: i64) {
+        let mut c = self.cursor(Cursor::MOST_NUMBER);
+        c.signed(v);
+        let end = c.n;
+        self.done(end);
+    }
+}
+
+impl Padded {
+    /// How many bytes it stands for.
+    #[inline(always)]
+    pub(crate) fn len(&self) -> usize {
+        match self {
+            Padded::Short(_, n) | Padded::Medium(_, n) => *n as usize,
+            Padded::Long(b) => b.len(),
+        }
+    }
+}
+
+/// A cursor into a line buffer with room made beforehand (see [`LineBuf::cursor`]): each piece
+/// needs at most [`Cursor::MOST_PADDED`] (a padded piece, or its length if longer) or
+/// [`Cursor::MOST_NUMBER`] bytes of that room. Writing past it would panic, never corrupt.
+pub(crate) struct Cursor<'a> {
+    buf: &'a mut [u8],
+    /// The end of the line so far.
+    pub(crate) n: usize,
+}
+
+impl Cursor<'_> {
+    /// Room a padded piece of up to 32 bytes takes.
+    pub(crate) const MOST_PADDED: usize = 32;
+    /// Room a number takes, in any display (with `0x`, a sign or JSON quotes).
+    pub(crate) const MOST_NUMBER: usize = 26;
+
+    /// Appends one byte.
+    #[inline(always)]
+    pub(crate) fn byte(&mut self, b: u8) {
+        self.buf[self.n] = b;
+        self.n += 1;
+    }
+
+    /// Appends a padded piece.
     #[inline(always)]
     pub(crate) fn padded(&mut self, p: &Padded) {
         match p {
             Padded::Short(b, len) => {
-                self.room(16);
                 self.buf[self.n..self.n + 16].copy_from_slice(b);
                 self.n += *len as usize;
             }
             Padded::Medium(b, len) => {
-                self.room(32);
                 self.buf[self.n..self.n + 32].copy_from_slice(b);
                 self.n += *len as usize;
             }
-            Padded::Long(b) => self.put(b),
+            Padded::Long(b) => {
+                self.buf[self.n..self.n + b.len()].copy_from_slice(b);
+                self.n += b.len();
+            }
         }
     }
 
     /// Appends `v` as `{:#x}` writes it: `0x` and its digits without leading zeros.
     #[inline(always)]
     pub(crate) fn hex(&mut self, v: u64) {
-        self.room(18);
         // Digits needed: at least one.
         let digits = ((67 - v.leading_zeros()) / 4).max(1) as usize;
         // The last `digits` digits moved to the front.
@@ -206,11 +295,16 @@ impl LineBuf {
     /// Appends `v` in decimal.
     #[inline(always)]
     pub(crate) fn dec(&mut self, v: u64) {
-        self.room(24);
         if v < 100_000_000 {
             self.n += leading8(&mut self.buf[self.n..self.n + 8], v as u32);
             return;
         }
+        self.dec_long(v);
+    }
+
+    /// Appends `v`, at least 10⁸, in decimal.
+    #[inline(never)]
+    fn dec_long(&mut self, v: u64) {
         let (top, low) = (v / 100_000_000, (v % 100_000_000) as u32);
         if top < 100_000_000 {
             self.n += leading8(&mut self.buf[self.n..self.n + 8], top as u32);
@@ -225,6 +319,15 @@ impl LineBuf {
         self.n += 8;
     }
 
+    /// Appends `v` in signed decimal.
+    #[inline(always)]
+    pub(crate) fn signed(&mut self, v: i64) {
+        if v < 0 {
+            self.byte(b'-');
+        }
+        self.dec(v.unsigned_abs());
+    }
+
     /// Appends an integer in its display, as [`super::value::write_int`] writes it.
     #[inline(always)]
     pub(crate) fn int(&mut self, v: u64, display: Display) {
@@ -233,15 +336,6 @@ impl LineBuf {
             Display::Signed => self.signed(v as i64),
             _ => self.dec(v),
         }
-    }
-
-    /// Appends `v` in signed decimal.
-    #[inline]
-    pub(crate) fn signed(&mut self, v: i64) {
-        if v < 0 {
-            self.byte(b'-');
-        }
-        self.dec(v.unsigned_abs());
     }
 }
 
@@ -286,7 +380,7 @@ mod tests {
     fn formats(v: u64) {
         let mut l = LineBuf::default();
         l.put(b"k=");
-        l.hex(v);
+        l.int(v, Display::Hex);
         l.byte(b' ');
         l.dec(v);
         l.byte(b' ');

@@ -85,10 +85,15 @@ pub(crate) struct Plan {
     /// `{"record":"NAME","section":` (JSON lines).
     #[cfg(feature = "json")]
     pub(crate) json_head: Padded,
+    /// The display of each field of a flat record.
+    pub(crate) displays: Vec<crate::dtd::Display>,
+    /// Bytes a flat record's line takes at most, in either format and with every option.
+    pub(crate) most: usize,
 }
 
 impl Plan {
-    fn new(prog: &Program, name: &str) -> Plan {
+    fn new(prog: &Program, rt: &crate::dtd::RecordType) -> Plan {
+        let name = &rt.name;
         let flat = prog
             .ops
             .iter()
@@ -112,6 +117,12 @@ impl Plan {
         if !flat {
             return plan;
         }
+        for op in &prog.ops {
+            let (Op::Int(slot) | Op::Bytes(slot, _)) = op else {
+                unreachable!("a flat program holds fields only")
+            };
+            plan.displays.push(rt.slots[*slot as usize].display);
+        }
         for (i, key) in prog.keys.iter().enumerate() {
             let mut t = Vec::with_capacity(key.len() + 2);
             t.push(b' ');
@@ -131,6 +142,27 @@ impl Plan {
             #[cfg(not(feature = "json"))]
             let _ = i;
         }
+        // `@OFFSET `, the name or the JSON head, `,"index":N,"offset":N,"fields":{`, `}}` and a
+        // newline, then a prefix and a number per field (quoted with --int-strings).
+        use super::linebuf::Cursor;
+        let piece = |p: &Padded| p.len().max(Cursor::MOST_PADDED);
+        plan.most = 2 + 4 * Cursor::MOST_NUMBER + piece(&plan.name) + 4 * Cursor::MOST_PADDED;
+        #[cfg(feature = "json")]
+        {
+            plan.most += piece(&plan.json_head);
+        }
+        let json: &[Padded] = {
+            #[cfg(feature = "json")]
+            {
+                &plan.json
+            }
+            #[cfg(not(feature = "json"))]
+            {
+                &[]
+            }
+        };
+        plan.most += plan.text.iter().chain(json).map(piece).sum::<usize>();
+        plan.most += prog.keys.len() * (Cursor::MOST_NUMBER + 2);
         plan
     }
 }
@@ -152,7 +184,7 @@ impl Printer {
             .map(|rid| {
                 Plan::new(
                     compiled.program(rid as u32),
-                    &reader.schema().record(rid as u32).name,
+                    reader.schema().record(rid as u32),
                 )
             })
             .collect();
@@ -213,6 +245,16 @@ impl Printer {
     /// `dump --data-only` shows it. Such output does not pack back into the same trace.
     pub fn with_logical_values(mut self, on: bool) -> Printer {
         self.logical = on;
+        self
+    }
+
+    /// Print every record by the general walk, without the per-record-type plans: the same
+    /// bytes, more slowly (for tests that compare the two).
+    #[doc(hidden)]
+    pub fn without_plans(mut self) -> Printer {
+        for p in &mut self.plans {
+            p.flat = false;
+        }
         self
     }
 
@@ -403,29 +445,44 @@ impl Printer {
     /// The text line of a flat record ([`Plan`]), without `--raw`: the record name, then
     /// ` key=value` per field, built in the line buffer and written in one piece.
     fn text_flat(&mut self, w: &mut impl Write, view: &RecordView<'_>) -> io::Result<()> {
-        let line = &mut self.line;
-        line.clear();
-        if self.opts.offsets {
-            line.byte(b'@');
-            line.dec(view.offset());
-            line.byte(b' ');
-        }
         let plan = &self.plans[view.record_id() as usize];
-        line.padded(&plan.name);
-        let reader = view.reader();
+        let line = &mut self.line;
         let slots = &view.record().slots;
         // The tag is not printed; a record cut short prints the fields it has.
         let values = view.values.get(1..).unwrap_or(&[]);
-        for (i, (fv, prefix)) in values.iter().zip(plan.text.iter()).enumerate() {
-            line.padded(prefix);
-            self.last[fv.slot as usize] = fv.value.number();
-            match fv.value {
-                Val::Int(v) => line.int(v, slots[fv.slot as usize].display),
-                _ => {
-                    if let Some(f) = view.field_at(i + 1) {
-                        match shown(reader, &f, self.logical) {
-                            (Value::Int(v), display) => write_int(line, v, display)?,
-                            (value, display) => write_value(line, reader, value, display, 0)?,
+        line.clear();
+        // Integers (nearly every field) through a cursor with room for the whole line.
+        let mut c = line.cursor(plan.most);
+        if self.opts.offsets {
+            c.byte(b'@');
+            c.dec(view.offset());
+            c.byte(b' ');
+        }
+        c.padded(&plan.name);
+        let mut done = 0;
+        // (`self.last` keeps repeat counts for the walk; a flat record has none.)
+        for ((fv, prefix), &display) in values.iter().zip(&plan.text).zip(&plan.displays) {
+            let Val::Int(v) = fv.value else { break };
+            c.padded(prefix);
+            c.int(v, display);
+            done += 1;
+        }
+        let end = c.n;
+        line.done(end);
+        // From the first field that is not an integer on, the general way.
+        let reader = view.reader();
+        if done < values.len().min(plan.text.len()) {
+            let rest = values.iter().zip(plan.text.iter()).enumerate();
+            for (i, (fv, prefix)) in rest.skip(done) {
+                line.padded(prefix);
+                match fv.value {
+                    Val::Int(v) => line.int(v, slots[fv.slot as usize].display),
+                    _ => {
+                        if let Some(f) = view.field_at(i + 1) {
+                            match shown(reader, &f, self.logical) {
+                                (Value::Int(v), display) => write_int(line, v, display)?,
+                                (value, display) => write_value(line, reader, value, display, 0)?,
+                            }
                         }
                     }
                 }
