@@ -79,8 +79,11 @@ pub(crate) fn write_record(
     let logical = p.logical_values();
     let plan = &p.plans[view.record_id() as usize];
     let mut line = std::mem::take(&mut p.line);
-    line.clear();
     let flat = !raw && plan.flat;
+    // Lines kept for a batched write are written before any record that is not planned.
+    if !p.batch {
+        line.clear();
+    }
     let head = plan.json_head.len().max(Cursor::MOST_PADDED) + 3 * Cursor::MOST_NUMBER + 96;
     let mut c = line.cursor(if flat { plan.most } else { head });
     c.padded(&plan.json_head);
@@ -147,13 +150,13 @@ pub(crate) fn write_record(
             }
         }
         line.put(b"}}\n");
-        let written = result.and_then(|()| w.write_all(line.as_bytes()));
         p.line = line;
-        return written;
+        return result.and_then(|()| p.line_done(w));
     }
     let end = c.n;
     line.done(end);
     let head = w.write_all(line.as_bytes());
+    line.clear();
     p.line = line;
     head?;
     // Whether the innermost open object or array has no member yet; the record's fields are the

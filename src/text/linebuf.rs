@@ -134,6 +134,12 @@ impl LineBuf {
         self.n = 0;
     }
 
+    /// How many bytes it holds.
+    #[inline]
+    pub(crate) fn len(&self) -> usize {
+        self.n
+    }
+
     /// The line so far.
     #[inline]
     pub(crate) fn as_bytes(&self) -> &[u8] {
@@ -299,22 +305,26 @@ impl Cursor<'_> {
             self.n += leading8(&mut self.buf[self.n..self.n + 8], v as u32);
             return;
         }
-        self.dec_long(v);
+        if v >= 10_000_000_000_000_000 {
+            return self.dec_huge(v);
+        }
+        // 9 to 16 digits: the first half without its leading zeros, then 8.
+        let top = (v / 100_000_000) as u32;
+        let low = (v - top as u64 * 100_000_000) as u32;
+        self.n += leading8(&mut self.buf[self.n..self.n + 8], top);
+        self.buf[self.n..self.n + 8].copy_from_slice(&eight_digits(low).to_le_bytes());
+        self.n += 8;
     }
 
-    /// Appends `v`, at least 10⁸, in decimal.
+    /// Appends `v`, at least 10¹⁶, in decimal.
     #[inline(never)]
-    fn dec_long(&mut self, v: u64) {
+    fn dec_huge(&mut self, v: u64) {
         let (top, low) = (v / 100_000_000, (v % 100_000_000) as u32);
-        if top < 100_000_000 {
-            self.n += leading8(&mut self.buf[self.n..self.n + 8], top as u32);
-        } else {
-            // 17 to 20 digits: at most 4 before the last 16.
-            let (first, mid) = ((top / 100_000_000) as u32, (top % 100_000_000) as u32);
-            self.n += leading8(&mut self.buf[self.n..self.n + 8], first);
-            self.buf[self.n..self.n + 8].copy_from_slice(&eight_digits(mid).to_le_bytes());
-            self.n += 8;
-        }
+        // 17 to 20 digits: at most 4 before the last 16.
+        let (first, mid) = ((top / 100_000_000) as u32, (top % 100_000_000) as u32);
+        self.n += leading8(&mut self.buf[self.n..self.n + 8], first);
+        self.buf[self.n..self.n + 8].copy_from_slice(&eight_digits(mid).to_le_bytes());
+        self.n += 8;
         self.buf[self.n..self.n + 8].copy_from_slice(&eight_digits(low).to_le_bytes());
         self.n += 8;
     }
