@@ -207,6 +207,7 @@ impl LineBuf {
 
     /// Appends `v` in decimal.
     #[inline]
+    #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn dec(&mut self, v: u64) {
         let mut c = self.cursor(Cursor::MOST_NUMBER);
         c.dec(v);
@@ -225,6 +226,7 @@ impl LineBuf {
 
     /// Appends `v` in signed decimal.
     #[inline]
+    #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn signed(&mut self, v: i64) {
         let mut c = self.cursor(Cursor::MOST_NUMBER);
         c.signed(v);
