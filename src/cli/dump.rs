@@ -192,7 +192,10 @@ fn dump_trace(
         },
     )
     .with_int_strings(args.int_strings)
-    .with_logical_values(args.data_only);
+    .with_logical_values(args.data_only)
+    // To a pipe or a file, lines go out 64 KiB at a time: `printer.write_pending(w)` before
+    // anything else is written or flushed. To a terminal, each line as it comes.
+    .with_batched_output(!std::io::stdout().is_terminal());
     // CSV: one printer per record type of that name (one per section that defines it), all
     // with the same columns.
     let mut csv: Vec<CsvPrinter> = Vec::new();
@@ -336,17 +339,20 @@ fn dump_trace(
                         printed += 1;
                     }
                     Event::Problem(p) => {
+                        printer.write_pending(w)?;
                         w.flush()?;
                         bar.suspend(|| line_to_stderr(&problem_text(&path, &*p)));
                         *status = EXIT_INVALID_TRACE;
                     }
                     Event::Damage(d) => {
+                        printer.write_pending(w)?;
                         w.flush()?;
                         bar.suspend(|| line_to_stderr(&problem_text(&path, &*d)));
                         *status = EXIT_INVALID_TRACE;
                     }
                 }
             }
+            printer.write_pending(w)?;
             w.flush()
         };
         match started {

@@ -7,6 +7,7 @@ use serde_json::{json, Map, Value as J};
 use crate::decode::{ElementRef, Field, Reader, RecordView, Val, Value};
 use crate::dtd::{Builtin, Display};
 
+use super::linebuf::{Cursor, Padded};
 use super::print::{Printer, Visit};
 
 /// The JSON object of a metadata record (rare: built as a value).
@@ -55,6 +56,11 @@ fn metadata(view: &RecordView<'_>) -> J {
     J::Object(obj)
 }
 
+/// The pieces between a record's numbers, padded for [`LineBuf`](super::linebuf::LineBuf).
+const INDEX: Padded = Padded::Short(*b",\"index\":\0\0\0\0\0\0\0", 9);
+const OFFSET: Padded = Padded::Short(*b",\"offset\":\0\0\0\0\0\0", 10);
+const FIELDS: Padded = Padded::Short(*b",\"fields\":{\0\0\0\0\0", 11);
+
 /// Write one record as a JSON object and a newline, straight to `w`: numbers through `itoa`,
 /// strings escaped by serde_json, no value tree (except for the rare metadata record).
 pub(crate) fn write_record(
@@ -73,53 +79,84 @@ pub(crate) fn write_record(
     let logical = p.logical_values();
     let plan = &p.plans[view.record_id() as usize];
     let mut line = std::mem::take(&mut p.line);
-    line.clear();
-    line.extend_from_slice(&plan.json_head);
-    push_u64(&mut line, view.section() as u64);
-    line.extend_from_slice(b",\"index\":");
-    push_u64(&mut line, view.index());
-    line.extend_from_slice(b",\"offset\":");
-    push_u64(&mut line, view.offset());
-    line.extend_from_slice(b",\"fields\":{");
-    if !raw && plan.flat {
-        // A flat record (see `Plan`): a prefix and a value per field, in one line buffer.
+    let flat = !raw && plan.flat;
+    // Lines kept for a batched write are written before any record that is not planned.
+    if !p.batch {
+        line.clear();
+    }
+    let head = plan.json_head.len().max(Cursor::MOST_PADDED) + 3 * Cursor::MOST_NUMBER + 96;
+    let mut c = line.cursor(if flat { plan.most } else { head });
+    c.padded(&plan.json_head);
+    c.dec(view.section() as u64);
+    c.padded(&INDEX);
+    c.dec(view.index());
+    c.padded(&OFFSET);
+    c.dec(view.offset());
+    c.padded(&FIELDS);
+    if flat {
+        // A flat record (see `Plan`): a prefix and a value per field, in one line buffer;
+        // integers (nearly every field) through the cursor, the rest from the first other on
+        // the general way.
         let slots = &rt.slots;
         let values = view.values.get(1..).unwrap_or(&[]);
+        let mut done = 0;
+        for ((fv, prefix), &display) in values.iter().zip(&plan.json).zip(&plan.displays) {
+            let Val::Int(v) = fv.value else { break };
+            c.padded(prefix);
+            let signed = display == Display::Signed;
+            if strings {
+                c.byte(b'"');
+            }
+            if signed {
+                c.signed(v as i64);
+            } else {
+                c.dec(v);
+            }
+            if strings {
+                c.byte(b'"');
+            }
+            done += 1;
+        }
+        let end = c.n;
+        line.done(end);
         let mut result = Ok(());
-        for (i, (fv, prefix)) in values.iter().zip(plan.json.iter()).enumerate() {
-            line.extend_from_slice(prefix);
-            let display = slots[fv.slot as usize].display;
-            match (fv.value, strings, display) {
-                (Val::Int(v), false, Display::Signed) => {
-                    line.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes())
-                }
-                (Val::Int(v), false, _) => push_u64(&mut line, v),
-                (Val::Int(v), true, Display::Signed) => {
-                    line.push(b'"');
-                    line.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes());
-                    line.push(b'"');
-                }
-                (Val::Int(v), true, _) => {
-                    line.push(b'"');
-                    push_u64(&mut line, v);
-                    line.push(b'"');
-                }
-                _ => {
-                    if let Some(f) = view.field_at(i + 1) {
-                        result = field(&mut line, reader, &f, false, strings, logical);
-                        if result.is_err() {
-                            break;
+        if done < values.len().min(plan.json.len()) {
+            let rest = values.iter().zip(plan.json.iter()).enumerate();
+            for (i, (fv, prefix)) in rest.skip(done) {
+                line.padded(prefix);
+                let display = slots[fv.slot as usize].display;
+                match (fv.value, strings, display) {
+                    (Val::Int(v), false, Display::Signed) => line.signed(v as i64),
+                    (Val::Int(v), false, _) => line.dec(v),
+                    (Val::Int(v), true, Display::Signed) => {
+                        line.byte(b'"');
+                        line.signed(v as i64);
+                        line.byte(b'"');
+                    }
+                    (Val::Int(v), true, _) => {
+                        line.byte(b'"');
+                        line.dec(v);
+                        line.byte(b'"');
+                    }
+                    _ => {
+                        if let Some(f) = view.field_at(i + 1) {
+                            result = field(&mut line, reader, &f, false, strings, logical);
+                            if result.is_err() {
+                                break;
+                            }
                         }
                     }
                 }
             }
         }
-        line.extend_from_slice(b"}}\n");
-        let written = result.and_then(|()| w.write_all(&line));
+        line.put(b"}}\n");
         p.line = line;
-        return written;
+        return result.and_then(|()| p.line_done(w));
     }
-    let head = w.write_all(&line);
+    let end = c.n;
+    line.done(end);
+    let head = w.write_all(line.as_bytes());
+    line.clear();
     p.line = line;
     head?;
     // Whether the innermost open object or array has no member yet; the record's fields are the
@@ -175,11 +212,6 @@ pub(crate) fn write_record(
     p.json_first = first;
     result?;
     w.write_all(b"}}\n")
-}
-
-#[inline]
-fn push_u64(line: &mut Vec<u8>, v: u64) {
-    line.extend_from_slice(itoa::Buffer::new().format(v).as_bytes());
 }
 
 fn int(w: &mut (impl Write + ?Sized), v: u64) -> io::Result<()> {

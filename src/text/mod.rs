@@ -13,6 +13,7 @@ mod json_in;
 mod json_out;
 mod lex;
 mod line;
+mod linebuf;
 mod lines;
 mod meta;
 mod print;

@@ -75,48 +75,6 @@ pub fn write_int(w: &mut impl Write, v: u64, display: Display) -> io::Result<()>
     }
 }
 
-/// The digits of every byte value, two hex digits per byte.
-const HEX_PAIRS: [[u8; 2]; 256] = {
-    let digits = b"0123456789abcdef";
-    let mut t = [[0u8; 2]; 256];
-    let mut i = 0;
-    while i < 256 {
-        t[i] = [digits[i >> 4], digits[i & 15]];
-        i += 1;
-    }
-    t
-};
-
-/// Append an integer in its display, as [`write_int`] writes it, to a line buffer.
-#[inline]
-pub(crate) fn push_int(out: &mut Vec<u8>, v: u64, display: Display) {
-    match display {
-        Display::Hex => {
-            // Two digits per byte from the right, then the leading zero dropped, then `0x`.
-            let mut buf = [0u8; 18];
-            let mut i = buf.len();
-            let mut x = v;
-            loop {
-                i -= 2;
-                buf[i..i + 2].copy_from_slice(&HEX_PAIRS[(x & 0xff) as usize]);
-                x >>= 8;
-                if x == 0 {
-                    break;
-                }
-            }
-            // At least two digits were written: dropping a leading zero leaves one.
-            if buf[i] == b'0' {
-                i += 1;
-            }
-            buf[i - 2] = b'0';
-            buf[i - 1] = b'x';
-            out.extend_from_slice(&buf[i - 2..]);
-        }
-        Display::Signed => out.extend_from_slice(itoa::Buffer::new().format(v as i64).as_bytes()),
-        _ => out.extend_from_slice(itoa::Buffer::new().format(v).as_bytes()),
-    }
-}
-
 /// Write bytes as a quoted string: printable ASCII and valid UTF-8 as is; `\"`, `\\`, `\n`, `\r`,
 /// `\t` escaped; any other byte as `\xHH`.
 pub fn write_string(w: &mut impl Write, b: &[u8]) -> io::Result<()> {
@@ -186,9 +144,13 @@ mod int_tests {
                 let mut out = Vec::new();
                 write_int(&mut out, v, display).unwrap();
                 assert_eq!(String::from_utf8(out).unwrap(), want);
-                let mut out = b"x".to_vec();
-                push_int(&mut out, v, display);
-                assert_eq!(String::from_utf8(out).unwrap(), format!("x{want}"));
+                let mut out = super::super::linebuf::LineBuf::default();
+                out.put(b"x");
+                out.int(v, display);
+                assert_eq!(
+                    String::from_utf8(out.as_bytes().to_vec()).unwrap(),
+                    format!("x{want}")
+                );
             }
         }
     }

@@ -30,6 +30,7 @@ mod mirror;
 mod pack_identity;
 #[cfg(feature = "cli")]
 mod parallel;
+mod print_plans;
 #[cfg(all(feature = "import", feature = "replay"))]
 mod replay;
 #[cfg(all(unix, feature = "import"))]
