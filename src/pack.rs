@@ -8,8 +8,8 @@ use miette::Diagnostic;
 use crate::dtd::RecordId;
 use crate::encode::{EncodeError, In, TraceWriter};
 use crate::text::{
-    meta_property, parse_line, section_id, InputFormat, Line, LineError, LineReader, SectionRef,
-    TextError, TextErrorKind, TextHeader,
+    line_str, meta_property, parse_line, section_id, InputFormat, Line, LineError, LineReader,
+    SectionRef, TextError, TextErrorKind, TextHeader,
 };
 
 /// Why packing failed.
@@ -100,14 +100,16 @@ pub fn pack_lines<R: BufRead>(
 ) -> Result<(), PackError> {
     let schema = writer.schema();
     let mut fast = Fast::new(writer);
-    while let Some((n, s)) = lines.next_line()? {
-        if let Some(rid) = fast.parse(format, s, writer) {
+    while let Some((n, b)) = lines.next_bytes()? {
+        // A line the fast reader takes is ASCII: only the others are checked for UTF-8.
+        if let Some(rid) = fast.parse(format, b, writer) {
             map.note(writer.records_written(), n);
             writer
                 .record(rid, &fast.values)
-                .map_err(|e| fast.error(s, n, rid, writer, e))?;
+                .map_err(|e| fast.error(b, n, rid, writer, e))?;
             continue;
         }
+        let s = line_str(n, b)?;
         let Some(parsed) = parse_line(format, s, n)? else {
             continue;
         };
@@ -189,23 +191,52 @@ pub fn pack_lines<R: BufRead>(
 // an annotation, a comment, a number the fast reader does not take, a string, a section or
 // metadata line, an error) is read by the full parser, from the start of the line, so the
 // fast reader never decides what a line means: it only recognises lines whose meaning the full
-// parser would give the same values for (tests compare both on every form).
+// parser would give the same values for (tests compare both on every form). What a line is
+// compared with is made once: per flat record type the bytes before each value (` size=`,
+// `"size":`), and per section the names of its flat record types.
 struct Fast {
-    /// Per record type: whether it is flat (integers only, no repeat).
-    flat: Vec<bool>,
+    /// Per record type, if it is flat (integers only, no repeat): the text before each value,
+    /// ` key=`.
+    text_keys: Vec<Option<Vec<Pattern>>>,
+    /// Per flat record type: the JSON before each value, `"key":`.
+    json_keys: Vec<Option<Vec<Pattern>>>,
+    /// The flat record types of section `names_of` by name (as [`TraceWriter::lookup`] finds
+    /// them), built when a line of another section is read.
+    names: Vec<(Box<[u8]>, RecordId)>,
+    names_of: Option<u8>,
     /// The values of the line read last, in layout order.
     values: Vec<In>,
     /// The byte offset of each key of that line (for the column of an error).
     keys_at: Vec<usize>,
 }
 
+/// The longest runs of decimal and hexadecimal digits that cannot pass 2⁶⁴ (longer ones are
+/// read with overflow checks).
+const DEC_DIGITS: usize = 19;
+const HEX_DIGITS: usize = 16;
+
 impl Fast {
     fn new(writer: &TraceWriter<'_>) -> Fast {
-        let flat = (0..writer.schema().records.len())
-            .map(|rid| writer.flat_keys(rid as RecordId).is_some())
+        let n = writer.schema().records.len();
+        let flat: Vec<Option<&[Box<str>]>> = (0..n)
+            .map(|rid| writer.flat_keys(rid as RecordId))
             .collect();
+        let with = |pre: &str, post: &str| {
+            flat.iter()
+                .map(|k| {
+                    k.map(|keys| {
+                        keys.iter()
+                            .map(|k| Pattern::new(format!("{pre}{k}{post}").into_bytes()))
+                            .collect()
+                    })
+                })
+                .collect()
+        };
         Fast {
-            flat,
+            text_keys: with(" ", "="),
+            json_keys: with("\"", "\":"),
+            names: Vec::new(),
+            names_of: None,
             values: Vec::new(),
             keys_at: Vec::new(),
         }
@@ -216,30 +247,51 @@ impl Fast {
     fn parse(
         &mut self,
         format: InputFormat,
-        s: &str,
+        b: &[u8],
         writer: &TraceWriter<'_>,
     ) -> Option<RecordId> {
         self.values.clear();
         self.keys_at.clear();
+        let section = writer.section_id();
+        if self.names_of != Some(section) {
+            self.names_for(section, writer);
+        }
         match format {
-            InputFormat::Text => self.text(s.as_bytes(), writer),
+            InputFormat::Text => self.text(b),
             #[cfg(feature = "json")]
-            InputFormat::Jsonl => self.json(s.as_bytes(), writer),
+            InputFormat::Jsonl => self.json(b),
+        }
+    }
+
+    /// Make the table of the flat record types of `section` by name.
+    fn names_for(&mut self, section: u8, writer: &TraceWriter<'_>) {
+        let schema = writer.schema();
+        self.names.clear();
+        self.names_of = Some(section);
+        let Some(scope) = schema.scope_for(section) else {
+            return;
+        };
+        for &rid in &scope.records {
+            let name = &schema.record(rid).name;
+            if name == "section" || name == "metadata" || self.text_keys[rid as usize].is_none() {
+                continue;
+            }
+            if writer.lookup(name) == Some(rid) {
+                self.names.push((name.as_bytes().into(), rid));
+            }
         }
     }
 
     /// A flat record of the current section by name.
-    fn record(&self, name: &[u8], writer: &TraceWriter<'_>) -> Option<RecordId> {
-        let name = std::str::from_utf8(name).ok()?;
-        if name == "section" || name == "metadata" {
-            return None;
-        }
-        let rid = writer.lookup(name)?;
-        self.flat.get(rid as usize).copied()?.then_some(rid)
+    fn record(&self, name: &[u8]) -> Option<RecordId> {
+        self.names
+            .iter()
+            .find(|(n, _)| **n == *name)
+            .map(|&(_, rid)| rid)
     }
 
     /// `name key=N key=N …`, one space apart, every key in layout order, nothing after.
-    fn text(&mut self, b: &[u8], writer: &TraceWriter<'_>) -> Option<RecordId> {
+    fn text(&mut self, b: &[u8]) -> Option<RecordId> {
         let name_len = b
             .iter()
             .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'.'))
@@ -247,19 +299,14 @@ impl Fast {
         if name_len == 0 {
             return None;
         }
-        let rid = self.record(&b[..name_len], writer)?;
+        let rid = self.record(&b[..name_len])?;
         let mut p = name_len;
-        for key in writer.flat_keys(rid)? {
-            let key = key.as_bytes();
-            if b.get(p) != Some(&b' ') {
+        for key in self.text_keys[rid as usize].as_deref()? {
+            if !key.at(b, p) {
                 return None;
             }
-            p += 1;
-            self.keys_at.push(p);
-            if !b[p..].starts_with(key) || b.get(p + key.len()) != Some(&b'=') {
-                return None;
-            }
-            p += key.len() + 1;
+            self.keys_at.push(p + 1);
+            p += key.bytes.len();
             // As the full parser reads numbers: `-`, then `0x` and hex digits, or digits.
             let neg = b.get(p) == Some(&b'-');
             if neg {
@@ -267,25 +314,13 @@ impl Fast {
             } else if !b.get(p).is_some_and(u8::is_ascii_digit) {
                 return None;
             }
-            let hex = b[p..].starts_with(b"0x") || b[p..].starts_with(b"0X");
-            if hex {
+            let v = if b[p..].starts_with(b"0x") || b[p..].starts_with(b"0X") {
                 p += 2;
-            }
-            let start = p;
-            let mut v: u64 = 0;
-            while let Some(&c) = b.get(p) {
-                let d = match c {
-                    b'0'..=b'9' => c - b'0',
-                    b'a'..=b'f' if hex => c - b'a' + 10,
-                    b'A'..=b'F' if hex => c - b'A' + 10,
-                    _ => break,
-                };
-                v = v
-                    .checked_mul(if hex { 16 } else { 10 })?
-                    .checked_add(u64::from(d))?;
-                p += 1;
-            }
-            if p == start || !matches!(b.get(p), None | Some(b' ')) {
+                hex_digits(b, &mut p)?
+            } else {
+                dec_digits(b, &mut p)?
+            };
+            if !matches!(b.get(p), None | Some(b' ')) {
                 return None;
             }
             self.values.push(if neg {
@@ -303,12 +338,12 @@ impl Fast {
     /// `{"record":"NAME","section":N,"index":N,"offset":N,"fields":{"key":N,…}}` as `mtf dump
     /// --format jsonl` writes it (numbers, or decimal strings with `--int-strings`).
     #[cfg(feature = "json")]
-    fn json(&mut self, b: &[u8], writer: &TraceWriter<'_>) -> Option<RecordId> {
+    fn json(&mut self, b: &[u8]) -> Option<RecordId> {
         let rest = b.strip_prefix(b"{\"record\":\"")?;
         let name_len = rest
             .iter()
             .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'.'))?;
-        let rid = self.record(&rest[..name_len], writer)?;
+        let rid = self.record(&rest[..name_len])?;
         let mut p = b.len() - rest.len() + name_len;
         for head in [&b"\",\"section\":"[..], b",\"index\":", b",\"offset\":"] {
             if !b[p..].starts_with(head) {
@@ -321,22 +356,18 @@ impl Fast {
             return None;
         }
         p += 11;
-        for (i, key) in writer.flat_keys(rid)?.iter().enumerate() {
+        for (i, key) in self.json_keys[rid as usize].as_deref()?.iter().enumerate() {
             if i > 0 {
                 if b.get(p) != Some(&b',') {
                     return None;
                 }
                 p += 1;
             }
-            let key = key.as_bytes();
             // Keys are words: written without escapes.
-            if b.get(p) != Some(&b'"')
-                || !b[p + 1..].starts_with(key)
-                || !b[p + 1 + key.len()..].starts_with(b"\":")
-            {
+            if !key.at(b, p) {
                 return None;
             }
-            p += key.len() + 3;
+            p += key.bytes.len();
             // With --int-strings, `"123"` (a decimal string the encoder takes as an integer).
             let quoted = b.get(p) == Some(&b'"');
             if quoted {
@@ -368,7 +399,7 @@ impl Fast {
     /// concerns, as the full parser reports it.
     fn error(
         &self,
-        s: &str,
+        b: &[u8],
         n: usize,
         rid: RecordId,
         writer: &TraceWriter<'_>,
@@ -378,9 +409,12 @@ impl Fast {
             .field()
             .and_then(|f| writer.flat_keys(rid)?.iter().position(|k| &**k == f))
             .and_then(|i| self.keys_at.get(i).copied());
-        // JSON lines name no column.
+        // JSON lines name no column. (A line the fast reader takes is UTF-8: ASCII and keys.)
         let column = match (self.keys_at.is_empty(), at) {
-            (false, Some(at)) => s[..at].chars().count() + 1,
+            (false, Some(at)) => {
+                let before = &b[..at.min(b.len())];
+                std::str::from_utf8(before).map_or(before.len(), |s| s.chars().count()) + 1
+            }
             _ => 1,
         };
         PackError::Text(TextError {
@@ -391,18 +425,100 @@ impl Fast {
     }
 }
 
+/// Bytes a line is compared with at a position: a key and what surrounds it.
+struct Pattern {
+    bytes: Box<[u8]>,
+    /// For a pattern of at most 16 bytes: its bytes as a little-endian word, and the mask of
+    /// the bytes it has.
+    word: u128,
+    mask: u128,
+}
+
+impl Pattern {
+    fn new(bytes: Vec<u8>) -> Pattern {
+        let mut w = [0u8; 16];
+        let n = bytes.len().min(16);
+        w[..n].copy_from_slice(&bytes[..n]);
+        Pattern {
+            word: u128::from_le_bytes(w),
+            mask: if bytes.len() > 16 {
+                0
+            } else {
+                u128::MAX.checked_shr(8 * (16 - n as u32)).unwrap_or(0)
+            },
+            bytes: bytes.into(),
+        }
+    }
+
+    /// Whether `b[p..]` starts with the pattern.
+    #[inline]
+    fn at(&self, b: &[u8], p: usize) -> bool {
+        // One load and compare where 16 bytes are left, rather than a call to memcmp.
+        match b.get(p..p + 16) {
+            Some(w) if self.mask != 0 => {
+                let w = u128::from_le_bytes(w.try_into().unwrap_or([0; 16]));
+                w & self.mask == self.word
+            }
+            _ => b.get(p..).is_some_and(|r| r.starts_with(&self.bytes)),
+        }
+    }
+}
+
+/// Decimal digits from `b[*p]` on: at least one and at most [`DEC_DIGITS`].
+fn dec_digits(b: &[u8], p: &mut usize) -> Option<u64> {
+    let start = *p;
+    let mut v: u64 = 0;
+    while let Some(&c) = b.get(*p) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+        *p += 1;
+    }
+    match *p - start {
+        0 => None,
+        1..=DEC_DIGITS => Some(v),
+        _ => checked(&b[start..*p], 10),
+    }
+}
+
+/// Hexadecimal digits from `b[*p]` on: at least one and at most [`HEX_DIGITS`].
+fn hex_digits(b: &[u8], p: &mut usize) -> Option<u64> {
+    let start = *p;
+    let mut v: u64 = 0;
+    while let Some(&c) = b.get(*p) {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => break,
+        };
+        v = (v << 4) | u64::from(d);
+        *p += 1;
+    }
+    match *p - start {
+        0 => None,
+        1..=HEX_DIGITS => Some(v),
+        _ => checked(&b[start..*p], 16),
+    }
+}
+
+/// Digits of a run too long to be read without overflow checks; `None` past 2⁶⁴ − 1.
+fn checked(digits: &[u8], radix: u64) -> Option<u64> {
+    digits.iter().try_fold(0u64, |v, &c| {
+        let d = (c as char).to_digit(radix as u32)?;
+        v.checked_mul(radix)?.checked_add(u64::from(d))
+    })
+}
+
 /// A JSON number without sign, fraction or exponent: `0` or digits not starting with `0`,
 /// followed by `,`, `}` or `"`; `None` for anything else (read by the full parser).
 #[cfg(feature = "json")]
 fn json_number(b: &[u8], p: &mut usize) -> Option<u64> {
     let start = *p;
-    let mut v: u64 = 0;
-    while let Some(&c) = b.get(*p).filter(|c| c.is_ascii_digit()) {
-        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
-        *p += 1;
-    }
-    let digits = *p - start;
-    if digits == 0 || (digits > 1 && b[start] == b'0') {
+    let v = dec_digits(b, p)?;
+    if *p - start > 1 && b[start] == b'0' {
         return None;
     }
     matches!(b.get(*p), Some(b',' | b'}' | b'"')).then_some(v)
@@ -485,7 +601,7 @@ mod tests {
             ),
         ];
         for (format, line) in taken {
-            let rid = fast.parse(format, line, &w);
+            let rid = fast.parse(format, line.as_bytes(), &w);
             assert!(rid.is_some(), "{line}");
             let Some(Parsed {
                 line: Line::Record { name, fields },
@@ -581,7 +697,7 @@ mod tests {
             ),
         ];
         for (format, line) in refused {
-            assert_eq!(fast.parse(format, line, &w), None, "{line}");
+            assert_eq!(fast.parse(format, line.as_bytes(), &w), None, "{line}");
         }
     }
 
