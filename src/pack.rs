@@ -464,10 +464,24 @@ impl Pattern {
     }
 }
 
-/// Decimal digits from `b[*p]` on: at least one and at most [`DEC_DIGITS`].
+/// Decimal digits from `b[*p]` on: at least one; past [`DEC_DIGITS`] read with checks.
 fn dec_digits(b: &[u8], p: &mut usize) -> Option<u64> {
     let start = *p;
     let mut v: u64 = 0;
+    // Eight bytes at a time while a line has them, then one at a time.
+    while let Some(w) = word_at(b, *p) {
+        let n = swar::run(swar::in_range(w, b'0', b'9'));
+        if n == 0 {
+            break;
+        }
+        v = v
+            .wrapping_mul(swar::POW10[n])
+            .wrapping_add(swar::decimal(w, n));
+        *p += n;
+        if n < 8 {
+            break;
+        }
+    }
     while let Some(&c) = b.get(*p) {
         let d = c.wrapping_sub(b'0');
         if d > 9 {
@@ -483,10 +497,21 @@ fn dec_digits(b: &[u8], p: &mut usize) -> Option<u64> {
     }
 }
 
-/// Hexadecimal digits from `b[*p]` on: at least one and at most [`HEX_DIGITS`].
+/// Hexadecimal digits from `b[*p]` on: at least one; past [`HEX_DIGITS`] read with checks.
 fn hex_digits(b: &[u8], p: &mut usize) -> Option<u64> {
     let start = *p;
     let mut v: u64 = 0;
+    while let Some(w) = word_at(b, *p) {
+        let n = swar::run(swar::hex(w));
+        if n == 0 {
+            break;
+        }
+        v = (v << (4 * n)) | swar::hexadecimal(w, n);
+        *p += n;
+        if n < 8 {
+            break;
+        }
+    }
     while let Some(&c) = b.get(*p) {
         let d = match c {
             b'0'..=b'9' => c - b'0',
@@ -502,6 +527,83 @@ fn hex_digits(b: &[u8], p: &mut usize) -> Option<u64> {
         1..=HEX_DIGITS => Some(v),
         _ => checked(&b[start..*p], 16),
     }
+}
+
+/// The eight bytes at `b[p..]` as a little-endian word, if the line has them.
+#[inline]
+fn word_at(b: &[u8], p: usize) -> Option<u64> {
+    b.get(p..p + 8)?.try_into().ok().map(u64::from_le_bytes)
+}
+
+/// Digits read eight at a time from a little-endian word (the first character in the low
+/// byte), without a branch per digit.
+// Design: the numbers of a dump are up to 16 hex or 20 decimal digits, and a loop per digit
+// ends in a mispredicted branch whose place varies from number to number; classifying eight
+// bytes at once and combining their digits in pairs, fours and eights does it in a fixed number
+// of steps. Tests compare them with the loop on every length and character.
+mod swar {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+
+    /// The high bit of each byte of `w` that is in `lo..=hi` (below 0x80). A byte of 0x80 or
+    /// more is never marked, and may disturb only the bytes after it, which [`run`] ignores.
+    #[inline]
+    pub(super) fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
+        let ge_lo = w.wrapping_add(ONES * u64::from(0x80 - lo));
+        let gt_hi = w.wrapping_add(ONES * u64::from(0x7f - hi));
+        ge_lo & !gt_hi & !w & HIGH
+    }
+
+    /// The bytes of `w` that are hex digits.
+    #[inline]
+    pub(super) fn hex(w: u64) -> u64 {
+        in_range(w, b'0', b'9') | in_range(w, b'a', b'f') | in_range(w, b'A', b'F')
+    }
+
+    /// How many of the first bytes are marked: 0..=8.
+    #[inline]
+    pub(super) fn run(marked: u64) -> usize {
+        ((!marked & HIGH).trailing_zeros() / 8) as usize
+    }
+
+    /// The first `n` (1..=8) digit values of `d` (one per byte), the last digit moved to the
+    /// low byte and the bytes after the `n` cleared.
+    #[inline]
+    fn reversed(d: u64, n: usize) -> u64 {
+        (d << (8 * (8 - n))).swap_bytes()
+    }
+
+    /// The value of the first `n` (1..=8) decimal digits of `w`.
+    #[inline]
+    pub(super) fn decimal(w: u64, n: usize) -> u64 {
+        let mut e = reversed(w & (ONES * 0x0f), n);
+        e = (e & 0x00ff_00ff_00ff_00ff) + ((e >> 8) & 0x00ff_00ff_00ff_00ff) * 10;
+        e = (e & 0x0000_ffff_0000_ffff) + ((e >> 16) & 0x0000_ffff_0000_ffff) * 100;
+        (e & 0xffff_ffff) + (e >> 32) * 10_000
+    }
+
+    /// The value of the first `n` (1..=8) hex digits of `w`.
+    #[inline]
+    pub(super) fn hexadecimal(w: u64, n: usize) -> u64 {
+        let nibbles = (w & (ONES * 0x0f)) + 9 * ((w >> 6) & ONES);
+        let mut e = reversed(nibbles, n);
+        e = (e | (e >> 4)) & 0x00ff_00ff_00ff_00ff;
+        e = (e | (e >> 8)) & 0x0000_ffff_0000_ffff;
+        (e | (e >> 16)) & 0xffff_ffff
+    }
+
+    /// 10ⁿ for a run of n digits.
+    pub(super) const POW10: [u64; 9] = [
+        1,
+        10,
+        100,
+        1_000,
+        10_000,
+        100_000,
+        1_000_000,
+        10_000_000,
+        100_000_000,
+    ];
 }
 
 /// Digits of a run too long to be read without overflow checks; `None` past 2⁶⁴ − 1.
@@ -698,6 +800,77 @@ mod tests {
         ];
         for (format, line) in refused {
             assert_eq!(fast.parse(format, line.as_bytes(), &w), None, "{line}");
+        }
+    }
+
+    /// The word-at-a-time digits read as the loop over characters reads them: every run length,
+    /// every byte around a run, every position near the end of a line.
+    #[test]
+    fn digits_eight_at_a_time_as_one_at_a_time() {
+        fn slow(b: &[u8], p: usize, radix: u32) -> (Option<u64>, usize) {
+            let n = b[p..]
+                .iter()
+                .take_while(|&&c| (c as char).is_digit(radix))
+                .count();
+            let v = (n > 0)
+                .then(|| {
+                    u64::from_str_radix(std::str::from_utf8(&b[p..p + n]).unwrap(), radix).ok()
+                })
+                .flatten();
+            (v, p + n)
+        }
+        let digits = b"0123456789abcdefABCDEF";
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let len = (next() % 26) as usize;
+            let mut line: Vec<u8> = (0..len)
+                .map(|_| digits[(next() % digits.len() as u64) as usize])
+                .collect();
+            // Then anything: a separator, a byte of UTF-8, a character next to a digit's range.
+            let after = [
+                b' ', b'=', 0xc3, 0xff, b'/', b':', b'@', b'G', b'`', b'g', b'"', 0x80,
+            ];
+            line.push(after[(next() % after.len() as u64) as usize]);
+            line.extend((0..next() % 10).map(|_| digits[(next() % 10) as usize]));
+            let p = (next() % 3) as usize % line.len().max(1);
+            if p >= line.len() {
+                continue;
+            }
+            for (radix, f) in [
+                (10, dec_digits as fn(&[u8], &mut usize) -> Option<u64>),
+                (16, hex_digits),
+            ] {
+                let (want, end) = slow(&line, p, radix);
+                let mut q = p;
+                let got = f(&line, &mut q);
+                assert_eq!((got, q), (want, end), "{radix} {:?} at {p}", line);
+            }
+        }
+        for s in [
+            "18446744073709551615",
+            "18446744073709551616",
+            "000000000000000000000001",
+            "ffffffffffffffff",
+            "10000000000000000",
+            "00000000000000000000ff",
+        ] {
+            for (radix, f) in [
+                (10, dec_digits as fn(&[u8], &mut usize) -> Option<u64>),
+                (16, hex_digits),
+            ] {
+                let mut q = 0;
+                assert_eq!(
+                    (f(s.as_bytes(), &mut q), q),
+                    slow(s.as_bytes(), 0, radix),
+                    "{s}"
+                );
+            }
         }
     }
 
