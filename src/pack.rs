@@ -98,11 +98,38 @@ pub fn pack_lines<R: BufRead>(
     writer: &mut TraceWriter<'_>,
     map: &mut LineMap,
 ) -> Result<(), PackError> {
+    pack_lines_with(lines, format, writer, map, true)
+}
+
+/// [`pack_lines`] with every line read by the full parser (no fast reader): the reference the
+/// fast reader is tested against. Same results, same errors, slower.
+#[doc(hidden)]
+pub fn pack_lines_general<R: BufRead>(
+    lines: &mut LineReader<R>,
+    format: InputFormat,
+    writer: &mut TraceWriter<'_>,
+    map: &mut LineMap,
+) -> Result<(), PackError> {
+    pack_lines_with(lines, format, writer, map, false)
+}
+
+fn pack_lines_with<R: BufRead>(
+    lines: &mut LineReader<R>,
+    format: InputFormat,
+    writer: &mut TraceWriter<'_>,
+    map: &mut LineMap,
+    use_fast: bool,
+) -> Result<(), PackError> {
     let schema = writer.schema();
     let mut fast = Fast::new(writer);
     while let Some((n, b)) = lines.next_bytes()? {
         // A line the fast reader takes is ASCII: only the others are checked for UTF-8.
-        if let Some(rid) = fast.parse(format, b, writer) {
+        let taken = if use_fast {
+            fast.parse(format, b, writer)
+        } else {
+            None
+        };
+        if let Some(rid) = taken {
             map.note(writer.records_written(), n);
             writer
                 .record(rid, &fast.values)
@@ -202,7 +229,7 @@ struct Fast {
     json_keys: Vec<Option<Vec<Pattern>>>,
     /// The flat record types of section `names_of` by name (as [`TraceWriter::lookup`] finds
     /// them), built when a line of another section is read.
-    names: Vec<(Box<[u8]>, RecordId)>,
+    names: Vec<(Pattern, RecordId)>,
     names_of: Option<u8>,
     /// The values of the line read last, in layout order.
     values: Vec<In>,
@@ -276,31 +303,29 @@ impl Fast {
             if name == "section" || name == "metadata" || self.text_keys[rid as usize].is_none() {
                 continue;
             }
-            if writer.lookup(name) == Some(rid) {
-                self.names.push((name.as_bytes().into(), rid));
+            // As the full parser reads a name: letters, digits, `_` and `.`.
+            let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'.';
+            if writer.lookup(name) == Some(rid) && !name.is_empty() && name.bytes().all(word) {
+                self.names
+                    .push((Pattern::new(name.as_bytes().to_vec()), rid));
             }
         }
     }
 
-    /// A flat record of the current section by name.
-    fn record(&self, name: &[u8]) -> Option<RecordId> {
-        self.names
-            .iter()
-            .find(|(n, _)| **n == *name)
-            .map(|&(_, rid)| rid)
+    /// A flat record of the current section whose name starts `b`, followed by `end` or, in
+    /// the text form, by the end of the line; with the name's length.
+    #[inline]
+    fn record(&self, b: &[u8], end: u8) -> Option<(RecordId, usize)> {
+        self.names.iter().find_map(|(name, rid)| {
+            let n = name.bytes.len();
+            (name.at(b, 0) && (b.get(n) == Some(&end) || (end == b' ' && b.len() == n)))
+                .then_some((*rid, n))
+        })
     }
 
     /// `name key=N key=N …`, one space apart, every key in layout order, nothing after.
     fn text(&mut self, b: &[u8]) -> Option<RecordId> {
-        let name_len = b
-            .iter()
-            .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'.'))
-            .unwrap_or(b.len());
-        if name_len == 0 {
-            return None;
-        }
-        let rid = self.record(&b[..name_len])?;
-        let mut p = name_len;
+        let (rid, mut p) = self.record(b, b' ')?;
         for key in self.text_keys[rid as usize].as_deref()? {
             if !key.at(b, p) {
                 return None;
@@ -340,10 +365,7 @@ impl Fast {
     #[cfg(feature = "json")]
     fn json(&mut self, b: &[u8]) -> Option<RecordId> {
         let rest = b.strip_prefix(b"{\"record\":\"")?;
-        let name_len = rest
-            .iter()
-            .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'.'))?;
-        let rid = self.record(&rest[..name_len])?;
+        let (rid, name_len) = self.record(rest, b'"')?;
         let mut p = b.len() - rest.len() + name_len;
         for head in [&b"\",\"section\":"[..], b",\"index\":", b",\"offset\":"] {
             if !b[p..].starts_with(head) {
