@@ -120,12 +120,11 @@ fn pack_lines_with<R: BufRead>(
     map: &mut LineMap,
     use_fast: bool,
 ) -> Result<(), PackError> {
-    let schema = writer.schema();
     let mut fast = Fast::new(writer);
     while let Some((n, b)) = lines.next_bytes()? {
         // A line the fast reader takes is ASCII: only the others are checked for UTF-8.
         let taken = if use_fast {
-            fast.parse(format, b, writer)
+            fast.parse(format, b, writer.schema(), writer.section_id())
         } else {
             None
         };
@@ -136,78 +135,222 @@ fn pack_lines_with<R: BufRead>(
                 .map_err(|e| fast.error(b, n, rid, writer, e))?;
             continue;
         }
-        let s = line_str(n, b)?;
-        let Some(parsed) = parse_line(format, s, n)? else {
-            continue;
-        };
-        let cols = parsed.columns;
-        let err = |column: usize, kind: TextErrorKind| TextError {
-            line: n,
-            column,
-            kind,
-        };
-        map.note(writer.records_written(), n);
-        match parsed.line {
-            Line::Header(_) => {
-                return Err(err(1, TextErrorKind::Syntax("a second header line")).into())
-            }
-            Line::Section(v) => {
-                let id = section_id(schema, &v).ok_or_else(|| {
-                    err(
-                        cols[0],
-                        TextErrorKind::UnknownSection {
-                            given: match &v {
-                                SectionRef::Id(n) => n.to_string(),
-                                SectionRef::Name(s) => s.clone(),
-                            },
+        general_line(format, n, b, writer, map)?;
+    }
+    Ok(())
+}
+
+/// Write line `n` (`b`) read by the full parser.
+fn general_line(
+    format: InputFormat,
+    n: usize,
+    b: &[u8],
+    writer: &mut TraceWriter<'_>,
+    map: &mut LineMap,
+) -> Result<(), PackError> {
+    let schema = writer.schema();
+    let s = line_str(n, b)?;
+    let Some(parsed) = parse_line(format, s, n)? else {
+        return Ok(());
+    };
+    let cols = parsed.columns;
+    let err = |column: usize, kind: TextErrorKind| TextError {
+        line: n,
+        column,
+        kind,
+    };
+    map.note(writer.records_written(), n);
+    match parsed.line {
+        Line::Header(_) => return Err(err(1, TextErrorKind::Syntax("a second header line")).into()),
+        Line::Section(v) => {
+            let id = section_id(schema, &v).ok_or_else(|| {
+                err(
+                    cols[0],
+                    TextErrorKind::UnknownSection {
+                        given: match &v {
+                            SectionRef::Id(n) => n.to_string(),
+                            SectionRef::Name(s) => s.clone(),
                         },
-                    )
-                })?;
-                writer
-                    .section(id)
-                    .map_err(|e| err(cols[0], TextErrorKind::Encode(e)))?;
+                    },
+                )
+            })?;
+            writer
+                .section(id)
+                .map_err(|e| err(cols[0], TextErrorKind::Encode(e)))?;
+        }
+        Line::Metadata {
+            target,
+            property,
+            args,
+        } => {
+            let Some((rname, fname)) = target.split_once('.') else {
+                return Err(err(
+                    cols[1],
+                    TextErrorKind::Syntax("expected `record.field` after metadata"),
+                )
+                .into());
+            };
+            let rid = writer
+                .lookup(rname)
+                .ok_or_else(|| err(cols[1], TextErrorKind::UnknownRecord { name: rname.into() }))?;
+            let slot = schema.record(rid).slot_by_name(fname).ok_or_else(|| {
+                err(
+                    cols[1],
+                    TextErrorKind::UnknownField {
+                        record: rname.into(),
+                        field: fname.into(),
+                    },
+                )
+            })?;
+            let prop = meta_property(schema, &property, &args).map_err(|k| err(cols[2], k))?;
+            writer
+                .metadata(rid, slot, prop)
+                .map_err(|e| err(cols[0], TextErrorKind::Encode(e)))?;
+        }
+        Line::Record { name, fields } => {
+            if writer.lookup(&name).is_none() {
+                return Err(err(cols[0], TextErrorKind::UnknownRecord { name }).into());
             }
-            Line::Metadata {
-                target,
-                property,
-                args,
-            } => {
-                let Some((rname, fname)) = target.split_once('.') else {
-                    return Err(err(
-                        cols[1],
-                        TextErrorKind::Syntax("expected `record.field` after metadata"),
-                    )
-                    .into());
-                };
-                let rid = writer.lookup(rname).ok_or_else(|| {
-                    err(cols[1], TextErrorKind::UnknownRecord { name: rname.into() })
-                })?;
-                let slot = schema.record(rid).slot_by_name(fname).ok_or_else(|| {
-                    err(
-                        cols[1],
-                        TextErrorKind::UnknownField {
-                            record: rname.into(),
-                            field: fname.into(),
-                        },
-                    )
-                })?;
-                let prop = meta_property(schema, &property, &args).map_err(|k| err(cols[2], k))?;
-                writer
-                    .metadata(rid, slot, prop)
-                    .map_err(|e| err(cols[0], TextErrorKind::Encode(e)))?;
-            }
-            Line::Record { name, fields } => {
-                if writer.lookup(&name).is_none() {
-                    return Err(err(cols[0], TextErrorKind::UnknownRecord { name }).into());
-                }
-                writer.write_fields_at(&name, &fields).map_err(|(at, e)| {
-                    let col = at.and_then(|i| cols.get(i + 1).copied()).unwrap_or(cols[0]);
-                    err(col, TextErrorKind::Encode(e))
-                })?;
-            }
+            writer.write_fields_at(&name, &fields).map_err(|(at, e)| {
+                let col = at.and_then(|i| cols.get(i + 1).copied()).unwrap_or(cols[0]);
+                err(col, TextErrorKind::Encode(e))
+            })?;
         }
     }
     Ok(())
+}
+
+/// Lines read ahead on a thread of their own (`pack -j 2`): their text, and the values of
+/// those the fast reader took.
+#[derive(Default)]
+struct Batch {
+    text: Vec<u8>,
+    lines: Vec<Ahead>,
+    values: Vec<In>,
+    /// After the lines: the end of the input (`Ok`) or the error that stopped the reading.
+    end: Option<Result<(), LineError>>,
+}
+
+/// One line of a [`Batch`]: its number, its text `text[start..end]`, and for a line the fast
+/// reader took, its record type and values `values[first..last]`.
+struct Ahead {
+    n: usize,
+    start: usize,
+    end: usize,
+    rid: Option<RecordId>,
+    first: usize,
+    last: usize,
+}
+
+/// Lines and bytes per [`Batch`].
+const BATCH_LINES: usize = 4096;
+const BATCH_BYTES: usize = 1 << 20;
+
+/// [`pack_lines`] with the input read and its lines parsed on a second thread, a batch of
+/// lines ahead of the thread that encodes them: the same trace and the same first error.
+// Design: the metadata state is sequential, so records are encoded on one thread, in order;
+// what can run beside it is reading, finding lines and the fast reader's parsing. The fast
+// reader needs the current section (record names are looked up in it); the reading thread
+// follows `section` lines itself, with the full parser. Where it is wrong, a line before it
+// was refused (an unknown section, a section opened twice), so the encoding thread stops there
+// and never uses what came after. An error of the encoder is reported with the key columns
+// the fast reader finds again on the line; an error of reading (UTF-8, a line too long, I/O)
+// reaches the encoding thread after the lines before it, where sequential packing meets it.
+// Memory: two batches in the channel, one on each side and those handed back (at most four).
+pub fn pack_lines_ahead<R: BufRead + Send>(
+    lines: &mut LineReader<R>,
+    format: InputFormat,
+    writer: &mut TraceWriter<'_>,
+    map: &mut LineMap,
+) -> Result<(), PackError> {
+    let mut reader_fast = Fast::new(writer);
+    let mut fast = Fast::new(writer);
+    let schema = writer.schema();
+    let first_section = writer.section_id();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(2);
+    // Batches handed back to be filled again: their buffers are not allocated (and their pages
+    // not faulted in) per batch.
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<Batch>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut section = first_section;
+            loop {
+                let mut batch = back_rx.try_recv().unwrap_or_default();
+                while batch.lines.len() < BATCH_LINES && batch.text.len() < BATCH_BYTES {
+                    let (n, b) = match lines.next_bytes() {
+                        Ok(Some(line)) => line,
+                        Ok(None) => {
+                            batch.end = Some(Ok(()));
+                            break;
+                        }
+                        Err(e) => {
+                            batch.end = Some(Err(e));
+                            break;
+                        }
+                    };
+                    let rid = reader_fast.parse(format, b, schema, section);
+                    if rid.is_none() {
+                        if let Some(id) = section_of(format, n, b, schema) {
+                            section = id;
+                        }
+                    }
+                    let first = batch.values.len();
+                    batch.values.extend_from_slice(&reader_fast.values);
+                    let start = batch.text.len();
+                    batch.text.extend_from_slice(b);
+                    batch.lines.push(Ahead {
+                        n,
+                        start,
+                        end: batch.text.len(),
+                        rid,
+                        first,
+                        last: batch.values.len(),
+                    });
+                }
+                let done = batch.end.is_some();
+                // The encoding thread stopped (an error): nothing more to read.
+                if tx.send(batch).is_err() || done {
+                    return;
+                }
+            }
+        });
+        for batch in rx {
+            for l in &batch.lines {
+                let b = &batch.text[l.start..l.end];
+                match l.rid {
+                    Some(rid) => {
+                        map.note(writer.records_written(), l.n);
+                        writer
+                            .record(rid, &batch.values[l.first..l.last])
+                            .map_err(|e| {
+                                fast.parse(format, b, schema, writer.section_id());
+                                fast.error(b, l.n, rid, writer, e)
+                            })?;
+                    }
+                    None => general_line(format, l.n, b, writer, map)?,
+                }
+            }
+            if let Some(end) = batch.end {
+                return end.map_err(PackError::from);
+            }
+            let mut batch = batch;
+            batch.text.clear();
+            batch.lines.clear();
+            batch.values.clear();
+            // The reading thread may have ended: then the batch is dropped.
+            let _ = back_tx.send(batch);
+        }
+        Ok(())
+    })
+}
+
+/// The section a `section` line opens, if `b` is one the writer may accept.
+fn section_of(format: InputFormat, n: usize, b: &[u8], schema: &crate::dtd::Schema) -> Option<u8> {
+    let s = std::str::from_utf8(b).ok()?;
+    match parse_line(format, s, n).ok()??.line {
+        Line::Section(v) => section_id(schema, &v),
+        _ => None,
+    }
 }
 
 /// The lines of the most common records read without building a [`Line`].
@@ -275,13 +418,13 @@ impl Fast {
         &mut self,
         format: InputFormat,
         b: &[u8],
-        writer: &TraceWriter<'_>,
+        schema: &crate::dtd::Schema,
+        section: u8,
     ) -> Option<RecordId> {
         self.values.clear();
         self.keys_at.clear();
-        let section = writer.section_id();
         if self.names_of != Some(section) {
-            self.names_for(section, writer);
+            self.names_for(section, schema);
         }
         match format {
             InputFormat::Text => self.text(b),
@@ -291,8 +434,7 @@ impl Fast {
     }
 
     /// Make the table of the flat record types of `section` by name.
-    fn names_for(&mut self, section: u8, writer: &TraceWriter<'_>) {
-        let schema = writer.schema();
+    fn names_for(&mut self, section: u8, schema: &crate::dtd::Schema) {
         self.names.clear();
         self.names_of = Some(section);
         let Some(scope) = schema.scope_for(section) else {
@@ -305,7 +447,8 @@ impl Fast {
             }
             // As the full parser reads a name: letters, digits, `_` and `.`.
             let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'.';
-            if writer.lookup(name) == Some(rid) && !name.is_empty() && name.bytes().all(word) {
+            let found = schema.record_by_name(section, name) == Some(rid);
+            if found && !name.is_empty() && name.bytes().all(word) {
                 self.names
                     .push((Pattern::new(name.as_bytes().to_vec()), rid));
             }
@@ -725,7 +868,7 @@ mod tests {
             ),
         ];
         for (format, line) in taken {
-            let rid = fast.parse(format, line.as_bytes(), &w);
+            let rid = fast.parse(format, line.as_bytes(), &schema, w.section_id());
             assert!(rid.is_some(), "{line}");
             let Some(Parsed {
                 line: Line::Record { name, fields },
@@ -821,7 +964,11 @@ mod tests {
             ),
         ];
         for (format, line) in refused {
-            assert_eq!(fast.parse(format, line.as_bytes(), &w), None, "{line}");
+            assert_eq!(
+                fast.parse(format, line.as_bytes(), &schema, w.section_id()),
+                None,
+                "{line}"
+            );
         }
     }
 

@@ -1,21 +1,33 @@
 //! `pack`'s fast reader (src/pack.rs, `Fast`: flat integer records read without the full
 //! parser) gives what the full parser gives: the same trace for random texts, and for texts
 //! damaged at random places the same first error at the same line and column, with nothing
-//! written; from the library, and from `mtf pack` reading a file, `-`, a FIFO and a `.gz`.
+//! written; with the lines read ahead on a second thread (`-j 2`) as on one; from the library,
+//! and from `mtf pack` reading a file, `-`, a FIFO and a `.gz`.
 
 use std::io::BufReader;
 
 use metatf::encode::TraceWriter;
-use metatf::pack::{finish_error, pack_lines, pack_lines_general, read_header, LineMap, PackError};
+use metatf::pack::{
+    finish_error, pack_lines, pack_lines_ahead, pack_lines_general, read_header, LineMap, PackError,
+};
 use metatf::text::{InputFormat, LineReader};
 
 use crate::util::{self, Rng};
 
 const DTD: &str = "benches/hatf-bench.dtd";
 
+/// How the lines are read: the full parser only, the fast reader, the fast reader a batch
+/// ahead on a thread of its own (`-j 2`).
+#[derive(Clone, Copy, PartialEq)]
+enum How {
+    General,
+    Fast,
+    Ahead,
+}
+
 /// The trace, or the error as `line:column: message` (as `mtf pack` prints it after the file
 /// name).
-fn pack(text: &[u8], format: InputFormat, fast: bool) -> Result<Vec<u8>, String> {
+fn pack(text: &[u8], format: InputFormat, how: How) -> Result<Vec<u8>, String> {
     let schema = util::schema(DTD);
     let shown = |e: PackError| match e {
         PackError::Text(t) => format!("{}:{}: {}", t.line, t.column, t.kind),
@@ -25,10 +37,10 @@ fn pack(text: &[u8], format: InputFormat, fast: bool) -> Result<Vec<u8>, String>
     let h = read_header(&mut lines, format).map_err(shown)?;
     let mut w = TraceWriter::in_memory(&schema, h.class, h.order, &h.dtd);
     let mut map = LineMap::default();
-    let r = if fast {
-        pack_lines(&mut lines, format, &mut w, &mut map)
-    } else {
-        pack_lines_general(&mut lines, format, &mut w, &mut map)
+    let r = match how {
+        How::General => pack_lines_general(&mut lines, format, &mut w, &mut map),
+        How::Fast => pack_lines(&mut lines, format, &mut w, &mut map),
+        How::Ahead => pack_lines_ahead(&mut lines, format, &mut w, &mut map),
     };
     r.map_err(shown)?;
     w.finish_to_vec().map_err(|e| shown(finish_error(e, &map)))
@@ -192,14 +204,16 @@ fn fast_and_general_readers_agree_on_random_and_damaged_texts() {
             cases.push(damage(&mut rng, text.as_bytes()));
         }
         for case in &cases {
-            let fast = pack(case, InputFormat::Text, true);
-            let general = pack(case, InputFormat::Text, false);
+            let fast = pack(case, InputFormat::Text, How::Fast);
+            let general = pack(case, InputFormat::Text, How::General);
             assert_eq!(
                 fast,
                 general,
                 "round {round}:\n{}",
                 String::from_utf8_lossy(case)
             );
+            let ahead = pack(case, InputFormat::Text, How::Ahead);
+            assert_eq!(ahead, fast, "round {round}, -j 2");
             match fast {
                 Ok(_) => ok += 1,
                 Err(_) => refused += 1,
@@ -207,15 +221,18 @@ fn fast_and_general_readers_agree_on_random_and_damaged_texts() {
         }
         // The JSON-lines twin of a trace that packed, damaged the same way.
         if round % 6 == 0 {
-            if let Ok(bytes) = pack(text.as_bytes(), InputFormat::Text, true) {
+            if let Ok(bytes) = pack(text.as_bytes(), InputFormat::Text, How::Fast) {
                 let j = jsonl(&bytes);
                 let mut cases = vec![j.clone()];
                 for _ in 0..6 {
                     cases.push(damage(&mut rng, &j));
                 }
                 for (i, case) in cases.iter().enumerate() {
-                    let fast = pack(case, InputFormat::Jsonl, true);
-                    assert_eq!(fast, pack(case, InputFormat::Jsonl, false), "round {round}");
+                    let fast = pack(case, InputFormat::Jsonl, How::Fast);
+                    let general = pack(case, InputFormat::Jsonl, How::General);
+                    assert_eq!(fast, general, "round {round}");
+                    let ahead = pack(case, InputFormat::Jsonl, How::Ahead);
+                    assert_eq!(ahead, fast, "round {round}, -j 2");
                     if i == 0 {
                         assert_eq!(fast.as_ref(), Ok(&bytes), "the JSON lines pack back");
                     }
@@ -227,7 +244,34 @@ fn fast_and_general_readers_agree_on_random_and_damaged_texts() {
     assert!(ok > 30 && refused > 100, "{ok} packed, {refused} refused");
 }
 
-/// `mtf pack` of the same text from a file, `-`, a FIFO and a `.gz` file: the trace the
+/// Texts of several batches of the reading thread (4096 lines each), damaged anywhere.
+#[test]
+fn reading_ahead_agrees_across_batches() {
+    let mut rng = Rng(0x5eed_1234_abcd_0003);
+    for round in 0..4 {
+        let text = random_text(&mut rng, 15_000);
+        let mut cases = vec![text.clone().into_bytes()];
+        for _ in 0..4 {
+            cases.push(damage(&mut rng, text.as_bytes()));
+        }
+        for case in &cases {
+            let fast = pack(case, InputFormat::Text, How::Fast);
+            assert_eq!(
+                pack(case, InputFormat::Text, How::Ahead),
+                fast,
+                "round {round}"
+            );
+            assert_eq!(
+                pack(case, InputFormat::Text, How::General),
+                fast,
+                "round {round}"
+            );
+        }
+    }
+}
+
+/// `mtf pack` of the same text from a file (with `-j 1`, `-j 2` and the default), `-`, a FIFO
+/// and a `.gz` file: the trace the
 /// library's full parser gives, or its error with the same line and column and no output.
 #[test]
 fn every_input_path_gives_the_general_readers_result() {
@@ -245,13 +289,15 @@ fn every_input_path_gives_the_general_readers_result() {
         cases.push(case);
     }
     for (i, case) in cases.iter().enumerate() {
-        let want = pack(case, InputFormat::Text, false);
+        let want = pack(case, InputFormat::Text, How::General);
         let plain = dir.path().join(format!("c{i}.txt"));
         std::fs::write(&plain, case).unwrap();
         let gz = dir.path().join(format!("c{i}.txt.gz"));
         std::fs::write(&gz, util::compress("gz", case)).unwrap();
-        for how in ["file", "-", "fifo", "gz"] {
-            let out_path = dir.path().join(format!("c{i}-{how}.mtf"));
+        for how in ["file", "file -j 1", "file -j 2", "-", "fifo", "gz"] {
+            let out_path = dir
+                .path()
+                .join(format!("c{i}-{}.mtf", how.replace(' ', "")));
             let o = out_path.to_str().unwrap();
             let d = dtd.to_str().unwrap();
             let (out, name) = match how {
@@ -259,6 +305,20 @@ fn every_input_path_gives_the_general_readers_result() {
                     util::mtf(&["pack", "--dtd", d, plain.to_str().unwrap(), "-o", o]),
                     plain.to_str().unwrap().to_string(),
                 ),
+                "file -j 1" | "file -j 2" => {
+                    let j = &how[8..];
+                    let args = [
+                        "pack",
+                        "-j",
+                        j,
+                        "--dtd",
+                        d,
+                        plain.to_str().unwrap(),
+                        "-o",
+                        o,
+                    ];
+                    (util::mtf(&args), plain.to_str().unwrap().to_string())
+                }
                 "gz" => (
                     util::mtf(&["pack", "--dtd", d, gz.to_str().unwrap(), "-o", o]),
                     gz.to_str().unwrap().to_string(),
