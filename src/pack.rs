@@ -369,6 +369,7 @@ struct Fast {
     /// ` key=`.
     text_keys: Vec<Option<Vec<Pattern>>>,
     /// Per flat record type: the JSON before each value, `"key":`.
+    #[cfg(feature = "json")]
     json_keys: Vec<Option<Vec<Pattern>>>,
     /// The flat record types of section `names_of` by name (as [`TraceWriter::lookup`] finds
     /// them), built when a line of another section is read.
@@ -404,6 +405,7 @@ impl Fast {
         };
         Fast {
             text_keys: with(" ", "="),
+            #[cfg(feature = "json")]
             json_keys: with("\"", "\":"),
             names: Vec::new(),
             names_of: None,
