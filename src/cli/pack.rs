@@ -50,10 +50,11 @@ pub struct PackArgs {
     /// Input format.
     #[arg(short, long, value_enum, default_value_t = PackFormat::Auto)]
     pub format: PackFormat,
-    /// Threads: with 2 or more (or 0, one per core, the default), the input is read and its
-    /// lines parsed on a thread of its own, a batch ahead of the one that encodes them (the
-    /// encoding is sequential, so more than 2 gives nothing more); `-j 1`: one thread. The
-    /// trace and the errors are the same.
+    /// Threads: with 2 or more (0: one per core), the input is read and its lines parsed on a
+    /// thread of its own, a batch ahead of the one that encodes them (the encoding is
+    /// sequential, so more than 2 gives nothing more). By default one thread: a second one
+    /// pays only where a core is free, and costs more CPU time (docs/performance.md, "Pack,
+    /// round 3"). The trace and the errors are the same.
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<usize>,
     /// The seek index beside the output.
@@ -160,8 +161,9 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
         .map_err(|e| fail(PackError::Write(e)))?;
     let mut map = LineMap::default();
     let threads = match args.jobs {
-        Some(0) | None => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
         Some(n) => n,
+        None => 1,
     };
     if threads > 1 {
         pack_lines_ahead(&mut lines, format, &mut writer, &mut map)
