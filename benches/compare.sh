@@ -46,6 +46,7 @@ semantic|$M check -q $f
 text|$M dump $f
 jsonl|$M dump --format jsonl $f
 pack|$M pack --dtd $W/hatf-bench.dtd $txt -o $W/packed.mtf
+pack_j2|$M pack -j 2 --dtd $W/hatf-bench.dtd $txt -o $W/packed.mtf
 pack_jsonl|$M pack --dtd $W/hatf-bench.dtd $jsonl -o $W/packed.mtf
 awk|$AWK '{n+=NF} END{print n}' $txt
 EOF
@@ -100,6 +101,7 @@ EOF
   row "text dump / check --no-semantic" text check "<= 2.5"
   row "JSON lines / text dump" jsonl text "<= 1.3"
   row "awk / pack (pack's speed-up over awk)" awk pack ">= 2.0"
+  row "awk / pack -j 2 (reading on a second thread)" awk pack_j2 ""
   row "awk / pack of JSON lines" awk pack_jsonl ""
   row "check (semantic pass too) / --no-semantic" semantic check ""
   row "check (semantic pass too) / hand-written" semantic hw ""

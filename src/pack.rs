@@ -8,8 +8,8 @@ use miette::Diagnostic;
 use crate::dtd::RecordId;
 use crate::encode::{EncodeError, In, TraceWriter};
 use crate::text::{
-    meta_property, parse_line, section_id, InputFormat, Line, LineError, LineReader, SectionRef,
-    TextError, TextErrorKind, TextHeader,
+    line_str, meta_property, parse_line, section_id, InputFormat, Line, LineError, LineReader,
+    SectionRef, TextError, TextErrorKind, TextHeader,
 };
 
 /// Why packing failed.
@@ -98,87 +98,259 @@ pub fn pack_lines<R: BufRead>(
     writer: &mut TraceWriter<'_>,
     map: &mut LineMap,
 ) -> Result<(), PackError> {
-    let schema = writer.schema();
+    pack_lines_with(lines, format, writer, map, true)
+}
+
+/// [`pack_lines`] with every line read by the full parser (no fast reader): the reference the
+/// fast reader is tested against. Same results, same errors, slower.
+#[doc(hidden)]
+pub fn pack_lines_general<R: BufRead>(
+    lines: &mut LineReader<R>,
+    format: InputFormat,
+    writer: &mut TraceWriter<'_>,
+    map: &mut LineMap,
+) -> Result<(), PackError> {
+    pack_lines_with(lines, format, writer, map, false)
+}
+
+fn pack_lines_with<R: BufRead>(
+    lines: &mut LineReader<R>,
+    format: InputFormat,
+    writer: &mut TraceWriter<'_>,
+    map: &mut LineMap,
+    use_fast: bool,
+) -> Result<(), PackError> {
     let mut fast = Fast::new(writer);
-    while let Some((n, s)) = lines.next_line()? {
-        if let Some(rid) = fast.parse(format, s, writer) {
+    while let Some((n, b)) = lines.next_bytes()? {
+        // A line the fast reader takes is ASCII: only the others are checked for UTF-8.
+        let taken = if use_fast {
+            fast.parse(format, b, writer.schema(), writer.section_id())
+        } else {
+            None
+        };
+        if let Some(rid) = taken {
             map.note(writer.records_written(), n);
             writer
                 .record(rid, &fast.values)
-                .map_err(|e| fast.error(s, n, rid, writer, e))?;
+                .map_err(|e| fast.error(b, n, rid, writer, e))?;
             continue;
         }
-        let Some(parsed) = parse_line(format, s, n)? else {
-            continue;
-        };
-        let cols = parsed.columns;
-        let err = |column: usize, kind: TextErrorKind| TextError {
-            line: n,
-            column,
-            kind,
-        };
-        map.note(writer.records_written(), n);
-        match parsed.line {
-            Line::Header(_) => {
-                return Err(err(1, TextErrorKind::Syntax("a second header line")).into())
-            }
-            Line::Section(v) => {
-                let id = section_id(schema, &v).ok_or_else(|| {
-                    err(
-                        cols[0],
-                        TextErrorKind::UnknownSection {
-                            given: match &v {
-                                SectionRef::Id(n) => n.to_string(),
-                                SectionRef::Name(s) => s.clone(),
-                            },
+        general_line(format, n, b, writer, map)?;
+    }
+    Ok(())
+}
+
+/// Write line `n` (`b`) read by the full parser.
+fn general_line(
+    format: InputFormat,
+    n: usize,
+    b: &[u8],
+    writer: &mut TraceWriter<'_>,
+    map: &mut LineMap,
+) -> Result<(), PackError> {
+    let schema = writer.schema();
+    let s = line_str(n, b)?;
+    let Some(parsed) = parse_line(format, s, n)? else {
+        return Ok(());
+    };
+    let cols = parsed.columns;
+    let err = |column: usize, kind: TextErrorKind| TextError {
+        line: n,
+        column,
+        kind,
+    };
+    map.note(writer.records_written(), n);
+    match parsed.line {
+        Line::Header(_) => return Err(err(1, TextErrorKind::Syntax("a second header line")).into()),
+        Line::Section(v) => {
+            let id = section_id(schema, &v).ok_or_else(|| {
+                err(
+                    cols[0],
+                    TextErrorKind::UnknownSection {
+                        given: match &v {
+                            SectionRef::Id(n) => n.to_string(),
+                            SectionRef::Name(s) => s.clone(),
                         },
-                    )
-                })?;
-                writer
-                    .section(id)
-                    .map_err(|e| err(cols[0], TextErrorKind::Encode(e)))?;
+                    },
+                )
+            })?;
+            writer
+                .section(id)
+                .map_err(|e| err(cols[0], TextErrorKind::Encode(e)))?;
+        }
+        Line::Metadata {
+            target,
+            property,
+            args,
+        } => {
+            let Some((rname, fname)) = target.split_once('.') else {
+                return Err(err(
+                    cols[1],
+                    TextErrorKind::Syntax("expected `record.field` after metadata"),
+                )
+                .into());
+            };
+            let rid = writer
+                .lookup(rname)
+                .ok_or_else(|| err(cols[1], TextErrorKind::UnknownRecord { name: rname.into() }))?;
+            let slot = schema.record(rid).slot_by_name(fname).ok_or_else(|| {
+                err(
+                    cols[1],
+                    TextErrorKind::UnknownField {
+                        record: rname.into(),
+                        field: fname.into(),
+                    },
+                )
+            })?;
+            let prop = meta_property(schema, &property, &args).map_err(|k| err(cols[2], k))?;
+            writer
+                .metadata(rid, slot, prop)
+                .map_err(|e| err(cols[0], TextErrorKind::Encode(e)))?;
+        }
+        Line::Record { name, fields } => {
+            if writer.lookup(&name).is_none() {
+                return Err(err(cols[0], TextErrorKind::UnknownRecord { name }).into());
             }
-            Line::Metadata {
-                target,
-                property,
-                args,
-            } => {
-                let Some((rname, fname)) = target.split_once('.') else {
-                    return Err(err(
-                        cols[1],
-                        TextErrorKind::Syntax("expected `record.field` after metadata"),
-                    )
-                    .into());
-                };
-                let rid = writer.lookup(rname).ok_or_else(|| {
-                    err(cols[1], TextErrorKind::UnknownRecord { name: rname.into() })
-                })?;
-                let slot = schema.record(rid).slot_by_name(fname).ok_or_else(|| {
-                    err(
-                        cols[1],
-                        TextErrorKind::UnknownField {
-                            record: rname.into(),
-                            field: fname.into(),
-                        },
-                    )
-                })?;
-                let prop = meta_property(schema, &property, &args).map_err(|k| err(cols[2], k))?;
-                writer
-                    .metadata(rid, slot, prop)
-                    .map_err(|e| err(cols[0], TextErrorKind::Encode(e)))?;
-            }
-            Line::Record { name, fields } => {
-                if writer.lookup(&name).is_none() {
-                    return Err(err(cols[0], TextErrorKind::UnknownRecord { name }).into());
-                }
-                writer.write_fields_at(&name, &fields).map_err(|(at, e)| {
-                    let col = at.and_then(|i| cols.get(i + 1).copied()).unwrap_or(cols[0]);
-                    err(col, TextErrorKind::Encode(e))
-                })?;
-            }
+            writer.write_fields_at(&name, &fields).map_err(|(at, e)| {
+                let col = at.and_then(|i| cols.get(i + 1).copied()).unwrap_or(cols[0]);
+                err(col, TextErrorKind::Encode(e))
+            })?;
         }
     }
     Ok(())
+}
+
+/// Lines read ahead on a thread of their own (`pack -j 2`): their text, and the values of
+/// those the fast reader took.
+#[derive(Default)]
+struct Batch {
+    text: Vec<u8>,
+    lines: Vec<Ahead>,
+    values: Vec<In>,
+    /// After the lines: the end of the input (`Ok`) or the error that stopped the reading.
+    end: Option<Result<(), LineError>>,
+}
+
+/// One line of a [`Batch`]: its number, its text `text[start..end]`, and for a line the fast
+/// reader took, its record type and values `values[first..last]`.
+struct Ahead {
+    n: usize,
+    start: usize,
+    end: usize,
+    rid: Option<RecordId>,
+    first: usize,
+    last: usize,
+}
+
+/// Lines and bytes per [`Batch`].
+const BATCH_LINES: usize = 4096;
+const BATCH_BYTES: usize = 1 << 20;
+
+/// [`pack_lines`] with the input read and its lines parsed on a second thread, a batch of
+/// lines ahead of the thread that encodes them: the same trace and the same first error.
+// Design: the metadata state is sequential, so records are encoded on one thread, in order;
+// what can run beside it is reading, finding lines and the fast reader's parsing. The fast
+// reader needs the current section (record names are looked up in it); the reading thread
+// follows `section` lines itself, with the full parser. Where it is wrong, a line before it
+// was refused (an unknown section, a section opened twice), so the encoding thread stops there
+// and never uses what came after. An error of the encoder is reported with the key columns
+// the fast reader finds again on the line; an error of reading (UTF-8, a line too long, I/O)
+// reaches the encoding thread after the lines before it, where sequential packing meets it.
+// Memory: two batches in the channel, one on each side and those handed back (at most four).
+pub fn pack_lines_ahead<R: BufRead + Send>(
+    lines: &mut LineReader<R>,
+    format: InputFormat,
+    writer: &mut TraceWriter<'_>,
+    map: &mut LineMap,
+) -> Result<(), PackError> {
+    let mut reader_fast = Fast::new(writer);
+    let mut fast = Fast::new(writer);
+    let schema = writer.schema();
+    let first_section = writer.section_id();
+    let (tx, rx) = std::sync::mpsc::sync_channel::<Batch>(2);
+    // Batches handed back to be filled again: their buffers are not allocated (and their pages
+    // not faulted in) per batch.
+    let (back_tx, back_rx) = std::sync::mpsc::channel::<Batch>();
+    std::thread::scope(|scope| {
+        scope.spawn(move || {
+            let mut section = first_section;
+            loop {
+                let mut batch = back_rx.try_recv().unwrap_or_default();
+                while batch.lines.len() < BATCH_LINES && batch.text.len() < BATCH_BYTES {
+                    let (n, b) = match lines.next_bytes() {
+                        Ok(Some(line)) => line,
+                        Ok(None) => {
+                            batch.end = Some(Ok(()));
+                            break;
+                        }
+                        Err(e) => {
+                            batch.end = Some(Err(e));
+                            break;
+                        }
+                    };
+                    let rid = reader_fast.parse(format, b, schema, section);
+                    if rid.is_none() {
+                        if let Some(id) = section_of(format, n, b, schema) {
+                            section = id;
+                        }
+                    }
+                    let first = batch.values.len();
+                    batch.values.extend_from_slice(&reader_fast.values);
+                    let start = batch.text.len();
+                    batch.text.extend_from_slice(b);
+                    batch.lines.push(Ahead {
+                        n,
+                        start,
+                        end: batch.text.len(),
+                        rid,
+                        first,
+                        last: batch.values.len(),
+                    });
+                }
+                let done = batch.end.is_some();
+                // The encoding thread stopped (an error): nothing more to read.
+                if tx.send(batch).is_err() || done {
+                    return;
+                }
+            }
+        });
+        for batch in rx {
+            for l in &batch.lines {
+                let b = &batch.text[l.start..l.end];
+                match l.rid {
+                    Some(rid) => {
+                        map.note(writer.records_written(), l.n);
+                        writer
+                            .record(rid, &batch.values[l.first..l.last])
+                            .map_err(|e| {
+                                fast.parse(format, b, schema, writer.section_id());
+                                fast.error(b, l.n, rid, writer, e)
+                            })?;
+                    }
+                    None => general_line(format, l.n, b, writer, map)?,
+                }
+            }
+            if let Some(end) = batch.end {
+                return end.map_err(PackError::from);
+            }
+            let mut batch = batch;
+            batch.text.clear();
+            batch.lines.clear();
+            batch.values.clear();
+            // The reading thread may have ended: then the batch is dropped.
+            let _ = back_tx.send(batch);
+        }
+        Ok(())
+    })
+}
+
+/// The section a `section` line opens, if `b` is one the writer may accept.
+fn section_of(format: InputFormat, n: usize, b: &[u8], schema: &crate::dtd::Schema) -> Option<u8> {
+    let s = std::str::from_utf8(b).ok()?;
+    match parse_line(format, s, n).ok()??.line {
+        Line::Section(v) => section_id(schema, &v),
+        _ => None,
+    }
 }
 
 /// The lines of the most common records read without building a [`Line`].
@@ -189,23 +361,54 @@ pub fn pack_lines<R: BufRead>(
 // an annotation, a comment, a number the fast reader does not take, a string, a section or
 // metadata line, an error) is read by the full parser, from the start of the line, so the
 // fast reader never decides what a line means: it only recognises lines whose meaning the full
-// parser would give the same values for (tests compare both on every form).
+// parser would give the same values for (tests compare both on every form). What a line is
+// compared with is made once: per flat record type the bytes before each value (` size=`,
+// `"size":`), and per section the names of its flat record types.
 struct Fast {
-    /// Per record type: whether it is flat (integers only, no repeat).
-    flat: Vec<bool>,
+    /// Per record type, if it is flat (integers only, no repeat): the text before each value,
+    /// ` key=`.
+    text_keys: Vec<Option<Vec<Pattern>>>,
+    /// Per flat record type: the JSON before each value, `"key":`.
+    #[cfg(feature = "json")]
+    json_keys: Vec<Option<Vec<Pattern>>>,
+    /// The flat record types of section `names_of` by name (as [`TraceWriter::lookup`] finds
+    /// them), built when a line of another section is read.
+    names: Vec<(Pattern, RecordId)>,
+    names_of: Option<u8>,
     /// The values of the line read last, in layout order.
     values: Vec<In>,
     /// The byte offset of each key of that line (for the column of an error).
     keys_at: Vec<usize>,
 }
 
+/// The longest runs of decimal and hexadecimal digits that cannot pass 2⁶⁴ (longer ones are
+/// read with overflow checks).
+const DEC_DIGITS: usize = 19;
+const HEX_DIGITS: usize = 16;
+
 impl Fast {
     fn new(writer: &TraceWriter<'_>) -> Fast {
-        let flat = (0..writer.schema().records.len())
-            .map(|rid| writer.flat_keys(rid as RecordId).is_some())
+        let n = writer.schema().records.len();
+        let flat: Vec<Option<&[Box<str>]>> = (0..n)
+            .map(|rid| writer.flat_keys(rid as RecordId))
             .collect();
+        let with = |pre: &str, post: &str| {
+            flat.iter()
+                .map(|k| {
+                    k.map(|keys| {
+                        keys.iter()
+                            .map(|k| Pattern::new(format!("{pre}{k}{post}").into_bytes()))
+                            .collect()
+                    })
+                })
+                .collect()
+        };
         Fast {
-            flat,
+            text_keys: with(" ", "="),
+            #[cfg(feature = "json")]
+            json_keys: with("\"", "\":"),
+            names: Vec::new(),
+            names_of: None,
             values: Vec::new(),
             keys_at: Vec::new(),
         }
@@ -216,50 +419,64 @@ impl Fast {
     fn parse(
         &mut self,
         format: InputFormat,
-        s: &str,
-        writer: &TraceWriter<'_>,
+        b: &[u8],
+        schema: &crate::dtd::Schema,
+        section: u8,
     ) -> Option<RecordId> {
         self.values.clear();
         self.keys_at.clear();
+        if self.names_of != Some(section) {
+            self.names_for(section, schema);
+        }
         match format {
-            InputFormat::Text => self.text(s.as_bytes(), writer),
+            InputFormat::Text => self.text(b),
             #[cfg(feature = "json")]
-            InputFormat::Jsonl => self.json(s.as_bytes(), writer),
+            InputFormat::Jsonl => self.json(b),
         }
     }
 
-    /// A flat record of the current section by name.
-    fn record(&self, name: &[u8], writer: &TraceWriter<'_>) -> Option<RecordId> {
-        let name = std::str::from_utf8(name).ok()?;
-        if name == "section" || name == "metadata" {
-            return None;
+    /// Make the table of the flat record types of `section` by name.
+    fn names_for(&mut self, section: u8, schema: &crate::dtd::Schema) {
+        self.names.clear();
+        self.names_of = Some(section);
+        let Some(scope) = schema.scope_for(section) else {
+            return;
+        };
+        for &rid in &scope.records {
+            let name = &schema.record(rid).name;
+            if name == "section" || name == "metadata" || self.text_keys[rid as usize].is_none() {
+                continue;
+            }
+            // As the full parser reads a name: letters, digits, `_` and `.`.
+            let word = |c: u8| c.is_ascii_alphanumeric() || c == b'_' || c == b'.';
+            let found = schema.record_by_name(section, name) == Some(rid);
+            if found && !name.is_empty() && name.bytes().all(word) {
+                self.names
+                    .push((Pattern::new(name.as_bytes().to_vec()), rid));
+            }
         }
-        let rid = writer.lookup(name)?;
-        self.flat.get(rid as usize).copied()?.then_some(rid)
+    }
+
+    /// A flat record of the current section whose name starts `b`, followed by `end` or, in
+    /// the text form, by the end of the line; with the name's length.
+    #[inline]
+    fn record(&self, b: &[u8], end: u8) -> Option<(RecordId, usize)> {
+        self.names.iter().find_map(|(name, rid)| {
+            let n = name.bytes.len();
+            (name.at(b, 0) && (b.get(n) == Some(&end) || (end == b' ' && b.len() == n)))
+                .then_some((*rid, n))
+        })
     }
 
     /// `name key=N key=N …`, one space apart, every key in layout order, nothing after.
-    fn text(&mut self, b: &[u8], writer: &TraceWriter<'_>) -> Option<RecordId> {
-        let name_len = b
-            .iter()
-            .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'.'))
-            .unwrap_or(b.len());
-        if name_len == 0 {
-            return None;
-        }
-        let rid = self.record(&b[..name_len], writer)?;
-        let mut p = name_len;
-        for key in writer.flat_keys(rid)? {
-            let key = key.as_bytes();
-            if b.get(p) != Some(&b' ') {
+    fn text(&mut self, b: &[u8]) -> Option<RecordId> {
+        let (rid, mut p) = self.record(b, b' ')?;
+        for key in self.text_keys[rid as usize].as_deref()? {
+            if !key.at(b, p) {
                 return None;
             }
-            p += 1;
-            self.keys_at.push(p);
-            if !b[p..].starts_with(key) || b.get(p + key.len()) != Some(&b'=') {
-                return None;
-            }
-            p += key.len() + 1;
+            self.keys_at.push(p + 1);
+            p += key.bytes.len();
             // As the full parser reads numbers: `-`, then `0x` and hex digits, or digits.
             let neg = b.get(p) == Some(&b'-');
             if neg {
@@ -267,25 +484,13 @@ impl Fast {
             } else if !b.get(p).is_some_and(u8::is_ascii_digit) {
                 return None;
             }
-            let hex = b[p..].starts_with(b"0x") || b[p..].starts_with(b"0X");
-            if hex {
+            let v = if b[p..].starts_with(b"0x") || b[p..].starts_with(b"0X") {
                 p += 2;
-            }
-            let start = p;
-            let mut v: u64 = 0;
-            while let Some(&c) = b.get(p) {
-                let d = match c {
-                    b'0'..=b'9' => c - b'0',
-                    b'a'..=b'f' if hex => c - b'a' + 10,
-                    b'A'..=b'F' if hex => c - b'A' + 10,
-                    _ => break,
-                };
-                v = v
-                    .checked_mul(if hex { 16 } else { 10 })?
-                    .checked_add(u64::from(d))?;
-                p += 1;
-            }
-            if p == start || !matches!(b.get(p), None | Some(b' ')) {
+                hex_digits(b, &mut p)?
+            } else {
+                dec_digits(b, &mut p)?
+            };
+            if !matches!(b.get(p), None | Some(b' ')) {
                 return None;
             }
             self.values.push(if neg {
@@ -303,12 +508,9 @@ impl Fast {
     /// `{"record":"NAME","section":N,"index":N,"offset":N,"fields":{"key":N,…}}` as `mtf dump
     /// --format jsonl` writes it (numbers, or decimal strings with `--int-strings`).
     #[cfg(feature = "json")]
-    fn json(&mut self, b: &[u8], writer: &TraceWriter<'_>) -> Option<RecordId> {
+    fn json(&mut self, b: &[u8]) -> Option<RecordId> {
         let rest = b.strip_prefix(b"{\"record\":\"")?;
-        let name_len = rest
-            .iter()
-            .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'.'))?;
-        let rid = self.record(&rest[..name_len], writer)?;
+        let (rid, name_len) = self.record(rest, b'"')?;
         let mut p = b.len() - rest.len() + name_len;
         for head in [&b"\",\"section\":"[..], b",\"index\":", b",\"offset\":"] {
             if !b[p..].starts_with(head) {
@@ -321,22 +523,18 @@ impl Fast {
             return None;
         }
         p += 11;
-        for (i, key) in writer.flat_keys(rid)?.iter().enumerate() {
+        for (i, key) in self.json_keys[rid as usize].as_deref()?.iter().enumerate() {
             if i > 0 {
                 if b.get(p) != Some(&b',') {
                     return None;
                 }
                 p += 1;
             }
-            let key = key.as_bytes();
             // Keys are words: written without escapes.
-            if b.get(p) != Some(&b'"')
-                || !b[p + 1..].starts_with(key)
-                || !b[p + 1 + key.len()..].starts_with(b"\":")
-            {
+            if !key.at(b, p) {
                 return None;
             }
-            p += key.len() + 3;
+            p += key.bytes.len();
             // With --int-strings, `"123"` (a decimal string the encoder takes as an integer).
             let quoted = b.get(p) == Some(&b'"');
             if quoted {
@@ -368,7 +566,7 @@ impl Fast {
     /// concerns, as the full parser reports it.
     fn error(
         &self,
-        s: &str,
+        b: &[u8],
         n: usize,
         rid: RecordId,
         writer: &TraceWriter<'_>,
@@ -378,9 +576,12 @@ impl Fast {
             .field()
             .and_then(|f| writer.flat_keys(rid)?.iter().position(|k| &**k == f))
             .and_then(|i| self.keys_at.get(i).copied());
-        // JSON lines name no column.
+        // JSON lines name no column. (A line the fast reader takes is UTF-8: ASCII and keys.)
         let column = match (self.keys_at.is_empty(), at) {
-            (false, Some(at)) => s[..at].chars().count() + 1,
+            (false, Some(at)) => {
+                let before = &b[..at.min(b.len())];
+                std::str::from_utf8(before).map_or(before.len(), |s| s.chars().count()) + 1
+            }
             _ => 1,
         };
         PackError::Text(TextError {
@@ -391,18 +592,202 @@ impl Fast {
     }
 }
 
+/// Bytes a line is compared with at a position: a key and what surrounds it.
+struct Pattern {
+    bytes: Box<[u8]>,
+    /// For a pattern of at most 16 bytes: its bytes as a little-endian word, and the mask of
+    /// the bytes it has.
+    word: u128,
+    mask: u128,
+}
+
+impl Pattern {
+    fn new(bytes: Vec<u8>) -> Pattern {
+        let mut w = [0u8; 16];
+        let n = bytes.len().min(16);
+        w[..n].copy_from_slice(&bytes[..n]);
+        Pattern {
+            word: u128::from_le_bytes(w),
+            mask: if bytes.len() > 16 {
+                0
+            } else {
+                u128::MAX.checked_shr(8 * (16 - n as u32)).unwrap_or(0)
+            },
+            bytes: bytes.into(),
+        }
+    }
+
+    /// Whether `b[p..]` starts with the pattern.
+    #[inline]
+    fn at(&self, b: &[u8], p: usize) -> bool {
+        // One load and compare where 16 bytes are left, rather than a call to memcmp.
+        match b.get(p..p + 16) {
+            Some(w) if self.mask != 0 => {
+                let w = u128::from_le_bytes(w.try_into().unwrap_or([0; 16]));
+                w & self.mask == self.word
+            }
+            _ => b.get(p..).is_some_and(|r| r.starts_with(&self.bytes)),
+        }
+    }
+}
+
+/// Decimal digits from `b[*p]` on: at least one; past [`DEC_DIGITS`] read with checks.
+fn dec_digits(b: &[u8], p: &mut usize) -> Option<u64> {
+    let start = *p;
+    let mut v: u64 = 0;
+    // Eight bytes at a time while a line has them, then one at a time.
+    while let Some(w) = word_at(b, *p) {
+        let n = swar::run(swar::in_range(w, b'0', b'9'));
+        if n == 0 {
+            break;
+        }
+        v = v
+            .wrapping_mul(swar::POW10[n])
+            .wrapping_add(swar::decimal(w, n));
+        *p += n;
+        if n < 8 {
+            break;
+        }
+    }
+    while let Some(&c) = b.get(*p) {
+        let d = c.wrapping_sub(b'0');
+        if d > 9 {
+            break;
+        }
+        v = v.wrapping_mul(10).wrapping_add(u64::from(d));
+        *p += 1;
+    }
+    match *p - start {
+        0 => None,
+        1..=DEC_DIGITS => Some(v),
+        _ => checked(&b[start..*p], 10),
+    }
+}
+
+/// Hexadecimal digits from `b[*p]` on: at least one; past [`HEX_DIGITS`] read with checks.
+fn hex_digits(b: &[u8], p: &mut usize) -> Option<u64> {
+    let start = *p;
+    let mut v: u64 = 0;
+    while let Some(w) = word_at(b, *p) {
+        let n = swar::run(swar::hex(w));
+        if n == 0 {
+            break;
+        }
+        v = (v << (4 * n)) | swar::hexadecimal(w, n);
+        *p += n;
+        if n < 8 {
+            break;
+        }
+    }
+    while let Some(&c) = b.get(*p) {
+        let d = match c {
+            b'0'..=b'9' => c - b'0',
+            b'a'..=b'f' => c - b'a' + 10,
+            b'A'..=b'F' => c - b'A' + 10,
+            _ => break,
+        };
+        v = (v << 4) | u64::from(d);
+        *p += 1;
+    }
+    match *p - start {
+        0 => None,
+        1..=HEX_DIGITS => Some(v),
+        _ => checked(&b[start..*p], 16),
+    }
+}
+
+/// The eight bytes at `b[p..]` as a little-endian word, if the line has them.
+#[inline]
+fn word_at(b: &[u8], p: usize) -> Option<u64> {
+    b.get(p..p + 8)?.try_into().ok().map(u64::from_le_bytes)
+}
+
+/// Digits read eight at a time from a little-endian word (the first character in the low
+/// byte), without a branch per digit.
+// Design: the numbers of a dump are up to 16 hex or 20 decimal digits, and a loop per digit
+// ends in a mispredicted branch whose place varies from number to number; classifying eight
+// bytes at once and combining their digits in pairs, fours and eights does it in a fixed number
+// of steps. Tests compare them with the loop on every length and character.
+mod swar {
+    const ONES: u64 = 0x0101_0101_0101_0101;
+    const HIGH: u64 = 0x8080_8080_8080_8080;
+
+    /// The high bit of each byte of `w` that is in `lo..=hi` (below 0x80). A byte of 0x80 or
+    /// more is never marked, and may disturb only the bytes after it, which [`run`] ignores.
+    #[inline]
+    pub(super) fn in_range(w: u64, lo: u8, hi: u8) -> u64 {
+        let ge_lo = w.wrapping_add(ONES * u64::from(0x80 - lo));
+        let gt_hi = w.wrapping_add(ONES * u64::from(0x7f - hi));
+        ge_lo & !gt_hi & !w & HIGH
+    }
+
+    /// The bytes of `w` that are hex digits.
+    #[inline]
+    pub(super) fn hex(w: u64) -> u64 {
+        in_range(w, b'0', b'9') | in_range(w, b'a', b'f') | in_range(w, b'A', b'F')
+    }
+
+    /// How many of the first bytes are marked: 0..=8.
+    #[inline]
+    pub(super) fn run(marked: u64) -> usize {
+        ((!marked & HIGH).trailing_zeros() / 8) as usize
+    }
+
+    /// The first `n` (1..=8) digit values of `d` (one per byte), the last digit moved to the
+    /// low byte and the bytes after the `n` cleared.
+    #[inline]
+    fn reversed(d: u64, n: usize) -> u64 {
+        (d << (8 * (8 - n))).swap_bytes()
+    }
+
+    /// The value of the first `n` (1..=8) decimal digits of `w`.
+    #[inline]
+    pub(super) fn decimal(w: u64, n: usize) -> u64 {
+        let mut e = reversed(w & (ONES * 0x0f), n);
+        e = (e & 0x00ff_00ff_00ff_00ff) + ((e >> 8) & 0x00ff_00ff_00ff_00ff) * 10;
+        e = (e & 0x0000_ffff_0000_ffff) + ((e >> 16) & 0x0000_ffff_0000_ffff) * 100;
+        (e & 0xffff_ffff) + (e >> 32) * 10_000
+    }
+
+    /// The value of the first `n` (1..=8) hex digits of `w`.
+    #[inline]
+    pub(super) fn hexadecimal(w: u64, n: usize) -> u64 {
+        let nibbles = (w & (ONES * 0x0f)) + 9 * ((w >> 6) & ONES);
+        let mut e = reversed(nibbles, n);
+        e = (e | (e >> 4)) & 0x00ff_00ff_00ff_00ff;
+        e = (e | (e >> 8)) & 0x0000_ffff_0000_ffff;
+        (e | (e >> 16)) & 0xffff_ffff
+    }
+
+    /// 10ⁿ for a run of n digits.
+    pub(super) const POW10: [u64; 9] = [
+        1,
+        10,
+        100,
+        1_000,
+        10_000,
+        100_000,
+        1_000_000,
+        10_000_000,
+        100_000_000,
+    ];
+}
+
+/// Digits of a run too long to be read without overflow checks; `None` past 2⁶⁴ − 1.
+fn checked(digits: &[u8], radix: u64) -> Option<u64> {
+    digits.iter().try_fold(0u64, |v, &c| {
+        let d = (c as char).to_digit(radix as u32)?;
+        v.checked_mul(radix)?.checked_add(u64::from(d))
+    })
+}
+
 /// A JSON number without sign, fraction or exponent: `0` or digits not starting with `0`,
 /// followed by `,`, `}` or `"`; `None` for anything else (read by the full parser).
 #[cfg(feature = "json")]
 fn json_number(b: &[u8], p: &mut usize) -> Option<u64> {
     let start = *p;
-    let mut v: u64 = 0;
-    while let Some(&c) = b.get(*p).filter(|c| c.is_ascii_digit()) {
-        v = v.checked_mul(10)?.checked_add(u64::from(c - b'0'))?;
-        *p += 1;
-    }
-    let digits = *p - start;
-    if digits == 0 || (digits > 1 && b[start] == b'0') {
+    let v = dec_digits(b, p)?;
+    if *p - start > 1 && b[start] == b'0' {
         return None;
     }
     matches!(b.get(*p), Some(b',' | b'}' | b'"')).then_some(v)
@@ -485,7 +870,7 @@ mod tests {
             ),
         ];
         for (format, line) in taken {
-            let rid = fast.parse(format, line, &w);
+            let rid = fast.parse(format, line.as_bytes(), &schema, w.section_id());
             assert!(rid.is_some(), "{line}");
             let Some(Parsed {
                 line: Line::Record { name, fields },
@@ -581,7 +966,82 @@ mod tests {
             ),
         ];
         for (format, line) in refused {
-            assert_eq!(fast.parse(format, line, &w), None, "{line}");
+            assert_eq!(
+                fast.parse(format, line.as_bytes(), &schema, w.section_id()),
+                None,
+                "{line}"
+            );
+        }
+    }
+
+    /// The word-at-a-time digits read as the loop over characters reads them: every run length,
+    /// every byte around a run, every position near the end of a line.
+    #[test]
+    fn digits_eight_at_a_time_as_one_at_a_time() {
+        fn slow(b: &[u8], p: usize, radix: u32) -> (Option<u64>, usize) {
+            let n = b[p..]
+                .iter()
+                .take_while(|&&c| (c as char).is_digit(radix))
+                .count();
+            let v = (n > 0)
+                .then(|| {
+                    u64::from_str_radix(std::str::from_utf8(&b[p..p + n]).unwrap(), radix).ok()
+                })
+                .flatten();
+            (v, p + n)
+        }
+        let digits = b"0123456789abcdefABCDEF";
+        let mut seed = 0x9e37_79b9_7f4a_7c15u64;
+        let mut next = || {
+            seed ^= seed << 13;
+            seed ^= seed >> 7;
+            seed ^= seed << 17;
+            seed
+        };
+        for _ in 0..20_000 {
+            let len = (next() % 26) as usize;
+            let mut line: Vec<u8> = (0..len)
+                .map(|_| digits[(next() % digits.len() as u64) as usize])
+                .collect();
+            // Then anything: a separator, a byte of UTF-8, a character next to a digit's range.
+            let after = [
+                b' ', b'=', 0xc3, 0xff, b'/', b':', b'@', b'G', b'`', b'g', b'"', 0x80,
+            ];
+            line.push(after[(next() % after.len() as u64) as usize]);
+            line.extend((0..next() % 10).map(|_| digits[(next() % 10) as usize]));
+            let p = (next() % 3) as usize % line.len().max(1);
+            if p >= line.len() {
+                continue;
+            }
+            for (radix, f) in [
+                (10, dec_digits as fn(&[u8], &mut usize) -> Option<u64>),
+                (16, hex_digits),
+            ] {
+                let (want, end) = slow(&line, p, radix);
+                let mut q = p;
+                let got = f(&line, &mut q);
+                assert_eq!((got, q), (want, end), "{radix} {:?} at {p}", line);
+            }
+        }
+        for s in [
+            "18446744073709551615",
+            "18446744073709551616",
+            "000000000000000000000001",
+            "ffffffffffffffff",
+            "10000000000000000",
+            "00000000000000000000ff",
+        ] {
+            for (radix, f) in [
+                (10, dec_digits as fn(&[u8], &mut usize) -> Option<u64>),
+                (16, hex_digits),
+            ] {
+                let mut q = 0;
+                assert_eq!(
+                    (f(s.as_bytes(), &mut q), q),
+                    slow(s.as_bytes(), 0, radix),
+                    "{s}"
+                );
+            }
         }
     }
 

@@ -7,7 +7,7 @@ use clap::{Args, ValueEnum};
 
 use metatf::encode::{EncodeError, EncodeErrorKind, TraceWriter};
 use metatf::io::{escape_path, Input, IoError, Output};
-use metatf::pack::{finish_error, pack_lines, read_header, LineMap, PackError};
+use metatf::pack::{finish_error, pack_lines, pack_lines_ahead, read_header, LineMap, PackError};
 use metatf::text::{InputFormat, LineReader, TextErrorKind};
 
 use metatf::container::{locate_dtd, Located};
@@ -50,6 +50,13 @@ pub struct PackArgs {
     /// Input format.
     #[arg(short, long, value_enum, default_value_t = PackFormat::Auto)]
     pub format: PackFormat,
+    /// Threads: with 2 or more (0: one per core), the input is read and its lines parsed on a
+    /// thread of its own, a batch ahead of the one that encodes them (the encoding is
+    /// sequential, so more than 2 gives nothing more). By default one thread: a second one
+    /// pays only where a core is free, and costs more CPU time (docs/performance.md, "Pack,
+    /// round 3"). The trace and the errors are the same.
+    #[arg(short = 'j', long = "jobs", value_name = "N")]
+    pub jobs: Option<usize>,
     /// The seek index beside the output.
     #[command(flatten)]
     pub index: super::index::WriteIndexArgs,
@@ -153,7 +160,17 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
     let mut writer = TraceWriter::to_output(&schema, out, h.class, h.order, &h.dtd)
         .map_err(|e| fail(PackError::Write(e)))?;
     let mut map = LineMap::default();
-    pack_lines(&mut lines, format, &mut writer, &mut map).map_err(fail)?;
+    let threads = match args.jobs {
+        Some(0) => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        Some(n) => n,
+        None => 1,
+    };
+    if threads > 1 {
+        pack_lines_ahead(&mut lines, format, &mut writer, &mut map)
+    } else {
+        pack_lines(&mut lines, format, &mut writer, &mut map)
+    }
+    .map_err(fail)?;
     // If anything above failed, `writer` is dropped here and its temporary files removed:
     // nothing appears under the output name.
     let summary = writer.finish().map_err(|e| fail(finish_error(e, &map)))?;

@@ -6,11 +6,11 @@
 
 use crate::container::{fits_signed, fits_unsigned, truncate, ByteOrder, Class};
 use crate::decode::ElementRef;
-use crate::dtd::{Display, Interp, RecordId, Schema, SlotId};
+use crate::dtd::{Display, Interp, RecordId, RecordType, Schema, SlotId};
 use crate::layout::interp::{self, Refused};
 use crate::layout::{
-    eval_width, Compiled, LiveUndo, MetaProperty, MetaRefused, ScopeState, Step, Walk, Wire,
-    MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD,
+    eval_width, Compiled, LiveUndo, MetaProperty, MetaRefused, Op, ScopeState, SlotState, Step,
+    Walk, Wire, MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD,
 };
 
 use super::error::{EncodeError, EncodeErrorKind as K};
@@ -46,6 +46,22 @@ impl In {
     }
 }
 
+/// [`ByteOrder::push_uint`] as a store of eight bytes cut back to `width` (0..=8), not a copy
+/// of a variable length: the encoder's innermost step.
+#[inline(always)]
+fn push_uint(order: ByteOrder, value: u64, width: u8, out: &mut Vec<u8>) {
+    let w = usize::from(width.min(8));
+    if w == 0 {
+        return;
+    }
+    let len = out.len();
+    out.extend_from_slice(&match order {
+        ByteOrder::Little => value.to_le_bytes(),
+        ByteOrder::Big => (value << (8 * (8 - w))).to_be_bytes(),
+    });
+    out.truncate(len + w);
+}
+
 /// Encodes records for one trace.
 pub(crate) struct Encoder<'s> {
     schema: &'s Schema,
@@ -65,6 +81,11 @@ pub(crate) struct Encoder<'s> {
     /// What is left of the writer's reserve of field occurrences (half the reader's, docs/format.md
     /// §6.4, so that the order of the records never matters).
     reserve: u64,
+    /// The state of the slots of the record being encoded, as it was before it.
+    saved: Vec<SlotState>,
+    /// Per record type whose program is integer fields only (no repeat, no byte string): its
+    /// slots in order, encoded without the walker.
+    flat: Vec<Option<Box<[SlotId]>>>,
 }
 
 impl<'s> Encoder<'s> {
@@ -78,6 +99,19 @@ impl<'s> Encoder<'s> {
         class: Class,
     ) -> Encoder<'s> {
         debug_assert_eq!(compiled.programs.len(), schema.records.len());
+        let flat = compiled
+            .programs
+            .iter()
+            .map(|p| {
+                p.ops
+                    .iter()
+                    .map(|op| match op {
+                        Op::Int(slot) => Some(*slot),
+                        _ => None,
+                    })
+                    .collect()
+            })
+            .collect();
         Encoder {
             schema,
             last: vec![0; compiled.max_slots],
@@ -91,6 +125,8 @@ impl<'s> Encoder<'s> {
             uses_live: schema.uses_live(),
             refs: Vec::new(),
             reserve: crate::limits::SPARSE_RESERVE / 2,
+            saved: Vec::new(),
+            flat,
         }
     }
 
@@ -127,7 +163,7 @@ impl<'s> Encoder<'s> {
     }
 
     fn push(&self, v: u64, width: u8, out: &mut Vec<u8>) {
-        self.order.push_uint(v, width as usize, out);
+        push_uint(self.order, v, width, out);
     }
 
     /// Open a section: encode its `section` record into `out` and reset the state.
@@ -237,15 +273,67 @@ impl<'s> Encoder<'s> {
         };
         // Work on a copy of the state so a refused record leaves the encoder unchanged.
         let n = rt.slots.len();
-        let saved: Vec<_> = self.scope.slots[base..base + n].to_vec();
+        self.saved.clear();
+        self.saved
+            .extend_from_slice(&self.scope.slots[base..base + n]);
         self.scope.sets.compact();
         self.undo.clear();
-        let r = self.record_inner(record, base, values, out);
+        let r = if self.flat[record as usize].is_some() {
+            self.flat_record(record, base, values, out)
+        } else {
+            self.record_inner(record, base, values, out)
+        };
         if r.is_err() {
-            self.scope.slots[base..base + n].copy_from_slice(&saved);
+            self.scope.slots[base..base + n].copy_from_slice(&self.saved);
             self.scope.sets.undo(&mut self.undo);
         }
         r
+    }
+
+    /// [`Encoder::record_inner`] for a record of integer fields only: the walker would step
+    /// through its fields in order, once each, with no item to bound.
+    fn flat_record(
+        &mut self,
+        record: RecordId,
+        base: usize,
+        values: &[In],
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        let schema = self.schema;
+        let rt = schema.record(record);
+        out.clear();
+        self.refs.clear();
+        self.push(rt.tag, self.wire.tag, out);
+        self.last[0] = rt.tag;
+        let slots = std::mem::take(&mut self.flat[record as usize]).unwrap_or_default();
+        let mut inputs = values.iter();
+        let mut r = Ok(());
+        for &slot in &slots {
+            let input = inputs.next().unwrap_or(&In::Auto);
+            r = self.int_field(rt, base, slot, input, out);
+            if r.is_err() {
+                break;
+            }
+        }
+        let nfields = slots.len();
+        self.flat[record as usize] = Some(slots);
+        r?;
+        if inputs.next().is_some() {
+            return Err(EncodeError::at(
+                &rt.name,
+                None,
+                K::TooManyValues {
+                    given: values.len(),
+                },
+            ));
+        }
+        let occurrences = nfields as u64 + 1;
+        let excess = occurrences.saturating_sub(crate::limits::sparse_limit(
+            rt.slots.len(),
+            out.len() as u64,
+        ));
+        self.reserve = self.reserve.saturating_sub(excess);
+        Ok(())
     }
 
     fn record_inner(
@@ -261,7 +349,8 @@ impl<'s> Encoder<'s> {
         self.refs.clear();
         self.push(rt.tag, self.wire.tag, out);
         self.last[0] = rt.tag;
-        let prog = self.compiled.program(record);
+        let compiled = std::sync::Arc::clone(&self.compiled);
+        let prog = compiled.program(record);
         // As the decoder: a field that has not occurred in this record has the value 0.
         if prog.reset_values {
             self.last[1..prog.nslots].fill(0);
@@ -280,178 +369,7 @@ impl<'s> Encoder<'s> {
                 Step::Int { slot, .. } => {
                     occurrences += 1;
                     let input = inputs.next().unwrap_or(&In::Auto);
-                    let def = &rt.slots[slot as usize];
-                    let st = &mut self.scope.slots[base + slot as usize];
-                    let w = st.width;
-                    let shown = |v: u64| match input {
-                        In::Neg(n) => n.to_string(),
-                        _ if def.display == Display::Signed => (v as i64).to_string(),
-                        _ => v.to_string(),
-                    };
-                    let int = match input {
-                        In::Int(v) => Some(*v),
-                        In::Neg(v) => Some(*v as u64),
-                        _ => None,
-                    };
-                    let (raw, number) = match (st.interp, int, input) {
-                        // The integer interpretations: their arithmetic is shared with the
-                        // decoder (layout/interp.rs); only the messages are worded here.
-                        (
-                            Interp::None
-                            | Interp::Default(_)
-                            | Interp::BaseOffset(_)
-                            | Interp::Delta(_)
-                            | Interp::Stride { .. },
-                            _,
-                            In::Auto | In::Int(_) | In::Neg(_),
-                        ) if int.is_some() || st.interp.is_zero_width() => {
-                            let signed = def.display == Display::Signed;
-                            let v = int.unwrap_or(0);
-                            match interp::encode(st, int, signed) {
-                                Ok(stored) => stored,
-                                Err(refused) => {
-                                    let k = match refused {
-                                        Refused::DoesNotFit => K::DoesNotFit {
-                                            value: shown(v),
-                                            width: w,
-                                        },
-                                        Refused::NotDefault { default } => {
-                                            K::NotDefault { value: v, default }
-                                        }
-                                        Refused::DiffDoesNotFit {
-                                            diff,
-                                            reference,
-                                            from,
-                                        } => K::DiffDoesNotFit {
-                                            value: v,
-                                            diff,
-                                            from,
-                                            reference,
-                                            width: w,
-                                        },
-                                        Refused::NotStride { expected } => {
-                                            K::NotStride { value: v, expected }
-                                        }
-                                        Refused::NotAnInteger => K::Missing {
-                                            interp: st.interp.keyword(),
-                                        },
-                                    };
-                                    return Err(fail(slot, k));
-                                }
-                            }
-                        }
-                        (Interp::SectionOffset(section), _, In::Offset(o)) => {
-                            if !fits_unsigned(*o, w) {
-                                return Err(fail(
-                                    slot,
-                                    K::OffsetDoesNotFit {
-                                        offset: *o,
-                                        width: w,
-                                    },
-                                ));
-                            }
-                            self.refs.push((
-                                ElementRef::Offset {
-                                    section,
-                                    offset: *o,
-                                },
-                                slot,
-                            ));
-                            (*o, *o)
-                        }
-                        // An integer is the index the field carries (a count computed from its
-                        // list, docs/text-format.md): it must be the cursor, as an index must.
-                        (
-                            Interp::SectionStride { section, stride },
-                            _,
-                            In::Auto | In::Index(_) | In::Int(_) | In::Neg(_),
-                        ) => {
-                            let index = st.cursor;
-                            let given = match input {
-                                In::Index(i) => Some(*i),
-                                _ => int.map(|v| v as i64),
-                            };
-                            if let Some(i) = given {
-                                if i != index {
-                                    return Err(fail(
-                                        slot,
-                                        K::NotCursor {
-                                            index: i,
-                                            expected: index,
-                                        },
-                                    ));
-                                }
-                            }
-                            st.cursor = st.cursor.wrapping_add(stride);
-                            self.refs.push((ElementRef::Index { section, index }, slot));
-                            (0, index as u64)
-                        }
-                        (Interp::Live(set), Some(v), _) => {
-                            // In the set: its position; else the set's length plus the value.
-                            let len = self.scope.sets.len(set) as u64;
-                            let pos = self.scope.sets.position(set, v);
-                            let Some(u) = pos.or_else(|| len.checked_add(v)) else {
-                                return Err(fail(
-                                    slot,
-                                    K::NotLive {
-                                        value: v,
-                                        set,
-                                        len: len as usize,
-                                    },
-                                ));
-                            };
-                            if !fits_unsigned(u, w) {
-                                return Err(fail(
-                                    slot,
-                                    K::DoesNotFit {
-                                        value: match pos {
-                                            Some(p) => format!("{v} (position {p} in live set {set})"),
-                                            None => format!("{v} (not in live set {set}: stored as {len} + {v})"),
-                                        },
-                                        width: w,
-                                    },
-                                ));
-                            }
-                            if let Some(p) = pos {
-                                self.scope.sets.take(set, p, Some(&mut self.undo));
-                            }
-                            (u, v)
-                        }
-                        (interp, _, In::Auto) => {
-                            return Err(fail(
-                                slot,
-                                K::Missing {
-                                    interp: interp.keyword(),
-                                },
-                            ))
-                        }
-                        (interp, _, other) => {
-                            return Err(fail(
-                                slot,
-                                K::WrongKind {
-                                    given: other.describe(),
-                                    interp: interp.keyword(),
-                                },
-                            ))
-                        }
-                    };
-                    if let Some(f) = def.fixed {
-                        if number != f {
-                            return Err(fail(
-                                slot,
-                                K::FixedValue {
-                                    value: number,
-                                    fixed: f,
-                                },
-                            ));
-                        }
-                    }
-                    if st.liveset != 0 {
-                        let set = st.liveset;
-                        self.scope.sets.insert(set, number, Some(&mut self.undo));
-                    }
-                    self.order.push_uint(raw, w as usize, out);
-                    self.last[slot as usize] = number;
+                    self.int_field(rt, base, slot, input, out)?;
                 }
                 Step::Bytes { slot, width, .. } => {
                     occurrences += 1;
@@ -539,6 +457,190 @@ impl<'s> Encoder<'s> {
         let excess = (occurrences as u64)
             .saturating_sub(crate::limits::sparse_limit(prog.nslots, out.len() as u64));
         self.reserve = self.reserve.saturating_sub(excess);
+        Ok(())
+    }
+    /// Encode one occurrence of integer field `slot` (at `base` in the scope) from `input`.
+    #[inline]
+    fn int_field(
+        &mut self,
+        rt: &RecordType,
+        base: usize,
+        slot: SlotId,
+        input: &In,
+        out: &mut Vec<u8>,
+    ) -> Result<(), EncodeError> {
+        let fail =
+            |slot: SlotId, k: K| EncodeError::at(&rt.name, Some(&rt.slots[slot as usize].name), k);
+        let def = &rt.slots[slot as usize];
+        let st = &mut self.scope.slots[base + slot as usize];
+        let w = st.width;
+        let shown = |v: u64| match input {
+            In::Neg(n) => n.to_string(),
+            _ if def.display == Display::Signed => (v as i64).to_string(),
+            _ => v.to_string(),
+        };
+        let int = match input {
+            In::Int(v) => Some(*v),
+            In::Neg(v) => Some(*v as u64),
+            _ => None,
+        };
+        let (raw, number) = match (st.interp, int, input) {
+            // The integer interpretations: their arithmetic is shared with the
+            // decoder (layout/interp.rs); only the messages are worded here.
+            (
+                Interp::None
+                | Interp::Default(_)
+                | Interp::BaseOffset(_)
+                | Interp::Delta(_)
+                | Interp::Stride { .. },
+                _,
+                In::Auto | In::Int(_) | In::Neg(_),
+            ) if int.is_some() || st.interp.is_zero_width() => {
+                let signed = def.display == Display::Signed;
+                let v = int.unwrap_or(0);
+                match interp::encode(st, int, signed) {
+                    Ok(stored) => stored,
+                    Err(refused) => {
+                        let k = match refused {
+                            Refused::DoesNotFit => K::DoesNotFit {
+                                value: shown(v),
+                                width: w,
+                            },
+                            Refused::NotDefault { default } => K::NotDefault { value: v, default },
+                            Refused::DiffDoesNotFit {
+                                diff,
+                                reference,
+                                from,
+                            } => K::DiffDoesNotFit {
+                                value: v,
+                                diff,
+                                from,
+                                reference,
+                                width: w,
+                            },
+                            Refused::NotStride { expected } => K::NotStride { value: v, expected },
+                            Refused::NotAnInteger => K::Missing {
+                                interp: st.interp.keyword(),
+                            },
+                        };
+                        return Err(fail(slot, k));
+                    }
+                }
+            }
+            (Interp::SectionOffset(section), _, In::Offset(o)) => {
+                if !fits_unsigned(*o, w) {
+                    return Err(fail(
+                        slot,
+                        K::OffsetDoesNotFit {
+                            offset: *o,
+                            width: w,
+                        },
+                    ));
+                }
+                self.refs.push((
+                    ElementRef::Offset {
+                        section,
+                        offset: *o,
+                    },
+                    slot,
+                ));
+                (*o, *o)
+            }
+            // An integer is the index the field carries (a count computed from its
+            // list, docs/text-format.md): it must be the cursor, as an index must.
+            (
+                Interp::SectionStride { section, stride },
+                _,
+                In::Auto | In::Index(_) | In::Int(_) | In::Neg(_),
+            ) => {
+                let index = st.cursor;
+                let given = match input {
+                    In::Index(i) => Some(*i),
+                    _ => int.map(|v| v as i64),
+                };
+                if let Some(i) = given {
+                    if i != index {
+                        return Err(fail(
+                            slot,
+                            K::NotCursor {
+                                index: i,
+                                expected: index,
+                            },
+                        ));
+                    }
+                }
+                st.cursor = st.cursor.wrapping_add(stride);
+                self.refs.push((ElementRef::Index { section, index }, slot));
+                (0, index as u64)
+            }
+            (Interp::Live(set), Some(v), _) => {
+                // In the set: its position; else the set's length plus the value.
+                let len = self.scope.sets.len(set) as u64;
+                let pos = self.scope.sets.position(set, v);
+                let Some(u) = pos.or_else(|| len.checked_add(v)) else {
+                    return Err(fail(
+                        slot,
+                        K::NotLive {
+                            value: v,
+                            set,
+                            len: len as usize,
+                        },
+                    ));
+                };
+                if !fits_unsigned(u, w) {
+                    return Err(fail(
+                        slot,
+                        K::DoesNotFit {
+                            value: match pos {
+                                Some(p) => format!("{v} (position {p} in live set {set})"),
+                                None => {
+                                    format!("{v} (not in live set {set}: stored as {len} + {v})")
+                                }
+                            },
+                            width: w,
+                        },
+                    ));
+                }
+                if let Some(p) = pos {
+                    self.scope.sets.take(set, p, Some(&mut self.undo));
+                }
+                (u, v)
+            }
+            (interp, _, In::Auto) => {
+                return Err(fail(
+                    slot,
+                    K::Missing {
+                        interp: interp.keyword(),
+                    },
+                ))
+            }
+            (interp, _, other) => {
+                return Err(fail(
+                    slot,
+                    K::WrongKind {
+                        given: other.describe(),
+                        interp: interp.keyword(),
+                    },
+                ))
+            }
+        };
+        if let Some(f) = def.fixed {
+            if number != f {
+                return Err(fail(
+                    slot,
+                    K::FixedValue {
+                        value: number,
+                        fixed: f,
+                    },
+                ));
+            }
+        }
+        if st.liveset != 0 {
+            let set = st.liveset;
+            self.scope.sets.insert(set, number, Some(&mut self.undo));
+        }
+        push_uint(self.order, raw, w, out);
+        self.last[slot as usize] = number;
         Ok(())
     }
 }

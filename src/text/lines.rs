@@ -1,7 +1,7 @@
 //! Reading input one line at a time, as the text form defines a line: UTF-8, at most
 //! [`MAX_LINE`] bytes, so memory stays bounded whatever the input.
 
-use std::io::{BufRead, Read};
+use std::io::{BufRead, ErrorKind};
 
 use super::error::{TextError, TextErrorKind};
 
@@ -18,10 +18,24 @@ pub enum LineError {
     Io(#[source] std::io::Error),
 }
 
+/// How much is read at a time (the block grows only for a line longer than this).
+const BLOCK: usize = 1 << 20;
+
 /// Lines of a `BufRead`, numbered from 1.
+// Design: the input is read in blocks of a megabyte into one buffer and each line is a slice of
+// it, found with `memchr`: no read call, copy or allocation per line. A line that runs past the
+// end of the block moves, with what follows it, to the start of the buffer before the next read;
+// the buffer grows only for a line longer than a block, up to MAX_LINE (then the line is refused,
+// so memory stays bounded). Each line is checked for UTF-8 on its own, so an error names it.
 pub struct LineReader<R> {
     input: R,
-    buf: String,
+    block: Vec<u8>,
+    /// The unread bytes are `block[start..end]`.
+    start: usize,
+    end: usize,
+    /// Bytes of `block[start..]` known to hold no line end.
+    scanned: usize,
+    eof: bool,
     line: usize,
 }
 
@@ -30,7 +44,11 @@ impl<R: BufRead> LineReader<R> {
     pub fn new(input: R) -> LineReader<R> {
         LineReader {
             input,
-            buf: String::new(),
+            block: Vec::new(),
+            start: 0,
+            end: 0,
+            scanned: 0,
+            eof: false,
             line: 0,
         }
     }
@@ -40,35 +58,142 @@ impl<R: BufRead> LineReader<R> {
         self.line
     }
 
+    /// Read more input after `block[..end]`, moving the unread bytes to the front first.
+    fn refill(&mut self) -> Result<(), LineError> {
+        if self.start > 0 {
+            self.block.copy_within(self.start..self.end, 0);
+            self.end -= self.start;
+            self.start = 0;
+        }
+        if self.block.len() - self.end < BLOCK / 2 {
+            // At most a line of MAX_LINE bytes, its line end and one byte more to tell.
+            let cap = (self.end + BLOCK)
+                .min(MAX_LINE as usize + 2)
+                .max(self.end + 1);
+            self.block.resize(cap, 0);
+        }
+        loop {
+            match self.input.read(&mut self.block[self.end..]) {
+                Ok(0) => {
+                    self.eof = true;
+                    return Ok(());
+                }
+                Ok(n) => {
+                    self.end += n;
+                    return Ok(());
+                }
+                Err(e) if e.kind() == ErrorKind::Interrupted => continue,
+                Err(e) => return Err(LineError::Io(e)),
+            }
+        }
+    }
+
     /// The next line's number and text without its line end, or `None` at the end of the
     /// input.
     pub fn next_line(&mut self) -> Result<Option<(usize, &str)>, LineError> {
-        self.buf.clear();
+        match self.next_bytes()? {
+            None => Ok(None),
+            Some((n, b)) => Ok(Some((n, line_str(n, b)?))),
+        }
+    }
+
+    /// [`LineReader::next_line`] before the UTF-8 check, which [`line_str`] makes: for a
+    /// reader that takes only ASCII and hands anything else to [`line_str`].
+    pub fn next_bytes(&mut self) -> Result<Option<(usize, &[u8])>, LineError> {
         let line = self.line + 1;
-        match self.input.by_ref().take(MAX_LINE).read_line(&mut self.buf) {
-            Ok(0) => Ok(None),
-            Ok(n) => {
-                if n as u64 == MAX_LINE && !self.buf.ends_with('\n') {
-                    return Err(LineError::Text(TextError {
-                        line,
-                        column: 1,
-                        kind: TextErrorKind::LineTooLong {
-                            mib: MAX_LINE >> 20,
-                        },
-                    }));
+        let too_long = || {
+            LineError::Text(TextError {
+                line,
+                column: 1,
+                kind: TextErrorKind::LineTooLong {
+                    mib: MAX_LINE >> 20,
+                },
+            })
+        };
+        // The line's end (exclusive) and where the next line starts.
+        let (stop, next) = loop {
+            let from = self.start + self.scanned;
+            if let Some(i) = memchr::memchr(b'\n', &self.block[from..self.end]) {
+                let stop = from + i;
+                break (stop, stop + 1);
+            }
+            self.scanned = self.end - self.start;
+            if self.scanned as u64 >= MAX_LINE {
+                return Err(too_long());
+            }
+            if self.eof {
+                if self.end == self.start {
+                    return Ok(None);
                 }
-                self.line = line;
-                let s = self.buf.strip_suffix('\n').unwrap_or(&self.buf);
-                Ok(Some((line, s.strip_suffix('\r').unwrap_or(s))))
+                break (self.end, self.end);
             }
-            Err(e) if e.kind() == std::io::ErrorKind::InvalidData => {
-                Err(LineError::Text(TextError {
-                    line,
-                    column: 1,
-                    kind: TextErrorKind::Syntax("the line is not valid UTF-8"),
-                }))
-            }
-            Err(e) => Err(LineError::Io(e)),
+            self.refill()?;
+        };
+        if (stop - self.start) as u64 >= MAX_LINE {
+            return Err(too_long());
+        }
+        let bytes = &self.block[self.start..stop];
+        self.start = next;
+        self.scanned = 0;
+        self.line = line;
+        Ok(Some((line, bytes.strip_suffix(b"\r").unwrap_or(bytes))))
+    }
+}
+
+/// Line `n` as text: an error if it is not UTF-8.
+pub fn line_str(n: usize, b: &[u8]) -> Result<&str, LineError> {
+    std::str::from_utf8(b).map_err(|_| {
+        LineError::Text(TextError {
+            line: n,
+            column: 1,
+            kind: TextErrorKind::Syntax("the line is not valid UTF-8"),
+        })
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn all(input: &[u8]) -> Vec<String> {
+        let mut r = LineReader::new(input);
+        let mut out = Vec::new();
+        while let Some((n, s)) = r.next_line().unwrap() {
+            assert_eq!(n, out.len() + 1);
+            out.push(s.to_string());
+        }
+        out
+    }
+
+    #[test]
+    fn lines_as_read_line_gives_them() {
+        assert_eq!(all(b""), Vec::<String>::new());
+        assert_eq!(all(b"\n"), vec![""]);
+        assert_eq!(all(b"a\r\nb"), vec!["a", "b"]);
+        assert_eq!(all(b"a\n\nb\n"), vec!["a", "", "b"]);
+        assert_eq!(all(b"a\r\r\n"), vec!["a\r"]);
+        // Lines across block boundaries, and one longer than a block.
+        let mut big = Vec::new();
+        let mut want = Vec::new();
+        for i in 0..40_000 {
+            let s = format!("line {i} {}", "x".repeat(i % 97));
+            big.extend_from_slice(s.as_bytes());
+            big.push(b'\n');
+            want.push(s);
+        }
+        let long = "y".repeat(3 * BLOCK + 5);
+        big.extend_from_slice(long.as_bytes());
+        want.push(long);
+        assert_eq!(all(&big), want);
+    }
+
+    #[test]
+    fn a_bad_line_is_named() {
+        let mut r = LineReader::new(&b"ok\n\xff\n"[..]);
+        assert!(r.next_line().unwrap().is_some());
+        match r.next_line() {
+            Err(LineError::Text(t)) => assert_eq!((t.line, t.column), (2, 1)),
+            _ => panic!("not refused"),
         }
     }
 }

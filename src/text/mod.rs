@@ -23,7 +23,7 @@ mod value;
 pub use csv_out::CsvPrinter;
 pub use error::{TextError, TextErrorKind};
 pub use line::{Arg, Line, Parsed, SectionRef, TextHeader};
-pub use lines::{LineError, LineReader, MAX_LINE};
+pub use lines::{line_str, LineError, LineReader, MAX_LINE};
 pub(crate) use meta::{meta_property, section_id};
 #[cfg(feature = "parquet")]
 pub(crate) use print::Visit;

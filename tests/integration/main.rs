@@ -27,6 +27,8 @@ mod layering;
 mod limits;
 mod messages;
 mod mirror;
+#[cfg(all(unix, feature = "cli", feature = "compression"))]
+mod pack_fast;
 mod pack_identity;
 #[cfg(feature = "cli")]
 mod parallel;

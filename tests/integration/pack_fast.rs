@@ -1,0 +1,368 @@
+//! `pack`'s fast reader (src/pack.rs, `Fast`: flat integer records read without the full
+//! parser) gives what the full parser gives: the same trace for random texts, and for texts
+//! damaged at random places the same first error at the same line and column, with nothing
+//! written; with the lines read ahead on a second thread (`-j 2`) as on one; from the library,
+//! and from `mtf pack` reading a file, `-`, a FIFO and a `.gz`.
+
+use std::io::BufReader;
+
+use metatf::encode::TraceWriter;
+use metatf::pack::{
+    finish_error, pack_lines, pack_lines_ahead, pack_lines_general, read_header, LineMap, PackError,
+};
+use metatf::text::{InputFormat, LineReader};
+
+use crate::util::{self, Rng};
+
+const DTD: &str = "benches/hatf-bench.dtd";
+
+/// How the lines are read: the full parser only, the fast reader, the fast reader a batch
+/// ahead on a thread of its own (`-j 2`).
+#[derive(Clone, Copy, PartialEq)]
+enum How {
+    General,
+    Fast,
+    Ahead,
+}
+
+/// The trace, or the error as `line:column: message` (as `mtf pack` prints it after the file
+/// name).
+fn pack(text: &[u8], format: InputFormat, how: How) -> Result<Vec<u8>, String> {
+    let schema = util::schema(DTD);
+    let shown = |e: PackError| match e {
+        PackError::Text(t) => format!("{}:{}: {}", t.line, t.column, t.kind),
+        e => e.to_string(),
+    };
+    let mut lines = LineReader::new(BufReader::new(text));
+    let h = read_header(&mut lines, format).map_err(shown)?;
+    let mut w = TraceWriter::in_memory(&schema, h.class, h.order, &h.dtd);
+    let mut map = LineMap::default();
+    let r = match how {
+        How::General => pack_lines_general(&mut lines, format, &mut w, &mut map),
+        How::Fast => pack_lines(&mut lines, format, &mut w, &mut map),
+        How::Ahead => pack_lines_ahead(&mut lines, format, &mut w, &mut map),
+    };
+    r.map_err(shown)?;
+    w.finish_to_vec().map_err(|e| shown(finish_error(e, &map)))
+}
+
+/// A random text of the benchmark DTD, mostly as `mtf dump` writes it, with the other forms the
+/// text format allows here and there (spacing, comments, blank lines, number forms), and now
+/// and then a value the encoder refuses (too wide, not the default, a delta too large).
+fn random_text(rng: &mut Rng, records: usize) -> String {
+    // A third of the texts hold values the encoder refuses, one record in a hundred.
+    let refusing = rng.chance(33);
+    let odd = move |rng: &mut Rng| refusing && rng.chance(1);
+    let mut t = String::from("%mtf 1 dtd=\"hatf-bench.dtd\" class=64 order=little\n");
+    t += if rng.chance(50) {
+        "section number=1:heap\n"
+    } else {
+        "section 1\n"
+    };
+    for r in ["alloc", "free", "realloc"] {
+        t += &format!("metadata {r}.time delta 0\nmetadata {r}.time width 2\n");
+    }
+    let (mut time, mut thread, mut size_width) = (1000u64, 0u64, 4u32);
+    let num = |rng: &mut Rng, v: u64, hex: bool| -> String {
+        match rng.below(40) {
+            0 => format!("0X{v:X}"),
+            1 => format!("00{v}"),
+            2 => format!("{v:#x}"),
+            _ if hex => format!("{v:#x}"),
+            _ => v.to_string(),
+        }
+    };
+    for _ in 0..records {
+        match rng.below(60) {
+            0 => {
+                thread = rng.below(8);
+                for r in ["alloc", "free", "realloc"] {
+                    t += &format!("metadata {r}.thread default {thread}\n");
+                }
+                continue;
+            }
+            1 => {
+                size_width = if size_width == 4 { 2 } else { 4 };
+                for r in ["alloc", "realloc"] {
+                    t += &format!("metadata {r}.size width {size_width}\n");
+                }
+                continue;
+            }
+            2 => {
+                t += if rng.chance(50) {
+                    "\n"
+                } else {
+                    "# a comment\n"
+                };
+                continue;
+            }
+            _ => {}
+        }
+        let step = if odd(rng) { 70_000 } else { 3000 };
+        time += rng.below(step);
+        let limit = if size_width == 2 { 1 << 16 } else { 1 << 20 };
+        let most = if odd(rng) { limit * 2 } else { limit };
+        let size = rng.below(most);
+        let address = 0x7f00_0000_0000 + rng.below(1 << 30) * 16;
+        let th = if odd(rng) { thread + 1 } else { thread };
+        let sep = if rng.chance(2) { "  " } else { " " };
+        let mut line = match rng.below(3) {
+            0 => format!(
+                "alloc size={} address={}",
+                num(rng, size, false),
+                num(rng, address, true)
+            ),
+            1 => format!("free address={}", num(rng, address, true)),
+            _ => format!(
+                "realloc size={} old={} address={}",
+                num(rng, size, false),
+                num(rng, address + 32, true),
+                num(rng, address, true)
+            ),
+        };
+        line += &format!(
+            "{sep}time={} thread={} heap={}",
+            num(rng, time, false),
+            num(rng, th, false),
+            if rng.chance(1) { "-0" } else { "0" }
+        );
+        if rng.chance(1) {
+            line += " # note";
+        }
+        t += &line;
+        t += "\n";
+    }
+    t
+}
+
+/// `text` with one to three random edits: a character replaced by one that may break a token,
+/// deleted or doubled, or a line cut short.
+fn damage(rng: &mut Rng, text: &[u8]) -> Vec<u8> {
+    let mut t = text.to_vec();
+    // Leave the header alone: its errors are not the fast reader's.
+    let start = t.iter().position(|&c| c == b'\n').unwrap() + 1;
+    for _ in 0..=rng.below(3) {
+        let at = start + rng.below((t.len() - start) as u64) as usize;
+        let bad: &[u8] = match rng.below(14) {
+            0 => b"g",
+            1 => b"-",
+            2 => b" ",
+            3 => b"=",
+            4 => b"\xff",
+            5 => b"\"",
+            6 => b"x",
+            7 => b"99999999999999999999",
+            8 => b"#",
+            9 => b"\xc3\xa9",
+            10 => b"",
+            11 => b"\n",
+            12 => b"@",
+            _ => b":",
+        };
+        match rng.below(3) {
+            0 => {
+                t.splice(at..at + 1, bad.iter().copied());
+            }
+            1 => {
+                t.splice(at..at, bad.iter().copied());
+            }
+            _ => {
+                let c = t[at];
+                t.insert(at, c);
+            }
+        }
+    }
+    t
+}
+
+/// The JSON lines of the trace `bytes`, as `mtf dump --format jsonl` writes them.
+fn jsonl(bytes: &[u8]) -> Vec<u8> {
+    let dir = util::tempdir();
+    let p = dir.path().join("t.mtf");
+    std::fs::write(&p, bytes).unwrap();
+    let out = util::mtf(&[
+        "dump",
+        "--dtd",
+        DTD,
+        "--format",
+        "jsonl",
+        p.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", util::text(&out.stderr));
+    out.stdout
+}
+
+#[test]
+fn fast_and_general_readers_agree_on_random_and_damaged_texts() {
+    let mut rng = Rng(0x5eed_1234_abcd_0001);
+    let (mut ok, mut refused) = (0, 0);
+    for round in 0..60 {
+        let n = 20 + rng.below(300) as usize;
+        let text = random_text(&mut rng, n);
+        let mut cases = vec![text.clone().into_bytes()];
+        for _ in 0..6 {
+            cases.push(damage(&mut rng, text.as_bytes()));
+        }
+        for case in &cases {
+            let fast = pack(case, InputFormat::Text, How::Fast);
+            let general = pack(case, InputFormat::Text, How::General);
+            assert_eq!(
+                fast,
+                general,
+                "round {round}:\n{}",
+                String::from_utf8_lossy(case)
+            );
+            let ahead = pack(case, InputFormat::Text, How::Ahead);
+            assert_eq!(ahead, fast, "round {round}, -j 2");
+            match fast {
+                Ok(_) => ok += 1,
+                Err(_) => refused += 1,
+            }
+        }
+        // The JSON-lines twin of a trace that packed, damaged the same way.
+        if round % 6 == 0 {
+            if let Ok(bytes) = pack(text.as_bytes(), InputFormat::Text, How::Fast) {
+                let j = jsonl(&bytes);
+                let mut cases = vec![j.clone()];
+                for _ in 0..6 {
+                    cases.push(damage(&mut rng, &j));
+                }
+                for (i, case) in cases.iter().enumerate() {
+                    let fast = pack(case, InputFormat::Jsonl, How::Fast);
+                    let general = pack(case, InputFormat::Jsonl, How::General);
+                    assert_eq!(fast, general, "round {round}");
+                    let ahead = pack(case, InputFormat::Jsonl, How::Ahead);
+                    assert_eq!(ahead, fast, "round {round}, -j 2");
+                    if i == 0 {
+                        assert_eq!(fast.as_ref(), Ok(&bytes), "the JSON lines pack back");
+                    }
+                }
+            }
+        }
+    }
+    // Both outcomes were exercised, many times.
+    assert!(ok > 30 && refused > 100, "{ok} packed, {refused} refused");
+}
+
+/// Texts of several batches of the reading thread (4096 lines each), damaged anywhere.
+#[test]
+fn reading_ahead_agrees_across_batches() {
+    let mut rng = Rng(0x5eed_1234_abcd_0003);
+    for round in 0..4 {
+        let text = random_text(&mut rng, 15_000);
+        let mut cases = vec![text.clone().into_bytes()];
+        for _ in 0..4 {
+            cases.push(damage(&mut rng, text.as_bytes()));
+        }
+        for case in &cases {
+            let fast = pack(case, InputFormat::Text, How::Fast);
+            assert_eq!(
+                pack(case, InputFormat::Text, How::Ahead),
+                fast,
+                "round {round}"
+            );
+            assert_eq!(
+                pack(case, InputFormat::Text, How::General),
+                fast,
+                "round {round}"
+            );
+        }
+    }
+}
+
+/// `mtf pack` of the same text from a file (with `-j 1`, `-j 2` and the default), `-`, a FIFO
+/// and a `.gz` file: the trace the
+/// library's full parser gives, or its error with the same line and column and no output.
+#[test]
+fn every_input_path_gives_the_general_readers_result() {
+    let mut rng = Rng(0x5eed_1234_abcd_0002);
+    let dir = util::tempdir();
+    let dtd = util::root().join(DTD);
+    let mut cases = Vec::new();
+    while cases.len() < 8 {
+        let text = random_text(&mut rng, 2000);
+        let case = if cases.len() % 2 == 0 {
+            text.into_bytes()
+        } else {
+            damage(&mut rng, text.as_bytes())
+        };
+        cases.push(case);
+    }
+    for (i, case) in cases.iter().enumerate() {
+        let want = pack(case, InputFormat::Text, How::General);
+        let plain = dir.path().join(format!("c{i}.txt"));
+        std::fs::write(&plain, case).unwrap();
+        let gz = dir.path().join(format!("c{i}.txt.gz"));
+        std::fs::write(&gz, util::compress("gz", case)).unwrap();
+        for how in ["file", "file -j 1", "file -j 2", "-", "fifo", "gz"] {
+            let out_path = dir
+                .path()
+                .join(format!("c{i}-{}.mtf", how.replace(' ', "")));
+            let o = out_path.to_str().unwrap();
+            let d = dtd.to_str().unwrap();
+            let (out, name) = match how {
+                "file" => (
+                    util::mtf(&["pack", "--dtd", d, plain.to_str().unwrap(), "-o", o]),
+                    plain.to_str().unwrap().to_string(),
+                ),
+                "file -j 1" | "file -j 2" => {
+                    let j = &how[8..];
+                    let args = [
+                        "pack",
+                        "-j",
+                        j,
+                        "--dtd",
+                        d,
+                        plain.to_str().unwrap(),
+                        "-o",
+                        o,
+                    ];
+                    (util::mtf(&args), plain.to_str().unwrap().to_string())
+                }
+                "gz" => (
+                    util::mtf(&["pack", "--dtd", d, gz.to_str().unwrap(), "-o", o]),
+                    gz.to_str().unwrap().to_string(),
+                ),
+                "-" => (
+                    util::mtf_stdin(&["pack", "--dtd", d, "-", "-o", o], case),
+                    "-".to_string(),
+                ),
+                _ => {
+                    let fifo = dir.path().join(format!("c{i}.fifo"));
+                    let made = std::process::Command::new("mkfifo")
+                        .arg(&fifo)
+                        .status()
+                        .unwrap();
+                    assert!(made.success());
+                    let f = fifo.clone();
+                    let data = case.clone();
+                    let writer = std::thread::spawn(move || {
+                        let _ = std::fs::write(&f, &data);
+                    });
+                    let out = util::mtf(&["pack", "--dtd", d, fifo.to_str().unwrap(), "-o", o]);
+                    writer.join().unwrap();
+                    (out, fifo.to_str().unwrap().to_string())
+                }
+            };
+            let stderr = util::text(&out.stderr);
+            match &want {
+                Ok(bytes) => {
+                    assert!(out.status.success(), "case {i} from {how}: {stderr}");
+                    assert_eq!(
+                        &std::fs::read(&out_path).unwrap(),
+                        bytes,
+                        "case {i} from {how}"
+                    );
+                }
+                Err(e) => {
+                    assert_eq!(out.status.code(), Some(1), "case {i} from {how}: {stderr}");
+                    assert!(
+                        stderr.contains(&format!("{name}:{e}")),
+                        "case {i} from {how}: want {name}:{e}, got {stderr}"
+                    );
+                    assert!(!out_path.exists(), "case {i} from {how}: nothing written");
+                }
+            }
+        }
+    }
+}
