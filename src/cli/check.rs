@@ -43,6 +43,10 @@ pub struct CheckArgs {
     pub slice: super::stats::SliceArgs,
     #[command(flatten)]
     pub jobs: super::jobs::JobsArgs,
+    /// Decode every record through the decoder's events, never stepping over records that
+    /// cannot be invalid but for their length (for tests: the output must be the same).
+    #[arg(long, hide = true)]
+    pub no_scan: bool,
     /// The seek index to verify (when the whole trace is checked): every checkpoint must be
     /// the one a full decode takes there. With `-j N` and no semantic pass, its checkpoints
     /// also cut the trace, and each thread compares the decoder's state where its part ends
@@ -172,6 +176,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             plan,
             &jobs,
             args.max_errors,
+            !args.no_scan,
             &mut per_type,
             &mut bar,
             &mut shown,
@@ -206,7 +211,8 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             .map(|i| metatf::index::Builder::new(&reader, i.options()));
         // Validating only on one thread: records that cannot be invalid but for their length
         // are stepped over without events (`Records::scan`).
-        let scan = validate_only && !builder.as_ref().is_some_and(|b| b.needs_values());
+        let scan =
+            validate_only && !args.no_scan && !builder.as_ref().is_some_and(|b| b.needs_values());
         let dropped = super::jobs::with_events(
             &o,
             &reader,
@@ -462,6 +468,7 @@ fn parallel_validate(
     plan: &metatf::parallel::Plan,
     jobs: &super::jobs::JobsArgs,
     max_errors: u64,
+    scan: bool,
     per_type: &mut [u64],
     bar: &mut Progress,
     show: &mut dyn FnMut(&dyn std::fmt::Display, &mut Progress) -> std::io::Result<()>,
@@ -495,7 +502,7 @@ fn parallel_validate(
         };
         while !chunk.ended(&records) {
             // Records that cannot be invalid but for their length, without events.
-            if records.scan(&mut v.per_type, stop) > 0 {
+            if scan && records.scan(&mut v.per_type, stop) > 0 {
                 v.end = records.offset();
                 if chunk.ended(&records) {
                     break;
