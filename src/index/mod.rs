@@ -756,6 +756,17 @@ impl Index {
         i: usize,
     ) -> Result<Records<'r>, IndexError> {
         self.fits(reader)?;
+        self.resume_at(reader, i)
+    }
+
+    /// [`Index::records_at`] for a caller that has checked [`Index::fits`] once already for
+    /// this reader (the planner of `-j`, which resumes at every checkpoint: the fingerprint
+    /// hashes 8 KiB of the trace each time).
+    pub fn resume_at<'r>(
+        &self,
+        reader: &'r Reader<'r>,
+        i: usize,
+    ) -> Result<Records<'r>, IndexError> {
         let e = &self.entries[i];
         if probe(reader.bytes(), e.offset) != e.probe {
             return Err(IndexError::Stale {
