@@ -43,6 +43,10 @@ pub struct CheckArgs {
     pub slice: super::stats::SliceArgs,
     #[command(flatten)]
     pub jobs: super::jobs::JobsArgs,
+    /// Decode every record through the decoder's events, never stepping over records that
+    /// cannot be invalid but for their length (for tests: the output must be the same).
+    #[arg(long, hide = true)]
+    pub no_scan: bool,
     /// The seek index to verify (when the whole trace is checked): every checkpoint must be
     /// the one a full decode takes there. With `-j N` and no semantic pass, its checkpoints
     /// also cut the trace, and each thread compares the decoder's state where its part ends
@@ -172,6 +176,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
             plan,
             &jobs,
             args.max_errors,
+            !args.no_scan,
             &mut per_type,
             &mut bar,
             &mut shown,
@@ -204,6 +209,10 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         let mut builder = index
             .as_ref()
             .map(|i| metatf::index::Builder::new(&reader, i.options()));
+        // Validating only on one thread: records that cannot be invalid but for their length
+        // are stepped over without events (`Records::scan`).
+        let scan =
+            validate_only && !args.no_scan && !builder.as_ref().is_some_and(|b| b.needs_values());
         let dropped = super::jobs::with_events(
             &o,
             &reader,
@@ -218,6 +227,9 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
                         if let Some(r) = records.as_records() {
                             b.before_next(r);
                         }
+                    }
+                    if scan {
+                        scan_some(records, &mut builder, &mut per_type, &mut n, &mut bar);
                     }
                     let Some(event) = records.next_event() else {
                         break;
@@ -396,6 +408,39 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     Ok(status)
 }
 
+/// Bytes scanned between two updates of the progress bar.
+const SCAN_STEP: u64 = 8 << 20;
+
+/// Step over the records from here that cannot be invalid but for their length (validating
+/// only): counted per type and in `n`, stopping where `builder` may take a checkpoint.
+fn scan_some(
+    records: &mut dyn metatf::decode::EventStream,
+    builder: &mut Option<metatf::index::Builder<'_>>,
+    per_type: &mut [u64],
+    n: &mut u64,
+    bar: &mut Progress,
+) {
+    let Some(at) = records.as_records().map(|r| r.offset()) else {
+        return;
+    };
+    let mut stop = builder
+        .as_ref()
+        .map_or(metatf::decode::ScanStop::NONE, |b| b.scan_stop());
+    stop.offset = stop.offset.min(at.saturating_add(SCAN_STEP));
+    let k = records.scan(per_type, stop);
+    if k == 0 {
+        return;
+    }
+    *n += k;
+    if let Some(r) = records.as_records() {
+        bar.set(r.offset(), *n);
+        if let Some(b) = builder.as_mut() {
+            b.scanned(r, k);
+            b.before_next(r);
+        }
+    }
+}
+
 /// What a worker finds in a chunk when validating only.
 struct Validated {
     per_type: Vec<u64>,
@@ -429,6 +474,7 @@ fn parallel_validate(
     plan: &metatf::parallel::Plan,
     jobs: &super::jobs::JobsArgs,
     max_errors: u64,
+    scan: bool,
     per_type: &mut [u64],
     bar: &mut Progress,
     show: &mut dyn FnMut(&dyn std::fmt::Display, &mut Progress) -> std::io::Result<()>,
@@ -456,7 +502,18 @@ fn parallel_validate(
             }
         }
         let (start, dropped) = (records.count(), records.dropped_problems());
+        let stop = metatf::decode::ScanStop {
+            records: chunk.until.unwrap_or(u64::MAX),
+            offset: u64::MAX,
+        };
         while !chunk.ended(&records) {
+            // Records that cannot be invalid but for their length, without events.
+            if scan && records.scan(&mut v.per_type, stop) > 0 {
+                v.end = records.offset();
+                if chunk.ended(&records) {
+                    break;
+                }
+            }
             let Some(e) = records.next() else { break };
             let found = match e {
                 Event::Record(view) => {

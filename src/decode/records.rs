@@ -32,6 +32,9 @@ use super::reader::Reader;
 use super::value::{ElementRef, FieldValue, Val};
 use super::view::{MetaChange, RecordView};
 
+mod scan;
+pub use scan::ScanStop;
+
 /// One thing found while reading a trace.
 #[derive(Debug)]
 pub enum Event<'r> {
@@ -56,6 +59,11 @@ pub trait EventStream {
     fn as_records(&self) -> Option<&Records<'_>> {
         None
     }
+    /// Step over records that cannot be invalid but for their length, counting them per type
+    /// ([`Records::scan`]); 0 where the events do not come straight from a decoder.
+    fn scan(&mut self, _per_type: &mut [u64], _stop: ScanStop) -> u64 {
+        0
+    }
 }
 
 impl EventStream for Records<'_> {
@@ -67,6 +75,9 @@ impl EventStream for Records<'_> {
     }
     fn as_records(&self) -> Option<&Records<'_>> {
         Some(self)
+    }
+    fn scan(&mut self, per_type: &mut [u64], stop: ScanStop) -> u64 {
+        Records::scan(self, per_type, stop)
     }
 }
 
@@ -170,6 +181,8 @@ struct Plan {
     /// Bytes after the tag.
     len: u64,
     fields: Vec<FixedField>,
+    /// The fields whose state advances (`delta`, `stride`): what [`Records::scan`] reads.
+    advance: Vec<FixedField>,
 }
 
 #[derive(Default, Clone, Copy)]
@@ -729,6 +742,7 @@ impl<'r> Records<'r> {
         let scope = self.scope.as_ref().expect("open scope");
         let plan = &mut self.plans[rid as usize];
         plan.fields.clear();
+        plan.advance.clear();
         plan.len = 0;
         plan.state = PlanState::Walk;
         for op in &prog.ops {
@@ -749,7 +763,7 @@ impl<'r> Records<'r> {
                 return;
             }
             let signed = def.display == Display::Signed;
-            plan.fields.push(FixedField {
+            let field = FixedField {
                 slot,
                 width: st.width,
                 at: plan.len as u32,
@@ -759,7 +773,11 @@ impl<'r> Records<'r> {
                     Interp::Default(v) => FixedKind::Const(v),
                     _ => FixedKind::Interp { signed },
                 },
-            });
+            };
+            plan.fields.push(field);
+            if matches!(st.interp, Interp::Delta(_) | Interp::Stride { .. }) {
+                plan.advance.push(field);
+            }
             plan.len += st.width as u64;
         }
         plan.state = PlanState::Fixed;
@@ -779,7 +797,7 @@ impl<'r> Records<'r> {
         let order = input.order;
         if !self.keep_values {
             // Only the fields whose state advances (`delta`, `stride`) are read.
-            for f in &plan.fields {
+            for f in &plan.advance {
                 if let FixedKind::Interp { signed } = f.kind {
                     let raw = order.read_uint(&bytes[f.at as usize..], f.width as usize);
                     interp::decode(&mut slots[f.state as usize], raw, signed);

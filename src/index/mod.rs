@@ -29,7 +29,9 @@ use std::path::{Path, PathBuf};
 
 use miette::Diagnostic;
 
-use crate::decode::{Checkpoint, Event, Reader, RecordView, Records, ResumeError, StoredError};
+use crate::decode::{
+    Checkpoint, Event, Reader, RecordView, Records, ResumeError, ScanStop, StoredError,
+};
 use crate::dtd::analysis::TimeUnit;
 use crate::dtd::Schema;
 use crate::io::{IoError, Output};
@@ -321,6 +323,32 @@ impl<'r> Builder<'r> {
         self.push(&cp);
     }
 
+    /// Where a [`Records::scan`] between two calls of [`Builder::before_next`] must stop: at
+    /// the first record boundary where a checkpoint may be due (by records, by bytes, or where
+    /// a deferred one may be taken). Call [`Builder::scanned`] after the scan.
+    pub fn scan_stop(&self) -> ScanStop {
+        if self.defer_bytes > 0 {
+            // A checkpoint was due already and waits for these bytes only.
+            return ScanStop {
+                records: u64::MAX,
+                offset: self.last_offset.saturating_add(self.defer_bytes),
+            };
+        }
+        ScanStop {
+            records: self.last_record.saturating_add(self.options.every_records),
+            offset: self.last_offset.saturating_add(self.options.every_bytes),
+        }
+    }
+
+    /// After a [`Records::scan`] that stepped over `n` records (for what [`Builder::record`]
+    /// notes of each: where the last one ends; a scan is only for a builder that does not
+    /// [need values](Builder::needs_values)).
+    pub fn scanned(&mut self, records: &Records<'_>, n: u64) {
+        if n > 0 {
+            self.pos = records.offset();
+        }
+    }
+
     fn push(&mut self, cp: &Checkpoint) {
         let mut state = Vec::new();
         cp.to_bytes(self.reader.schema(), &mut state);
@@ -367,9 +395,18 @@ impl<'r> Builder<'r> {
 pub fn build(reader: &Reader<'_>, options: &BuildOptions) -> Index {
     let mut b = Builder::new(reader, *options);
     let mut records = reader.records();
-    records.skip_values(!b.needs_values());
+    let scan = !b.needs_values();
+    records.skip_values(scan);
+    // Without times, records that cannot be invalid but for their length are stepped over
+    // (`Records::scan`), stopping where a checkpoint may be due.
+    let mut per_type = vec![0u64; reader.schema().records.len()];
     loop {
         b.before_next(&records);
+        if scan {
+            let n = records.scan(&mut per_type, b.scan_stop());
+            b.scanned(&records, n);
+            b.before_next(&records);
+        }
         let Some(event) = records.next() else { break };
         if let Event::Record(v) = event {
             b.record(&v);
@@ -724,6 +761,17 @@ impl Index {
         i: usize,
     ) -> Result<Records<'r>, IndexError> {
         self.fits(reader)?;
+        self.resume_at(reader, i)
+    }
+
+    /// [`Index::records_at`] for a caller that has checked [`Index::fits`] once already for
+    /// this reader (the planner of `-j`, which resumes at every checkpoint: the fingerprint
+    /// hashes 8 KiB of the trace each time).
+    pub fn resume_at<'r>(
+        &self,
+        reader: &'r Reader<'r>,
+        i: usize,
+    ) -> Result<Records<'r>, IndexError> {
         let e = &self.entries[i];
         if probe(reader.bytes(), e.offset) != e.probe {
             return Err(IndexError::Stale {

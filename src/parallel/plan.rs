@@ -165,7 +165,7 @@ pub fn plan_indexed<'r>(reader: &'r Reader<'r>, index: &Index) -> Result<Plan, I
         }
         if let Some(e) = entries.get(i) {
             // Resumed once here, so that a checkpoint that does not fit is found now.
-            index.records_at(reader, i)?;
+            index.resume_at(reader, i)?;
             from = From::Checkpoint(Box::new(index.checkpoint(i, reader.schema())?));
             first = e.record;
             offset = e.offset;

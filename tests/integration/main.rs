@@ -41,6 +41,7 @@ mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;
 mod salvage;
+mod scan;
 mod spec_cases;
 mod split_streams;
 #[cfg(all(feature = "cli", feature = "import", feature = "plot"))]

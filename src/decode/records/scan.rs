@@ -1,0 +1,151 @@
+//! [`Records::scan`]: validating only, records counted without events.
+
+// Design: a record whose type has a fixed plan under the current metadata (integers with an
+// arithmetic interpretation, no repeat, byte string, reference, live set or fixed value) can be
+// invalid in one way only: it can be cut short by the end of its region. Everything else about
+// it — its tag, its type, its length — is known once its tag is read. So a caller that only
+// counts records and reports problems (`mtf check` without the semantic pass, the index
+// builder of a DTD without times) can step over such records in a tight loop: read the tag,
+// look the type up, check that the plan's length fits in the region, advance the state that
+// later records or a checkpoint can see (`delta` and `stride` previous values: the same
+// `layout::interp::decode` as every other path), count. Anything else stops the scan *before*
+// the record, and `Records::next` decodes it on the general path with its exact problems,
+// damage and positions: a metadata or section record, a type without a fixed plan or whose
+// plan is stale (`next` makes it), a record too long for what is left of its region, the first
+// record of a region (§2.3: a section's region must open with its section record), the end of
+// the region. Nothing observable differs from decoding with `next`: the record count, the
+// position, the scope's state (so `Records::checkpoint`) and the pages released behind the
+// cursor are what `next` leaves after the same records; what is not carried from one record to
+// the next (the record's values, the most recent values of its slots, the metadata change it
+// made) is not state (see `decode/checkpoint.rs`). The live sets are not touched by a fixed
+// record; they are compacted by the next record that uses them, as before.
+
+use super::{PlanState, Records, RELEASE_EVERY};
+use crate::layout::interp;
+
+/// Where [`Records::scan`] stops at the latest: before the record of index `records`, or
+/// before a record that starts at or after byte `offset`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ScanStop {
+    /// Stop before the record of this index ([`Records::count`] reaching it).
+    pub records: u64,
+    /// Stop before a record that starts at or after this byte offset.
+    pub offset: u64,
+}
+
+impl ScanStop {
+    /// No limit: scan as far as the records allow.
+    pub const NONE: ScanStop = ScanStop {
+        records: u64::MAX,
+        offset: u64::MAX,
+    };
+}
+
+impl Default for ScanStop {
+    fn default() -> ScanStop {
+        ScanStop::NONE
+    }
+}
+
+impl Records<'_> {
+    /// Validate only, without events: step over the records from here that cannot be invalid
+    /// but for their length — those whose layout is fixed under the current metadata — each
+    /// checked to fit in its region and counted in `per_type` (indexed by record id), until a
+    /// record that needs the general decoder, the end of the region, or `stop`. Returns how
+    /// many records were stepped over; [`Records::next`] then goes on with the record the scan
+    /// stopped before, exactly as if it had yielded every scanned record itself: record
+    /// indices, byte offsets, problems, damage, [`Records::checkpoint`] and the pages released
+    /// behind the cursor are the same. Call it between records (it does nothing while problems
+    /// of the record just yielded are still to come) and loop: `scan`, then `next`.
+    ///
+    /// ```
+    /// # fn demo(reader: &metatf::decode::Reader) {
+    /// use metatf::decode::{Event, ScanStop};
+    /// let mut per_type = vec![0u64; reader.schema().records.len()];
+    /// let mut records = reader.records();
+    /// records.skip_values(true);
+    /// loop {
+    ///     records.scan(&mut per_type, ScanStop::NONE);
+    ///     match records.next() {
+    ///         None => break,
+    ///         Some(Event::Record(r)) => per_type[r.record_id() as usize] += 1,
+    ///         Some(Event::Problem(p)) => eprintln!("{p}"),
+    ///         Some(Event::Damage(d)) => eprintln!("{d}"),
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    ///
+    /// # Panics
+    /// If `per_type` is shorter than the schema's record types.
+    pub fn scan(&mut self, per_type: &mut [u64], stop: ScanStop) -> u64 {
+        assert!(
+            per_type.len() >= self.plans.len(),
+            "a count per record type"
+        );
+        // Between records only, inside an open region, not at its first record.
+        if !self.queued.is_empty() || self.pos >= self.end || self.pos == self.region_start {
+            return 0;
+        }
+        let (Some(tags), Some(scope)) = (self.tags, self.scope.as_mut()) else {
+            return 0;
+        };
+        let input = &self.reader.input;
+        let bytes = input.bytes;
+        let order = input.order;
+        let tw = self.reader.wire.tag as u64;
+        let slots = &mut scope.slots;
+        let plans = &self.plans;
+        // The scan ends before `limit` (the region's end, or `stop.offset` before it) and
+        // before record `most`.
+        let end = self.end;
+        let limit = end.min(stop.offset);
+        let most = stop.records;
+        // Where the pages behind the cursor are next released (as `next` does).
+        let mut release_at = match self.release {
+            true => self.released.saturating_add(RELEASE_EVERY),
+            false => u64::MAX,
+        };
+        let start_count = self.count;
+        let (mut pos, mut count) = (self.pos, self.count);
+        while pos < limit && count < most {
+            // The tag must fit, and name a type with a fixed plan that fits in the region.
+            let tag = match tw {
+                1 => bytes[pos as usize] as u64,
+                _ if tw > end - pos => break,
+                _ => order.read_uint(&bytes[pos as usize..], tw as usize),
+            };
+            let Some(rid) = tags.get(tag) else { break };
+            let plan = &plans[rid as usize];
+            let fields = pos + tw;
+            if plan.state != PlanState::Fixed || plan.len > end - fields {
+                break;
+            }
+            for f in &plan.advance {
+                if let super::FixedKind::Interp { signed } = f.kind {
+                    let at = (fields + f.at as u64) as usize;
+                    let raw = order.read_uint(&bytes[at..], f.width as usize);
+                    interp::decode(&mut slots[f.state as usize], raw, signed);
+                }
+            }
+            pos = fields + plan.len;
+            count += 1;
+            per_type[rid as usize] += 1;
+            if pos >= release_at {
+                self.released = pos;
+                release_at = pos + RELEASE_EVERY;
+                if let Some(t) = input.trace {
+                    t.release_before(pos - RELEASE_EVERY);
+                }
+            }
+        }
+        self.pos = pos;
+        self.count = count;
+        count - start_count
+    }
+
+    /// The byte offset of the next record (or of the end of the region the decode is in).
+    pub fn offset(&self) -> u64 {
+        self.pos
+    }
+}

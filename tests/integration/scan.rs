@@ -1,0 +1,412 @@
+//! Validating only (`Records::scan`) reports exactly what the full decoder reports: the same
+//! problems and damage (messages, record indices, byte offsets), the same record counts per
+//! type, the same dropped problems, and at every record boundary the same checkpoint — on
+//! every shipped trace, on random traces, and on traces cut at every length and with flipped
+//! bytes. A seek index built while scanning is the one built by a full decode, byte for byte.
+
+use std::collections::BTreeMap;
+
+use metatf::container::{ByteOrder, Class, Trace};
+use metatf::decode::{Event, Reader, Records, ScanStop};
+use metatf::dtd::{Interp, Schema};
+use metatf::encode::{In, TraceWriter};
+use metatf::index::{BuildOptions, Builder};
+use metatf::MetaProperty;
+use proptest::prelude::*;
+
+use crate::util::{root, Rng};
+
+/// What a validating caller can see of a decode: the problems and damage in order (each with
+/// the number of records before it), the records per type, the record count, the problems
+/// dropped, and the stored checkpoint at every record boundary whose record count `take`
+/// selects.
+#[derive(Debug, PartialEq, Eq)]
+struct Seen {
+    problems: Vec<String>,
+    per_type: Vec<u64>,
+    count: u64,
+    dropped: u64,
+    exact: bool,
+    checkpoints: BTreeMap<u64, Vec<u8>>,
+}
+
+fn note(records: &Records<'_>, schema: &Schema, take: &dyn Fn(u64) -> bool, seen: &mut Seen) {
+    let c = records.count();
+    if records.at_record_boundary() && take(c) && !seen.checkpoints.contains_key(&c) {
+        let mut b = Vec::new();
+        records.checkpoint().to_bytes(schema, &mut b);
+        seen.checkpoints.insert(c, b);
+    }
+}
+
+fn event(e: Event<'_>, seen: &mut Seen) {
+    match e {
+        Event::Record(v) => seen.per_type[v.record_id() as usize] += 1,
+        Event::Problem(p) => seen.problems.push(format!("{p} | {p:?}")),
+        Event::Damage(d) => seen.problems.push(format!("{d} | {d:?}")),
+    }
+}
+
+fn empty(reader: &Reader<'_>) -> Seen {
+    Seen {
+        problems: Vec::new(),
+        per_type: vec![0; reader.schema().records.len()],
+        count: 0,
+        dropped: 0,
+        exact: true,
+        checkpoints: BTreeMap::new(),
+    }
+}
+
+/// The full decoder, values kept, an event per record.
+fn full(reader: &Reader<'_>, take: &dyn Fn(u64) -> bool) -> Seen {
+    let mut seen = empty(reader);
+    let mut records = reader.records();
+    loop {
+        note(&records, reader.schema(), take, &mut seen);
+        let Some(e) = records.next() else { break };
+        event(e, &mut seen);
+    }
+    seen.count = records.count();
+    seen.dropped = records.dropped_problems();
+    seen.exact = records.is_exact();
+    seen
+}
+
+/// Validating only: `scan`, stopped at the record counts `take` selects (and wherever else
+/// `stop_every` records fall), then `next`.
+fn scanned(reader: &Reader<'_>, take: &dyn Fn(u64) -> bool, stop_every: u64) -> Seen {
+    let mut seen = empty(reader);
+    let mut records = reader.records();
+    records.skip_values(true);
+    let mut scanned = 0u64;
+    loop {
+        note(&records, reader.schema(), take, &mut seen);
+        // Stop at the next selected count, so that the checkpoint there is the scan's.
+        let mut next_taken = records.count() + 1;
+        while next_taken < records.count() + stop_every && !take(next_taken) {
+            next_taken += 1;
+        }
+        let stop = ScanStop {
+            records: next_taken,
+            offset: u64::MAX,
+        };
+        let mut per_type = std::mem::take(&mut seen.per_type);
+        let n = records.scan(&mut per_type, stop);
+        seen.per_type = per_type;
+        scanned += n;
+        if n > 0 {
+            note(&records, reader.schema(), take, &mut seen);
+            assert!(records.count() <= next_taken);
+        }
+        let Some(e) = records.next() else { break };
+        event(e, &mut seen);
+    }
+    // Nothing is scanned once the decode has ended.
+    assert_eq!(
+        records.scan(&mut vec![0; seen.per_type.len()], ScanStop::NONE),
+        0
+    );
+    seen.count = records.count();
+    seen.dropped = records.dropped_problems();
+    seen.exact = records.is_exact();
+    assert!(scanned <= seen.count);
+    seen
+}
+
+/// Compare both ways; returns how many records the scan stepped over (to show the test is not
+/// vacuous).
+fn same(reader: &Reader<'_>, what: &str) -> u64 {
+    let every = |c: u64| c % 7 == 3 || c < 5;
+    let want = full(reader, &every);
+    for stop_every in [1, 5, u64::MAX / 2] {
+        let got = scanned(reader, &every, stop_every);
+        assert_eq!(got, want, "{what}: stopping every {stop_every}");
+    }
+    let all = |_| true;
+    assert_eq!(
+        scanned(reader, &all, u64::MAX / 2),
+        full(reader, &all),
+        "{what}"
+    );
+    // How much the scan took over.
+    let mut records = reader.records();
+    let mut per_type = vec![0; reader.schema().records.len()];
+    let mut n = 0;
+    loop {
+        n += records.scan(&mut per_type, ScanStop::NONE);
+        if records.next().is_none() {
+            break;
+        }
+    }
+    n
+}
+
+fn shipped() -> Vec<std::path::PathBuf> {
+    let mut v: Vec<_> = std::fs::read_dir(root().join("traces"))
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "mtf"))
+        .collect();
+    v.sort();
+    assert!(v.len() >= 10, "{v:?}");
+    v
+}
+
+#[test]
+fn every_shipped_trace_scans_as_it_decodes() {
+    let mut scanned = 0;
+    for path in shipped() {
+        let opened = metatf::open(&path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+        scanned += same(&opened.reader(), &path.display().to_string());
+    }
+    assert!(scanned > 50, "{scanned} records scanned");
+}
+
+/// Every shipped trace cut at many lengths, and with bytes flipped after its header.
+#[test]
+fn damaged_traces_scan_as_they_decode() {
+    let mut r = Rng(0xc4ec);
+    let mut cases = 0;
+    for path in shipped() {
+        let bytes = std::fs::read(&path).unwrap();
+        let opened = metatf::open(&path).unwrap();
+        let schema = opened.schema();
+        let len = bytes.len();
+        let mut variants: Vec<Vec<u8>> = Vec::new();
+        // Cuts: the last 40 lengths, and 40 more spread over the file.
+        for cut in (len.saturating_sub(40)..len).chain((0..40).map(|i| len * i / 40)) {
+            variants.push(bytes[..cut].to_vec());
+        }
+        for _ in 0..40 {
+            let mut b = bytes.clone();
+            for _ in 0..1 + r.below(3) {
+                let at = 64.min(len - 1) + r.below((len as u64).saturating_sub(64).max(1)) as usize;
+                if at < len {
+                    b[at] ^= 1 << r.below(8);
+                }
+            }
+            variants.push(b);
+        }
+        for b in variants {
+            let Ok(trace) = Trace::from_bytes(b) else {
+                continue;
+            };
+            let reader = Reader::new(&trace, schema);
+            same(&reader, &path.display().to_string());
+            cases += 1;
+        }
+    }
+    assert!(cases > 300, "{cases} damaged traces");
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(256))]
+    #[test]
+    fn random_traces_scan_as_they_decode(seed in any::<u64>()) {
+        let mut r = Rng(seed);
+        let dtd = crate::roundtrip_prop::random_dtd(&mut r);
+        let schema = metatf::dtd::parse_str("random.dtd", &dtd).unwrap().schema;
+        let bytes = crate::roundtrip_prop::random_trace(&mut r, &schema);
+        for cut in [bytes.len(), bytes.len() - 1, bytes.len() - 2, bytes.len() * 3 / 4] {
+            let Ok(trace) = Trace::from_bytes(bytes[..cut].to_vec()) else {
+                continue;
+            };
+            same(&Reader::new(&trace, &schema), "random");
+        }
+    }
+}
+
+/// The index the builder takes while scanning (`index::build` without times) is byte for byte
+/// the one it takes from a full decode, whatever the spacing.
+#[test]
+fn an_index_built_while_scanning_is_the_full_decodes() {
+    let mut compared = 0;
+    let mut traces: Vec<(String, Schema, Vec<u8>)> = Vec::new();
+    for path in shipped() {
+        let opened = metatf::open(&path).unwrap();
+        let bytes = std::fs::read(&path).unwrap();
+        traces.push((path.display().to_string(), opened.schema().clone(), bytes));
+    }
+    for seed in 0..2 {
+        let (schema, bytes) = fixed_trace(seed, seed == 1);
+        traces.push(("generated".into(), schema, bytes));
+    }
+    let mut scanning = 0;
+    for (path, schema, bytes) in &traces {
+        let trace = Trace::from_bytes(bytes.clone()).unwrap();
+        let reader = Reader::new(&trace, schema);
+        scanning += !Builder::new(&reader, BuildOptions::default()).needs_values() as usize;
+        for (every_records, every_bytes) in [(1, 1 << 20), (3, 1 << 20), (50, 64), (1 << 16, 1)] {
+            let options = BuildOptions {
+                every_records,
+                every_bytes,
+            };
+            let mut b = Builder::new(&reader, options);
+            let mut records = reader.records();
+            loop {
+                b.before_next(&records);
+                let Some(e) = records.next() else { break };
+                if let Event::Record(v) = e {
+                    b.record(&v);
+                }
+            }
+            let want = b.finish("x").to_bytes();
+            let got = metatf::index::build(&reader, &options);
+            assert_eq!(got.to_bytes(), want, "{path}");
+            compared += got.entries().len();
+        }
+    }
+    assert!(compared > 100, "{compared} checkpoints");
+    assert!(scanning >= 2, "{scanning} traces indexed while scanning");
+}
+
+const DTD: &str = "
+    tag.width = 1;
+    x.width = 2;   x.interpretation = none;
+    d.width = 1;   d.interpretation = delta 100;
+    s.width = 2;   s.interpretation = none;  s.display = signed;
+    k.interpretation = default 9;
+    flat : (tag, x, d, s, k) { tag.value = 4; }
+    pair : (tag, d, x) { tag.value = 6; }
+    text : (tag, vfield) { tag.value = 5; }
+    section data 1 {
+        other : (tag, d, x) { tag.value = 8; }
+    }
+";
+
+/// A trace of mostly fixed records, with every arithmetic interpretation switched on and off
+/// by metadata, widths changed, variable records between them, in the global region and a
+/// section.
+fn fixed_trace(seed: u64, big: bool) -> (Schema, Vec<u8>) {
+    let schema = metatf::dtd::parse_str("scan.dtd", DTD).unwrap().schema;
+    let order = if big {
+        ByteOrder::Big
+    } else {
+        ByteOrder::Little
+    };
+    let mut w = TraceWriter::in_memory(&schema, Class::Bits64, order, "scan.dtd");
+    let mut r = Rng(seed);
+    for part in 0..2 {
+        if part == 1 {
+            w.section(1).unwrap();
+        }
+        let f = w.lookup("flat").unwrap();
+        let t = w.lookup("text").unwrap();
+        let p = Some(w.lookup(if part == 0 { "pair" } else { "other" }).unwrap());
+        for i in 0..400u64 {
+            let (x, s) = (r.below(200), r.below(100) as i64 - 50);
+            // Values the current state can store; others are left out of the trace.
+            let _ = w.record(f, &[In::Int(x), In::Int(100 + i), In::Neg(s), In::Auto]);
+            if let Some(p) = p {
+                let _ = w.record(p, &[In::Int(100 + 2 * i), In::Int(x)]);
+            }
+            if r.chance(10) {
+                w.record(t, &[In::Int(2), In::Bytes(b"hi".to_vec())])
+                    .unwrap();
+            }
+            if r.chance(4) {
+                let prop = match r.below(6) {
+                    0 => MetaProperty::Width(1 + r.below(4) as u8),
+                    1 => MetaProperty::Interp(Interp::BaseOffset(r.below(1000))),
+                    2 => MetaProperty::Interp(Interp::Delta(r.below(50))),
+                    3 => MetaProperty::Interp(Interp::Stride {
+                        initial: r.below(100),
+                        stride: r.below(7) as i64 - 3,
+                    }),
+                    4 => MetaProperty::Interp(Interp::Default(r.below(9))),
+                    _ => MetaProperty::Interp(Interp::None),
+                };
+                let _ = w.metadata(f, 1 + r.below(3) as u16, prop);
+            }
+        }
+    }
+    let bytes = w.finish_to_vec().unwrap();
+    (schema, bytes)
+}
+
+#[test]
+fn generated_fixed_records_scan_as_they_decode_cut_and_flipped() {
+    let mut scanned = 0;
+    let mut r = Rng(0x5ca7);
+    for seed in 0..4 {
+        let (schema, bytes) = fixed_trace(seed, seed % 2 == 1);
+        let trace = Trace::from_bytes(bytes.clone()).unwrap();
+        scanned += same(&Reader::new(&trace, &schema), "generated");
+        let len = bytes.len();
+        for i in 0..60 {
+            let mut b = bytes.clone();
+            if i % 2 == 0 {
+                b.truncate(len - 1 - r.below(len as u64 / 2) as usize);
+            } else {
+                let at = 64 + r.below(len as u64 - 64) as usize;
+                b[at] ^= 1 << r.below(8);
+            }
+            if let Ok(trace) = Trace::from_bytes(b) {
+                same(&Reader::new(&trace, &schema), "generated, damaged");
+            }
+        }
+    }
+    assert!(scanned > 1000, "{scanned} records scanned");
+}
+
+/// `mtf check --no-semantic` prints the same and exits the same with and without the scan, on
+/// one thread and on two (cut at regions, and at the checkpoints of an index), for every
+/// shipped trace, generated ones, and damaged ones.
+#[cfg(feature = "cli")]
+#[test]
+fn check_prints_the_same_with_and_without_the_scan() {
+    use crate::util::{mtf, tempdir, text};
+    let dir = tempdir();
+    let mut traces: Vec<std::path::PathBuf> = shipped();
+    let mut r = Rng(0xd1ff);
+    for seed in 0..2 {
+        let (_, bytes) = fixed_trace(seed, seed == 1);
+        std::fs::write(dir.path().join("scan.dtd"), DTD).unwrap();
+        let len = bytes.len();
+        for (i, cut) in [len, len - 1, len - 5, len / 2].into_iter().enumerate() {
+            let path = dir.path().join(format!("g{seed}-{i}.mtf"));
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            traces.push(path);
+        }
+        let mut b = bytes.clone();
+        for _ in 0..3 {
+            let at = 64 + r.below(len as u64 - 64) as usize;
+            b[at] ^= 1 << r.below(8);
+        }
+        let path = dir.path().join(format!("g{seed}-flipped.mtf"));
+        std::fs::write(&path, &b).unwrap();
+        traces.push(path);
+        // One indexed, so that -j 2 cuts it at checkpoints.
+        let path = dir.path().join(format!("g{seed}-indexed.mtf"));
+        std::fs::write(&path, &bytes).unwrap();
+        let p = path.to_str().unwrap();
+        let o = mtf(&["index", "--every", "50", p]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        traces.push(path);
+    }
+    for path in &traces {
+        let t = path.to_str().unwrap();
+        for extra in [
+            &["-j", "1"][..],
+            &["-j", "2", "--chunk-bytes", "1"],
+            &["--max-errors", "2"],
+        ] {
+            let args: Vec<&str> = ["check", "--no-semantic", t]
+                .iter()
+                .chain(extra)
+                .copied()
+                .collect();
+            let got = mtf(&args);
+            let mut full = args.clone();
+            full.push("--no-scan");
+            let want = mtf(&full);
+            assert_eq!(
+                (text(&got.stdout), text(&got.stderr), got.status.code()),
+                (text(&want.stdout), text(&want.stderr), want.status.code()),
+                "mtf {}",
+                args.join(" ")
+            );
+        }
+    }
+}
