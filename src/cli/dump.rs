@@ -13,8 +13,7 @@ use metatf::text::{CsvPrinter, DumpHeader, Format, Options, Printer};
 use metatf::io::{classify, StdoutFailure, StdoutSink};
 
 use super::common::{
-    error, input_name, io_failure, line_to_stderr, open_salvaging, problem_text, quiet,
-    section_arg, Failure,
+    error, input_name, io_failure, line_to_stderr, problem_text, quiet, section_arg, Failure,
 };
 use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
@@ -148,7 +147,10 @@ fn dump_trace(
     trace: &Path,
     w: &mut StdoutSink,
 ) -> Result<std::io::Result<i32>, Failure> {
-    let (o, damaged) = open_salvaging(trace, args.dtd.as_deref())?;
+    // Decoded as it arrives unless -j asks for threads or an index is there to seek with.
+    let stream =
+        args.jobs.jobs.is_none_or(|j| j == 1) && !super::index::has_index(trace, &args.seek);
+    let (o, damaged) = super::common::open_for_pass(trace, args.dtd.as_deref(), true, stream)?;
     let schema = o.schema();
     let mut want_section = [args.sections.is_empty(); 256];
     for s in &args.sections {
