@@ -205,6 +205,12 @@ impl<'o> TraceStream<'o> {
         self.fault.as_ref()
     }
 
+    /// The regions of the trace; the last one ends at `u64::MAX` until the stream has ended
+    /// when the trace has no sections (then it ends at the end of the stream).
+    pub fn regions(&self) -> &[Region] {
+        &self.regions
+    }
+
     /// The bytes read from the stream so far (decompressed).
     pub fn bytes_read(&self) -> u64 {
         self.src.bytes_read()
