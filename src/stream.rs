@@ -442,7 +442,36 @@ impl Drop for TraceStream<'_> {
 }
 
 impl EventStream for TraceStream<'_> {
+    #[inline]
     fn next_event(&mut self) -> Option<Event<'_>> {
+        // The common case: an event of the current window, handed on as it is.
+        if self.skip == 0 {
+            if let Some(records) = self.records.as_mut() {
+                let records: *mut Records<'_> = records;
+                // SAFETY: as below.
+                if let Some(event) = unsafe { (*records).next() } {
+                    self.since += 1;
+                    return Some(event);
+                }
+                self.on_stop();
+            }
+        }
+        self.next_slow()
+    }
+
+    fn dropped_problems(&self) -> u64 {
+        self.records.as_ref().map_or(0, |r| r.dropped_problems())
+    }
+
+    fn as_records(&self) -> Option<&Records<'_>> {
+        None
+    }
+}
+
+impl TraceStream<'_> {
+    /// [`EventStream::next_event`] after a stop, or while events are dropped after a resume.
+    #[cold]
+    fn next_slow(&mut self) -> Option<Event<'_>> {
         loop {
             if self.done {
                 return None;
@@ -467,13 +496,5 @@ impl EventStream for TraceStream<'_> {
                 None => self.on_stop(),
             }
         }
-    }
-
-    fn dropped_problems(&self) -> u64 {
-        self.records.as_ref().map_or(0, |r| r.dropped_problems())
-    }
-
-    fn as_records(&self) -> Option<&Records<'_>> {
-        None
     }
 }

@@ -19,6 +19,8 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK};
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too,
+    /// decoded as they arrive from a window of MTF_STREAM_WINDOW bytes, with no temporary file;
+    /// a trace whose DTD reads sections as tables, or one given with -j N or a seek index, is
     /// read through an unlinked temporary file in TMPDIR as large as the decompressed trace).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.

@@ -32,7 +32,8 @@ pub enum DumpFormat {
 /// Arguments of `mtf dump`.
 #[derive(Debug, Args)]
 pub struct DumpArgs {
-    /// The traces (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too),
+    /// The traces (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too,
+    /// decoded as they arrive unless -j N or a seek index asks for the whole trace),
     /// dumped one after the other.
     #[arg(required = true, value_name = "TRACE")]
     pub traces: Vec<PathBuf>,

@@ -16,7 +16,9 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK};
 #[derive(Debug, Args)]
 pub struct InfoArgs {
     /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too,
-    /// read through an unlinked temporary file in TMPDIR as large as the decompressed trace).
+    /// decoded as they arrive from a window of MTF_STREAM_WINDOW bytes, with no temporary file;
+    /// a trace whose DTD reads sections as tables is read through an unlinked temporary file in
+    /// TMPDIR as large as the decompressed trace).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
     #[arg(short, long)]
