@@ -97,6 +97,9 @@ pub enum StreamError {
     },
 }
 
+/// What [`TraceStream::on_fault`] calls.
+type OnFault<'o> = Box<dyn FnMut(&StreamError) + 'o>;
+
 /// What [`TraceStream`] knows of the trace before reading its records.
 pub(crate) struct Head<'o> {
     pub(crate) trace: &'o Trace<'static>,
@@ -129,7 +132,7 @@ pub struct TraceStream<'o> {
     skip: u64,
     skip_values: bool,
     fault: Option<StreamError>,
-    on_fault: Option<Box<dyn FnMut(&StreamError) + 'o>>,
+    on_fault: Option<OnFault<'o>>,
     done: bool,
 }
 
