@@ -232,16 +232,29 @@ impl OpenOptions {
         mut src: StreamInput,
         window: usize,
     ) -> Result<Opened, OpenError> {
-        // The fixed header, the integers (8 bytes wide at most) and the longest DTD name.
-        const HEAD_MIN: usize = 16 + 3 * 8 + 255;
         let whole = |src: StreamInput, buf: Vec<u8>| -> Result<Opened, OpenError> {
             let (input, fault) = src.into_input(buf, &self.input.clone().salvage(self.salvage))?;
             self.opened_from(path, input, fault)
         };
-        let mut buf = vec![0u8; HEAD_MIN];
-        let n = src.read_full(&mut buf)?;
-        buf.truncate(n);
-        if n < HEAD_MIN {
+        // Reads until `buf` holds `n` bytes; false at the end of the input.
+        let read_to = |src: &mut StreamInput, buf: &mut Vec<u8>, n: usize| {
+            let have = buf.len();
+            if have >= n {
+                return Ok::<bool, IoError>(true);
+            }
+            buf.resize(n, 0);
+            let got = src.read_full(&mut buf[have..])?;
+            buf.truncate(have + got);
+            Ok(buf.len() == n)
+        };
+        // The fixed header, then the integers and the DTD name it announces.
+        let mut buf = Vec::new();
+        if !read_to(&mut src, &mut buf, 16)? {
+            return whole(src, buf);
+        }
+        let w = if buf[7] == 8 { 8 } else { 4 };
+        let fields = 16 + 3 * w + buf[6] as usize;
+        if !read_to(&mut src, &mut buf, fields)? {
             return whole(src, buf);
         }
         let Ok(header) = crate::container::Header::parse_fields(&buf) else {
@@ -254,14 +267,9 @@ impl OpenOptions {
             return whole(src, buf);
         }
         let start = header.start as usize;
-        if buf.len() < start {
-            let have = buf.len();
-            buf.resize(start, 0);
-            let n = src.read_full(&mut buf[have..])?;
-            buf.truncate(have + n);
-            if buf.len() < start {
-                return whole(src, buf);
-            }
+        // The records' first byte too: an input that ends at `start` is read whole.
+        if !read_to(&mut src, &mut buf, start + 1)? {
+            return whole(src, buf);
         }
         let named = (!src.is_stdin()).then(|| path.to_path_buf());
         let Ok(trace) = Trace::stream_head(buf[..start].to_vec(), named) else {

@@ -316,3 +316,124 @@ fn the_library_streams_the_events_a_file_gives() {
         }
     }
 }
+
+/// The events of `events` as lines: each record with its offset, length and values; problems
+/// and damage as they read.
+fn event_lines(events: &mut dyn metatf::decode::EventStream) -> Vec<String> {
+    use metatf::decode::Event;
+    let mut v = Vec::new();
+    while let Some(e) = events.next_event() {
+        v.push(match e {
+            Event::Record(r) => {
+                let fields: Vec<String> = r.fields().map(|f| format!("{:?}", f.value())).collect();
+                format!("{} {} {} {fields:?}", r.offset(), r.name(), r.len())
+            }
+            Event::Problem(p) => p.to_string(),
+            Event::Damage(d) => d.to_string(),
+        });
+    }
+    v
+}
+
+/// How many random traces were streamed (not read whole).
+static STREAMED: std::sync::atomic::AtomicUsize = std::sync::atomic::AtomicUsize::new(0);
+
+/// A random DTD and trace (the generators of roundtrip_prop.rs), maybe with bytes flipped or cut
+/// off: streamed from a gzip file at `window` bytes, the same events as the file, or the file's
+/// container error at the end.
+fn random_stream_matches_file(seed: u64, flips: &[(usize, u8)], cut: usize, window: usize) {
+    use crate::roundtrip_prop::{random_dtd, random_trace};
+    let mut r = util::Rng(seed | 1);
+    let dtd = random_dtd(&mut r);
+    let schema = metatf::dtd::parse_str("random.dtd", &dtd).unwrap().schema;
+    let mut bytes = random_trace(&mut r, &schema);
+    for &(at, x) in flips {
+        if !bytes.is_empty() {
+            let i = at % bytes.len();
+            bytes[i] ^= x | 1;
+        }
+    }
+    bytes.truncate(bytes.len() - cut % (bytes.len() / 4 + 1));
+    let dir = util::tempdir();
+    let dtd_path = dir.path().join("random.dtd");
+    std::fs::write(&dtd_path, &dtd).unwrap();
+    std::fs::create_dir(dir.path().join("a")).unwrap();
+    std::fs::create_dir(dir.path().join("b")).unwrap();
+    let (plain, gz) = (dir.path().join("a/t.mtf"), dir.path().join("b/t.mtf"));
+    std::fs::write(&plain, &bytes).unwrap();
+    std::fs::write(&gz, util::compress("gz", &bytes)).unwrap();
+    let file = metatf::OpenOptions::new().dtd(&dtd_path).open(&plain);
+    let streamed = metatf::OpenOptions::new()
+        .dtd(&dtd_path)
+        .stream_window(window)
+        .open(&gz);
+    let name = |s: String| {
+        s.replace("/a/t.mtf", "/t.mtf")
+            .replace("/b/t.mtf", "/t.mtf")
+    };
+    match (file, streamed) {
+        (Err(a), Err(b)) => assert_eq!(name(a.to_string()), name(b.to_string())),
+        (file, Ok(s)) => {
+            let Some(mut stream) = s.stream() else {
+                // Read whole (tables, or too short to stream): as a file.
+                match file {
+                    Ok(f) => assert_eq!(
+                        event_lines(&mut s.reader().records()),
+                        event_lines(&mut f.reader().records())
+                    ),
+                    Err(e) => panic!("the file fails ({e}), the stream opens"),
+                }
+                return;
+            };
+            STREAMED.fetch_add(1, std::sync::atomic::Ordering::Relaxed);
+            let got = event_lines(&mut stream);
+            match (file, stream.fault()) {
+                (Ok(f), None) => assert_eq!(got, event_lines(&mut f.reader().records())),
+                // A metadata record that makes a field a reference: what a stream cannot read
+                // (reached before the end, where a damaged container would be found).
+                (_, Some(metatf::stream::StreamError::RandomAccess { .. })) => {}
+                (Err(a), Some(b)) => assert_eq!(name(a.to_string()), name(b.to_string())),
+                (f, fault) => panic!(
+                    "file {:?}, stream fault {fault:?}",
+                    f.as_ref().map(|_| ()).map_err(|e| e.to_string())
+                ),
+            }
+        }
+        (Ok(_), Err(b)) => panic!("the file opens, the stream fails: {b}"),
+    }
+}
+
+proptest::proptest! {
+    #![proptest_config(proptest::prelude::ProptestConfig {
+        cases: std::env::var("PROPTEST_CASES").ok().and_then(|v| v.parse().ok()).unwrap_or(64),
+        ..proptest::prelude::ProptestConfig::default()
+    })]
+    #[test]
+    fn random_traces_stream_as_they_read_from_a_file(
+        seed in proptest::prelude::any::<u64>(),
+        flips in proptest::collection::vec(
+            (proptest::prelude::any::<usize>(), proptest::prelude::any::<u8>()),
+            0..3,
+        ),
+        cut in 0usize..8,
+        window in proptest::sample::select(vec![1usize, 7, 64, 97, 1000]),
+    ) {
+        random_stream_matches_file(seed, &flips, cut, window);
+    }
+}
+
+/// Fixed seeds: most random traces are long enough, and without tables, to be streamed.
+#[test]
+fn random_traces_stream_as_they_read_from_a_file_fixed_seeds() {
+    let before = STREAMED.load(std::sync::atomic::Ordering::Relaxed);
+    for seed in 0..60u64 {
+        let window = [1, 7, 64, 97, 1000][seed as usize % 5];
+        random_stream_matches_file(seed * 7919, &[], 0, window);
+    }
+    let streamed = STREAMED.load(std::sync::atomic::Ordering::Relaxed) - before;
+    eprintln!("{streamed} of 60 streamed");
+    assert!(
+        streamed >= 10,
+        "only {streamed} of 40 random traces were streamed"
+    );
+}
