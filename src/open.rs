@@ -247,14 +247,15 @@ impl OpenOptions {
             buf.truncate(have + got);
             Ok(buf.len() == n)
         };
-        // The fixed header, then the integers and the DTD name it announces.
+        // The fixed header, the integers (8 bytes wide at most) and the longest DTD name: a
+        // shorter input is read whole (a few hundred bytes).
+        // Design: a short trace is read whole, as a file is, so that a trace whose metadata
+        // makes a section a table (`compact --split`) reads as a file does whatever its
+        // window; a longer one falls back to reading whole only while its window still holds
+        // its start (see `TraceStream`).
+        const HEAD_MIN: usize = 16 + 3 * 8 + 255;
         let mut buf = Vec::new();
-        if !read_to(&mut src, &mut buf, 16)? {
-            return whole(src, buf);
-        }
-        let w = if buf[7] == 8 { 8 } else { 4 };
-        let fields = 16 + 3 * w + buf[6] as usize;
-        if !read_to(&mut src, &mut buf, fields)? {
+        if !read_to(&mut src, &mut buf, HEAD_MIN)? {
             return whole(src, buf);
         }
         let Ok(header) = crate::container::Header::parse_fields(&buf) else {
@@ -395,6 +396,7 @@ impl OpenOptions {
             fault: None,
             compression: None,
             stream: std::sync::Mutex::new(None),
+            stream_input: self.input.clone(),
         })
     }
 }
@@ -412,6 +414,8 @@ pub struct Opened {
     /// A trace opened to be streamed: its input, the bytes read from it, the window size.
     #[allow(clippy::type_complexity)]
     stream: std::sync::Mutex<Option<(StreamInput, Vec<u8>, usize)>>,
+    /// How a stream that needs random access is read whole after all.
+    stream_input: InputOptions,
 }
 
 impl Opened {
@@ -484,6 +488,7 @@ impl Opened {
                 schema: &self.schema,
                 compiled: self.compiled.clone(),
                 name,
+                input: self.stream_input.clone(),
             },
             src,
             buf,

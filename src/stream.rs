@@ -107,6 +107,8 @@ pub(crate) struct Head<'o> {
     pub(crate) compiled: Arc<Compiled>,
     /// The trace as named in messages.
     pub(crate) name: String,
+    /// How the whole input is read when a stream turns out to need random access.
+    pub(crate) input: crate::io::InputOptions,
 }
 
 /// The events of a trace read as a stream, in trace order, from a window of a few MiB (see
@@ -134,6 +136,9 @@ pub struct TraceStream<'o> {
     fault: Option<StreamError>,
     on_fault: Option<OnFault<'o>>,
     done: bool,
+    /// The whole trace, read after all (a stream that needed random access before any byte
+    /// of it was dropped from the window); the decoder then reads it as a file.
+    whole: Option<Box<Trace<'static>>>,
 }
 
 impl<'o> TraceStream<'o> {
@@ -173,6 +178,7 @@ impl<'o> TraceStream<'o> {
             fault: None,
             on_fault: None,
             done: false,
+            whole: None,
         };
         let target = s.window;
         if let Err(e) = s.fill(target) {
@@ -216,7 +222,10 @@ impl<'o> TraceStream<'o> {
 
     /// The bytes read from the stream so far (decompressed).
     pub fn bytes_read(&self) -> u64 {
-        self.src.bytes_read()
+        match &self.whole {
+            Some(t) => t.bytes().len() as u64,
+            None => self.src.bytes_read(),
+        }
     }
 
     fn fail(&mut self, e: StreamError) {
@@ -298,6 +307,42 @@ impl<'o> TraceStream<'o> {
         self.at_end()
     }
 
+    /// Reads the rest of the stream and decodes the whole trace from its start, dropping the
+    /// events given out since the start.
+    fn read_whole(&mut self) -> Result<(), StreamError> {
+        self.drop_decoder();
+        let buf = std::mem::take(&mut self.buf);
+        let src = std::mem::replace(&mut self.src, crate::io::StreamInput::empty());
+        let (input, fault) = src.into_input(buf, &self.head.input)?;
+        if let Some(e) = fault {
+            return Err(e.into());
+        }
+        let path = self.head.trace.path().map(|p| p.to_path_buf());
+        let trace = Trace::from_data(input.into(), path)?;
+        self.whole = Some(Box::new(trace));
+        self.eof = true;
+        self.skip = self.since;
+        self.since = 0;
+        let whole = self.whole.as_deref().map(|t| t as *const Trace<'static>);
+        if let Some(t) = whole {
+            // SAFETY: the trace is boxed and lives until the stream is dropped, after the
+            // reader (`Drop`); it is never replaced once set.
+            let t: &'o Trace<'static> = unsafe { &*t };
+            let reader = Box::into_raw(Box::new(Reader::with_compiled(
+                t,
+                self.head.schema,
+                self.head.compiled.clone(),
+            )));
+            self.reader = reader;
+            // SAFETY: as in `build`.
+            let r: &'o Reader<'o> = unsafe { &*reader };
+            let mut records = r.records();
+            records.skip_values(self.skip_values);
+            self.records = Some(records);
+        }
+        Ok(())
+    }
+
     /// A reader over the window and a decoder resumed from `cp`.
     fn build(&mut self) {
         self.drop_decoder();
@@ -348,8 +393,15 @@ impl<'o> TraceStream<'o> {
         match stop {
             None => self.done = true,
             Some(Stop::RandomAccess) => {
-                // The metadata record starts right after the last record given out.
                 let offset = records.record_start();
+                if self.base == 0 && self.whole.is_none() {
+                    // Nothing dropped yet: read the rest as a file is read (spooled beyond a
+                    // few MiB), decode it whole from the start and drop what was given out.
+                    if let Err(e) = self.read_whole() {
+                        self.fail(e);
+                    }
+                    return;
+                }
                 let trace = self.head.name.clone();
                 self.fail(StreamError::RandomAccess { trace, offset });
             }

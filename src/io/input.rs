@@ -126,6 +126,17 @@ impl fmt::Debug for StreamInput {
 }
 
 impl StreamInput {
+    /// An input that is already at its end (what is left of one handed over).
+    pub(crate) fn empty() -> StreamInput {
+        StreamInput {
+            src: Box::new(io::empty()),
+            path: PathBuf::new(),
+            compression: None,
+            cap: u64::MAX,
+            read: 0,
+        }
+    }
+
     /// The path as given.
     pub fn path(&self) -> &Path {
         &self.path

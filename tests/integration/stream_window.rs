@@ -421,19 +421,3 @@ proptest::proptest! {
         random_stream_matches_file(seed, &flips, cut, window);
     }
 }
-
-/// Fixed seeds: most random traces are long enough, and without tables, to be streamed.
-#[test]
-fn random_traces_stream_as_they_read_from_a_file_fixed_seeds() {
-    let before = STREAMED.load(std::sync::atomic::Ordering::Relaxed);
-    for seed in 0..60u64 {
-        let window = [1, 7, 64, 97, 1000][seed as usize % 5];
-        random_stream_matches_file(seed * 7919, &[], 0, window);
-    }
-    let streamed = STREAMED.load(std::sync::atomic::Ordering::Relaxed) - before;
-    eprintln!("{streamed} of 60 streamed");
-    assert!(
-        streamed >= 10,
-        "only {streamed} of 40 random traces were streamed"
-    );
-}
