@@ -309,7 +309,7 @@ impl<'o> TraceStream<'o> {
 
     /// Reads the rest of the stream and decodes the whole trace from its start, dropping the
     /// events given out since the start.
-    fn read_whole(&mut self) -> Result<(), StreamError> {
+    fn read_whole(&mut self, upto: usize) -> Result<bool, StreamError> {
         self.drop_decoder();
         let buf = std::mem::take(&mut self.buf);
         let src = std::mem::replace(&mut self.src, crate::io::StreamInput::empty());
@@ -336,11 +336,21 @@ impl<'o> TraceStream<'o> {
             self.reader = reader;
             // SAFETY: as in `build`.
             let r: &'o Reader<'o> = unsafe { &*reader };
+            // Records of a section that turns out a table were given out as records: what a
+            // file gives cannot be given any more.
+            if r.regions()
+                .iter()
+                .take(upto + 1)
+                .any(|g| r.is_table(g.section))
+            {
+                self.drop_decoder();
+                return Ok(false);
+            }
             let mut records = r.records();
             records.skip_values(self.skip_values);
             self.records = Some(records);
         }
-        Ok(())
+        Ok(true)
     }
 
     /// A reader over the window and a decoder resumed from `cp`.
@@ -394,13 +404,20 @@ impl<'o> TraceStream<'o> {
             None => self.done = true,
             Some(Stop::RandomAccess) => {
                 let offset = records.record_start();
+                // The regions given out from so far (the stop's and those before it).
+                let upto = records.checkpoint().region();
                 if self.base == 0 && self.whole.is_none() {
                     // Nothing dropped yet: read the rest as a file is read (spooled beyond a
-                    // few MiB), decode it whole from the start and drop what was given out.
-                    if let Err(e) = self.read_whole() {
-                        self.fail(e);
+                    // few MiB), decode it whole from the start and drop what was given out,
+                    // unless records of a table were given out as records already.
+                    match self.read_whole(upto) {
+                        Ok(true) => return,
+                        Ok(false) => {}
+                        Err(e) => {
+                            self.fail(e);
+                            return;
+                        }
                     }
-                    return;
                 }
                 let trace = self.head.name.clone();
                 self.fail(StreamError::RandomAccess { trace, offset });
