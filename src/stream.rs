@@ -33,10 +33,12 @@
 // deterministic, so they are the same events). At the end of the last region the decoder stops
 // once more before its trace-wide checks, so that the container's checks that need the file's
 // length (docs/format.md §2.2: the last section ends at the end of the file; `nrecords`) are
-// made first, with the same errors a file gives. What a stream cannot do is random access: a
-// metadata record that makes a field a reference into a table stops it with
-// [`StreamError::RandomAccess`] (`OpenOptions::open` spools a trace whose DTD declares such
-// references instead of streaming it).
+// made first, with the same errors a file gives. What a stream cannot do is random access
+// (`OpenOptions::open` spools a trace whose DTD declares references into tables): a metadata
+// record that makes a field such a reference stops the decoder; while the window still holds
+// the trace's start and no record of a section that turns out a table was given out, the rest
+// is read whole after all and decoded as a file (the events given out dropped); otherwise the
+// stream ends with [`StreamError::RandomAccess`].
 //
 // Design (unsafe): the reader and the decoder borrow the window, which the driver owns and
 // refills; they are rebuilt after each refill. The borrow is made with a lifetime the compiler
