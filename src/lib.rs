@@ -66,6 +66,7 @@ pub mod parallel;
 #[cfg(feature = "replay")]
 pub mod replay;
 pub mod simulate;
+pub mod stream;
 pub mod text;
 
 /// Internals for this crate's own property tests; not part of the API and not covered by any

@@ -78,3 +78,10 @@ pub const MAX_INDEX_BYTES: u64 = 1 << 32;
 /// the cap bounds the disk it may fill and stops an endless stream.
 /// [`crate::OpenOptions::max_input_bytes`] changes it.
 pub const DEFAULT_INPUT_CAP: u64 = 16 << 30;
+
+/// The most bytes of a stream read in at once (`metatf::stream`): the window grows past its size
+/// (`OpenOptions::stream_window`) only as far as one record needs, and no further than this.
+pub const MAX_STREAM_WINDOW: u64 = 1 << 30;
+
+/// The window a trace read as a stream is decoded from by default (`OpenOptions::stream_window`).
+pub const DEFAULT_STREAM_WINDOW: usize = 4 << 20;

@@ -21,7 +21,7 @@ use miette::Diagnostic;
 use crate::container::{ContainerError, Located, Trace};
 use crate::decode::Reader;
 use crate::dtd::{DtdLoadError, DtdWarning, Schema};
-use crate::io::{Compression, Input, InputOptions, IoError};
+use crate::io::{Compression, Input, InputOptions, IoError, Opening, StreamInput};
 use crate::layout::Compiled;
 
 /// Where the DTD of an opened trace came from.
@@ -115,6 +115,7 @@ pub struct OpenOptions {
     dtd: Option<PathBuf>,
     salvage: bool,
     input: InputOptions,
+    stream: Option<usize>,
 }
 
 impl Default for OpenOptions {
@@ -132,7 +133,31 @@ impl OpenOptions {
             dtd: None,
             salvage: false,
             input: InputOptions::new(),
+            stream: None,
         }
+    }
+
+    /// With `true`, a trace that cannot be mapped (a pipe, standard input, a compressed trace)
+    /// is read as a stream in one pass, from a window of
+    /// [`DEFAULT_STREAM_WINDOW`](crate::limits::DEFAULT_STREAM_WINDOW) bytes, with no temporary
+    /// file: [`Opened::stream`] gives its events as they arrive (a mapped file is opened as
+    /// always, and [`Opened::stream`] is `None`). Only the header and the section table are read
+    /// when it opens; [`Opened::trace`] holds just those ([`Trace::is_head`]). A trace whose DTD
+    /// reads sections as tables (`sectionStride`, `sectionOffset`: random access) is spooled as
+    /// without this option. [`OpenOptions::salvage`] still applies to a mapped file and to a
+    /// spooled stream; a streamed trace whose container turns out damaged (its regions depend on
+    /// the length of the whole input, known only at its end) stops there with the error a file
+    /// opened without salvage gives ([`crate::stream::StreamError`]).
+    pub fn stream(mut self, yes: bool) -> OpenOptions {
+        self.stream = yes.then_some(crate::limits::DEFAULT_STREAM_WINDOW);
+        self
+    }
+
+    /// As [`OpenOptions::stream`] with a window of `bytes` (at least 1; a record longer than
+    /// half of it grows it for a while, up to [`crate::limits::MAX_STREAM_WINDOW`]).
+    pub fn stream_window(mut self, bytes: usize) -> OpenOptions {
+        self.stream = Some(bytes.max(1));
+        self
     }
 
     /// Use this DTD file instead of the one the header names.
@@ -188,7 +213,106 @@ impl OpenOptions {
     /// beside standard input), then in `MTF_DTD_PATH`, then among the DTDs built into the library.
     pub fn open(&self, path: impl AsRef<Path>) -> Result<Opened, OpenError> {
         let path = path.as_ref();
+        if let Some(window) = self.stream {
+            match Input::open_stream(path, &self.input)? {
+                Opening::Whole(input) => return self.opened_from(path, input, None),
+                Opening::Stream(src) => return self.open_streamed(path, src, window),
+            }
+        }
         let (input, fault) = Input::open_with(path, &self.input.clone().salvage(self.salvage))?;
+        self.opened_from(path, input, fault)
+    }
+
+    /// A trace read as a stream: its header and section table now, its records through
+    /// [`Opened::stream`]. Whatever cannot be streamed, or is not a plausible head, is read
+    /// whole as [`OpenOptions::open`] reads it (so its errors are the same).
+    fn open_streamed(
+        &self,
+        path: &Path,
+        mut src: StreamInput,
+        window: usize,
+    ) -> Result<Opened, OpenError> {
+        let whole = |src: StreamInput, buf: Vec<u8>| -> Result<Opened, OpenError> {
+            let (input, fault) = src.into_input(buf, &self.input.clone().salvage(self.salvage))?;
+            self.opened_from(path, input, fault)
+        };
+        // Reads until `buf` holds `n` bytes; false at the end of the input.
+        let read_to = |src: &mut StreamInput, buf: &mut Vec<u8>, n: usize| {
+            let have = buf.len();
+            if have >= n {
+                return Ok::<bool, IoError>(true);
+            }
+            buf.resize(n, 0);
+            let got = src.read_full(&mut buf[have..])?;
+            buf.truncate(have + got);
+            Ok(buf.len() == n)
+        };
+        // The fixed header, the integers (8 bytes wide at most) and the longest DTD name: a
+        // shorter input is read whole (a few hundred bytes).
+        // Design: a short trace is read whole, as a file is, so that a trace whose metadata
+        // makes a section a table (`compact --split`) reads as a file does whatever its
+        // window; a longer one falls back to reading whole only while its window still holds
+        // its start (see `TraceStream`).
+        const HEAD_MIN: usize = 16 + 3 * 8 + 255;
+        let mut buf = Vec::new();
+        if !read_to(&mut src, &mut buf, HEAD_MIN)? {
+            return whole(src, buf);
+        }
+        let Ok(header) = crate::container::Header::parse_fields(&buf) else {
+            return whole(src, buf);
+        };
+        // At most 255 sections (their ids are distinct); a larger table cannot be valid, and the
+        // error a file gives for it depends on the file's length.
+        let most = header.header_len + 255 * 3 * header.int_width as u64;
+        if header.start < header.header_len || header.start > most {
+            return whole(src, buf);
+        }
+        let start = header.start as usize;
+        // The records' first byte too: an input that ends at `start` is read whole.
+        if !read_to(&mut src, &mut buf, start + 1)? {
+            return whole(src, buf);
+        }
+        let named = (!src.is_stdin()).then(|| path.to_path_buf());
+        let Ok(trace) = Trace::stream_head(buf[..start].to_vec(), named) else {
+            return whole(src, buf);
+        };
+        let name = if src.is_stdin() {
+            "<stdin>".to_string()
+        } else {
+            path.display().to_string()
+        };
+        let mut o = self.with_trace(trace, name)?;
+        o.compression = src.compression();
+        let tables = o.schema.records.iter().any(|rt| {
+            rt.slots.iter().any(|s| {
+                matches!(
+                    s.interp,
+                    crate::dtd::Interp::SectionOffset(_) | crate::dtd::Interp::SectionStride { .. }
+                )
+            })
+        });
+        if tables {
+            // Sections read as tables: random access; the DTD already loaded is kept.
+            let (input, fault) = src.into_input(buf, &self.input.clone().salvage(self.salvage))?;
+            o.trace = if self.salvage {
+                input.into_trace_salvaging()?
+            } else {
+                input.into_trace()?
+            };
+            o.fault = fault;
+            return Ok(o);
+        }
+        o.stream = std::sync::Mutex::new(Some((src, buf, window)));
+        Ok(o)
+    }
+
+    /// An opened input (mapped, in memory or spooled) with its DTD.
+    fn opened_from(
+        &self,
+        path: &Path,
+        input: Input,
+        fault: Option<IoError>,
+    ) -> Result<Opened, OpenError> {
         let compression = input.compression();
         let name = if input.is_stdin() {
             "<stdin>".to_string()
@@ -271,6 +395,8 @@ impl OpenOptions {
             warnings: loaded.warnings,
             fault: None,
             compression: None,
+            stream: std::sync::Mutex::new(None),
+            stream_input: self.input.clone(),
         })
     }
 }
@@ -285,6 +411,11 @@ pub struct Opened {
     warnings: Vec<DtdWarning>,
     fault: Option<IoError>,
     compression: Option<Compression>,
+    /// A trace opened to be streamed: its input, the bytes read from it, the window size.
+    #[allow(clippy::type_complexity)]
+    stream: std::sync::Mutex<Option<(StreamInput, Vec<u8>, usize)>>,
+    /// How a stream that needs random access is read whole after all.
+    stream_input: InputOptions,
 }
 
 impl Opened {
@@ -328,6 +459,41 @@ impl Opened {
     /// The compression the trace was stored with, if any.
     pub fn compression(&self) -> Option<Compression> {
         self.compression
+    }
+
+    /// Whether the trace is read as a stream ([`OpenOptions::stream`]): [`Opened::trace`] holds
+    /// its header and section table only, and its records come from [`Opened::stream`].
+    pub fn is_streamed(&self) -> bool {
+        self.trace.is_head()
+    }
+
+    /// For a trace read as a stream ([`Opened::is_streamed`]), its events, read as they arrive
+    /// from a bounded window (once: `None` the second time, and for a trace that is not
+    /// streamed). [`Opened::reader`] still gives the schema, the regions and the section names,
+    /// but not the records.
+    pub fn stream(&self) -> Option<crate::stream::TraceStream<'_>> {
+        let mut slot = match self.stream.lock() {
+            Ok(g) => g,
+            Err(p) => p.into_inner(),
+        };
+        let (src, buf, window) = slot.take()?;
+        let name = if src.is_stdin() {
+            "<stdin>".to_string()
+        } else {
+            src.path().display().to_string()
+        };
+        Some(crate::stream::TraceStream::new(
+            crate::stream::Head {
+                trace: &self.trace,
+                schema: &self.schema,
+                compiled: self.compiled.clone(),
+                name,
+                input: self.stream_input.clone(),
+            },
+            src,
+            buf,
+            window,
+        ))
     }
 
     /// A reader over the records. The schema's record programs were compiled when the trace

@@ -2,7 +2,8 @@
 //! whatever its size. A global allocator counts the heap in use (this test binary has this one
 //! test, so nothing else allocates meanwhile); the trace, 24 MiB once decompressed, is read whole
 //! through `metatf::OpenOptions` and decoded record by record. With the spool (the default) the
-//! peak heap stays under 12 MiB; with the spool turned off (everything in memory, as before)
+//! peak heap stays under 12 MiB; streamed from a 1 MiB window (`OpenOptions::stream_window`),
+//! under 4 MiB; with the spool turned off (everything in memory, as before)
 //! it is over 24 MiB, which shows that the measure sees the difference. The pages of the mapped
 //! spool are not heap: `Trace::release_before` keeps them to a window (docs/performance.md
 //! has the peak RSS measured at 1 M to 100 M records).
@@ -127,6 +128,34 @@ fn a_compressed_trace_is_read_in_bounded_memory() {
     assert_eq!((n, sum), (RECORDS, want));
     eprintln!("peak heap with the spool: {peak} bytes");
     assert!(peak < 12 << 20, "peak heap {peak} bytes with the spool");
+    assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0);
+
+    // Streamed (`OpenOptions::stream`): no temporary file, the heap bounded by the window.
+    let (peak, (n, sum)) = peak_during(|| {
+        use metatf::decode::{Event, EventStream};
+        let opened = metatf::OpenOptions::new()
+            .stream_window(1 << 20)
+            .spool_dir(&spool)
+            .open(&zst)
+            .unwrap();
+        let mut stream = opened.stream().expect("a compressed trace is streamed");
+        let (mut n, mut sum) = (0u64, 0u64);
+        while let Some(event) = stream.next_event() {
+            match event {
+                Event::Record(r) => {
+                    n += 1;
+                    let x = r.fields().nth(1).and_then(|f| f.as_u64()).unwrap_or(0);
+                    sum = sum.wrapping_add(x);
+                }
+                other => panic!("{other:?}"),
+            }
+        }
+        assert!(stream.fault().is_none());
+        (n, sum)
+    });
+    assert_eq!((n, sum), (RECORDS, want));
+    eprintln!("peak heap streamed: {peak} bytes");
+    assert!(peak < 4 << 20, "peak heap {peak} bytes streamed");
     assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0);
 
     // The control: everything in memory.

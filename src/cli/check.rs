@@ -11,7 +11,7 @@ use metatf::analysis::{Finding, FindingKind, Severity};
 use metatf::decode::Event;
 use metatf::io::StdoutSink;
 
-use super::common::{input_name, open_salvaging_as, quiet, Failure};
+use super::common::{input_name, quiet, Failure};
 use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK};
 
@@ -19,6 +19,8 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK};
 #[derive(Debug, Args)]
 pub struct CheckArgs {
     /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too,
+    /// decoded as they arrive from a window of MTF_STREAM_WINDOW bytes, with no temporary file;
+    /// a trace whose DTD reads sections as tables, or one given with -j N or a seek index, is
     /// read through an unlinked temporary file in TMPDIR as large as the decompressed trace).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
@@ -58,7 +60,11 @@ pub struct CheckArgs {
 /// Run `mtf check`.
 pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     super::index::refuse_both_stdin(&args.trace, args.seek.index.as_deref())?;
-    let (o, damaged) = open_salvaging_as(&args.trace, args.dtd.as_deref(), false)?;
+    // Decoded as it arrives unless -j asks for threads or an index is there to verify.
+    let stream =
+        args.jobs.jobs.is_none_or(|j| j == 1) && !super::index::has_index(&args.trace, &args.seek);
+    let (o, damaged) =
+        super::common::open_for_pass(&args.trace, args.dtd.as_deref(), false, stream)?;
     let reader = o.reader();
     let mut per_type = vec![0u64; o.schema().records.len()];
     let mut reported = 0u64;

@@ -329,6 +329,20 @@ pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
     Ok(o)
 }
 
+/// As [`open`], but with `stream` a trace that cannot be mapped is read as a stream
+/// ([`open_for_pass`]).
+pub fn open_streamable(path: &Path, dtd: Option<&Path>, stream: bool) -> Result<Opened, Failure> {
+    let mut options = open_options()?.dtd_opt(dtd);
+    if let Some(window) = stream_window()?.filter(|_| stream) {
+        options = options.stream_window(window);
+    }
+    let o = options
+        .open(path)
+        .map_err(|e| open_failure(path, dtd, &e))?;
+    print_warnings(o.warnings());
+    Ok(o)
+}
+
 /// As [`open`], but a trace whose container is damaged (cut short by a crashed tracer) still
 /// opens with the regions that can be trusted: the container error is printed here, and
 /// the second value tells the caller to exit 1 after showing what the trace holds: the container
@@ -344,9 +358,20 @@ pub fn open_salvaging_as(
     dtd: Option<&Path>,
     report_damage: bool,
 ) -> Result<(Opened, bool), Failure> {
-    let o = open_options()?
-        .dtd_opt(dtd)
-        .salvage(true)
+    open_salvaging_with(path, dtd, report_damage, None)
+}
+
+fn open_salvaging_with(
+    path: &Path,
+    dtd: Option<&Path>,
+    report_damage: bool,
+    stream: Option<usize>,
+) -> Result<(Opened, bool), Failure> {
+    let mut options = open_options()?.dtd_opt(dtd).salvage(true);
+    if let Some(window) = stream {
+        options = options.stream_window(window);
+    }
+    let o = options
         .open(path)
         .map_err(|e| open_failure(path, dtd, &e))?;
     if let Some(e) = o.input_fault() {
@@ -363,6 +388,56 @@ pub fn open_salvaging_as(
     print_warnings(o.warnings());
     let damaged = o.input_fault().is_some() || o.damage().is_some();
     Ok((o, damaged))
+}
+
+/// Open a trace for one pass from its start to its end, as [`open_salvaging_as`], but a trace
+/// that cannot be mapped (`-`, a pipe, a compressed trace) is read as a stream from a bounded
+/// window ([`stream_window`]) when `stream` is true: the caller reads its events with
+/// [`super::jobs::with_events`].
+pub fn open_for_pass(
+    path: &Path,
+    dtd: Option<&Path>,
+    report_damage: bool,
+    stream: bool,
+) -> Result<(Opened, bool), Failure> {
+    match stream_window()?.filter(|_| stream) {
+        Some(window) => open_salvaging_with(path, dtd, report_damage, Some(window)),
+        None => open_salvaging_as(path, dtd, report_damage),
+    }
+}
+
+/// The window a piped or compressed trace is decoded from (`MTF_STREAM_WINDOW`, bytes; 4 MiB by
+/// default), or `None` when it is set to 0: such a trace is then spooled as before.
+pub fn stream_window() -> Result<Option<usize>, Failure> {
+    let Some(value) = std::env::var_os("MTF_STREAM_WINDOW").filter(|v| !v.is_empty()) else {
+        return Ok(Some(metatf::limits::DEFAULT_STREAM_WINDOW));
+    };
+    match value.to_str().and_then(|v| v.trim().parse::<usize>().ok()) {
+        Some(0) => Ok(None),
+        Some(bytes) => Ok(Some(bytes)),
+        None => Err(Failure::diagnostic(
+            EXIT_USAGE,
+            &Flat::new(
+                format!(
+                    "MTF_STREAM_WINDOW is `{}`, not a number of bytes",
+                    metatf::io::escape_for_terminal(&value.to_string_lossy())
+                ),
+                "mtf::usage::env",
+                Some("unset it, or give the bytes of a piped or compressed trace to decode at once (default 4194304; 0 spools it to TMPDIR instead)".to_string()),
+            ),
+        )),
+    }
+}
+
+/// The failure for a trace read as a stream that could not be read to its end: what opening
+/// the same bytes as a file reports.
+pub fn stream_failure(path: &Path, e: &metatf::stream::StreamError) -> Failure {
+    use metatf::stream::StreamError;
+    match e {
+        StreamError::Io(e) => io_failure(e),
+        StreamError::Container(c) => container_failure(path, c),
+        other => Failure::diagnostic(EXIT_USAGE, &Flat::of(other)),
+    }
 }
 
 /// The options every subcommand opens a trace with: the library's defaults, except that

@@ -13,8 +13,7 @@ use metatf::text::{CsvPrinter, DumpHeader, Format, Options, Printer};
 use metatf::io::{classify, StdoutFailure, StdoutSink};
 
 use super::common::{
-    error, input_name, io_failure, line_to_stderr, open_salvaging, problem_text, quiet,
-    section_arg, Failure,
+    error, input_name, io_failure, line_to_stderr, problem_text, quiet, section_arg, Failure,
 };
 use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
@@ -33,7 +32,8 @@ pub enum DumpFormat {
 /// Arguments of `mtf dump`.
 #[derive(Debug, Args)]
 pub struct DumpArgs {
-    /// The traces (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too),
+    /// The traces (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too,
+    /// decoded as they arrive unless -j N or a seek index asks for the whole trace),
     /// dumped one after the other.
     #[arg(required = true, value_name = "TRACE")]
     pub traces: Vec<PathBuf>,
@@ -148,7 +148,10 @@ fn dump_trace(
     trace: &Path,
     w: &mut StdoutSink,
 ) -> Result<std::io::Result<i32>, Failure> {
-    let (o, damaged) = open_salvaging(trace, args.dtd.as_deref())?;
+    // Decoded as it arrives unless -j asks for threads or an index is there to seek with.
+    let stream =
+        args.jobs.jobs.is_none_or(|j| j == 1) && !super::index::has_index(trace, &args.seek);
+    let (o, damaged) = super::common::open_for_pass(trace, args.dtd.as_deref(), true, stream)?;
     let schema = o.schema();
     let mut want_section = [args.sections.is_empty(); 256];
     for s in &args.sections {

@@ -77,6 +77,14 @@ fn index_path(trace: &Path, given: Option<&Path>) -> Option<PathBuf> {
         .or_else(|| index::sidecar(trace))
 }
 
+/// Whether a seek index is named, or found beside `trace`: a stream is then not decoded as it
+/// arrives (an index seeks, and `-j` cuts the trace at its checkpoints).
+pub fn has_index(trace: &Path, args: &SeekArgs) -> bool {
+    !args.no_index
+        && index_path(trace, args.index.as_deref())
+            .is_some_and(|p| args.index.is_some() || p.is_file())
+}
+
 /// Run `mtf index`.
 pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
     let Some(path) = index_path(&args.trace, args.output.as_deref()) else {

@@ -5,18 +5,20 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use metatf::decode::Event;
+use metatf::decode::{Event, EventStream};
 
 use metatf::io::{escape_for_terminal, StdoutSink};
 
-use super::common::{input_name, open_salvaging, Failure};
+use super::common::{input_name, open_for_pass, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK};
 
 /// Arguments of `mtf info`.
 #[derive(Debug, Args)]
 pub struct InfoArgs {
     /// The trace (`-` for standard input; pipes and gzip/zstd/xz/bzip2-compressed traces too,
-    /// read through an unlinked temporary file in TMPDIR as large as the decompressed trace).
+    /// decoded as they arrive from a window of MTF_STREAM_WINDOW bytes, with no temporary file;
+    /// a trace whose DTD reads sections as tables is read through an unlinked temporary file in
+    /// TMPDIR as large as the decompressed trace).
     pub trace: PathBuf,
     /// The DTD to use instead of the one the header names.
     #[arg(short, long)]
@@ -25,7 +27,8 @@ pub struct InfoArgs {
 
 /// Run `mtf info`.
 pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
-    let (o, damaged) = open_salvaging(&args.trace, args.dtd.as_deref())?;
+    // One pass: a piped or compressed trace is decoded as it arrives.
+    let (o, damaged) = open_for_pass(&args.trace, args.dtd.as_deref(), true, true)?;
     let h = o.trace().header();
     let reader = o.reader();
     let nregions = reader.regions().len();
@@ -33,14 +36,28 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
     let mut per_type = vec![0u64; o.schema().records.len()];
     let mut data = 0u64;
     let mut errors = u64::from(damaged);
+    let mut stream = o.stream();
     let mut records = reader.records();
+    let events: &mut dyn EventStream = match stream.as_mut() {
+        Some(s) => {
+            let path = args.trace.clone();
+            s.on_fault(move |e| {
+                let f = super::common::stream_failure(&path, e);
+                super::common::line_to_stderr(&f.message);
+                std::process::exit(f.code);
+            });
+            s
+        }
+        None => &mut records,
+    };
+    // A stream's last region ends where the stream does (known at its end).
     let region_of = |offset: u64| {
         reader
             .regions()
             .iter()
             .position(|r| (r.start..r.end).contains(&offset))
     };
-    while let Some(event) = records.next() {
+    while let Some(event) = events.next_event() {
         match event {
             Event::Record(v) => {
                 per_type[v.record_id() as usize] += 1;
@@ -52,9 +69,12 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
             Event::Problem(_) | Event::Damage(_) => errors += 1,
         }
     }
-    errors += records.dropped_problems();
+    errors += events.dropped_problems();
+    let (file_len, regions) = match &stream {
+        Some(s) => (s.bytes_read() as usize, s.regions().to_vec()),
+        None => (o.trace().bytes().len(), reader.regions().to_vec()),
+    };
     let mut w = StdoutSink::new();
-    let file_len = o.trace().bytes().len();
     // The header's DTD name and the path it was found at come from the trace: never shown raw.
     let dtd_name = escape_for_terminal(&h.dtd_name);
     let source = o.dtd_source().to_string();
@@ -103,8 +123,7 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
     };
     let shown = |r: &&metatf::decode::Region| !(r.section == 0 && r.start == r.end);
     // Columns as wide as their longest entry, so that long names keep the table aligned.
-    let sw = reader
-        .regions()
+    let sw = regions
         .iter()
         .filter(shown)
         .map(|r| region_name(r.section).chars().count())
@@ -116,7 +135,7 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
         "{:>4}  {:<sw$} {:>12} {:>12} {:>10}",
         "id", "section", "start", "size", "records"
     )?;
-    for (i, r) in reader.regions().iter().enumerate() {
+    for (i, r) in regions.iter().enumerate() {
         if !shown(&r) {
             continue;
         }

@@ -70,7 +70,8 @@ pub fn plan<'r>(
     jobs: &JobsArgs,
     index: Option<&metatf::index::Index>,
 ) -> Option<Plan> {
-    if jobs.threads() <= 1 {
+    // A stream is read once, in order.
+    if jobs.threads() <= 1 || reader.is_streamed() {
         return None;
     }
     if let Some(idx) = index {
@@ -97,6 +98,21 @@ pub fn with_events<'r, T>(
     skip_values: bool,
     f: impl FnOnce(&mut dyn EventStream) -> T,
 ) -> T {
+    if let Some(mut stream) = o.stream() {
+        stream.skip_values(skip_values);
+        // A damaged container or a corrupt compressed stream is found where the stream reaches
+        // it: reported as opening the same bytes as a file reports it, with its status.
+        let path = o
+            .trace()
+            .path()
+            .map_or_else(|| std::path::PathBuf::from("-"), |p| p.to_path_buf());
+        stream.on_fault(move |e| {
+            let f = super::common::stream_failure(&path, e);
+            line_to_stderr(&f.message);
+            std::process::exit(f.code);
+        });
+        return f(&mut stream);
+    }
     match plan {
         None => {
             let mut records = reader.records();

@@ -149,8 +149,12 @@ pub fn command() -> clap::Command {
 const ENVIRONMENT: &str = "Environment:
   MTF_DTD_PATH     folders (separated like PATH) where a trace's DTD is looked for after the
                    trace's own folder (docs/format.md §10)
-  TMPDIR           where a piped, standard-input or compressed trace is spooled beyond
-                   MTF_SPOOL_ABOVE bytes (an unlinked temporary file; /tmp when unset)
+  MTF_STREAM_WINDOW  bytes of a piped, standard-input or compressed trace decoded at once by
+                   check, dump, stats and info, which read it as it arrives (default 4194304;
+                   0: spool it instead, as the other commands do)
+  TMPDIR           where a piped, standard-input or compressed trace that is not streamed is
+                   spooled beyond MTF_SPOOL_ABOVE bytes (an unlinked temporary file; /tmp when
+                   unset)
   MTF_SPOOL_ABOVE  bytes of such a trace kept in memory before spooling (default 4194304)
   NO_COLOR         no colours on standard error under --color auto";
 
@@ -240,7 +244,13 @@ mod tests {
     #[test]
     fn the_main_help_names_the_environment() {
         let help = command().render_long_help().to_string();
-        for var in ["MTF_DTD_PATH", "TMPDIR", "MTF_SPOOL_ABOVE", "NO_COLOR"] {
+        for var in [
+            "MTF_DTD_PATH",
+            "MTF_STREAM_WINDOW",
+            "TMPDIR",
+            "MTF_SPOOL_ABOVE",
+            "NO_COLOR",
+        ] {
             assert!(help.contains(var), "{var} missing from mtf --help");
         }
         assert!(help.contains(exit::EXIT_HELP));

@@ -12,7 +12,7 @@ use metatf::analysis::stats::{
 };
 use metatf::io::{Output, StdoutSink};
 
-use super::common::{io_failure, open, Failure};
+use super::common::{io_failure, Failure};
 use super::heap::source_for;
 use super::EXIT_OK;
 
@@ -107,7 +107,9 @@ pub fn stats_on(
     jobs: &super::jobs::JobsArgs,
     seek: &super::index::SeekArgs,
 ) -> Result<Stats, Failure> {
-    let o = open(trace, dtd)?;
+    // One pass in order unless -j asks for more threads or an index is there to cut at.
+    let stream = jobs.jobs.is_none_or(|j| j == 1) && !super::index::has_index(trace, seek);
+    let o = super::common::open_streamable(trace, dtd, stream)?;
     let reader = o.reader();
     let mut source = source_for(&o)?;
     let jobs = &jobs.decide(true);

@@ -171,7 +171,7 @@ impl Header {
     }
 
     /// Checks the header integers' claims against a file of `file_len` bytes.
-    fn check_claims(&self, file_len: u64) -> Result<(), ContainerError> {
+    pub(crate) fn check_claims(&self, file_len: u64) -> Result<(), ContainerError> {
         let (w, header_len, nsections, start, nrecords) = (
             self.int_width as usize,
             self.header_len,

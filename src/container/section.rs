@@ -48,7 +48,19 @@ impl SectionIndex {
     /// Parses and checks the section header table of `bytes` (the whole file), whose header is
     /// `header` (from [`Header::parse`] on the same bytes).
     pub fn parse(bytes: &[u8], header: &Header) -> Result<SectionIndex, ContainerError> {
-        let file_len = bytes.len() as u64;
+        SectionIndex::parse_len(bytes, header, Some(bytes.len() as u64))
+    }
+
+    /// As [`SectionIndex::parse`], with `bytes` the start of a file of `file_len` bytes that
+    /// holds at least the section header table; `None`: a stream whose length is not known yet,
+    /// with every check that needs the length left out (the last region then ends at
+    /// `u64::MAX` until it is known).
+    pub(crate) fn parse_len(
+        bytes: &[u8],
+        header: &Header,
+        known_len: Option<u64>,
+    ) -> Result<SectionIndex, ContainerError> {
+        let file_len = known_len.unwrap_or(u64::MAX);
         let w = header.int_width as usize;
         let order = header.byte_order;
         // Header::parse checked that [header_len, start) is inside the file and holds exactly
@@ -136,7 +148,7 @@ impl SectionIndex {
                 });
             }
             let past_eof = match sh_start.checked_add(sh_size) {
-                Some(end) => end > file_len,
+                Some(end) => end > file_len && known_len.is_some(),
                 None => true,
             };
             if past_eof {
@@ -162,7 +174,7 @@ impl SectionIndex {
 
         if let Some(last) = previous {
             let end = last.start + last.size;
-            if end != file_len {
+            if end != file_len && known_len.is_some() {
                 let index = sections.len() - 1;
                 return Err(ContainerError::LastSectionShort {
                     offset: header.header_len + (index * 3 * w + 2 * w) as u64,
@@ -177,7 +189,13 @@ impl SectionIndex {
             sections,
             by_number,
             start: header.start,
-            file_len,
+            file_len: if known_len.is_some() {
+                file_len
+            } else {
+                // Until the length is known, the global region of a trace without sections
+                // runs on; after a last section, the file must end where it does.
+                previous.map_or(u64::MAX, |s| s.start + s.size)
+            },
         })
     }
 

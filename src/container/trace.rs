@@ -50,6 +50,9 @@ pub struct Trace<'a> {
     index: SectionIndex,
     path: Option<PathBuf>,
     damage: Option<ContainerError>,
+    /// Whether `data` is the head of a stream only (header and section table,
+    /// [`Trace::stream_head`]).
+    head: bool,
 }
 
 impl Trace<'static> {
@@ -105,6 +108,7 @@ impl<'a> Trace<'a> {
                 index,
                 path,
                 damage: None,
+                head: false,
             }),
             Err(e) => Err(match path {
                 Some(path) => ContainerError::InFile {
@@ -135,6 +139,7 @@ impl<'a> Trace<'a> {
                     index,
                     path,
                     damage: None,
+                    head: false,
                 })
             }
             Err(e) => match &path {
@@ -152,9 +157,50 @@ impl<'a> Trace<'a> {
                 index,
                 path,
                 damage: Some(error),
+                head: false,
             }),
             None => Err(error),
         }
+    }
+
+    /// The head of a trace read as a stream: `head` holds the header and the whole section
+    /// table (at least `start` bytes), checked as far as they can be without the length of the
+    /// file, which is not known yet. The checks that need it are
+    /// [`Trace::check_stream_length`], once the stream has ended. The regions lie beyond the
+    /// bytes; the last one ends at `u64::MAX` when the trace has no sections.
+    pub(crate) fn stream_head(
+        head: Vec<u8>,
+        path: Option<PathBuf>,
+    ) -> Result<Trace<'static>, ContainerError> {
+        let header = Header::parse_fields(&head)?;
+        header.check_claims(u64::MAX)?;
+        let index = SectionIndex::parse_len(&head, &header, None)?;
+        Ok(Trace {
+            data: TraceData::Owned(head),
+            header,
+            index,
+            path,
+            damage: None,
+            head: true,
+        })
+    }
+
+    /// The error the container checks give for a file that starts with `head` (at least its
+    /// header and section table) and is `file_len` bytes long, in the order
+    /// [`Trace::from_data`] makes them; `None` when it passes.
+    pub(crate) fn check_stream_length(head: &[u8], file_len: u64) -> Option<ContainerError> {
+        Header::parse_fields(head)
+            .and_then(|h| {
+                h.check_claims(file_len)?;
+                SectionIndex::parse_len(head, &h, Some(file_len))
+            })
+            .err()
+    }
+
+    /// Whether this is the head of a trace read as a stream: [`Trace::bytes`] holds the header
+    /// and section table only.
+    pub fn is_head(&self) -> bool {
+        self.head
     }
 
     /// For a trace opened by [`Trace::salvage`] whose container is damaged, the error the strict

@@ -17,6 +17,7 @@ pub use detached::{Detached, Replay};
 pub use error::{Damage, DamageKind, Position, Problem, ProblemKind, RefError};
 pub(crate) use reader::Input;
 pub use reader::{Reader, Region};
+pub(crate) use records::Stop;
 pub use records::{Event, EventStream, Records, ScanStop, MAX_PROBLEMS_PER_RECORD};
 pub use tables::{Resolved, MAX_REF_HOPS};
 

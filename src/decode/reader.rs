@@ -29,8 +29,19 @@ pub struct Region {
 /// What the decoder needs to know about the container, checked by whoever builds it.
 #[derive(Debug, Clone)]
 pub(crate) struct Input<'a> {
-    /// The whole trace file (or the part the regions lie in).
+    /// The whole trace file (or the part the regions lie in); with `base` > 0 or `more`, a
+    /// window of it: the bytes of the file from offset `base` on.
     pub(crate) bytes: &'a [u8],
+    /// The offset in the file of `bytes[0]` (0 but for a window of a stream).
+    pub(crate) base: u64,
+    /// Whether the file goes on after the window (a stream not read to its end): a record that
+    /// runs past the window stops the decode (`decode::stream`) rather than being damage.
+    pub(crate) more: bool,
+    /// With `more`: at a record boundary, the decode stops when fewer bytes than this are left
+    /// in the window (and the region goes on), so that the window is refilled between records.
+    pub(crate) margin: u64,
+    /// Whether the trace is read as a stream (no random access: no pre-pass for tables).
+    pub(crate) streamed: bool,
     pub(crate) order: ByteOrder,
     pub(crate) class: Class,
     /// Regions in file order: the global region first (possibly empty), then each section;
@@ -73,6 +84,27 @@ pub struct Reader<'a> {
     table_sections: OnceCell<[bool; 256]>,
 }
 
+impl<'a> Input<'a> {
+    /// The `len` bytes of the file at absolute offset `offset` (which the window holds).
+    #[inline]
+    pub(crate) fn slice(&self, offset: u64, len: u64) -> &'a [u8] {
+        let at = (offset - self.base) as usize;
+        &self.bytes[at..at + len as usize]
+    }
+
+    /// The bytes of the file from absolute offset `offset` to the end of the window.
+    #[inline]
+    pub(crate) fn from(&self, offset: u64) -> &'a [u8] {
+        &self.bytes[(offset - self.base) as usize..]
+    }
+
+    /// The absolute offset one past the window.
+    #[inline]
+    pub(crate) fn window_end(&self) -> u64 {
+        self.base + self.bytes.len() as u64
+    }
+}
+
 impl<'a> Reader<'a> {
     /// Bind an opened trace to its schema (compiles the schema's record programs).
     pub fn new(trace: &'a Trace<'_>, schema: &'a Schema) -> Reader<'a> {
@@ -110,6 +142,10 @@ impl<'a> Reader<'a> {
                 nrecords_offset: crate::container::OFF_INTEGERS + 2 * header.int_width as u64,
                 live: header.extensions & crate::container::EXT_LIVE != 0,
                 trace: Some(trace),
+                base: 0,
+                more: false,
+                margin: 0,
+                streamed: trace.is_head(),
             },
             schema,
             compiled,
@@ -122,10 +158,13 @@ impl<'a> Reader<'a> {
         schema: &'a Schema,
         compiled: Arc<Compiled>,
     ) -> Reader<'a> {
-        debug_assert!(input
-            .regions
-            .iter()
-            .all(|r| r.start <= r.end && r.end <= input.bytes.len() as u64));
+        debug_assert!(
+            input.streamed
+                || input
+                    .regions
+                    .iter()
+                    .all(|r| r.start <= r.end && r.end <= input.bytes.len() as u64)
+        );
         let mut region_of_section = vec![None; 256];
         for (i, r) in input.regions.iter().enumerate() {
             if r.section != 0 {
@@ -141,6 +180,13 @@ impl<'a> Reader<'a> {
             tables: (0..256).map(|_| OnceCell::new()).collect(),
             table_sections: OnceCell::new(),
         }
+    }
+
+    /// Whether the trace is read as a stream ([`crate::Opened::stream`]): its records come from
+    /// windows of it, never all at once, and a reader of its head ([`crate::Opened::reader`])
+    /// gives its schema and regions but no records.
+    pub fn is_streamed(&self) -> bool {
+        self.input.streamed
     }
 
     /// The schema.
@@ -241,11 +287,14 @@ impl<'a> Reader<'a> {
             }
         }
         // Only a metadata record can make another section of the trace a table.
-        let unknown = self
-            .input
-            .regions
-            .iter()
-            .any(|r| r.section != 0 && r.start < r.end && !tables[r.section as usize]);
+        // A stream has no pre-pass: a metadata record that makes a section a table stops it
+        // (`decode::stream`), so what it does read agrees with this.
+        let unknown = !self.input.streamed
+            && self
+                .input
+                .regions
+                .iter()
+                .any(|r| r.section != 0 && r.start < r.end && !tables[r.section as usize]);
         if unknown {
             let mut records =
                 Records::new(self, (0..self.input.regions.len()).collect(), Mode::Prepass);

@@ -135,6 +135,26 @@ pub struct Records<'r> {
     released: u64,
     /// Whether pages are released behind the cursor (see [`Records::release_pages`]).
     release: bool,
+    /// The end of the bytes that can be read in the current region: its end, or the end of the
+    /// window of a stream when that comes first.
+    lim: u64,
+    /// Why a decode of a window of a stream stopped (`decode::stream`).
+    stopped: Option<Stop>,
+}
+
+/// Why the decode of a window of a stream ([`super::reader::Input::more`]) stopped before the
+/// end of the trace: not a problem of the trace, but a request to its driver.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Stop {
+    /// At a record boundary, with few bytes left in the window (or at the end of the last
+    /// region, before the trace-wide checks): the state is clean, a checkpoint resumes here.
+    Boundary,
+    /// In the middle of a record that runs past the window: the state is not clean; the driver
+    /// resumes from its previous checkpoint with a larger window.
+    MidRecord,
+    /// A metadata record makes a field a reference into a table (docs/format.md §8), which a
+    /// stream cannot read.
+    RandomAccess,
 }
 
 /// How far behind the cursor a mapped trace's pages are released, and how often.
@@ -221,7 +241,25 @@ impl<'r> Records<'r> {
             keep_values: true,
             released: 0,
             release: mode != Mode::Part,
+            lim: 0,
+            stopped: None,
         }
+    }
+
+    /// The offset of the record decoded last (or being decoded).
+    pub(crate) fn record_start(&self) -> u64 {
+        self.cur.start
+    }
+
+    /// Why the decode of a window of a stream stopped, if it did.
+    pub(crate) fn stopped(&self) -> Option<Stop> {
+        self.stopped
+    }
+
+    /// The end of what can be read of a region ending at `end`.
+    #[inline]
+    fn limit(&self, end: u64) -> u64 {
+        end.min(self.reader.input.window_end())
     }
 
     /// Validate only: a record whose layout is fixed under the current metadata (integers with
@@ -339,6 +377,7 @@ impl<'r> Records<'r> {
             records.region_start = region.start;
             records.pos = cp.offset;
             records.end = region.end;
+            records.lim = records.limit(region.end);
             records.released = cp.offset;
             if scope.is_some() {
                 records.tags = reader.compiled.tags[region.section as usize].as_ref();
@@ -363,6 +402,11 @@ impl<'r> Records<'r> {
         loop {
             if self.pos >= self.end {
                 if self.next_region >= self.regions.len() {
+                    if !self.finished && self.reader.input.more && self.mode == Mode::Main {
+                        // A stream: its length is checked before the trace-wide checks.
+                        self.stopped = Some(Stop::Boundary);
+                        return None;
+                    }
                     if !self.finished {
                         self.finished = true;
                         self.finish();
@@ -376,6 +420,13 @@ impl<'r> Records<'r> {
                     return Some(Event::Damage(d));
                 }
                 continue;
+            }
+            if self.lim < self.end
+                && self.lim.saturating_sub(self.pos) < self.reader.input.margin
+                && self.reader.input.more
+            {
+                self.stopped = Some(Stop::Boundary);
+                return None;
             }
             return Some(match self.decode_record() {
                 Ok(()) => {
@@ -401,6 +452,7 @@ impl<'r> Records<'r> {
                         meta: self.meta,
                     })
                 }
+                Err(_) if self.stopped.is_some() => return None,
                 Err(d) => {
                     // Resynchronise at the next region.
                     self.pos = self.end;
@@ -422,6 +474,7 @@ impl<'r> Records<'r> {
         self.region_start = region.start;
         self.pos = region.start;
         self.end = region.end;
+        self.lim = self.limit(region.end);
         match &self.reader.compiled.tags[region.section as usize] {
             Some(t) => {
                 self.tags = Some(t);
@@ -518,25 +571,41 @@ impl<'r> Records<'r> {
         self.reader
             .input
             .order
-            .read_uint(&self.reader.input.bytes[at as usize..], width)
+            .read_uint(self.reader.input.from(at), width)
     }
 
     #[inline]
-    fn need(&self, n: u64, rid: Option<RecordId>, slot: Option<SlotId>) -> Result<(), Box<Damage>> {
-        let available = self.end - self.pos;
-        if n > available {
-            Err(self.damage(
-                self.pos,
-                rid,
-                slot,
-                DamageKind::Truncated {
-                    needed: n,
-                    available,
-                },
-            ))
+    fn need(
+        &mut self,
+        n: u64,
+        rid: Option<RecordId>,
+        slot: Option<SlotId>,
+    ) -> Result<(), Box<Damage>> {
+        if n > self.lim - self.pos {
+            Err(self.short(n, rid, slot))
         } else {
             Ok(())
         }
+    }
+
+    /// `n` bytes are needed and fewer are at hand: the region is truncated, or (a window of a
+    /// stream) the window ends first and the decode stops.
+    #[cold]
+    #[inline(never)]
+    fn short(&mut self, n: u64, rid: Option<RecordId>, slot: Option<SlotId>) -> Box<Damage> {
+        let available = self.end - self.pos;
+        if n <= available {
+            self.stopped = Some(Stop::MidRecord);
+        }
+        self.damage(
+            self.pos,
+            rid,
+            slot,
+            DamageKind::Truncated {
+                needed: n,
+                available,
+            },
+        )
     }
 
     /// Read one integer of `w` bytes at the current position into the values.
@@ -630,7 +699,7 @@ impl<'r> Records<'r> {
             .expect("tag tables only hold visible records");
         // A field that has not occurred in this record has the value 0 (docs/format.md §3.4).
         match self.plans[rid as usize].state {
-            PlanState::Fixed if self.plans[rid as usize].len <= self.end - self.pos => {
+            PlanState::Fixed if self.plans[rid as usize].len <= self.lim - self.pos => {
                 self.fixed_record(rid);
                 return Ok(());
             }
@@ -790,7 +859,7 @@ impl<'r> Records<'r> {
         let plan = &self.plans[rid as usize];
         let slots = &mut self.scope.as_mut().expect("open scope").slots;
         let start = self.pos;
-        let bytes = &input.bytes[start as usize..];
+        let bytes = input.from(start);
         // With 8 bytes to hand past the record (all but the last records of a file), each field
         // is one unaligned load and a shift, with no bounds check of its own.
         let wide = bytes.len() as u64 >= plan.len + 8;
@@ -879,21 +948,12 @@ impl<'r> Records<'r> {
         let st = &mut self.scope.as_mut().expect("open scope").slots[base + slot as usize];
         let liveset = st.liveset;
         let w = st.width as usize;
-        let available = self.end - self.pos;
-        if w as u64 > available {
-            return Err(self.damage(
-                self.pos,
-                Some(rid),
-                Some(slot),
-                DamageKind::Truncated {
-                    needed: w as u64,
-                    available,
-                },
-            ));
+        if w as u64 > self.lim - self.pos {
+            return Err(self.short(w as u64, Some(rid), Some(slot)));
         }
         let at = self.pos;
         let input = &self.reader.input;
-        let raw = input.order.read_uint(&input.bytes[at as usize..], w);
+        let raw = input.order.read_uint(input.from(at), w);
         self.pos += w as u64;
         let (value, number) = match interp::decode(st, raw, def.display == Display::Signed) {
             Decoded::Int(v) => (Val::Int(v), v),
@@ -1010,6 +1070,18 @@ impl<'r> Records<'r> {
             return Ok(());
         };
         let prop = match MetaProperty::from_code(code as u8, words, 8 * word as u32) {
+            Ok(MetaProperty::Interp(Interp::SectionOffset(_) | Interp::SectionStride { .. }))
+                if reader.input.streamed =>
+            {
+                self.stopped = Some(Stop::RandomAccess);
+                // Not reported: the driver sees `stopped`.
+                return Err(self.damage(
+                    self.cur.start,
+                    Some(rid),
+                    None,
+                    DamageKind::MissingSectionRecord,
+                ));
+            }
             Ok(p) => p,
             Err(m) => {
                 self.problem(prop_at, Some(rid), Some(3), ProblemKind::Metadata(m));

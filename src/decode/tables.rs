@@ -149,7 +149,7 @@ impl<'a> Reader<'a> {
                         section: r.section(),
                         index,
                         record,
-                        value: value.with(self.input.bytes),
+                        value: value.with(&self.input),
                     })
                 }
             }

@@ -128,12 +128,10 @@ pub(crate) enum Val {
 impl Val {
     /// With the trace's bytes, the public value.
     #[inline]
-    pub(crate) fn with<'a>(self, bytes: &'a [u8]) -> Value<'a> {
+    pub(crate) fn with<'a>(self, input: &super::Input<'a>) -> Value<'a> {
         match self {
             Val::Int(v) => Value::Int(v),
-            Val::Bytes { offset, len } => {
-                Value::Bytes(&bytes[offset as usize..(offset + len) as usize])
-            }
+            Val::Bytes { offset, len } => Value::Bytes(input.slice(offset, len)),
             Val::Ref(r) => Value::Ref(r),
         }
     }

@@ -91,7 +91,7 @@ impl<'d> RecordView<'d> {
 
     /// The record's stored bytes.
     pub fn bytes(&self) -> &'d [u8] {
-        &self.reader.input.bytes[self.offset as usize..(self.offset + self.len) as usize]
+        self.reader.input.slice(self.offset, self.len)
     }
 
     /// Every decoded field occurrence, in order (repeats expanded), the tag first.
@@ -234,7 +234,7 @@ impl<'d> Field<'d> {
     /// The interpreted value as the record stores it: for a `sectionStride`/`sectionOffset`
     /// field, the reference ([`Value::Ref`]); [`Field::logical`] follows it.
     pub fn value(&self) -> Value<'d> {
-        self.fv.value.with(self.reader.input.bytes)
+        self.fv.value.with(&self.reader.input)
     }
 
     /// The logical value: [`Field::value`], with a reference followed to the value of the
@@ -246,7 +246,7 @@ impl<'d> Field<'d> {
                 Ok(resolved) => resolved.value,
                 Err(_) => Value::Ref(r),
             },
-            v => v.with(self.reader.input.bytes),
+            v => v.with(&self.reader.input),
         }
     }
 
@@ -276,8 +276,9 @@ impl<'d> Field<'d> {
 
     /// The stored bytes (empty for zero-width fields).
     pub fn stored(&self) -> &'d [u8] {
-        let o = self.fv.offset as usize;
-        &self.reader.input.bytes[o..o + self.fv.width as usize]
+        self.reader
+            .input
+            .slice(self.fv.offset, self.fv.width as u64)
     }
 
     /// The stored value as an unsigned integer, for integer fields that occupy bytes.

@@ -618,6 +618,10 @@ impl<'s> TraceWriter<'s> {
                     nrecords: None,
                     nrecords_offset: 0,
                     live: true,
+                    base: 0,
+                    more: false,
+                    margin: 0,
+                    streamed: false,
                     trace: None,
                 };
                 let reader = Reader::from_input(input, schema, self.enc.compiled().clone());

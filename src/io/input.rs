@@ -94,6 +94,117 @@ impl fmt::Display for Compression {
     }
 }
 
+/// An input opened to be read from start to end once ([`Input::open_stream`]): a regular
+/// file mapped as [`Input::open_with`] maps it, or anything else as a stream.
+#[derive(Debug)]
+pub enum Opening {
+    /// A regular, uncompressed file, mapped.
+    Whole(Input),
+    /// A pipe, standard input, a FIFO, a device or a compressed input, not read yet.
+    Stream(StreamInput),
+}
+
+/// An input read as a stream, decompressed on the fly if it starts with a compression magic
+/// ([`Input::open_stream`]). Its reads count the bytes against the cap of its
+/// [`InputOptions`], as [`Input::open_with`] would.
+pub struct StreamInput {
+    src: Box<dyn Read + Send>,
+    path: PathBuf,
+    compression: Option<Compression>,
+    cap: u64,
+    read: u64,
+}
+
+impl fmt::Debug for StreamInput {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("StreamInput")
+            .field("path", &self.path)
+            .field("compression", &self.compression)
+            .field("read", &self.read)
+            .finish_non_exhaustive()
+    }
+}
+
+impl StreamInput {
+    /// An input that is already at its end (what is left of one handed over).
+    pub(crate) fn empty() -> StreamInput {
+        StreamInput {
+            src: Box::new(io::empty()),
+            path: PathBuf::new(),
+            compression: None,
+            cap: u64::MAX,
+            read: 0,
+        }
+    }
+
+    /// The path as given.
+    pub fn path(&self) -> &Path {
+        &self.path
+    }
+
+    /// Whether this is standard input (the path `-`).
+    pub fn is_stdin(&self) -> bool {
+        self.path.as_os_str() == "-"
+    }
+
+    /// The compression of the input, if any.
+    pub fn compression(&self) -> Option<Compression> {
+        self.compression
+    }
+
+    /// Bytes (decompressed) read so far.
+    pub fn bytes_read(&self) -> u64 {
+        self.read
+    }
+
+    /// Reads up to `buf.len()` bytes (fewer only at the end: `0` is the end of the input).
+    /// Errors as [`Input::open_with`] reports them: [`IoError::Read`],
+    /// [`IoError::Decompress`], [`IoError::InputTooLarge`] past the cap.
+    pub fn read_full(&mut self, buf: &mut [u8]) -> Result<usize, IoError> {
+        let mut n = 0;
+        while n < buf.len() {
+            match self.src.read(&mut buf[n..]) {
+                Ok(0) => break,
+                Ok(k) => n += k,
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => return Err(classify(e, &self.path, self.compression)),
+            }
+        }
+        self.read += n as u64;
+        if self.read > self.cap {
+            return Err(IoError::InputTooLarge {
+                path: self.path.clone(),
+                cap: self.cap,
+            });
+        }
+        Ok(n)
+    }
+
+    /// The whole input after all, as [`Input::open_with`] reads it (kept in memory or spooled
+    /// to a temporary file), `head` being the bytes read from it so far.
+    pub fn into_input(
+        self,
+        head: Vec<u8>,
+        options: &InputOptions,
+    ) -> Result<(Input, Option<IoError>), IoError> {
+        let options = options.clone().cap(self.cap);
+        let (data, fault) = drain(
+            Cursor::new(head).chain(self.src),
+            &self.path,
+            self.compression,
+            &options,
+        )?;
+        Ok((
+            Input {
+                data,
+                path: self.path,
+                compression: self.compression,
+            },
+            fault,
+        ))
+    }
+}
+
 /// The bytes of an [`Input`]: a memory map or an owned buffer.
 #[derive(Debug)]
 pub enum InputData {
@@ -341,6 +452,54 @@ impl Input {
             },
             fault,
         ))
+    }
+
+    /// Opens `path` (`-` for standard input) to be read once from start to end: a regular,
+    /// uncompressed file is mapped as [`Input::open_with`] maps it; anything else is returned
+    /// unread, as a stream decompressed on the fly, for a reader that holds only a window of it
+    /// (`metatf::stream`). The cap of `options` applies to the bytes read from the stream.
+    pub fn open_stream(path: impl AsRef<Path>, options: &InputOptions) -> Result<Opening, IoError> {
+        let path = path.as_ref();
+        let read_failed = |source| IoError::Read {
+            path: path.to_path_buf(),
+            source,
+        };
+        let (raw, prefix): (Box<dyn Read + Send>, Vec<u8>) = if path.as_os_str() == "-" {
+            let mut stdin = io::stdin();
+            let prefix = read_prefix(&mut stdin).map_err(read_failed)?;
+            (Box::new(stdin), prefix)
+        } else {
+            let mut file = open_file(path)?;
+            let meta = file.metadata().map_err(read_failed)?;
+            let prefix = read_prefix(&mut file).map_err(read_failed)?;
+            if Compression::detect(&prefix).is_none() {
+                if let Some(map) = map_regular(&file, &meta) {
+                    return Ok(Opening::Whole(Input {
+                        data: InputData::Mapped(map),
+                        path: path.to_path_buf(),
+                        compression: None,
+                    }));
+                }
+            }
+            (Box::new(file), prefix)
+        };
+        let compression = Compression::detect(&prefix);
+        let raw = Named {
+            inner: Cursor::new(prefix).chain(raw),
+            path: path.to_path_buf(),
+            format: None,
+        };
+        let src: Box<dyn Read + Send> = match compression {
+            None => Box::new(raw),
+            Some(format) => decoder(BufReader::with_capacity(64 * 1024, raw), format, path)?,
+        };
+        Ok(Opening::Stream(StreamInput {
+            src,
+            path: path.to_path_buf(),
+            compression,
+            cap: options.cap,
+            read: 0,
+        }))
     }
 
     /// A buffered stream of the input `path` (`-` for standard input), decompressed on the fly

@@ -33,7 +33,7 @@ mod testutil;
 pub use crate::escape::{escape_bytes_for_terminal, escape_for_terminal, escape_path};
 pub use error::IoError;
 pub(crate) use input::decompress_bytes;
-pub use input::{Compression, Input, InputData, InputOptions};
+pub use input::{Compression, Input, InputData, InputOptions, Opening, StreamInput};
 pub use output::Output;
 pub use stdout::{classify, StdoutFailure, StdoutSink};
 pub use temp::{remove_temp_files, TempFile};

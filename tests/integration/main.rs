@@ -49,6 +49,8 @@ mod stats;
 #[cfg(feature = "compression")]
 mod stream_inputs;
 #[cfg(all(feature = "cli", feature = "compression"))]
+mod stream_window;
+#[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;
 #[cfg(all(unix, feature = "import", feature = "parquet", feature = "plot"))]

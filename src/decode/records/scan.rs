@@ -76,13 +76,12 @@ impl Records<'_> {
     /// # }
     /// ```
     ///
-    /// # Panics
-    /// If `per_type` is shorter than the schema's record types.
+    /// If `per_type` is shorter than the schema's record types, nothing is stepped over (0).
     pub fn scan(&mut self, per_type: &mut [u64], stop: ScanStop) -> u64 {
-        assert!(
-            per_type.len() >= self.plans.len(),
-            "a count per record type"
-        );
+        // A count per record type is needed; without room for one, nothing is stepped over.
+        if per_type.len() < self.plans.len() {
+            return 0;
+        }
         // Between records only, inside an open region, not at its first record.
         if !self.queued.is_empty() || self.pos >= self.end || self.pos == self.region_start {
             return 0;
@@ -91,14 +90,16 @@ impl Records<'_> {
             return 0;
         };
         let input = &self.reader.input;
-        let bytes = input.bytes;
+        // The bytes are the file's from `base` on (a window of a stream: `Input::base`).
+        let (bytes, base) = (input.bytes, input.base);
         let order = input.order;
         let tw = self.reader.wire.tag as u64;
         let slots = &mut scope.slots;
         let plans = &self.plans;
         // The scan ends before `limit` (the region's end, or `stop.offset` before it) and
         // before record `most`.
-        let end = self.end;
+        // A window of a stream ends the scan at its end as well: `next` then stops or refills.
+        let end = self.end.min(input.window_end());
         let limit = end.min(stop.offset);
         let most = stop.records;
         // Where the pages behind the cursor are next released (as `next` does).
@@ -111,9 +112,9 @@ impl Records<'_> {
         while pos < limit && count < most {
             // The tag must fit, and name a type with a fixed plan that fits in the region.
             let tag = match tw {
-                1 => bytes[pos as usize] as u64,
+                1 => bytes[(pos - base) as usize] as u64,
                 _ if tw > end - pos => break,
-                _ => order.read_uint(&bytes[pos as usize..], tw as usize),
+                _ => order.read_uint(&bytes[(pos - base) as usize..], tw as usize),
             };
             let Some(rid) = tags.get(tag) else { break };
             let plan = &plans[rid as usize];
@@ -123,7 +124,7 @@ impl Records<'_> {
             }
             for f in &plan.advance {
                 if let super::FixedKind::Interp { signed } = f.kind {
-                    let at = (fields + f.at as u64) as usize;
+                    let at = (fields + f.at as u64 - base) as usize;
                     let raw = order.read_uint(&bytes[at..], f.width as usize);
                     interp::decode(&mut slots[f.state as usize], raw, signed);
                 }
