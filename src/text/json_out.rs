@@ -125,7 +125,10 @@ fn flat<const STRINGS: bool>(
         if STRINGS {
             c.byte(b'"');
         }
-        if display == Display::Signed {
+        // One digit (a thread, a heap, a flag: often) without the eight-digit conversion.
+        if v < 10 {
+            c.byte(b'0' + v as u8);
+        } else if display == Display::Signed {
             c.signed(v as i64);
         } else {
             c.dec(v);
