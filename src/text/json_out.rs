@@ -7,7 +7,7 @@ use serde_json::{json, Map, Value as J};
 use crate::decode::{ElementRef, Field, Reader, RecordView, Val, Value};
 use crate::dtd::{Builtin, Display};
 
-use super::linebuf::{Cursor, Padded};
+use super::linebuf::{Cursor, LineBuf, Padded};
 use super::print::{Printer, Visit};
 
 /// The JSON object of a metadata record (rare: built as a value).
@@ -61,6 +61,9 @@ const INDEX: Padded = Padded::Short(*b",\"index\":\0\0\0\0\0\0\0", 9);
 const OFFSET: Padded = Padded::Short(*b",\"offset\":\0\0\0\0\0\0", 10);
 const FIELDS: Padded = Padded::Short(*b",\"fields\":{\0\0\0\0\0", 11);
 
+/// `}}` and a newline, the end of a record's line.
+const END: Padded = Padded::Short(*b"}}\n\0\0\0\0\0\0\0\0\0\0\0\0\0", 3);
+
 /// Write one record as a JSON object and a newline, straight to `w`: numbers through `itoa`,
 /// strings escaped by serde_json, no value tree (except for the rare metadata record).
 pub(crate) fn write_record(
@@ -72,6 +75,126 @@ pub(crate) fn write_record(
     if rt.builtin == Some(Builtin::Metadata) {
         return writeln!(w, "{}", metadata(view));
     }
+    if !p.opts().raw && p.plans[view.record_id() as usize].flat {
+        // A section record's number is the section id, small and read as a number by `pack`.
+        return if p.int_strings() && rt.builtin != Some(Builtin::Section) {
+            flat::<true>(p, w, view)
+        } else {
+            flat::<false>(p, w, view)
+        };
+    }
+    walked(p, w, view)
+}
+
+/// The line of a flat record (see `Plan`), without `--raw`: the head, a prefix and a value per
+/// field, in the line buffer; integers (nearly every field) through the cursor, quoted when
+/// `STRINGS`, the rest from the first other on the general way.
+// Design: the hot path of `dump --format jsonl`. The constant parts of a line are copied as
+// padded blocks: the head up to `"section":`, then `N,"index":` for the section number N (one
+// of 256 built once), `,"offset":`, and each key's `,"key":` (the first with `,"fields":{`
+// before it); the numbers are the cursor's SWAR decimal; `--int-strings` is a const parameter,
+// so the loop over the fields has no branch but a field's sign.
+#[inline]
+fn flat<const STRINGS: bool>(
+    p: &mut Printer,
+    w: &mut impl Write,
+    view: &RecordView<'_>,
+) -> io::Result<()> {
+    let logical = p.logical_values();
+    let plan = &p.plans[view.record_id() as usize];
+    let line = &mut p.line;
+    // Lines kept for a batched write are written before any record that is not planned.
+    if !p.batch {
+        line.clear();
+    }
+    let values = view.values.get(1..).unwrap_or(&[]);
+    let mut c = line.cursor(plan.most);
+    c.padded(&plan.json_head);
+    c.padded(&p.json_sections[view.section() as usize]);
+    c.dec(view.index());
+    c.padded(&OFFSET);
+    c.dec(view.offset());
+    // The first field's piece begins with `,"fields":{`.
+    if values.is_empty() || plan.json.is_empty() {
+        c.padded(&FIELDS);
+    }
+    let mut done = 0;
+    for ((fv, prefix), &display) in values.iter().zip(&plan.json).zip(&plan.displays) {
+        let Val::Int(v) = fv.value else { break };
+        c.padded(prefix);
+        if STRINGS {
+            c.byte(b'"');
+        }
+        // One digit (a thread, a heap, a flag: often) without the eight-digit conversion.
+        if v < 10 {
+            c.byte(b'0' + v as u8);
+        } else if display == Display::Signed {
+            c.signed(v as i64);
+        } else {
+            c.dec(v);
+        }
+        if STRINGS {
+            c.byte(b'"');
+        }
+        done += 1;
+    }
+    if done == values.len().min(plan.json.len()) {
+        c.padded(&END);
+        let end = c.n;
+        line.done(end);
+        return p.line_done(w);
+    }
+    let end = c.n;
+    line.done(end);
+    let result = rest(line, view, &plan.json, done, STRINGS, logical);
+    p.line.put(b"}}\n");
+    result.and_then(|()| p.line_done(w))
+}
+
+/// The fields of a flat record from the first that is not an integer on (`done` before it).
+#[inline(never)]
+fn rest(
+    line: &mut LineBuf,
+    view: &RecordView<'_>,
+    prefixes: &[Padded],
+    done: usize,
+    strings: bool,
+    logical: bool,
+) -> io::Result<()> {
+    let reader = view.reader();
+    let slots = &view.record().slots;
+    let values = view.values.get(1..).unwrap_or(&[]);
+    let rest = values.iter().zip(prefixes).enumerate();
+    for (i, (fv, prefix)) in rest.skip(done) {
+        line.padded(prefix);
+        let display = slots[fv.slot as usize].display;
+        match (fv.value, strings, display) {
+            (Val::Int(v), false, Display::Signed) => line.signed(v as i64),
+            (Val::Int(v), false, _) => line.dec(v),
+            (Val::Int(v), true, Display::Signed) => {
+                line.byte(b'"');
+                line.signed(v as i64);
+                line.byte(b'"');
+            }
+            (Val::Int(v), true, _) => {
+                line.byte(b'"');
+                line.dec(v);
+                line.byte(b'"');
+            }
+            _ => {
+                if let Some(f) = view.field_at(i + 1) {
+                    field(line, reader, &f, false, strings, logical)?;
+                }
+            }
+        }
+    }
+    Ok(())
+}
+
+/// A record by the general walk (one with a repeat or a field without a key, or `--raw`).
+#[inline(never)]
+fn walked(p: &mut Printer, w: &mut impl Write, view: &RecordView<'_>) -> io::Result<()> {
+    let rt = view.record();
     let reader = view.reader();
     let raw = p.opts().raw;
     // A section record's number is the section id, small and read as a number by `pack`.
@@ -79,13 +202,9 @@ pub(crate) fn write_record(
     let logical = p.logical_values();
     let plan = &p.plans[view.record_id() as usize];
     let mut line = std::mem::take(&mut p.line);
-    let flat = !raw && plan.flat;
-    // Lines kept for a batched write are written before any record that is not planned.
-    if !p.batch {
-        line.clear();
-    }
+    line.clear();
     let head = plan.json_head.len().max(Cursor::MOST_PADDED) + 3 * Cursor::MOST_NUMBER + 96;
-    let mut c = line.cursor(if flat { plan.most } else { head });
+    let mut c = line.cursor(head);
     c.padded(&plan.json_head);
     c.dec(view.section() as u64);
     c.padded(&INDEX);
@@ -93,66 +212,6 @@ pub(crate) fn write_record(
     c.padded(&OFFSET);
     c.dec(view.offset());
     c.padded(&FIELDS);
-    if flat {
-        // A flat record (see `Plan`): a prefix and a value per field, in one line buffer;
-        // integers (nearly every field) through the cursor, the rest from the first other on
-        // the general way.
-        let slots = &rt.slots;
-        let values = view.values.get(1..).unwrap_or(&[]);
-        let mut done = 0;
-        for ((fv, prefix), &display) in values.iter().zip(&plan.json).zip(&plan.displays) {
-            let Val::Int(v) = fv.value else { break };
-            c.padded(prefix);
-            let signed = display == Display::Signed;
-            if strings {
-                c.byte(b'"');
-            }
-            if signed {
-                c.signed(v as i64);
-            } else {
-                c.dec(v);
-            }
-            if strings {
-                c.byte(b'"');
-            }
-            done += 1;
-        }
-        let end = c.n;
-        line.done(end);
-        let mut result = Ok(());
-        if done < values.len().min(plan.json.len()) {
-            let rest = values.iter().zip(plan.json.iter()).enumerate();
-            for (i, (fv, prefix)) in rest.skip(done) {
-                line.padded(prefix);
-                let display = slots[fv.slot as usize].display;
-                match (fv.value, strings, display) {
-                    (Val::Int(v), false, Display::Signed) => line.signed(v as i64),
-                    (Val::Int(v), false, _) => line.dec(v),
-                    (Val::Int(v), true, Display::Signed) => {
-                        line.byte(b'"');
-                        line.signed(v as i64);
-                        line.byte(b'"');
-                    }
-                    (Val::Int(v), true, _) => {
-                        line.byte(b'"');
-                        line.dec(v);
-                        line.byte(b'"');
-                    }
-                    _ => {
-                        if let Some(f) = view.field_at(i + 1) {
-                            result = field(&mut line, reader, &f, false, strings, logical);
-                            if result.is_err() {
-                                break;
-                            }
-                        }
-                    }
-                }
-            }
-        }
-        line.put(b"}}\n");
-        p.line = line;
-        return result.and_then(|()| p.line_done(w));
-    }
     let end = c.n;
     line.done(end);
     let head = w.write_all(line.as_bytes());

@@ -62,6 +62,10 @@ pub struct Printer {
     /// The JSON writer's stack of open objects and arrays, kept from record to record.
     #[cfg(feature = "json")]
     pub(crate) json_first: Vec<bool>,
+    /// `N,"index":` for each section number N, the piece of a JSON line after the head
+    /// (a section number is a byte).
+    #[cfg(feature = "json")]
+    pub(crate) json_sections: Vec<Padded>,
     /// Whether planned lines are kept in `line` from record to record (see
     /// [`Printer::with_batched_output`]).
     pub(crate) batch: bool,
@@ -84,8 +88,8 @@ pub(crate) struct Plan {
     pub(crate) name: Padded,
     /// ` key=` before each field of a flat record (text form).
     pub(crate) text: Vec<Padded>,
-    /// `"key":` before each field of a flat record, after a `,` for all but the first
-    /// (JSON lines).
+    /// `"key":` before each field of a flat record, after a `,` for all but the first and
+    /// after `,"fields":{` for the first (JSON lines).
     #[cfg(feature = "json")]
     pub(crate) json: Vec<Padded>,
     /// `{"record":"NAME","section":` (JSON lines).
@@ -137,10 +141,9 @@ impl Plan {
             plan.text.push(Padded::new(&t));
             #[cfg(feature = "json")]
             {
-                let mut j = Vec::with_capacity(key.len() + 4);
-                if i > 0 {
-                    j.push(b',');
-                }
+                // The first after `,"fields":{`, the others after a `,`.
+                let mut j = Vec::with_capacity(key.len() + 16);
+                j.extend_from_slice(if i > 0 { b"," } else { b",\"fields\":{" });
                 let _ = serde_json::to_writer(&mut j, &**key);
                 j.push(b':');
                 plan.json.push(Padded::new(&j));
@@ -205,6 +208,10 @@ impl Printer {
             walk: Walk::default(),
             #[cfg(feature = "json")]
             json_first: Vec::new(),
+            #[cfg(feature = "json")]
+            json_sections: (0..=u8::MAX)
+                .map(|n| Padded::new(format!("{n},\"index\":").as_bytes()))
+                .collect(),
             batch: false,
         }
     }
