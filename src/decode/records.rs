@@ -158,7 +158,7 @@ pub(crate) enum Stop {
 }
 
 /// How far behind the cursor a mapped trace's pages are released, and how often.
-const RELEASE_EVERY: u64 = 8 << 20;
+const RELEASE_EVERY: u64 = 4 << 20;
 
 /// One field of a record type whose layout is fixed under the current metadata.
 #[derive(Debug, Clone, Copy)]
