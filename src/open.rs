@@ -153,10 +153,11 @@ impl OpenOptions {
         self
     }
 
-    /// As [`OpenOptions::stream`] with a window of `bytes` (at least 1; a record longer than
-    /// half of it grows it for a while, up to [`crate::limits::MAX_STREAM_WINDOW`]).
+    /// As [`OpenOptions::stream`] with a window of `bytes` (at least 1 and at most
+    /// [`crate::limits::MAX_STREAM_WINDOW`]; memory is taken as bytes arrive; a record longer
+    /// than half of it grows it for a while, up to [`crate::limits::MAX_STREAM_WINDOW`]).
     pub fn stream_window(mut self, bytes: usize) -> OpenOptions {
-        self.stream = Some(bytes.max(1));
+        self.stream = Some(bytes.clamp(1, crate::limits::MAX_STREAM_WINDOW as usize));
         self
     }
 

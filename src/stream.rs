@@ -136,6 +136,10 @@ pub struct TraceStream<'o> {
     skip: u64,
     skip_values: bool,
     fault: Option<StreamError>,
+    /// A damaged container found where the stream ended: the regions were cut back to the
+    /// bytes there are, their records decoded as a damaged file's are, and the damage is the
+    /// fault once they have all been given out.
+    damage: Option<StreamError>,
     on_fault: Option<OnFault<'o>>,
     done: bool,
     /// The whole trace, read after all (a stream that needed random access before any byte
@@ -178,6 +182,7 @@ impl<'o> TraceStream<'o> {
             skip: 0,
             skip_values: false,
             fault: None,
+            damage: None,
             on_fault: None,
             done: false,
             whole: None,
@@ -230,6 +235,14 @@ impl<'o> TraceStream<'o> {
         }
     }
 
+    /// The decode is over: the damage found at the stream's end, if any, is the fault.
+    fn finish(&mut self) {
+        match self.damage.take() {
+            Some(e) => self.fail(e),
+            None => self.done = true,
+        }
+    }
+
     fn fail(&mut self, e: StreamError) {
         self.done = true;
         self.drop_decoder();
@@ -255,19 +268,24 @@ impl<'o> TraceStream<'o> {
             return Ok(());
         }
         self.drop_decoder();
-        let have = self.buf.len();
-        self.buf.resize(target, 0);
-        let n = self.src.read_full(&mut self.buf[have..]);
-        let n = match n {
-            Ok(n) => n,
-            Err(e) => {
-                self.buf.truncate(have);
-                return Err(e.into());
+        // The window grows as bytes arrive (at most doubling), so that a short stream does not
+        // cost a large window's memory.
+        let mut have = self.buf.len();
+        while have < target {
+            let step = (target - have).min(have.max(64 << 10));
+            self.buf.resize(have + step, 0);
+            let n = match self.src.read_full(&mut self.buf[have..]) {
+                Ok(n) => n,
+                Err(e) => {
+                    self.buf.truncate(have);
+                    return Err(e.into());
+                }
+            };
+            self.buf.truncate(have + n);
+            have += n;
+            if n < step {
+                return self.at_end();
             }
-        };
-        self.buf.truncate(have + n);
-        if have + n < target {
-            self.at_end()?;
         }
         Ok(())
     }
@@ -277,16 +295,30 @@ impl<'o> TraceStream<'o> {
         self.eof = true;
         let len = self.base + self.buf.len() as u64;
         if let Some(e) = Trace::check_stream_length(self.head.trace.bytes(), len) {
-            return Err(match self.head.trace.path() {
-                Some(p) => ContainerError::InFile {
-                    path: p.to_path_buf(),
-                    source: Box::new(e),
-                },
-                None => e,
-            }
-            .into());
+            // Design: the records before the damage are given out as a damaged file's are
+            // (the regions cut back to the bytes there are, no record count to check), and
+            // the damage is reported after them: failing here would lose the records of the
+            // window and of the regions still to come.
+            self.damage = Some(
+                match self.head.trace.path() {
+                    Some(p) => ContainerError::InFile {
+                        path: p.to_path_buf(),
+                        source: Box::new(e),
+                    },
+                    None => e,
+                }
+                .into(),
+            );
+            let current = self.cp.region();
+            let mut i = 0;
+            self.regions.retain(|r| {
+                let keep = i <= current || r.start < len;
+                i += 1;
+                keep
+            });
         }
         for r in &mut self.regions {
+            r.start = r.start.min(len);
             r.end = r.end.min(len);
         }
         Ok(())
@@ -371,7 +403,8 @@ impl<'o> TraceStream<'o> {
             order: h.byte_order,
             class: h.class,
             regions: self.regions.clone(),
-            nrecords: Some(h.nrecords),
+            // A damaged container's record count is not checked (as for a salvaged file).
+            nrecords: self.damage.is_none().then_some(h.nrecords),
             nrecords_offset: crate::container::OFF_INTEGERS + 2 * h.int_width as u64,
             live: h.extensions & crate::container::EXT_LIVE != 0,
             trace: None,
@@ -389,8 +422,9 @@ impl<'o> TraceStream<'o> {
                 records.skip_values(self.skip_values);
                 self.records = Some(records);
             }
-            // Not reached: the checkpoint was taken from a reader over the same regions.
-            Err(_) => self.done = true,
+            // Not reached but after damage: the checkpoint was taken from a reader over the
+            // same regions.
+            Err(_) => self.finish(),
         }
     }
 
@@ -398,12 +432,12 @@ impl<'o> TraceStream<'o> {
     fn on_stop(&mut self) {
         use crate::decode::Stop;
         let Some(records) = self.records.as_ref() else {
-            self.done = true;
+            self.finish();
             return;
         };
         let stop = records.stopped();
         match stop {
-            None => self.done = true,
+            None => self.finish(),
             Some(Stop::RandomAccess) => {
                 let offset = records.record_start();
                 // The regions given out from so far (the stop's and those before it).
@@ -551,7 +585,7 @@ impl TraceStream<'_> {
                 return None;
             }
             let Some(records) = self.records.as_mut() else {
-                self.done = true;
+                self.finish();
                 return None;
             };
             let records: *mut Records<'_> = records;

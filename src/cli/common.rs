@@ -414,7 +414,19 @@ pub fn stream_window() -> Result<Option<usize>, Failure> {
     };
     match value.to_str().and_then(|v| v.trim().parse::<usize>().ok()) {
         Some(0) => Ok(None),
-        Some(bytes) => Ok(Some(bytes)),
+        Some(bytes) if bytes as u64 <= metatf::limits::MAX_STREAM_WINDOW => Ok(Some(bytes)),
+        Some(_) => Err(Failure::diagnostic(
+            EXIT_USAGE,
+            &Flat::new(
+                format!(
+                    "MTF_STREAM_WINDOW is `{}`, more than the largest window ({} bytes)",
+                    metatf::io::escape_for_terminal(&value.to_string_lossy()),
+                    metatf::limits::MAX_STREAM_WINDOW
+                ),
+                "mtf::usage::env",
+                Some("give at most that many bytes (default 4194304; 0 spools the stream to TMPDIR instead)".to_string()),
+            ),
+        )),
         None => Err(Failure::diagnostic(
             EXIT_USAGE,
             &Flat::new(

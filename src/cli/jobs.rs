@@ -106,12 +106,27 @@ pub fn with_events<'r, T>(
             .trace()
             .path()
             .map_or_else(|| std::path::PathBuf::from("-"), |p| p.to_path_buf());
+        // A damaged container is found at the stream's end, after every record the bytes
+        // hold was given out: the consumer finishes (its output written) and the damage is
+        // reported after it. Anything else stops the command where it is found.
+        let at_end = std::rc::Rc::new(std::cell::RefCell::new(None));
+        let later = at_end.clone();
         stream.on_fault(move |e| {
             let f = super::common::stream_failure(&path, e);
+            if matches!(e, metatf::stream::StreamError::Container(_)) {
+                *later.borrow_mut() = Some(f);
+                return;
+            }
             line_to_stderr(&f.message);
             std::process::exit(f.code);
         });
-        return f(&mut stream);
+        let out = f(&mut stream);
+        drop(stream);
+        if let Some(f) = at_end.borrow_mut().take() {
+            line_to_stderr(&f.message);
+            std::process::exit(f.code);
+        }
+        return out;
     }
     match plan {
         None => {

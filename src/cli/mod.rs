@@ -150,8 +150,9 @@ const ENVIRONMENT: &str = "Environment:
   MTF_DTD_PATH     folders (separated like PATH) where a trace's DTD is looked for after the
                    trace's own folder (docs/format.md §10)
   MTF_STREAM_WINDOW  bytes of a piped, standard-input or compressed trace decoded at once by
-                   check, dump, stats and info, which read it as it arrives (default 4194304;
-                   0: spool it instead, as the other commands do)
+                   check, dump, stats, info, plot, report and diff, which read it as it
+                   arrives (default 4194304, at most 1073741824; 0: spool it instead, as the
+                   other commands do)
   TMPDIR           where a piped, standard-input or compressed trace that is not streamed is
                    spooled beyond MTF_SPOOL_ABOVE bytes (an unlinked temporary file; /tmp when
                    unset)

@@ -254,6 +254,20 @@ fn a_stream_cut_short_reports_the_container_error_of_the_file() {
                         "{args:?}: {error} in {got:?}"
                     );
                 }
+                // `dump` gives the records of the salvaged file, then the error: nothing the
+                // bytes hold is lost because the damage shows only at the stream's end.
+                let file = normal(
+                    &run(&["dump"], Some(&plain), &[], "0"),
+                    plain.to_str().unwrap(),
+                );
+                let got = normal(
+                    &run(&["dump"], None, short, window),
+                    plain.to_str().unwrap(),
+                );
+                assert_eq!(
+                    got.1, file.1,
+                    "dump of {name} cut by {cut}, window {window}"
+                );
             }
         }
         // Bytes after the last section: found once the stream has ended.
@@ -268,6 +282,16 @@ fn a_stream_cut_short_reports_the_container_error_of_the_file() {
         assert_eq!(want.0, Some(1), "{want:?}");
         let got = normal(&run(&["stats"], None, &long, "64"), plain.to_str().unwrap());
         assert_eq!(got, want, "{name} with bytes after its last section");
+        let file = normal(
+            &run(&["dump"], Some(&plain), &[], "0"),
+            plain.to_str().unwrap(),
+        );
+        let got = normal(&run(&["dump"], None, &long, "64"), plain.to_str().unwrap());
+        assert_eq!(
+            got.1, file.1,
+            "dump of {name} with bytes after its last section"
+        );
+        assert_eq!(got.0, Some(1));
     }
 }
 
