@@ -179,10 +179,13 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
     } else {
         escape_path(&args.output)
     };
-    line_to_stderr(&format!(
-        "{output_name}: {} records, {} bytes",
-        summary.nrecords, summary.bytes
-    ));
+    // `-q`: nothing but problems, as `import -q` and `export -q`.
+    if !super::common::quiet() {
+        line_to_stderr(&format!(
+            "{output_name}: {} records, {} bytes",
+            summary.nrecords, summary.bytes
+        ));
+    }
     super::index::after_write(&args.output, dtd_file.as_deref(), &args.index)?;
     Ok(EXIT_OK)
 }

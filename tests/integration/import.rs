@@ -669,15 +669,42 @@ fn quiet_import_and_export_print_nothing_but_write_the_same() {
             std::fs::read(&back).unwrap(),
             std::fs::read(&input).unwrap()
         );
+        // `pack` likewise (its summary: records and bytes written).
+        let dumped = dir.path().join(format!("d{quiet}.txt"));
+        let dump = mtf(&["dump", trace.to_str().unwrap()]);
+        std::fs::write(&dumped, &dump.stdout).unwrap();
+        let packed = dir.path().join(format!("p{quiet}.mtf"));
+        let pack = mtf(&[
+            q,
+            &[
+                "pack",
+                dumped.to_str().unwrap(),
+                "-o",
+                packed.to_str().unwrap(),
+            ],
+        ]
+        .concat());
+        assert!(pack.status.success(), "{}", text(&pack.stderr));
+        assert_eq!(
+            std::fs::read(&packed).unwrap(),
+            std::fs::read(&trace).unwrap()
+        );
         // Without -q the summaries are said (the format detected, what was written); with it,
         // nothing.
-        let said = format!("{}{}", text(&imp.stderr), text(&exp.stderr));
+        let said = format!(
+            "{}{}{}",
+            text(&imp.stderr),
+            text(&exp.stderr),
+            text(&pack.stderr)
+        );
         if quiet {
             assert_eq!(said, "", "-q");
         } else {
             assert!(said.contains("detected format et3"), "{said}");
             assert!(
-                said.contains("imported ") && said.contains("exported "),
+                said.contains("imported ")
+                    && said.contains("exported ")
+                    && said.contains(" records, "),
                 "{said}"
             );
         }
