@@ -301,10 +301,7 @@ impl<'s> Encoder<'s> {
     ) -> Result<(), EncodeError> {
         let schema = self.schema;
         let rt = schema.record(record);
-        out.clear();
-        self.refs.clear();
-        self.push(rt.tag, self.wire.tag, out);
-        self.last[0] = rt.tag;
+        self.begin(rt.tag, out);
         let slots = std::mem::take(&mut self.flat[record as usize]).unwrap_or_default();
         let mut inputs = values.iter();
         let mut r = Ok(());
@@ -318,17 +315,32 @@ impl<'s> Encoder<'s> {
         let nfields = slots.len();
         self.flat[record as usize] = Some(slots);
         r?;
-        if inputs.next().is_some() {
-            return Err(EncodeError::at(
-                &rt.name,
-                None,
-                K::TooManyValues {
-                    given: values.len(),
-                },
-            ));
+        self.end(rt, inputs.next().is_some(), values.len(), nfields + 1, out)
+    }
+
+    /// The start of every record: its tag, the previous values' tag slot, no references yet.
+    fn begin(&mut self, tag: u64, out: &mut Vec<u8>) {
+        out.clear();
+        self.refs.clear();
+        self.push(tag, self.wire.tag, out);
+        self.last[0] = tag;
+    }
+
+    /// The end of every record: no value left over, and the trace's reserve of field
+    /// occurrences (docs/format.md §6.4) charged with what `occurrences` exceeds of the record's
+    /// own allowance.
+    fn end(
+        &mut self,
+        rt: &crate::dtd::RecordType,
+        left_over: bool,
+        given: usize,
+        occurrences: usize,
+        out: &[u8],
+    ) -> Result<(), EncodeError> {
+        if left_over {
+            return Err(EncodeError::at(&rt.name, None, K::TooManyValues { given }));
         }
-        let occurrences = nfields as u64 + 1;
-        let excess = occurrences.saturating_sub(crate::limits::sparse_limit(
+        let excess = (occurrences as u64).saturating_sub(crate::limits::sparse_limit(
             rt.slots.len(),
             out.len() as u64,
         ));
@@ -345,10 +357,7 @@ impl<'s> Encoder<'s> {
     ) -> Result<(), EncodeError> {
         let schema = self.schema;
         let rt = schema.record(record);
-        out.clear();
-        self.refs.clear();
-        self.push(rt.tag, self.wire.tag, out);
-        self.last[0] = rt.tag;
+        self.begin(rt.tag, out);
         let compiled = std::sync::Arc::clone(&self.compiled);
         let prog = compiled.program(record);
         // As the decoder: a field that has not occurred in this record has the value 0.
@@ -445,19 +454,7 @@ impl<'s> Encoder<'s> {
                 Step::Run { .. } => unreachable!("`next` yields fields one by one"),
             }
         }
-        if inputs.next().is_some() {
-            return Err(EncodeError::at(
-                &rt.name,
-                None,
-                K::TooManyValues {
-                    given: values.len(),
-                },
-            ));
-        }
-        let excess = (occurrences as u64)
-            .saturating_sub(crate::limits::sparse_limit(prog.nslots, out.len() as u64));
-        self.reserve = self.reserve.saturating_sub(excess);
-        Ok(())
+        self.end(rt, inputs.next().is_some(), values.len(), occurrences, out)
     }
     /// Encode one occurrence of integer field `slot` (at `base` in the scope) from `input`.
     #[inline]
