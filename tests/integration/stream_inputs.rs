@@ -58,23 +58,7 @@ fn run_with(args: &[&str], way: Way<'_>, spool: Option<&str>, window: Option<&st
             .stdin(std::fs::File::open(p).unwrap())
             .output()
             .unwrap(),
-        Way::Pipe(bytes) => {
-            let mut child = cmd
-                .arg("-")
-                .stdin(Stdio::piped())
-                .stdout(Stdio::piped())
-                .stderr(Stdio::piped())
-                .spawn()
-                .unwrap();
-            let mut input = child.stdin.take().unwrap();
-            let data = bytes.to_vec();
-            let feeder = std::thread::spawn(move || {
-                let _ = input.write_all(&data);
-            });
-            let out = child.wait_with_output().unwrap();
-            feeder.join().unwrap();
-            out
-        }
+        Way::Pipe(bytes) => util::output_with_stdin(cmd.arg("-"), bytes),
         Way::Fifo(p, bytes) => {
             let (fifo, data) = (p.to_path_buf(), bytes.to_vec());
             let feeder = std::thread::spawn(move || {
@@ -265,23 +249,15 @@ fn a_spool_that_cannot_be_created_names_the_folder_and_exits_2() {
     let bytes = std::fs::read(util::root().join("traces/hatf-le32.mtf")).unwrap();
     let dir = util::tempdir();
     let missing = dir.path().join("no-such-folder");
-    let mut child = Command::new(BIN)
-        .args(["check", "-"])
-        .current_dir(util::root())
-        .env("MTF_SPOOL_ABOVE", "0")
-        .env("MTF_STREAM_WINDOW", "0")
-        .env("TMPDIR", &missing)
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&bytes);
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
+    let out = util::output_with_stdin(
+        Command::new(BIN)
+            .args(["check", "-"])
+            .current_dir(util::root())
+            .env("MTF_SPOOL_ABOVE", "0")
+            .env("MTF_STREAM_WINDOW", "0")
+            .env("TMPDIR", &missing),
+        &bytes,
+    );
     let err = util::text(&out.stderr);
     assert_eq!(out.status.code(), Some(2), "{err}");
     assert!(err.contains("no-such-folder"), "{err}");

@@ -7,7 +7,6 @@
 //! records, and the same compacted with live sets (extension live/1: metadata changes
 //! mid-section and live-set state carried across refills).
 
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};
 
@@ -47,21 +46,7 @@ fn run(args: &[&str], path: Option<&Path>, stdin: &[u8], window: &str) -> Output
     if let Some(p) = path {
         return cmd.arg(p).stdin(Stdio::null()).output().unwrap();
     }
-    let mut child = cmd
-        .arg("-")
-        .stdin(Stdio::piped())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .spawn()
-        .unwrap();
-    let mut input = child.stdin.take().unwrap();
-    let data = stdin.to_vec();
-    let feeder = std::thread::spawn(move || {
-        let _ = input.write_all(&data);
-    });
-    let out = child.wait_with_output().unwrap();
-    feeder.join().unwrap();
-    out
+    util::output_with_stdin(cmd.arg("-"), stdin)
 }
 
 /// Exit status, standard output and error, with the trace's name replaced by `TRACE`; on
@@ -186,26 +171,17 @@ fn a_stream_writes_nothing_to_the_temporary_folder() {
     let dir = util::tempdir();
     let missing = dir.path().join("no-such-folder");
     for args in [&["check"][..], &["dump"], &["stats"]] {
-        let mut child = Command::new(BIN)
-            .args(args)
-            .arg("-")
-            .current_dir(util::root())
-            // Everything that is not mapped would be spooled, were it not streamed.
-            .env("MTF_SPOOL_ABOVE", "0")
-            .env_remove("MTF_STREAM_WINDOW")
-            .env("TMPDIR", &missing)
-            .stdin(Stdio::piped())
-            .stdout(Stdio::piped())
-            .stderr(Stdio::piped())
-            .spawn()
-            .unwrap();
-        let mut input = child.stdin.take().unwrap();
-        let data = bytes.clone();
-        let feeder = std::thread::spawn(move || {
-            let _ = input.write_all(&data);
-        });
-        let out = child.wait_with_output().unwrap();
-        feeder.join().unwrap();
+        let out = util::output_with_stdin(
+            Command::new(BIN)
+                .args(args)
+                .arg("-")
+                .current_dir(util::root())
+                // Everything that is not mapped would be spooled, were it not streamed.
+                .env("MTF_SPOOL_ABOVE", "0")
+                .env_remove("MTF_STREAM_WINDOW")
+                .env("TMPDIR", &missing),
+            &bytes,
+        );
         assert_eq!(out.status.code(), Some(0), "{}", util::text(&out.stderr));
     }
     // A bad MTF_STREAM_WINDOW is a usage error.

@@ -55,10 +55,17 @@ pub fn mtf(args: &[&str]) -> Output {
 
 /// Run `mtf` with arguments and standard input.
 pub fn mtf_stdin(args: &[&str], stdin: &[u8]) -> Output {
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_mtf"));
+    cmd.args(args).current_dir(root());
+    output_with_stdin(&mut cmd, stdin)
+}
+
+/// Run `cmd` with `stdin` written to its standard input through a pipe (from a thread, so that
+/// a command that writes much before it has read everything does not block), its output
+/// collected.
+pub fn output_with_stdin(cmd: &mut Command, stdin: &[u8]) -> Output {
     use std::io::Write;
-    let mut child = Command::new(env!("CARGO_BIN_EXE_mtf"))
-        .args(args)
-        .current_dir(root())
+    let mut child = cmd
         .stdin(std::process::Stdio::piped())
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
