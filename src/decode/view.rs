@@ -264,6 +264,24 @@ impl<'d> Field<'d> {
         self.logical().as_u64()
     }
 
+    /// The integer the field stands for where the analysis declarations need a number
+    /// (docs/format.md §14.1: ids, times, depths): an integer field's value; for a
+    /// `sectionOffset`/`sectionStride` field, the integer value of the element it leads to (a
+    /// split stream) or, when that element is not an integer (a string) or cannot be reached,
+    /// the number the field carries (its offset or index). `None` for a byte string.
+    pub fn number(&self) -> Option<u64> {
+        match self.fv.value {
+            Val::Ref(r) => Some(match self.reader.resolve(r) {
+                Ok(Resolved {
+                    value: Value::Int(x),
+                    ..
+                }) => x,
+                _ => r.number(),
+            }),
+            v => v.with(&self.reader.input).as_u64(),
+        }
+    }
+
     /// The bytes of a byte-string field, or of the string a reference leads to.
     pub fn as_bytes(&self) -> Option<&'d [u8]> {
         self.logical().as_bytes()

@@ -235,7 +235,9 @@ pub fn sidecar(trace: &Path) -> Option<PathBuf> {
 }
 
 /// The declared time of a record (docs/format.md §14.4: the sum of its time fields in the
-/// DTD's finest unit), if it has time fields and they occurred.
+/// DTD's finest unit), if it has time fields and they occurred. A time field read through a
+/// reference counts as every analysis role reads one (§14.1, [`Field::number`](crate::decode::Field::number)): the integer
+/// its element holds, else the number it carries — what `mtf check` counts.
 fn record_time(schema: &Schema, view: &RecordView<'_>) -> Option<u64> {
     let unit = schema.analysis.time_unit?;
     let decl = schema.analysis.records.get(view.record_id() as usize)?;
@@ -247,7 +249,7 @@ fn record_time(schema: &Schema, view: &RecordView<'_>) -> Option<u64> {
         let v = view
             .fields()
             .find(|f| f.slot() == slot)
-            .and_then(|f| f.as_u64())?;
+            .and_then(|f| f.number())?;
         let scale = (u.nanos() / unit.nanos()).max(1);
         total = total.wrapping_add(v.wrapping_mul(scale));
     }
@@ -835,10 +837,17 @@ impl Index {
                 ));
             }
             if a.time != b.time {
+                let unit = self.time_unit.map_or("", |u| u.keyword());
+                let show =
+                    |t: Option<u64>| t.map_or_else(|| "no time".into(), |t| format!("{t} {unit}"));
                 return Err(mismatch(
                     i,
                     a.record,
-                    format!("time {:?}, a full decode has {:?}", a.time, b.time),
+                    format!(
+                        "the largest time before it is {}, a full decode has {}",
+                        show(a.time),
+                        show(b.time)
+                    ),
                 ));
             }
             if a.probe != b.probe || a.state != b.state {

@@ -43,6 +43,7 @@ mod safe_io;
 mod salvage;
 mod scan;
 mod spec_cases;
+mod spec_cases_dtd;
 mod split_streams;
 #[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
 mod stats;

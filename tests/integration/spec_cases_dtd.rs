@@ -1,0 +1,122 @@
+//! Defect cases of the specification (issue 31), each a folder of `tests/data/spec-cases/`
+//! with a README saying what was wrong: the seek index's times through references (§15.1,
+//! §14.4), names of a fragment's records (§3.5), the per-type field limit and the nesting of
+//! expressions (§16), and the order of a checkpoint's slot states (§15.3).
+
+use std::path::{Path, PathBuf};
+
+use crate::util::{mtf, tempdir, text};
+
+fn case(name: &str) -> PathBuf {
+    crate::util::root().join("tests/data/spec-cases").join(name)
+}
+
+/// Copy a case's files into a fresh folder (an index is written beside its trace).
+fn copy_case(name: &str) -> tempfile::TempDir {
+    let dir = tempdir();
+    for e in std::fs::read_dir(case(name)).unwrap() {
+        let p = e.unwrap().path();
+        std::fs::copy(&p, dir.path().join(p.file_name().unwrap())).unwrap();
+    }
+    dir
+}
+
+fn s(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
+
+/// The times a seek index stores, read as docs/format.md §15.1 lays the file out: for each
+/// entry, the record it is taken before and its time (`None` without `hastime`).
+fn index_times(idx: &[u8]) -> Vec<(u64, Option<u64>)> {
+    let le64 = |at: usize| u64::from_le_bytes(idx[at..at + 8].try_into().unwrap());
+    assert_eq!(&idx[..5], b"\x7fMTX\x01");
+    let count = le64(48) as usize;
+    let mut at = 56;
+    let mut out = Vec::new();
+    for _ in 0..count {
+        let len = u32::from_le_bytes(idx[at..at + 4].try_into().unwrap()) as usize;
+        let time = (idx[at + 4] == 1).then(|| le64(at + 5));
+        // The stored checkpoint follows the 17 bytes of has-time, time and probe.
+        out.push((le64(at + 4 + 17), time));
+        at += 4 + len;
+    }
+    assert_eq!(at + 8, idx.len(), "the entries end at the checksum");
+    out
+}
+
+/// Case `index-time-of-text-reference`: `b`'s time field `r` (microseconds) is a
+/// `sectionOffset` into a section of strings. As every role of §14.1, it counts as the number it
+/// carries (the offset 5: 5,000 ns), so the index stores 5,000 from the checkpoint after `b`
+/// on, as `mtf check`'s monotonic check counts it; an index that stores 9 there is refused.
+#[test]
+fn index_time_of_a_time_read_through_a_reference_into_text() {
+    let dir = copy_case("index-time-of-text-reference");
+    let trace = dir.path().join("t.mtf");
+    // The fixture is the text beside it.
+    let o = mtf(&[
+        "pack",
+        s(&dir.path().join("t.txt")),
+        "-o",
+        s(&dir.path().join("again.mtf")),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(
+        std::fs::read(&trace).unwrap(),
+        std::fs::read(dir.path().join("again.mtf")).unwrap()
+    );
+
+    // The expected times, from the text alone: each line after the header is one record; `a`'s
+    // `t` is in ns, `b`'s `r=@N` carries N microseconds; the time before a checkpoint is the
+    // largest so far (§15.1).
+    let txt = std::fs::read_to_string(dir.path().join("t.txt")).unwrap();
+    let mut expected = Vec::new();
+    let mut largest: Option<u64> = None;
+    for (i, line) in txt.lines().skip(1).enumerate() {
+        let t = if let Some(v) = line.strip_prefix("a t=") {
+            Some(v.parse::<u64>().unwrap())
+        } else if let Some(v) = line.strip_prefix("b r=@") {
+            Some(v.parse::<u64>().unwrap() * 1000)
+        } else {
+            None
+        };
+        if let Some(t) = t {
+            largest = Some(largest.map_or(t, |m| m.max(t)));
+        }
+        expected.push((i as u64 + 1, largest));
+    }
+    assert_eq!(expected[5], (6, Some(5000)));
+
+    let o = mtf(&["index", "--every", "1", s(&trace)]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let idx = dir.path().join("t.mtf.idx");
+    assert_eq!(index_times(&std::fs::read(&idx).unwrap()), expected);
+    let o = mtf(&["index", "--check", s(&trace)]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // Seeking by time from the index finds what a decode from the start finds.
+    let seek = mtf(&["dump", "--from", "t10", s(&trace)]);
+    let full = mtf(&["dump", "--no-index", "--from", "t10", s(&trace)]);
+    assert!(seek.status.success(), "{}", text(&seek.stderr));
+    assert_eq!(text(&seek.stdout), text(&full.stdout));
+    assert!(
+        text(&seek.stdout).contains("\nb r=@5"),
+        "{}",
+        text(&seek.stdout)
+    );
+
+    // The index of the report, which stores 9 before record 6, is refused by both checks.
+    std::fs::copy(dir.path().join("t.idx"), &idx).unwrap();
+    let o = mtf(&["index", "--check", "--color", "never", s(&trace)]);
+    assert_eq!(o.status.code(), Some(1));
+    let err = text(&o.stderr);
+    assert!(err.contains("mtf::index::mismatch"), "{err}");
+    assert!(
+        err.contains(
+            "checkpoint 5 (record 6) differs from a full decode: the largest time before it is \
+             9 ns, a full decode has 5000 ns"
+        ),
+        "{err}"
+    );
+    let o = mtf(&["check", "--color", "never", s(&trace)]);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(text(&o.stdout).contains("a full decode has 5000 ns"));
+}
