@@ -294,7 +294,7 @@ pub enum DtdError {
         interp_span: Option<SourceSpan>,
     },
     /// Two record types with the same tag in one scope.
-    #[error("tag {tag} of record `{record}` is already used by record `{other}`")]
+    #[error("tag {tag} of record `{record}` is already used by record `{other}`{origin}")]
     #[diagnostic(
         code(mtf::dtd::duplicate_tag),
         help("tag values must be unique among the global records and those of each section")
@@ -303,6 +303,8 @@ pub enum DtdError {
         tag: u64,
         record: String,
         other: String,
+        /// `""`, or where `other` comes from (` of the built-in fragment `import``).
+        origin: String,
         #[source_code]
         src: Src,
         #[label("duplicate tag")]
@@ -423,18 +425,21 @@ pub enum DtdError {
         #[label("first defined here")]
         first: Option<SourceSpan>,
     },
-    /// A user definition of a built-in name or tag.
+    /// A user definition of a built-in name or tag, or of the name of a record of an included
+    /// fragment (docs/format.md §3.5).
     #[error("{msg}")]
-    #[diagnostic(
-        code(mtf::dtd::reserved_name),
-        help("the names vfield, comment, section and metadata and the tags 1, 2 and 3 belong to the built-in records")
-    )]
+    #[diagnostic(code(mtf::dtd::reserved_name))]
     ReservedName {
         msg: String,
         #[source_code]
         src: Src,
         #[label("reserved")]
         span: SourceSpan,
+        /// The `include` that took the name in, for a fragment's name.
+        #[label("taken in here")]
+        include: Option<SourceSpan>,
+        #[help]
+        help: String,
     },
     /// A width that cannot be represented.
     #[error("{msg}")]
@@ -541,6 +546,9 @@ pub enum DtdError {
         span: SourceSpan,
     },
 }
+
+/// The help of [`DtdError::ReservedName`] for the built-in records' names and tags.
+pub(crate) const BUILTIN_HELP: &str = "the names vfield, comment, section and metadata and the tags 1, 2 and 3 belong to the built-in records";
 
 impl DtdError {
     /// The error code (`mtf::dtd::…`).

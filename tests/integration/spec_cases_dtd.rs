@@ -120,3 +120,45 @@ fn index_time_of_a_time_read_through_a_reference_into_text() {
     assert_eq!(o.status.code(), Some(1));
     assert!(text(&o.stdout).contains("a full decode has 5000 ns"));
 }
+
+/// Case `dtd-fragment-name`: a user record named like a record of an included fragment is
+/// refused as a built-in name is (§3.5: `reserved_name`, not `duplicate_record`), with its labels
+/// in the user's DTD — at the definition and at the `include` — never into the fragment's text.
+/// `contrast_vfield.dtd` is the built-in case it must look like.
+#[test]
+fn a_fragment_record_name_is_reserved_and_labelled_in_the_users_dtd() {
+    let dir = case("dtd-fragment-name");
+    for (file, name, line) in [
+        ("contrast_vfield.dtd", "vfield", 2),
+        ("user_bytes32.dtd", "bytes32", 3),
+        ("section_import_raw.dtd", "import_raw", 3),
+    ] {
+        let o = mtf(&["dtd", "check", "--color", "never", s(&dir.join(file))]);
+        let err = text(&o.stderr);
+        assert_eq!(o.status.code(), Some(3), "{file}: {err}");
+        assert!(err.contains("mtf::dtd::reserved_name"), "{file}: {err}");
+        assert!(!err.contains("duplicate"), "{file}: {err}");
+        assert!(!err.contains("Failed to read"), "{file}: {err}");
+        // The `reserved` label is under the user's definition, on its line of the user's file.
+        let def = format!(" {line} │ ");
+        let at = err.find(&def).unwrap_or_else(|| panic!("{file}: {err}"));
+        assert!(
+            err[at..].lines().next().unwrap().contains(name),
+            "{file}: {err}"
+        );
+        assert!(err.contains("╰── reserved"), "{file}: {err}");
+        if name == "vfield" {
+            assert!(err.contains("is a built-in record type"), "{err}");
+        } else {
+            assert!(
+                err.contains(&format!(
+                    "`{name}` is a record type of the built-in fragment `import` and cannot be \
+                     redefined"
+                )),
+                "{err}"
+            );
+            assert!(err.contains(" 1 │ include import;"), "{err}");
+            assert!(err.contains("╰── taken in here"), "{err}");
+        }
+    }
+}

@@ -53,6 +53,17 @@ impl<'a> Resolver<'a> {
             defaults: HashMap::new(),
             extras: HashMap::new(),
         });
+        // Where the included fragments are in the prelude's text, to name them in messages.
+        for item in &user.items {
+            if let Item::Include(n) = item {
+                let found = crate::dtd::FRAGMENTS.iter().find(|f| f.0 == n.name);
+                if let Some(&(name, body)) = found {
+                    if let Some(at) = self.prelude_text.find(body) {
+                        self.fragments.push((at..at + body.len(), name, n.span));
+                    }
+                }
+            }
+        }
         // Sections first: interpretations may name a section declared later.
         for item in &user.items {
             if let Item::Section(s) = item {
@@ -79,6 +90,29 @@ impl<'a> Resolver<'a> {
                 }
             }
         }
+    }
+
+    /// For a record type of an included fragment: the fragment's name and the `include` that
+    /// took it in.
+    pub(super) fn fragment_of(&self, d: DefId) -> Option<(&'static str, Span)> {
+        let def = &self.defs[d];
+        if !def.prelude {
+            return None;
+        }
+        let at = def.ast.name.span.offset;
+        self.fragments
+            .iter()
+            .find(|(range, _, _)| range.contains(&at))
+            .map(|&(_, name, include)| (name, include))
+    }
+
+    /// The names of a fragment's record types, in its order, for messages.
+    fn fragment_records(&self, fragment: &str) -> String {
+        let names: Vec<String> = (0..self.defs.len())
+            .filter(|&d| self.fragment_of(d).is_some_and(|(f, _)| f == fragment))
+            .map(|d| self.defs[d].ast.name.name.clone())
+            .collect();
+        names.join(", ")
     }
 
     pub(super) fn declare_section(&mut self, s: &'a ast::SectionDef) {
@@ -110,6 +144,8 @@ impl<'a> Resolver<'a> {
                 msg: format!("`{name}` is reserved and cannot name a section"),
                 src: self.src(),
                 span: sspan(s.name.span),
+                include: None,
+                help: BUILTIN_HELP.into(),
             });
         } else if let Some(prev) = self.scopes.iter().skip(1).find(|sc| &sc.name == name) {
             let first = Some(sspan(prev.span));
@@ -147,6 +183,8 @@ impl<'a> Resolver<'a> {
                 msg: format!("`{name}` is a built-in record type and cannot be redefined"),
                 src: self.src(),
                 span: sspan(r.name.span),
+                include: None,
+                help: BUILTIN_HELP.into(),
             });
             return;
         }
@@ -162,6 +200,26 @@ impl<'a> Resolver<'a> {
             })
             .copied();
         if let Some(prev) = clash {
+            if let (false, Some((fragment, include))) = (prelude, self.fragment_of(prev)) {
+                // A name of an included fragment is reserved as a built-in's is (§3.5); the
+                // fragment's text is not the user's, so the labels are the definition and the
+                // `include`.
+                let names = self.fragment_records(fragment);
+                self.err(DtdError::ReservedName {
+                    msg: format!(
+                        "`{name}` is a record type of the built-in fragment `{fragment}` and \
+                         cannot be redefined"
+                    ),
+                    src: self.src(),
+                    span: sspan(r.name.span),
+                    include: Some(sspan(include)),
+                    help: format!(
+                        "give the record type another name: the fragment `{fragment}` defines \
+                         {names}"
+                    ),
+                });
+                return;
+            }
             let first = Some(sspan(self.defs[prev].ast.name.span));
             self.err(DtdError::DuplicateRecord {
                 name: name.clone(),

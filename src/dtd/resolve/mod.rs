@@ -31,7 +31,7 @@ mod tags;
 use std::collections::HashMap;
 
 use super::ast::{self, FieldItem, FieldList, FieldType, Item, PropValue, PropertyDef};
-use super::error::{sspan, DtdError, DtdWarning, Src};
+use super::error::{sspan, DtdError, DtdWarning, Src, BUILTIN_HELP};
 use super::parse::MAX_DEPTH;
 use super::schema::*;
 
@@ -74,6 +74,7 @@ pub fn resolve(
         tags: Vec::new(),
         expanded: 0,
         analysis_props: HashMap::new(),
+        fragments: Vec::new(),
     };
     r.collect(prelude.dtd, user.dtd);
     let schema = r.build(name);
@@ -154,6 +155,9 @@ struct Resolver<'a> {
     /// The analysis properties of each taggable record's slots (extension analysis/1), by
     /// slot, first source per property name (see `analysis.rs`).
     analysis_props: HashMap<DefId, Vec<(usize, &'a PropertyDef)>>,
+    /// The fragments the user DTD includes (docs/format.md §3.5): where each one's text is in
+    /// `prelude_text`, its name, and the `include` that took it in (in the user's text).
+    fragments: Vec<(std::ops::Range<usize>, &'static str, Span)>,
 }
 
 /// A node of an expanded record type (names relative to their level).

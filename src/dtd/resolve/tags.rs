@@ -25,14 +25,28 @@ impl<'a> Resolver<'a> {
                         ),
                         src: self.src(),
                         span: sspan(span),
+                        include: None,
+                        help: BUILTIN_HELP.into(),
                     });
                 } else if let Some(&(_, other)) = seen.iter().find(|(t, _)| *t == tag) {
                     let o = &self.defs[other];
-                    let first = o.tag_value.as_ref().map(|p| sspan(p.def.value.span()));
+                    // A fragment's record is shown at the `include` that took it in (its own
+                    // text is not the user's).
+                    let (first, origin) = match self.fragment_of(other) {
+                        Some((f, include)) => (
+                            Some(sspan(include)),
+                            format!(" of the built-in fragment `{f}`"),
+                        ),
+                        None => (
+                            o.tag_value.as_ref().map(|p| sspan(p.def.value.span())),
+                            String::new(),
+                        ),
+                    };
                     errs.push(DtdError::DuplicateTag {
                         tag,
                         record: def.ast.name.name.clone(),
                         other: o.ast.name.name.clone(),
+                        origin,
                         src: self.src(),
                         span: sspan(span),
                         first,
