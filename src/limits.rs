@@ -44,8 +44,10 @@ pub const MAX_REF_HOPS: usize = 16;
 /// Most problems kept for one record by the decoder; more are counted.
 pub const MAX_PROBLEMS_PER_RECORD: usize = 1024;
 
-/// Maximum number of fields (nodes) of one expanded record type: slot numbers are 16-bit.
-pub const MAX_FIELDS: usize = u16::MAX as usize;
+/// Maximum number of slots of one expanded record type (docs/format.md §4.4: its scalar fields,
+/// `tag` and repeat counts included, each repeated item once), however its fields are grouped
+/// (flat, composites, nested types, repeats): slot numbers are 16-bit, 0..=65535.
+pub const MAX_FIELDS: usize = 1 << 16;
 
 /// Maximum number of fields expanded over the whole DTD (every record type, every use of a
 /// nested type), so that types nesting each other several times cannot take exponential time.

@@ -221,13 +221,15 @@ pub enum DtdError {
     },
     /// Nesting or size beyond the implementation limits.
     #[error("{msg}")]
-    #[diagnostic(code(mtf::dtd::limit), help("flatten the definition"))]
+    #[diagnostic(code(mtf::dtd::limit))]
     Limit {
         msg: String,
         #[source_code]
         src: Src,
         #[label("limit exceeded here")]
         span: SourceSpan,
+        #[help]
+        help: String,
     },
     /// A reference or property path naming no field.
     #[error("{msg}")]
@@ -727,6 +729,7 @@ pub fn from_parse(p: super::parse::ParseProblem, src: &Src) -> DtdError {
             msg: format!("nesting deeper than {} levels", super::parse::MAX_DEPTH),
             src,
             span: sspan(span),
+            help: "flatten the definition".into(),
         },
     }
 }

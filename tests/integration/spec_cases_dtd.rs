@@ -162,3 +162,57 @@ fn a_fragment_record_name_is_reserved_and_labelled_in_the_users_dtd() {
         }
     }
 }
+
+/// Case `dtd-fields-limit`: a record of a tag and 65,535 fields, written flat and as a nested
+/// group (the case's `flat.dtd` and `nested.dtd`, generated here byte for byte), expands to the
+/// same 65,536 slots, the most slot numbers of 16 bits (§4.4, §16): both are accepted; one
+/// field more is refused in both forms, and in the form of repeats, whose counts are slots too.
+#[test]
+fn a_record_type_has_one_slot_limit_however_its_fields_are_grouped() {
+    let fields = |n: usize| vec!["a"; n].join(", ");
+    let flat = |n: usize| {
+        format!(
+            "a.width = 1; a.interpretation = none;\nr : (tag, {}) {{ tag.value = 4; }}\n",
+            fields(n)
+        )
+    };
+    let nested = |n: usize| {
+        format!(
+            "a.width = 1; a.interpretation = none;\nbig : ({});\nr : (tag, big) {{ tag.value = 4; }}\n",
+            fields(n)
+        )
+    };
+    let readme = std::fs::read_to_string(case("dtd-fields-limit").join("README")).unwrap();
+    assert!(readme.contains("65,535 fields"), "{readme}");
+    for (form, text) in [("flat", flat(65_535)), ("nested", nested(65_535))] {
+        let loaded = metatf::dtd::parse_str("case.dtd", &text)
+            .unwrap_or_else(|e| panic!("{form}: {}", metatf::dtd::render_plain(&e)));
+        let s = &loaded.schema;
+        let r = s.record(s.record_by_name(0, "r").unwrap());
+        assert_eq!(r.slots.len(), 65_536, "{form}");
+        assert!(r.slots.last().unwrap().name.ends_with("a_65535"), "{form}");
+    }
+    // `n*a` is two slots (the count and the item): 32,767 of them and the tag are 65,535.
+    let repeats = |n: usize| {
+        format!(
+            "a.width = 1; a.interpretation = none; n.width = 1; n.interpretation = none;\n\
+             r : (tag, {}) {{ tag.value = 4; }}\n",
+            vec!["n*a"; n].join(", ")
+        )
+    };
+    assert!(metatf::dtd::parse_str("case.dtd", &repeats(32_767)).is_ok());
+    for (form, text) in [
+        ("flat", flat(65_536)),
+        ("nested", nested(65_536)),
+        ("repeats", repeats(32_768)),
+    ] {
+        let e = metatf::dtd::parse_str("case.dtd", &text).expect_err(form);
+        let e = metatf::dtd::render_plain(&e);
+        assert!(e.contains("mtf::dtd::limit"), "{form}: {e}");
+        assert!(
+            e.contains("record type `r` has more than 65536 slots (scalar fields, `tag` included)"),
+            "{form}: {e}"
+        );
+        assert_eq!(e.matches("× ").count(), 2, "{form}: one error: {e}");
+    }
+}

@@ -4,8 +4,11 @@
 
 // Design: nested record types are expanded afresh at every use (no memo) because their errors are
 // deduplicated by `DtdErrors::new` anyway, and expansion is bounded: nesting depth by
-// `MAX_DEPTH`, total size by `MAX_FIELDS` and `MAX_TOTAL_FIELDS`, so that hostile input cannot
-// blow up time or stack.
+// `MAX_DEPTH`, the slots of one type by `MAX_FIELDS` and the nodes made over the whole DTD by
+// `MAX_TOTAL_FIELDS`, so that hostile input cannot blow up time or stack. The per-type limit
+// counts slots — scalar fields, `tag` and repeat counts included, each repeated item once
+// (docs/format.md §4.4, §16) — not the items written: a type has one verdict however its fields
+// are grouped, and a slot number always fits its 16 bits.
 
 use super::*;
 
@@ -27,7 +30,7 @@ impl<'a> Resolver<'a> {
         let mut ex = Expander {
             stack: vec![def],
             depth: 0,
-            nodes: 0,
+            slots: 0,
             limit_reported: false,
         };
         let mut level = Level::default();
@@ -42,6 +45,7 @@ impl<'a> Resolver<'a> {
         for (i, item) in list.items.iter().enumerate() {
             if i == 0 {
                 let span = implicit_tag.unwrap_or(item.span);
+                self.count_slot(&mut ex, span);
                 level.names.insert("tag".into(), span);
                 level.bases.insert("tag".into(), 1);
                 out.push(TNode::Scalar {
@@ -126,25 +130,54 @@ impl<'a> Resolver<'a> {
         name
     }
 
+    /// Count one slot of the type being expanded (a scalar field about to be made); `false`
+    /// beyond [`MAX_FIELDS`], reported once at the first slot too many.
+    pub(super) fn count_slot(&mut self, ex: &mut Expander, span: Span) -> bool {
+        ex.slots += 1;
+        if ex.slots <= MAX_FIELDS {
+            return true;
+        }
+        if !ex.limit_reported {
+            ex.limit_reported = true;
+            let name = &self.defs[ex.stack[0]].ast.name.name;
+            self.err(DtdError::Limit {
+                msg: format!(
+                    "record type `{name}` has more than {MAX_FIELDS} slots (scalar fields, `tag` \
+                     included)"
+                ),
+                src: self.src(),
+                span: sspan(span),
+                help: "slot numbers are 16-bit (docs/format.md §16): split the record type".into(),
+            });
+        }
+        false
+    }
+
     pub(super) fn bump(&mut self, ex: &mut Expander, span: Span) -> bool {
-        ex.nodes += 1;
         self.expanded += 1;
-        if ex.depth > MAX_DEPTH || ex.nodes > MAX_FIELDS || self.expanded > MAX_TOTAL_FIELDS {
-            let local = ex.depth > MAX_DEPTH || ex.nodes > MAX_FIELDS;
-            // The whole-DTD budget is reported once, by the expansion that exhausts it.
+        if ex.depth > MAX_DEPTH || ex.slots > MAX_FIELDS || self.expanded > MAX_TOTAL_FIELDS {
+            let local = ex.depth > MAX_DEPTH || ex.slots > MAX_FIELDS;
+            // The whole-DTD budget is reported once, by the expansion that exhausts it (too
+            // many slots were reported by `count_slot`).
             if !ex.limit_reported && (local || self.expanded == MAX_TOTAL_FIELDS + 1) {
                 ex.limit_reported = true;
-                let msg = if ex.depth > MAX_DEPTH {
-                    format!("record types nest more than {MAX_DEPTH} levels deep")
-                } else if ex.nodes > MAX_FIELDS {
-                    format!("record type has more than {MAX_FIELDS} fields")
+                let (msg, help) = if ex.depth > MAX_DEPTH {
+                    (
+                        format!("record types nest more than {MAX_DEPTH} levels deep"),
+                        "flatten the definition",
+                    )
                 } else {
-                    format!("the DTD expands to more than {MAX_TOTAL_FIELDS} fields")
+                    (
+                        format!("the DTD expands to more than {MAX_TOTAL_FIELDS} fields"),
+                        "record types that use others several times multiply their fields: \
+                         flatten the definition",
+                    )
                 };
                 self.err(DtdError::Limit {
                     msg,
                     src: self.src(),
                     span: sspan(span),
+                    help: help.into(),
                 });
             }
             return false;
@@ -223,6 +256,9 @@ impl<'a> Resolver<'a> {
         }
         match self.lookup(def, &id.name) {
             None => {
+                if !self.count_slot(ex, id.span) {
+                    return None;
+                }
                 let name = self.name_at(level, &base, explicit, span);
                 Some(TNode::Scalar {
                     name,
@@ -322,6 +358,9 @@ impl<'a> Resolver<'a> {
             });
             return None;
         }
+        if !self.count_slot(ex, count.span) {
+            return None;
+        }
         let count_name = self.name_at(level, &count.name, false, count.span);
         let count_node = TNode::Scalar {
             name: count_name.clone(),
@@ -346,6 +385,7 @@ impl<'a> Resolver<'a> {
                 None
             }
             FieldType::Named(id) => match self.lookup(def, &id.name) {
+                None if !self.count_slot(ex, id.span) => None,
                 None => {
                     let child = TNode::Scalar {
                         name: name.clone(),

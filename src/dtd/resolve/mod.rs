@@ -194,7 +194,8 @@ struct Level {
 struct Expander {
     stack: Vec<DefId>,
     depth: usize,
-    nodes: usize,
+    /// Scalar fields made so far: the slots of the type (§4.4), `tag` included.
+    slots: usize,
     limit_reported: bool,
 }
 
