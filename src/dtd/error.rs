@@ -729,7 +729,10 @@ pub fn from_parse(p: super::parse::ParseProblem, src: &Src) -> DtdError {
             msg: format!("nesting deeper than {} levels", super::parse::MAX_DEPTH),
             src,
             span: sspan(span),
-            help: "flatten the definition".into(),
+            help: "each field list and repeat counts a level, and in an expression each \
+                   operator and each pair of parentheses (`1 + 2 + 3` has 2; docs/format.md \
+                   §3.4): flatten the definition"
+                .into(),
         },
     }
 }

@@ -733,19 +733,39 @@ impl<'a> Parser<'a> {
 
     /// `term { (+|-) term }`
     fn expr(&self, i: &'a str) -> PResult<'a, Expr> {
-        let _g = self.guard();
+        let (i, (e, _)) = self.expr_depth(i)?;
+        Ok((i, e))
+    }
+
+    /// An expression's levels (docs/format.md §3.4): each operator is one level above its
+    /// operands, each pair of parentheses one level above what they hold; more than
+    /// [`MAX_DEPTH`] fails at the operator or parenthesis that makes one too many.
+    fn deeper(&self, depth: usize, at: &'a str) -> Result<usize, nom::Err<PError<'a>>> {
+        if depth > MAX_DEPTH {
+            return Err(nom::Err::Failure(PError {
+                input: at,
+                expected: Vec::new(),
+                too_deep: true,
+            }));
+        }
+        Ok(depth)
+    }
+
+    /// [`Parser::expr`] with its levels.
+    fn expr_depth(&self, i: &'a str) -> PResult<'a, (Expr, usize)> {
         let start = self.ws(i);
-        let (mut i, mut acc) = self.term(start)?;
+        let (mut i, (mut acc, mut depth)) = self.term(start)?;
         loop {
             let op = if let Ok((r, _)) = self.sym(i, "+", "") {
                 (r, BinOp::Add)
             } else if let Ok((r, _)) = self.sym(i, "-", "") {
                 (r, BinOp::Sub)
             } else {
-                return Ok((i, acc));
+                return Ok((i, (acc, depth)));
             };
-            self.nest(op.0)?;
-            let (rest, rhs) = self.term(op.0)?;
+            let (rest, (rhs, d)) = self.term(op.0)?;
+            // `a - b + c` is `(a - b) + c`: the operator is above both operands.
+            depth = self.deeper(1 + depth.max(d), self.ws(i))?;
             acc = Expr {
                 kind: ExprKind::Binary(op.1, Box::new(acc), Box::new(rhs)),
                 span: self.span(start, rest),
@@ -754,46 +774,54 @@ impl<'a> Parser<'a> {
         }
     }
 
-    /// `atom { * atom }`
-    fn term(&self, i: &'a str) -> PResult<'a, Expr> {
-        let _g = self.guard();
+    /// `atom { * atom }`, with its levels.
+    fn term(&self, i: &'a str) -> PResult<'a, (Expr, usize)> {
         let start = self.ws(i);
-        let (mut i, mut acc) = self.atom(start)?;
+        let (mut i, (mut acc, mut depth)) = self.atom(start)?;
         while let Ok((r, _)) = self.sym(i, "*", "") {
-            self.nest(r)?;
-            let (rest, rhs) = self.atom(r)?;
+            let (rest, (rhs, d)) = self.atom(r)?;
+            depth = self.deeper(1 + depth.max(d), self.ws(i))?;
             acc = Expr {
                 kind: ExprKind::Binary(BinOp::Mul, Box::new(acc), Box::new(rhs)),
                 span: self.span(start, rest),
             };
             i = rest;
         }
-        Ok((i, acc))
+        Ok((i, (acc, depth)))
     }
 
-    /// `integer | path . (value|width) | ( expr )`
-    fn atom(&self, i: &'a str) -> PResult<'a, Expr> {
+    /// `integer | path . (value|width) | ( expr )`, with its levels. The parentheses open
+    /// so far are counted on the way down too (the parser's recursion): never more than the
+    /// levels of the whole expression.
+    fn atom(&self, i: &'a str) -> PResult<'a, (Expr, usize)> {
         let start = self.ws(i);
         if let Ok((i, n)) = self.integer(start) {
             return Ok((
                 i,
-                Expr {
-                    kind: ExprKind::Int(n),
-                    span: self.span(start, i),
-                },
+                (
+                    Expr {
+                        kind: ExprKind::Int(n),
+                        span: self.span(start, i),
+                    },
+                    0,
+                ),
             ));
         }
         if let Ok((i, _)) = self.sym(start, "(", "") {
             let _g = self.guard();
             self.nest(start)?;
-            let (i, e) = self.expr(i)?;
+            let (i, (e, d)) = self.expr_depth(i)?;
             let (i, _) = self.sym(i, ")", "`)`")?;
+            let depth = self.deeper(d + 1, start)?;
             return Ok((
                 i,
-                Expr {
-                    kind: e.kind,
-                    span: self.span(start, i),
-                },
+                (
+                    Expr {
+                        kind: e.kind,
+                        span: self.span(start, i),
+                    },
+                    depth,
+                ),
             ));
         }
         let (mut i, first) = self.ident(start).map_err(|_| {
@@ -829,10 +857,13 @@ impl<'a> Parser<'a> {
         };
         Ok((
             i,
-            Expr {
-                kind: ExprKind::Ref { path, prop },
-                span: self.span(start, i),
-            },
+            (
+                Expr {
+                    kind: ExprKind::Ref { path, prop },
+                    span: self.span(start, i),
+                },
+                0,
+            ),
         ))
     }
 }

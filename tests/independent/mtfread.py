@@ -10,6 +10,7 @@ import os
 import sys
 
 M64 = (1 << 64) - 1
+MAX_DEPTH = 64          # §16: levels of an expression (§3.4)
 
 
 class DtdError(Exception):
@@ -249,36 +250,49 @@ class Parser:
         raise DtdError('syntax: unknown interpretation %s' % kw)
 
     def expr(self):
-        e = self.term()
-        while self.isp('+') or self.isp('-'):
-            op = self.next()[1]
-            e = (op, e, self.term())
+        # §3.4: each operator is a level above its operands, each pair of parentheses a level
+        # above what it holds; more than 64 levels is an error (§16).
+        e, depth = self.expr_levels()
         return e
 
+    def levels(self, depth):
+        if depth > MAX_DEPTH:
+            raise DtdError('limit: expression nested deeper than %d levels' % MAX_DEPTH)
+        return depth
+
+    def expr_levels(self):
+        e, d = self.term()
+        while self.isp('+') or self.isp('-'):
+            op = self.next()[1]
+            r, dr = self.term()
+            e, d = (op, e, r), self.levels(1 + max(d, dr))
+        return e, d
+
     def term(self):
-        e = self.atom()
+        e, d = self.atom()
         while self.isp('*'):
             self.next()
-            e = ('*', e, self.atom())
-        return e
+            r, dr = self.atom()
+            e, d = ('*', e, r), self.levels(1 + max(d, dr))
+        return e, d
 
     def atom(self):
         tok = self.peek()
         if tok[0] == 'int':
             self.next()
-            return ('int', tok[1])
+            return ('int', tok[1]), 0
         if self.isp('('):
             self.next()
-            e = self.expr()
+            e, d = self.expr_levels()
             self.expect_p(')')
-            return e
+            return e, self.levels(d + 1)
         path = [self.ident()]
         while self.isp('.'):
             self.next()
             path.append(self.ident())
         if len(path) < 2 or path[-1] not in ('value', 'width'):
             raise DtdError('syntax: expected PATH.value or PATH.width')
-        return ('ref', path[-1], tuple(path[:-1]))
+        return ('ref', path[-1], tuple(path[:-1])), 0
 
 
 def expr_uses_value(e):

@@ -216,3 +216,48 @@ fn a_record_type_has_one_slot_limit_however_its_fields_are_grouped() {
         assert_eq!(e.matches("× ").count(), 2, "{form}: one error: {e}");
     }
 }
+
+/// How expressions count toward the 64 levels of §16 (§3.4): an operator is a level above its
+/// operands, a pair of parentheses a level above what it holds, whatever the spacing and however
+/// the operators group.
+#[test]
+fn expression_levels_count_operators_and_parentheses() {
+    let width = |e: &str| {
+        let text =
+            format!("x.width = {e}; x.interpretation = none;\nr : (tag, x) {{ tag.value = 4; }}\n");
+        metatf::dtd::parse_str("e.dtd", &text).map_err(|e| metatf::dtd::render_plain(&e))
+    };
+    let sum = |terms: usize| vec!["0"; terms - 1].join(" + ") + " + 1";
+    let product = |factors: usize| vec!["1"; factors].join("*");
+    let parens = |n: usize, inner: &str| format!("{}{inner}{}", "(".repeat(n), ")".repeat(n));
+    let accepted = [
+        sum(65),                                // 64 `+`
+        format!("{} - 1", sum(64)),             // 63 `+` and a `-`
+        format!("{} + 1", product(64)),         // 63 `*` below a `+`
+        format!("1 + {}", product(64)),         // the same on the right
+        parens(64, "1"),                        // 64 pairs
+        parens(63, "0 + 1"),                    // 63 pairs and a `+`
+        format!("({}) * 1", parens(61, "1*1")), // `*`, 62 pairs, `*`
+    ];
+    for e in &accepted {
+        if let Err(err) = width(e) {
+            panic!("{e}: {err}");
+        }
+    }
+    let refused = [
+        sum(66),
+        format!("{} + 1", product(65)), // 64 `*` below a `+`: 65 levels
+        format!("1 + {}", product(65)),
+        parens(65, "1"),
+        parens(64, "0 + 1"),
+        format!("({}) * 1", parens(62, "1*1")),
+    ];
+    for e in &refused {
+        let err = width(e).err().unwrap_or_else(|| panic!("accepted: {e}"));
+        assert!(err.contains("mtf::dtd::limit"), "{e}: {err}");
+        assert!(err.contains("nesting deeper than 64 levels"), "{e}: {err}");
+    }
+    // Spacing changes nothing.
+    assert!(width(&sum(65).replace(' ', "")).is_ok());
+    assert!(width(&sum(66).replace(' ', "\n")).is_err());
+}
