@@ -51,8 +51,9 @@ pub struct Scope {
     pub id: u8,
     /// Section name; `""` for the global scope.
     pub name: String,
-    /// Every record type usable in this scope (global ones first, then the section's own), in
-    /// definition order.
+    /// Every taggable record type usable in this scope, in the order docs/format.md §15.3
+    /// defines (a checkpoint's slot states follow it): the built-ins, the included fragments'
+    /// records, the global ones as written, then the section's own as written.
     pub records: Vec<RecordId>,
     /// Tag value → record type, for the records of `records`.
     pub by_tag: HashMap<u64, RecordId>,

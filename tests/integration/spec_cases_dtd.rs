@@ -261,3 +261,96 @@ fn expression_levels_count_operators_and_parentheses() {
     assert!(width(&sum(65).replace(' ', "")).is_ok());
     assert!(width(&sum(66).replace(' ', "\n")).is_err());
 }
+
+/// The order of a scope's slot states in a stored checkpoint (§15.3): built-ins, the included
+/// fragments' records (wherever the `include` is), the global records as written (one written
+/// after a section block too), then the section's own. The expected numbers are counted by hand
+/// from §5's prelude and §3.5's fragment text.
+#[test]
+fn checkpoint_slot_states_follow_the_scopes_order_of_record_types() {
+    let dir = tempdir();
+    let dtd = "a.width = 1; a.interpretation = none;\nb.width = 2; b.interpretation = none;\n\
+               g1 : (tag, a, b) { tag.value = 4; }\n\
+               section s 1 { l1 : (tag, b, a) { tag.value = 5; } }\n\
+               include import;\n\
+               g2 : (tag, a) { tag.value = 6; }\n";
+    std::fs::write(dir.path().join("t.dtd"), dtd).unwrap();
+    let txt = "%mtf 1 dtd=\"t.dtd\" class=32 order=little\n\
+               metadata g2.a width 2\n\
+               g2 a=300\n\
+               section s\n\
+               metadata g1.b width 1\n\
+               metadata g2.a width 2\n\
+               metadata l1.a width 2\n\
+               l1 b=1 a=300\n";
+    std::fs::write(dir.path().join("t.txt"), txt).unwrap();
+    let trace = dir.path().join("t.mtf");
+    let o = mtf(&["pack", s(&dir.path().join("t.txt")), "-o", s(&trace)]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = mtf(&["index", "--every", "1", s(&trace)]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+
+    // The taggable record types in the scope's order with their slot counts (§4.4).
+    let order: &[(&str, u32)] = &[
+        ("comment", 3), // tag, vfield.length, vfield.data
+        ("section", 2),
+        ("metadata", 5),
+        ("import_origin", 8), // tag, version, container, files, format (2), mapping (2)
+        ("import_part", 7),
+        ("import_raw", 3),
+        ("import_noeol", 1),
+        ("import_chunk", 3),
+        ("import_archive", 3),
+        ("import_entry", 10),
+        ("import_routed", 3),
+        ("g1", 3),
+        ("g2", 2),
+        ("l1", 3), // section `s` only
+    ];
+    let base = |name: &str| -> u32 {
+        order
+            .iter()
+            .take_while(|(n, _)| *n != name)
+            .map(|(_, c)| c)
+            .sum()
+    };
+    let global_slots = base("l1");
+    let section_slots = global_slots + 3;
+    // g1.b is slot 2 of g1, g2.a slot 1 of g2, l1.a slot 2 of l1.
+    let (g1_b, g2_a, l1_a) = (base("g1") + 2, base("g2") + 1, base("l1") + 2);
+    assert_eq!((global_slots, g1_b, g2_a, l1_a), (53, 50, 52, 55));
+
+    // Each entry's stored state (§15.1, §15.3): section, nslots, and the changed slots.
+    let idx = std::fs::read(dir.path().join("t.mtf.idx")).unwrap();
+    let le32 = |at: usize| u32::from_le_bytes(idx[at..at + 4].try_into().unwrap());
+    let count = u64::from_le_bytes(idx[48..56].try_into().unwrap()) as usize;
+    let mut at = 56;
+    let mut states = Vec::new();
+    for _ in 0..count {
+        let cp = at + 4 + 17;
+        let flags = idx[cp + 20];
+        assert_ne!(flags & 4, 0, "a state follows");
+        let st = cp + 29;
+        let (nslots, nchanged) = (le32(st + 1), le32(st + 5) as usize);
+        let changed: Vec<u32> = (0..nchanged).map(|k| le32(st + 9 + 40 * k)).collect();
+        states.push((idx[st], nslots, changed));
+        at += 4 + le32(at) as usize;
+    }
+    let g = |changed: Vec<u32>| (0u8, global_slots, changed);
+    let sec = |changed: Vec<u32>| (1u8, section_slots, changed);
+    assert_eq!(
+        states,
+        [
+            g(vec![g2_a]),
+            g(vec![g2_a]),
+            sec(vec![]),
+            sec(vec![g1_b]),
+            sec(vec![g1_b, g2_a]),
+            sec(vec![g1_b, g2_a, l1_a]),
+            sec(vec![g1_b, g2_a, l1_a]),
+        ]
+    );
+    // And the index resumes the decode: every checkpoint verified against a full one.
+    let o = mtf(&["index", "--check", s(&trace)]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+}
