@@ -74,10 +74,9 @@ fn index_time_of_a_time_read_through_a_reference_into_text() {
     for (i, line) in txt.lines().skip(1).enumerate() {
         let t = if let Some(v) = line.strip_prefix("a t=") {
             Some(v.parse::<u64>().unwrap())
-        } else if let Some(v) = line.strip_prefix("b r=@") {
-            Some(v.parse::<u64>().unwrap() * 1000)
         } else {
-            None
+            line.strip_prefix("b r=@")
+                .map(|v| v.parse::<u64>().unwrap() * 1000)
         };
         if let Some(t) = t {
             largest = Some(largest.map_or(t, |m| m.max(t)));
