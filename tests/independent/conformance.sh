@@ -63,6 +63,33 @@ for t in "$here"/t/*.mtf; do
     esac
     compare "$b" "$t" "$d"
 done
+# Expression levels (format.md §3.4, §16): t19.dtd's three width expressions have 64 levels each
+# and are read above; one level more in any of them is refused by both readers (status 3).
+for shape in v w u; do
+    case $shape in
+        v) edit='/^v :/ s/d\.width = 0 + /d.width = 0 + 0 + /' ;;
+        w) edit='/^w :/ { s/d\.width = (/d.width = ((/; s/); }/)); }/; }' ;;
+        u) edit='/^u :/ s/d\.width = 1\*/d.width = 1*1*/' ;;
+    esac
+    sed "$edit" "$here/t/t19.dtd" > "$work/t19-$shape.dtd"
+    if cmp -s "$here/t/t19.dtd" "$work/t19-$shape.dtd"; then
+        echo "FAIL t19-$shape-65-levels: the edit changed nothing"
+        fail=1
+        failed=$((failed + 1))
+        continue
+    fi
+    rpy=0 rmtf=0
+    python3 "$here/mtfread.py" --dtd "$work/t19-$shape.dtd" "$here/t/t19.mtf" > /dev/null 2>&1 || rpy=$?
+    "$mtf" dump --dtd "$work/t19-$shape.dtd" "$here/t/t19.mtf" > /dev/null 2>&1 || rmtf=$?
+    if [ "$rpy" = 3 ] && [ "$rmtf" = 3 ]; then
+        echo "ok   t19-$shape-65-levels (refused by both)"
+        passed=$((passed + 1))
+    else
+        echo "FAIL t19-$shape-65-levels: exit status $rmtf (mtf) vs $rpy (reader), both should be 3"
+        fail=1
+        failed=$((failed + 1))
+    fi
+done
 # Live sets chosen by the encoder (format.md §13): t/live.txt, an alloc/free trace for
 # hatf10.dtd, packed and re-encoded with `mtf compact --live`, which must declare live/1.
 if "$mtf" pack "$here/t/live.txt" -o "$work/in-live-plain.mtf" 2> "$work/live.err" &&

@@ -11,6 +11,7 @@ import sys
 
 M64 = (1 << 64) - 1
 MAX_DEPTH = 64          # §16: levels of an expression (§3.4)
+MAX_SLOTS = 1 << 16     # §4.4, §16: slots of one record type, however its fields are grouped
 
 
 class DtdError(Exception):
@@ -591,6 +592,8 @@ class Dtd:
         for s in self.scalars:
             s.slot = len(slots)
             slots.append(s)
+        if len(slots) > MAX_SLOTS:
+            raise DtdError('limit: record type %s has more than %d slots' % (rt.name, MAX_SLOTS))
         rt.slots = slots
         for s in slots:
             self.resolve_props(s, rt)
