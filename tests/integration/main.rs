@@ -42,6 +42,8 @@ mod roundtrip_prop;
 mod safe_io;
 mod salvage;
 mod scan;
+#[cfg(feature = "cli")]
+mod spec_analysis;
 mod spec_cases;
 mod split_streams;
 #[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
