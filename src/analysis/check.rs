@@ -212,6 +212,12 @@ impl<'s> Check<'s> {
                 }
                 return s;
             }
+            FindingKind::Bytes if f.what.is_some() => {
+                let _ = write!(
+                    s,
+                    "its byte count reads a field of {sname} {id}{keyed}, which is not alive: the block counts 0 bytes"
+                );
+            }
             FindingKind::Bytes => {
                 s.push_str("its byte count overflows or goes negative");
             }

@@ -2,7 +2,8 @@
 //!
 //! A producer (the declarations interpreted over a trace) yields one [`HeapEvent`] per
 //! allocation-relevant action of a data record; a record that both frees and allocates (a
-//! moving realloc) yields one [`HeapOp::Move`]. Consumers (statistics, `replay`, `simulate`)
+//! moving realloc) yields one [`HeapOp::Move`] (docs/format.md §14.3 says which undefine pairs
+//! with which define, and in what order a record's events come). Consumers (statistics, `replay`, `simulate`)
 //! never look at record names: everything they know comes from these events.
 
 /// One allocation event of a trace.

@@ -15,9 +15,12 @@
 // them, so that a finding can say where an id came from.
 
 // Design (moves and frees): a record's actions run undefines first, so a realloc frees its old
-// block before it defines the new one; the freed block is held until the define, which turns
-// the pair into one `HeapOp::Move` (the block keeps its size unless the record declares one),
-// or emitted as a `Free` at the end of the record. Recently undefined ids are remembered in a
+// block before it defines the new one; the freed blocks are held until the first define of the
+// record (or its end), where they pair with its defines of the same namespace and key in field
+// order (docs/format.md §14.3): a pair becomes one `HeapOp::Move` (the block keeps its size
+// unless the record declares one), a block left over a `Free`, emitted then, before the
+// defines' events. The held blocks live in a vector the interpreter reuses from record to
+// record, so a record allocates nothing. Recently undefined ids are remembered in a
 // bounded FIFO (`DEAD_REMEMBERED`) so that a double free is told from a free of an id never
 // seen (which may be normal for a format: a trace that starts late), without memory that grows
 // with the trace.
@@ -387,8 +390,8 @@ impl Dead {
 
 /// Why a byte count is not known.
 enum Unknown {
-    /// A field that did not occur, or a lookup of an id that is not alive.
-    Missing,
+    /// A lookup (`NS.G.value`) of an id of this namespace that is not alive.
+    Dead(SpaceId),
     /// An overflow or a negative result.
     Arithmetic,
 }
@@ -399,8 +402,11 @@ struct Cx {
     thread: Option<u64>,
     time: Option<u64>,
     looked: Option<Looked>,
-    /// A block freed by this record, for a move into the block it defines.
-    freed: Option<(SpaceId, u64, u64, Live)>,
+    /// The blocks this record's undefines freed, in field order, until they pair with its
+    /// defines (`Interpreter::pair`).
+    freed: Vec<Freed>,
+    /// Whether the freed blocks were paired (at the record's first define, open, or its end).
+    paired: bool,
     /// Whether the sink wants events ([`Sink::wants_events`]).
     events: bool,
 }
@@ -427,6 +433,17 @@ impl Cx {
             });
         }
     }
+}
+
+/// A block an undefine freed, held until the record's defines pair with it.
+#[derive(Debug, Clone, Copy)]
+struct Freed {
+    space: SpaceId,
+    key: u64,
+    id: u64,
+    live: Live,
+    /// The index (in the record's actions) of the define it pairs with: the block moves there.
+    to: Option<usize>,
 }
 
 #[derive(Debug, Clone)]
@@ -460,8 +477,8 @@ pub struct Interpreter<'s> {
     next_id: Vec<u64>,
     names: HashMap<(SpaceId, u64), Name>,
     text_sites: HashMap<(SpaceId, u64), Box<str>>,
-    /// The last value of each monotonic series, per key; key 0 (an unkeyed series) by series
-    /// in `mono0`.
+    /// The last value of each keyed monotonic series, per key; a series over the whole trace
+    /// (no key) in `mono0`, by series.
     mono: HashMap<(u32, u64), (u64, At)>,
     mono0: Vec<Option<(u64, At)>>,
     /// Per record type: whether it declares anything.
@@ -470,6 +487,8 @@ pub struct Interpreter<'s> {
     needed: Vec<Box<[bool]>>,
     /// The stored values of the id a record looked up, reused from record to record.
     scratch: Vec<u64>,
+    /// The blocks a record freed (`Cx::freed`), reused from record to record.
+    freed: Vec<Freed>,
     dead: Dead,
     clock: Option<u64>,
     tracked: usize,
@@ -521,6 +540,7 @@ impl<'s> Interpreter<'s> {
                 .map(|(r, rt)| needed_slots(decl.record(r as RecordId), rt.slots.len()))
                 .collect(),
             scratch: Vec::new(),
+            freed: Vec::new(),
             dead: Dead::default(),
             clock: None,
             tracked: 0,
@@ -661,20 +681,32 @@ impl<'s> Interpreter<'s> {
         if !self.monotonic(decl, time, at, sink) {
             return;
         }
+        let mut freed = std::mem::take(&mut self.freed);
+        freed.clear();
         let mut cx = Cx {
             at,
             thread,
             time,
             looked: None,
-            freed: None,
+            freed,
+            paired: false,
             events: sink.wants_events(),
         };
-        for a in &decl.actions {
+        for (i, a) in decl.actions.iter().enumerate() {
+            if !cx.paired
+                && matches!(
+                    a.kind,
+                    ActionKind::Define | ActionKind::DefineNext | ActionKind::Open
+                )
+            {
+                self.pair(decl, i, &mut cx, sink);
+            }
             let Some(id) = self.int(a.slot) else { continue };
             let key = a.key.and_then(|s| self.int(s)).unwrap_or(0);
             let ns = &self.decl.namespaces[a.space as usize];
+            // `definesNext`'s field is not the id: `define` tells whether the next id is null.
             let is_null = ns.null == Some(id) && a.kind != ActionKind::DefineNext;
-            if is_null && a.kind != ActionKind::Define {
+            if is_null && !matches!(a.kind, ActionKind::Define) {
                 continue;
             }
             let ok = match a.kind {
@@ -690,20 +722,73 @@ impl<'s> Interpreter<'s> {
                     self.refer(a.space, key, id, &mut cx, sink);
                     true
                 }
-                ActionKind::Define | ActionKind::DefineNext => {
-                    self.define(decl, a.kind, a.space, key, id, is_null, &mut cx, view, sink)
-                }
+                ActionKind::Define | ActionKind::DefineNext => self.define(
+                    decl, i, a.kind, a.space, key, id, is_null, &mut cx, view, sink,
+                ),
                 ActionKind::Open => self.open(decl, a.space, key, id, at, sink),
             };
             if !ok {
                 return;
             }
         }
-        if let Some((fs, fk, fid, l)) = cx.freed.take() {
-            cx.emit(sink, fs, fk, l.site(), HeapOp::Free { id: fid });
+        if !cx.paired {
+            self.pair(decl, decl.actions.len(), &mut cx, sink);
         }
+        self.freed = std::mem::take(&mut cx.freed);
         if let Some(l) = cx.looked {
             self.scratch = l.stored;
+        }
+    }
+
+    /// Pair the blocks the record's undefines freed with its defines from action `from` on
+    /// (docs/format.md §14.3): in field order, each define of a namespace of ids takes the
+    /// first block freed in its namespace and key that no earlier define took; a define of the
+    /// null id takes none. The blocks left over are freed now, in field order, before the
+    /// defines' events.
+    fn pair(&mut self, decl: &RecordDecl, from: usize, cx: &mut Cx, sink: &mut dyn SinkDyn) {
+        cx.paired = true;
+        if cx.freed.is_empty() {
+            return;
+        }
+        for (i, a) in decl.actions.iter().enumerate().skip(from) {
+            if !matches!(a.kind, ActionKind::Define | ActionKind::DefineNext) {
+                continue;
+            }
+            let Some(value) = self.int(a.slot) else {
+                continue;
+            };
+            let ns = &self.decl.namespaces[a.space as usize];
+            let id = if a.kind == ActionKind::DefineNext {
+                let before = decl.actions[from..i]
+                    .iter()
+                    .filter(|b| b.kind == ActionKind::DefineNext && b.space == a.space)
+                    .count() as u64;
+                self.next_id[a.space as usize].wrapping_add(before)
+            } else {
+                value
+            };
+            if ns.kind != SpaceKind::Ids || ns.null == Some(id) {
+                continue;
+            }
+            let key = a.key.and_then(|s| self.int(s)).unwrap_or(0);
+            if let Some(f) = cx
+                .freed
+                .iter_mut()
+                .find(|f| f.to.is_none() && f.space == a.space && f.key == key)
+            {
+                f.to = Some(i);
+            }
+        }
+        for f in &cx.freed {
+            if f.to.is_none() {
+                cx.emit(
+                    sink,
+                    f.space,
+                    f.key,
+                    f.live.site(),
+                    HeapOp::Free { id: f.id },
+                );
+            }
         }
     }
 
@@ -764,7 +849,9 @@ impl<'s> Interpreter<'s> {
             };
             let Some(value) = value else { continue };
             let key = m.key.and_then(|s| self.int(s)).unwrap_or(0);
-            let entry = if key == 0 {
+            // A series over the whole trace is apart from every keyed one (key 0 included).
+            let whole = m.key.is_none();
+            let entry = if whole {
                 self.mono0
                     .get_mut(m.series as usize)
                     .and_then(Option::as_mut)
@@ -793,7 +880,7 @@ impl<'s> Interpreter<'s> {
                     if !self.track(sink, at) {
                         return false;
                     }
-                    if key == 0 {
+                    if whole {
                         let i = m.series as usize;
                         if self.mono0.len() <= i {
                             self.mono0.resize(i + 1, None);
@@ -875,10 +962,13 @@ impl<'s> Interpreter<'s> {
         if ns.kind != SpaceKind::Ids {
             return;
         }
-        match cx.freed {
-            None => cx.freed = Some((space, key, id, l)),
-            Some(_) => cx.emit(sink, space, key, l.site(), HeapOp::Free { id }),
-        }
+        cx.freed.push(Freed {
+            space,
+            key,
+            id,
+            live: l,
+            to: None,
+        });
     }
 
     /// Remember an undefined id for a while (a bounded cache, oldest forgotten first).
@@ -964,6 +1054,7 @@ impl<'s> Interpreter<'s> {
     fn define(
         &mut self,
         decl: &RecordDecl,
+        action: usize,
         kind: ActionKind,
         space: SpaceId,
         key: u64,
@@ -981,12 +1072,10 @@ impl<'s> Interpreter<'s> {
         } else {
             id
         };
-        if is_null {
-            // A failed allocation (malloc returning NULL); a realloc that returned NULL after
-            // freeing is a free.
-            if let Some((fs, fk, fid, l)) = cx.freed.take() {
-                cx.emit(sink, fs, fk, l.site(), HeapOp::Free { id: fid });
-            }
+        // Defining the null id does nothing (§14.1), also when `definesNext` reaches it: a
+        // failed allocation (malloc returning NULL). A realloc that returned NULL after freeing
+        // is a free: its freed block paired with no define (`Interpreter::pair`).
+        if is_null || ns.null == Some(id) {
             return true;
         }
         let bytes = self.bytes(decl, cx.looked.as_ref(), cx.at, sink);
@@ -1030,14 +1119,29 @@ impl<'s> Interpreter<'s> {
         // alive nothing asks whether it was undefined recently (only an id that is not alive
         // is looked up there), and when it is undefined again its entry is replaced; so the
         // findings are the same without one more hash look-up per allocation.
+        // The block this define moves (paired with an undefine of the record, §14.3).
+        let moved = cx
+            .freed
+            .iter()
+            .find(|f| f.to == Some(action))
+            .map(|f| (f.id, f.live));
         // A move without a byte count: the block keeps its size.
-        let kept = match &cx.freed {
-            Some((fs, fk, _, l)) if *fs == space && *fk == key && ns.kind == SpaceKind::Ids => {
-                bytes.or(Some(l.bytes))
-            }
-            _ => bytes,
+        let kept = match moved {
+            Some((_, l)) => bytes.or(Some(l.bytes)),
+            None => bytes,
         };
         let live = Live::new(cx.at, kept.unwrap_or(0), site, stored);
+        // A realloc onto an id that is alive: the record's undefines come before the define
+        // (§14.1), so its old block is freed before the live id's block is forgotten, and the
+        // new block is an allocation (a move with a byte count counts as a free and an
+        // allocation anyway). A move without one keeps its block: a move, after that free.
+        let split = moved.is_some()
+            && bytes.is_some()
+            && !ns.shared
+            && self.live[sp].contains_key(&(key, id));
+        if let (true, Some((old, l))) = (split, moved) {
+            cx.emit(sink, space, key, l.site(), HeapOp::Free { id: old });
+        }
         self.alive[sp] += 1;
         if ns.shared {
             self.shared[sp].entry((key, id)).or_default().push(live);
@@ -1065,22 +1169,32 @@ impl<'s> Interpreter<'s> {
             return true;
         }
         let align = decl.align.and_then(|s| self.int(s));
-        let op = match cx.freed.take() {
-            Some((fs, fk, old, _)) if fs == space && fk == key => HeapOp::Move {
-                old,
-                new: id,
-                size: bytes,
-            },
-            other => {
-                if let Some((fs, fk, fid, l)) = other {
-                    cx.emit(sink, fs, fk, l.site(), HeapOp::Free { id: fid });
-                }
+        let (op, site) = match moved {
+            Some((_, l)) if split => (
                 HeapOp::Alloc {
                     id,
                     size: bytes.unwrap_or(0),
                     align,
-                }
-            }
+                },
+                // As a realloc's new block: the old block's site unless the record names one.
+                site.or(l.site()),
+            ),
+            Some((old, _)) => (
+                HeapOp::Move {
+                    old,
+                    new: id,
+                    size: bytes,
+                },
+                site,
+            ),
+            None => (
+                HeapOp::Alloc {
+                    id,
+                    size: bytes.unwrap_or(0),
+                    align,
+                },
+                site,
+            ),
         };
         cx.emit(sink, space, key, site, op);
         true
@@ -1169,8 +1283,33 @@ impl<'s> Interpreter<'s> {
             .or_else(|| decl.bytes.iter().find(|b| b.when.is_none()))?;
         match self.eval(&b.expr, looked) {
             Ok(v) => Some(v),
-            // A field that did not occur, or an id that is not alive (reported as such).
-            Err(Unknown::Missing) => None,
+            // The id the count reads a field of is not alive (docs/format.md §14.3): the count
+            // cannot be computed, said with the severity the DTD gives the reference (which is
+            // reported too, unless that is `normal`).
+            Err(Unknown::Dead(space)) => {
+                let ns = &self.decl.namespaces[space as usize];
+                let refer = decl
+                    .actions
+                    .iter()
+                    .find(|a| a.kind == ActionKind::Refer && a.space == space);
+                let id = refer.and_then(|a| self.int(a.slot)).unwrap_or(0);
+                let key = refer
+                    .and_then(|a| a.key)
+                    .and_then(|s| self.int(s))
+                    .unwrap_or(0);
+                sink.finding(Finding {
+                    kind: FindingKind::Bytes,
+                    severity: ns.unknown_refers,
+                    at,
+                    space: Some(space),
+                    key,
+                    id,
+                    defined: None,
+                    expected: None,
+                    what: Some("not alive".to_string()),
+                });
+                None
+            }
             Err(Unknown::Arithmetic) => {
                 sink.finding(Finding {
                     kind: FindingKind::Bytes,
@@ -1192,11 +1331,12 @@ impl<'s> Interpreter<'s> {
         let arith = |r: Option<u64>| r.ok_or(Unknown::Arithmetic);
         match e {
             AExpr::Const(v) => Ok(*v),
-            AExpr::Field(s) => self.int(*s).ok_or(Unknown::Missing),
+            // A field that did not occur (an empty repeat) reads 0, as in §3.4.
+            AExpr::Field(s) => Ok(self.int(*s).unwrap_or(0)),
             AExpr::Lookup { space, stored } => looked
                 .filter(|l| l.space == *space)
                 .and_then(|l| l.stored.get(*stored as usize).copied())
-                .ok_or(Unknown::Missing),
+                .ok_or(Unknown::Dead(*space)),
             AExpr::Add(a, b) => arith(self.eval(a, looked)?.checked_add(self.eval(b, looked)?)),
             AExpr::Sub(a, b) => arith(self.eval(a, looked)?.checked_sub(self.eval(b, looked)?)),
             AExpr::Mul(a, b) => arith(self.eval(a, looked)?.checked_mul(self.eval(b, looked)?)),

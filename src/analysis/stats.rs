@@ -867,16 +867,17 @@ impl HeapStats {
         let w = self.in_window;
         let taken = self.take(sp, key, id);
         let s = &mut self.spaces[sp as usize];
-        let temporary = s.last_alloc == Some((key, id));
-        if w {
-            s.last_alloc = None;
-        }
         let Some(b) = taken else {
             if w && count {
                 s.unknown_frees += 1;
             }
             return None;
         };
+        // A free of an id that is not alive is no event: it does not end a candidacy.
+        let temporary = s.last_alloc == Some((key, id));
+        if w {
+            s.last_alloc = None;
+        }
         s.live_bytes -= b.size;
         s.live_blocks -= 1;
         if w {
@@ -910,6 +911,16 @@ impl HeapStats {
         };
         if w {
             self.spaces[sp as usize].moves += 1;
+        }
+        // Temporary allocations are followed by block: a move is neither an allocation nor a
+        // free, and the block stays a candidate under its new id (docs/stats.md).
+        let s = &mut self.spaces[sp as usize];
+        if s.last_alloc == Some((key, old)) {
+            s.last_alloc = Some((key, new));
+        } else if s.last_alloc == Some((key, new)) && !s.info.shared {
+            // The candidate is the block this move puts out of the live state (a free the
+            // trace does not show): it ends the candidacy as a free would.
+            s.last_alloc = None;
         }
         let k = (key, new);
         let mut b = Block { below: 0, ..b };
@@ -1955,12 +1966,12 @@ mod tests {
             fn free(&mut self, sp: u32, key: u64, id: u64, r: u64) -> Option<u64> {
                 let taken = self.take(sp, key, id);
                 let f = &mut self.figures[sp as usize];
-                let temporary = f.last_alloc == Some((key, id));
-                f.last_alloc = None;
                 let Some(h) = taken else {
                     f.unknown_frees += 1;
                     return None;
                 };
+                let temporary = f.last_alloc == Some((key, id));
+                f.last_alloc = None;
                 f.frees += 1;
                 f.bytes_freed += h.size;
                 f.lifetimes.push(r - h.born);
@@ -1992,7 +2003,13 @@ mod tests {
                             self.figures[sp as usize].unknown_frees += 1;
                             return;
                         };
-                        self.figures[sp as usize].moves += 1;
+                        let f = &mut self.figures[sp as usize];
+                        f.moves += 1;
+                        if f.last_alloc == Some((key, old)) {
+                            f.last_alloc = Some((key, new));
+                        } else if f.last_alloc == Some((key, new)) && !Model::shared(sp) {
+                            f.last_alloc = None;
+                        }
                         let redefined = self.put(sp, key, new, h);
                         self.figures[sp as usize].redefined += u64::from(redefined);
                     }

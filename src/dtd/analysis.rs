@@ -344,7 +344,8 @@ pub struct Monotonic {
     /// The field; `None` for the record's time (all its time fields).
     pub slot: Option<SlotId>,
     /// The series it belongs to (records share a series by field type name, `time` for the
-    /// record time): an index into [`Analysis`]'s series names, see [`Monotonic::series`].
+    /// record time, and key: `trace` or the key field's name; docs/format.md §14.1): an index
+    /// into [`Analysis`]'s series names, see [`Monotonic::series`].
     pub series: u32,
     /// The series' name.
     pub series_name: String,

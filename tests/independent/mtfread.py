@@ -1394,9 +1394,265 @@ class Trace:
         return self.errors
 
 
+# ---------------------------------------------------------------- heap figures (§14, stats.md)
+#
+# `--heap`: the figures of docs/stats.md per namespace of ids, from the analysis/1 declarations
+# read as format.md §14 states them: roles act on a field's first occurrence; a record's actions
+# apply undefines, then references, then defines, each in field order; undefines and defines of
+# one namespace and key pair in field order (a define of the null id pairs with none), each pair
+# a move, the undefines left over frees, emitted before the defines' events; `definesNext`
+# defines first + n (nothing when that is null). Statistics: a move with a byte count is a free
+# and an allocation; temporary = freed with no allocation or free of the namespace between,
+# following the block through moves; a free of an id not alive is no event. Only what the spec
+# cases need: no lookups (`NS.G.value`), no sites, no redefinitions (reported unsupported).
+
+class Unsupported(Exception):
+    pass
+
+
+class Heap:
+    FIGS = ('allocations', 'frees', 'moves', 'bytes_allocated', 'bytes_freed', 'temporary',
+            'leaked_blocks')
+
+    def __init__(self, trace):
+        self.t = trace
+        self.dtd = trace.dtd
+        self.spaces = {}      # name -> namespace properties
+        self.order = []
+        self.live = {}        # (ns, key, id) -> [block, ...] (several only in a shared namespace)
+        self.next_id = {}
+        self.figs = {}
+        self.cand = {}        # ns -> the block that is a temporary candidate
+        self.plans = {}
+
+    def ns_prop(self, ns, prop, default):
+        v = self.dtd.global_defaults.get((ns, prop))
+        if v is None:
+            return default
+        if v[0] == 'ident':
+            return v[1]
+        return self.dtd.const_eval(v[1])
+
+    def space(self, ns):
+        if ns not in self.spaces:
+            self.spaces[ns] = {
+                'kind': self.ns_prop(ns, 'kind', 'ids'),
+                'null': self.ns_prop(ns, 'null', None),
+                'first': self.ns_prop(ns, 'first', 0),
+                'key': self.ns_prop(ns, 'key', None),
+                'shared': self.ns_prop(ns, 'shared', 'no') == 'yes',
+            }
+            self.order.append(ns)
+            self.figs[ns] = dict.fromkeys(self.FIGS, 0)
+            self.next_id[ns] = self.spaces[ns]['first']
+        return self.spaces[ns]
+
+    @staticmethod
+    def scalars(layout, out):
+        for node in layout:
+            if isinstance(node, Repeat):
+                Heap.scalars(node.items, out)
+            else:
+                out.append(node)
+        return out
+
+    def plan(self, rt):
+        p = self.plans.get(rt.name)
+        if p is not None:
+            return p
+        acts, counts = [], []
+        group = {'undefines': 0, 'refers': 1, 'defines': 2, 'definesNext': 2}
+        scal = self.scalars(rt.layout, [])
+        for s in scal:
+            if s.slot == 0:
+                continue
+            for role in ('undefines', 'refers', 'defines', 'definesNext'):
+                v, _ = self.dtd.lookup(s, rt, role)
+                if v is not None and v[0] == 'ident':
+                    acts.append((group[role], s.slot, role, v[1], s))
+            b, lvl = self.dtd.lookup(s, rt, 'bytes')
+            if b is not None:
+                w, _ = self.dtd.lookup(s, rt, 'when')
+                i, _ = self.dtd.lookup(s, rt, 'is')
+                guard = None
+                if w is not None:
+                    guard = (self.dtd.find(lvl, (w[1],)), self.dtd.const_eval(i[1]))
+                counts.append((b[1], lvl, guard))
+        acts.sort(key=lambda a: (a[0], a[1]))
+        # a byte count without a guard applies when no guarded one does
+        counts.sort(key=lambda c: c[2] is None)
+        p = (acts, counts, scal)
+        self.plans[rt.name] = p
+        return p
+
+    def first_values(self, layout, out):
+        for node, v in layout:
+            if isinstance(node, Repeat):
+                for item in v:
+                    self.first_values(item, out)
+            elif id(node) not in out:
+                if isinstance(v, RefVal):
+                    e = self.t.deref(v)
+                    v = e.v if isinstance(e, IntVal) else v.number
+                elif isinstance(v, IntVal):
+                    v = v.v
+                else:
+                    v = None
+                out[id(node)] = v
+        return out
+
+    def eval(self, e, lvl, vals):
+        if e[0] == 'int':
+            return e[1]
+        if e[0] == 'ref':
+            if e[1] != 'value' or len(e[2]) != 1 and e[2][0] in self.spaces:
+                raise Unsupported('byte count %r' % (e,))
+            try:
+                tgt = self.dtd.find(lvl, e[2])
+            except DtdError:
+                raise Unsupported('byte count %r' % (e,))
+            v = vals.get(id(tgt))
+            return 0 if v is None else v
+        a, b = self.eval(e[1], lvl, vals), self.eval(e[2], lvl, vals)
+        r = a + b if e[0] == '+' else a - b if e[0] == '-' else a * b
+        if r < 0 or r > M64:
+            return None
+        return r
+
+    def key_of(self, sp, scal, vals):
+        if sp['key'] is None:
+            return 0
+        for s in scal:
+            if s.name == sp['key'] or s.typename == sp['key']:
+                v = vals.get(id(s))
+                return 0 if v is None else v
+        return 0
+
+    # statistics of one namespace (docs/stats.md)
+    def alloc(self, ns, k, size):
+        b = {'size': size}
+        self.live.setdefault(k, []).append(b)
+        f = self.figs[ns]
+        f['allocations'] += 1
+        f['bytes_allocated'] += size
+        self.cand[ns] = b
+        return b
+
+    def free(self, ns, b):
+        f = self.figs[ns]
+        f['frees'] += 1
+        f['bytes_freed'] += b['size']
+        if self.cand.get(ns) is b:
+            f['temporary'] += 1
+        self.cand[ns] = None
+
+    def take(self, k):
+        v = self.live.get(k)
+        if not v:
+            return None
+        b = v.pop()
+        if not v:
+            del self.live[k]
+        return b
+
+    def record(self, rt, payload):
+        acts, counts, scal = self.plan(rt)
+        if not acts:
+            return
+        vals = self.first_values(payload[0], {})
+        freed = []    # [ns, key, id, block, paired]
+        paired = False
+        nexts = {}
+        for grp, slot, role, ns, s in acts:
+            sp = self.space(ns)
+            v = vals.get(id(s))
+            if v is None:
+                continue
+            k = self.key_of(sp, scal, vals)
+            if grp == 2 and not paired:
+                paired = True
+                n = {}
+                for g2, _, r2, ns2, s2 in acts:
+                    if g2 != 2 or vals.get(id(s2)) is None:
+                        continue
+                    sp2 = self.space(ns2)
+                    if r2 == 'definesNext':
+                        i2 = self.next_id[ns2] + n.get(ns2, 0)
+                        n[ns2] = n.get(ns2, 0) + 1
+                    else:
+                        i2 = vals[id(s2)]
+                    if sp2['kind'] != 'ids' or i2 == sp2['null']:
+                        continue
+                    k2 = self.key_of(sp2, scal, vals)
+                    for fr in freed:
+                        if fr[4] is None and fr[0] == ns2 and fr[1] == k2:
+                            fr[4] = id(s2)
+                            break
+                for fr in freed:
+                    if fr[4] is None:
+                        self.free(fr[0], fr[3])
+            if role == 'undefines':
+                if v == sp['null'] or sp['kind'] != 'ids':
+                    continue
+                b = self.take((ns, k, v))
+                if b is not None:
+                    freed.append([ns, k, v, b, None])
+            elif role in ('defines', 'definesNext'):
+                if role == 'definesNext':
+                    v = self.next_id[ns]
+                    self.next_id[ns] = v + 1
+                if v == sp['null'] or sp['kind'] != 'ids':
+                    continue
+                if (ns, k, v) in self.live and not sp['shared']:
+                    raise Unsupported('a define of a live id')
+                size = None
+                for e, lvl, guard in counts:
+                    if guard is None or vals.get(id(guard[0])) == guard[1]:
+                        size = self.eval(e, lvl, vals)
+                        break
+                moved = [fr for fr in freed if fr[4] == id(s)]
+                if moved:
+                    old = moved[0][3]
+                    if size is None:
+                        # a move: the same block under its new id
+                        self.figs[ns]['moves'] += 1
+                        self.live.setdefault((ns, k, v), []).append(old)
+                    else:
+                        self.free(ns, old)
+                        self.alloc(ns, (ns, k, v), size)
+                else:
+                    self.alloc(ns, (ns, k, v), size or 0)
+        if not paired:
+            for fr in freed:
+                self.free(fr[0], fr[3])
+
+    def run(self):
+        self.t.errors = []
+        # every namespace of ids the DTD's records name, used by the trace or not
+        types = list(self.dtd.global_records.values())
+        for sec in self.dtd.sections.values():
+            types += list(sec.records.values())
+        for rt in types:
+            if rt.layout is not None and not rt.is_prelude:
+                for a in self.plan(rt)[0]:
+                    self.space(a[3])
+        for scope, st, end in self.t.regions:
+            def emit(rt, payload, off, endp):
+                if rt is not None and rt.name not in ('section', 'comment'):
+                    self.record(rt, payload)
+            self.t.decode_region(scope, st, end, emit)
+        for (ns, _, _), v in self.live.items():
+            self.figs[ns]['leaked_blocks'] += len(v)
+        return sorted('%s %s' % (ns, ' '.join('%s=%d' % (f, self.figs[ns][f]) for f in self.FIGS))
+                      for ns in self.order if self.spaces[ns]['kind'] == 'ids')
+
+
 def main(argv):
     dtd = None
     args = argv[1:]
+    heap = args[:1] == ['--heap']
+    if heap:
+        args = args[1:]
     if args[:1] == ['--dtd']:
         dtd = args[1]
         args = args[2:]
@@ -1413,6 +1669,17 @@ def main(argv):
     except TraceError as e:
         print('trace error: %s' % e, file=sys.stderr)
         return 1
+    if heap:
+        try:
+            for line in Heap(t).run():
+                print(line)
+        except Unsupported as e:
+            print('unsupported: %s' % e, file=sys.stderr)
+            return 4
+        except TraceError as e:
+            print('trace error: %s' % e, file=sys.stderr)
+            return 1
+        return 0
     errs = t.dump(lambda l: print(l))
     for e in errs:
         print('error: %s' % e, file=sys.stderr)

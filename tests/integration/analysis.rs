@@ -498,8 +498,9 @@ fn heaptrack_shares_allocation_infos() {
         [
             // Two blocks held info 0: the third free has none left.
             (FindingKind::NotAlive, third_free),
-            // No allocation info 5.
+            // No allocation info 5, so no size for the block (docs/format.md §14.3).
             (FindingKind::Undefined, index_of(t, "alloc info=5")),
+            (FindingKind::Bytes, index_of(t, "alloc info=5")),
             (FindingKind::Backwards, index_of(t, "ms=15")),
         ]
     );

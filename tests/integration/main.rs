@@ -42,6 +42,8 @@ mod roundtrip_prop;
 mod safe_io;
 mod salvage;
 mod scan;
+#[cfg(feature = "cli")]
+mod spec_analysis;
 mod spec_cases;
 mod spec_cases_dtd;
 mod split_streams;

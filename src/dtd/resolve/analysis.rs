@@ -171,7 +171,9 @@ impl<'a> Resolver<'a> {
         self.analysis_typos();
         let mut spaces: Vec<SpaceBuild> = Vec::new();
         let mut out_records = vec![RecordDecl::default(); records.len()];
-        let mut series: HashMap<String, u32> = HashMap::new();
+        // A series is a field type name (`time` for record times) with its key: `trace` (None)
+        // or the key field's name; a keyed series is one sequence per value of the key.
+        let mut series: HashMap<(String, Option<String>), u32> = HashMap::new();
         let mut units: Vec<(TimeUnit, Span)> = Vec::new();
         let mut inherit: Vec<(usize, SlotId, SpaceId)> = Vec::new();
         // Namespaces are created by the roles that use them.
@@ -323,6 +325,17 @@ impl<'a> Resolver<'a> {
                     });
                 }
             }
+            // The order they apply in (§14.1): undefines and closes, then references, then
+            // defines and opens, each group in field order (a stable sort: one field's roles
+            // keep the order of `ROLE_PROPS`).
+            rd.actions.sort_by_key(|a| {
+                let group = match a.kind {
+                    ActionKind::Undefine | ActionKind::Close => 0,
+                    ActionKind::Refer => 1,
+                    ActionKind::Define | ActionKind::DefineNext | ActionKind::Open => 2,
+                };
+                (group, a.slot)
+            });
             // The kinds of the namespaces used.
             for a in &rd.actions {
                 let sb = &mut spaces[a.space as usize];
@@ -413,10 +426,21 @@ impl<'a> Resolver<'a> {
                     continue;
                 }
                 if defines.len() > 1 {
+                    // §14.3: a record with a byte count defines exactly one id.
+                    let msg = if defines.iter().all(|(d, _)| *d == defines[0].0) {
+                        format!(
+                            "record `{}` declares a byte count and defines {} ids of `{}`: which one it counts is unclear",
+                            rt.name,
+                            defines.len(),
+                            spaces[defines[0].0 as usize].ns.name
+                        )
+                    } else {
+                        format!("record `{}` declares a byte count and defines ids in two namespaces: which one it counts is unclear", rt.name)
+                    };
                     self.bad(
-                        format!("record `{}` declares a byte count and defines ids in two namespaces: which one it counts is unclear", rt.name),
+                        msg,
                         p.span,
-                        None,
+                        Some("a record with a byte count defines exactly one id (docs/format.md §14.3)".into()),
                     );
                     continue;
                 }
@@ -444,7 +468,7 @@ impl<'a> Resolver<'a> {
                         rt.name
                     ),
                     rt.span,
-                    None,
+                    Some("at most one byte count of a record applies when no guard holds: give the others `F.when = G; F.is = V;`".into()),
                 );
             }
             // Yes/no roles.
@@ -537,15 +561,17 @@ impl<'a> Resolver<'a> {
                     }
                     (Some(s as SlotId), rt.slots[s].type_name.clone())
                 };
+                // Two time fields declared monotonic alike are one check of the record's time.
                 if rd
                     .monotonic
                     .iter()
-                    .any(|m| m.slot == slot && m.series_name == name)
+                    .any(|m| m.slot == slot && m.series_name == name && m.key == key)
                 {
                     continue;
                 }
                 let n = series.len() as u32;
-                let id = *series.entry(name.clone()).or_insert(n);
+                let key_name = key.map(|_| id.name.clone());
+                let id = *series.entry((name.clone(), key_name)).or_insert(n);
                 rd.monotonic.push(Monotonic {
                     slot,
                     series: id,
