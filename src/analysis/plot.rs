@@ -156,7 +156,7 @@ where
     let ymax = if bytes {
         b.iter().map(|x| x.bytes_max).max().unwrap_or(0)
     } else {
-        b.iter().map(|x| x.blocks_max).max().unwrap_or(0)
+        b.iter().map(|x| u128::from(x.blocks_max)).max().unwrap_or(0)
     };
     let ymax = (ymax as f64 * 1.12).max(1.0);
     let title = if bytes {
@@ -227,7 +227,7 @@ where
         .map_err(draw_err)?;
     } else {
         c.draw_series(LineSeries::new(
-            steps(b, span, |k| (k.blocks_max, k.blocks_last)),
+            steps(b, span, |k| (k.blocks_max.into(), k.blocks_last.into())),
             ORANGE.stroke_width(1),
         ))
         .map_err(draw_err)?;
@@ -265,7 +265,7 @@ where
 fn steps(
     b: &[super::stats::CurveBucket],
     span: f64,
-    v: impl Fn(&super::stats::CurveBucket) -> (u64, u64),
+    v: impl Fn(&super::stats::CurveBucket) -> (u128, u128),
 ) -> Vec<(f64, f64)> {
     let mut pts = Vec::with_capacity(b.len() * 2);
     for (i, k) in b.iter().enumerate() {

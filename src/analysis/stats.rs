@@ -353,11 +353,19 @@ pub fn class_bounds(k: usize) -> (u64, u64) {
     }
 }
 
-/// Lifetimes in bounded memory: exact count, sum, min and max; quantiles from an HDR histogram
-/// with 3 significant digits (exact below 2048, else within 0.1 %); a log2 histogram.
-// Design: exact quantiles need every lifetime (memory proportional to the frees, not the live
-// blocks); an HDR histogram keeps the memory bounded (tens of KB whatever the trace) and is
-// exact for the small values of the test fixtures, so the tests check the figures exactly.
+/// Distinct lifetimes kept exactly before the quantiles fall back to the HDR histogram.
+pub const EXACT_DISTINCT: usize = 1 << 20;
+
+/// Lifetimes in bounded memory: exact count, sum, min and max; exact quantiles while fewer than
+/// [`EXACT_DISTINCT`] distinct values occurred, else from an HDR histogram with 3 significant
+/// digits (exact below 2048, else within 0.1 %); a log2 histogram.
+// Design: exact quantiles need every distinct lifetime with its count. Lifetimes repeat a lot
+// (most blocks of a trace live a few records or a few clock ticks), so a map of distinct values
+// stays small on real traces while giving the figures an independent computation gives; it is
+// bounded (about 40 MB at worst), and past the bound the quantiles come from the HDR histogram
+// that was kept alongside (tens to hundreds of KB whatever the values), and say so
+// (`LifetimeSummary::exact`). The histogram must grow with the values (`record` on an
+// auto-resizing histogram): a clamping record put every lifetime above 2047 at 2047.
 #[derive(Debug, Clone)]
 struct Lifetimes {
     count: u64,
@@ -365,6 +373,8 @@ struct Lifetimes {
     min: u64,
     max: u64,
     hdr: Histogram<u64>,
+    /// Distinct values and their counts, until there are too many (`None` then).
+    exact: Option<HashMap<u64, u64, RandomState>>,
     log2: [u64; CLASSES],
 }
 
@@ -380,6 +390,7 @@ impl Lifetimes {
             min: u64::MAX,
             max: 0,
             hdr,
+            exact: Some(HashMap::default()),
             log2: [0; CLASSES],
         }
     }
@@ -389,18 +400,54 @@ impl Lifetimes {
         self.sum += v as u128;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
-        self.hdr.saturating_record(v);
+        if self.hdr.record(v).is_err() {
+            // Only a value the histogram cannot grow to (beyond 2⁶³): the top of its range.
+            self.hdr.saturating_record(v);
+        }
+        if let Some(m) = &mut self.exact {
+            *m.entry(v).or_insert(0) += 1;
+            if m.len() > EXACT_DISTINCT {
+                self.exact = None;
+            }
+        }
         self.log2[log2_class(v)] += 1;
     }
 
-    fn summary(&self) -> LifetimeSummary {
-        let q = |p: f64| {
-            if self.count == 0 {
-                0
-            } else {
-                self.hdr.value_at_quantile(p).clamp(self.min, self.max)
+    /// The quantiles `qs` (each the ⌈q·n⌉-th smallest value, nearest rank), exactly while the
+    /// distinct values are kept.
+    fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [u64; N] {
+        let mut out = [0u64; N];
+        if self.count == 0 {
+            return out;
+        }
+        let rank = |q: f64| ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        match &self.exact {
+            Some(m) => {
+                let mut values: Vec<(u64, u64)> = m.iter().map(|(&v, &c)| (v, c)).collect();
+                values.sort_unstable();
+                for (o, q) in out.iter_mut().zip(qs) {
+                    let want = rank(q);
+                    let mut seen = 0u64;
+                    for &(v, c) in &values {
+                        seen += c;
+                        if seen >= want {
+                            *o = v;
+                            break;
+                        }
+                    }
+                }
             }
-        };
+            None => {
+                for (o, q) in out.iter_mut().zip(qs) {
+                    *o = self.hdr.value_at_quantile(q).clamp(self.min, self.max);
+                }
+            }
+        }
+        out
+    }
+
+    fn summary(&self) -> LifetimeSummary {
+        let [median, p99] = self.quantiles([0.5, 0.99]);
         LifetimeSummary {
             count: self.count,
             min: if self.count == 0 { 0 } else { self.min },
@@ -409,15 +456,16 @@ impl Lifetimes {
             } else {
                 self.sum as f64 / self.count as f64
             },
-            median: q(0.5),
-            p99: q(0.99),
+            median,
+            p99,
             max: self.max,
+            exact: self.exact.is_some(),
             histogram: classes(&self.log2, None),
         }
     }
 }
 
-fn classes(counts: &[u64; CLASSES], bytes: Option<&[u64; CLASSES]>) -> Vec<SizeClass> {
+fn classes(counts: &[u64; CLASSES], bytes: Option<&[u128; CLASSES]>) -> Vec<SizeClass> {
     let mut out = Vec::new();
     for k in 0..CLASSES {
         if counts[k] == 0 {
@@ -477,35 +525,35 @@ impl Block {
 #[derive(Debug, Clone, Default)]
 struct Site {
     allocations: u64,
-    bytes_allocated: u64,
-    live_bytes: u64,
+    bytes_allocated: u128,
+    live_bytes: u128,
     live_blocks: u64,
-    max_live_bytes: u64,
+    max_live_bytes: u128,
     temporary: u64,
     /// The site's live bytes and blocks at the namespace's latest peak, valid when `gen` equals
     /// the namespace's peak generation; else they are `live_*` (nothing changed since).
-    at_peak: (u64, u64),
+    at_peak: (u128, u64),
     gen: u64,
 }
 
 struct Space {
     info: SpaceInfo,
-    live_bytes: u64,
+    live_bytes: u128,
     live_blocks: u64,
-    peak: Option<(u64, u64, At)>,
+    peak: Option<(u128, u64, At)>,
     peak_gen: u64,
     max_blocks: Option<(u64, At)>,
     allocations: u64,
     frees: u64,
     moves: u64,
-    bytes_allocated: u64,
-    bytes_freed: u64,
+    bytes_allocated: u128,
+    bytes_freed: u128,
     temporary: u64,
     unknown_frees: u64,
     redefined: u64,
     last_alloc: Option<(u64, u64)>,
     sizes: [u64; CLASSES],
-    size_bytes: [u64; CLASSES],
+    size_bytes: [u128; CLASSES],
     life_records: Lifetimes,
     life_time: Lifetimes,
     /// The sites of allocations that declare one.
@@ -540,11 +588,11 @@ pub struct CurveBucket {
     /// The first record of the range.
     pub start: At,
     /// Live bytes: lowest and highest within the range, and at its end.
-    pub bytes_min: u64,
+    pub bytes_min: u128,
     /// Highest live bytes within the range.
-    pub bytes_max: u64,
+    pub bytes_max: u128,
     /// Live bytes after the last event of the range.
-    pub bytes_last: u64,
+    pub bytes_last: u128,
     /// Highest live block count within the range.
     pub blocks_max: u64,
     /// Live blocks after the last event of the range.
@@ -562,7 +610,7 @@ impl Curve {
         }
     }
 
-    fn add(&mut self, at: At, bytes: u64, blocks: u64) {
+    fn add(&mut self, at: At, bytes: u128, blocks: u64) {
         if at.record >= self.last.0 && at.record < self.last.1 {
             if let Some(b) = self.buckets.last_mut() {
                 b.bytes_min = b.bytes_min.min(bytes);
@@ -814,10 +862,10 @@ impl HeapStats {
                 if w {
                     s.redefined += 1;
                 }
-                s.live_bytes -= old.size;
+                s.live_bytes -= u128::from(old.size);
                 s.live_blocks -= 1;
                 let st = s.site(old.site());
-                st.live_bytes -= old.size;
+                st.live_bytes -= u128::from(old.size);
                 st.live_blocks -= 1;
             }
         }
@@ -829,23 +877,26 @@ impl HeapStats {
                 e.insert(block);
             }
         }
-        s.live_bytes += size;
+        // Design: byte totals are 128-bit: 2⁶⁴ blocks of 2⁶⁴ − 1 bytes cannot be recorded, so
+        // they never overflow, and a sum beyond 64 bits is exact (docs/stats.md).
+        let bytes = u128::from(size);
+        s.live_bytes += bytes;
         s.live_blocks += 1;
         if w {
             s.allocations += 1;
-            s.bytes_allocated = s.bytes_allocated.saturating_add(size);
+            s.bytes_allocated += bytes;
             let c = log2_class(size);
             s.sizes[c] += 1;
-            s.size_bytes[c] = s.size_bytes[c].saturating_add(size);
+            s.size_bytes[c] += bytes;
             s.last_alloc = Some((key, id));
         }
         let st = s.site(site);
-        st.live_bytes += size;
+        st.live_bytes += bytes;
         st.live_blocks += 1;
         st.max_live_bytes = st.max_live_bytes.max(st.live_bytes);
         if w {
             st.allocations += 1;
-            st.bytes_allocated = st.bytes_allocated.saturating_add(size);
+            st.bytes_allocated += bytes;
         }
         s.settle(at, w);
     }
@@ -877,11 +928,11 @@ impl HeapStats {
             }
             return None;
         };
-        s.live_bytes -= b.size;
+        s.live_bytes -= u128::from(b.size);
         s.live_blocks -= 1;
         if w {
             s.frees += 1;
-            s.bytes_freed = s.bytes_freed.saturating_add(b.size);
+            s.bytes_freed += u128::from(b.size);
             s.life_records.add(at.record.saturating_sub(b.born_record));
             if let (Some(t0), Some(t1)) = (b.born_time(), at.time) {
                 s.life_time.add(t1.saturating_sub(t0));
@@ -891,7 +942,7 @@ impl HeapStats {
             }
         }
         let st = s.site(b.site());
-        st.live_bytes -= b.size;
+        st.live_bytes -= u128::from(b.size);
         st.live_blocks -= 1;
         if w && temporary {
             st.temporary += 1;
@@ -922,10 +973,10 @@ impl HeapStats {
                 if w {
                     s.redefined += 1;
                 }
-                s.live_bytes -= prev.size;
+                s.live_bytes -= u128::from(prev.size);
                 s.live_blocks -= 1;
                 let st = s.site(prev.site());
-                st.live_bytes -= prev.size;
+                st.live_bytes -= u128::from(prev.size);
                 st.live_blocks -= 1;
                 s.settle(at, w);
             }
@@ -1028,8 +1079,8 @@ pub struct SizeClass {
     pub hi: u64,
     /// How many values.
     pub count: u64,
-    /// Their sum (sizes only; 0 for lifetimes).
-    pub bytes: u64,
+    /// Their sum (sizes only; 0 for lifetimes). 128 bits: sizes of 64 bits add up beyond them.
+    pub bytes: u128,
 }
 
 /// Lifetimes between define and undefine, in records or in declared time.
@@ -1041,13 +1092,16 @@ pub struct LifetimeSummary {
     pub min: u64,
     /// Mean lifetime (exact).
     pub mean: f64,
-    /// Median: the smallest lifetime at or below which half the lifetimes fall (exact below
-    /// 2048, else within 0.1 %).
+    /// Median: the smallest lifetime at or below which half the lifetimes fall (the
+    /// ⌈n/2⌉-th smallest; exact unless [`LifetimeSummary::exact`] is false).
     pub median: u64,
     /// 99th percentile, as the median.
     pub p99: u64,
     /// Longest lifetime (exact).
     pub max: u64,
+    /// Whether the median and p99 are exact: true unless more than [`EXACT_DISTINCT`]
+    /// distinct lifetimes occurred, when they come from an HDR histogram (within 0.1 %).
+    pub exact: bool,
     /// Log2 classes.
     pub histogram: Vec<SizeClass>,
 }
@@ -1062,16 +1116,16 @@ pub struct SiteSummary {
     /// Allocations in the slice.
     pub allocations: u64,
     /// Bytes allocated in the slice.
-    pub bytes_allocated: u64,
+    pub bytes_allocated: u128,
     /// Live bytes of this site at the namespace's peak (heaptrack's "peak" per site).
-    pub peak_bytes: u64,
+    pub peak_bytes: u128,
     /// Live blocks of this site at the namespace's peak.
     pub peak_blocks: u64,
     /// The site's own highest live bytes (DHAT's "max live"), over the whole trace up to the end
     /// of the slice.
-    pub max_live_bytes: u64,
+    pub max_live_bytes: u128,
     /// Live bytes of this site at the end of the slice.
-    pub leaked_bytes: u64,
+    pub leaked_bytes: u128,
     /// Live blocks of this site at the end of the slice.
     pub leaked_blocks: u64,
     /// Temporary allocations of this site.
@@ -1097,12 +1151,12 @@ pub struct SpaceSummary {
     pub frees: u64,
     /// Moves that keep the block (objMove).
     pub moves: u64,
-    /// Bytes allocated.
-    pub bytes_allocated: u64,
+    /// Bytes allocated (128 bits: byte figures are exact beyond 2⁶⁴ − 1).
+    pub bytes_allocated: u128,
     /// Bytes freed.
-    pub bytes_freed: u64,
+    pub bytes_freed: u128,
     /// Peak live bytes (the first time the highest value was reached).
-    pub peak_bytes: u64,
+    pub peak_bytes: u128,
     /// Live blocks at that peak.
     pub peak_blocks: u64,
     /// When the peak was reached.
@@ -1112,7 +1166,7 @@ pub struct SpaceSummary {
     /// When.
     pub max_blocks_at: At,
     /// Live bytes at the end of the slice (leaked, at the end of the trace).
-    pub live_bytes: u64,
+    pub live_bytes: u128,
     /// Live blocks at the end of the slice.
     pub live_blocks: u64,
     /// Temporary allocations: freed with no other allocation or free of the namespace in between
@@ -1199,10 +1253,21 @@ struct Collect<'a> {
     out: &'a mut Vec<HeapEvent>,
     map: &'a [Option<u32>],
     unknown: &'a mut [u64],
+    /// The (declared namespace, key, id) of a define of a live id just reported: the free of
+    /// the old block that the interpreter emits after it is not a free of the trace.
+    redefined: Option<(u32, u64, u64)>,
 }
 
 impl crate::analysis::Sink for Collect<'_> {
     fn event(&mut self, mut e: HeapEvent) {
+        if let (Some(r), HeapOp::Free { id }) = (self.redefined.take(), e.op) {
+            if r == (e.space, e.key, id) {
+                // The engine sees the id alive when the new block comes and counts the
+                // allocation of a live id itself (`redefined`): the old block leaves the live
+                // state without a free or a lifetime, as docs/stats.md says.
+                return;
+            }
+        }
         if let Some(Some(i)) = self.map.get(e.space as usize) {
             e.space = *i;
             self.out.push(e);
@@ -1210,10 +1275,20 @@ impl crate::analysis::Sink for Collect<'_> {
     }
 
     fn finding(&mut self, f: crate::analysis::Finding) {
-        if f.kind == crate::analysis::FindingKind::NotAlive {
-            if let Some(Some(i)) = f.space.and_then(|s| self.map.get(s as usize)) {
-                self.unknown[*i as usize] += 1;
+        use crate::analysis::FindingKind;
+        self.redefined = None;
+        match f.kind {
+            FindingKind::NotAlive => {
+                if let Some(Some(i)) = f.space.and_then(|s| self.map.get(s as usize)) {
+                    self.unknown[*i as usize] += 1;
+                }
             }
+            FindingKind::Redefined => {
+                if let Some(space) = f.space {
+                    self.redefined = Some((space, f.key, f.id));
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -1242,6 +1317,7 @@ impl EventSource for Declared<'_> {
                 out,
                 map: &self.map,
                 unknown: &mut self.unknown,
+                redefined: None,
             },
         );
         // The record's declared time, or the latest one before it.
@@ -1320,10 +1396,10 @@ pub fn compute_from(
     let mut end: Option<At> = None;
     let mut last_index = 0u64;
     let n_spaces = source.spaces().len();
-    let unknown = |s: &dyn EventSource| -> Vec<u64> {
-        (0..n_spaces as u32).map(|i| s.unknown_frees(i)).collect()
-    };
-    let mut unknown_at_start = vec![0; n_spaces];
+    // Frees of ids not alive that the source counts itself (no event): attributed to the record
+    // that made them, counted when it is inside the slice.
+    let mut unknown_seen = vec![0u64; n_spaces];
+    let mut unknown_inside = vec![0u64; n_spaces];
     while let Some(e) = records.next_event() {
         let v = match e {
             crate::decode::Event::Record(v) => v,
@@ -1341,13 +1417,20 @@ pub fn compute_from(
             time,
         };
         last_index = v.index() + 1;
-        match window.place(at.record, at.time) {
+        let place = window.place(at.record, at.time);
+        for (i, seen) in unknown_seen.iter_mut().enumerate() {
+            let now = source.unknown_frees(i as u32);
+            if place == Place::Inside {
+                unknown_inside[i] += now - *seen;
+            }
+            *seen = now;
+        }
+        match place {
             Place::Before => {}
             Place::Inside => {
                 if start.is_none() {
                     start = Some(at);
                     heap.open_window(at);
-                    unknown_at_start = unknown(&*source);
                 }
                 counter.record(&v);
             }
@@ -1360,7 +1443,6 @@ pub fn compute_from(
             heap.event(ev);
         }
     }
-    let unknown_at_end = unknown(&*source);
     if end.is_some() && source.names_later() {
         // Names of sites may come from tables after the slice.
         while let Some(e) = records.next_event() {
@@ -1375,13 +1457,10 @@ pub fn compute_from(
         record: last_index,
         time,
     });
-    if start.is_none() {
-        unknown_at_start = unknown_at_end.clone();
-    }
     let start = start.unwrap_or(end);
     let mut spaces = heap.finish(end, |sp, site| source.site_name(sp, site));
-    for (i, s) in spaces.iter_mut().enumerate() {
-        s.unknown_frees += unknown_at_end[i] - unknown_at_start[i];
+    for (s, n) in spaces.iter_mut().zip(&unknown_inside) {
+        s.unknown_frees += n;
     }
     Stats {
         window,
@@ -1407,10 +1486,19 @@ mod json {
     use super::*;
 
     /// An integer as a JSON number where it fits 64 bits, else as a decimal string.
-    pub(crate) fn int(v: i128) -> Value {
+    pub fn int(v: i128) -> Value {
         if let Ok(x) = i64::try_from(v) {
             json!(x)
         } else if let Ok(x) = u64::try_from(v) {
+            json!(x)
+        } else {
+            json!(v.to_string())
+        }
+    }
+
+    /// A byte figure (128 bits): a JSON number where it fits 64 bits, else a decimal string.
+    pub(crate) fn big(v: u128) -> Value {
+        if let Ok(x) = u64::try_from(v) {
             json!(x)
         } else {
             json!(v.to_string())
@@ -1430,7 +1518,7 @@ mod json {
                     m.insert("hi".into(), json!(c.hi));
                     m.insert("count".into(), json!(c.count));
                     if bytes {
-                        m.insert("bytes".into(), json!(c.bytes));
+                        m.insert("bytes".into(), big(c.bytes));
                     }
                     Value::Object(m)
                 })
@@ -1441,16 +1529,16 @@ mod json {
     fn lifetime(l: &LifetimeSummary) -> Value {
         json!({
             "count": l.count, "min": l.min, "mean": l.mean, "median": l.median, "p99": l.p99,
-            "max": l.max, "histogram": classes(&l.histogram, false),
+            "max": l.max, "quantiles_exact": l.exact, "histogram": classes(&l.histogram, false),
         })
     }
 
     pub(crate) fn site(s: &SiteSummary) -> Value {
         json!({
             "site": s.site, "name": s.name, "allocations": s.allocations,
-            "bytes_allocated": s.bytes_allocated, "peak_bytes": s.peak_bytes,
-            "peak_blocks": s.peak_blocks, "max_live_bytes": s.max_live_bytes,
-            "leaked_bytes": s.leaked_bytes, "leaked_blocks": s.leaked_blocks,
+            "bytes_allocated": big(s.bytes_allocated), "peak_bytes": big(s.peak_bytes),
+            "peak_blocks": s.peak_blocks, "max_live_bytes": big(s.max_live_bytes),
+            "leaked_bytes": big(s.leaked_bytes), "leaked_blocks": s.leaked_blocks,
             "temporary": s.temporary,
         })
     }
@@ -1463,11 +1551,11 @@ mod json {
             "allocations": s.allocations,
             "frees": s.frees,
             "moves": s.moves,
-            "bytes_allocated": s.bytes_allocated,
-            "bytes_freed": s.bytes_freed,
-            "peak": { "bytes": s.peak_bytes, "blocks": s.peak_blocks, "at": at(s.peak_at) },
+            "bytes_allocated": big(s.bytes_allocated),
+            "bytes_freed": big(s.bytes_freed),
+            "peak": { "bytes": big(s.peak_bytes), "blocks": s.peak_blocks, "at": at(s.peak_at) },
             "max_blocks": { "blocks": s.max_blocks, "at": at(s.max_blocks_at) },
-            "leaked": { "bytes": s.live_bytes, "blocks": s.live_blocks },
+            "leaked": { "bytes": big(s.live_bytes), "blocks": s.live_blocks },
             "temporary": s.temporary,
             "unknown_frees": s.unknown_frees,
             "redefined": s.redefined,
@@ -1510,6 +1598,18 @@ mod json {
             })
         }
     }
+}
+
+/// An integer as a JSON number where it fits 64 bits, else as a decimal string (docs/stats.md).
+#[cfg(feature = "json")]
+pub fn json_int(v: i128) -> serde_json::Value {
+    json::int(v)
+}
+
+/// A byte figure as JSON: a number where it fits 64 bits, else a decimal string.
+#[cfg(feature = "json")]
+pub fn json_bytes(v: u128) -> serde_json::Value {
+    json::big(v)
 }
 
 /// How sites are ranked.
@@ -2058,10 +2158,10 @@ mod tests {
                         .flat_map(|(_, v)| v.iter().copied())
                         .collect();
                     prop_assert_eq!(s.live_blocks, held.len() as u64);
-                    prop_assert_eq!(s.live_bytes, held.iter().map(|h| h.size).sum::<u64>());
+                    prop_assert_eq!(s.live_bytes, held.iter().map(|h| u128::from(h.size)).sum::<u128>());
                     prop_assert_eq!(
                         (s.allocations, s.frees, s.moves, s.bytes_allocated, s.bytes_freed),
-                        (f.allocations, f.frees, f.moves, f.bytes_allocated, f.bytes_freed)
+                        (f.allocations, f.frees, f.moves, f.bytes_allocated.into(), f.bytes_freed.into())
                     );
                     prop_assert_eq!(
                         (s.unknown_frees, s.redefined, s.temporary),
@@ -2073,10 +2173,10 @@ mod tests {
                         f.lifetimes.iter().copied().max().unwrap_or(0)
                     );
                     // Per site (None included): what is left alive.
-                    let mut leaked: BTreeMap<Option<u64>, (u64, u64)> = BTreeMap::new();
+                    let mut leaked: BTreeMap<Option<u64>, (u128, u64)> = BTreeMap::new();
                     for h in &held {
                         let e = leaked.entry(h.site).or_default();
-                        e.0 += h.size;
+                        e.0 += u128::from(h.size);
                         e.1 += 1;
                     }
                     for site in &s.sites {

@@ -179,17 +179,17 @@ fn at_peak_json(stats: &Stats, top: usize) -> serde_json::Value {
         "schema": "mtf-stats-at-peak/1",
         "namespaces": stats.spaces.iter().map(|s| json!({
             "name": s.name,
-            "peak": { "bytes": s.peak_bytes, "blocks": s.peak_blocks,
+            "peak": { "bytes": metatf::analysis::stats::json_bytes(s.peak_bytes), "blocks": s.peak_blocks,
                       "at": { "record": s.peak_at.record, "time": s.peak_at.time } },
             "sites": s.top_sites(SiteOrder::Peak, top).map(|x| json!({
-                "site": x.site, "name": x.name, "bytes": x.peak_bytes, "blocks": x.peak_blocks,
+                "site": x.site, "name": x.name, "bytes": metatf::analysis::stats::json_bytes(x.peak_bytes), "blocks": x.peak_blocks,
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     })
 }
 
 /// `12345678 bytes (11.8 MiB)`.
-pub fn bytes(n: u64) -> String {
+pub fn bytes(n: u128) -> String {
     if n < 1024 {
         return format!("{n} bytes");
     }
@@ -278,11 +278,7 @@ pub fn render(s: &Stats, top: usize) -> String {
     }
     // A declared time that never moves (a trace recorded without a clock) says nothing.
     let clock = s.end.time.unwrap_or(0) > s.start.time.unwrap_or(0);
-    let shown: Vec<&SpaceSummary> = s
-        .spaces
-        .iter()
-        .filter(|sp| sp.allocations > 0 || sp.live_blocks > 0)
-        .collect();
+    let shown: Vec<&SpaceSummary> = s.spaces.iter().filter(|sp| active(sp)).collect();
     for sp in &shown {
         render_space(&mut o, sp, top, clock);
     }
@@ -291,7 +287,7 @@ pub fn render(s: &Stats, top: usize) -> String {
         let names: Vec<&str> = s
             .spaces
             .iter()
-            .filter(|sp| sp.allocations == 0 && sp.live_blocks == 0)
+            .filter(|sp| !active(sp))
             .map(|sp| sp.name.as_str())
             .collect();
         let _ = writeln!(o, "\n(no allocations in namespace {})", names.join(", "));
@@ -315,6 +311,17 @@ pub fn render(s: &Stats, top: usize) -> String {
         }
     }
     o
+}
+
+/// Whether a namespace has anything to show in the slice: blocks alive, or events (a free of
+/// an id that is not alive is one: a slice with only such frees says so).
+fn active(sp: &SpaceSummary) -> bool {
+    sp.allocations > 0
+        || sp.live_blocks > 0
+        || sp.frees > 0
+        || sp.moves > 0
+        || sp.unknown_frees > 0
+        || sp.redefined > 0
 }
 
 fn render_space(o: &mut String, sp: &SpaceSummary, top: usize, clock: bool) {
@@ -381,11 +388,17 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize, clock: bool) {
         );
     }
     let l = &sp.lifetime_records;
+    // Quantiles from the HDR histogram (too many distinct lifetimes) are marked.
+    let approx = |l: &metatf::analysis::stats::LifetimeSummary| if l.exact { "" } else { "≈" };
     if l.count > 0 {
         let _ = writeln!(
             o,
-            "  lifetime (records)   mean {:.1}  median {}  p99 {}  max {}",
-            l.mean, l.median, l.p99, l.max
+            "  lifetime (records)   mean {:.1}  median {a}{}  p99 {a}{}  max {}",
+            l.mean,
+            l.median,
+            l.p99,
+            l.max,
+            a = approx(l)
         );
     }
     // A declared time that never moves (a trace recorded without clock) says nothing.
@@ -394,8 +407,12 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize, clock: bool) {
         let label = format!("lifetime ({u})");
         let _ = writeln!(
             o,
-            "  {label:<20} mean {:.1}  median {}  p99 {}  max {}",
-            l.mean, l.median, l.p99, l.max
+            "  {label:<20} mean {:.1}  median {a}{}  p99 {a}{}  max {}",
+            l.mean,
+            l.median,
+            l.p99,
+            l.max,
+            a = approx(l)
         );
     }
     if sp.sized && !sp.sizes.is_empty() {
