@@ -88,7 +88,7 @@ pub struct SpaceDiff {
 /// The whole comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diff {
-    /// Records in each slice.
+    /// Data records in each slice.
     pub records: Pair,
     /// Namespaces found in both.
     pub spaces: Vec<SpaceDiff>,
@@ -130,9 +130,9 @@ pub fn diff_space(a: &SpaceSummary, b: &SpaceSummary) -> SpaceDiff {
             ("temporary", w(x.temporary)),
             ("unknown_frees", w(x.unknown_frees)),
             ("redefined", w(x.redefined)),
-            ("lifetime_median_records", w(x.lifetime_records.median)),
-            ("lifetime_p99_records", w(x.lifetime_records.p99)),
-            ("lifetime_max_records", w(x.lifetime_records.max)),
+            ("lifetime_median_data_records", w(x.lifetime_records.median)),
+            ("lifetime_p99_data_records", w(x.lifetime_records.p99)),
+            ("lifetime_max_data_records", w(x.lifetime_records.max)),
         ]
     };
     let figures = f(a)
@@ -233,7 +233,7 @@ pub fn diff(a: &Stats, b: &Stats) -> Diff {
 }
 
 /// The `schema` value of `mtf diff --format json`.
-pub const JSON_SCHEMA: &str = "mtf-diff/1";
+pub const JSON_SCHEMA: &str = "mtf-diff/2";
 
 #[cfg(feature = "json")]
 impl Diff {
@@ -272,7 +272,7 @@ impl Diff {
             .collect();
         json!({
             "schema": JSON_SCHEMA,
-            "records": p(&self.records),
+            "data_records": p(&self.records),
             "namespaces": spaces,
             "only_a": self.only_a,
             "only_b": self.only_b,
@@ -327,9 +327,13 @@ mod tests {
             start: At::default(),
             end: At::default(),
             records: (allocs.len() + frees.len()) as u64,
+            other_records: 0,
+            data_records: (allocs.len() + frees.len()) as u64,
+            clock: crate::analysis::stats::Clock::None,
             problems: 0,
             types: vec![],
             spaces,
+            files: vec![],
         }
     }
 

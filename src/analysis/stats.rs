@@ -328,13 +328,142 @@ pub struct FieldSummary {
 // ------------------------------------------------------------------------------------------
 // Heap figures from heap events.
 
-/// Where something happened: a record index and, where declared, the time.
+/// Where something happened: a data record's position, where declared the time, and for an
+/// imported trace the line of the input it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct At {
-    /// The record index.
+    /// The position among the data records ([`RecordView::is_data`]), from 0: the same for
+    /// every encoding of the same records (metadata records, tables and split streams are not
+    /// counted), unlike the record index `mtf dump` shows.
     pub record: u64,
     /// The declared time of the record (or the last one before it), where there is one.
     pub time: Option<u64>,
+    /// For a trace made by `mtf import` from a line-based format: the input file and line.
+    pub source: Option<SourceLine>,
+}
+
+/// A line of an input of `mtf import`: the file (an index into [`Stats::files`]) and the line,
+/// counted from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceLine {
+    /// The input file: an index into [`Stats::files`].
+    pub file: u32,
+    /// The line, from 1.
+    pub line: u64,
+}
+
+/// The lines of an imported trace's input that its records came from, followed record by
+/// record (docs/stats.md, *Positions*).
+// Design: an imported trace says what it came from in the records of the import fragment of
+// the DTD language (docs/format.md §3.5, docs/mappings.md): `import_origin` holds the mapping
+// (whose `units` directive says whether units are lines), `import_part` starts each input file
+// in the section its units go to, and each unit of that section is one record there — a record
+// of the format or an `import_raw` line — except that a run of routed units is one
+// `import_routed` record with their count. So counting the records of the part's section gives
+// each record its line, with no table and no look at the input. For `units xml` a unit is a tag,
+// not a line: no lines are given.
+#[derive(Debug, Clone)]
+pub struct SourceLines {
+    /// What each record type is to the lines (empty: the DTD has no import records).
+    kinds: Vec<LineKind>,
+    /// Units are lines (the mapping says `units lines`, the default).
+    lines: bool,
+    /// The section of the current part's units, its file and the last line counted.
+    part: Option<(u8, u32, u64)>,
+    files: Vec<String>,
+}
+
+/// What a record type is to [`SourceLines`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineKind {
+    /// A unit: a record of the format, or `import_raw`.
+    Unit,
+    /// `import_origin`.
+    Origin,
+    /// `import_part`.
+    Part,
+    /// `import_routed`: `count` units routed elsewhere.
+    Routed,
+    /// The other records of the import fragment (`import_noeol`, ZIP entries and chunks):
+    /// no unit.
+    None,
+}
+
+impl SourceLines {
+    /// Follows the lines of a trace of `schema` (nothing, if its DTD has no import records).
+    pub fn new(schema: &Schema) -> SourceLines {
+        let kinds: Vec<LineKind> = schema
+            .records
+            .iter()
+            .map(|r| match r.name.as_str() {
+                "import_origin" => LineKind::Origin,
+                "import_part" => LineKind::Part,
+                "import_routed" => LineKind::Routed,
+                "import_raw" => LineKind::Unit,
+                n if n.starts_with("import_") => LineKind::None,
+                _ => LineKind::Unit,
+            })
+            .collect();
+        let imported = kinds.contains(&LineKind::Origin) && kinds.contains(&LineKind::Part);
+        SourceLines {
+            kinds: if imported { kinds } else { Vec::new() },
+            lines: false,
+            part: None,
+            files: Vec::new(),
+        }
+    }
+
+    /// The input files met so far (by [`SourceLine::file`]).
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
+    /// Feeds one record (every record, in trace order); returns its line, where it has one.
+    pub fn record(&mut self, v: &RecordView<'_>) -> Option<SourceLine> {
+        let kind = *self.kinds.get(v.record_id() as usize)?;
+        if kind == LineKind::Origin {
+            // `units xml` in the mapping: units are tags, not lines.
+            let mapping = v.get("mapping.data").and_then(|x| x.as_bytes());
+            self.lines = !mapping.is_some_and(|m| {
+                String::from_utf8_lossy(m).lines().any(|l| {
+                    let mut w = l.split_whitespace();
+                    w.next() == Some("units") && w.next() == Some("xml")
+                })
+            });
+            self.part = None;
+            return None;
+        }
+        if kind == LineKind::Part {
+            let kind = v.get("kind").and_then(|x| x.as_u64()).unwrap_or(0);
+            self.part = None;
+            if self.lines && kind == 0 {
+                let name = v.get("name.data").and_then(|x| x.as_bytes()).unwrap_or(b"");
+                let name = String::from_utf8_lossy(name).into_owned();
+                let file = match self.files.iter().position(|f| *f == name) {
+                    Some(i) => i,
+                    None => {
+                        self.files.push(name);
+                        self.files.len() - 1
+                    }
+                };
+                self.part = Some((v.section(), file as u32, 0));
+            }
+            return None;
+        }
+        let (section, file, line) = self.part.as_mut()?;
+        if v.section() != *section || !v.is_data() || kind == LineKind::None {
+            return None;
+        }
+        if kind == LineKind::Routed {
+            *line += v.get("count").and_then(|x| x.as_u64()).unwrap_or(0);
+            return None;
+        }
+        *line += 1;
+        Some(SourceLine {
+            file: *file,
+            line: *line,
+        })
+    }
 }
 
 /// Number of log2 size classes: class 0 holds 0, class k (1..=64) holds [2^(k-1), 2^k).
@@ -795,14 +924,23 @@ impl HeapStats {
     /// Apply one event (in trace order). An event for a namespace that was not declared is
     /// ignored.
     pub fn event(&mut self, ev: &HeapEvent) {
+        self.event_at(
+            ev,
+            At {
+                record: ev.record,
+                time: ev.time,
+                source: None,
+            },
+        );
+    }
+
+    /// [`HeapStats::event`], the event's position given apart (its data record and source line:
+    /// [`compute_from`] counts positions in data records, whatever [`HeapEvent::record`] holds).
+    pub fn event_at(&mut self, ev: &HeapEvent, at: At) {
         let Some(space) = self.spaces.get(ev.space as usize) else {
             return;
         };
         let sized = space.info.sized;
-        let at = At {
-            record: ev.record,
-            time: ev.time,
-        };
         match ev.op {
             HeapOp::Alloc { id, size, .. } => {
                 let size = if sized { size } else { 0 };
@@ -1002,6 +1140,7 @@ impl HeapStats {
                 let last = At {
                     record: end.record - 1,
                     time: end.time,
+                    source: None,
                 };
                 s.curve.add(last, s.live_bytes, s.live_blocks);
             }
@@ -1063,6 +1202,8 @@ impl HeapStats {
                 lifetime_time: (s.life_time.count > 0).then(|| s.life_time.summary()),
                 sites,
                 curve: std::mem::replace(&mut s.curve, Curve::new(2)),
+                files: Vec::new(),
+                clock: true,
             });
         }
         out
@@ -1186,6 +1327,32 @@ pub struct SpaceSummary {
     pub sites: Vec<SiteSummary>,
     /// Live bytes and blocks over the slice, sampled.
     pub curve: Curve,
+    /// The input files of an imported trace (what [`SourceLine::file`] indexes).
+    pub files: Vec<String>,
+    /// Whether the trace has a clock (times that move): else times are not shown.
+    pub clock: bool,
+}
+
+impl SpaceSummary {
+    /// A position for people: `data record 4120, time 5 tick, line 4119 of trace`. The time is
+    /// left out without a clock. The file name is as the import recorded it (escape it for a
+    /// terminal).
+    pub fn position(&self, a: At) -> String {
+        let mut o = format!("data record {}", a.record);
+        if let (true, Some(t)) = (self.clock, a.time) {
+            o.push_str(&format!(", time {t}"));
+            if let Some(u) = &self.time_unit {
+                o.push_str(&format!(" {u}"));
+            }
+        }
+        if let Some(l) = a.source {
+            o.push_str(&format!(", line {}", l.line));
+            if let Some(f) = self.files.get(l.file as usize) {
+                o.push_str(&format!(" of {f}"));
+            }
+        }
+        o
+    }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1348,6 +1515,17 @@ pub fn compute_opened(opened: &crate::Opened, window: Window) -> Stats {
     compute(&reader, &mut source, window)
 }
 
+/// What a trace's declared times are (docs/format.md §14.4), up to where it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// No record had a time (the DTD declares none, or no record carries one).
+    None,
+    /// Every record's time was this one (a format whose time field is always 0).
+    Constant(u64),
+    /// The times moved: a clock.
+    Moving,
+}
+
 /// Everything `mtf stats` reports about a trace (or a slice of it).
 #[derive(Debug, Clone)]
 pub struct Stats {
@@ -1355,16 +1533,25 @@ pub struct Stats {
     pub window: Window,
     /// Where the slice starts (its first record).
     pub start: At,
-    /// Where it ends (the first record after it, or the number of records read).
+    /// Where it ends (the first data record after it, or the number of data records read).
     pub end: At,
-    /// Records in the slice.
+    /// Data records in the slice ([`RecordView::is_data`]).
     pub records: u64,
+    /// Records in the slice that only encode the data (metadata, section starts, table
+    /// elements, split streams): they depend on the encoding, and have no figures.
+    pub other_records: u64,
+    /// Data records read in all (up to the end of the slice).
+    pub data_records: u64,
+    /// The trace's clock, as far as it was read.
+    pub clock: Clock,
     /// Problems met while decoding (the figures cover what could be decoded).
     pub problems: u64,
     /// Records per type in the slice.
     pub types: Vec<TypeSummary>,
     /// Heap figures per namespace.
     pub spaces: Vec<SpaceSummary>,
+    /// The input files of an imported trace that [`SourceLine::file`] indexes.
+    pub files: Vec<String>,
 }
 
 /// Reads `reader`'s records once, feeding the record counter and the heap statistics with the
@@ -1389,12 +1576,18 @@ pub fn compute_from(
     let schema = reader.schema();
     let mut counter = RecordCounter::new(schema);
     let mut heap = HeapStats::new(source.spaces());
+    let mut lines = SourceLines::new(schema);
     let mut events = Vec::new();
     let mut problems = 0u64;
+    let mut other = 0u64;
     let mut time: Option<u64> = None;
+    // The first declared time, and whether another one came (a clock that moves).
+    let mut first_time: Option<u64> = None;
+    let mut moved = false;
     let mut start: Option<At> = None;
     let mut end: Option<At> = None;
-    let mut last_index = 0u64;
+    // The next data record's position: positions count data records only (docs/stats.md).
+    let mut data = 0u64;
     let n_spaces = source.spaces().len();
     // Frees of ids not alive that the source counts itself (no event): attributed to the record
     // that made them, counted when it is inside the slice.
@@ -1411,13 +1604,28 @@ pub fn compute_from(
         events.clear();
         if let Some(t) = source.record(&v, &mut events) {
             time = Some(t);
+            match first_time {
+                None => first_time = Some(t),
+                Some(f) => moved |= f != t,
+            }
         }
+        let line = lines.record(&v);
+        let is_data = v.is_data();
         let at = At {
-            record: v.index(),
+            record: data,
             time,
+            source: line,
         };
-        last_index = v.index() + 1;
-        let place = window.place(at.record, at.time);
+        // Records that only encode (metadata, section starts, table elements, split streams)
+        // have no position of their own: they are counted apart, inside a slice once it opened.
+        let place = if is_data {
+            data += 1;
+            window.place(at.record, at.time)
+        } else if start.is_some() {
+            Place::Inside
+        } else {
+            Place::Before
+        };
         for (i, seen) in unknown_seen.iter_mut().enumerate() {
             let now = source.unknown_frees(i as u32);
             if place == Place::Inside {
@@ -1428,11 +1636,15 @@ pub fn compute_from(
         match place {
             Place::Before => {}
             Place::Inside => {
-                if start.is_none() {
-                    start = Some(at);
-                    heap.open_window(at);
+                if is_data {
+                    if start.is_none() {
+                        start = Some(at);
+                        heap.open_window(at);
+                    }
+                    counter.record(&v);
+                } else {
+                    other += 1;
                 }
-                counter.record(&v);
             }
             Place::After => {
                 end = Some(at);
@@ -1440,7 +1652,13 @@ pub fn compute_from(
             }
         }
         for ev in &events {
-            heap.event(ev);
+            heap.event_at(
+                ev,
+                At {
+                    time: ev.time,
+                    ..at
+                },
+            );
         }
     }
     if end.is_some() && source.names_later() {
@@ -1453,22 +1671,38 @@ pub fn compute_from(
         }
     }
     problems += records.dropped_problems();
+    let clock = match first_time {
+        None => Clock::None,
+        Some(_) if moved => Clock::Moving,
+        Some(t) => Clock::Constant(t),
+    };
     let end = end.unwrap_or(At {
-        record: last_index,
+        record: data,
         time,
+        source: None,
     });
     let start = start.unwrap_or(end);
     let mut spaces = heap.finish(end, |sp, site| source.site_name(sp, site));
     for (s, n) in spaces.iter_mut().zip(&unknown_inside) {
         s.unknown_frees += n;
+        s.files.clone_from(&lines.files);
+        s.clock = clock == Clock::Moving;
+        if !s.clock {
+            // Times that never move (no clock) make no lifetimes.
+            s.lifetime_time = None;
+        }
     }
     Stats {
         window,
         start,
         end,
         records: counter.total(),
+        other_records: other,
+        data_records: data,
+        clock,
         problems,
         types: counter.finish(schema),
+        files: lines.files,
         spaces,
     }
 }
@@ -1477,7 +1711,7 @@ pub fn compute_from(
 // JSON (docs/stats.md has the schema).
 
 /// The `schema` value of `mtf stats --format json`.
-pub const JSON_SCHEMA: &str = "mtf-stats/1";
+pub const JSON_SCHEMA: &str = "mtf-stats/2";
 
 #[cfg(feature = "json")]
 mod json {
@@ -1505,8 +1739,15 @@ mod json {
         }
     }
 
-    pub(crate) fn at(a: At) -> Value {
-        json!({ "record": a.record, "time": a.time })
+    /// A position (docs/stats.md): the data record, the time where there is a clock, and the
+    /// line of an imported trace's input.
+    pub(crate) fn at(a: At, files: &[String], clock: bool) -> Value {
+        json!({
+            "data_record": a.record,
+            "time": if clock { a.time } else { None },
+            "line": a.source.map(|l| l.line),
+            "file": a.source.and_then(|l| files.get(l.file as usize)),
+        })
     }
 
     fn classes(c: &[SizeClass], bytes: bool) -> Value {
@@ -1553,15 +1794,16 @@ mod json {
             "moves": s.moves,
             "bytes_allocated": big(s.bytes_allocated),
             "bytes_freed": big(s.bytes_freed),
-            "peak": { "bytes": big(s.peak_bytes), "blocks": s.peak_blocks, "at": at(s.peak_at) },
-            "max_blocks": { "blocks": s.max_blocks, "at": at(s.max_blocks_at) },
+            "peak": { "bytes": big(s.peak_bytes), "blocks": s.peak_blocks,
+                      "at": at(s.peak_at, &s.files, s.clock) },
+            "max_blocks": { "blocks": s.max_blocks, "at": at(s.max_blocks_at, &s.files, s.clock) },
             "leaked": { "bytes": big(s.live_bytes), "blocks": s.live_blocks },
             "temporary": s.temporary,
             "unknown_frees": s.unknown_frees,
             "redefined": s.redefined,
             "sizes": classes(&s.sizes, true),
             "lifetime": {
-                "records": lifetime(&s.lifetime_records),
+                "data_records": lifetime(&s.lifetime_records),
                 "time": s.lifetime_time.as_ref().map(lifetime),
             },
             "sites": {
@@ -1589,9 +1831,19 @@ mod json {
                     })
                 })
                 .collect();
+            let clock = self.clock == Clock::Moving;
             json!({
                 "schema": JSON_SCHEMA,
-                "slice": { "start": at(self.start), "end": at(self.end), "records": self.records },
+                "slice": {
+                    "start": at(self.start, &self.files, clock),
+                    "end": at(self.end, &self.files, clock),
+                    "data_records": self.records,
+                },
+                "clock": match self.clock {
+                    Clock::None => "none",
+                    Clock::Constant(_) => "constant",
+                    Clock::Moving => "moving",
+                },
                 "problems": self.problems,
                 "records": types,
                 "namespaces": self.spaces.iter().map(|s| space(s, top)).collect::<Vec<_>>(),
@@ -1610,6 +1862,12 @@ pub fn json_int(v: i128) -> serde_json::Value {
 #[cfg(feature = "json")]
 pub fn json_bytes(v: u128) -> serde_json::Value {
     json::big(v)
+}
+
+/// A position as JSON: `{ "data_record", "time", "line", "file" }` (docs/stats.md).
+#[cfg(feature = "json")]
+pub fn json_at(s: &SpaceSummary, a: At) -> serde_json::Value {
+    json::at(a, &s.files, s.clock)
 }
 
 /// How sites are ranked.
@@ -1716,6 +1974,7 @@ mod tests {
         h.open_window(At {
             record: 0,
             time: None,
+            source: None,
         });
         for e in events {
             h.event(e);
@@ -1724,6 +1983,7 @@ mod tests {
             At {
                 record: end,
                 time: None,
+                source: None,
             },
             |_, s| Some(format!("site{s}")),
         );
@@ -1740,7 +2000,8 @@ mod tests {
             s.peak_at,
             At {
                 record: 3,
-                time: Some(35)
+                time: Some(35),
+                source: None,
             }
         );
         assert_eq!((s.max_blocks, s.max_blocks_at.record), (2, 1));
@@ -1798,6 +2059,7 @@ mod tests {
                 Place::Inside => h.open_window(At {
                     record: e.record,
                     time: e.time,
+                    source: None,
                 }),
                 Place::After => break,
             }
@@ -1808,6 +2070,7 @@ mod tests {
                 At {
                     record: 5,
                     time: Some(50),
+                    source: None,
                 },
                 |_, _| None,
             )
@@ -1823,6 +2086,7 @@ mod tests {
         h.open_window(At {
             record: 1,
             time: None,
+            source: None,
         });
         let s = h.finish(At::default(), |_, _| None).remove(0);
         assert_eq!((s.peak_bytes, s.peak_at.record, s.allocations), (100, 1, 0));
@@ -2124,7 +2388,7 @@ mod tests {
                     time_unit: None,
                 };
                 let mut h = HeapStats::new(vec![info(false), info(true)]);
-                h.open_window(At { record: 0, time: None });
+                h.open_window(At { record: 0, time: None, source: None });
                 let mut m = Model::default();
                 for (r, &(kind, space, key, id, id2, size, site)) in ops.iter().enumerate() {
                     let op = match kind {
@@ -2147,7 +2411,7 @@ mod tests {
                     let held: usize = m.live.values().map(Vec::len).sum();
                     prop_assert_eq!(h.live_blocks(), held);
                 }
-                let end = At { record: ops.len() as u64, time: None };
+                let end = At { record: ops.len() as u64, time: None, source: None };
                 let out = h.finish(end, |_, _| None);
                 for (sp, s) in out.iter().enumerate() {
                     let f = &m.figures[sp];
