@@ -515,12 +515,9 @@ fn pattern_lines(rule: &str) -> Option<u64> {
     let mut lines = 1u64;
     let mut chars = rule[start + 1..].chars();
     while let Some(c) = chars.next() {
+        // An escape takes the next character with it (`\'` is no end, `\n` a line).
         match c {
-            '\\' => {
-                if chars.next() == Some('n') {
-                    lines += 1;
-                }
-            }
+            '\\' if chars.next() == Some('n') => lines += 1,
             c if c == quote => return Some(lines),
             _ => {}
         }
