@@ -530,3 +530,54 @@ fn malloclab_figures_match_mdriver() {
         assert!(o.status.success(), "{name}: {}", util::text(&o.stdout));
     }
 }
+
+/// An Android trace in a ZIP (as AOSP ships `systemui.zip`): the entry's date, which the
+/// import keeps in `import_entry.time`, is no clock, and the lines are the entry's.
+#[test]
+fn a_zipped_trace_has_no_clock_from_its_entry_date() {
+    use std::io::Write;
+    use zip::write::{FileOptions, FullFileOptions};
+    let text =
+        std::fs::read(util::root().join("tests/data/import/alloc/android-systemui.txt")).unwrap();
+    let dir = util::tempdir();
+    let src = dir.path().join("systemui.zip");
+    let mut z = zip::ZipWriter::new(std::fs::File::create(&src).unwrap());
+    let when = zip::DateTime::from_date_and_time(2015, 9, 11, 18, 3, 4).unwrap();
+    let o: FullFileOptions<'_> = FileOptions::default()
+        .compression_method(zip::CompressionMethod::Deflated)
+        .last_modified_time(when);
+    z.start_file("systemui.txt", o).unwrap();
+    z.write_all(&text).unwrap();
+    z.finish().unwrap();
+    let t = dir.path().join("z.mtf");
+    let o = util::mtf(&[
+        "import",
+        "--from",
+        "android",
+        src.to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", util::text(&o.stderr));
+    let zipped = stats_json(&[t.to_str().unwrap()]);
+    assert_eq!(zipped["clock"], "constant");
+    let ns = &zipped["namespaces"][0];
+    assert_eq!(ns["lifetime"]["time"], Value::Null);
+    assert_eq!(ns["peak"]["at"]["file"], "systemui.txt");
+    // The same lines and figures as the plain text's import, but for the two records more
+    // (`import_entry`, and the ZIP's positions therefore one later).
+    let plain = dir.path().join("p.mtf");
+    let src = util::root().join("tests/data/import/alloc/android-systemui.txt");
+    let o = util::mtf(&[
+        "import",
+        src.to_str().unwrap(),
+        "-o",
+        plain.to_str().unwrap(),
+    ]);
+    assert!(o.status.success());
+    let plain = stats_json(&[plain.to_str().unwrap()]);
+    let p = &plain["namespaces"][0];
+    assert_eq!(ns["peak"]["at"]["line"], p["peak"]["at"]["line"]);
+    assert_eq!(ns["peak"]["bytes"], p["peak"]["bytes"]);
+    assert_eq!(ns["lifetime"], p["lifetime"]);
+}
