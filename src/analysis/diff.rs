@@ -12,16 +12,20 @@ use super::stats::{SiteSummary, SpaceSummary, Stats};
 /// One figure in both traces.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Pair {
-    /// In the first trace (the base).
-    pub a: u64,
+    /// In the first trace (the base). 128 bits: byte figures may pass 2⁶⁴ − 1.
+    pub a: u128,
     /// In the second.
-    pub b: u64,
+    pub b: u128,
 }
 
 impl Pair {
-    /// `b - a`.
+    /// `b - a` (saturating at the ends of `i128`, which no figure of a trace reaches).
     pub fn delta(&self) -> i128 {
-        self.b as i128 - self.a as i128
+        let (a, b) = (
+            i128::try_from(self.a).unwrap_or(i128::MAX),
+            i128::try_from(self.b).unwrap_or(i128::MAX),
+        );
+        b.saturating_sub(a)
     }
 }
 
@@ -84,7 +88,7 @@ pub struct SpaceDiff {
 /// The whole comparison.
 #[derive(Debug, Clone, PartialEq)]
 pub struct Diff {
-    /// Records in each slice.
+    /// Data records in each slice.
     pub records: Pair,
     /// Namespaces found in both.
     pub spaces: Vec<SpaceDiff>,
@@ -102,28 +106,33 @@ fn site_label(s: &SiteSummary) -> String {
     }
 }
 
-fn pair(a: u64, b: u64) -> Pair {
-    Pair { a, b }
+fn pair(a: impl Into<u128>, b: impl Into<u128>) -> Pair {
+    Pair {
+        a: a.into(),
+        b: b.into(),
+    }
 }
 
 /// Compares two namespaces.
 pub fn diff_space(a: &SpaceSummary, b: &SpaceSummary) -> SpaceDiff {
     let f = |x: &SpaceSummary| {
+        let w = u128::from;
         [
             ("peak_bytes", x.peak_bytes),
-            ("peak_blocks", x.peak_blocks),
-            ("max_blocks", x.max_blocks),
-            ("allocations", x.allocations),
+            ("peak_blocks", w(x.peak_blocks)),
+            ("max_blocks", w(x.max_blocks)),
+            ("allocations", w(x.allocations)),
             ("bytes_allocated", x.bytes_allocated),
-            ("frees", x.frees),
+            ("frees", w(x.frees)),
             ("bytes_freed", x.bytes_freed),
             ("leaked_bytes", x.live_bytes),
-            ("leaked_blocks", x.live_blocks),
-            ("temporary", x.temporary),
-            ("unknown_frees", x.unknown_frees),
-            ("lifetime_median_records", x.lifetime_records.median),
-            ("lifetime_p99_records", x.lifetime_records.p99),
-            ("lifetime_max_records", x.lifetime_records.max),
+            ("leaked_blocks", w(x.live_blocks)),
+            ("temporary", w(x.temporary)),
+            ("unknown_frees", w(x.unknown_frees)),
+            ("redefined", w(x.redefined)),
+            ("lifetime_median_data_records", w(x.lifetime_records.median)),
+            ("lifetime_p99_data_records", w(x.lifetime_records.p99)),
+            ("lifetime_max_data_records", w(x.lifetime_records.max)),
         ]
     };
     let figures = f(a)
@@ -138,13 +147,13 @@ pub fn diff_space(a: &SpaceSummary, b: &SpaceSummary) -> SpaceDiff {
             let label = site_label(s);
             let e = sites.entry(label.clone()).or_insert_with(|| SiteDiff {
                 label,
-                allocated: pair(0, 0),
-                allocations: pair(0, 0),
-                peak: pair(0, 0),
-                leaked: pair(0, 0),
-                leaked_blocks: pair(0, 0),
+                allocated: pair(0u8, 0u8),
+                allocations: pair(0u8, 0u8),
+                peak: pair(0u8, 0u8),
+                leaked: pair(0u8, 0u8),
+                leaked_blocks: pair(0u8, 0u8),
             });
-            let add = |p: &mut Pair, v: u64| {
+            let add = |p: &mut Pair, v: u128| {
                 if side == 0 {
                     p.a = p.a.saturating_add(v);
                 } else {
@@ -152,10 +161,10 @@ pub fn diff_space(a: &SpaceSummary, b: &SpaceSummary) -> SpaceDiff {
                 }
             };
             add(&mut e.allocated, s.bytes_allocated);
-            add(&mut e.allocations, s.allocations);
+            add(&mut e.allocations, s.allocations.into());
             add(&mut e.peak, s.peak_bytes);
             add(&mut e.leaked, s.leaked_bytes);
-            add(&mut e.leaked_blocks, s.leaked_blocks);
+            add(&mut e.leaked_blocks, s.leaked_blocks.into());
         }
     }
     let mut sites: Vec<SiteDiff> = sites.into_values().collect();
@@ -166,14 +175,14 @@ pub fn diff_space(a: &SpaceSummary, b: &SpaceSummary) -> SpaceDiff {
             let e = classes.entry((c.lo, c.hi)).or_insert(ClassDiff {
                 lo: c.lo,
                 hi: c.hi,
-                count: pair(0, 0),
-                bytes: pair(0, 0),
+                count: pair(0u8, 0u8),
+                bytes: pair(0u8, 0u8),
             });
             if side == 0 {
-                e.count.a = c.count;
+                e.count.a = c.count.into();
                 e.bytes.a = c.bytes;
             } else {
-                e.count.b = c.count;
+                e.count.b = c.count.into();
                 e.bytes.b = c.bytes;
             }
         }
@@ -224,7 +233,7 @@ pub fn diff(a: &Stats, b: &Stats) -> Diff {
 }
 
 /// The `schema` value of `mtf diff --format json`.
-pub const JSON_SCHEMA: &str = "mtf-diff/1";
+pub const JSON_SCHEMA: &str = "mtf-diff/2";
 
 #[cfg(feature = "json")]
 impl Diff {
@@ -233,8 +242,8 @@ impl Diff {
         use serde_json::{json, Map, Value};
         let p = |x: &Pair| {
             let d = x.delta();
-            let delta = i64::try_from(d).map_or_else(|_| json!(d.to_string()), |v| json!(v));
-            json!({ "a": x.a, "b": x.b, "delta": delta })
+            let int = crate::analysis::stats::json_int;
+            json!({ "a": int(x.a as i128), "b": int(x.b as i128), "delta": int(d) })
         };
         let spaces: Vec<Value> = self
             .spaces
@@ -263,7 +272,7 @@ impl Diff {
             .collect();
         json!({
             "schema": JSON_SCHEMA,
-            "records": p(&self.records),
+            "data_records": p(&self.records),
             "namespaces": spaces,
             "only_a": self.only_a,
             "only_b": self.only_b,
@@ -318,9 +327,13 @@ mod tests {
             start: At::default(),
             end: At::default(),
             records: (allocs.len() + frees.len()) as u64,
+            other_records: 0,
+            data_records: (allocs.len() + frees.len()) as u64,
+            clock: crate::analysis::stats::Clock::None,
             problems: 0,
             types: vec![],
             spaces,
+            files: vec![],
         }
     }
 

@@ -156,7 +156,10 @@ where
     let ymax = if bytes {
         b.iter().map(|x| x.bytes_max).max().unwrap_or(0)
     } else {
-        b.iter().map(|x| x.blocks_max).max().unwrap_or(0)
+        b.iter()
+            .map(|x| u128::from(x.blocks_max))
+            .max()
+            .unwrap_or(0)
     };
     let ymax = (ymax as f64 * 1.12).max(1.0);
     let title = if bytes {
@@ -172,7 +175,7 @@ where
         .build_cartesian_2d(x0..x1, 0f64..ymax)
         .map_err(draw_err)?;
     c.configure_mesh()
-        .x_desc("record")
+        .x_desc("data record")
         .x_label_formatter(&|v| human_count(*v))
         .y_label_formatter(&|v| {
             if bytes {
@@ -203,7 +206,11 @@ where
         let (px, py) = (s.peak_at.record as f64, s.peak_bytes as f64);
         c.draw_series(std::iter::once(Circle::new((px, py), 5, RED.filled())))
             .map_err(draw_err)?;
-        let label = format!("peak {} at record {}", human_bytes(py), s.peak_at.record);
+        let label = format!(
+            "peak {} at data record {}",
+            human_bytes(py),
+            s.peak_at.record
+        );
         // The label goes left of the point when the point is in the right half.
         let right = px > x0 + (x1 - x0) * 0.6;
         let style = TextStyle::from(("sans-serif", 15).into_font()).color(&RED);
@@ -227,7 +234,7 @@ where
         .map_err(draw_err)?;
     } else {
         c.draw_series(LineSeries::new(
-            steps(b, span, |k| (k.blocks_max, k.blocks_last)),
+            steps(b, span, |k| (k.blocks_max.into(), k.blocks_last.into())),
             ORANGE.stroke_width(1),
         ))
         .map_err(draw_err)?;
@@ -249,7 +256,7 @@ where
         };
         c.draw_series(std::iter::once(Text::new(
             format!(
-                "most {} blocks at record {}",
+                "most {} blocks at data record {}",
                 s.max_blocks, s.max_blocks_at.record
             ),
             (px + dx, py),
@@ -265,7 +272,7 @@ where
 fn steps(
     b: &[super::stats::CurveBucket],
     span: f64,
-    v: impl Fn(&super::stats::CurveBucket) -> (u64, u64),
+    v: impl Fn(&super::stats::CurveBucket) -> (u128, u128),
 ) -> Vec<(f64, f64)> {
     let mut pts = Vec::with_capacity(b.len() * 2);
     for (i, k) in b.iter().enumerate() {
@@ -321,7 +328,7 @@ where
         .x_desc(if bytes {
             "size ≥ (bytes; K = 1024)"
         } else {
-            "lifetime ≥ (records; K = 1024)"
+            "lifetime ≥ (data records; K = 1024)"
         })
         .light_line_style(WHITE.mix(0.0))
         .y_label_formatter(&|v| human_count(*v))
@@ -509,10 +516,10 @@ where
 /// A title line for a namespace of a trace.
 pub fn title(trace: &str, stats: &Stats, s: &SpaceSummary) -> String {
     let slice = if stats.window.is_all() {
-        format!("{} records", stats.records)
+        format!("{} data records", stats.records)
     } else {
         format!(
-            "records {}..{} ({} records)",
+            "data records {}..{} ({} data records)",
             stats.start.record, stats.end.record, stats.records
         )
     };
@@ -620,6 +627,7 @@ mod tests {
             At {
                 record: 1000,
                 time: None,
+                source: None,
             },
             |_, s| Some(format!("f{s}")),
         )

@@ -4,7 +4,7 @@
 use std::fmt::Write as _;
 
 use super::plot::{chart_svg, human_bytes, Chart, PlotError};
-use super::stats::{At, SiteOrder, SizeClass, SpaceSummary, Stats};
+use super::stats::{SiteOrder, SizeClass, SpaceSummary, Stats};
 
 /// Text made safe for HTML content and attribute values.
 pub fn esc(s: &str) -> String {
@@ -34,17 +34,6 @@ th{background:#f4f4f4}td.l,th.l{text-align:left}.muted{color:#777}\
 .kpi{display:inline-block;margin:0 1.5em 1em 0;padding:.6em 1em;background:#f4f8fc;\
 border-radius:6px}.kpi b{display:block;font-size:1.4em}\
 svg{max-width:100%;height:auto}.charts{display:flex;flex-wrap:wrap;gap:8px 2em;align-items:flex-start}";
-
-fn at(a: At, unit: Option<&str>) -> String {
-    match a.time {
-        Some(t) => format!(
-            "record {}, time {t}{}",
-            a.record,
-            unit.map_or(String::new(), |u| format!(" {u}"))
-        ),
-        None => format!("record {}", a.record),
-    }
-}
 
 fn kpi(o: &mut String, label: &str, value: &str, note: &str) {
     let _ = write!(
@@ -86,7 +75,7 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
             o,
             "peak live bytes",
             &human_bytes(s.peak_bytes as f64),
-            &format!("{} blocks, {}", s.peak_blocks, at(s.peak_at, unit)),
+            &format!("{} blocks, {}", s.peak_blocks, s.position(s.peak_at)),
         );
         kpi(
             o,
@@ -105,7 +94,7 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
             o,
             "most live blocks",
             &s.max_blocks.to_string(),
-            &at(s.max_blocks_at, unit),
+            &s.position(s.max_blocks_at),
         );
         kpi(o, "alive at the end", &s.live_blocks.to_string(), "blocks");
         kpi(o, "allocations", &s.allocations.to_string(), "");
@@ -133,12 +122,12 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
                 "{} ({} blocks) at {}",
                 s.peak_bytes,
                 s.peak_blocks,
-                at(s.peak_at, unit)
+                s.position(s.peak_at)
             ),
         ),
         (
             "most live blocks",
-            format!("{} at {}", s.max_blocks, at(s.max_blocks_at, unit)),
+            format!("{} at {}", s.max_blocks, s.position(s.max_blocks_at)),
         ),
         (
             "alive at the end",
@@ -176,7 +165,7 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
             l.max
         );
     };
-    life("records".into(), &s.lifetime_records);
+    life("data records".into(), &s.lifetime_records);
     if let Some(l) = &s.lifetime_time {
         life(format!("time ({})", unit.unwrap_or("declared unit")), l);
     }
@@ -272,10 +261,10 @@ pub fn html(trace: &str, stats: &Stats, top: usize) -> Result<String, PlotError>
     );
     let _ = write!(o, "<h1>{}</h1>", esc(trace));
     let slice = if stats.window.is_all() {
-        format!("{} records", stats.records)
+        format!("{} data records", stats.records)
     } else {
         format!(
-            "records {} to {} ({} records)",
+            "data records {} to {} ({} data records)",
             stats.start.record, stats.end.record, stats.records
         )
     };

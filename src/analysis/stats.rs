@@ -328,13 +328,201 @@ pub struct FieldSummary {
 // ------------------------------------------------------------------------------------------
 // Heap figures from heap events.
 
-/// Where something happened: a record index and, where declared, the time.
+/// Where something happened: a data record's position, where declared the time, and for an
+/// imported trace the line of the input it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub struct At {
-    /// The record index.
+    /// The position among the data records ([`RecordView::is_data`]), from 0: the same for
+    /// every encoding of the same records (metadata records, tables and split streams are not
+    /// counted), unlike the record index `mtf dump` shows.
     pub record: u64,
     /// The declared time of the record (or the last one before it), where there is one.
     pub time: Option<u64>,
+    /// For a trace made by `mtf import` from a line-based format: the input file and line.
+    pub source: Option<SourceLine>,
+}
+
+/// A line of an input of `mtf import`: the file (an index into [`Stats::files`]) and the line,
+/// counted from 1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct SourceLine {
+    /// The input file: an index into [`Stats::files`].
+    pub file: u32,
+    /// The line, from 1.
+    pub line: u64,
+}
+
+/// The lines of an imported trace's input that its records came from, followed record by
+/// record (docs/stats.md, *Positions*).
+// Design: an imported trace says what it came from in the records of the import fragment of
+// the DTD language (docs/format.md §3.5, docs/mappings.md): `import_origin` holds the mapping
+// (whose `units` directive says whether units are lines), `import_part` starts each input file
+// in the section its units go to, and each unit of that section is one record there — a record
+// of the format or an `import_raw` line — except that a run of routed units is one
+// `import_routed` record with their count. So counting the records of the part's section gives
+// each record its line, with no table and no look at the input. A pattern holding `\n` spans
+// that many more lines (malloc-lab's 4-line header, mtrace's realloc pairs): the mapping's
+// `record` and `head` rules are read for it (the directive, the record name, the pattern's
+// quoted text); a record type whose rules span different numbers of lines ends the lines of its
+// part, rather than give wrong ones. For `units xml` a unit is a tag, not a line: no lines.
+#[derive(Debug, Clone)]
+pub struct SourceLines {
+    /// What each record type is to the lines (empty: the DTD has no import records).
+    kinds: Vec<LineKind>,
+    /// Units are lines (the mapping says `units lines`, the default).
+    lines: bool,
+    /// The record types' names (to read the mapping's rules).
+    names: Vec<String>,
+    /// Per record type: the lines of one of its units (0: its rules disagree).
+    span: Vec<u64>,
+    /// The section of the current part's units, its file and the last line counted.
+    part: Option<(u8, u32, u64)>,
+    files: Vec<String>,
+}
+
+/// What a record type is to [`SourceLines`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum LineKind {
+    /// A unit: a record of the format, or `import_raw`.
+    Unit,
+    /// `import_origin`.
+    Origin,
+    /// `import_part`.
+    Part,
+    /// `import_routed`: `count` units routed elsewhere.
+    Routed,
+    /// The other records of the import fragment (`import_noeol`, ZIP entries and chunks):
+    /// no unit.
+    None,
+}
+
+impl SourceLines {
+    /// Follows the lines of a trace of `schema` (nothing, if its DTD has no import records).
+    pub fn new(schema: &Schema) -> SourceLines {
+        let kinds: Vec<LineKind> = schema
+            .records
+            .iter()
+            .map(|r| match r.name.as_str() {
+                "import_origin" => LineKind::Origin,
+                "import_part" => LineKind::Part,
+                "import_routed" => LineKind::Routed,
+                "import_raw" => LineKind::Unit,
+                n if n.starts_with("import_") => LineKind::None,
+                _ => LineKind::Unit,
+            })
+            .collect();
+        let imported = kinds.contains(&LineKind::Origin) && kinds.contains(&LineKind::Part);
+        SourceLines {
+            span: vec![1; kinds.len()],
+            kinds: if imported { kinds } else { Vec::new() },
+            names: schema.records.iter().map(|r| r.name.clone()).collect(),
+            lines: false,
+            part: None,
+            files: Vec::new(),
+        }
+    }
+
+    /// The input files met so far (by [`SourceLine::file`]).
+    pub fn files(&self) -> &[String] {
+        &self.files
+    }
+
+    /// Feeds one record (every record, in trace order); returns its line, where it has one.
+    pub fn record(&mut self, v: &RecordView<'_>) -> Option<SourceLine> {
+        let kind = *self.kinds.get(v.record_id() as usize)?;
+        if kind == LineKind::Origin {
+            let mapping = v.get("mapping.data").and_then(|x| x.as_bytes());
+            let mapping = String::from_utf8_lossy(mapping.unwrap_or_default()).into_owned();
+            self.read_mapping(&mapping);
+            self.part = None;
+            return None;
+        }
+        if kind == LineKind::Part {
+            let kind = v.get("kind").and_then(|x| x.as_u64()).unwrap_or(0);
+            self.part = None;
+            if self.lines && kind == 0 {
+                let name = v.get("name.data").and_then(|x| x.as_bytes()).unwrap_or(b"");
+                let name = String::from_utf8_lossy(name).into_owned();
+                let file = match self.files.iter().position(|f| *f == name) {
+                    Some(i) => i,
+                    None => {
+                        self.files.push(name);
+                        self.files.len() - 1
+                    }
+                };
+                self.part = Some((v.section(), file as u32, 0));
+            }
+            return None;
+        }
+        let (section, file, line) = self.part.as_mut()?;
+        if v.section() != *section || !v.is_data() || kind == LineKind::None {
+            return None;
+        }
+        if kind == LineKind::Routed {
+            *line += v.get("count").and_then(|x| x.as_u64()).unwrap_or(0);
+            return None;
+        }
+        let span = self.span.get(v.record_id() as usize).copied().unwrap_or(1);
+        if span == 0 {
+            self.part = None;
+            return None;
+        }
+        let first = *line + 1;
+        *line += span;
+        Some(SourceLine {
+            file: *file,
+            line: first,
+        })
+    }
+
+    /// What the mapping text says of lines: `units xml` (no lines), and how many lines the
+    /// patterns of each record type span.
+    fn read_mapping(&mut self, mapping: &str) {
+        self.lines = true;
+        self.span.iter_mut().for_each(|s| *s = 1);
+        let mut seen = vec![false; self.span.len()];
+        for l in mapping.lines() {
+            let mut w = l.split_whitespace();
+            let (Some(directive), Some(name)) = (w.next(), w.next()) else {
+                continue;
+            };
+            if directive == "units" && name == "xml" {
+                self.lines = false;
+            }
+            if directive != "record" && directive != "head" {
+                continue;
+            }
+            let Some(rid) = self.names.iter().position(|n| n == name) else {
+                continue;
+            };
+            let Some(span) = pattern_lines(l) else {
+                continue;
+            };
+            if seen[rid] && self.span[rid] != span {
+                self.span[rid] = 0;
+            } else if !seen[rid] {
+                self.span[rid] = span;
+            }
+            seen[rid] = true;
+        }
+    }
+}
+
+/// The lines a rule's pattern spans: 1 + its `\n` escapes (in its first quoted text).
+fn pattern_lines(rule: &str) -> Option<u64> {
+    let start = rule.find(['\'', '"'])?;
+    let quote = rule[start..].chars().next()?;
+    let mut lines = 1u64;
+    let mut chars = rule[start + 1..].chars();
+    while let Some(c) = chars.next() {
+        // An escape takes the next character with it (`\'` is no end, `\n` a line).
+        match c {
+            '\\' if chars.next() == Some('n') => lines += 1,
+            c if c == quote => return Some(lines),
+            _ => {}
+        }
+    }
+    None
 }
 
 /// Number of log2 size classes: class 0 holds 0, class k (1..=64) holds [2^(k-1), 2^k).
@@ -353,11 +541,19 @@ pub fn class_bounds(k: usize) -> (u64, u64) {
     }
 }
 
-/// Lifetimes in bounded memory: exact count, sum, min and max; quantiles from an HDR histogram
-/// with 3 significant digits (exact below 2048, else within 0.1 %); a log2 histogram.
-// Design: exact quantiles need every lifetime (memory proportional to the frees, not the live
-// blocks); an HDR histogram keeps the memory bounded (tens of KB whatever the trace) and is
-// exact for the small values of the test fixtures, so the tests check the figures exactly.
+/// Distinct lifetimes kept exactly before the quantiles fall back to the HDR histogram.
+pub const EXACT_DISTINCT: usize = 1 << 20;
+
+/// Lifetimes in bounded memory: exact count, sum, min and max; exact quantiles while fewer than
+/// [`EXACT_DISTINCT`] distinct values occurred, else from an HDR histogram with 3 significant
+/// digits (exact below 2048, else within 0.1 %); a log2 histogram.
+// Design: exact quantiles need every distinct lifetime with its count. Lifetimes repeat a lot
+// (most blocks of a trace live a few records or a few clock ticks), so a map of distinct values
+// stays small on real traces while giving the figures an independent computation gives; it is
+// bounded (about 40 MB at worst), and past the bound the quantiles come from the HDR histogram
+// that was kept alongside (tens to hundreds of KB whatever the values), and say so
+// (`LifetimeSummary::exact`). The histogram must grow with the values (`record` on an
+// auto-resizing histogram): a clamping record put every lifetime above 2047 at 2047.
 #[derive(Debug, Clone)]
 struct Lifetimes {
     count: u64,
@@ -365,11 +561,18 @@ struct Lifetimes {
     min: u64,
     max: u64,
     hdr: Histogram<u64>,
+    /// Distinct values and their counts, until there are more than `cap` (`None` then).
+    exact: Option<HashMap<u64, u64, RandomState>>,
+    cap: usize,
     log2: [u64; CLASSES],
 }
 
 impl Lifetimes {
     fn new() -> Lifetimes {
+        Lifetimes::with_cap(EXACT_DISTINCT)
+    }
+
+    fn with_cap(cap: usize) -> Lifetimes {
         // 3 significant digits; auto-resizing from a small range. Construction only fails on
         // invalid parameters, which these are not.
         let mut hdr = Histogram::new(3).unwrap_or_else(|_| unreachable!("valid HDR parameters"));
@@ -380,6 +583,8 @@ impl Lifetimes {
             min: u64::MAX,
             max: 0,
             hdr,
+            exact: Some(HashMap::default()),
+            cap,
             log2: [0; CLASSES],
         }
     }
@@ -389,18 +594,54 @@ impl Lifetimes {
         self.sum += v as u128;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
-        self.hdr.saturating_record(v);
+        if self.hdr.record(v).is_err() {
+            // Only a value the histogram cannot grow to (beyond 2⁶³): the top of its range.
+            self.hdr.saturating_record(v);
+        }
+        if let Some(m) = &mut self.exact {
+            *m.entry(v).or_insert(0) += 1;
+            if m.len() > self.cap {
+                self.exact = None;
+            }
+        }
         self.log2[log2_class(v)] += 1;
     }
 
-    fn summary(&self) -> LifetimeSummary {
-        let q = |p: f64| {
-            if self.count == 0 {
-                0
-            } else {
-                self.hdr.value_at_quantile(p).clamp(self.min, self.max)
+    /// The quantiles `qs` (each the ⌈q·n⌉-th smallest value, nearest rank), exactly while the
+    /// distinct values are kept.
+    fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [u64; N] {
+        let mut out = [0u64; N];
+        if self.count == 0 {
+            return out;
+        }
+        let rank = |q: f64| ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
+        match &self.exact {
+            Some(m) => {
+                let mut values: Vec<(u64, u64)> = m.iter().map(|(&v, &c)| (v, c)).collect();
+                values.sort_unstable();
+                for (o, q) in out.iter_mut().zip(qs) {
+                    let want = rank(q);
+                    let mut seen = 0u64;
+                    for &(v, c) in &values {
+                        seen += c;
+                        if seen >= want {
+                            *o = v;
+                            break;
+                        }
+                    }
+                }
             }
-        };
+            None => {
+                for (o, q) in out.iter_mut().zip(qs) {
+                    *o = self.hdr.value_at_quantile(q).clamp(self.min, self.max);
+                }
+            }
+        }
+        out
+    }
+
+    fn summary(&self) -> LifetimeSummary {
+        let [median, p99] = self.quantiles([0.5, 0.99]);
         LifetimeSummary {
             count: self.count,
             min: if self.count == 0 { 0 } else { self.min },
@@ -409,15 +650,16 @@ impl Lifetimes {
             } else {
                 self.sum as f64 / self.count as f64
             },
-            median: q(0.5),
-            p99: q(0.99),
+            median,
+            p99,
             max: self.max,
+            exact: self.exact.is_some(),
             histogram: classes(&self.log2, None),
         }
     }
 }
 
-fn classes(counts: &[u64; CLASSES], bytes: Option<&[u64; CLASSES]>) -> Vec<SizeClass> {
+fn classes(counts: &[u64; CLASSES], bytes: Option<&[u128; CLASSES]>) -> Vec<SizeClass> {
     let mut out = Vec::new();
     for k in 0..CLASSES {
         if counts[k] == 0 {
@@ -477,35 +719,35 @@ impl Block {
 #[derive(Debug, Clone, Default)]
 struct Site {
     allocations: u64,
-    bytes_allocated: u64,
-    live_bytes: u64,
+    bytes_allocated: u128,
+    live_bytes: u128,
     live_blocks: u64,
-    max_live_bytes: u64,
+    max_live_bytes: u128,
     temporary: u64,
     /// The site's live bytes and blocks at the namespace's latest peak, valid when `gen` equals
     /// the namespace's peak generation; else they are `live_*` (nothing changed since).
-    at_peak: (u64, u64),
+    at_peak: (u128, u64),
     gen: u64,
 }
 
 struct Space {
     info: SpaceInfo,
-    live_bytes: u64,
+    live_bytes: u128,
     live_blocks: u64,
-    peak: Option<(u64, u64, At)>,
+    peak: Option<(u128, u64, At)>,
     peak_gen: u64,
     max_blocks: Option<(u64, At)>,
     allocations: u64,
     frees: u64,
     moves: u64,
-    bytes_allocated: u64,
-    bytes_freed: u64,
+    bytes_allocated: u128,
+    bytes_freed: u128,
     temporary: u64,
     unknown_frees: u64,
     redefined: u64,
     last_alloc: Option<(u64, u64)>,
     sizes: [u64; CLASSES],
-    size_bytes: [u64; CLASSES],
+    size_bytes: [u128; CLASSES],
     life_records: Lifetimes,
     life_time: Lifetimes,
     /// The sites of allocations that declare one.
@@ -540,11 +782,11 @@ pub struct CurveBucket {
     /// The first record of the range.
     pub start: At,
     /// Live bytes: lowest and highest within the range, and at its end.
-    pub bytes_min: u64,
+    pub bytes_min: u128,
     /// Highest live bytes within the range.
-    pub bytes_max: u64,
+    pub bytes_max: u128,
     /// Live bytes after the last event of the range.
-    pub bytes_last: u64,
+    pub bytes_last: u128,
     /// Highest live block count within the range.
     pub blocks_max: u64,
     /// Live blocks after the last event of the range.
@@ -562,7 +804,7 @@ impl Curve {
         }
     }
 
-    fn add(&mut self, at: At, bytes: u64, blocks: u64) {
+    fn add(&mut self, at: At, bytes: u128, blocks: u64) {
         if at.record >= self.last.0 && at.record < self.last.1 {
             if let Some(b) = self.buckets.last_mut() {
                 b.bytes_min = b.bytes_min.min(bytes);
@@ -747,14 +989,23 @@ impl HeapStats {
     /// Apply one event (in trace order). An event for a namespace that was not declared is
     /// ignored.
     pub fn event(&mut self, ev: &HeapEvent) {
+        self.event_at(
+            ev,
+            At {
+                record: ev.record,
+                time: ev.time,
+                source: None,
+            },
+        );
+    }
+
+    /// [`HeapStats::event`], the event's position given apart (its data record and source line:
+    /// [`compute_from`] counts positions in data records, whatever [`HeapEvent::record`] holds).
+    pub fn event_at(&mut self, ev: &HeapEvent, at: At) {
         let Some(space) = self.spaces.get(ev.space as usize) else {
             return;
         };
         let sized = space.info.sized;
-        let at = At {
-            record: ev.record,
-            time: ev.time,
-        };
         match ev.op {
             HeapOp::Alloc { id, size, .. } => {
                 let size = if sized { size } else { 0 };
@@ -814,10 +1065,10 @@ impl HeapStats {
                 if w {
                     s.redefined += 1;
                 }
-                s.live_bytes -= old.size;
+                s.live_bytes -= u128::from(old.size);
                 s.live_blocks -= 1;
                 let st = s.site(old.site());
-                st.live_bytes -= old.size;
+                st.live_bytes -= u128::from(old.size);
                 st.live_blocks -= 1;
             }
         }
@@ -829,23 +1080,26 @@ impl HeapStats {
                 e.insert(block);
             }
         }
-        s.live_bytes += size;
+        // Design: byte totals are 128-bit: 2⁶⁴ blocks of 2⁶⁴ − 1 bytes cannot be recorded, so
+        // they never overflow, and a sum beyond 64 bits is exact (docs/stats.md).
+        let bytes = u128::from(size);
+        s.live_bytes += bytes;
         s.live_blocks += 1;
         if w {
             s.allocations += 1;
-            s.bytes_allocated = s.bytes_allocated.saturating_add(size);
+            s.bytes_allocated += bytes;
             let c = log2_class(size);
             s.sizes[c] += 1;
-            s.size_bytes[c] = s.size_bytes[c].saturating_add(size);
+            s.size_bytes[c] += bytes;
             s.last_alloc = Some((key, id));
         }
         let st = s.site(site);
-        st.live_bytes += size;
+        st.live_bytes += bytes;
         st.live_blocks += 1;
         st.max_live_bytes = st.max_live_bytes.max(st.live_bytes);
         if w {
             st.allocations += 1;
-            st.bytes_allocated = st.bytes_allocated.saturating_add(size);
+            st.bytes_allocated += bytes;
         }
         s.settle(at, w);
     }
@@ -878,11 +1132,11 @@ impl HeapStats {
         if w {
             s.last_alloc = None;
         }
-        s.live_bytes -= b.size;
+        s.live_bytes -= u128::from(b.size);
         s.live_blocks -= 1;
         if w {
             s.frees += 1;
-            s.bytes_freed = s.bytes_freed.saturating_add(b.size);
+            s.bytes_freed += u128::from(b.size);
             s.life_records.add(at.record.saturating_sub(b.born_record));
             if let (Some(t0), Some(t1)) = (b.born_time(), at.time) {
                 s.life_time.add(t1.saturating_sub(t0));
@@ -892,7 +1146,7 @@ impl HeapStats {
             }
         }
         let st = s.site(b.site());
-        st.live_bytes -= b.size;
+        st.live_bytes -= u128::from(b.size);
         st.live_blocks -= 1;
         if w && temporary {
             st.temporary += 1;
@@ -933,10 +1187,10 @@ impl HeapStats {
                 if w {
                     s.redefined += 1;
                 }
-                s.live_bytes -= prev.size;
+                s.live_bytes -= u128::from(prev.size);
                 s.live_blocks -= 1;
                 let st = s.site(prev.site());
-                st.live_bytes -= prev.size;
+                st.live_bytes -= u128::from(prev.size);
                 st.live_blocks -= 1;
                 s.settle(at, w);
             }
@@ -962,6 +1216,7 @@ impl HeapStats {
                 let last = At {
                     record: end.record - 1,
                     time: end.time,
+                    source: None,
                 };
                 s.curve.add(last, s.live_bytes, s.live_blocks);
             }
@@ -1023,6 +1278,8 @@ impl HeapStats {
                 lifetime_time: (s.life_time.count > 0).then(|| s.life_time.summary()),
                 sites,
                 curve: std::mem::replace(&mut s.curve, Curve::new(2)),
+                files: Vec::new(),
+                clock: true,
             });
         }
         out
@@ -1039,8 +1296,8 @@ pub struct SizeClass {
     pub hi: u64,
     /// How many values.
     pub count: u64,
-    /// Their sum (sizes only; 0 for lifetimes).
-    pub bytes: u64,
+    /// Their sum (sizes only; 0 for lifetimes). 128 bits: sizes of 64 bits add up beyond them.
+    pub bytes: u128,
 }
 
 /// Lifetimes between define and undefine, in records or in declared time.
@@ -1052,13 +1309,16 @@ pub struct LifetimeSummary {
     pub min: u64,
     /// Mean lifetime (exact).
     pub mean: f64,
-    /// Median: the smallest lifetime at or below which half the lifetimes fall (exact below
-    /// 2048, else within 0.1 %).
+    /// Median: the smallest lifetime at or below which half the lifetimes fall (the
+    /// ⌈n/2⌉-th smallest; exact unless [`LifetimeSummary::exact`] is false).
     pub median: u64,
     /// 99th percentile, as the median.
     pub p99: u64,
     /// Longest lifetime (exact).
     pub max: u64,
+    /// Whether the median and p99 are exact: true unless more than [`EXACT_DISTINCT`]
+    /// distinct lifetimes occurred, when they come from an HDR histogram (within 0.1 %).
+    pub exact: bool,
     /// Log2 classes.
     pub histogram: Vec<SizeClass>,
 }
@@ -1073,16 +1333,16 @@ pub struct SiteSummary {
     /// Allocations in the slice.
     pub allocations: u64,
     /// Bytes allocated in the slice.
-    pub bytes_allocated: u64,
+    pub bytes_allocated: u128,
     /// Live bytes of this site at the namespace's peak (heaptrack's "peak" per site).
-    pub peak_bytes: u64,
+    pub peak_bytes: u128,
     /// Live blocks of this site at the namespace's peak.
     pub peak_blocks: u64,
     /// The site's own highest live bytes (DHAT's "max live"), over the whole trace up to the end
     /// of the slice.
-    pub max_live_bytes: u64,
+    pub max_live_bytes: u128,
     /// Live bytes of this site at the end of the slice.
-    pub leaked_bytes: u64,
+    pub leaked_bytes: u128,
     /// Live blocks of this site at the end of the slice.
     pub leaked_blocks: u64,
     /// Temporary allocations of this site.
@@ -1108,12 +1368,12 @@ pub struct SpaceSummary {
     pub frees: u64,
     /// Moves that keep the block (objMove).
     pub moves: u64,
-    /// Bytes allocated.
-    pub bytes_allocated: u64,
+    /// Bytes allocated (128 bits: byte figures are exact beyond 2⁶⁴ − 1).
+    pub bytes_allocated: u128,
     /// Bytes freed.
-    pub bytes_freed: u64,
+    pub bytes_freed: u128,
     /// Peak live bytes (the first time the highest value was reached).
-    pub peak_bytes: u64,
+    pub peak_bytes: u128,
     /// Live blocks at that peak.
     pub peak_blocks: u64,
     /// When the peak was reached.
@@ -1123,7 +1383,7 @@ pub struct SpaceSummary {
     /// When.
     pub max_blocks_at: At,
     /// Live bytes at the end of the slice (leaked, at the end of the trace).
-    pub live_bytes: u64,
+    pub live_bytes: u128,
     /// Live blocks at the end of the slice.
     pub live_blocks: u64,
     /// Temporary allocations: freed with no other allocation or free of the namespace in between
@@ -1143,6 +1403,32 @@ pub struct SpaceSummary {
     pub sites: Vec<SiteSummary>,
     /// Live bytes and blocks over the slice, sampled.
     pub curve: Curve,
+    /// The input files of an imported trace (what [`SourceLine::file`] indexes).
+    pub files: Vec<String>,
+    /// Whether the trace has a clock (times that move): else times are not shown.
+    pub clock: bool,
+}
+
+impl SpaceSummary {
+    /// A position for people: `data record 4120, time 5 tick, line 4119 of trace`. The time is
+    /// left out without a clock. The file name is as the import recorded it (escape it for a
+    /// terminal).
+    pub fn position(&self, a: At) -> String {
+        let mut o = format!("data record {}", a.record);
+        if let (true, Some(t)) = (self.clock, a.time) {
+            o.push_str(&format!(", time {t}"));
+            if let Some(u) = &self.time_unit {
+                o.push_str(&format!(" {u}"));
+            }
+        }
+        if let Some(l) = a.source {
+            o.push_str(&format!(", line {}", l.line));
+            if let Some(f) = self.files.get(l.file as usize) {
+                o.push_str(&format!(" of {f}"));
+            }
+        }
+        o
+    }
 }
 
 // ------------------------------------------------------------------------------------------
@@ -1210,10 +1496,21 @@ struct Collect<'a> {
     out: &'a mut Vec<HeapEvent>,
     map: &'a [Option<u32>],
     unknown: &'a mut [u64],
+    /// The (declared namespace, key, id) of a define of a live id just reported: the free of
+    /// the old block that the interpreter emits after it is not a free of the trace.
+    redefined: Option<(u32, u64, u64)>,
 }
 
 impl crate::analysis::Sink for Collect<'_> {
     fn event(&mut self, mut e: HeapEvent) {
+        if let (Some(r), HeapOp::Free { id }) = (self.redefined.take(), e.op) {
+            if r == (e.space, e.key, id) {
+                // The engine sees the id alive when the new block comes and counts the
+                // allocation of a live id itself (`redefined`): the old block leaves the live
+                // state without a free or a lifetime, as docs/stats.md says.
+                return;
+            }
+        }
         if let Some(Some(i)) = self.map.get(e.space as usize) {
             e.space = *i;
             self.out.push(e);
@@ -1221,10 +1518,20 @@ impl crate::analysis::Sink for Collect<'_> {
     }
 
     fn finding(&mut self, f: crate::analysis::Finding) {
-        if f.kind == crate::analysis::FindingKind::NotAlive {
-            if let Some(Some(i)) = f.space.and_then(|s| self.map.get(s as usize)) {
-                self.unknown[*i as usize] += 1;
+        use crate::analysis::FindingKind;
+        self.redefined = None;
+        match f.kind {
+            FindingKind::NotAlive => {
+                if let Some(Some(i)) = f.space.and_then(|s| self.map.get(s as usize)) {
+                    self.unknown[*i as usize] += 1;
+                }
             }
+            FindingKind::Redefined => {
+                if let Some(space) = f.space {
+                    self.redefined = Some((space, f.key, f.id));
+                }
+            }
+            _ => {}
         }
     }
 }
@@ -1253,6 +1560,7 @@ impl EventSource for Declared<'_> {
                 out,
                 map: &self.map,
                 unknown: &mut self.unknown,
+                redefined: None,
             },
         );
         // The record's declared time, or the latest one before it.
@@ -1283,6 +1591,17 @@ pub fn compute_opened(opened: &crate::Opened, window: Window) -> Stats {
     compute(&reader, &mut source, window)
 }
 
+/// What a trace's declared times are (docs/format.md §14.4), up to where it was read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Clock {
+    /// No record had a time (the DTD declares none, or no record carries one).
+    None,
+    /// Every record's time was this one (a format whose time field is always 0).
+    Constant(u64),
+    /// The times moved: a clock.
+    Moving,
+}
+
 /// Everything `mtf stats` reports about a trace (or a slice of it).
 #[derive(Debug, Clone)]
 pub struct Stats {
@@ -1290,16 +1609,25 @@ pub struct Stats {
     pub window: Window,
     /// Where the slice starts (its first record).
     pub start: At,
-    /// Where it ends (the first record after it, or the number of records read).
+    /// Where it ends (the first data record after it, or the number of data records read).
     pub end: At,
-    /// Records in the slice.
+    /// Data records in the slice ([`RecordView::is_data`]).
     pub records: u64,
+    /// Records in the slice that only encode the data (metadata, section starts, table
+    /// elements, split streams): they depend on the encoding, and have no figures.
+    pub other_records: u64,
+    /// Data records read in all (up to the end of the slice).
+    pub data_records: u64,
+    /// The trace's clock, as far as it was read.
+    pub clock: Clock,
     /// Problems met while decoding (the figures cover what could be decoded).
     pub problems: u64,
     /// Records per type in the slice.
     pub types: Vec<TypeSummary>,
     /// Heap figures per namespace.
     pub spaces: Vec<SpaceSummary>,
+    /// The input files of an imported trace that [`SourceLine::file`] indexes.
+    pub files: Vec<String>,
 }
 
 /// Reads `reader`'s records once, feeding the record counter and the heap statistics with the
@@ -1324,17 +1652,23 @@ pub fn compute_from(
     let schema = reader.schema();
     let mut counter = RecordCounter::new(schema);
     let mut heap = HeapStats::new(source.spaces());
+    let mut lines = SourceLines::new(schema);
     let mut events = Vec::new();
     let mut problems = 0u64;
+    let mut other = 0u64;
     let mut time: Option<u64> = None;
+    // The first declared time, and whether another one came (a clock that moves).
+    let mut first_time: Option<u64> = None;
+    let mut moved = false;
     let mut start: Option<At> = None;
     let mut end: Option<At> = None;
-    let mut last_index = 0u64;
+    // The next data record's position: positions count data records only (docs/stats.md).
+    let mut data = 0u64;
     let n_spaces = source.spaces().len();
-    let unknown = |s: &dyn EventSource| -> Vec<u64> {
-        (0..n_spaces as u32).map(|i| s.unknown_frees(i)).collect()
-    };
-    let mut unknown_at_start = vec![0; n_spaces];
+    // Frees of ids not alive that the source counts itself (no event): attributed to the record
+    // that made them, counted when it is inside the slice.
+    let mut unknown_seen = vec![0u64; n_spaces];
+    let mut unknown_inside = vec![0u64; n_spaces];
     while let Some(e) = records.next_event() {
         let v = match e {
             crate::decode::Event::Record(v) => v,
@@ -1346,21 +1680,47 @@ pub fn compute_from(
         events.clear();
         if let Some(t) = source.record(&v, &mut events) {
             time = Some(t);
+            match first_time {
+                None => first_time = Some(t),
+                Some(f) => moved |= f != t,
+            }
         }
+        let line = lines.record(&v);
+        let is_data = v.is_data();
         let at = At {
-            record: v.index(),
+            record: data,
             time,
+            source: line,
         };
-        last_index = v.index() + 1;
-        match window.place(at.record, at.time) {
+        // Records that only encode (metadata, section starts, table elements, split streams)
+        // have no position of their own: they are counted apart, inside a slice once it opened.
+        let place = if is_data {
+            data += 1;
+            window.place(at.record, at.time)
+        } else if start.is_some() {
+            Place::Inside
+        } else {
+            Place::Before
+        };
+        for (i, seen) in unknown_seen.iter_mut().enumerate() {
+            let now = source.unknown_frees(i as u32);
+            if place == Place::Inside {
+                unknown_inside[i] += now - *seen;
+            }
+            *seen = now;
+        }
+        match place {
             Place::Before => {}
             Place::Inside => {
-                if start.is_none() {
-                    start = Some(at);
-                    heap.open_window(at);
-                    unknown_at_start = unknown(&*source);
+                if is_data {
+                    if start.is_none() {
+                        start = Some(at);
+                        heap.open_window(at);
+                    }
+                    counter.record(&v);
+                } else {
+                    other += 1;
                 }
-                counter.record(&v);
             }
             Place::After => {
                 end = Some(at);
@@ -1368,10 +1728,15 @@ pub fn compute_from(
             }
         }
         for ev in &events {
-            heap.event(ev);
+            heap.event_at(
+                ev,
+                At {
+                    time: ev.time,
+                    ..at
+                },
+            );
         }
     }
-    let unknown_at_end = unknown(&*source);
     if end.is_some() && source.names_later() {
         // Names of sites may come from tables after the slice.
         while let Some(e) = records.next_event() {
@@ -1382,25 +1747,38 @@ pub fn compute_from(
         }
     }
     problems += records.dropped_problems();
+    let clock = match first_time {
+        None => Clock::None,
+        Some(_) if moved => Clock::Moving,
+        Some(t) => Clock::Constant(t),
+    };
     let end = end.unwrap_or(At {
-        record: last_index,
+        record: data,
         time,
+        source: None,
     });
-    if start.is_none() {
-        unknown_at_start = unknown_at_end.clone();
-    }
     let start = start.unwrap_or(end);
     let mut spaces = heap.finish(end, |sp, site| source.site_name(sp, site));
-    for (i, s) in spaces.iter_mut().enumerate() {
-        s.unknown_frees += unknown_at_end[i] - unknown_at_start[i];
+    for (s, n) in spaces.iter_mut().zip(&unknown_inside) {
+        s.unknown_frees += n;
+        s.files.clone_from(&lines.files);
+        s.clock = clock == Clock::Moving;
+        if !s.clock {
+            // Times that never move (no clock) make no lifetimes.
+            s.lifetime_time = None;
+        }
     }
     Stats {
         window,
         start,
         end,
         records: counter.total(),
+        other_records: other,
+        data_records: data,
+        clock,
         problems,
         types: counter.finish(schema),
+        files: lines.files,
         spaces,
     }
 }
@@ -1409,7 +1787,7 @@ pub fn compute_from(
 // JSON (docs/stats.md has the schema).
 
 /// The `schema` value of `mtf stats --format json`.
-pub const JSON_SCHEMA: &str = "mtf-stats/1";
+pub const JSON_SCHEMA: &str = "mtf-stats/2";
 
 #[cfg(feature = "json")]
 mod json {
@@ -1418,7 +1796,7 @@ mod json {
     use super::*;
 
     /// An integer as a JSON number where it fits 64 bits, else as a decimal string.
-    pub(crate) fn int(v: i128) -> Value {
+    pub fn int(v: i128) -> Value {
         if let Ok(x) = i64::try_from(v) {
             json!(x)
         } else if let Ok(x) = u64::try_from(v) {
@@ -1428,8 +1806,24 @@ mod json {
         }
     }
 
-    pub(crate) fn at(a: At) -> Value {
-        json!({ "record": a.record, "time": a.time })
+    /// A byte figure (128 bits): a JSON number where it fits 64 bits, else a decimal string.
+    pub(crate) fn big(v: u128) -> Value {
+        if let Ok(x) = u64::try_from(v) {
+            json!(x)
+        } else {
+            json!(v.to_string())
+        }
+    }
+
+    /// A position (docs/stats.md): the data record, the time where there is a clock, and the
+    /// line of an imported trace's input.
+    pub(crate) fn at(a: At, files: &[String], clock: bool) -> Value {
+        json!({
+            "data_record": a.record,
+            "time": if clock { a.time } else { None },
+            "line": a.source.map(|l| l.line),
+            "file": a.source.and_then(|l| files.get(l.file as usize)),
+        })
     }
 
     fn classes(c: &[SizeClass], bytes: bool) -> Value {
@@ -1441,7 +1835,7 @@ mod json {
                     m.insert("hi".into(), json!(c.hi));
                     m.insert("count".into(), json!(c.count));
                     if bytes {
-                        m.insert("bytes".into(), json!(c.bytes));
+                        m.insert("bytes".into(), big(c.bytes));
                     }
                     Value::Object(m)
                 })
@@ -1452,16 +1846,16 @@ mod json {
     fn lifetime(l: &LifetimeSummary) -> Value {
         json!({
             "count": l.count, "min": l.min, "mean": l.mean, "median": l.median, "p99": l.p99,
-            "max": l.max, "histogram": classes(&l.histogram, false),
+            "max": l.max, "quantiles_exact": l.exact, "histogram": classes(&l.histogram, false),
         })
     }
 
     pub(crate) fn site(s: &SiteSummary) -> Value {
         json!({
             "site": s.site, "name": s.name, "allocations": s.allocations,
-            "bytes_allocated": s.bytes_allocated, "peak_bytes": s.peak_bytes,
-            "peak_blocks": s.peak_blocks, "max_live_bytes": s.max_live_bytes,
-            "leaked_bytes": s.leaked_bytes, "leaked_blocks": s.leaked_blocks,
+            "bytes_allocated": big(s.bytes_allocated), "peak_bytes": big(s.peak_bytes),
+            "peak_blocks": s.peak_blocks, "max_live_bytes": big(s.max_live_bytes),
+            "leaked_bytes": big(s.leaked_bytes), "leaked_blocks": s.leaked_blocks,
             "temporary": s.temporary,
         })
     }
@@ -1474,17 +1868,18 @@ mod json {
             "allocations": s.allocations,
             "frees": s.frees,
             "moves": s.moves,
-            "bytes_allocated": s.bytes_allocated,
-            "bytes_freed": s.bytes_freed,
-            "peak": { "bytes": s.peak_bytes, "blocks": s.peak_blocks, "at": at(s.peak_at) },
-            "max_blocks": { "blocks": s.max_blocks, "at": at(s.max_blocks_at) },
-            "leaked": { "bytes": s.live_bytes, "blocks": s.live_blocks },
+            "bytes_allocated": big(s.bytes_allocated),
+            "bytes_freed": big(s.bytes_freed),
+            "peak": { "bytes": big(s.peak_bytes), "blocks": s.peak_blocks,
+                      "at": at(s.peak_at, &s.files, s.clock) },
+            "max_blocks": { "blocks": s.max_blocks, "at": at(s.max_blocks_at, &s.files, s.clock) },
+            "leaked": { "bytes": big(s.live_bytes), "blocks": s.live_blocks },
             "temporary": s.temporary,
             "unknown_frees": s.unknown_frees,
             "redefined": s.redefined,
             "sizes": classes(&s.sizes, true),
             "lifetime": {
-                "records": lifetime(&s.lifetime_records),
+                "data_records": lifetime(&s.lifetime_records),
                 "time": s.lifetime_time.as_ref().map(lifetime),
             },
             "sites": {
@@ -1512,15 +1907,43 @@ mod json {
                     })
                 })
                 .collect();
+            let clock = self.clock == Clock::Moving;
             json!({
                 "schema": JSON_SCHEMA,
-                "slice": { "start": at(self.start), "end": at(self.end), "records": self.records },
+                "slice": {
+                    "start": at(self.start, &self.files, clock),
+                    "end": at(self.end, &self.files, clock),
+                    "data_records": self.records,
+                },
+                "clock": match self.clock {
+                    Clock::None => "none",
+                    Clock::Constant(_) => "constant",
+                    Clock::Moving => "moving",
+                },
                 "problems": self.problems,
                 "records": types,
                 "namespaces": self.spaces.iter().map(|s| space(s, top)).collect::<Vec<_>>(),
             })
         }
     }
+}
+
+/// An integer as a JSON number where it fits 64 bits, else as a decimal string (docs/stats.md).
+#[cfg(feature = "json")]
+pub fn json_int(v: i128) -> serde_json::Value {
+    json::int(v)
+}
+
+/// A byte figure as JSON: a number where it fits 64 bits, else a decimal string.
+#[cfg(feature = "json")]
+pub fn json_bytes(v: u128) -> serde_json::Value {
+    json::big(v)
+}
+
+/// A position as JSON: `{ "data_record", "time", "line", "file" }` (docs/stats.md).
+#[cfg(feature = "json")]
+pub fn json_at(s: &SpaceSummary, a: At) -> serde_json::Value {
+    json::at(a, &s.files, s.clock)
 }
 
 /// How sites are ranked.
@@ -1627,6 +2050,7 @@ mod tests {
         h.open_window(At {
             record: 0,
             time: None,
+            source: None,
         });
         for e in events {
             h.event(e);
@@ -1635,6 +2059,7 @@ mod tests {
             At {
                 record: end,
                 time: None,
+                source: None,
             },
             |_, s| Some(format!("site{s}")),
         );
@@ -1651,7 +2076,8 @@ mod tests {
             s.peak_at,
             At {
                 record: 3,
-                time: Some(35)
+                time: Some(35),
+                source: None,
             }
         );
         assert_eq!((s.max_blocks, s.max_blocks_at.record), (2, 1));
@@ -1709,6 +2135,7 @@ mod tests {
                 Place::Inside => h.open_window(At {
                     record: e.record,
                     time: e.time,
+                    source: None,
                 }),
                 Place::After => break,
             }
@@ -1719,6 +2146,7 @@ mod tests {
                 At {
                     record: 5,
                     time: Some(50),
+                    source: None,
                 },
                 |_, _| None,
             )
@@ -1734,6 +2162,7 @@ mod tests {
         h.open_window(At {
             record: 1,
             time: None,
+            source: None,
         });
         let s = h.finish(At::default(), |_, _| None).remove(0);
         assert_eq!((s.peak_bytes, s.peak_at.record, s.allocations), (100, 1, 0));
@@ -1811,6 +2240,47 @@ mod tests {
         assert_eq!(top, Some(s.peak_bytes));
         assert_eq!(s.peak_bytes, 8 + (1 << 20));
         assert_eq!(s.temporary, 100_000);
+    }
+
+    /// Quantiles are the nearest-rank ones of a sorted list, beyond 2047 too; past the cap of
+    /// distinct values they come from the HDR histogram, within 0.1 %, and say so.
+    #[test]
+    fn lifetime_quantiles_exact_then_bounded() {
+        let mut values: Vec<u64> = (0..5000u64).map(|i| (i * 7919) % 10007 + i / 3).collect();
+        values.extend([1, 1, 1, 2, 3, 1 << 40]);
+        for cap in [EXACT_DISTINCT, 100] {
+            let mut l = Lifetimes::with_cap(cap);
+            for &v in &values {
+                l.add(v);
+            }
+            let s = l.summary();
+            let mut sorted = values.clone();
+            sorted.sort_unstable();
+            let q = |p: f64| sorted[((p * sorted.len() as f64).ceil() as usize).max(1) - 1];
+            assert_eq!((s.min, s.max), (sorted[0], 1 << 40));
+            if cap == EXACT_DISTINCT {
+                assert!(s.exact);
+                assert_eq!((s.median, s.p99), (q(0.5), q(0.99)));
+                assert!(q(0.5) > 2048);
+            } else {
+                assert!(!s.exact);
+                for (got, want) in [(s.median, q(0.5)), (s.p99, q(0.99))] {
+                    let err = (got as f64 - want as f64).abs() / want as f64;
+                    assert!(err <= 0.001, "{got} vs {want}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn pattern_lines_count_newline_escapes() {
+        assert_eq!(pattern_lines("record a 'a {id:dec} {size:dec}'"), Some(1));
+        assert_eq!(
+            pattern_lines(r"head h '{w:dec}\n{i:dec}\n{o:dec}\n{f:dec}' when w<=1"),
+            Some(4)
+        );
+        assert_eq!(pattern_lines(r"record r 'x\\n\' y' # \n"), Some(1));
+        assert_eq!(pattern_lines("record r"), None);
     }
 
     #[test]
@@ -2041,7 +2511,7 @@ mod tests {
                     time_unit: None,
                 };
                 let mut h = HeapStats::new(vec![info(false), info(true)]);
-                h.open_window(At { record: 0, time: None });
+                h.open_window(At { record: 0, time: None, source: None });
                 let mut m = Model::default();
                 for (r, &(kind, space, key, id, id2, size, site)) in ops.iter().enumerate() {
                     let op = match kind {
@@ -2064,7 +2534,7 @@ mod tests {
                     let held: usize = m.live.values().map(Vec::len).sum();
                     prop_assert_eq!(h.live_blocks(), held);
                 }
-                let end = At { record: ops.len() as u64, time: None };
+                let end = At { record: ops.len() as u64, time: None, source: None };
                 let out = h.finish(end, |_, _| None);
                 for (sp, s) in out.iter().enumerate() {
                     let f = &m.figures[sp];
@@ -2075,10 +2545,10 @@ mod tests {
                         .flat_map(|(_, v)| v.iter().copied())
                         .collect();
                     prop_assert_eq!(s.live_blocks, held.len() as u64);
-                    prop_assert_eq!(s.live_bytes, held.iter().map(|h| h.size).sum::<u64>());
+                    prop_assert_eq!(s.live_bytes, held.iter().map(|h| u128::from(h.size)).sum::<u128>());
                     prop_assert_eq!(
                         (s.allocations, s.frees, s.moves, s.bytes_allocated, s.bytes_freed),
-                        (f.allocations, f.frees, f.moves, f.bytes_allocated, f.bytes_freed)
+                        (f.allocations, f.frees, f.moves, f.bytes_allocated.into(), f.bytes_freed.into())
                     );
                     prop_assert_eq!(
                         (s.unknown_frees, s.redefined, s.temporary),
@@ -2090,10 +2560,10 @@ mod tests {
                         f.lifetimes.iter().copied().max().unwrap_or(0)
                     );
                     // Per site (None included): what is left alive.
-                    let mut leaked: BTreeMap<Option<u64>, (u64, u64)> = BTreeMap::new();
+                    let mut leaked: BTreeMap<Option<u64>, (u128, u64)> = BTreeMap::new();
                     for h in &held {
                         let e = leaked.entry(h.site).or_default();
-                        e.0 += h.size;
+                        e.0 += u128::from(h.size);
                         e.1 += 1;
                     }
                     for site in &s.sites {

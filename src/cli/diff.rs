@@ -71,11 +71,11 @@ fn delta(p: &Pair) -> String {
 /// The text form.
 pub fn render(d: &Diff, top: usize) -> String {
     let mut o = String::new();
-    let _ = writeln!(o, "{:<26} {:>16} {:>16}  change", "", "A (base)", "B");
+    let _ = writeln!(o, "{:<32} {:>16} {:>16}  change", "", "A (base)", "B");
     let _ = writeln!(
         o,
-        "{:<26} {:>16} {:>16}  {}",
-        "records",
+        "{:<32} {:>16} {:>16}  {}",
+        "data records",
         d.records.a,
         d.records.b,
         delta(&d.records)
@@ -95,7 +95,7 @@ pub fn render(d: &Diff, top: usize) -> String {
         for (n, p) in &s.figures {
             let _ = writeln!(
                 o,
-                "  {:<24} {:>16} {:>16}  {}",
+                "  {:<30} {:>16} {:>16}  {}",
                 n.replace('_', " "),
                 p.a,
                 p.b,

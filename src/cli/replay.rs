@@ -165,6 +165,9 @@ pub(super) fn for_each_event(
         f: &'a mut F,
         sized: Vec<bool>,
         unknown: u64,
+        /// The current record's position among the data records (docs/stats.md, *Positions*):
+        /// the events' `record`, the same for every encoding of the trace.
+        data: u64,
     }
     impl<F: FnMut(&HeapEvent)> Blocks<'_, F> {
         fn sized(&self, space: u32) -> bool {
@@ -172,8 +175,9 @@ pub(super) fn for_each_event(
         }
     }
     impl<F: FnMut(&HeapEvent)> Sink for Blocks<'_, F> {
-        fn event(&mut self, e: HeapEvent) {
+        fn event(&mut self, mut e: HeapEvent) {
             if self.sized(e.space) {
+                e.record = self.data;
                 (self.f)(&e);
             }
         }
@@ -213,6 +217,7 @@ pub(super) fn for_each_event(
         f: &mut f,
         sized,
         unknown: 0,
+        data: 0,
     };
     let mut reading = Reading::default();
     let mut records = reader.records();
@@ -224,7 +229,10 @@ pub(super) fn for_each_event(
                 }
                 interp.record(&v, &mut sink);
                 if interp.stopped() && reading.stopped_at.is_none() {
-                    reading.stopped_at = Some(v.index());
+                    reading.stopped_at = Some(sink.data);
+                }
+                if v.is_data() {
+                    sink.data += 1;
                 }
             }
             Event::Problem(_) | Event::Damage(_) => reading.problems += 1,
@@ -253,7 +261,7 @@ pub(super) fn warn_reading(trace: &Path, r: &Reading) {
     }
     if let Some(at) = r.stopped_at {
         super::common::line_to_stderr(&format!(
-            "mtf: {name}: too many live ids to track: the events after record {at} are missing"
+            "mtf: {name}: too many live ids to track: the events after data record {at} are missing"
         ));
     }
 }
@@ -582,7 +590,7 @@ fn table(
             if c.refused > 0 || c.failed > 0 {
                 let largest = first
                     .largest_refused
-                    .map(|(rec, size)| format!(" (largest {size} bytes, record {rec})"))
+                    .map(|(rec, size)| format!(" (largest {size} bytes, data record {rec})"))
                     .unwrap_or_default();
                 writeln!(
                     w,

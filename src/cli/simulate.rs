@@ -156,7 +156,7 @@ pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
                     "unknown_frees": r.unknown_frees,
                     "unknown_moves": r.unknown_moves,
                     "refused": r.refused,
-                    "largest_refused": r.largest_refused.map(|(rec, size)| json!({"record": rec, "bytes": size})),
+                    "largest_refused": r.largest_refused.map(|(rec, size)| json!({"data_record": rec, "bytes": size})),
                     "peak_live": r.peak_live,
                     "peak_heap": r.peak_heap,
                     "utilisation": r.utilisation(),
@@ -198,7 +198,7 @@ pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
                 if r.refused > 0 {
                     let largest = r
                         .largest_refused
-                        .map(|(rec, size)| format!(" (largest {size} bytes, record {rec})"))
+                        .map(|(rec, size)| format!(" (largest {size} bytes, data record {rec})"))
                         .unwrap_or_default();
                     writeln!(
                         w,

@@ -8,7 +8,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 
 use metatf::analysis::stats::{
-    compute_from, At, Bound, SiteOrder, SiteSummary, SizeClass, SpaceSummary, Stats, Window,
+    compute_from, At, Bound, Clock, SiteOrder, SiteSummary, SizeClass, SpaceSummary, Stats, Window,
 };
 use metatf::io::{Output, StdoutSink};
 
@@ -119,14 +119,57 @@ pub fn stats_on(
         None
     };
     let plan = super::jobs::plan(&reader, jobs, index.as_ref());
-    Ok(super::jobs::with_events(
-        &o,
-        &reader,
-        plan.as_ref(),
-        jobs,
-        false,
-        |records| compute_from(&reader, records, source.as_mut(), window),
-    ))
+    let stats = super::jobs::with_events(&o, &reader, plan.as_ref(), jobs, false, |records| {
+        compute_from(&reader, records, source.as_mut(), window)
+    });
+    check_slice(trace, &stats)?;
+    Ok(stats)
+}
+
+/// A slice by time needs a clock: without one (no record has a time, or every time is the
+/// same) it is refused, as it would be empty or the whole trace by accident. A `--from` past the
+/// end is said on standard error (the figures are those of an empty slice, as `mtf dump`'s).
+fn check_slice(trace: &Path, stats: &Stats) -> Result<(), Failure> {
+    let name = metatf::escape::escape_path(trace);
+    let w = stats.window;
+    let by_time = [w.from, w.to].into_iter().find_map(|b| match b {
+        Some(Bound::Time(t)) => Some(t),
+        _ => None,
+    });
+    if let Some(t) = by_time {
+        let why = match stats.clock {
+            Clock::Moving => None,
+            Clock::None => Some("no record has a declared time".to_string()),
+            Clock::Constant(c) => Some(format!("every declared time is {c}")),
+        };
+        if let Some(why) = why {
+            return Err(Failure::new(
+                super::EXIT_USAGE,
+                format!(
+                    "{name}: cannot slice by time (t{t}): the trace has no clock ({why}); \
+                     slice by data record instead (--from N, --to N)"
+                ),
+            ));
+        }
+    }
+    if stats.records == 0 && stats.start.record >= stats.data_records {
+        let past = match w.from {
+            Some(Bound::Record(r)) => Some(format!("data record {r}")),
+            Some(Bound::Time(t)) => Some(format!("time {t}")),
+            None => None,
+        };
+        if let Some(past) = past {
+            super::common::line_to_stderr(&format!(
+                "{name}: no data record at or after --from ({past}): the trace has {} data records{}",
+                stats.data_records,
+                match (stats.clock, stats.end.time) {
+                    (Clock::Moving, Some(t)) => format!(", the last time is {t}"),
+                    _ => String::new(),
+                }
+            ));
+        }
+    }
+    Ok(())
 }
 
 /// Writes `text` to `output` (a file through [`Output`], atomically) or standard output.
@@ -176,20 +219,20 @@ pub fn json_text(v: &serde_json::Value) -> String {
 fn at_peak_json(stats: &Stats, top: usize) -> serde_json::Value {
     use serde_json::json;
     json!({
-        "schema": "mtf-stats-at-peak/1",
+        "schema": "mtf-stats-at-peak/2",
         "namespaces": stats.spaces.iter().map(|s| json!({
             "name": s.name,
-            "peak": { "bytes": s.peak_bytes, "blocks": s.peak_blocks,
-                      "at": { "record": s.peak_at.record, "time": s.peak_at.time } },
+            "peak": { "bytes": metatf::analysis::stats::json_bytes(s.peak_bytes), "blocks": s.peak_blocks,
+                      "at": metatf::analysis::stats::json_at(s, s.peak_at) },
             "sites": s.top_sites(SiteOrder::Peak, top).map(|x| json!({
-                "site": x.site, "name": x.name, "bytes": x.peak_bytes, "blocks": x.peak_blocks,
+                "site": x.site, "name": x.name, "bytes": metatf::analysis::stats::json_bytes(x.peak_bytes), "blocks": x.peak_blocks,
             })).collect::<Vec<_>>(),
         })).collect::<Vec<_>>(),
     })
 }
 
 /// `12345678 bytes (11.8 MiB)`.
-pub fn bytes(n: u64) -> String {
+pub fn bytes(n: u128) -> String {
     if n < 1024 {
         return format!("{n} bytes");
     }
@@ -199,16 +242,9 @@ pub fn bytes(n: u64) -> String {
     )
 }
 
-/// `record 123, time 456 ns`.
-pub fn at(a: At, unit: Option<&str>) -> String {
-    match a.time {
-        Some(t) => format!("record {}, time {t}{}", a.record, unit_suffix(unit)),
-        None => format!("record {}", a.record),
-    }
-}
-
-fn unit_suffix(unit: Option<&str>) -> String {
-    unit.map_or(String::new(), |u| format!(" {u}"))
+/// `data record 123, time 456 ns, line 124 of trace.txt`, escaped for a terminal.
+pub fn at(sp: &SpaceSummary, a: At) -> String {
+    metatf::escape::escape_for_terminal(&sp.position(a)).into_owned()
 }
 
 fn pct(a: u64, b: u64) -> String {
@@ -247,14 +283,22 @@ fn bar(n: u64, max: u64, width: usize) -> String {
 }
 
 fn slice_line(s: &Stats) -> String {
-    if s.window.is_all() {
-        format!("records      {}", s.records)
+    let mut o = if s.window.is_all() {
+        format!("data records {}", s.records)
     } else {
         format!(
-            "slice        records {}..{} ({} records)",
+            "slice        data records {}..{} ({} data records)",
             s.start.record, s.end.record, s.records
         )
+    };
+    match s.clock {
+        Clock::None => o.push_str("\nclock        none: no record has a declared time"),
+        Clock::Constant(t) => {
+            let _ = write!(o, "\nclock        none: every declared time is {t}");
+        }
+        Clock::Moving => {}
     }
+    o
 }
 
 /// The text report.
@@ -276,22 +320,16 @@ pub fn render(s: &Stats, top: usize) -> String {
             "\nno heap figures: the DTD declares no namespaces of ids (docs/format.md)"
         );
     }
-    // A declared time that never moves (a trace recorded without a clock) says nothing.
-    let clock = s.end.time.unwrap_or(0) > s.start.time.unwrap_or(0);
-    let shown: Vec<&SpaceSummary> = s
-        .spaces
-        .iter()
-        .filter(|sp| sp.allocations > 0 || sp.live_blocks > 0)
-        .collect();
+    let shown: Vec<&SpaceSummary> = s.spaces.iter().filter(|sp| active(sp)).collect();
     for sp in &shown {
-        render_space(&mut o, sp, top, clock);
+        render_space(&mut o, sp, top);
     }
     let quiet = s.spaces.len() - shown.len();
     if quiet > 0 && !shown.is_empty() {
         let names: Vec<&str> = s
             .spaces
             .iter()
-            .filter(|sp| sp.allocations == 0 && sp.live_blocks == 0)
+            .filter(|sp| !active(sp))
             .map(|sp| sp.name.as_str())
             .collect();
         let _ = writeln!(o, "\n(no allocations in namespace {})", names.join(", "));
@@ -317,15 +355,19 @@ pub fn render(s: &Stats, top: usize) -> String {
     o
 }
 
-fn render_space(o: &mut String, sp: &SpaceSummary, top: usize, clock: bool) {
+/// Whether a namespace has anything to show in the slice: blocks alive, or events (a free of
+/// an id that is not alive is one: a slice with only such frees says so).
+fn active(sp: &SpaceSummary) -> bool {
+    sp.allocations > 0
+        || sp.live_blocks > 0
+        || sp.frees > 0
+        || sp.moves > 0
+        || sp.unknown_frees > 0
+        || sp.redefined > 0
+}
+
+fn render_space(o: &mut String, sp: &SpaceSummary, top: usize) {
     let unit = sp.time_unit.as_deref();
-    let at = |a: At, unit: Option<&str>| {
-        if clock {
-            at(a, unit)
-        } else {
-            at(At { time: None, ..a }, unit)
-        }
-    };
     if sp.allocations == 0 && sp.frees == 0 && sp.live_blocks == 0 && sp.unknown_frees == 0 {
         let _ = writeln!(o, "\nnamespace {}: no allocations in the slice", sp.name);
         return;
@@ -352,14 +394,14 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize, clock: bool) {
             "  peak live bytes      {} in {} blocks, at {}",
             bytes(sp.peak_bytes),
             sp.peak_blocks,
-            at(sp.peak_at, unit)
+            at(sp, sp.peak_at)
         );
     }
     let _ = writeln!(
         o,
         "  most live blocks     {} at {}",
         sp.max_blocks,
-        at(sp.max_blocks_at, unit)
+        at(sp, sp.max_blocks_at)
     );
     let _ = writeln!(
         o,
@@ -381,21 +423,31 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize, clock: bool) {
         );
     }
     let l = &sp.lifetime_records;
+    // Quantiles from the HDR histogram (too many distinct lifetimes) are marked.
+    let approx = |l: &metatf::analysis::stats::LifetimeSummary| if l.exact { "" } else { "≈" };
     if l.count > 0 {
         let _ = writeln!(
             o,
-            "  lifetime (records)   mean {:.1}  median {}  p99 {}  max {}",
-            l.mean, l.median, l.p99, l.max
+            "  lifetime (data records)  mean {:.1}  median {a}{}  p99 {a}{}  max {}",
+            l.mean,
+            l.median,
+            l.p99,
+            l.max,
+            a = approx(l)
         );
     }
-    // A declared time that never moves (a trace recorded without clock) says nothing.
-    if let Some(l) = sp.lifetime_time.as_ref().filter(|l| l.max > 0) {
+    // Without a clock (times that move) there are no time lifetimes.
+    if let Some(l) = sp.lifetime_time.as_ref().filter(|_| sp.clock) {
         let u = unit.unwrap_or("time units");
         let label = format!("lifetime ({u})");
         let _ = writeln!(
             o,
-            "  {label:<20} mean {:.1}  median {}  p99 {}  max {}",
-            l.mean, l.median, l.p99, l.max
+            "  {label:<24} mean {:.1}  median {a}{}  p99 {a}{}  max {}",
+            l.mean,
+            l.median,
+            l.p99,
+            l.max,
+            a = approx(l)
         );
     }
     if sp.sized && !sp.sizes.is_empty() {
@@ -413,7 +465,7 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize, clock: bool) {
         }
     }
     if !l.histogram.is_empty() {
-        let _ = writeln!(o, "\n  lifetimes (records)            count");
+        let _ = writeln!(o, "\n  lifetimes (data records)       count");
         let max = l.histogram.iter().map(|c| c.count).max().unwrap_or(0);
         for c in &l.histogram {
             let _ = writeln!(
@@ -471,7 +523,7 @@ pub fn render_at_peak(s: &Stats, top: usize) -> String {
             sp.name,
             bytes(sp.peak_bytes),
             sp.peak_blocks,
-            at(sp.peak_at, sp.time_unit.as_deref())
+            at(sp, sp.peak_at)
         );
         let _ = writeln!(o, "  {:>14} {:>9}  site", "live bytes", "blocks");
         for st in sp.top_sites(SiteOrder::Peak, top) {

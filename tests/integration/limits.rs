@@ -290,7 +290,7 @@ fn blocks_replay_allocates() {
     let text = util::text(&out.stdout) + &util::text(&out.stderr);
     assert!(out.status.success(), "{text}");
     assert!(
-        text.contains("requests refused as larger than --max-block-size or impossible (largest 19980 bytes, record 68)"),
+        text.contains("requests refused as larger than --max-block-size or impossible (largest 19980 bytes, data record 52)"),
         "{text}"
     );
 }

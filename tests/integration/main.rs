@@ -49,6 +49,8 @@ mod spec_cases_dtd;
 mod split_streams;
 #[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
 mod stats;
+#[cfg(all(feature = "cli", feature = "import", feature = "json"))]
+mod stats_exact;
 #[cfg(feature = "compression")]
 mod stream_inputs;
 #[cfg(all(feature = "cli", feature = "compression"))]

@@ -337,7 +337,7 @@ fn android_replay_on_threads_counts_what_the_text_says() {
     ]);
     let table = text(&out.stdout);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    assert!(table.contains("largest 1000 bytes, record"), "{table}");
+    assert!(table.contains("largest 1000 bytes, data record"), "{table}");
     for a in all.split(',') {
         assert!(table.lines().any(|l| l.starts_with(a)), "{table}");
     }

@@ -17,12 +17,12 @@ use crate::util;
 #[derive(Debug, Default, PartialEq)]
 struct Independent {
     allocations: u64,
-    bytes_allocated: u64,
+    bytes_allocated: u128,
     frees: u64,
-    bytes_freed: u64,
-    peak_bytes: u64,
+    bytes_freed: u128,
+    peak_bytes: u128,
     peak_blocks: u64,
-    leaked_bytes: u64,
+    leaked_bytes: u128,
     leaked_blocks: u64,
     temporary: u64,
     /// Allocations per log2 class of size (index: bit length of the size).
@@ -32,15 +32,16 @@ struct Independent {
 fn independent(text: &str) -> Independent {
     let mut live: HashMap<u64, u64> = HashMap::new();
     let mut r = Independent::default();
-    let mut bytes = 0u64;
+    let mut bytes = 0u128;
     // heaptrack's temporary: a free that immediately follows the allocation of the same block.
     let mut last_alloc: Option<u64> = None;
     let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
     let dec = |s: &str| s.parse::<u64>().unwrap();
     for line in text.lines() {
         let w: Vec<&str> = line.split_whitespace().collect();
-        let mut free = |r: &mut Independent, bytes: &mut u64, a: u64| {
+        let mut free = |r: &mut Independent, bytes: &mut u128, a: u64| {
             if let Some(size) = live.remove(&a) {
+                let size = u128::from(size);
                 r.frees += 1;
                 r.bytes_freed += size;
                 *bytes -= size;
@@ -72,9 +73,9 @@ fn independent(text: &str) -> Independent {
         }
         if let Some((a, size)) = alloc {
             live.insert(a, size);
-            bytes += size;
+            bytes += u128::from(size);
             r.allocations += 1;
-            r.bytes_allocated += size;
+            r.bytes_allocated += u128::from(size);
             *r.classes.entry(64 - size.leading_zeros()).or_default() += 1;
             last_alloc = Some(a);
             if bytes > r.peak_bytes {
@@ -83,7 +84,7 @@ fn independent(text: &str) -> Independent {
             }
         }
     }
-    r.leaked_bytes = live.values().sum();
+    r.leaked_bytes = live.values().map(|&v| u128::from(v)).sum();
     r.leaked_blocks = live.len() as u64;
     r
 }
