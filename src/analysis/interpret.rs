@@ -679,7 +679,7 @@ impl<'s> Interpreter<'s> {
             }
             let ok = match a.kind {
                 ActionKind::Undefine => {
-                    self.undefine(a.space, key, id, &mut cx, sink);
+                    self.undefine(a.space, key, id, a.dead_null, &mut cx, sink);
                     true
                 }
                 ActionKind::Close => {
@@ -838,7 +838,15 @@ impl<'s> Interpreter<'s> {
         });
     }
 
-    fn undefine(&mut self, space: SpaceId, key: u64, id: u64, cx: &mut Cx, sink: &mut dyn SinkDyn) {
+    fn undefine(
+        &mut self,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        dead_null: bool,
+        cx: &mut Cx,
+        sink: &mut dyn SinkDyn,
+    ) {
         let ns = &self.decl.namespaces[space as usize];
         let sp = space as usize;
         let gone = if ns.shared {
@@ -855,6 +863,10 @@ impl<'s> Interpreter<'s> {
             self.live[sp].remove(&(key, id))
         };
         let Some(l) = gone else {
+            if dead_null {
+                // Taken as the null id: nothing to end (`F.dead = null;`).
+                return;
+            }
             self.not_alive(
                 FindingKind::NotAlive,
                 ns.unknown,

@@ -255,6 +255,9 @@ fn summary(
             }
         );
     }
+    if let Some(c) = rep.cause() {
+        eprintln!("kept raw: {c}");
+    }
     for (s, n, b) in &rep.tables {
         if *n > 0 {
             eprintln!("string table {s}: {n} strings, {b} bytes of text");

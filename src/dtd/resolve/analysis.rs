@@ -26,7 +26,8 @@ use super::*;
 use crate::dtd::analysis::*;
 
 /// Field properties of extension analysis/1 (in record bodies, or by type name).
-pub(super) const FIELD_PROPS: [&str; 17] = [
+pub(super) const FIELD_PROPS: [&str; 18] = [
+    "dead",
     "defines",
     "undefines",
     "refers",
@@ -158,10 +159,10 @@ impl<'a> Resolver<'a> {
                 return Analysis::default();
             }
         };
-        if version != ANALYSIS_VERSION {
+        if !(1..=ANALYSIS_VERSION).contains(&version) {
             self.warnings.push(DtdWarning::AnalysisIgnored {
                 msg: format!(
-                    "analysis declarations of version {version} are ignored: this reader knows version {ANALYSIS_VERSION}"
+                    "analysis declarations of version {version} are ignored: this reader knows versions 1 to {ANALYSIS_VERSION}"
                 ),
                 src: self.src(),
                 span: sspan(vdef.span),
@@ -319,8 +320,43 @@ impl<'a> Resolver<'a> {
                         space,
                         slot: s as SlotId,
                         key,
+                        dead_null: false,
                         span: p.span,
                     });
+                }
+            }
+            // `F.dead = null;` (version 2): on a field that undefines an id.
+            for (s, p) in by_prop("dead") {
+                if version < 2 {
+                    self.bad(
+                        format!("`{}.dead` is a declaration of analysis version 2", p.path_string()),
+                        p.span,
+                        Some("write `analysis.version = 2;`".into()),
+                    );
+                    continue;
+                }
+                let null = matches!(&p.value, PropValue::Ident(id) if id.name == "null");
+                if !null {
+                    self.bad(
+                        format!("`{}.dead` expects `null`", p.path_string()),
+                        p.value.span(),
+                        Some("write `F.dead = null;`: an id that is not alive is taken as the null id".into()),
+                    );
+                    continue;
+                }
+                let mut found = false;
+                for a in rd.actions.iter_mut() {
+                    if a.slot == s as SlotId && a.kind == ActionKind::Undefine {
+                        a.dead_null = true;
+                        found = true;
+                    }
+                }
+                if !found {
+                    self.bad(
+                        format!("`{}.dead` is for a field that undefines an id", p.path_string()),
+                        p.span,
+                        Some("declare `F.undefines = NS;` on the same field".into()),
+                    );
                 }
             }
             // The kinds of the namespaces used.
