@@ -267,6 +267,10 @@ pub const DEAD_REMEMBERED: usize = 1 << 16;
 
 type DeadKey = (SpaceId, u64, u64);
 
+/// The most ids remembered as naming null (`F.leaves = null;`); beyond, an id is forgotten
+/// as any undefined one is, so memory stays bounded.
+const MAX_NULLED: usize = 1 << 20;
+
 /// The ids undefined recently: for an id that is not alive, the record that undefined it, if
 /// that was one of the last [`DEAD_REMEMBERED`] undefines (and the id was not undefined before
 /// that within the window: see `Dead::bury_eager`).
@@ -471,6 +475,9 @@ pub struct Interpreter<'s> {
     /// The stored values of the id a record looked up, reused from record to record.
     scratch: Vec<u64>,
     dead: Dead,
+    /// Ids left naming null by a `F.leaves = null;` record, until defined again (at most
+    /// [`MAX_NULLED`]).
+    nulled: std::collections::HashSet<DeadKey>,
     clock: Option<u64>,
     tracked: usize,
     limit: usize,
@@ -522,6 +529,7 @@ impl<'s> Interpreter<'s> {
                 .collect(),
             scratch: Vec::new(),
             dead: Dead::default(),
+            nulled: std::collections::HashSet::new(),
             clock: None,
             tracked: 0,
             limit: DEFAULT_MAX_TRACKED,
@@ -679,7 +687,7 @@ impl<'s> Interpreter<'s> {
             }
             let ok = match a.kind {
                 ActionKind::Undefine => {
-                    self.undefine(a.space, key, id, a.dead_null, &mut cx, sink);
+                    self.undefine(a.space, key, id, (a.dead_null, a.leaves_null), &mut cx, sink);
                     true
                 }
                 ActionKind::Close => {
@@ -843,7 +851,7 @@ impl<'s> Interpreter<'s> {
         space: SpaceId,
         key: u64,
         id: u64,
-        dead_null: bool,
+        (dead_null, leaves_null): (bool, bool),
         cx: &mut Cx,
         sink: &mut dyn SinkDyn,
     ) {
@@ -863,8 +871,9 @@ impl<'s> Interpreter<'s> {
             self.live[sp].remove(&(key, id))
         };
         let Some(l) = gone else {
-            if dead_null {
-                // Taken as the null id: nothing to end (`F.dead = null;`).
+            if dead_null || self.is_nulled(space, key, id) {
+                // Taken as the null id: nothing to end (`F.dead = null;`, or an id that a
+                // `F.leaves = null;` record left naming null).
                 return;
             }
             self.not_alive(
@@ -881,7 +890,11 @@ impl<'s> Interpreter<'s> {
         self.tracked -= 1;
         self.alive[sp] -= 1;
         self.slabs[sp].release(l.stored);
-        if !ns.shared {
+        if leaves_null {
+            if self.nulled.len() < MAX_NULLED {
+                self.nulled.insert((space, key, id));
+            }
+        } else if !ns.shared {
             self.bury(space, key, id, cx.at);
         }
         if ns.kind != SpaceKind::Ids {
@@ -894,6 +907,12 @@ impl<'s> Interpreter<'s> {
     }
 
     /// Remember an undefined id for a while (a bounded cache, oldest forgotten first).
+    /// Whether a `F.leaves = null;` record left the id naming null (and nothing defined it
+    /// since).
+    fn is_nulled(&self, space: SpaceId, key: u64, id: u64) -> bool {
+        !self.nulled.is_empty() && self.nulled.contains(&(space, key, id))
+    }
+
     fn bury(&mut self, space: SpaceId, key: u64, id: u64, at: At) {
         self.dead.bury((space, key, id), at);
     }
@@ -959,6 +978,7 @@ impl<'s> Interpreter<'s> {
             }
             // A table may be defined after its first use (a name map at the end).
             None if ns.kind == SpaceKind::Table => {}
+            None if self.is_nulled(space, key, id) => {}
             None => self.not_alive(
                 FindingKind::Undefined,
                 ns.unknown_refers,
@@ -993,6 +1013,9 @@ impl<'s> Interpreter<'s> {
         } else {
             id
         };
+        if !self.nulled.is_empty() {
+            self.nulled.remove(&(space, key, id));
+        }
         if is_null {
             // A failed allocation (malloc returning NULL); a realloc that returned NULL after
             // freeing is a free.

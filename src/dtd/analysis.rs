@@ -288,6 +288,11 @@ pub struct Action {
     /// namespace's null id, so the record does nothing to it (mdriver's `realloc` of an id never
     /// allocated, or freed, is `realloc(NULL, …)`).
     pub dead_null: bool,
+    /// `F.leaves = null;` (version 2, on an undefine): after the record the id names the null
+    /// id until it is defined again, so undefining it or referring to it does nothing (mdriver's
+    /// `realloc(p, 0)` sets `blocks[id]` to NULL: a later `f id` is `free(NULL)`), where after
+    /// another undefine it would be a double free.
+    pub leaves_null: bool,
     /// Where it was declared.
     pub span: Span,
 }

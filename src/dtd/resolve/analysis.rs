@@ -26,8 +26,9 @@ use super::*;
 use crate::dtd::analysis::*;
 
 /// Field properties of extension analysis/1 (in record bodies, or by type name).
-pub(super) const FIELD_PROPS: [&str; 18] = [
+pub(super) const FIELD_PROPS: [&str; 19] = [
     "dead",
+    "leaves",
     "defines",
     "undefines",
     "refers",
@@ -321,15 +322,18 @@ impl<'a> Resolver<'a> {
                         slot: s as SlotId,
                         key,
                         dead_null: false,
+                        leaves_null: false,
                         span: p.span,
                     });
                 }
             }
-            // `F.dead = null;` (version 2): on a field that undefines an id.
-            for (s, p) in by_prop("dead") {
+            // `F.dead = null;` and `F.leaves = null;` (version 2): on a field that undefines an
+            // id.
+            for (s, p) in by_prop("dead").into_iter().chain(by_prop("leaves")) {
+                let prop = p.prop.name.as_str();
                 if version < 2 {
                     self.bad(
-                        format!("`{}.dead` is a declaration of analysis version 2", p.path_string()),
+                        format!("`{}.{prop}` is a declaration of analysis version 2", p.path_string()),
                         p.span,
                         Some("write `analysis.version = 2;`".into()),
                     );
@@ -338,22 +342,26 @@ impl<'a> Resolver<'a> {
                 let null = matches!(&p.value, PropValue::Ident(id) if id.name == "null");
                 if !null {
                     self.bad(
-                        format!("`{}.dead` expects `null`", p.path_string()),
+                        format!("`{}.{prop}` expects `null`", p.path_string()),
                         p.value.span(),
-                        Some("write `F.dead = null;`: an id that is not alive is taken as the null id".into()),
+                        Some(format!("write `F.{prop} = null;`")),
                     );
                     continue;
                 }
                 let mut found = false;
                 for a in rd.actions.iter_mut() {
                     if a.slot == s as SlotId && a.kind == ActionKind::Undefine {
-                        a.dead_null = true;
+                        if prop == "dead" {
+                            a.dead_null = true;
+                        } else {
+                            a.leaves_null = true;
+                        }
                         found = true;
                     }
                 }
                 if !found {
                     self.bad(
-                        format!("`{}.dead` is for a field that undefines an id", p.path_string()),
+                        format!("`{}.{prop}` is for a field that undefines an id", p.path_string()),
                         p.span,
                         Some("declare `F.undefines = NS;` on the same field".into()),
                     );
