@@ -687,7 +687,14 @@ impl<'s> Interpreter<'s> {
             }
             let ok = match a.kind {
                 ActionKind::Undefine => {
-                    self.undefine(a.space, key, id, (a.dead_null, a.leaves_null), &mut cx, sink);
+                    self.undefine(
+                        a.space,
+                        key,
+                        id,
+                        (a.dead_null, a.leaves_null),
+                        &mut cx,
+                        sink,
+                    );
                     true
                 }
                 ActionKind::Close => {

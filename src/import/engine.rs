@@ -789,6 +789,13 @@ impl<'m, 's> Importer<'m, 's> {
                     n
                 }
                 None => {
+                    if !beyond && self.too_wide(pi, &ahead[0].buf) {
+                        let why = "a decimal number of more than 64 bits".to_string();
+                        self.report.unfit += 1;
+                        if self.report.first_unfit.is_none() {
+                            self.report.first_unfit = Some((shown.to_string(), ahead[0].line, why));
+                        }
+                    }
                     let a = &ahead[0];
                     self.report.units += 1;
                     self.report.raw += 1;
@@ -832,6 +839,50 @@ impl<'m, 's> Importer<'m, 's> {
         self.report.bytes_in += u.bytes;
         self.tick();
         Ok(())
+    }
+
+    /// Whether a unit no rule took holds a decimal number wider than 64 bits, without which a
+    /// one-line rule of the part would match it: the cause a refusal names (such a value cannot
+    /// be stored in any field).
+    // Design: only units kept raw are looked at, and only when they hold a run of 20 digits or
+    // more, so the common path pays nothing.
+    fn too_wide(&mut self, pi: usize, unit: &[u8]) -> bool {
+        let mut runs = Vec::new();
+        let mut i = 0;
+        while i < unit.len() {
+            if unit[i].is_ascii_digit() {
+                let start = i;
+                while i < unit.len() && unit[i].is_ascii_digit() {
+                    i += 1;
+                }
+                let digits = &unit[start..i];
+                let wide = digits.len() >= 20
+                    && std::str::from_utf8(digits).is_ok_and(|d| d.parse::<u64>().is_err());
+                if wide {
+                    runs.push((start, i));
+                }
+            } else {
+                i += 1;
+            }
+        }
+        if runs.is_empty() {
+            return false;
+        }
+        let mut narrow = Vec::with_capacity(unit.len());
+        let mut at = 0;
+        for (a, b) in runs {
+            narrow.extend_from_slice(&unit[at..a]);
+            narrow.push(b'1');
+            at = b;
+        }
+        narrow.extend_from_slice(&unit[at..]);
+        while matches!(narrow.last(), Some(b'\n' | b'\r')) {
+            narrow.pop();
+        }
+        let part = &self.m.parts[pi];
+        part.rules.iter().zip(&self.rules[pi]).any(|(r, rp)| {
+            !r.head && rp.lines == 1 && r.pattern.matches(&narrow, &mut self.vals).is_some()
+        })
     }
 
     /// Try the part's rules on the units at the front of `ahead`; when a record was written,

@@ -811,15 +811,21 @@ impl Parser<'_> {
         }
         for p in &m.parts {
             if let Some(f) = &p.limit {
-                let named = p
-                    .rules
-                    .iter()
-                    .any(|r| r.head && r.pattern.fields.iter().any(|x| &x.name == f && x.kind == FieldKind::Int));
+                let named = p.rules.iter().any(|r| {
+                    r.head
+                        && r.pattern
+                            .fields
+                            .iter()
+                            .any(|x| &x.name == f && x.kind == FieldKind::Int)
+                });
                 if !named {
                     return Err(self.fail(
                         0,
                         1,
-                        format!("part `{}`: `limit {f}` names no number field of a `head` pattern", p.name),
+                        format!(
+                            "part `{}`: `limit {f}` names no number field of a `head` pattern",
+                            p.name
+                        ),
                     ));
                 }
             }

@@ -333,7 +333,10 @@ impl<'a> Resolver<'a> {
                 let prop = p.prop.name.as_str();
                 if version < 2 {
                     self.bad(
-                        format!("`{}.{prop}` is a declaration of analysis version 2", p.path_string()),
+                        format!(
+                            "`{}.{prop}` is a declaration of analysis version 2",
+                            p.path_string()
+                        ),
                         p.span,
                         Some("write `analysis.version = 2;`".into()),
                     );
@@ -361,7 +364,10 @@ impl<'a> Resolver<'a> {
                 }
                 if !found {
                     self.bad(
-                        format!("`{}.{prop}` is for a field that undefines an id", p.path_string()),
+                        format!(
+                            "`{}.{prop}` is for a field that undefines an id",
+                            p.path_string()
+                        ),
                         p.span,
                         Some("declare `F.undefines = NS;` on the same field".into()),
                     );
