@@ -1038,6 +1038,46 @@ mod tests {
     }
 
     #[test]
+    fn keep_and_limit() {
+        let head =
+            "format t\ndtd t.dtd\npart p section main\nheader 2\nlimit ops\nhead h '{ops:dec}'\n";
+        let m = Mapping::parse(
+            "t.map",
+            &format!(
+                "{head}record a 'a {{id:dec}} {{size:dec}}'\nrecord k 'a {{id:dec}}' keep size\n"
+            ),
+        )
+        .unwrap();
+        let p = &m.parts[0];
+        assert_eq!(p.limit.as_deref(), Some("ops"));
+        assert_eq!(p.rules[2].keep, ["size"]);
+        assert_eq!(p.kept(), ["size"]);
+        let (names, kinds) = p.fields_of("k");
+        assert_eq!(names, ["id", "size"]);
+        assert_eq!(kinds, [FieldKind::Int, FieldKind::Int]);
+        // `keep` names a field the pattern does not read.
+        let e = Mapping::parse("t.map", &format!("{head}record a 'a {{id:dec}}' keep id\n"))
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("neither the pattern nor `set`"),
+            "{e}"
+        );
+        // `limit` names a number of a `head` pattern.
+        let e = Mapping::parse(
+            "t.map",
+            "format t\ndtd t.dtd\npart p section main\nlimit n\nrecord a 'a {n:dec}'\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`limit n` names no number field of a `head` pattern"),
+            "{e}"
+        );
+        let e = Mapping::parse("t.map", "format t\ndtd t.dtd\nlimit n\n").unwrap_err();
+        assert!(e.to_string().contains("`limit` belongs to a part"), "{e}");
+    }
+
+    #[test]
     fn routed_records_and_refs() {
         let head = "format t\ndtd t.dtd\npart p section main\n";
         let m = Mapping::parse(

@@ -332,3 +332,21 @@ fn a_value_widened_in_a_long_trace_is_narrowed_back() {
     let want = mdriver(&rep, Header::Four);
     assert_eq!(stats(t.to_str().unwrap()), want);
 }
+
+#[test]
+fn a_double_free_is_still_an_error() {
+    // `r 1 0` leaves id 1 NULL (its `f 1` is free(NULL)); `f 0` twice frees a dangling pointer.
+    let rep = "1\n2\n6\n0\na 0 8\na 1 8\nr 1 0\nf 1\nf 0\nf 0\n";
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let out = mtf_stdin(&["import", "-", "-o", t.to_str().unwrap()], rep.as_bytes());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let check = mtf(&["check", t.to_str().unwrap()]);
+    assert!(!check.status.success());
+    let report = text(&check.stdout);
+    assert!(
+        report.contains("undefines block 0, which is not alive"),
+        "{report}"
+    );
+    assert_eq!(report.matches("which is not alive").count(), 1, "{report}");
+}

@@ -1200,12 +1200,63 @@ mod tests {
     fn another_version_is_ignored_with_a_warning() {
         let l = parse_str(
             "t.dtd",
-            &with("analysis.version = 2; a : (tag, address) { tag.value = 4; address.defines = nowhere; }"),
+            &with("analysis.version = 3; a : (tag, address) { tag.value = 4; address.defines = nowhere; }"),
         )
         .unwrap();
         assert!(!l.schema.analysis.is_declared());
         assert_eq!(l.warnings.len(), 1);
-        assert!(l.warnings[0].to_string().contains("version 2"));
+        assert!(l.warnings[0].to_string().contains("version 3"));
+    }
+
+    #[test]
+    fn version_2_marks_undefines_dead_and_leaves_null() {
+        let s = schema(&with(
+            "analysis.version = 2; id.width = 4; id.interpretation = none;
+             r : (tag, size, id) { tag.value = 5; id.undefines = block; id.dead = null; id.defines = block; id.bytes = size.value; }
+             z : (tag, size, id) { tag.value = 6; id.undefines = block; id.dead = null; id.leaves = null; }
+             f : (tag, id) { tag.value = 7; id.undefines = block; }",
+        ));
+        let a = &s.analysis;
+        assert_eq!(a.version, 2);
+        let flags = |name: &str| -> Vec<(ActionKind, bool, bool)> {
+            a.record(s.record_by_name(0, name).unwrap())
+                .actions
+                .iter()
+                .map(|x| (x.kind, x.dead_null, x.leaves_null))
+                .collect()
+        };
+        assert_eq!(
+            flags("r"),
+            [
+                (ActionKind::Undefine, true, false),
+                (ActionKind::Define, false, false)
+            ]
+        );
+        assert_eq!(flags("z"), [(ActionKind::Undefine, true, true)]);
+        assert_eq!(flags("f"), [(ActionKind::Undefine, false, false)]);
+    }
+
+    #[test]
+    fn dead_and_leaves_need_version_2_null_and_an_undefine() {
+        let err = |decls: &str| -> String {
+            let text = with(&format!("id.width = 4; id.interpretation = none; {decls}"));
+            let e = parse_str("t.dtd", &text).expect_err("should fail");
+            e.errors
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let e = err("analysis.version = 1; f : (tag, id) { tag.value = 7; id.undefines = block; id.dead = null; }");
+        assert!(
+            e.contains("`f.id.dead` is a declaration of analysis version 2")
+                || e.contains("is a declaration of analysis version 2"),
+            "{e}"
+        );
+        let e = err("analysis.version = 2; f : (tag, id) { tag.value = 7; id.undefines = block; id.leaves = 0; }");
+        assert!(e.contains("expects `null`"), "{e}");
+        let e = err("analysis.version = 2; f : (tag, id) { tag.value = 7; id.defines = block; id.dead = null; }");
+        assert!(e.contains("is for a field that undefines an id"), "{e}");
     }
 
     #[test]
