@@ -137,7 +137,7 @@ fn stats(trace: &str) -> Want {
     }
 }
 
-const FIXTURES: [(&str, Header, &str); 5] = [
+const FIXTURES: [(&str, Header, &str); 6] = [
     (
         "2002.rep",
         Header::Four,
@@ -154,6 +154,12 @@ const FIXTURES: [(&str, Header, &str); 5] = [
         "headerCmu weight=1 ids=4 ops=10 maxAlloc=8400000000000000",
     ),
     ("short.rep", Header::Two, "header2 ids=5 ops=9"),
+    // CRLF line ends and a space after a left-out size, as the 3rd edition's alaska.rep.
+    (
+        "crlf.rep",
+        Header::Four,
+        "header3 weight=0 ids=3 ops=7 flag=0",
+    ),
     ("threads.rep", Header::Threaded, "header2 ids=3 ops=8"),
 ];
 
