@@ -151,7 +151,7 @@ const FIXTURES: [(&str, Header, &str); 6] = [
     (
         "cmu2016.rep",
         Header::Four,
-        "headerCmu weight=1 ids=4 ops=10 maxAlloc=8400000000000000",
+        "headerCmu weight=1 ids=4 ops=10 maxAlloc=8400008589934593",
     ),
     ("short.rep", Header::Two, "header2 ids=5 ops=9"),
     // CRLF line ends and a space after a left-out size, as the 3rd edition's alaska.rep.
@@ -212,6 +212,21 @@ fn every_variant_gives_the_figures_of_mdriver_and_round_trips() {
             "{name}: export differs"
         );
     }
+}
+
+#[test]
+fn the_cmu_header_names_the_peak_that_stats_finds() {
+    // CMU's driver reads the 4th header number as the most bytes the trace holds at once
+    // (`data_bytes`): the trace's own statement of its peak.
+    let rep = std::fs::read_to_string(fixture("cmu2016.rep")).unwrap();
+    let declared: u64 = rep.lines().nth(3).unwrap().trim().parse().unwrap();
+    assert_eq!(mdriver(&rep, Header::Four).peak, declared);
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let path = fixture("cmu2016.rep");
+    let out = mtf(&["import", path.to_str().unwrap(), "-o", t.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(stats(t.to_str().unwrap()).peak, declared);
 }
 
 #[test]
