@@ -19,7 +19,8 @@ enum Header {
     Four,
     /// Two numbers: ids, ops (the multiple-heaps project).
     Two,
-    /// Two numbers, then every operation begins with a thread number.
+    /// Two numbers, then every operation begins with a thread number; `r` lines are skipped
+    /// (the driver reads each line with `sscanf` and acts on `a` and `f` only).
     Threaded,
 }
 
@@ -71,6 +72,11 @@ fn mdriver(text: &str, header: Header) -> Want {
         t += 1;
         let id: i64 = toks[t].parse().unwrap();
         t += 1;
+        if let (Header::Threaded, "r") = (header, kind) {
+            // The multi-threaded driver skips its `r` lines (`sscanf` of the whole line).
+            t += 1;
+            continue;
+        }
         if kind != "f" {
             // `%u %u`: the size, when the next token is a number.
             if let Some(Ok(n)) = toks.get(t).map(|s| s.parse::<u64>()) {
