@@ -385,10 +385,19 @@ impl Sink for WriterSink<'_> {
         let p = &mut self.plans[plan];
         for (j, &(i, slot, declared, signed)) in p.widen.iter().enumerate() {
             let Value::Int(v) = value(i) else { continue };
+            let fits = if signed {
+                fits_signed(v as i64, declared)
+            } else {
+                fits_unsigned(v, declared)
+            };
+            if fits && p.since_wide[j] > NARROW_AFTER {
+                // The common case: a narrow value, the field at its declared width.
+                continue;
+            }
             let Some(ss) = self.writer.live(p.rid, slot) else {
                 continue;
             };
-            let need = width_for(v, signed);
+            let need = if fits { declared } else { width_for(v, signed) };
             let to = if need > declared {
                 p.since_wide[j] = 0;
                 (need > ss.width).then_some(need)

@@ -377,3 +377,23 @@ fn a_double_free_is_still_an_error() {
     );
     assert_eq!(report.matches("which is not alive").count(), 1, "{report}");
 }
+
+#[test]
+fn a_size_left_out_after_a_realloc_to_0_is_0() {
+    // `r 0 0` leaves the driver's size at 0: `a 1` is malloc(0), `r 1` is realloc(p, 0).
+    let rep = "1\n2\n4\n0\na 0 8\nr 0 0\na 1\nr 1\n";
+    let want = mdriver(rep, Header::Four);
+    assert_eq!(
+        (want.allocations, want.frees, want.leaked_blocks),
+        (2, 2, 0)
+    );
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let out = mtf_stdin(&["import", "-", "-o", t.to_str().unwrap()], rep.as_bytes());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(stats(t.to_str().unwrap()), want);
+    let back = dir.path().join("back.rep");
+    let out = mtf(&["export", t.to_str().unwrap(), "-o", back.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&back).unwrap(), rep);
+}
