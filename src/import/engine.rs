@@ -765,6 +765,11 @@ impl<'m, 's> Importer<'m, 's> {
                 break;
             }
             // Past as many units as the header announces (`limit`): kept raw.
+            // Design: the count is the format's reader's (malloc-lab's driver reads `ops`
+            // operations with fscanf and stops), so every non-blank unit after the header
+            // counts, also one no rule took (the driver reads `f  1` as an operation too);
+            // blank lines do not (fscanf skips white space). The units after are kept raw, not
+            // refused: export gives them back, and the report says why they are raw.
             let beyond = self.left == Some(0);
             let taken = if beyond {
                 None
