@@ -270,6 +270,10 @@ pub const DEAD_REMEMBERED: usize = 1 << 16;
 
 type DeadKey = (SpaceId, u64, u64);
 
+/// The most ids remembered as naming null (`F.leaves = null;`); beyond, an id is forgotten
+/// as any undefined one is, so memory stays bounded.
+const MAX_NULLED: usize = 1 << 20;
+
 /// The ids undefined recently: for an id that is not alive, the record that undefined it, if
 /// that was one of the last [`DEAD_REMEMBERED`] undefines (and the id was not undefined before
 /// that within the window: see `Dead::bury_eager`).
@@ -490,6 +494,9 @@ pub struct Interpreter<'s> {
     /// The blocks a record freed (`Cx::freed`), reused from record to record.
     freed: Vec<Freed>,
     dead: Dead,
+    /// Ids left naming null by a `F.leaves = null;` record, until defined again (at most
+    /// [`MAX_NULLED`]).
+    nulled: std::collections::HashSet<DeadKey>,
     clock: Option<u64>,
     tracked: usize,
     limit: usize,
@@ -542,6 +549,7 @@ impl<'s> Interpreter<'s> {
             scratch: Vec::new(),
             freed: Vec::new(),
             dead: Dead::default(),
+            nulled: std::collections::HashSet::new(),
             clock: None,
             tracked: 0,
             limit: DEFAULT_MAX_TRACKED,
@@ -711,7 +719,14 @@ impl<'s> Interpreter<'s> {
             }
             let ok = match a.kind {
                 ActionKind::Undefine => {
-                    self.undefine(a.space, key, id, &mut cx, sink);
+                    self.undefine(
+                        a.space,
+                        key,
+                        id,
+                        (a.dead_null, a.leaves_null),
+                        &mut cx,
+                        sink,
+                    );
                     true
                 }
                 ActionKind::Close => {
@@ -925,7 +940,15 @@ impl<'s> Interpreter<'s> {
         });
     }
 
-    fn undefine(&mut self, space: SpaceId, key: u64, id: u64, cx: &mut Cx, sink: &mut dyn SinkDyn) {
+    fn undefine(
+        &mut self,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        (dead_null, leaves_null): (bool, bool),
+        cx: &mut Cx,
+        sink: &mut dyn SinkDyn,
+    ) {
         let ns = &self.decl.namespaces[space as usize];
         let sp = space as usize;
         let gone = if ns.shared {
@@ -942,6 +965,11 @@ impl<'s> Interpreter<'s> {
             self.live[sp].remove(&(key, id))
         };
         let Some(l) = gone else {
+            if dead_null || self.is_nulled(space, key, id) {
+                // Taken as the null id: nothing to end (`F.dead = null;`, or an id that a
+                // `F.leaves = null;` record left naming null).
+                return;
+            }
             self.not_alive(
                 FindingKind::NotAlive,
                 ns.unknown,
@@ -956,7 +984,11 @@ impl<'s> Interpreter<'s> {
         self.tracked -= 1;
         self.alive[sp] -= 1;
         self.slabs[sp].release(l.stored);
-        if !ns.shared {
+        if leaves_null {
+            if self.nulled.len() < MAX_NULLED {
+                self.nulled.insert((space, key, id));
+            }
+        } else if !ns.shared {
             self.bury(space, key, id, cx.at);
         }
         if ns.kind != SpaceKind::Ids {
@@ -969,6 +1001,12 @@ impl<'s> Interpreter<'s> {
             live: l,
             to: None,
         });
+    }
+
+    /// Whether a `F.leaves = null;` record left the id naming null (and nothing defined it
+    /// since).
+    fn is_nulled(&self, space: SpaceId, key: u64, id: u64) -> bool {
+        !self.nulled.is_empty() && self.nulled.contains(&(space, key, id))
     }
 
     /// Remember an undefined id for a while (a bounded cache, oldest forgotten first).
@@ -1037,6 +1075,7 @@ impl<'s> Interpreter<'s> {
             }
             // A table may be defined after its first use (a name map at the end).
             None if ns.kind == SpaceKind::Table => {}
+            None if self.is_nulled(space, key, id) => {}
             None => self.not_alive(
                 FindingKind::Undefined,
                 ns.unknown_refers,
@@ -1072,6 +1111,9 @@ impl<'s> Interpreter<'s> {
         } else {
             id
         };
+        if !self.nulled.is_empty() {
+            self.nulled.remove(&(space, key, id));
+        }
         // Defining the null id does nothing (§14.1), also when `definesNext` reaches it: a
         // failed allocation (malloc returning NULL). A realloc that returned NULL after freeing
         // is a free: its freed block paired with no define (`Interpreter::pair`).

@@ -53,6 +53,10 @@ fn import_failure(e: &ImportError) -> Failure {
     let code = super::exit::for_import(e.class());
     // The library's help does not know the command's options: say them here.
     let help = match &e.kind {
+        ImportErrorKind::Unmatched { cause: Some(_), .. } => Some(
+            "--keep-unmatched imports it anyway, with those lines kept verbatim (exported back byte for byte)"
+                .to_string(),
+        ),
         ImportErrorKind::Unmatched { .. } => Some(
             "give the right format with --from (see mtf import --list), or --keep-unmatched to import it anyway with every unmatched line kept verbatim"
                 .to_string(),
@@ -254,6 +258,9 @@ fn summary(
                 ""
             }
         );
+    }
+    if let Some(c) = rep.cause() {
+        eprintln!("kept raw: {c}");
     }
     for (s, n, b) in &rep.tables {
         if *n > 0 {

@@ -15,8 +15,9 @@ use super::schema::{RecordId, SlotId, Span};
 /// Index of a namespace in [`Analysis::namespaces`].
 pub type SpaceId = u32;
 
-/// The version of extension `analysis` this reader knows.
-pub const ANALYSIS_VERSION: u64 = 1;
+/// The newest version of extension `analysis` this reader knows; it reads every version from
+/// 1 up to it. Version 2 adds `F.dead = null;` (docs/format.md §14.1).
+pub const ANALYSIS_VERSION: u64 = 2;
 
 /// Every analysis declaration of a DTD. Empty (`version == 0`) when the DTD declares none.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -283,6 +284,15 @@ pub struct Action {
     pub slot: SlotId,
     /// The field that keys the namespace in this record (`None` when it is not keyed).
     pub key: Option<SlotId>,
+    /// `F.dead = null;` (version 2, on an undefine): an id that is not alive is taken as the
+    /// namespace's null id, so the record does nothing to it (mdriver's `realloc` of an id never
+    /// allocated, or freed, is `realloc(NULL, …)`).
+    pub dead_null: bool,
+    /// `F.leaves = null;` (version 2, on an undefine): after the record the id names the null
+    /// id until it is defined again, so undefining it or referring to it does nothing (mdriver's
+    /// `realloc(p, 0)` sets `blocks[id]` to NULL: a later `f id` is `free(NULL)`), where after
+    /// another undefine it would be a double free.
+    pub leaves_null: bool,
     /// Where it was declared.
     pub span: Span,
 }

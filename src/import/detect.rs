@@ -167,22 +167,44 @@ fn score_units(m: &Mapping, name: &str, sample: &[u8], eof: bool) -> (usize, usi
     };
     let part = &m.parts[pi];
     let mut u = UnitReader::new(sample, xml);
-    let (mut matched, mut seen) = (0, 0);
-    let mut vals = Vec::new();
-    while seen < SAMPLE_UNITS && matches!(u.next_unit(), Ok(true)) {
+    // The sampled units (blank ones left out: they say nothing about the format), so that a
+    // pattern of several lines (malloc-lab's header) is tried on the lines it spans.
+    let mut units: Vec<Vec<u8>> = Vec::new();
+    while units.len() < SAMPLE_UNITS && matches!(u.next_unit(), Ok(true)) {
         let content = if xml { &u.buf[..] } else { u.split_line().0 };
-        // Blank lines and white space between tags say nothing about the format.
-        if content.iter().all(|c| c.is_ascii_whitespace()) {
-            continue;
+        if !content.iter().all(|c| c.is_ascii_whitespace()) {
+            units.push(content.to_vec());
         }
-        seen += 1;
-        if part
-            .rules
-            .iter()
-            .any(|r| r.pattern.matches(content, &mut vals).is_some())
-        {
-            matched += 1;
+    }
+    let seen = units.len();
+    let (mut matched, mut i) = (0, 0);
+    let mut vals = Vec::new();
+    let mut joined = Vec::new();
+    while i < seen {
+        let mut took = 0;
+        for r in &part.rules {
+            let lines = r.pattern.lines;
+            if lines == 1 || xml {
+                if r.pattern.matches(&units[i], &mut vals).is_some() {
+                    took = 1;
+                    break;
+                }
+            } else if i + lines <= seen {
+                joined.clear();
+                for (k, unit) in units[i..i + lines].iter().enumerate() {
+                    if k > 0 {
+                        joined.push(b'\n');
+                    }
+                    joined.extend_from_slice(unit);
+                }
+                if r.pattern.matches(&joined, &mut vals).is_some() {
+                    took = lines;
+                    break;
+                }
+            }
         }
+        matched += took;
+        i += took.max(1);
     }
     (matched, seen)
 }

@@ -45,6 +45,16 @@ pub struct ImportReport {
     pub verbatim_entries: Vec<String>,
     /// Per routed section: (section, records).
     pub routed: Vec<(String, u64)>,
+    /// Raw units that a rule matched but whose values could not be stored (counted in
+    /// `raw`), with the first one's position and why.
+    pub unfit: u64,
+    /// The first unit of `unfit`: (file, line, why).
+    pub first_unfit: Option<(String, u64, String)>,
+    /// Units after as many as the header announces (`limit`; counted in `raw`), with the
+    /// field that says how many.
+    pub beyond: u64,
+    /// The `limit` field and its value, for the first part that had one.
+    pub limit: Option<(String, u64)>,
 }
 
 impl ImportReport {
@@ -56,6 +66,33 @@ impl ImportReport {
     /// Whether most units match no rule (more than half kept raw).
     pub fn mostly_unmatched(&self) -> bool {
         self.raw * 2 > self.units
+    }
+
+    /// Why units were kept raw, when some were not for want of a matching rule: values that
+    /// cannot be stored, units after the count the header gives. `None` otherwise.
+    pub fn cause(&self) -> Option<String> {
+        if self.unfit == 0 && self.beyond == 0 {
+            return None;
+        }
+        let mut parts = Vec::new();
+        let none = self.raw.saturating_sub(self.unfit + self.beyond);
+        if none > 0 {
+            parts.push(format!("{none} match no rule"));
+        }
+        if let Some((f, l, why)) = &self.first_unfit {
+            parts.push(format!(
+                "{} match a rule but hold a value that cannot be stored (the first at {f}:{l}: {why})",
+                self.unfit
+            ));
+        }
+        if self.beyond > 0 {
+            let (field, n) = self.limit.clone().unwrap_or_default();
+            parts.push(format!(
+                "{} come after the {n} the header announces (`{field}`), which the format's reader does not read",
+                self.beyond
+            ));
+        }
+        Some(parts.join("; "))
     }
 }
 
@@ -94,6 +131,13 @@ struct RulePlan {
     route: Option<usize>,
     /// `ref` fields: (union index, routed section the index points into).
     refs: Vec<(usize, usize)>,
+    /// `keep` fields: (union index, index into the part's kept values).
+    keep_in: Vec<(usize, usize)>,
+    /// Integer fields named like a `keep` field of the part: (union index, index into the
+    /// kept values), whose value is kept when the record is written.
+    keep_out: Vec<(usize, usize)>,
+    /// A head rule's union index of the part's `limit` field.
+    limit: Option<usize>,
 }
 
 /// A section records are routed to (`record R section S …`): its records are spooled to a
@@ -157,6 +201,14 @@ pub struct Importer<'m, 's> {
     checked_early: bool,
     /// The inputs imported so far, as shown.
     names: Vec<String>,
+    /// Per part: the names of its `keep` fields.
+    kept_names: Vec<Vec<String>>,
+    /// The current part's last value of each `keep` field.
+    kept: Vec<u64>,
+    /// The current part: whether a rule other than `head` took a unit (the header is over).
+    body_seen: bool,
+    /// The current part: how many more units its `limit` lets the rules take.
+    left: Option<u64>,
 }
 
 fn fatal(file: &str, e: SinkError) -> ImportError {
@@ -197,6 +249,7 @@ impl<'m, 's> Importer<'m, 's> {
                 format: self.m.name.clone(),
                 raw: self.report.raw,
                 units: self.report.units,
+                cause: r.cause(),
             },
         ))
     }
@@ -349,6 +402,23 @@ impl<'m, 's> Importer<'m, 's> {
                     .map(|(f, sec)| (pos(f), route_of(sec)))
                     .collect();
                 let set = r.set.iter().map(|(f, v)| (pos(f), *v)).collect();
+                let kept = part.kept();
+                let keep_in = r
+                    .keep
+                    .iter()
+                    .filter_map(|f| Some((pos(f), kept.iter().position(|x| x == f)?)))
+                    .collect();
+                let keep_out = names
+                    .iter()
+                    .zip(&types)
+                    .enumerate()
+                    .filter(|(_, (_, t))| **t == FieldKind::Int)
+                    .filter_map(|(k, (n, _))| Some((k, kept.iter().position(|x| x == n)?)))
+                    .collect();
+                let limit = match &part.limit {
+                    Some(f) if r.head => names.iter().position(|x| x == f),
+                    _ => None,
+                };
                 let plan = match same.iter().position(|&j| j < ri) {
                     Some(k) => rp[same[k]].plan,
                     None => {
@@ -380,6 +450,9 @@ impl<'m, 's> Importer<'m, 's> {
                     lines: if xml { 1 } else { r.pattern.lines },
                     route: r.section.as_deref().map(route_of),
                     refs,
+                    keep_in,
+                    keep_out,
+                    limit,
                 });
             }
             rules.push(rp);
@@ -460,6 +533,10 @@ impl<'m, 's> Importer<'m, 's> {
             string_limit: crate::limits::MAX_STRING_TABLE_BYTES,
             checked_early: false,
             names: Vec::new(),
+            kept_names: m.parts.iter().map(|p| p.kept()).collect(),
+            kept: Vec::new(),
+            body_seen: false,
+            left: None,
         })
     }
 
@@ -667,6 +744,10 @@ impl<'m, 's> Importer<'m, 's> {
         let need = self.rules[pi].iter().map(|r| r.lines).max().unwrap_or(1);
         let mut index = 0usize;
         let mut done = 0u64;
+        self.kept.clear();
+        self.kept.resize(self.kept_names[pi].len(), 0);
+        self.body_seen = false;
+        self.left = None;
         loop {
             // Fill the window (the first unit was read above to find the part's line end).
             while ahead.len() < need && have {
@@ -683,11 +764,25 @@ impl<'m, 's> Importer<'m, 's> {
             if ahead.is_empty() {
                 break;
             }
-            let taken = self
-                .try_rules(pi, index, &ahead, part_eol, xml)
-                .map_err(|e| fatal(shown, e))?;
+            // Past as many units as the header announces (`limit`): kept raw.
+            // Design: the count is the format's reader's (malloc-lab's driver reads `ops`
+            // operations with fscanf and stops), so every non-blank unit after the header
+            // counts, also one no rule took (the driver reads `f  1` as an operation too);
+            // blank lines do not (fscanf skips white space). The units after are kept raw, not
+            // refused: export gives them back, and the report says why they are raw.
+            let beyond = self.left == Some(0);
+            let taken = if beyond {
+                None
+            } else {
+                self.try_rules(pi, index, &ahead, part_eol, xml, shown)
+                    .map_err(|e| fatal(shown, e))?
+            };
+            let blank = ahead[0].buf.iter().all(|c| c.is_ascii_whitespace());
             let n = match taken {
-                Some((n, noeol)) => {
+                Some((n, noeol, head)) => {
+                    if !head {
+                        self.left = self.left.map(|l| l.saturating_sub(1));
+                    }
                     self.report.units += n as u64;
                     self.report.mapped += n as u64;
                     if noeol {
@@ -699,9 +794,22 @@ impl<'m, 's> Importer<'m, 's> {
                     n
                 }
                 None => {
+                    if !beyond && self.too_wide(pi, &ahead[0].buf) {
+                        let why = "a decimal number of more than 64 bits".to_string();
+                        self.report.unfit += 1;
+                        if self.report.first_unfit.is_none() {
+                            self.report.first_unfit = Some((shown.to_string(), ahead[0].line, why));
+                        }
+                    }
                     let a = &ahead[0];
                     self.report.units += 1;
                     self.report.raw += 1;
+                    if beyond {
+                        self.report.beyond += 1;
+                    } else if !blank {
+                        // An operation the format's reader counts, though no rule took it.
+                        self.left = self.left.map(|l| l.saturating_sub(1));
+                    }
                     if self.report.first_raw.len() < RAW_LISTED {
                         self.report
                             .first_raw
@@ -738,6 +846,50 @@ impl<'m, 's> Importer<'m, 's> {
         Ok(())
     }
 
+    /// Whether a unit no rule took holds a decimal number wider than 64 bits, without which a
+    /// one-line rule of the part would match it: the cause a refusal names (such a value cannot
+    /// be stored in any field).
+    // Design: only units kept raw are looked at, and only when they hold a run of 20 digits or
+    // more, so the common path pays nothing.
+    fn too_wide(&mut self, pi: usize, unit: &[u8]) -> bool {
+        let mut runs = Vec::new();
+        let mut i = 0;
+        while i < unit.len() {
+            if unit[i].is_ascii_digit() {
+                let start = i;
+                while i < unit.len() && unit[i].is_ascii_digit() {
+                    i += 1;
+                }
+                let digits = &unit[start..i];
+                let wide = digits.len() >= 20
+                    && std::str::from_utf8(digits).is_ok_and(|d| d.parse::<u64>().is_err());
+                if wide {
+                    runs.push((start, i));
+                }
+            } else {
+                i += 1;
+            }
+        }
+        if runs.is_empty() {
+            return false;
+        }
+        let mut narrow = Vec::with_capacity(unit.len());
+        let mut at = 0;
+        for (a, b) in runs {
+            narrow.extend_from_slice(&unit[at..a]);
+            narrow.push(b'1');
+            at = b;
+        }
+        narrow.extend_from_slice(&unit[at..]);
+        while matches!(narrow.last(), Some(b'\n' | b'\r')) {
+            narrow.pop();
+        }
+        let part = &self.m.parts[pi];
+        part.rules.iter().zip(&self.rules[pi]).any(|(r, rp)| {
+            !r.head && rp.lines == 1 && r.pattern.matches(&narrow, &mut self.vals).is_some()
+        })
+    }
+
     /// Try the part's rules on the units at the front of `ahead`; when a record was written,
     /// the number of units it took and whether its last line had no line end.
     fn try_rules(
@@ -747,7 +899,8 @@ impl<'m, 's> Importer<'m, 's> {
         ahead: &std::collections::VecDeque<Ahead>,
         part_eol: Eol,
         xml: bool,
-    ) -> Result<Option<(usize, bool)>, SinkError> {
+        shown: &str,
+    ) -> Result<Option<(usize, bool, bool)>, SinkError> {
         let part = &self.m.parts[pi];
         let split = |b: &[u8]| -> (usize, Eol) {
             if b.ends_with(b"\r\n") {
@@ -766,15 +919,21 @@ impl<'m, 's> Importer<'m, 's> {
         };
         let first_ok = first_eol == part_eol || first_eol == Eol::None;
         let key = first[..first_len].first().map_or(256, |&b| b as usize);
-        for k in 0..self.dispatch[pi][key].len() {
-            let ri = self.dispatch[pi][key][k] as usize;
+        // Within the header block, `head` rules are tried first, then the others: a header may
+        // be shorter than the block (malloc-lab's 2-line header), and the header is over when
+        // another rule takes a unit. After the block, only the others.
+        let in_header = index < part.header && !self.body_seen;
+        let mut unfit: Option<String> = None;
+        let candidates = self.dispatch[pi][key].len();
+        for k in 0..candidates * if in_header { 2 } else { 1 } {
+            let head_pass = in_header && k < candidates;
+            let ri = self.dispatch[pi][key][k % candidates] as usize;
             let rule = &part.rules[ri];
             let lines = self.rules[pi][ri].lines;
-            // A `head` rule takes units within the header block only, the others after it.
             let placed = if rule.head {
-                index + lines <= part.header
+                head_pass && index + lines <= part.header
             } else {
-                index >= part.header
+                !head_pass
             };
             if !placed {
                 continue;
@@ -822,6 +981,9 @@ impl<'m, 's> Importer<'m, 's> {
             }));
             for &(k, v) in &rp.set {
                 self.fin[k] = Slot::Int(v);
+            }
+            for &(k, c) in &rp.keep_in {
+                self.fin[k] = Slot::Int(self.kept[c]);
             }
             let mut ok = true;
             for (k, v) in self.vals.iter().enumerate() {
@@ -915,9 +1077,35 @@ impl<'m, 's> Importer<'m, 's> {
                 }
             };
             match written {
-                Ok(()) => return Ok(Some((lines, !xml && last_eol == Eol::None))),
-                Err(SinkError::Unrepresentable(_)) => continue,
+                Ok(()) => {
+                    for &(k, c) in &rp.keep_out {
+                        if let Slot::Int(v) = self.fin[k] {
+                            self.kept[c] = v;
+                        }
+                    }
+                    if let Some(k) = rp.limit {
+                        if let Slot::Int(v) = self.fin[k] {
+                            self.left = Some(v);
+                            if self.report.limit.is_none() {
+                                let name = part.limit.clone().unwrap_or_default();
+                                self.report.limit = Some((name, v));
+                            }
+                        }
+                    }
+                    self.body_seen |= !rule.head;
+                    return Ok(Some((lines, !xml && last_eol == Eol::None, rule.head)));
+                }
+                Err(SinkError::Unrepresentable(why)) => {
+                    unfit.get_or_insert(why);
+                    continue;
+                }
                 Err(e) => return Err(e),
+            }
+        }
+        if let Some(why) = unfit {
+            self.report.unfit += 1;
+            if self.report.first_unfit.is_none() {
+                self.report.first_unfit = Some((shown.to_string(), ahead[0].line, why));
             }
         }
         Ok(None)
@@ -1008,6 +1196,13 @@ fn route<S: Sink>(
 ) -> Result<(), SinkError> {
     let size = sink.check(plan, ins)?;
     let r = &mut routed[t];
+    if r.offsets.is_some() && size.is_none() && sink.fixed_layout(plan) {
+        // A value wider than its field: the record's size is not known in advance.
+        return Err(SinkError::Unrepresentable(format!(
+            "section `{}` is laid out in advance (a `ref` points into it): a value wider than its field cannot be widened there",
+            r.name
+        )));
+    }
     if r.offsets.is_some() && size.is_none() {
         return Err(SinkError::Fatal(format!(
             "section `{}`: a `ref` points into it, so its records may not have `default` or `delta` fields",

@@ -29,10 +29,7 @@ pub enum ImportErrorKind {
     #[diagnostic(code(mtf::import::input))]
     Input(String),
     /// Most units of the input match no rule of the mapping: probably another format.
-    #[error(
-        "{raw} of {units} units ({pct}%) match no rule of format `{format}`: this input is probably not {format}",
-        pct = percent(*raw, *units)
-    )]
+    #[error("{}", unmatched(format, *raw, *units, cause.as_deref()))]
     #[diagnostic(
         code(mtf::import::unmatched),
         help("give the right format (mtf import --list), or import anyway with every unmatched unit kept verbatim")
@@ -44,6 +41,9 @@ pub enum ImportErrorKind {
         raw: u64,
         /// Units read so far.
         units: u64,
+        /// Why units were kept raw when it is not that no rule matched them (values that cannot
+        /// be stored, units after the count the header gives), or `None`.
+        cause: Option<String>,
     },
     /// No shipped format matches most of the input's first units.
     #[error("{0}")]
@@ -85,6 +85,16 @@ pub enum ImportErrorKind {
 
 fn percent(part: u64, whole: u64) -> u64 {
     (part * 100).checked_div(whole).unwrap_or(0)
+}
+
+fn unmatched(format: &str, raw: u64, units: u64, cause: Option<&str>) -> String {
+    let pct = percent(raw, units);
+    match cause {
+        None => format!(
+            "{raw} of {units} units ({pct}%) match no rule of format `{format}`: this input is probably not {format}"
+        ),
+        Some(c) => format!("{raw} of {units} units ({pct}%) would be kept raw by format `{format}`: {c}"),
+    }
 }
 
 impl ImportErrorKind {
@@ -183,6 +193,7 @@ mod tests {
                 format: "et3".into(),
                 raw: 3,
                 units: 4,
+                cause: None,
             },
         );
         assert_eq!(

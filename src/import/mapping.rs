@@ -102,6 +102,10 @@ pub struct Rule {
     /// `ref F=S`: the integer field `F` holds a 1-based index of a record routed to section
     /// `S` (the rule's own routed section), stored as a `sectionOffset` to that record.
     pub refs: Vec<(String, String)>,
+    /// `keep F`: the integer field `F`, which the pattern does not read, takes the value field
+    /// `F` had in the last record of the part that had one (0 before any): a value the format
+    /// leaves out because the line before gave it (malloc-lab's `a ID` with no size).
+    pub keep: Vec<String>,
 }
 
 impl Rule {
@@ -191,11 +195,25 @@ pub struct Part {
     pub section: String,
     /// Units at the start that form the header block.
     pub header: usize,
+    /// `limit F`: the part takes at most as many units after the header as the header record's
+    /// integer field `F` says (malloc-lab's operation count); later units are kept raw.
+    pub limit: Option<String>,
     /// Rules in order: the first that matches and renders back identically wins.
     pub rules: Vec<Rule>,
 }
 
 impl Part {
+    /// The fields of the part's `keep` options, each once, in order of first appearance.
+    pub fn kept(&self) -> Vec<String> {
+        let mut v: Vec<String> = Vec::new();
+        for f in self.rules.iter().flat_map(|r| &r.keep) {
+            if !v.contains(f) {
+                v.push(f.clone());
+            }
+        }
+        v
+    }
+
     /// The fields every rule of record type `record` in this part writes: the union of their
     /// pattern and `set` fields, in order of first appearance, with their kinds (a `set`
     /// field is an integer). The rules of one record type agree on the kinds (checked by
@@ -206,7 +224,8 @@ impl Part {
         for r in self.rules.iter().filter(|r| r.record == record) {
             let more = r.pattern.fields.iter().map(|f| (&f.name, f.kind.clone()));
             let sets = r.set.iter().map(|(f, _)| (f, FieldKind::Int));
-            for (n, k) in more.chain(sets) {
+            let kept = r.keep.iter().map(|f| (f, FieldKind::Int));
+            for (n, k) in more.chain(sets).chain(kept) {
                 if !names.contains(n) {
                     names.push(n.clone());
                     kinds.push(k);
@@ -482,6 +501,20 @@ impl Parser<'_> {
             }
             "part" => self.part(d)?,
             "header" => self.header(d)?,
+            "limit" => {
+                self.want(d, 1, "a field of the part's header records")?;
+                let f = self.plain(&d.args[0])?;
+                match self.m.parts.last_mut() {
+                    Some(part) => part.limit = Some(f),
+                    None => {
+                        return Err(self.fail(
+                            d.first.at,
+                            5,
+                            "`limit` belongs to a part: write `part` first".into(),
+                        ))
+                    }
+                }
+            }
             "record" | "head" => self.rule(d)?,
             o => return Err(self.fail(d.first.at, o.len(), format!("unknown directive `{o}`"))),
         }
@@ -539,6 +572,7 @@ impl Parser<'_> {
             file,
             section,
             header: 0,
+            limit: None,
             rules: Vec::new(),
         });
         Ok(())
@@ -595,7 +629,7 @@ impl Parser<'_> {
             args = &args[2..];
         }
         let pattern = self.pattern(&args[1])?;
-        let (set, when, refs) =
+        let (set, when, refs, keep) =
             self.rule_options(&record, &pattern, routed.as_deref(), &args[2..])?;
         if self.m.parts.is_empty() {
             return Err(self.fail(
@@ -613,6 +647,7 @@ impl Parser<'_> {
             when,
             section: routed,
             refs,
+            keep,
         };
         self.check_rule(&rule, &d.args[0])?;
         if let Some(part) = self.m.parts.last_mut() {
@@ -643,7 +678,7 @@ impl Parser<'_> {
             .map_err(|e| self.fail(w.at + 1 + e.at.min(w.raw.len()), 1, e.message))
     }
 
-    /// `set F=N …`, `when COND …` and `ref F=SECTION …` after a pattern.
+    /// `set F=N …`, `when COND …`, `ref F=SECTION …` and `keep F …` after a pattern.
     #[allow(clippy::type_complexity)]
     fn rule_options(
         &self,
@@ -651,14 +686,21 @@ impl Parser<'_> {
         pattern: &Pattern,
         routed: Option<&str>,
         words: &[Word],
-    ) -> Parsed<(Vec<(String, u64)>, Vec<Cond>, Vec<(String, String)>)> {
+    ) -> Parsed<(
+        Vec<(String, u64)>,
+        Vec<Cond>,
+        Vec<(String, String)>,
+        Vec<String>,
+    )> {
         let (mut set, mut when, mut refs) = (Vec::new(), Vec::new(), Vec::new());
+        let mut keep: Vec<String> = Vec::new();
         let mut mode = "";
         for w in words {
-            if !w.quoted && (w.text == "set" || w.text == "when" || w.text == "ref") {
+            if !w.quoted && matches!(w.text.as_str(), "set" | "when" | "ref" | "keep") {
                 mode = match w.text.as_str() {
                     "set" => "set",
                     "when" => "when",
+                    "keep" => "keep",
                     _ => "ref",
                 };
                 continue;
@@ -698,13 +740,24 @@ impl Parser<'_> {
                     }
                     refs.push((f.to_string(), sec.to_string()));
                 }
+                "keep" => {
+                    let f = w.text.as_str();
+                    let named = pattern.fields.iter().any(|x| x.name == f)
+                        || set.iter().any(|(x, _)| x == f);
+                    if named || !f.chars().all(|c| c.is_ascii_alphanumeric() || c == '_') {
+                        return Err(bad(format!(
+                            "`keep {f}`: name a field that neither the pattern nor `set` gives"
+                        )));
+                    }
+                    keep.push(f.to_string());
+                }
                 _ => return Err(bad(
-                    "after the pattern: `set FIELD=N …`, `when CONDITION …` or `ref FIELD=SECTION`"
+                    "after the pattern: `set FIELD=N …`, `when CONDITION …`, `ref FIELD=SECTION` or `keep FIELD`"
                         .into(),
                 )),
             }
         }
-        Ok((set, when, refs))
+        Ok((set, when, refs, keep))
     }
 
     /// A rule against the earlier rules of its record type in the part: export must be able
@@ -730,7 +783,8 @@ impl Parser<'_> {
         let (names, kinds) = part.fields_of(record);
         let mine = rule.pattern.fields.iter().map(|f| (&f.name, &f.kind));
         let sets = rule.set.iter().map(|(f, _)| (f, &FieldKind::Int));
-        for (n, k) in mine.chain(sets) {
+        let kept = rule.keep.iter().map(|f| (f, &FieldKind::Int));
+        for (n, k) in mine.chain(sets).chain(kept) {
             if let Some(i) = names.iter().position(|x| x == n) {
                 if &kinds[i] != k {
                     return Err(fail(format!(
@@ -754,6 +808,27 @@ impl Parser<'_> {
         }
         if m.parts.is_empty() {
             return Err(self.fail(end, 1, "the mapping has no `part`".into()));
+        }
+        for p in &m.parts {
+            if let Some(f) = &p.limit {
+                let named = p.rules.iter().any(|r| {
+                    r.head
+                        && r.pattern
+                            .fields
+                            .iter()
+                            .any(|x| &x.name == f && x.kind == FieldKind::Int)
+                });
+                if !named {
+                    return Err(self.fail(
+                        0,
+                        1,
+                        format!(
+                            "part `{}`: `limit {f}` names no number field of a `head` pattern",
+                            p.name
+                        ),
+                    ));
+                }
+            }
         }
         for r in m.parts.iter().flat_map(|p| &p.rules) {
             if let Some(sec) = &r.section {
@@ -960,6 +1035,46 @@ mod tests {
             .pattern
             .matches(b"E 1 abc", &mut vals)
             .is_some());
+    }
+
+    #[test]
+    fn keep_and_limit() {
+        let head =
+            "format t\ndtd t.dtd\npart p section main\nheader 2\nlimit ops\nhead h '{ops:dec}'\n";
+        let m = Mapping::parse(
+            "t.map",
+            &format!(
+                "{head}record a 'a {{id:dec}} {{size:dec}}'\nrecord k 'a {{id:dec}}' keep size\n"
+            ),
+        )
+        .unwrap();
+        let p = &m.parts[0];
+        assert_eq!(p.limit.as_deref(), Some("ops"));
+        assert_eq!(p.rules[2].keep, ["size"]);
+        assert_eq!(p.kept(), ["size"]);
+        let (names, kinds) = p.fields_of("k");
+        assert_eq!(names, ["id", "size"]);
+        assert_eq!(kinds, [FieldKind::Int, FieldKind::Int]);
+        // `keep` names a field the pattern does not read.
+        let e = Mapping::parse("t.map", &format!("{head}record a 'a {{id:dec}}' keep id\n"))
+            .unwrap_err();
+        assert!(
+            e.to_string().contains("neither the pattern nor `set`"),
+            "{e}"
+        );
+        // `limit` names a number of a `head` pattern.
+        let e = Mapping::parse(
+            "t.map",
+            "format t\ndtd t.dtd\npart p section main\nlimit n\nrecord a 'a {n:dec}'\n",
+        )
+        .unwrap_err();
+        assert!(
+            e.to_string()
+                .contains("`limit n` names no number field of a `head` pattern"),
+            "{e}"
+        );
+        let e = Mapping::parse("t.map", "format t\ndtd t.dtd\nlimit n\n").unwrap_err();
+        assert!(e.to_string().contains("`limit` belongs to a part"), "{e}");
     }
 
     #[test]

@@ -4,7 +4,7 @@
 //! All calls into the writer API are in this file, so that a change of that API touches only
 //! [`WriterSink`].
 
-use crate::container::fits_signed;
+use crate::container::{fits_signed, fits_unsigned};
 use crate::dtd::{Interp, RecordId, Schema, SlotKind};
 use crate::encode::{EncodeError, FieldIn as F, Fields, In, TraceWriter};
 use crate::MetaProperty;
@@ -80,6 +80,9 @@ pub(crate) trait Sink {
     fn check(&self, plan: PlanId, values: &[Value<'_>]) -> Result<Option<u64>, SinkError>;
     /// The byte offset in the current section where the next record goes.
     fn position(&self) -> u64;
+    /// Whether every record of `plan` has a size known in advance from its values: no
+    /// `default` or `delta` field (whose value may need a metadata record first).
+    fn fixed_layout(&self, plan: PlanId) -> bool;
 }
 
 #[derive(Debug, Clone)]
@@ -95,6 +98,13 @@ struct Plan {
     /// (field index, slot id) of integer fields declared `default` or `delta`: the writer
     /// switches their default, or restarts their delta chain, by metadata when a value needs it.
     auto: Vec<(usize, u16)>,
+    /// Integer fields stored as they are (`none`) in fewer than 8 bytes: (field index, slot
+    /// id, declared width, signed). A value wider than the live width is written after a
+    /// metadata record that widens the field (docs/mappings.md).
+    widen: Vec<(usize, u16, u8, bool)>,
+    /// Per entry of `widen`: records written since a value last needed more than the declared
+    /// width (the field is narrowed back after [`NARROW_AFTER`] of them).
+    since_wide: Vec<u32>,
     fixed_size: u64,
     max_len: u64,
     /// Per given field: the largest value (integers, offsets) or length (byte strings) it
@@ -113,6 +123,29 @@ pub(crate) struct WriterSink<'s> {
 }
 
 const MARK: u64 = 0xFEED_0000_0000_0000;
+
+/// How many records of a type whose widened field holds values that fit its declared width
+/// again are written before the field is narrowed back to that width.
+// Design: a field is widened by a metadata record only for the records that need it (CMU's
+// `syn-giant` malloc-lab traces: a few sizes of 2^32 and more among small ones). Narrowing back
+// at once would cost two metadata records per wide value where they come in runs; never
+// narrowing would make every later record wider after one large value. A run of 64 narrow
+// values costs at most 4 bytes × 64 before the field is narrowed, and the two metadata records
+// are paid at most once per run of wide values.
+const NARROW_AFTER: u32 = 64;
+
+/// The fewest bytes (1..=8) that hold `v`, as unsigned or as two's complement.
+fn width_for(v: u64, signed: bool) -> u8 {
+    (1..8)
+        .find(|&w| {
+            if signed {
+                fits_signed(v as i64, w)
+            } else {
+                fits_unsigned(v, w)
+            }
+        })
+        .unwrap_or(8)
+}
 const LEN_MARK: usize = 100_003;
 
 impl<'s> WriterSink<'s> {
@@ -248,6 +281,26 @@ impl Sink for WriterSink<'_> {
                 }
             }
         }
+        let mut widen = Vec::new();
+        for (i, (name, ty)) in fields.iter().enumerate() {
+            if *ty != FieldType::Int {
+                continue;
+            }
+            let sn = Self::slot_name(schema, rid, name).unwrap_or_default();
+            let Some(k) = rt.slots.iter().position(|s| s.name == sn) else {
+                continue;
+            };
+            let s = &rt.slots[k];
+            let is_len = rt.slots.iter().any(|b| {
+                matches!(&b.kind, SlotKind::Bytes { width: crate::dtd::Expr::Value(v) } if *v as usize == k)
+            });
+            if let SlotKind::Int { width } = s.kind {
+                if s.interp == Interp::None && s.fixed.is_none() && !is_len && width < 8 {
+                    let signed = s.display == crate::dtd::Display::Signed;
+                    widen.push((i, k as u16, width, signed));
+                }
+            }
+        }
         // Size of a record with one byte string: tag + integer widths + the string.
         let mut fixed_size = schema.tag_width as u64;
         let mut max_len = u64::MAX;
@@ -295,7 +348,9 @@ impl Sink for WriterSink<'_> {
         self.plans.push(Plan {
             rid,
             template,
+            since_wide: vec![NARROW_AFTER; widen.len()],
             auto,
+            widen,
             fixed_size,
             max_len,
             limits,
@@ -325,6 +380,38 @@ impl Sink for WriterSink<'_> {
                 self.writer.metadata(p.rid, slot, prop).map_err(unrep)?;
             }
         }
+        // A value wider than its field's live width: a metadata record widens the field first;
+        // after a run of values that fit the declared width, another narrows it back.
+        let p = &mut self.plans[plan];
+        for (j, &(i, slot, declared, signed)) in p.widen.iter().enumerate() {
+            let Value::Int(v) = value(i) else { continue };
+            let fits = if signed {
+                fits_signed(v as i64, declared)
+            } else {
+                fits_unsigned(v, declared)
+            };
+            if fits && p.since_wide[j] > NARROW_AFTER {
+                // The common case: a narrow value, the field at its declared width.
+                continue;
+            }
+            let Some(ss) = self.writer.live(p.rid, slot) else {
+                continue;
+            };
+            let need = if fits { declared } else { width_for(v, signed) };
+            let to = if need > declared {
+                p.since_wide[j] = 0;
+                (need > ss.width).then_some(need)
+            } else {
+                p.since_wide[j] = p.since_wide[j].saturating_add(1);
+                (ss.width != declared && p.since_wide[j] >= NARROW_AFTER).then_some(declared)
+            };
+            if let Some(w) = to {
+                self.writer
+                    .metadata(p.rid, slot, MetaProperty::Width(w))
+                    .map_err(unrep)?;
+            }
+        }
+        let p = &self.plans[plan];
         self.inputs.clear();
         for s in &p.template {
             self.inputs.push(match s {
@@ -355,6 +442,7 @@ impl Sink for WriterSink<'_> {
     fn check(&self, plan: PlanId, values: &[Value<'_>]) -> Result<Option<u64>, SinkError> {
         let p = &self.plans[plan];
         let mut size = p.fixed_size;
+        let mut wide = false;
         for (i, v) in values.iter().enumerate() {
             let limit = p.limits.get(i).copied().unwrap_or(u64::MAX);
             let n = match v {
@@ -365,12 +453,21 @@ impl Sink for WriterSink<'_> {
                 }
             };
             if n > limit {
+                if p.widen.iter().any(|w| w.0 == i) {
+                    // Written after a metadata record that widens the field: size unknown.
+                    wide = true;
+                    continue;
+                }
                 return Err(SinkError::Unrepresentable(format!(
                     "value {n} does not fit field {i} of its record"
                 )));
             }
         }
-        Ok(p.auto.is_empty().then_some(size))
+        Ok((p.auto.is_empty() && !wide).then_some(size))
+    }
+
+    fn fixed_layout(&self, plan: PlanId) -> bool {
+        self.plans[plan].auto.is_empty()
     }
 
     fn position(&self) -> u64 {

@@ -171,8 +171,14 @@ fn format_analysis(out: &mut String, schema: &Schema) {
             .actions
             .iter()
             .map(|x| {
+                let null = match (x.dead_null, x.leaves_null) {
+                    (true, true) => ", dead null, leaves null",
+                    (true, false) => ", dead null",
+                    (false, true) => ", leaves null",
+                    (false, false) => "",
+                };
                 format!(
-                    "{} {} ({})",
+                    "{} {} ({}{null})",
                     x.kind.keyword(),
                     a.namespaces[x.space as usize].name,
                     slot(x.slot)

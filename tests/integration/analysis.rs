@@ -755,7 +755,7 @@ fn shipped_samples_check_as_their_data_says() {
                 errors,
                 [
                     "record 20 (exit) at byte 1322: closes frame 12 (thread 1), but no level is open",
-                    "record 40 (exit) at byte 1581: closes frame 12 (thread 1), but no level is open",
+                    "record 41 (exit) at byte 1577: closes frame 12 (thread 1), but no level is open",
                 ]
             );
         } else {

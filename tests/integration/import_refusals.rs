@@ -55,7 +55,7 @@ fn the_share_kept_raw_is_reported() {
     ]);
     let err = text(&r.stderr);
     assert!(r.status.success(), "{err}");
-    assert!(err.contains("8 kept as raw lines (34%)"), "{err}");
+    assert!(err.contains("7 kept as raw lines (30%)"), "{err}");
 }
 
 /// A README with a few lines that look like a trace is not taken for one: detection needs more

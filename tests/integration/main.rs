@@ -25,6 +25,8 @@ mod index;
 mod layering;
 #[cfg(feature = "import")]
 mod limits;
+#[cfg(all(feature = "cli", feature = "import"))]
+mod malloclab;
 mod messages;
 mod mirror;
 #[cfg(all(unix, feature = "cli", feature = "compression"))]

@@ -26,7 +26,9 @@ use super::*;
 use crate::dtd::analysis::*;
 
 /// Field properties of extension analysis/1 (in record bodies, or by type name).
-pub(super) const FIELD_PROPS: [&str; 17] = [
+pub(super) const FIELD_PROPS: [&str; 19] = [
+    "dead",
+    "leaves",
     "defines",
     "undefines",
     "refers",
@@ -158,10 +160,10 @@ impl<'a> Resolver<'a> {
                 return Analysis::default();
             }
         };
-        if version != ANALYSIS_VERSION {
+        if !(1..=ANALYSIS_VERSION).contains(&version) {
             self.warnings.push(DtdWarning::AnalysisIgnored {
                 msg: format!(
-                    "analysis declarations of version {version} are ignored: this reader knows version {ANALYSIS_VERSION}"
+                    "analysis declarations of version {version} are ignored: this reader knows versions 1 to {ANALYSIS_VERSION}"
                 ),
                 src: self.src(),
                 span: sspan(vdef.span),
@@ -321,8 +323,56 @@ impl<'a> Resolver<'a> {
                         space,
                         slot: s as SlotId,
                         key,
+                        dead_null: false,
+                        leaves_null: false,
                         span: p.span,
                     });
+                }
+            }
+            // `F.dead = null;` and `F.leaves = null;` (version 2): on a field that undefines an
+            // id.
+            for (s, p) in by_prop("dead").into_iter().chain(by_prop("leaves")) {
+                let prop = p.prop.name.as_str();
+                if version < 2 {
+                    self.bad(
+                        format!(
+                            "`{}.{prop}` is a declaration of analysis version 2",
+                            p.path_string()
+                        ),
+                        p.span,
+                        Some("write `analysis.version = 2;`".into()),
+                    );
+                    continue;
+                }
+                let null = matches!(&p.value, PropValue::Ident(id) if id.name == "null");
+                if !null {
+                    self.bad(
+                        format!("`{}.{prop}` expects `null`", p.path_string()),
+                        p.value.span(),
+                        Some(format!("write `F.{prop} = null;`")),
+                    );
+                    continue;
+                }
+                let mut found = false;
+                for a in rd.actions.iter_mut() {
+                    if a.slot == s as SlotId && a.kind == ActionKind::Undefine {
+                        if prop == "dead" {
+                            a.dead_null = true;
+                        } else {
+                            a.leaves_null = true;
+                        }
+                        found = true;
+                    }
+                }
+                if !found {
+                    self.bad(
+                        format!(
+                            "`{}.{prop}` is for a field that undefines an id",
+                            p.path_string()
+                        ),
+                        p.span,
+                        Some("declare `F.undefines = NS;` on the same field".into()),
+                    );
                 }
             }
             // The order they apply in (§14.1): undefines and closes, then references, then
@@ -1176,12 +1226,63 @@ mod tests {
     fn another_version_is_ignored_with_a_warning() {
         let l = parse_str(
             "t.dtd",
-            &with("analysis.version = 2; a : (tag, address) { tag.value = 4; address.defines = nowhere; }"),
+            &with("analysis.version = 3; a : (tag, address) { tag.value = 4; address.defines = nowhere; }"),
         )
         .unwrap();
         assert!(!l.schema.analysis.is_declared());
         assert_eq!(l.warnings.len(), 1);
-        assert!(l.warnings[0].to_string().contains("version 2"));
+        assert!(l.warnings[0].to_string().contains("version 3"));
+    }
+
+    #[test]
+    fn version_2_marks_undefines_dead_and_leaves_null() {
+        let s = schema(&with(
+            "analysis.version = 2; id.width = 4; id.interpretation = none;
+             r : (tag, size, id) { tag.value = 5; id.undefines = block; id.dead = null; id.defines = block; id.bytes = size.value; }
+             z : (tag, size, id) { tag.value = 6; id.undefines = block; id.dead = null; id.leaves = null; }
+             f : (tag, id) { tag.value = 7; id.undefines = block; }",
+        ));
+        let a = &s.analysis;
+        assert_eq!(a.version, 2);
+        let flags = |name: &str| -> Vec<(ActionKind, bool, bool)> {
+            a.record(s.record_by_name(0, name).unwrap())
+                .actions
+                .iter()
+                .map(|x| (x.kind, x.dead_null, x.leaves_null))
+                .collect()
+        };
+        assert_eq!(
+            flags("r"),
+            [
+                (ActionKind::Undefine, true, false),
+                (ActionKind::Define, false, false)
+            ]
+        );
+        assert_eq!(flags("z"), [(ActionKind::Undefine, true, true)]);
+        assert_eq!(flags("f"), [(ActionKind::Undefine, false, false)]);
+    }
+
+    #[test]
+    fn dead_and_leaves_need_version_2_null_and_an_undefine() {
+        let err = |decls: &str| -> String {
+            let text = with(&format!("id.width = 4; id.interpretation = none; {decls}"));
+            let e = parse_str("t.dtd", &text).expect_err("should fail");
+            e.errors
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let e = err("analysis.version = 1; f : (tag, id) { tag.value = 7; id.undefines = block; id.dead = null; }");
+        assert!(
+            e.contains("`f.id.dead` is a declaration of analysis version 2")
+                || e.contains("is a declaration of analysis version 2"),
+            "{e}"
+        );
+        let e = err("analysis.version = 2; f : (tag, id) { tag.value = 7; id.undefines = block; id.leaves = 0; }");
+        assert!(e.contains("expects `null`"), "{e}");
+        let e = err("analysis.version = 2; f : (tag, id) { tag.value = 7; id.defines = block; id.dead = null; }");
+        assert!(e.contains("is for a field that undefines an id"), "{e}");
     }
 
     #[test]

@@ -1,0 +1,399 @@
+//! malloc-lab `.rep` traces as the drivers read them (issue 25): every header variant, sizes
+//! left out, the header's operation count, `realloc` of an id that is not alive and to size 0,
+//! `free(NULL)`, sizes of 4 GiB and more, the multi-threaded lines. Each fixture is imported
+//! (from a file and through a pipe), checked, exported back byte for byte, and its
+//! `mtf stats -f json` figures are set against an independent reading of the text written
+//! here from mdriver.c's `read_trace` and `eval_mm_util` — never against mtf itself.
+
+use std::collections::{HashMap, HashSet};
+
+use serde_json::Value;
+
+use crate::util::{self, mtf, mtf_stdin, text};
+
+/// How a course's driver reads the header (each driver knows its own).
+#[derive(Clone, Copy, Debug)]
+enum Header {
+    /// Four numbers; the third is the operation count (2002: heap size, ids, ops, weight;
+    /// 3rd edition: weight, ids, ops, flag; CMU 2016: weight, ids, ops, max_alloc).
+    Four,
+    /// Two numbers: ids, ops (the multiple-heaps project).
+    Two,
+    /// Two numbers, then every operation begins with a thread number; `r` lines are skipped
+    /// (the driver reads each line with `sscanf` and acts on `a` and `f` only).
+    Threaded,
+}
+
+/// What the driver's reading of a trace amounts to.
+#[derive(Debug, Default, PartialEq)]
+struct Want {
+    allocations: u64,
+    frees: u64,
+    bytes_allocated: u64,
+    peak: u64,
+    leaked_bytes: u64,
+    leaked_blocks: u64,
+}
+
+/// `read_trace` as the drivers write it: `fscanf` over whitespace-separated tokens, so a size
+/// that is not there leaves the previous one (`%u %u` stops at the next operation's letter);
+/// reading stops after the header's operation count. Then the operations as `eval_mm_util`
+/// plays them: `blocks[id]` starts NULL; `realloc(blocks[id], n)` of an id not alive is
+/// `realloc(NULL, n)`, an allocation; `realloc(p, 0)` frees p and leaves `blocks[id]` NULL,
+/// so a later `f id` is `free(NULL)`; `f -1` is `free(NULL)`.
+fn mdriver(text: &str, header: Header) -> Want {
+    let toks: Vec<&str> = text.split_whitespace().collect();
+    let mut t = 0;
+    let num = |t: &mut usize| -> u64 {
+        let v = toks[*t].parse().unwrap();
+        *t += 1;
+        v
+    };
+    let ops = match header {
+        Header::Four => {
+            let h: Vec<u64> = (0..4).map(|_| num(&mut t)).collect();
+            h[2]
+        }
+        Header::Two | Header::Threaded => {
+            num(&mut t);
+            num(&mut t)
+        }
+    };
+    let mut w = Want::default();
+    let mut live: HashMap<i64, u64> = HashMap::new();
+    let mut nulled: HashSet<i64> = HashSet::new();
+    let mut bytes: u64 = 0;
+    let mut size: u64 = 0;
+    for _ in 0..ops {
+        if let Header::Threaded = header {
+            t += 1; // the thread
+        }
+        let kind = toks[t];
+        t += 1;
+        let id: i64 = toks[t].parse().unwrap();
+        t += 1;
+        if let (Header::Threaded, "r") = (header, kind) {
+            // The multi-threaded driver skips its `r` lines (`sscanf` of the whole line).
+            t += 1;
+            continue;
+        }
+        if kind != "f" {
+            // `%u %u`: the size, when the next token is a number.
+            if let Some(Ok(n)) = toks.get(t).map(|s| s.parse::<u64>()) {
+                size = n;
+                t += 1;
+            }
+        }
+        match kind {
+            "a" => {
+                live.insert(id, size);
+                nulled.remove(&id);
+                w.allocations += 1;
+                w.bytes_allocated += size;
+                bytes += size;
+            }
+            "r" => {
+                if let Some(old) = live.remove(&id) {
+                    w.frees += 1;
+                    bytes -= old;
+                }
+                if size == 0 {
+                    nulled.insert(id);
+                } else {
+                    live.insert(id, size);
+                    nulled.remove(&id);
+                    w.allocations += 1;
+                    w.bytes_allocated += size;
+                    bytes += size;
+                }
+            }
+            "f" if id == -1 => {}
+            "f" => match live.remove(&id) {
+                Some(old) => {
+                    w.frees += 1;
+                    bytes -= old;
+                }
+                None => assert!(nulled.contains(&id), "free of a dead block {id}"),
+            },
+            o => panic!("Bogus type character ({o})"),
+        }
+        w.peak = w.peak.max(bytes);
+    }
+    w.leaked_blocks = live.len() as u64;
+    w.leaked_bytes = live.values().sum();
+    w
+}
+
+/// The `block` figures of `mtf stats -f json`.
+fn stats(trace: &str) -> Want {
+    let out = mtf(&["stats", "-f", "json", trace]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let ns = &doc["namespaces"][0];
+    assert_eq!(ns["name"], "block");
+    assert_eq!(ns["unknown_frees"], 0, "{ns}");
+    assert_eq!(ns["redefined"], 0, "{ns}");
+    Want {
+        allocations: ns["allocations"].as_u64().unwrap(),
+        frees: ns["frees"].as_u64().unwrap(),
+        bytes_allocated: ns["bytes_allocated"].as_u64().unwrap(),
+        peak: ns["peak"]["bytes"].as_u64().unwrap(),
+        leaked_bytes: ns["leaked"]["bytes"].as_u64().unwrap(),
+        leaked_blocks: ns["leaked"]["blocks"].as_u64().unwrap(),
+    }
+}
+
+const FIXTURES: [(&str, Header, &str); 6] = [
+    (
+        "2002.rep",
+        Header::Four,
+        "header2002 heapsize=20000 ids=6 ops=13 weight=1",
+    ),
+    (
+        "3e.rep",
+        Header::Four,
+        "header3 weight=2 ids=6 ops=16 flag=1",
+    ),
+    (
+        "cmu2016.rep",
+        Header::Four,
+        "headerCmu weight=1 ids=4 ops=10 maxAlloc=8400008589934593",
+    ),
+    ("short.rep", Header::Two, "header2 ids=5 ops=9"),
+    // CRLF line ends and a space after a left-out size, as the 3rd edition's alaska.rep.
+    (
+        "crlf.rep",
+        Header::Four,
+        "header3 weight=0 ids=3 ops=7 flag=0",
+    ),
+    ("threads.rep", Header::Threaded, "header2 ids=3 ops=8"),
+];
+
+fn fixture(name: &str) -> std::path::PathBuf {
+    util::root().join("tests/data/import/malloclab").join(name)
+}
+
+#[test]
+fn every_variant_gives_the_figures_of_mdriver_and_round_trips() {
+    let dir = util::tempdir();
+    for (name, header, head) in FIXTURES {
+        let path = fixture(name);
+        let input = std::fs::read(&path).unwrap();
+        let want = mdriver(std::str::from_utf8(&input).unwrap(), header);
+        assert!(want.allocations > 0, "{name}");
+        let t = dir.path().join(format!("{name}.mtf"));
+        let t = t.to_str().unwrap();
+        // Detected from the content, from a file and through a pipe alike.
+        let out = mtf(&["import", path.to_str().unwrap(), "-o", t]);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        assert!(
+            text(&out.stderr).contains("detected format malloclab"),
+            "{name}"
+        );
+        assert_eq!(stats(t), want, "{name}");
+        let piped = dir.path().join(format!("{name}.piped.mtf"));
+        let out = mtf_stdin(&["import", "-", "-o", piped.to_str().unwrap()], &input);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        assert_eq!(
+            stats(piped.to_str().unwrap()),
+            want,
+            "{name} through a pipe"
+        );
+        // Consistent, as mdriver plays it.
+        let check = mtf(&["check", t]);
+        assert!(check.status.success(), "{name}: {}", text(&check.stdout));
+        // The header's variant, by name.
+        let dump = mtf(&["dump", t]);
+        assert!(
+            text(&dump.stdout).contains(head),
+            "{name}: {}",
+            text(&dump.stdout)
+        );
+        // Back byte for byte.
+        let back = dir.path().join(name);
+        let out = mtf(&["export", t, "-o", back.to_str().unwrap()]);
+        assert!(out.status.success(), "{name}: {}", text(&out.stderr));
+        assert!(
+            std::fs::read(&back).unwrap() == input,
+            "{name}: export differs"
+        );
+    }
+}
+
+#[test]
+fn the_cmu_header_names_the_peak_that_stats_finds() {
+    // CMU's driver reads the 4th header number as the most bytes the trace holds at once
+    // (`data_bytes`): the trace's own statement of its peak.
+    let rep = std::fs::read_to_string(fixture("cmu2016.rep")).unwrap();
+    let declared: u64 = rep.lines().nth(3).unwrap().trim().parse().unwrap();
+    assert_eq!(mdriver(&rep, Header::Four).peak, declared);
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let path = fixture("cmu2016.rep");
+    let out = mtf(&["import", path.to_str().unwrap(), "-o", t.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(stats(t.to_str().unwrap()).peak, declared);
+}
+
+#[test]
+fn the_figures_are_those_worked_out_by_hand() {
+    // The independent reader itself, on the 3rd-edition fixture: a 0 100; a 1 (100); r 1 300;
+    // r 2 50 (realloc of NULL); f 0; a 3 8; r 3 0 (frees 3); f 3 (free(NULL)); f -1;
+    // r 0 10 (0 was freed: an allocation); a 4 4096; a 5 (4096); f 4; r 5 (4096); f 1; f 2;
+    // and two lines after the 16 operations, which the driver does not read.
+    let text = std::fs::read_to_string(fixture("3e.rep")).unwrap();
+    let w = mdriver(&text, Header::Four);
+    assert_eq!(
+        w,
+        Want {
+            allocations: 9,
+            frees: 7,
+            bytes_allocated: 100 + 100 + 300 + 50 + 8 + 10 + 4096 + 4096 + 4096,
+            peak: 100 + 300 + 50 + 10 + 4096 + 4096 - 100,
+            leaked_bytes: 10 + 4096,
+            leaked_blocks: 2,
+        }
+    );
+}
+
+#[test]
+fn operations_after_the_count_are_kept_raw_and_said_so() {
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let out = mtf(&[
+        "import",
+        fixture("3e.rep").to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("2 kept as raw lines"), "{err}");
+    assert!(
+        err.contains("kept raw: 2 come after the 16 the header announces (`ops`)"),
+        "{err}"
+    );
+    // A trace whose lines mostly come after its count is refused, naming that cause.
+    let mut rep = String::from("1\n1\n2\n0\na 0 8\nf 0\n");
+    for i in 0..20 {
+        rep.push_str(&format!("a {i} 8\n"));
+    }
+    let out = mtf_stdin(
+        &[
+            "import",
+            "--from",
+            "malloclab",
+            "-",
+            "-o",
+            t.to_str().unwrap(),
+        ],
+        rep.as_bytes(),
+    );
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(err.contains("mtf::import::unmatched"), "{err}");
+    assert!(
+        err.contains("20 come after the 2 the header announces (`ops`)"),
+        "{err}"
+    );
+    assert!(!err.contains("probably not"), "{err}");
+}
+
+#[test]
+fn sizes_of_4_gib_and_more_are_records_with_a_widened_field() {
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let out = mtf(&[
+        "import",
+        fixture("cmu2016.rep").to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert!(err.contains("0 kept as raw lines"), "{err}");
+    let dump = text(&mtf(&["dump", t.to_str().unwrap()]).stdout);
+    // A metadata record widens the size of the records that need it, only those.
+    assert!(dump.contains("metadata alloc.size width 7"), "{dump}");
+    assert!(dump.contains("alloc size=8400000000000000 "), "{dump}");
+    assert!(dump.contains("metadata realloc.size width 5"), "{dump}");
+    assert!(dump.contains("realloc size=4294967297 "), "{dump}");
+    assert!(!dump.contains("import_raw"), "{dump}");
+    // A number no 64-bit field holds is the cause the refusal names.
+    let rep = "1\n1\n12\n0\n".to_string() + &"a 0 99999999999999999999\n".repeat(12);
+    let out = mtf_stdin(
+        &[
+            "import",
+            "--from",
+            "malloclab",
+            "-",
+            "-o",
+            t.to_str().unwrap(),
+        ],
+        rep.as_bytes(),
+    );
+    assert!(!out.status.success());
+    let err = text(&out.stderr);
+    assert!(
+        err.contains("12 match a rule but hold a value that cannot be stored (the first at -:5: a decimal number of more than 64 bits)"),
+        "{err}"
+    );
+    assert!(err.contains("--keep-unmatched imports it anyway"), "{err}");
+}
+
+#[test]
+fn a_value_widened_in_a_long_trace_is_narrowed_back() {
+    // One giant among many small sizes: after a run of small ones the field is narrowed back
+    // to its declared 4 bytes, so the trace does not grow by 4 bytes per later record.
+    let mut rep = String::from("1\n1\n1002\n0\na 0 8400000000000000\nf 0\n");
+    for _ in 0..500 {
+        rep.push_str("a 0 16\nf 0\n");
+    }
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let out = mtf_stdin(&["import", "-", "-o", t.to_str().unwrap()], rep.as_bytes());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let dump = text(&mtf(&["dump", t.to_str().unwrap()]).stdout);
+    assert!(dump.contains("metadata alloc.size width 7"), "{dump}");
+    assert!(dump.contains("metadata alloc.size width 4"), "{dump}");
+    assert_eq!(dump.matches("metadata alloc.size").count(), 2, "{dump}");
+    let want = mdriver(&rep, Header::Four);
+    assert_eq!(stats(t.to_str().unwrap()), want);
+}
+
+#[test]
+fn a_double_free_is_still_an_error() {
+    // `r 1 0` leaves id 1 NULL (its `f 1` is free(NULL)); `f 0` twice frees a dangling pointer.
+    let rep = "1\n2\n6\n0\na 0 8\na 1 8\nr 1 0\nf 1\nf 0\nf 0\n";
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let out = mtf_stdin(&["import", "-", "-o", t.to_str().unwrap()], rep.as_bytes());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let check = mtf(&["check", t.to_str().unwrap()]);
+    assert!(!check.status.success());
+    let report = text(&check.stdout);
+    assert!(
+        report.contains("undefines block 0, which is not alive"),
+        "{report}"
+    );
+    assert_eq!(report.matches("which is not alive").count(), 1, "{report}");
+}
+
+#[test]
+fn a_size_left_out_after_a_realloc_to_0_is_0() {
+    // `r 0 0` leaves the driver's size at 0: `a 1` is malloc(0), `r 1` is realloc(p, 0).
+    let rep = "1\n2\n4\n0\na 0 8\nr 0 0\na 1\nr 1\n";
+    let want = mdriver(rep, Header::Four);
+    assert_eq!(
+        (want.allocations, want.frees, want.leaked_blocks),
+        (2, 2, 0)
+    );
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let out = mtf_stdin(&["import", "-", "-o", t.to_str().unwrap()], rep.as_bytes());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(stats(t.to_str().unwrap()), want);
+    let back = dir.path().join("back.rep");
+    let out = mtf(&["export", t.to_str().unwrap(), "-o", back.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(&back).unwrap(), rep);
+}
