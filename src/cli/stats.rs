@@ -268,8 +268,8 @@ pub fn render(s: &Stats, top: usize) -> String {
             s.problems
         );
     }
-    // The heap first: it is what a reader of a trace asks about. A namespace with nothing
-    // allocated (Android's threads and heaps) is left out of the text (the JSON has it).
+    // The heap first: it is what a reader of a trace asks about. Only the namespaces with
+    // content are shown (docs/stats.md, *Which namespaces are shown*); the JSON has them all.
     if s.spaces.is_empty() {
         let _ = writeln!(
             o,
@@ -278,25 +278,22 @@ pub fn render(s: &Stats, top: usize) -> String {
     }
     // A declared time that never moves (a trace recorded without a clock) says nothing.
     let clock = s.end.time.unwrap_or(0) > s.start.time.unwrap_or(0);
-    let shown: Vec<&SpaceSummary> = s
-        .spaces
-        .iter()
-        .filter(|sp| sp.allocations > 0 || sp.live_blocks > 0)
-        .collect();
+    let shown = s.shown_spaces();
     for sp in &shown {
         render_space(&mut o, sp, top, clock);
     }
-    let quiet = s.spaces.len() - shown.len();
-    if quiet > 0 && !shown.is_empty() {
-        let names: Vec<&str> = s
-            .spaces
-            .iter()
-            .filter(|sp| sp.allocations == 0 && sp.live_blocks == 0)
-            .map(|sp| sp.name.as_str())
-            .collect();
-        let _ = writeln!(o, "\n(no allocations in namespace {})", names.join(", "));
-    } else if shown.is_empty() && !s.spaces.is_empty() {
+    let hidden = s.hidden_spaces();
+    if shown.is_empty() && !s.spaces.is_empty() {
         let _ = writeln!(o, "\nno allocations in the slice");
+    } else if !hidden.is_empty() {
+        let names: Vec<&str> = hidden.iter().map(|sp| sp.name.as_str()).collect();
+        let _ = writeln!(
+            o,
+            "\n(not shown, no bytes allocated: namespace{} {}; -f json has {})",
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            if names.len() == 1 { "it" } else { "them" }
+        );
     }
     let _ = writeln!(o, "\nrecords per type");
     for t in &s.types {
@@ -307,10 +304,16 @@ pub fn render(s: &Stats, top: usize) -> String {
         };
         let _ = writeln!(o, "  {name:<28} {:>12}", t.count);
         for f in &t.fields {
+            // A sum of ids, times or threads means nothing: left out (the JSON has it).
+            let sum = if f.summable {
+                format!("  sum {}", f.sum)
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 o,
-                "      {:<24} count {:>10}  min {:>12}  max {:>20}  sum {}",
-                f.name, f.count, f.min, f.max, f.sum
+                "      {:<24} count {:>10}  min {:>12}  max {:>20}{sum}",
+                f.name, f.count, f.min, f.max
             );
         }
     }
