@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::plot::{chart_svg, human_bytes, Chart, PlotError};
+use super::plot::{chart_svg, height, human_bytes, Chart, PlotError};
 use super::stats::{At, SiteOrder, SizeClass, SpaceSummary, Stats};
 
 /// Text made safe for HTML content and attribute values.
@@ -59,8 +59,9 @@ fn kpi(o: &mut String, label: &str, value: &str, note: &str) {
 fn class_table(o: &mut String, title: &str, classes: &[SizeClass], bytes: bool) {
     let _ = write!(
         o,
-        "<table><tr><th class=l>{}</th><th>count</th>{}</tr>",
+        "<table><tr><th class=l>{}</th><th>{}</th>{}</tr>",
         esc(title),
+        if bytes { "allocations" } else { "freed blocks" },
         if bytes { "<th>bytes</th>" } else { "" }
     );
     for c in classes {
@@ -78,8 +79,16 @@ fn class_table(o: &mut String, title: &str, classes: &[SizeClass], bytes: bool) 
     o.push_str("</table>");
 }
 
-fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> {
+fn space(o: &mut String, s: &SpaceSummary, top: usize, clock: bool) -> Result<(), PlotError> {
     let unit = s.time_unit.as_deref();
+    // A declared time that never moves (a trace recorded without a clock) says nothing.
+    let at = |a: At, unit: Option<&str>| {
+        if clock {
+            at(a, unit)
+        } else {
+            at(At { time: None, ..a }, unit)
+        }
+    };
     let _ = write!(o, "<h2>Namespace {}</h2>", esc(&s.name));
     if s.sized {
         kpi(
@@ -177,7 +186,7 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
         );
     };
     life("records".into(), &s.lifetime_records);
-    if let Some(l) = &s.lifetime_time {
+    if let Some(l) = s.lifetime_time.as_ref().filter(|l| clock && l.max > 0) {
         life(format!("time ({})", unit.unwrap_or("declared unit")), l);
     }
     o.push_str("</table>");
@@ -185,11 +194,10 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
     // Charts.
     o.push_str("<div class=charts>");
     for chart in Chart::all_for(s) {
-        let size = match chart {
-            Chart::LiveBytes => (1060, 400),
-            Chart::LiveBlocks => (1060, 280),
-            Chart::Sizes | Chart::Lifetimes => (526, 360),
-            Chart::Sites => (1060, 420),
+        let size = if chart.is_histogram() {
+            (526, 340)
+        } else {
+            (1060, height(s, chart) - 20)
         };
         let svg = chart_svg(s, chart, size)?;
         // The SVG's own XML declaration is not allowed inside HTML.
@@ -225,9 +233,9 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
         ] {
             let _ = write!(
                 o,
-                "<h3>{}</h3><table><tr><th class=l>site</th><th>at the peak</th><th>blocks</th>\
-                 <th>leaked</th><th>blocks</th><th>allocated</th><th>allocations</th>\
-                 <th>temporary</th></tr>",
+                "<h3>{}</h3><table><tr><th class=l>site</th><th>bytes at the peak</th>\
+                 <th>blocks at the peak</th><th>bytes leaked</th><th>blocks leaked</th>\
+                 <th>bytes allocated</th><th>allocations</th><th>temporary</th></tr>",
                 esc(title)
             );
             if s.top_sites(order, 1).next().is_none() {
@@ -289,11 +297,26 @@ pub fn html(trace: &str, stats: &Stats, top: usize) -> Result<String, PlotError>
         );
     }
     o.push_str(".</p>");
+    let shown = stats.shown_spaces();
     if stats.spaces.is_empty() {
         o.push_str("<p>The trace's DTD declares no namespaces of ids: no heap figures.</p>");
+    } else if shown.is_empty() {
+        o.push_str("<p>No allocations in the slice.</p>");
     }
-    for s in &stats.spaces {
-        space(&mut o, s, top)?;
+    let clock = stats.end.time.unwrap_or(0) > stats.start.time.unwrap_or(0);
+    for s in &shown {
+        space(&mut o, s, top, clock)?;
+    }
+    let hidden = stats.hidden_spaces();
+    if !shown.is_empty() && !hidden.is_empty() {
+        let names: Vec<String> = hidden.iter().map(|s| esc(&s.name)).collect();
+        let _ = write!(
+            o,
+            "<p class=muted>Not shown, no bytes allocated: namespace{} {} \
+             (<code>mtf stats -f json</code> has every namespace).</p>",
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        );
     }
     o.push_str(
         "<h2>Records per type</h2><table><tr><th class=l>record</th><th class=l>section</th>\
@@ -316,7 +339,12 @@ pub fn html(trace: &str, stats: &Stats, top: usize) -> Result<String, PlotError>
                 esc(&f.name),
                 f.min,
                 f.max,
-                f.sum
+                // A sum of ids, times or threads means nothing (docs/stats.md).
+                if f.summable {
+                    f.sum.to_string()
+                } else {
+                    String::new()
+                }
             );
         }
     }
