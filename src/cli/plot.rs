@@ -37,7 +37,7 @@ pub struct PlotArgs {
     /// The DTD to use instead of the one the header names.
     #[arg(short, long)]
     pub dtd: Option<PathBuf>,
-    /// The namespace to draw (default: the first one with sizes).
+    /// The namespace to draw (default: the first one with bytes allocated).
     #[arg(long, value_name = "NAME")]
     pub namespace: Option<String>,
     /// Width in pixels.
@@ -48,7 +48,8 @@ pub struct PlotArgs {
     pub slice: SliceArgs,
 }
 
-/// The namespace a picture shows: the one named, else the first with sizes, else the first.
+/// The namespace a picture shows: the one named, else the first with content
+/// (`Stats::shown_spaces`), else the first with sizes, else the first.
 pub fn pick_space<'s>(stats: &'s Stats, name: Option<&str>) -> Result<&'s SpaceSummary, Failure> {
     match name {
         Some(n) => stats.spaces.iter().find(|s| s.name == n).ok_or_else(|| {
@@ -67,9 +68,10 @@ pub fn pick_space<'s>(stats: &'s Stats, name: Option<&str>) -> Result<&'s SpaceS
             )
         }),
         None => stats
-            .spaces
-            .iter()
-            .find(|s| s.sized)
+            .shown_spaces()
+            .first()
+            .copied()
+            .or(stats.spaces.iter().find(|s| s.sized))
             .or(stats.spaces.first())
             .ok_or_else(|| {
                 Failure::new(

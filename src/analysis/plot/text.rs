@@ -158,8 +158,10 @@ impl<B: DrawingBackend> DrawingBackend for Glyphs<'_, B> {
                 caret += f.kern(p, id);
             }
             prev = Some(id);
-            // The glyph on the common baseline, in the line box's coordinates.
-            let glyph = id.with_scale_and_position(f.scale(), point(caret - ax, ascent - ay));
+            // The glyph on the common baseline, in the line box's coordinates; the baseline on
+            // a pixel boundary, so that the feet of every glyph end on the same row.
+            let glyph =
+                id.with_scale_and_position(f.scale(), point(caret - ax, (ascent - ay).round()));
             caret += f.h_advance(id);
             let Some(outline) = self.font.outline_glyph(glyph) else {
                 continue;
@@ -190,5 +192,89 @@ impl<B: DrawingBackend> DrawingBackend for Glyphs<'_, B> {
             }
         }
         Ok(())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use plotters::prelude::{BitMapBackend, IntoFont, TextStyle};
+
+    /// Draws `text` (`size` pixels) at (120, 120) on a 240 × 240 canvas; the dark pixels.
+    fn ink(text: &str, size: u32, transform: FontTransform) -> Vec<Vec<bool>> {
+        super::super::register_font();
+        let (w, h) = (240u32, 240u32);
+        let mut rgb = vec![255u8; (w * h * 3) as usize];
+        {
+            let bitmap = BitMapBackend::with_buffer(&mut rgb, (w, h));
+            let mut g = Glyphs::new(bitmap, super::super::FONT).ok().unwrap();
+            let style = TextStyle::from(("sans-serif", size).into_font()).transform(transform);
+            g.draw_text(text, &style, (120, 120)).unwrap();
+            g.present().unwrap();
+        }
+        (0..h as usize)
+            .map(|y| {
+                (0..w as usize)
+                    .map(|x| rgb[(y * w as usize + x) * 3] < 180)
+                    .collect()
+            })
+            .collect()
+    }
+
+    /// Per glyph (a run of columns with ink), the lowest row with ink.
+    fn bottoms(ink: &[Vec<bool>]) -> Vec<usize> {
+        let w = ink[0].len();
+        let col = |x: usize| (0..ink.len()).rev().find(|&y| ink[y][x]);
+        let mut out = Vec::new();
+        let mut run: Option<usize> = None;
+        for x in 0..w {
+            match (col(x), run) {
+                (Some(y), Some(b)) => run = Some(b.max(y)),
+                (Some(y), None) => run = Some(y),
+                (None, Some(b)) => {
+                    out.push(b);
+                    run = None;
+                }
+                (None, None) => {}
+            }
+        }
+        out.extend(run);
+        out
+    }
+
+    fn transpose(ink: &[Vec<bool>]) -> Vec<Vec<bool>> {
+        (0..ink[0].len())
+            .map(|x| (0..ink.len()).map(|y| ink[y][x]).collect())
+            .collect()
+    }
+
+    #[test]
+    fn glyphs_sit_on_one_baseline_straight_or_rotated() {
+        // Letters and a full stop with flat feet: every one ends on the baseline's row, at the
+        // sizes of the pictures' labels (plotters put the stop a pixel high at odd sizes).
+        let text = "h n . x z k l";
+        let letters = 7;
+        for size in 11..=20 {
+            let flat = bottoms(&ink(text, size, FontTransform::None));
+            assert_eq!(flat.len(), letters, "{size}: {flat:?}");
+            assert!(flat.iter().all(|b| *b == flat[0]), "{size}: {flat:?}");
+            // Rotated as a y axis' label (read bottom to top): screen rows separate its
+            // glyphs, and their feet are one column.
+            let feet = bottoms(&transpose(&ink(text, size, FontTransform::Rotate270)));
+            assert_eq!(feet.len(), letters, "{size}: {feet:?}");
+            assert!(feet.iter().all(|b| *b == feet[0]), "{size}: {feet:?}");
+        }
+    }
+
+    #[test]
+    fn glyphs_keep_their_bearing() {
+        // plotters drew each glyph against the caret, without its left side bearing: the stop
+        // of "0.5" touched the 0, and a 1 stood apart from what followed ("1 2.0 KiB").
+        for size in [16, 20] {
+            let a = ink("0.", size, FontTransform::None);
+            let cols: Vec<bool> = (0..240).map(|x| a.iter().any(|row| row[x])).collect();
+            let runs = cols.windows(2).filter(|w| !w[0] && w[1]).count();
+            assert_eq!(runs, 2, "{size}: the stop stands apart from the 0");
+        }
     }
 }
