@@ -394,11 +394,14 @@ where
         let (lo, hi) = (lo.max(x0), hi.min(x1));
         (lo < hi).then_some((lo, hi))
     };
-    let (value, color): (fn(&CurveBucket) -> (u64, u64), RGBColor) = if bytes {
-        (|k| (k.bytes_max, k.bytes_last), BLUE)
-    } else {
-        (|k| (k.blocks_max, k.blocks_last), ORANGE)
+    let value = |k: &CurveBucket| {
+        if bytes {
+            (k.bytes_max, k.bytes_last)
+        } else {
+            (k.blocks_max, k.blocks_last)
+        }
     };
+    let color = if bytes { BLUE } else { ORANGE };
     if bytes {
         // Each bucket's range from its lowest to its highest value, then the highest values.
         c.draw_series((0..b.len()).filter_map(|i| {
@@ -412,11 +415,11 @@ where
         .map_err(draw_err)?;
     }
     let mut pts = Vec::with_capacity(b.len() * 2);
-    for i in 0..b.len() {
+    for (i, k) in b.iter().enumerate() {
         if let Some((lo, hi)) = range(i) {
             // Each bucket's highest value at its start, then its last value until the next
             // bucket starts (the state holds between events).
-            let (max, last) = value(&b[i]);
+            let (max, last) = value(k);
             pts.push((lo, max as f64));
             pts.push((hi, last as f64));
         }
