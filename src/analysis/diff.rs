@@ -367,11 +367,21 @@ mod tests {
         );
         assert_eq!(d.records, Pair { a: 3, b: 3 });
         // Several namespaces pair by name.
-        let mut c = stats("heap", &[], &[]);
+        let mut c = stats("heap", &[(1, 16, 1)], &[]);
         c.spaces.push(b.spaces[0].clone());
         let d = diff(&c, &b);
         assert_eq!(d.spaces.len(), 1);
         assert_eq!(d.only_a, vec!["heap".to_string()]);
         assert!(d.only_b.is_empty());
+        // A namespace where nothing happened (Android's heaps) takes no part.
+        let mut e = stats("heaps", &[], &[]);
+        e.spaces.push(b.spaces[0].clone());
+        let d = diff(&e, &b);
+        assert_eq!(d.spaces.len(), 1);
+        assert_eq!(
+            (d.spaces[0].name_a.as_str(), d.spaces[0].name_b.as_str()),
+            ("blocks", "blocks")
+        );
+        assert!(d.only_a.is_empty() && d.only_b.is_empty());
     }
 }
