@@ -446,6 +446,10 @@ where
             ),
         )
     };
+    if py <= 0.0 {
+        // Nothing was ever alive: no peak to mark.
+        return Ok(());
+    }
     c.draw_series(std::iter::once(Circle::new((px, py), 4, RED.filled())))
         .map_err(draw_err)?;
     // The label goes left of the point when the point is in the right half.

@@ -30,7 +30,7 @@ margin:2em auto;max-width:1100px;color:#222;padding:0 1em}\
 h1{font-size:1.5em;word-break:break-all}h2{margin-top:2em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:.5em 0 1.5em}\
 td,th{padding:.2em .7em;border-bottom:1px solid #eee;text-align:right;vertical-align:top}\
-th{background:#f4f4f4}td.l,th.l{text-align:left}.muted{color:#777}\
+th{background:#f4f4f4}td.l,th.l{text-align:left}td.l{overflow-wrap:anywhere;min-width:8em}.muted{color:#777}\
 .kpi{display:inline-block;margin:0 1.5em 1em 0;padding:.6em 1em;background:#f4f8fc;\
 border-radius:6px}.kpi b{display:block;font-size:1.4em}\
 svg{max-width:100%;height:auto}.charts{display:flex;flex-wrap:wrap;gap:8px 2em;align-items:flex-start}";

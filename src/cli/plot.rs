@@ -122,6 +122,12 @@ pub fn run(args: &PlotArgs) -> Result<i32, Failure> {
     };
     let stats = stats_of(&args.trace, args.dtd.as_deref(), args.slice.window()?)?;
     let space = pick_space(&stats, args.namespace.as_deref())?;
+    if !space.has_content() {
+        eprintln!(
+            "mtf plot: namespace {} has no allocations in the slice: the charts are empty",
+            metatf::escape::escape_for_terminal(&space.name)
+        );
+    }
     let title = plot::title(&input_name(&args.trace), &stats, space);
     let data = match format {
         ImageFormat::Svg => plot::svg(&title, space, args.width).map(String::into_bytes),
