@@ -463,7 +463,11 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize, clock: bool) {
 /// `--at-peak`: the state at each namespace's peak, by site.
 pub fn render_at_peak(s: &Stats, top: usize) -> String {
     let mut o = String::new();
-    for sp in &s.spaces {
+    let shown = s.shown_spaces();
+    if shown.is_empty() && !s.spaces.is_empty() {
+        let _ = writeln!(o, "no allocations in the slice");
+    }
+    for sp in shown {
         if sp.allocations == 0 && sp.peak_blocks == 0 {
             let _ = writeln!(o, "namespace {}: no allocations in the slice", sp.name);
             continue;
