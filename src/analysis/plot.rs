@@ -506,7 +506,7 @@ where
     };
     let max = (lo..=hi).map(value).max().unwrap_or(0) as f64;
     let bytes = what == Hist::SizeBytes;
-    let yt = value_ticks(max, bytes, 5, false);
+    let yt = value_ticks(max, bytes, 5, true);
     // A label for every class that has room: about 36 pixels each.
     let width = area.dim_in_pixel().0.saturating_sub(90).max(36) as usize;
     let every = n.div_ceil((width / 36).max(1));
