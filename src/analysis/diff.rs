@@ -1,8 +1,8 @@
 //! `mtf diff A B`: two traces' heap figures side by side, per namespace, per site and per size
 //! class, sorted by change (what `heaptrack_print --diff` and `jeprof --base` give).
 //!
-//! The traces may have different DTDs: namespaces are paired by name (or, when each trace has
-//! exactly one, with each other), sites by their resolved name (ids mean nothing across
+//! The traces may have different DTDs: the namespaces with content (`Stats::shown_spaces`) are
+//! paired by name (or, when each trace shows exactly one, with each other), sites by their resolved name (ids mean nothing across
 //! traces; an unnamed site is paired by id), size classes by their bounds.
 
 use std::collections::BTreeMap;
@@ -209,18 +209,26 @@ pub fn diff(a: &Stats, b: &Stats) -> Diff {
     let mut spaces = Vec::new();
     let mut only_a = Vec::new();
     let mut only_b: Vec<String> = Vec::new();
-    if a.spaces.len() == 1 && b.spaces.len() == 1 {
-        spaces.push(diff_space(&a.spaces[0], &b.spaces[0]));
+    // Only the namespaces with content take part (Stats::shown_spaces): a bookkeeping
+    // namespace that neither trace fills would add rows of zeros. One shown in one trace is
+    // compared with its namesake in the other, even if that one is empty there.
+    let (sa, sb) = (a.shown_spaces(), b.shown_spaces());
+    if sa.len() == 1 && sb.len() == 1 {
+        spaces.push(diff_space(sa[0], sb[0]));
     } else {
-        for sa in &a.spaces {
-            match b.spaces.iter().find(|sb| sb.name == sa.name) {
-                Some(sb) => spaces.push(diff_space(sa, sb)),
-                None => only_a.push(sa.name.clone()),
+        for x in &sa {
+            match b.spaces.iter().find(|y| y.name == x.name) {
+                Some(y) => spaces.push(diff_space(x, y)),
+                None => only_a.push(x.name.clone()),
             }
         }
-        for sb in &b.spaces {
-            if !a.spaces.iter().any(|sa| sa.name == sb.name) {
-                only_b.push(sb.name.clone());
+        for y in &sb {
+            if sa.iter().any(|x| x.name == y.name) {
+                continue;
+            }
+            match a.spaces.iter().find(|x| x.name == y.name) {
+                Some(x) => spaces.push(diff_space(x, y)),
+                None => only_b.push(y.name.clone()),
             }
         }
     }
@@ -372,11 +380,21 @@ mod tests {
         );
         assert_eq!(d.records, Pair { a: 3, b: 3 });
         // Several namespaces pair by name.
-        let mut c = stats("heap", &[], &[]);
+        let mut c = stats("heap", &[(1, 16, 1)], &[]);
         c.spaces.push(b.spaces[0].clone());
         let d = diff(&c, &b);
         assert_eq!(d.spaces.len(), 1);
         assert_eq!(d.only_a, vec!["heap".to_string()]);
         assert!(d.only_b.is_empty());
+        // A namespace where nothing happened (Android's heaps) takes no part.
+        let mut e = stats("heaps", &[], &[]);
+        e.spaces.push(b.spaces[0].clone());
+        let d = diff(&e, &b);
+        assert_eq!(d.spaces.len(), 1);
+        assert_eq!(
+            (d.spaces[0].name_a.as_str(), d.spaces[0].name_b.as_str()),
+            ("blocks", "blocks")
+        );
+        assert!(d.only_a.is_empty() && d.only_b.is_empty());
     }
 }

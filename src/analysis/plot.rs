@@ -41,6 +41,8 @@ fn register_font() {
     });
 }
 
+mod text;
+
 /// The charts a picture can hold.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Chart {
@@ -50,6 +52,8 @@ pub enum Chart {
     LiveBlocks,
     /// Allocations per log2 size class.
     Sizes,
+    /// Bytes allocated per log2 size class (where large blocks show).
+    SizeBytes,
     /// Frees per log2 class of lifetime (records).
     Lifetimes,
     /// The sites with the most live bytes at the peak.
@@ -64,8 +68,11 @@ impl Chart {
             v.push(Chart::LiveBytes);
         }
         v.push(Chart::LiveBlocks);
-        if s.sized && !s.sizes.is_empty() {
+        if !s.sizes.is_empty() {
             v.push(Chart::Sizes);
+            if s.has_bytes() {
+                v.push(Chart::SizeBytes);
+            }
         }
         if !s.lifetime_records.histogram.is_empty() {
             v.push(Chart::Lifetimes);
@@ -75,12 +82,18 @@ impl Chart {
         }
         v
     }
+
+    /// Whether the chart is a histogram (two of them share a row).
+    pub fn is_histogram(self) -> bool {
+        matches!(self, Chart::Sizes | Chart::SizeBytes | Chart::Lifetimes)
+    }
 }
 
 const BLUE: RGBColor = RGBColor(0x1f, 0x77, 0xb4);
 const LIGHT_BLUE: RGBColor = RGBColor(0xae, 0xc7, 0xe8);
 const ORANGE: RGBColor = RGBColor(0xff, 0x7f, 0x0e);
 const GREEN: RGBColor = RGBColor(0x2c, 0xa0, 0x2c);
+const TEAL: RGBColor = RGBColor(0x17, 0xbe, 0xcf);
 const PURPLE: RGBColor = RGBColor(0x94, 0x67, 0xbd);
 const RED: RGBColor = RGBColor(0xd6, 0x27, 0x28);
 
@@ -112,6 +125,175 @@ fn class_text(lo: u64) -> String {
     format!("{v}{}", units[u])
 }
 
+/// The ticks of an axis: where they stand (in the data's unit) and how they read, in one
+/// displayed unit (`KiB`, `k`) with as many decimals as the step needs.
+// Design: plotters chooses its own ticks in the data's unit (bytes), which gives 1.9, 3.8,
+// 5.7 MiB; the ticks are chosen here, at 1, 2, 2.5 or 5 × 10^k of the displayed unit, and
+// handed to plotters as key points.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Ticks {
+    /// Where the axis ends (the highest tick for a value axis).
+    pub top: f64,
+    /// The ticks, in the data's unit.
+    pub keys: Vec<f64>,
+    /// The step between ticks, in the data's unit.
+    pub step: f64,
+    unit: f64,
+    suffix: &'static str,
+    decimals: usize,
+}
+
+impl Ticks {
+    /// A tick's label: `0`, `2.5 MiB`, `40k`.
+    pub fn label(&self, v: f64) -> String {
+        let x = v / self.unit;
+        if x.abs() < 1e-9 {
+            return "0".into();
+        }
+        format!("{x:.*}{}", self.decimals, self.suffix)
+    }
+}
+
+impl Ticks {
+    /// The axis from `lo` to `hi` with these ticks.
+    pub fn axis(&self, lo: f64, hi: f64) -> KeyAxis {
+        KeyAxis::new(lo, hi, self.keys.clone())
+    }
+}
+
+/// A linear axis of `f64` whose ticks are given (plotters' `with_key_points` gives no label
+/// formatter for floating-point axes).
+#[derive(Clone)]
+pub struct KeyAxis {
+    inner: plotters::coord::types::RangedCoordf64,
+    keys: Vec<f64>,
+}
+
+impl KeyAxis {
+    fn new(lo: f64, hi: f64, keys: Vec<f64>) -> KeyAxis {
+        KeyAxis {
+            inner: (lo..hi).into(),
+            keys,
+        }
+    }
+}
+
+impl plotters::coord::ranged1d::Ranged for KeyAxis {
+    type FormatOption = plotters::coord::ranged1d::DefaultFormatting;
+    type ValueType = f64;
+    fn map(&self, value: &f64, limit: (i32, i32)) -> i32 {
+        self.inner.map(value, limit)
+    }
+    fn key_points<H: plotters::coord::ranged1d::KeyPointHint>(&self, hint: H) -> Vec<f64> {
+        if hint.weight().allow_light_points() {
+            Vec::new()
+        } else {
+            self.keys.clone()
+        }
+    }
+    fn range(&self) -> std::ops::Range<f64> {
+        self.inner.range()
+    }
+}
+
+/// The step of about `raw` that a reader expects: 1, 2, 2.5 or 5 × 10^k, at least 1 when the
+/// values are whole.
+pub fn nice_step(raw: f64, whole: bool) -> f64 {
+    let raw = if raw.is_finite() && raw > 0.0 {
+        raw
+    } else {
+        1.0
+    };
+    let mag = 10f64.powf(raw.log10().floor());
+    for m in [1.0, 2.0, 2.5, 5.0, 10.0] {
+        let s = m * mag;
+        if whole && (s < 1.0 || (s - s.round()).abs() > 1e-9) {
+            continue;
+        }
+        if s >= raw * (1.0 - 1e-9) {
+            return s;
+        }
+    }
+    (10.0 * mag).max(1.0)
+}
+
+/// The unit a value is shown in: binary units for bytes, `k`, `M`, `G` for counts.
+fn unit_of(max: f64, bytes: bool) -> (f64, &'static str) {
+    if bytes {
+        let units = [" B", " KiB", " MiB", " GiB", " TiB", " PiB", " EiB"];
+        let mut u = 0;
+        let mut div = 1.0;
+        while max >= div * 1024.0 && u + 1 < units.len() {
+            div *= 1024.0;
+            u += 1;
+        }
+        (div, units[u])
+    } else if max >= 1e10 {
+        (1e9, "G")
+    } else if max >= 1e7 {
+        (1e6, "M")
+    } else if max >= 1e4 {
+        (1e3, "k")
+    } else {
+        (1.0, "")
+    }
+}
+
+fn decimals(step: f64) -> usize {
+    let mut d = 0;
+    let mut s = step;
+    while d < 3 && (s - s.round()).abs() > 1e-6 {
+        s *= 10.0;
+        d += 1;
+    }
+    d
+}
+
+/// A value axis from 0 with about `n` ticks whose top is at or above `max`; with `room`, above
+/// it by enough for a mark and its label.
+pub fn value_ticks(max: f64, bytes: bool, n: usize, room: bool) -> Ticks {
+    let (unit, suffix) = unit_of(max, bytes);
+    let v = max / unit;
+    let step = nice_step(v / n.max(1) as f64, unit == 1.0);
+    let mut top = (v / step - 1e-9).ceil().max(1.0) * step;
+    if top * unit < max {
+        top += step;
+    }
+    if room && top - v < 0.06 * top {
+        top += step;
+    }
+    let count = (top / step).round() as usize;
+    Ticks {
+        top: top * unit,
+        keys: (0..=count).map(|i| i as f64 * step * unit).collect(),
+        step: step * unit,
+        unit,
+        suffix,
+        decimals: decimals(step),
+    }
+}
+
+/// An axis over `[lo, hi]` (record indices) with about `n` ticks inside it.
+pub fn range_ticks(lo: f64, hi: f64, n: usize) -> Ticks {
+    let (unit, suffix) = unit_of(hi.abs().max(lo.abs()), false);
+    let step = nice_step((hi - lo) / unit / n.max(1) as f64, unit == 1.0);
+    let first = (lo / unit / step - 1e-9).ceil() * step;
+    let mut keys = Vec::new();
+    let mut i = 0.0;
+    while first + i * step <= hi / unit + 1e-9 && keys.len() <= 4 * n + 4 {
+        keys.push((first + i * step) * unit);
+        i += 1.0;
+    }
+    Ticks {
+        top: hi,
+        keys,
+        step: step * unit,
+        unit,
+        suffix,
+        decimals: decimals(step),
+    }
+}
+
 /// Draws one chart of namespace `s` into `area`.
 pub fn draw_chart<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
@@ -128,18 +310,41 @@ where
             area,
             "Allocations by size (log2 classes)",
             &s.sizes,
-            true,
+            Hist::SizeCount,
             GREEN,
+        ),
+        Chart::SizeBytes => histogram(
+            area,
+            "Bytes allocated by size (log2 classes)",
+            &s.sizes,
+            Hist::SizeBytes,
+            TEAL,
         ),
         Chart::Lifetimes => histogram(
             area,
             "Lifetimes of freed blocks (log2 classes)",
             &s.lifetime_records.histogram,
-            false,
+            Hist::Lifetime,
             PURPLE,
         ),
         Chart::Sites => sites(area, s),
     }
+}
+
+/// The records the curve's axis spans: from the slice's first heap event that changed the
+/// live state to its last (the string tables, name tables and headers around them are left
+/// out), the marked peaks always inside.
+pub fn curve_span(s: &SpaceSummary) -> (f64, f64) {
+    let (a, b) = match s.curve.events {
+        Some((first, last)) => (first.record, last.record.saturating_add(1)),
+        None => (s.start.record, s.end.record),
+    };
+    let a = a.min(s.peak_at.record).min(s.max_blocks_at.record);
+    let b = b
+        .max(s.peak_at.record.saturating_add(1))
+        .max(s.max_blocks_at.record.saturating_add(1));
+    let (x0, x1) = (a as f64, b as f64);
+    (x0, x1.max(x0 + 1.0))
 }
 
 fn curve<DB: DrawingBackend>(
@@ -151,8 +356,7 @@ where
     DB::ErrorType: 'static,
 {
     let b = &s.curve.buckets;
-    let x0 = s.start.record as f64;
-    let x1 = (s.end.record as f64).max(x0 + 1.0);
+    let (x0, x1) = curve_span(s);
     let ymax = if bytes {
         b.iter().map(|x| x.bytes_max).max().unwrap_or(0)
     } else {
@@ -161,7 +365,8 @@ where
             .max()
             .unwrap_or(0)
     };
-    let ymax = (ymax as f64 * 1.12).max(1.0);
+    let yt = value_ticks(ymax as f64, bytes, 6, true);
+    let xt = range_ticks(x0, x1, 10);
     let title = if bytes {
         format!("Live bytes — {}", s.name)
     } else {
@@ -170,126 +375,120 @@ where
     let mut c = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 20))
         .margin(12)
-        .x_label_area_size(36)
+        .margin_right(30)
+        .x_label_area_size(40)
         .y_label_area_size(80)
-        .build_cartesian_2d(x0..x1, 0f64..ymax)
+        .build_cartesian_2d(xt.axis(x0, x1), yt.axis(0.0, yt.top))
         .map_err(draw_err)?;
     c.configure_mesh()
         .x_desc("data record")
-        .x_label_formatter(&|v| human_count(*v))
-        .y_label_formatter(&|v| {
-            if bytes {
-                human_bytes(*v)
-            } else {
-                human_count(*v)
-            }
-        })
+        .x_label_formatter(&|v| xt.label(*v))
+        .y_label_formatter(&|v| yt.label(*v))
+        .label_style(("sans-serif", 12).into_font())
         .light_line_style(WHITE.mix(0.0))
         .draw()
         .map_err(draw_err)?;
     let span = s.curve.span as f64;
+    // Each bucket's records, cut to the axis (`None`: outside it).
+    let range = |i: usize| {
+        let k = &b[i];
+        let lo = k.start.record as f64;
+        let hi = b.get(i + 1).map_or(lo + span, |n| n.start.record as f64);
+        let (lo, hi) = (lo.max(x0), hi.min(x1));
+        (lo < hi).then_some((lo, hi))
+    };
+    let value = |k: &CurveBucket| {
+        if bytes {
+            (k.bytes_max, k.bytes_last)
+        } else {
+            (k.blocks_max.into(), k.blocks_last.into())
+        }
+    };
+    let color = if bytes { BLUE } else { ORANGE };
     if bytes {
         // Each bucket's range from its lowest to its highest value, then the highest values.
-        c.draw_series(b.iter().map(|k| {
-            let x = k.start.record as f64;
-            Rectangle::new(
-                [(x, k.bytes_min as f64), (x + span, k.bytes_max as f64)],
+        c.draw_series((0..b.len()).filter_map(|i| {
+            let (lo, hi) = range(i)?;
+            let k = &b[i];
+            Some(Rectangle::new(
+                [(lo, k.bytes_min as f64), (hi, k.bytes_max as f64)],
                 LIGHT_BLUE.filled(),
-            )
+            ))
         }))
         .map_err(draw_err)?;
-        c.draw_series(LineSeries::new(
-            steps(b, span, |k| (k.bytes_max, k.bytes_last)),
-            BLUE.stroke_width(1),
-        ))
+    }
+    let mut pts = Vec::with_capacity(b.len() * 2);
+    for (i, k) in b.iter().enumerate() {
+        if let Some((lo, hi)) = range(i) {
+            // Each bucket's highest value at its start, then its last value until the next
+            // bucket starts (the state holds between events).
+            let (max, last) = value(k);
+            pts.push((lo, max as f64));
+            pts.push((hi, last as f64));
+        }
+    }
+    c.draw_series(LineSeries::new(pts, color.stroke_width(1)))
         .map_err(draw_err)?;
-        let (px, py) = (s.peak_at.record as f64, s.peak_bytes as f64);
-        c.draw_series(std::iter::once(Circle::new((px, py), 5, RED.filled())))
-            .map_err(draw_err)?;
-        let label = format!(
-            "peak {} at data record {}",
-            human_bytes(py),
-            s.peak_at.record
-        );
-        // The label goes left of the point when the point is in the right half.
-        let right = px > x0 + (x1 - x0) * 0.6;
-        let style = TextStyle::from(("sans-serif", 15).into_font()).color(&RED);
-        let style = if right {
-            style.pos(Pos::new(HPos::Right, VPos::Bottom))
-        } else {
-            style.pos(Pos::new(HPos::Left, VPos::Bottom))
-        };
-        c.draw_series(std::iter::once(Text::new(
-            label,
-            (
-                if right {
-                    px - (x1 - x0) * 0.01
-                } else {
-                    px + (x1 - x0) * 0.01
-                },
-                py,
+    let (px, py, label) = if bytes {
+        (
+            s.peak_at.record as f64,
+            s.peak_bytes as f64,
+            format!(
+                "peak {} at data record {}",
+                human_bytes(s.peak_bytes as f64),
+                s.peak_at.record
             ),
-            style,
-        )))
-        .map_err(draw_err)?;
+        )
     } else {
-        c.draw_series(LineSeries::new(
-            steps(b, span, |k| (k.blocks_max.into(), k.blocks_last.into())),
-            ORANGE.stroke_width(1),
-        ))
-        .map_err(draw_err)?;
-        let (px, py) = (s.max_blocks_at.record as f64, s.max_blocks as f64);
-        c.draw_series(std::iter::once(Circle::new((px, py), 4, RED.filled())))
-            .map_err(draw_err)?;
-        let right = px > x0 + (x1 - x0) * 0.6;
-        let style = TextStyle::from(("sans-serif", 14).into_font()).color(&RED);
-        let (style, dx) = if right {
-            (
-                style.pos(Pos::new(HPos::Right, VPos::Bottom)),
-                -(x1 - x0) * 0.01,
-            )
-        } else {
-            (
-                style.pos(Pos::new(HPos::Left, VPos::Bottom)),
-                (x1 - x0) * 0.01,
-            )
-        };
-        c.draw_series(std::iter::once(Text::new(
+        (
+            s.max_blocks_at.record as f64,
+            s.max_blocks as f64,
             format!(
                 "most {} blocks at data record {}",
                 s.max_blocks, s.max_blocks_at.record
             ),
-            (px + dx, py),
-            style,
-        )))
-        .map_err(draw_err)?;
+        )
+    };
+    if py <= 0.0 {
+        // Nothing was ever alive: no peak to mark.
+        return Ok(());
     }
+    c.draw_series(std::iter::once(Circle::new((px, py), 4, RED.filled())))
+        .map_err(draw_err)?;
+    // The label goes left of the point when the point is in the right half.
+    let right = px > x0 + (x1 - x0) * 0.6;
+    let style = TextStyle::from(("sans-serif", 14).into_font()).color(&RED);
+    let (style, dx) = if right {
+        (
+            style.pos(Pos::new(HPos::Right, VPos::Bottom)),
+            -(x1 - x0) * 0.01,
+        )
+    } else {
+        (
+            style.pos(Pos::new(HPos::Left, VPos::Bottom)),
+            (x1 - x0) * 0.01,
+        )
+    };
+    c.draw_series(std::iter::once(Text::new(label, (px + dx, py), style)))
+        .map_err(draw_err)?;
     Ok(())
 }
 
-/// A step line through the buckets: each bucket's highest value at its start, then its last
-/// value until the next bucket starts (the state holds between events).
-fn steps(
-    b: &[super::stats::CurveBucket],
-    span: f64,
-    v: impl Fn(&super::stats::CurveBucket) -> (u128, u128),
-) -> Vec<(f64, f64)> {
-    let mut pts = Vec::with_capacity(b.len() * 2);
-    for (i, k) in b.iter().enumerate() {
-        let x = k.start.record as f64;
-        let next = b.get(i + 1).map_or(x + span, |n| n.start.record as f64);
-        let (max, last) = v(k);
-        pts.push((x, max as f64));
-        pts.push((next, last as f64));
-    }
-    pts
+use super::stats::CurveBucket;
+
+/// What a histogram counts.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Hist {
+    SizeCount,
+    SizeBytes,
+    Lifetime,
 }
 
 fn histogram<DB: DrawingBackend>(
     area: &DrawingArea<DB, Shift>,
     title: &str,
     classes: &[SizeClass],
-    bytes: bool,
+    what: Hist,
     color: RGBColor,
 ) -> Result<(), PlotError>
 where
@@ -297,55 +496,61 @@ where
 {
     // Every class from the smallest to the largest, empty ones too, so the axis is a log scale.
     let lo = classes.first().map_or(0, |c| class_index(c.lo));
-    let hi = classes.last().map_or(0, |c| class_index(c.lo));
-    let n = (hi - lo + 1) as u32;
-    let count = |k: usize| {
+    let hi = classes.last().map_or(0, |c| class_index(c.lo)).max(lo);
+    let n = hi - lo + 1;
+    let value = |k: usize| {
         classes
             .iter()
             .find(|c| class_index(c.lo) == k)
-            .map_or(0, |c| c.count)
+            .map_or(0, |c| match what {
+                Hist::SizeBytes => c.bytes,
+                _ => u128::from(c.count),
+            })
     };
-    let ymax = classes.iter().map(|c| c.count).max().unwrap_or(0) as f64 * 1.1;
+    let max = (lo..=hi).map(value).max().unwrap_or(0) as f64;
+    let bytes = what == Hist::SizeBytes;
+    let yt = value_ticks(max, bytes, 5, true);
+    // A label for every class that has room: about 36 pixels each.
+    let width = area.dim_in_pixel().0.saturating_sub(90).max(36) as usize;
+    let every = n.div_ceil((width / 36).max(1));
+    let keys: Vec<f64> = (0..n).step_by(every).map(|i| i as f64).collect();
     let mut c = ChartBuilder::on(area)
         .caption(title, ("sans-serif", 18))
         .margin(12)
+        .margin_right(24)
         .x_label_area_size(44)
-        .y_label_area_size(60)
-        // Integer ranges are inclusive in plotters: n classes are 0..n-1.
-        .build_cartesian_2d((0u32..n - 1).into_segmented(), 0f64..ymax.max(1.0))
+        .y_label_area_size(70)
+        .build_cartesian_2d(
+            KeyAxis::new(-0.5, n as f64 - 0.5, keys),
+            yt.axis(0.0, yt.top),
+        )
         .map_err(draw_err)?;
-    let label = |v: &SegmentValue<u32>| match v {
-        SegmentValue::CenterOf(i) | SegmentValue::Exact(i) => {
-            class_text(class_bounds(lo + *i as usize).0)
-        }
-        SegmentValue::Last => String::new(),
-    };
     c.configure_mesh()
         .disable_x_mesh()
-        .x_labels(n as usize)
-        .x_label_formatter(&label)
-        .x_label_style(("sans-serif", 11).into_font().color(&BLACK))
-        .x_desc(if bytes {
-            "size ≥ (bytes; K = 1024)"
-        } else {
-            "lifetime ≥ (data records; K = 1024)"
+        .x_label_formatter(&|v| class_text(class_bounds(lo + v.round().max(0.0) as usize).0))
+        .x_label_style(("sans-serif", 12).into_font().color(&BLACK))
+        .y_label_style(("sans-serif", 12).into_font().color(&BLACK))
+        .x_desc(match what {
+            Hist::Lifetime => "lifetime ≥ (data records; K = 1024)",
+            _ => "size ≥ (bytes; K = 1024)",
         })
         .light_line_style(WHITE.mix(0.0))
-        .y_label_formatter(&|v| human_count(*v))
-        .y_desc("count")
+        .y_label_formatter(&|v| yt.label(*v))
+        .y_desc(match what {
+            Hist::SizeCount => "allocations",
+            Hist::SizeBytes => "bytes allocated",
+            Hist::Lifetime => "freed blocks",
+        })
         .draw()
         .map_err(draw_err)?;
-    c.draw_series((0..n).map(|i| {
-        let v = count(lo + i as usize) as f64;
-        let mut r = Rectangle::new(
-            [
-                (SegmentValue::Exact(i), 0.0),
-                (SegmentValue::Exact(i + 1), v),
-            ],
-            color.filled(),
-        );
-        r.set_margin(0, 0, 2, 2);
-        r
+    c.draw_series((0..n).filter_map(|i| {
+        let v = value(lo + i) as f64;
+        (v > 0.0).then(|| {
+            Rectangle::new(
+                [(i as f64 - 0.42, 0.0), (i as f64 + 0.42, v)],
+                color.filled(),
+            )
+        })
     }))
     .map_err(draw_err)?;
     Ok(())
@@ -362,34 +567,8 @@ fn sites<DB: DrawingBackend>(
 where
     DB::ErrorType: 'static,
 {
-    let top: Vec<_> = s.top_sites(SiteOrder::Peak, 12).collect();
-    let n = top.len().max(1) as u32;
-    let xmax = top.iter().map(|x| x.peak_bytes).max().unwrap_or(0) as f64 * 1.05;
-    let what = if s.sized { "bytes" } else { "blocks" };
-    let mut c = ChartBuilder::on(area)
-        .caption(
-            format!("Top sites by live {what} at the peak"),
-            ("sans-serif", 18),
-        )
-        .margin(12)
-        .x_label_area_size(36)
-        .y_label_area_size(10)
-        .build_cartesian_2d(0f64..xmax.max(1.0), (0u32..n - 1).into_segmented())
-        .map_err(draw_err)?;
-    c.configure_mesh()
-        .disable_y_mesh()
-        .light_line_style(WHITE.mix(0.0))
-        .y_labels(n as usize)
-        .y_label_formatter(&|_| String::new())
-        .x_label_formatter(&|v| {
-            if s.sized {
-                human_bytes(*v)
-            } else {
-                human_count(*v)
-            }
-        })
-        .draw()
-        .map_err(draw_err)?;
+    let top: Vec<_> = s.top_sites(SiteOrder::Peak, SITES).collect();
+    let n = top.len().max(1);
     let value = |x: &super::stats::SiteSummary| {
         if s.sized {
             x.peak_bytes as f64
@@ -397,21 +576,40 @@ where
             x.peak_blocks as f64
         }
     };
+    let max = top.iter().map(|x| value(x)).fold(0.0, f64::max);
+    let xt = value_ticks(max, s.sized, 8, false);
+    let what = if s.sized { "bytes" } else { "blocks" };
+    let mut c = ChartBuilder::on(area)
+        .caption(
+            format!("Top sites by live {what} at the peak"),
+            ("sans-serif", 18),
+        )
+        .margin(12)
+        .margin_right(30)
+        .x_label_area_size(36)
+        .y_label_area_size(10)
+        .build_cartesian_2d(
+            xt.axis(0.0, xt.top),
+            KeyAxis::new(0.0, n as f64, Vec::new()),
+        )
+        .map_err(draw_err)?;
+    c.configure_mesh()
+        .disable_y_mesh()
+        .light_line_style(WHITE.mix(0.0))
+        .x_label_formatter(&|v| xt.label(*v))
+        .label_style(("sans-serif", 12).into_font())
+        .draw()
+        .map_err(draw_err)?;
+    // The first site at the top.
+    let row = |i: usize| (n - 1 - i) as f64;
     c.draw_series(top.iter().enumerate().map(|(i, x)| {
-        let i = n - 1 - i as u32;
-        let mut r = Rectangle::new(
-            [
-                (0.0, SegmentValue::Exact(i)),
-                (value(x), SegmentValue::Exact(i + 1)),
-            ],
+        Rectangle::new(
+            [(0.0, row(i) + 0.08), (value(x), row(i) + 0.92)],
             LIGHT_BLUE.filled(),
-        );
-        r.set_margin(2, 2, 0, 0);
-        r
+        )
     }))
     .map_err(draw_err)?;
     c.draw_series(top.iter().enumerate().map(|(i, x)| {
-        let i = n - 1 - i as u32;
         let name = match (&x.name, x.site) {
             (Some(n), _) => n.clone(),
             (None, Some(id)) => format!("site {id}"),
@@ -425,7 +623,7 @@ where
         };
         Text::new(
             format!("{name}  ({amount})"),
-            (xmax * 0.005, SegmentValue::CenterOf(i)),
+            (xt.top * 0.005, row(i) + 0.5),
             TextStyle::from(("sans-serif", 13).into_font()).pos(Pos::new(HPos::Left, VPos::Center)),
         )
     }))
@@ -433,36 +631,41 @@ where
     Ok(())
 }
 
-/// Height in pixels of each chart in [`draw_all`].
-fn height(chart: Chart) -> u32 {
+/// Height in pixels of each chart of namespace `s` in [`draw_all`] and the report.
+pub fn height(s: &SpaceSummary, chart: Chart) -> u32 {
     match chart {
         Chart::LiveBytes => 420,
         Chart::LiveBlocks => 300,
-        Chart::Sizes | Chart::Lifetimes => 380,
-        Chart::Sites => 420,
+        Chart::Sizes | Chart::SizeBytes | Chart::Lifetimes => 360,
+        // A bar of about 30 pixels per site.
+        Chart::Sites => 100 + 30 * s.top_sites(SiteOrder::Peak, SITES).count().max(2) as u32,
     }
+}
+
+/// Sites in the chart of the top sites.
+const SITES: usize = 12;
+
+/// The rows of [`draw_all`]: each chart on its own row, the histograms side by side.
+fn rows(s: &SpaceSummary) -> Vec<Vec<Chart>> {
+    let mut rows: Vec<Vec<Chart>> = Vec::new();
+    for c in Chart::all_for(s) {
+        match rows.last_mut() {
+            Some(r) if c.is_histogram() && r.len() < 3 && r[0].is_histogram() => r.push(c),
+            _ => rows.push(vec![c]),
+        }
+    }
+    rows
 }
 
 /// The size of the picture [`draw_all`] draws for this namespace.
 pub fn picture_size(s: &SpaceSummary, width: u32) -> (u32, u32) {
-    let charts = Chart::all_for(s);
-    let hist = charts
-        .iter()
-        .filter(|c| matches!(c, Chart::Sizes | Chart::Lifetimes))
-        .count();
-    let mut h = 40;
-    for c in &charts {
-        if !matches!(c, Chart::Sizes | Chart::Lifetimes) {
-            h += height(*c);
-        }
-    }
-    if hist > 0 {
-        h += height(Chart::Sizes);
-    }
-    (width, h)
+    (
+        width,
+        40 + rows(s).iter().map(|r| height(s, r[0])).sum::<u32>(),
+    )
 }
 
-/// Draws every chart of namespace `s` on one canvas (the two histograms side by side), under a
+/// Draws every chart of namespace `s` on one canvas (the histograms side by side), under a
 /// title line.
 pub fn draw_all<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
@@ -481,33 +684,16 @@ where
         (12, 12),
     )
     .map_err(draw_err)?;
-    let charts = Chart::all_for(s);
-    let hist: Vec<Chart> = charts
-        .iter()
-        .copied()
-        .filter(|c| matches!(c, Chart::Sizes | Chart::Lifetimes))
-        .collect();
-    let mut hist_done = false;
-    for chart in charts {
-        if matches!(chart, Chart::Sizes | Chart::Lifetimes) {
-            if hist_done {
-                continue;
-            }
-            hist_done = true;
-            let (row, r) = rest.split_vertically(height(Chart::Sizes));
-            rest = r;
-            if hist.len() == 2 {
-                let (l, rr) = row.split_horizontally(row.dim_in_pixel().0 / 2);
-                draw_chart(&l, s, hist[0])?;
-                draw_chart(&rr, s, hist[1])?;
-            } else {
-                draw_chart(&row, s, hist[0])?;
-            }
-            continue;
-        }
-        let (row, r) = rest.split_vertically(height(chart));
+    for row in rows(s) {
+        let (area, r) = rest.split_vertically(height(s, row[0]));
         rest = r;
-        draw_chart(&row, s, chart)?;
+        if row.len() == 1 {
+            draw_chart(&area, s, row[0])?;
+        } else {
+            for (cell, chart) in area.split_evenly((1, row.len())).iter().zip(&row) {
+                draw_chart(cell, s, *chart)?;
+            }
+        }
     }
     root.present().map_err(draw_err)?;
     Ok(())
@@ -571,8 +757,13 @@ pub fn png(title: &str, s: &SpaceSummary, width: u32) -> Result<Vec<u8>, PlotErr
     let (w, h) = picture_size(s, width);
     let mut rgb = vec![0u8; (w as usize) * (h as usize) * 3];
     {
-        let root = BitMapBackend::with_buffer(&mut rgb, (w, h)).into_drawing_area();
-        draw_all(&root, title, s)?;
+        let bitmap = BitMapBackend::with_buffer(&mut rgb, (w, h));
+        // The bundled font is valid (a unit test draws with it); were it not, plotters' own
+        // text would do.
+        match text::Glyphs::new(bitmap, FONT) {
+            Ok(g) => draw_all(&g.into_drawing_area(), title, s)?,
+            Err(bitmap) => draw_all(&bitmap.into_drawing_area(), title, s)?,
+        }
     }
     let mut out = Vec::new();
     {
@@ -638,13 +829,180 @@ mod tests {
     fn the_font_is_valid_and_pictures_are_drawn() {
         assert!(ab_glyph_font_ok());
         let s = space();
-        assert_eq!(Chart::all_for(&s).len(), 5);
+        assert_eq!(Chart::all_for(&s).len(), 6);
         let svg = svg("t", &s, 1000).unwrap();
         assert!(svg.starts_with("<svg"));
         assert!(svg.contains("peak "), "the peak is labelled");
         assert!(svg.contains("f0"), "sites are named");
         let png = png("t", &s, 800).unwrap();
         assert_eq!(&png[1..4], b"PNG");
+    }
+
+    /// Whether `step`, read in the displayed unit, is 1, 2, 2.5 or 5 × 10^k.
+    fn reads_nicely(t: &Ticks) -> bool {
+        let x = t.step / t.unit;
+        let mag = 10f64.powf(x.log10().floor());
+        [1.0, 2.0, 2.5, 5.0, 10.0]
+            .iter()
+            .any(|m| ((x / mag) - m).abs() < 1e-9)
+    }
+
+    #[test]
+    fn ticks_are_steps_a_reader_expects_with_the_peak_inside() {
+        // 5.7 MiB gave ticks at 1.9, 3.8, 5.7 MiB (steps of 2,000,000 bytes).
+        let mut maxima: Vec<(f64, bool)> = vec![
+            (5.7 * 1048576.0, true),
+            (22508.0, true),
+            (12288.0, true),
+            (56.0, true),
+            (1.0, true),
+            (0.0, true),
+            (10441709.0, true),
+            (3.0, false),
+            (1.0, false),
+            (60097.0, false),
+            (863700.0, false),
+            (123456789.0, false),
+        ];
+        // And every power of two and its neighbours, bytes and counts.
+        for k in 0..50 {
+            let v = (1u64 << k) as f64;
+            for m in [v - 1.0, v, v + 1.0, v * 1.5] {
+                maxima.push((m, true));
+                maxima.push((m, false));
+            }
+        }
+        for (max, bytes) in maxima {
+            for room in [false, true] {
+                let t = value_ticks(max, bytes, 5, room);
+                assert!(reads_nicely(&t), "{max} {bytes}: step {}", t.step);
+                assert!(t.top >= max, "{max}: top {}", t.top);
+                if room && max > 0.0 {
+                    assert!(t.top > max, "{max}: no room above the peak");
+                }
+                assert_eq!(t.keys.first(), Some(&0.0));
+                assert!((t.keys.last().unwrap() - t.top).abs() < 1e-6 * t.top.max(1.0));
+                assert!((2..=12).contains(&t.keys.len()), "{max}: {:?}", t.keys);
+                if !bytes || t.unit == 1.0 {
+                    // Whole things: no tick between two whole numbers.
+                    assert!(t.keys.iter().all(|k| (k - k.round()).abs() < 1e-9));
+                }
+                // Distinct labels, each naming the unit.
+                let labels: Vec<String> = t.keys.iter().map(|k| t.label(*k)).collect();
+                let mut seen = labels.clone();
+                seen.dedup();
+                assert_eq!(seen.len(), labels.len(), "{labels:?}");
+            }
+        }
+        let t = value_ticks(5.7 * 1048576.0, true, 6, true);
+        let labels: Vec<String> = t.keys.iter().map(|k| t.label(*k)).collect();
+        assert_eq!(
+            labels,
+            ["0", "1 MiB", "2 MiB", "3 MiB", "4 MiB", "5 MiB", "6 MiB", "7 MiB"]
+        );
+        let t = value_ticks(12288.0, true, 5, true);
+        assert_eq!(t.label(t.keys[1]), "2.5 KiB");
+        let t = value_ticks(3.0, false, 5, false);
+        assert_eq!(t.keys, [0.0, 1.0, 2.0, 3.0]);
+    }
+
+    #[test]
+    fn record_ticks_stay_inside_their_range() {
+        for (lo, hi) in [(4.0, 16.0), (8.0, 19.0), (0.0, 863700.0), (1500.0, 1501.0)] {
+            let t = range_ticks(lo, hi, 10);
+            assert!(reads_nicely(&t));
+            assert!(!t.keys.is_empty());
+            assert!(t.keys.iter().all(|k| *k >= lo && *k <= hi), "{:?}", t.keys);
+            assert!(t.keys.iter().all(|k| (k - k.round()).abs() < 1e-9));
+        }
+        let t = range_ticks(0.0, 863700.0, 10);
+        assert_eq!(t.label(t.keys[1]), "100k");
+    }
+
+    #[test]
+    fn the_record_axis_spans_the_heap_events() {
+        // Records 0..10 and 21..100 carry no heap event (a header, string tables).
+        let mut h = HeapStats::new(vec![SpaceInfo {
+            name: "heap".into(),
+            sized: true,
+            shared: false,
+            time_unit: None,
+        }]);
+        h.open_window(At::default());
+        for (record, op) in [
+            (
+                10,
+                HeapOp::Alloc {
+                    id: 1,
+                    size: 100,
+                    align: None,
+                },
+            ),
+            (
+                15,
+                HeapOp::Alloc {
+                    id: 2,
+                    size: 50,
+                    align: None,
+                },
+            ),
+            (20, HeapOp::Free { id: 1 }),
+            (25, HeapOp::Free { id: 99 }), // not alive: no change
+        ] {
+            h.event(&HeapEvent {
+                record,
+                space: 0,
+                key: 0,
+                thread: None,
+                time: None,
+                site: None,
+                op,
+            });
+        }
+        let s = h
+            .finish(
+                At {
+                    record: 100,
+                    time: None,
+                    source: None,
+                },
+                |_, _| None,
+            )
+            .remove(0);
+        assert_eq!(curve_span(&s), (10.0, 21.0));
+        // Every chart is drawn with it (the bytes histogram too).
+        assert!(Chart::all_for(&s).contains(&Chart::SizeBytes));
+        let svg = svg("t", &s, 800).unwrap();
+        assert!(svg.contains("peak 150 B at data record 15"));
+    }
+
+    #[test]
+    fn one_class_fills_its_histogram() {
+        // A histogram of one class drew a sliver at the left edge: the bar is as wide as the
+        // plot.
+        let classes = [SizeClass {
+            lo: 8,
+            hi: 15,
+            count: 2,
+            bytes: 24,
+        }];
+        let mut out = String::new();
+        register_font();
+        {
+            let root = SVGBackend::with_string(&mut out, (400, 300)).into_drawing_area();
+            histogram(&root, "t", &classes, Hist::SizeCount, GREEN).unwrap();
+        }
+        let bar = out
+            .lines()
+            .find(|l| l.contains("<rect") && l.contains("#2CA02C"))
+            .expect("a bar");
+        let width: f64 = bar
+            .split("width=\"")
+            .nth(1)
+            .and_then(|x| x.split('"').next())
+            .and_then(|x| x.parse().ok())
+            .unwrap();
+        assert!(width > 200.0, "{bar}");
     }
 
     fn ab_glyph_font_ok() -> bool {

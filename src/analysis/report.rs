@@ -3,7 +3,7 @@
 
 use std::fmt::Write as _;
 
-use super::plot::{chart_svg, human_bytes, Chart, PlotError};
+use super::plot::{chart_svg, height, human_bytes, Chart, PlotError};
 use super::stats::{SiteOrder, SizeClass, SpaceSummary, Stats};
 
 /// Text made safe for HTML content and attribute values.
@@ -30,7 +30,7 @@ margin:2em auto;max-width:1100px;color:#222;padding:0 1em}\
 h1{font-size:1.5em;word-break:break-all}h2{margin-top:2em;border-bottom:1px solid #ccc}\
 table{border-collapse:collapse;margin:.5em 0 1.5em}\
 td,th{padding:.2em .7em;border-bottom:1px solid #eee;text-align:right;vertical-align:top}\
-th{background:#f4f4f4}td.l,th.l{text-align:left}.muted{color:#777}\
+th{background:#f4f4f4}td.l,th.l{text-align:left}td.l{overflow-wrap:anywhere;min-width:8em}.muted{color:#777}\
 .kpi{display:inline-block;margin:0 1.5em 1em 0;padding:.6em 1em;background:#f4f8fc;\
 border-radius:6px}.kpi b{display:block;font-size:1.4em}\
 svg{max-width:100%;height:auto}.charts{display:flex;flex-wrap:wrap;gap:8px 2em;align-items:flex-start}";
@@ -48,8 +48,9 @@ fn kpi(o: &mut String, label: &str, value: &str, note: &str) {
 fn class_table(o: &mut String, title: &str, classes: &[SizeClass], bytes: bool) {
     let _ = write!(
         o,
-        "<table><tr><th class=l>{}</th><th>count</th>{}</tr>",
+        "<table><tr><th class=l>{}</th><th>{}</th>{}</tr>",
         esc(title),
+        if bytes { "allocations" } else { "freed blocks" },
         if bytes { "<th>bytes</th>" } else { "" }
     );
     for c in classes {
@@ -166,7 +167,7 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
         );
     };
     life("data records".into(), &s.lifetime_records);
-    if let Some(l) = &s.lifetime_time {
+    if let Some(l) = s.lifetime_time.as_ref().filter(|l| s.clock && l.max > 0) {
         life(format!("time ({})", unit.unwrap_or("declared unit")), l);
     }
     o.push_str("</table>");
@@ -174,11 +175,10 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
     // Charts.
     o.push_str("<div class=charts>");
     for chart in Chart::all_for(s) {
-        let size = match chart {
-            Chart::LiveBytes => (1060, 400),
-            Chart::LiveBlocks => (1060, 280),
-            Chart::Sizes | Chart::Lifetimes => (526, 360),
-            Chart::Sites => (1060, 420),
+        let size = if chart.is_histogram() {
+            (526, 340)
+        } else {
+            (1060, height(s, chart) - 20)
         };
         let svg = chart_svg(s, chart, size)?;
         // The SVG's own XML declaration is not allowed inside HTML.
@@ -214,9 +214,9 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
         ] {
             let _ = write!(
                 o,
-                "<h3>{}</h3><table><tr><th class=l>site</th><th>at the peak</th><th>blocks</th>\
-                 <th>leaked</th><th>blocks</th><th>allocated</th><th>allocations</th>\
-                 <th>temporary</th></tr>",
+                "<h3>{}</h3><table><tr><th class=l>site</th><th>bytes at the peak</th>\
+                 <th>blocks at the peak</th><th>bytes leaked</th><th>blocks leaked</th>\
+                 <th>bytes allocated</th><th>allocations</th><th>temporary</th></tr>",
                 esc(title)
             );
             if s.top_sites(order, 1).next().is_none() {
@@ -278,11 +278,25 @@ pub fn html(trace: &str, stats: &Stats, top: usize) -> Result<String, PlotError>
         );
     }
     o.push_str(".</p>");
+    let shown = stats.shown_spaces();
     if stats.spaces.is_empty() {
         o.push_str("<p>The trace's DTD declares no namespaces of ids: no heap figures.</p>");
+    } else if shown.is_empty() {
+        o.push_str("<p>No allocations in the slice.</p>");
     }
-    for s in &stats.spaces {
+    for s in &shown {
         space(&mut o, s, top)?;
+    }
+    let hidden = stats.hidden_spaces();
+    if !shown.is_empty() && !hidden.is_empty() {
+        let names: Vec<String> = hidden.iter().map(|s| esc(&s.name)).collect();
+        let _ = write!(
+            o,
+            "<p class=muted>Not shown, no bytes allocated: namespace{} {} \
+             (<code>mtf stats -f json</code> has every namespace).</p>",
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", ")
+        );
     }
     o.push_str(
         "<h2>Records per type</h2><table><tr><th class=l>record</th><th class=l>section</th>\
@@ -305,7 +319,12 @@ pub fn html(trace: &str, stats: &Stats, top: usize) -> Result<String, PlotError>
                 esc(&f.name),
                 f.min,
                 f.max,
-                f.sum
+                // A sum of ids, times or threads means nothing (docs/stats.md).
+                if f.summable {
+                    f.sum.to_string()
+                } else {
+                    String::new()
+                }
             );
         }
     }

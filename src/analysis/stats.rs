@@ -23,7 +23,7 @@ use hdrhistogram::Histogram;
 
 use crate::analysis::event::{HeapEvent, HeapOp};
 use crate::decode::{RecordView, Value};
-use crate::dtd::{Display, Schema, SlotKind};
+use crate::dtd::{Display, RecordId, Schema, SlotId, SlotKind};
 
 /// What the statistics need to know about one namespace of ids.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -271,6 +271,7 @@ impl RecordCounter {
                 .map(|s| s.name.clone())
                 .unwrap_or_default();
             let mut fields = Vec::new();
+            let decl = schema.analysis.record(rid as RecordId);
             if self.base[rid] != usize::MAX {
                 for (slot, def) in rt.slots.iter().enumerate().skip(1) {
                     let a = self.fields[self.base[rid] + slot];
@@ -283,6 +284,7 @@ impl RecordCounter {
                         min: a.min(),
                         max: a.max(),
                         sum: a.sum(),
+                        summable: !is_label(decl, slot as SlotId),
                     });
                 }
             }
@@ -295,6 +297,21 @@ impl RecordCounter {
         }
         out
     }
+}
+
+/// Whether the analysis declarations make `slot` a label rather than a quantity: an id (an
+/// address, an object id: defined, ended, referred to, opened or closed, or a namespace's key),
+/// a time, a thread or a site. Adding such values up means nothing.
+fn is_label(decl: &crate::dtd::analysis::RecordDecl, slot: SlotId) -> bool {
+    use crate::dtd::analysis::{ActionKind, Site};
+    decl.actions
+        .iter()
+        .any(|a| (a.slot == slot && a.kind != ActionKind::DefineNext) || a.key == Some(slot))
+        || decl.time.iter().any(|(s, _)| *s == slot)
+        || decl.thread == Some(slot)
+        || matches!(decl.site, Some(Site::Field { slot: s, .. }) if s == slot)
+        || decl.depth.iter().any(|d| d.slot == slot)
+        || decl.names.iter().any(|(s, _)| *s == slot)
 }
 
 /// Records of one type.
@@ -323,6 +340,10 @@ pub struct FieldSummary {
     pub max: i128,
     /// Sum of the values.
     pub sum: i128,
+    /// Whether the sum means something: false for a field the DTD's analysis declarations make
+    /// an id, a time, a thread or a site (a sum of addresses). Text and report leave such sums
+    /// out; the JSON keeps every sum and says this.
+    pub summable: bool,
 }
 
 // ------------------------------------------------------------------------------------------
@@ -770,6 +791,9 @@ pub struct Curve {
     pub buckets: Vec<CurveBucket>,
     /// The record index where bucket 0 starts.
     pub origin: u64,
+    /// The first and the last heap event of the slice that changed the live state (`None`:
+    /// none did): the records a picture's axis needs, whatever the records around them.
+    pub events: Option<(At, At)>,
     limit: usize,
     /// The records of the last bucket, `[lo, hi)`, while it is the bucket of the latest
     /// point (`hi == 0`: not known): the usual point lands there without a division.
@@ -799,6 +823,7 @@ impl Curve {
             span: 1,
             buckets: Vec::new(),
             origin: 0,
+            events: None,
             limit: limit.max(2),
             last: (0, 0),
         }
@@ -935,6 +960,7 @@ impl Space {
             self.max_blocks = Some((self.live_blocks, at));
         }
         self.curve.add(at, self.live_bytes, self.live_blocks);
+        self.curve.events = Some((self.curve.events.map_or(at, |e| e.0), at));
     }
 }
 
@@ -977,6 +1003,8 @@ impl HeapStats {
         self.opened = Some(at);
         for s in &mut self.spaces {
             s.settle(at, true);
+            // The state when the slice opens is a point of the curve, not an event.
+            s.curve.events = None;
         }
     }
 
@@ -1630,6 +1658,36 @@ pub struct Stats {
     pub files: Vec<String>,
 }
 
+impl Stats {
+    /// The namespaces worth showing (docs/stats.md, *Which namespaces are shown*): those that
+    /// hold bytes, or, when none does, those where anything happened. The others — a DTD's
+    /// bookkeeping namespaces (Android's heaps and threads, heaptrack's allocation infos, the
+    /// TPTP profiler's agents and classes) and namespaces with nothing in the slice — would
+    /// fill tables with zeros and charts with flat lines.
+    pub fn shown_spaces(&self) -> Vec<&SpaceSummary> {
+        let bytes = self.spaces.iter().any(SpaceSummary::has_bytes);
+        self.spaces
+            .iter()
+            .filter(|s| {
+                if bytes {
+                    s.has_bytes()
+                } else {
+                    s.has_content()
+                }
+            })
+            .collect()
+    }
+
+    /// The namespaces [`Stats::shown_spaces`] leaves out.
+    pub fn hidden_spaces(&self) -> Vec<&SpaceSummary> {
+        let shown = self.shown_spaces();
+        self.spaces
+            .iter()
+            .filter(|s| !shown.iter().any(|x| std::ptr::eq(*x, *s)))
+            .collect()
+    }
+}
+
 /// Reads `reader`'s records once, feeding the record counter and the heap statistics with the
 /// events `source` makes of them, and returns the figures of the slice `window`. Reading stops
 /// at the end of the slice.
@@ -1902,7 +1960,7 @@ mod json {
                         "name": t.name, "section": t.section, "count": t.count,
                         "fields": t.fields.iter().map(|f| json!({
                             "name": f.name, "count": f.count, "min": int(f.min),
-                            "max": int(f.max), "sum": int(f.sum),
+                            "max": int(f.max), "sum": int(f.sum), "summable": f.summable,
                         })).collect::<Vec<_>>(),
                     })
                 })
@@ -1958,6 +2016,21 @@ pub enum SiteOrder {
 }
 
 impl SpaceSummary {
+    /// Whether anything happened in the namespace within the slice, or anything is alive in it.
+    pub fn has_content(&self) -> bool {
+        self.allocations > 0
+            || self.frees > 0
+            || self.moves > 0
+            || self.live_blocks > 0
+            || self.unknown_frees > 0
+            || self.redefined > 0
+    }
+
+    /// Whether it holds bytes: sizes are declared and some byte figure is not zero.
+    pub fn has_bytes(&self) -> bool {
+        self.sized && (self.bytes_allocated > 0 || self.peak_bytes > 0 || self.live_bytes > 0)
+    }
+
     /// The `n` first sites in an order (ties by site id), leaving out sites with nothing to
     /// show in that order.
     pub fn top_sites(&self, order: SiteOrder, n: usize) -> impl Iterator<Item = &SiteSummary> {

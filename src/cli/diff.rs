@@ -80,6 +80,12 @@ pub fn render(d: &Diff, top: usize) -> String {
         d.records.b,
         delta(&d.records)
     );
+    if d.spaces.is_empty() && d.only_a.is_empty() && d.only_b.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nno allocations in either trace: no namespace to compare"
+        );
+    }
     for n in &d.only_a {
         let _ = writeln!(o, "namespace {n}: only in A");
     }

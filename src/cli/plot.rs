@@ -37,7 +37,7 @@ pub struct PlotArgs {
     /// The DTD to use instead of the one the header names.
     #[arg(short, long)]
     pub dtd: Option<PathBuf>,
-    /// The namespace to draw (default: the first one with sizes).
+    /// The namespace to draw (default: the first one with bytes allocated).
     #[arg(long, value_name = "NAME")]
     pub namespace: Option<String>,
     /// Width in pixels.
@@ -48,7 +48,8 @@ pub struct PlotArgs {
     pub slice: SliceArgs,
 }
 
-/// The namespace a picture shows: the one named, else the first with sizes, else the first.
+/// The namespace a picture shows: the one named, else the first with content
+/// (`Stats::shown_spaces`), else the first with sizes, else the first.
 pub fn pick_space<'s>(stats: &'s Stats, name: Option<&str>) -> Result<&'s SpaceSummary, Failure> {
     match name {
         Some(n) => stats.spaces.iter().find(|s| s.name == n).ok_or_else(|| {
@@ -67,9 +68,10 @@ pub fn pick_space<'s>(stats: &'s Stats, name: Option<&str>) -> Result<&'s SpaceS
             )
         }),
         None => stats
-            .spaces
-            .iter()
-            .find(|s| s.sized)
+            .shown_spaces()
+            .first()
+            .copied()
+            .or(stats.spaces.iter().find(|s| s.sized))
             .or(stats.spaces.first())
             .ok_or_else(|| {
                 Failure::new(
@@ -120,6 +122,12 @@ pub fn run(args: &PlotArgs) -> Result<i32, Failure> {
     };
     let stats = stats_of(&args.trace, args.dtd.as_deref(), args.slice.window()?)?;
     let space = pick_space(&stats, args.namespace.as_deref())?;
+    if !space.has_content() {
+        eprintln!(
+            "mtf plot: namespace {} has no allocations in the slice: the charts are empty",
+            metatf::escape::escape_for_terminal(&space.name)
+        );
+    }
     let title = plot::title(&input_name(&args.trace), &stats, space);
     let data = match format {
         ImageFormat::Svg => plot::svg(&title, space, args.width).map(String::into_bytes),

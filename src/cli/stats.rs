@@ -312,29 +312,30 @@ pub fn render(s: &Stats, top: usize) -> String {
             s.problems
         );
     }
-    // The heap first: it is what a reader of a trace asks about. A namespace with nothing
-    // allocated (Android's threads and heaps) is left out of the text (the JSON has it).
+    // The heap first: it is what a reader of a trace asks about. Only the namespaces with
+    // content are shown (docs/stats.md, *Which namespaces are shown*); the JSON has them all.
     if s.spaces.is_empty() {
         let _ = writeln!(
             o,
             "\nno heap figures: the DTD declares no namespaces of ids (docs/format.md)"
         );
     }
-    let shown: Vec<&SpaceSummary> = s.spaces.iter().filter(|sp| active(sp)).collect();
+    let shown = s.shown_spaces();
     for sp in &shown {
         render_space(&mut o, sp, top);
     }
-    let quiet = s.spaces.len() - shown.len();
-    if quiet > 0 && !shown.is_empty() {
-        let names: Vec<&str> = s
-            .spaces
-            .iter()
-            .filter(|sp| !active(sp))
-            .map(|sp| sp.name.as_str())
-            .collect();
-        let _ = writeln!(o, "\n(no allocations in namespace {})", names.join(", "));
-    } else if shown.is_empty() && !s.spaces.is_empty() {
+    let hidden = s.hidden_spaces();
+    if shown.is_empty() && !s.spaces.is_empty() {
         let _ = writeln!(o, "\nno allocations in the slice");
+    } else if !hidden.is_empty() {
+        let names: Vec<&str> = hidden.iter().map(|sp| sp.name.as_str()).collect();
+        let _ = writeln!(
+            o,
+            "\n(not shown, no bytes allocated: namespace{} {}; -f json has {})",
+            if names.len() == 1 { "" } else { "s" },
+            names.join(", "),
+            if names.len() == 1 { "it" } else { "them" }
+        );
     }
     let _ = writeln!(o, "\nrecords per type");
     for t in &s.types {
@@ -345,25 +346,20 @@ pub fn render(s: &Stats, top: usize) -> String {
         };
         let _ = writeln!(o, "  {name:<28} {:>12}", t.count);
         for f in &t.fields {
+            // A sum of ids, times or threads means nothing: left out (the JSON has it).
+            let sum = if f.summable {
+                format!("  sum {}", f.sum)
+            } else {
+                String::new()
+            };
             let _ = writeln!(
                 o,
-                "      {:<24} count {:>10}  min {:>12}  max {:>20}  sum {}",
-                f.name, f.count, f.min, f.max, f.sum
+                "      {:<24} count {:>10}  min {:>12}  max {:>20}{sum}",
+                f.name, f.count, f.min, f.max
             );
         }
     }
     o
-}
-
-/// Whether a namespace has anything to show in the slice: blocks alive, or events (a free of
-/// an id that is not alive is one: a slice with only such frees says so).
-fn active(sp: &SpaceSummary) -> bool {
-    sp.allocations > 0
-        || sp.live_blocks > 0
-        || sp.frees > 0
-        || sp.moves > 0
-        || sp.unknown_frees > 0
-        || sp.redefined > 0
 }
 
 fn render_space(o: &mut String, sp: &SpaceSummary, top: usize) {
@@ -512,7 +508,11 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize) {
 /// `--at-peak`: the state at each namespace's peak, by site.
 pub fn render_at_peak(s: &Stats, top: usize) -> String {
     let mut o = String::new();
-    for sp in &s.spaces {
+    let shown = s.shown_spaces();
+    if shown.is_empty() && !s.spaces.is_empty() {
+        let _ = writeln!(o, "no allocations in the slice");
+    }
+    for sp in shown {
         if sp.allocations == 0 && sp.peak_blocks == 0 {
             let _ = writeln!(o, "namespace {}: no allocations in the slice", sp.name);
             continue;

@@ -25,8 +25,9 @@ struct Independent {
     leaked_bytes: u128,
     leaked_blocks: u64,
     temporary: u64,
-    /// Allocations per log2 class of size (index: bit length of the size).
-    classes: HashMap<u32, u64>,
+    /// Allocations and their bytes per log2 class of size (index: bit length of the size):
+    /// the two size histograms of `mtf plot`.
+    classes: HashMap<u32, (u64, u64)>,
 }
 
 fn independent(text: &str) -> Independent {
@@ -76,7 +77,9 @@ fn independent(text: &str) -> Independent {
             bytes += u128::from(size);
             r.allocations += 1;
             r.bytes_allocated += u128::from(size);
-            *r.classes.entry(64 - size.leading_zeros()).or_default() += 1;
+            let class = r.classes.entry(64 - size.leading_zeros()).or_default();
+            class.0 += 1;
+            class.1 += size;
             last_alloc = Some(a);
             if bytes > r.peak_bytes {
                 r.peak_bytes = bytes;
@@ -103,7 +106,7 @@ fn engine(s: &SpaceSummary) -> Independent {
         classes: s
             .sizes
             .iter()
-            .map(|c| (64 - c.lo.leading_zeros(), c.count))
+            .map(|c| (64 - c.lo.leading_zeros(), (c.count, c.bytes as u64)))
             .collect(),
     }
 }
@@ -132,6 +135,13 @@ fn android_figures_match_an_independent_count_of_the_text() {
         let heap: Vec<&SpaceSummary> = stats.spaces.iter().filter(|s| s.sized).collect();
         assert_eq!(heap.len(), 1, "{src}: one namespace of sized blocks");
         assert_eq!(engine(heap[0]), expected, "{src}");
+        // The heap is the namespace shown; heaps and threads hold no bytes.
+        let shown: Vec<&str> = stats
+            .shown_spaces()
+            .iter()
+            .map(|s| s.name.as_str())
+            .collect();
+        assert_eq!(shown, [heap[0].name.as_str()], "{src}");
     }
 }
 
@@ -301,4 +311,113 @@ fn plot_and_report_write_their_files() {
     assert!(!html.contains("@import") && !html.contains("url("));
     let urls = html.matches("http").count();
     assert_eq!(urls, html.matches("http://www.w3.org/2000/svg").count());
+}
+
+#[test]
+fn bookkeeping_namespaces_and_sums_of_ids_are_left_out() {
+    // Android declares heaps and threads beside the heap's blocks; heaptrack its allocation
+    // infos: ids without bytes. The text names them once; the JSON keeps them.
+    for (trace, hidden) in [
+        ("traces/android.mtf", "namespaces heaps, threads"),
+        ("traces/heaptrack.mtf", "namespace allocinfo"),
+    ] {
+        let o = util::mtf(&["stats", trace]);
+        assert!(o.status.success());
+        let text = util::text(&o.stdout);
+        assert_eq!(text.matches("\nnamespace ").count(), 1, "{text}");
+        assert!(
+            text.contains(&format!("(not shown, no bytes allocated: {hidden};")),
+            "{text}"
+        );
+        let o = util::mtf(&["stats", "-f", "json", trace]);
+        let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+        assert!(json["namespaces"].as_array().unwrap().len() > 1);
+    }
+    // A sum of addresses means nothing: the fields that define or end ids, times and threads
+    // have none in the text; sizes keep theirs (and the JSON has every sum).
+    let o = util::mtf(&["stats", "traces/android.mtf"]);
+    let text = util::text(&o.stdout);
+    let alloc = text.split("  alloc [heap]").nth(1).unwrap();
+    let line = |name: &str| {
+        alloc
+            .lines()
+            .find(|l| l.trim_start().starts_with(&format!("{name} ")))
+            .unwrap()
+            .to_string()
+    };
+    assert!(line("size").ends_with("sum 2864"), "{}", line("size"));
+    for label in ["address", "thread", "time"] {
+        assert!(!line(label).contains("sum"), "{}", line(label));
+    }
+    let o = util::mtf(&["stats", "-f", "json", "traces/android.mtf"]);
+    let json: serde_json::Value = serde_json::from_slice(&o.stdout).unwrap();
+    let alloc = json["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|r| r["name"] == "alloc")
+        .unwrap();
+    let field = |n: &str| {
+        alloc["fields"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|f| f["name"] == n)
+            .unwrap()
+            .clone()
+    };
+    assert_eq!(field("address")["summable"], false);
+    assert_eq!(field("size")["summable"], true);
+    assert_eq!(field("size")["sum"], 2864);
+}
+
+#[test]
+fn the_report_heads_each_column_once_and_shows_what_has_content() {
+    let dir = util::tempdir();
+    let page = dir.path().join("r.html");
+    let o = util::mtf(&["report", "traces/android.mtf", "-o", page.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", util::text(&o.stderr));
+    let html = std::fs::read_to_string(&page).unwrap();
+    for table in html.split("<table>").skip(1) {
+        let head = table.split("</tr>").next().unwrap();
+        let names: Vec<&str> = head
+            .split("<th")
+            .skip(1)
+            .map(|h| h.split('>').nth(1).unwrap().trim_end_matches("</th"))
+            .filter(|h| !h.is_empty())
+            .collect();
+        let mut unique = names.clone();
+        unique.sort();
+        unique.dedup();
+        assert_eq!(unique.len(), names.len(), "{names:?}");
+    }
+    assert!(html.contains("<h2>Namespace block</h2>"));
+    assert!(!html.contains("<h2>Namespace heaps") && !html.contains("<h2>Namespace threads"));
+    assert!(html.contains("namespaces heaps, threads"));
+    // Both size histograms; no sum of addresses (157296601144) in the records' table.
+    assert!(html.contains("Allocations by size") && html.contains("Bytes allocated by size"));
+    assert!(!html.contains("157296601144"));
+    assert!(html.contains("<td>2864</td>"));
+    // The sample has no clock: no time is shown.
+    assert!(!html.contains("time 0"), "a time that never moves");
+}
+
+#[test]
+fn the_plot_axis_spans_the_heap_events() {
+    // mtrace.mtf: 17 data records, the heap events among data records 3 to 10; the later ones
+    // are raw lines. The live-bytes chart's axis is labelled from 3 to 11 (data records).
+    let o = util::mtf(&["plot", "traces/mtrace.mtf", "-o", "-"]);
+    assert!(o.status.success(), "{}", util::text(&o.stderr));
+    let svg = util::text(&o.stdout);
+    let labels: Vec<&str> = svg
+        .split("</text>")
+        .filter_map(|t| t.rsplit('>').next().map(str::trim))
+        .collect();
+    for tick in ["3", "4", "10", "11"] {
+        assert!(labels.contains(&tick), "{tick} in {labels:?}");
+    }
+    for tick in ["14", "16", "17"] {
+        assert!(!labels.contains(&tick), "{tick} in {labels:?}");
+    }
+    assert!(labels.contains(&"12.5 KiB") && !labels.iter().any(|l| l.contains("11.7")));
 }
