@@ -176,3 +176,61 @@ fn a_failed_realloc_keeps_its_block() {
         assert_eq!(heap_of(&stats_json(&t)), want, "{file}");
     }
 }
+
+/// heaptrack_print's reading of an interpreted file, reduced to the sites: `s` strings
+/// (1-based), `i ip module [function [file line]] …` (heaptrack's reader keeps the function even
+/// when file and line are missing), `t ip parent` (1-based), `a size trace` (0-based), `+ info`.
+/// Returns bytes allocated per innermost function name (`None`: a frame without a function).
+fn heaptrack_sites(text: &str) -> HashMap<Option<String>, u64> {
+    let (mut strings, mut ips, mut traces, mut infos) = (vec![], vec![], vec![], vec![]);
+    let mut out = HashMap::new();
+    for line in text.lines() {
+        let w: Vec<&str> = line.split(' ').collect();
+        let h = |i: usize| u64::from_str_radix(w[i], 16).unwrap() as usize;
+        match w[0] {
+            "s" => strings.push(line[2..].to_string()),
+            "i" => ips.push(if w.len() > 3 { h(3) } else { 0 }),
+            "t" => traces.push(h(1)),
+            "a" => infos.push((h(1) as u64, h(2))),
+            "+" => {
+                let (size, trace) = infos[h(1)];
+                let function = ips[traces[trace - 1] - 1];
+                let name = (function > 0).then(|| strings[function - 1].clone());
+                *out.entry(name).or_insert(0) += size;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn heaptrack_frames_without_file_and_line_keep_their_function() {
+    // `i IP MODULE FUNCTION` (a third of the `i` lines of a real heaptrack_gui recording): the
+    // site is named by the function, as heaptrack_print names it.
+    let input = data("heaptrack-function-only.txt");
+    let (dir, t) = import_checked("heaptrack", &input);
+    let dump = mtf(&["dump", "-s", "ips", t.to_str().unwrap()]);
+    assert!(
+        text(&dump.stdout).contains("hasframe=2 function=4 file=0 line=0 hasmore=0"),
+        "{}",
+        text(&dump.stdout)
+    );
+    let stats = stats_json(&t);
+    let ns = &stats["namespaces"][0];
+    let got: HashMap<Option<String>, u64> = ns["sites"]["by_allocated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().map(str::to_string),
+                s["bytes_allocated"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want = heaptrack_sites(&std::fs::read_to_string(&input).unwrap());
+    assert_eq!(got, want);
+    assert_eq!(want.get(&Some("helper".to_string())), Some(&64));
+    drop(dir);
+}
