@@ -389,7 +389,11 @@ impl Lifetimes {
         self.sum += v as u128;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
-        self.hdr.saturating_record(v);
+        // `record` grows the auto-resizing histogram; `saturating_record` alone clamps every
+        // value above its initial range (nanosecond lifetimes had a median of the minimum).
+        if self.hdr.record(v).is_err() {
+            self.hdr.saturating_record(v);
+        }
         self.log2[log2_class(v)] += 1;
     }
 
