@@ -372,3 +372,42 @@ fn current_android_lines_that_break_the_grammar_stay_raw() {
     assert!(err.contains("odd.txt:2:1, "), "{err}");
     assert!(err.contains("odd.txt:4:1"), "{err}");
 }
+
+#[test]
+fn et2_name_maps_are_refused_with_a_message() {
+    // `*.classes.list`, `*.methods.list`, `*.fields.list` were imported as trace lines, all
+    // kept raw, without a word: they are refused by name, nothing written.
+    let dir = util::tempdir();
+    let trace = util::root().join("tests/data/import/et2/trace");
+    for name in ["prog.classes.list", "prog.methods.list", "prog.fields.list"] {
+        let map = dir.path().join(name);
+        std::fs::write(&map, "1  java.lang.String  <init>\n").unwrap();
+        let t = dir.path().join("t.mtf");
+        let out = mtf(&[
+            "import",
+            "--from",
+            "et3",
+            trace.to_str().unwrap(),
+            map.to_str().unwrap(),
+            "-o",
+            t.to_str().unwrap(),
+        ]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("mtf::import::refused"), "{err}");
+        assert!(err.contains(name), "{err}");
+        assert!(err.contains("Elephant Tracks 2"), "{err}");
+        assert!(!t.exists());
+    }
+    // The trace alone still imports.
+    let t = dir.path().join("t.mtf");
+    let out = mtf(&[
+        "import",
+        "--from",
+        "et3",
+        trace.to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
