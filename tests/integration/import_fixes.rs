@@ -411,3 +411,61 @@ fn et2_name_maps_are_refused_with_a_message() {
     ]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+/// The README's DuckDB query for the peak of live bytes (the first statement of its block).
+fn readme_peak_query() -> String {
+    let readme = std::fs::read_to_string(util::root().join("README.md")).unwrap();
+    let start = readme
+        .find("```sql\n-- mtf import systemui.zip")
+        .expect("the README's DuckDB block");
+    let block = &readme[start + "```sql\n".len()..];
+    let end = block.find(";\n").expect("the peak query's end");
+    block[..end].to_string()
+}
+
+#[test]
+#[cfg(feature = "parquet")]
+fn the_readme_duckdb_query_gives_the_peak_of_stats() {
+    // Realloc outcomes (moved, in place, of NULL, to size 0, failed) and calloc's nmemb × size:
+    // the query's peak is `mtf stats`'s and the independent replay's. Skipped without duckdb.
+    let python = std::env::var("MTF_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has = std::process::Command::new(&python)
+        .args(["-c", "import duckdb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        eprintln!("skipped: {python} cannot import duckdb (pip install duckdb, or MTF_PYTHON)");
+        return;
+    }
+    let query = readme_peak_query();
+    for file in ["android-timed.txt", "android-failed-realloc.txt"] {
+        let input = data(file);
+        let (dir, t) = import_checked("android", &input);
+        let pq = dir.path().join("pq");
+        let out = mtf(&[
+            "export",
+            "-q",
+            "--to",
+            "parquet",
+            t.to_str().unwrap(),
+            "-o",
+            pq.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let q = query.replace("'pq/", &format!("'{}/", pq.display()));
+        let out = std::process::Command::new(&python)
+            .args([
+                "-c",
+                "import duckdb, sys\nprint(duckdb.sql(sys.argv[1]).fetchall()[0][0])",
+                &q,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let peak: u64 = text(&out.stdout).trim().parse().unwrap();
+        let stats = heap_of(&stats_json(&t));
+        assert_eq!(peak, stats.peak, "{file}");
+        let want = replay(&android_ops(&std::fs::read_to_string(&input).unwrap()));
+        assert_eq!(peak, want.peak, "{file}");
+    }
+}
