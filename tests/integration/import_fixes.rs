@@ -126,7 +126,7 @@ fn android_ops(text: &str) -> Vec<Op> {
 fn valgrind_ops(text: &str) -> Vec<Op> {
     let mut ops = Vec::new();
     for line in text.lines().filter(|l| l.starts_with("--")) {
-        let call = line.splitn(3, "-- ").nth(1).unwrap();
+        let call = line.split("-- ").nth(1).unwrap();
         let (name, rest) = call.split_once('(').unwrap();
         let (args, result) = rest.split_once(')').unwrap();
         let result = result.strip_prefix(" = ").map(hex);
@@ -167,7 +167,11 @@ fn a_failed_realloc_keeps_its_block() {
     // so the trace's later free of it checks clean (it was a double free before); a realloc
     // to size 0 still frees.
     for (format, file, ops) in [
-        ("android", "android-failed-realloc.txt", android_ops as fn(&str) -> Vec<Op>),
+        (
+            "android",
+            "android-failed-realloc.txt",
+            android_ops as fn(&str) -> Vec<Op>,
+        ),
         ("valgrind", "valgrind-failed-realloc.vg", valgrind_ops),
     ] {
         let input = data(file);
@@ -341,7 +345,10 @@ fn current_android_format_times_and_present_bytes() {
     // Quantiles within 0.1 % (an HDR histogram of 3 significant digits, docs/stats.md).
     let median = lifetimes[(lifetimes.len() - 1) / 2] as f64;
     let got = l["median"].as_u64().unwrap() as f64;
-    assert!((got - median).abs() <= median / 1000.0 + 1.0, "{got} {median}");
+    assert!(
+        (got - median).abs() <= median / 1000.0 + 1.0,
+        "{got} {median}"
+    );
     assert_eq!(stats["slice"]["end"]["time"].as_u64(), Some(1_000_010_000));
 }
 
@@ -368,7 +375,10 @@ fn current_android_lines_that_break_the_grammar_stay_raw() {
     ]);
     let err = text(&out.stderr);
     assert!(out.status.success(), "{err}");
-    assert!(err.contains("2 as records of the format, 3 kept as raw lines"), "{err}");
+    assert!(
+        err.contains("2 as records of the format, 3 kept as raw lines"),
+        "{err}"
+    );
     assert!(err.contains("odd.txt:2:1, "), "{err}");
     assert!(err.contains("odd.txt:4:1"), "{err}");
 }

@@ -472,8 +472,7 @@ impl<'a> Resolver<'a> {
                     );
                     continue;
                 }
-                let (Some(gs), Some(value)) =
-                    (self.field_value_ref(rt, wp), self.const_value(vp))
+                let (Some(gs), Some(value)) = (self.field_value_ref(rt, wp), self.const_value(vp))
                 else {
                     continue;
                 };
