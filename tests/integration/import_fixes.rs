@@ -479,3 +479,35 @@ fn the_readme_duckdb_query_gives_the_peak_of_stats() {
         assert_eq!(peak, want.peak, "{file}");
     }
 }
+
+#[test]
+#[ignore = "reads the real samples in ../shared/data, which a clone does not have: cargo test -- --ignored"]
+fn shared_android_sample_gives_the_figures_of_its_own_reader() {
+    // The AOSP sample: the peak, the bytes and blocks alive at the end of `mtf stats` are those
+    // of an independent replay of the text (10,441,709 bytes at the peak; 53,645 blocks alive).
+    let zip = util::root().join("../shared/data/android_memory_replay/systemui.zip");
+    if !zip.is_file() {
+        eprintln!("skipped: {} is absent", zip.display());
+        return;
+    }
+    let mut text_in = String::new();
+    {
+        use std::io::Read;
+        let mut z = zip::ZipArchive::new(std::fs::File::open(&zip).unwrap()).unwrap();
+        z.by_index(0).unwrap().read_to_string(&mut text_in).unwrap();
+    }
+    let want = replay(&android_ops(&text_in));
+    assert_eq!(want.peak, 10_441_709);
+    assert_eq!(want.leaked_blocks, 53_645);
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let out = mtf(&[
+        "import",
+        "-q",
+        zip.to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(heap_of(&stats_json(&t)), want);
+}
