@@ -710,6 +710,9 @@ impl<'s> Interpreter<'s> {
                 self.pair(decl, i, &mut cx, sink);
             }
             let Some(id) = self.int(a.slot) else { continue };
+            if !decl.applies(a.slot, |s| self.int(s)) {
+                continue; // a guarded role (a failed realloc keeps its block)
+            }
             let key = a.key.and_then(|s| self.int(s)).unwrap_or(0);
             let ns = &self.decl.namespaces[a.space as usize];
             // `definesNext`'s field is not the id: `define` tells whether the next id is null.
@@ -1299,6 +1302,9 @@ impl<'s> Interpreter<'s> {
         let unit = self.decl.time_unit?;
         let mut total: Option<u64> = None;
         for &(slot, u) in &decl.time {
+            if !decl.applies(slot, |s| self.int(s)) {
+                continue; // a time the record does not carry (a guard's flag)
+            }
             let v = self.int(slot)?;
             // Most times are in the trace's unit: no division then.
             let scale = if u == unit {
@@ -1545,6 +1551,7 @@ fn needed_slots(decl: &RecordDecl, n: usize) -> Box<[bool]> {
         expr(&b.expr, &mut slots);
         slots.extend(b.when.map(|(s, _)| s));
     }
+    slots.extend(decl.guards.iter().map(|(_, g)| g.slot));
     slots.extend(decl.align);
     slots.extend(decl.time.iter().map(|&(s, _)| s));
     slots.extend(decl.thread);

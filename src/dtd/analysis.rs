@@ -218,6 +218,9 @@ pub struct RecordDecl {
     /// Fields kept with the ids the record defines, per namespace: `(space, index in
     /// Namespace::stored, slot)`.
     pub stores: Vec<(SpaceId, u16, SlotId)>,
+    /// Guards of fields without a byte count (`old.when = address; old.isNot = 0;`): the
+    /// field's roles and time apply only when its guard holds.
+    pub guards: Vec<(SlotId, Guard)>,
 }
 
 impl RecordDecl {
@@ -233,11 +236,40 @@ impl RecordDecl {
         depth: Vec::new(),
         names: Vec::new(),
         stores: Vec::new(),
+        guards: Vec::new(),
     };
 
     /// Whether the record type has no declarations.
     pub fn is_empty(&self) -> bool {
         *self == Self::EMPTY
+    }
+
+    /// Whether the roles and time of field `slot` apply, given the record's integer values
+    /// (`int`): always, unless the field has a guard that does not hold.
+    pub fn applies(&self, slot: SlotId, int: impl Fn(SlotId) -> Option<u64>) -> bool {
+        match self.guards.iter().find(|(s, _)| *s == slot) {
+            Some((_, g)) => g.holds(int(g.slot)),
+            None => true,
+        }
+    }
+}
+
+/// A guard of a field's roles and time (`F.when = G; F.is = V;` or `F.isNot = V;`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Guard {
+    /// The field it tests.
+    pub slot: SlotId,
+    /// The value it compares with.
+    pub value: u64,
+    /// `isNot`: it holds when the field does not hold the value.
+    pub negated: bool,
+}
+
+impl Guard {
+    /// Whether it holds for the tested field's value (a field that did not occur holds no
+    /// value: `is` fails, `isNot` holds).
+    pub fn holds(&self, v: Option<u64>) -> bool {
+        (v == Some(self.value)) != self.negated
     }
 }
 

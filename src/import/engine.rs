@@ -1267,6 +1267,14 @@ pub fn order_inputs(
     m: &Mapping,
     inputs: Vec<ImportInput>,
 ) -> Result<(Vec<ImportInput>, Container), ImportError> {
+    for i in &inputs {
+        if let Some(msg) = m.refused(&i.base) {
+            return Err(ImportError::at(
+                &i.name,
+                ImportErrorKind::Refused(msg.to_string()),
+            ));
+        }
+    }
     if inputs.len() > 1 {
         if let Some(z) = inputs.iter().find(|i| i.is_zip()) {
             return Err(ImportError::at(&z.name, ImportErrorKind::ZipNotAlone));

@@ -52,6 +52,13 @@ pub enum ImportErrorKind {
         help("give the format (mtf import --list) or a mapping of your own (docs/mappings.md)")
     )]
     Undetected(String),
+    /// The mapping refuses a file of this name (`refuse 'GLOB' 'MESSAGE'`): the message.
+    #[error("{0}")]
+    #[diagnostic(
+        code(mtf::import::refused),
+        help("the mapping names files of this kind that it cannot read; leave the file out of the import")
+    )]
+    Refused(String),
     /// No part of the mapping takes a file of this name.
     #[error("no part of mapping `{0}` takes this file")]
     #[diagnostic(code(mtf::import::no_part))]
@@ -120,7 +127,8 @@ impl ImportErrorKind {
             ImportErrorKind::Read(_) | ImportErrorKind::Write(_) => ErrorClass::Io,
             ImportErrorKind::Input(_)
             | ImportErrorKind::Unmatched { .. }
-            | ImportErrorKind::Undetected(_) => ErrorClass::Input,
+            | ImportErrorKind::Undetected(_)
+            | ImportErrorKind::Refused(_) => ErrorClass::Input,
             ImportErrorKind::NoPart(_)
             | ImportErrorKind::Order(_)
             | ImportErrorKind::ZipNotAlone

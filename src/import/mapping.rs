@@ -8,6 +8,7 @@
 //! dtd     FILE.dtd                  # the DTD the records belong to
 //! units   lines | xml               # how input is cut into units (default: lines)
 //! zip-entry 'GLOB'                  # in a ZIP input, the entries that are mapped
+//! refuse  'GLOB' 'MESSAGE'          # an input of that name is refused with the message
 //! table   SECTION RECORD FIELD      # a string table; the first is the default for `str`
 //! part    NAME [file 'GLOB'] section SECTION
 //! header  N                         # the part's first N units try only `head` patterns
@@ -251,6 +252,9 @@ pub struct Mapping {
     pub zip_entry: String,
     /// String tables.
     pub tables: Vec<Table>,
+    /// Inputs refused by file name (`refuse 'GLOB' 'MESSAGE'`): files of a kind the format
+    /// has but the mapping cannot read, refused rather than imported as lines of a part.
+    pub refuse: Vec<(String, String)>,
     /// Parts.
     pub parts: Vec<Part>,
     /// The mapping text (stored in imported traces so export needs nothing else).
@@ -489,6 +493,11 @@ impl Parser<'_> {
             "zip-entry" => {
                 self.want(d, 1, "a quoted glob")?;
                 self.m.zip_entry = d.args[0].text.clone();
+            }
+            "refuse" => {
+                self.want(d, 2, "a quoted glob and a quoted message")?;
+                let g = d.args[0].text.clone();
+                self.m.refuse.push((g, d.args[1].text.clone()));
             }
             "table" => {
                 self.want(d, 3, "a section, a record and its string field")?;
@@ -864,6 +873,7 @@ impl Mapping {
                 units: Units::Lines,
                 zip_entry: "*".into(),
                 tables: Vec::new(),
+                refuse: Vec::new(),
                 parts: Vec::new(),
                 text: src,
             },
@@ -978,6 +988,16 @@ impl Mapping {
             }
         }
         v
+    }
+
+    /// The message of the `refuse` directive that refuses an input named `name` (its last path
+    /// component is matched), if any.
+    pub fn refused(&self, name: &str) -> Option<&str> {
+        let base = name.rsplit(['/', '\\']).next().unwrap_or(name);
+        self.refuse
+            .iter()
+            .find(|(g, _)| glob(g, base) || glob(g, name))
+            .map(|(_, msg)| msg.as_str())
     }
 
     /// The part for an input or ZIP entry named `name` (its last path component is matched).

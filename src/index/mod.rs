@@ -244,16 +244,21 @@ fn record_time(schema: &Schema, view: &RecordView<'_>) -> Option<u64> {
     if decl.time.is_empty() {
         return None;
     }
-    let mut total = 0u64;
-    for &(slot, u) in &decl.time {
-        let v = view
-            .fields()
+    let int = |slot| {
+        view.fields()
             .find(|f| f.slot() == slot)
-            .and_then(|f| f.number())?;
+            .and_then(|f| f.number())
+    };
+    let mut total = None;
+    for &(slot, u) in &decl.time {
+        if !decl.applies(slot, int) {
+            continue; // a time the record does not carry (its guard's flag)
+        }
+        let v = int(slot)?;
         let scale = (u.nanos() / unit.nanos()).max(1);
-        total = total.wrapping_add(v.wrapping_mul(scale));
+        total = Some(total.unwrap_or(0u64).wrapping_add(v.wrapping_mul(scale)));
     }
-    Some(total)
+    total
 }
 
 /// Takes checkpoints while a caller decodes: call [`Builder::before_next`] before each

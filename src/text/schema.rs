@@ -211,6 +211,15 @@ fn format_analysis(out: &mut String, schema: &Schema) {
         for (s, u) in &rd.time {
             parts.push(format!("time {} ({})", slot(*s), u.keyword()));
         }
+        for (s, g) in &rd.guards {
+            let op = if g.negated { "is not" } else { "is" };
+            parts.push(format!(
+                "{} only when {} {op} {}",
+                slot(*s),
+                slot(g.slot),
+                g.value
+            ));
+        }
         if let Some(s) = rd.thread {
             parts.push(format!("thread {}", slot(s)));
         }

@@ -275,6 +275,11 @@ fn sample_traces_are_imports_of_the_fixtures() {
             &["alloc/android-systemui.txt"],
         ),
         (
+            "traces/android-timed.mtf",
+            "android",
+            &["alloc/android-timed.txt"],
+        ),
+        (
             "traces/valgrind.mtf",
             "valgrind",
             &["alloc/valgrind-odd.vg"],

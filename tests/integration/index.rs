@@ -295,7 +295,8 @@ fn a_stale_index_is_refused() {
 fn the_command_line_builds_uses_and_verifies_the_index() {
     let dir = tempdir();
     let t = dir.path().join("a.mtf");
-    std::fs::copy(root().join("traces/android.mtf"), &t).unwrap();
+    // A trace with declared times in ns (the current Android format).
+    std::fs::copy(root().join("traces/android-timed.mtf"), &t).unwrap();
     let ts = t.to_str().unwrap();
     let out = mtf(&["index", ts, "--every", "7"]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -310,12 +311,12 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
     for args in [
         vec!["--skip", "40", "-n", "5"],
         vec!["--from", "33", "-n", "4"],
-        // android.mtf's times are all 0: t2000000 was past the end (two empty dumps compared).
-        vec!["--from", "t0", "-n", "4"],
+        // Times in ns: a time between two records' starts.
+        vec!["--from", "t1000004500", "-n", "4"],
         vec!["--skip", "3", "-r", "free"],
         // --skip counts from --from (it counted from the checkpoint's record).
         vec!["--from", "33", "--skip", "2", "-n", "3"],
-        vec!["--from", "t0", "--skip", "2", "-n", "3"],
+        vec!["--from", "t1000004500", "--skip", "2", "-n", "3"],
     ] {
         let mut with = vec!["dump", ts];
         with.extend(&args);

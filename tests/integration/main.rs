@@ -17,6 +17,8 @@ mod fuzz_regressions;
 mod import;
 #[cfg(feature = "import")]
 mod import_alloc;
+#[cfg(all(feature = "import", feature = "json"))]
+mod import_fixes;
 #[cfg(all(feature = "import", feature = "compression"))]
 mod import_inputs;
 #[cfg(feature = "import")]

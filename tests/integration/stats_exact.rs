@@ -268,8 +268,9 @@ fn android_positions_are_lines_and_it_has_no_clock() {
     assert_eq!(u(&ns["peak"]["bytes"]), peak);
     assert_eq!(u(&ns["peak"]["at"]["line"]), peak_line);
     assert_eq!(ns["peak"]["at"]["file"], "android-systemui.txt");
-    // HATF's time is 0 on every line: no clock, no times, no lifetimes in time.
-    assert_eq!(j["clock"], "constant");
+    // No line carries bionic's start and end times (the DTD's clock, `start`): no clock, no
+    // times, no lifetimes in time.
+    assert_eq!(j["clock"], "none");
     assert_eq!(ns["peak"]["at"]["time"], Value::Null);
     assert_eq!(ns["lifetime"]["time"], Value::Null);
     let o = util::mtf(&["stats", t]);
@@ -560,7 +561,7 @@ fn a_zipped_trace_has_no_clock_from_its_entry_date() {
     ]);
     assert!(o.status.success(), "{}", util::text(&o.stderr));
     let zipped = stats_json(&[t.to_str().unwrap()]);
-    assert_eq!(zipped["clock"], "constant");
+    assert_eq!(zipped["clock"], "none");
     let ns = &zipped["namespaces"][0];
     assert_eq!(ns["lifetime"]["time"], Value::Null);
     assert_eq!(ns["peak"]["at"]["file"], "systemui.txt");

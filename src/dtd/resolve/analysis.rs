@@ -26,7 +26,7 @@ use super::*;
 use crate::dtd::analysis::*;
 
 /// Field properties of extension analysis/1 (in record bodies, or by type name).
-pub(super) const FIELD_PROPS: [&str; 19] = [
+pub(super) const FIELD_PROPS: [&str; 20] = [
     "dead",
     "leaves",
     "defines",
@@ -38,6 +38,7 @@ pub(super) const FIELD_PROPS: [&str; 19] = [
     "bytes",
     "when",
     "is",
+    "isNot",
     "align",
     "thread",
     "time",
@@ -497,17 +498,79 @@ impl<'a> Resolver<'a> {
                 spaces[defines[0].0 as usize].ns.sized = true;
                 rd.bytes.push(Bytes { expr, when });
             }
-            for (s, p) in whens.iter().chain(iss.iter()) {
-                if !by_prop("bytes").iter().any(|(b, _)| b == s) {
+            // Guards of fields without a byte count: their roles and time.
+            let nots = by_prop("isNot");
+            for (s, p) in nots.iter() {
+                if by_prop("bytes").iter().any(|(b, _)| b == s) {
+                    self.bad(
+                        format!("`{}.isNot` on a byte count", p.path_string()),
+                        p.span,
+                        Some("a byte count's guard is `when` with `is`".into()),
+                    );
+                }
+            }
+            for (s, wp) in whens.iter() {
+                if by_prop("bytes").iter().any(|(b, _)| b == s) {
+                    continue;
+                }
+                let i = iss.iter().find(|(is, _)| is == s);
+                let n = nots.iter().find(|(is, _)| is == s);
+                let (vp, negated) = match (i, n) {
+                    (Some((_, ip)), None) => (*ip, false),
+                    (None, Some((_, np))) => (*np, true),
+                    _ => {
+                        self.bad(
+                            format!(
+                                "`{}.when` needs exactly one of `{}.is` and `{}.isNot`",
+                                wp.path_string(),
+                                wp.path_string(),
+                                wp.path_string()
+                            ),
+                            wp.span,
+                            Some("e.g. `old.when = address; old.isNot = 0;`: the roles of `old` apply unless `address` is 0".into()),
+                        );
+                        continue;
+                    }
+                };
+                let has_role = rd.actions.iter().any(|a| a.slot as usize == *s)
+                    || props.iter().any(|(t, q)| *t == *s && q.prop.name == "time");
+                if !has_role {
                     self.bad(
                         format!(
-                            "`{}.{}` guards a byte count, but `{}` declares none",
+                            "`{}.when` guards nothing: `{}` has no byte count, role or time",
+                            wp.path_string(),
+                            wp.path_string()
+                        ),
+                        wp.span,
+                        Some("write the guard on the field whose role or time it guards".into()),
+                    );
+                    continue;
+                }
+                let (Some(gs), Some(value)) = (self.field_value_ref(rt, wp), self.const_value(vp))
+                else {
+                    continue;
+                };
+                rd.guards.push((
+                    *s as SlotId,
+                    Guard {
+                        slot: gs,
+                        value,
+                        negated,
+                    },
+                ));
+            }
+            for (s, p) in iss.iter().chain(nots.iter()) {
+                let counted = by_prop("bytes").iter().any(|(b, _)| b == s);
+                if !counted && !whens.iter().any(|(w, _)| w == s) {
+                    self.bad(
+                        format!(
+                            "`{}.{}` without `{}.when`",
                             p.path_string(),
                             p.prop.name,
                             p.path_string()
                         ),
                         p.span,
-                        Some("write `F.bytes = …;` on the same field".into()),
+                        Some("e.g. `nmemb.when = func; nmemb.is = 1;`".into()),
                     );
                 }
             }
@@ -1381,6 +1444,46 @@ mod tests {
     }
 
     #[test]
+    fn guards_of_roles_and_times() {
+        // A failed realloc keeps its block: `old`'s undefine applies unless `address` is 0; a
+        // time carried only when a flag says so.
+        let s = schema(&with(
+            "analysis.version = 1; t.width = 8; t.interpretation = none;
+             timed.interpretation = default 0;
+             r : (tag, size, old : address, address, timed, t) { tag.value = 4;
+                 old.undefines = block; address.defines = block; address.bytes = size.value;
+                 old.when = address; old.isNot = 0;
+                 t.time = ns; t.when = timed; t.is = 1; }",
+        ));
+        let rd = &s.analysis.records[s.record_by_name(0, "r").unwrap() as usize];
+        let g = |slot: u16| rd.guards.iter().find(|(s, _)| *s == slot).map(|(_, g)| *g);
+        assert_eq!(
+            g(2),
+            Some(Guard {
+                slot: 3,
+                value: 0,
+                negated: true
+            })
+        );
+        assert_eq!(
+            g(5),
+            Some(Guard {
+                slot: 4,
+                value: 1,
+                negated: false
+            })
+        );
+        let vals = |address: u64, timed: u64| {
+            move |s: u16| Some([0, 16, 0x10, address, timed, 7][s as usize])
+        };
+        assert!(rd.applies(2, vals(0x20, 0)));
+        assert!(!rd.applies(2, vals(0, 0)));
+        assert!(rd.applies(5, vals(0, 1)));
+        assert!(!rd.applies(5, vals(0, 0)));
+        assert!(rd.applies(3, vals(0, 0))); // no guard
+    }
+
+    #[test]
     fn contradictions_are_errors() {
         // A keyed namespace used by a record without the key.
         let text = with(
@@ -1395,13 +1498,33 @@ mod tests {
              e : (tag, address) { tag.value = 5; address.opens = x; }",
         );
         assert_eq!(codes(&text), ["mtf::dtd::bad_analysis"]);
-        // A byte count in a record that defines nothing, a guard without its byte count.
+        // A byte count in a record that defines nothing, a guard that guards nothing (no byte
+        // count, role or time on its field).
         let text = with(
             "analysis.version = 1;
              a : (tag, size, address) { tag.value = 4; address.bytes = size.value;
                                         address.refers = x; size.when = address; size.is = 1; }",
         );
-        assert_eq!(codes(&text), ["mtf::dtd::bad_analysis"; 3]);
+        assert_eq!(codes(&text), ["mtf::dtd::bad_analysis"; 2]);
+        // A guard with both `is` and `isNot`, or neither; `isNot` without `when`; `isNot` on a
+        // byte count.
+        for body in [
+            "address.when = size; address.is = 1; address.isNot = 2;",
+            "address.when = size;",
+            "address.isNot = 2;",
+        ] {
+            let text = with(&format!(
+                "analysis.version = 1;
+                 a : (tag, size, address) {{ tag.value = 4; address.undefines = x; {body} }}"
+            ));
+            assert_eq!(codes(&text), ["mtf::dtd::bad_analysis"], "{body}");
+        }
+        let text = with(
+            "analysis.version = 1;
+             a : (tag, size, address) { tag.value = 4; address.defines = x;
+                 address.bytes = size.value; address.when = size; address.isNot = 0; }",
+        );
+        assert!(codes(&text).contains(&"mtf::dtd::bad_analysis".to_string()));
         // Ticks and seconds do not add up.
         let text = "analysis.version = 1; a.width = 4; a.interpretation = none;
              b.width = 4; b.interpretation = none;

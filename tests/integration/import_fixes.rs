@@ -1,0 +1,513 @@
+//! Import fixes of issues 25 and 31: a failed realloc keeps its block (Android, valgrind);
+//! the current Android memory_replay format (times, present bytes); heaptrack `i` lines with a
+//! function but no file and line; ET2 name maps refused. Every figure is compared with an
+//! independent computation over the original text, written here from the format's own reader.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use crate::util::{self, mtf, text};
+
+fn data(rel: &str) -> PathBuf {
+    util::root().join("tests/data/import/alloc").join(rel)
+}
+
+/// Import `input` with `format` into a fresh folder; check; export and compare byte for byte.
+/// Returns the folder (alive while held) and the trace's path.
+fn import_checked(format: &str, input: &Path) -> (tempfile::TempDir, PathBuf) {
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let out = mtf(&[
+        "import",
+        "--from",
+        format,
+        input.to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "import {}: {err}", input.display());
+    assert!(err.contains(" 0 kept as raw lines"), "{err}");
+    let check = mtf(&["check", t.to_str().unwrap()]);
+    let report = text(&check.stdout);
+    assert!(check.status.success(), "check: {report}");
+    assert!(report.contains(" 0 problem(s)"), "{report}");
+    let back = dir.path().join("back.txt");
+    let out = mtf(&["export", t.to_str().unwrap(), "-o", back.to_str().unwrap()]);
+    assert!(out.status.success(), "export: {}", text(&out.stderr));
+    assert!(
+        std::fs::read(&back).unwrap() == std::fs::read(input).unwrap(),
+        "{}: export differs",
+        input.display()
+    );
+    (dir, t)
+}
+
+/// Peak live bytes, bytes and blocks alive at the end: what the trace's own reader makes of a
+/// sequence of (op, new, old, bytes) in C's semantics, written from bionic's memory_replay and
+/// valgrind's logs: a realloc frees its old block unless it failed (a null result for a size
+/// above 0), and defines the new block unless that is null.
+#[derive(Debug, Default, PartialEq)]
+struct Heap {
+    peak: u64,
+    leaked_bytes: u64,
+    leaked_blocks: u64,
+}
+
+enum Op {
+    Alloc(u64, u64),
+    Free(u64),
+    Realloc { new: u64, old: u64, size: u64 },
+}
+
+fn replay(ops: &[Op]) -> Heap {
+    let mut live: HashMap<u64, u64> = HashMap::new();
+    let (mut cur, mut peak) = (0u64, 0u64);
+    for op in ops {
+        match *op {
+            Op::Alloc(p, n) => {
+                if p != 0 {
+                    cur += n;
+                    live.insert(p, n);
+                }
+            }
+            Op::Free(p) => cur -= live.remove(&p).unwrap_or(0),
+            Op::Realloc { new, old, size } => {
+                let failed = new == 0 && size > 0;
+                if old != 0 && !failed {
+                    cur -= live.remove(&old).unwrap_or(0);
+                }
+                if new != 0 {
+                    cur += size;
+                    live.insert(new, size);
+                }
+            }
+        }
+        peak = peak.max(cur);
+    }
+    Heap {
+        peak,
+        leaked_bytes: live.values().sum(),
+        leaked_blocks: live.len() as u64,
+    }
+}
+
+fn hex(s: &str) -> u64 {
+    u64::from_str_radix(s.trim_start_matches("0x").trim_start_matches("0X"), 16).unwrap()
+}
+
+/// bionic's FillInEntryFromString, reduced to what the heap needs: `TID: TYPE PTR ARGS
+/// [START END [PRESENT]]`; calloc takes `nmemb * size` bytes.
+fn android_ops(text: &str) -> Vec<Op> {
+    let mut ops = Vec::new();
+    for line in text.lines() {
+        let (_, rest) = line.split_once(": ").unwrap();
+        let w: Vec<&str> = rest.split(' ').collect();
+        let ptr = hex(w[1]);
+        let n = |i: usize| w[i].parse::<u64>().unwrap();
+        match w[0] {
+            "malloc" => ops.push(Op::Alloc(ptr, n(2))),
+            "calloc" => ops.push(Op::Alloc(ptr, n(2) * n(3))),
+            "memalign" => ops.push(Op::Alloc(ptr, n(3))),
+            "free" => ops.push(Op::Free(ptr)),
+            "realloc" => ops.push(Op::Realloc {
+                new: ptr,
+                old: hex(w[2]),
+                size: n(3),
+            }),
+            "thread_done" => {}
+            other => panic!("unknown Android operation {other}"),
+        }
+    }
+    ops
+}
+
+/// valgrind `--trace-malloc=yes`: `--PID-- malloc(N) = P`, `free(P)`, `realloc(P,N) = Q`.
+fn valgrind_ops(text: &str) -> Vec<Op> {
+    let mut ops = Vec::new();
+    for line in text.lines().filter(|l| l.starts_with("--")) {
+        let call = line.split("-- ").nth(1).unwrap();
+        let (name, rest) = call.split_once('(').unwrap();
+        let (args, result) = rest.split_once(')').unwrap();
+        let result = result.strip_prefix(" = ").map(hex);
+        let args: Vec<&str> = args.split(',').collect();
+        match name {
+            "malloc" => ops.push(Op::Alloc(result.unwrap(), args[0].parse().unwrap())),
+            "free" => ops.push(Op::Free(hex(args[0]))),
+            "realloc" => ops.push(Op::Realloc {
+                new: result.unwrap(),
+                old: hex(args[0]),
+                size: args[1].parse().unwrap(),
+            }),
+            other => panic!("not in the fixture: {other}"),
+        }
+    }
+    ops
+}
+
+fn stats_json(trace: &Path) -> serde_json::Value {
+    let out = mtf(&["stats", "-f", "json", trace.to_str().unwrap()]);
+    assert!(out.status.success(), "stats: {}", text(&out.stderr));
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+fn heap_of(stats: &serde_json::Value) -> Heap {
+    let ns = &stats["namespaces"][0];
+    assert_eq!(ns["name"], "block");
+    Heap {
+        peak: ns["peak"]["bytes"].as_u64().unwrap(),
+        leaked_bytes: ns["leaked"]["bytes"].as_u64().unwrap(),
+        leaked_blocks: ns["leaked"]["blocks"].as_u64().unwrap(),
+    }
+}
+
+#[test]
+fn a_failed_realloc_keeps_its_block() {
+    // `realloc 0x0 OLD SIZE` with SIZE > 0, `realloc(p,n) = 0x0`: the old block stays alive,
+    // so the trace's later free of it checks clean (it was a double free before); a realloc
+    // to size 0 still frees.
+    for (format, file, ops) in [
+        (
+            "android",
+            "android-failed-realloc.txt",
+            android_ops as fn(&str) -> Vec<Op>,
+        ),
+        ("valgrind", "valgrind-failed-realloc.vg", valgrind_ops),
+    ] {
+        let input = data(file);
+        let (_dir, t) = import_checked(format, &input);
+        let want = replay(&ops(&std::fs::read_to_string(&input).unwrap()));
+        assert_eq!(heap_of(&stats_json(&t)), want, "{file}");
+    }
+}
+
+/// heaptrack_print's reading of an interpreted file, reduced to the sites: `s` strings
+/// (1-based), `i ip module [function [file line]] …` (heaptrack's reader keeps the function even
+/// when file and line are missing), `t ip parent` (1-based), `a size trace` (0-based), `+ info`.
+/// Returns bytes allocated per innermost function name (`None`: a frame without a function).
+fn heaptrack_sites(text: &str) -> HashMap<Option<String>, u64> {
+    let (mut strings, mut ips, mut traces, mut infos) = (vec![], vec![], vec![], vec![]);
+    let mut out = HashMap::new();
+    for line in text.lines() {
+        let w: Vec<&str> = line.split(' ').collect();
+        let h = |i: usize| u64::from_str_radix(w[i], 16).unwrap() as usize;
+        match w[0] {
+            "s" => strings.push(line[2..].to_string()),
+            "i" => ips.push(if w.len() > 3 { h(3) } else { 0 }),
+            "t" => traces.push(h(1)),
+            "a" => infos.push((h(1) as u64, h(2))),
+            "+" => {
+                let (size, trace) = infos[h(1)];
+                let function = ips[traces[trace - 1] - 1];
+                let name = (function > 0).then(|| strings[function - 1].clone());
+                *out.entry(name).or_insert(0) += size;
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+#[test]
+fn heaptrack_frames_without_file_and_line_keep_their_function() {
+    // `i IP MODULE FUNCTION` (a third of the `i` lines of a real heaptrack_gui recording): the
+    // site is named by the function, as heaptrack_print names it.
+    let input = data("heaptrack-function-only.txt");
+    let (dir, t) = import_checked("heaptrack", &input);
+    let dump = mtf(&["dump", "-s", "ips", t.to_str().unwrap()]);
+    assert!(
+        text(&dump.stdout).contains("hasframe=2 function=4 file=0 line=0 hasmore=0"),
+        "{}",
+        text(&dump.stdout)
+    );
+    let stats = stats_json(&t);
+    let ns = &stats["namespaces"][0];
+    let got: HashMap<Option<String>, u64> = ns["sites"]["by_allocated"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().map(str::to_string),
+                s["bytes_allocated"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    let want = heaptrack_sites(&std::fs::read_to_string(&input).unwrap());
+    assert_eq!(got, want);
+    assert_eq!(want.get(&Some("compute".to_string())), Some(&64));
+    drop(dir);
+}
+
+/// One line of the current memory_replay grammar, as bionic's FillInEntryFromString reads it:
+/// `TID: TYPE PTR ARGS [START_NS END_NS [PRESENT]]` (thread_done: `TID: thread_done 0x0
+/// [END_NS]`); a START of 0 means no times (FormatEntry writes none then).
+struct Entry {
+    op: Option<Op>,
+    start: u64,
+    end: u64,
+}
+
+fn android_entry(line: &str) -> Entry {
+    let (_, rest) = line.split_once(": ").unwrap();
+    let w: Vec<&str> = rest.split(' ').collect();
+    let ptr = hex(w[1]);
+    let n = |i: usize| w.get(i).map_or(0, |s| s.parse::<i64>().unwrap() as u64);
+    let (op, args) = match w[0] {
+        "malloc" => (Some(Op::Alloc(ptr, n(2))), 1),
+        "calloc" => (Some(Op::Alloc(ptr, n(2) * n(3))), 2),
+        "memalign" => (Some(Op::Alloc(ptr, n(3))), 2),
+        "free" => (Some(Op::Free(ptr)), 0),
+        "realloc" => (
+            Some(Op::Realloc {
+                new: ptr,
+                old: hex(w[2]),
+                size: n(3),
+            }),
+            2,
+        ),
+        "thread_done" => {
+            return Entry {
+                op: None,
+                start: 0,
+                end: n(2),
+            }
+        }
+        other => panic!("unknown Android operation {other}"),
+    };
+    Entry {
+        op,
+        start: n(2 + args),
+        end: n(3 + args),
+    }
+}
+
+#[test]
+fn current_android_format_times_and_present_bytes() {
+    // Times in ns on every operation and the present bytes on free and realloc: imported and
+    // exported byte for byte (every field shown by dump), the times declared so that `stats`
+    // gives lifetimes in ns (a line without times has the time of the latest that had one).
+    let input = data("android-timed.txt");
+    let text_in = std::fs::read_to_string(&input).unwrap();
+    let (_dir, t) = import_checked("android", &input);
+    let dump = text(&mtf(&["dump", "--data-only", t.to_str().unwrap()]).stdout);
+    assert!(
+        dump.contains("free address=0xa000 time=0 thread=1000 heap=0 timed=1 start=1000003000 end=1000003100 haspresent=1 present=16"),
+        "{dump}"
+    );
+    assert!(dump.contains("destroyThread thread=1000 timed=1 end=1000010000"));
+    // The independent computation: bionic's reading of each line, C's semantics of the heap.
+    let entries: Vec<Entry> = text_in.lines().map(android_entry).collect();
+    let ops: Vec<Op> = text_in
+        .lines()
+        .map(android_entry)
+        .filter_map(|e| e.op)
+        .collect();
+    let stats = stats_json(&t);
+    assert_eq!(heap_of(&stats), replay(&ops));
+    let (mut clock, mut born, mut lifetimes) = (None, HashMap::new(), Vec::new());
+    for e in &entries {
+        let own = if e.op.is_some() { e.start } else { e.end };
+        if own != 0 {
+            clock = Some(own);
+        }
+        let now = clock;
+        let mut end_of = |p: u64| {
+            if let (Some(b), Some(n)) = (born.remove(&p), now) {
+                lifetimes.push(n - b);
+            }
+        };
+        match e.op {
+            Some(Op::Alloc(p, _)) if p != 0 => {
+                born.insert(p, now.unwrap());
+            }
+            Some(Op::Free(p)) => end_of(p),
+            Some(Op::Realloc { new, old, size }) => {
+                if old != 0 && !(new == 0 && size > 0) {
+                    end_of(old);
+                }
+                if new != 0 {
+                    born.insert(new, now.unwrap());
+                }
+            }
+            _ => {}
+        }
+    }
+    lifetimes.sort_unstable();
+    let ns = &stats["namespaces"][0];
+    assert_eq!(ns["time_unit"], "ns");
+    let l = &ns["lifetime"]["time"];
+    assert_eq!(l["count"].as_u64().unwrap(), lifetimes.len() as u64);
+    assert_eq!(l["min"].as_u64().unwrap(), lifetimes[0]);
+    assert_eq!(l["max"].as_u64().unwrap(), *lifetimes.last().unwrap());
+    let mean = lifetimes.iter().sum::<u64>() as f64 / lifetimes.len() as f64;
+    assert_eq!(l["mean"].as_f64().unwrap(), mean);
+    // Quantiles within 0.1 % (an HDR histogram of 3 significant digits, docs/stats.md).
+    let median = lifetimes[(lifetimes.len() - 1) / 2] as f64;
+    let got = l["median"].as_u64().unwrap() as f64;
+    assert!(
+        (got - median).abs() <= median / 1000.0 + 1.0,
+        "{got} {median}"
+    );
+    assert_eq!(stats["slice"]["end"]["time"].as_u64(), Some(1_000_010_000));
+}
+
+#[test]
+fn current_android_lines_that_break_the_grammar_stay_raw() {
+    // Present bytes without the times, one time alone, a time with a sign: bionic refuses these
+    // lines ("Failed to read timestamps"), so they are kept verbatim, never guessed at.
+    let dir = util::tempdir();
+    let input = dir.path().join("odd.txt");
+    std::fs::write(
+        &input,
+        "1: malloc 0xa000 16 5 6\n1: free 0xa000 7\n1: malloc 0xb000 16 5\n1: free 0xb000 -5 6\n1: free 0xb000 8 9 16\n",
+    )
+    .unwrap();
+    let t = dir.path().join("t.mtf");
+    let out = mtf(&[
+        "import",
+        "--from",
+        "android",
+        "--keep-unmatched",
+        input.to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    let err = text(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(
+        err.contains("2 as records of the format, 3 kept as raw lines"),
+        "{err}"
+    );
+    assert!(err.contains("odd.txt:2:1, "), "{err}");
+    assert!(err.contains("odd.txt:4:1"), "{err}");
+}
+
+#[test]
+fn et2_name_maps_are_refused_with_a_message() {
+    // `*.classes.list`, `*.methods.list`, `*.fields.list` were imported as trace lines, all
+    // kept raw, without a word: they are refused by name, nothing written.
+    let dir = util::tempdir();
+    let trace = util::root().join("tests/data/import/et2/trace");
+    for name in ["prog.classes.list", "prog.methods.list", "prog.fields.list"] {
+        let map = dir.path().join(name);
+        std::fs::write(&map, "1  java.lang.String  <init>\n").unwrap();
+        let t = dir.path().join("t.mtf");
+        let out = mtf(&[
+            "import",
+            "--from",
+            "et3",
+            trace.to_str().unwrap(),
+            map.to_str().unwrap(),
+            "-o",
+            t.to_str().unwrap(),
+        ]);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{err}");
+        assert!(err.contains("mtf::import::refused"), "{err}");
+        assert!(err.contains(name), "{err}");
+        assert!(err.contains("Elephant Tracks 2"), "{err}");
+        assert!(!t.exists());
+    }
+    // The trace alone still imports.
+    let t = dir.path().join("t.mtf");
+    let out = mtf(&[
+        "import",
+        "--from",
+        "et3",
+        trace.to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+}
+
+/// The README's DuckDB query for the peak of live bytes (the first statement of its block).
+fn readme_peak_query() -> String {
+    let readme = std::fs::read_to_string(util::root().join("README.md")).unwrap();
+    let start = readme
+        .find("```sql\n-- mtf import systemui.zip")
+        .expect("the README's DuckDB block");
+    let block = &readme[start + "```sql\n".len()..];
+    let end = block.find(";\n").expect("the peak query's end");
+    block[..end].to_string()
+}
+
+#[test]
+#[cfg(feature = "parquet")]
+fn the_readme_duckdb_query_gives_the_peak_of_stats() {
+    // Realloc outcomes (moved, in place, of NULL, to size 0, failed) and calloc's nmemb × size:
+    // the query's peak is `mtf stats`'s and the independent replay's. Skipped without duckdb.
+    let python = std::env::var("MTF_PYTHON").unwrap_or_else(|_| "python3".into());
+    let has = std::process::Command::new(&python)
+        .args(["-c", "import duckdb"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    if !has {
+        eprintln!("skipped: {python} cannot import duckdb (pip install duckdb, or MTF_PYTHON)");
+        return;
+    }
+    let query = readme_peak_query();
+    for file in ["android-timed.txt", "android-failed-realloc.txt"] {
+        let input = data(file);
+        let (dir, t) = import_checked("android", &input);
+        let pq = dir.path().join("pq");
+        let out = mtf(&[
+            "export",
+            "-q",
+            "--to",
+            "parquet",
+            t.to_str().unwrap(),
+            "-o",
+            pq.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let q = query.replace("'pq/", &format!("'{}/", pq.display()));
+        let out = std::process::Command::new(&python)
+            .args([
+                "-c",
+                "import duckdb, sys\nprint(duckdb.sql(sys.argv[1]).fetchall()[0][0])",
+                &q,
+            ])
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let peak: u64 = text(&out.stdout).trim().parse().unwrap();
+        let stats = heap_of(&stats_json(&t));
+        assert_eq!(peak, stats.peak, "{file}");
+        let want = replay(&android_ops(&std::fs::read_to_string(&input).unwrap()));
+        assert_eq!(peak, want.peak, "{file}");
+    }
+}
+
+#[test]
+#[ignore = "reads the real samples in ../shared/data, which a clone does not have: cargo test -- --ignored"]
+fn shared_android_sample_gives_the_figures_of_its_own_reader() {
+    // The AOSP sample: the peak, the bytes and blocks alive at the end of `mtf stats` are those
+    // of an independent replay of the text (10,441,709 bytes at the peak; 53,645 blocks alive).
+    let zip = util::root().join("../shared/data/android_memory_replay/systemui.zip");
+    if !zip.is_file() {
+        eprintln!("skipped: {} is absent", zip.display());
+        return;
+    }
+    let mut text_in = String::new();
+    {
+        use std::io::Read;
+        let mut z = zip::ZipArchive::new(std::fs::File::open(&zip).unwrap()).unwrap();
+        z.by_index(0).unwrap().read_to_string(&mut text_in).unwrap();
+    }
+    let want = replay(&android_ops(&text_in));
+    assert_eq!(want.peak, 10_441_709);
+    assert_eq!(want.leaked_blocks, 53_645);
+    let dir = util::tempdir();
+    let t = dir.path().join("t.mtf");
+    let out = mtf(&[
+        "import",
+        "-q",
+        zip.to_str().unwrap(),
+        "-o",
+        t.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(heap_of(&stats_json(&t)), want);
+}
