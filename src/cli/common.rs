@@ -325,6 +325,7 @@ pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
         .dtd_opt(dtd)
         .open(path)
         .map_err(|e| open_failure(path, dtd, &e))?;
+    protect_dtd(&o);
     print_warnings(o.warnings());
     Ok(o)
 }
@@ -339,6 +340,7 @@ pub fn open_streamable(path: &Path, dtd: Option<&Path>, stream: bool) -> Result<
     let o = options
         .open(path)
         .map_err(|e| open_failure(path, dtd, &e))?;
+    protect_dtd(&o);
     print_warnings(o.warnings());
     Ok(o)
 }
@@ -374,6 +376,7 @@ fn open_salvaging_with(
     let o = options
         .open(path)
         .map_err(|e| open_failure(path, dtd, &e))?;
+    protect_dtd(&o);
     if let Some(e) = o.input_fault() {
         // A compressed trace cut short: what was decompressed is shown, the fault reported.
         line_to_stderr(io_failure(e).message.trim_end());
@@ -544,29 +547,32 @@ pub fn section_arg(schema: &Schema, arg: &str) -> Result<u8, Failure> {
 }
 
 /// Refuse to write `output` when it is the file `input` is read from (as `cp a a` refuses): the
-/// input would be replaced by the output before it was read.
+/// input would be replaced by the output before it was read. [`guard_files`] for one of each.
 pub fn refuse_same_file(input: &Path, output: &Path) -> Result<(), Failure> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if input.as_os_str() == "-" || output.as_os_str() == "-" {
-            return Ok(());
-        }
-        if let (Ok(a), Ok(b)) = (std::fs::metadata(input), std::fs::metadata(output)) {
-            if a.is_file() && b.is_file() && a.dev() == b.dev() && a.ino() == b.ino() {
-                return Err(error(
-                    EXIT_USAGE,
-                    "mtf::usage::same_file",
-                    format!(
-                        "{} and {} are the same file; write the output elsewhere",
-                        input_name(input),
-                        input_name(output)
-                    ),
-                ));
-            }
-        }
+    guard_files(&[input], &[output])
+}
+
+/// Registers `inputs` as files no output of this command may replace
+/// ([`metatf::io::protect_input`]: `metatf::io::Output` refuses them by identity, also through a
+/// symbolic or hard link, and also for files written later, such as the parts of an export), and
+/// refuses now any of `outputs` that is one of them (status 2, `mtf::io::overwrites_input`),
+/// before any work is done.
+pub fn guard_files(inputs: &[&Path], outputs: &[&Path]) -> Result<(), Failure> {
+    for input in inputs {
+        metatf::io::protect_input(input);
     }
-    #[cfg(not(unix))]
-    let _ = (input, output);
+    for output in outputs {
+        metatf::io::refuse_overwrite(output).map_err(|e| io_failure(&e))?;
+    }
     Ok(())
+}
+
+/// Registers the DTD file an opened trace was read with as an input ([`guard_files`]): a DTD
+/// found beside the trace is read as much as one given with `--dtd`.
+fn protect_dtd(o: &Opened) {
+    use metatf::DtdSource;
+    if let DtdSource::Explicit(p) | DtdSource::TraceDir(p) | DtdSource::EnvPath(p) = o.dtd_source()
+    {
+        metatf::io::protect_input(p);
+    }
 }

@@ -70,12 +70,15 @@ impl Output {
     /// symbolic link). Name a file called `-` as `./-`.
     ///
     /// Errors: [`IoError::IsFolder`], [`IoError::MissingFolder`],
-    /// [`IoError::DanglingSymlink`], [`IoError::Create`] (permission denied, too many links, ...).
+    /// [`IoError::DanglingSymlink`], [`IoError::Create`] (permission denied, too many links, ...),
+    /// [`IoError::OverwritesInput`] (the path is an input registered with
+    /// [`super::protect_input`]).
     pub fn create(path: impl AsRef<Path>) -> Result<Output, IoError> {
         let path = path.as_ref();
         let state = if path.as_os_str() == "-" {
             State::Stdout(BufWriter::new(io::stdout()))
         } else {
+            super::guard::refuse_overwrite(path)?;
             open_state(path)?
         };
         Ok(Output {

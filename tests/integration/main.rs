@@ -27,6 +27,13 @@ mod layering;
 mod limits;
 mod messages;
 mod mirror;
+#[cfg(all(
+    feature = "cli",
+    feature = "compression",
+    feature = "import",
+    feature = "plot"
+))]
+mod outputs;
 #[cfg(all(unix, feature = "cli", feature = "compression"))]
 mod pack_fast;
 mod pack_identity;
