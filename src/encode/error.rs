@@ -119,7 +119,9 @@ fn io_code(e: &IoError) -> &'static str {
         IoError::IsFolder { .. } => "mtf::io::is_folder",
         IoError::InputTooLarge { .. } => "mtf::io::input_too_large",
         IoError::Decompress { .. } => "mtf::io::decompress",
-        IoError::NoCompressionSupport { .. } => "mtf::io::no_compression_support",
+        IoError::NoCompressionSupport { .. } | IoError::NoCompressionForOutput { .. } => {
+            "mtf::io::no_compression_support"
+        }
         IoError::MissingFolder { .. } => "mtf::io::missing_folder",
         IoError::DanglingSymlink { .. } => "mtf::io::dangling_symlink",
         IoError::OverwritesInput { .. } => "mtf::io::overwrites_input",

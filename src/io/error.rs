@@ -94,6 +94,23 @@ pub enum IoError {
         format: Compression,
     },
 
+    /// An output's name asks for compression (`x.zst`) in a build without the `compression`
+    /// feature.
+    #[error(
+        "cannot write {}: its name asks for {format} compression, but mtf was built without compression support",
+        output_name(path)
+    )]
+    #[diagnostic(
+        code(mtf::io::no_compression_support),
+        help("name the output without the compression extension, or rebuild with the cargo feature `compression`")
+    )]
+    NoCompressionForOutput {
+        /// The path given.
+        path: PathBuf,
+        /// The compression its extension names.
+        format: Compression,
+    },
+
     /// The folder an output would be created in does not exist.
     #[error(
         "cannot create {}: the folder {} does not exist",
@@ -271,6 +288,7 @@ impl IoError {
             | InputTooLarge { path, .. }
             | Decompress { path, .. }
             | NoCompressionSupport { path, .. }
+            | NoCompressionForOutput { path, .. }
             | MissingFolder { path, .. }
             | DanglingSymlink { path, .. }
             | OverwritesInput { path, .. }

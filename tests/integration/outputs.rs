@@ -98,3 +98,124 @@ fn no_command_writes_over_one_of_its_inputs() {
     let out = mtf(&["stats", &ts, "-o", &s(&d.join("stats.txt"))]);
     assert!(out.status.success(), "{}", text(&out.stderr));
 }
+
+/// `data` decompressed as `kind` says, by the codecs' own crates (what `zstd -d`, `gzip -d`,
+/// `xz -d`, `bzip2 -d` do); panics if it is not such a stream.
+fn decompress(kind: &str, data: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut out = Vec::new();
+    match kind {
+        "gz" => {
+            assert!(data.starts_with(&[0x1f, 0x8b]), "not gzip");
+            flate2::read::MultiGzDecoder::new(data)
+                .read_to_end(&mut out)
+                .unwrap();
+        }
+        "zst" => out = zstd::decode_all(data).unwrap(),
+        "xz" => {
+            xz2::read::XzDecoder::new(data)
+                .read_to_end(&mut out)
+                .unwrap();
+        }
+        "bz2" => {
+            bzip2::read::BzDecoder::new(data)
+                .read_to_end(&mut out)
+                .unwrap();
+        }
+        _ => unreachable!(),
+    }
+    out
+}
+
+/// An output named `.gz`, `.zst`, `.xz` or `.bz2` is compressed so by every command that
+/// writes (as the input side decompresses by content): decompressed by the codec's own
+/// decoder it is the plain output, byte for byte.
+#[test]
+fn outputs_are_compressed_by_their_name() {
+    let dir = util::tempdir();
+    let d = dir.path();
+    let p = |name: &str| d.join(name).to_str().unwrap().to_string();
+    let plain = |args: &[&str], out: &str| {
+        let o = mtf(&[args, &["-o", out, "-q"]].concat());
+        assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+        std::fs::read(out).unwrap()
+    };
+    let txt = "traces/src/hatf-le32.txt";
+    let cases: Vec<(&str, Vec<&str>)> = vec![
+        ("pack", vec!["pack", txt]),
+        (
+            "import",
+            vec![
+                "import",
+                "--from",
+                "android",
+                "tests/data/import/alloc/android-systemui.txt",
+            ],
+        ),
+        ("export", vec!["export", "traces/android.mtf"]),
+        ("stats", vec!["stats", "traces/android.mtf"]),
+    ];
+    for (name, args) in &cases {
+        let reference = plain(args, &p(&format!("{name}.plain")));
+        for kind in ["gz", "zst", "xz", "bz2"] {
+            let out = p(&format!("{name}.out.{kind}"));
+            let packed = plain(args, &out);
+            assert_ne!(packed, reference, "{name} .{kind}: written plain");
+            assert_eq!(decompress(kind, &packed), reference, "{name} .{kind}");
+        }
+    }
+    // compact measures what it writes: a name that asks for zstd, xz or gzip is written as
+    // `--compress` writes it (the cost model estimating compressed sizes), bzip2 plain and
+    // compressed by the name.
+    let compact = ["compact", "traces/hatf-le32.mtf"];
+    for (kind, codec) in [("gz", "gzip"), ("zst", "zstd"), ("xz", "xz")] {
+        let by_name = plain(&compact, &p(&format!("c.{kind}")));
+        let asked = plain(
+            &[&compact[..], &["--compress", codec]].concat(),
+            &p(&format!("c-{kind}.ref")),
+        );
+        assert_eq!(by_name, asked, "compact .{kind}");
+        assert!(decompress(kind, &by_name).starts_with(b"\x7fMTF"));
+    }
+    let packed = plain(&compact, &p("c.bz2"));
+    assert_eq!(decompress("bz2", &packed), plain(&compact, &p("c.plain")));
+    // Upper case too; `-o -` is never compressed.
+    let packed = plain(&["pack", txt], &p("T.MTF.ZST"));
+    assert_eq!(
+        decompress("zst", &packed),
+        plain(&["pack", txt], &p("t.mtf"))
+    );
+    // A trace written compressed reads back as the plain one.
+    let a = mtf(&["dump", &p("pack.out.xz")]);
+    let b = mtf(&["dump", &p("pack.plain")]);
+    assert!(a.status.success());
+    assert_eq!(a.stdout, b.stdout);
+    // compact: the name chooses the codec for its cost model; one that disagrees with
+    // --compress is refused.
+    let o = mtf(&[
+        "compact",
+        "traces/hatf-le32.mtf",
+        "-o",
+        &p("c.zst"),
+        "--compress",
+        "xz",
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("--compress"),
+        "{}",
+        text(&o.stderr)
+    );
+    let o = mtf(&[
+        "compact",
+        "traces/hatf-le32.mtf",
+        "-o",
+        &p("c2.gz"),
+        "--compress",
+        "gzip",
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let once = decompress("gz", &std::fs::read(p("c2.gz")).unwrap());
+    assert!(once.starts_with(b"\x7fMTF"), "compressed twice");
+}
