@@ -145,6 +145,11 @@ pub struct TraceStream<'o> {
     /// The whole trace, read after all (a stream that needed random access before any byte
     /// of it was dropped from the window); the decoder then reads it as a file.
     whole: Option<Box<Trace<'static>>>,
+    /// With salvage, the fault of a compressed stream that ended early: the stream ended
+    /// there, its bytes decoded as a file of that length is.
+    input_fault: Option<IoError>,
+    /// The sections read as tables, for a trace decoded whole after all.
+    tables: Vec<u8>,
 }
 
 impl<'o> TraceStream<'o> {
@@ -186,10 +191,21 @@ impl<'o> TraceStream<'o> {
             on_fault: None,
             done: false,
             whole: None,
+            input_fault: None,
+            tables: Vec::new(),
         };
         let target = s.window;
         if let Err(e) = s.fill(target) {
             s.fail(e);
+        } else if s.eof && (s.damage.is_none() || s.head.input.salvages()) {
+            // Design: the whole trace is in the window: it is decoded as the file of those
+            // bytes, so that a trace whose metadata makes a section a table (which needs random
+            // access) reads as a file does, even when records of that section come before the
+            // metadata record that says so.
+            match s.read_whole(None) {
+                Ok(_) => {}
+                Err(e) => s.fail(e),
+            }
         } else {
             s.build();
         }
@@ -219,6 +235,30 @@ impl<'o> TraceStream<'o> {
     /// Why the events stopped before the end of the trace, if they did.
     pub fn fault(&self) -> Option<&StreamError> {
         self.fault.as_ref()
+    }
+
+    /// For a trace opened with [`crate::OpenOptions::salvage`], the fault of a compressed
+    /// stream that ended early or turned corrupt ([`IoError::Decompress`]): the events are
+    /// those of the bytes decompressed before it, as for a file of that length (whose damaged
+    /// container is then [`TraceStream::fault`]), exactly as `zstd -dc | mtf … -` gives them.
+    pub fn input_fault(&self) -> Option<&IoError> {
+        self.input_fault.as_ref()
+    }
+
+    /// Whether section `section` is read as a table (`Reader::is_table`): known once the
+    /// stream needed random access and was decoded whole (a streamed trace has no tables).
+    pub fn is_table(&self, section: u8) -> bool {
+        self.tables.contains(&section)
+    }
+
+    /// A read error `e`: with salvage, a compressed stream's fault ends the stream where it
+    /// is (the bytes before it were kept); anything else is the stream's fault.
+    fn salvage_or(&mut self, e: IoError) -> Result<(), StreamError> {
+        if self.head.input.salvages() && matches!(e, IoError::Decompress { .. }) {
+            self.input_fault = Some(e);
+            return self.at_end();
+        }
+        Err(e.into())
     }
 
     /// The regions of the trace; the last one ends at `u64::MAX` until the stream has ended
@@ -278,7 +318,7 @@ impl<'o> TraceStream<'o> {
                 Ok(n) => n,
                 Err(e) => {
                     self.buf.truncate(have);
-                    return Err(e.into());
+                    return self.salvage_or(e);
                 }
             };
             self.buf.truncate(have + n);
@@ -292,23 +332,21 @@ impl<'o> TraceStream<'o> {
 
     /// The stream has ended: the file is `base + buf.len()` bytes long.
     fn at_end(&mut self) -> Result<(), StreamError> {
+        // A short read that ended in a fault: the bytes before it were kept.
+        if let Some(e) = self.src.take_fault() {
+            if !(self.head.input.salvages() && matches!(e, IoError::Decompress { .. })) {
+                return Err(e.into());
+            }
+            self.input_fault = Some(e);
+        }
         self.eof = true;
         let len = self.base + self.buf.len() as u64;
-        if let Some(e) = Trace::check_stream_length(self.head.trace.bytes(), len) {
+        if let Some(e) = self.length_damage(len) {
             // Design: the records before the damage are given out as a damaged file's are
             // (the regions cut back to the bytes there are, no record count to check), and
             // the damage is reported after them: failing here would lose the records of the
             // window and of the regions still to come.
-            self.damage = Some(
-                match self.head.trace.path() {
-                    Some(p) => ContainerError::InFile {
-                        path: p.to_path_buf(),
-                        source: Box::new(e),
-                    },
-                    None => e,
-                }
-                .into(),
-            );
+            self.damage = Some(e);
             let current = self.cp.region();
             let mut i = 0;
             self.regions.retain(|r| {
@@ -324,6 +362,21 @@ impl<'o> TraceStream<'o> {
         Ok(())
     }
 
+    /// What is wrong with the container of a trace of `len` bytes with this head, if anything.
+    fn length_damage(&self, len: u64) -> Option<StreamError> {
+        let e = Trace::check_stream_length(self.head.trace.bytes(), len)?;
+        Some(
+            match self.head.trace.path() {
+                Some(p) => ContainerError::InFile {
+                    path: p.to_path_buf(),
+                    source: Box::new(e),
+                },
+                None => e,
+            }
+            .into(),
+        )
+    }
+
     /// Reads the rest of the stream, keeping none of it (after the last region).
     fn drain(&mut self) -> Result<(), StreamError> {
         self.drop_decoder();
@@ -332,7 +385,10 @@ impl<'o> TraceStream<'o> {
         self.buf.clear();
         let mut chunk = vec![0u8; self.window.clamp(4096, 1 << 20)];
         loop {
-            let n = self.src.read_full(&mut chunk)?;
+            let n = match self.src.read_full(&mut chunk) {
+                Ok(n) => n,
+                Err(e) => return self.salvage_or(e),
+            };
             self.base += n as u64;
             if n < chunk.len() {
                 break;
@@ -342,17 +398,24 @@ impl<'o> TraceStream<'o> {
     }
 
     /// Reads the rest of the stream and decodes the whole trace from its start, dropping the
-    /// events given out since the start.
-    fn read_whole(&mut self, upto: usize) -> Result<bool, StreamError> {
+    /// events given out since the start (from the regions up to `upto`; `None`: none given).
+    fn read_whole(&mut self, upto: Option<usize>) -> Result<bool, StreamError> {
         self.drop_decoder();
         let buf = std::mem::take(&mut self.buf);
         let src = std::mem::replace(&mut self.src, crate::io::StreamInput::empty());
         let (input, fault) = src.into_input(buf, &self.head.input)?;
-        if let Some(e) = fault {
-            return Err(e.into());
-        }
         let path = self.head.trace.path().map(|p| p.to_path_buf());
-        let trace = Trace::from_data(input.into(), path)?;
+        // With salvage, a compressed stream cut short is decoded as the file of the bytes it
+        // gave, damaged container and all (as `OpenOptions::open` reads it).
+        let trace = if self.head.input.salvages() {
+            if fault.is_some() {
+                self.input_fault = fault;
+            }
+            self.damage = self.length_damage(input.bytes().len() as u64);
+            Trace::salvage(input.into(), path)?
+        } else {
+            Trace::from_data(input.into(), path)?
+        };
         self.whole = Some(Box::new(trace));
         self.eof = true;
         self.skip = self.since;
@@ -370,13 +433,20 @@ impl<'o> TraceStream<'o> {
             self.reader = reader;
             // SAFETY: as in `build`.
             let r: &'o Reader<'o> = unsafe { &*reader };
+            self.tables = r
+                .regions()
+                .iter()
+                .map(|g| g.section)
+                .filter(|&s| r.is_table(s))
+                .collect();
             // Records of a section that turns out a table were given out as records: what a
             // file gives cannot be given any more.
-            if r.regions()
-                .iter()
-                .take(upto + 1)
-                .any(|g| r.is_table(g.section))
-            {
+            if upto.is_some_and(|upto| {
+                r.regions()
+                    .iter()
+                    .take(upto + 1)
+                    .any(|g| r.is_table(g.section))
+            }) {
                 self.drop_decoder();
                 return Ok(false);
             }
@@ -446,7 +516,7 @@ impl<'o> TraceStream<'o> {
                     // Nothing dropped yet: read the rest as a file is read (spooled beyond a
                     // few MiB), decode it whole from the start and drop what was given out,
                     // unless records of a table were given out as records already.
-                    match self.read_whole(upto) {
+                    match self.read_whole(Some(upto)) {
                         Ok(true) => return,
                         Ok(false) => {}
                         Err(e) => {
@@ -526,7 +596,10 @@ impl<'o> TraceStream<'o> {
                         }
                     }
                     Err(e) => {
-                        self.fail(e.into());
+                        self.base = end + (at - end - gap);
+                        if let Err(e) = self.salvage_or(e) {
+                            self.fail(e);
+                        }
                         return;
                     }
                 }

@@ -330,21 +330,6 @@ pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
     Ok(o)
 }
 
-/// As [`open`], but with `stream` a trace that cannot be mapped is read as a stream
-/// ([`open_for_pass`]).
-pub fn open_streamable(path: &Path, dtd: Option<&Path>, stream: bool) -> Result<Opened, Failure> {
-    let mut options = open_options()?.dtd_opt(dtd);
-    if let Some(window) = stream_window()?.filter(|_| stream) {
-        options = options.stream_window(window);
-    }
-    let o = options
-        .open(path)
-        .map_err(|e| open_failure(path, dtd, &e))?;
-    protect_dtd(&o);
-    print_warnings(o.warnings());
-    Ok(o)
-}
-
 /// As [`open`], but a trace whose container is damaged (cut short by a crashed tracer) still
 /// opens with the regions that can be trusted: the container error is printed here, and
 /// the second value tells the caller to exit 1 after showing what the trace holds: the container
@@ -544,6 +529,37 @@ pub fn section_arg(schema: &Schema, arg: &str) -> Result<u8, Failure> {
             names.join(", ")
         ),
     ))
+}
+
+static DEFER_DAMAGE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static DAMAGED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// This command writes its output after reading the trace (`stats`, `plot`, `report`,
+/// `diff`, `export`): damage found at the end of a streamed trace is reported there and the
+/// command goes on, to exit 1 at its end ([`final_status`]), rather than exiting at once.
+pub fn defer_damage() {
+    DEFER_DAMAGE.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether [`defer_damage`] was called.
+pub fn defers_damage() -> bool {
+    DEFER_DAMAGE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The trace read was damaged (salvaged) and the damage reported: the command's success is
+/// status 1 ([`final_status`]).
+pub fn mark_damaged() {
+    DAMAGED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The exit status of a command that returned `code`: 1 instead of 0 when it read a damaged
+/// trace ([`mark_damaged`]).
+pub fn final_status(code: i32) -> i32 {
+    if code == EXIT_OK && DAMAGED.load(std::sync::atomic::Ordering::Relaxed) {
+        super::EXIT_INVALID_TRACE
+    } else {
+        code
+    }
 }
 
 /// Refuse to write `output` when it is the file `input` is read from (as `cp a a` refuses): the

@@ -217,7 +217,7 @@ pub fn main() -> i32 {
         Command::Man(a) => shell::man(&a),
     };
     match result {
-        Ok(code) => code,
+        Ok(code) => common::final_status(code),
         Err(f) => {
             if !f.message.is_empty() {
                 line_to_stderr(&f.message);

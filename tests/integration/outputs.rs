@@ -219,3 +219,202 @@ fn outputs_are_compressed_by_their_name() {
     let once = decompress("gz", &std::fs::read(p("c2.gz")).unwrap());
     assert!(once.starts_with(b"\x7fMTF"), "compressed twice");
 }
+
+/// A HATF trace of `n` allocations and frees with varied sizes and addresses, packed by
+/// `mtf pack` into `dir/big.mtf`.
+fn big_trace(dir: &Path, n: u64) -> std::path::PathBuf {
+    let mut rng = util::Rng(0x9E37_79B9_7F4A_7C15);
+    let mut lines = String::from(
+        "%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\nsection number=1\ncreateThread thread=0 vfield.data=\"\"\ncreateHeap thread=0 heap=0 vfield.data=\"\"\n",
+    );
+    let mut live = Vec::new();
+    for i in 0..n {
+        let addr = 4096 + 64 * i + rng.below(32);
+        lines += &format!(
+            "alloc size={} address={addr} vfield.data=\"\"\n",
+            1 + rng.below(4000)
+        );
+        live.push(addr);
+        if rng.chance(40) {
+            let k = rng.below(live.len() as u64) as usize;
+            let a = live.swap_remove(k);
+            lines += &format!("free address={a} vfield.data=\"\"\n");
+        }
+    }
+    let src = dir.join("big.txt");
+    std::fs::write(&src, lines).unwrap();
+    let out = dir.join("big.mtf");
+    let o = mtf(&[
+        "pack",
+        src.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    out
+}
+
+/// What the codec's own decoder gives of a stream cut short before it fails (as
+/// `zstd -dc cut.zst` and `gzip -dc cut.gz` write it), read 64 KiB at a time.
+fn decompress_prefix(kind: &str, data: &[u8]) -> Vec<u8> {
+    use std::io::Read;
+    let mut r: Box<dyn Read> = match kind {
+        "gz" => Box::new(flate2::read::MultiGzDecoder::new(data)),
+        "zst" => Box::new(zstd::stream::read::Decoder::new(data).unwrap()),
+        _ => unreachable!(),
+    };
+    let mut out = Vec::new();
+    let mut buf = vec![0; 64 << 10];
+    loop {
+        match r.read(&mut buf) {
+            Ok(0) => panic!("{kind}: the cut stream decoded to its end"),
+            Ok(n) => out.extend_from_slice(&buf[..n]),
+            Err(_) => return out,
+        }
+    }
+}
+
+/// A zstd or gzip trace cut short (a crashed tracer's, compressed on the fly) dumps the same
+/// records as its decompressed bytes piped in (`zstd -dc cut.mtf.zst | mtf dump -`), with the
+/// decompressor's fault and the container's damage reported and status 1 — streamed from a
+/// small window, from the default one, and spooled.
+#[test]
+fn a_compressed_trace_cut_short_gives_what_its_bytes_hold() {
+    let dir = util::tempdir();
+    let trace = std::fs::read(big_trace(dir.path(), 60_000)).unwrap();
+    for kind in ["zst", "gz"] {
+        let packed = util::compress(kind, &trace);
+        let cut = &packed[..packed.len() * 2 / 3];
+        let prefix = decompress_prefix(kind, cut);
+        assert!(prefix.len() > trace.len() / 3, "{kind}: {}", prefix.len());
+        let path = dir.path().join(format!("cut.mtf.{kind}"));
+        std::fs::write(&path, cut).unwrap();
+        let piped = util::mtf_stdin(&["dump", "-"], &prefix);
+        assert_eq!(piped.status.code(), Some(1), "{}", text(&piped.stderr));
+        let records = piped.stdout.iter().filter(|&&b| b == b'\n').count();
+        assert!(records > 10_000, "{kind}: {records}");
+        for window in ["65536", "", "0"] {
+            let out = std::process::Command::new(env!("CARGO_BIN_EXE_mtf"))
+                .args(["dump", path.to_str().unwrap()])
+                .env("MTF_STREAM_WINDOW", window)
+                .output()
+                .unwrap();
+            let err = text(&out.stderr);
+            assert_eq!(out.status.code(), Some(1), "{kind} {window}: {err}");
+            assert!(
+                out.stdout == piped.stdout,
+                "{kind} window {window:?}: other records"
+            );
+            assert!(
+                err.contains("mtf::io::decompress"),
+                "{kind} {window}: {err}"
+            );
+            assert!(
+                err.contains("mtf::trace::invalid"),
+                "{kind} {window}: {err}"
+            );
+        }
+    }
+}
+
+/// stats, plot, report and export read a trace cut short as dump and check do: what it holds,
+/// the damage reported, status 1 once the output is written.
+#[test]
+fn commands_that_write_salvage_a_trace_cut_short() {
+    let dir = util::tempdir();
+    let d = dir.path();
+    let bytes = std::fs::read(util::root().join("traces/android.mtf")).unwrap();
+    let cut = d.join("cut.mtf");
+    std::fs::write(&cut, &bytes[..bytes.len() - 200]).unwrap();
+    let c = cut.to_str().unwrap();
+    let p = |name: &str| d.join(name).to_str().unwrap().to_string();
+    // The records the salvaged trace holds, as dump gives them (one line each, after the
+    // header line).
+    let dumped = mtf(&["dump", c]);
+    assert_eq!(dumped.status.code(), Some(1));
+    let held = text(&dumped.stdout)
+        .lines()
+        .filter(|l| !l.starts_with('%') && !l.starts_with('#'))
+        .count() as u64;
+    let stats = mtf(&["stats", "-f", "json", c]);
+    assert_eq!(stats.status.code(), Some(1), "{}", text(&stats.stderr));
+    assert!(text(&stats.stderr).contains("mtf::trace::invalid"));
+    let json: serde_json::Value = serde_json::from_slice(&stats.stdout).unwrap();
+    let counted: u64 = json["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["count"].as_u64().unwrap())
+        .sum();
+    assert!(held > 50);
+    assert_eq!(counted, held, "{json}");
+    // The same from a pipe (streamed): the damage is found at the end, the figures written.
+    let piped = util::mtf_stdin(&["stats", "-f", "json", "-"], &bytes[..bytes.len() - 200]);
+    assert_eq!(piped.status.code(), Some(1), "{}", text(&piped.stderr));
+    assert_eq!(piped.stdout, stats.stdout);
+    for args in [
+        vec!["plot", c, "-o", &p("x.svg")],
+        vec!["report", c, "-o", &p("x.html")],
+        vec!["export", c, "-o", &p("x.txt")],
+    ] {
+        let out = mtf(&args);
+        let err = text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("mtf::trace::invalid"), "{args:?}: {err}");
+        assert!(std::fs::metadata(args[3]).unwrap().len() > 0, "{args:?}");
+    }
+    // The export is the original text up to the damage.
+    let whole = mtf(&["export", "traces/android.mtf", "-o", "-"]);
+    let part = std::fs::read(p("x.txt")).unwrap();
+    assert!(!part.is_empty() && whole.stdout.starts_with(&part));
+}
+
+/// A small valid zstd trace whose metadata makes a field a reference into a section read as
+/// a table (tests/data/stream/compressed-table-reference): compressed, piped or not, it reads
+/// exactly as its decompressed bytes in a file do (it was refused with
+/// mtf::stream::random_access and advice to give a file).
+#[test]
+fn a_compressed_trace_with_tables_reads_as_its_file() {
+    let dir = util::tempdir();
+    let case = util::root().join("tests/data/stream/compressed-table-reference");
+    let dtd = case.join("t.dtd");
+    let zst = case.join("t.mtf.zst");
+    let plain = dir.path().join("t.mtf");
+    std::fs::write(
+        &plain,
+        zstd::decode_all(&std::fs::read(&zst).unwrap()[..]).unwrap(),
+    )
+    .unwrap();
+    let d = dtd.to_str().unwrap();
+    for cmd in ["check", "dump", "stats", "info"] {
+        let run = |trace: &Path, stdin: Option<Vec<u8>>| {
+            let path = if stdin.is_some() {
+                "-"
+            } else {
+                trace.to_str().unwrap()
+            };
+            let mut c = std::process::Command::new(env!("CARGO_BIN_EXE_mtf"));
+            c.args([cmd, "--dtd", d, path]).current_dir(util::root());
+            let out = match stdin {
+                Some(bytes) => util::output_with_stdin(&mut c, &bytes),
+                None => c.output().unwrap(),
+            };
+            let name = if path == "-" { "standard input" } else { path };
+            let shown = text(&out.stdout)
+                .replace(name, "TRACE")
+                .replace("(402 bytes)", "");
+            (out.status.code(), shown, text(&out.stderr))
+        };
+        let want = run(&plain, None);
+        assert_eq!(want.0, Some(0), "{cmd}: {}", want.2);
+        for got in [
+            run(&zst, None),
+            run(&zst, Some(std::fs::read(&zst).unwrap())),
+        ] {
+            assert_eq!(got.0, want.0, "{cmd}: {}", got.2);
+            assert!(!got.2.contains("random_access"), "{cmd}: {}", got.2);
+            assert_eq!(got.1, want.1, "{cmd}");
+        }
+    }
+}
