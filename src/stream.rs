@@ -403,7 +403,14 @@ impl<'o> TraceStream<'o> {
         self.drop_decoder();
         let buf = std::mem::take(&mut self.buf);
         let src = std::mem::replace(&mut self.src, crate::io::StreamInput::empty());
-        let (input, fault) = src.into_input(buf, &self.head.input)?;
+        // The whole trace already in the window stays there (nothing more to read, nothing to
+        // spool); the rest of a longer one is read as a file's would be.
+        let options = if self.eof {
+            self.head.input.clone().spool_above(u64::MAX)
+        } else {
+            self.head.input.clone()
+        };
+        let (input, fault) = src.into_input(buf, &options)?;
         let path = self.head.trace.path().map(|p| p.to_path_buf());
         // With salvage, a compressed stream cut short is decoded as the file of the bytes it
         // gave, damaged container and all (as `OpenOptions::open` reads it).

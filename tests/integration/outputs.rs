@@ -418,3 +418,98 @@ fn a_compressed_trace_with_tables_reads_as_its_file() {
         }
     }
 }
+
+/// The names in a folder, sorted.
+fn names(dir: &Path) -> Vec<String> {
+    let mut v: Vec<String> = std::fs::read_dir(dir)
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .collect();
+    v.sort();
+    v
+}
+
+/// A Parquet export replaces an earlier export of the same trace as a whole (no file of the
+/// first beside the second's), refuses a folder that holds anything else or another trace's
+/// export, and writes nothing for a damaged trace (it said "exported" and left files).
+#[cfg(feature = "parquet")]
+#[test]
+fn a_parquet_export_replaces_its_own_folder_whole_or_refuses() {
+    let dir = util::tempdir();
+    let d = dir.path();
+    let pq = d.join("pq");
+    let s = |p: &Path| p.to_str().unwrap().to_string();
+    let t = d.join("t.mtf");
+    std::fs::copy(util::root().join("traces/android.mtf"), &t).unwrap();
+    let export = |trace: &Path, out: &Path| {
+        mtf(&["export", "--to", "parquet", &s(trace), "-o", &s(out), "-q"])
+    };
+    let o = export(&t, &pq);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let first = names(&pq);
+    assert!(first.contains(&".mtf-export".to_string()), "{first:?}");
+    assert!(first.iter().filter(|n| n.ends_with(".parquet")).count() > 1);
+    // The same trace, now with fewer record types: only its own files are left.
+    let text_form = text(&mtf(&["dump", &s(&t)]).stdout);
+    let fewer: String = text_form
+        .lines()
+        .filter(|l| !l.starts_with("free ") && !l.starts_with("realloc"))
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let txt = d.join("t.txt");
+    std::fs::write(&txt, fewer).unwrap();
+    let o = mtf(&["pack", &s(&txt), "-o", &s(&t), "-q"]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let o = export(&t, &pq);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let second = names(&pq);
+    assert!(second.len() < first.len(), "{first:?} → {second:?}");
+    assert!(!second.iter().any(|n| n.starts_with("free")), "{second:?}");
+    // Nothing is left beside the folder.
+    assert_eq!(names(d), ["pq", "t.mtf", "t.txt"]);
+    // Another trace's export, and a folder with other files, are refused and left as they are.
+    let other = d.join("other.mtf");
+    std::fs::copy(util::root().join("traces/hatf-le32.mtf"), &other).unwrap();
+    let o = export(&other, &pq);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("mtf::parquet::folder_not_empty"));
+    assert_eq!(names(&pq), second);
+    let mine = d.join("mine");
+    std::fs::create_dir(&mine).unwrap();
+    std::fs::write(mine.join("notes.txt"), b"keep").unwrap();
+    let o = export(&t, &mine);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("notes.txt"), "{}", text(&o.stderr));
+    assert_eq!(names(&mine), ["notes.txt"]);
+    // An empty folder is filled.
+    let empty = d.join("empty");
+    std::fs::create_dir(&empty).unwrap();
+    assert!(export(&t, &empty).status.success());
+    // A damaged trace: status 1, nothing written, the earlier export left as it was.
+    let bytes = std::fs::read(&t).unwrap();
+    std::fs::write(&t, &bytes[..bytes.len() - 9]).unwrap();
+    let o = mtf(&["export", "--to", "parquet", &s(&t), "-o", &s(&pq)]);
+    let err = text(&o.stderr);
+    assert_eq!(o.status.code(), Some(1), "{err}");
+    assert!(!err.lines().any(|l| l.starts_with("exported")), "{err}");
+    assert!(err.contains("nothing was written"), "{err}");
+    assert_eq!(names(&pq), second);
+    let fresh = d.join("fresh");
+    let o = export(&t, &fresh);
+    assert_eq!(o.status.code(), Some(1));
+    assert!(!fresh.exists());
+    // A record that breaks the format (found by the first pass): the same.
+    let mut bad = bytes.clone();
+    let n = bad.len();
+    bad[n - 30] ^= 0xff;
+    std::fs::write(&t, &bad).unwrap();
+    let o = export(&t, &fresh);
+    if o.status.code() == Some(1) {
+        assert!(!fresh.exists(), "{}", text(&o.stderr));
+    }
+    assert!(
+        names(d).iter().all(|n| !n.starts_with('.')),
+        "{:?}",
+        names(d)
+    );
+}

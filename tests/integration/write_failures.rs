@@ -568,7 +568,10 @@ fn a_parquet_export_is_all_or_nothing() {
     };
     let out = command(&args(&folder), &tmp).output().unwrap();
     assert!(out.status.success(), "{}", util::text(&out.stderr));
-    assert_eq!(entries(&folder), ["alloc.parquet", "free.parquet"]);
+    assert_eq!(
+        entries(&folder),
+        [".mtf-export", "alloc.parquet", "free.parquet"]
+    );
     assert!(fs::metadata(folder.join("alloc.parquet")).unwrap().len() < 64 << 10);
     assert!(fs::metadata(folder.join("free.parquet")).unwrap().len() > 64 << 10);
     // Earlier outputs in place: none is replaced when the second file cannot be written.
@@ -581,7 +584,10 @@ fn a_parquet_export_is_all_or_nothing() {
         "{}",
         util::text(&out.stderr)
     );
-    assert_eq!(entries(&folder), ["alloc.parquet", "free.parquet"]);
+    assert_eq!(
+        entries(&folder),
+        [".mtf-export", "alloc.parquet", "free.parquet"]
+    );
     for f in ["alloc.parquet", "free.parquet"] {
         assert!(fs::read(folder.join(f)).unwrap() == OLD, "{f} was replaced");
     }
