@@ -46,7 +46,7 @@ pub struct Output {
     state: Option<State>,
     /// The compressor of an output whose name asks for one (`x.zst`), writing into a buffer
     /// that is moved on to `state` after each write.
-    packer: Option<Packer>,
+    packer: Option<Box<Packer>>,
 }
 
 #[derive(Debug)]
@@ -86,7 +86,7 @@ impl Output {
         let format = Compression::for_name(path);
         let mut out = Output::create_plain(path)?;
         if let Some(format) = format {
-            out.packer = Some(Packer::new(format, path)?);
+            out.packer = Some(Box::new(Packer::new(format, path)?));
         }
         Ok(out)
     }
@@ -110,7 +110,7 @@ impl Output {
 
     /// The compression the output's name asked for ([`Output::create`]), if any.
     pub fn compression(&self) -> Option<Compression> {
-        self.packer.as_ref().map(Packer::format)
+        self.packer.as_ref().map(|p| p.format())
     }
 
     /// Whether this is standard output (the path `-`).
@@ -154,7 +154,9 @@ impl Output {
         let path = self.path.clone();
         if let Some(packer) = self.packer.take() {
             // The end of the compressed stream, then the output's own commit.
-            let rest = packer.finish().map_err(|e| IoError::from_write(&path, e))?;
+            let rest = (*packer)
+                .finish()
+                .map_err(|e| IoError::from_write(&path, e))?;
             self.writer()
                 .write_all(&rest)
                 .map_err(|e| IoError::from_write(&path, e))?;
@@ -219,7 +221,7 @@ impl Write for Output {
 impl Output {
     /// Moves what the compressor has produced on to the file.
     fn move_packed(&mut self) -> io::Result<()> {
-        let Some(mut packed) = self.packer.as_mut().map(Packer::take) else {
+        let Some(mut packed) = self.packer.as_mut().map(|p| p.take()) else {
             return Ok(());
         };
         let result = if packed.is_empty() {
