@@ -35,10 +35,13 @@
 // length (docs/format.md §2.2: the last section ends at the end of the file; `nrecords`) are
 // made first, with the same errors a file gives. What a stream cannot do is random access
 // (`OpenOptions::open` spools a trace whose DTD declares references into tables): a metadata
-// record that makes a field such a reference stops the decoder; while the window still holds
-// the trace's start and no record of a section that turns out a table was given out, the rest
-// is read whole after all and decoded as a file (the events given out dropped); otherwise the
-// stream ends with [`StreamError::RandomAccess`].
+// record that makes a field such a reference stops the decoder; a trace whole in its first
+// window is decoded as a file from the start; while the window still holds the trace's start
+// (or the trace is a regular file, which can be read again) and no record of a section that
+// turns out a table was given out, the rest is read whole after all and decoded as a file (the
+// events given out dropped); otherwise the stream ends with [`StreamError::RandomAccess`].
+// A compressed stream that fails (cut short) with salvage ends there: its bytes are decoded as
+// a file of that length, and the fault is `TraceStream::input_fault`.
 //
 // Design (unsafe): the reader and the decoder borrow the window, which the driver owns and
 // refills; they are rebuilt after each refill. The borrow is made with a lifetime the compiler
@@ -150,6 +153,8 @@ pub struct TraceStream<'o> {
     input_fault: Option<IoError>,
     /// The sections read as tables, for a trace decoded whole after all.
     tables: Vec<u8>,
+    /// Events given out since the start.
+    given: u64,
 }
 
 impl<'o> TraceStream<'o> {
@@ -193,6 +198,7 @@ impl<'o> TraceStream<'o> {
             whole: None,
             input_fault: None,
             tables: Vec::new(),
+            given: 0,
         };
         let target = s.window;
         if let Err(e) = s.fill(target) {
@@ -411,6 +417,38 @@ impl<'o> TraceStream<'o> {
             self.head.input.clone()
         };
         let (input, fault) = src.into_input(buf, &options)?;
+        let skip = self.since;
+        self.decode_whole(input, fault, upto, skip)
+    }
+
+    /// The trace read again from its start, as a file (a compressed file: it can be), once the
+    /// stream needs random access after its start left the window: decoded whole, the events
+    /// given out dropped, unless records of a table were given out as records. `Ok(false)`
+    /// also when the trace is not a regular file.
+    fn reopen(&mut self, upto: usize) -> Result<bool, StreamError> {
+        let Some(path) = self.head.trace.path().map(|p| p.to_path_buf()) else {
+            return Ok(false);
+        };
+        if !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+            return Ok(false);
+        }
+        self.drop_decoder();
+        self.src = crate::io::StreamInput::empty();
+        self.buf = Vec::new();
+        let (input, fault) = crate::io::Input::open_with(&path, &self.head.input)?;
+        let skip = self.given;
+        self.decode_whole(input, fault, Some(upto), skip)
+    }
+
+    /// Decodes `input`, the whole trace, as a file from its start, dropping the first `skip`
+    /// events (given out already).
+    fn decode_whole(
+        &mut self,
+        input: crate::io::Input,
+        fault: Option<IoError>,
+        upto: Option<usize>,
+        skip: u64,
+    ) -> Result<bool, StreamError> {
         let path = self.head.trace.path().map(|p| p.to_path_buf());
         // With salvage, a compressed stream cut short is decoded as the file of the bytes it
         // gave, damaged container and all (as `OpenOptions::open` reads it).
@@ -425,7 +463,7 @@ impl<'o> TraceStream<'o> {
         };
         self.whole = Some(Box::new(trace));
         self.eof = true;
-        self.skip = self.since;
+        self.skip = skip;
         self.since = 0;
         let whole = self.whole.as_deref().map(|t| t as *const Trace<'static>);
         if let Some(t) = whole {
@@ -524,6 +562,17 @@ impl<'o> TraceStream<'o> {
                     // few MiB), decode it whole from the start and drop what was given out,
                     // unless records of a table were given out as records already.
                     match self.read_whole(Some(upto)) {
+                        Ok(true) => return,
+                        Ok(false) => {}
+                        Err(e) => {
+                            self.fail(e);
+                            return;
+                        }
+                    }
+                }
+                if self.whole.is_none() && !self.src.is_stdin() {
+                    // The window has moved on: a compressed file is read again from its start.
+                    match self.reopen(upto) {
                         Ok(true) => return,
                         Ok(false) => {}
                         Err(e) => {
@@ -639,6 +688,7 @@ impl EventStream for TraceStream<'_> {
                 // SAFETY: as below.
                 if let Some(event) = unsafe { (*records).next() } {
                     self.since += 1;
+                    self.given += 1;
                     return Some(event);
                 }
                 self.on_stop();
@@ -679,6 +729,7 @@ impl TraceStream<'_> {
                 }
                 Some(event) => {
                     self.since += 1;
+                    self.given += 1;
                     return Some(event);
                 }
                 None => self.on_stop(),

@@ -513,3 +513,65 @@ fn a_parquet_export_replaces_its_own_folder_whole_or_refuses() {
         names(d)
     );
 }
+
+/// A compressed file whose metadata makes a section a table only after the stream's window has
+/// moved on (a long global region first): read again from its start as a file, the records
+/// already given out dropped, so that it reads as its decompressed bytes do.
+#[test]
+fn a_compressed_file_needing_random_access_late_is_read_again_as_a_file() {
+    let dir = util::tempdir();
+    let d = dir.path();
+    let case = util::root().join("tests/data/stream/compressed-table-reference");
+    let dtd = d.join("t.dtd");
+    std::fs::copy(case.join("t.dtd"), &dtd).unwrap();
+    let mut lines = String::from("%mtf 1 dtd=\"t.dtd\" class=32 order=little\n");
+    for i in 0..20_000u64 {
+        lines += &format!("pf0 u={}\n", 1 + i * 7919 % 100_003);
+    }
+    lines += "metadata pf0.u sectionStride heap143 1\nmetadata pf0.u none\npf0 u=5\n";
+    lines += "section number=143:heap143\n";
+    lines += "s143_0 vfield.length=5 vfield.data=x\"e7198b1d41\" ln=12 dat=x\"2427f9f86b2823df5732748bf2b4343b3d231c8b9e2b28f7ffccc2903eed01bdc4ec2529\" pc=0xd640c02787f91fd8 blob=x\"4b62a5306eff2877382dddc3\"\n";
+    let txt = d.join("t.txt");
+    std::fs::write(&txt, lines).unwrap();
+    let plain = d.join("t.mtf");
+    let o = mtf(&[
+        "pack",
+        txt.to_str().unwrap(),
+        "-o",
+        plain.to_str().unwrap(),
+        "-q",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let bytes = std::fs::read(&plain).unwrap();
+    let zst = d.join("t.mtf.zst");
+    std::fs::write(&zst, util::compress("zst", &bytes)).unwrap();
+    for cmd in ["dump", "check", "stats"] {
+        let run = |trace: &Path| {
+            std::process::Command::new(env!("CARGO_BIN_EXE_mtf"))
+                .args([cmd, trace.to_str().unwrap()])
+                .env("MTF_STREAM_WINDOW", "4096")
+                .output()
+                .unwrap()
+        };
+        let want = run(&plain);
+        assert_eq!(want.status.code(), Some(0), "{cmd}: {}", text(&want.stderr));
+        let got = run(&zst);
+        assert_eq!(got.status.code(), Some(0), "{cmd}: {}", text(&got.stderr));
+        let name = |o: &std::process::Output, p: &Path| {
+            text(&o.stdout).replace(p.to_str().unwrap(), "TRACE")
+        };
+        assert!(
+            name(&got, &zst) == name(&want, &plain),
+            "{cmd}: other output"
+        );
+    }
+    // Piped, it cannot be read again: the typed error, not other records.
+    let piped = std::process::Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .args(["check", "-d", dtd.to_str().unwrap(), "-"])
+        .env("MTF_STREAM_WINDOW", "4096")
+        .stdin(std::fs::File::open(&zst).unwrap())
+        .output()
+        .unwrap();
+    assert_eq!(piped.status.code(), Some(2), "{}", text(&piped.stderr));
+    assert!(text(&piped.stderr).contains("mtf::stream::random_access"));
+}
