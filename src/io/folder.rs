@@ -43,6 +43,21 @@ impl StagedFolder {
     /// be renamed over it). Errors: [`IoError::MissingFolder`], [`IoError::Create`].
     pub fn beside(target: impl AsRef<Path>) -> Result<StagedFolder, IoError> {
         let target = target.as_ref();
+        // A folder the user may not write is not replaced either (as `cp` refuses a read-only
+        // file), although renaming over it would need only its parent's permission.
+        #[cfg(unix)]
+        if target.is_dir() {
+            use std::os::unix::ffi::OsStrExt;
+            if let Ok(c) = std::ffi::CString::new(target.as_os_str().as_bytes()) {
+                // SAFETY: a valid NUL-terminated path.
+                if unsafe { libc::access(c.as_ptr(), libc::W_OK) } != 0 {
+                    return Err(IoError::Create {
+                        path: target.to_path_buf(),
+                        source: std::io::Error::last_os_error(),
+                    });
+                }
+            }
+        }
         let path = sibling(target, "new");
         std::fs::create_dir(&path).map_err(|source| {
             if source.kind() == std::io::ErrorKind::NotFound {

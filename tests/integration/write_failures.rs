@@ -222,6 +222,11 @@ fn with_old_output(root: &Path, w: &Writer) -> (PathBuf, String, PathBuf) {
     fs::set_permissions(&folder, fs::Permissions::from_mode(0o755)).unwrap();
     let old = folder.join(w.out);
     fs::write(&old, OLD).unwrap();
+    if w.folder_output {
+        // An earlier export of the same trace (the last argument), which an export replaces.
+        let trace = fs::canonicalize(w.args.last().unwrap()).unwrap();
+        fs::write(folder.join(".mtf-export"), format!("{}\n", trace.display())).unwrap();
+    }
     let arg = if w.folder_output {
         format!("{}/", folder.display())
     } else {
@@ -241,9 +246,13 @@ fn assert_lost_nothing(w: &Writer, out: &Output, code: i32, folder: &Path, old: 
         "{}: the old output changed",
         w.name
     );
+    let mut expected = vec![w.out];
+    if w.folder_output {
+        expected.insert(0, ".mtf-export");
+    }
     assert_eq!(
         entries(folder),
-        [w.out],
+        expected,
         "{}: left behind in the output's folder ({stderr})",
         w.name
     );
