@@ -397,7 +397,7 @@ impl OpenOptions {
             fault: None,
             compression: None,
             stream: std::sync::Mutex::new(None),
-            stream_input: self.input.clone(),
+            stream_input: self.input.clone().salvage(self.salvage),
         })
     }
 }

@@ -35,10 +35,13 @@
 // length (docs/format.md §2.2: the last section ends at the end of the file; `nrecords`) are
 // made first, with the same errors a file gives. What a stream cannot do is random access
 // (`OpenOptions::open` spools a trace whose DTD declares references into tables): a metadata
-// record that makes a field such a reference stops the decoder; while the window still holds
-// the trace's start and no record of a section that turns out a table was given out, the rest
-// is read whole after all and decoded as a file (the events given out dropped); otherwise the
-// stream ends with [`StreamError::RandomAccess`].
+// record that makes a field such a reference stops the decoder; a trace whole in its first
+// window is decoded as a file from the start; while the window still holds the trace's start
+// (or the trace is a regular file, which can be read again) and no record of a section that
+// turns out a table was given out, the rest is read whole after all and decoded as a file (the
+// events given out dropped); otherwise the stream ends with [`StreamError::RandomAccess`].
+// A compressed stream that fails (cut short) with salvage ends there: its bytes are decoded as
+// a file of that length, and the fault is `TraceStream::input_fault`.
 //
 // Design (unsafe): the reader and the decoder borrow the window, which the driver owns and
 // refills; they are rebuilt after each refill. The borrow is made with a lifetime the compiler
@@ -145,6 +148,13 @@ pub struct TraceStream<'o> {
     /// The whole trace, read after all (a stream that needed random access before any byte
     /// of it was dropped from the window); the decoder then reads it as a file.
     whole: Option<Box<Trace<'static>>>,
+    /// With salvage, the fault of a compressed stream that ended early: the stream ended
+    /// there, its bytes decoded as a file of that length is.
+    input_fault: Option<IoError>,
+    /// The sections read as tables, for a trace decoded whole after all.
+    tables: Vec<u8>,
+    /// Events given out since the start.
+    given: u64,
 }
 
 impl<'o> TraceStream<'o> {
@@ -186,10 +196,22 @@ impl<'o> TraceStream<'o> {
             on_fault: None,
             done: false,
             whole: None,
+            input_fault: None,
+            tables: Vec::new(),
+            given: 0,
         };
         let target = s.window;
         if let Err(e) = s.fill(target) {
             s.fail(e);
+        } else if s.eof && (s.damage.is_none() || s.head.input.salvages()) {
+            // Design: the whole trace is in the window: it is decoded as the file of those
+            // bytes, so that a trace whose metadata makes a section a table (which needs random
+            // access) reads as a file does, even when records of that section come before the
+            // metadata record that says so.
+            match s.read_whole(None) {
+                Ok(_) => {}
+                Err(e) => s.fail(e),
+            }
         } else {
             s.build();
         }
@@ -219,6 +241,30 @@ impl<'o> TraceStream<'o> {
     /// Why the events stopped before the end of the trace, if they did.
     pub fn fault(&self) -> Option<&StreamError> {
         self.fault.as_ref()
+    }
+
+    /// For a trace opened with [`crate::OpenOptions::salvage`], the fault of a compressed
+    /// stream that ended early or turned corrupt ([`IoError::Decompress`]): the events are
+    /// those of the bytes decompressed before it, as for a file of that length (whose damaged
+    /// container is then [`TraceStream::fault`]), exactly as `zstd -dc | mtf … -` gives them.
+    pub fn input_fault(&self) -> Option<&IoError> {
+        self.input_fault.as_ref()
+    }
+
+    /// Whether section `section` is read as a table (`Reader::is_table`): known once the
+    /// stream needed random access and was decoded whole (a streamed trace has no tables).
+    pub fn is_table(&self, section: u8) -> bool {
+        self.tables.contains(&section)
+    }
+
+    /// A read error `e`: with salvage, a compressed stream's fault ends the stream where it
+    /// is (the bytes before it were kept); anything else is the stream's fault.
+    fn salvage_or(&mut self, e: IoError) -> Result<(), StreamError> {
+        if self.head.input.salvages() && matches!(e, IoError::Decompress { .. }) {
+            self.input_fault = Some(e);
+            return self.at_end();
+        }
+        Err(e.into())
     }
 
     /// The regions of the trace; the last one ends at `u64::MAX` until the stream has ended
@@ -278,7 +324,7 @@ impl<'o> TraceStream<'o> {
                 Ok(n) => n,
                 Err(e) => {
                     self.buf.truncate(have);
-                    return Err(e.into());
+                    return self.salvage_or(e);
                 }
             };
             self.buf.truncate(have + n);
@@ -292,23 +338,21 @@ impl<'o> TraceStream<'o> {
 
     /// The stream has ended: the file is `base + buf.len()` bytes long.
     fn at_end(&mut self) -> Result<(), StreamError> {
+        // A short read that ended in a fault: the bytes before it were kept.
+        if let Some(e) = self.src.take_fault() {
+            if !(self.head.input.salvages() && matches!(e, IoError::Decompress { .. })) {
+                return Err(e.into());
+            }
+            self.input_fault = Some(e);
+        }
         self.eof = true;
         let len = self.base + self.buf.len() as u64;
-        if let Some(e) = Trace::check_stream_length(self.head.trace.bytes(), len) {
+        if let Some(e) = self.length_damage(len) {
             // Design: the records before the damage are given out as a damaged file's are
             // (the regions cut back to the bytes there are, no record count to check), and
             // the damage is reported after them: failing here would lose the records of the
             // window and of the regions still to come.
-            self.damage = Some(
-                match self.head.trace.path() {
-                    Some(p) => ContainerError::InFile {
-                        path: p.to_path_buf(),
-                        source: Box::new(e),
-                    },
-                    None => e,
-                }
-                .into(),
-            );
+            self.damage = Some(e);
             let current = self.cp.region();
             let mut i = 0;
             self.regions.retain(|r| {
@@ -324,6 +368,21 @@ impl<'o> TraceStream<'o> {
         Ok(())
     }
 
+    /// What is wrong with the container of a trace of `len` bytes with this head, if anything.
+    fn length_damage(&self, len: u64) -> Option<StreamError> {
+        let e = Trace::check_stream_length(self.head.trace.bytes(), len)?;
+        Some(
+            match self.head.trace.path() {
+                Some(p) => ContainerError::InFile {
+                    path: p.to_path_buf(),
+                    source: Box::new(e),
+                },
+                None => e,
+            }
+            .into(),
+        )
+    }
+
     /// Reads the rest of the stream, keeping none of it (after the last region).
     fn drain(&mut self) -> Result<(), StreamError> {
         self.drop_decoder();
@@ -332,7 +391,10 @@ impl<'o> TraceStream<'o> {
         self.buf.clear();
         let mut chunk = vec![0u8; self.window.clamp(4096, 1 << 20)];
         loop {
-            let n = self.src.read_full(&mut chunk)?;
+            let n = match self.src.read_full(&mut chunk) {
+                Ok(n) => n,
+                Err(e) => return self.salvage_or(e),
+            };
             self.base += n as u64;
             if n < chunk.len() {
                 break;
@@ -342,20 +404,66 @@ impl<'o> TraceStream<'o> {
     }
 
     /// Reads the rest of the stream and decodes the whole trace from its start, dropping the
-    /// events given out since the start.
-    fn read_whole(&mut self, upto: usize) -> Result<bool, StreamError> {
+    /// events given out since the start (from the regions up to `upto`; `None`: none given).
+    fn read_whole(&mut self, upto: Option<usize>) -> Result<bool, StreamError> {
         self.drop_decoder();
         let buf = std::mem::take(&mut self.buf);
         let src = std::mem::replace(&mut self.src, crate::io::StreamInput::empty());
-        let (input, fault) = src.into_input(buf, &self.head.input)?;
-        if let Some(e) = fault {
-            return Err(e.into());
+        // The whole trace already in the window stays there (nothing more to read, nothing to
+        // spool); the rest of a longer one is read as a file's would be.
+        let options = if self.eof {
+            self.head.input.clone().spool_above(u64::MAX)
+        } else {
+            self.head.input.clone()
+        };
+        let (input, fault) = src.into_input(buf, &options)?;
+        let skip = self.since;
+        self.decode_whole(input, fault, upto, skip)
+    }
+
+    /// The trace read again from its start, as a file (a compressed file: it can be), once the
+    /// stream needs random access after its start left the window: decoded whole, the events
+    /// given out dropped, unless records of a table were given out as records. `Ok(false)`
+    /// also when the trace is not a regular file.
+    fn reopen(&mut self, upto: usize) -> Result<bool, StreamError> {
+        let Some(path) = self.head.trace.path().map(|p| p.to_path_buf()) else {
+            return Ok(false);
+        };
+        if !std::fs::metadata(&path).is_ok_and(|m| m.is_file()) {
+            return Ok(false);
         }
+        self.drop_decoder();
+        self.src = crate::io::StreamInput::empty();
+        self.buf = Vec::new();
+        let (input, fault) = crate::io::Input::open_with(&path, &self.head.input)?;
+        let skip = self.given;
+        self.decode_whole(input, fault, Some(upto), skip)
+    }
+
+    /// Decodes `input`, the whole trace, as a file from its start, dropping the first `skip`
+    /// events (given out already).
+    fn decode_whole(
+        &mut self,
+        input: crate::io::Input,
+        fault: Option<IoError>,
+        upto: Option<usize>,
+        skip: u64,
+    ) -> Result<bool, StreamError> {
         let path = self.head.trace.path().map(|p| p.to_path_buf());
-        let trace = Trace::from_data(input.into(), path)?;
+        // With salvage, a compressed stream cut short is decoded as the file of the bytes it
+        // gave, damaged container and all (as `OpenOptions::open` reads it).
+        let trace = if self.head.input.salvages() {
+            if fault.is_some() {
+                self.input_fault = fault;
+            }
+            self.damage = self.length_damage(input.bytes().len() as u64);
+            Trace::salvage(input.into(), path)?
+        } else {
+            Trace::from_data(input.into(), path)?
+        };
         self.whole = Some(Box::new(trace));
         self.eof = true;
-        self.skip = self.since;
+        self.skip = skip;
         self.since = 0;
         let whole = self.whole.as_deref().map(|t| t as *const Trace<'static>);
         if let Some(t) = whole {
@@ -370,13 +478,20 @@ impl<'o> TraceStream<'o> {
             self.reader = reader;
             // SAFETY: as in `build`.
             let r: &'o Reader<'o> = unsafe { &*reader };
+            self.tables = r
+                .regions()
+                .iter()
+                .map(|g| g.section)
+                .filter(|&s| r.is_table(s))
+                .collect();
             // Records of a section that turns out a table were given out as records: what a
             // file gives cannot be given any more.
-            if r.regions()
-                .iter()
-                .take(upto + 1)
-                .any(|g| r.is_table(g.section))
-            {
+            if upto.is_some_and(|upto| {
+                r.regions()
+                    .iter()
+                    .take(upto + 1)
+                    .any(|g| r.is_table(g.section))
+            }) {
                 self.drop_decoder();
                 return Ok(false);
             }
@@ -446,7 +561,18 @@ impl<'o> TraceStream<'o> {
                     // Nothing dropped yet: read the rest as a file is read (spooled beyond a
                     // few MiB), decode it whole from the start and drop what was given out,
                     // unless records of a table were given out as records already.
-                    match self.read_whole(upto) {
+                    match self.read_whole(Some(upto)) {
+                        Ok(true) => return,
+                        Ok(false) => {}
+                        Err(e) => {
+                            self.fail(e);
+                            return;
+                        }
+                    }
+                }
+                if self.whole.is_none() && !self.src.is_stdin() {
+                    // The window has moved on: a compressed file is read again from its start.
+                    match self.reopen(upto) {
                         Ok(true) => return,
                         Ok(false) => {}
                         Err(e) => {
@@ -526,7 +652,10 @@ impl<'o> TraceStream<'o> {
                         }
                     }
                     Err(e) => {
-                        self.fail(e.into());
+                        self.base = end + (at - end - gap);
+                        if let Err(e) = self.salvage_or(e) {
+                            self.fail(e);
+                        }
                         return;
                     }
                 }
@@ -559,6 +688,7 @@ impl EventStream for TraceStream<'_> {
                 // SAFETY: as below.
                 if let Some(event) = unsafe { (*records).next() } {
                     self.since += 1;
+                    self.given += 1;
                     return Some(event);
                 }
                 self.on_stop();
@@ -599,6 +729,7 @@ impl TraceStream<'_> {
                 }
                 Some(event) => {
                     self.since += 1;
+                    self.given += 1;
                     return Some(event);
                 }
                 None => self.on_stop(),

@@ -6,9 +6,7 @@ use std::path::Path;
 use metatf::columnar::{write_parquet_from, ParquetError, ParquetOptions};
 use metatf::io::escape_path;
 
-use super::common::{
-    error, error_text, input_name, io_failure, line_to_stderr, open_salvaging, quiet, Failure,
-};
+use super::common::{error, error_text, input_name, io_failure, line_to_stderr, quiet, Failure};
 use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
@@ -27,7 +25,23 @@ pub fn run(
             "Parquet export writes one file per record type: name a folder with -o",
         ));
     }
-    let (o, damaged) = open_salvaging(trace, dtd)?;
+    let (o, damaged) = super::common::open_salvaging_as(trace, dtd, false)?;
+    // A Parquet export holds every record of a trace or none: a query engine cannot see a
+    // warning, so a damaged trace is not exported (it said "exported" and left the files of
+    // the records before the damage). Nothing is written, an earlier export is left as it was.
+    if damaged {
+        if let Some(e) = o.damage() {
+            line_to_stderr(&super::common::container_failure(trace, e).message);
+        }
+        return Err(error(
+            EXIT_INVALID_TRACE,
+            "mtf::parquet::damaged",
+            format!(
+                "{}: not exported: the trace is damaged (above); a Parquet export holds every record of a trace or none, and nothing was written",
+                input_name(trace)
+            ),
+        ));
+    }
     let reader = o.reader();
     let total = reader.bytes().len() as u64;
     let mut bar = Progress::new(total, "scanning", quiet());
@@ -42,7 +56,11 @@ pub fn run(
     let report = write_parquet_from(
         &reader,
         dir,
-        &ParquetOptions::default(),
+        &ParquetOptions {
+            refuse_problems: true,
+            source: Some(trace.to_path_buf()),
+            ..ParquetOptions::default()
+        },
         &mut |p| {
             if p.pass != pass {
                 pass = p.pass;
@@ -56,6 +74,17 @@ pub fn run(
     bar.finish();
     let report = report.map_err(|e| match e {
         ParquetError::Io(io) => io_failure(&io),
+        ParquetError::Damaged { .. } => {
+            let f = Failure::diagnostic(EXIT_INVALID_TRACE, &e);
+            Failure {
+                message: f.message.replacen(
+                    "not exported",
+                    &format!("{}: not exported", input_name(trace)),
+                    1,
+                ),
+                ..f
+            }
+        }
         other => Failure::diagnostic(EXIT_USAGE, &other),
     })?;
     let path = input_name(trace);

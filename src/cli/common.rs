@@ -325,20 +325,7 @@ pub fn open(path: &Path, dtd: Option<&Path>) -> Result<Opened, Failure> {
         .dtd_opt(dtd)
         .open(path)
         .map_err(|e| open_failure(path, dtd, &e))?;
-    print_warnings(o.warnings());
-    Ok(o)
-}
-
-/// As [`open`], but with `stream` a trace that cannot be mapped is read as a stream
-/// ([`open_for_pass`]).
-pub fn open_streamable(path: &Path, dtd: Option<&Path>, stream: bool) -> Result<Opened, Failure> {
-    let mut options = open_options()?.dtd_opt(dtd);
-    if let Some(window) = stream_window()?.filter(|_| stream) {
-        options = options.stream_window(window);
-    }
-    let o = options
-        .open(path)
-        .map_err(|e| open_failure(path, dtd, &e))?;
+    protect_dtd(&o);
     print_warnings(o.warnings());
     Ok(o)
 }
@@ -374,6 +361,7 @@ fn open_salvaging_with(
     let o = options
         .open(path)
         .map_err(|e| open_failure(path, dtd, &e))?;
+    protect_dtd(&o);
     if let Some(e) = o.input_fault() {
         // A compressed trace cut short: what was decompressed is shown, the fault reported.
         line_to_stderr(io_failure(e).message.trim_end());
@@ -543,30 +531,64 @@ pub fn section_arg(schema: &Schema, arg: &str) -> Result<u8, Failure> {
     ))
 }
 
-/// Refuse to write `output` when it is the file `input` is read from (as `cp a a` refuses): the
-/// input would be replaced by the output before it was read.
-pub fn refuse_same_file(input: &Path, output: &Path) -> Result<(), Failure> {
-    #[cfg(unix)]
-    {
-        use std::os::unix::fs::MetadataExt;
-        if input.as_os_str() == "-" || output.as_os_str() == "-" {
-            return Ok(());
-        }
-        if let (Ok(a), Ok(b)) = (std::fs::metadata(input), std::fs::metadata(output)) {
-            if a.is_file() && b.is_file() && a.dev() == b.dev() && a.ino() == b.ino() {
-                return Err(error(
-                    EXIT_USAGE,
-                    "mtf::usage::same_file",
-                    format!(
-                        "{} and {} are the same file; write the output elsewhere",
-                        input_name(input),
-                        input_name(output)
-                    ),
-                ));
-            }
-        }
+static DEFER_DAMAGE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+static DAMAGED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
+
+/// This command writes its output after reading the trace (`stats`, `plot`, `report`,
+/// `diff`, `export`): damage found at the end of a streamed trace is reported there and the
+/// command goes on, to exit 1 at its end ([`final_status`]), rather than exiting at once.
+pub fn defer_damage() {
+    DEFER_DAMAGE.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// Whether [`defer_damage`] was called.
+pub fn defers_damage() -> bool {
+    DEFER_DAMAGE.load(std::sync::atomic::Ordering::Relaxed)
+}
+
+/// The trace read was damaged (salvaged) and the damage reported: the command's success is
+/// status 1 ([`final_status`]).
+pub fn mark_damaged() {
+    DAMAGED.store(true, std::sync::atomic::Ordering::Relaxed);
+}
+
+/// The exit status of a command that returned `code`: 1 instead of 0 when it read a damaged
+/// trace ([`mark_damaged`]).
+pub fn final_status(code: i32) -> i32 {
+    if code == EXIT_OK && DAMAGED.load(std::sync::atomic::Ordering::Relaxed) {
+        super::EXIT_INVALID_TRACE
+    } else {
+        code
     }
-    #[cfg(not(unix))]
-    let _ = (input, output);
+}
+
+/// Refuse to write `output` when it is the file `input` is read from (as `cp a a` refuses): the
+/// input would be replaced by the output before it was read. [`guard_files`] for one of each.
+pub fn refuse_same_file(input: &Path, output: &Path) -> Result<(), Failure> {
+    guard_files(&[input], &[output])
+}
+
+/// Registers `inputs` as files no output of this command may replace
+/// ([`metatf::io::protect_input`]: `metatf::io::Output` refuses them by identity, also through a
+/// symbolic or hard link, and also for files written later, such as the parts of an export), and
+/// refuses now any of `outputs` that is one of them (status 2, `mtf::io::overwrites_input`),
+/// before any work is done.
+pub fn guard_files(inputs: &[&Path], outputs: &[&Path]) -> Result<(), Failure> {
+    for input in inputs {
+        metatf::io::protect_input(input);
+    }
+    for output in outputs {
+        metatf::io::refuse_overwrite(output).map_err(|e| io_failure(&e))?;
+    }
     Ok(())
+}
+
+/// Registers the DTD file an opened trace was read with as an input ([`guard_files`]): a DTD
+/// found beside the trace is read as much as one given with `--dtd`.
+fn protect_dtd(o: &Opened) {
+    use metatf::DtdSource;
+    if let DtdSource::Explicit(p) | DtdSource::TraceDir(p) | DtdSource::EnvPath(p) = o.dtd_source()
+    {
+        metatf::io::protect_input(p);
+    }
 }

@@ -49,10 +49,11 @@ pub struct CompactArgs {
     /// The DTD to use instead of the one the header names.
     #[arg(short, long)]
     pub dtd: Option<PathBuf>,
-    /// Compress the whole output file; the cost model then estimates compressed sizes.
+    /// Compress the whole output file; the cost model then estimates compressed sizes. Without
+    /// it, an output named .zst, .xz or .gz is compressed so (and .bz2 with bzip2).
     #[arg(long, value_enum, default_value_t = Compress::None)]
     pub compress: Compress,
-    /// Compression level (zstd 1 to 22, xz and gzip 0 to 9); needs --compress.
+    /// Compression level (zstd 1 to 22, xz and gzip 0 to 9); needs --compress or such a name.
     #[arg(long)]
     pub level: Option<u32>,
     /// Address class of the output: 32 makes every metadata value word 4 bytes instead of 8
@@ -85,11 +86,39 @@ pub struct CompactArgs {
     pub index: super::index::WriteIndexArgs,
 }
 
+/// The codec of `--compress`, or else the one the output's name asks for (`T.zst`: zstd at
+/// compact's level for it), so that the cost model measures what is written; a name that asks
+/// for another codec than `--compress` is a usage error.
+fn codec_for(args: &CompactArgs) -> Result<Option<Codec>, Failure> {
+    use metatf::io::Compression as Named;
+    let named = match Named::for_name(&args.output) {
+        Some(Named::Zstd) => Some(Codec::Zstd),
+        Some(Named::Xz) => Some(Codec::Xz),
+        Some(Named::Gzip) => Some(Codec::Gzip),
+        // bzip2: written by the output as its name says, not measured.
+        _ => None,
+    };
+    let named_any = Named::for_name(&args.output);
+    match (args.compress.codec(), named_any) {
+        (Some(c), Some(n)) if named != Some(c) => Err(super::common::error(
+            exit::EXIT_USAGE,
+            "mtf::usage::compress",
+            format!(
+                "{} names {n} compression, but --compress asks for {}: give one, or make them agree",
+                super::common::input_name(&args.output),
+                c.name()
+            ),
+        )),
+        (Some(c), _) => Ok(Some(c)),
+        (None, _) => Ok(named),
+    }
+}
+
 /// Run `mtf compact`.
 pub fn run(args: &CompactArgs) -> Result<i32, Failure> {
     let t0 = Instant::now();
     // Arguments first: a bad level is reported before the input is read.
-    let compression = Compression::choose(args.compress.codec(), args.level)
+    let compression = Compression::choose(codec_for(args)?, args.level)
         .map_err(|e| Failure::diagnostic(exit::EXIT_USAGE, &e))?;
     super::common::refuse_same_file(&args.input, &args.output)?;
     let o = open(&args.input, args.dtd.as_deref())?;

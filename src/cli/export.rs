@@ -7,7 +7,7 @@ use clap::Args;
 use metatf::import::source::TraceSource;
 use metatf::import::{export_from, origin, shipped, ExportError, Mapping, Target};
 
-use super::common::{error, open, render, Failure};
+use super::common::{error, render, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf export`.
@@ -73,8 +73,14 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         })?),
         None => None,
     };
-    let o = open(&args.trace, args.dtd.as_deref())?;
-    let src = TraceSource::from_reader(o.reader(), o.trace().dtd_name());
+    // A damaged trace is rendered as far as it can be read (a crashed tracer's trace gives
+    // back the text it had written), the damage reported, and the export exits 1.
+    super::common::defer_damage();
+    let (o, damaged) = super::common::open_salvaging(&args.trace, args.dtd.as_deref())?;
+    if damaged {
+        super::common::mark_damaged();
+    }
+    let src = TraceSource::from_reader(o.reader(), o.trace().dtd_name()).salvaging(true);
     let path = super::common::input_name(&args.trace).into_owned();
     let org = origin(&src).map_err(|e| export_failure(&path, e))?;
     let m = if let Some(p) = &args.map {
@@ -112,6 +118,14 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         Err(e) if e.is_closed_pipe() => return Ok(EXIT_OK),
         Err(e) => return Err(export_failure(&path, e)),
     };
+    // The damage of a trace cut short: the records before it were rendered.
+    for d in src.damage() {
+        super::common::line_to_stderr(&super::common::error_text(
+            "mtf::export::damage",
+            format!("{path}: {d}"),
+        ));
+        super::common::mark_damaged();
+    }
     if super::common::quiet() {
         return Ok(EXIT_OK);
     }

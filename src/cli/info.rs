@@ -112,10 +112,14 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
     writeln!(w, "nrecords    {}", h.nrecords)?;
     writeln!(w, "sections    {}", h.nsections)?;
     writeln!(w)?;
+    // A stream decoded whole after all (its metadata made a section a table) knows its tables.
+    let is_table = |section: u8| {
+        reader.is_table(section) || stream.as_ref().is_some_and(|s| s.is_table(section))
+    };
     let region_name = |section: u8| {
         if section == 0 {
             "(global)".to_string()
-        } else if reader.is_table(section) {
+        } else if is_table(section) {
             format!("{} (table)", reader.section_name(section))
         } else {
             reader.section_name(section).to_string()
@@ -174,7 +178,7 @@ pub fn run(args: &InfoArgs) -> Result<i32, Failure> {
     };
     let is_element = |rid: usize| {
         let rt = o.schema().record(rid as u32);
-        rt.scope != 0 && reader.is_table(rt.scope)
+        rt.scope != 0 && is_table(rt.scope)
     };
     for (rid, n) in per_type.iter().enumerate() {
         if *n > 0 && !is_element(rid) {

@@ -121,10 +121,35 @@ pub fn with_events<'r, T>(
             std::process::exit(f.code);
         });
         let out = f(&mut stream);
+        // A compressed stream cut short (salvaged): its records were given out as those of the
+        // bytes it holds, and its fault is reported with the damage it left.
+        let cut = stream.input_fault().map(super::common::io_failure);
         drop(stream);
-        if let Some(f) = at_end.borrow_mut().take() {
-            line_to_stderr(&f.message);
-            std::process::exit(f.code);
+        let mut damage = at_end.borrow_mut().take();
+        if super::common::defers_damage() {
+            // Said as for a file whose damage is found when it is opened.
+            if let Some(f) = damage.as_mut() {
+                f.message = format!(
+                    "{}\n  (showing the records of the regions that can still be read)",
+                    f.message.trim_end()
+                );
+            }
+        }
+        let code = [&cut, &damage]
+            .iter()
+            .filter_map(|f| f.as_ref())
+            .map(|f| f.code)
+            .max();
+        for f in [cut, damage].into_iter().flatten() {
+            line_to_stderr(f.message.trim_end());
+        }
+        if let Some(code) = code {
+            // A command whose output comes after its pass (stats) writes it, and exits 1.
+            if super::common::defers_damage() {
+                super::common::mark_damaged();
+            } else {
+                std::process::exit(code);
+            }
         }
         return out;
     }

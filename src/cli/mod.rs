@@ -187,6 +187,10 @@ pub fn main() -> i32 {
         }
     };
     common::set_globals(cli.color, cli.quiet);
+    if let Err(f) = guard(&cli.command) {
+        line_to_stderr(&f.message);
+        return f.code;
+    }
     let result = match cli.command {
         Command::Dtd(args) => return dtd::run(args),
         Command::Info(a) => info::run(&a),
@@ -213,7 +217,7 @@ pub fn main() -> i32 {
         Command::Man(a) => shell::man(&a),
     };
     match result {
-        Ok(code) => code,
+        Ok(code) => common::final_status(code),
         Err(f) => {
             if !f.message.is_empty() {
                 line_to_stderr(&f.message);
@@ -221,6 +225,73 @@ pub fn main() -> i32 {
             f.code
         }
     }
+}
+
+/// Registers the files `command` reads and refuses an output that is one of them, before any
+/// work ([`common::guard_files`]): no command writes over one of its inputs.
+fn guard(command: &Command) -> Result<(), common::Failure> {
+    use std::path::{Path, PathBuf};
+    fn all<'a>(v: impl IntoIterator<Item = Option<&'a PathBuf>>) -> Vec<&'a Path> {
+        v.into_iter().flatten().map(PathBuf::as_path).collect()
+    }
+    let (inputs, outputs) = match command {
+        Command::Index(a) => (
+            all([Some(&a.trace), a.dtd.as_ref()]),
+            all([a.output.as_ref()]),
+        ),
+        Command::Pack(a) => (
+            all([Some(&a.input), a.dtd.as_ref()]),
+            all([Some(&a.output)]),
+        ),
+        Command::Compact(a) => (
+            all([Some(&a.input), a.dtd.as_ref()]),
+            all([Some(&a.output)]),
+        ),
+        Command::Stats(a) => (
+            all([Some(&a.trace), a.dtd.as_ref(), a.seek.index.as_ref()]),
+            all([a.output.as_ref()]),
+        ),
+        Command::Diff(a) => (
+            all([Some(&a.a), Some(&a.b), a.dtd_a.as_ref(), a.dtd_b.as_ref()]),
+            all([a.output.as_ref()]),
+        ),
+        #[cfg(feature = "plot")]
+        Command::Plot(a) => (
+            all([Some(&a.trace), a.dtd.as_ref()]),
+            all([Some(&a.output)]),
+        ),
+        #[cfg(feature = "plot")]
+        Command::Report(a) => (
+            all([Some(&a.trace), a.dtd.as_ref()]),
+            all([Some(&a.output)]),
+        ),
+        #[cfg(feature = "import")]
+        Command::Import(a) => {
+            let mut inputs = all([a.map.as_ref(), a.dtd.as_ref()]);
+            inputs.extend(a.inputs.iter().map(PathBuf::as_path));
+            (inputs, all([a.output.as_ref()]))
+        }
+        #[cfg(feature = "import")]
+        Command::Export(a) => (
+            all([
+                Some(&a.trace),
+                a.map.as_ref(),
+                a.dtd.as_ref(),
+                a.seek.index.as_ref(),
+            ]),
+            all([Some(&a.output)]),
+        ),
+        Command::Replay(a) => (
+            all([Some(&a.trace), a.dtd.as_ref()]),
+            all([a.output.as_ref()]),
+        ),
+        Command::Simulate(a) => (
+            all([Some(&a.trace), a.dtd.as_ref()]),
+            all([a.output.as_ref()]),
+        ),
+        _ => return Ok(()),
+    };
+    common::guard_files(&inputs, &outputs)
 }
 
 #[cfg(test)]

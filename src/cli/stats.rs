@@ -109,7 +109,14 @@ pub fn stats_on(
 ) -> Result<Stats, Failure> {
     // One pass in order unless -j asks for more threads or an index is there to cut at.
     let stream = jobs.jobs.is_none_or(|j| j == 1) && !super::index::has_index(trace, seek);
-    let o = super::common::open_streamable(trace, dtd, stream)?;
+    // A damaged trace (cut short by a crashed tracer, plain or compressed) is read as dump and
+    // check read it: the figures are those of the records it holds, the damage reported, and
+    // the command exits 1 once its output is written.
+    super::common::defer_damage();
+    let (o, damaged) = super::common::open_for_pass(trace, dtd, true, stream)?;
+    if damaged {
+        super::common::mark_damaged();
+    }
     let reader = o.reader();
     let mut source = source_for(&o)?;
     let jobs = &jobs.decide(true);

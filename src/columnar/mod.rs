@@ -48,7 +48,7 @@ use parquet::schema::types::ColumnPath;
 
 use crate::decode::{ElementRef, Event, EventStream, Reader, RecordView, Value};
 use crate::dtd::{Builtin, Display, RecordId, RecordType, SlotKind};
-use crate::io::{IoError, Output};
+use crate::io::{IoError, Output, StagedFolder};
 use crate::layout::Shape;
 use crate::text::{Options, Printer, Visit};
 
@@ -59,6 +59,13 @@ pub struct ParquetOptions {
     pub batch_rows: usize,
     /// Rows per row group (a row group is also closed when its encoded size passes 128 MiB).
     pub row_group_rows: usize,
+    /// Write nothing for a trace with problems or damaged regions
+    /// ([`ParquetError::Damaged`], found by the first pass, before any file is created),
+    /// rather than the files of the records that can be read.
+    pub refuse_problems: bool,
+    /// The trace's name, kept in the folder ([`EXPORT_MARKER`]) so that a later export of the
+    /// same trace may replace the folder and an export of another trace is refused.
+    pub source: Option<PathBuf>,
 }
 
 impl Default for ParquetOptions {
@@ -66,9 +73,15 @@ impl Default for ParquetOptions {
         ParquetOptions {
             batch_rows: 64 * 1024,
             row_group_rows: 1024 * 1024,
+            refuse_problems: false,
+            source: None,
         }
     }
 }
+
+/// The file that marks a folder as a Parquet export of `mtf` (hidden; query engines reading
+/// `DIR/*.parquet` do not see it): its text names the trace exported.
+pub const EXPORT_MARKER: &str = ".mtf-export";
 
 /// Where [`write_parquet`] is, for a progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -133,6 +146,33 @@ pub enum ParquetError {
         /// The output as given.
         path: PathBuf,
     },
+    /// The output folder holds files that are not an earlier export of the same trace.
+    #[error("{} is not empty and is not an earlier Parquet export of {}: not replacing what it holds ({reason})", crate::io::escape_path(path), crate::io::escape_path(trace))]
+    #[diagnostic(
+        code(mtf::parquet::folder_not_empty),
+        help("name a new or empty folder; an export replaces a folder only when it holds an earlier export of the same trace, and then as a whole")
+    )]
+    FolderNotEmpty {
+        /// The output folder.
+        path: PathBuf,
+        /// The trace being exported.
+        trace: PathBuf,
+        /// What makes it something else.
+        reason: String,
+    },
+    /// The trace has problems or damaged regions and [`ParquetOptions::refuse_problems`] is set:
+    /// nothing was written.
+    #[error("not exported: the trace has {problems} problem(s) or damaged region(s), the first: {first}; nothing was written")]
+    #[diagnostic(
+        code(mtf::parquet::damaged),
+        help("`mtf check` lists them; a Parquet export holds every record of a trace or none")
+    )]
+    Damaged {
+        /// Problems and damaged regions found.
+        problems: u64,
+        /// The first of them.
+        first: String,
+    },
 }
 
 /// Progress is reported every this many records.
@@ -142,10 +182,13 @@ const ROW_GROUP_BYTES: usize = 128 << 20;
 /// A batch is handed over early when its byte strings pass this.
 const BATCH_BYTES: usize = 64 << 20;
 
-/// Write one Parquet file per record type of `reader`'s trace into `dir` (created if needed;
-/// files of the same names are replaced). Every file is written to a temporary name, and the
-/// files are renamed into place once all of them are complete: on error the folder is left as
-/// it was (a folder created for the export is removed again). `progress` is called now and then.
+/// Write one Parquet file per record type of `reader`'s trace into the folder `dir`, with the
+/// marker [`EXPORT_MARKER`]. The export is written into a new folder beside `dir` and put in
+/// place whole once complete ([`crate::io::StagedFolder`]): `dir` then holds this export's
+/// files only; on error it is left as it was. `dir` may be new, empty, or an earlier export of
+/// the same trace ([`ParquetOptions::source`]); anything else is
+/// [`ParquetError::FolderNotEmpty`], refused before the trace is read. `progress` is called
+/// now and then.
 pub fn write_parquet(
     reader: &Reader<'_>,
     dir: &Path,
@@ -172,23 +215,42 @@ pub fn write_parquet_from(
     progress: &mut dyn FnMut(Progress),
     events: &mut EventSource<'_>,
 ) -> Result<ParquetReport, ParquetError> {
-    let created = !dir.exists();
-    let result = write_parquet_in(reader, dir, opts, progress, events);
-    if result.is_err() && created {
-        // Empty by now: the temporary files were removed when their outputs were dropped.
-        let _ = std::fs::remove_dir(dir);
+    check_folder(dir, opts)?;
+    // Design: the export is written into a fresh folder beside `dir` and put in place whole
+    // (`io::StagedFolder`), so that the folder holds the files of one export, never files of
+    // an earlier one beside them; a failed export leaves `dir` as it was.
+    let staged = StagedFolder::beside(dir)?;
+    let mut report = write_parquet_in(reader, staged.path(), opts, progress, events)?;
+    let source = opts.source.as_deref().map_or_else(|| "-".into(), identity);
+    let marker = staged.path().join(EXPORT_MARKER);
+    let mut out = Output::create_plain(&marker)?;
+    std::io::Write::write_all(&mut out, format!("{source}\n").as_bytes())
+        .map_err(|e| out.error(e))?;
+    out.commit()?;
+    staged.commit()?;
+    for t in &mut report.tables {
+        if let Some(name) = t.path.file_name() {
+            t.path = dir.join(name);
+        }
     }
-    result
+    Ok(report)
 }
 
-fn write_parquet_in(
-    reader: &Reader<'_>,
-    dir: &Path,
-    opts: &ParquetOptions,
-    progress: &mut dyn FnMut(Progress),
-    events: &mut EventSource<'_>,
-) -> Result<ParquetReport, ParquetError> {
-    // Checked before the first pass, which may take a while.
+/// How a trace is named in [`EXPORT_MARKER`]: its canonical path, `-` for standard input.
+fn identity(path: &Path) -> String {
+    if path.as_os_str() == "-" {
+        return "-".to_string();
+    }
+    std::fs::canonicalize(path)
+        .unwrap_or_else(|_| path.to_path_buf())
+        .to_string_lossy()
+        .into_owned()
+}
+
+/// Refuses an output that is a file, a new folder named like a file, or a folder that holds
+/// anything but an earlier export of the same trace ([`EXPORT_MARKER`] naming it, and Parquet
+/// files).
+fn check_folder(dir: &Path, opts: &ParquetOptions) -> Result<(), ParquetError> {
     if dir.exists() && !dir.is_dir() {
         return Err(IoError::NotAFolder {
             path: dir.to_path_buf(),
@@ -204,6 +266,59 @@ fn write_parquet_in(
             path: dir.to_path_buf(),
         });
     }
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return Ok(());
+    };
+    let source = opts.source.clone().unwrap_or_else(|| "-".into());
+    let refuse = |reason: String| ParquetError::FolderNotEmpty {
+        path: dir.to_path_buf(),
+        trace: source.clone(),
+        reason,
+    };
+    let mut marked = false;
+    let mut other = None;
+    for entry in entries.flatten() {
+        let name = entry.file_name();
+        let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        if name == EXPORT_MARKER && is_file {
+            marked = true;
+        } else if !(is_file && name.to_string_lossy().ends_with(".parquet")) {
+            other.get_or_insert_with(|| name.to_string_lossy().into_owned());
+        }
+    }
+    if let Some(name) = other {
+        return Err(refuse(format!(
+            "it holds {}, which an export does not write",
+            crate::io::escape_for_terminal(&name)
+        )));
+    }
+    let is_empty = std::fs::read_dir(dir).map_or(true, |mut d| d.next().is_none());
+    if is_empty {
+        return Ok(());
+    }
+    if !marked {
+        return Err(refuse(format!(
+            "it holds Parquet files but no {EXPORT_MARKER} naming the trace they came from"
+        )));
+    }
+    let written = std::fs::read_to_string(dir.join(EXPORT_MARKER)).unwrap_or_default();
+    let ours = opts.source.as_deref().map_or_else(|| "-".into(), identity);
+    if written.trim_end_matches('\n') != ours {
+        return Err(refuse(format!(
+            "it is an export of {}",
+            crate::io::escape_for_terminal(written.trim_end())
+        )));
+    }
+    Ok(())
+}
+
+fn write_parquet_in(
+    reader: &Reader<'_>,
+    dir: &Path,
+    opts: &ParquetOptions,
+    progress: &mut dyn FnMut(Progress),
+    events: &mut EventSource<'_>,
+) -> Result<ParquetReport, ParquetError> {
     let schema = reader.schema();
     let total = reader.bytes().len() as u64;
     let mut printer = Printer::new(reader, Options::default());
@@ -253,6 +368,12 @@ fn write_parquet_in(
         }
     });
     report.records = n;
+    if opts.refuse_problems && report.problems > 0 {
+        return Err(ParquetError::Damaged {
+            problems: report.problems,
+            first: report.messages.first().cloned().unwrap_or_default(),
+        });
+    }
     progress(Progress {
         pass: 1,
         position: total,

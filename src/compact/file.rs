@@ -225,7 +225,9 @@ pub struct FileReport {
 /// the output's header gives it.
 ///
 /// `output` is written as [`Output::create`] writes (`-` is standard output; a regular file is
-/// replaced atomically). With [`FileOptions::split`], the output must be a file: the derived DTD
+/// replaced atomically; without [`FileOptions::compression`], a name ending in `.zst`, `.gz`,
+/// `.xz` or `.bz2` is compressed so at the tool's default level; with it, the name is not
+/// looked at). With [`FileOptions::split`], the output must be a file: the derived DTD
 /// is written beside it (`NAME.split-HASH.dtd`, left as it is if a file of that name has the
 /// same text; a file of that name with other text is an error).
 ///
@@ -301,7 +303,8 @@ pub fn compact_file(
             TraceWriter::create_shared(schema, Some(compiled), tmp.path(), class, order, name)?;
         let stats = run(&mut w, progress)?;
         let bytes = w.finish()?.bytes;
-        let mut out = Output::create(to)?;
+        // Compressed here: the name is not to compress it again.
+        let mut out = Output::create_plain(to)?;
         let mut f = std::fs::File::open(tmp.path()).map_err(|e| IoError::Read {
             path: tmp.path().to_path_buf(),
             source: e,
@@ -358,7 +361,12 @@ pub fn compact_file(
                 } else {
                     (rows, plain, Streams::NotKept)
                 };
-            let mut out = Output::create(output)?;
+            // Compressed already, or plain to be compressed as the name says.
+            let mut out = if opts.compression.is_some() {
+                Output::create_plain(output)?
+            } else {
+                Output::create(output)?
+            };
             let mut f = std::fs::File::open(chosen.path()).map_err(|e| IoError::Read {
                 path: chosen.path().to_path_buf(),
                 source: e,

@@ -119,9 +119,12 @@ fn io_code(e: &IoError) -> &'static str {
         IoError::IsFolder { .. } => "mtf::io::is_folder",
         IoError::InputTooLarge { .. } => "mtf::io::input_too_large",
         IoError::Decompress { .. } => "mtf::io::decompress",
-        IoError::NoCompressionSupport { .. } => "mtf::io::no_compression_support",
+        IoError::NoCompressionSupport { .. } | IoError::NoCompressionForOutput { .. } => {
+            "mtf::io::no_compression_support"
+        }
         IoError::MissingFolder { .. } => "mtf::io::missing_folder",
         IoError::DanglingSymlink { .. } => "mtf::io::dangling_symlink",
+        IoError::OverwritesInput { .. } => "mtf::io::overwrites_input",
         IoError::Create { .. } => "mtf::io::create",
         IoError::NotAFolder { .. } => "mtf::io::not_a_folder",
         IoError::Write { .. } => "mtf::io::write",

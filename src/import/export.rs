@@ -500,7 +500,7 @@ fn export_into(
     let mut offsets: Vec<Vec<u64>> = vec![Vec::new(); routed.len()];
     let mut outcome = Ok(());
     events(&mut |stream| {
-        outcome = TraceSource::for_each_in(stream, |rec| {
+        outcome = src.for_each_of(stream, |rec| {
             match rec.name() {
                 records::ORIGIN => return Ok(()),
                 records::PART => {

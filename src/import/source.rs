@@ -11,6 +11,10 @@ use crate::dtd::{RecordId, Schema};
 pub struct TraceSource<'a> {
     reader: Reader<'a>,
     dtd_name: &'a str,
+    /// Read a damaged trace as far as it goes ([`TraceSource::salvaging`]).
+    salvage: bool,
+    /// The damage stepped over while salvaging.
+    damage: std::cell::RefCell<Vec<String>>,
 }
 
 /// Runs a consumer over every event of a trace in trace order: the trace's own records
@@ -29,12 +33,51 @@ impl<'a> TraceSource<'a> {
         TraceSource {
             reader: Reader::new(trace, schema),
             dtd_name: trace.dtd_name(),
+            salvage: false,
+            damage: Default::default(),
         }
     }
 
     /// Read through `reader` (a reader of an opened trace: `metatf::Opened::reader`).
     pub fn from_reader(reader: Reader<'a>, dtd_name: &'a str) -> TraceSource<'a> {
-        TraceSource { reader, dtd_name }
+        TraceSource {
+            reader,
+            dtd_name,
+            salvage: false,
+            damage: Default::default(),
+        }
+    }
+
+    /// With `true`, [`TraceSource::for_each_of`] steps over the damage of a trace (a region cut
+    /// short by a crashed tracer: the records before it are read, the rest of the region is
+    /// not) instead of stopping there; [`TraceSource::damage`] lists what it stepped over. A
+    /// record that breaks the format still stops it.
+    pub fn salvaging(mut self, yes: bool) -> TraceSource<'a> {
+        self.salvage = yes;
+        self
+    }
+
+    /// The damage stepped over while salvaging, as messages, in trace order.
+    pub fn damage(&self) -> Vec<String> {
+        self.damage.borrow().clone()
+    }
+
+    /// As [`TraceSource::for_each_in`], stepping over damage when salvaging
+    /// ([`TraceSource::salvaging`]).
+    pub fn for_each_of(
+        &self,
+        events: &mut dyn EventStream,
+        mut f: impl FnMut(&Rec<'_, '_>) -> Result<(), String>,
+    ) -> Result<(), String> {
+        while let Some(event) = events.next_event() {
+            match event {
+                Event::Record(view) => f(&Rec { view: &view })?,
+                Event::Problem(p) => return Err(p.to_string()),
+                Event::Damage(d) if self.salvage => self.damage.borrow_mut().push(d.to_string()),
+                Event::Damage(d) => return Err(d.to_string()),
+            }
+        }
+        Ok(())
     }
 
     /// The reader.

@@ -94,6 +94,23 @@ pub enum IoError {
         format: Compression,
     },
 
+    /// An output's name asks for compression (`x.zst`) in a build without the `compression`
+    /// feature.
+    #[error(
+        "cannot write {}: its name asks for {format} compression, but mtf was built without compression support",
+        output_name(path)
+    )]
+    #[diagnostic(
+        code(mtf::io::no_compression_support),
+        help("name the output without the compression extension, or rebuild with the cargo feature `compression`")
+    )]
+    NoCompressionForOutput {
+        /// The path given.
+        path: PathBuf,
+        /// The compression its extension names.
+        format: Compression,
+    },
+
     /// The folder an output would be created in does not exist.
     #[error(
         "cannot create {}: the folder {} does not exist",
@@ -136,6 +153,20 @@ pub enum IoError {
     NotAFolder {
         /// The path given.
         path: PathBuf,
+    },
+
+    /// An output names a file the command reads ([`crate::io::protect_input`]): writing it would
+    /// replace the input before it was read.
+    #[error("{}", overwrite_message(path, input))]
+    #[diagnostic(
+        code(mtf::io::overwrites_input),
+        help("write the output to another file (then rename it over the input if that is what you want)")
+    )]
+    OverwritesInput {
+        /// The output path given.
+        path: PathBuf,
+        /// The input, as it was named.
+        input: PathBuf,
     },
 
     /// An output could not be created or opened (permission denied, symlink loop, ...).
@@ -257,8 +288,10 @@ impl IoError {
             | InputTooLarge { path, .. }
             | Decompress { path, .. }
             | NoCompressionSupport { path, .. }
+            | NoCompressionForOutput { path, .. }
             | MissingFolder { path, .. }
             | DanglingSymlink { path, .. }
+            | OverwritesInput { path, .. }
             | Create { path, .. }
             | Write { path, .. }
             | NoSpace { path, .. }
@@ -327,6 +360,21 @@ pub(crate) fn input_name(path: &Path) -> Cow<'_, str> {
         Cow::Borrowed("standard input")
     } else {
         escape_path(path)
+    }
+}
+
+/// The message of [`IoError::OverwritesInput`].
+fn overwrite_message(output: &Path, input: &Path) -> String {
+    let out = output_name(output);
+    if output == input {
+        format!("{out} is an input of this command: not writing over it")
+    } else if input.as_os_str() == "-" {
+        format!("{out} is the file standard input reads: not writing over it")
+    } else {
+        format!(
+            "{out} is the same file as {}, an input of this command: not writing over it",
+            escape_path(input)
+        )
     }
 }
 

@@ -113,6 +113,9 @@ pub struct StreamInput {
     compression: Option<Compression>,
     cap: u64,
     read: u64,
+    /// An error met after some bytes of a read: those bytes are returned first, the error by
+    /// the next read.
+    pending: Option<IoError>,
 }
 
 impl fmt::Debug for StreamInput {
@@ -134,6 +137,7 @@ impl StreamInput {
             compression: None,
             cap: u64::MAX,
             read: 0,
+            pending: None,
         }
     }
 
@@ -157,17 +161,36 @@ impl StreamInput {
         self.read
     }
 
+    /// The error met after the bytes the last [`StreamInput::read_full`] returned, which the
+    /// next call would return: taken, so that a reader that stops at a short read learns why.
+    pub fn take_fault(&mut self) -> Option<IoError> {
+        self.pending.take()
+    }
+
     /// Reads up to `buf.len()` bytes (fewer only at the end: `0` is the end of the input).
     /// Errors as [`Input::open_with`] reports them: [`IoError::Read`],
     /// [`IoError::Decompress`], [`IoError::InputTooLarge`] past the cap.
+    ///
+    /// The bytes read before an error are returned first (a compressed stream cut short gives
+    /// all it holds, as `zstd -dc` does), the error by the next call.
     pub fn read_full(&mut self, buf: &mut [u8]) -> Result<usize, IoError> {
+        if let Some(e) = self.pending.take() {
+            return Err(e);
+        }
         let mut n = 0;
         while n < buf.len() {
             match self.src.read(&mut buf[n..]) {
                 Ok(0) => break,
                 Ok(k) => n += k,
                 Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-                Err(e) => return Err(classify(e, &self.path, self.compression)),
+                Err(e) => {
+                    let e = classify(e, &self.path, self.compression);
+                    if n == 0 {
+                        return Err(e);
+                    }
+                    self.pending = Some(e);
+                    break;
+                }
             }
         }
         self.read += n as u64;
@@ -188,6 +211,18 @@ impl StreamInput {
         options: &InputOptions,
     ) -> Result<(Input, Option<IoError>), IoError> {
         let options = options.clone().cap(self.cap);
+        if let Some(e) = self.pending {
+            // The stream already failed after `head`: what `drain` makes of that error.
+            if options.salvage && !head.is_empty() && matches!(e, IoError::Decompress { .. }) {
+                let input = Input {
+                    data: InputData::Owned(head),
+                    path: self.path,
+                    compression: self.compression,
+                };
+                return Ok((input, Some(e)));
+            }
+            return Err(e);
+        }
         let (data, fault) = drain(
             Cursor::new(head).chain(self.src),
             &self.path,
@@ -322,6 +357,11 @@ impl InputOptions {
     pub fn spool_dir(mut self, folder: impl Into<PathBuf>) -> InputOptions {
         self.spool_dir = Some(folder.into());
         self
+    }
+
+    /// Whether a compressed input cut short is salvaged ([`InputOptions::salvage`]).
+    pub fn salvages(&self) -> bool {
+        self.salvage
     }
 
     /// The cap ([`InputOptions::cap`]).
@@ -499,6 +539,7 @@ impl Input {
             compression,
             cap: options.cap,
             read: 0,
+            pending: None,
         }))
     }
 

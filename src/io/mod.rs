@@ -8,6 +8,9 @@
 //! * [`Output`]: where a command writes a file, with the semantics of `cp`: regular files are
 //!   replaced atomically on [`Output::commit`], devices and FIFOs are written directly, `-` is
 //!   standard output.
+//! * [`protect_input`], [`refuse_overwrite`]: the files a command reads, which no [`Output`]
+//!   replaces.
+//! * [`StagedFolder`]: a folder output written beside its target and put in place whole.
 //! * [`TempFile`]: a scratch file removed on drop.
 //! * [`remove_temp_files`]: deletes every live temporary file, for a SIGINT/SIGTERM watcher.
 //! * [`install_sigbus_guard`]: turns the `SIGBUS` of a mapped file that shrank into a message.
@@ -22,6 +25,8 @@
 // `BufRead`. That keeps the platform-specific code (`#[cfg(unix)]`) in one folder.
 
 mod error;
+mod folder;
+mod guard;
 mod input;
 mod output;
 mod stdout;
@@ -32,6 +37,8 @@ mod testutil;
 
 pub use crate::escape::{escape_bytes_for_terminal, escape_for_terminal, escape_path};
 pub use error::IoError;
+pub use folder::StagedFolder;
+pub use guard::{protect_input, refuse_overwrite};
 pub(crate) use input::decompress_bytes;
 pub use input::{Compression, Input, InputData, InputOptions, Opening, StreamInput};
 pub use output::Output;

@@ -14,7 +14,7 @@ use std::io::{self, BufWriter, Stdout, Write};
 use std::path::{Path, PathBuf};
 
 use super::temp::{create_in, unregister};
-use super::IoError;
+use super::{Compression, IoError};
 
 /// The most symbolic links followed, as Linux's `MAXSYMLINKS`.
 const MAX_LINKS: usize = 40;
@@ -44,6 +44,9 @@ const MAX_LINKS: usize = 40;
 pub struct Output {
     path: PathBuf,
     state: Option<State>,
+    /// The compressor of an output whose name asks for one (`x.zst`), writing into a buffer
+    /// that is moved on to `state` after each write.
+    packer: Option<Box<Packer>>,
 }
 
 #[derive(Debug)]
@@ -70,18 +73,44 @@ impl Output {
     /// symbolic link). Name a file called `-` as `./-`.
     ///
     /// Errors: [`IoError::IsFolder`], [`IoError::MissingFolder`],
-    /// [`IoError::DanglingSymlink`], [`IoError::Create`] (permission denied, too many links, ...).
+    /// [`IoError::DanglingSymlink`], [`IoError::Create`] (permission denied, too many links, ...),
+    /// [`IoError::OverwritesInput`] (the path is an input registered with
+    /// [`super::protect_input`]).
+    ///
+    /// A name that ends in `.gz`, `.zst`, `.xz` or `.bz2` (in any case) is compressed so, as
+    /// `gzip`, `zstd`, `xz` and `bzip2` write it at their default levels ([`Output::compression`]);
+    /// [`Output::create_plain`] writes the bytes as they are whatever the name. Without the
+    /// feature `compression` such a name is [`IoError::NoCompressionForOutput`].
     pub fn create(path: impl AsRef<Path>) -> Result<Output, IoError> {
+        let path = path.as_ref();
+        let format = Compression::for_name(path);
+        let mut out = Output::create_plain(path)?;
+        if let Some(format) = format {
+            out.packer = Some(Box::new(Packer::new(format, path)?));
+        }
+        Ok(out)
+    }
+
+    /// As [`Output::create`], but the bytes are written as they are whatever the name: for a
+    /// caller that compresses them itself.
+    pub fn create_plain(path: impl AsRef<Path>) -> Result<Output, IoError> {
         let path = path.as_ref();
         let state = if path.as_os_str() == "-" {
             State::Stdout(BufWriter::new(io::stdout()))
         } else {
+            super::guard::refuse_overwrite(path)?;
             open_state(path)?
         };
         Ok(Output {
             path: path.to_path_buf(),
             state: Some(state),
+            packer: None,
         })
+    }
+
+    /// The compression the output's name asked for ([`Output::create`]), if any.
+    pub fn compression(&self) -> Option<Compression> {
+        self.packer.as_ref().map(|p| p.format())
     }
 
     /// Whether this is standard output (the path `-`).
@@ -123,6 +152,15 @@ impl Output {
     /// temporary file is removed and the target is left as it was.
     pub fn commit(mut self) -> Result<(), IoError> {
         let path = self.path.clone();
+        if let Some(packer) = self.packer.take() {
+            // The end of the compressed stream, then the output's own commit.
+            let rest = (*packer)
+                .finish()
+                .map_err(|e| IoError::from_write(&path, e))?;
+            self.writer()
+                .write_all(&rest)
+                .map_err(|e| IoError::from_write(&path, e))?;
+        }
         match self.state.take() {
             None => Ok(()),
             Some(State::Stdout(mut w)) => w.flush().map_err(|e| IoError::from_write(path, e)),
@@ -155,17 +193,47 @@ impl Output {
     }
 }
 
+// Design: a compressed output's `flush` moves on what the compressor has produced and flushes
+// that, but does not end a compressed block: flushing the compressor itself at every caller's
+// flush would cost compression, and the stream is complete only at `commit` anyway.
 impl Write for Output {
     fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        if self.packer.is_some() {
+            self.write_all(buf)?;
+            return Ok(buf.len());
+        }
         self.writer().write(buf)
     }
 
     fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
-        self.writer().write_all(buf)
+        let Some(packer) = self.packer.as_mut() else {
+            return self.writer().write_all(buf);
+        };
+        packer.write_all(buf)?;
+        self.move_packed()
     }
 
     fn flush(&mut self) -> io::Result<()> {
         self.writer().flush()
+    }
+}
+
+impl Output {
+    /// Moves what the compressor has produced on to the file.
+    fn move_packed(&mut self) -> io::Result<()> {
+        let Some(mut packed) = self.packer.as_mut().map(|p| p.take()) else {
+            return Ok(());
+        };
+        let result = if packed.is_empty() {
+            Ok(())
+        } else {
+            self.writer().write_all(&packed)
+        };
+        packed.clear();
+        if let Some(p) = self.packer.as_mut() {
+            p.give_back(packed);
+        }
+        result
     }
 }
 
@@ -181,6 +249,142 @@ impl Drop for Output {
             let _ = std::fs::remove_file(&temp);
             unregister(key);
         }
+    }
+}
+
+impl Compression {
+    /// The compression a file name asks for by its extension: `.gz`, `.zst`, `.xz`, `.bz2`
+    /// (in any case).
+    pub fn for_name(path: &Path) -> Option<Compression> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        match ext.as_str() {
+            "gz" => Some(Compression::Gzip),
+            "zst" => Some(Compression::Zstd),
+            "xz" => Some(Compression::Xz),
+            "bz2" => Some(Compression::Bzip2),
+            _ => None,
+        }
+    }
+}
+
+/// A compressor writing into a buffer of its own.
+// Design: the compressor owns a `Vec`, not the file: the file stays in `State`, where `commit`
+// needs it (fsync, rename), and what is compressed is moved on after each write.
+#[cfg(feature = "compression")]
+enum Packer {
+    Gzip(flate2::write::GzEncoder<Vec<u8>>),
+    Zstd(zstd::stream::write::Encoder<'static, Vec<u8>>),
+    Xz(xz2::write::XzEncoder<Vec<u8>>),
+    Bzip2(bzip2::write::BzEncoder<Vec<u8>>),
+}
+
+#[cfg(not(feature = "compression"))]
+enum Packer {}
+
+impl std::fmt::Debug for Packer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "Packer({})", self.format())
+    }
+}
+
+#[cfg(feature = "compression")]
+impl Packer {
+    /// A compressor of `format` at the level its command-line tool uses by default.
+    fn new(format: Compression, path: &Path) -> Result<Packer, IoError> {
+        let buf = Vec::with_capacity(64 * 1024);
+        Ok(match format {
+            Compression::Gzip => Packer::Gzip(flate2::write::GzEncoder::new(
+                buf,
+                flate2::Compression::new(6),
+            )),
+            Compression::Zstd => {
+                Packer::Zstd(zstd::stream::write::Encoder::new(buf, 3).map_err(|source| {
+                    IoError::Create {
+                        path: path.to_path_buf(),
+                        source,
+                    }
+                })?)
+            }
+            Compression::Xz => Packer::Xz(xz2::write::XzEncoder::new(buf, 6)),
+            Compression::Bzip2 => Packer::Bzip2(bzip2::write::BzEncoder::new(
+                buf,
+                bzip2::Compression::new(9),
+            )),
+        })
+    }
+
+    fn format(&self) -> Compression {
+        match self {
+            Packer::Gzip(_) => Compression::Gzip,
+            Packer::Zstd(_) => Compression::Zstd,
+            Packer::Xz(_) => Compression::Xz,
+            Packer::Bzip2(_) => Compression::Bzip2,
+        }
+    }
+
+    fn write_all(&mut self, buf: &[u8]) -> io::Result<()> {
+        match self {
+            Packer::Gzip(e) => e.write_all(buf),
+            Packer::Zstd(e) => e.write_all(buf),
+            Packer::Xz(e) => e.write_all(buf),
+            Packer::Bzip2(e) => e.write_all(buf),
+        }
+    }
+
+    fn buffer(&mut self) -> &mut Vec<u8> {
+        match self {
+            Packer::Gzip(e) => e.get_mut(),
+            Packer::Zstd(e) => e.get_mut(),
+            Packer::Xz(e) => e.get_mut(),
+            Packer::Bzip2(e) => e.get_mut(),
+        }
+    }
+
+    /// What has been compressed so far (the buffer is handed back by [`Packer::give_back`]).
+    fn take(&mut self) -> Vec<u8> {
+        std::mem::take(self.buffer())
+    }
+
+    fn give_back(&mut self, buf: Vec<u8>) {
+        let mine = self.buffer();
+        if mine.is_empty() {
+            *mine = buf;
+        }
+    }
+
+    /// Ends the stream: the rest of the compressed bytes.
+    fn finish(self) -> io::Result<Vec<u8>> {
+        match self {
+            Packer::Gzip(e) => e.finish(),
+            Packer::Zstd(e) => e.finish(),
+            Packer::Xz(e) => e.finish(),
+            Packer::Bzip2(e) => e.finish(),
+        }
+    }
+}
+
+#[cfg(not(feature = "compression"))]
+impl Packer {
+    fn new(format: Compression, path: &Path) -> Result<Packer, IoError> {
+        Err(IoError::NoCompressionForOutput {
+            path: path.to_path_buf(),
+            format,
+        })
+    }
+    fn format(&self) -> Compression {
+        match *self {}
+    }
+    fn write_all(&mut self, _: &[u8]) -> io::Result<()> {
+        match *self {}
+    }
+    fn take(&mut self) -> Vec<u8> {
+        match *self {}
+    }
+    fn give_back(&mut self, _: Vec<u8>) {
+        match *self {}
+    }
+    fn finish(self) -> io::Result<Vec<u8>> {
+        match self {}
     }
 }
 
@@ -794,6 +998,52 @@ mod tests {
         std::io::Read::read_to_end(&mut &read_end, &mut got).unwrap();
         assert_eq!(got, b"piped");
         assert_eq!(dir.entries(), ["redirected"]);
+    }
+
+    #[cfg(feature = "compression")]
+    #[test]
+    fn a_compressed_name_is_compressed() {
+        let dir = TestDir::new("out-compressed");
+        let data: Vec<u8> = (0..100_000u32)
+            .flat_map(|i| (i % 251).to_le_bytes())
+            .collect();
+        for (name, format) in [
+            ("a.gz", Compression::Gzip),
+            ("a.ZST", Compression::Zstd),
+            ("a.xz", Compression::Xz),
+            ("a.bz2", Compression::Bzip2),
+        ] {
+            let path = dir.0.join(name);
+            let mut out = Output::create(&path).unwrap();
+            assert_eq!(out.compression(), Some(format));
+            for chunk in data.chunks(7000) {
+                out.write_all(chunk).unwrap();
+                out.flush().unwrap();
+            }
+            out.commit().unwrap();
+            let written = std::fs::read(&path).unwrap();
+            assert_eq!(Compression::detect(&written), Some(format), "{name}");
+            let back = crate::io::Input::open(&path).unwrap();
+            assert_eq!(back.bytes(), &data[..], "{name}");
+            // create_plain leaves the bytes as they are.
+            write_plain(&path, b"plain");
+            assert_eq!(std::fs::read(&path).unwrap(), b"plain");
+        }
+        // Dropped before the commit: nothing written, nothing left.
+        let mut out = Output::create(dir.0.join("b.zst")).unwrap();
+        out.write_all(&data).unwrap();
+        drop(out);
+        assert!(!dir.0.join("b.zst").exists());
+        assert_eq!(Compression::for_name(Path::new("x.mtf")), None);
+        assert_eq!(Compression::for_name(Path::new("gz")), None);
+    }
+
+    #[cfg(feature = "compression")]
+    fn write_plain(path: &Path, data: &[u8]) {
+        let mut out = Output::create_plain(path).unwrap();
+        assert_eq!(out.compression(), None);
+        out.write_all(data).unwrap();
+        out.commit().unwrap();
     }
 
     #[test]

@@ -130,6 +130,7 @@ fn every_sample_trace_reads_back_with_the_decoders_values() {
         let opts = ParquetOptions {
             batch_rows: 7,
             row_group_rows: 13,
+            ..ParquetOptions::default()
         };
         let report = write_parquet(&reader, dir.path(), &opts, &mut |_| {}).unwrap();
         assert_eq!(report.problems, 0, "{}", trace.display());

@@ -378,7 +378,7 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
     let out = mtf(&["index", ts, "-o", ts]);
     assert_eq!(out.status.code(), Some(2), "{}", text(&out.stderr));
     assert!(
-        text(&out.stderr).contains("same file"),
+        text(&out.stderr).contains("mtf::io::overwrites_input"),
         "{}",
         text(&out.stderr)
     );

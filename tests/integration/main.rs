@@ -31,6 +31,13 @@ mod limits;
 mod malloclab;
 mod messages;
 mod mirror;
+#[cfg(all(
+    feature = "cli",
+    feature = "compression",
+    feature = "import",
+    feature = "plot"
+))]
+mod outputs;
 #[cfg(all(unix, feature = "cli", feature = "compression"))]
 mod pack_fast;
 mod pack_identity;

@@ -225,6 +225,8 @@ fn a_stream_cut_short_reports_the_container_error_of_the_file() {
                     // The message, without its code and help.
                     let error = want.2.split_once("× ").map_or(&*want.2, |(_, e)| e);
                     let error = error.split(" help:").next().unwrap().trim();
+                    // `stats` salvages as `check` and `dump` do, and says so.
+                    let error = error.split(" (showing the records").next().unwrap().trim();
                     assert!(
                         got.1.contains(error) || got.2.contains(error),
                         "{args:?}: {error} in {got:?}"
@@ -257,7 +259,21 @@ fn a_stream_cut_short_reports_the_container_error_of_the_file() {
         );
         assert_eq!(want.0, Some(1), "{want:?}");
         let got = normal(&run(&["stats"], None, &long, "64"), plain.to_str().unwrap());
-        assert_eq!(got, want, "{name} with bytes after its last section");
+        // The salvaged file decodes the bytes after its last section as records of it (one
+        // problem more); the stream, which finds them after that section has ended, does not.
+        let figures = |s: &str| {
+            s.lines()
+                .filter(|l| !l.starts_with("problems "))
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        assert_eq!(got.0, want.0, "{name} with bytes after its last section");
+        assert_eq!(
+            figures(&got.1),
+            figures(&want.1),
+            "{name} with bytes after its last section"
+        );
+        assert_eq!(got.2, want.2, "{name} with bytes after its last section");
         let file = normal(
             &run(&["dump"], Some(&plain), &[], "0"),
             plain.to_str().unwrap(),

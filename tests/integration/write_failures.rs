@@ -222,6 +222,11 @@ fn with_old_output(root: &Path, w: &Writer) -> (PathBuf, String, PathBuf) {
     fs::set_permissions(&folder, fs::Permissions::from_mode(0o755)).unwrap();
     let old = folder.join(w.out);
     fs::write(&old, OLD).unwrap();
+    if w.folder_output {
+        // An earlier export of the same trace (the last argument), which an export replaces.
+        let trace = fs::canonicalize(w.args.last().unwrap()).unwrap();
+        fs::write(folder.join(".mtf-export"), format!("{}\n", trace.display())).unwrap();
+    }
     let arg = if w.folder_output {
         format!("{}/", folder.display())
     } else {
@@ -241,9 +246,13 @@ fn assert_lost_nothing(w: &Writer, out: &Output, code: i32, folder: &Path, old: 
         "{}: the old output changed",
         w.name
     );
+    let mut expected = vec![w.out];
+    if w.folder_output {
+        expected.insert(0, ".mtf-export");
+    }
     assert_eq!(
         entries(folder),
-        [w.out],
+        expected,
         "{}: left behind in the output's folder ({stderr})",
         w.name
     );
@@ -568,7 +577,10 @@ fn a_parquet_export_is_all_or_nothing() {
     };
     let out = command(&args(&folder), &tmp).output().unwrap();
     assert!(out.status.success(), "{}", util::text(&out.stderr));
-    assert_eq!(entries(&folder), ["alloc.parquet", "free.parquet"]);
+    assert_eq!(
+        entries(&folder),
+        [".mtf-export", "alloc.parquet", "free.parquet"]
+    );
     assert!(fs::metadata(folder.join("alloc.parquet")).unwrap().len() < 64 << 10);
     assert!(fs::metadata(folder.join("free.parquet")).unwrap().len() > 64 << 10);
     // Earlier outputs in place: none is replaced when the second file cannot be written.
@@ -581,7 +593,10 @@ fn a_parquet_export_is_all_or_nothing() {
         "{}",
         util::text(&out.stderr)
     );
-    assert_eq!(entries(&folder), ["alloc.parquet", "free.parquet"]);
+    assert_eq!(
+        entries(&folder),
+        [".mtf-export", "alloc.parquet", "free.parquet"]
+    );
     for f in ["alloc.parquet", "free.parquet"] {
         assert!(fs::read(folder.join(f)).unwrap() == OLD, "{f} was replaced");
     }
