@@ -297,8 +297,10 @@ pub fn dtd_failure(e: &DtdLoadError) -> Failure {
             line_to_stderr(&errors.summary);
             Failure::new(EXIT_BAD_DTD, String::new())
         }
-        DtdLoadError::NotADtd { .. } => Failure::diagnostic(EXIT_BAD_DTD, e),
-        other => Failure::diagnostic(EXIT_USAGE, other),
+        // A DTD file that cannot be read (missing, a folder, no permission), is too large or is
+        // not UTF-8 is as unusable as an invalid one: status 3 for every DTD that cannot be had,
+        // so that a script tells "the DTD" from "the trace or another file" (status 2).
+        other => Failure::diagnostic(EXIT_BAD_DTD, other),
     }
 }
 
@@ -486,9 +488,9 @@ fn open_failure(path: &Path, dtd: Option<&Path>, e: &OpenError) -> Failure {
         OpenError::DtdNotFound {
             explicit, reason, ..
         } => {
-            // A `--dtd` file that does not exist is a usage error; a DTD the trace names but
-            // that is nowhere to be found makes the trace unreadable for want of a DTD.
-            let code = if *explicit { EXIT_USAGE } else { EXIT_BAD_DTD };
+            // A `--dtd` file that does not exist, as a DTD the trace names that is nowhere to be
+            // found: the trace cannot be read for want of a DTD (status 3 both).
+            let code = EXIT_BAD_DTD;
             if let (true, Some(d)) = (*explicit, dtd) {
                 // The user named the DTD: say that file is missing, not the header's name.
                 let message = format!(
