@@ -119,14 +119,11 @@ pub fn stats_on(
         None
     };
     let plan = super::jobs::plan(&reader, jobs, index.as_ref());
-    Ok(super::jobs::with_events(
-        &o,
-        &reader,
-        plan.as_ref(),
-        jobs,
-        false,
-        |records| compute_from(&reader, records, source.as_mut(), window),
-    ))
+    let stats = super::jobs::with_events(&o, &reader, plan.as_ref(), jobs, false, |records| {
+        compute_from(&reader, records, source.as_mut(), window)
+    });
+    super::common::warn_other_dtd(trace, dtd, &o, stats.problems);
+    Ok(stats)
 }
 
 /// Writes `text` to `output` (a file through [`Output`], atomically) or standard output.

@@ -265,12 +265,18 @@ fn a_json_line_error_names_the_column_of_its_key() {
     let e = pack_json_error(
         "{\"record\":\"alloc\",\"section\":1,\"fields\":{\"size\":1,\"sise\":2,\"address\":5,\"vfield.data\":\"\"}}",
     );
-    assert!(e.contains("-:3:50: alloc: record `alloc` has no field `sise`"), "{e}");
+    assert!(
+        e.contains("-:3:50: alloc: record `alloc` has no field `sise`"),
+        "{e}"
+    );
     // A value the writer refuses: at its key too (the fast reader's path).
     let e = pack_json_error(
         "{\"record\":\"alloc\",\"section\":1,\"fields\":{\"size\":-1,\"address\":5,\"vfield.data\":\"\"}}",
     );
-    assert!(e.contains("-:3:41: alloc.size: value -1 does not fit"), "{e}");
+    assert!(
+        e.contains("-:3:41: alloc.size: value -1 does not fit"),
+        "{e}"
+    );
 }
 
 #[test]
@@ -339,9 +345,66 @@ fn dump_data_only_leaves_out_the_import_bookkeeping() {
     assert_eq!(out.status.code(), Some(0));
     let t = util::text(&out.stdout);
     assert!(!t.contains("import_"), "{}", &t[..t.len().min(2000)]);
-    assert!(t.lines().nth(1).is_some_and(|l| l.starts_with("alloc ")
-        || l.starts_with("free ")), "{}", &t[..t.len().min(500)]);
+    assert!(
+        t.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("alloc ") || l.starts_with("free ")),
+        "{}",
+        &t[..t.len().min(500)]
+    );
     // Without --data-only they are there, so that the dump packs back.
     let out = util::mtf(&["dump", "traces/android.mtf"]);
     assert!(util::text(&out.stdout).contains("import_origin "));
+}
+
+#[test]
+fn stats_with_another_formats_dtd_warns() {
+    let out = util::mtf(&["stats", "-d", "dtds/et3.dtd", "traces/android.mtf"]);
+    assert_eq!(out.status.code(), Some(0));
+    let e = util::text(&out.stderr);
+    assert!(
+        e.contains("mtf::dtd::other")
+            && e.contains("names the DTD hatf-android.dtd, but --dtd gave et3.dtd"),
+        "{e}"
+    );
+    // The DTD the header names, given with --dtd: nothing to say.
+    let out = util::mtf(&["stats", "-d", "dtds/hatf-android.dtd", "traces/android.mtf"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        util::text(&out.stderr).is_empty(),
+        "{}",
+        util::text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_text_trace_is_recognised_and_import_suggested() {
+    let dir = util::tempdir();
+    // An Android memory_replay trace, as systemui.txt starts.
+    let txt = dir.path().join("sysui.txt");
+    std::fs::write(&txt, "202: malloc 0xb4827400 1024\n202: free 0xb4827400\n").unwrap();
+    let out = util::mtf(&["stats", txt.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = util::text(&out.stderr);
+    assert!(
+        e.contains("bad magic 32 30 32 3A (\"202:\") at offset 0"),
+        "{e}"
+    );
+    assert!(e.contains("this looks like a text trace"), "{e}");
+    assert!(e.contains(" -o sysui.mtf`"), "{e}");
+    assert!(e.contains("`mtf import "), "{e}");
+    // The text form of a dump, from standard input: `pack` it.
+    let out = util::mtf_stdin(
+        &["info", "-"],
+        b"%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\n",
+    );
+    let e = util::text(&out.stderr);
+    assert!(e.contains("`mtf pack - -o trace.mtf`"), "{e}");
+    // Bytes that are not text get no such advice.
+    let bin = dir.path().join("b.bin");
+    std::fs::write(&bin, [0x01u8, 0xFE, 0x80, 0x00, 9, 9]).unwrap();
+    let out = util::mtf(&["info", bin.to_str().unwrap()]);
+    let e = util::text(&out.stderr);
+    assert!(e.contains("bad magic 01 FE 80 00 at"), "{e}");
+    assert!(!e.contains("mtf import") && !e.contains("help:"), "{e}");
 }
