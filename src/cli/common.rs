@@ -625,6 +625,16 @@ fn open_failure(path: &Path, dtd: Option<&Path>, e: &OpenError) -> Failure {
     }
 }
 
+/// Whether `r` is one of the records `mtf import` writes beside the format's own (the built-in
+/// fragment `import`, docs/format.md §3.5: the origin with its mapping file, parts, ZIP entries,
+/// lines kept verbatim): `--data-only` leaves them out, as it leaves out built-ins, for they are
+/// the import's bookkeeping, not records of the trace. The fragment's records are the only ones
+/// of the global scope named `import_…` with a tag in 247..=254 (a DTD that includes it cannot
+/// declare another).
+pub fn is_import_record(r: &metatf::dtd::RecordType) -> bool {
+    r.name.starts_with("import_") && (247..=254).contains(&r.tag)
+}
+
 /// Resolve a `--section` argument (a name, an id, or `global`) against a schema. A section the
 /// DTD names `global` is found by that name; the global region is then `0`.
 pub fn section_arg(schema: &Schema, arg: &str) -> Result<u8, Failure> {

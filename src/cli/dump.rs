@@ -176,7 +176,7 @@ fn dump_trace(
     }
     if args.data_only {
         for (i, r) in schema.records.iter().enumerate() {
-            if r.builtin.is_some() || is_import_record(r) {
+            if r.builtin.is_some() || super::common::is_import_record(r) {
                 want_record[i] = false;
             }
         }
@@ -381,16 +381,6 @@ fn dump_trace(
     })();
     bar.finish();
     Ok(result.map(|()| status))
-}
-
-/// Whether `r` is one of the records `mtf import` writes beside the format's own (the built-in
-/// fragment `import`, docs/format.md §3.5: the origin with its mapping file, parts, ZIP entries,
-/// lines kept verbatim): `--data-only` leaves them out, as it leaves out built-ins, for they are
-/// the import's bookkeeping, not records of the trace. The fragment's records are the only ones
-/// of the global scope named `import_…` with a tag in 247..=254 (a DTD that includes it cannot
-/// declare another).
-fn is_import_record(r: &metatf::dtd::RecordType) -> bool {
-    r.name.starts_with("import_") && (247..=254).contains(&r.tag)
 }
 
 /// Which records a dump shows.

@@ -358,6 +358,11 @@ fn data_forms(
             continue;
         }
         data += 1;
+        // As `dump --data-only`: what `mtf import` keeps beside the format's records is not
+        // part of the forms (it is in the input's bytes, the naive row).
+        if super::common::is_import_record(v.record()) {
+            continue;
+        }
         if let Some(w) = ascii.as_mut() {
             printer.record(w, &v)?;
         }
