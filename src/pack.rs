@@ -576,12 +576,19 @@ impl Fast {
             .field()
             .and_then(|f| writer.flat_keys(rid)?.iter().position(|k| &**k == f))
             .and_then(|i| self.keys_at.get(i).copied());
-        // JSON lines name no column. (A line the fast reader takes is UTF-8: ASCII and keys.)
+        // (A line the fast reader takes is UTF-8: ASCII and keys.)
         let column = match (self.keys_at.is_empty(), at) {
             (false, Some(at)) => {
                 let before = &b[..at.min(b.len())];
                 std::str::from_utf8(before).map_or(before.len(), |s| s.chars().count()) + 1
             }
+            // A JSON line: the column of the field's key, found by scanning the line now.
+            #[cfg(feature = "json")]
+            (true, _) => e
+                .field()
+                .zip(std::str::from_utf8(b).ok())
+                .and_then(|(f, s)| crate::text::json_field_column(s, f))
+                .unwrap_or(1),
             _ => 1,
         };
         PackError::Text(TextError {

@@ -130,6 +130,7 @@ pub struct Flat {
     message: String,
     code: Option<String>,
     help: Option<String>,
+    warning: bool,
 }
 
 impl Flat {
@@ -139,6 +140,7 @@ impl Flat {
             message: d.to_string(),
             code: d.code().map(|c| c.to_string()),
             help: d.help().map(|h| h.to_string()),
+            warning: d.severity() == Some(miette::Severity::Warning),
         }
     }
 
@@ -148,6 +150,15 @@ impl Flat {
             message,
             code: Some(code.to_string()),
             help,
+            warning: false,
+        }
+    }
+
+    /// A warning (`⚠` where an error has `×`) with a code and help.
+    pub fn warning(message: String, code: &str, help: Option<String>) -> Flat {
+        Flat {
+            warning: true,
+            ..Flat::new(message, code, help)
         }
     }
 }
@@ -172,6 +183,40 @@ impl Diagnostic for Flat {
             .as_ref()
             .map(|h| Box::new(h) as Box<dyn fmt::Display>)
     }
+
+    fn severity(&self) -> Option<miette::Severity> {
+        self.warning.then_some(miette::Severity::Warning)
+    }
+}
+
+/// After a trace was read with `--dtd`: when the DTD given is not the one the trace's header
+/// names and the decode found problems, say that the DTD is likely the wrong one (the figures
+/// of a trace read with another format's DTD can look plausible: a 2.8 GiB allocation).
+pub fn warn_other_dtd(trace: &Path, dtd: Option<&Path>, o: &Opened, problems: u64) {
+    let Some(given) = dtd.and_then(Path::file_name) else {
+        return;
+    };
+    let named = o.trace().header().dtd_name.clone();
+    // Only the last component of the header's name is used to find a DTD (docs/format.md §10).
+    let named_file = named.rsplit(['/', '\\']).next().unwrap_or(&named);
+    if problems == 0 || given.to_string_lossy() == named_file {
+        return;
+    }
+    let message = format!(
+        "{} names the DTD {}, but --dtd gave {}, and decoding with it found {problems} \
+         problem{}: the figures are likely wrong",
+        input_name(trace),
+        metatf::io::escape_for_terminal(named_file),
+        escape_path(Path::new(given)),
+        if problems == 1 { "" } else { "s" },
+    );
+    let help = "leave out --dtd to read the trace with the DTD it names, or run `mtf check` \
+                with the same --dtd to see the problems";
+    to_stderr(&render(&Flat::warning(
+        message,
+        "mtf::dtd::other",
+        Some(help.to_string()),
+    )));
 }
 
 /// The failure for an input that cannot be read or an output that cannot be written: status 2
@@ -196,8 +241,73 @@ pub fn container_failure(path: &Path, e: &ContainerError) -> Failure {
         }
         _ => format!("{}: {inner}", input_name(path)),
     };
-    let help = inner.help().map(|h| h.to_string());
+    let mut help = inner.help().map(|h| h.to_string());
+    if let ContainerError::BadMagic { found, .. } = inner {
+        // `mtf stats systemui.txt`: a foreign trace, which `mtf import` converts, or the text
+        // form, which `mtf pack` writes.
+        let name = if path.as_os_str() == "-" {
+            Cow::Borrowed("-")
+        } else {
+            input_name(path)
+        };
+        let stem = path
+            .file_stem()
+            .filter(|_| path.as_os_str() != "-")
+            .map(|s| escape_path(Path::new(s)).into_owned())
+            .unwrap_or_else(|| "trace".to_string());
+        // Never the input's own name (`x.mtf` that is not a trace).
+        let stem = if path.extension().is_some_and(|x| x == "mtf") {
+            format!("{stem}-converted")
+        } else {
+            stem
+        };
+        // The four bytes of the magic, or for a file the first 512 bytes: text is printable
+        // ASCII and whitespace throughout (a damaged trace has binary bytes after its magic).
+        let mut sample = found.clone();
+        if path.as_os_str() != "-" {
+            use std::io::Read;
+            if let Ok(f) = std::fs::File::open(path) {
+                let mut head = Vec::new();
+                if f.take(512).read_to_end(&mut head).is_ok() && head.starts_with(found) {
+                    sample = head;
+                }
+            }
+        }
+        let import = format!(
+            "convert it with `mtf import {name} -o {stem}.mtf` (`mtf import --list` names the \
+             formats it reads)"
+        );
+        if found.starts_with(b"%mtf") || found.starts_with(b"{\"mt") {
+            help = Some(format!(
+                "this is the text form of a trace (`mtf dump`'s): write the trace with \
+                 `mtf pack {name} -o {stem}.mtf`"
+            ));
+        } else if found.starts_with(b"PK\x03\x04") {
+            help = Some(format!(
+                "this is a ZIP archive, not Meta-TF: if it holds a foreign trace, {import}"
+            ));
+        } else if !sample.is_empty() && looks_like_text(&sample) {
+            help = Some(format!(
+                "this looks like a text trace, not Meta-TF: {import}; if it is `mtf dump`'s \
+                 text form, `mtf pack {name} -o {stem}.mtf` writes it"
+            ));
+        }
+    }
     Failure::diagnostic(container_code(e), &Flat::new(message, code, help))
+}
+
+/// Whether the first bytes of a file are text: UTF-8 (the last character may be cut) without
+/// control characters other than whitespace.
+fn looks_like_text(b: &[u8]) -> bool {
+    let valid = match std::str::from_utf8(b) {
+        Ok(s) => s,
+        // Cut inside a character at the end of the sample: the part before it.
+        Err(e) if e.error_len().is_none() => {
+            std::str::from_utf8(&b[..e.valid_up_to()]).unwrap_or("")
+        }
+        Err(_) => return false,
+    };
+    !valid.is_empty() && valid.chars().all(|c| !c.is_control() || c.is_whitespace())
 }
 
 /// Writes `text` to standard error, ignoring a failure: with standard error full or closed
@@ -297,8 +407,10 @@ pub fn dtd_failure(e: &DtdLoadError) -> Failure {
             line_to_stderr(&errors.summary);
             Failure::new(EXIT_BAD_DTD, String::new())
         }
-        DtdLoadError::NotADtd { .. } => Failure::diagnostic(EXIT_BAD_DTD, e),
-        other => Failure::diagnostic(EXIT_USAGE, other),
+        // A DTD file that cannot be read (missing, a folder, no permission), is too large or is
+        // not UTF-8 is as unusable as an invalid one: status 3 for every DTD that cannot be had,
+        // so that a script tells "the DTD" from "the trace or another file" (status 2).
+        other => Failure::diagnostic(EXIT_BAD_DTD, other),
     }
 }
 
@@ -474,9 +586,9 @@ fn open_failure(path: &Path, dtd: Option<&Path>, e: &OpenError) -> Failure {
         OpenError::DtdNotFound {
             explicit, reason, ..
         } => {
-            // A `--dtd` file that does not exist is a usage error; a DTD the trace names but
-            // that is nowhere to be found makes the trace unreadable for want of a DTD.
-            let code = if *explicit { EXIT_USAGE } else { EXIT_BAD_DTD };
+            // A `--dtd` file that does not exist, as a DTD the trace names that is nowhere to be
+            // found: the trace cannot be read for want of a DTD (status 3 both).
+            let code = EXIT_BAD_DTD;
             if let (true, Some(d)) = (*explicit, dtd) {
                 // The user named the DTD: say that file is missing, not the header's name.
                 let message = format!(
@@ -499,6 +611,16 @@ fn open_failure(path: &Path, dtd: Option<&Path>, e: &OpenError) -> Failure {
             Failure::diagnostic(code, &Flat::new(message, "mtf::dtd::not_found", help))
         }
     }
+}
+
+/// Whether `r` is one of the records `mtf import` writes beside the format's own (the built-in
+/// fragment `import`, docs/format.md §3.5: the origin with its mapping file, parts, ZIP entries,
+/// lines kept verbatim): `--data-only` leaves them out, as it leaves out built-ins, for they are
+/// the import's bookkeeping, not records of the trace. The fragment's records are the only ones
+/// of the global scope named `import_…` with a tag in 247..=254 (a DTD that includes it cannot
+/// declare another).
+pub fn is_import_record(r: &metatf::dtd::RecordType) -> bool {
+    r.name.starts_with("import_") && (247..=254).contains(&r.tag)
 }
 
 /// Resolve a `--section` argument (a name, an id, or `global`) against a schema. A section the

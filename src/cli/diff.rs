@@ -41,9 +41,10 @@ pub struct DiffArgs {
 /// Run `mtf diff`.
 pub fn run(args: &DiffArgs) -> Result<i32, Failure> {
     if args.a.as_os_str() == "-" && args.b.as_os_str() == "-" {
-        return Err(Failure::new(
+        return Err(super::common::error(
             super::EXIT_USAGE,
-            "mtf diff: standard input can be only one of the two traces",
+            "mtf::usage::stdin",
+            "standard input can be only one of the two traces",
         ));
     }
     let w = args.slice.window()?;

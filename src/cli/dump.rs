@@ -176,7 +176,7 @@ fn dump_trace(
     }
     if args.data_only {
         for (i, r) in schema.records.iter().enumerate() {
-            if r.builtin.is_some() {
+            if r.builtin.is_some() || super::common::is_import_record(r) {
                 want_record[i] = false;
             }
         }

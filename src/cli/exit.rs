@@ -6,7 +6,7 @@
 //! | 0 | success (for `check`: the trace is valid) |
 //! | 1 | the input data is invalid: a trace that breaks the format (also compressed and cut short), text `pack` cannot write, input `import` refuses (another format, a damaged compressed input, an unreadable ZIP), a trace `export` cannot render, an output that reads back different |
 //! | 2 | usage or I/O: wrong arguments, a file that cannot be read or written, a trace the command cannot work on (`export` of a trace that was not imported) |
-//! | 3 | the DTD is unusable (invalid, or named by the trace and found nowhere) |
+//! | 3 | the DTD is unusable: invalid, or a file that cannot be read (missing, too large, not UTF-8), whether given with `--dtd` or named by the trace and found nowhere |
 //! | 130, 143 | interrupted by SIGINT or SIGTERM |
 
 use metatf::container::ContainerError;

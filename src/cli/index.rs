@@ -159,14 +159,27 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
         }
     }
     bar.finish();
+    let waiting = builder.waiting();
     let idx = builder.finish(index_name.clone());
+    if let (true, Some(w)) = (idx.entries().is_empty(), waiting) {
+        // Checkpoints were due, but each would have held more live-set values than the trace
+        // has bytes to spare for them: an index without one would only look like an index.
+        return Err(no_checkpoint(&trace_name, &w));
+    }
     idx.write(&path).map_err(|e| index_failure(&e))?;
     if !quiet() {
         let size = idx.to_bytes().len() as u64;
         let trace = reader.bytes().len().max(1) as f64;
+        let why = if idx.entries().is_empty() {
+            " (the trace is shorter than one interval: readers start from its beginning)"
+        } else if waiting.is_some() {
+            " (the last one due was not taken: its live sets were too large)"
+        } else {
+            ""
+        };
         let line = format!(
             "{index_name}: {} checkpoints (every {} records or {} bytes){}, {} bytes ({:.3} % of \
-             the trace)",
+             the trace){why}",
             idx.entries().len(),
             args.every,
             args.every_bytes,
@@ -187,6 +200,32 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
         }
     }
     Ok(if damaged { EXIT_INVALID_TRACE } else { EXIT_OK })
+}
+
+/// The failure for a trace whose live sets leave no room for a checkpoint.
+fn no_checkpoint(trace: &str, w: &index::Waiting) -> Failure {
+    use metatf::analysis::stats::human_bytes;
+    super::common::Failure::diagnostic(
+        EXIT_USAGE,
+        &super::common::Flat::new(
+            format!(
+                "{trace}: no seek index written: a checkpoint holds the values of the trace's \
+                 live sets (extension live/1), here {} values ({}), and is taken only where \
+                 they take at most 1/16 of the trace bytes since the previous one \
+                 (docs/format.md §15.3): the first would need {} of trace, and {} follow",
+                w.live_values,
+                human_bytes(8.0 * w.live_values as f64),
+                human_bytes(w.bytes_needed as f64),
+                human_bytes(w.bytes_there as f64),
+            ),
+            "mtf::index::live_sets",
+            Some(
+                "dump --from/--skip and -j read this trace from its start; the trace \
+                 re-encoded without --live (`mtf compact TRACE -o OUT`) can be indexed"
+                    .to_string(),
+            ),
+        ),
+    )
 }
 
 /// The index a reading subcommand uses for `trace`: `--index FILE`, else `TRACE.idx` when it

@@ -54,8 +54,9 @@ pub fn pick_space<'s>(stats: &'s Stats, name: Option<&str>) -> Result<&'s SpaceS
     match name {
         Some(n) => stats.spaces.iter().find(|s| s.name == n).ok_or_else(|| {
             let known: Vec<&str> = stats.spaces.iter().map(|s| s.name.as_str()).collect();
-            Failure::new(
+            super::common::error(
                 EXIT_USAGE,
+                "mtf::usage::namespace",
                 format!(
                     "no namespace `{}` in this trace's DTD (it declares: {})",
                     metatf::escape::escape_for_terminal(n),
@@ -74,8 +75,9 @@ pub fn pick_space<'s>(stats: &'s Stats, name: Option<&str>) -> Result<&'s SpaceS
             .or(stats.spaces.iter().find(|s| s.sized))
             .or(stats.spaces.first())
             .ok_or_else(|| {
-                Failure::new(
+                super::common::error(
                     EXIT_USAGE,
+                    "mtf::usage::namespace",
                     "nothing to plot: the trace's DTD declares no namespaces of ids (allocations)",
                 )
             }),
@@ -110,8 +112,9 @@ pub fn run(args: &PlotArgs) -> Result<i32, Failure> {
             Some("svg") => ImageFormat::Svg,
             _ if args.output.as_os_str() == "-" => ImageFormat::Svg,
             _ => {
-                return Err(Failure::new(
+                return Err(super::common::error(
                     EXIT_USAGE,
+                    "mtf::usage::output",
                     format!(
                         "{}: name the picture FILE.svg or FILE.png, or give --format svg|png",
                         input_name(&args.output)

@@ -84,6 +84,13 @@ impl Progress {
         }
     }
 
+    /// `n` more bytes of work done; from any thread.
+    pub fn inc_bytes(&self, n: u64) {
+        if let Some(bar) = &self.bar {
+            bar.inc(n);
+        }
+    }
+
     /// Restart for a new pass labelled `what`.
     pub fn restart(&mut self, what: &str) {
         if let Some(bar) = &self.bar {

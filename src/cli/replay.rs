@@ -103,12 +103,27 @@ fn mode(t: Threads) -> ThreadMode {
 
 /// Run the hidden `mtf replay-child`.
 pub fn run_child(args: &ChildArgs) -> Result<i32, Failure> {
-    let alloc = Allocator::from_name(&args.allocator)
-        .ok_or_else(|| Failure::new(EXIT_USAGE, format!("unknown allocator {}", args.allocator)))?;
-    let file = std::fs::File::open(&args.ops)
-        .map_err(|e| Failure::new(EXIT_USAGE, format!("{}: {e}", escape_path(&args.ops))))?;
-    let reader = OpsReader::new(BufReader::with_capacity(1 << 20, file))
-        .map_err(|e| Failure::new(EXIT_USAGE, format!("{}: {e}", escape_path(&args.ops))))?;
+    let alloc = Allocator::from_name(&args.allocator).ok_or_else(|| {
+        super::common::error(
+            EXIT_USAGE,
+            "mtf::usage::allocator",
+            format!("unknown allocator {}", args.allocator),
+        )
+    })?;
+    let file = std::fs::File::open(&args.ops).map_err(|e| {
+        super::common::error(
+            EXIT_USAGE,
+            "mtf::io::ops",
+            format!("{}: {e}", escape_path(&args.ops)),
+        )
+    })?;
+    let reader = OpsReader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| {
+        super::common::error(
+            EXIT_USAGE,
+            "mtf::io::ops",
+            format!("{}: {e}", escape_path(&args.ops)),
+        )
+    })?;
     let options = replay::Options {
         threads: mode(args.threads),
         touch: args.touch,
@@ -118,8 +133,13 @@ pub fn run_child(args: &ChildArgs) -> Result<i32, Failure> {
     let (threads, count) = (reader.threads, reader.count);
     let report = replay::run(alloc, &options, threads, count, reader)
         .map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
-    let text = serde_json::to_string(&report)
-        .map_err(|e| Failure::new(EXIT_USAGE, format!("writing the report: {e}")))?;
+    let text = serde_json::to_string(&report).map_err(|e| {
+        super::common::error(
+            EXIT_USAGE,
+            "mtf::io::report",
+            format!("writing the report: {e}"),
+        )
+    })?;
     let mut out = StdoutSink::new();
     writeln!(out, "{text}")?;
     out.flush()?;
@@ -199,8 +219,9 @@ pub(super) fn for_each_event(
         .map(|n| n.kind == SpaceKind::Ids && n.sized)
         .collect();
     if !sized.contains(&true) {
-        return Err(Failure::new(
+        return Err(super::common::error(
             EXIT_USAGE,
+            "mtf::usage::analysis",
             format!(
                 "{}: its DTD declares no allocations (no namespace of ids with byte counts, \
                  extension analysis/1 of docs/format.md §14), so there is nothing to replay",
@@ -282,8 +303,9 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
             Some(_) => {}
             None => {
                 let have: Vec<&str> = Allocator::available().iter().map(|a| a.name()).collect();
-                return Err(Failure::new(
+                return Err(super::common::error(
                     EXIT_USAGE,
+                    "mtf::usage::allocator",
                     format!(
                         "unknown allocator '{}': this mtf has {}",
                         metatf::escape::escape_for_terminal(name),
@@ -302,8 +324,9 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
     // The operations, decoded once into a temporary file that every child reads.
     let temp = TempFile::new().map_err(|e| io_failure(&e))?;
     let write_failure = |e: std::io::Error| {
-        Failure::new(
+        super::common::error(
             EXIT_USAGE,
+            "mtf::io::temp",
             format!("writing the replay operations to a temporary file: {e}"),
         )
     };
@@ -336,8 +359,9 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
     summary.unknown_frees += reading.unknown_frees;
 
     let exe = std::env::current_exe().map_err(|e| {
-        Failure::new(
+        super::common::error(
             EXIT_USAGE,
+            "mtf::io::exe",
             format!("finding the mtf executable to run: {e}"),
         )
     })?;
@@ -402,7 +426,10 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
     let failed = runs.iter().any(|r| !r.failures.is_empty());
     for r in &runs {
         for f in &r.failures {
-            super::common::line_to_stderr(&format!("mtf replay: {}: {f}", r.alloc.name()));
+            super::common::line_to_stderr(&super::common::error_text(
+                "mtf::replay::failed",
+                format!("{}: {f}", r.alloc.name()),
+            ));
         }
     }
     Ok(if failed || problems > 0 {
@@ -691,8 +718,9 @@ pub(super) fn picture_format(out: &Path) -> Result<PictureFormat, Failure> {
     #[cfg(feature = "plot")]
     {
         PictureFormat::of(out).ok_or_else(|| {
-            Failure::new(
+            super::common::error(
                 EXIT_USAGE,
+                "mtf::usage::output",
                 format!(
                     "{}: a picture is written as .svg or .png (the name's extension says which)",
                     escape_path(out)
@@ -701,8 +729,9 @@ pub(super) fn picture_format(out: &Path) -> Result<PictureFormat, Failure> {
         })
     }
     #[cfg(not(feature = "plot"))]
-    Err(Failure::new(
+    Err(super::common::error(
         EXIT_USAGE,
+        "mtf::usage::output",
         format!(
             "{}: this mtf was built without pictures (feature plot)",
             escape_path(out)

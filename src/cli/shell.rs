@@ -58,7 +58,8 @@ pub fn man(args: &ManArgs) -> Result<i32, Failure> {
         })
     })?;
     let mut pages = vec![("mtf".to_string(), cmd.clone())];
-    for sub in cmd.get_subcommands() {
+    // Hidden subcommands (`replay-child`, run by `mtf replay` itself) get no page.
+    for sub in cmd.get_subcommands().filter(|s| !s.is_hide_set()) {
         let name = format!("mtf-{}", sub.get_name());
         // A subcommand's page is titled by its full name, as `man mtf-dump` finds it.
         // (clap takes a static name; the process ends right after.)

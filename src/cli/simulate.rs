@@ -54,8 +54,9 @@ pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
             match Policy::from_name(name) {
                 Some(p) => vec![p],
                 None => {
-                    return Err(Failure::new(
+                    return Err(super::common::error(
                         EXIT_USAGE,
+                        "mtf::usage::policy",
                         format!(
                             "unknown policy '{}': first-fit, next-fit, best-fit, segregated, buddy or all",
                             metatf::escape::escape_for_terminal(name)
@@ -71,8 +72,9 @@ pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
         }
     }
     if !args.align.is_power_of_two() {
-        return Err(Failure::new(
+        return Err(super::common::error(
             EXIT_USAGE,
+            "mtf::usage::align",
             format!("--align {}: an alignment is a power of two", args.align),
         ));
     }

@@ -4,6 +4,8 @@
 
 use std::io::{self, BufWriter, Write};
 use std::path::PathBuf;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::Mutex;
 
 use clap::Args;
 
@@ -14,7 +16,8 @@ use metatf::encode::TraceWriter;
 use metatf::io::StdoutSink;
 use metatf::text::Printer;
 
-use super::common::{error, open, render, Failure};
+use super::common::{error, open, quiet, render, Failure};
+use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf size-report`.
@@ -28,15 +31,22 @@ pub struct SizeReportArgs {
     /// Records per look-ahead window of the encoder.
     #[arg(long, default_value_t = 4096)]
     pub window: usize,
+    /// Compressions run at once (each form with each compressor is one); 0: one per core.
+    #[arg(short = 'j', long = "jobs", value_name = "N", default_value_t = 0)]
+    pub jobs: usize,
 }
 
 // Design: the simple binary and text forms are never held in memory. A first pass over the
-// records counts their lengths; then each form is written again into each compressor in turn
-// (gzip -9, zstd -19, xz -9), which writes into a sink that only counts bytes. Writing a form
-// again costs far less than compressing it, and one compressor at a time keeps the peak at the
-// largest compressor's state (xz -9 on the text form), with xz's dictionary no larger than the
-// form (see `xz9`). The encoded trace and the split streams, smaller than the input, are built
-// in memory.
+// records counts their lengths; then each form is written again into each compressor (gzip -9,
+// zstd -19, xz -9), which writes into a sink that only counts bytes. Writing a form again costs
+// far less than compressing it: nearly all the time goes to the compressors (zstd -19 and xz -9
+// take 10–50 s alone on the 50 MB text form of a 6 MB trace), so the 21 compressions (7 forms,
+// 3 compressors) run on a pool of threads, one per core, the largest first; the report then
+// takes about as long as its largest compression rather than the sum of them all. Each
+// compressor keeps the exact settings of its command (the sizes do not change with the number
+// of threads). Memory: at most one compressor's state per thread, xz's dictionary no larger
+// than its form (see `xz9`). The encoded traces and the split streams, smaller than the input,
+// are built in memory first.
 
 /// A sink that only counts the bytes written to it.
 #[derive(Default)]
@@ -82,19 +92,33 @@ fn xz9(len: u64) -> io::Result<xz2::stream::Stream> {
 /// A form: something that writes the same bytes each time it is called.
 type Emit<'a> = dyn FnMut(&mut dyn Write) -> io::Result<()> + 'a;
 
+/// A writer that counts what goes through it on the progress bar.
+struct Tick<'p, W> {
+    inner: W,
+    progress: &'p Progress,
+}
+
+impl<W: Write> Write for Tick<'_, W> {
+    fn write(&mut self, buf: &[u8]) -> io::Result<usize> {
+        let n = self.inner.write(buf)?;
+        self.progress.inc_bytes(n as u64);
+        Ok(n)
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        self.inner.flush()
+    }
+}
+
 /// A zstd context at level 19 with no pledged size, as `zstd::stream::write::Encoder::new`
 /// makes. Streams compressed one after the other with one context come out as with a fresh
 /// context each, without allocating and clearing its tables (about 80 MB) again for every small
 /// stream (a trace of many record types has dozens of split streams).
-fn zstd19() -> Result<ZstdContext, Failure> {
+fn zstd19() -> io::Result<ZstdContext> {
     let mut c = ZstdContext::create();
     c.set_parameter(zstd::zstd_safe::CParameter::CompressionLevel(19))
         .map_err(|code| {
-            error(
-                EXIT_USAGE,
-                "mtf::io::compress",
-                format!("zstd: {}", zstd::zstd_safe::get_error_name(code)),
-            )
+            io::Error::other(format!("zstd: {}", zstd::zstd_safe::get_error_name(code)))
         })?;
     Ok(c)
 }
@@ -106,61 +130,124 @@ fn compressed(
     kind: Kind,
     len: u64,
     zstd: Option<&mut ZstdContext>,
+    progress: &Progress,
     emit: &mut Emit<'_>,
 ) -> io::Result<u64> {
     // Forms are written a few bytes at a time: buffered before they reach the compressor.
-    fn feed<W: Write>(e: W, emit: &mut Emit<'_>) -> io::Result<W> {
-        let mut b = BufWriter::with_capacity(1 << 16, e);
+    fn feed<W: Write>(e: W, progress: &Progress, emit: &mut Emit<'_>) -> io::Result<W> {
+        let mut b = BufWriter::with_capacity(1 << 16, Tick { inner: e, progress });
         emit(&mut b)?;
-        b.into_inner().map_err(|e| e.into_error())
+        Ok(b.into_inner().map_err(|e| e.into_error())?.inner)
     }
     let mut n = Count(0);
     match kind {
         Kind::Gzip => {
             let e = flate2::write::GzEncoder::new(&mut n, flate2::Compression::new(9));
-            feed(e, emit)?.finish()?;
+            feed(e, progress, emit)?.finish()?;
         }
         Kind::Zstd => {
             let e = match zstd {
                 Some(c) => zstd::stream::write::Encoder::with_context(&mut n, c),
                 None => zstd::stream::write::Encoder::new(&mut n, 19)?,
             };
-            feed(e, emit)?.finish()?;
+            feed(e, progress, emit)?.finish()?;
         }
         Kind::Xz => {
             let e = xz2::write::XzEncoder::new_stream(&mut n, xz9(len)?);
-            feed(e, emit)?.finish()?;
+            feed(e, progress, emit)?.finish()?;
         }
     }
     Ok(n.0)
 }
 
-/// Plain and compressed sizes of the stream `emit` writes (`len` bytes).
-/// `zstd`: a context to reuse, or `None` for one of its own (freed before xz starts).
-fn sizes(
-    len: u64,
-    mut zstd: Option<&mut ZstdContext>,
-    emit: &mut Emit<'_>,
-) -> Result<[u64; 4], Failure> {
-    let mut out = [len, 0, 0, 0];
-    for (i, kind) in KINDS.into_iter().enumerate() {
-        out[i + 1] = compressed(kind, len, zstd.as_deref_mut(), emit)
-            .map_err(|e| error(EXIT_USAGE, "mtf::io::compress", format!("compressing: {e}")))?;
-    }
-    Ok(out)
+/// What a compression of the report reads: a form written again for each compressor, bytes
+/// held in memory, or streams held in memory, each compressed on its own and the sizes summed.
+#[derive(Clone, Copy)]
+enum Form<'a> {
+    Emit(&'a (dyn Fn(&mut dyn Write) -> io::Result<()> + Sync)),
+    Bytes(&'a [u8]),
+    Streams(&'a [Vec<u8>]),
 }
 
-/// Sizes of a form made of streams held in memory, each compressed on its own.
-fn sizes_of(streams: &[Vec<u8>]) -> Result<[u64; 4], Failure> {
-    let mut out = [0u64; 4];
-    let mut zstd = zstd19()?;
-    for s in streams {
-        let one = sizes(s.len() as u64, Some(&mut zstd), &mut |w| w.write_all(s))?;
-        for (o, n) in out.iter_mut().zip(one) {
-            *o += n;
+/// One compression of the report: a form (the table's row) with a compressor (its column).
+struct Job<'a> {
+    row: usize,
+    column: usize,
+    kind: Kind,
+    /// The bytes it feeds the compressor.
+    len: u64,
+    form: Form<'a>,
+}
+
+impl Job<'_> {
+    /// How long it takes, roughly (bytes times the compressor's cost per byte, measured on
+    /// text forms): the longest start first.
+    fn weight(&self) -> u64 {
+        let per_byte = match self.kind {
+            Kind::Gzip => 1,
+            Kind::Xz => 3,
+            Kind::Zstd => 6,
+        };
+        self.len.saturating_mul(per_byte)
+    }
+
+    fn run(&self, progress: &Progress) -> io::Result<u64> {
+        match self.form {
+            Form::Emit(f) => compressed(self.kind, self.len, None, progress, &mut |w| f(w)),
+            Form::Bytes(b) => {
+                compressed(self.kind, self.len, None, progress, &mut |w| w.write_all(b))
+            }
+            Form::Streams(streams) => {
+                // One zstd context for all the streams of a form (see `zstd19`).
+                let mut zstd = match self.kind {
+                    Kind::Zstd => Some(zstd19()?),
+                    _ => None,
+                };
+                let mut total = 0;
+                for s in streams {
+                    total += compressed(
+                        self.kind,
+                        s.len() as u64,
+                        zstd.as_mut(),
+                        progress,
+                        &mut |w| w.write_all(s),
+                    )?;
+                }
+                Ok(total)
+            }
         }
     }
-    Ok(out)
+}
+
+/// The compressed sizes of `jobs`, run on `threads` threads, the heaviest first; in the order
+/// of `jobs`.
+fn run_jobs(jobs: &[Job<'_>], threads: usize, progress: &Progress) -> io::Result<Vec<u64>> {
+    let mut order: Vec<usize> = (0..jobs.len()).collect();
+    order.sort_by_key(|&i| std::cmp::Reverse(jobs[i].weight()));
+    let next = AtomicUsize::new(0);
+    let results: Vec<Mutex<Option<io::Result<u64>>>> =
+        jobs.iter().map(|_| Mutex::new(None)).collect();
+    std::thread::scope(|scope| {
+        for _ in 0..threads.clamp(1, jobs.len().max(1)) {
+            scope.spawn(|| {
+                while let Some(&i) = order.get(next.fetch_add(1, Ordering::Relaxed)) {
+                    let r = jobs[i].run(progress);
+                    if let Ok(mut slot) = results[i].lock() {
+                        *slot = Some(r);
+                    }
+                }
+            });
+        }
+    });
+    results
+        .into_iter()
+        .map(|m| {
+            m.into_inner()
+                .ok()
+                .flatten()
+                .unwrap_or_else(|| Err(io::Error::other("a compression did not finish")))
+        })
+        .collect()
 }
 
 fn is_address(name: &str) -> bool {
@@ -271,6 +358,11 @@ fn data_forms(
             continue;
         }
         data += 1;
+        // As `dump --data-only`: what `mtf import` keeps beside the format's records is not
+        // part of the forms (it is in the input's bytes, the naive row).
+        if super::common::is_import_record(v.record()) {
+            continue;
+        }
         if let Some(w) = ascii.as_mut() {
             printer.record(w, &v)?;
         }
@@ -314,42 +406,84 @@ pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
                 format!("{path}: {e}"),
             )
         })?;
-    let simple = sizes(simple_len.0, None, &mut |w| {
-        data_forms(&reader, Some(w), None).map(drop)
-    })?;
-    let ascii = sizes(ascii_len.0, None, &mut |w| {
-        data_forms(&reader, None, Some(w)).map(drop)
-    })?;
-    let input = o.trace().bytes();
-    let naive = sizes(input.len() as u64, None, &mut |w| w.write_all(input))?;
     // `mtf compact` as Meta-TF 1.0, and with live sets (extension live/1): uncompressed as
     // written for plain bytes, compressed as written for compression.
-    let one = |live: bool| -> Result<([u64; 4], Vec<u8>), Failure> {
-        let plain = encoded(&o, args.window, Measure::Bytes, live)?.len() as u64;
-        let best = encoded(&o, args.window, Measure::Compressed, live)?;
-        let mut b = sizes(best.len() as u64, None, &mut |w| w.write_all(&best))?;
-        b[0] = plain;
-        Ok((b, best))
-    };
-    let (b10, _) = one(false)?;
-    let (b, best) = one(true)?;
+    let plain10 = encoded(&o, args.window, Measure::Bytes, false)?.len() as u64;
+    let best10 = encoded(&o, args.window, Measure::Compressed, false)?;
+    let plain_live = encoded(&o, args.window, Measure::Bytes, true)?.len() as u64;
+    let best = encoded(&o, args.window, Measure::Compressed, true)?;
     // The compacted copy is read with the schema already loaded: it names the same DTD.
-    let reopened = metatf::container::Trace::from_bytes(best)
+    let reopened = metatf::container::Trace::from_bytes(best.clone())
         .map_err(|e| Failure::new(EXIT_INVALID_TRACE, render(&e)))?;
     let r2 = metatf::decode::Reader::new(&reopened, o.schema());
-    let columns = sizes_of(&split(&r2, |_, rid, slot| {
-        Some(((rid as u64) << 16) | slot as u64)
-    }))?;
-    let address = sizes_of(&split(&r2, |name, _, _| is_address(name).then_some(1)))?;
-    let rows: [(&str, [u64; 4]); 7] = [
-        ("simple binary (4-byte fields)", simple),
-        ("ASCII (mtf dump text form)", ascii),
-        ("naive Meta-TF (the input)", naive),
-        ("mtf compact (Meta-TF 1.0)", b10),
-        ("mtf compact --live", b),
-        ("split stream (every field)", columns),
-        ("split address", address),
+    let columns = split(&r2, |_, rid, slot| Some(((rid as u64) << 16) | slot as u64));
+    let address = split(&r2, |name, _, _| is_address(name).then_some(1));
+    let streams_len = |s: &[Vec<u8>]| s.iter().map(|x| x.len() as u64).sum::<u64>();
+    let simple_form = |w: &mut dyn Write| data_forms(&o.reader(), Some(w), None).map(drop);
+    let ascii_form = |w: &mut dyn Write| data_forms(&o.reader(), None, Some(w)).map(drop);
+    let input = o.trace().bytes();
+    let forms: [(&str, u64, Form<'_>); 7] = [
+        (
+            "simple binary (4-byte fields)",
+            simple_len.0,
+            Form::Emit(&simple_form),
+        ),
+        (
+            "ASCII (mtf dump text form)",
+            ascii_len.0,
+            Form::Emit(&ascii_form),
+        ),
+        (
+            "naive Meta-TF (the input)",
+            input.len() as u64,
+            Form::Bytes(input),
+        ),
+        ("mtf compact (Meta-TF 1.0)", plain10, Form::Bytes(&best10)),
+        ("mtf compact --live", plain_live, Form::Bytes(&best)),
+        (
+            "split stream (every field)",
+            streams_len(&columns),
+            Form::Streams(&columns),
+        ),
+        (
+            "split address",
+            streams_len(&address),
+            Form::Streams(&address),
+        ),
     ];
+    let mut jobs = Vec::new();
+    for (row, (_, _, form)) in forms.iter().enumerate() {
+        let len = match form {
+            Form::Emit(_) => forms[row].1,
+            Form::Bytes(b) => b.len() as u64,
+            Form::Streams(s) => streams_len(s),
+        };
+        for (column, kind) in KINDS.into_iter().enumerate() {
+            jobs.push(Job {
+                row,
+                column: column + 1,
+                kind,
+                len,
+                form: *form,
+            });
+        }
+    }
+    let threads = match args.jobs {
+        0 => std::thread::available_parallelism().map_or(1, |n| n.get()),
+        n => n,
+    };
+    let total: u64 = jobs.iter().map(|j| j.len).sum();
+    let progress = Progress::new(total, "compressing", quiet());
+    let sizes = run_jobs(&jobs, threads, &progress)
+        .map_err(|e| error(EXIT_USAGE, "mtf::io::compress", format!("compressing: {e}")))?;
+    progress.finish();
+    let mut rows: Vec<(&str, [u64; 4])> = forms
+        .iter()
+        .map(|(n, plain, _)| (*n, [*plain, 0, 0, 0]))
+        .collect();
+    for (job, size) in jobs.iter().zip(sizes) {
+        rows[job.row].1[job.column] = size;
+    }
     let mut out = StdoutSink::new();
     let d = data.max(1) as f64;
     writeln!(

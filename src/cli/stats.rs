@@ -130,6 +130,7 @@ pub fn stats_on(
         compute_from(&reader, records, source.as_mut(), window)
     });
     check_slice(trace, &stats)?;
+    super::common::warn_other_dtd(trace, dtd, &o, stats.problems);
     Ok(stats)
 }
 

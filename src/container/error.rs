@@ -22,7 +22,8 @@ pub const MAGIC: [u8; 4] = [0x7F, b'M', b'T', b'F'];
 pub enum ContainerError {
     /// The file does not start with `"\x7FMTF"`.
     #[error(
-        "not a Meta-TF trace: bad magic {found:02X?} at offset {offset} (expected 7F 4D 54 46)"
+        "not a Meta-TF trace: bad magic {} at offset {offset} (expected 7F 4D 54 46)",
+        hex_and_text(found)
     )]
     #[diagnostic(code(mtf::trace::bad_magic))]
     BadMagic {
@@ -328,6 +329,21 @@ pub enum ContainerError {
         #[source]
         source: Box<ContainerError>,
     },
+}
+
+/// `32 30 32 3A ("202:")`: bytes in hex, then as text when they are all printable ASCII.
+fn hex_and_text(b: &[u8]) -> String {
+    let hex: Vec<String> = b.iter().map(|x| format!("{x:02X}")).collect();
+    let hex = if hex.is_empty() {
+        "(none)".to_string()
+    } else {
+        hex.join(" ")
+    };
+    if !b.is_empty() && b.iter().all(|c| c.is_ascii_graphic() || *c == b' ') {
+        format!("{hex} (\"{}\")", String::from_utf8_lossy(b))
+    } else {
+        hex
+    }
 }
 
 impl ContainerError {

@@ -277,6 +277,20 @@ pub struct Builder<'r> {
     time: Option<u64>,
     /// A checkpoint whose state would be large waits until this many bytes have passed.
     defer_bytes: u64,
+    /// The live values that made the waiting checkpoint wait.
+    defer_live: usize,
+}
+
+/// A checkpoint that was due but not taken: its live sets (extension live/1) would hold more
+/// than 1/16 of the trace bytes since the previous checkpoint (docs/format.md §15.3).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Waiting {
+    /// Values in the live sets where it was due (8 bytes each in a checkpoint).
+    pub live_values: usize,
+    /// Trace bytes since the previous checkpoint (or the start) it needed.
+    pub bytes_needed: u64,
+    /// Trace bytes since the previous checkpoint (or the start) there were.
+    pub bytes_there: u64,
 }
 
 impl<'r> Builder<'r> {
@@ -297,7 +311,18 @@ impl<'r> Builder<'r> {
             pos: 0,
             time: None,
             defer_bytes: 0,
+            defer_live: 0,
         }
+    }
+
+    /// After the decode: the checkpoint that was due at the end but waited for its live sets
+    /// ([`Waiting`]), if any; a trace whose live sets stay large gets no checkpoint at all.
+    pub fn waiting(&self) -> Option<Waiting> {
+        (self.defer_bytes > 0).then(|| Waiting {
+            live_values: self.defer_live,
+            bytes_needed: self.defer_bytes,
+            bytes_there: self.pos.saturating_sub(self.last_offset),
+        })
     }
 
     /// Whether the records' values are needed (for their times): if so, the decode must not
@@ -325,6 +350,7 @@ impl<'r> Builder<'r> {
         let estimate = 8 * cp.live_values() as u64;
         if estimate.saturating_mul(16) > bytes {
             self.defer_bytes = estimate.saturating_mul(16);
+            self.defer_live = cp.live_values();
             return;
         }
         self.push(&cp);

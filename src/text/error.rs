@@ -12,7 +12,7 @@ use crate::encode::EncodeError;
 pub struct TextError {
     /// 1-based line.
     pub line: usize,
-    /// 1-based column, in characters (1 for JSON lines).
+    /// 1-based column, in characters (in a JSON line, of the key concerned; 1 when none is).
     pub column: usize,
     /// What is wrong.
     #[source]
@@ -55,6 +55,24 @@ pub enum TextErrorKind {
     /// A header item other than dtd, class and order.
     #[error("bad header item `{key}` (dtd=\"…\", class=32|64, order=little|big)")]
     BadHeaderItem {
+        /// The key.
+        key: String,
+    },
+    /// A bare word where a field's value belongs (`size=abc`).
+    #[error(
+        "`{word}` is not a value: give a number (16, 0x10, -3), a byte string in quotes \
+         (\"…\") or in hex (x\"…\")"
+    )]
+    WordNotValue {
+        /// The word, as written.
+        word: String,
+    },
+    /// A key of a JSON line that a record's line does not have (a misspelt `"fields"`).
+    #[error(
+        "unknown key `{key}`: a record's line has \"record\", \"section\", \"index\", \
+         \"offset\" and \"fields\" (a metadata record's \"set\")"
+    )]
+    UnknownJsonKey {
         /// The key.
         key: String,
     },

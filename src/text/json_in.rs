@@ -53,16 +53,95 @@ fn from_json(v: &serde_json::Value) -> Result<TVal, &'static str> {
     })
 }
 
+/// A key of a JSON line: how deep its object is (1 for the line's own keys), the key as written
+/// between its quotes (escapes not undone), and its 1-based column in characters.
+pub(crate) struct KeyAt<'a> {
+    depth: u32,
+    raw: &'a str,
+    column: usize,
+}
+
+impl KeyAt<'_> {
+    fn is(&self, key: &str) -> bool {
+        if self.raw.contains('\\') {
+            serde_json::from_str::<String>(&format!("\"{}\"", self.raw)).is_ok_and(|k| k == key)
+        } else {
+            self.raw == key
+        }
+    }
+}
+
+// Design: serde_json's values carry no positions. An error names the column of the key it
+// concerns, found by this scan of the line (strings, escapes and nesting followed; a string
+// followed by `:` is a key). It runs on each line parsed here, a short pass over bytes the
+// JSON parser has just read; the fast reader of `pack` calls it only for a line in error.
+/// The keys of a JSON line, in the order they are written.
+pub(crate) fn json_keys(s: &str) -> Vec<KeyAt<'_>> {
+    let b = s.as_bytes();
+    let mut keys = Vec::new();
+    let mut depth = 0u32;
+    let mut i = 0;
+    while i < b.len() {
+        match b[i] {
+            b'{' | b'[' => depth += 1,
+            b'}' | b']' => depth = depth.saturating_sub(1),
+            b'"' => {
+                let start = i;
+                i += 1;
+                while i < b.len() && b[i] != b'"' {
+                    i += if b[i] == b'\\' { 2 } else { 1 };
+                }
+                let end = i.min(b.len());
+                let mut j = end + 1;
+                while j < b.len() && b[j].is_ascii_whitespace() {
+                    j += 1;
+                }
+                if j < b.len() && b[j] == b':' {
+                    if let (Some(raw), Some(before)) = (s.get(start + 1..end), s.get(..start)) {
+                        keys.push(KeyAt {
+                            depth,
+                            raw,
+                            column: before.chars().count() + 1,
+                        });
+                    }
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    keys
+}
+
+/// The column of the line's own key `key`, or of the key `field` of its `"fields"` object.
+pub(crate) fn key_column(keys: &[KeyAt<'_>], key: &str, field: Option<&str>) -> Option<usize> {
+    let at = keys.iter().position(|k| k.depth == 1 && k.is(key))?;
+    let Some(field) = field else {
+        return Some(keys[at].column);
+    };
+    keys[at + 1..]
+        .iter()
+        .take_while(|k| k.depth >= 2)
+        .find(|k| k.depth == 2 && k.is(field))
+        .map(|k| k.column)
+}
+
+/// The keys a record's line may have (`set` for a metadata record's).
+const RECORD_KEYS: [&str; 6] = ["record", "section", "index", "offset", "fields", "set"];
+
 /// Parse one JSON line of a `--format jsonl` dump.
 pub(crate) fn parse_json_line(s: &str, line: usize) -> Result<Option<Parsed>, TextError> {
-    let err = |m: &'static str| TextError {
-        line,
-        column: 1,
-        kind: TextErrorKind::Syntax(m),
-    };
     if s.trim().is_empty() {
         return Ok(None);
     }
+    let keys = json_keys(s);
+    let at = |key: &str| key_column(&keys, key, None).unwrap_or(1);
+    let err_at = |column: usize, m: &'static str| TextError {
+        line,
+        column,
+        kind: TextErrorKind::Syntax(m),
+    };
+    let err = |m: &'static str| err_at(1, m);
     let v: serde_json::Value = serde_json::from_str(s).map_err(|e| TextError {
         line,
         column: e.column(),
@@ -95,15 +174,29 @@ pub(crate) fn parse_json_line(s: &str, line: usize) -> Result<Option<Parsed>, Te
             columns: vec![],
         }));
     }
+    // A misspelt key (`"felds"`) is named, not taken for fields left out.
+    if let Some(k) = obj.keys().find(|k| !RECORD_KEYS.contains(&k.as_str())) {
+        return Err(TextError {
+            line,
+            column: at(k),
+            kind: TextErrorKind::UnknownJsonKey {
+                // Shown on a terminal: control characters as escapes.
+                key: k.escape_debug().to_string(),
+            },
+        });
+    }
     let name = obj
         .get("record")
         .and_then(|r| r.as_str())
-        .ok_or_else(|| err("expected \"record\""))?
+        .ok_or_else(|| err_at(at("record"), "expected \"record\": the record type's name"))?
         .to_string();
     if let Some(set) = obj.get("set") {
         let g = |k: &str| set.get(k).and_then(|x| x.as_str()).map(str::to_string);
         let (Some(r), Some(f), Some(p)) = (g("record"), g("field"), g("property")) else {
-            return Err(err("\"set\" needs record, field and property"));
+            return Err(err_at(
+                at("set"),
+                "\"set\" needs record, field and property",
+            ));
         };
         let args = match set.get("args") {
             Some(serde_json::Value::Array(a)) => a
@@ -125,19 +218,25 @@ pub(crate) fn parse_json_line(s: &str, line: usize) -> Result<Option<Parsed>, Te
                 property: p,
                 args,
             },
-            columns: vec![1, 1, 1],
+            columns: vec![at("record"), at("set"), at("set")],
         }));
     }
     let mut fields = Fields::new();
+    let mut columns = vec![at("record")];
     match obj.get("fields") {
         Some(serde_json::Value::Object(m)) => {
             for (k, v) in m {
-                let v = from_json(v).and_then(field_in).map_err(err)?;
+                let column = key_column(&keys, "fields", Some(k)).unwrap_or(1);
+                let v = from_json(v)
+                    .map_err(TextErrorKind::Syntax)
+                    .and_then(field_in)
+                    .map_err(|kind| TextError { line, column, kind })?;
                 fields.push(k.clone(), v);
+                columns.push(column);
             }
         }
         None => {}
-        _ => return Err(err("\"fields\" must be an object")),
+        _ => return Err(err_at(at("fields"), "\"fields\" must be an object")),
     };
     if name == "section" {
         let n = fields
@@ -148,13 +247,12 @@ pub(crate) fn parse_json_line(s: &str, line: usize) -> Result<Option<Parsed>, Te
                 FieldIn::Int(n) => Some(SectionRef::Id(n)),
                 _ => None,
             })
-            .ok_or_else(|| err("section needs number"))?;
+            .ok_or_else(|| err_at(at("fields"), "section needs number"))?;
         return Ok(Some(Parsed {
             line: Line::Section(n),
-            columns: vec![1],
+            columns: vec![at("record")],
         }));
     }
-    let columns = vec![1; fields.0.len() + 1];
     Ok(Some(Parsed {
         line: Line::Record { name, fields },
         columns,

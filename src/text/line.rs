@@ -91,7 +91,7 @@ fn arg(v: TVal) -> Arg {
 }
 
 /// A parsed value as the writer takes it.
-pub(crate) fn field_in(v: TVal) -> Result<FieldIn, &'static str> {
+pub(crate) fn field_in(v: TVal) -> Result<FieldIn, TextErrorKind> {
     Ok(match v {
         TVal::Int(i) => FieldIn::Int(i),
         TVal::Neg(i) => FieldIn::Neg(i),
@@ -106,7 +106,7 @@ pub(crate) fn field_in(v: TVal) -> Result<FieldIn, &'static str> {
             }
             FieldIn::Group(f)
         }
-        TVal::Word(_) => return Err("a word is not a value (quote a string: \"…\")"),
+        TVal::Word(word) => return Err(TextErrorKind::WordNotValue { word }),
     })
 }
 
@@ -217,7 +217,7 @@ pub(crate) fn parse_text_line(s: &str, line: usize) -> Result<Option<Parsed>, Te
     while !lx.at_end() {
         let (k, at, v) = lx.pair(0)?;
         let col = lx.column(at);
-        fields.push(k, field_in(v).map_err(|m| lx.syntax(at, m))?);
+        fields.push(k, field_in(v).map_err(|kind| lx.err(at, kind))?);
         columns.push(col);
     }
     Ok(Some(Parsed {

@@ -25,6 +25,13 @@ pub use error::{TextError, TextErrorKind};
 pub use line::{Arg, Line, Parsed, SectionRef, TextHeader};
 pub use lines::{line_str, LineError, LineReader, MAX_LINE};
 pub(crate) use meta::{meta_property, section_id};
+
+/// The column of the key `field` of the `"fields"` object of a JSON line (for an error found
+/// after the line was read).
+#[cfg(feature = "json")]
+pub(crate) fn json_field_column(line: &str, field: &str) -> Option<usize> {
+    json_in::key_column(&json_in::json_keys(line), "fields", Some(field))
+}
 #[cfg(feature = "parquet")]
 pub(crate) use print::Visit;
 pub use print::{DumpHeader, Format, Options, Printer};

@@ -587,7 +587,9 @@ fn check_cli_exit_codes_and_offsets() {
         "tests/data/check/no-such.dtd",
         good.to_str().unwrap(),
     ]);
-    assert_eq!(out.status.code(), Some(2));
+    // A --dtd that is not there is an unusable DTD, as one the header names and found nowhere.
+    assert_eq!(out.status.code(), Some(3));
+    assert!(util::text(&out.stderr).contains("mtf::dtd::not_found"));
 }
 
 /// docs/format.md §9.2: a section that begins with a `section` record of another number, and

@@ -927,3 +927,19 @@ fn a_failed_split_compact_leaves_no_derived_dtd() {
     assert!(dtd_path.is_file() && ok.is_file(), "{dtd_name}");
     assert_eq!(entries(dir.path()).len(), 3);
 }
+
+/// The compressions of `size-report` run on a pool of threads: the table is the same whatever
+/// their number, and nothing is written to standard error when it is not a terminal (no
+/// progress bar).
+#[test]
+fn size_report_is_the_same_on_one_thread_and_on_several() {
+    let one = crate::util::mtf(&["size-report", "-j", "1", "traces/android.mtf"]);
+    let three = crate::util::mtf(&["size-report", "-j", "3", "traces/android.mtf"]);
+    assert!(one.status.success() && three.status.success());
+    assert_eq!(
+        String::from_utf8_lossy(&one.stdout),
+        String::from_utf8_lossy(&three.stdout)
+    );
+    assert!(one.stderr.is_empty() && three.stderr.is_empty());
+    assert_eq!(String::from_utf8_lossy(&one.stdout).lines().count(), 9);
+}

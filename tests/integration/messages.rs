@@ -237,3 +237,174 @@ fn jsonl_keeps_both_value_words_of_a_refused_metadata_record() {
     let line = json.lines().find(|l| l.contains("\"metadata\"")).unwrap();
     assert!(line.contains("\"value\":[5,7]"), "{line}");
 }
+
+const JHEAD: &str = "{\"mtf\":1,\"dtd\":\"hatf10.dtd\",\"class\":32,\"order\":\"little\"}\n{\"record\":\"section\",\"section\":1,\"fields\":{\"number\":1}}\n";
+
+fn pack_json_error(line: &str) -> String {
+    let text = format!("{JHEAD}{line}\n");
+    let (out, path, _dir) = util::pack_stdin("dtds/hatf10.dtd", text.as_bytes());
+    assert_eq!(out.status.code(), Some(1));
+    assert!(!path.exists());
+    util::text(&out.stderr)
+}
+
+#[test]
+fn a_bare_word_for_a_value_says_what_a_value_is() {
+    let e = pack_error("alloc size=abc address=5 vfield.data=\"\"");
+    assert!(
+        e.contains("-:3:7: `abc` is not a value: give a number (16, 0x10, -3)"),
+        "{e}"
+    );
+    assert!(!e.contains("quote a string"), "{e}");
+}
+
+#[test]
+fn a_json_line_error_names_the_column_of_its_key() {
+    // Columns counted by hand: `{"record":"alloc","section":1,"fields":{"size":1,"sise":2,…`
+    //                            1         11      19        29 31      40       50
+    let e = pack_json_error(
+        "{\"record\":\"alloc\",\"section\":1,\"fields\":{\"size\":1,\"sise\":2,\"address\":5,\"vfield.data\":\"\"}}",
+    );
+    assert!(
+        e.contains("-:3:50: alloc: record `alloc` has no field `sise`"),
+        "{e}"
+    );
+    // A value the writer refuses: at its key too (the fast reader's path).
+    let e = pack_json_error(
+        "{\"record\":\"alloc\",\"section\":1,\"fields\":{\"size\":-1,\"address\":5,\"vfield.data\":\"\"}}",
+    );
+    assert!(
+        e.contains("-:3:41: alloc.size: value -1 does not fit"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_misspelt_json_key_is_named_not_taken_for_missing_values() {
+    let e = pack_json_error("{\"record\":\"alloc\",\"section\":1,\"felds\":{\"size\":1}}");
+    assert!(e.contains("-:3:31: unknown key `felds`"), "{e}");
+    assert!(!e.contains("no value given"), "{e}");
+    let e = pack_json_error("{\"recrd\":\"alloc\",\"fields\":{}}");
+    assert!(e.contains("-:3:2: unknown key `recrd`"), "{e}");
+}
+
+#[test]
+fn a_missing_dtd_file_is_an_unusable_dtd_as_one_found_nowhere() {
+    let out = util::mtf(&["stats", "-d", "no/such/file.dtd", "traces/hatf-le32.mtf"]);
+    assert_eq!(out.status.code(), Some(3), "{}", util::text(&out.stderr));
+    let e = util::text(&out.stderr);
+    assert!(e.contains("mtf::dtd::not_found") && e.contains("× "), "{e}");
+    // A DTD file that cannot be read at all (a folder): the same status.
+    let out = util::mtf(&["dump", "-d", "dtds", "traces/hatf-le32.mtf"]);
+    assert_eq!(out.status.code(), Some(3), "{}", util::text(&out.stderr));
+}
+
+#[test]
+fn errors_of_every_subcommand_have_a_code_and_a_cross() {
+    let cases: [&[&str]; 5] = [
+        &["diff", "-", "-"],
+        &["plot", "traces/hatf-le32.mtf", "-o", "x.gif"],
+        &["simulate", "-p", "worst-fit", "traces/android.mtf"],
+        &["simulate", "--align", "3", "traces/android.mtf"],
+        &["replay", "-a", "nosuch", "traces/android.mtf"],
+    ];
+    for args in cases {
+        let out = util::mtf(args);
+        assert_eq!(out.status.code(), Some(2), "{args:?}");
+        let e = util::text(&out.stderr);
+        let mut lines = e.lines();
+        assert!(
+            lines.next().is_some_and(|l| l.starts_with("mtf::")),
+            "{args:?}: {e}"
+        );
+        assert!(e.contains("  × "), "{args:?}: {e}");
+    }
+}
+
+#[test]
+fn man_pages_are_written_for_visible_subcommands_only() {
+    let dir = util::tempdir();
+    let out = util::mtf(&["man", "-d", dir.path().to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(dir.path().join("mtf-dump.1").is_file());
+    assert!(!dir.path().join("mtf-replay-child.1").exists());
+}
+
+#[test]
+fn import_list_says_no_seed_numbers() {
+    let out = util::mtf(&["import", "--list"]);
+    assert_eq!(out.status.code(), Some(0));
+    let t = util::text(&out.stdout);
+    assert!(t.contains("JVM execution trace"), "{t}");
+    assert!(!t.contains("seed"), "{t}");
+}
+
+#[test]
+fn dump_data_only_leaves_out_the_import_bookkeeping() {
+    let out = util::mtf(&["dump", "--data-only", "traces/android.mtf"]);
+    assert_eq!(out.status.code(), Some(0));
+    let t = util::text(&out.stdout);
+    assert!(!t.contains("import_"), "{}", &t[..t.len().min(2000)]);
+    assert!(
+        t.lines()
+            .nth(1)
+            .is_some_and(|l| l.starts_with("alloc ") || l.starts_with("free ")),
+        "{}",
+        &t[..t.len().min(500)]
+    );
+    // Without --data-only they are there, so that the dump packs back.
+    let out = util::mtf(&["dump", "traces/android.mtf"]);
+    assert!(util::text(&out.stdout).contains("import_origin "));
+}
+
+#[test]
+fn stats_with_another_formats_dtd_warns() {
+    let out = util::mtf(&["stats", "-d", "dtds/et3.dtd", "traces/android.mtf"]);
+    assert_eq!(out.status.code(), Some(0));
+    let e = util::text(&out.stderr);
+    assert!(
+        e.contains("mtf::dtd::other")
+            && e.contains("names the DTD hatf-android.dtd, but --dtd gave et3.dtd"),
+        "{e}"
+    );
+    // The DTD the header names, given with --dtd: nothing to say.
+    let out = util::mtf(&["stats", "-d", "dtds/hatf-android.dtd", "traces/android.mtf"]);
+    assert_eq!(out.status.code(), Some(0));
+    assert!(
+        util::text(&out.stderr).is_empty(),
+        "{}",
+        util::text(&out.stderr)
+    );
+}
+
+#[test]
+fn a_text_trace_is_recognised_and_import_suggested() {
+    let dir = util::tempdir();
+    // An Android memory_replay trace, as systemui.txt starts.
+    let txt = dir.path().join("sysui.txt");
+    std::fs::write(&txt, "202: malloc 0xb4827400 1024\n202: free 0xb4827400\n").unwrap();
+    let out = util::mtf(&["stats", txt.to_str().unwrap()]);
+    assert_eq!(out.status.code(), Some(1));
+    let e = util::text(&out.stderr);
+    assert!(
+        e.contains("bad magic 32 30 32 3A (\"202:\") at offset 0"),
+        "{e}"
+    );
+    assert!(e.contains("this looks like a text trace"), "{e}");
+    assert!(e.contains(" -o sysui.mtf`"), "{e}");
+    assert!(e.contains("`mtf import "), "{e}");
+    // The text form of a dump, from standard input: `pack` it.
+    let out = util::mtf_stdin(
+        &["info", "-"],
+        b"%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\n",
+    );
+    let e = util::text(&out.stderr);
+    assert!(e.contains("`mtf pack - -o trace.mtf`"), "{e}");
+    // Bytes that are not text get no such advice.
+    let bin = dir.path().join("b.bin");
+    std::fs::write(&bin, [0x01u8, 0xFE, 0x80, 0x00, 9, 9]).unwrap();
+    let out = util::mtf(&["info", bin.to_str().unwrap()]);
+    let e = util::text(&out.stderr);
+    assert!(e.contains("bad magic 01 FE 80 00 at"), "{e}");
+    assert!(!e.contains("mtf import") && !e.contains("help:"), "{e}");
+}
