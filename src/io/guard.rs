@@ -59,6 +59,9 @@ pub fn protect_input(path: impl AsRef<Path>) {
     let path = path.as_ref();
     if let Some((dev, ino)) = identity(path) {
         let mut list = protected();
+        // Entries whose name no longer names their file (deleted inputs) go: their inode
+        // number may be this file's now.
+        list.retain(|p| identity(&p.path) == Some((p.dev, p.ino)));
         if !list.iter().any(|p| p.dev == dev && p.ino == ino) {
             list.push(Protected {
                 dev,
@@ -80,7 +83,14 @@ pub fn refuse_overwrite(path: impl AsRef<Path>) -> Result<(), IoError> {
     let Some((dev, ino)) = identity(path) else {
         return Ok(());
     };
-    match protected().iter().find(|p| p.dev == dev && p.ino == ino) {
+    // An entry counts only while its name still names that file: an input deleted since (a
+    // temporary file, a library user's long-lived process) may have its inode number reused by
+    // a new file, which is no input.
+    let list = protected();
+    let hit = list
+        .iter()
+        .find(|p| p.dev == dev && p.ino == ino && identity(&p.path) == Some((dev, ino)));
+    match hit {
         Some(p) => Err(IoError::OverwritesInput {
             path: path.to_path_buf(),
             input: p.path.clone(),
@@ -122,5 +132,27 @@ mod tests {
         std::io::Write::write_all(&mut out, b"new").unwrap();
         out.commit().unwrap();
         assert_eq!(std::fs::read(&other).unwrap(), b"new");
+    }
+
+    #[test]
+    fn a_deleted_input_protects_no_file_that_reuses_its_inode() {
+        let dir = TestDir::new("guard-gone");
+        let input = dir.0.join("gone.mtf");
+        std::fs::write(&input, b"trace").unwrap();
+        protect_input(&input);
+        let (dev, ino) = identity(&input).unwrap();
+        std::fs::remove_file(&input).unwrap();
+        // A new file, wherever its inode comes from, is not the deleted input; the check is
+        // made against what the input's name names now.
+        let fresh = dir.0.join("fresh.txt");
+        std::fs::write(&fresh, b"x").unwrap();
+        assert!(refuse_overwrite(&fresh).is_ok());
+        // Registering a file again drops the stale entry, so a new input whose inode number
+        // was the deleted one's is protected under its own name.
+        protect_input(&fresh);
+        assert!(!protected()
+            .iter()
+            .any(|p| (p.dev, p.ino) == (dev, ino) && p.path == input));
+        assert!(refuse_overwrite(&fresh).is_err());
     }
 }
