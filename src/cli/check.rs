@@ -115,6 +115,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         Ok(())
     };
     // Before a slice, records are interpreted but their findings neither shown nor counted.
+    args.slice.need_declared_time(o.schema(), &args.trace)?;
     let mut slicer = super::heap::Slicer::new(&o, args.slice.window()?)?;
     let mut inside = true;
     let mut before: Option<Vec<(FindingKind, Severity, u64)>> = None;

@@ -153,6 +153,7 @@ fn dump_trace(
         args.jobs.jobs.is_none_or(|j| j == 1) && !super::index::has_index(trace, &args.seek);
     let (o, damaged) = super::common::open_for_pass(trace, args.dtd.as_deref(), true, stream)?;
     let schema = o.schema();
+    args.slice.need_declared_time(schema, trace)?;
     let mut want_section = [args.sections.is_empty(); 256];
     for s in &args.sections {
         want_section[section_arg(schema, s)? as usize] = true;

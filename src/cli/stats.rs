@@ -56,6 +56,32 @@ impl SliceArgs {
             to: self.to,
         })
     }
+
+    /// A slice by time needs a clock: a trace whose DTD declares no time (docs/format.md
+    /// §14.4) is refused at once (`stats` also refuses a declared time that never moves, which
+    /// only a pass can tell).
+    pub fn need_declared_time(
+        &self,
+        schema: &metatf::dtd::Schema,
+        trace: &Path,
+    ) -> Result<(), Failure> {
+        let by_time = [self.from, self.to].into_iter().find_map(|b| match b {
+            Some(Bound::Time(t)) => Some(t),
+            _ => None,
+        });
+        match by_time {
+            Some(t) if schema.analysis.time_unit.is_none() => Err(super::common::error(
+                super::EXIT_USAGE,
+                "mtf::usage::no_clock",
+                format!(
+                    "{}: cannot slice by time (t{t}): the trace's DTD declares no time \
+                     (docs/format.md §14.4); slice by record instead (--from N, --to N)",
+                    metatf::escape::escape_path(trace)
+                ),
+            )),
+            _ => Ok(()),
+        }
+    }
 }
 
 /// Arguments of `mtf stats`.

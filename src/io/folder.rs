@@ -60,7 +60,10 @@ impl StagedFolder {
         }
         let path = sibling(target, "new");
         std::fs::create_dir(&path).map_err(|source| {
-            if source.kind() == std::io::ErrorKind::NotFound {
+            let missing = !path
+                .parent()
+                .is_some_and(|f| std::fs::metadata(f).is_ok_and(|m| m.is_dir()));
+            if source.kind() == std::io::ErrorKind::NotFound && missing {
                 IoError::MissingFolder {
                     path: target.to_path_buf(),
                     folder: path.parent().map(Path::to_path_buf).unwrap_or_default(),

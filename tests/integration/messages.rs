@@ -408,3 +408,30 @@ fn a_text_trace_is_recognised_and_import_suggested() {
     assert!(e.contains("bad magic 01 FE 80 00 at"), "{e}");
     assert!(!e.contains("mtf import") && !e.contains("help:"), "{e}");
 }
+
+// A time slice of a trace whose DTD declares no time: refused at once by dump and check (as
+// stats refuses one without a clock), not an empty slice with exit status 0.
+#[test]
+fn a_time_slice_without_declared_time_is_refused_by_dump_and_check() {
+    for cmd in ["dump", "check", "stats"] {
+        let o = util::mtf(&[cmd, "traces/malloclab.mtf", "--from", "t5"]);
+        assert_eq!(o.status.code(), Some(2), "{cmd}");
+        let e = util::text(&o.stderr);
+        assert!(e.contains("cannot slice by time"), "{cmd}: {e}");
+        assert!(o.stdout.is_empty() || cmd == "stats", "{cmd}");
+    }
+    // A trace that declares time still slices by it.
+    let o = util::mtf(&["dump", "traces/et3.mtf", "--from", "t0"]);
+    assert_eq!(o.status.code(), Some(0), "{}", util::text(&o.stderr));
+}
+
+// An output in a folder that exists but takes no new file (/proc) is no "missing folder".
+#[cfg(target_os = "linux")]
+#[test]
+fn an_output_the_system_refuses_is_not_called_a_missing_folder() {
+    let o = util::mtf(&["stats", "traces/android.mtf", "-o", "/proc/mtf-x"]);
+    assert_eq!(o.status.code(), Some(2));
+    let e = util::text(&o.stderr);
+    assert!(e.contains("cannot create /proc/mtf-x"), "{e}");
+    assert!(!e.contains("does not exist"), "{e}");
+}

@@ -347,8 +347,15 @@ fn commands_that_write_salvage_a_trace_cut_short() {
         .iter()
         .map(|r| r["count"].as_u64().unwrap())
         .sum();
-    assert!(held > 50);
-    assert_eq!(counted, held, "{json}");
+    // `stats` counts data records (metadata and table records are the encoding's), `dump`
+    // prints every record: the salvaged figures count what the salvaged trace holds.
+    assert!(counted > 50);
+    assert_eq!(
+        counted,
+        json["slice"]["data_records"].as_u64().unwrap(),
+        "{json}"
+    );
+    assert!(held >= counted, "{held} {counted}");
     // The same from a pipe (streamed): the damage is found at the end, the figures written.
     let piped = util::mtf_stdin(&["stats", "-f", "json", "-"], &bytes[..bytes.len() - 200]);
     assert_eq!(piped.status.code(), Some(1), "{}", text(&piped.stderr));

@@ -287,8 +287,16 @@ fn files_in(dir: &Path) -> Vec<(String, Vec<u8>)> {
 /// byte, and the same messages (the output's name aside) and exit status.
 fn export_same_on_threads(trace: &Path, to: &[&str], parallel: &[&[&str]], dir: &Path) {
     let t = trace.to_str().unwrap();
+    // One folder per trace and run: an export replaces a folder only when it holds an export
+    // of the same trace.
+    let stem = trace
+        .file_name()
+        .unwrap()
+        .to_str()
+        .unwrap()
+        .replace('.', "_");
     let run = |name: &str, extra: &[&str]| {
-        let out = dir.join(name);
+        let out = dir.join(format!("{stem}-{name}"));
         let o = mtf(&[&["export", t], to, &["-o", out.to_str().unwrap()], extra].concat());
         let (stdout, stderr, code) = shown(&o);
         let files = if out.is_dir() {
