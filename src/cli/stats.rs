@@ -46,8 +46,9 @@ impl SliceArgs {
             _ => false,
         };
         if empty {
-            return Err(Failure::new(
+            return Err(super::common::error(
                 super::EXIT_USAGE,
+                "mtf::usage::slice",
                 "the slice is empty: --from must come before --to (--to is exclusive)",
             ));
         }
@@ -177,8 +178,9 @@ fn check_slice(trace: &Path, stats: &Stats) -> Result<(), Failure> {
             Clock::Constant(c) => Some(format!("every declared time is {c}")),
         };
         if let Some(why) = why {
-            return Err(Failure::new(
+            return Err(super::common::error(
                 super::EXIT_USAGE,
+                "mtf::usage::no_clock",
                 format!(
                     "{name}: cannot slice by time (t{t}): the trace has no clock ({why}); \
                      slice by data record instead (--from N, --to N)"

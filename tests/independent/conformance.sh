@@ -136,8 +136,9 @@ heap() { # name trace [dtd]
 import json, sys
 d = json.load(sys.stdin)
 F = ("allocations", "frees", "moves", "bytes_allocated", "bytes_freed", "temporary")
-for line in sorted("%s %s leaked_blocks=%d" % (n["name"], " ".join("%s=%d" % (f, n[f]) for f in F),
-                                              n["leaked"]["blocks"]) for n in d["namespaces"]):
+# Sums beyond 64 bits are decimal strings in the JSON (docs/stats.md).
+for line in sorted("%s %s leaked_blocks=%d" % (n["name"], " ".join("%s=%d" % (f, int(n[f])) for f in F),
+                                              int(n["leaked"]["blocks"])) for n in d["namespaces"]):
     print(line)
 ' > "$work/$name.heap.mtf" || [ "$rpy" != 0 ]; then
         echo "FAIL heap $name: reader exit $rpy, or mtf stats failed:"

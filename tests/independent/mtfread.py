@@ -1424,6 +1424,7 @@ class Heap:
         self.figs = {}
         self.cand = {}        # ns -> the block that is a temporary candidate
         self.plans = {}
+        self.rguards = {}   # id(field) -> (guard field, value, negated): guards of roles
 
     def ns_prop(self, ns, prop, default):
         v = self.dtd.global_defaults.get((ns, prop))
@@ -1471,6 +1472,16 @@ class Heap:
                 if v is not None and v[0] == 'ident':
                     acts.append((group[role], s.slot, role, v[1], s))
             b, lvl = self.dtd.lookup(s, rt, 'bytes')
+            w, wl = self.dtd.lookup(s, rt, 'when')
+            if b is None and w is not None:
+                # §14.1 guards: on a field without a byte count, `when`/`is` or `when`/`isNot`
+                # guard its roles; a field that is not present holds no value (`is` fails,
+                # `isNot` holds).
+                i, _ = self.dtd.lookup(s, rt, 'is')
+                n, _ = self.dtd.lookup(s, rt, 'isNot')
+                c = i if i is not None else n
+                self.rguards[id(s)] = (self.dtd.find(wl, (w[1],)), self.dtd.const_eval(c[1]),
+                                       i is None)
             if b is not None:
                 w, _ = self.dtd.lookup(s, rt, 'when')
                 i, _ = self.dtd.lookup(s, rt, 'is')
@@ -1555,6 +1566,13 @@ class Heap:
             del self.live[k]
         return b
 
+    def guard_holds(self, s, vals):
+        g = self.rguards.get(id(s))
+        if g is None:
+            return True
+        v = vals.get(id(g[0]))
+        return (v is None or v != g[1]) if g[2] else (v is not None and v == g[1])
+
     def record(self, rt, payload):
         acts, counts, scal = self.plan(rt)
         if not acts:
@@ -1566,14 +1584,14 @@ class Heap:
         for grp, slot, role, ns, s in acts:
             sp = self.space(ns)
             v = vals.get(id(s))
-            if v is None:
+            if v is None or not self.guard_holds(s, vals):
                 continue
             k = self.key_of(sp, scal, vals)
             if grp == 2 and not paired:
                 paired = True
                 n = {}
                 for g2, _, r2, ns2, s2 in acts:
-                    if g2 != 2 or vals.get(id(s2)) is None:
+                    if g2 != 2 or vals.get(id(s2)) is None or not self.guard_holds(s2, vals):
                         continue
                     sp2 = self.space(ns2)
                     if r2 == 'definesNext':
