@@ -418,7 +418,10 @@ fn a_time_slice_without_declared_time_is_refused_by_dump_and_check() {
         assert_eq!(o.status.code(), Some(2), "{cmd}");
         let e = util::text(&o.stderr);
         assert!(e.contains("cannot slice by time"), "{cmd}: {e}");
-        assert!(e.contains("mtf::usage::no_clock") && e.contains('×'), "{cmd}: {e}");
+        assert!(
+            e.contains("mtf::usage::no_clock") && e.contains('×'),
+            "{cmd}: {e}"
+        );
         assert!(o.stdout.is_empty() || cmd == "stats", "{cmd}");
     }
     // A trace that declares time still slices by it.
