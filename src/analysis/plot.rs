@@ -786,7 +786,8 @@ mod tests {
     use crate::analysis::event::{HeapEvent, HeapOp};
     use crate::analysis::stats::{At, HeapStats, SpaceInfo};
 
-    fn space() -> SpaceSummary {
+    /// Statistics of one sized namespace `heap`, its window open.
+    fn sized_heap() -> HeapStats {
         let mut h = HeapStats::new(vec![SpaceInfo {
             name: "heap".into(),
             sized: true,
@@ -794,6 +795,11 @@ mod tests {
             time_unit: None,
         }]);
         h.open_window(At::default());
+        h
+    }
+
+    fn space() -> SpaceSummary {
+        let mut h = sized_heap();
         for i in 0..1000u64 {
             let op = if i % 3 == 2 {
                 HeapOp::Free { id: i - 2 }
@@ -922,13 +928,7 @@ mod tests {
     #[test]
     fn the_record_axis_spans_the_heap_events() {
         // Records 0..10 and 21..100 carry no heap event (a header, string tables).
-        let mut h = HeapStats::new(vec![SpaceInfo {
-            name: "heap".into(),
-            sized: true,
-            shared: false,
-            time_unit: None,
-        }]);
-        h.open_window(At::default());
+        let mut h = sized_heap();
         for (record, op) in [
             (
                 10,

@@ -67,17 +67,9 @@ impl<'a> TraceSource<'a> {
     pub fn for_each_of(
         &self,
         events: &mut dyn EventStream,
-        mut f: impl FnMut(&Rec<'_, '_>) -> Result<(), String>,
+        f: impl FnMut(&Rec<'_, '_>) -> Result<(), String>,
     ) -> Result<(), String> {
-        while let Some(event) = events.next_event() {
-            match event {
-                Event::Record(view) => f(&Rec { view: &view })?,
-                Event::Problem(p) => return Err(p.to_string()),
-                Event::Damage(d) if self.salvage => self.damage.borrow_mut().push(d.to_string()),
-                Event::Damage(d) => return Err(d.to_string()),
-            }
-        }
-        Ok(())
+        walk(events, self.salvage.then_some(&self.damage), f)
     }
 
     /// The reader.
@@ -113,16 +105,9 @@ impl<'a> TraceSource<'a> {
     /// in trace order: `metatf::parallel::events` decodes them on several threads).
     pub fn for_each_in(
         events: &mut dyn EventStream,
-        mut f: impl FnMut(&Rec<'_, '_>) -> Result<(), String>,
+        f: impl FnMut(&Rec<'_, '_>) -> Result<(), String>,
     ) -> Result<(), String> {
-        while let Some(event) = events.next_event() {
-            match event {
-                Event::Record(view) => f(&Rec { view: &view })?,
-                Event::Problem(p) => return Err(p.to_string()),
-                Event::Damage(d) => return Err(d.to_string()),
-            }
-        }
-        Ok(())
+        walk(events, None, f)
     }
 }
 
@@ -202,4 +187,24 @@ impl<'d> Rec<'_, 'd> {
             Value::Int(_) => None,
         }
     }
+}
+
+/// The one loop over a trace's events: `f` for each record; a problem ends it, and so does
+/// damage unless `salvaged` collects it (then the records after it follow).
+fn walk(
+    events: &mut dyn EventStream,
+    salvaged: Option<&std::cell::RefCell<Vec<String>>>,
+    mut f: impl FnMut(&Rec<'_, '_>) -> Result<(), String>,
+) -> Result<(), String> {
+    while let Some(event) = events.next_event() {
+        match event {
+            Event::Record(view) => f(&Rec { view: &view })?,
+            Event::Problem(p) => return Err(p.to_string()),
+            Event::Damage(d) => match salvaged {
+                Some(list) => list.borrow_mut().push(d.to_string()),
+                None => return Err(d.to_string()),
+            },
+        }
+    }
+    Ok(())
 }
