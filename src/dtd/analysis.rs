@@ -10,7 +10,7 @@
 // into this table, indexed by record type, with slots instead of names, so that interpreting a
 // record is a walk over a short list of actions with no lookup by name.
 
-use super::schema::{RecordId, SlotId, Span};
+use super::ids::{RecordId, SlotId, Span};
 
 /// Index of a namespace in [`Analysis::namespaces`].
 pub type SpaceId = u32;

@@ -8,7 +8,8 @@
 // tree was parsed from; the prelude and the user's DTD are parsed separately, so the resolver
 // must know which text a node came from (it marks prelude items, see `resolve`).
 
-use super::schema::{InterpSpec, Span};
+use super::ids::Span;
+use super::schema::InterpSpec;
 
 /// A whole DTD file.
 #[derive(Debug, Clone, PartialEq, Default)]

@@ -19,7 +19,7 @@ use miette::{Diagnostic, MietteError, MietteSpanContents, SourceCode, SourceSpan
 #[cfg(feature = "fancy")]
 use miette::{GraphicalReportHandler, GraphicalTheme};
 
-use super::schema::Span;
+use super::ids::Span;
 
 /// The most errors (and warnings) a DTD reports; the rest are counted.
 pub const MAX_REPORTED: usize = 100;

@@ -23,6 +23,7 @@
 pub mod analysis;
 pub(crate) mod ast;
 mod error;
+mod ids;
 pub(crate) mod parse;
 pub(crate) mod resolve;
 mod schema;
@@ -33,6 +34,7 @@ use std::path::{Path, PathBuf};
 #[cfg(feature = "fancy")]
 pub use error::{render_plain, render_with};
 pub use error::{DtdError, DtdErrors, DtdSource, DtdWarning, MAX_REPORTED};
+pub use ids::{RecordId, SlotId, Span};
 pub use schema::*;
 
 /// The built-in records (docs/format.md §5), in the DTD language.

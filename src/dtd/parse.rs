@@ -21,7 +21,8 @@ use nom::sequence::pair;
 use nom::IResult;
 
 use super::ast::*;
-use super::schema::{InterpArg, InterpSpec, Span};
+use super::ids::Span;
+use super::schema::{InterpArg, InterpSpec};
 
 pub use crate::limits::MAX_DTD_DEPTH as MAX_DEPTH;
 

@@ -11,20 +11,7 @@
 
 use std::collections::HashMap;
 
-/// Index of a record type in [`Schema::records`].
-pub type RecordId = u32;
-
-/// Index of a slot (flattened scalar field) within one record type; slot 0 is `tag`.
-pub type SlotId = u16;
-
-/// A byte range in the DTD source text, for diagnostics.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct Span {
-    /// Byte offset of the first byte.
-    pub offset: usize,
-    /// Length in bytes.
-    pub len: usize,
-}
+use super::ids::{RecordId, SlotId, Span};
 
 /// The resolved DTD.
 #[derive(Debug, Clone)]
@@ -482,10 +469,12 @@ impl Slot {
 impl RecordType {
     /// Slot index by display name.
     pub fn slot_by_name(&self, name: &str) -> Option<SlotId> {
-        self.slots
-            .iter()
-            .position(|s| s.name == name)
-            .map(|i| i as SlotId)
+        self.slot_where(|s| s.name == name)
+    }
+
+    /// The first slot for which `f` holds.
+    pub fn slot_where(&self, f: impl Fn(&Slot) -> bool) -> Option<SlotId> {
+        self.slots.iter().position(f).map(|i| i as SlotId)
     }
 }
 

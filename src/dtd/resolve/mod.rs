@@ -32,6 +32,7 @@ use std::collections::HashMap;
 
 use super::ast::{self, FieldItem, FieldList, FieldType, Item, PropValue, PropertyDef};
 use super::error::{sspan, DtdError, DtdWarning, Src, BUILTIN_HELP};
+use super::ids::{RecordId, SlotId, Span};
 use super::parse::MAX_DEPTH;
 use super::schema::*;
 

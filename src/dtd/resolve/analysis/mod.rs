@@ -586,12 +586,8 @@ fn defines_of(rd: &RecordDecl) -> Vec<(SpaceId, Span)> {
 
 /// A field of a record by display name, else by type name (the first).
 fn field_by_name(rt: &RecordType, name: &str) -> Option<SlotId> {
-    rt.slot_by_name(name).or_else(|| {
-        rt.slots
-            .iter()
-            .position(|s| s.type_name == name)
-            .map(|i| i as SlotId)
-    })
+    rt.slot_by_name(name)
+        .or_else(|| rt.slot_where(|s| s.type_name == name))
 }
 
 #[cfg(test)]
