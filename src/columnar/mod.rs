@@ -47,10 +47,10 @@ use parquet::file::properties::WriterProperties;
 use parquet::schema::types::ColumnPath;
 
 use crate::decode::{ElementRef, Event, EventStream, Reader, RecordView, Value};
+use crate::decode::{FieldWalk, Visit};
 use crate::dtd::{Builtin, Display, RecordId, RecordType, SlotKind};
 use crate::io::{IoError, Output, StagedFolder};
 use crate::layout::Shape;
-use crate::text::{Options, Printer, Visit};
 
 /// How [`write_parquet`] writes.
 #[derive(Debug, Clone)]
@@ -321,7 +321,7 @@ fn write_parquet_in(
 ) -> Result<ParquetReport, ParquetError> {
     let schema = reader.schema();
     let total = reader.bytes().len() as u64;
-    let mut printer = Printer::new(reader, Options::default());
+    let mut fields = FieldWalk::new(reader);
     let mut report = ParquetReport::default();
 
     // Pass 1: the shape and value range of every column.
@@ -423,7 +423,7 @@ fn write_parquet_in(
                 continue;
             }
             if let (Some(t), Some(w)) = (&mut tables[id], &mut writers[id]) {
-                t.push(&mut printer, &view);
+                t.push(&mut fields, &view);
                 if t.batch_rows >= opts.batch_rows || t.batch_bytes >= BATCH_BYTES {
                     if let Err(e) = w.write(t) {
                         failed = Some(e);
@@ -789,7 +789,7 @@ impl Table {
     }
 
     /// Pass 2: append one record.
-    fn push(&mut self, printer: &mut Printer, view: &RecordView<'_>) {
+    fn push(&mut self, fields: &mut FieldWalk, view: &RecordView<'_>) {
         let reader = view.reader();
         self.index.push(view.index());
         self.offset.push(view.offset());
@@ -801,7 +801,7 @@ impl Table {
         let list_of_count = &self.list_of_count;
         let leaf_of_slot = &self.leaf_of_slot;
         let mut bytes = 0usize;
-        let _ = printer.visit(view, |v| -> Result<(), ()> {
+        let _ = fields.visit(view, |v| -> Result<(), ()> {
             match v {
                 Visit::Field(_, f) => {
                     last_slot = f.slot() as usize;

@@ -11,6 +11,7 @@ mod records;
 mod tables;
 mod value;
 mod view;
+mod visit;
 
 pub use checkpoint::{Checkpoint, ResumeError, StoredError};
 pub use detached::{Detached, Replay};
@@ -24,6 +25,7 @@ pub use tables::{Resolved, MAX_REF_HOPS};
 pub(crate) use value::Val;
 pub use value::{ElementRef, Value};
 pub use view::{Field, MetaChange, RecordView};
+pub(crate) use visit::{FieldWalk, Visit};
 
 /// Evaluate a width expression over the most recent values of a record's slots (indexed by
 /// slot), as the decoder does (docs/format.md §3.4).

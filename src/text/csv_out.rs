@@ -8,50 +8,63 @@
 
 use std::io::{self, Write};
 
-use crate::decode::{Reader, RecordView, Val, Value};
+use crate::decode::{FieldWalk, Reader, RecordView, Val, Value, Visit};
 use crate::dtd::{Display, RecordId};
 use crate::layout::Shape;
 
-use super::print::{Options, Printer, Visit};
-use super::value::write_value;
+use super::linebuf::LineBuf;
+use super::print::flat_displays;
+use super::value::{shown, write_value};
 
 /// Prints the records of one record type as CSV rows (RFC 4180: `,` between cells, `"`-quoted
 /// cells where needed, `\n` between rows).
 pub struct CsvPrinter {
-    printer: Printer,
+    fields: FieldWalk,
     record: RecordId,
     columns: Vec<String>,
     cells: Vec<Vec<u8>>,
-    /// For a flat record type whose columns after the first three are its keys in order
-    /// (see `print::Plan`): how many; its integer rows are then written in one line buffer,
+    /// For a flat record type (`FieldWalk::is_flat`) whose columns after the first three are
+    /// its keys in order: how many; its integer rows are then written in one line buffer,
     /// without the walk.
     flat: Option<usize>,
+    /// The display of each field of a flat record type.
+    displays: Vec<Display>,
+    /// The row of a flat record.
+    line: LineBuf,
 }
 
 impl CsvPrinter {
     /// A printer for the records of type `record`.
     pub fn new(reader: &Reader<'_>, record: RecordId) -> CsvPrinter {
-        let printer = Printer::new(reader, Options::default());
+        let fields = FieldWalk::new(reader);
         let mut columns = vec![
             "record_index".to_string(),
             "byte_offset".to_string(),
             "section".to_string(),
         ];
         columns.extend(Shape::top_keys(&Shape::of(reader.schema().record(record))));
-        let keys = &reader.compiled.program(record).keys;
+        let prog = fields.program(record);
+        let keys = &prog.keys;
         let unique = columns
             .iter()
             .enumerate()
             .all(|(i, c)| !columns[..i].contains(c));
-        let flat = (printer.plans[record as usize].flat
+        let is_flat = fields.is_flat(record);
+        let flat = (is_flat
             && unique
             && columns[3..]
                 .iter()
                 .map(|c| &**c)
                 .eq(keys.iter().map(|k| &**k)))
         .then_some(keys.len());
+        let displays = match flat {
+            Some(_) => flat_displays(prog, reader.schema().record(record)),
+            None => Vec::new(),
+        };
         CsvPrinter {
-            printer,
+            fields,
+            displays,
+            line: LineBuf::default(),
             record,
             cells: vec![Vec::new(); columns.len()],
             columns,
@@ -68,8 +81,7 @@ impl CsvPrinter {
             return None;
         }
         use super::linebuf::Cursor;
-        let plan = &self.printer.plans[self.record as usize];
-        let line = &mut self.printer.line;
+        let line = &mut self.line;
         line.clear();
         let mut c = line.cursor(3 * Cursor::MOST_NUMBER + 2 + n * (Cursor::MOST_NUMBER + 1) + 1);
         c.dec(view.index());
@@ -78,7 +90,7 @@ impl CsvPrinter {
         c.byte(b',');
         c.dec(view.section() as u64);
         // A record cut short leaves the cells of the fields it lacks empty.
-        let mut fields = values.iter().zip(&plan.displays);
+        let mut fields = values.iter().zip(&self.displays);
         for _ in 0..n {
             c.byte(b',');
             if let Some((fv, &display)) = fields.next() {
@@ -143,7 +155,7 @@ impl CsvPrinter {
         let mut list: Option<usize> = None;
         let mut depth = 0usize;
         let mut first_in_group = false;
-        self.printer.visit(view, |v| -> io::Result<()> {
+        self.fields.visit(view, |v| -> io::Result<()> {
             match (v, list) {
                 (Visit::Field(key, f), None) => {
                     if let Some(i) = columns.iter().position(|c| c == key) {
@@ -169,7 +181,7 @@ impl CsvPrinter {
                                 c.push(b'=');
                             }
                             first_in_group = false;
-                            let (value, display) = super::print::shown(reader, &f, true);
+                            let (value, display) = shown(reader, &f, true);
                             write_value(c, reader, value, display, 0)?;
                         }
                         Visit::ListStart(key) => {

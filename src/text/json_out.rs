@@ -4,11 +4,12 @@ use std::io::{self, Write};
 
 use serde_json::{json, Map, Value as J};
 
-use crate::decode::{ElementRef, Field, Reader, RecordView, Val, Value};
+use crate::decode::{ElementRef, Field, FieldWalk, Reader, RecordView, Val, Value, Visit};
 use crate::dtd::{Builtin, Display};
 
-use super::linebuf::{Cursor, LineBuf, Padded};
-use super::print::{Printer, Visit};
+use super::linebuf::{line_most, Cursor, LineBuf, Padded};
+use super::print::flat_displays;
+use super::value::shown;
 
 /// The JSON object of a metadata record (rare: built as a value).
 fn metadata(view: &RecordView<'_>) -> J {
@@ -64,91 +65,180 @@ const FIELDS: Padded = Padded::Short(*b",\"fields\":{\0\0\0\0\0", 11);
 /// `}}` and a newline, the end of a record's line.
 const END: Padded = Padded::Short(*b"}}\n\0\0\0\0\0\0\0\0\0\0\0\0\0", 3);
 
-/// Write one record as a JSON object and a newline, straight to `w`: numbers through `itoa`,
-/// strings escaped by serde_json, no value tree (except for the rare metadata record).
-pub(crate) fn write_record(
-    p: &mut Printer,
-    w: &mut impl Write,
-    view: &RecordView<'_>,
-) -> io::Result<()> {
-    let rt = view.record();
-    if rt.builtin == Some(Builtin::Metadata) {
-        return writeln!(w, "{}", metadata(view));
-    }
-    if !p.opts().raw && p.plans[view.record_id() as usize].flat {
-        // A section record's number is the section id, small and read as a number by `pack`.
-        return if p.int_strings() && rt.builtin != Some(Builtin::Section) {
-            flat::<true>(p, w, view)
-        } else {
-            flat::<false>(p, w, view)
-        };
-    }
-    walked(p, w, view)
+/// The JSON-lines printer's state, kept from record to record (owned by a
+/// [`Printer`](super::Printer) of format JSON lines).
+pub(crate) struct JsonLines {
+    /// Per record type, the pieces of a flat record's line (see [`JsonPlan`]).
+    plans: Vec<JsonPlan>,
+    /// Whether the innermost open object or array has no member yet (the walk's stack).
+    first: Vec<bool>,
+    /// `N,"index":` for each section number N, the piece of a line after the head (a section
+    /// number is a byte).
+    sections: Vec<Padded>,
+    /// `--raw`: stored values too.
+    raw: bool,
+    /// Integers as JSON strings (`Printer::with_int_strings`).
+    pub(crate) strings: bool,
+    /// References as the values they lead to (`Printer::with_logical_values`).
+    pub(crate) logical: bool,
 }
 
-/// The line of a flat record (see `Plan`), without `--raw`: the head, a prefix and a value per
-/// field, in the line buffer; integers (nearly every field) through the cursor, quoted when
-/// `STRINGS`, the rest from the first other on the general way.
-// Design: the hot path of `dump --format jsonl`. The constant parts of a line are copied as
-// padded blocks: the head up to `"section":`, then `N,"index":` for the section number N (one
-// of 256 built once), `,"offset":`, and each key's `,"key":` (the first with `,"fields":{`
-// before it); the numbers are the cursor's SWAR decimal; `--int-strings` is a const parameter,
-// so the loop over the fields has no branch but a field's sign.
-#[inline]
-fn flat<const STRINGS: bool>(
-    p: &mut Printer,
-    w: &mut impl Write,
-    view: &RecordView<'_>,
-) -> io::Result<()> {
-    let logical = p.logical_values();
-    let plan = &p.plans[view.record_id() as usize];
-    let line = &mut p.line;
-    // Lines kept for a batched write are written before any record that is not planned.
-    if !p.batch {
-        line.clear();
-    }
-    let values = view.values.get(1..).unwrap_or(&[]);
-    let mut c = line.cursor(plan.most);
-    c.padded(&plan.json_head);
-    c.padded(&p.json_sections[view.section() as usize]);
-    c.dec(view.index());
-    c.padded(&OFFSET);
-    c.dec(view.offset());
-    // The first field's piece begins with `,"fields":{`.
-    if values.is_empty() || plan.json.is_empty() {
-        c.padded(&FIELDS);
-    }
-    let mut done = 0;
-    for ((fv, prefix), &display) in values.iter().zip(&plan.json).zip(&plan.displays) {
-        let Val::Int(v) = fv.value else { break };
-        c.padded(prefix);
-        if STRINGS {
-            c.byte(b'"');
+/// The bytes a record type's JSON line is made of, computed once per record type (as the text
+/// form's `PrintPlan`).
+#[derive(Debug, Default)]
+struct JsonPlan {
+    /// Whether the record has no repeat and every field has a key.
+    flat: bool,
+    /// `{"record":"NAME","section":`.
+    head: Padded,
+    /// `"key":` before each field of a flat record, after a `,` for all but the first and after
+    /// `,"fields":{` for the first.
+    fields: Vec<Padded>,
+    /// The display of each field of a flat record.
+    displays: Vec<Display>,
+    /// Bytes a flat record's line takes at most, with every option.
+    most: usize,
+}
+
+impl JsonLines {
+    /// The plans of the record types of `reader`.
+    pub(crate) fn new(reader: &Reader<'_>, walk: &FieldWalk, raw: bool) -> JsonLines {
+        let plans = (0..walk.record_types() as u32)
+            .map(|rid| {
+                let rt = reader.schema().record(rid);
+                let mut head = b"{\"record\":".to_vec();
+                // Writing to a Vec cannot fail.
+                let _ = serde_json::to_writer(&mut head, &rt.name);
+                head.extend_from_slice(b",\"section\":");
+                let mut plan = JsonPlan {
+                    flat: walk.is_flat(rid),
+                    head: Padded::new(&head),
+                    ..JsonPlan::default()
+                };
+                if plan.flat {
+                    let prog = walk.program(rid);
+                    plan.displays = flat_displays(prog, rt);
+                    for (i, key) in prog.keys.iter().enumerate() {
+                        // The first after `,"fields":{`, the others after a `,`.
+                        let mut j = Vec::with_capacity(key.len() + 16);
+                        j.extend_from_slice(if i > 0 { b"," } else { b",\"fields\":{" });
+                        let _ = serde_json::to_writer(&mut j, &**key);
+                        j.push(b':');
+                        plan.fields.push(Padded::new(&j));
+                    }
+                    plan.most = line_most(&plan.head, &plan.fields);
+                }
+                plan
+            })
+            .collect();
+        JsonLines {
+            plans,
+            first: Vec::new(),
+            sections: (0..=u8::MAX)
+                .map(|n| Padded::new(format!("{n},\"index\":").as_bytes()))
+                .collect(),
+            raw,
+            strings: false,
+            logical: false,
         }
-        // One digit (a thread, a heap, a flag: often) without the eight-digit conversion.
-        if v < 10 {
-            c.byte(b'0' + v as u8);
-        } else if display == Display::Signed {
-            c.signed(v as i64);
-        } else {
-            c.dec(v);
-        }
-        if STRINGS {
-            c.byte(b'"');
-        }
-        done += 1;
     }
-    if done == values.len().min(plan.json.len()) {
-        c.padded(&END);
+
+    /// Every record by the general walk (see `Printer::without_plans`).
+    pub(crate) fn without_plans(&mut self) {
+        for p in &mut self.plans {
+            p.flat = false;
+        }
+    }
+
+    /// Write one record as a JSON object and a newline, straight to `w`: numbers through
+    /// `itoa`, strings escaped by serde_json, no value tree (except for the rare metadata
+    /// record). A flat record's line is built in `line` and, when `batch`, kept there with the
+    /// lines before it.
+    pub(crate) fn record(
+        &mut self,
+        (line, batch): (&mut LineBuf, bool),
+        walk: &mut FieldWalk,
+        w: &mut impl Write,
+        view: &RecordView<'_>,
+    ) -> io::Result<()> {
+        let rt = view.record();
+        if rt.builtin == Some(Builtin::Metadata) {
+            return writeln!(w, "{}", metadata(view));
+        }
+        if !self.raw && self.plans[view.record_id() as usize].flat {
+            // A section record's number is the section id, small and read as a number by
+            // `pack`.
+            if !batch {
+                line.clear();
+            }
+            return if self.strings && rt.builtin != Some(Builtin::Section) {
+                self.flat::<true>(line, view)
+            } else {
+                self.flat::<false>(line, view)
+            }
+            .and_then(|()| line.line_done(batch, w));
+        }
+        self.walked(line, walk, w, view)
+    }
+
+    /// The line of a flat record (see [`JsonPlan`]), without `--raw`: the head, a prefix and a
+    /// value per field, in the line buffer; integers (nearly every field) through the cursor,
+    /// quoted when `STRINGS`, the rest from the first other on the general way.
+    // Design: the hot path of `dump --format jsonl`. The constant parts of a line are copied as
+    // padded blocks: the head up to `"section":`, then `N,"index":` for the section number N
+    // (one of 256 built once), `,"offset":`, and each key's `,"key":` (the first with
+    // `,"fields":{` before it); the numbers are the cursor's SWAR decimal; `--int-strings` is a
+    // const parameter, so the loop over the fields has no branch but a field's sign.
+    #[inline]
+    fn flat<const STRINGS: bool>(
+        &self,
+        line: &mut LineBuf,
+        view: &RecordView<'_>,
+    ) -> io::Result<()> {
+        let plan = &self.plans[view.record_id() as usize];
+        let values = view.values.get(1..).unwrap_or(&[]);
+        let mut c = line.cursor(plan.most);
+        c.padded(&plan.head);
+        c.padded(&self.sections[view.section() as usize]);
+        c.dec(view.index());
+        c.padded(&OFFSET);
+        c.dec(view.offset());
+        // The first field's piece begins with `,"fields":{`.
+        if values.is_empty() || plan.fields.is_empty() {
+            c.padded(&FIELDS);
+        }
+        let mut done = 0;
+        for ((fv, prefix), &display) in values.iter().zip(&plan.fields).zip(&plan.displays) {
+            let Val::Int(v) = fv.value else { break };
+            c.padded(prefix);
+            if STRINGS {
+                c.byte(b'"');
+            }
+            // One digit (a thread, a heap, a flag: often) without the eight-digit conversion.
+            if v < 10 {
+                c.byte(b'0' + v as u8);
+            } else if display == Display::Signed {
+                c.signed(v as i64);
+            } else {
+                c.dec(v);
+            }
+            if STRINGS {
+                c.byte(b'"');
+            }
+            done += 1;
+        }
+        if done == values.len().min(plan.fields.len()) {
+            c.padded(&END);
+            let end = c.n;
+            line.done(end);
+            return Ok(());
+        }
         let end = c.n;
         line.done(end);
-        return p.line_done(w);
+        let result = rest(line, view, &plan.fields, done, STRINGS, self.logical);
+        line.put(b"}}\n");
+        result
     }
-    let end = c.n;
-    line.done(end);
-    let result = rest(line, view, &plan.json, done, STRINGS, logical);
-    p.line.put(b"}}\n");
-    result.and_then(|()| p.line_done(w))
 }
 
 /// The fields of a flat record from the first that is not an integer on (`done` before it).
@@ -191,86 +281,94 @@ fn rest(
     Ok(())
 }
 
-/// A record by the general walk (one with a repeat or a field without a key, or `--raw`).
-#[inline(never)]
-fn walked(p: &mut Printer, w: &mut impl Write, view: &RecordView<'_>) -> io::Result<()> {
-    let rt = view.record();
-    let reader = view.reader();
-    let raw = p.opts().raw;
-    // A section record's number is the section id, small and read as a number by `pack`.
-    let strings = p.int_strings() && rt.builtin != Some(Builtin::Section);
-    let logical = p.logical_values();
-    let plan = &p.plans[view.record_id() as usize];
-    let mut line = std::mem::take(&mut p.line);
-    line.clear();
-    let head = plan.json_head.len().max(Cursor::MOST_PADDED) + 3 * Cursor::MOST_NUMBER + 96;
-    let mut c = line.cursor(head);
-    c.padded(&plan.json_head);
-    c.dec(view.section() as u64);
-    c.padded(&INDEX);
-    c.dec(view.index());
-    c.padded(&OFFSET);
-    c.dec(view.offset());
-    c.padded(&FIELDS);
-    let end = c.n;
-    line.done(end);
-    let head = w.write_all(line.as_bytes());
-    line.clear();
-    p.line = line;
-    head?;
-    // Whether the innermost open object or array has no member yet; the record's fields are the
-    // first level. At most one entry per nested repeat.
-    let mut first = std::mem::take(&mut p.json_first);
-    first.clear();
-    first.push(true);
-    let result = p.visit(view, |v| -> io::Result<()> {
-        let sep = |w: &mut dyn Write, first: &mut Vec<bool>| -> io::Result<()> {
-            match first.last_mut() {
-                Some(f) if *f => {
-                    *f = false;
-                    Ok(())
+impl JsonLines {
+    /// A record by the general walk (one with a repeat or a field without a key, or `--raw`).
+    #[inline(never)]
+    fn walked(
+        &mut self,
+        line: &mut LineBuf,
+        walk: &mut FieldWalk,
+        w: &mut impl Write,
+        view: &RecordView<'_>,
+    ) -> io::Result<()> {
+        let rt = view.record();
+        let reader = view.reader();
+        let raw = self.raw;
+        // A section record's number is the section id, small and read as a number by `pack`.
+        let strings = self.strings && rt.builtin != Some(Builtin::Section);
+        let logical = self.logical;
+        let plan = &self.plans[view.record_id() as usize];
+        // Lines kept for a batched write go first.
+        let kept = w.write_all(line.as_bytes());
+        line.clear();
+        kept?;
+        let head = plan.head.len().max(Cursor::MOST_PADDED) + 3 * Cursor::MOST_NUMBER + 96;
+        let mut c = line.cursor(head);
+        c.padded(&plan.head);
+        c.dec(view.section() as u64);
+        c.padded(&INDEX);
+        c.dec(view.index());
+        c.padded(&OFFSET);
+        c.dec(view.offset());
+        c.padded(&FIELDS);
+        let end = c.n;
+        line.done(end);
+        let head = w.write_all(line.as_bytes());
+        line.clear();
+        head?;
+        // The record's fields are the first level; at most one entry per nested repeat.
+        let first = &mut self.first;
+        first.clear();
+        first.push(true);
+        walk.visit(view, |v| -> io::Result<()> {
+            match v {
+                Visit::Field(key, f) => {
+                    separate(w, first)?;
+                    if !key.is_empty() {
+                        string(w, key)?;
+                        w.write_all(b":")?;
+                    }
+                    field(w, reader, &f, raw, strings, logical)?;
                 }
-                _ => w.write_all(b","),
-            }
-        };
-        match v {
-            Visit::Field(key, f) => {
-                sep(w, &mut first)?;
-                if !key.is_empty() {
+                Visit::ListStart(key) => {
+                    separate(w, first)?;
                     string(w, key)?;
-                    w.write_all(b":")?;
-                }
-                field(w, reader, &f, raw, strings, logical)?;
-            }
-            Visit::ListStart(key) => {
-                sep(w, &mut first)?;
-                string(w, key)?;
-                w.write_all(b":[")?;
-                first.push(true);
-            }
-            Visit::ItemStart(single, _) => {
-                if !single {
-                    sep(w, &mut first)?;
-                    w.write_all(b"{")?;
+                    w.write_all(b":[")?;
                     first.push(true);
                 }
-            }
-            Visit::ItemEnd(single) => {
-                if !single {
+                Visit::ItemStart(single, _) => {
+                    if !single {
+                        separate(w, first)?;
+                        w.write_all(b"{")?;
+                        first.push(true);
+                    }
+                }
+                Visit::ItemEnd(single) => {
+                    if !single {
+                        first.pop();
+                        w.write_all(b"}")?;
+                    }
+                }
+                Visit::ListEnd => {
                     first.pop();
-                    w.write_all(b"}")?;
+                    w.write_all(b"]")?;
                 }
             }
-            Visit::ListEnd => {
-                first.pop();
-                w.write_all(b"]")?;
-            }
+            Ok(())
+        })?;
+        w.write_all(b"}}\n")
+    }
+}
+
+/// A `,` before a member that is not the first of its object or array.
+fn separate(w: &mut impl Write, first: &mut [bool]) -> io::Result<()> {
+    match first.last_mut() {
+        Some(f) if *f => {
+            *f = false;
+            Ok(())
         }
-        Ok(())
-    });
-    p.json_first = first;
-    result?;
-    w.write_all(b"}}\n")
+        _ => w.write_all(b","),
+    }
 }
 
 fn int(w: &mut (impl Write + ?Sized), v: u64) -> io::Result<()> {
@@ -293,7 +391,7 @@ fn field(
     if r.is_some() {
         w.write_all(b"{\"value\":")?;
     }
-    let (value, display) = super::print::shown(reader, f, logical);
+    let (value, display) = shown(reader, f, logical);
     match (strings, value, display) {
         (true, Value::Int(v), Display::Signed) => {
             write!(w, "\"{}\"", itoa::Buffer::new().format(v as i64))?

@@ -127,7 +127,38 @@ fn leading8(out: &mut [u8], v: u32) -> usize {
     8 - zeros
 }
 
+/// How much a printer with batched output keeps before writing it out.
+pub(crate) const BATCH: usize = 64 * 1024;
+
+/// Bytes a flat record's line takes at most: `@OFFSET ` or the numbers of a JSON line's head,
+/// the `head` and up to four other constant pieces, then each of `fields` and a number (quoted
+/// or not) per field, and a newline.
+pub(crate) fn line_most(head: &Padded, fields: &[Padded]) -> usize {
+    let piece = |p: &Padded| p.len().max(Cursor::MOST_PADDED);
+    2 + 4 * Cursor::MOST_NUMBER
+        + piece(head)
+        + 4 * Cursor::MOST_PADDED
+        + fields.iter().map(piece).sum::<usize>()
+        + fields.len() * (Cursor::MOST_NUMBER + 2)
+}
+
 impl LineBuf {
+    /// The end of a planned line: written to `w` now, or, when `batch`, kept with the lines
+    /// before it until they are [`BATCH`] bytes.
+    #[inline]
+    pub(crate) fn line_done(
+        &mut self,
+        batch: bool,
+        w: &mut impl std::io::Write,
+    ) -> std::io::Result<()> {
+        if !batch || self.len() >= BATCH {
+            let r = w.write_all(self.as_bytes());
+            self.clear();
+            return r;
+        }
+        Ok(())
+    }
+
     /// Empties the line (its buffer is kept).
     #[inline]
     pub(crate) fn clear(&mut self) {

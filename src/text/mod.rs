@@ -32,8 +32,6 @@ pub(crate) use meta::{meta_property, section_id};
 pub(crate) fn json_field_column(line: &str, field: &str) -> Option<usize> {
     json_in::key_column(&json_in::json_keys(line), "fields", Some(field))
 }
-#[cfg(feature = "parquet")]
-pub(crate) use print::Visit;
 pub use print::{DumpHeader, Format, Options, Printer};
 pub use schema::{schema_listing, schema_summary};
 pub use value::{write_string, write_value};

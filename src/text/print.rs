@@ -7,12 +7,14 @@
 use std::io::{self, Write};
 
 use crate::container::{ByteOrder, Class};
-use crate::decode::{Field, Reader, RecordView, Val, Value};
+use crate::decode::{FieldWalk, Reader, RecordView, Val, Value, Visit};
 use crate::dtd::Builtin;
-use crate::layout::{Compiled, Op, Program, Step, Walk};
+use crate::layout::{Op, Program};
 
-use super::linebuf::{LineBuf, Padded};
-use super::value::{write_int, write_string, write_value};
+#[cfg(feature = "json")]
+use super::json_out::JsonLines;
+use super::linebuf::{line_most, LineBuf, Padded};
+use super::value::{shown, write_int, write_string, write_value};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -50,168 +52,101 @@ pub struct DumpHeader<'a> {
 /// Prints the records of one trace.
 pub struct Printer {
     opts: Options,
-    int_strings: bool,
     logical: bool,
-    compiled: std::sync::Arc<Compiled>,
-    walk: Walk,
-    last: Vec<u64>,
-    /// Per record type, what is written before each field of a flat record (see [`Plan`]).
-    pub(crate) plans: Vec<Plan>,
+    /// The walk of a record's fields with their keys.
+    pub(crate) fields: FieldWalk,
+    /// Per record type, what is written before each field of a flat record (see
+    /// [`PrintPlan`]).
+    pub(crate) plans: Vec<PrintPlan>,
     /// The line being printed, written out in one piece.
     pub(crate) line: LineBuf,
-    /// The JSON writer's stack of open objects and arrays, kept from record to record.
+    /// JSON lines: their own plans and state.
     #[cfg(feature = "json")]
-    pub(crate) json_first: Vec<bool>,
-    /// `N,"index":` for each section number N, the piece of a JSON line after the head
-    /// (a section number is a byte).
-    #[cfg(feature = "json")]
-    pub(crate) json_sections: Vec<Padded>,
+    json: JsonLines,
     /// Whether planned lines are kept in `line` from record to record (see
     /// [`Printer::with_batched_output`]).
-    pub(crate) batch: bool,
+    batch: bool,
 }
 
-/// How much [`Printer::with_batched_output`] keeps before writing it out.
-pub(crate) const BATCH: usize = 64 * 1024;
-
-/// The bytes a record type's line is made of, computed once per record type.
+/// The bytes a record type's line of the text form is made of, computed once per record type.
 // Design: most records of real traces have no repeat (an allocation: a few integers). For such a
-// *flat* record the fields are the record's values in order, one per operation of its program,
-// so the printers write a precomputed prefix per field (` size=`, `,"size":`) and the number,
-// into one line buffer, instead of stepping the walker and a visitor per field. Records with
-// repeats, and `--raw`, take the walk; both write the same bytes (tests below).
+// *flat* record (`FieldWalk::is_flat`) the fields are the record's values in order, one per
+// operation of its program, so the printers write a precomputed prefix per field (` size=`,
+// `,"size":`) and the number, into one line buffer, instead of stepping the walker and a
+// visitor per field. Records with repeats, and `--raw`, take the walk; both write the same
+// bytes (tests below). JSON lines have their own plans (`json_out::JsonPlan`).
 #[derive(Debug, Default)]
-pub(crate) struct Plan {
+pub(crate) struct PrintPlan {
     /// Whether the record has no repeat and every field has a key.
     pub(crate) flat: bool,
-    /// The record's name (text form).
+    /// The record's name.
     pub(crate) name: Padded,
-    /// ` key=` before each field of a flat record (text form).
+    /// ` key=` before each field of a flat record.
     pub(crate) text: Vec<Padded>,
-    /// `"key":` before each field of a flat record, after a `,` for all but the first and
-    /// after `,"fields":{` for the first (JSON lines).
-    #[cfg(feature = "json")]
-    pub(crate) json: Vec<Padded>,
-    /// `{"record":"NAME","section":` (JSON lines).
-    #[cfg(feature = "json")]
-    pub(crate) json_head: Padded,
     /// The display of each field of a flat record.
     pub(crate) displays: Vec<crate::dtd::Display>,
-    /// Bytes a flat record's line takes at most, in either format and with every option.
+    /// Bytes a flat record's line takes at most, with every option.
     pub(crate) most: usize,
 }
 
-impl Plan {
-    fn new(prog: &Program, rt: &crate::dtd::RecordType) -> Plan {
-        let name = &rt.name;
-        let flat = prog
-            .ops
-            .iter()
-            .all(|op| matches!(op, Op::Int(_) | Op::Bytes(..)))
-            && prog.keys.iter().all(|k| !k.is_empty());
-        let mut plan = Plan {
+impl PrintPlan {
+    fn new(prog: &Program, rt: &crate::dtd::RecordType, flat: bool) -> PrintPlan {
+        let mut plan = PrintPlan {
             flat,
-            name: Padded::new(name.as_bytes()),
-            ..Plan::default()
+            name: Padded::new(rt.name.as_bytes()),
+            ..PrintPlan::default()
         };
-        #[cfg(feature = "json")]
-        {
-            let mut head = b"{\"record\":".to_vec();
-            // Writing to a Vec cannot fail.
-            let _ = serde_json::to_writer(&mut head, name);
-            head.extend_from_slice(b",\"section\":");
-            plan.json_head = Padded::new(&head);
-        }
-        #[cfg(not(feature = "json"))]
-        let _ = name;
         if !flat {
             return plan;
         }
-        for op in &prog.ops {
-            let (Op::Int(slot) | Op::Bytes(slot, _)) = op else {
-                unreachable!("a flat program holds fields only")
-            };
-            plan.displays.push(rt.slots[*slot as usize].display);
-        }
-        for (i, key) in prog.keys.iter().enumerate() {
+        plan.displays = flat_displays(prog, rt);
+        for key in &prog.keys {
             let mut t = Vec::with_capacity(key.len() + 2);
             t.push(b' ');
             t.extend_from_slice(key.as_bytes());
             t.push(b'=');
             plan.text.push(Padded::new(&t));
-            #[cfg(feature = "json")]
-            {
-                // The first after `,"fields":{`, the others after a `,`.
-                let mut j = Vec::with_capacity(key.len() + 16);
-                j.extend_from_slice(if i > 0 { b"," } else { b",\"fields\":{" });
-                let _ = serde_json::to_writer(&mut j, &**key);
-                j.push(b':');
-                plan.json.push(Padded::new(&j));
-            }
-            #[cfg(not(feature = "json"))]
-            let _ = i;
         }
-        // `@OFFSET `, the name or the JSON head, `,"index":N,"offset":N,"fields":{`, `}}` and a
-        // newline, then a prefix and a number per field (quoted with --int-strings).
-        use super::linebuf::Cursor;
-        let piece = |p: &Padded| p.len().max(Cursor::MOST_PADDED);
-        plan.most = 2 + 4 * Cursor::MOST_NUMBER + piece(&plan.name) + 4 * Cursor::MOST_PADDED;
-        #[cfg(feature = "json")]
-        {
-            plan.most += piece(&plan.json_head);
-        }
-        let json: &[Padded] = {
-            #[cfg(feature = "json")]
-            {
-                &plan.json
-            }
-            #[cfg(not(feature = "json"))]
-            {
-                &[]
-            }
-        };
-        plan.most += plan.text.iter().chain(json).map(piece).sum::<usize>();
-        plan.most += prog.keys.len() * (Cursor::MOST_NUMBER + 2);
+        // `@OFFSET `, the name, then a prefix and a number per field.
+        plan.most = line_most(&plan.name, &plan.text);
         plan
     }
 }
 
-/// Repeat steps, as the printers see them.
-pub(crate) enum Visit<'v> {
-    Field(&'v str, Field<'v>),
-    ListStart(&'v str),
-    ItemStart(bool, u64),
-    ItemEnd(bool),
-    ListEnd,
+/// The display of each field of a flat program.
+pub(crate) fn flat_displays(
+    prog: &Program,
+    rt: &crate::dtd::RecordType,
+) -> Vec<crate::dtd::Display> {
+    prog.ops
+        .iter()
+        .map(|op| {
+            let (Op::Int(slot) | Op::Bytes(slot, _)) = op else {
+                unreachable!("a flat program holds fields only")
+            };
+            rt.slots[*slot as usize].display
+        })
+        .collect()
 }
 
 impl Printer {
     /// A printer for the records of `reader` (sharing its compiled programs).
     pub fn new(reader: &Reader<'_>, opts: Options) -> Printer {
-        let compiled = reader.compiled.clone();
-        let plans = (0..compiled.programs.len())
+        let fields = FieldWalk::new(reader);
+        let plans = (0..fields.record_types() as u32)
             .map(|rid| {
-                Plan::new(
-                    compiled.program(rid as u32),
-                    reader.schema().record(rid as u32),
-                )
+                let rt = reader.schema().record(rid);
+                PrintPlan::new(fields.program(rid), rt, fields.is_flat(rid))
             })
             .collect();
         Printer {
-            last: vec![0; compiled.max_slots],
+            #[cfg(feature = "json")]
+            json: JsonLines::new(reader, &fields, opts.raw),
+            fields,
             plans,
             line: LineBuf::default(),
             opts,
-            int_strings: false,
             logical: false,
-            compiled,
-            walk: Walk::default(),
-            #[cfg(feature = "json")]
-            json_first: Vec::new(),
-            #[cfg(feature = "json")]
-            json_sections: (0..=u8::MAX)
-                .map(|n| Padded::new(format!("{n},\"index\":").as_bytes()))
-                .collect(),
             batch: false,
         }
     }
@@ -247,15 +182,22 @@ impl Printer {
             Format::Text if planned => self.text_flat(w, view),
             Format::Text => self.text(w, view),
             #[cfg(feature = "json")]
-            Format::Jsonl => super::json_out::write_record(self, w, view),
+            Format::Jsonl => {
+                let lines = (&mut self.line, self.batch);
+                self.json.record(lines, &mut self.fields, w, view)
+            }
         }
     }
 
     /// In JSON lines, write integer field values as JSON strings (`"18446744073709551615"`),
     /// for tools that read JSON numbers as doubles and lose precision above 2⁵³. `mtf pack`
     /// reads such strings back as integers.
+    #[cfg_attr(not(feature = "json"), allow(unused_mut, unused_variables))]
     pub fn with_int_strings(mut self, on: bool) -> Printer {
-        self.int_strings = on;
+        #[cfg(feature = "json")]
+        {
+            self.json.strings = on;
+        }
         self
     }
 
@@ -264,6 +206,10 @@ impl Printer {
     /// `dump --data-only` shows it. Such output does not pack back into the same trace.
     pub fn with_logical_values(mut self, on: bool) -> Printer {
         self.logical = on;
+        #[cfg(feature = "json")]
+        {
+            self.json.logical = on;
+        }
         self
     }
 
@@ -303,17 +249,6 @@ impl Printer {
         }
     }
 
-    /// The end of a planned line: written now, or kept with the lines before it.
-    #[inline]
-    pub(crate) fn line_done(&mut self, w: &mut impl Write) -> io::Result<()> {
-        if !self.batch || self.line.len() >= BATCH {
-            let r = w.write_all(self.line.as_bytes());
-            self.line.clear();
-            return r;
-        }
-        Ok(())
-    }
-
     /// Print every record by the general walk, without the per-record-type plans: the same
     /// bytes, more slowly (for tests that compare the two).
     #[doc(hidden)]
@@ -321,74 +256,9 @@ impl Printer {
         for p in &mut self.plans {
             p.flat = false;
         }
+        #[cfg(feature = "json")]
+        self.json.without_plans();
         self
-    }
-
-    #[cfg(feature = "json")]
-    pub(crate) fn logical_values(&self) -> bool {
-        self.logical
-    }
-
-    #[cfg(feature = "json")]
-    pub(crate) fn int_strings(&self) -> bool {
-        self.int_strings
-    }
-
-    #[cfg(feature = "json")]
-    pub(crate) fn opts(&self) -> Options {
-        self.opts
-    }
-
-    /// Step through a record's fields with the shared walker, calling `visit` for each step.
-    pub(crate) fn visit<'v, E>(
-        &mut self,
-        view: &RecordView<'v>,
-        mut visit: impl FnMut(Visit<'_>) -> Result<(), E>,
-    ) -> Result<(), E> {
-        let prog: &Program = self.compiled.program(view.record_id());
-        let mut idx = 1; // the tag is not printed
-        let mut singles: Vec<bool> = Vec::new();
-        self.walk.reset();
-        let last = &mut self.last;
-        loop {
-            let step = self.walk.next_run(prog, |s, _| last[s as usize]);
-            let Some(step) = step else { return Ok(()) };
-            match step {
-                Step::Run { ops, pc } => {
-                    for (k, op) in ops.iter().enumerate() {
-                        let (Op::Int(slot) | Op::Bytes(slot, _)) = op else {
-                            unreachable!("a run holds fields only")
-                        };
-                        let Some(f) = view.field_at(idx) else {
-                            return Ok(());
-                        };
-                        idx += 1;
-                        last[*slot as usize] = f.fv.value.number();
-                        visit(Visit::Field(&prog.keys[pc + k], f))?;
-                    }
-                }
-                Step::Int { slot, pc } | Step::Bytes { slot, pc, .. } => {
-                    let Some(f) = view.field_at(idx) else {
-                        return Ok(());
-                    };
-                    idx += 1;
-                    last[slot as usize] = f.fv.value.number();
-                    visit(Visit::Field(&prog.keys[pc], f))?;
-                }
-                Step::Enter { single, pc, .. } => {
-                    singles.push(single);
-                    visit(Visit::ListStart(&prog.keys[pc]))?;
-                }
-                Step::ItemStart { index } => {
-                    visit(Visit::ItemStart(*singles.last().unwrap_or(&true), index))?
-                }
-                Step::ItemEnd { .. } => visit(Visit::ItemEnd(*singles.last().unwrap_or(&true)))?,
-                Step::Leave { .. } => {
-                    singles.pop();
-                    visit(Visit::ListEnd)?;
-                }
-            }
-        }
     }
 
     fn text(&mut self, w: &mut impl Write, view: &RecordView<'_>) -> io::Result<()> {
@@ -441,7 +311,7 @@ impl Printer {
         let raw = self.opts.raw;
         let logical = self.logical;
         let mut first_in_group = false;
-        self.visit(view, |v| -> io::Result<()> {
+        self.fields.visit(view, |v| -> io::Result<()> {
             match v {
                 Visit::Field(key, f) => {
                     if !key.is_empty() {
@@ -501,7 +371,7 @@ impl Printer {
         writeln!(w)
     }
 
-    /// The text line of a flat record ([`Plan`]), without `--raw`: the record name, then
+    /// The text line of a flat record ([`PrintPlan`]), without `--raw`: the record name, then
     /// ` key=value` per field, built in the line buffer and written in one piece.
     fn text_flat(&mut self, w: &mut impl Write, view: &RecordView<'_>) -> io::Result<()> {
         let plan = &self.plans[view.record_id() as usize];
@@ -550,35 +420,8 @@ impl Printer {
             }
         }
         line.byte(b'\n');
-        self.line_done(w)
+        line.line_done(self.batch, w)
     }
-}
-
-/// The value of a field to print, with the display to print it in: for a reference when
-/// `logical`, the value of the element it leads to (an integer in the field's display, as if it
-/// were stored in the record; a byte string in the element's); else the field's value as
-/// stored.
-pub(crate) fn shown<'d>(
-    reader: &Reader<'_>,
-    f: &Field<'d>,
-    logical: bool,
-) -> (Value<'d>, crate::dtd::Display) {
-    if logical {
-        if let Some(Ok(res)) = f.resolve() {
-            if let Value::Int(_) = res.value {
-                return (res.value, f.def().display);
-            }
-            if let Value::Bytes(_) = res.value {
-                let rt = reader.schema().record(res.record);
-                let d = rt
-                    .slots
-                    .last()
-                    .map_or(crate::dtd::Display::Decimal, |s| s.display);
-                return (res.value, d);
-            }
-        }
-    }
-    (f.value(), f.def().display)
 }
 
 #[cfg(test)]
@@ -626,10 +469,8 @@ mod tests {
                         .with_int_strings(strings);
                     let mut walked = Printer::new(&reader, opts)
                         .with_logical_values(logical)
-                        .with_int_strings(strings);
-                    for p in &mut walked.plans {
-                        p.flat = false;
-                    }
+                        .with_int_strings(strings)
+                        .without_plans();
                     let mut records = reader.records();
                     while let Some(event) = records.next() {
                         if let Event::Record(v) = event {

@@ -3,8 +3,35 @@
 
 use std::io::{self, Write};
 
-use crate::decode::{ElementRef, Reader, Value};
+use crate::decode::{ElementRef, Field, Reader, Value};
 use crate::dtd::Display;
+
+/// The value of a field to print, with the display to print it in: for a reference when
+/// `logical`, the value of the element it leads to (an integer in the field's display, as if it
+/// were stored in the record; a byte string in the element's); else the field's value as
+/// stored.
+pub(crate) fn shown<'d>(
+    reader: &Reader<'_>,
+    f: &Field<'d>,
+    logical: bool,
+) -> (Value<'d>, crate::dtd::Display) {
+    if logical {
+        if let Some(Ok(res)) = f.resolve() {
+            if let Value::Int(_) = res.value {
+                return (res.value, f.def().display);
+            }
+            if let Value::Bytes(_) = res.value {
+                let rt = reader.schema().record(res.record);
+                let d = rt
+                    .slots
+                    .last()
+                    .map_or(crate::dtd::Display::Decimal, |s| s.display);
+                return (res.value, d);
+            }
+        }
+    }
+    (f.value(), f.def().display)
+}
 
 /// Write a value in the text form.
 pub fn write_value(
