@@ -21,7 +21,7 @@ use std::collections::VecDeque;
 
 use crate::container::ByteOrder;
 use crate::dtd::{Display, Interp, RecordId, SlotId};
-use crate::layout::interp::{self, Decoded};
+use crate::layout::arith::{self as interp, Decoded};
 use crate::layout::{
     eval_width, MetaProperty, MetaRefused, Op, ScopeState, Step, TagTable, Walk, MAX_EMPTY_REPEAT,
     MAX_FIELDS_PER_RECORD,

@@ -7,7 +7,7 @@
 use crate::container::{fits_signed, fits_unsigned, truncate, ByteOrder, Class};
 use crate::decode::ElementRef;
 use crate::dtd::{Display, Interp, RecordId, RecordType, Schema, SlotId};
-use crate::layout::interp::{self, Refused};
+use crate::layout::arith::{self, Refused};
 use crate::layout::{
     eval_width, Compiled, LiveUndo, MetaProperty, MetaRefused, Op, ScopeState, SlotState, Step,
     Walk, Wire, MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD,
@@ -483,7 +483,7 @@ impl<'s> Encoder<'s> {
         };
         let (raw, number) = match (st.interp, int, input) {
             // The integer interpretations: their arithmetic is shared with the
-            // decoder (layout/interp.rs); only the messages are worded here.
+            // decoder (layout/arith.rs); only the messages are worded here.
             (
                 Interp::None
                 | Interp::Default(_)
@@ -495,7 +495,7 @@ impl<'s> Encoder<'s> {
             ) if int.is_some() || st.interp.is_zero_width() => {
                 let signed = def.display == Display::Signed;
                 let v = int.unwrap_or(0);
-                match interp::encode(st, int, signed) {
+                match arith::encode(st, int, signed) {
                     Ok(stored) => stored,
                     Err(refused) => {
                         let k = match refused {

@@ -6,7 +6,7 @@
 //! printers and the text reader use the same walker, so the structure of a record is computed in
 //! one place. Nothing here touches bytes of a trace.
 
-pub(crate) mod interp;
+pub(crate) mod arith;
 mod liveset;
 mod meta;
 mod program;

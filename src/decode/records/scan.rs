@@ -21,7 +21,7 @@
 // record; they are compacted by the next record that uses them, as before.
 
 use super::{PlanState, Records, RELEASE_EVERY};
-use crate::layout::interp;
+use crate::layout::arith as interp;
 
 /// Where [`Records::scan`] stops at the latest: before the record of index `records`, or
 /// before a record that starts at or after byte `offset`.
