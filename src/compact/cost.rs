@@ -96,7 +96,7 @@ pub struct Current {
 
 /// The chosen encoding of a field for a window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Plan {
+pub struct WidthPlan {
     /// The interpretation to switch to (or keep).
     pub interp: Interp,
     /// The width between outliers (0 for `default` and `stride`).
@@ -195,10 +195,10 @@ fn cost_of(stored: &Stored, measure: Measure, m: MetaCost, after_switch: u8) -> 
 
 /// Choose the cheapest encoding of `xs` (the field's values in this window, in order), starting
 /// from `cur`.
-pub fn choose(xs: &[u64], cur: Current, sign: Sign, m: MetaCost, measure: Measure) -> Plan {
-    let mut best: (f64, Plan) = (
+pub fn choose(xs: &[u64], cur: Current, sign: Sign, m: MetaCost, measure: Measure) -> WidthPlan {
+    let mut best: (f64, WidthPlan) = (
         f64::INFINITY,
-        Plan {
+        WidthPlan {
             interp: Interp::None,
             width: 8,
         },
@@ -210,14 +210,14 @@ pub fn choose(xs: &[u64], cur: Current, sign: Sign, m: MetaCost, measure: Measur
             m.interp(i)
         }
     };
-    let mut consider = |cost: f64, plan: Plan| {
+    let mut consider = |cost: f64, plan: WidthPlan| {
         // Prefer the current interpretation on ties (no churn).
         if cost < best.0 - 1e-9 {
             best = (cost, plan);
         }
     };
     if xs.is_empty() {
-        return Plan {
+        return WidthPlan {
             interp: cur.interp,
             width: cur.width,
         };
@@ -228,7 +228,7 @@ pub fn choose(xs: &[u64], cur: Current, sign: Sign, m: MetaCost, measure: Measur
         let i = Interp::Default(x0);
         consider(
             switch(i),
-            Plan {
+            WidthPlan {
                 interp: i,
                 width: 0,
             },
@@ -249,7 +249,7 @@ pub fn choose(xs: &[u64], cur: Current, sign: Sign, m: MetaCost, measure: Measur
             if continuing {
                 consider(
                     0.0,
-                    Plan {
+                    WidthPlan {
                         interp: cur.interp,
                         width: 0,
                     },
@@ -258,7 +258,7 @@ pub fn choose(xs: &[u64], cur: Current, sign: Sign, m: MetaCost, measure: Measur
                 let i = Interp::Stride { initial, stride: s };
                 consider(
                     m.interp(i),
-                    Plan {
+                    WidthPlan {
                         interp: i,
                         width: 0,
                     },
@@ -323,7 +323,7 @@ pub fn choose(xs: &[u64], cur: Current, sign: Sign, m: MetaCost, measure: Measur
         let (c, w) = cost_of(stored, measure, m, after_switch);
         consider(
             sw + c,
-            Plan {
+            WidthPlan {
                 interp: *interp,
                 width: w,
             },
@@ -402,7 +402,7 @@ mod tests {
         let p = choose(&xs, cur(), Sign::Unsigned, M, Measure::Bytes);
         assert_eq!(
             p,
-            Plan {
+            WidthPlan {
                 interp: Interp::None,
                 width: 1
             }

@@ -48,7 +48,7 @@ use crate::encode::{EncodeError, In, TraceWriter};
 use crate::layout::{FastMap as HashMap, LiveSets, MetaProperty};
 
 pub use cost::Measure;
-use cost::{Current, MetaCost, Plan, Sign};
+use cost::{Current, MetaCost, Sign, WidthPlan};
 
 /// How [`compact`] chooses.
 #[derive(Debug, Clone, Copy)]
@@ -275,7 +275,7 @@ struct Scope<'p> {
     /// Last decoded value of each managed field.
     last: HashMap<(RecordId, SlotId), u64>,
     /// The plan of each managed field, from its latest window.
-    plans: HashMap<(RecordId, SlotId), Plan>,
+    plans: HashMap<(RecordId, SlotId), WidthPlan>,
     /// The live sets as the writer will have them at the end of the planned windows.
     sim: LiveSets,
     /// Whether the producers' `liveset` metadata records have been written in this scope.
@@ -443,7 +443,7 @@ impl Ctx<'_, '_> {
             let live = self.w.live(key.0, key.1).expect("visible record");
             if let Some(n) = scope.consumer(key.0, key.1) {
                 let xs = per.get(&key).map_or(&[][..], |v| &v[..]);
-                let plan = Plan {
+                let plan = WidthPlan {
                     interp: Interp::Live(n),
                     width: cost::position_width(xs, live.width, self.m),
                 };
