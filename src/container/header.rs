@@ -305,7 +305,9 @@ impl Header {
     ) -> Result<Vec<u8>, HeaderEncodeError> {
         let body_len = sections.iter().map(|&(_, s)| s).sum::<u64>() + global_len;
         let start = Header::encoded_len(w, name.len(), sections.len());
-        start.checked_add(body_len).ok_or(HeaderEncodeError::TooLarge)?;
+        start
+            .checked_add(body_len)
+            .ok_or(HeaderEncodeError::TooLarge)?;
 
         let wu = w as usize;
         let mut out = Vec::with_capacity(start as usize);
@@ -461,7 +463,10 @@ mod tests {
         let enc = |name: &str, nrec, global, secs: &[(u8, u64)]| {
             Header::encode(Class::Bits32, ByteOrder::Little, name, nrec, global, secs)
         };
-        assert_eq!(enc("", 0, 0, &[]), Err(HeaderEncodeError::BadDtdName { len: 0 }));
+        assert_eq!(
+            enc("", 0, 0, &[]),
+            Err(HeaderEncodeError::BadDtdName { len: 0 })
+        );
         let long = "x".repeat(256);
         assert_eq!(
             enc(&long, 0, 0, &[]),
@@ -491,8 +496,14 @@ mod tests {
                 available: 3
             })
         );
-        assert_eq!(enc("a", 0, u64::MAX, &[(4, 1)]), Err(HeaderEncodeError::TooLarge));
-        assert_eq!(enc("a", 0, u64::MAX - 10, &[]), Err(HeaderEncodeError::TooLarge));
+        assert_eq!(
+            enc("a", 0, u64::MAX, &[(4, 1)]),
+            Err(HeaderEncodeError::TooLarge)
+        );
+        assert_eq!(
+            enc("a", 0, u64::MAX - 10, &[]),
+            Err(HeaderEncodeError::TooLarge)
+        );
     }
 
     #[test]
