@@ -96,7 +96,7 @@ pub struct Current {
 
 /// The chosen encoding of a field for a window.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct Plan {
+pub struct WidthPlan {
     /// The interpretation to switch to (or keep).
     pub interp: Interp,
     /// The width between outliers (0 for `default` and `stride`).
@@ -195,14 +195,13 @@ fn cost_of(stored: &Stored, measure: Measure, m: MetaCost, after_switch: u8) -> 
 
 /// Choose the cheapest encoding of `xs` (the field's values in this window, in order), starting
 /// from `cur`.
-pub fn choose(xs: &[u64], cur: Current, sign: Sign, m: MetaCost, measure: Measure) -> Plan {
-    let mut best: (f64, Plan) = (
-        f64::INFINITY,
-        Plan {
-            interp: Interp::None,
-            width: 8,
-        },
-    );
+pub fn choose(xs: &[u64], cur: Current, sign: Sign, m: MetaCost, measure: Measure) -> WidthPlan {
+    if xs.is_empty() {
+        return WidthPlan {
+            interp: cur.interp,
+            width: cur.width,
+        };
+    }
     let switch = |i: Interp| -> f64 {
         if i == cur.interp {
             0.0
@@ -210,126 +209,121 @@ pub fn choose(xs: &[u64], cur: Current, sign: Sign, m: MetaCost, measure: Measur
             m.interp(i)
         }
     };
-    let mut consider = |cost: f64, plan: Plan| {
+    let mut best: (f64, WidthPlan) = (
+        f64::INFINITY,
+        WidthPlan {
+            interp: Interp::None,
+            width: 8,
+        },
+    );
+    let mut consider = |cost: f64, plan: WidthPlan| {
         // Prefer the current interpretation on ties (no churn).
         if cost < best.0 - 1e-9 {
             best = (cost, plan);
         }
     };
-    if xs.is_empty() {
-        return Plan {
-            interp: cur.interp,
-            width: cur.width,
-        };
+    let zero_width = |interp| WidthPlan { interp, width: 0 };
+    if let Some(i) = constant(xs, m) {
+        consider(switch(i), zero_width(i));
     }
-    // default: every value the same.
-    let x0 = xs[0];
-    if xs.iter().all(|&x| x == x0) && m.fits_word(x0) {
-        let i = Interp::Default(x0);
-        consider(
-            switch(i),
-            Plan {
-                interp: i,
-                width: 0,
-            },
-        );
+    if let Some((cost, i)) = stride(xs, cur, m) {
+        consider(cost, zero_width(i));
     }
-    // stride: a constant step.
-    if xs.len() >= 2 || matches!(cur.interp, Interp::Stride { .. }) {
-        let s = if xs.len() >= 2 {
-            xs[1].wrapping_sub(x0) as i64
-        } else {
-            x0.wrapping_sub(cur.prev) as i64
-        };
-        let regular = xs.windows(2).all(|p| p[1].wrapping_sub(p[0]) as i64 == s);
-        if regular {
-            let continuing = matches!(cur.interp, Interp::Stride { stride, .. } if stride == s)
-                && cur.prev.wrapping_add(s as u64) == x0;
-            let initial = x0.wrapping_sub(s as u64);
-            if continuing {
-                consider(
-                    0.0,
-                    Plan {
-                        interp: cur.interp,
-                        width: 0,
-                    },
-                );
-            } else if m.fits_word(initial) && m.fits_signed_word(s) {
-                let i = Interp::Stride { initial, stride: s };
-                consider(
-                    m.interp(i),
-                    Plan {
-                        interp: i,
-                        width: 0,
-                    },
-                );
-            }
-        }
-    }
-    // Stored interpretations: none, delta, baseOffset.
-    let mut stored_candidates: Vec<(Interp, f64, Stored)> = Vec::with_capacity(4);
-    {
-        let vals: Vec<u64> = xs.to_vec();
-        let need = xs
-            .iter()
-            .map(|&x| match sign {
-                Sign::Unsigned => unsigned_width(x),
-                Sign::Signed => signed_width(x as i64),
-            })
-            .collect();
-        stored_candidates.push((Interp::None, switch(Interp::None), Stored { vals, need }));
-    }
-    {
-        let (interp, mut prev) = match cur.interp {
-            Interp::Delta(v) => (Interp::Delta(v), cur.prev),
-            _ if m.fits_word(cur.last) => (Interp::Delta(cur.last), cur.last),
-            _ => (Interp::Delta(0), 0),
-        };
-        let mut vals = Vec::with_capacity(xs.len());
-        let mut need = Vec::with_capacity(xs.len());
-        for &x in xs {
-            let d = x.wrapping_sub(prev);
-            prev = x;
-            vals.push(d);
-            need.push(signed_width(d as i64));
-        }
-        stored_candidates.push((interp, switch(interp), Stored { vals, need }));
-    }
-    {
-        let mut bases = Vec::with_capacity(2);
-        if let Interp::BaseOffset(b) = cur.interp {
-            bases.push(b);
-        }
-        let (lo, hi) = xs
-            .iter()
-            .fold((u64::MAX, 0u64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
-        let mid = lo + (hi - lo) / 2;
-        if m.fits_word(mid) {
-            bases.push(mid);
-        }
-        for b in bases {
-            let vals: Vec<u64> = xs.iter().map(|&x| x.wrapping_sub(b)).collect();
-            let need = vals.iter().map(|&d| signed_width(d as i64)).collect();
-            let i = Interp::BaseOffset(b);
-            stored_candidates.push((i, switch(i), Stored { vals, need }));
-        }
-    }
-    for (interp, sw, stored) in &stored_candidates {
-        let after_switch = if *interp == cur.interp {
+    for (interp, stored) in stored_candidates(xs, cur, sign, m) {
+        let after_switch = if interp == cur.interp {
             cur.width
         } else {
             cur.lastwidth
         };
-        let (c, w) = cost_of(stored, measure, m, after_switch);
-        consider(
-            sw + c,
-            Plan {
-                interp: *interp,
-                width: w,
-            },
-        );
+        let (c, width) = cost_of(&stored, measure, m, after_switch);
+        consider(switch(interp) + c, WidthPlan { interp, width });
     }
     best.1
+}
+
+/// `default`, when every value of `xs` is the same.
+fn constant(xs: &[u64], m: MetaCost) -> Option<Interp> {
+    let x0 = xs[0];
+    (xs.iter().all(|&x| x == x0) && m.fits_word(x0)).then_some(Interp::Default(x0))
+}
+
+/// `stride`, when the values of `xs` take a constant step, with its cost: none when it
+/// continues the current stride.
+fn stride(xs: &[u64], cur: Current, m: MetaCost) -> Option<(f64, Interp)> {
+    if xs.len() < 2 && !matches!(cur.interp, Interp::Stride { .. }) {
+        return None;
+    }
+    let x0 = xs[0];
+    let s = if xs.len() >= 2 {
+        xs[1].wrapping_sub(x0) as i64
+    } else {
+        x0.wrapping_sub(cur.prev) as i64
+    };
+    if !xs.windows(2).all(|p| p[1].wrapping_sub(p[0]) as i64 == s) {
+        return None;
+    }
+    let continuing = matches!(cur.interp, Interp::Stride { stride, .. } if stride == s)
+        && cur.prev.wrapping_add(s as u64) == x0;
+    let initial = x0.wrapping_sub(s as u64);
+    if continuing {
+        Some((0.0, cur.interp))
+    } else if m.fits_word(initial) && m.fits_signed_word(s) {
+        let i = Interp::Stride { initial, stride: s };
+        Some((m.interp(i), i))
+    } else {
+        None
+    }
+}
+
+/// The stored interpretations of `xs` worth costing: none, delta (continuing the current
+/// chain, or from the last value), baseOffset (the current base, and the middle of the range).
+fn stored_candidates(xs: &[u64], cur: Current, sign: Sign, m: MetaCost) -> Vec<(Interp, Stored)> {
+    let mut candidates = Vec::with_capacity(4);
+    let need = xs
+        .iter()
+        .map(|&x| match sign {
+            Sign::Unsigned => unsigned_width(x),
+            Sign::Signed => signed_width(x as i64),
+        })
+        .collect();
+    candidates.push((
+        Interp::None,
+        Stored {
+            vals: xs.to_vec(),
+            need,
+        },
+    ));
+    let (interp, mut prev) = match cur.interp {
+        Interp::Delta(v) => (Interp::Delta(v), cur.prev),
+        _ if m.fits_word(cur.last) => (Interp::Delta(cur.last), cur.last),
+        _ => (Interp::Delta(0), 0),
+    };
+    let mut vals = Vec::with_capacity(xs.len());
+    let mut need = Vec::with_capacity(xs.len());
+    for &x in xs {
+        let d = x.wrapping_sub(prev);
+        prev = x;
+        vals.push(d);
+        need.push(signed_width(d as i64));
+    }
+    candidates.push((interp, Stored { vals, need }));
+    let mut bases = Vec::with_capacity(2);
+    if let Interp::BaseOffset(b) = cur.interp {
+        bases.push(b);
+    }
+    let (lo, hi) = xs
+        .iter()
+        .fold((u64::MAX, 0u64), |(lo, hi), &x| (lo.min(x), hi.max(x)));
+    let mid = lo + (hi - lo) / 2;
+    if m.fits_word(mid) {
+        bases.push(mid);
+    }
+    for b in bases {
+        let vals: Vec<u64> = xs.iter().map(|&x| x.wrapping_sub(b)).collect();
+        let need = vals.iter().map(|&d| signed_width(d as i64)).collect();
+        candidates.push((Interp::BaseOffset(b), Stored { vals, need }));
+    }
+    candidates
 }
 
 /// The width a value needs when stored under `interp` with the given `prev` (delta), or `None`
@@ -402,7 +396,7 @@ mod tests {
         let p = choose(&xs, cur(), Sign::Unsigned, M, Measure::Bytes);
         assert_eq!(
             p,
-            Plan {
+            WidthPlan {
                 interp: Interp::None,
                 width: 1
             }

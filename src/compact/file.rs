@@ -257,7 +257,6 @@ pub fn compact_file(
     opts: &FileOptions,
     progress: &mut dyn FnMut(u64, u64),
 ) -> Result<FileReport, CompactError> {
-    let class = opts.class.unwrap_or(reader.class());
     let copts = CompactOptions {
         measure: if opts.compression.is_some() {
             Measure::Compressed
@@ -274,64 +273,19 @@ pub fn compact_file(
     } else {
         None
     };
-    // Each schema is compiled once: the input's programs are the reader's, the derived DTD's
-    // are shared by its writer and the reader that verifies the output.
-    let derived = plan
-        .as_ref()
-        .map(|(_, schema, _)| Arc::new(Compiled::new(schema)));
-    let write = |plan: Option<&(SplitPlan, Schema, String)>,
-                 to: &Path,
-                 progress: &mut dyn FnMut(u64, u64)|
-     -> Result<(CompactStats, u64, u64), CompactError> {
-        let (schema, name, compiled) = match (plan, &derived) {
-            (Some((_, schema, name)), Some(c)) => (schema, name.as_str(), c.clone()),
-            _ => (reader.schema(), dtd_name, reader.compiled.clone()),
-        };
-        let run = |w: &mut TraceWriter<'_>, progress: &mut dyn FnMut(u64, u64)| match plan {
-            Some((plan, _, _)) => compact_split(reader, w, &copts, plan, progress),
-            None => compact_with_progress(reader, w, &copts, progress),
-        };
-        let order = reader.byte_order();
-        let Some(compression) = opts.compression else {
-            let mut w = TraceWriter::create_shared(schema, Some(compiled), to, class, order, name)?;
-            let stats = run(&mut w, progress)?;
-            let bytes = w.finish()?.bytes;
-            return Ok((stats, bytes, bytes));
-        };
-        let tmp = TempFile::new()?;
-        let mut w =
-            TraceWriter::create_shared(schema, Some(compiled), tmp.path(), class, order, name)?;
-        let stats = run(&mut w, progress)?;
-        let bytes = w.finish()?.bytes;
-        // Compressed here: the name is not to compress it again.
-        let mut out = Output::create_plain(to)?;
-        let mut f = std::fs::File::open(tmp.path()).map_err(|e| IoError::Read {
-            path: tmp.path().to_path_buf(),
-            source: e,
-        })?;
-        let mut counted = Counter {
-            inner: &mut out,
-            n: 0,
-        };
-        let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut counted);
-        let done = compression
-            .compress(&mut f, &mut buf)
-            .and_then(|()| buf.flush());
-        drop(buf);
-        let written = counted.n;
-        done.map_err(|e| out.error(e))?;
-        out.commit()?;
-        Ok((stats, bytes, written))
+    let job = Job {
+        reader,
+        dtd_name,
+        opts,
+        class: opts.class.unwrap_or(reader.class()),
+        // Each schema is compiled once: the input's programs are the reader's, the derived
+        // DTD's are shared by its writer and the reader that verifies the output.
+        derived: plan.as_ref().map(|p| (p, Arc::new(Compiled::new(&p.1)))),
+        copts,
     };
-    let file_size = |p: &Path| {
-        std::fs::metadata(p)
-            .ok()
-            .filter(|m| m.is_file())
-            .map(|m| m.len())
-    };
-    let (stats, trace_bytes, file_bytes, streams) = match &plan {
+    let (mut stats, trace_bytes, file_bytes, streams) = match job.derived {
         None => {
-            let (stats, bytes, written) = write(None, output, progress)?;
+            let (stats, bytes, written) = job.write(false, output, progress)?;
             let streams = if opts.split {
                 Streams::NothingVaries
             } else {
@@ -339,77 +293,15 @@ pub fn compact_file(
             };
             (stats, bytes, written, streams)
         }
-        Some(p) => {
-            let folder = match output.parent() {
-                Some(f) if !f.as_os_str().is_empty() => f,
-                _ => Path::new("."),
-            };
-            let rows = TempFile::new_in(folder)?;
-            let cols = TempFile::new_in(folder)?;
-            let plain = write(None, rows.path(), progress)?;
-            let streamed = write(Some(p), cols.path(), progress)?;
-            let (chosen, (stats, bytes, _), streams) =
-                if file_size(cols.path()) < file_size(rows.path()) {
-                    // A different file of the derived DTD's name is refused before anything
-                    // is written.
-                    let dtd_path = derived_dtd_path(folder, &p.2, &p.0.dtd_text)?;
-                    let kept = Streams::Kept {
-                        dtd_name: p.2.clone(),
-                        dtd_path,
-                    };
-                    (cols, streamed, kept)
-                } else {
-                    (rows, plain, Streams::NotKept)
-                };
-            // Compressed already, or plain to be compressed as the name says.
-            let mut out = if opts.compression.is_some() {
-                Output::create_plain(output)?
-            } else {
-                Output::create(output)?
-            };
-            let mut f = std::fs::File::open(chosen.path()).map_err(|e| IoError::Read {
-                path: chosen.path().to_path_buf(),
-                source: e,
-            })?;
-            let written = std::io::copy(&mut f, &mut out).map_err(|e| out.error(e))?;
-            std::io::Write::flush(&mut out).map_err(|e| out.error(e))?;
-            // Design: the derived DTD is written once the trace is complete (in its temporary
-            // file), itself to a temporary file renamed into place, and put in place just
-            // before the trace: a failed compact leaves neither file (a DTD it put in place is
-            // removed again if the trace cannot be), and a trace is never in place without the
-            // DTD it names.
-            let placed = match &streams {
-                Streams::Kept { dtd_path, .. } => write_derived_dtd(dtd_path, &p.0.dtd_text)?,
-                _ => None,
-            };
-            if let Err(e) = out.commit() {
-                if let Some(d) = placed {
-                    let _ = std::fs::remove_file(d);
-                }
-                return Err(e.into());
-            }
-            (stats, bytes, written, streams)
-        }
+        Some((p, _)) => job.write_split(p, output, progress)?,
     };
-    let mut stats = stats;
     if !matches!(streams, Streams::Kept { .. }) {
         stats.streams.clear();
     }
     let readable = output.as_os_str() != "-" && file_size(output).is_some();
-    let verified = if opts.verify && readable {
-        // The output is read back with the schema it was written with: the input's, or the
-        // derived one (which the header names and which was written beside it).
-        let (schema, compiled) = match (&streams, &plan, &derived) {
-            (Streams::Kept { .. }, Some((_, schema, _)), Some(c)) => (schema, c.clone()),
-            _ => (reader.schema(), reader.compiled.clone()),
-        };
-        let trace = Input::open(output)?
-            .into_trace()
-            .map_err(|e| CompactError::Invalid(e.to_string()))?;
-        let back = Reader::with_compiled(&trace, schema, compiled);
-        Some(verify(reader, &back)?)
-    } else {
-        None
+    let verified = match opts.verify && readable {
+        true => Some(job.read_back(output, &streams)?),
+        false => None,
     };
     Ok(FileReport {
         stats,
@@ -418,6 +310,176 @@ pub fn compact_file(
         streams,
         verified,
     })
+}
+
+/// The size of the regular file at `p`, if it is one.
+fn file_size(p: &Path) -> Option<u64> {
+    std::fs::metadata(p)
+        .ok()
+        .filter(|m| m.is_file())
+        .map(|m| m.len())
+}
+
+/// A split plan: how the streams are cut, the derived DTD's schema and its name.
+type Split = (SplitPlan, Schema, String);
+
+/// What [`compact_file`] works with.
+struct Job<'a, 'r> {
+    reader: &'a Reader<'r>,
+    dtd_name: &'a str,
+    opts: &'a FileOptions,
+    copts: CompactOptions,
+    class: Class,
+    /// Split streams to try, with the derived DTD's compiled programs.
+    derived: Option<(&'a Split, Arc<Compiled>)>,
+}
+
+/// What one encoding wrote: its statistics, the trace's bytes, the bytes written.
+type Written = (CompactStats, u64, u64);
+
+impl Job<'_, '_> {
+    /// Write the trace to `to`, with split streams (`split`) or without, compressed when
+    /// asked.
+    fn write(
+        &self,
+        split: bool,
+        to: &Path,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<Written, CompactError> {
+        let reader = self.reader;
+        let plan = self.derived.as_ref().filter(|_| split);
+        let (schema, name, compiled) = match plan {
+            Some(((_, schema, name), c)) => (schema, name.as_str(), c.clone()),
+            None => (reader.schema(), self.dtd_name, reader.compiled.clone()),
+        };
+        let order = reader.byte_order();
+        let Some(compression) = self.opts.compression else {
+            let mut w =
+                TraceWriter::create_shared(schema, Some(compiled), to, self.class, order, name)?;
+            let stats = self.encode(split, &mut w, progress)?;
+            let bytes = w.finish()?.bytes;
+            return Ok((stats, bytes, bytes));
+        };
+        let tmp = TempFile::new()?;
+        let at = tmp.path();
+        let mut w =
+            TraceWriter::create_shared(schema, Some(compiled), at, self.class, order, name)?;
+        let stats = self.encode(split, &mut w, progress)?;
+        let bytes = w.finish()?.bytes;
+        let written = compress_to(&compression, &tmp, to)?;
+        Ok((stats, bytes, written))
+    }
+
+    /// Encode the input into `w`, with split streams (`split`) or without.
+    fn encode(
+        &self,
+        split: bool,
+        w: &mut TraceWriter<'_>,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<CompactStats, CompactError> {
+        match self.derived.as_ref().filter(|_| split) {
+            Some(((plan, _, _), _)) => compact_split(self.reader, w, &self.copts, plan, progress),
+            None => compact_with_progress(self.reader, w, &self.copts, progress),
+        }
+    }
+
+    /// Write the trace both ways, with split streams and without, and keep the smaller one
+    /// in `output` (with the derived DTD beside it when the streams are kept).
+    fn write_split(
+        &self,
+        p: &Split,
+        output: &Path,
+        progress: &mut dyn FnMut(u64, u64),
+    ) -> Result<(CompactStats, u64, u64, Streams), CompactError> {
+        let folder = match output.parent() {
+            Some(f) if !f.as_os_str().is_empty() => f,
+            _ => Path::new("."),
+        };
+        let rows = TempFile::new_in(folder)?;
+        let cols = TempFile::new_in(folder)?;
+        let plain = self.write(false, rows.path(), progress)?;
+        let streamed = self.write(true, cols.path(), progress)?;
+        let (chosen, (stats, bytes, _), streams) =
+            if file_size(cols.path()) < file_size(rows.path()) {
+                // A different file of the derived DTD's name is refused before anything is
+                // written.
+                let dtd_path = derived_dtd_path(folder, &p.2, &p.0.dtd_text)?;
+                let kept = Streams::Kept {
+                    dtd_name: p.2.clone(),
+                    dtd_path,
+                };
+                (cols, streamed, kept)
+            } else {
+                (rows, plain, Streams::NotKept)
+            };
+        // Compressed already, or plain to be compressed as the name says.
+        let mut out = if self.opts.compression.is_some() {
+            Output::create_plain(output)?
+        } else {
+            Output::create(output)?
+        };
+        let mut f = std::fs::File::open(chosen.path()).map_err(|e| IoError::Read {
+            path: chosen.path().to_path_buf(),
+            source: e,
+        })?;
+        let written = std::io::copy(&mut f, &mut out).map_err(|e| out.error(e))?;
+        std::io::Write::flush(&mut out).map_err(|e| out.error(e))?;
+        // Design: the derived DTD is written once the trace is complete (in its temporary
+        // file), itself to a temporary file renamed into place, and put in place just before
+        // the trace: a failed compact leaves neither file (a DTD it put in place is removed
+        // again if the trace cannot be), and a trace is never in place without the DTD it
+        // names.
+        let placed = match &streams {
+            Streams::Kept { dtd_path, .. } => write_derived_dtd(dtd_path, &p.0.dtd_text)?,
+            _ => None,
+        };
+        if let Err(e) = out.commit() {
+            if let Some(d) = placed {
+                let _ = std::fs::remove_file(d);
+            }
+            return Err(e.into());
+        }
+        Ok((stats, bytes, written, streams))
+    }
+
+    /// Read `output` back and compare its values with the input's: the records compared.
+    fn read_back(&self, output: &Path, streams: &Streams) -> Result<u64, CompactError> {
+        // The output is read back with the schema it was written with: the input's, or the
+        // derived one (which the header names and which was written beside it).
+        let reader = self.reader;
+        let (schema, compiled) = match (streams, &self.derived) {
+            (Streams::Kept { .. }, Some(((_, schema, _), c))) => (schema, c.clone()),
+            _ => (reader.schema(), reader.compiled.clone()),
+        };
+        let trace = Input::open(output)?
+            .into_trace()
+            .map_err(|e| CompactError::Invalid(e.to_string()))?;
+        let back = Reader::with_compiled(&trace, schema, compiled);
+        verify(reader, &back)
+    }
+}
+
+/// Compress the trace written to `tmp` into `to` (compressed here: the name is not to
+/// compress it again); the bytes written.
+fn compress_to(compression: &Compression, tmp: &TempFile, to: &Path) -> Result<u64, CompactError> {
+    let mut out = Output::create_plain(to)?;
+    let mut f = std::fs::File::open(tmp.path()).map_err(|e| IoError::Read {
+        path: tmp.path().to_path_buf(),
+        source: e,
+    })?;
+    let mut counted = Counter {
+        inner: &mut out,
+        n: 0,
+    };
+    let mut buf = std::io::BufWriter::with_capacity(1 << 16, &mut counted);
+    let done = compression
+        .compress(&mut f, &mut buf)
+        .and_then(|()| buf.flush());
+    drop(buf);
+    let written = counted.n;
+    done.map_err(|e| out.error(e))?;
+    out.commit()?;
+    Ok(written)
 }
 
 /// A writer that counts the bytes it passes on.

@@ -48,7 +48,7 @@ use crate::encode::{EncodeError, In, TraceWriter};
 use crate::layout::{FastMap as HashMap, LiveSets, MetaProperty};
 
 pub use cost::Measure;
-use cost::{Current, MetaCost, Plan, Sign};
+use cost::{Current, MetaCost, Sign, WidthPlan};
 
 /// How [`compact`] chooses.
 #[derive(Debug, Clone, Copy)]
@@ -268,6 +268,50 @@ fn prescan(
     Ok(pre)
 }
 
+/// A managed field's values in a window.
+type Values = HashMap<(RecordId, SlotId), Vec<u64>>;
+
+/// The values each managed field stores in `window`, in order (for a field read through a
+/// live set, the positions its values will have), and the fields in the order to plan them:
+/// as they first come, then those whose every value was a miss (an escape).
+fn window_values(
+    schema: &Schema,
+    scope: &mut Scope<'_>,
+    window: &[Item],
+) -> (Values, Vec<(RecordId, SlotId)>) {
+    let mut per: Values = HashMap::default();
+    let mut misses: HashMap<(RecordId, SlotId), usize> = HashMap::default();
+    let mut order: Vec<(RecordId, SlotId)> = Vec::new();
+    for it in window {
+        let Item::Record { rid, slots, vals } = it else {
+            continue;
+        };
+        for (s, v) in slots.iter().zip(vals) {
+            let In::Int(value) = *v else {
+                continue;
+            };
+            let Some(x) = scope.stored(*rid, *s, value) else {
+                *misses.entry((*rid, *s)).or_insert(0) += 1;
+                continue;
+            };
+            if scope.managed(schema, *rid, *s) {
+                per.entry((*rid, *s))
+                    .or_insert_with(|| {
+                        order.push((*rid, *s));
+                        Vec::new()
+                    })
+                    .push(x);
+            }
+        }
+        scope.sim.compact();
+    }
+    // In a fixed order: the output must not depend on the hash seed.
+    let mut only_missed: Vec<_> = misses.keys().filter(|k| !per.contains_key(k)).collect();
+    only_missed.sort();
+    order.extend(only_missed);
+    (per, order)
+}
+
 /// The encoder's view of the current scope.
 struct Scope<'p> {
     section: u8,
@@ -275,7 +319,7 @@ struct Scope<'p> {
     /// Last decoded value of each managed field.
     last: HashMap<(RecordId, SlotId), u64>,
     /// The plan of each managed field, from its latest window.
-    plans: HashMap<(RecordId, SlotId), Plan>,
+    plans: HashMap<(RecordId, SlotId), WidthPlan>,
     /// The live sets as the writer will have them at the end of the planned windows.
     sim: LiveSets,
     /// Whether the producers' `liveset` metadata records have been written in this scope.
@@ -296,6 +340,26 @@ impl<'p> Scope<'p> {
 
     fn managed(&self, schema: &Schema, rid: RecordId, slot: SlotId) -> bool {
         self.pre.managed(schema, self.section, rid, slot)
+    }
+
+    /// What field `slot` of `rid` stores for `value`: the value, or for a consumer of a live
+    /// set its position (`None`: a miss that cannot be stored); the simulated sets follow.
+    fn stored(&mut self, rid: RecordId, slot: SlotId, value: u64) -> Option<u64> {
+        let mut x = Some(value);
+        if let Some(n) = self.consumer(rid, slot) {
+            let len = self.sim.len(n) as u64;
+            x = match self.sim.position(n, value) {
+                Some(p) => {
+                    self.sim.take(n, p, None);
+                    Some(p)
+                }
+                None => len.checked_add(value),
+            };
+        }
+        if let Some(n) = self.producer(rid, slot) {
+            self.sim.insert(n, value, None);
+        }
+        x
     }
 
     fn consumer(&self, rid: RecordId, slot: SlotId) -> Option<u8> {
@@ -367,106 +431,11 @@ impl Ctx<'_, '_> {
         }
         if !scope.started {
             scope.started = true;
-            let mut producers: Vec<(live::Key, u8)> = scope
-                .pre
-                .roles
-                .producers
-                .iter()
-                .filter(|(k, _)| k.0 == scope.section)
-                .map(|(&k, &n)| (k, n))
-                .collect();
-            producers.sort();
-            for ((_, rid, slot), n) in producers {
-                self.meta(rid, slot, MetaProperty::LiveSet(n))?;
-            }
-            let here: Vec<(live::Key, u8)> = self
-                .stream_ids
-                .iter()
-                .filter(|(k, _)| k.0 == scope.section)
-                .copied()
-                .collect();
-            for (key, id) in here {
-                self.meta(key.1, key.2, MetaProperty::Interp(split::stream_interp(id)))?;
-            }
+            self.start_scope(scope)?;
         }
-        // The values of each managed field in this window, in order; for a field read through a
-        // live set, the positions its values will have (misses are escapes).
-        let mut per: HashMap<(RecordId, SlotId), Vec<u64>> = HashMap::default();
-        let mut misses: HashMap<(RecordId, SlotId), usize> = HashMap::default();
-        let mut order: Vec<(RecordId, SlotId)> = Vec::new();
-        for it in window.iter() {
-            if let Item::Record { rid, slots, vals } = it {
-                for (s, v) in slots.iter().zip(vals) {
-                    if let In::Int(x) = v {
-                        // What the field stores: its value, or for a consumer its position.
-                        let value = *x;
-                        let mut x = value;
-                        let mut miss = false;
-                        if let Some(n) = scope.consumer(*rid, *s) {
-                            let len = scope.sim.len(n) as u64;
-                            match scope.sim.position(n, value) {
-                                Some(p) => {
-                                    scope.sim.take(n, p, None);
-                                    x = p;
-                                }
-                                None => match len.checked_add(value) {
-                                    Some(u) => x = u,
-                                    None => miss = true,
-                                },
-                            }
-                        }
-                        if let Some(n) = scope.producer(*rid, *s) {
-                            scope.sim.insert(n, value, None);
-                        }
-                        if miss {
-                            *misses.entry((*rid, *s)).or_insert(0) += 1;
-                            continue;
-                        }
-                        if scope.managed(self.schema, *rid, *s) {
-                            per.entry((*rid, *s))
-                                .or_insert_with(|| {
-                                    order.push((*rid, *s));
-                                    Vec::new()
-                                })
-                                .push(x);
-                        }
-                    }
-                }
-                scope.sim.compact();
-            }
-        }
-        // In a fixed order: the output must not depend on the hash seed.
-        let mut only_missed: Vec<_> = misses.keys().filter(|k| !per.contains_key(k)).collect();
-        only_missed.sort();
-        order.extend(only_missed);
+        let (per, order) = window_values(self.schema, scope, window);
         for key in order {
-            let live = self.w.live(key.0, key.1).expect("visible record");
-            if let Some(n) = scope.consumer(key.0, key.1) {
-                let xs = per.get(&key).map_or(&[][..], |v| &v[..]);
-                let plan = Plan {
-                    interp: Interp::Live(n),
-                    width: cost::position_width(xs, live.width, self.m),
-                };
-                if plan.interp != live.interp {
-                    self.meta(key.0, key.1, MetaProperty::Interp(plan.interp))?;
-                }
-                scope.plans.insert(key, plan);
-                continue;
-            }
-            let xs = &per[&key];
-            let cur = Current {
-                interp: live.interp,
-                width: live.width,
-                lastwidth: live.lastwidth,
-                prev: live.prev,
-                last: scope.last.get(&key).copied().unwrap_or(0),
-            };
-            let sign = sign_of(self.schema, key.0, key.1);
-            let plan = cost::choose(xs, cur, sign, self.m, self.opts.measure);
-            if plan.interp != live.interp {
-                self.meta(key.0, key.1, MetaProperty::Interp(plan.interp))?;
-            }
-            scope.plans.insert(key, plan);
+            self.plan_field(scope, key, per.get(&key).map_or(&[][..], |v| &v[..]))?;
         }
         for it in window.drain(..) {
             match it {
@@ -485,6 +454,65 @@ impl Ctx<'_, '_> {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// The first window of a scope: the producers' `liveset` metadata records, and the fields
+    /// moved into streams.
+    fn start_scope(&mut self, scope: &Scope<'_>) -> Result<(), CompactError> {
+        let mut producers: Vec<(live::Key, u8)> = scope
+            .pre
+            .roles
+            .producers
+            .iter()
+            .filter(|(k, _)| k.0 == scope.section)
+            .map(|(&k, &n)| (k, n))
+            .collect();
+        producers.sort();
+        for ((_, rid, slot), n) in producers {
+            self.meta(rid, slot, MetaProperty::LiveSet(n))?;
+        }
+        let here: Vec<(live::Key, u8)> = self
+            .stream_ids
+            .iter()
+            .filter(|(k, _)| k.0 == scope.section)
+            .copied()
+            .collect();
+        for (key, id) in here {
+            self.meta(key.1, key.2, MetaProperty::Interp(split::stream_interp(id)))?;
+        }
+        Ok(())
+    }
+
+    /// Plan managed field `key` for a window in which it stores `xs`.
+    fn plan_field(
+        &mut self,
+        scope: &mut Scope<'_>,
+        key: (RecordId, SlotId),
+        xs: &[u64],
+    ) -> Result<(), CompactError> {
+        let live = self.w.live(key.0, key.1).expect("visible record");
+        let plan = match scope.consumer(key.0, key.1) {
+            Some(n) => WidthPlan {
+                interp: Interp::Live(n),
+                width: cost::position_width(xs, live.width, self.m),
+            },
+            None => {
+                let cur = Current {
+                    interp: live.interp,
+                    width: live.width,
+                    lastwidth: live.lastwidth,
+                    prev: live.prev,
+                    last: scope.last.get(&key).copied().unwrap_or(0),
+                };
+                let sign = sign_of(self.schema, key.0, key.1);
+                cost::choose(xs, cur, sign, self.m, self.opts.measure)
+            }
+        };
+        if plan.interp != live.interp {
+            self.meta(key.0, key.1, MetaProperty::Interp(plan.interp))?;
+        }
+        scope.plans.insert(key, plan);
         Ok(())
     }
 

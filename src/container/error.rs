@@ -389,7 +389,7 @@ impl ContainerError {
 /// A request to [`Header::encode`](super::Header::encode) that cannot produce a valid trace.
 #[derive(Debug, Error, Diagnostic, PartialEq, Eq)]
 #[non_exhaustive]
-pub enum EncodeError {
+pub enum HeaderEncodeError {
     /// The DTD name is empty or longer than 255 bytes.
     #[error("DTD name must be 1..255 bytes long, got {len}")]
     #[diagnostic(code(mtf::write::bad_dtd_name))]

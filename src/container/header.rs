@@ -6,7 +6,7 @@
 // so no allocation or index depends on an unchecked header integer. The only allocation is the
 // DTD name, bounded by 255 bytes by the format itself.
 
-use super::error::{ContainerError, EncodeError, MAGIC};
+use super::error::{ContainerError, HeaderEncodeError, MAGIC};
 use super::int::{ByteOrder, Class};
 
 /// Offset of the `class` byte.
@@ -236,18 +236,18 @@ impl Header {
         nrecords: u64,
         global_len: u64,
         sections: &[(u8, u64)],
-    ) -> Result<Vec<u8>, EncodeError> {
+    ) -> Result<Vec<u8>, HeaderEncodeError> {
         let name = dtd_name.as_bytes();
         if name.is_empty() || name.len() > 255 {
-            return Err(EncodeError::BadDtdName { len: name.len() });
+            return Err(HeaderEncodeError::BadDtdName { len: name.len() });
         }
         let mut seen = [None::<usize>; 256];
         for (index, &(number, size)) in sections.iter().enumerate() {
             if number == 0 {
-                return Err(EncodeError::BadSectionNumber { index });
+                return Err(HeaderEncodeError::BadSectionNumber { index });
             }
             if let Some(first) = seen[number as usize] {
-                return Err(EncodeError::DuplicateSection {
+                return Err(HeaderEncodeError::DuplicateSection {
                     number,
                     first,
                     second: index,
@@ -255,16 +255,16 @@ impl Header {
             }
             seen[number as usize] = Some(index);
             if size == 0 {
-                return Err(EncodeError::EmptySection { index });
+                return Err(HeaderEncodeError::EmptySection { index });
             }
         }
         // Distinct non-zero u8 ids bound the table at 255 entries.
         let body_len = sections
             .iter()
             .try_fold(global_len, |acc, &(_, size)| acc.checked_add(size))
-            .ok_or(EncodeError::TooLarge)?;
+            .ok_or(HeaderEncodeError::TooLarge)?;
         if nrecords > body_len {
-            return Err(EncodeError::TooManyRecords {
+            return Err(HeaderEncodeError::TooManyRecords {
                 nrecords,
                 available: body_len,
             });
@@ -302,10 +302,12 @@ impl Header {
         nrecords: u64,
         global_len: u64,
         sections: &[(u8, u64)],
-    ) -> Result<Vec<u8>, EncodeError> {
+    ) -> Result<Vec<u8>, HeaderEncodeError> {
         let body_len = sections.iter().map(|&(_, s)| s).sum::<u64>() + global_len;
         let start = Header::encoded_len(w, name.len(), sections.len());
-        start.checked_add(body_len).ok_or(EncodeError::TooLarge)?;
+        start
+            .checked_add(body_len)
+            .ok_or(HeaderEncodeError::TooLarge)?;
 
         let wu = w as usize;
         let mut out = Vec::with_capacity(start as usize);
@@ -461,20 +463,23 @@ mod tests {
         let enc = |name: &str, nrec, global, secs: &[(u8, u64)]| {
             Header::encode(Class::Bits32, ByteOrder::Little, name, nrec, global, secs)
         };
-        assert_eq!(enc("", 0, 0, &[]), Err(EncodeError::BadDtdName { len: 0 }));
+        assert_eq!(
+            enc("", 0, 0, &[]),
+            Err(HeaderEncodeError::BadDtdName { len: 0 })
+        );
         let long = "x".repeat(256);
         assert_eq!(
             enc(&long, 0, 0, &[]),
-            Err(EncodeError::BadDtdName { len: 256 })
+            Err(HeaderEncodeError::BadDtdName { len: 256 })
         );
         assert!(enc(&"x".repeat(255), 0, 0, &[]).is_ok());
         assert_eq!(
             enc("a", 0, 0, &[(1, 1), (0, 1)]),
-            Err(EncodeError::BadSectionNumber { index: 1 })
+            Err(HeaderEncodeError::BadSectionNumber { index: 1 })
         );
         assert_eq!(
             enc("a", 0, 0, &[(4, 1), (5, 1), (4, 1)]),
-            Err(EncodeError::DuplicateSection {
+            Err(HeaderEncodeError::DuplicateSection {
                 number: 4,
                 first: 0,
                 second: 2
@@ -482,17 +487,23 @@ mod tests {
         );
         assert_eq!(
             enc("a", 0, 0, &[(4, 0)]),
-            Err(EncodeError::EmptySection { index: 0 })
+            Err(HeaderEncodeError::EmptySection { index: 0 })
         );
         assert_eq!(
             enc("a", 4, 1, &[(4, 2)]),
-            Err(EncodeError::TooManyRecords {
+            Err(HeaderEncodeError::TooManyRecords {
                 nrecords: 4,
                 available: 3
             })
         );
-        assert_eq!(enc("a", 0, u64::MAX, &[(4, 1)]), Err(EncodeError::TooLarge));
-        assert_eq!(enc("a", 0, u64::MAX - 10, &[]), Err(EncodeError::TooLarge));
+        assert_eq!(
+            enc("a", 0, u64::MAX, &[(4, 1)]),
+            Err(HeaderEncodeError::TooLarge)
+        );
+        assert_eq!(
+            enc("a", 0, u64::MAX - 10, &[]),
+            Err(HeaderEncodeError::TooLarge)
+        );
     }
 
     #[test]

@@ -21,7 +21,7 @@ pub use dtdpath::{
     candidate, has_dtd_suffix, locate_dtd, sanitize_dtd_name, shipped_dtd, shipped_names,
     Candidate, DtdNameError, Located, NotFound,
 };
-pub use error::{ContainerError, EncodeError, MAGIC};
+pub use error::{ContainerError, HeaderEncodeError, MAGIC};
 pub use header::{
     Header, EXT_LIVE, FIXED_LEN, KNOWN_EXTENSIONS, OFF_BYTEORDER, OFF_CLASS, OFF_DTDLENGTH,
     OFF_EXTENSIONS, OFF_INTEGERS, OFF_INTWIDTH, OFF_RESERVED,

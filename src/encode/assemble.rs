@@ -83,169 +83,43 @@ pub(crate) fn assemble(
     prog: &Program,
     fields: &Fields,
 ) -> Result<Vec<In>, AssembleError> {
-    let mut out: Vec<In> = Vec::new();
-    let mut known: Vec<Option<u64>> = vec![None; rt.slots.len()];
-    let fail =
-        |top: Option<usize>, field: Option<&str>, k: K| (top, EncodeError::at(&rt.name, field, k));
-    let mut levels = vec![Level {
-        fields,
-        used: vec![false; fields.0.len()],
-        top: None,
-    }];
-    // For each open repeat: its list (when given) and whether the item is one field.
-    let mut lists: Vec<(Option<&[FieldIn]>, bool, usize)> = Vec::new();
+    let mut a = Assembly {
+        rt,
+        prog,
+        out: Vec::new(),
+        known: vec![None; rt.slots.len()],
+        levels: vec![Level {
+            fields,
+            used: vec![false; fields.0.len()],
+            top: None,
+        }],
+        lists: Vec::new(),
+    };
     let mut walk = Walk::default();
     loop {
         // The count of a repeat is the length of the list given for it.
-        let mut list_for_repeat: Option<(Option<&[FieldIn]>, Option<usize>)> = None;
-        let mut shape_err = None;
-        let lv = levels.last_mut().expect("a level");
-        let step = walk.next(prog, |_, pc| {
-            let key = &*prog.keys[pc];
-            match lv.fields.find(key, &mut lv.used) {
-                Ok(Some((i, FieldIn::List(l)))) => {
-                    list_for_repeat = Some((Some(l.as_slice()), Some(i)));
-                    l.len() as u64
-                }
-                Ok(Some((i, _))) => {
-                    shape_err = Some((i, K::Shape("expected a list [ … ]")));
-                    0
-                }
-                Ok(None) => {
-                    list_for_repeat = Some((None, None));
-                    0
-                }
-                Err(i) => {
-                    shape_err = Some((
-                        i,
-                        K::DuplicateField {
-                            key: key.to_string(),
-                        },
-                    ));
-                    0
-                }
-            }
-        });
-        let top_of = |lv: &Level, i: Option<usize>| lv.top.or(i);
+        let mut found = RepeatKey::default();
+        let lv = a.levels.last_mut().expect("a level");
+        let step = walk.next(prog, |_, pc| found.count(lv, &prog.keys[pc]));
         let Some(step) = step else { break };
         match step {
-            Step::Int { slot, pc } | Step::Bytes { slot, pc, .. } => {
-                let is_int = matches!(step, Step::Int { .. });
-                let (single, index) = match lists.last() {
-                    Some((_, true, i)) => (true, *i),
-                    _ => (false, 0),
-                };
-                let value = if single {
-                    let (list, _, _) = lists.last().expect("open repeat");
-                    list.and_then(|l| l.get(index)).cloned()
-                } else {
-                    let lv = levels.last_mut().expect("a level");
-                    let key = &*prog.keys[pc];
-                    match lv.fields.find(key, &mut lv.used) {
-                        Ok(Some((_, v))) => Some(v.clone()),
-                        Ok(None) => None,
-                        Err(i) => {
-                            let top = top_of(lv, Some(i));
-                            return Err(fail(
-                                top,
-                                Some(key),
-                                K::DuplicateField {
-                                    key: key.to_string(),
-                                },
-                            ));
-                        }
-                    }
-                };
-                let top = levels.last().and_then(|l| l.top);
-                let name = &*rt.slots[slot as usize].name;
-                let input = match value {
-                    Some(v) => to_in(v).map_err(|k| fail(top, Some(name), k))?,
-                    None => {
-                        // A left-out count or length, when it can be computed.
-                        match infer(prog, pc, slot, levels.last().expect("level").fields, &known) {
-                            Some(Ok(v)) => In::Int(v),
-                            Some(Err(k)) => return Err(fail(top, Some(name), k)),
-                            None => In::Auto,
-                        }
-                    }
-                };
-                // An integer written as a decimal string (`mtf dump --format jsonl
-                // --int-strings`, for JSON tools that lose precision above 2^53).
-                let input = match input {
-                    In::Bytes(b) if is_int => decimal(&b).unwrap_or(In::Bytes(b)),
-                    other => other,
-                };
-                known[slot as usize] = match &input {
-                    In::Int(v) => Some(*v),
-                    In::Neg(v) => Some(*v as u64),
-                    In::Bytes(b) => Some(b.len() as u64),
-                    In::Offset(o) => Some(*o),
-                    _ => None,
-                };
-                out.push(input);
-            }
+            Step::Int { slot, pc } => a.field(slot, pc, true)?,
+            Step::Bytes { slot, pc, .. } => a.field(slot, pc, false)?,
             Step::Enter {
                 count, n, single, ..
-            } => {
-                if let Some((i, k)) = shape_err {
-                    let lv = levels.last().expect("level");
-                    return Err(fail(
-                        top_of(lv, Some(i)),
-                        Some(&rt.slots[count as usize].name),
-                        k,
-                    ));
-                }
-                let (list, key_index) = list_for_repeat.unwrap_or((None, None));
-                // A count given explicitly must agree with its list (an absent list has no
-                // items).
-                if let Some(c) = known[count as usize] {
-                    if c != n {
-                        let lv = levels.last().expect("level");
-                        return Err(fail(
-                            top_of(lv, key_index),
-                            Some(&rt.slots[count as usize].name),
-                            K::CountMismatch { count: c, items: n },
-                        ));
-                    }
-                }
-                lists.push((list, single, 0));
-            }
-            Step::ItemStart { index } => {
-                let (list, single, i) = lists.last_mut().expect("open repeat");
-                *i = index as usize;
-                if !*single {
-                    let top = levels.last().and_then(|l| l.top);
-                    let item = list.and_then(|l| l.get(index as usize));
-                    let Some(FieldIn::Group(g)) = item else {
-                        return Err(fail(
-                            top,
-                            None,
-                            K::Shape("each item of this list must be a { … } group"),
-                        ));
-                    };
-                    levels.push(Level {
-                        fields: g,
-                        used: vec![false; g.0.len()],
-                        top,
-                    });
-                }
-            }
-            Step::ItemEnd { .. } => {
-                let (_, single, _) = lists.last().expect("open repeat");
-                if !*single {
-                    let lv = levels.pop().expect("item level");
-                    check_used(rt, &lv).map_err(|k| fail(lv.top, None, k))?;
-                }
-            }
+            } => a.enter(count, n, single, found)?,
+            Step::ItemStart { index } => a.item_start(index)?,
+            Step::ItemEnd { .. } => a.item_end()?,
             Step::Leave { .. } => {
-                lists.pop();
+                a.lists.pop();
             }
             Step::Run { .. } => unreachable!("`next` yields fields one by one"),
         }
     }
-    let lv = levels.pop().expect("top level");
+    let lv = a.levels.pop().expect("top level");
     if let Some(i) = lv.used.iter().position(|u| !u) {
         return Err(fail(
+            rt,
             Some(i),
             None,
             K::UnknownField {
@@ -254,7 +128,181 @@ pub(crate) fn assemble(
             },
         ));
     }
-    Ok(out)
+    Ok(a.out)
+}
+
+/// An error about `field` of `rt`, from top-level key `top`.
+fn fail(rt: &RecordType, top: Option<usize>, field: Option<&str>, k: K) -> AssembleError {
+    (top, EncodeError::at(&rt.name, field, k))
+}
+
+/// The assembly of one record: the values so far, and where the walk stands in the keys given.
+struct Assembly<'f, 'r> {
+    rt: &'r RecordType,
+    prog: &'r Program,
+    out: Vec<In>,
+    /// The value of each field so far (a count, a length, an integer), for left-out ones.
+    known: Vec<Option<u64>>,
+    levels: Vec<Level<'f>>,
+    /// For each open repeat: its list (when given), whether the item is one field, and the
+    /// index of the item being assembled.
+    lists: Vec<(Option<&'f [FieldIn]>, bool, usize)>,
+}
+
+/// What the key of a repeat's count held, found when the walker asked for the count.
+#[derive(Default)]
+struct RepeatKey<'f> {
+    /// The list and the index of its key (`(None, None)`: not given).
+    list: Option<(Option<&'f [FieldIn]>, Option<usize>)>,
+    /// The key holds something else than a list, or appears twice: (key index, error).
+    shape_err: Option<(usize, K)>,
+}
+
+impl<'f> RepeatKey<'f> {
+    /// The count of the repeat whose key is `key` in `lv`: the length of its list.
+    fn count(&mut self, lv: &mut Level<'f>, key: &str) -> u64 {
+        match lv.fields.find(key, &mut lv.used) {
+            Ok(Some((i, FieldIn::List(l)))) => {
+                self.list = Some((Some(l.as_slice()), Some(i)));
+                l.len() as u64
+            }
+            Ok(Some((i, _))) => {
+                self.shape_err = Some((i, K::Shape("expected a list [ … ]")));
+                0
+            }
+            Ok(None) => {
+                self.list = Some((None, None));
+                0
+            }
+            Err(i) => {
+                let key = key.to_string();
+                self.shape_err = Some((i, K::DuplicateField { key }));
+                0
+            }
+        }
+    }
+}
+
+impl<'f> Assembly<'f, '_> {
+    /// The top-level key of the current level.
+    fn top(&self) -> Option<usize> {
+        self.levels.last().and_then(|l| l.top)
+    }
+
+    /// The value of integer (`is_int`) or byte-string field `slot` at `pc`.
+    fn field(&mut self, slot: SlotId, pc: usize, is_int: bool) -> Result<(), AssembleError> {
+        let rt = self.rt;
+        let value = self.given(pc)?;
+        let top = self.top();
+        let name = &*rt.slots[slot as usize].name;
+        let input = match value {
+            Some(v) => to_in(v).map_err(|k| fail(rt, top, Some(name), k))?,
+            None => {
+                // A left-out count or length, when it can be computed.
+                let fields = self.levels.last().expect("level").fields;
+                match infer(self.prog, pc, slot, fields, &self.known) {
+                    Some(Ok(v)) => In::Int(v),
+                    Some(Err(k)) => return Err(fail(rt, top, Some(name), k)),
+                    None => In::Auto,
+                }
+            }
+        };
+        // An integer written as a decimal string (`mtf dump --format jsonl --int-strings`, for
+        // JSON tools that lose precision above 2^53).
+        let input = match input {
+            In::Bytes(b) if is_int => decimal(&b).unwrap_or(In::Bytes(b)),
+            other => other,
+        };
+        self.known[slot as usize] = match &input {
+            In::Int(v) => Some(*v),
+            In::Neg(v) => Some(*v as u64),
+            In::Bytes(b) => Some(b.len() as u64),
+            In::Offset(o) => Some(*o),
+            _ => None,
+        };
+        self.out.push(input);
+        Ok(())
+    }
+
+    /// The value given for the field at `pc`: the item of a one-field repeat's list, or the
+    /// value of its key.
+    fn given(&mut self, pc: usize) -> Result<Option<FieldIn>, AssembleError> {
+        if let Some((list, true, index)) = self.lists.last() {
+            return Ok(list.and_then(|l| l.get(*index)).cloned());
+        }
+        let lv = self.levels.last_mut().expect("a level");
+        let key = &*self.prog.keys[pc];
+        match lv.fields.find(key, &mut lv.used) {
+            Ok(found) => Ok(found.map(|(_, v)| v.clone())),
+            Err(i) => {
+                let top = lv.top.or(Some(i));
+                let key = key.to_string();
+                Err(fail(
+                    self.rt,
+                    top,
+                    Some(&key),
+                    K::DuplicateField { key: key.clone() },
+                ))
+            }
+        }
+    }
+
+    /// A repeat of `n` items whose count is field `count` begins.
+    fn enter(
+        &mut self,
+        count: SlotId,
+        n: u64,
+        single: bool,
+        found: RepeatKey<'f>,
+    ) -> Result<(), AssembleError> {
+        let rt = self.rt;
+        let top_of = |a: &Self, i: Option<usize>| a.levels.last().expect("level").top.or(i);
+        let name = Some(&*rt.slots[count as usize].name);
+        if let Some((i, k)) = found.shape_err {
+            return Err(fail(rt, top_of(self, Some(i)), name, k));
+        }
+        let (list, key_index) = found.list.unwrap_or((None, None));
+        // A count given explicitly must agree with its list (an absent list has no items).
+        if let Some(c) = self.known[count as usize] {
+            if c != n {
+                let k = K::CountMismatch { count: c, items: n };
+                return Err(fail(rt, top_of(self, key_index), name, k));
+            }
+        }
+        self.lists.push((list, single, 0));
+        Ok(())
+    }
+
+    /// Item `index` of the innermost repeat begins: a group's keys become the current level.
+    fn item_start(&mut self, index: u64) -> Result<(), AssembleError> {
+        let top = self.top();
+        let (list, single, i) = self.lists.last_mut().expect("open repeat");
+        *i = index as usize;
+        if *single {
+            return Ok(());
+        }
+        let item = list.and_then(|l| l.get(index as usize));
+        let Some(FieldIn::Group(g)) = item else {
+            let k = K::Shape("each item of this list must be a { … } group");
+            return Err(fail(self.rt, top, None, k));
+        };
+        self.levels.push(Level {
+            fields: g,
+            used: vec![false; g.0.len()],
+            top,
+        });
+        Ok(())
+    }
+
+    /// An item ends: every key of its group must have been used.
+    fn item_end(&mut self) -> Result<(), AssembleError> {
+        let (_, single, _) = self.lists.last().expect("open repeat");
+        if !*single {
+            let lv = self.levels.pop().expect("item level");
+            check_used(self.rt, &lv).map_err(|k| fail(self.rt, lv.top, None, k))?;
+        }
+        Ok(())
+    }
 }
 
 fn check_used(rt: &RecordType, lv: &Level) -> Result<(), K> {

@@ -9,8 +9,8 @@ use crate::decode::ElementRef;
 use crate::dtd::{Display, Interp, RecordId, RecordType, Schema, SlotId};
 use crate::layout::arith::{self, Refused};
 use crate::layout::{
-    eval_width, Compiled, LiveUndo, MetaProperty, MetaRefused, Op, ScopeState, SlotState, Step,
-    Walk, Wire, MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD,
+    eval_width, Compiled, LiveSets, LiveUndo, MetaProperty, MetaRefused, Op, ScopeState, SlotState,
+    Step, Walk, Wire, MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD,
 };
 
 use super::error::{EncodeError, EncodeErrorKind as K};
@@ -278,10 +278,11 @@ impl<'s> Encoder<'s> {
             .extend_from_slice(&self.scope.slots[base..base + n]);
         self.scope.sets.compact();
         self.undo.clear();
+        self.begin(rt.tag, out);
         let r = if self.flat[record as usize].is_some() {
-            self.flat_record(record, base, values, out)
+            self.flat_record(rt, record, base, values, out)
         } else {
-            self.record_inner(record, base, values, out)
+            self.record_inner(rt, record, base, values, out)
         };
         if r.is_err() {
             self.scope.slots[base..base + n].copy_from_slice(&self.saved);
@@ -294,14 +295,12 @@ impl<'s> Encoder<'s> {
     /// through its fields in order, once each, with no item to bound.
     fn flat_record(
         &mut self,
+        rt: &RecordType,
         record: RecordId,
         base: usize,
         values: &[In],
         out: &mut Vec<u8>,
     ) -> Result<(), EncodeError> {
-        let schema = self.schema;
-        let rt = schema.record(record);
-        self.begin(rt.tag, out);
         let slots = std::mem::take(&mut self.flat[record as usize]).unwrap_or_default();
         let mut inputs = values.iter();
         let mut r = Ok(());
@@ -350,14 +349,12 @@ impl<'s> Encoder<'s> {
 
     fn record_inner(
         &mut self,
+        rt: &RecordType,
         record: RecordId,
         base: usize,
         values: &[In],
         out: &mut Vec<u8>,
     ) -> Result<(), EncodeError> {
-        let schema = self.schema;
-        let rt = schema.record(record);
-        self.begin(rt.tag, out);
         let compiled = std::sync::Arc::clone(&self.compiled);
         let prog = compiled.program(record);
         // As the decoder: a field that has not occurred in this record has the value 0.
@@ -466,24 +463,47 @@ impl<'s> Encoder<'s> {
         input: &In,
         out: &mut Vec<u8>,
     ) -> Result<(), EncodeError> {
-        let fail =
-            |slot: SlotId, k: K| EncodeError::at(&rt.name, Some(&rt.slots[slot as usize].name), k);
         let def = &rt.slots[slot as usize];
-        let st = &mut self.scope.slots[base + slot as usize];
+        let fail = |k: K| EncodeError::at(&rt.name, Some(&def.name), k);
+        let (raw, number) = self
+            .stored(def, base + slot as usize, slot, input)
+            .map_err(fail)?;
+        if let Some(f) = def.fixed {
+            if number != f {
+                return Err(fail(K::FixedValue {
+                    value: number,
+                    fixed: f,
+                }));
+            }
+        }
+        let st = &self.scope.slots[base + slot as usize];
         let w = st.width;
-        let shown = |v: u64| match input {
-            In::Neg(n) => n.to_string(),
-            _ if def.display == Display::Signed => (v as i64).to_string(),
-            _ => v.to_string(),
-        };
+        if st.liveset != 0 {
+            let set = st.liveset;
+            self.scope.sets.insert(set, number, Some(&mut self.undo));
+        }
+        push_uint(self.order, raw, w, out);
+        self.last[slot as usize] = number;
+        Ok(())
+    }
+
+    /// What field `def` (state `at` in the scope) stores for `input`, and the number it
+    /// stands for: (stored, value).
+    #[inline]
+    fn stored(
+        &mut self,
+        def: &crate::dtd::Slot,
+        at: usize,
+        slot: SlotId,
+        input: &In,
+    ) -> Result<(u64, u64), K> {
+        let st = &mut self.scope.slots[at];
         let int = match input {
             In::Int(v) => Some(*v),
             In::Neg(v) => Some(*v as u64),
             _ => None,
         };
-        let (raw, number) = match (st.interp, int, input) {
-            // The integer interpretations: their arithmetic is shared with the
-            // decoder (layout/arith.rs); only the messages are worded here.
+        match (st.interp, int, input) {
             (
                 Interp::None
                 | Interp::Default(_)
@@ -492,59 +512,21 @@ impl<'s> Encoder<'s> {
                 | Interp::Stride { .. },
                 _,
                 In::Auto | In::Int(_) | In::Neg(_),
-            ) if int.is_some() || st.interp.is_zero_width() => {
-                let signed = def.display == Display::Signed;
-                let v = int.unwrap_or(0);
-                match arith::encode(st, int, signed) {
-                    Ok(stored) => stored,
-                    Err(refused) => {
-                        let k = match refused {
-                            Refused::DoesNotFit => K::DoesNotFit {
-                                value: shown(v),
-                                width: w,
-                            },
-                            Refused::NotDefault { default } => K::NotDefault { value: v, default },
-                            Refused::DiffDoesNotFit {
-                                diff,
-                                reference,
-                                from,
-                            } => K::DiffDoesNotFit {
-                                value: v,
-                                diff,
-                                from,
-                                reference,
-                                width: w,
-                            },
-                            Refused::NotStride { expected } => K::NotStride { value: v, expected },
-                            Refused::NotAnInteger => K::Missing {
-                                interp: st.interp.keyword(),
-                            },
-                        };
-                        return Err(fail(slot, k));
-                    }
-                }
-            }
+            ) if int.is_some() || st.interp.is_zero_width() => arithmetic(st, def, int, input),
             (Interp::SectionOffset(section), _, In::Offset(o)) => {
-                if !fits_unsigned(*o, w) {
-                    return Err(fail(
-                        slot,
-                        K::OffsetDoesNotFit {
-                            offset: *o,
-                            width: w,
-                        },
-                    ));
-                }
-                self.refs.push((
-                    ElementRef::Offset {
-                        section,
+                if !fits_unsigned(*o, st.width) {
+                    return Err(K::OffsetDoesNotFit {
                         offset: *o,
-                    },
-                    slot,
-                ));
-                (*o, *o)
+                        width: st.width,
+                    });
+                }
+                let offset = *o;
+                self.refs
+                    .push((ElementRef::Offset { section, offset }, slot));
+                Ok((offset, offset))
             }
-            // An integer is the index the field carries (a count computed from its
-            // list, docs/text-format.md): it must be the cursor, as an index must.
+            // An integer is the index the field carries (a count computed from its list,
+            // docs/text-format.md): it must be the cursor, as an index must.
             (
                 Interp::SectionStride { section, stride },
                 _,
@@ -555,89 +537,101 @@ impl<'s> Encoder<'s> {
                     In::Index(i) => Some(*i),
                     _ => int.map(|v| v as i64),
                 };
-                if let Some(i) = given {
-                    if i != index {
-                        return Err(fail(
-                            slot,
-                            K::NotCursor {
-                                index: i,
-                                expected: index,
-                            },
-                        ));
-                    }
+                if let Some(i) = given.filter(|&i| i != index) {
+                    return Err(K::NotCursor {
+                        index: i,
+                        expected: index,
+                    });
                 }
                 st.cursor = st.cursor.wrapping_add(stride);
                 self.refs.push((ElementRef::Index { section, index }, slot));
-                (0, index as u64)
+                Ok((0, index as u64))
             }
             (Interp::Live(set), Some(v), _) => {
-                // In the set: its position; else the set's length plus the value.
-                let len = self.scope.sets.len(set) as u64;
-                let pos = self.scope.sets.position(set, v);
-                let Some(u) = pos.or_else(|| len.checked_add(v)) else {
-                    return Err(fail(
-                        slot,
-                        K::NotLive {
-                            value: v,
-                            set,
-                            len: len as usize,
-                        },
-                    ));
-                };
-                if !fits_unsigned(u, w) {
-                    return Err(fail(
-                        slot,
-                        K::DoesNotFit {
-                            value: match pos {
-                                Some(p) => format!("{v} (position {p} in live set {set})"),
-                                None => {
-                                    format!("{v} (not in live set {set}: stored as {len} + {v})")
-                                }
-                            },
-                            width: w,
-                        },
-                    ));
-                }
-                if let Some(p) = pos {
-                    self.scope.sets.take(set, p, Some(&mut self.undo));
-                }
-                (u, v)
+                let w = st.width;
+                live(&mut self.scope.sets, &mut self.undo, set, v, w)
             }
-            (interp, _, In::Auto) => {
-                return Err(fail(
-                    slot,
-                    K::Missing {
-                        interp: interp.keyword(),
-                    },
-                ))
-            }
-            (interp, _, other) => {
-                return Err(fail(
-                    slot,
-                    K::WrongKind {
-                        given: other.describe(),
-                        interp: interp.keyword(),
-                    },
-                ))
-            }
-        };
-        if let Some(f) = def.fixed {
-            if number != f {
-                return Err(fail(
-                    slot,
-                    K::FixedValue {
-                        value: number,
-                        fixed: f,
-                    },
-                ));
-            }
+            (interp, _, In::Auto) => Err(K::Missing {
+                interp: interp.keyword(),
+            }),
+            (interp, _, other) => Err(K::WrongKind {
+                given: other.describe(),
+                interp: interp.keyword(),
+            }),
         }
-        if st.liveset != 0 {
-            let set = st.liveset;
-            self.scope.sets.insert(set, number, Some(&mut self.undo));
-        }
-        push_uint(self.order, raw, w, out);
-        self.last[slot as usize] = number;
-        Ok(())
     }
+}
+
+/// The integer interpretations: their arithmetic is shared with the decoder
+/// (layout/interp.rs); only the messages are worded here.
+fn arithmetic(
+    st: &mut SlotState,
+    def: &crate::dtd::Slot,
+    int: Option<u64>,
+    input: &In,
+) -> Result<(u64, u64), K> {
+    let signed = def.display == Display::Signed;
+    let v = int.unwrap_or(0);
+    let w = st.width;
+    let shown = || match input {
+        In::Neg(n) => n.to_string(),
+        _ if signed => (v as i64).to_string(),
+        _ => v.to_string(),
+    };
+    arith::encode(st, int, signed).map_err(|refused| match refused {
+        Refused::DoesNotFit => K::DoesNotFit {
+            value: shown(),
+            width: w,
+        },
+        Refused::NotDefault { default } => K::NotDefault { value: v, default },
+        Refused::DiffDoesNotFit {
+            diff,
+            reference,
+            from,
+        } => K::DiffDoesNotFit {
+            value: v,
+            diff,
+            from,
+            reference,
+            width: w,
+        },
+        Refused::NotStride { expected } => K::NotStride { value: v, expected },
+        Refused::NotAnInteger => K::Missing {
+            interp: st.interp.keyword(),
+        },
+    })
+}
+
+/// A value of a field read through live set `set`: its position in the set, or else the set's
+/// length plus the value, in `width` bytes; a value found is taken out of the set (`undo`
+/// records it).
+fn live(
+    sets: &mut LiveSets,
+    undo: &mut Vec<LiveUndo>,
+    set: u8,
+    v: u64,
+    width: u8,
+) -> Result<(u64, u64), K> {
+    let len = sets.len(set) as u64;
+    let pos = sets.position(set, v);
+    let Some(u) = pos.or_else(|| len.checked_add(v)) else {
+        return Err(K::NotLive {
+            value: v,
+            set,
+            len: len as usize,
+        });
+    };
+    if !fits_unsigned(u, width) {
+        return Err(K::DoesNotFit {
+            value: match pos {
+                Some(p) => format!("{v} (position {p} in live set {set})"),
+                None => format!("{v} (not in live set {set}: stored as {len} + {v})"),
+            },
+            width,
+        });
+    }
+    if let Some(p) = pos {
+        sets.take(set, p, Some(undo));
+    }
+    Ok((u, v))
 }

@@ -356,7 +356,7 @@ pub enum EncodeErrorKind {
     Reference(RefError),
     /// The header could not be encoded.
     #[error("{0}")]
-    Container(crate::container::EncodeError),
+    Container(crate::container::HeaderEncodeError),
     /// Writing failed.
     #[error("{0}")]
     Io(#[source] std::io::Error),

@@ -9,7 +9,7 @@ use super::mapping::{Mapping, Units};
 use super::pattern::{FieldKind, Out, Pattern};
 use super::records::{self, Container, PartKind};
 use super::sink::WriterSink;
-use super::source::{EventSource, Rec, TraceSource};
+use super::source::{Cursor, EventSource, Rec, TraceSource};
 use super::units::Eol;
 use super::zipio;
 
@@ -466,6 +466,33 @@ fn check_target(origin: &Origin, target: &Target) -> Result<(), ExportError> {
     Ok(())
 }
 
+/// The state of one export between records: the report, the part being written, the line end
+/// still owed, the routed sections' cursors.
+struct Export<'a, 's> {
+    m: &'a Mapping,
+    schema: &'s crate::dtd::Schema,
+    rep: ExportReport,
+    xml: bool,
+    /// The mapped part being written (`None` in a verbatim ZIP entry, or before a part).
+    st: Option<PartState>,
+    /// The line end owed before the next line (none after the last line of a part that had
+    /// none).
+    pending: &'static [u8],
+    /// Scratch: the rendered unit.
+    line: Vec<u8>,
+    /// Per rule: the DTD field names of the pattern's fields.
+    names: HashMap<(usize, usize), Vec<String>>,
+    /// Routed sections (docs/mappings.md): read by one cursor each, their records put back
+    /// where the `import_routed` records of the part's section say.
+    routed: Vec<String>,
+    routed_ids: Vec<u8>,
+    cursors: Vec<Cursor<'a>>,
+    /// Per routed section, the bytes read so far (`u64::MAX`: the `section` record comes
+    /// first) and the offsets of its records (to turn a `ref` offset back into an index).
+    sizes: Vec<u64>,
+    offsets: Vec<Vec<u64>>,
+}
+
 fn export_into(
     src: &TraceSource<'_>,
     m: &Mapping,
@@ -473,162 +500,215 @@ fn export_into(
     w: &mut Writer,
     events: &mut EventSource<'_>,
 ) -> Result<ExportReport, String> {
-    let schema = src.schema();
-    let mut rep = ExportReport {
-        format: origin.format.clone(),
-        ..Default::default()
-    };
-    let xml = m.units == Units::Xml;
-    let mut st: Option<PartState> = None;
-    let mut pending: &[u8] = b"";
-    let mut line = Vec::with_capacity(256);
-    // Per rule: the DTD field names of the pattern's fields.
-    let mut names: HashMap<(usize, usize), Vec<String>> = HashMap::new();
-    // Routed sections (docs/mappings.md): read by one cursor each, their records put back where
-    // the `import_routed` records of the part's section say; per section the bytes read so far
-    // and the offsets of its records (to turn a `ref` offset back into an index).
-    let routed = m.routed();
-    let mut routed_ids = Vec::new();
-    let mut cursors = Vec::new();
-    for n in &routed {
-        let id = WriterSink::section_id(schema, n)
-            .ok_or_else(|| format!("the DTD has no section `{n}`"))?;
-        routed_ids.push(id);
-        cursors.push(src.cursor(id));
-    }
-    let mut sizes = vec![u64::MAX; routed.len()]; // MAX: the `section` record comes first
-    let mut offsets: Vec<Vec<u64>> = vec![Vec::new(); routed.len()];
+    let mut x = Export::new(src, m, origin)?;
     let mut outcome = Ok(());
     events(&mut |stream| {
-        outcome = src.for_each_of(stream, |rec| {
-            match rec.name() {
-                records::ORIGIN => return Ok(()),
-                records::PART => {
-                    w.write(pending)?;
-                    pending = b"";
-                    let code = rec.int("kind").unwrap_or(0);
-                    let Some(kind) = PartKind::from_code(code) else {
-                        return Err(format!(
-                            "`{}` of kind {code}, which this version of mtf does not know",
-                            records::PART
-                        ));
-                    };
-                    let name = String::from_utf8_lossy(rec.bytes("name.data").unwrap_or_default())
-                        .into_owned();
-                    let method = rec.int("method").unwrap_or(8);
-                    w.begin(&name, method, kind == PartKind::Dir)?;
-                    rep.parts.push(name);
-                    st = if kind == PartKind::Mapped {
-                        let part = rec.int("part").unwrap_or(0) as usize;
-                        if part >= m.parts.len() {
-                            return Err(format!("part #{part} is not in mapping `{}`", m.name));
-                        }
-                        Some(PartState {
-                            rules: HashMap::new(),
-                            part,
-                            eol: Eol::from_code(rec.int("eol").unwrap_or(0)),
-                        })
-                    } else {
-                        None
-                    };
-                    return Ok(());
-                }
-                records::CHUNK => return w.write(rec.bytes("data.data").unwrap_or_default()),
-                records::ENTRY => {
-                    if let Some((e, _)) = &mut w.entry {
-                        let int = |n: &str| rec.int(n).unwrap_or(0);
-                        let bytes = |n: &str| rec.bytes(n).unwrap_or_default().to_vec();
-                        e.time = int("time") as u32;
-                        e.attrs = int("attrs") as u32;
-                        e.made_by = int("madeby") as u16;
-                        e.local_extra = bytes("extra.data");
-                        e.central_extra = bytes("central.data");
-                        e.comment = bytes("comment.data");
-                    }
-                    return Ok(());
-                }
-                records::ARCHIVE => {
-                    w.comment = Some(rec.bytes("comment.data").unwrap_or_default().to_vec());
-                    return Ok(());
-                }
-                records::RAW => {
-                    w.write(pending)?;
-                    pending = b"";
-                    rep.raw += 1;
-                    return w.write(rec.bytes("line.data").unwrap_or_default());
-                }
-                records::NOEOL => {
-                    pending = b"";
-                    return Ok(());
-                }
-                _ => {}
-            }
-            if routed_ids.contains(&rec.section()) {
-                return Ok(()); // read through the cursors, at their `import_routed` records
-            }
-            if rec.name() == records::ROUTED {
-                let target = rec.int("target").unwrap_or(0) as usize;
-                let count = rec.int("count").unwrap_or(0);
-                let Some(ps) = st.as_mut() else {
-                    return Err("routed records outside a mapped part".into());
-                };
-                let cur = cursors.get_mut(target).ok_or_else(|| {
-                    format!("no routed section #{target} in mapping `{}`", m.name)
-                })?;
-                let mut left = count;
-                while left > 0 {
-                    let r = cur.next(|r| {
-                        // Offsets count from the end of the section's own `section` record.
-                        if sizes[target] == u64::MAX {
-                            sizes[target] = 0;
-                            return Ok(false);
-                        }
-                        let at = sizes[target];
-                        sizes[target] += r.size();
-                        let done =
-                            render(r, ps, m, schema, &mut names, &offsets, &routed, &mut line)?;
-                        if done {
-                            offsets[target].push(at);
-                        }
-                        Ok(done)
-                    });
-                    match r {
-                        None => {
-                            return Err(format!(
-                                "section `{}` ends before its records do",
-                                routed[target]
-                            ))
-                        }
-                        Some(Err(e)) => return Err(e),
-                        Some(Ok(false)) => continue,
-                        Some(Ok(true)) => {}
-                    }
-                    left -= 1;
-                    w.write(pending)?;
-                    w.write(&line)?;
-                    pending = if xml { b"" } else { ps.eol.bytes() };
-                    rep.rendered += 1;
-                }
-                return Ok(());
-            }
-            let Some(ps) = st.as_mut() else {
-                // Records outside a mapped part: string tables and the like.
-                return Ok(());
-            };
-            if !render(rec, ps, m, schema, &mut names, &offsets, &routed, &mut line)? {
-                return Ok(());
-            }
-            w.write(pending)?;
-            w.write(&line)?;
-            pending = if xml { b"" } else { ps.eol.bytes() };
-            rep.rendered += 1;
-            Ok(())
-        });
+        outcome = src.for_each_of(stream, |rec| x.record(w, rec));
     });
     outcome?;
-    w.write(pending)?;
-    rep.bytes = w.finish()?;
-    Ok(rep)
+    w.write(x.pending)?;
+    x.rep.bytes = w.finish()?;
+    Ok(x.rep)
+}
+
+impl<'a, 's> Export<'a, 's> {
+    fn new(
+        src: &'a TraceSource<'s>,
+        m: &'a Mapping,
+        origin: &Origin,
+    ) -> Result<Export<'a, 's>, String> {
+        let schema = src.schema();
+        let routed = m.routed();
+        let mut routed_ids = Vec::new();
+        let mut cursors = Vec::new();
+        for n in &routed {
+            let id = WriterSink::section_id(schema, n)
+                .ok_or_else(|| format!("the DTD has no section `{n}`"))?;
+            routed_ids.push(id);
+            cursors.push(src.cursor(id));
+        }
+        Ok(Export {
+            m,
+            schema,
+            rep: ExportReport {
+                format: origin.format.clone(),
+                ..Default::default()
+            },
+            xml: m.units == Units::Xml,
+            st: None,
+            pending: b"",
+            line: Vec::with_capacity(256),
+            names: HashMap::new(),
+            sizes: vec![u64::MAX; routed.len()],
+            offsets: vec![Vec::new(); routed.len()],
+            routed,
+            routed_ids,
+            cursors,
+        })
+    }
+
+    /// Write what record `rec` stands for.
+    fn record(&mut self, w: &mut Writer, rec: &Rec<'_, '_>) -> Result<(), String> {
+        match rec.name() {
+            records::ORIGIN => Ok(()),
+            records::PART => self.part(w, rec),
+            records::CHUNK => w.write(rec.bytes("data.data").unwrap_or_default()),
+            records::ENTRY => {
+                entry_meta(w, rec);
+                Ok(())
+            }
+            records::ARCHIVE => {
+                w.comment = Some(rec.bytes("comment.data").unwrap_or_default().to_vec());
+                Ok(())
+            }
+            records::RAW => {
+                w.write(self.pending)?;
+                self.pending = b"";
+                self.rep.raw += 1;
+                w.write(rec.bytes("line.data").unwrap_or_default())
+            }
+            records::NOEOL => {
+                self.pending = b"";
+                Ok(())
+            }
+            // Read through the cursors, at their `import_routed` records.
+            _ if self.routed_ids.contains(&rec.section()) => Ok(()),
+            records::ROUTED => self.routed_run(w, rec),
+            _ => {
+                let Some(ps) = self.st.as_mut() else {
+                    // Records outside a mapped part: string tables and the like.
+                    return Ok(());
+                };
+                let (m, schema) = (self.m, self.schema);
+                let (names, line) = (&mut self.names, &mut self.line);
+                if render(rec, ps, m, schema, names, &self.offsets, &self.routed, line)? {
+                    self.emit(w)?;
+                }
+                Ok(())
+            }
+        }
+    }
+
+    /// An `import_part` record: the next file or ZIP entry begins.
+    fn part(&mut self, w: &mut Writer, rec: &Rec<'_, '_>) -> Result<(), String> {
+        w.write(self.pending)?;
+        self.pending = b"";
+        let code = rec.int("kind").unwrap_or(0);
+        let Some(kind) = PartKind::from_code(code) else {
+            return Err(format!(
+                "`{}` of kind {code}, which this version of mtf does not know",
+                records::PART
+            ));
+        };
+        let name = String::from_utf8_lossy(rec.bytes("name.data").unwrap_or_default()).into_owned();
+        let method = rec.int("method").unwrap_or(8);
+        w.begin(&name, method, kind == PartKind::Dir)?;
+        self.rep.parts.push(name);
+        self.st = None;
+        if kind == PartKind::Mapped {
+            let part = rec.int("part").unwrap_or(0) as usize;
+            if part >= self.m.parts.len() {
+                return Err(format!("part #{part} is not in mapping `{}`", self.m.name));
+            }
+            self.st = Some(PartState {
+                rules: HashMap::new(),
+                part,
+                eol: Eol::from_code(rec.int("eol").unwrap_or(0)),
+            });
+        }
+        Ok(())
+    }
+
+    /// An `import_routed` record: the next records of a routed section, rendered here.
+    fn routed_run(&mut self, w: &mut Writer, rec: &Rec<'_, '_>) -> Result<(), String> {
+        let target = rec.int("target").unwrap_or(0) as usize;
+        let count = rec.int("count").unwrap_or(0);
+        if self.st.is_none() {
+            return Err("routed records outside a mapped part".into());
+        }
+        if target >= self.cursors.len() {
+            return Err(format!(
+                "no routed section #{target} in mapping `{}`",
+                self.m.name
+            ));
+        }
+        let mut left = count;
+        while left > 0 {
+            match self.next_routed(target) {
+                None => {
+                    return Err(format!(
+                        "section `{}` ends before its records do",
+                        self.routed[target]
+                    ))
+                }
+                Some(Err(e)) => return Err(e),
+                Some(Ok(false)) => continue,
+                Some(Ok(true)) => {}
+            }
+            left -= 1;
+            self.emit(w)?;
+        }
+        Ok(())
+    }
+
+    /// Read the next record of routed section `target` and render it into `self.line`:
+    /// whether it was one of the part's rules (`None` at the end of the section).
+    fn next_routed(&mut self, target: usize) -> Option<Result<bool, String>> {
+        let (m, schema) = (self.m, self.schema);
+        let Export {
+            st: Some(ps),
+            cursors,
+            sizes,
+            offsets,
+            names,
+            routed,
+            line,
+            ..
+        } = self
+        else {
+            return Some(Err("routed records outside a mapped part".into()));
+        };
+        cursors[target].next(|r| {
+            // Offsets count from the end of the section's own `section` record.
+            if sizes[target] == u64::MAX {
+                sizes[target] = 0;
+                return Ok(false);
+            }
+            let at = sizes[target];
+            sizes[target] += r.size();
+            let done = render(r, ps, m, schema, names, offsets, routed, line)?;
+            if done {
+                offsets[target].push(at);
+            }
+            Ok(done)
+        })
+    }
+
+    /// Write the rendered unit after the line end owed.
+    fn emit(&mut self, w: &mut Writer) -> Result<(), String> {
+        w.write(self.pending)?;
+        w.write(&self.line)?;
+        self.pending = match &self.st {
+            Some(ps) if !self.xml => ps.eol.bytes(),
+            _ => b"",
+        };
+        self.rep.rendered += 1;
+        Ok(())
+    }
+}
+
+/// An `import_entry` record: the metadata of the ZIP entry being written.
+fn entry_meta(w: &mut Writer, rec: &Rec<'_, '_>) {
+    if let Some((e, _)) = &mut w.entry {
+        let int = |n: &str| rec.int(n).unwrap_or(0);
+        let bytes = |n: &str| rec.bytes(n).unwrap_or_default().to_vec();
+        e.time = int("time") as u32;
+        e.attrs = int("attrs") as u32;
+        e.made_by = int("madeby") as u16;
+        e.local_extra = bytes("extra.data");
+        e.central_extra = bytes("central.data");
+        e.comment = bytes("comment.data");
+    }
 }
 
 /// Render a record of the part's rules into `line` (with the part's line ends inside a

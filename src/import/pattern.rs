@@ -97,13 +97,9 @@ pub struct PatternError {
     pub at: usize,
 }
 
+/// A pattern as written: elements, and optional parts holding more.
 enum Tree {
-    Lit(Vec<u8>),
-    Num(usize, NumSpell),
-    Str(usize),
-    One(usize, Vec<Vec<u8>>),
-    BackNum(usize, NumSpell),
-    BackStr(usize),
+    Elem(Elem),
     Opt(usize, Vec<Tree>),
 }
 
@@ -337,12 +333,7 @@ fn expand(tree: &[Tree], prefix: Vec<Elem>, flags: Vec<(usize, u64)>, out: &mut 
     let mut elems = prefix;
     for (i, t) in tree.iter().enumerate() {
         match t {
-            Tree::Lit(l) => elems.push(Elem::Lit(l.clone())),
-            Tree::Num(f, s) => elems.push(Elem::Num(*f, *s)),
-            Tree::Str(f) => elems.push(Elem::Str(*f)),
-            Tree::One(f, a) => elems.push(Elem::One(*f, a.clone())),
-            Tree::BackNum(f, s) => elems.push(Elem::BackNum(*f, *s)),
-            Tree::BackStr(f) => elems.push(Elem::BackStr(*f)),
+            Tree::Elem(e) => elems.push(e.clone()),
             Tree::Opt(flag, body) => {
                 let rest = &tree[i + 1..];
                 // present: body then rest
@@ -392,6 +383,8 @@ fn is_name(s: &str) -> bool {
         && c.all(|c| c.is_ascii_alphanumeric() || c == '_' || c == '.')
 }
 
+/// The elements of pattern text from `*pos` to its end, or to the `]` closing the optional
+/// part at `depth`.
 fn parse_seq(
     t: &[u8],
     pos: &mut usize,
@@ -404,138 +397,148 @@ fn parse_seq(
     let mut lit = Vec::new();
     while *pos < t.len() {
         let c = t[*pos];
-        match c {
+        let tree = match c {
             b'\\' if matches!(t.get(*pos + 1), Some(b'{' | b'}' | b'[' | b']' | b'\\')) => {
                 lit.push(t[*pos + 1]);
                 *pos += 2;
+                continue;
             }
             b']' if depth > 0 => break,
-            b'{' => {
-                let start = *pos;
-                let close = t[start..]
-                    .iter()
-                    .position(|&c| c == b'}')
-                    .ok_or(PatternError {
-                        message: "`{` without `}` (write `\\{` for a literal brace)".into(),
-                        at: start,
-                    })?;
-                let inner = std::str::from_utf8(&t[start + 1..start + close]).map_err(|_| {
-                    PatternError {
-                        message: "token is not UTF-8".into(),
-                        at: start,
-                    }
-                })?;
-                *pos = start + close + 1;
-                let err = |m: String| PatternError {
-                    message: m,
-                    at: start,
-                };
-                let (name, ty) = inner.split_once(':').ok_or_else(|| {
-                    err(format!(
-                        "token `{{{inner}}}` needs a type: `{{field:type}}`"
-                    ))
-                })?;
-                if !is_name(name) {
-                    return Err(err(format!("`{name}` is not a field name")));
-                }
-                if !lit.is_empty() {
-                    out.push(Tree::Lit(std::mem::take(&mut lit)));
-                }
-                if let Some(spell) = NumSpell::from_type(ty) {
-                    match back_ref(fields, name, &FieldKind::Int).map_err(err)? {
-                        Some(f) => out.push(Tree::BackNum(f, spell)),
-                        None => {
-                            let f = field_index(fields, name, FieldKind::Int).map_err(err)?;
-                            out.push(Tree::Num(f, spell));
-                        }
-                    }
-                } else if ty.starts_with("one(") && ty.ends_with(')') {
-                    let alts: Vec<Vec<u8>> = ty[4..ty.len() - 1]
-                        .split('|')
-                        .map(|a| a.as_bytes().to_vec())
-                        .collect();
-                    if alts.iter().any(|a| a.is_empty()) || alts.len() > 255 {
-                        return Err(err(
-                            "write `one(A|B|…)` with 1 to 255 non-empty spellings".into()
-                        ));
-                    }
-                    let f = field_index(fields, name, FieldKind::Int).map_err(err)?;
-                    fields[f].choices = alts.len();
-                    out.push(Tree::One(f, alts));
-                } else if ty == "text"
-                    || ty == "str"
-                    || (ty.starts_with("str(") && ty.ends_with(')'))
-                {
-                    let kind = if ty == "text" {
-                        FieldKind::Inline
-                    } else {
-                        let table = if ty == "str" {
-                            None
-                        } else {
-                            Some(&ty[4..ty.len() - 1])
-                        };
-                        FieldKind::Interned(tables(table).map_err(err)?)
-                    };
-                    match back_ref(fields, name, &kind).map_err(err)? {
-                        Some(f) => out.push(Tree::BackStr(f)),
-                        None => {
-                            let f = field_index(fields, name, kind).map_err(err)?;
-                            out.push(Tree::Str(f));
-                        }
-                    }
-                } else {
-                    return Err(err(format!(
-                        "unknown token type `{ty}` (dec, int, hex, HEX, 0xhex, 0xHEX, #hex, #HEX [/N], one(A|B), str, str(TABLE), text)"
-                    )));
-                }
-            }
+            b'{' => Tree::Elem(token(t, pos, fields, tables)?),
             b'[' if t.get(*pos + 1) == Some(&b'?') => {
-                let start = *pos;
-                let name_end = t[start + 2..]
-                    .iter()
-                    .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'.'))
-                    .map(|k| start + 2 + k)
-                    .unwrap_or(t.len());
-                let name = std::str::from_utf8(&t[start + 2..name_end]).unwrap_or("");
-                let err = |m: String| PatternError {
-                    message: m,
-                    at: start,
-                };
-                if !is_name(name) {
-                    return Err(err(
-                        "an optional part starts `[?flag:` naming its presence field".into(),
-                    ));
-                }
-                *nopt += 1;
-                if *nopt > MAX_OPTIONAL {
-                    return Err(err(format!("more than {MAX_OPTIONAL} optional parts")));
-                }
-                if !lit.is_empty() {
-                    out.push(Tree::Lit(std::mem::take(&mut lit)));
-                }
-                let f = field_index(fields, name, FieldKind::Int).map_err(err)?;
-                // `[?flag:body]`: a colon ends the flag name.
-                if t.get(name_end) != Some(&b':') {
-                    return Err(err("write an optional part as `[?flag:text]`".into()));
-                }
-                *pos = name_end + 1;
-                let body = parse_seq(t, pos, fields, tables, depth + 1, nopt)?;
-                if t.get(*pos) != Some(&b']') {
-                    return Err(err("optional part without its closing `]`".into()));
-                }
-                *pos += 1;
-                out.push(Tree::Opt(f, body));
+                optional(t, pos, fields, tables, depth, nopt)?
             }
             _ => {
                 lit.push(c);
                 *pos += 1;
+                continue;
             }
+        };
+        if !lit.is_empty() {
+            out.push(Tree::Elem(Elem::Lit(std::mem::take(&mut lit))));
         }
+        out.push(tree);
     }
     if !lit.is_empty() {
-        out.push(Tree::Lit(lit));
+        out.push(Tree::Elem(Elem::Lit(lit)));
     }
     Ok(out)
+}
+
+/// The token `{name:type}` at `*pos`; `*pos` moves past it.
+fn token(
+    t: &[u8],
+    pos: &mut usize,
+    fields: &mut Vec<FieldSpec>,
+    tables: TableLookup<'_>,
+) -> Result<Elem, PatternError> {
+    let start = *pos;
+    let close = t[start..]
+        .iter()
+        .position(|&c| c == b'}')
+        .ok_or(PatternError {
+            message: "`{` without `}` (write `\\{` for a literal brace)".into(),
+            at: start,
+        })?;
+    let inner = std::str::from_utf8(&t[start + 1..start + close]).map_err(|_| PatternError {
+        message: "token is not UTF-8".into(),
+        at: start,
+    })?;
+    *pos = start + close + 1;
+    let err = |m: String| PatternError {
+        message: m,
+        at: start,
+    };
+    let (name, ty) = inner.split_once(':').ok_or_else(|| {
+        err(format!(
+            "token `{{{inner}}}` needs a type: `{{field:type}}`"
+        ))
+    })?;
+    if !is_name(name) {
+        return Err(err(format!("`{name}` is not a field name")));
+    }
+    typed_token(fields, name, ty, tables).map_err(err)
+}
+
+/// The element of a token of field `name` and type `ty`.
+fn typed_token(
+    fields: &mut Vec<FieldSpec>,
+    name: &str,
+    ty: &str,
+    tables: TableLookup<'_>,
+) -> Result<Elem, String> {
+    if let Some(spell) = NumSpell::from_type(ty) {
+        return Ok(match back_ref(fields, name, &FieldKind::Int)? {
+            Some(f) => Elem::BackNum(f, spell),
+            None => Elem::Num(field_index(fields, name, FieldKind::Int)?, spell),
+        });
+    }
+    if let Some(alts) = ty.strip_prefix("one(").and_then(|a| a.strip_suffix(')')) {
+        let alts: Vec<Vec<u8>> = alts.split('|').map(|a| a.as_bytes().to_vec()).collect();
+        if alts.iter().any(|a| a.is_empty()) || alts.len() > 255 {
+            return Err("write `one(A|B|…)` with 1 to 255 non-empty spellings".into());
+        }
+        let f = field_index(fields, name, FieldKind::Int)?;
+        fields[f].choices = alts.len();
+        return Ok(Elem::One(f, alts));
+    }
+    let table = ty.strip_prefix("str(").and_then(|a| a.strip_suffix(')'));
+    let kind = match ty {
+        "text" => FieldKind::Inline,
+        "str" => FieldKind::Interned(tables(None)?),
+        _ if table.is_some() => FieldKind::Interned(tables(table)?),
+        _ => return Err(format!(
+            "unknown token type `{ty}` (dec, int, hex, HEX, 0xhex, 0xHEX, #hex, #HEX [/N], one(A|B), str, str(TABLE), text)"
+        )),
+    };
+    Ok(match back_ref(fields, name, &kind)? {
+        Some(f) => Elem::BackStr(f),
+        None => Elem::Str(field_index(fields, name, kind)?),
+    })
+}
+
+/// The optional part `[?flag:…]` at `*pos` (inside optional parts `depth` deep); `*pos` moves
+/// past its `]`.
+fn optional(
+    t: &[u8],
+    pos: &mut usize,
+    fields: &mut Vec<FieldSpec>,
+    tables: TableLookup<'_>,
+    depth: usize,
+    nopt: &mut usize,
+) -> Result<Tree, PatternError> {
+    let start = *pos;
+    let name_end = t[start + 2..]
+        .iter()
+        .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'.'))
+        .map(|k| start + 2 + k)
+        .unwrap_or(t.len());
+    let name = std::str::from_utf8(&t[start + 2..name_end]).unwrap_or("");
+    let err = |m: String| PatternError {
+        message: m,
+        at: start,
+    };
+    if !is_name(name) {
+        return Err(err(
+            "an optional part starts `[?flag:` naming its presence field".into(),
+        ));
+    }
+    *nopt += 1;
+    if *nopt > MAX_OPTIONAL {
+        return Err(err(format!("more than {MAX_OPTIONAL} optional parts")));
+    }
+    let f = field_index(fields, name, FieldKind::Int).map_err(err)?;
+    // `[?flag:body]`: a colon ends the flag name.
+    if t.get(name_end) != Some(&b':') {
+        return Err(err("write an optional part as `[?flag:text]`".into()));
+    }
+    *pos = name_end + 1;
+    let body = parse_seq(t, pos, fields, tables, depth + 1, nopt)?;
+    if t.get(*pos) != Some(&b']') {
+        return Err(err("optional part without its closing `]`".into()));
+    }
+    *pos += 1;
+    Ok(Tree::Opt(f, body))
 }
 
 #[cfg(test)]

@@ -5,7 +5,7 @@
 //! [`WriterSink`].
 
 use crate::container::{fits_signed, fits_unsigned};
-use crate::dtd::{Interp, RecordId, Schema, SlotKind};
+use crate::dtd::{Interp, RecordId, RecordType, Schema, SlotKind};
 use crate::encode::{EncodeError, FieldIn as F, Fields, In, TraceWriter};
 use crate::MetaProperty;
 
@@ -92,7 +92,9 @@ enum Slot {
     LenOf(usize),
 }
 
-struct Plan {
+/// A prepared record kind ([`PlanId`]): how the given fields become the writer's ordered
+/// values, and what widening and limits they need.
+struct RecordPlan {
     rid: RecordId,
     template: Vec<Slot>,
     /// (field index, slot id) of integer fields declared `default` or `delta`: the writer
@@ -117,7 +119,7 @@ pub(crate) struct WriterSink<'s> {
     /// The writer.
     pub(crate) writer: TraceWriter<'s>,
     schema: &'s Schema,
-    plans: Vec<Plan>,
+    plans: Vec<RecordPlan>,
     inputs: Vec<In>,
     section: u8,
 }
@@ -179,6 +181,184 @@ impl<'s> WriterSink<'s> {
         let d = format!("{name}.data");
         rt.slots.iter().any(|s| s.name == d).then_some(d)
     }
+
+    /// The record named `record` in `section` (the global scope for `None`).
+    fn record_id(
+        schema: &Schema,
+        section: Option<&str>,
+        record: &str,
+    ) -> Result<RecordId, SinkError> {
+        let sid = match section {
+            None => 0,
+            Some(n) => Self::section_id(schema, n)
+                .ok_or_else(|| SinkError::Fatal(format!("the DTD has no section `{n}`")))?,
+        };
+        schema.record_by_name(sid, record).ok_or_else(|| {
+            SinkError::Fatal(format!(
+                "the DTD has no record `{record}` in {}",
+                section.map_or("the global scope".to_string(), |s| format!("section `{s}`"))
+            ))
+        })
+    }
+
+    /// Where each field of `fields` lands in the writer's ordered values of record `rid`.
+    fn template(
+        &self,
+        rid: RecordId,
+        record: &str,
+        fields: &[(&str, FieldType)],
+    ) -> Result<Vec<Slot>, SinkError> {
+        // The writer's assembler places each named field and derives lengths; markers show
+        // where each mapping field and each length landed in the ordered values.
+        let mut named = Fields::new();
+        for (i, (name, ty)) in fields.iter().enumerate() {
+            let slot = Self::slot_name(self.schema, rid, name).ok_or_else(|| {
+                SinkError::Fatal(format!("record `{record}` has no field `{name}`"))
+            })?;
+            let marker = match ty {
+                FieldType::Int => F::Int(MARK + i as u64),
+                FieldType::Offset => F::Offset(MARK + i as u64),
+                FieldType::Bytes => F::Bytes(vec![0; LEN_MARK + i]),
+            };
+            named.push(slot, marker);
+        }
+        let ins = self
+            .writer
+            .assemble(rid, &named)
+            .map_err(|e| SinkError::Fatal(format!("record `{record}`: {e}")))?;
+        Ok(ins
+            .into_iter()
+            .map(|x| match x {
+                In::Int(v) | In::Offset(v) if v >= MARK && v < MARK + fields.len() as u64 => {
+                    Slot::Field((v - MARK) as usize)
+                }
+                In::Int(v) if (LEN_MARK as u64..(LEN_MARK + fields.len()) as u64).contains(&v) => {
+                    Slot::LenOf(v as usize - LEN_MARK)
+                }
+                In::Bytes(b) if b.len() >= LEN_MARK => Slot::Field(b.len() - LEN_MARK),
+                other => Slot::Const(other),
+            })
+            .collect())
+    }
+}
+
+/// Whether slot `k` of `rt` is the length of a byte string.
+fn is_len(rt: &RecordType, k: usize) -> bool {
+    rt.slots.iter().any(|b| {
+        matches!(&b.kind, SlotKind::Bytes { width: crate::dtd::Expr::Value(v) } if *v as usize == k)
+    })
+}
+
+/// `fields` and, after them, the integer fields of the record that the mapping does not fill
+/// and that take bytes (a format's patterns need not name every field of a shared record
+/// type): they are written as 0, which `write` supplies.
+fn with_unnamed_ints<'f>(
+    schema: &'f Schema,
+    rid: RecordId,
+    fields: &[(&'f str, FieldType)],
+) -> Vec<(&'f str, FieldType)> {
+    let rt = schema.record(rid);
+    let mut all = fields.to_vec();
+    for (k, s) in rt.slots.iter().enumerate().skip(1) {
+        let SlotKind::Int { .. } = s.kind else {
+            continue;
+        };
+        let named = fields.iter().any(|(n, _)| {
+            WriterSink::slot_name(schema, rid, n).as_deref() == Some(s.name.as_str())
+        });
+        if !is_len(rt, k) && !named && !s.interp.is_zero_width() {
+            all.push((s.name.as_str(), FieldType::Int));
+        }
+    }
+    all
+}
+
+/// The integer fields declared `default` or `delta`, as (field index, slot id): the writer
+/// switches their default, or restarts their delta chain, by metadata when a value needs it.
+fn auto_switched(
+    rt: &RecordType,
+    fields: &[(&str, FieldType)],
+    slots: &[Option<usize>],
+) -> Vec<(usize, u16)> {
+    let mut auto = Vec::new();
+    for (i, ((_, ty), k)) in fields.iter().zip(slots).enumerate() {
+        if let (FieldType::Int, Some(s)) = (ty, *k) {
+            if matches!(rt.slots[s].interp, Interp::Default(_) | Interp::Delta(_)) {
+                auto.push((i, s as u16));
+            }
+        }
+    }
+    auto
+}
+
+/// The integer fields stored as they are in fewer than 8 bytes, as (field index, slot id,
+/// declared width, signed): a wider value widens them by metadata.
+fn widened(
+    rt: &RecordType,
+    fields: &[(&str, FieldType)],
+    slots: &[Option<usize>],
+) -> Vec<(usize, u16, u8, bool)> {
+    let mut widen = Vec::new();
+    for (i, ((_, ty), k)) in fields.iter().zip(slots).enumerate() {
+        let (FieldType::Int, Some(k)) = (ty, *k) else {
+            continue;
+        };
+        let s = &rt.slots[k];
+        if let SlotKind::Int { width } = s.kind {
+            if s.interp == Interp::None && s.fixed.is_none() && !is_len(rt, k) && width < 8 {
+                let signed = s.display == crate::dtd::Display::Signed;
+                widen.push((i, k as u16, width, signed));
+            }
+        }
+    }
+    widen
+}
+
+/// The size of a record of `rt` with one byte string but for the string (tag and integer
+/// widths), and the longest string its length fields can count.
+fn sizes(schema: &Schema, rt: &RecordType) -> (u64, u64) {
+    let mut fixed_size = schema.tag_width as u64;
+    let mut max_len = u64::MAX;
+    for (k, s) in rt.slots.iter().enumerate().skip(1) {
+        if let SlotKind::Int { width } = s.kind {
+            if !s.interp.is_zero_width() {
+                fixed_size += width as u64;
+            }
+            if is_len(rt, k) && width < 8 {
+                max_len = max_len.min(max_of(width));
+            }
+        }
+    }
+    (fixed_size, max_len)
+}
+
+/// The largest unsigned value of `width` bytes.
+fn max_of(width: u8) -> u64 {
+    if width >= 8 {
+        u64::MAX
+    } else {
+        (1u64 << (8 * width as u32)) - 1
+    }
+}
+
+/// The largest value (integers, offsets) or length (byte strings) the field in slot `k` holds.
+fn limit(rt: &RecordType, k: Option<usize>) -> u64 {
+    let Some(s) = k.map(|k| &rt.slots[k]) else {
+        return u64::MAX;
+    };
+    if matches!(s.interp, Interp::Default(_) | Interp::Delta(_)) {
+        return u64::MAX;
+    }
+    match &s.kind {
+        SlotKind::Int { width } => max_of(*width),
+        SlotKind::Bytes {
+            width: crate::dtd::Expr::Value(len),
+        } => match rt.slots.get(*len as usize).map(|l| &l.kind) {
+            Some(SlotKind::Int { width }) => max_of(*width),
+            _ => u64::MAX,
+        },
+        _ => u64::MAX,
+    }
 }
 
 fn unrep(e: EncodeError) -> SinkError {
@@ -208,152 +388,29 @@ impl Sink for WriterSink<'_> {
         fields: &[(&str, FieldType)],
     ) -> Result<PlanId, SinkError> {
         let schema = self.schema;
-        let sid = match section {
-            None => 0,
-            Some(n) => Self::section_id(schema, n)
-                .ok_or_else(|| SinkError::Fatal(format!("the DTD has no section `{n}`")))?,
-        };
-        let rid = schema.record_by_name(sid, record).ok_or_else(|| {
-            SinkError::Fatal(format!(
-                "the DTD has no record `{record}` in {}",
-                section.map_or("the global scope".to_string(), |s| format!("section `{s}`"))
-            ))
-        })?;
+        let rid = Self::record_id(schema, section, record)?;
         let rt = schema.record(rid);
-        // Integer fields of the record that the mapping does not fill and that take bytes (a
-        // format's patterns need not name every field of a shared record type) are written as
-        // 0, after the given fields; `write` supplies the 0s.
-        let mut fields: Vec<(&str, FieldType)> = fields.to_vec();
-        for (k, s) in rt.slots.iter().enumerate().skip(1) {
-            let SlotKind::Int { .. } = s.kind else {
-                continue;
-            };
-            let is_len = rt.slots.iter().any(|b| {
-                matches!(&b.kind, SlotKind::Bytes { width: crate::dtd::Expr::Value(v) } if *v as usize == k)
-            });
-            let named = fields
-                .iter()
-                .any(|(n, _)| Self::slot_name(schema, rid, n).as_deref() == Some(s.name.as_str()));
-            if !is_len && !named && !s.interp.is_zero_width() {
-                fields.push((s.name.as_str(), FieldType::Int));
-            }
-        }
-        let fields = &fields[..];
-        // The writer's assembler places each named field and derives lengths; markers show
-        // where each mapping field and each length landed in the ordered values.
-        let mut named = Fields::new();
-        for (i, (name, ty)) in fields.iter().enumerate() {
-            let slot = Self::slot_name(schema, rid, name).ok_or_else(|| {
-                SinkError::Fatal(format!("record `{record}` has no field `{name}`"))
-            })?;
-            let marker = match ty {
-                FieldType::Int => F::Int(MARK + i as u64),
-                FieldType::Offset => F::Offset(MARK + i as u64),
-                FieldType::Bytes => F::Bytes(vec![0; LEN_MARK + i]),
-            };
-            named.push(slot, marker);
-        }
-        let ins = self
-            .writer
-            .assemble(rid, &named)
-            .map_err(|e| SinkError::Fatal(format!("record `{record}`: {e}")))?;
-        let template = ins
-            .into_iter()
-            .map(|x| match x {
-                In::Int(v) | In::Offset(v) if v >= MARK && v < MARK + fields.len() as u64 => {
-                    Slot::Field((v - MARK) as usize)
-                }
-                In::Int(v) if (LEN_MARK as u64..(LEN_MARK + fields.len()) as u64).contains(&v) => {
-                    Slot::LenOf(v as usize - LEN_MARK)
-                }
-                In::Bytes(b) if b.len() >= LEN_MARK => Slot::Field(b.len() - LEN_MARK),
-                other => Slot::Const(other),
+        let fields = with_unnamed_ints(schema, rid, fields);
+        // The slot each mapping field fills (`None` where the record has no such field).
+        let slots: Vec<Option<usize>> = fields
+            .iter()
+            .map(|(name, _)| {
+                let sn = Self::slot_name(schema, rid, name).unwrap_or_default();
+                rt.slots.iter().position(|s| s.name == sn)
             })
             .collect();
-        let mut auto = Vec::new();
-        for (i, (name, ty)) in fields.iter().enumerate() {
-            if *ty == FieldType::Int {
-                let sn = Self::slot_name(schema, rid, name).unwrap_or_default();
-                if let Some(s) = rt.slots.iter().position(|s| s.name == sn) {
-                    if matches!(rt.slots[s].interp, Interp::Default(_) | Interp::Delta(_)) {
-                        auto.push((i, s as u16));
-                    }
-                }
-            }
-        }
-        let mut widen = Vec::new();
-        for (i, (name, ty)) in fields.iter().enumerate() {
-            if *ty != FieldType::Int {
-                continue;
-            }
-            let sn = Self::slot_name(schema, rid, name).unwrap_or_default();
-            let Some(k) = rt.slots.iter().position(|s| s.name == sn) else {
-                continue;
-            };
-            let s = &rt.slots[k];
-            let is_len = rt.slots.iter().any(|b| {
-                matches!(&b.kind, SlotKind::Bytes { width: crate::dtd::Expr::Value(v) } if *v as usize == k)
-            });
-            if let SlotKind::Int { width } = s.kind {
-                if s.interp == Interp::None && s.fixed.is_none() && !is_len && width < 8 {
-                    let signed = s.display == crate::dtd::Display::Signed;
-                    widen.push((i, k as u16, width, signed));
-                }
-            }
-        }
-        // Size of a record with one byte string: tag + integer widths + the string.
-        let mut fixed_size = schema.tag_width as u64;
-        let mut max_len = u64::MAX;
-        for (k, s) in rt.slots.iter().enumerate().skip(1) {
-            if let SlotKind::Int { width } = s.kind {
-                if !s.interp.is_zero_width() {
-                    fixed_size += width as u64;
-                }
-                let is_len = rt.slots.iter().any(|b| {
-                    matches!(&b.kind, SlotKind::Bytes { width: crate::dtd::Expr::Value(v) } if *v as usize == k)
-                });
-                if is_len && width < 8 {
-                    max_len = max_len.min((1u64 << (8 * width as u32)) - 1);
-                }
-            }
-        }
-        let max_of = |width: u8| {
-            if width >= 8 {
-                u64::MAX
-            } else {
-                (1u64 << (8 * width as u32)) - 1
-            }
-        };
-        let mut limits = Vec::with_capacity(fields.len());
-        for (name, _) in fields {
-            let sn = Self::slot_name(schema, rid, name).unwrap_or_default();
-            let k = rt.slots.iter().position(|s| s.name == sn);
-            limits.push(match k.map(|k| (k, &rt.slots[k])) {
-                Some((_, s)) if matches!(s.interp, Interp::Default(_) | Interp::Delta(_)) => {
-                    u64::MAX
-                }
-                Some((_, s)) => match &s.kind {
-                    SlotKind::Int { width } => max_of(*width),
-                    SlotKind::Bytes {
-                        width: crate::dtd::Expr::Value(len),
-                    } => match rt.slots.get(*len as usize).map(|l| &l.kind) {
-                        Some(SlotKind::Int { width }) => max_of(*width),
-                        _ => u64::MAX,
-                    },
-                    _ => u64::MAX,
-                },
-                None => u64::MAX,
-            });
-        }
-        self.plans.push(Plan {
+        let template = self.template(rid, record, &fields)?;
+        let (fixed_size, max_len) = sizes(schema, rt);
+        let widen = widened(rt, &fields, &slots);
+        self.plans.push(RecordPlan {
             rid,
             template,
             since_wide: vec![NARROW_AFTER; widen.len()],
-            auto,
+            auto: auto_switched(rt, &fields, &slots),
             widen,
             fixed_size,
             max_len,
-            limits,
+            limits: slots.iter().map(|k| limit(rt, *k)).collect(),
         });
         Ok(self.plans.len() - 1)
     }
