@@ -69,8 +69,28 @@ fn class_table(o: &mut String, title: &str, classes: &[SizeClass], bytes: bool) 
 }
 
 fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> {
-    let unit = s.time_unit.as_deref();
     let _ = write!(o, "<h2>Namespace {}</h2>", esc(&s.name));
+    kpis(o, s);
+    figures(o, s);
+    lifetimes(o, s);
+    charts(o, s)?;
+    if s.sized && !s.sizes.is_empty() {
+        class_table(o, "allocation size (bytes)", &s.sizes, true);
+    }
+    if !s.lifetime_records.histogram.is_empty() {
+        class_table(
+            o,
+            "lifetime (records)",
+            &s.lifetime_records.histogram,
+            false,
+        );
+    }
+    sites(o, s, top);
+    Ok(())
+}
+
+/// The key figures, as cards.
+fn kpis(o: &mut String, s: &SpaceSummary) {
     if s.sized {
         kpi(
             o,
@@ -109,7 +129,10 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
         String::new()
     };
     kpi(o, "temporary", &s.temporary.to_string(), &pct);
+}
 
+/// Every figure of the namespace, as a table.
+fn figures(o: &mut String, s: &SpaceSummary) {
     o.push_str("<table>");
     let rows: Vec<(&str, String)> = vec![
         ("allocations", s.allocations.to_string()),
@@ -147,8 +170,11 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
         );
     }
     o.push_str("</table>");
+}
 
-    // Lifetimes.
+/// The lifetime figures, in data records and, where there is a clock, in time.
+fn lifetimes(o: &mut String, s: &SpaceSummary) {
+    let unit = s.time_unit.as_deref();
     let _ = write!(
         o,
         "<table><tr><th class=l>lifetime</th><th>freed</th><th>mean</th><th>median</th>\
@@ -171,8 +197,10 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
         life(format!("time ({})", unit.unwrap_or("declared unit")), l);
     }
     o.push_str("</table>");
+}
 
-    // Charts.
+/// The charts, inline SVG.
+fn charts(o: &mut String, s: &SpaceSummary) -> Result<(), PlotError> {
     o.push_str("<div class=charts>");
     for chart in Chart::all_for(s) {
         let size = if chart.is_histogram() {
@@ -189,20 +217,11 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
         o.push_str(svg);
     }
     o.push_str("</div>");
+    Ok(())
+}
 
-    if s.sized && !s.sizes.is_empty() {
-        class_table(o, "allocation size (bytes)", &s.sizes, true);
-    }
-    if !s.lifetime_records.histogram.is_empty() {
-        class_table(
-            o,
-            "lifetime (records)",
-            &s.lifetime_records.histogram,
-            false,
-        );
-    }
-
-    // Sites.
+/// The top sites in each order.
+fn sites(o: &mut String, s: &SpaceSummary, top: usize) {
     if s.sites.iter().any(|x| x.site.is_some()) {
         for (title, order) in [
             ("Top sites by bytes at the peak", SiteOrder::Peak),
@@ -246,7 +265,6 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
             o.push_str("</table>");
         }
     }
-    Ok(())
 }
 
 /// The page for a trace named `trace` (shown as given, escaped).

@@ -1,0 +1,559 @@
+//! The role handlers: what each declared action (define, undefine, refer, close, open, monotonic) does to the state.
+
+use crate::analysis::event::HeapOp;
+use crate::decode::RecordView;
+use crate::dtd::analysis::{ActionKind, RecordDecl, Severity, SpaceId, SpaceKind};
+
+use super::finding::{At, Finding, FindingKind};
+use super::sink::SinkDyn;
+use super::state::{Frame, Live, MAX_NULLED, NO_STORE};
+use super::values::{Cx, Freed, Looked};
+use super::Interpreter;
+
+impl<'s> Interpreter<'s> {
+    /// Pair the blocks the record's undefines freed with its defines from action `from` on
+    /// (docs/format.md §14.3): in field order, each define of a namespace of ids takes the
+    /// first block freed in its namespace and key that no earlier define took; a define of the
+    /// null id takes none. The blocks left over are freed now, in field order, before the
+    /// defines' events.
+    pub(super) fn pair(
+        &mut self,
+        decl: &RecordDecl,
+        from: usize,
+        cx: &mut Cx,
+        sink: &mut dyn SinkDyn,
+    ) {
+        cx.paired = true;
+        if cx.freed.is_empty() {
+            return;
+        }
+        for (i, a) in decl.actions.iter().enumerate().skip(from) {
+            if !matches!(a.kind, ActionKind::Define | ActionKind::DefineNext) {
+                continue;
+            }
+            let Some(value) = self.int(a.slot) else {
+                continue;
+            };
+            let ns = &self.decl.namespaces[a.space as usize];
+            let id = if a.kind == ActionKind::DefineNext {
+                let before = decl.actions[from..i]
+                    .iter()
+                    .filter(|b| b.kind == ActionKind::DefineNext && b.space == a.space)
+                    .count() as u64;
+                self.next_id[a.space as usize].wrapping_add(before)
+            } else {
+                value
+            };
+            if ns.kind != SpaceKind::Ids || ns.null == Some(id) {
+                continue;
+            }
+            let key = a.key.and_then(|s| self.int(s)).unwrap_or(0);
+            if let Some(f) = cx
+                .freed
+                .iter_mut()
+                .find(|f| f.to.is_none() && f.space == a.space && f.key == key)
+            {
+                f.to = Some(i);
+            }
+        }
+        for f in &cx.freed {
+            if f.to.is_none() {
+                cx.emit(
+                    sink,
+                    f.space,
+                    f.key,
+                    f.live.site(),
+                    HeapOp::Free { id: f.id },
+                );
+            }
+        }
+    }
+
+    /// Check the record's monotonic series; `false` when the limit stopped interpretation.
+    pub(super) fn monotonic(
+        &mut self,
+        decl: &RecordDecl,
+        time: Option<u64>,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) -> bool {
+        for m in &decl.monotonic {
+            let value = match m.slot {
+                Some(s) => self.int(s),
+                None => time,
+            };
+            let Some(value) = value else { continue };
+            let key = m.key.and_then(|s| self.int(s)).unwrap_or(0);
+            // A series over the whole trace is apart from every keyed one (key 0 included).
+            let whole = m.key.is_none();
+            let entry = if whole {
+                self.mono0
+                    .get_mut(m.series as usize)
+                    .and_then(Option::as_mut)
+            } else {
+                self.mono.get_mut(&(m.series, key))
+            };
+            match entry {
+                Some((last, last_at)) => {
+                    if value < *last || (m.strict && value == *last) {
+                        sink.finding(Finding {
+                            kind: FindingKind::Backwards,
+                            severity: Severity::Error,
+                            at,
+                            space: None,
+                            key,
+                            id: value,
+                            defined: Some(*last_at),
+                            expected: Some(*last),
+                            what: Some(m.series_name.clone()),
+                        });
+                    }
+                    *last = value;
+                    *last_at = at;
+                }
+                None => {
+                    if !self.track(sink, at) {
+                        return false;
+                    }
+                    if whole {
+                        let i = m.series as usize;
+                        if self.mono0.len() <= i {
+                            self.mono0.resize(i + 1, None);
+                        }
+                        self.mono0[i] = Some((value, at));
+                    } else {
+                        self.mono.insert((m.series, key), (value, at));
+                    }
+                }
+            }
+        }
+        true
+    }
+
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn not_alive(
+        &mut self,
+        kind: FindingKind,
+        severity: Severity,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) {
+        // An id undefined a short while ago: a double free, or a use after it.
+        let dead = self.dead.get((space, key, id));
+        sink.finding(Finding {
+            kind,
+            severity: if dead.is_some() {
+                Severity::Error
+            } else {
+                severity
+            },
+            at,
+            space: Some(space),
+            key,
+            id,
+            defined: dead,
+            expected: None,
+            what: dead.map(|_| "undefined".to_string()),
+        });
+    }
+
+    pub(super) fn undefine(
+        &mut self,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        (dead_null, leaves_null): (bool, bool),
+        cx: &mut Cx,
+        sink: &mut dyn SinkDyn,
+    ) {
+        let ns = &self.decl.namespaces[space as usize];
+        let sp = space as usize;
+        let gone = if ns.shared {
+            let e = self.shared[sp].get_mut(&(key, id));
+            let g = e.as_ref().and_then(|v| v.last().copied());
+            if let Some(v) = e {
+                v.pop();
+                if v.is_empty() {
+                    self.shared[sp].remove(&(key, id));
+                }
+            }
+            g
+        } else {
+            self.live[sp].remove(&(key, id))
+        };
+        let Some(l) = gone else {
+            if dead_null || self.is_nulled(space, key, id) {
+                // Taken as the null id: nothing to end (`F.dead = null;`, or an id that a
+                // `F.leaves = null;` record left naming null).
+                return;
+            }
+            self.not_alive(
+                FindingKind::NotAlive,
+                ns.unknown,
+                space,
+                key,
+                id,
+                cx.at,
+                sink,
+            );
+            return;
+        };
+        self.tracked -= 1;
+        self.alive[sp] -= 1;
+        self.slabs[sp].release(l.stored);
+        if leaves_null {
+            if self.nulled.len() < MAX_NULLED {
+                self.nulled.insert((space, key, id));
+            }
+        } else if !ns.shared {
+            self.bury(space, key, id, cx.at);
+        }
+        if ns.kind != SpaceKind::Ids {
+            return;
+        }
+        cx.freed.push(Freed {
+            space,
+            key,
+            id,
+            live: l,
+            to: None,
+        });
+    }
+
+    /// Whether a `F.leaves = null;` record left the id naming null (and nothing defined it
+    /// since).
+    pub(super) fn is_nulled(&self, space: SpaceId, key: u64, id: u64) -> bool {
+        !self.nulled.is_empty() && self.nulled.contains(&(space, key, id))
+    }
+
+    /// Remember an undefined id for a while (a bounded cache, oldest forgotten first).
+    pub(super) fn bury(&mut self, space: SpaceId, key: u64, id: u64, at: At) {
+        self.dead.bury((space, key, id), at);
+    }
+
+    pub(super) fn close(
+        &mut self,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        cx: &Cx,
+        sink: &mut dyn SinkDyn,
+    ) {
+        let ns = &self.decl.namespaces[space as usize];
+        let popped = self.stacks.get_mut(&(space, key)).and_then(|s| s.pop());
+        if self.stacks.get(&(space, key)).is_some_and(Vec::is_empty) {
+            self.stacks.remove(&(space, key));
+        }
+        let Some(f) = popped else {
+            sink.finding(Finding {
+                kind: FindingKind::Unbalanced,
+                severity: Severity::Error,
+                at: cx.at,
+                space: Some(space),
+                key,
+                id,
+                defined: None,
+                expected: None,
+                what: None,
+            });
+            return;
+        };
+        self.tracked -= 1;
+        self.alive[space as usize] -= 1;
+        if ns.close_same && f.id != id {
+            sink.finding(Finding {
+                kind: FindingKind::Mismatched,
+                severity: Severity::Error,
+                at: cx.at,
+                space: Some(space),
+                key,
+                id,
+                defined: Some(f.at),
+                expected: Some(f.id),
+                what: None,
+            });
+        }
+    }
+
+    pub(super) fn refer(
+        &mut self,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        cx: &mut Cx,
+        sink: &mut dyn SinkDyn,
+    ) {
+        let ns = &self.decl.namespaces[space as usize];
+        let sp = space as usize;
+        let found = if ns.shared {
+            self.shared[sp].get(&(key, id)).and_then(|v| v.last())
+        } else {
+            self.live[sp].get(&(key, id))
+        };
+        match found {
+            Some(l) => {
+                if cx.looked.is_none() {
+                    let slab = &self.slabs[sp];
+                    let mut stored = std::mem::take(&mut self.scratch);
+                    stored.clear();
+                    stored.extend((0..slab.width).map(|k| slab.get(l.stored, k).unwrap_or(0)));
+                    cx.looked = Some(Looked {
+                        space,
+                        stored,
+                        site: l.site(),
+                    });
+                }
+            }
+            // A table may be defined after its first use (a name map at the end).
+            None if ns.kind == SpaceKind::Table => {}
+            None if self.is_nulled(space, key, id) => {}
+            None => self.not_alive(
+                FindingKind::Undefined,
+                ns.unknown_refers,
+                space,
+                key,
+                id,
+                cx.at,
+                sink,
+            ),
+        }
+    }
+
+    /// `false` when the limit stopped interpretation.
+    #[allow(clippy::too_many_arguments)]
+    pub(super) fn define(
+        &mut self,
+        decl: &RecordDecl,
+        action: usize,
+        kind: ActionKind,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        is_null: bool,
+        cx: &mut Cx,
+        view: &RecordView<'_>,
+        sink: &mut dyn SinkDyn,
+    ) -> bool {
+        let ns = &self.decl.namespaces[space as usize];
+        let id = if kind == ActionKind::DefineNext {
+            let next = self.next_id[space as usize];
+            self.next_id[space as usize] = next.wrapping_add(1);
+            next
+        } else {
+            id
+        };
+        if !self.nulled.is_empty() {
+            self.nulled.remove(&(space, key, id));
+        }
+        // Defining the null id does nothing (§14.1), also when `definesNext` reaches it: a
+        // failed allocation (malloc returning NULL). A realloc that returned NULL after freeing
+        // is a free: its freed block paired with no define (`Interpreter::pair`).
+        if is_null || ns.null == Some(id) {
+            return true;
+        }
+        let bytes = self.bytes(decl, cx.looked.as_ref(), cx.at, sink);
+        let site = self.site(decl, cx.looked.as_ref(), view, space);
+        let stored = self.store(decl, space);
+        if !self.keep_names(decl, space, id, view, cx.at, sink) || !self.track(sink, cx.at) {
+            return false;
+        }
+        let sp = space as usize;
+        // A table's ids are its entries: kept for names and lookups, never alive or dead.
+        if ns.kind == SpaceKind::Table {
+            if let Some(old) = self.live[sp].insert((key, id), Live::new(cx.at, 0, site, stored)) {
+                self.tracked -= 1;
+                self.slabs[sp].release(old.stored);
+            }
+            return true;
+        }
+        // Design: the id is not taken out of the recently undefined ones here. While it is
+        // alive nothing asks whether it was undefined recently (only an id that is not alive
+        // is looked up there), and when it is undefined again its entry is replaced; so the
+        // findings are the same without one more hash look-up per allocation.
+        // The block this define moves (paired with an undefine of the record, §14.3).
+        let moved = cx
+            .freed
+            .iter()
+            .find(|f| f.to == Some(action))
+            .map(|f| (f.id, f.live));
+        // A move without a byte count: the block keeps its size.
+        let kept = match moved {
+            Some((_, l)) => bytes.or(Some(l.bytes)),
+            None => bytes,
+        };
+        let live = Live::new(cx.at, kept.unwrap_or(0), site, stored);
+        // A realloc onto an id that is alive: the record's undefines come before the define
+        // (§14.1), so its old block is freed before the live id's block is forgotten, and the
+        // new block is an allocation (a move with a byte count counts as a free and an
+        // allocation anyway). A move without one keeps its block: a move, after that free.
+        let split = moved.is_some()
+            && bytes.is_some()
+            && !ns.shared
+            && self.live[sp].contains_key(&(key, id));
+        if let (true, Some((old, l))) = (split, moved) {
+            cx.emit(sink, space, key, l.site(), HeapOp::Free { id: old });
+        }
+        self.make_alive(space, key, id, live, cx, sink);
+        if ns.kind != SpaceKind::Ids {
+            return true;
+        }
+        let align = decl.align.and_then(|s| self.int(s));
+        let (op, site) = match moved {
+            // As a realloc's new block: the old block's site unless the record names one.
+            Some((_, l)) if split => (alloc(id, bytes, align), site.or(l.site())),
+            Some((old, _)) => (
+                HeapOp::Move {
+                    old,
+                    new: id,
+                    size: bytes,
+                },
+                site,
+            ),
+            None => (alloc(id, bytes, align), site),
+        };
+        cx.emit(sink, space, key, site, op);
+        true
+    }
+
+    /// The values a define of `space` stores with its id (`NO_STORE` when it stores none).
+    fn store(&mut self, decl: &RecordDecl, space: SpaceId) -> u32 {
+        let sp = space as usize;
+        if self.decl.namespaces[sp].stored.is_empty() {
+            return NO_STORE;
+        }
+        let i = self.slabs[sp].put();
+        for &(s, k, slot) in &decl.stores {
+            if s == space {
+                let v = self.int(slot).unwrap_or(0);
+                self.slabs[sp].set(i, k as usize, v);
+            }
+        }
+        i
+    }
+
+    /// Keeps the names the record gives ids of `space`; `false` when the limit stopped
+    /// interpretation.
+    fn keep_names(
+        &mut self,
+        decl: &RecordDecl,
+        space: SpaceId,
+        id: u64,
+        view: &RecordView<'_>,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) -> bool {
+        for &(slot, sp) in &decl.names {
+            if sp != space {
+                continue;
+            }
+            if let Some(name) = self.name_of(slot, view) {
+                if !self.names.contains_key(&(sp, id)) && !self.track(sink, at) {
+                    return false;
+                }
+                self.names.insert((sp, id), name);
+            }
+        }
+        true
+    }
+
+    /// Makes `live` the block of `id`: stacked in a shared namespace, else replacing (and
+    /// reporting) a block the id still held.
+    fn make_alive(
+        &mut self,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        live: Live,
+        cx: &Cx,
+        sink: &mut dyn SinkDyn,
+    ) {
+        let sp = space as usize;
+        let ns = &self.decl.namespaces[sp];
+        self.alive[sp] += 1;
+        if ns.shared {
+            self.shared[sp].entry((key, id)).or_default().push(live);
+            return;
+        }
+        let Some(old) = self.live[sp].insert((key, id), live) else {
+            return;
+        };
+        // The id was alive: the old block is forgotten (reported), the new one counts.
+        self.tracked -= 1;
+        self.alive[sp] -= 1;
+        self.slabs[sp].release(old.stored);
+        sink.finding(Finding {
+            kind: FindingKind::Redefined,
+            severity: Severity::Error,
+            at: cx.at,
+            space: Some(space),
+            key,
+            id,
+            defined: Some(old.at()),
+            expected: None,
+            what: None,
+        });
+        if ns.kind == SpaceKind::Ids {
+            cx.emit(sink, space, key, old.site(), HeapOp::Free { id });
+        }
+    }
+
+    /// `false` when the limit stopped interpretation.
+    pub(super) fn open(
+        &mut self,
+        decl: &RecordDecl,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) -> bool {
+        if !self.track(sink, at) {
+            return false;
+        }
+        let depth = decl
+            .depth
+            .iter()
+            .find(|d| d.space == space)
+            .and_then(|d| Some((d.slot, self.int(d.slot)?)));
+        let stack = self.stacks.entry((space, key)).or_default();
+        let outer = stack.last().and_then(|f| f.depth);
+        stack.push(Frame {
+            id,
+            at,
+            depth: depth.map(|(_, v)| v),
+        });
+        self.alive[space as usize] += 1;
+        if let (Some((slot, v)), Some(o)) = (depth, outer) {
+            if v <= o {
+                sink.finding(Finding {
+                    kind: FindingKind::Depth,
+                    severity: Severity::Error,
+                    at,
+                    space: Some(space),
+                    key,
+                    id: v,
+                    defined: None,
+                    expected: Some(o),
+                    what: Some(
+                        self.schema.record(at.record_type).slots[slot as usize]
+                            .name
+                            .clone(),
+                    ),
+                });
+            }
+        }
+        true
+    }
+}
+
+/// The allocation of a block of `bytes` (0 when unknown).
+fn alloc(id: u64, bytes: Option<u64>, align: Option<u64>) -> HeapOp {
+    HeapOp::Alloc {
+        id,
+        size: bytes.unwrap_or(0),
+        align,
+    }
+}

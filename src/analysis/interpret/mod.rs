@@ -1,0 +1,402 @@
+//! The declarations of a DTD applied to its records, one record at a time: heap events for the
+//! statistics and `replay`, findings for `mtf check`.
+//!
+//! [`Interpreter::record`] takes each decoded record in trace order and tells a [`Sink`] what
+//! happened: [`HeapEvent`]s, and [`Finding`]s where the trace breaks a declaration (a free of
+//! an id that is not alive, a method exit that does not match its entry, a time going
+//! backwards). [`Interpreter::finish`] reports what is still alive at the end. [`HeapEvents`]
+//! wraps both around a reader as an iterator of events.
+//!
+//! The files: this one holds the [`Interpreter`] and its record loop; `actions.rs` the role
+//! handlers (define, undefine, refer, close, open, monotonic), `values.rs` what a record's
+//! actions read (slot values, byte counts, sites, names), `state.rs` the state of ids (live
+//! blocks, stored values, open levels, recently undefined ids), `finding.rs` the findings,
+//! `sink.rs` where events and findings go, `events.rs` the [`HeapEvents`] iterator.
+
+// Design: memory is proportional to what is alive — live ids, open nesting levels, the last
+// value of each monotonic series per key, and the names of table ids — never to the trace;
+// every such entry counts towards one limit (`Interpreter::set_limit`, `DEFAULT_MAX_TRACKED`),
+// beyond which the interpreter reports `FindingKind::Limit` once and stops interpreting (the
+// caller still decodes). Entries keep the index, offset and type of the record that defined
+// them, so that a finding can say where an id came from.
+
+// Design (moves and frees): a record's actions run undefines first, so a realloc frees its old
+// block before it defines the new one; the freed blocks are held until the first define of the
+// record (or its end), where they pair with its defines of the same namespace and key in field
+// order (docs/format.md §14.3): a pair becomes one `HeapOp::Move` (the block keeps its size
+// unless the record declares one), a block left over a `Free`, emitted then, before the
+// defines' events. The held blocks live in a vector the interpreter reuses from record to
+// record, so a record allocates nothing. Recently undefined ids are remembered in a
+// bounded FIFO (`DEAD_REMEMBERED`) so that a double free is told from a free of an id never
+// seen (which may be normal for a format: a trace that starts late), without memory that grows
+// with the trace.
+
+// Design (hashing): ids are untrusted input, so the maps use foldhash with its per-process
+// seed (as the live sets do), fast on integer keys.
+use foldhash::HashMap;
+
+use crate::decode::RecordView;
+use crate::dtd::analysis::{
+    ActionKind, Analysis, Namespace, RecordDecl, Severity, SpaceId, SpaceKind, TimeUnit,
+};
+use crate::dtd::{RecordId, Schema};
+
+/// The default limit on tracked entries (live ids, open levels, monotonic keys, table names):
+/// 2²⁴ (16,777,216).
+pub const DEFAULT_MAX_TRACKED: usize = 1 << 24;
+
+mod actions;
+mod events;
+mod finding;
+mod sink;
+mod state;
+mod values;
+
+pub use events::HeapEvents;
+pub use finding::{At, Finding, FindingKind};
+pub use sink::Sink;
+pub use state::DEAD_REMEMBERED;
+
+use finding::{end_finding, AtEnd};
+use sink::SinkDyn;
+use state::{Dead, DeadKey, Frame, Live, Slab};
+use values::{needed_slots, Cx, Freed, Name, SlotVal};
+
+/// The declarations of a DTD applied to records one at a time. See the module docs.
+#[derive(Debug)]
+pub struct Interpreter<'s> {
+    schema: &'s Schema,
+    decl: &'s Analysis,
+    /// Per namespace: its live ids (a shared namespace's in `shared`), by (key, id).
+    live: Vec<HashMap<(u64, u64), Live>>,
+    /// Per shared namespace: the blocks holding each id, the newest last.
+    shared: Vec<HashMap<(u64, u64), Vec<Live>>>,
+    /// Per namespace: the values its live ids store.
+    slabs: Vec<Slab>,
+    stacks: HashMap<(SpaceId, u64), Vec<Frame>>,
+    next_id: Vec<u64>,
+    names: HashMap<(SpaceId, u64), Name>,
+    text_sites: HashMap<(SpaceId, u64), Box<str>>,
+    /// The last value of each keyed monotonic series, per key; a series over the whole trace
+    /// (no key) in `mono0`, by series.
+    mono: HashMap<(u32, u64), (u64, At)>,
+    mono0: Vec<Option<(u64, At)>>,
+    /// Per record type: whether it declares anything.
+    active: Vec<bool>,
+    /// Per record type: the slots its declarations read (the others are not loaded).
+    needed: Vec<Box<[bool]>>,
+    /// The stored values of the id a record looked up, reused from record to record.
+    scratch: Vec<u64>,
+    /// The blocks a record freed (`Cx::freed`), reused from record to record.
+    freed: Vec<Freed>,
+    dead: Dead,
+    /// Ids left naming null by a `F.leaves = null;` record, until defined again (at most
+    /// [`MAX_NULLED`]).
+    nulled: std::collections::HashSet<DeadKey>,
+    clock: Option<u64>,
+    tracked: usize,
+    limit: usize,
+    stopped: bool,
+    vals: Vec<SlotVal>,
+    gen: u64,
+    /// Per namespace: ids alive (blocks, counting every holder of a shared id) and levels open.
+    alive: Vec<u64>,
+}
+
+impl<'s> Interpreter<'s> {
+    /// An interpreter for a schema's declarations (none: it reports nothing).
+    pub fn new(schema: &'s Schema) -> Interpreter<'s> {
+        let decl = &schema.analysis;
+        Interpreter {
+            schema,
+            decl,
+            live: decl.namespaces.iter().map(|_| HashMap::default()).collect(),
+            shared: decl.namespaces.iter().map(|_| HashMap::default()).collect(),
+            slabs: decl
+                .namespaces
+                .iter()
+                .map(|n| Slab {
+                    width: n.stored.len(),
+                    ..Slab::default()
+                })
+                .collect(),
+            stacks: HashMap::default(),
+            next_id: decl.namespaces.iter().map(|n| n.first).collect(),
+            names: HashMap::default(),
+            text_sites: HashMap::default(),
+            mono: HashMap::default(),
+            mono0: Vec::new(),
+            active: (0..schema.records.len())
+                .map(|r| !decl.record(r as RecordId).is_empty())
+                .collect(),
+            needed: schema
+                .records
+                .iter()
+                .enumerate()
+                .map(|(r, rt)| needed_slots(decl.record(r as RecordId), rt.slots.len()))
+                .collect(),
+            scratch: Vec::new(),
+            freed: Vec::new(),
+            dead: Dead::default(),
+            nulled: std::collections::HashSet::new(),
+            clock: None,
+            tracked: 0,
+            limit: DEFAULT_MAX_TRACKED,
+            stopped: false,
+            vals: Vec::new(),
+            gen: 0,
+            alive: vec![0; decl.namespaces.len()],
+        }
+    }
+
+    /// Track at most `limit` entries (live ids, open levels, monotonic keys, table names).
+    pub fn set_limit(&mut self, limit: usize) {
+        self.limit = limit;
+    }
+
+    /// The declarations.
+    pub fn declarations(&self) -> &'s Analysis {
+        self.decl
+    }
+
+    /// The declared namespaces (a [`HeapEvent::space`] indexes this).
+    pub fn namespaces(&self) -> &'s [Namespace] {
+        &self.decl.namespaces
+    }
+
+    /// The unit of [`HeapEvent::time`], where the DTD declares times.
+    pub fn time_unit(&self) -> Option<TimeUnit> {
+        self.decl.time_unit
+    }
+
+    /// The time of the record last interpreted: its own declared time, or the time of the
+    /// latest record that had one (docs/format.md §14.4), in [`Interpreter::time_unit`]. For
+    /// slicing a trace by time (`--from`/`--to`).
+    pub fn clock(&self) -> Option<u64> {
+        self.clock
+    }
+
+    /// Whether interpretation stopped at the limit (a [`FindingKind::Limit`] was reported; no
+    /// event follows).
+    pub fn stopped(&self) -> bool {
+        self.stopped
+    }
+
+    /// Entries tracked now.
+    pub fn tracked(&self) -> usize {
+        self.tracked
+    }
+
+    /// Ids alive now in a namespace (levels open, for a nesting namespace).
+    pub fn alive(&self, space: SpaceId) -> u64 {
+        self.alive.get(space as usize).copied().unwrap_or(0)
+    }
+
+    /// The name of an allocation site of a namespace's ids, as far as the trace has been read
+    /// (names from tables at the end of a trace are known once they were read): the text of a
+    /// string reference, or the name a table gives the site's id, following references between
+    /// tables (at most 16 steps).
+    pub fn site_name(&self, space: SpaceId, site: u64) -> Option<String> {
+        let ns = self.decl.namespaces.get(space as usize)?;
+        if ns.site_text {
+            return self.text_sites.get(&(space, site)).map(|s| s.to_string());
+        }
+        self.name(ns.site_space?, site)
+    }
+
+    /// The name a table (or any namespace with `names`) gives an id, following references
+    /// between tables (at most 16 steps).
+    pub fn name(&self, space: SpaceId, id: u64) -> Option<String> {
+        let (mut space, mut id) = (space, id);
+        for _ in 0..16 {
+            match self.names.get(&(space, id))? {
+                Name::Text(t) => return Some(t.to_string()),
+                Name::Ref(s, i) => {
+                    space = *s;
+                    id = *i;
+                }
+            }
+        }
+        None
+    }
+
+    fn track(&mut self, sink: &mut dyn SinkDyn, at: At) -> bool {
+        if self.tracked >= self.limit {
+            if !self.stopped {
+                self.stopped = true;
+                sink.finding(Finding {
+                    kind: FindingKind::Limit,
+                    severity: Severity::Error,
+                    at,
+                    space: None,
+                    key: 0,
+                    id: 0,
+                    defined: None,
+                    expected: Some(self.limit as u64),
+                    what: None,
+                });
+            }
+            return false;
+        }
+        self.tracked += 1;
+        true
+    }
+
+    /// Apply the declarations to one record, in trace order.
+    pub fn record(&mut self, view: &RecordView<'_>, sink: &mut impl Sink) {
+        self.record_dyn(view, sink);
+    }
+
+    fn record_dyn(&mut self, view: &RecordView<'_>, sink: &mut dyn SinkDyn) {
+        if self.stopped {
+            return;
+        }
+        if !self
+            .active
+            .get(view.record_id() as usize)
+            .copied()
+            .unwrap_or(false)
+        {
+            return;
+        }
+        let decl: &'s RecordDecl = self.decl.record(view.record_id());
+        let at = At {
+            record: view.index(),
+            offset: view.offset(),
+            record_type: view.record_id(),
+        };
+        self.load(view);
+        // The record's time, or the time of the latest record that had one.
+        let time = match self.time(decl) {
+            Some(t) => {
+                self.clock = Some(t);
+                Some(t)
+            }
+            None => self.clock,
+        };
+        let thread = decl.thread.and_then(|s| self.int(s));
+        if !self.monotonic(decl, time, at, sink) {
+            return;
+        }
+        let mut freed = std::mem::take(&mut self.freed);
+        freed.clear();
+        let mut cx = Cx {
+            at,
+            thread,
+            time,
+            looked: None,
+            freed,
+            paired: false,
+            events: sink.wants_events(),
+        };
+        for (i, a) in decl.actions.iter().enumerate() {
+            if !cx.paired
+                && matches!(
+                    a.kind,
+                    ActionKind::Define | ActionKind::DefineNext | ActionKind::Open
+                )
+            {
+                self.pair(decl, i, &mut cx, sink);
+            }
+            let Some(id) = self.int(a.slot) else { continue };
+            if !decl.applies(a.slot, |s| self.int(s)) {
+                continue; // a guarded role (a failed realloc keeps its block)
+            }
+            let key = a.key.and_then(|s| self.int(s)).unwrap_or(0);
+            let ns = &self.decl.namespaces[a.space as usize];
+            // `definesNext`'s field is not the id: `define` tells whether the next id is null.
+            let is_null = ns.null == Some(id) && a.kind != ActionKind::DefineNext;
+            if is_null && !matches!(a.kind, ActionKind::Define) {
+                continue;
+            }
+            let ok = match a.kind {
+                ActionKind::Undefine => {
+                    self.undefine(
+                        a.space,
+                        key,
+                        id,
+                        (a.dead_null, a.leaves_null),
+                        &mut cx,
+                        sink,
+                    );
+                    true
+                }
+                ActionKind::Close => {
+                    self.close(a.space, key, id, &cx, sink);
+                    true
+                }
+                ActionKind::Refer => {
+                    self.refer(a.space, key, id, &mut cx, sink);
+                    true
+                }
+                ActionKind::Define | ActionKind::DefineNext => self.define(
+                    decl, i, a.kind, a.space, key, id, is_null, &mut cx, view, sink,
+                ),
+                ActionKind::Open => self.open(decl, a.space, key, id, at, sink),
+            };
+            if !ok {
+                return;
+            }
+        }
+        if !cx.paired {
+            self.pair(decl, decl.actions.len(), &mut cx, sink);
+        }
+        self.freed = std::mem::take(&mut cx.freed);
+        if let Some(l) = cx.looked {
+            self.scratch = l.stored;
+        }
+    }
+
+    /// Report what is alive at the end of the trace: ids as [`FindingKind::AliveAtEnd`], open
+    /// levels as [`FindingKind::OpenAtEnd`], in the order they were defined, each with the
+    /// severity its namespace declares (none for `atEnd = normal`).
+    pub fn finish(&mut self, sink: &mut impl Sink) {
+        for f in self.at_end() {
+            sink.finding(f);
+        }
+    }
+
+    /// What [`Interpreter::finish`] reports, one finding at a time: the entries are gathered
+    /// packed (48 bytes each) and sorted, and each finding is made when it is asked for, so that
+    /// the findings of a trace that ends with many ids alive are never all held at once.
+    pub(crate) fn at_end(&self) -> impl Iterator<Item = Finding> + 's {
+        let ns = &self.decl.namespaces;
+        let mut out: Vec<AtEnd> = Vec::new();
+        for (sp, n) in ns.iter().enumerate() {
+            if n.at_end == Severity::Normal || n.kind != SpaceKind::Ids {
+                continue;
+            }
+            let space = sp as SpaceId;
+            let reserve = self.live[sp].len() + self.shared[sp].len();
+            out.reserve(reserve);
+            for (&(key, id), l) in &self.live[sp] {
+                out.push(AtEnd::new(space, key, id, l.at(), false));
+            }
+            for (&(key, id), v) in &self.shared[sp] {
+                out.extend(v.iter().map(|l| AtEnd::new(space, key, id, l.at(), false)));
+            }
+        }
+        for ((space, key), v) in &self.stacks {
+            if ns[*space as usize].at_end != Severity::Normal {
+                out.extend(v.iter().map(|f| AtEnd::new(*space, *key, f.id, f.at, true)));
+            }
+        }
+        // Entries equal in this key make equal findings (a block held twice by one id in the
+        // same record), so an unstable sort, which needs no buffer the size of the list, gives
+        // what the stable one gave; levels open come after ids alive, as they were gathered.
+        out.sort_unstable_by_key(|e| (e.record, e.space, e.key, e.id, e.open));
+        out.into_iter().map(move |e| {
+            let at = At {
+                record: e.record,
+                offset: e.offset,
+                record_type: e.record_type,
+            };
+            let kind = if e.open {
+                FindingKind::OpenAtEnd
+            } else {
+                FindingKind::AliveAtEnd
+            };
+            end_finding(kind, ns[e.space as usize].at_end, e.space, e.key, e.id, at)
+        })
+    }
+}

@@ -1,0 +1,45 @@
+//! Where the interpreter reports heap events and findings.
+
+use crate::analysis::event::HeapEvent;
+
+use super::finding::Finding;
+
+/// What an interpreter reports to.
+pub trait Sink {
+    /// A heap event, in trace order.
+    fn event(&mut self, event: HeapEvent);
+    /// A finding (a broken declaration, or information such as a leak). Ignored by default.
+    fn finding(&mut self, finding: Finding) {
+        let _ = finding;
+    }
+    /// Whether the sink looks at events at all; `false` (a sink of findings only, such as
+    /// `mtf check`'s) spares the interpreter making them. `true` by default.
+    fn wants_events(&self) -> bool {
+        true
+    }
+}
+
+impl Sink for Vec<HeapEvent> {
+    fn event(&mut self, event: HeapEvent) {
+        self.push(event);
+    }
+}
+
+/// [`Sink`] as a trait object (the interpreter's internals take `&mut dyn`).
+pub(super) trait SinkDyn {
+    fn event(&mut self, event: HeapEvent);
+    fn finding(&mut self, finding: Finding);
+    fn wants_events(&self) -> bool;
+}
+
+impl<T: Sink + ?Sized> SinkDyn for T {
+    fn event(&mut self, event: HeapEvent) {
+        Sink::event(self, event);
+    }
+    fn finding(&mut self, finding: Finding) {
+        Sink::finding(self, finding);
+    }
+    fn wants_events(&self) -> bool {
+        Sink::wants_events(self)
+    }
+}

@@ -1,0 +1,299 @@
+//! The interpreter's state of ids: live blocks, stored values, open levels, recently undefined ids.
+
+use foldhash::HashMap;
+
+use crate::dtd::analysis::SpaceId;
+use crate::dtd::RecordId;
+
+use super::finding::At;
+
+// Design (tables): the state is what `mtf check` and `mtf stats` hold for every live id, so
+// its entries are packed: one map per namespace keyed by (key, id) (16 bytes, hashed as two
+// words), whose values hold the defining record's index, offset and type, the byte count and
+// the site in 40 bytes (`Live`); the values a namespace stores with its ids (`stored`) live
+// in one slab per namespace, reused as ids die, so that a define allocates nothing. The
+// record type shares its word with the flag "has a site": a schema has fewer than 2³¹ record
+// types (each takes far more than one byte of DTD).
+/// A live id.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Live {
+    pub(super) record: u64,
+    pub(super) offset: u64,
+    pub(super) bytes: u64,
+    /// The site, where `rtype`'s top bit says there is one.
+    pub(super) site: u64,
+    /// The defining record's type, and [`HAS_SITE`].
+    pub(super) rtype: u32,
+    /// Where its stored values are in the namespace's slab ([`NO_STORE`]: none).
+    pub(super) stored: u32,
+}
+
+pub(super) const HAS_SITE: u32 = 1 << 31;
+pub(super) const NO_STORE: u32 = u32::MAX;
+
+impl Live {
+    pub(super) fn new(at: At, bytes: u64, site: Option<u64>, stored: u32) -> Live {
+        Live {
+            record: at.record,
+            offset: at.offset,
+            bytes,
+            site: site.unwrap_or(0),
+            rtype: (at.record_type & !HAS_SITE) | if site.is_some() { HAS_SITE } else { 0 },
+            stored,
+        }
+    }
+
+    pub(super) fn at(&self) -> At {
+        At {
+            record: self.record,
+            offset: self.offset,
+            record_type: self.rtype & !HAS_SITE,
+        }
+    }
+
+    pub(super) fn site(&self) -> Option<u64> {
+        (self.rtype & HAS_SITE != 0).then_some(self.site)
+    }
+}
+
+/// The values a namespace stores with its live ids (`size.stored = block;`), `width` per id,
+/// in one vector; the places of dead ids are reused.
+#[derive(Debug, Default)]
+pub(super) struct Slab {
+    pub(super) width: usize,
+    pub(super) data: Vec<u64>,
+    pub(super) free: Vec<u32>,
+}
+
+impl Slab {
+    /// A place for one id's values ([`NO_STORE`] when the namespace stores nothing, or in the
+    /// impossible case of more than 2³² places).
+    pub(super) fn put(&mut self) -> u32 {
+        if self.width == 0 {
+            return NO_STORE;
+        }
+        let i = match self.free.pop() {
+            Some(i) => i,
+            None => {
+                let Ok(i) = u32::try_from(self.data.len() / self.width) else {
+                    return NO_STORE;
+                };
+                if i == NO_STORE {
+                    return NO_STORE;
+                }
+                self.data.resize(self.data.len() + self.width, 0);
+                i
+            }
+        };
+        let start = i as usize * self.width;
+        if let Some(place) = self.data.get_mut(start..start + self.width) {
+            place.fill(0);
+        }
+        i
+    }
+
+    pub(super) fn set(&mut self, i: u32, k: usize, v: u64) {
+        if i != NO_STORE && k < self.width {
+            if let Some(d) = self.data.get_mut(i as usize * self.width + k) {
+                *d = v;
+            }
+        }
+    }
+
+    pub(super) fn get(&self, i: u32, k: usize) -> Option<u64> {
+        if i == NO_STORE || k >= self.width {
+            return None;
+        }
+        self.data.get(i as usize * self.width + k).copied()
+    }
+
+    pub(super) fn release(&mut self, i: u32) {
+        if i != NO_STORE {
+            self.free.push(i);
+        }
+    }
+}
+
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Frame {
+    pub(super) id: u64,
+    pub(super) at: At,
+    /// The value of its depth field, where declared.
+    pub(super) depth: Option<u64>,
+}
+
+/// How many undefined ids are remembered, to tell a double free or a use after a free from an
+/// id that was never defined: 2¹⁶ (65,536), the most recent.
+pub const DEAD_REMEMBERED: usize = 1 << 16;
+
+pub(super) type DeadKey = (SpaceId, u64, u64);
+
+/// The most ids remembered as naming null (`F.leaves = null;`); beyond, an id is forgotten
+/// as any undefined one is, so memory stays bounded.
+pub(super) const MAX_NULLED: usize = 1 << 20;
+
+/// The ids undefined recently: for an id that is not alive, the record that undefined it, if
+/// that was one of the last [`DEAD_REMEMBERED`] undefines (and the id was not undefined before
+/// that within the window: see `Dead::bury_eager`).
+// Design: a valid trace never asks (only an id that is not alive is looked up), yet keeping a
+// map of the recently undefined ids costs two random memory accesses per free (the insert and
+// the eviction of the oldest), which were most of `mtf check`'s semantic pass. So the undefines
+// are first only appended to a ring of the last 2·DEAD_REMEMBERED, in order; the map is built
+// on the first look-up by replaying the ring through the same insert-and-evict rule, and kept
+// from then on as before. The replay gives the map the eager rule would have: an entry of the
+// map is inserted by one of the last DEAD_REMEMBERED undefines, and what evicts it is one of the
+// DEAD_REMEMBERED before those, all in the ring (an entry evicted longer ago was removed, since
+// record indices only grow; should one ever go back, the map is built at that point, while the
+// replay is still exact). Memory stays bounded as before.
+/// One undefine in `Dead`'s ring, packed (40 bytes).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Buried {
+    pub(super) key: u64,
+    pub(super) id: u64,
+    pub(super) record: u64,
+    pub(super) offset: u64,
+    pub(super) space: SpaceId,
+    pub(super) record_type: RecordId,
+}
+
+impl Buried {
+    pub(super) fn new((space, key, id): DeadKey, at: At) -> Buried {
+        Buried {
+            key,
+            id,
+            record: at.record,
+            offset: at.offset,
+            space,
+            record_type: at.record_type,
+        }
+    }
+
+    pub(super) fn unpack(self) -> (DeadKey, At) {
+        (
+            (self.space, self.key, self.id),
+            At {
+                record: self.record,
+                offset: self.offset,
+                record_type: self.record_type,
+            },
+        )
+    }
+}
+
+#[derive(Debug, Default)]
+pub(super) struct Dead {
+    /// The last 2·DEAD_REMEMBERED undefines, oldest first, while `map` is not built.
+    pub(super) ring: std::collections::VecDeque<Buried>,
+    /// The record index of the last undefine.
+    pub(super) last: u64,
+    /// Once built: the remembered ids and, oldest first, the last DEAD_REMEMBERED undefines.
+    pub(super) map: Option<(HashMap<DeadKey, At>, std::collections::VecDeque<DeadKey>)>,
+}
+
+impl Dead {
+    pub(super) fn bury(&mut self, k: DeadKey, at: At) {
+        if self.map.is_none() && at.record < self.last {
+            self.build();
+        }
+        self.last = at.record;
+        match &mut self.map {
+            Some((map, order)) => Dead::bury_eager(map, order, k, at),
+            None => {
+                if self.ring.len() >= 2 * DEAD_REMEMBERED {
+                    self.ring.pop_front();
+                }
+                self.ring.push_back(Buried::new(k, at));
+            }
+        }
+    }
+
+    /// The rule: the oldest of the last DEAD_REMEMBERED undefines is forgotten (its id's
+    /// entry removed, unless that entry is newer than the undefine being added), then the id is
+    /// remembered with the record that undefined it.
+    pub(super) fn bury_eager(
+        map: &mut HashMap<DeadKey, At>,
+        order: &mut std::collections::VecDeque<DeadKey>,
+        k: DeadKey,
+        at: At,
+    ) {
+        if order.len() >= DEAD_REMEMBERED {
+            if let Some(old) = order.pop_front() {
+                // One look-up for the test and the removal.
+                if let std::collections::hash_map::Entry::Occupied(e) = map.entry(old) {
+                    if e.get().record <= at.record {
+                        e.remove();
+                    }
+                }
+            }
+        }
+        map.insert(k, at);
+        order.push_back(k);
+    }
+
+    pub(super) fn build(&mut self) {
+        let mut map = HashMap::default();
+        let mut order = std::collections::VecDeque::new();
+        for (k, at) in std::mem::take(&mut self.ring)
+            .into_iter()
+            .map(Buried::unpack)
+        {
+            Dead::bury_eager(&mut map, &mut order, k, at);
+        }
+        self.map = Some((map, order));
+    }
+
+    pub(super) fn get(&mut self, k: DeadKey) -> Option<At> {
+        if self.map.is_none() {
+            self.build();
+        }
+        self.map.as_ref().and_then(|(map, _)| map.get(&k).copied())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The ring replayed on first use remembers exactly what the map kept eagerly remembers:
+    /// with ids freed again and again, past 2·DEAD_REMEMBERED undefines, with a look-up in the
+    /// middle (then the map is kept), and with a record index that goes back.
+    #[test]
+    fn dead_ids_are_remembered_as_the_eager_rule_remembers_them() {
+        let n = 5 * DEAD_REMEMBERED as u64 / 2;
+        for case in 0..4u64 {
+            let mut lazy = Dead::default();
+            let mut map = HashMap::default();
+            let mut order = std::collections::VecDeque::new();
+            let mut x = 0x9e37_79b9_7f4a_7c15u64 ^ case;
+            let mut record = 0u64;
+            let ids = if case == 3 { 200 } else { 90_000 };
+            for i in 0..n {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let id = (x >> 33) % ids;
+                record += (x >> 20) % 3;
+                if case == 2 && i == n - 1000 {
+                    record -= 7;
+                }
+                let at = At {
+                    record,
+                    offset: i,
+                    record_type: 0,
+                };
+                lazy.bury((0, 0, id), at);
+                Dead::bury_eager(&mut map, &mut order, (0, 0, id), at);
+                if case == 1 && i == n / 2 {
+                    assert_eq!(lazy.get((0, 0, id)), map.get(&(0, 0, id)).copied());
+                }
+            }
+            let mut remembered = 0;
+            for id in 0..ids {
+                let want = map.get(&(0, 0, id)).copied();
+                remembered += usize::from(want.is_some());
+                assert_eq!(lazy.get((0, 0, id)), want, "case {case}, id {id}");
+            }
+            assert!(remembered > 0);
+        }
+    }
+}

@@ -1,0 +1,339 @@
+//! What the actions of one record read: its slots' values, byte counts, sites, names.
+
+use crate::analysis::event::{HeapEvent, HeapOp};
+use crate::decode::{RecordView, Resolved, Value};
+use crate::dtd::analysis::{AExpr, ActionKind, RecordDecl, Severity, Site, SpaceId};
+use crate::dtd::SlotId;
+
+use super::finding::{At, Finding, FindingKind};
+use super::sink::SinkDyn;
+use super::state::Live;
+use super::Interpreter;
+
+/// Why a byte count is not known.
+pub(super) enum Unknown {
+    /// A lookup (`NS.G.value`) of an id of this namespace that is not alive.
+    Dead(SpaceId),
+    /// An overflow or a negative result.
+    Arithmetic,
+}
+
+/// What the actions of one record share.
+pub(super) struct Cx {
+    pub(super) at: At,
+    pub(super) thread: Option<u64>,
+    pub(super) time: Option<u64>,
+    pub(super) looked: Option<Looked>,
+    /// The blocks this record's undefines freed, in field order, until they pair with its
+    /// defines (`Interpreter::pair`).
+    pub(super) freed: Vec<Freed>,
+    /// Whether the freed blocks were paired (at the record's first define, open, or its end).
+    pub(super) paired: bool,
+    /// Whether the sink wants events ([`Sink::wants_events`]).
+    pub(super) events: bool,
+}
+
+impl Cx {
+    /// Reports an event, to a sink that wants events.
+    pub(super) fn emit(
+        &self,
+        sink: &mut dyn SinkDyn,
+        space: SpaceId,
+        key: u64,
+        site: Option<u64>,
+        op: HeapOp,
+    ) {
+        if self.events {
+            sink.event(HeapEvent {
+                record: self.at.record,
+                space,
+                key,
+                thread: self.thread,
+                time: self.time,
+                site,
+                op,
+            });
+        }
+    }
+}
+
+/// A block an undefine freed, held until the record's defines pair with it.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Freed {
+    pub(super) space: SpaceId,
+    pub(super) key: u64,
+    pub(super) id: u64,
+    pub(super) live: Live,
+    /// The index (in the record's actions) of the define it pairs with: the block moves there.
+    pub(super) to: Option<usize>,
+}
+
+#[derive(Debug, Clone)]
+pub(super) enum Name {
+    Text(Box<str>),
+    Ref(SpaceId, u64),
+}
+
+/// The value a slot had in the current record.
+#[derive(Debug, Clone, Copy, Default)]
+pub(super) struct SlotVal {
+    /// Generation of the record it belongs to (0: none).
+    pub(super) gen: u64,
+    pub(super) int: u64,
+    /// Index of the field occurrence in the view, for text.
+    pub(super) field: u32,
+}
+
+/// What a record looked up while its actions ran (for `Lookup` and inherited sites).
+pub(super) struct Looked {
+    pub(super) space: SpaceId,
+    pub(super) stored: Vec<u64>,
+    pub(super) site: Option<u64>,
+}
+
+impl<'s> Interpreter<'s> {
+    /// The first occurrence of every slot of the record, as integers: a reference's value is the
+    /// integer its element holds (a split address stream), else the number it carries.
+    pub(super) fn load(&mut self, view: &RecordView<'_>) {
+        self.gen += 1;
+        let n = view.record().slots.len();
+        if self.vals.len() < n {
+            self.vals.resize(n, SlotVal::default());
+        }
+        let needed: &[bool] = self
+            .needed
+            .get(view.record_id() as usize)
+            .map_or(&[], |b| b);
+        for (i, f) in view.fields().enumerate() {
+            let slot = f.slot() as usize;
+            if !needed.get(slot).copied().unwrap_or(false) {
+                continue;
+            }
+            let Some(v) = self.vals.get_mut(slot) else {
+                continue;
+            };
+            if v.gen == self.gen {
+                continue;
+            }
+            let int = match f.value() {
+                Value::Int(x) => x,
+                Value::Ref(r) => match f.resolve() {
+                    Some(Ok(Resolved {
+                        value: Value::Int(x),
+                        ..
+                    })) => x,
+                    _ => r.number(),
+                },
+                Value::Bytes(_) => 0,
+            };
+            *v = SlotVal {
+                gen: self.gen,
+                int,
+                field: i as u32,
+            };
+        }
+    }
+
+    pub(super) fn int(&self, slot: SlotId) -> Option<u64> {
+        let v = self.vals.get(slot as usize)?;
+        (v.gen == self.gen).then_some(v.int)
+    }
+
+    pub(super) fn time(&self, decl: &RecordDecl) -> Option<u64> {
+        let unit = self.decl.time_unit?;
+        let mut total: Option<u64> = None;
+        for &(slot, u) in &decl.time {
+            if !decl.applies(slot, |s| self.int(s)) {
+                continue; // a time the record does not carry (a guard's flag)
+            }
+            let v = self.int(slot)?;
+            // Most times are in the trace's unit: no division then.
+            let scale = if u == unit {
+                1
+            } else {
+                (u.nanos() / unit.nanos()).max(1)
+            };
+            total = Some(total.unwrap_or(0).wrapping_add(v.wrapping_mul(scale)));
+        }
+        total
+    }
+
+    pub(super) fn bytes(
+        &self,
+        decl: &RecordDecl,
+        looked: Option<&Looked>,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) -> Option<u64> {
+        let b = decl
+            .bytes
+            .iter()
+            .find(|b| b.when.is_some_and(|(s, v)| self.int(s) == Some(v)))
+            .or_else(|| decl.bytes.iter().find(|b| b.when.is_none()))?;
+        match self.eval(&b.expr, looked) {
+            Ok(v) => Some(v),
+            // The id the count reads a field of is not alive (docs/format.md §14.3): the count
+            // cannot be computed, said with the severity the DTD gives the reference (which is
+            // reported too, unless that is `normal`).
+            Err(Unknown::Dead(space)) => {
+                let ns = &self.decl.namespaces[space as usize];
+                let refer = decl
+                    .actions
+                    .iter()
+                    .find(|a| a.kind == ActionKind::Refer && a.space == space);
+                let id = refer.and_then(|a| self.int(a.slot)).unwrap_or(0);
+                let key = refer
+                    .and_then(|a| a.key)
+                    .and_then(|s| self.int(s))
+                    .unwrap_or(0);
+                sink.finding(Finding {
+                    kind: FindingKind::Bytes,
+                    severity: ns.unknown_refers,
+                    at,
+                    space: Some(space),
+                    key,
+                    id,
+                    defined: None,
+                    expected: None,
+                    what: Some("not alive".to_string()),
+                });
+                None
+            }
+            Err(Unknown::Arithmetic) => {
+                sink.finding(Finding {
+                    kind: FindingKind::Bytes,
+                    severity: Severity::Error,
+                    at,
+                    space: None,
+                    key: 0,
+                    id: 0,
+                    defined: None,
+                    expected: None,
+                    what: None,
+                });
+                None
+            }
+        }
+    }
+
+    pub(super) fn eval(&self, e: &AExpr, looked: Option<&Looked>) -> Result<u64, Unknown> {
+        let arith = |r: Option<u64>| r.ok_or(Unknown::Arithmetic);
+        match e {
+            AExpr::Const(v) => Ok(*v),
+            // A field that did not occur (an empty repeat) reads 0, as in §3.4.
+            AExpr::Field(s) => Ok(self.int(*s).unwrap_or(0)),
+            AExpr::Lookup { space, stored } => looked
+                .filter(|l| l.space == *space)
+                .and_then(|l| l.stored.get(*stored as usize).copied())
+                .ok_or(Unknown::Dead(*space)),
+            AExpr::Add(a, b) => arith(self.eval(a, looked)?.checked_add(self.eval(b, looked)?)),
+            AExpr::Sub(a, b) => arith(self.eval(a, looked)?.checked_sub(self.eval(b, looked)?)),
+            AExpr::Mul(a, b) => arith(self.eval(a, looked)?.checked_mul(self.eval(b, looked)?)),
+        }
+    }
+
+    pub(super) fn site(
+        &mut self,
+        decl: &RecordDecl,
+        looked: Option<&Looked>,
+        view: &RecordView<'_>,
+        defined: SpaceId,
+    ) -> Option<u64> {
+        match decl.site? {
+            Site::Field { slot, space } => {
+                let v = self.int(slot)?;
+                // A string reference: remember its text once per site.
+                let key = (defined, v);
+                if space.is_none()
+                    && !self.text_sites.contains_key(&key)
+                    && self.tracked < self.limit
+                {
+                    if let Some(Name::Text(t)) = self.name_of(slot, view) {
+                        self.tracked += 1;
+                        self.text_sites.insert(key, t);
+                    }
+                }
+                Some(v)
+            }
+            Site::Inherited { space } => looked.filter(|l| l.space == space)?.site,
+        }
+    }
+
+    /// The name a field gives: its text (a byte string, or the element a reference leads to),
+    /// or an id of the namespace it refers to.
+    pub(super) fn name_of(&self, slot: SlotId, view: &RecordView<'_>) -> Option<Name> {
+        let v = self.vals.get(slot as usize).filter(|v| v.gen == self.gen)?;
+        let f = view.field_at(v.field as usize)?;
+        let text = |b: &[u8]| Name::Text(String::from_utf8_lossy(b).into());
+        match f.value() {
+            Value::Bytes(b) => Some(text(b)),
+            Value::Ref(_) => match f.resolve()? {
+                Ok(r) => match r.value {
+                    Value::Bytes(b) => Some(text(b)),
+                    Value::Int(i) => Some(Name::Text(i.to_string().into())),
+                    Value::Ref(r) => Some(Name::Text(r.to_string().into())),
+                },
+                Err(_) => None,
+            },
+            Value::Int(i) => {
+                let rt = view.record_id();
+                let decl = self.decl.record(rt);
+                let target = decl
+                    .actions
+                    .iter()
+                    .find(|a| a.slot == slot && a.kind == ActionKind::Refer)
+                    .map(|a| a.space);
+                match target {
+                    Some(s) => Some(Name::Ref(s, i)),
+                    None => Some(Name::Text(i.to_string().into())),
+                }
+            }
+        }
+    }
+}
+
+/// The slots a record type's declarations read (`Interpreter::int`, `Interpreter::name_of`),
+/// as a mask over its `n` slots.
+pub(super) fn needed_slots(decl: &RecordDecl, n: usize) -> Box<[bool]> {
+    pub(super) fn expr(e: &AExpr, out: &mut Vec<SlotId>) {
+        match e {
+            AExpr::Const(_) | AExpr::Lookup { .. } => {}
+            AExpr::Field(s) => out.push(*s),
+            AExpr::Add(a, b) | AExpr::Sub(a, b) | AExpr::Mul(a, b) => {
+                expr(a, out);
+                expr(b, out);
+            }
+        }
+    }
+    let mut slots: Vec<SlotId> = Vec::new();
+    for a in &decl.actions {
+        slots.push(a.slot);
+        slots.extend(a.key);
+    }
+    for b in &decl.bytes {
+        expr(&b.expr, &mut slots);
+        slots.extend(b.when.map(|(s, _)| s));
+    }
+    slots.extend(decl.guards.iter().map(|(_, g)| g.slot));
+    slots.extend(decl.align);
+    slots.extend(decl.time.iter().map(|&(s, _)| s));
+    slots.extend(decl.thread);
+    slots.extend(decl.sizes.iter().copied());
+    if let Some(Site::Field { slot, .. }) = decl.site {
+        slots.push(slot);
+    }
+    for m in &decl.monotonic {
+        slots.extend(m.slot);
+        slots.extend(m.key);
+    }
+    slots.extend(decl.depth.iter().map(|d| d.slot));
+    slots.extend(decl.names.iter().map(|&(s, _)| s));
+    slots.extend(decl.stores.iter().map(|&(_, _, s)| s));
+    let mut mask = vec![false; n];
+    for s in slots {
+        if let Some(m) = mask.get_mut(s as usize) {
+            *m = true;
+        }
+    }
+    mask.into_boxed_slice()
+}

@@ -1,0 +1,504 @@
+use std::collections::HashMap;
+
+use foldhash::fast::RandomState;
+
+use super::classes::{classes, log2_class, CLASSES};
+use super::curve::{Curve, CURVE_POINTS};
+use super::lifetimes::Lifetimes;
+use super::{At, SiteSummary, SpaceInfo, SpaceSummary};
+use crate::analysis::event::{HeapEvent, HeapOp};
+
+/// A live block, packed (40 bytes; see the Design note of [`HeapStats`]).
+#[derive(Debug, Clone, Copy)]
+struct Block {
+    size: u64,
+    born_record: u64,
+    /// The declared time at birth, where `flags` has [`Block::TIME`].
+    born_time: u64,
+    /// The site, where `flags` has [`Block::SITE`].
+    site: u64,
+    /// In a shared namespace, the block that held the same id before (an index + 1 into the
+    /// shadow list; 0 for none).
+    below: u32,
+    flags: u32,
+}
+
+impl Block {
+    const TIME: u32 = 1;
+    const SITE: u32 = 2;
+
+    fn new(size: u64, born: At, site: Option<u64>) -> Block {
+        Block {
+            size,
+            born_record: born.record,
+            born_time: born.time.unwrap_or(0),
+            site: site.unwrap_or(0),
+            below: 0,
+            flags: if born.time.is_some() { Block::TIME } else { 0 }
+                | if site.is_some() { Block::SITE } else { 0 },
+        }
+    }
+
+    fn born_time(&self) -> Option<u64> {
+        (self.flags & Block::TIME != 0).then_some(self.born_time)
+    }
+
+    fn site(&self) -> Option<u64> {
+        (self.flags & Block::SITE != 0).then_some(self.site)
+    }
+}
+
+#[derive(Debug, Clone, Default)]
+struct Site {
+    allocations: u64,
+    bytes_allocated: u128,
+    live_bytes: u128,
+    live_blocks: u64,
+    max_live_bytes: u128,
+    temporary: u64,
+    /// The site's live bytes and blocks at the namespace's latest peak, valid when `gen` equals
+    /// the namespace's peak generation; else they are `live_*` (nothing changed since).
+    at_peak: (u128, u64),
+    gen: u64,
+}
+
+struct Space {
+    info: SpaceInfo,
+    live_bytes: u128,
+    live_blocks: u64,
+    peak: Option<(u128, u64, At)>,
+    peak_gen: u64,
+    max_blocks: Option<(u64, At)>,
+    allocations: u64,
+    frees: u64,
+    moves: u64,
+    bytes_allocated: u128,
+    bytes_freed: u128,
+    temporary: u64,
+    unknown_frees: u64,
+    redefined: u64,
+    last_alloc: Option<(u64, u64)>,
+    sizes: [u64; CLASSES],
+    size_bytes: [u128; CLASSES],
+    life_records: Lifetimes,
+    life_time: Lifetimes,
+    /// The sites of allocations that declare one.
+    sites: HashMap<u64, Site, RandomState>,
+    /// Allocations without a declared site (most traces'), kept out of the map.
+    no_site: Site,
+    /// Live bytes and blocks at sampled points, for plots (bounded: see [`Curve`]).
+    curve: Curve,
+}
+
+impl Space {
+    fn new(info: SpaceInfo) -> Space {
+        Space {
+            info,
+            live_bytes: 0,
+            live_blocks: 0,
+            peak: None,
+            peak_gen: 0,
+            max_blocks: None,
+            allocations: 0,
+            frees: 0,
+            moves: 0,
+            bytes_allocated: 0,
+            bytes_freed: 0,
+            temporary: 0,
+            unknown_frees: 0,
+            redefined: 0,
+            last_alloc: None,
+            sizes: [0; CLASSES],
+            size_bytes: [0; CLASSES],
+            life_records: Lifetimes::new(),
+            life_time: Lifetimes::new(),
+            sites: HashMap::default(),
+            no_site: Site::default(),
+            curve: Curve::new(CURVE_POINTS),
+        }
+    }
+
+    fn site(&mut self, site: Option<u64>) -> &mut Site {
+        let gen = self.peak_gen;
+        // The site without a name starts as a new entry would (nothing live, `at_peak` zero),
+        // so keeping it out of the map changes no figure.
+        let s = match site {
+            None => &mut self.no_site,
+            Some(site) => self.sites.entry(site).or_insert_with(|| Site {
+                gen,
+                ..Site::default()
+            }),
+        };
+        if s.gen != gen {
+            s.at_peak = (s.live_bytes, s.live_blocks);
+            s.gen = gen;
+        }
+        s
+    }
+
+    /// After a change of the live state: the peaks and the curve.
+    fn settle(&mut self, at: At, window: bool) {
+        if !window {
+            return;
+        }
+        if !matches!(self.peak, Some((b, _, _)) if b >= self.live_bytes) {
+            self.peak = Some((self.live_bytes, self.live_blocks, at));
+            self.peak_gen += 1;
+        }
+        if !matches!(self.max_blocks, Some((b, _)) if b >= self.live_blocks) {
+            self.max_blocks = Some((self.live_blocks, at));
+        }
+        self.curve.add(at, self.live_bytes, self.live_blocks);
+        self.curve.events = Some((self.curve.events.map_or(at, |e| e.0), at));
+    }
+}
+
+/// Heap figures per namespace from a stream of [`HeapEvent`]s.
+// Design: the live blocks are the state that grows with a trace's heap, so they are kept
+// packed: one map per namespace keyed by (key, id), 16 bytes hashed as two words, with 40-byte
+// values (`Block`); the blocks of allocations without a site count in a `Site` of their own
+// rather than in the sites' map, so that most events touch one map only.
+pub struct HeapStats {
+    spaces: Vec<Space>,
+    /// Per namespace: its live blocks by (key, id).
+    live: Vec<HashMap<(u64, u64), Block, RandomState>>,
+    /// Blocks hidden under a newer block of the same id (shared namespaces).
+    shadow: Vec<Block>,
+    free_shadow: Vec<u32>,
+    in_window: bool,
+    opened: Option<At>,
+}
+
+impl HeapStats {
+    /// Statistics for these namespaces (indexed by [`HeapEvent::space`]).
+    pub fn new(spaces: Vec<SpaceInfo>) -> HeapStats {
+        HeapStats {
+            live: spaces.iter().map(|_| HashMap::default()).collect(),
+            spaces: spaces.into_iter().map(Space::new).collect(),
+            shadow: Vec::new(),
+            free_shadow: Vec::new(),
+            in_window: false,
+            opened: None,
+        }
+    }
+
+    /// The slice starts at `at` (call once, before the first event inside it; for the whole
+    /// trace, before the first event): the peak starts from the live state here.
+    pub fn open_window(&mut self, at: At) {
+        if self.opened.is_some() {
+            return;
+        }
+        self.in_window = true;
+        self.opened = Some(at);
+        for s in &mut self.spaces {
+            s.settle(at, true);
+            // The state when the slice opens is a point of the curve, not an event.
+            s.curve.events = None;
+        }
+    }
+
+    /// Blocks alive now, over all namespaces.
+    pub fn live_blocks(&self) -> usize {
+        self.live.iter().map(HashMap::len).sum::<usize>() + self.shadow.len()
+            - self.free_shadow.len()
+    }
+
+    /// Apply one event (in trace order). An event for a namespace that was not declared is
+    /// ignored.
+    pub fn event(&mut self, ev: &HeapEvent) {
+        self.event_at(
+            ev,
+            At {
+                record: ev.record,
+                time: ev.time,
+                source: None,
+            },
+        );
+    }
+
+    /// [`HeapStats::event`], the event's position given apart (its data record and source line:
+    /// [`compute_from`] counts positions in data records, whatever [`HeapEvent::record`] holds).
+    pub fn event_at(&mut self, ev: &HeapEvent, at: At) {
+        let Some(space) = self.spaces.get(ev.space as usize) else {
+            return;
+        };
+        let sized = space.info.sized;
+        match ev.op {
+            HeapOp::Alloc { id, size, .. } => {
+                let size = if sized { size } else { 0 };
+                self.alloc(ev.space, ev.key, id, size, at, ev.site);
+            }
+            HeapOp::Free { id } => {
+                self.free(ev.space, ev.key, id, at, true);
+            }
+            HeapOp::Move {
+                old,
+                new,
+                size: Some(size),
+            } => {
+                // A realloc: the old block ends and a new one starts (heaptrack's reading), so
+                // it counts as a free and an allocation of the new size.
+                let size = if sized { size } else { 0 };
+                let site = self.free(ev.space, ev.key, old, at, true);
+                self.alloc(ev.space, ev.key, new, size, at, ev.site.or(site));
+            }
+            HeapOp::Move {
+                old,
+                new,
+                size: None,
+            } => self.rename(ev.space, ev.key, old, new, at),
+        }
+    }
+
+    fn alloc(&mut self, sp: u32, key: u64, id: u64, size: u64, at: At, site: Option<u64>) {
+        let w = self.in_window;
+        let k = (key, id);
+        let s = &mut self.spaces[sp as usize];
+        let live = &mut self.live[sp as usize];
+        let shared = s.info.shared;
+        let mut block = Block::new(size, at, site);
+        // One probe: the entry is taken, and the new block put in its place.
+        let entry = live.entry(k);
+        let old = match &entry {
+            std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+            std::collections::hash_map::Entry::Vacant(_) => None,
+        };
+        if let Some(old) = old {
+            if shared {
+                let i = match self.free_shadow.pop() {
+                    Some(i) => {
+                        self.shadow[i as usize] = old;
+                        i
+                    }
+                    None => {
+                        self.shadow.push(old);
+                        (self.shadow.len() - 1) as u32
+                    }
+                };
+                block.below = i + 1;
+            } else {
+                // A second allocation of a live id: the first block is lost (a free the trace
+                // does not show); it leaves the live state without a lifetime.
+                if w {
+                    s.redefined += 1;
+                }
+                s.live_bytes -= u128::from(old.size);
+                s.live_blocks -= 1;
+                let st = s.site(old.site());
+                st.live_bytes -= u128::from(old.size);
+                st.live_blocks -= 1;
+            }
+        }
+        match entry {
+            std::collections::hash_map::Entry::Occupied(mut e) => {
+                e.insert(block);
+            }
+            std::collections::hash_map::Entry::Vacant(e) => {
+                e.insert(block);
+            }
+        }
+        // Design: byte totals are 128-bit: 2⁶⁴ blocks of 2⁶⁴ − 1 bytes cannot be recorded, so
+        // they never overflow, and a sum beyond 64 bits is exact (docs/stats.md).
+        let bytes = u128::from(size);
+        s.live_bytes += bytes;
+        s.live_blocks += 1;
+        if w {
+            s.allocations += 1;
+            s.bytes_allocated += bytes;
+            let c = log2_class(size);
+            s.sizes[c] += 1;
+            s.size_bytes[c] += bytes;
+            s.last_alloc = Some((key, id));
+        }
+        let st = s.site(site);
+        st.live_bytes += bytes;
+        st.live_blocks += 1;
+        st.max_live_bytes = st.max_live_bytes.max(st.live_bytes);
+        if w {
+            st.allocations += 1;
+            st.bytes_allocated += bytes;
+        }
+        s.settle(at, w);
+    }
+
+    /// Takes block `id` out of the live state; returns its site (`None` if it was not live).
+    fn take(&mut self, sp: u32, key: u64, id: u64) -> Option<Block> {
+        let live = self.live.get_mut(sp as usize)?;
+        let k = (key, id);
+        let b = live.remove(&k)?;
+        if b.below != 0 {
+            let i = b.below - 1;
+            live.insert(k, self.shadow[i as usize]);
+            self.free_shadow.push(i);
+        }
+        Some(b)
+    }
+
+    fn free(&mut self, sp: u32, key: u64, id: u64, at: At, count: bool) -> Option<u64> {
+        let w = self.in_window;
+        let taken = self.take(sp, key, id);
+        let s = &mut self.spaces[sp as usize];
+        let Some(b) = taken else {
+            if w && count {
+                s.unknown_frees += 1;
+            }
+            return None;
+        };
+        // A free of an id that is not alive is no event: it does not end a candidacy.
+        let temporary = s.last_alloc == Some((key, id));
+        if w {
+            s.last_alloc = None;
+        }
+        s.live_bytes -= u128::from(b.size);
+        s.live_blocks -= 1;
+        if w {
+            s.frees += 1;
+            s.bytes_freed += u128::from(b.size);
+            s.life_records.add(at.record.saturating_sub(b.born_record));
+            if let (Some(t0), Some(t1)) = (b.born_time(), at.time) {
+                s.life_time.add(t1.saturating_sub(t0));
+            }
+            if temporary {
+                s.temporary += 1;
+            }
+        }
+        let st = s.site(b.site());
+        st.live_bytes -= u128::from(b.size);
+        st.live_blocks -= 1;
+        if w && temporary {
+            st.temporary += 1;
+        }
+        s.settle(at, w);
+        b.site()
+    }
+
+    fn rename(&mut self, sp: u32, key: u64, old: u64, new: u64, at: At) {
+        let w = self.in_window;
+        let Some(b) = self.take(sp, key, old) else {
+            if w {
+                self.spaces[sp as usize].unknown_frees += 1;
+            }
+            return;
+        };
+        if w {
+            self.spaces[sp as usize].moves += 1;
+        }
+        // Temporary allocations are followed by block: a move is neither an allocation nor a
+        // free, and the block stays a candidate under its new id (docs/stats.md).
+        let s = &mut self.spaces[sp as usize];
+        if s.last_alloc == Some((key, old)) {
+            s.last_alloc = Some((key, new));
+        } else if s.last_alloc == Some((key, new)) && !s.info.shared {
+            // The candidate is the block this move puts out of the live state (a free the
+            // trace does not show): it ends the candidacy as a free would.
+            s.last_alloc = None;
+        }
+        let k = (key, new);
+        let mut b = Block { below: 0, ..b };
+        if let Some(prev) = self.live[sp as usize].get(&k).copied() {
+            let s = &mut self.spaces[sp as usize];
+            if s.info.shared {
+                self.shadow.push(prev);
+                b.below = self.shadow.len() as u32;
+            } else {
+                if w {
+                    s.redefined += 1;
+                }
+                s.live_bytes -= u128::from(prev.size);
+                s.live_blocks -= 1;
+                let st = s.site(prev.site());
+                st.live_bytes -= u128::from(prev.size);
+                st.live_blocks -= 1;
+                s.settle(at, w);
+            }
+        }
+        self.live[sp as usize].insert(k, b);
+    }
+
+    /// The figures at the end of the slice (`end`: the first record after it, or the record
+    /// count); `site_name` names a site of a namespace where the trace can.
+    pub fn finish(
+        mut self,
+        end: At,
+        mut site_name: impl FnMut(u32, u64) -> Option<String>,
+    ) -> Vec<SpaceSummary> {
+        let start = self.opened.unwrap_or(end);
+        if self.opened.is_none() {
+            self.open_window(end);
+        }
+        let mut out = Vec::new();
+        for (i, s) in self.spaces.iter_mut().enumerate() {
+            // The state holds until the end of the slice: the curve's last point.
+            if end.record > start.record {
+                let last = At {
+                    record: end.record - 1,
+                    time: end.time,
+                    source: None,
+                };
+                s.curve.add(last, s.live_bytes, s.live_blocks);
+            }
+            let gen = s.peak_gen;
+            let mut sites: Vec<SiteSummary> = std::iter::once((None, &s.no_site))
+                .chain(s.sites.iter().map(|(id, st)| (Some(*id), st)))
+                .map(|(id, st)| {
+                    let at_peak = if st.gen == gen {
+                        st.at_peak
+                    } else {
+                        (st.live_bytes, st.live_blocks)
+                    };
+                    SiteSummary {
+                        site: id,
+                        name: id.and_then(|x| site_name(i as u32, x)),
+                        allocations: st.allocations,
+                        bytes_allocated: st.bytes_allocated,
+                        peak_bytes: at_peak.0,
+                        peak_blocks: at_peak.1,
+                        max_live_bytes: st.max_live_bytes,
+                        leaked_bytes: st.live_bytes,
+                        leaked_blocks: st.live_blocks,
+                        temporary: st.temporary,
+                    }
+                })
+                .filter(|s| s.allocations > 0 || s.leaked_blocks > 0 || s.peak_blocks > 0)
+                .collect();
+            sites.sort_by(|a, b| {
+                b.peak_bytes
+                    .cmp(&a.peak_bytes)
+                    .then(b.bytes_allocated.cmp(&a.bytes_allocated))
+                    .then(a.site.cmp(&b.site))
+            });
+            let (pb, pk, pat) = s.peak.unwrap_or((0, 0, start));
+            let (mb, mat) = s.max_blocks.unwrap_or((0, start));
+            out.push(SpaceSummary {
+                name: s.info.name.clone(),
+                sized: s.info.sized,
+                time_unit: s.info.time_unit.clone(),
+                start,
+                end,
+                allocations: s.allocations,
+                frees: s.frees,
+                moves: s.moves,
+                bytes_allocated: s.bytes_allocated,
+                bytes_freed: s.bytes_freed,
+                peak_bytes: pb,
+                peak_blocks: pk,
+                peak_at: pat,
+                max_blocks: mb,
+                max_blocks_at: mat,
+                live_bytes: s.live_bytes,
+                live_blocks: s.live_blocks,
+                temporary: s.temporary,
+                unknown_frees: s.unknown_frees,
+                redefined: s.redefined,
+                sizes: classes(&s.sizes, Some(&s.size_bytes)),
+                lifetime_records: s.life_records.summary(),
+                lifetime_time: (s.life_time.count > 0).then(|| s.life_time.summary()),
+                sites,
+                curve: std::mem::replace(&mut s.curve, Curve::new(2)),
+                files: Vec::new(),
+                clock: true,
+            });
+        }
+        out
+    }
+}

@@ -1,0 +1,219 @@
+use super::lines::SourceLines;
+use super::{At, Clock, Declared, HeapEventSource, HeapStats, Place, RecordCounter, Stats, Window};
+use crate::analysis::event::HeapEvent;
+use crate::decode::RecordView;
+
+/// [`compute`] with the trace's own declarations.
+pub fn compute_opened(opened: &crate::Opened, window: Window) -> Stats {
+    let reader = opened.reader();
+    let mut source = Declared::new(opened.schema());
+    compute(&reader, &mut source, window)
+}
+
+/// Reads `reader`'s records once, feeding the record counter and the heap statistics with the
+/// events `source` makes of them, and returns the figures of the slice `window`. Reading stops
+/// at the end of the slice.
+pub fn compute(
+    reader: &crate::decode::Reader<'_>,
+    source: &mut dyn HeapEventSource,
+    window: Window,
+) -> Stats {
+    compute_from(reader, &mut reader.records(), source, window)
+}
+
+/// [`compute`] over the events of `records` (a reader's records, or the same decoded on
+/// several threads: `metatf::parallel::events`).
+pub fn compute_from(
+    reader: &crate::decode::Reader<'_>,
+    records: &mut dyn crate::decode::EventStream,
+    source: &mut dyn HeapEventSource,
+    window: Window,
+) -> Stats {
+    let mut pass = Pass::new(reader.schema(), source, window);
+    while let Some(e) = records.next_event() {
+        let v = match e {
+            crate::decode::Event::Record(v) => v,
+            crate::decode::Event::Problem(_) | crate::decode::Event::Damage(_) => {
+                pass.problems += 1;
+                continue;
+            }
+        };
+        if !pass.record(&v) {
+            break;
+        }
+    }
+    if pass.end.is_some() && pass.source.names_later() {
+        // Names of sites may come from tables after the slice.
+        while let Some(e) = records.next_event() {
+            if let crate::decode::Event::Record(v) = e {
+                pass.events.clear();
+                pass.source.record(&v, &mut pass.events);
+            }
+        }
+    }
+    pass.problems += records.dropped_problems();
+    pass.finish()
+}
+
+/// The state of one pass: the accumulators, the clock, where the slice opened and closed.
+struct Pass<'a, 's> {
+    schema: &'s crate::dtd::Schema,
+    source: &'a mut dyn HeapEventSource,
+    window: Window,
+    counter: RecordCounter,
+    heap: HeapStats,
+    lines: SourceLines,
+    /// The heap events of the current record.
+    events: Vec<HeapEvent>,
+    problems: u64,
+    /// Records inside the slice that only encode the data.
+    other: u64,
+    /// The latest declared time.
+    time: Option<u64>,
+    /// The first declared time, and whether another one came (a clock that moves).
+    first_time: Option<u64>,
+    moved: bool,
+    start: Option<At>,
+    end: Option<At>,
+    /// The next data record's position: positions count data records only (docs/stats.md).
+    data: u64,
+    /// Frees of ids not alive that the source counts itself (no event): attributed to the
+    /// record that made them, counted when it is inside the slice.
+    unknown_seen: Vec<u64>,
+    unknown_inside: Vec<u64>,
+}
+
+impl<'a, 's> Pass<'a, 's> {
+    fn new(
+        schema: &'s crate::dtd::Schema,
+        source: &'a mut dyn HeapEventSource,
+        window: Window,
+    ) -> Self {
+        let spaces = source.spaces();
+        let n_spaces = spaces.len();
+        Pass {
+            schema,
+            counter: RecordCounter::new(schema),
+            heap: HeapStats::new(spaces),
+            lines: SourceLines::new(schema),
+            source,
+            window,
+            events: Vec::new(),
+            problems: 0,
+            other: 0,
+            time: None,
+            first_time: None,
+            moved: false,
+            start: None,
+            end: None,
+            data: 0,
+            unknown_seen: vec![0; n_spaces],
+            unknown_inside: vec![0; n_spaces],
+        }
+    }
+
+    /// Takes one record; false once the slice has ended (the record is the first after it).
+    fn record(&mut self, v: &RecordView<'_>) -> bool {
+        self.events.clear();
+        if let Some(t) = self.source.record(v, &mut self.events) {
+            self.time = Some(t);
+            match self.first_time {
+                None => self.first_time = Some(t),
+                Some(f) => self.moved |= f != t,
+            }
+        }
+        let line = self.lines.record(v);
+        let is_data = v.is_data();
+        let at = At {
+            record: self.data,
+            time: self.time,
+            source: line,
+        };
+        // Records that only encode (metadata, section starts, table elements, split streams)
+        // have no position of their own: they are counted apart, inside a slice once it opened.
+        let place = if is_data {
+            self.data += 1;
+            self.window.place(at.record, at.time)
+        } else if self.start.is_some() {
+            Place::Inside
+        } else {
+            Place::Before
+        };
+        self.count_unknown_frees(place);
+        match place {
+            Place::Before => {}
+            Place::Inside if is_data => {
+                if self.start.is_none() {
+                    self.start = Some(at);
+                    self.heap.open_window(at);
+                }
+                self.counter.record(v);
+            }
+            Place::Inside => self.other += 1,
+            Place::After => {
+                self.end = Some(at);
+                return false;
+            }
+        }
+        for ev in &self.events {
+            self.heap.event_at(
+                ev,
+                At {
+                    time: ev.time,
+                    ..at
+                },
+            );
+        }
+        true
+    }
+
+    /// The source's own count of frees of ids not alive, taken into the slice's figures when
+    /// the record that made them is inside it.
+    fn count_unknown_frees(&mut self, place: Place) {
+        for (i, seen) in self.unknown_seen.iter_mut().enumerate() {
+            let now = self.source.unknown_frees(i as u32);
+            if place == Place::Inside {
+                self.unknown_inside[i] += now - *seen;
+            }
+            *seen = now;
+        }
+    }
+
+    fn finish(self) -> Stats {
+        let clock = match self.first_time {
+            None => Clock::None,
+            Some(_) if self.moved => Clock::Moving,
+            Some(t) => Clock::Constant(t),
+        };
+        let end = self.end.unwrap_or(At {
+            record: self.data,
+            time: self.time,
+            source: None,
+        });
+        let start = self.start.unwrap_or(end);
+        let source = self.source;
+        let mut spaces = self.heap.finish(end, |sp, site| source.site_name(sp, site));
+        for (s, n) in spaces.iter_mut().zip(&self.unknown_inside) {
+            s.unknown_frees += n;
+            s.files.clone_from(&self.lines.files);
+            s.clock = clock == Clock::Moving;
+            if !s.clock {
+                // Times that never move (no clock) make no lifetimes.
+                s.lifetime_time = None;
+            }
+        }
+        Stats {
+            window: self.window,
+            start,
+            end,
+            records: self.counter.total(),
+            other_records: self.other,
+            data_records: self.data,
+            clock,
+            problems: self.problems,
+            types: self.counter.finish(self.schema),
+            files: self.lines.files,
+            spaces,
+        }
+    }
+}

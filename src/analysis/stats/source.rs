@@ -1,0 +1,154 @@
+use super::SpaceInfo;
+use crate::analysis::event::{HeapEvent, HeapOp};
+use crate::decode::RecordView;
+use crate::dtd::Schema;
+
+/// Where heap events come from: a trace's allocation declarations interpreted over its records.
+pub trait HeapEventSource {
+    /// The namespaces, indexed by [`HeapEvent::space`].
+    fn spaces(&self) -> Vec<SpaceInfo>;
+    /// Appends the heap events of one record to `out`; returns the record's declared time, if
+    /// it has one.
+    fn record(&mut self, view: &RecordView<'_>, out: &mut Vec<HeapEvent>) -> Option<u64>;
+    /// The name of a site of a namespace, where the trace can resolve it.
+    fn site_name(&mut self, space: u32, site: u64) -> Option<String>;
+    /// Frees of ids that were not alive, per namespace, that the source kept to itself (no
+    /// event); added to the engine's own count.
+    fn unknown_frees(&self, space: u32) -> u64 {
+        let _ = space;
+        0
+    }
+    /// Whether records after the slice may still name its sites (tables at the end of a
+    /// trace): then reading goes on to the end, feeding only the source.
+    fn names_later(&self) -> bool {
+        false
+    }
+}
+
+/// The [`HeapEventSource`] of a trace's own declarations (extension analysis/1): an
+/// [`Interpreter`](crate::analysis::Interpreter) fed each record. Only namespaces of ids
+/// (`kind = ids`) make heap figures; they are numbered in declaration order.
+pub struct Declared<'s> {
+    interp: crate::analysis::Interpreter<'s>,
+    /// Declared namespace → index among the namespaces of ids.
+    map: Vec<Option<u32>>,
+    /// Index among the namespaces of ids → declared namespace.
+    back: Vec<crate::analysis::SpaceId>,
+    unknown: Vec<u64>,
+}
+
+impl<'s> Declared<'s> {
+    /// The declarations of `schema`.
+    pub fn new(schema: &'s Schema) -> Declared<'s> {
+        let interp = crate::analysis::Interpreter::new(schema);
+        let mut map = Vec::new();
+        let mut back = Vec::new();
+        for (i, ns) in interp.namespaces().iter().enumerate() {
+            if ns.kind == crate::analysis::SpaceKind::Ids {
+                map.push(Some(back.len() as u32));
+                back.push(i as crate::analysis::SpaceId);
+            } else {
+                map.push(None);
+            }
+        }
+        let unknown = vec![0; back.len()];
+        Declared {
+            interp,
+            map,
+            back,
+            unknown,
+        }
+    }
+}
+
+struct Collect<'a> {
+    out: &'a mut Vec<HeapEvent>,
+    map: &'a [Option<u32>],
+    unknown: &'a mut [u64],
+    /// The (declared namespace, key, id) of a define of a live id just reported: the free of
+    /// the old block that the interpreter emits after it is not a free of the trace.
+    redefined: Option<(u32, u64, u64)>,
+}
+
+impl crate::analysis::Sink for Collect<'_> {
+    fn event(&mut self, mut e: HeapEvent) {
+        if let (Some(r), HeapOp::Free { id }) = (self.redefined.take(), e.op) {
+            if r == (e.space, e.key, id) {
+                // The engine sees the id alive when the new block comes and counts the
+                // allocation of a live id itself (`redefined`): the old block leaves the live
+                // state without a free or a lifetime, as docs/stats.md says.
+                return;
+            }
+        }
+        if let Some(Some(i)) = self.map.get(e.space as usize) {
+            e.space = *i;
+            self.out.push(e);
+        }
+    }
+
+    fn finding(&mut self, f: crate::analysis::Finding) {
+        use crate::analysis::FindingKind;
+        self.redefined = None;
+        match f.kind {
+            FindingKind::NotAlive => {
+                if let Some(Some(i)) = f.space.and_then(|s| self.map.get(s as usize)) {
+                    self.unknown[*i as usize] += 1;
+                }
+            }
+            FindingKind::Redefined => {
+                if let Some(space) = f.space {
+                    self.redefined = Some((space, f.key, f.id));
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+impl HeapEventSource for Declared<'_> {
+    fn spaces(&self) -> Vec<SpaceInfo> {
+        let unit = self.interp.time_unit().map(|u| u.keyword().to_string());
+        self.back
+            .iter()
+            .map(|&i| {
+                let ns = &self.interp.namespaces()[i as usize];
+                SpaceInfo {
+                    name: ns.name.clone(),
+                    sized: ns.sized,
+                    shared: ns.shared,
+                    time_unit: unit.clone(),
+                }
+            })
+            .collect()
+    }
+
+    fn record(&mut self, view: &RecordView<'_>, out: &mut Vec<HeapEvent>) -> Option<u64> {
+        self.interp.record(
+            view,
+            &mut Collect {
+                out,
+                map: &self.map,
+                unknown: &mut self.unknown,
+                redefined: None,
+            },
+        );
+        // The record's declared time, or the latest one before it.
+        self.interp.clock()
+    }
+
+    fn site_name(&mut self, space: u32, site: u64) -> Option<String> {
+        let i = *self.back.get(space as usize)?;
+        self.interp.site_name(i, site)
+    }
+
+    fn unknown_frees(&self, space: u32) -> u64 {
+        self.unknown.get(space as usize).copied().unwrap_or(0)
+    }
+
+    fn names_later(&self) -> bool {
+        self.back.iter().any(|&i| {
+            let ns = &self.interp.namespaces()[i as usize];
+            ns.site_space.is_some() || ns.site_text
+        })
+    }
+}
