@@ -49,6 +49,7 @@ pub use options::InputOptions;
 #[cfg(unix)]
 pub use sigbus::install_sigbus_guard;
 use spool::drain;
+pub(crate) use spool::Kept;
 pub use stream::{Opening, StreamInput};
 
 /// The bytes of an [`Input`]: a memory map or an owned buffer.

@@ -106,49 +106,134 @@ pub(super) fn spool(
     path: &Path,
     options: &InputOptions,
 ) -> Result<(Mmap, u64, Option<io::Error>), IoError> {
-    use std::io::Write;
-    let folder = options.spool_dir.clone().unwrap_or_else(std::env::temp_dir);
-    let mut file = crate::io::temp::unlinked_in(&folder)?;
-    let mut total = 0u64;
-    let failed = |written: u64, source| IoError::Spool {
-        path: path.to_path_buf(),
-        folder: folder.clone(),
-        written,
-        source,
-    };
-    for piece in head.chunks(SPOOL_CHUNK) {
-        file.write_all(piece).map_err(|e| failed(total, e))?;
-        total += piece.len() as u64;
+    Kept::new(options)?.finish(head, src, path, options.cap)
+}
+
+/// The bytes of a stream read so far, kept in an unlinked temporary file as a reader drops them
+/// from its window (`metatf::stream`), so that the whole input can still be mapped after all
+/// ([`StreamInput::into_input_kept`](super::StreamInput::into_input_kept)) when the reader
+/// turns out to need random access. Unix only: elsewhere [`Kept::start`] gives `None`.
+#[cfg(unix)]
+pub(crate) struct Kept {
+    file: std::fs::File,
+    folder: std::path::PathBuf,
+    written: u64,
+}
+
+#[cfg(unix)]
+impl Kept {
+    /// An empty spool in the folder of `options`, or `None` when it cannot be made (the reader
+    /// then goes on without it).
+    pub(crate) fn start(options: &InputOptions) -> Option<Kept> {
+        Kept::new(options).ok()
     }
-    drop(head);
-    let mut chunk = vec![0u8; SPOOL_CHUNK];
-    let mut fault = None;
-    loop {
-        match src.read(&mut chunk) {
-            Ok(0) => break,
-            Ok(n) => {
-                if total + n as u64 > options.cap {
-                    return Err(IoError::InputTooLarge {
-                        path: path.to_path_buf(),
-                        cap: options.cap,
-                    });
-                }
-                file.write_all(&chunk[..n]).map_err(|e| failed(total, e))?;
-                total += n as u64;
-            }
-            Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
-            Err(e) => {
-                fault = Some(e);
-                break;
-            }
+
+    fn new(options: &InputOptions) -> Result<Kept, IoError> {
+        let folder = options.spool_dir.clone().unwrap_or_else(std::env::temp_dir);
+        let file = crate::io::temp::unlinked_in(&folder)?;
+        Ok(Kept {
+            file,
+            folder,
+            written: 0,
+        })
+    }
+
+    /// Bytes kept so far.
+    pub(crate) fn len(&self) -> u64 {
+        self.written
+    }
+
+    fn failed(&self, path: &Path, source: io::Error) -> IoError {
+        IoError::Spool {
+            path: path.to_path_buf(),
+            folder: self.folder.clone(),
+            written: self.written,
+            source,
         }
     }
-    let len = usize::try_from(total).map_err(|_| failed(total, io::Error::other("too large")))?;
-    // SAFETY: the file is read-only mapped, private to this process (mode 0600, unlinked before
-    // any byte was written) and complete: nothing can shrink or change it under the map.
-    let map = unsafe { MmapOptions::new().len(len).map(&file) }.map_err(|e| failed(total, e))?;
-    advise_sequential(&map);
-    Ok((map, total, fault))
+
+    /// Appends `bytes`, the next bytes of the input `path`.
+    pub(crate) fn keep(&mut self, bytes: &[u8], path: &Path) -> Result<(), IoError> {
+        use std::io::Write;
+        for piece in bytes.chunks(SPOOL_CHUNK) {
+            self.file
+                .write_all(piece)
+                .map_err(|e| self.failed(path, e))?;
+            self.written += piece.len() as u64;
+        }
+        Ok(())
+    }
+
+    /// Appends `head` and then the rest of `src`, at most `cap` bytes in all, and maps the
+    /// whole; returns the map, its length and the read error that ended the copy early, if one
+    /// did.
+    pub(super) fn finish(
+        mut self,
+        head: Vec<u8>,
+        src: &mut impl Read,
+        path: &Path,
+        cap: u64,
+    ) -> Result<(Mmap, u64, Option<io::Error>), IoError> {
+        self.keep(&head, path)?;
+        drop(head);
+        let mut chunk = vec![0u8; SPOOL_CHUNK];
+        let mut fault = None;
+        loop {
+            match src.read(&mut chunk) {
+                Ok(0) => break,
+                Ok(n) => {
+                    if self.written + n as u64 > cap {
+                        return Err(IoError::InputTooLarge {
+                            path: path.to_path_buf(),
+                            cap,
+                        });
+                    }
+                    self.keep(&chunk[..n], path)?;
+                }
+                Err(e) if e.kind() == io::ErrorKind::Interrupted => {}
+                Err(e) => {
+                    fault = Some(e);
+                    break;
+                }
+            }
+        }
+        let total = self.written;
+        let len =
+            usize::try_from(total).map_err(|_| self.failed(path, io::Error::other("too large")))?;
+        // SAFETY: the file is read-only mapped, private to this process (mode 0600, unlinked
+        // before any byte was written) and complete: nothing can shrink or change it under the
+        // map.
+        let map = unsafe { MmapOptions::new().len(len).map(&self.file) }
+            .map_err(|e| self.failed(path, e))?;
+        advise_sequential(&map);
+        Ok((map, total, fault))
+    }
+}
+
+/// Without unlinked temporary files, nothing is kept ([`Kept::start`] is `None`).
+#[cfg(not(unix))]
+pub(crate) struct Kept(std::convert::Infallible);
+
+#[cfg(not(unix))]
+impl Kept {
+    pub(crate) fn start(_options: &InputOptions) -> Option<Kept> {
+        None
+    }
+    pub(crate) fn len(&self) -> u64 {
+        match self.0 {}
+    }
+    pub(crate) fn keep(&mut self, _bytes: &[u8], _path: &Path) -> Result<(), IoError> {
+        match self.0 {}
+    }
+    pub(super) fn finish(
+        self,
+        _head: Vec<u8>,
+        _src: &mut impl Read,
+        _path: &Path,
+        _cap: u64,
+    ) -> Result<(Mmap, u64, Option<io::Error>), IoError> {
+        match self.0 {}
+    }
 }
 
 /// The [`IoError`] for an error met while reading a stream: a read error of the raw input

@@ -4,7 +4,7 @@ use std::fmt;
 use std::io::{self, Cursor, Read};
 use std::path::{Path, PathBuf};
 
-use super::spool::{classify, drain};
+use super::spool::{classify, drain, Kept};
 use super::{Compression, Input, InputData, InputOptions};
 use crate::io::IoError;
 
@@ -168,5 +168,45 @@ impl StreamInput {
             },
             fault,
         ))
+    }
+
+    /// As [`StreamInput::into_input`] for a reader that kept the bytes it dropped (`kept`,
+    /// the input's first bytes) and holds the next ones (`head`): the whole input mapped from
+    /// the spool, at most the cap in all.
+    pub(crate) fn into_input_kept(
+        mut self,
+        kept: Kept,
+        head: Vec<u8>,
+        options: &InputOptions,
+    ) -> Result<(Input, Option<IoError>), IoError> {
+        let salvage = options.salvages();
+        // The stream already failed after `head`: what `drain` makes of that error.
+        let pending = match self.pending.take() {
+            Some(e) if salvage && matches!(e, IoError::Decompress { .. }) => Some(e),
+            Some(e) => return Err(e),
+            None => None,
+        };
+        let mut rest: Box<dyn Read + Send> = match pending {
+            Some(_) => Box::new(io::empty()),
+            None => self.src,
+        };
+        let (map, total, fault) = kept.finish(head, &mut rest, &self.path, self.cap)?;
+        let fault = match (pending, fault) {
+            (Some(e), _) => Some(e),
+            (None, Some(e)) => Some(classify(e, &self.path, self.compression)),
+            (None, None) => None,
+        };
+        let input = Input {
+            data: InputData::Spooled(map),
+            path: self.path,
+            compression: self.compression,
+        };
+        match fault {
+            Some(e) if salvage && total > 0 && matches!(e, IoError::Decompress { .. }) => {
+                Ok((input, Some(e)))
+            }
+            Some(e) => Err(e),
+            None => Ok((input, None)),
+        }
     }
 }
