@@ -39,7 +39,12 @@
 // window is decoded as a file from the start; while the window still holds the trace's start
 // (or the trace is a regular file, which can be read again) and no record of a section that
 // turns out a table was given out, the rest is read whole after all and decoded as a file (the
-// events given out dropped); otherwise the stream ends with [`StreamError::RandomAccess`].
+// events given out dropped). A pipe cannot be read again: a stream of a trace with sections that
+// is not a regular file keeps every byte it drops from its window in the unlinked spool file
+// `io` reads long inputs into (`io::Kept`, made on first use, bounded by the input cap like the
+// stream itself, dropped once the last region is read), so that it too is mapped whole and
+// decoded as a file. Only when neither is possible (no temporary folder, a full disk) does the
+// stream end with [`StreamError::RandomAccess`].
 // A compressed stream that fails (cut short) with salvage ends there: its bytes are decoded as
 // a file of that length, and the fault is `TraceStream::input_fault`.
 //
@@ -155,6 +160,12 @@ pub struct TraceStream<'o> {
     tables: Vec<u8>,
     /// Events given out since the start.
     given: u64,
+    /// The bytes dropped from the window so far (`[0, base)`), kept while the stream may still
+    /// need random access (see the design note).
+    kept: Option<crate::io::Kept>,
+    /// Whether to keep dropped bytes: a trace with sections (a table is a section) that cannot
+    /// be read again from its start (not a regular file).
+    may_keep: bool,
 }
 
 impl<'o> TraceStream<'o> {
@@ -199,7 +210,15 @@ impl<'o> TraceStream<'o> {
             input_fault: None,
             tables: Vec::new(),
             given: 0,
+            kept: None,
+            may_keep: false,
         };
+        s.may_keep = s.regions.iter().any(|r| r.section != 0)
+            && !s
+                .head
+                .trace
+                .path()
+                .is_some_and(|p| std::fs::metadata(p).is_ok_and(|m| m.is_file()));
         let target = s.window;
         if let Err(e) = s.fill(target) {
             s.fail(e);
@@ -386,6 +405,9 @@ impl<'o> TraceStream<'o> {
     /// Reads the rest of the stream, keeping none of it (after the last region).
     fn drain(&mut self) -> Result<(), StreamError> {
         self.drop_decoder();
+        // Past the last region nothing needs random access any more.
+        self.kept = None;
+        self.may_keep = false;
         // Only the length counts: the window is emptied and `base` moves past the rest.
         self.base += self.buf.len() as u64;
         self.buf.clear();
@@ -436,6 +458,55 @@ impl<'o> TraceStream<'o> {
         self.src = crate::io::StreamInput::empty();
         self.buf = Vec::new();
         let (input, fault) = crate::io::Input::open_with(&path, &self.head.input)?;
+        let skip = self.given;
+        self.decode_whole(input, fault, Some(upto), skip)
+    }
+
+    /// Keeps the window's first `n` bytes, about to be dropped, when the stream keeps what it
+    /// drops (the spool is made on first use).
+    fn keep(&mut self, n: usize) {
+        if n == 0 || !self.may_keep {
+            return;
+        }
+        let buf = std::mem::take(&mut self.buf);
+        self.keep_bytes(&buf[..n]);
+        self.buf = buf;
+    }
+
+    /// Appends `bytes`, the next bytes of the stream, to the spool of dropped bytes. Keeping is
+    /// best effort: when the spool cannot be made or written, the stream goes on without it
+    /// (and a later need of random access ends it, [`StreamError::RandomAccess`]).
+    fn keep_bytes(&mut self, bytes: &[u8]) {
+        if !self.may_keep {
+            return;
+        }
+        if self.kept.is_none() {
+            self.kept = crate::io::Kept::start(&self.head.input);
+        }
+        let path = self.src.path().to_path_buf();
+        let kept = self
+            .kept
+            .as_mut()
+            .is_some_and(|k| k.keep(bytes, &path).is_ok());
+        if !kept {
+            self.kept = None;
+            self.may_keep = false;
+        }
+    }
+
+    /// Reads the rest of a stream whose dropped bytes were kept, maps the whole and decodes it
+    /// as a file from its start, dropping the events given out (`Ok(false)` when records of a
+    /// table were given out as records, as for [`TraceStream::reopen`]).
+    fn read_kept(&mut self, upto: usize) -> Result<bool, StreamError> {
+        let Some(kept) = self.kept.take() else {
+            return Ok(false);
+        };
+        debug_assert_eq!(kept.len(), self.base);
+        self.drop_decoder();
+        self.may_keep = false;
+        let buf = std::mem::take(&mut self.buf);
+        let src = std::mem::replace(&mut self.src, crate::io::StreamInput::empty());
+        let (input, fault) = src.into_input_kept(kept, buf, &self.head.input)?;
         let skip = self.given;
         self.decode_whole(input, fault, Some(upto), skip)
     }
@@ -570,6 +641,17 @@ impl<'o> TraceStream<'o> {
                         }
                     }
                 }
+                if self.whole.is_none() && self.kept.is_some() {
+                    // A pipe: the bytes dropped from the window were kept.
+                    match self.read_kept(upto) {
+                        Ok(true) => return,
+                        Ok(false) => {}
+                        Err(e) => {
+                            self.fail(e);
+                            return;
+                        }
+                    }
+                }
                 if self.whole.is_none() && !self.src.is_stdin() {
                     // The window has moved on: a compressed file is read again from its start.
                     match self.reopen(upto) {
@@ -636,6 +718,8 @@ impl<'o> TraceStream<'o> {
     fn slide(&mut self, at: u64) {
         self.drop_decoder();
         let end = self.base + self.buf.len() as u64;
+        let dropped = (at.min(end) - self.base) as usize;
+        self.keep(dropped);
         if at >= end {
             self.buf.clear();
             let mut gap = at - end;
@@ -644,6 +728,7 @@ impl<'o> TraceStream<'o> {
                 let want = gap.min(chunk.len() as u64) as usize;
                 match self.src.read_full(&mut chunk[..want]) {
                     Ok(n) => {
+                        self.keep_bytes(&chunk[..n]);
                         gap -= n as u64;
                         self.base += n as u64;
                         if n < want {

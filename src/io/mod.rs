@@ -39,7 +39,7 @@ pub use crate::escape::{escape_bytes_for_terminal, escape_for_terminal, escape_p
 pub use error::IoError;
 pub use folder::StagedFolder;
 pub use guard::{protect_input, refuse_overwrite};
-pub(crate) use input::decompress_bytes;
+pub(crate) use input::{decompress_bytes, Kept};
 pub use input::{Compression, Input, InputData, InputOptions, Opening, StreamInput};
 pub use output::Output;
 pub use stdout::{classify, StdoutFailure, StdoutSink};

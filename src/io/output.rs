@@ -886,13 +886,9 @@ mod tests {
     #[cfg(unix)]
     #[test]
     fn fifos_are_written_directly() {
-        use std::ffi::CString;
-        use std::os::unix::ffi::OsStrExt;
         let dir = TestDir::new("out-fifo");
         let fifo = dir.0.join("fifo");
-        let c = CString::new(fifo.as_os_str().as_bytes()).unwrap();
-        // SAFETY: `c` is a valid NUL-terminated path.
-        assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+        crate::io::testutil::mkfifo(&fifo);
         let reader = {
             let fifo = fifo.clone();
             std::thread::spawn(move || std::fs::read(fifo).unwrap())

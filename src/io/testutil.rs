@@ -65,3 +65,21 @@ pub(crate) fn run_child(name: &str, arg: &str, stdout: Stdio) -> std::process::O
         .output()
         .unwrap()
 }
+
+/// Makes a FIFO at `path` (mode 0600).
+#[cfg(unix)]
+pub(crate) fn mkfifo(path: &std::path::Path) {
+    use std::os::unix::ffi::OsStrExt;
+    let c = std::ffi::CString::new(path.as_os_str().as_bytes()).unwrap();
+    // SAFETY: `c` is a valid NUL-terminated path.
+    assert_eq!(unsafe { libc::mkfifo(c.as_ptr(), 0o600) }, 0);
+}
+
+/// Runs the child test `name` ([`run_child`]) on the folder `dir`, which it must leave empty,
+/// and checks that it exits with status 3 (what child tests exit with when all went well).
+pub(crate) fn child_leaves_folder_empty(name: &str, dir: &TestDir) {
+    let out = run_child(name, dir.0.to_str().unwrap(), Stdio::null());
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{stderr}");
+    assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+}
