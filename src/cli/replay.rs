@@ -10,8 +10,8 @@ use clap::{Args, ValueEnum};
 use serde_json::{json, Value as Json};
 
 use metatf::command::replay::{
-    median, prepare, run_child as measure, thread_mode_name, ChildOptions, Prepared,
-    ReplayOptions, ReplayRunError, Replayed, Runs,
+    median, prepare, run_child as measure, thread_mode_name, ChildOptions, Prepared, ReplayOptions,
+    ReplayRunError, Replayed, Runs,
 };
 use metatf::io::{escape_path, StdoutSink};
 use metatf::replay::{self, Allocator, Report, ThreadMode, TraceSummary};

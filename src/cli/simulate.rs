@@ -12,8 +12,8 @@ use metatf::command::simulate::{simulate, SimulateError, SimulateOptions, Simula
 use metatf::io::{escape_path, StdoutSink};
 use metatf::simulate::{Policy, Report};
 
-use super::common::{error, open, Failure};
 use super::blocks::{picture_format, Format};
+use super::common::{error, open, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf simulate`.

@@ -57,7 +57,11 @@ pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
     let options = SizeReportOptions {
         window: args.window,
         jobs: args.jobs,
-        levels: if args.best { Levels::Best } else { Levels::Usual },
+        levels: if args.best {
+            Levels::Best
+        } else {
+            Levels::Usual
+        },
     };
     let bar = Bar(std::sync::OnceLock::new());
     let report = size_report(&o, &options, &bar);

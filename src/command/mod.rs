@@ -3,6 +3,7 @@
 //! package and the SQL provider call the same functions.
 
 pub mod blocks;
+pub mod index;
 // The children report in JSON.
 #[cfg(all(feature = "replay", feature = "json"))]
 pub mod replay;

@@ -9,7 +9,9 @@ use std::process::{Command, Stdio};
 
 use super::blocks::{for_each_block_event, NoAllocations, Reading};
 use crate::io::{escape_path, IoError, TempFile};
-use crate::replay::{self, ops, Allocator, OpsBuilder, OpsReader, Report, ThreadMode, TraceSummary};
+use crate::replay::{
+    self, ops, Allocator, OpsBuilder, OpsReader, Report, ThreadMode, TraceSummary,
+};
 use crate::Opened;
 
 /// How to replay.
@@ -312,6 +314,10 @@ mod tests {
         assert!(p.summary.events > 0);
         assert_eq!(p.summary.allocs > 0, true);
         let len = std::fs::metadata(p.ops.path()).expect("ops file").len();
-        assert!(len > p.summary.events, "{len} bytes for {} events", p.summary.events);
+        assert!(
+            len > p.summary.events,
+            "{len} bytes for {} events",
+            p.summary.events
+        );
     }
 }

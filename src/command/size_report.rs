@@ -339,9 +339,15 @@ impl Job<'_> {
 
     fn run(&self, progress: &dyn Meter) -> io::Result<u64> {
         match self.form {
-            Form::Emit(f) => compressed(self.kind, self.levels, self.len, None, progress, &mut |w| f(w)),
+            Form::Emit(f) => {
+                compressed(self.kind, self.levels, self.len, None, progress, &mut |w| {
+                    f(w)
+                })
+            }
             Form::Bytes(b) => {
-                compressed(self.kind, self.levels, self.len, None, progress, &mut |w| w.write_all(b))
+                compressed(self.kind, self.levels, self.len, None, progress, &mut |w| {
+                    w.write_all(b)
+                })
             }
             Form::Streams(streams) => {
                 // One zstd context for all the streams of a form (see `zstd_context`).
@@ -677,13 +683,13 @@ mod tests {
             assert_eq!(r.levels, levels);
             let row = &r.rows[2];
             assert_eq!(row.plain, input.len() as u64);
-            let mut gz = flate2::write::GzEncoder::new(
-                Vec::new(),
-                flate2::Compression::new(levels.gzip()),
-            );
+            let mut gz =
+                flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(levels.gzip()));
             gz.write_all(&input).expect("gzip");
             let gz = gz.finish().expect("gzip").len() as u64;
-            let zst = zstd::encode_all(&input[..], levels.zstd()).expect("zstd").len() as u64;
+            let zst = zstd::encode_all(&input[..], levels.zstd())
+                .expect("zstd")
+                .len() as u64;
             assert_eq!(row.compressed[..2], [gz, zst]);
             let total = meter.0.load(Ordering::Relaxed);
             assert!(total > 0);
