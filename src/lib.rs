@@ -47,6 +47,7 @@
 pub mod analysis;
 #[cfg(feature = "parquet")]
 pub mod columnar;
+pub mod command;
 pub mod compact;
 pub mod container;
 pub mod decode;

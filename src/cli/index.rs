@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
+use metatf::command::index::{build_index, index_beside, BesideError};
 use metatf::decode::{Reader, Records};
 use metatf::index::{self, BuildOptions, Index, IndexError, Target};
 
@@ -138,34 +139,21 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
         ));
     }
     // `index::build`, with a progress bar.
-    let mut builder = index::Builder::new(
-        &reader,
-        BuildOptions {
-            every_records: args.every,
-            every_bytes: args.every_bytes,
-        },
-    );
     let mut bar = super::progress::Progress::new(reader.bytes().len() as u64, "indexing", quiet());
-    let mut records = reader.records();
-    records.skip_values(!builder.needs_values());
-    let mut n = 0u64;
-    loop {
-        builder.before_next(&records);
-        let Some(event) = records.next() else { break };
-        if let metatf::decode::Event::Record(v) = event {
-            n += 1;
-            bar.record(v.offset(), n);
-            builder.record(&v);
-        }
-    }
+    let options = BuildOptions {
+        every_records: args.every,
+        every_bytes: args.every_bytes,
+    };
+    let built = build_index(&reader, &options, index_name.clone(), &mut |at, n| {
+        bar.record(at, n)
+    });
     bar.finish();
-    let waiting = builder.waiting();
-    let idx = builder.finish(index_name.clone());
-    if let (true, Some(w)) = (idx.entries().is_empty(), waiting) {
+    if let Some(w) = built.no_checkpoint() {
         // Checkpoints were due, but each would have held more live-set values than the trace
         // has bytes to spare for them: an index without one would only look like an index.
-        return Err(no_checkpoint(&trace_name, &w));
+        return Err(no_checkpoint(&trace_name, w));
     }
+    let (idx, waiting) = (built.index, built.waiting);
     idx.write(&path).map_err(|e| index_failure(&e))?;
     if !quiet() {
         let size = idx.to_bytes().len() as u64;
@@ -344,16 +332,8 @@ pub fn after_write(
     if !args.with_index && meta.len() < AUTO_INDEX_BYTES && !path.is_file() {
         return Ok(());
     }
-    let built = metatf::OpenOptions::new()
-        .dtd_opt(dtd)
-        .open(output)
-        .map_err(|e| e.to_string())
-        .and_then(|o| {
-            let mut idx = index::build(&o.reader(), &BuildOptions::default());
-            idx.set_name(input_name(&path).into_owned());
-            idx.write(&path).map_err(|e| e.to_string())?;
-            Ok(idx.entries().len())
-        });
+    let built = index_beside(output, dtd, &path, input_name(&path).into_owned())
+        .map(|b| b.index.entries().len());
     match built {
         Ok(n) => {
             if !quiet() {
@@ -362,6 +342,15 @@ pub fn after_write(
                     input_name(&path)
                 ));
             }
+            Ok(())
+        }
+        // A trace whose live sets leave no room for a checkpoint: said, not written.
+        Err(e @ BesideError::NoCheckpoint(_)) if !args.with_index => {
+            line_to_stderr(&format!(
+                "warning: no seek index written: {e}; dump --from/--skip and -j read it from its \
+                 start (without --live it can be indexed)"
+            ));
+            remove_stale(&path);
             Ok(())
         }
         Err(e) if args.with_index => {

@@ -4,6 +4,7 @@ mod dtd;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
+mod blocks;
 mod check;
 #[cfg(feature = "parquet")]
 mod columnar;

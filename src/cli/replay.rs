@@ -3,21 +3,21 @@
 //! the figures side by side: operations per second, latency percentiles by kind of call, RSS
 //! beside the trace's live bytes, fragmentation, page faults.
 
-use std::io::{BufReader, BufWriter, Write};
+use std::io::Write;
 use std::path::{Path, PathBuf};
-use std::process::{Command, Stdio};
 
 use clap::{Args, ValueEnum};
 use serde_json::{json, Value as Json};
 
-use metatf::analysis::event::HeapEvent;
-use metatf::io::{escape_path, StdoutSink, TempFile};
-use metatf::replay::{
-    self, ops, Allocator, OpsBuilder, OpsReader, Report, ThreadMode, TraceSummary,
+use metatf::command::replay::{
+    median, prepare, run_child as measure, thread_mode_name, ChildOptions, Prepared, ReplayOptions,
+    ReplayRunError, Replayed, Runs,
 };
-use metatf::Opened;
+use metatf::io::{escape_path, StdoutSink};
+use metatf::replay::{self, Allocator, Report, ThreadMode, TraceSummary};
 
-use super::common::{io_failure, open, Failure};
+use super::blocks::{picture_format, warn_reading, Format};
+use super::common::{error, error_text, io_failure, line_to_stderr, open, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// How threads run.
@@ -27,15 +27,6 @@ pub enum Threads {
     Ordered,
     /// Each thread as fast as it can (worst-case contention).
     Free,
-}
-
-/// Output of `replay` and `simulate`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum Format {
-    /// A table on the terminal.
-    Table,
-    /// One JSON document.
-    Json,
 }
 
 /// Arguments of `mtf replay`.
@@ -101,40 +92,41 @@ fn mode(t: Threads) -> ThreadMode {
     }
 }
 
+/// The failure for a replay error: the trace named before a missing declaration, an I/O
+/// error as every I/O error, the rest in their own words (status 2).
+fn replay_failure(trace: &Path, e: &ReplayRunError) -> Failure {
+    match e {
+        ReplayRunError::NoAllocations(e) => error(
+            EXIT_USAGE,
+            "mtf::usage::analysis",
+            format!("{}: {e}", escape_path(trace)),
+        ),
+        ReplayRunError::Temp(e) => io_failure(e),
+        e => Failure::diagnostic(EXIT_USAGE, e),
+    }
+}
+
 /// Run the hidden `mtf replay-child`.
 pub fn run_child(args: &ChildArgs) -> Result<i32, Failure> {
     let alloc = Allocator::from_name(&args.allocator).ok_or_else(|| {
-        super::common::error(
+        error(
             EXIT_USAGE,
             "mtf::usage::allocator",
             format!("unknown allocator {}", args.allocator),
         )
     })?;
-    let file = std::fs::File::open(&args.ops).map_err(|e| {
-        super::common::error(
-            EXIT_USAGE,
-            "mtf::io::ops",
-            format!("{}: {e}", escape_path(&args.ops)),
-        )
-    })?;
-    let reader = OpsReader::new(BufReader::with_capacity(1 << 20, file)).map_err(|e| {
-        super::common::error(
-            EXIT_USAGE,
-            "mtf::io::ops",
-            format!("{}: {e}", escape_path(&args.ops)),
-        )
-    })?;
-    let options = replay::Options {
+    let options = ChildOptions {
         threads: mode(args.threads),
         touch: args.touch,
         max_block_size: args.max_block_size,
         sample_every: args.every,
     };
-    let (threads, count) = (reader.threads, reader.count);
-    let report = replay::run(alloc, &options, threads, count, reader)
-        .map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
+    let report = measure(&args.ops, alloc, &options).map_err(|e| match e {
+        ReplayRunError::Run(e) => Failure::diagnostic(EXIT_USAGE, &e),
+        e => Failure::diagnostic(EXIT_USAGE, &e),
+    })?;
     let text = serde_json::to_string(&report).map_err(|e| {
-        super::common::error(
+        error(
             EXIT_USAGE,
             "mtf::io::report",
             format!("writing the report: {e}"),
@@ -146,164 +138,16 @@ pub fn run_child(args: &ChildArgs) -> Result<i32, Failure> {
     Ok(EXIT_OK)
 }
 
-/// The machine's physical memory in bytes (1 TiB where it cannot be told).
-fn physical_memory() -> u64 {
-    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
-    meminfo
-        .lines()
-        .find_map(|l| l.strip_prefix("MemTotal:"))
-        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
-        .map_or(1 << 40, |kb| kb * 1024)
-}
-
-/// What reading a trace's heap events met besides the events.
-#[derive(Debug, Default, Clone, Copy)]
-pub(super) struct Reading {
-    /// Records that could not be decoded (and damaged regions).
-    pub problems: u64,
-    /// Lines the import kept verbatim (`import_raw` records): not events.
-    pub raw_lines: u64,
-    /// Where the interpreter stopped at its limit of tracked ids (the events after it are
-    /// missing).
-    pub stopped_at: Option<u64>,
-    /// Frees (and reallocs) of ids that were not live: no event, counted here from the
-    /// interpreter's findings. A free of the null id is neither.
-    pub unknown_frees: u64,
-}
-
-/// The heap events of an opened trace's blocks — the namespaces of ids its DTD declares with
-/// byte counts (docs/format.md §14) — in trace order, each handed to `f`.
-pub(super) fn for_each_event(
-    opened: &Opened,
-    trace: &Path,
-    mut f: impl FnMut(&HeapEvent),
-) -> Result<Reading, Failure> {
-    use metatf::analysis::{Interpreter, Sink, SpaceKind};
-    use metatf::decode::Event;
-
-    struct Blocks<'a, F> {
-        f: &'a mut F,
-        sized: Vec<bool>,
-        unknown: u64,
-        /// The current record's position among the data records (docs/stats.md, *Positions*):
-        /// the events' `record`, the same for every encoding of the trace.
-        data: u64,
-    }
-    impl<F: FnMut(&HeapEvent)> Blocks<'_, F> {
-        fn sized(&self, space: u32) -> bool {
-            self.sized.get(space as usize).copied().unwrap_or(false)
-        }
-    }
-    impl<F: FnMut(&HeapEvent)> Sink for Blocks<'_, F> {
-        fn event(&mut self, mut e: HeapEvent) {
-            if self.sized(e.space) {
-                e.record = self.data;
-                (self.f)(&e);
-            }
-        }
-        fn finding(&mut self, finding: metatf::analysis::Finding) {
-            if finding.kind == metatf::analysis::FindingKind::NotAlive
-                && finding.space.is_some_and(|s| self.sized(s))
-            {
-                self.unknown += 1;
-            }
-        }
-    }
-
-    let reader = opened.reader();
-    let schema = reader.schema();
-    let mut interp = Interpreter::new(schema);
-    let sized: Vec<bool> = interp
-        .namespaces()
-        .iter()
-        .map(|n| n.kind == SpaceKind::Ids && n.sized)
-        .collect();
-    if !sized.contains(&true) {
-        return Err(super::common::error(
-            EXIT_USAGE,
-            "mtf::usage::analysis",
-            format!(
-                "{}: its DTD declares no allocations (no namespace of ids with byte counts, \
-                 extension analysis/1 of docs/format.md §14), so there is nothing to replay",
-                escape_path(trace)
-            ),
-        ));
-    }
-    let raw = schema
-        .records
-        .iter()
-        .position(|r| r.name == "import_raw")
-        .map(|i| i as metatf::dtd::RecordId);
-    let mut sink = Blocks {
-        f: &mut f,
-        sized,
-        unknown: 0,
-        data: 0,
-    };
-    let mut reading = Reading::default();
-    let mut records = reader.records();
-    while let Some(ev) = records.next() {
-        match ev {
-            Event::Record(v) => {
-                if Some(v.record_id()) == raw {
-                    reading.raw_lines += 1;
-                }
-                interp.record(&v, &mut sink);
-                if interp.stopped() && reading.stopped_at.is_none() {
-                    reading.stopped_at = Some(sink.data);
-                }
-                if v.is_data() {
-                    sink.data += 1;
-                }
-            }
-            Event::Problem(_) | Event::Damage(_) => reading.problems += 1,
-        }
-    }
-    reading.problems += records.dropped_problems();
-    reading.unknown_frees = sink.unknown;
-    Ok(reading)
-}
-
-/// Says on standard error what the events leave out.
-pub(super) fn warn_reading(trace: &Path, r: &Reading) {
-    let name = escape_path(trace);
-    if r.problems > 0 {
-        super::common::line_to_stderr(&format!(
-            "mtf: {name}: {} records could not be decoded and are not replayed (mtf check shows them)",
-            r.problems
-        ));
-    }
-    if r.raw_lines > 0 {
-        super::common::line_to_stderr(&format!(
-            "mtf: {name}: {} lines the import kept verbatim (not records of the format, or values \
-             too wide for its DTD) are not replayed",
-            r.raw_lines
-        ));
-    }
-    if let Some(at) = r.stopped_at {
-        super::common::line_to_stderr(&format!(
-            "mtf: {name}: too many live ids to track: the events after data record {at} are missing"
-        ));
-    }
-}
-
-/// One allocator's runs.
-struct Runs {
-    alloc: Allocator,
-    reports: Vec<Report>,
-    failures: Vec<String>,
-}
-
-/// Run `mtf replay`.
-pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
+/// The allocators `names` choose, each once, in the order named.
+fn allocators(names: &[String]) -> Result<Vec<Allocator>, Failure> {
     let mut allocs = Vec::new();
-    for name in &args.allocator {
+    for name in names {
         match Allocator::from_name(name.trim()) {
             Some(a) if !allocs.contains(&a) => allocs.push(a),
             Some(_) => {}
             None => {
                 let have: Vec<&str> = Allocator::available().iter().map(|a| a.name()).collect();
-                return Err(super::common::error(
+                return Err(error(
                     EXIT_USAGE,
                     "mtf::usage::allocator",
                     format!(
@@ -315,216 +159,96 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
             }
         }
     }
+    Ok(allocs)
+}
+
+/// Run `mtf replay`.
+pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
+    let options = ReplayOptions {
+        allocators: allocators(&args.allocator)?,
+        repeat: args.repeat,
+        threads: mode(args.threads),
+        touch: args.touch,
+        max_block_size: args.max_block_size,
+        executable: None,
+    };
     if let Some(out) = &args.output {
         picture_format(out)?;
     }
-    let max_block_size = args.max_block_size.unwrap_or_else(physical_memory);
     let opened = open(&args.trace, args.dtd.as_deref())?;
-
     // The operations, decoded once into a temporary file that every child reads.
-    let temp = TempFile::new().map_err(|e| io_failure(&e))?;
-    let write_failure = |e: std::io::Error| {
-        super::common::error(
-            EXIT_USAGE,
-            "mtf::io::temp",
-            format!("writing the replay operations to a temporary file: {e}"),
-        )
-    };
-    let mut builder = OpsBuilder::new();
-    let reading = {
-        let mut w = BufWriter::with_capacity(1 << 20, temp.file());
-        ops::write_ops_header(&mut w).map_err(write_failure)?;
-        let mut err = None;
-        let reading = for_each_event(&opened, &args.trace, |e| {
-            let op = builder.op(e);
-            if err.is_none() {
-                err = ops::write_op(&mut w, &op).err();
-            }
-        })?;
-        if let Some(e) = err {
-            return Err(write_failure(e));
-        }
-        ops::finish_ops_header(&mut w, builder.threads(), builder.events())
-            .map_err(write_failure)?;
-        w.flush().map_err(write_failure)?;
-        drop(w);
-        let mut file = temp.file();
-        ops::mark_last_ops(&mut file, builder.last_ops()).map_err(write_failure)?;
-        reading
-    };
-    warn_reading(&args.trace, &reading);
-    let problems = reading.problems + u64::from(reading.stopped_at.is_some());
+    let prepared = prepare(&opened).map_err(|e| replay_failure(&args.trace, &e))?;
+    warn_reading(&args.trace, &prepared.reading);
     drop(opened);
-    let mut summary = builder.finish();
-    summary.unknown_frees += reading.unknown_frees;
-
-    let exe = std::env::current_exe().map_err(|e| {
-        super::common::error(
-            EXIT_USAGE,
-            "mtf::io::exe",
-            format!("finding the mtf executable to run: {e}"),
-        )
-    })?;
-    let mut runs: Vec<Runs> = allocs
-        .iter()
-        .map(|&alloc| Runs {
-            alloc,
-            reports: Vec::new(),
-            failures: Vec::new(),
-        })
-        .collect();
-    // Round-robin over the allocators, so that a drift of the machine touches each alike.
-    for _ in 0..args.repeat {
-        for r in runs.iter_mut() {
-            match child(
-                &exe,
-                temp.path(),
-                r.alloc,
-                args,
-                max_block_size,
-                summary.every,
-            ) {
-                Ok(report) => r.reports.push(report),
-                Err(msg) => r.failures.push(msg),
-            }
-        }
-    }
-
+    let replayed = prepared
+        .run(&options)
+        .map_err(|e| replay_failure(&args.trace, &e))?;
     if let Some(out) = &args.output {
         let title = format!(
             "mtf replay {}: RSS and live bytes",
             escape_path(&args.trace)
         );
-        write_picture(out, &title, &summary.live, &runs_for_plot(&runs))?;
+        let runs: Vec<(&str, &Report)> = replayed
+            .runs
+            .iter()
+            .filter_map(|r| r.median_run().map(|rep| (r.alloc.name(), rep)))
+            .collect();
+        write_picture(out, &title, &prepared.summary.live, &runs)?;
     }
     let mut w = StdoutSink::new();
     match args.format {
-        Format::Json => {
-            let doc = json!({
-                "trace": escape_path(&args.trace).to_string(),
-                "summary": summary,
-                "undecodable_records": problems,
-                "threads": match args.threads { Threads::Ordered => "ordered", Threads::Free => "free" },
-                "touch": args.touch,
-                "max_block_size": max_block_size,
-                "allocators": runs.iter().map(|r| json!({
-                    "allocator": r.alloc.name(),
-                    "median": medians(&r.reports),
-                    "runs": r.reports,
-                    "failures": r.failures,
-                })).collect::<Vec<_>>(),
-            });
-            writeln!(
-                w,
-                "{}",
-                serde_json::to_string_pretty(&doc).unwrap_or_default()
-            )?;
-        }
-        Format::Table => table(&mut w, &summary, problems, &runs, args)?,
+        Format::Json => json_out(&mut w, args, &prepared, &replayed)?,
+        Format::Table => table(&mut w, args, &prepared, &replayed)?,
     }
     w.flush()?;
-    let failed = runs.iter().any(|r| !r.failures.is_empty());
-    for r in &runs {
+    let failed = replayed.runs.iter().any(|r| !r.failures.is_empty());
+    for r in &replayed.runs {
         for f in &r.failures {
-            super::common::line_to_stderr(&super::common::error_text(
+            line_to_stderr(&error_text(
                 "mtf::replay::failed",
                 format!("{}: {f}", r.alloc.name()),
             ));
         }
     }
-    Ok(if failed || problems > 0 {
+    Ok(if failed || prepared.reading.problems() > 0 {
         EXIT_INVALID_TRACE
     } else {
         EXIT_OK
     })
 }
 
-fn runs_for_plot(runs: &[Runs]) -> Vec<(&'static str, &Report)> {
-    runs.iter()
-        .filter_map(|r| median_run(&r.reports).map(|rep| (r.alloc.name(), rep)))
-        .collect()
-}
-
-/// The run whose wall time is the median.
-fn median_run(reports: &[Report]) -> Option<&Report> {
-    let mut v: Vec<&Report> = reports.iter().collect();
-    v.sort_by_key(|r| r.wall_ns);
-    v.get(v.len() / 2).copied()
-}
-
-/// One measured replay in a fresh process.
-fn child(
-    exe: &Path,
-    ops: &Path,
-    alloc: Allocator,
+fn json_out(
+    w: &mut StdoutSink,
     args: &ReplayArgs,
-    max_block_size: u64,
-    every: u64,
-) -> Result<Report, String> {
-    let mut cmd = Command::new(exe);
-    cmd.arg("replay-child")
-        .arg(ops)
-        .arg("--allocator")
-        .arg(alloc.name())
-        .arg("--threads")
-        .arg(match args.threads {
-            Threads::Ordered => "ordered",
-            Threads::Free => "free",
-        })
-        .arg("--max-block-size")
-        .arg(max_block_size.to_string())
-        .arg("--every")
-        .arg(every.to_string())
-        .stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped());
-    if args.touch {
-        cmd.arg("--touch");
-    }
-    let out = cmd
-        .output()
-        .map_err(|e| format!("could not start {}: {e}", escape_path(exe)))?;
-    if !out.status.success() {
-        let err = String::from_utf8_lossy(&out.stderr);
-        return Err(format!(
-            "the measuring process failed ({}): {}",
-            out.status,
-            err.trim()
-        ));
-    }
-    serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable report: {e}"))
+    prepared: &Prepared,
+    replayed: &Replayed,
+) -> Result<(), Failure> {
+    let doc = json!({
+        "trace": escape_path(&args.trace).to_string(),
+        "summary": prepared.summary,
+        "undecodable_records": prepared.reading.problems(),
+        "threads": thread_mode_name(mode(args.threads)),
+        "touch": args.touch,
+        "max_block_size": replayed.max_block_size,
+        "allocators": replayed.runs.iter().map(|r| json!({
+            "allocator": r.alloc.name(),
+            "median": medians(r),
+            "runs": r.reports,
+            "failures": r.failures,
+        })).collect::<Vec<_>>(),
+    });
+    writeln!(
+        w,
+        "{}",
+        serde_json::to_string_pretty(&doc).unwrap_or_default()
+    )?;
+    Ok(())
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    v.sort_by(|a, b| a.total_cmp(b));
-    let n = v.len();
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        (v[n / 2 - 1] + v[n / 2]) / 2.0
-    }
-}
-
-/// The median of a figure over runs, and its spread: (max − min) / median.
-fn med_spread(reports: &[Report], f: impl Fn(&Report) -> f64) -> (f64, f64) {
-    let v: Vec<f64> = reports.iter().map(f).collect();
-    let m = median(v.clone());
-    let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
-    let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    let spread = if m > 0.0 && v.len() > 1 {
-        (hi - lo) / m
-    } else {
-        0.0
-    };
-    (m, spread)
-}
-
-fn medians(reports: &[Report]) -> Json {
+fn medians(runs: &Runs) -> Json {
+    let reports = &runs.reports;
     let ms = |f: &dyn Fn(&Report) -> f64| {
-        let (m, s) = med_spread(reports, f);
+        let (m, s) = runs.median_spread(f);
         json!({"median": m, "spread": s})
     };
     let mut lat = serde_json::Map::new();
@@ -565,7 +289,8 @@ fn pct(s: f64) -> String {
     format!("±{:.0}%", s * 50.0)
 }
 
-fn table(
+/// The lines above the tables: what the trace says, what was left out, how it was replayed.
+fn summary(
     w: &mut StdoutSink,
     s: &TraceSummary,
     problems: u64,
@@ -630,7 +355,11 @@ fn table(
             }
         }
     }
-    writeln!(w)?;
+    Ok(())
+}
+
+/// Speed, memory and faults: one line per allocator.
+fn speed_table(w: &mut StdoutSink, runs: &[Runs]) -> Result<(), Failure> {
     writeln!(
         w,
         "{:<9} {:>13} {:>16} {:>16} {:>14} {:>13} {:>12} {:>6}",
@@ -648,14 +377,13 @@ fn table(
             writeln!(w, "{:<9} (no run succeeded)", r.alloc.name())?;
             continue;
         }
-        let rs = &r.reports;
-        let (wall, ws) = med_spread(rs, |r| r.wall_ns as f64 / 1e6);
-        let (ops, os) = med_spread(rs, |r| r.ops_per_sec());
-        let (calls, cs) = med_spread(rs, |r| r.calls_per_sec());
-        let (rss, _) = med_spread(rs, |r| r.peak_rss.saturating_sub(r.rss_baseline) as f64);
-        let (frag, _) = med_spread(rs, |r| r.fragmentation_at_peak().unwrap_or(0.0));
-        let (minflt, _) = med_spread(rs, |r| r.minor_faults as f64);
-        let (majflt, _) = med_spread(rs, |r| r.major_faults as f64);
+        let (wall, ws) = r.median_spread(|r| r.wall_ns as f64 / 1e6);
+        let (ops, os) = r.median_spread(|r| r.ops_per_sec());
+        let (calls, cs) = r.median_spread(|r| r.calls_per_sec());
+        let (rss, _) = r.median_spread(|r| r.peak_rss.saturating_sub(r.rss_baseline) as f64);
+        let (frag, _) = r.median_spread(|r| r.fragmentation_at_peak().unwrap_or(0.0));
+        let (minflt, _) = r.median_spread(|r| r.minor_faults as f64);
+        let (majflt, _) = r.median_spread(|r| r.major_faults as f64);
         writeln!(
             w,
             "{:<9} {:>13} {:>16} {:>16} {:>14} {:>13} {:>12} {:>6}",
@@ -669,7 +397,11 @@ fn table(
             format!("{majflt:.0}"),
         )?;
     }
-    writeln!(w)?;
+    Ok(())
+}
+
+/// Latency percentiles: one line per allocator and kind of call.
+fn latency_table(w: &mut StdoutSink, runs: &[Runs]) -> Result<(), Failure> {
     writeln!(
         w,
         "{:<9} {:<8} {:>10} {:>9} {:>9} {:>9} {:>10}",
@@ -708,39 +440,22 @@ fn table(
     Ok(())
 }
 
-#[cfg(feature = "plot")]
-type PictureFormat = metatf::replay::plot::PictureFormat;
-#[cfg(not(feature = "plot"))]
-type PictureFormat = ();
-
-/// The picture format `-o` names, or a usage error.
-pub(super) fn picture_format(out: &Path) -> Result<PictureFormat, Failure> {
-    #[cfg(feature = "plot")]
-    {
-        PictureFormat::of(out).ok_or_else(|| {
-            super::common::error(
-                EXIT_USAGE,
-                "mtf::usage::output",
-                format!(
-                    "{}: a picture is written as .svg or .png (the name's extension says which)",
-                    escape_path(out)
-                ),
-            )
-        })
-    }
-    #[cfg(not(feature = "plot"))]
-    Err(super::common::error(
-        EXIT_USAGE,
-        "mtf::usage::output",
-        format!(
-            "{}: this mtf was built without pictures (feature plot)",
-            escape_path(out)
-        ),
-    ))
+fn table(
+    w: &mut StdoutSink,
+    args: &ReplayArgs,
+    prepared: &Prepared,
+    replayed: &Replayed,
+) -> Result<(), Failure> {
+    let problems = prepared.reading.problems();
+    summary(w, &prepared.summary, problems, &replayed.runs, args)?;
+    writeln!(w)?;
+    speed_table(w, &replayed.runs)?;
+    writeln!(w)?;
+    latency_table(w, &replayed.runs)
 }
 
 /// Draws the trace's live bytes and each run's RSS into `out` (written atomically).
-pub(super) fn write_picture(
+fn write_picture(
     out: &Path,
     title: &str,
     live: &[metatf::simulate::Sample],
@@ -751,9 +466,7 @@ pub(super) fn write_picture(
         let format = picture_format(out)?;
         let bytes = metatf::replay::plot::chart(format, title, live, runs)
             .map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
-        let mut o = metatf::io::Output::create(out).map_err(|e| io_failure(&e))?;
-        o.write_all(&bytes).map_err(|e| io_failure(&o.error(e)))?;
-        o.commit().map_err(|e| io_failure(&e))
+        super::blocks::write_bytes(out, &bytes)
     }
     #[cfg(not(feature = "plot"))]
     {

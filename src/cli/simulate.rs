@@ -1,17 +1,19 @@
 //! `mtf simulate TRACE`: classic allocator policies modelled over a trace's allocation events,
-//! all chosen policies in one pass.
+//! all chosen policies in one pass (`metatf::command::simulate`); this file parses, calls and
+//! renders.
 
 use std::io::Write;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use clap::Args;
 use serde_json::json;
 
+use metatf::command::simulate::{simulate, SimulateError, SimulateOptions, Simulation};
 use metatf::io::{escape_path, StdoutSink};
-use metatf::simulate::{Options, Policy, Report, Simulator};
+use metatf::simulate::{Policy, Report};
 
-use super::common::{open, Failure};
-use super::replay::{for_each_event, Format};
+use super::blocks::{picture_format, Format};
+use super::common::{error, open, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf simulate`.
@@ -43,27 +45,25 @@ pub struct SimulateArgs {
     pub output: Option<PathBuf>,
 }
 
-/// Run `mtf simulate`.
-pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
+/// The policies `names` choose, each once, in the order named.
+fn policies(names: &[String]) -> Result<Vec<Policy>, Failure> {
     let mut policies = Vec::new();
-    for name in &args.policy {
+    for name in names {
         let name = name.trim();
         let chosen: Vec<Policy> = if name == "all" {
             Policy::ALL.to_vec()
         } else {
-            match Policy::from_name(name) {
-                Some(p) => vec![p],
-                None => {
-                    return Err(super::common::error(
-                        EXIT_USAGE,
-                        "mtf::usage::policy",
-                        format!(
-                            "unknown policy '{}': first-fit, next-fit, best-fit, segregated, buddy or all",
-                            metatf::escape::escape_for_terminal(name)
-                        ),
-                    ))
-                }
-            }
+            let p = Policy::from_name(name).ok_or_else(|| {
+                error(
+                    EXIT_USAGE,
+                    "mtf::usage::policy",
+                    format!(
+                        "unknown policy '{}': first-fit, next-fit, best-fit, segregated, buddy or all",
+                        metatf::escape::escape_for_terminal(name)
+                    ),
+                )
+            })?;
+            vec![p]
         };
         for p in chosen {
             if !policies.contains(&p) {
@@ -71,173 +71,189 @@ pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
             }
         }
     }
+    Ok(policies)
+}
+
+fn align_failure(align: u64) -> Failure {
+    error(
+        EXIT_USAGE,
+        "mtf::usage::align",
+        format!("--align {align}: an alignment is a power of two"),
+    )
+}
+
+/// Run `mtf simulate`.
+pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
+    let options = SimulateOptions {
+        policies: policies(&args.policy)?,
+        align: args.align,
+        header: args.header,
+        max_block_size: args.max_block_size,
+    };
     if !args.align.is_power_of_two() {
-        return Err(super::common::error(
-            EXIT_USAGE,
-            "mtf::usage::align",
-            format!("--align {}: an alignment is a power of two", args.align),
-        ));
+        return Err(align_failure(args.align));
     }
     if let Some(out) = &args.output {
-        super::replay::picture_format(out)?;
+        picture_format(out)?;
     }
     let opened = open(&args.trace, args.dtd.as_deref())?;
-    let mut sims: Vec<Simulator> = policies
-        .iter()
-        .map(|&policy| {
-            Simulator::new(Options {
-                policy,
-                align: args.align,
-                header: args.header,
-                max_block_size: args.max_block_size,
-            })
-        })
-        .collect();
-    let start = std::time::Instant::now();
-    let reading = for_each_event(&opened, &args.trace, |e| {
-        for s in sims.iter_mut() {
-            s.feed(e);
-        }
+    let sim = simulate(&opened, &options).map_err(|e| match e {
+        SimulateError::Align(a) => align_failure(a),
+        SimulateError::NoAllocations(e) => error(
+            EXIT_USAGE,
+            "mtf::usage::analysis",
+            format!("{}: {e}", escape_path(&args.trace)),
+        ),
     })?;
-    super::replay::warn_reading(&args.trace, &reading);
-    let problems = reading.problems + u64::from(reading.stopped_at.is_some());
-    let mut reports: Vec<Report> = sims.into_iter().map(Simulator::finish).collect();
-    for r in reports.iter_mut() {
-        // The interpreter saw them (no event): they count as the simulator's own.
-        r.unknown_frees += reading.unknown_frees;
-    }
-    let elapsed = start.elapsed();
-
+    super::blocks::warn_reading(&args.trace, &sim.reading);
     if let Some(out) = &args.output {
-        #[cfg(feature = "plot")]
-        {
-            use metatf::replay::plot::{lines, Series};
-            let mut series = Vec::new();
-            if let Some(first) = reports.first() {
-                series.push(Series {
-                    name: "live payload".into(),
-                    points: first.samples.iter().map(|s| (s.event, s.live)).collect(),
-                });
-            }
-            for r in &reports {
-                series.push(Series {
-                    name: format!("heap extent, {}", r.options.policy.name()),
-                    points: r.samples.iter().map(|s| (s.event, s.heap)).collect(),
-                });
-            }
-            let title = format!("mtf simulate {}: heap extent", escape_path(&args.trace));
-            let format = super::replay::picture_format(out)?;
-            let bytes =
-                lines(format, &title, &series).map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
-            let mut o =
-                metatf::io::Output::create(out).map_err(|e| super::common::io_failure(&e))?;
-            o.write_all(&bytes)
-                .map_err(|e| super::common::io_failure(&o.error(e)))?;
-            o.commit().map_err(|e| super::common::io_failure(&e))?;
-        }
-        #[cfg(not(feature = "plot"))]
-        super::replay::picture_format(out)?;
+        draw(out, &args.trace, &sim.reports)?;
     }
-
     let mut w = StdoutSink::new();
     match args.format {
-        Format::Json => {
-            let doc = json!({
-                "trace": escape_path(&args.trace).to_string(),
-                "undecodable_records": problems,
-                "align": args.align,
-                "header": args.header,
-                "max_block_size": args.max_block_size,
-                "policies": reports.iter().map(|r| json!({
-                    "policy": r.options.policy.name(),
-                    "events": r.events,
-                    "allocs": r.allocs,
-                    "frees": r.frees,
-                    "reallocs": r.reallocs,
-                    "moves": r.moves,
-                    "unknown_frees": r.unknown_frees,
-                    "unknown_moves": r.unknown_moves,
-                    "refused": r.refused,
-                    "largest_refused": r.largest_refused.map(|(rec, size)| json!({"data_record": rec, "bytes": size})),
-                    "peak_live": r.peak_live,
-                    "peak_heap": r.peak_heap,
-                    "utilisation": r.utilisation(),
-                    "final_live": r.final_live,
-                    "final_blocks": r.final_blocks,
-                    "samples": r.samples.iter().map(|s| json!([s.event, s.heap, s.live])).collect::<Vec<_>>(),
-                })).collect::<Vec<_>>(),
-            });
-            writeln!(
-                w,
-                "{}",
-                serde_json::to_string_pretty(&doc).unwrap_or_default()
-            )?;
-        }
-        Format::Table => {
-            if let Some(r) = reports.first() {
-                writeln!(
-                    w,
-                    "trace: {} events ({} allocs, {} frees, {} reallocs placed); peak live payload {} bytes; \
-                     alignment {}, header {} bytes; {:.2} s for {} polic{}",
-                    r.events,
-                    r.allocs,
-                    r.frees,
-                    r.reallocs,
-                    r.peak_live,
-                    args.align,
-                    args.header,
-                    elapsed.as_secs_f64(),
-                    reports.len(),
-                    if reports.len() == 1 { "y" } else { "ies" }
-                )?;
-                if r.unknown_frees > 0 || r.unknown_moves > 0 {
-                    writeln!(
-                        w,
-                        "       {} frees and reallocs of blocks not live (allocated before tracing began): skipped",
-                        r.unknown_frees + r.unknown_moves
-                    )?;
-                }
-                if r.refused > 0 {
-                    let largest = r
-                        .largest_refused
-                        .map(|(rec, size)| format!(" (largest {size} bytes, data record {rec})"))
-                        .unwrap_or_default();
-                    writeln!(
-                        w,
-                        "       {} requests larger than --max-block-size refused{largest}",
-                        r.refused
-                    )?;
-                }
-                if problems > 0 {
-                    writeln!(
-                        w,
-                        "       {problems} records could not be decoded (mtf check shows them)"
-                    )?;
-                }
-            }
-            writeln!(w)?;
-            writeln!(
-                w,
-                "{:<11} {:>16} {:>16} {:>12} {:>12}",
-                "policy", "peak heap", "peak live", "utilisation", "live blocks"
-            )?;
-            for r in &reports {
-                writeln!(
-                    w,
-                    "{:<11} {:>16} {:>16} {:>12.4} {:>12}",
-                    r.options.policy.name(),
-                    r.peak_heap,
-                    r.peak_live,
-                    r.utilisation(),
-                    r.final_blocks
-                )?;
-            }
-        }
+        Format::Json => json_out(&mut w, args, &sim)?,
+        Format::Table => table(&mut w, args, &sim)?,
     }
     w.flush()?;
-    Ok(if problems > 0 {
+    Ok(if sim.problems() > 0 {
         EXIT_INVALID_TRACE
     } else {
         EXIT_OK
     })
+}
+
+/// Each policy's heap extent and the live payload over the trace, into `out`.
+fn draw(out: &Path, trace: &Path, reports: &[Report]) -> Result<(), Failure> {
+    #[cfg(feature = "plot")]
+    {
+        use metatf::replay::plot::{lines, Series};
+        let mut series = Vec::new();
+        if let Some(first) = reports.first() {
+            series.push(Series {
+                name: "live payload".into(),
+                points: first.samples.iter().map(|s| (s.event, s.live)).collect(),
+            });
+        }
+        for r in reports {
+            series.push(Series {
+                name: format!("heap extent, {}", r.options.policy.name()),
+                points: r.samples.iter().map(|s| (s.event, s.heap)).collect(),
+            });
+        }
+        let title = format!("mtf simulate {}: heap extent", escape_path(trace));
+        let format = picture_format(out)?;
+        let bytes =
+            lines(format, &title, &series).map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
+        super::blocks::write_bytes(out, &bytes)
+    }
+    #[cfg(not(feature = "plot"))]
+    {
+        let _ = (trace, reports);
+        picture_format(out).map(drop)
+    }
+}
+
+fn json_out(w: &mut StdoutSink, args: &SimulateArgs, sim: &Simulation) -> Result<(), Failure> {
+    let doc = json!({
+        "trace": escape_path(&args.trace).to_string(),
+        "undecodable_records": sim.problems(),
+        "align": args.align,
+        "header": args.header,
+        "max_block_size": args.max_block_size,
+        "policies": sim.reports.iter().map(|r| json!({
+            "policy": r.options.policy.name(),
+            "events": r.events,
+            "allocs": r.allocs,
+            "frees": r.frees,
+            "reallocs": r.reallocs,
+            "moves": r.moves,
+            "unknown_frees": r.unknown_frees,
+            "unknown_moves": r.unknown_moves,
+            "refused": r.refused,
+            "largest_refused": r.largest_refused.map(|(rec, size)| json!({"data_record": rec, "bytes": size})),
+            "peak_live": r.peak_live,
+            "peak_heap": r.peak_heap,
+            "utilisation": r.utilisation(),
+            "final_live": r.final_live,
+            "final_blocks": r.final_blocks,
+            "samples": r.samples.iter().map(|s| json!([s.event, s.heap, s.live])).collect::<Vec<_>>(),
+        })).collect::<Vec<_>>(),
+    });
+    writeln!(
+        w,
+        "{}",
+        serde_json::to_string_pretty(&doc).unwrap_or_default()
+    )?;
+    Ok(())
+}
+
+/// The summary lines above the table: the trace's events and what was left out.
+fn summary(w: &mut StdoutSink, args: &SimulateArgs, sim: &Simulation) -> Result<(), Failure> {
+    let Some(r) = sim.reports.first() else {
+        return Ok(());
+    };
+    let n = sim.reports.len();
+    writeln!(
+        w,
+        "trace: {} events ({} allocs, {} frees, {} reallocs placed); peak live payload {} bytes; \
+         alignment {}, header {} bytes; {:.2} s for {} polic{}",
+        r.events,
+        r.allocs,
+        r.frees,
+        r.reallocs,
+        r.peak_live,
+        args.align,
+        args.header,
+        sim.elapsed.as_secs_f64(),
+        n,
+        if n == 1 { "y" } else { "ies" }
+    )?;
+    if r.unknown_frees > 0 || r.unknown_moves > 0 {
+        writeln!(
+            w,
+            "       {} frees and reallocs of blocks not live (allocated before tracing began): skipped",
+            r.unknown_frees + r.unknown_moves
+        )?;
+    }
+    if r.refused > 0 {
+        let largest = r
+            .largest_refused
+            .map(|(rec, size)| format!(" (largest {size} bytes, data record {rec})"))
+            .unwrap_or_default();
+        writeln!(
+            w,
+            "       {} requests larger than --max-block-size refused{largest}",
+            r.refused
+        )?;
+    }
+    let problems = sim.problems();
+    if problems > 0 {
+        writeln!(
+            w,
+            "       {problems} records could not be decoded (mtf check shows them)"
+        )?;
+    }
+    Ok(())
+}
+
+fn table(w: &mut StdoutSink, args: &SimulateArgs, sim: &Simulation) -> Result<(), Failure> {
+    summary(w, args, sim)?;
+    writeln!(w)?;
+    writeln!(
+        w,
+        "{:<11} {:>16} {:>16} {:>12} {:>12}",
+        "policy", "peak heap", "peak live", "utilisation", "live blocks"
+    )?;
+    for r in &sim.reports {
+        writeln!(
+            w,
+            "{:<11} {:>16} {:>16} {:>12.4} {:>12}",
+            r.options.policy.name(),
+            r.peak_heap,
+            r.peak_live,
+            r.utilisation(),
+            r.final_blocks
+        )?;
+    }
+    Ok(())
 }

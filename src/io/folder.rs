@@ -22,6 +22,9 @@ pub struct StagedFolder {
     path: PathBuf,
     target: PathBuf,
     done: bool,
+    /// Its entry in the registry of temporary files: removed whole on SIGINT/SIGTERM
+    /// ([`super::remove_temp_files`]).
+    key: u64,
 }
 
 /// The folder of `target` (`.` for a bare name) and a hidden sibling name for it.
@@ -75,11 +78,24 @@ impl StagedFolder {
                 }
             }
         })?;
-        Ok(StagedFolder {
+        // Registered after creation, then the stop flag checked, as a temporary file is.
+        let key = super::temp::register(&path);
+        let staged = StagedFolder {
             path,
             target: target.to_path_buf(),
             done: false,
-        })
+            key,
+        };
+        if super::temp::is_stopping() {
+            return Err(IoError::Create {
+                path: staged.target.clone(),
+                source: std::io::Error::new(
+                    std::io::ErrorKind::Interrupted,
+                    "the process is stopping",
+                ),
+            });
+        }
+        Ok(staged)
     }
 
     /// The folder to write into.
@@ -123,6 +139,7 @@ impl StagedFolder {
 
 impl Drop for StagedFolder {
     fn drop(&mut self) {
+        super::temp::unregister(self.key);
         if !self.done {
             let _ = std::fs::remove_dir_all(&self.path);
         }
@@ -192,5 +209,29 @@ mod tests {
         // A missing parent folder.
         let err = StagedFolder::beside(dir.0.join("no/out")).unwrap_err();
         assert!(matches!(err, IoError::MissingFolder { .. }), "{err:?}");
+    }
+
+    /// Issue 25, item 18: `export --to parquet` interrupted by Ctrl-C left its hidden staging
+    /// folder. A staged folder is in the registry of temporary files until it is put in place
+    /// or dropped, and the signal watcher's cleanup removes it with what it holds.
+    #[test]
+    fn a_staged_folder_is_removed_whole_by_the_cleanup_of_a_signal() {
+        use crate::io::temp::{is_registered, remove_registered};
+        let dir = TestDir::new("staged-signal");
+        let target = dir.0.join("out");
+        let s = StagedFolder::beside(&target).unwrap();
+        std::fs::write(s.path().join("a.parquet"), b"1").unwrap();
+        let staging = s.path().to_path_buf();
+        assert!(is_registered(&staging));
+        assert_eq!(remove_registered(&staging), 1);
+        assert!(!staging.exists());
+        assert!(dir.entries().is_empty(), "{:?}", dir.entries());
+        drop(s);
+        // Put in place, it is no longer temporary.
+        let s = StagedFolder::beside(&target).unwrap();
+        let staging = s.path().to_path_buf();
+        s.commit().unwrap();
+        assert!(!is_registered(&staging));
+        assert_eq!(dir.entries(), ["out"]);
     }
 }

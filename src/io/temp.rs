@@ -26,7 +26,7 @@ fn registry() -> MutexGuard<'static, BTreeMap<u64, PathBuf>> {
 }
 
 /// Deletes every temporary file that an [`crate::io::Output`] or a [`TempFile`] of this process
-/// still holds, and forgets them. Returns how many were removed.
+/// still holds, and every [`crate::io::StagedFolder`] not yet put in place, and forgets them. Returns how many were removed.
 ///
 /// Call it from an ordinary thread, typically the one that watches SIGINT and SIGTERM, right
 /// before exiting: it takes a lock and allocates, so it is **not** async-signal-safe and must not
@@ -50,22 +50,38 @@ fn remove_where(pred: impl Fn(&Path) -> bool) -> usize {
             .collect();
         keys.iter().filter_map(|k| reg.remove(k)).collect()
     };
+    // A registered folder (a `StagedFolder` being written) goes with what it holds.
     taken
         .iter()
-        .filter(|path| std::fs::remove_file(path).is_ok())
+        .filter(|path| match std::fs::symlink_metadata(path) {
+            Ok(m) if m.is_dir() => std::fs::remove_dir_all(path).is_ok(),
+            _ => std::fs::remove_file(path).is_ok(),
+        })
         .count()
 }
 
-/// Records `path` as a live temporary file; the returned key removes it from the registry.
+/// Records `path` as a live temporary file (or folder); the returned key removes it from the
+/// registry.
 pub(crate) fn register(path: &Path) -> u64 {
     let key = COUNTER.fetch_add(1, Ordering::Relaxed);
     registry().insert(key, path.to_path_buf());
     key
 }
 
+/// Whether [`remove_temp_files`] has run: nothing temporary may be made any more.
+pub(crate) fn is_stopping() -> bool {
+    STOPPING.load(Ordering::SeqCst)
+}
+
 /// Forgets a temporary file (it was renamed into place or removed by its owner).
 pub(crate) fn unregister(key: u64) {
     registry().remove(&key);
+}
+
+/// Removes the registered `path` as [`remove_temp_files`] would, without stopping the process.
+#[cfg(test)]
+pub(crate) fn remove_registered(path: &Path) -> usize {
+    remove_where(|p| p == path)
 }
 
 #[cfg(test)]

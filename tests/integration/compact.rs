@@ -210,14 +210,33 @@ fn mtf_compact_writes_compressed_traces_that_every_subcommand_reads() {
 }
 
 /// Checks the rows of the input and of its text form (`mtf dump --data-only --no-header`) in
-/// `mtf size-report TRACE` against gzip -9, zstd -19 and xz -9 (64 MiB dictionary) of those
-/// bytes compressed in memory, to the printed precision.
+/// `mtf size-report TRACE` against gzip -6, zstd -3 and xz -1 of those bytes compressed in
+/// memory (with `--best`: gzip -9, zstd -19 and xz -9, 64 MiB dictionary), to the printed
+/// precision.
 #[cfg(feature = "compression")]
 fn check_size_report(trace: &str) {
+    check_size_report_at(trace, false);
+}
+
+#[cfg(feature = "compression")]
+fn check_size_report_at(trace: &str, best: bool) {
     use std::io::Write;
-    let report = crate::util::mtf(&["size-report", trace]);
+    let (gzip, zstd, xz) = if best { (9, 19, 9) } else { (6, 3, 1) };
+    let mut args = vec!["size-report", trace];
+    if best {
+        args.push("--best");
+    }
+    let report = crate::util::mtf(&args);
     let text = String::from_utf8_lossy(&report.stdout).into_owned();
     assert!(report.status.success(), "{trace}: {text}");
+    let heading = text.lines().nth(1).unwrap_or_default();
+    for column in [
+        format!(" gzip -{gzip} "),
+        format!(" zstd -{zstd} "),
+        format!(" xz -{xz}"),
+    ] {
+        assert!(heading.contains(&column), "{trace}: {column} in {text}");
+    }
     let data: f64 = text
         .split(": ")
         .nth(1)
@@ -229,14 +248,14 @@ fn check_size_report(trace: &str) {
     assert!(dump.status.success(), "{trace}");
     let input = std::fs::read(crate::util::root().join(trace)).unwrap();
     for (row, bytes) in [("naive Meta-TF", input), ("ASCII", dump.stdout)] {
-        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(9));
+        let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::new(gzip));
         gz.write_all(&bytes).unwrap();
         let gz = gz.finish().unwrap().len();
-        let zst = zstd::encode_all(&bytes[..], 19).unwrap().len();
-        let mut xz = xz2::write::XzEncoder::new(Vec::new(), 9);
-        xz.write_all(&bytes).unwrap();
-        let xz = xz.finish().unwrap().len();
-        let want = [bytes.len(), gz, zst, xz]
+        let zst = zstd::encode_all(&bytes[..], zstd).unwrap().len();
+        let mut x = xz2::write::XzEncoder::new(Vec::new(), xz);
+        x.write_all(&bytes).unwrap();
+        let x = x.finish().unwrap().len();
+        let want = [bytes.len(), gz, zst, x]
             .map(|n| format!("{:>9.3}", n as f64 / data))
             .join(" ");
         let line = text
@@ -250,7 +269,8 @@ fn check_size_report(trace: &str) {
 /// `mtf size-report` streams each form through the compressors instead of compressing it as
 /// one buffer, and gives xz a dictionary no longer than the form (at least 4 KiB): the figures
 /// are still those of compressing each form whole, on every sample trace and on a trace of
-/// 8,000 records whose forms are longer than the smallest dictionary.
+/// 8,000 records whose forms are longer than the smallest dictionary; at the usual levels and,
+/// with `--best`, at the top ones.
 #[cfg(feature = "compression")]
 #[test]
 fn size_report_rows_equal_compressing_the_whole_form() {
@@ -265,6 +285,7 @@ fn size_report_rows_equal_compressing_the_whole_form() {
     for t in &traces {
         check_size_report(t);
     }
+    check_size_report_at("traces/android.mtf", true);
     let schema = crate::util::schema("dtds/hatf10.dtd");
     let mut w = TraceWriter::in_memory(&schema, Class::Bits64, ByteOrder::Little, "hatf10.dtd");
     w.section_named("heap").unwrap();
@@ -288,6 +309,7 @@ fn size_report_rows_equal_compressing_the_whole_form() {
     std::fs::write(&path, w.finish_to_vec().unwrap()).unwrap();
     assert!(std::fs::metadata(&path).unwrap().len() > 40_000);
     check_size_report(path.to_str().unwrap());
+    check_size_report_at(path.to_str().unwrap(), true);
 }
 
 /// A field of the random DTD and how to give it values.

@@ -1,0 +1,323 @@
+//! `mtf replay`: a trace's block events decoded once into an operations file
+//! ([`crate::replay::ops`]), then played against each allocator in a fresh process (the `mtf`
+//! binary, re-executed with its hidden `replay-child` subcommand, which calls [`run_child`]),
+//! the runs' reports collected for the caller to render.
+
+use std::io::{BufReader, BufWriter, Write};
+use std::path::{Path, PathBuf};
+use std::process::{Command, Stdio};
+
+use super::blocks::{for_each_block_event, NoAllocations, Reading};
+use crate::io::{escape_path, IoError, TempFile};
+use crate::replay::{
+    self, ops, Allocator, OpsBuilder, OpsReader, Report, ThreadMode, TraceSummary,
+};
+use crate::Opened;
+
+/// How to replay.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReplayOptions {
+    /// The allocators, each measured side by side.
+    pub allocators: Vec<Allocator>,
+    /// Runs per allocator, each in a fresh process.
+    pub repeat: u32,
+    /// Threads in the trace's order or free-running.
+    pub threads: ThreadMode,
+    /// Write to every page of each new block, so that RSS counts it.
+    pub touch: bool,
+    /// Larger requests are refused (counted, not made); `None`: the machine's physical memory.
+    pub max_block_size: Option<u64>,
+    /// The executable that measures one run (`EXE replay-child OPS ...`, the `mtf` binary);
+    /// `None`: the running executable.
+    pub executable: Option<PathBuf>,
+}
+
+impl Default for ReplayOptions {
+    /// The system allocator, 3 runs, threads in trace order, pages not touched.
+    fn default() -> Self {
+        ReplayOptions {
+            allocators: vec![Allocator::System],
+            repeat: 3,
+            threads: ThreadMode::Ordered,
+            touch: false,
+            max_block_size: None,
+            executable: None,
+        }
+    }
+}
+
+/// Why a replay did not run.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+pub enum ReplayRunError {
+    /// The trace's DTD declares no allocations.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    NoAllocations(#[from] NoAllocations),
+    /// The temporary file of the operations could not be made.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Temp(IoError),
+    /// Writing the operations failed.
+    #[error("writing the replay operations to a temporary file: {0}")]
+    #[diagnostic(code(mtf::io::temp))]
+    Write(std::io::Error),
+    /// The executable that measures a run was not found.
+    #[error("finding the mtf executable to run: {0}")]
+    #[diagnostic(code(mtf::io::exe))]
+    Exe(std::io::Error),
+    /// The operations file given to a child could not be read.
+    #[error("{path}: {source}")]
+    #[diagnostic(code(mtf::io::ops))]
+    Ops {
+        /// The operations file (escaped for a terminal).
+        path: String,
+        /// What failed.
+        source: std::io::Error,
+    },
+    /// A measured run failed.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Run(#[from] replay::ReplayError),
+}
+
+/// A trace's operations, decoded and written once, ready to be played.
+#[derive(Debug)]
+pub struct Prepared {
+    ops: TempFile,
+    /// What the trace says (the reference the runs are set beside); frees of blocks not live
+    /// counted in `unknown_frees`.
+    pub summary: TraceSummary,
+    /// What the reading met besides the events.
+    pub reading: Reading,
+}
+
+/// One allocator's runs.
+#[derive(Debug, Clone)]
+pub struct Runs {
+    /// The allocator.
+    pub alloc: Allocator,
+    /// The reports of the runs that succeeded, in the order run.
+    pub reports: Vec<Report>,
+    /// Why each failed run failed.
+    pub failures: Vec<String>,
+}
+
+/// The figures of a replay.
+#[derive(Debug, Clone)]
+pub struct Replayed {
+    /// Each allocator's runs, in the order of [`ReplayOptions::allocators`].
+    pub runs: Vec<Runs>,
+    /// The largest request made.
+    pub max_block_size: u64,
+}
+
+/// Decodes the block events of `opened` into a temporary operations file.
+pub fn prepare(opened: &Opened) -> Result<Prepared, ReplayRunError> {
+    let temp = TempFile::new().map_err(ReplayRunError::Temp)?;
+    let mut builder = OpsBuilder::new();
+    let mut w = BufWriter::with_capacity(1 << 20, temp.file());
+    ops::write_ops_header(&mut w).map_err(ReplayRunError::Write)?;
+    let mut err = None;
+    let reading = for_each_block_event(&opened.reader(), |e| {
+        let op = builder.op(e);
+        if err.is_none() {
+            err = ops::write_op(&mut w, &op).err();
+        }
+    })?;
+    if let Some(e) = err {
+        return Err(ReplayRunError::Write(e));
+    }
+    ops::finish_ops_header(&mut w, builder.threads(), builder.events())
+        .map_err(ReplayRunError::Write)?;
+    w.flush().map_err(ReplayRunError::Write)?;
+    drop(w);
+    let mut file = temp.file();
+    ops::mark_last_ops(&mut file, builder.last_ops()).map_err(ReplayRunError::Write)?;
+    let mut summary = builder.finish();
+    summary.unknown_frees += reading.unknown_frees;
+    Ok(Prepared {
+        ops: temp,
+        summary,
+        reading,
+    })
+}
+
+impl Prepared {
+    /// Plays the operations `options.repeat` times per allocator, round-robin over the
+    /// allocators (so that a drift of the machine touches each alike), each run in a fresh
+    /// process. A failed run is recorded in its allocator's [`Runs::failures`].
+    pub fn run(&self, options: &ReplayOptions) -> Result<Replayed, ReplayRunError> {
+        let exe = match &options.executable {
+            Some(p) => p.clone(),
+            None => std::env::current_exe().map_err(ReplayRunError::Exe)?,
+        };
+        let max_block_size = options.max_block_size.unwrap_or_else(physical_memory);
+        let mut runs: Vec<Runs> = options
+            .allocators
+            .iter()
+            .map(|&alloc| Runs {
+                alloc,
+                reports: Vec::new(),
+                failures: Vec::new(),
+            })
+            .collect();
+        let child = ChildOptions {
+            threads: options.threads,
+            touch: options.touch,
+            max_block_size,
+            sample_every: self.summary.every,
+        };
+        for _ in 0..options.repeat {
+            for r in runs.iter_mut() {
+                match spawn_child(&exe, self.ops.path(), r.alloc, &child) {
+                    Ok(report) => r.reports.push(report),
+                    Err(msg) => r.failures.push(msg),
+                }
+            }
+        }
+        Ok(Replayed {
+            runs,
+            max_block_size,
+        })
+    }
+}
+
+/// The machine's physical memory in bytes (1 TiB where it cannot be told).
+pub fn physical_memory() -> u64 {
+    let meminfo = std::fs::read_to_string("/proc/meminfo").unwrap_or_default();
+    meminfo
+        .lines()
+        .find_map(|l| l.strip_prefix("MemTotal:"))
+        .and_then(|v| v.trim().trim_end_matches("kB").trim().parse::<u64>().ok())
+        .map_or(1 << 40, |kb| kb * 1024)
+}
+
+/// The options of one measured run.
+pub type ChildOptions = replay::Options;
+
+/// The name of a thread mode on the child's command line.
+pub fn thread_mode_name(mode: ThreadMode) -> &'static str {
+    match mode {
+        ThreadMode::Ordered => "ordered",
+        ThreadMode::Free => "free",
+    }
+}
+
+/// One measured replay in a fresh process.
+fn spawn_child(
+    exe: &Path,
+    ops: &Path,
+    alloc: Allocator,
+    options: &ChildOptions,
+) -> Result<Report, String> {
+    let mut cmd = Command::new(exe);
+    cmd.arg("replay-child")
+        .arg(ops)
+        .arg("--allocator")
+        .arg(alloc.name())
+        .arg("--threads")
+        .arg(thread_mode_name(options.threads))
+        .arg("--max-block-size")
+        .arg(options.max_block_size.to_string())
+        .arg("--every")
+        .arg(options.sample_every.to_string())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped());
+    if options.touch {
+        cmd.arg("--touch");
+    }
+    let out = cmd
+        .output()
+        .map_err(|e| format!("could not start {}: {e}", escape_path(exe)))?;
+    if !out.status.success() {
+        let err = String::from_utf8_lossy(&out.stderr);
+        return Err(format!(
+            "the measuring process failed ({}): {}",
+            out.status,
+            err.trim()
+        ));
+    }
+    serde_json::from_slice(&out.stdout).map_err(|e| format!("unreadable report: {e}"))
+}
+
+/// One measured replay in this process, of the operations file `ops` (what `mtf replay-child`
+/// runs).
+pub fn run_child(
+    ops: &Path,
+    alloc: Allocator,
+    options: &ChildOptions,
+) -> Result<Report, ReplayRunError> {
+    let failed = |source| ReplayRunError::Ops {
+        path: escape_path(ops).to_string(),
+        source,
+    };
+    let file = std::fs::File::open(ops).map_err(failed)?;
+    let reader = OpsReader::new(BufReader::with_capacity(1 << 20, file)).map_err(failed)?;
+    let (threads, count) = (reader.threads, reader.count);
+    Ok(replay::run(alloc, options, threads, count, reader)?)
+}
+
+/// The median of `v` (0 for none).
+pub fn median(mut v: Vec<f64>) -> f64 {
+    if v.is_empty() {
+        return 0.0;
+    }
+    v.sort_by(|a, b| a.total_cmp(b));
+    let n = v.len();
+    if n % 2 == 1 {
+        v[n / 2]
+    } else {
+        (v[n / 2 - 1] + v[n / 2]) / 2.0
+    }
+}
+
+impl Runs {
+    /// The median of a figure over the runs, and its spread: (max − min) / median.
+    pub fn median_spread(&self, f: impl Fn(&Report) -> f64) -> (f64, f64) {
+        let v: Vec<f64> = self.reports.iter().map(f).collect();
+        let m = median(v.clone());
+        let lo = v.iter().copied().fold(f64::INFINITY, f64::min);
+        let hi = v.iter().copied().fold(f64::NEG_INFINITY, f64::max);
+        let spread = if m > 0.0 && v.len() > 1 {
+            (hi - lo) / m
+        } else {
+            0.0
+        };
+        (m, spread)
+    }
+
+    /// The run whose wall time is the median.
+    pub fn median_run(&self) -> Option<&Report> {
+        let mut v: Vec<&Report> = self.reports.iter().collect();
+        v.sort_by_key(|r| r.wall_ns);
+        v.get(v.len() / 2).copied()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn medians_of_odd_and_even_counts() {
+        assert_eq!(median(vec![]), 0.0);
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), 2.0);
+        assert_eq!(median(vec![4.0, 1.0, 2.0, 3.0]), 2.5);
+    }
+
+    #[test]
+    fn the_operations_of_a_trace_are_written_once() {
+        let o = crate::open(concat!(env!("CARGO_MANIFEST_DIR"), "/traces/android.mtf"))
+            .expect("the sample trace opens");
+        let p = prepare(&o).expect("prepared");
+        assert!(p.summary.events > 0);
+        assert_eq!(p.summary.allocs > 0, true);
+        let len = std::fs::metadata(p.ops.path()).expect("ops file").len();
+        assert!(
+            len > p.summary.events,
+            "{len} bytes for {} events",
+            p.summary.events
+        );
+    }
+}
