@@ -233,10 +233,10 @@ impl<'a> Resolver<'a> {
         defs_of: &[DefId],
         spaces: &mut Vec<SpaceBuild>,
     ) {
-        for ri in 0..records.len() {
+        for d in defs_of.iter().take(records.len()) {
             let props = self
                 .analysis_props
-                .get(&defs_of[ri])
+                .get(d)
                 .cloned()
                 .unwrap_or_default();
             for (_, p) in &props {
