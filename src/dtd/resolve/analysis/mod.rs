@@ -234,11 +234,7 @@ impl<'a> Resolver<'a> {
         spaces: &mut Vec<SpaceBuild>,
     ) {
         for d in defs_of.iter().take(records.len()) {
-            let props = self
-                .analysis_props
-                .get(d)
-                .cloned()
-                .unwrap_or_default();
+            let props = self.analysis_props.get(d).cloned().unwrap_or_default();
             for (_, p) in &props {
                 let name = p.prop.name.as_str();
                 let creates = ROLE_PROPS.iter().any(|(k, _)| *k == name) || name == "site";
