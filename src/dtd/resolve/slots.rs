@@ -421,18 +421,10 @@ impl<'a> Resolver<'a> {
             let span = e.span;
             match self.constant(rec, s, e, &prefix) {
                 Some(n) if n <= crate::limits::MAX_LIVE_SETS as u64 => slot.liveset = n as u8,
-                Some(n) => self.err(DtdError::BadProperty {
-                    msg: format!(
-                        "live set {n} is outside 0..{}",
-                        crate::limits::MAX_LIVE_SETS
-                    ),
-                    src: self.src(),
-                    span: sspan(span),
-                    help: Some(
-                        "extension live/1 numbers live sets 1..16; 0 is none (docs/format.md §13)"
-                            .into(),
-                    ),
-                }),
+                Some(n) => {
+                    let e = self.live_set_outside(n, span);
+                    self.err(e);
+                }
                 None => {}
             }
         }
