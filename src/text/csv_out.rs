@@ -14,7 +14,7 @@ use crate::layout::Shape;
 
 use super::linebuf::LineBuf;
 use super::print::flat_displays;
-use super::value::{shown, write_value};
+use super::value::{element_display, shown, write_value};
 
 /// Prints the records of one record type as CSV rows (RFC 4180: `,` between cells, `"`-quoted
 /// cells where needed, `\n` between rows).
@@ -245,8 +245,7 @@ fn scalar(c: &mut Vec<u8>, reader: &Reader<'_>, v: Value<'_>, display: Display) 
         },
         Value::Ref(r) => match reader.resolve(r) {
             Ok(res) => {
-                let rt = reader.schema().record(res.record);
-                let d = rt.slots.last().map_or(Display::Decimal, |s| s.display);
+                let d = element_display(reader, res.record);
                 match res.value {
                     Value::Ref(_) => write!(c, "{r}")?,
                     // An integer as if the record stored it (a split stream's value).

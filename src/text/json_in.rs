@@ -129,6 +129,17 @@ pub(crate) fn key_column(keys: &[KeyAt<'_>], key: &str, field: Option<&str>) -> 
 /// The keys a record's line may have (`set` for a metadata record's).
 const RECORD_KEYS: [&str; 6] = ["record", "section", "index", "offset", "fields", "set"];
 
+/// A syntax error at `line`:`column`.
+fn syntax(line: usize, column: usize, m: &'static str) -> TextError {
+    TextError {
+        line,
+        column,
+        kind: TextErrorKind::Syntax(m),
+    }
+}
+
+type JsonObject = serde_json::Map<String, serde_json::Value>;
+
 /// Parse one JSON line of a `--format jsonl` dump.
 pub(crate) fn parse_json_line(s: &str, line: usize) -> Result<Option<Parsed>, TextError> {
     if s.trim().is_empty() {
@@ -136,12 +147,6 @@ pub(crate) fn parse_json_line(s: &str, line: usize) -> Result<Option<Parsed>, Te
     }
     let keys = json_keys(s);
     let at = |key: &str| key_column(&keys, key, None).unwrap_or(1);
-    let err_at = |column: usize, m: &'static str| TextError {
-        line,
-        column,
-        kind: TextErrorKind::Syntax(m),
-    };
-    let err = |m: &'static str| err_at(1, m);
     let v: serde_json::Value = serde_json::from_str(s).map_err(|e| TextError {
         line,
         column: e.column(),
@@ -149,30 +154,11 @@ pub(crate) fn parse_json_line(s: &str, line: usize) -> Result<Option<Parsed>, Te
             message: e.to_string(),
         },
     })?;
-    let obj = v.as_object().ok_or_else(|| err("expected a JSON object"))?;
+    let obj = v
+        .as_object()
+        .ok_or_else(|| syntax(line, 1, "expected a JSON object"))?;
     if obj.contains_key("mtf") {
-        let dtd = obj
-            .get("dtd")
-            .and_then(|d| d.as_str())
-            .ok_or_else(|| err("header needs \"dtd\""))?;
-        let class = match obj.get("class").and_then(|c| c.as_u64()) {
-            Some(32) => Class::Bits32,
-            Some(64) => Class::Bits64,
-            _ => return Err(err("header needs \"class\": 32 or 64")),
-        };
-        let order = match obj.get("order").and_then(|o| o.as_str()) {
-            Some("little") => ByteOrder::Little,
-            Some("big") => ByteOrder::Big,
-            _ => return Err(err("header needs \"order\": \"little\" or \"big\"")),
-        };
-        return Ok(Some(Parsed {
-            line: Line::Header(TextHeader {
-                dtd: dtd.to_string(),
-                class,
-                order,
-            }),
-            columns: vec![],
-        }));
+        return header(obj, line).map(Some);
     }
     // A misspelt key (`"felds"`) is named, not taken for fields left out.
     if let Some(k) = obj.keys().find(|k| !RECORD_KEYS.contains(&k.as_str())) {
@@ -188,56 +174,19 @@ pub(crate) fn parse_json_line(s: &str, line: usize) -> Result<Option<Parsed>, Te
     let name = obj
         .get("record")
         .and_then(|r| r.as_str())
-        .ok_or_else(|| err_at(at("record"), "expected \"record\": the record type's name"))?
+        .ok_or_else(|| {
+            syntax(
+                line,
+                at("record"),
+                "expected \"record\": the record type's name",
+            )
+        })?
         .to_string();
     if let Some(set) = obj.get("set") {
-        let g = |k: &str| set.get(k).and_then(|x| x.as_str()).map(str::to_string);
-        let (Some(r), Some(f), Some(p)) = (g("record"), g("field"), g("property")) else {
-            return Err(err_at(
-                at("set"),
-                "\"set\" needs record, field and property",
-            ));
-        };
-        let args = match set.get("args") {
-            Some(serde_json::Value::Array(a)) => a
-                .iter()
-                .map(|v| match v {
-                    serde_json::Value::String(s) => Arg::Word(s.clone()),
-                    v => match from_json(v) {
-                        Ok(TVal::Int(n)) => Arg::Int(n),
-                        Ok(TVal::Neg(n)) => Arg::Int(n as u64),
-                        _ => Arg::Other,
-                    },
-                })
-                .collect(),
-            _ => vec![],
-        };
-        return Ok(Some(Parsed {
-            line: Line::Metadata {
-                target: format!("{r}.{f}"),
-                property: p,
-                args,
-            },
-            columns: vec![at("record"), at("set"), at("set")],
-        }));
+        let columns = vec![at("record"), at("set"), at("set")];
+        return metadata(set, columns, line).map(Some);
     }
-    let mut fields = Fields::new();
-    let mut columns = vec![at("record")];
-    match obj.get("fields") {
-        Some(serde_json::Value::Object(m)) => {
-            for (k, v) in m {
-                let column = key_column(&keys, "fields", Some(k)).unwrap_or(1);
-                let v = from_json(v)
-                    .map_err(TextErrorKind::Syntax)
-                    .and_then(field_in)
-                    .map_err(|kind| TextError { line, column, kind })?;
-                fields.push(k.clone(), v);
-                columns.push(column);
-            }
-        }
-        None => {}
-        _ => return Err(err_at(at("fields"), "\"fields\" must be an object")),
-    };
+    let (fields, columns) = record_fields(obj, &keys, at("record"), line)?;
     if name == "section" {
         let n = fields
             .0
@@ -247,7 +196,7 @@ pub(crate) fn parse_json_line(s: &str, line: usize) -> Result<Option<Parsed>, Te
                 FieldIn::Int(n) => Some(SectionRef::Id(n)),
                 _ => None,
             })
-            .ok_or_else(|| err_at(at("fields"), "section needs number"))?;
+            .ok_or_else(|| syntax(line, at("fields"), "section needs number"))?;
         return Ok(Some(Parsed {
             line: Line::Section(n),
             columns: vec![at("record")],
@@ -257,4 +206,99 @@ pub(crate) fn parse_json_line(s: &str, line: usize) -> Result<Option<Parsed>, Te
         line: Line::Record { name, fields },
         columns,
     }))
+}
+
+/// The header line (`{"mtf":1,"dtd":…,"class":…,"order":…}`).
+fn header(obj: &JsonObject, line: usize) -> Result<Parsed, TextError> {
+    let err = |m: &'static str| syntax(line, 1, m);
+    let dtd = obj
+        .get("dtd")
+        .and_then(|d| d.as_str())
+        .ok_or_else(|| err("header needs \"dtd\""))?;
+    let class = match obj.get("class").and_then(|c| c.as_u64()) {
+        Some(32) => Class::Bits32,
+        Some(64) => Class::Bits64,
+        _ => return Err(err("header needs \"class\": 32 or 64")),
+    };
+    let order = match obj.get("order").and_then(|o| o.as_str()) {
+        Some("little") => ByteOrder::Little,
+        Some("big") => ByteOrder::Big,
+        _ => return Err(err("header needs \"order\": \"little\" or \"big\"")),
+    };
+    Ok(Parsed {
+        line: Line::Header(TextHeader {
+            dtd: dtd.to_string(),
+            class,
+            order,
+        }),
+        columns: vec![],
+    })
+}
+
+/// A metadata record's `"set"`: record, field, property and arguments.
+fn metadata(
+    set: &serde_json::Value,
+    columns: Vec<usize>,
+    line: usize,
+) -> Result<Parsed, TextError> {
+    let g = |k: &str| set.get(k).and_then(|x| x.as_str()).map(str::to_string);
+    let (Some(r), Some(f), Some(p)) = (g("record"), g("field"), g("property")) else {
+        return Err(syntax(
+            line,
+            columns[1],
+            "\"set\" needs record, field and property",
+        ));
+    };
+    let args = match set.get("args") {
+        Some(serde_json::Value::Array(a)) => a
+            .iter()
+            .map(|v| match v {
+                serde_json::Value::String(s) => Arg::Word(s.clone()),
+                v => match from_json(v) {
+                    Ok(TVal::Int(n)) => Arg::Int(n),
+                    Ok(TVal::Neg(n)) => Arg::Int(n as u64),
+                    _ => Arg::Other,
+                },
+            })
+            .collect(),
+        _ => vec![],
+    };
+    Ok(Parsed {
+        line: Line::Metadata {
+            target: format!("{r}.{f}"),
+            property: p,
+            args,
+        },
+        columns,
+    })
+}
+
+/// A record's `"fields"` by name, with the column of each (after `record_column`).
+fn record_fields(
+    obj: &JsonObject,
+    keys: &[KeyAt<'_>],
+    record_column: usize,
+    line: usize,
+) -> Result<(Fields, Vec<usize>), TextError> {
+    let mut fields = Fields::new();
+    let mut columns = vec![record_column];
+    match obj.get("fields") {
+        Some(serde_json::Value::Object(m)) => {
+            for (k, v) in m {
+                let column = key_column(keys, "fields", Some(k)).unwrap_or(1);
+                let v = from_json(v)
+                    .map_err(TextErrorKind::Syntax)
+                    .and_then(field_in)
+                    .map_err(|kind| TextError { line, column, kind })?;
+                fields.push(k.clone(), v);
+                columns.push(column);
+            }
+        }
+        None => {}
+        _ => {
+            let column = key_column(keys, "fields", None).unwrap_or(1);
+            return Err(syntax(line, column, "\"fields\" must be an object"));
+        }
+    };
+    Ok((fields, columns))
 }

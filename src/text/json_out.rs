@@ -9,7 +9,7 @@ use crate::dtd::{Builtin, Display};
 
 use super::linebuf::{line_most, Cursor, LineBuf, Padded};
 use super::print::flat_displays;
-use super::value::shown;
+use super::value::{element_display, shown};
 
 /// The JSON object of a metadata record (rare: built as a value).
 fn metadata(view: &RecordView<'_>) -> J {
@@ -443,8 +443,7 @@ fn json_value(
             }
             if depth == 0 {
                 if let Ok(res) = reader.resolve(r) {
-                    let rt = reader.schema().record(res.record);
-                    let d = rt.slots.last().map_or(Display::Decimal, |s| s.display);
+                    let d = element_display(reader, res.record);
                     w.write_all(b",\"value\":")?;
                     json_value(w, reader, res.value, d, depth + 1)?;
                 }

@@ -227,42 +227,39 @@ impl LineBuf {
         self.n += 1;
     }
 
+    /// Appends what `f` writes through a cursor with room for `most` bytes.
+    #[inline]
+    fn append(&mut self, most: usize, f: impl FnOnce(&mut Cursor<'_>)) {
+        let mut c = self.cursor(most);
+        f(&mut c);
+        let end = c.n;
+        self.done(end);
+    }
+
     /// Appends a padded piece.
     #[inline]
     pub(crate) fn padded(&mut self, p: &Padded) {
-        let mut c = self.cursor(Cursor::MOST_PADDED.max(p.len()));
-        c.padded(p);
-        let end = c.n;
-        self.done(end);
+        self.append(Cursor::MOST_PADDED.max(p.len()), |c| c.padded(p));
     }
 
     /// Appends `v` in decimal.
     #[inline]
     #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn dec(&mut self, v: u64) {
-        let mut c = self.cursor(Cursor::MOST_NUMBER);
-        c.dec(v);
-        let end = c.n;
-        self.done(end);
+        self.append(Cursor::MOST_NUMBER, |c| c.dec(v));
     }
 
     /// Appends an integer in its display, as [`super::value::write_int`] writes it.
     #[inline]
     pub(crate) fn int(&mut self, v: u64, display: Display) {
-        let mut c = self.cursor(Cursor::MOST_NUMBER);
-        c.int(v, display);
-        let end = c.n;
-        self.done(end);
+        self.append(Cursor::MOST_NUMBER, |c| c.int(v, display));
     }
 
     /// Appends `v` in signed decimal.
     #[inline]
     #[cfg_attr(not(feature = "json"), allow(dead_code))]
     pub(crate) fn signed(&mut self, v: i64) {
-        let mut c = self.cursor(Cursor::MOST_NUMBER);
-        c.signed(v);
-        let end = c.n;
-        self.done(end);
+        self.append(Cursor::MOST_NUMBER, |c| c.signed(v));
     }
 }
 

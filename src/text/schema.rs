@@ -5,6 +5,7 @@
 // Which repeat a slot is in comes from the record's `Shape`, whose keys are the compiled
 // program's (the keys dumps use).
 
+use crate::dtd::analysis::{AExpr, Analysis, Namespace, RecordDecl, Site, SpaceKind};
 use crate::dtd::{resolve::show_expr, Builtin, Expr, RecordType, Schema, SlotKind};
 use crate::layout::Shape;
 
@@ -113,7 +114,6 @@ pub fn schema_listing(schema: &Schema) -> String {
 
 /// The analysis declarations (extension analysis/1): namespaces, then what each record does.
 fn format_analysis(out: &mut String, schema: &Schema) {
-    use crate::dtd::analysis::{AExpr, Site, SpaceKind};
     let a = &schema.analysis;
     if !a.is_declared() {
         return;
@@ -126,39 +126,7 @@ fn format_analysis(out: &mut String, schema: &Schema) {
             .map_or(String::new(), |u| format!(", times in {}", u.keyword()))
     ));
     for ns in &a.namespaces {
-        let mut attrs = vec![ns.kind.keyword().to_string()];
-        if let Some(k) = &ns.key {
-            attrs.push(format!("keyed by {k}"));
-        }
-        if ns.shared {
-            attrs.push("shared".into());
-        }
-        if let Some(n) = ns.null {
-            attrs.push(format!("null {n}"));
-        }
-        if ns.kind == SpaceKind::Ids {
-            attrs.push(format!("unknown {}", ns.unknown.keyword()));
-            if ns.unknown_refers != ns.unknown {
-                attrs.push(format!("unknown refers {}", ns.unknown_refers.keyword()));
-            }
-        }
-        if ns.kind != SpaceKind::Table {
-            attrs.push(format!("at end {}", ns.at_end.keyword()));
-        }
-        if ns.kind == SpaceKind::Nesting && !ns.close_same {
-            attrs.push("close any".into());
-        }
-        if ns.first != 0 {
-            attrs.push(format!("first {}", ns.first));
-        }
-        if ns.sized {
-            attrs.push("sized".into());
-        }
-        if ns.site_text {
-            attrs.push("sites: text".into());
-        } else if let Some(s) = ns.site_space {
-            attrs.push(format!("sites: {}", a.namespaces[s as usize].name));
-        }
+        let attrs = namespace_attrs(a, ns);
         out.push_str(&format!("  namespace {}: {}\n", ns.name, attrs.join(", ")));
     }
     for (rid, rd) in a.records.iter().enumerate() {
@@ -166,100 +134,136 @@ fn format_analysis(out: &mut String, schema: &Schema) {
             continue;
         }
         let rt = schema.record(rid as crate::dtd::RecordId);
-        let slot = |s: u16| rt.slots[s as usize].name.clone();
-        let mut parts: Vec<String> = rd
-            .actions
-            .iter()
-            .map(|x| {
-                let null = match (x.dead_null, x.leaves_null) {
-                    (true, true) => ", dead null, leaves null",
-                    (true, false) => ", dead null",
-                    (false, true) => ", leaves null",
-                    (false, false) => "",
-                };
-                format!(
-                    "{} {} ({}{null})",
-                    x.kind.keyword(),
-                    a.namespaces[x.space as usize].name,
-                    slot(x.slot)
-                )
-            })
-            .collect();
-        fn expr(e: &AExpr, a: &crate::dtd::analysis::Analysis, rt: &RecordType) -> String {
-            let bin = |x: &AExpr, op: &str, y: &AExpr| {
-                format!("({} {op} {})", expr(x, a, rt), expr(y, a, rt))
-            };
-            match e {
-                AExpr::Const(v) => v.to_string(),
-                AExpr::Field(s) => format!("{}.value", rt.slots[*s as usize].name),
-                AExpr::Lookup { space, stored } => {
-                    let ns = &a.namespaces[*space as usize];
-                    format!("{}.{}.value", ns.name, ns.stored[*stored as usize])
-                }
-                AExpr::Add(x, y) => bin(x, "+", y),
-                AExpr::Sub(x, y) => bin(x, "-", y),
-                AExpr::Mul(x, y) => bin(x, "*", y),
-            }
-        }
-        for b in &rd.bytes {
-            let mut t = format!("bytes {}", expr(&b.expr, a, rt));
-            if let Some((s, v)) = b.when {
-                t.push_str(&format!(" when {} is {v}", slot(s)));
-            }
-            parts.push(t);
-        }
-        for (s, u) in &rd.time {
-            parts.push(format!("time {} ({})", slot(*s), u.keyword()));
-        }
-        for (s, g) in &rd.guards {
-            let op = if g.negated { "is not" } else { "is" };
-            parts.push(format!(
-                "{} only when {} {op} {}",
-                slot(*s),
-                slot(g.slot),
-                g.value
-            ));
-        }
-        if let Some(s) = rd.thread {
-            parts.push(format!("thread {}", slot(s)));
-        }
-        if let Some(s) = rd.align {
-            parts.push(format!("align {}", slot(s)));
-        }
-        for s in &rd.sizes {
-            parts.push(format!("size {} (bytes)", slot(*s)));
-        }
-        match rd.site {
-            Some(Site::Field { slot: s, space }) => parts.push(format!(
-                "site {} ({})",
-                slot(s),
-                space.map_or("text", |sp| a.namespaces[sp as usize].name.as_str())
-            )),
-            Some(Site::Inherited { space }) => {
-                parts.push(format!("site of its {}", a.namespaces[space as usize].name))
-            }
-            None => {}
-        }
-        for m in &rd.monotonic {
-            let what = m.slot.map_or("time".to_string(), slot);
-            let per = m.key.map_or("trace".to_string(), slot);
-            parts.push(format!("monotonic {what} per {per}"));
-        }
-        for d in &rd.depth {
-            parts.push(format!(
-                "depth {} ({})",
-                slot(d.slot),
-                a.namespaces[d.space as usize].name
-            ));
-        }
-        for (s, sp) in &rd.names {
-            parts.push(format!(
-                "names {} ({})",
-                a.namespaces[*sp as usize].name,
-                slot(*s)
-            ));
-        }
+        let parts = record_decl_parts(a, rt, rd);
         out.push_str(&format!("  record {}: {}\n", rt.name, parts.join("; ")));
+    }
+}
+
+/// A namespace's attributes, those that differ from the defaults of its kind.
+fn namespace_attrs(a: &Analysis, ns: &Namespace) -> Vec<String> {
+    let mut attrs = vec![ns.kind.keyword().to_string()];
+    if let Some(k) = &ns.key {
+        attrs.push(format!("keyed by {k}"));
+    }
+    if ns.shared {
+        attrs.push("shared".into());
+    }
+    if let Some(n) = ns.null {
+        attrs.push(format!("null {n}"));
+    }
+    if ns.kind == SpaceKind::Ids {
+        attrs.push(format!("unknown {}", ns.unknown.keyword()));
+        if ns.unknown_refers != ns.unknown {
+            attrs.push(format!("unknown refers {}", ns.unknown_refers.keyword()));
+        }
+    }
+    if ns.kind != SpaceKind::Table {
+        attrs.push(format!("at end {}", ns.at_end.keyword()));
+    }
+    if ns.kind == SpaceKind::Nesting && !ns.close_same {
+        attrs.push("close any".into());
+    }
+    if ns.first != 0 {
+        attrs.push(format!("first {}", ns.first));
+    }
+    if ns.sized {
+        attrs.push("sized".into());
+    }
+    if ns.site_text {
+        attrs.push("sites: text".into());
+    } else if let Some(s) = ns.site_space {
+        attrs.push(format!("sites: {}", a.namespaces[s as usize].name));
+    }
+    attrs
+}
+
+/// What one record does: its actions, then byte counts, times, guards, thread, alignment,
+/// sizes, site, monotonic series, depths and names.
+fn record_decl_parts(a: &Analysis, rt: &RecordType, rd: &RecordDecl) -> Vec<String> {
+    let slot = |s: u16| rt.slots[s as usize].name.clone();
+    let space = |sp: u32| a.namespaces[sp as usize].name.as_str();
+    let mut parts: Vec<String> = rd
+        .actions
+        .iter()
+        .map(|x| {
+            let null = match (x.dead_null, x.leaves_null) {
+                (true, true) => ", dead null, leaves null",
+                (true, false) => ", dead null",
+                (false, true) => ", leaves null",
+                (false, false) => "",
+            };
+            format!(
+                "{} {} ({}{null})",
+                x.kind.keyword(),
+                space(x.space),
+                slot(x.slot)
+            )
+        })
+        .collect();
+    for b in &rd.bytes {
+        let mut t = format!("bytes {}", byte_count(&b.expr, a, rt));
+        if let Some((s, v)) = b.when {
+            t.push_str(&format!(" when {} is {v}", slot(s)));
+        }
+        parts.push(t);
+    }
+    for (s, u) in &rd.time {
+        parts.push(format!("time {} ({})", slot(*s), u.keyword()));
+    }
+    for (s, g) in &rd.guards {
+        let op = if g.negated { "is not" } else { "is" };
+        parts.push(format!(
+            "{} only when {} {op} {}",
+            slot(*s),
+            slot(g.slot),
+            g.value
+        ));
+    }
+    if let Some(s) = rd.thread {
+        parts.push(format!("thread {}", slot(s)));
+    }
+    if let Some(s) = rd.align {
+        parts.push(format!("align {}", slot(s)));
+    }
+    for s in &rd.sizes {
+        parts.push(format!("size {} (bytes)", slot(*s)));
+    }
+    match rd.site {
+        Some(Site::Field { slot: s, space: sp }) => {
+            parts.push(format!("site {} ({})", slot(s), sp.map_or("text", space)))
+        }
+        Some(Site::Inherited { space: sp }) => parts.push(format!("site of its {}", space(sp))),
+        None => {}
+    }
+    for m in &rd.monotonic {
+        let what = m.slot.map_or("time".to_string(), slot);
+        let per = m.key.map_or("trace".to_string(), slot);
+        parts.push(format!("monotonic {what} per {per}"));
+    }
+    for d in &rd.depth {
+        parts.push(format!("depth {} ({})", slot(d.slot), space(d.space)));
+    }
+    for (s, sp) in &rd.names {
+        parts.push(format!("names {} ({})", space(*sp), slot(*s)));
+    }
+    parts
+}
+
+/// A byte count's expression as written, every binary operation in parentheses.
+fn byte_count(e: &AExpr, a: &Analysis, rt: &RecordType) -> String {
+    let bin = |x: &AExpr, op: &str, y: &AExpr| {
+        format!("({} {op} {})", byte_count(x, a, rt), byte_count(y, a, rt))
+    };
+    match e {
+        AExpr::Const(v) => v.to_string(),
+        AExpr::Field(s) => format!("{}.value", rt.slots[*s as usize].name),
+        AExpr::Lookup { space, stored } => {
+            let ns = &a.namespaces[*space as usize];
+            format!("{}.{}.value", ns.name, ns.stored[*stored as usize])
+        }
+        AExpr::Add(x, y) => bin(x, "+", y),
+        AExpr::Sub(x, y) => bin(x, "-", y),
+        AExpr::Mul(x, y) => bin(x, "*", y),
     }
 }
 

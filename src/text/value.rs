@@ -6,6 +6,12 @@ use std::io::{self, Write};
 use crate::decode::{ElementRef, Field, Reader, Value};
 use crate::dtd::Display;
 
+/// The display of the value of an element of a table (its record's last field).
+pub(crate) fn element_display(reader: &Reader<'_>, record: crate::dtd::RecordId) -> Display {
+    let rt = reader.schema().record(record);
+    rt.slots.last().map_or(Display::Decimal, |s| s.display)
+}
+
 /// The value of a field to print, with the display to print it in: for a reference when
 /// `logical`, the value of the element it leads to (an integer in the field's display, as if it
 /// were stored in the record; a byte string in the element's); else the field's value as
@@ -21,12 +27,7 @@ pub(crate) fn shown<'d>(
                 return (res.value, f.def().display);
             }
             if let Value::Bytes(_) = res.value {
-                let rt = reader.schema().record(res.record);
-                let d = rt
-                    .slots
-                    .last()
-                    .map_or(crate::dtd::Display::Decimal, |s| s.display);
-                return (res.value, d);
+                return (res.value, element_display(reader, res.record));
             }
         }
     }
@@ -65,8 +66,7 @@ pub fn write_value(
             w.write_all(b":")?;
             match reader.resolve(r) {
                 Ok(res) => {
-                    let rt = reader.schema().record(res.record);
-                    let d = rt.slots.last().map_or(Display::Decimal, |s| s.display);
+                    let d = element_display(reader, res.record);
                     write_value(w, reader, res.value, d, depth + 1)
                 }
                 Err(_) => w.write_all(b"?"),

@@ -424,27 +424,11 @@ impl<'a> Resolver<'a> {
                 "e.g. `x.width = 4;` or `data.width = length.value;`",
             ),
             ("interpretation", PropValue::Interp(i)) => Some(self.interp(i)),
-            ("interpretation", PropValue::Ident(id)) => {
-                let near = INTERPRETATIONS
-                    .iter()
-                    .map(|s| s.keyword)
-                    .filter(|k| {
-                        edit_distance(&id.name.to_ascii_lowercase(), &k.to_ascii_lowercase()) <= 2
-                    })
-                    .min_by_key(|k| edit_distance(&id.name, k));
-                let what = match near {
-                    Some(k) => format!(
-                        "an interpretation; `{}` is not one (did you mean `{k}`?)",
-                        id.name
-                    ),
-                    None => format!("an interpretation; `{}` is not one", id.name),
-                };
-                bad(
-                    self,
-                    &what,
-                    &format!("one of: {}", InterpSpec::all_synopses()),
-                )
-            }
+            ("interpretation", PropValue::Ident(id)) => bad(
+                self,
+                &not_an_interpretation(&id.name),
+                &format!("one of: {}", InterpSpec::all_synopses()),
+            ),
             ("interpretation", _) => bad(
                 self,
                 "an interpretation",
@@ -482,51 +466,61 @@ impl<'a> Resolver<'a> {
                 // A set number made of literals only is checked here, where it is written, so
                 // that a property no record uses is refused like an unused `live 0` (§13); one
                 // that reads a `.width` is checked in each record it applies to.
-                if let Some(n) = literal_value(e) {
-                    if n > crate::limits::MAX_LIVE_SETS as u64 {
-                        self.err(DtdError::BadProperty {
-                            msg: format!(
-                                "live set {n} is outside 0..{}",
-                                crate::limits::MAX_LIVE_SETS
-                            ),
-                            src: self.src(),
-                            span: sspan(e.span),
-                            help: Some(
-                                "extension live/1 numbers live sets 1..16; 0 is none (docs/format.md §13)"
-                                    .into(),
-                            ),
-                        });
-                        return Some(PVal::Invalid);
+                match literal_value(e) {
+                    Some(n) if n > crate::limits::MAX_LIVE_SETS as u64 => {
+                        let e = self.live_set_outside(n, e.span);
+                        self.err(e);
+                        Some(PVal::Invalid)
                     }
+                    _ => Some(PVal::LiveSet(e)),
                 }
-                Some(PVal::LiveSet(e))
             }
             ("liveset", _) => bad(
                 self,
                 "a live set number, 0..16",
                 "e.g. `address.liveset = 1;` (extension live/1, docs/format.md §13)",
             ),
-            _ => {
-                if let Some(near) = KNOWN_PROPS.iter().find(|k| edit_distance(name, k) <= 2) {
-                    self.warnings.push(DtdWarning::PropertyTypo {
-                        name: name.to_string(),
-                        suggestion: near.to_string(),
-                        src: self.src(),
-                        span: sspan(p.prop.span),
-                    });
-                }
-                let text = if prelude {
-                    self.prelude_text
-                } else {
-                    self.user_text
-                };
-                let s = p.value.span();
-                let shown = text
-                    .get(s.offset..s.offset + s.len)
-                    .unwrap_or("")
-                    .to_string();
-                Some(PVal::Extra(shown))
-            }
+            _ => Some(self.extra_value(p, prelude)),
+        }
+    }
+
+    /// A property this reader does not reserve: kept as written (a warning when its name is
+    /// close to a reserved one).
+    fn extra_value(&mut self, p: &'a PropertyDef, prelude: bool) -> PVal<'a> {
+        let name = p.prop.name.as_str();
+        if let Some(near) = KNOWN_PROPS.iter().find(|k| edit_distance(name, k) <= 2) {
+            self.warnings.push(DtdWarning::PropertyTypo {
+                name: name.to_string(),
+                suggestion: near.to_string(),
+                src: self.src(),
+                span: sspan(p.prop.span),
+            });
+        }
+        let text = if prelude {
+            self.prelude_text
+        } else {
+            self.user_text
+        };
+        let s = p.value.span();
+        let shown = text
+            .get(s.offset..s.offset + s.len)
+            .unwrap_or("")
+            .to_string();
+        PVal::Extra(shown)
+    }
+
+    /// A live set number above the last (extension live/1).
+    pub(super) fn live_set_outside(&self, n: u64, span: Span) -> DtdError {
+        DtdError::BadProperty {
+            msg: format!(
+                "live set {n} is outside 0..{}",
+                crate::limits::MAX_LIVE_SETS
+            ),
+            src: self.src(),
+            span: sspan(span),
+            help: Some(
+                "extension live/1 numbers live sets 1..16; 0 is none (docs/format.md §13)".into(),
+            ),
         }
     }
 
@@ -649,6 +643,19 @@ fn const_expr(e: &ast::Expr) -> Result<Option<u64>, ConstError> {
             };
             r.map(Some).ok_or(ConstError::Overflow(e.span))
         }
+    }
+}
+
+/// What `interpretation = NAME;` is told when NAME is no interpretation (with the nearest).
+fn not_an_interpretation(name: &str) -> String {
+    let near = INTERPRETATIONS
+        .iter()
+        .map(|s| s.keyword)
+        .filter(|k| edit_distance(&name.to_ascii_lowercase(), &k.to_ascii_lowercase()) <= 2)
+        .min_by_key(|k| edit_distance(name, k));
+    match near {
+        Some(k) => format!("an interpretation; `{name}` is not one (did you mean `{k}`?)"),
+        None => format!("an interpretation; `{name}` is not one"),
     }
 }
 

@@ -323,6 +323,28 @@ impl<'a> Resolver<'a> {
         let interp = rec.interps[s];
         let sl = &rec.slots[s];
         let (name, ty, in_repeat) = (sl.full.clone(), sl.ty.clone(), sl.in_repeat);
+        let kind = self.slot_kind(rec, s, &name, w.as_ref());
+        let mut slot = Slot {
+            name,
+            type_name: ty,
+            kind,
+            interp: interp.map_or(Interp::None, |(i, _)| i),
+            fixed: None,
+            display: Display::default(),
+            liveset: 0,
+            in_repeat,
+            extra: Vec::new(),
+        };
+        if s != 0 {
+            self.slot_properties(rec, s, &mut slot);
+        }
+        slot
+    }
+
+    /// The kind of slot `s` (named `name`) from its width `w` and interpretation.
+    fn slot_kind(&mut self, rec: &Rec, s: usize, name: &str, w: Option<&W>) -> SlotKind {
+        let interp = rec.interps[s];
+        let sl = &rec.slots[s];
         let rname = self.defs[rec.def].ast.name.name.clone();
         let (width_src, width_rank) = match s {
             0 => (None, 0),
@@ -331,7 +353,7 @@ impl<'a> Resolver<'a> {
                 None => (None, usize::MAX),
             },
         };
-        let kind = match (&w, interp) {
+        match (w, interp) {
             // A zero-width interpretation set more specifically than a width: the width is the
             // field's last non-zero width, restored by a later `none` (docs/format.md §4.3).
             (Some(W::Const(c @ 1..=8)), Some((i, _)))
@@ -340,107 +362,79 @@ impl<'a> Resolver<'a> {
                 SlotKind::Int { width: *c as u8 }
             }
             (Some(W::Const(c)), Some((i, ispan))) if i.is_zero_width() && *c != 0 => {
-                self.zero_width_error(
-                    &name,
-                    &rname,
-                    c.to_string(),
-                    i,
-                    width_src.as_ref(),
-                    ispan,
-                    sl.span,
-                );
+                let src = width_src.as_ref();
+                self.zero_width_error(name, &rname, c.to_string(), i, src, ispan, sl.span);
                 SlotKind::Int { width: 0 }
             }
             (Some(W::Dyn(e)), Some((i, ispan))) if i.is_zero_width() => {
-                self.zero_width_error(
-                    &name,
-                    &rname,
-                    show_expr(e, &rec.slots),
-                    i,
-                    width_src.as_ref(),
-                    ispan,
-                    sl.span,
-                );
+                let shown = show_expr(e, &rec.slots);
+                let src = width_src.as_ref();
+                self.zero_width_error(name, &rname, shown, i, src, ispan, sl.span);
                 SlotKind::Int { width: 0 }
             }
             (Some(W::Const(c)), _) if *c <= 8 => SlotKind::Int { width: *c as u8 },
             (Some(W::Const(c)), i) => {
-                self.bytes_interp(&name, i);
+                self.bytes_interp(name, i);
                 SlotKind::Bytes {
                     width: Expr::Const(*c),
                 }
             }
             (Some(W::Dyn(e)), i) => {
-                self.bytes_interp(&name, i);
+                self.bytes_interp(name, i);
                 SlotKind::Bytes { width: e.clone() }
             }
             (None, _) => SlotKind::Int { width: 0 },
-        };
-        let mut fixed = None;
-        let mut display = Display::default();
-        let mut liveset = 0u8;
-        let mut extra: Vec<(String, String)> = Vec::new();
-        if s != 0 {
-            if let Some((
-                Prop {
-                    val: PVal::Value(e),
-                    ..
-                },
-                prefix,
-            )) = self.find(rec, s, "value")
-            {
-                fixed = self.constant(rec, s, e, &prefix);
-            }
-            if let Some((
-                Prop {
-                    val: PVal::Display(d),
-                    ..
-                },
-                _,
-            )) = self.find(rec, s, "display")
-            {
-                display = d;
-            }
-            if let Some((
-                Prop {
-                    val: PVal::LiveSet(e),
-                    ..
-                },
-                prefix,
-            )) = self.find(rec, s, "liveset")
-            {
-                let span = e.span;
-                match self.constant(rec, s, e, &prefix) {
-                    Some(n) if n <= crate::limits::MAX_LIVE_SETS as u64 => liveset = n as u8,
-                    Some(n) => self.err(DtdError::BadProperty {
-                        msg: format!("live set {n} is outside 0..{}", crate::limits::MAX_LIVE_SETS),
-                        src: self.src(),
-                        span: sspan(span),
-                        help: Some("extension live/1 numbers live sets 1..16; 0 is none (docs/format.md §13)".into()),
-                    }),
-                    None => {}
+        }
+    }
+
+    /// A field's `value`, `display` and `liveset`, and every other property (first source
+    /// wins per name, in source order).
+    fn slot_properties(&mut self, rec: &mut Rec, s: usize, slot: &mut Slot) {
+        if let Some((
+            Prop {
+                val: PVal::Value(e),
+                ..
+            },
+            prefix,
+        )) = self.find(rec, s, "value")
+        {
+            slot.fixed = self.constant(rec, s, e, &prefix);
+        }
+        if let Some((
+            Prop {
+                val: PVal::Display(d),
+                ..
+            },
+            _,
+        )) = self.find(rec, s, "display")
+        {
+            slot.display = d;
+        }
+        if let Some((
+            Prop {
+                val: PVal::LiveSet(e),
+                ..
+            },
+            prefix,
+        )) = self.find(rec, s, "liveset")
+        {
+            let span = e.span;
+            match self.constant(rec, s, e, &prefix) {
+                Some(n) if n <= crate::limits::MAX_LIVE_SETS as u64 => slot.liveset = n as u8,
+                Some(n) => {
+                    let e = self.live_set_outside(n, span);
+                    self.err(e);
                 }
-            }
-            // Every other property, first source wins per name, in source order.
-            let mut seen = std::collections::HashSet::new();
-            for p in self.extra_sources(rec, s) {
-                if let PVal::Extra(v) = &p.val {
-                    if seen.insert(p.def.prop.name.as_str()) {
-                        extra.push((p.def.prop.name.clone(), v.clone()));
-                    }
-                }
+                None => {}
             }
         }
-        Slot {
-            name,
-            type_name: ty,
-            kind,
-            interp: interp.map_or(Interp::None, |(i, _)| i),
-            fixed,
-            display,
-            liveset,
-            in_repeat,
-            extra,
+        let mut seen = std::collections::HashSet::new();
+        for p in self.extra_sources(rec, s) {
+            if let PVal::Extra(v) = &p.val {
+                if seen.insert(p.def.prop.name.as_str()) {
+                    slot.extra.push((p.def.prop.name.clone(), v.clone()));
+                }
+            }
         }
     }
 

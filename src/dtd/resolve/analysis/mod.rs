@@ -233,12 +233,8 @@ impl<'a> Resolver<'a> {
         defs_of: &[DefId],
         spaces: &mut Vec<SpaceBuild>,
     ) {
-        for ri in 0..records.len() {
-            let props = self
-                .analysis_props
-                .get(&defs_of[ri])
-                .cloned()
-                .unwrap_or_default();
+        for d in defs_of.iter().take(records.len()) {
+            let props = self.analysis_props.get(d).cloned().unwrap_or_default();
             for (_, p) in &props {
                 let name = p.prop.name.as_str();
                 let creates = ROLE_PROPS.iter().any(|(k, _)| *k == name) || name == "site";
