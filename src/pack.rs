@@ -831,6 +831,60 @@ pub fn pack_to_vec(
 mod tests {
     use super::*;
 
+    /// Lines of the `hatf-bench` DTD the fast reader takes, in the text form and as JSON lines.
+    const TAKEN: [&[&str]; 2] = [
+        &[
+            "alloc size=16 address=0x7f0000001000 time=5 thread=1 heap=0",
+            "alloc size=-1 address=0X1F time=0 thread=0 heap=-9223372036854775808",
+            "free address=18446744073709551615 time=00 thread=-0 heap=-0x10",
+            "realloc size=1 old=2 address=3 time=4 thread=5 heap=6",
+        ],
+        &[
+            r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"size":16,"address":139637976731648,"time":5,"thread":1,"heap":0}}"#,
+            r#"{"record":"free","section":1,"index":0,"offset":0,"fields":{"address":"18446744073709551615","time":"-0","thread":-5,"heap":"-9223372036854775808"}}"#,
+        ],
+    ];
+
+    /// Lines the fast reader leaves to the full parser, in the text form and as JSON lines.
+    const REFUSED: [&[&str]; 2] = [
+        &[
+            "alloc size=16  address=1 time=5 thread=1 heap=0",
+            " alloc size=16 address=1 time=5 thread=1 heap=0",
+            "alloc size=16:x address=1 time=5 thread=1 heap=0",
+            "alloc size=16~0x10 address=1 time=5 thread=1 heap=0",
+            "alloc address=1 size=16 time=5 thread=1 heap=0",
+            "alloc size=16 address=1 time=5 thread=1",
+            "alloc size=16 address=1 time=5 thread=1 heap=0 # note",
+            "alloc size=16 address=1 time=5 thread=1 heap=0 ",
+            "alloc size=18446744073709551616 address=1 time=5 thread=1 heap=0",
+            "alloc size=-9223372036854775809 address=1 time=5 thread=1 heap=0",
+            "alloc size=0x address=1 time=5 thread=1 heap=0",
+            "alloc size=\"16\" address=1 time=5 thread=1 heap=0",
+            "alloc size=#1 address=1 time=5 thread=1 heap=0",
+            "section number=1",
+            "metadata alloc.size width 2",
+            "nosuch a=1",
+        ],
+        &[
+            r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"size":016,"address":1,"time":5,"thread":1,"heap":0}}"#,
+            r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"size":-0,"address":1,"time":5,"thread":1,"heap":0}}"#,
+            r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"size":1.5,"address":1,"time":5,"thread":1,"heap":0}}"#,
+            r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"size":1,"address":1,"time":5,"thread":1,"heap":0}} "#,
+            r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"address":1,"size":1,"time":5,"thread":1,"heap":0}}"#,
+            r#"{"record":"alloc", "section":1,"index":10,"offset":20,"fields":{"size":1,"address":1,"time":5,"thread":1,"heap":0}}"#,
+            r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"size":99999999999999999999,"address":1,"time":5,"thread":1,"heap":0}}"#,
+        ],
+    ];
+
+    /// Each line of `lines` (text form, JSON lines) with its format.
+    fn with_format(
+        lines: [&'static [&'static str]; 2],
+    ) -> impl Iterator<Item = (InputFormat, &'static str)> {
+        let [text, jsonl] = lines;
+        let text = text.iter().map(|l| (InputFormat::Text, *l));
+        text.chain(jsonl.iter().map(|l| (InputFormat::Jsonl, *l)))
+    }
+
     /// The fast reader takes exactly the lines it should, with the values the full parser and
     /// the assembler give them.
     #[cfg(all(feature = "import", feature = "json"))]
@@ -850,33 +904,7 @@ mod tests {
         let mut w = TraceWriter::in_memory(&schema, h.class, h.order, "x");
         w.section(1).unwrap();
         let mut fast = Fast::new(&w);
-        let taken = [
-            (
-                InputFormat::Text,
-                "alloc size=16 address=0x7f0000001000 time=5 thread=1 heap=0",
-            ),
-            (
-                InputFormat::Text,
-                "alloc size=-1 address=0X1F time=0 thread=0 heap=-9223372036854775808",
-            ),
-            (
-                InputFormat::Text,
-                "free address=18446744073709551615 time=00 thread=-0 heap=-0x10",
-            ),
-            (
-                InputFormat::Text,
-                "realloc size=1 old=2 address=3 time=4 thread=5 heap=6",
-            ),
-            (
-                InputFormat::Jsonl,
-                r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"size":16,"address":139637976731648,"time":5,"thread":1,"heap":0}}"#,
-            ),
-            (
-                InputFormat::Jsonl,
-                r#"{"record":"free","section":1,"index":0,"offset":0,"fields":{"address":"18446744073709551615","time":"-0","thread":-5,"heap":"-9223372036854775808"}}"#,
-            ),
-        ];
-        for (format, line) in taken {
+        for (format, line) in with_format(TAKEN) {
             let rid = fast.parse(format, line.as_bytes(), &schema, w.section_id());
             assert!(rid.is_some(), "{line}");
             let Some(Parsed {
@@ -890,89 +918,7 @@ mod tests {
             let want = w.assemble(rid.unwrap(), &fields).unwrap();
             assert_eq!(fast.values, want, "{line}");
         }
-        let refused = [
-            (
-                InputFormat::Text,
-                "alloc size=16  address=1 time=5 thread=1 heap=0",
-            ),
-            (
-                InputFormat::Text,
-                " alloc size=16 address=1 time=5 thread=1 heap=0",
-            ),
-            (
-                InputFormat::Text,
-                "alloc size=16:x address=1 time=5 thread=1 heap=0",
-            ),
-            (
-                InputFormat::Text,
-                "alloc size=16~0x10 address=1 time=5 thread=1 heap=0",
-            ),
-            (
-                InputFormat::Text,
-                "alloc address=1 size=16 time=5 thread=1 heap=0",
-            ),
-            (InputFormat::Text, "alloc size=16 address=1 time=5 thread=1"),
-            (
-                InputFormat::Text,
-                "alloc size=16 address=1 time=5 thread=1 heap=0 # note",
-            ),
-            (
-                InputFormat::Text,
-                "alloc size=16 address=1 time=5 thread=1 heap=0 ",
-            ),
-            (
-                InputFormat::Text,
-                "alloc size=18446744073709551616 address=1 time=5 thread=1 heap=0",
-            ),
-            (
-                InputFormat::Text,
-                "alloc size=-9223372036854775809 address=1 time=5 thread=1 heap=0",
-            ),
-            (
-                InputFormat::Text,
-                "alloc size=0x address=1 time=5 thread=1 heap=0",
-            ),
-            (
-                InputFormat::Text,
-                "alloc size=\"16\" address=1 time=5 thread=1 heap=0",
-            ),
-            (
-                InputFormat::Text,
-                "alloc size=#1 address=1 time=5 thread=1 heap=0",
-            ),
-            (InputFormat::Text, "section number=1"),
-            (InputFormat::Text, "metadata alloc.size width 2"),
-            (InputFormat::Text, "nosuch a=1"),
-            (
-                InputFormat::Jsonl,
-                r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"size":016,"address":1,"time":5,"thread":1,"heap":0}}"#,
-            ),
-            (
-                InputFormat::Jsonl,
-                r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"size":-0,"address":1,"time":5,"thread":1,"heap":0}}"#,
-            ),
-            (
-                InputFormat::Jsonl,
-                r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"size":1.5,"address":1,"time":5,"thread":1,"heap":0}}"#,
-            ),
-            (
-                InputFormat::Jsonl,
-                r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"size":1,"address":1,"time":5,"thread":1,"heap":0}} "#,
-            ),
-            (
-                InputFormat::Jsonl,
-                r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"address":1,"size":1,"time":5,"thread":1,"heap":0}}"#,
-            ),
-            (
-                InputFormat::Jsonl,
-                r#"{"record":"alloc", "section":1,"index":10,"offset":20,"fields":{"size":1,"address":1,"time":5,"thread":1,"heap":0}}"#,
-            ),
-            (
-                InputFormat::Jsonl,
-                r#"{"record":"alloc","section":1,"index":10,"offset":20,"fields":{"size":99999999999999999999,"address":1,"time":5,"thread":1,"heap":0}}"#,
-            ),
-        ];
-        for (format, line) in refused {
+        for (format, line) in with_format(REFUSED) {
             assert_eq!(
                 fast.parse(format, line.as_bytes(), &schema, w.section_id()),
                 None,

@@ -674,30 +674,10 @@ fn run(
     let mut pre = prescan(reader, opts, m, false)?;
     let wschema = writer.schema();
     // The streams, bound to their record types in the writer's (derived) schema.
-    let mut streams: Vec<Stream> = Vec::new();
-    if let Some(plan) = split {
-        if !split::compatible(schema, wschema) {
-            return Err(CompactError::Invalid(
-                "the derived DTD does not keep the input's record types".into(),
-            ));
-        }
-        for (key, id, name) in &plan.streams {
-            let Some(rid) = split::stream_record(wschema, *id, name) else {
-                return Err(CompactError::Invalid(format!(
-                    "the derived DTD has no record type {name} in section {id}"
-                )));
-            };
-            pre.streams.insert(*key);
-            streams.push(Stream {
-                key: *key,
-                id: *id,
-                rid,
-                spool: None,
-                buf: Vec::new(),
-                count: 0,
-            });
-        }
-    }
+    let mut streams = match split {
+        Some(plan) => bind_streams(schema, wschema, plan, &mut pre)?,
+        None => Vec::new(),
+    };
     let mut ctx = Ctx {
         w: writer,
         schema: wschema,
@@ -756,18 +736,8 @@ fn run(
             }
             _ => {
                 let mut item = owned(&r);
-                if !streams.is_empty() {
-                    if let Item::Record { rid, slots, vals } = &mut item {
-                        for (s, v) in slots.iter().zip(vals.iter_mut()) {
-                            let key = (scope.section, *rid, *s);
-                            if let Some(st) = streams.iter_mut().find(|st| st.key == key) {
-                                if let In::Int(x) = *v {
-                                    st.push(x)?;
-                                    *v = In::Auto;
-                                }
-                            }
-                        }
-                    }
+                if let Item::Record { rid, slots, vals } = &mut item {
+                    to_streams(&mut streams, (scope.section, *rid), slots, vals)?;
                 }
                 window.push(item);
                 if window.len() >= ctx.opts.window {
@@ -779,6 +749,62 @@ fn run(
     ctx.flush(&mut scope, &mut window)?;
     write_streams(&mut ctx, &mut streams, scope.section, pre)?;
     Ok(ctx.stats)
+}
+
+/// The streams of `plan`, bound to their record types in `wschema` (the derived DTD's), and
+/// marked in `pre` as fields no longer planned.
+fn bind_streams(
+    schema: &Schema,
+    wschema: &Schema,
+    plan: &SplitPlan,
+    pre: &mut Prescan,
+) -> Result<Vec<Stream>, CompactError> {
+    if !split::compatible(schema, wschema) {
+        return Err(CompactError::Invalid(
+            "the derived DTD does not keep the input's record types".into(),
+        ));
+    }
+    let mut streams = Vec::new();
+    for (key, id, name) in &plan.streams {
+        let Some(rid) = split::stream_record(wschema, *id, name) else {
+            return Err(CompactError::Invalid(format!(
+                "the derived DTD has no record type {name} in section {id}"
+            )));
+        };
+        pre.streams.insert(*key);
+        streams.push(Stream {
+            key: *key,
+            id: *id,
+            rid,
+            spool: None,
+            buf: Vec::new(),
+            count: 0,
+        });
+    }
+    Ok(streams)
+}
+
+/// Move the values of a record of `rid` in `section` that go to a stream into it (the record
+/// keeps `Auto` in their place).
+fn to_streams(
+    streams: &mut [Stream],
+    (section, rid): (u8, RecordId),
+    slots: &[SlotId],
+    vals: &mut [In],
+) -> Result<(), CompactError> {
+    if streams.is_empty() {
+        return Ok(());
+    }
+    for (s, v) in slots.iter().zip(vals.iter_mut()) {
+        let key = (section, rid, *s);
+        if let Some(st) = streams.iter_mut().find(|st| st.key == key) {
+            if let In::Int(x) = *v {
+                st.push(x)?;
+                *v = In::Auto;
+            }
+        }
+    }
+    Ok(())
 }
 
 /// Write the streams of `section`, each as its own section, right after it.

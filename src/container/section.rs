@@ -62,7 +62,6 @@ impl SectionIndex {
     ) -> Result<SectionIndex, ContainerError> {
         let file_len = known_len.unwrap_or(u64::MAX);
         let w = header.int_width as usize;
-        let order = header.byte_order;
         // Header::parse checked that [header_len, start) is inside the file and holds exactly
         // nsections entries; re-derive the count from the slice so that a Header built by hand
         // cannot make us read out of bounds.
@@ -78,100 +77,15 @@ impl SectionIndex {
         let mut sections = Vec::with_capacity(count.min(255));
         let mut by_number = [None::<u16>; 256];
         let mut previous: Option<SectionHeader> = None;
-
         for (index, raw) in table.chunks_exact(3 * w).enumerate() {
             let at = header.header_len + (index * 3 * w) as u64;
-            let (off_number, off_start, off_size) = (at, at + w as u64, at + 2 * w as u64);
-            let number = order.read_uint(raw, w);
-            let sh_start = order.read_uint(&raw[w..], w);
-            let sh_size = order.read_uint(&raw[2 * w..], w);
-
-            if !(1..=255).contains(&number) {
-                return Err(ContainerError::BadSectionNumber {
-                    offset: off_number,
-                    index,
-                    number,
-                });
-            }
-            let number = number as u8;
-            if let Some(first) = by_number[number as usize] {
-                return Err(ContainerError::DuplicateSection {
-                    offset: off_number,
-                    number,
-                    first: first as usize,
-                    second: index,
-                });
-            }
-
-            match previous {
-                None if sh_start < header.start => {
-                    return Err(ContainerError::SectionBeforeStart {
-                        offset: off_start,
-                        sh_start,
-                        start: header.start,
-                    })
-                }
-                None => {}
-                Some(prev) => {
-                    // `prev` passed the end-of-file check, so its end does not overflow.
-                    let previous_end = prev.start + prev.size;
-                    if sh_start <= prev.start {
-                        return Err(ContainerError::SectionsNotInOrder {
-                            offset: off_start,
-                            index,
-                            sh_start,
-                            previous: prev.start,
-                        });
-                    }
-                    if sh_start < previous_end {
-                        return Err(ContainerError::SectionOverlap {
-                            offset: off_start,
-                            index,
-                            sh_start,
-                            previous_end,
-                        });
-                    }
-                    if sh_start > previous_end {
-                        return Err(ContainerError::SectionGap {
-                            offset: off_start,
-                            index,
-                            sh_start,
-                            previous_end,
-                        });
-                    }
-                }
-            }
-            if sh_size == 0 {
-                return Err(ContainerError::EmptySection {
-                    offset: off_size,
-                    index,
-                });
-            }
-            let past_eof = match sh_start.checked_add(sh_size) {
-                Some(end) => end > file_len && known_len.is_some(),
-                None => true,
-            };
-            if past_eof {
-                return Err(ContainerError::SectionBeyondEof {
-                    offset: off_number,
-                    index,
-                    sh_start,
-                    sh_size,
-                    file_len,
-                });
-            }
-
-            let sh = SectionHeader {
-                number,
-                start: sh_start,
-                size: sh_size,
-            };
-            // index < 255 here: a 256th entry would have hit a duplicate above.
-            by_number[number as usize] = Some(index as u16);
+            let entry = Entry::read(raw, header, at, index);
+            let sh = entry.check(header, &by_number, previous, known_len)?;
+            // index < 255 here: a 256th entry would have hit a duplicate.
+            by_number[sh.number as usize] = Some(index as u16);
             sections.push(sh);
             previous = Some(sh);
         }
-
         if let Some(last) = previous {
             let end = last.start + last.size;
             if end != file_len && known_len.is_some() {
@@ -184,7 +98,6 @@ impl SectionIndex {
                 });
             }
         }
-
         Ok(SectionIndex {
             sections,
             by_number,
@@ -254,6 +167,136 @@ impl SectionIndex {
     #[inline]
     pub fn index_of(&self, number: u8) -> Option<usize> {
         self.by_number[number as usize].map(usize::from)
+    }
+}
+
+/// One entry of the section header table as stored, with where it is.
+struct Entry {
+    /// Its index in the table.
+    index: usize,
+    /// The file offset of its number field (its start and size fields follow).
+    at: u64,
+    width: u64,
+    number: u64,
+    start: u64,
+    size: u64,
+}
+
+impl Entry {
+    /// Entry `index` of the table, stored at `at` as `raw`.
+    fn read(raw: &[u8], header: &Header, at: u64, index: usize) -> Entry {
+        let (w, order) = (header.int_width as usize, header.byte_order);
+        Entry {
+            index,
+            at,
+            width: w as u64,
+            number: order.read_uint(raw, w),
+            start: order.read_uint(&raw[w..], w),
+            size: order.read_uint(&raw[2 * w..], w),
+        }
+    }
+
+    /// The section it describes, checked: a number not seen before (`by_number`), placed
+    /// right after the `previous` section (or at the start of the data), not empty, inside a
+    /// file of `known_len` bytes.
+    fn check(
+        &self,
+        header: &Header,
+        by_number: &[Option<u16>; 256],
+        previous: Option<SectionHeader>,
+        known_len: Option<u64>,
+    ) -> Result<SectionHeader, ContainerError> {
+        let (index, number, sh_start, sh_size) = (self.index, self.number, self.start, self.size);
+        let (off_number, off_size) = (self.at, self.at + 2 * self.width);
+        if !(1..=255).contains(&number) {
+            return Err(ContainerError::BadSectionNumber {
+                offset: off_number,
+                index,
+                number,
+            });
+        }
+        let number = number as u8;
+        if let Some(first) = by_number[number as usize] {
+            return Err(ContainerError::DuplicateSection {
+                offset: off_number,
+                number,
+                first: first as usize,
+                second: index,
+            });
+        }
+        self.check_place(header, previous)?;
+        if sh_size == 0 {
+            return Err(ContainerError::EmptySection {
+                offset: off_size,
+                index,
+            });
+        }
+        let file_len = known_len.unwrap_or(u64::MAX);
+        let past_eof = match sh_start.checked_add(sh_size) {
+            Some(end) => end > file_len && known_len.is_some(),
+            None => true,
+        };
+        if past_eof {
+            return Err(ContainerError::SectionBeyondEof {
+                offset: off_number,
+                index,
+                sh_start,
+                sh_size,
+                file_len,
+            });
+        }
+        Ok(SectionHeader {
+            number,
+            start: sh_start,
+            size: sh_size,
+        })
+    }
+
+    /// Its start: at or after the data's start for the first section, right at the end of the
+    /// `previous` one for the others.
+    fn check_place(
+        &self,
+        header: &Header,
+        previous: Option<SectionHeader>,
+    ) -> Result<(), ContainerError> {
+        let (index, sh_start, offset) = (self.index, self.start, self.at + self.width);
+        let Some(prev) = previous else {
+            if sh_start < header.start {
+                return Err(ContainerError::SectionBeforeStart {
+                    offset,
+                    sh_start,
+                    start: header.start,
+                });
+            }
+            return Ok(());
+        };
+        // `prev` passed the end-of-file check, so its end does not overflow.
+        let previous_end = prev.start + prev.size;
+        if sh_start <= prev.start {
+            return Err(ContainerError::SectionsNotInOrder {
+                offset,
+                index,
+                sh_start,
+                previous: prev.start,
+            });
+        }
+        if sh_start < previous_end {
+            return Err(ContainerError::SectionOverlap {
+                offset,
+                index,
+                sh_start,
+                previous_end,
+            });
+        }
+        if sh_start > previous_end {
+            return Err(ContainerError::SectionGap {
+                offset,
+                index,
+                sh_start,
+                previous_end,
+            });
+        }
+        Ok(())
     }
 }
 

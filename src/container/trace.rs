@@ -99,25 +99,8 @@ impl<'a> Trace<'a> {
         data: TraceData<'a>,
         path: Option<PathBuf>,
     ) -> Result<Trace<'a>, ContainerError> {
-        let parsed = Header::parse(data.bytes())
-            .and_then(|header| SectionIndex::parse(data.bytes(), &header).map(|i| (header, i)));
-        match parsed {
-            Ok((header, index)) => Ok(Trace {
-                data,
-                header,
-                index,
-                path,
-                damage: None,
-                head: false,
-            }),
-            Err(e) => Err(match path {
-                Some(path) => ContainerError::InFile {
-                    path,
-                    source: Box::new(e),
-                },
-                None => e,
-            }),
-        }
+        let parsed = parse_strict(data.bytes(), path.as_ref())?;
+        Ok(Trace::with(data, parsed, path, None))
     }
 
     /// As [`Trace::from_data`], but a trace whose section table does not match the file (cut
@@ -129,37 +112,31 @@ impl<'a> Trace<'a> {
         data: TraceData<'a>,
         path: Option<PathBuf>,
     ) -> Result<Trace<'a>, ContainerError> {
-        let error = match Header::parse(data.bytes())
-            .and_then(|header| SectionIndex::parse(data.bytes(), &header).map(|i| (header, i)))
-        {
-            Ok((header, index)) => {
-                return Ok(Trace {
-                    data,
-                    header,
-                    index,
-                    path,
-                    damage: None,
-                    head: false,
-                })
-            }
-            Err(e) => match &path {
-                Some(p) => ContainerError::InFile {
-                    path: p.clone(),
-                    source: Box::new(e),
-                },
-                None => e,
-            },
+        let error = match parse_strict(data.bytes(), path.as_ref()) {
+            Ok(parsed) => return Ok(Trace::with(data, parsed, path, None)),
+            Err(e) => e,
         };
         match super::salvage::salvage(data.bytes(), &error) {
-            Some((header, index)) => Ok(Trace {
-                data,
-                header,
-                index,
-                path,
-                damage: Some(error),
-                head: false,
-            }),
+            Some(parsed) => Ok(Trace::with(data, parsed, path, Some(error))),
             None => Err(error),
+        }
+    }
+
+    /// A trace of `data` whose header and section table are `parsed`, with the `damage` a
+    /// salvaging reading stepped over.
+    fn with(
+        data: TraceData<'a>,
+        (header, index): (Header, SectionIndex),
+        path: Option<PathBuf>,
+        damage: Option<ContainerError>,
+    ) -> Trace<'a> {
+        Trace {
+            data,
+            header,
+            index,
+            path,
+            damage,
+            head: false,
         }
     }
 
@@ -281,6 +258,22 @@ impl<'a> Trace<'a> {
     pub fn into_data(self) -> TraceData<'a> {
         self.data
     }
+}
+
+/// The header and section table of a whole file, checked; an error names `path` when given.
+fn parse_strict(
+    bytes: &[u8],
+    path: Option<&PathBuf>,
+) -> Result<(Header, SectionIndex), ContainerError> {
+    Header::parse(bytes)
+        .and_then(|header| SectionIndex::parse(bytes, &header).map(|i| (header, i)))
+        .map_err(|e| match path {
+            Some(path) => ContainerError::InFile {
+                path: path.clone(),
+                source: Box::new(e),
+            },
+            None => e,
+        })
 }
 
 #[cfg(test)]

@@ -72,14 +72,7 @@ impl ImportInput {
         let meta = (!stdin).then(|| std::fs::metadata(path).ok()).flatten();
         if meta.as_ref().is_some_and(|m| m.is_file()) && zipio::is_zip(path) {
             let file = std::fs::File::open(path).map_err(|e| read_err(&e))?;
-            let z = zipio::Reader::new(file)
-                .map_err(|e| ImportError::at(&name, ImportErrorKind::Input(e)))?;
-            return Ok(ImportInput {
-                name,
-                base,
-                size: None,
-                body: Body::Zip(z, None),
-            });
+            return ImportInput::zip(name, base, file, None);
         }
         // The library's I/O errors name the path themselves.
         let mut rest = crate::io::Input::reader(path)
@@ -94,14 +87,7 @@ impl ImportInput {
             std::io::copy(&mut rest, &mut spool).map_err(|e| read_err(&e))?;
             spool.flush().map_err(|e| read_err(&e))?;
             let file = spool.file().try_clone().map_err(|e| read_err(&e))?;
-            let z = zipio::Reader::new(file)
-                .map_err(|e| ImportError::at(&name, ImportErrorKind::Input(e)))?;
-            return Ok(ImportInput {
-                name,
-                base,
-                size: None,
-                body: Body::Zip(z, Some(spool)),
-            });
+            return ImportInput::zip(name, base, file, Some(spool));
         }
         let size = match &meta {
             Some(m) if m.is_file() && !is_compressed(path) => Some(m.len()),
@@ -128,6 +114,23 @@ impl ImportInput {
                 eof: false,
             },
         }
+    }
+
+    /// A ZIP input read from `file` (`spool`: the temporary file it is, kept while it is read).
+    fn zip(
+        name: String,
+        base: String,
+        file: std::fs::File,
+        spool: Option<crate::io::TempFile>,
+    ) -> Result<ImportInput, ImportError> {
+        let z = zipio::Reader::new(file)
+            .map_err(|e| ImportError::at(&name, ImportErrorKind::Input(e)))?;
+        Ok(ImportInput {
+            name,
+            base,
+            size: None,
+            body: Body::Zip(z, spool),
+        })
     }
 
     /// Open every input of an import; standard input (`-`) may be named once.

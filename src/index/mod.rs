@@ -465,6 +465,95 @@ fn le64(b: &[u8], at: usize) -> u64 {
     u64::from_le_bytes(a)
 }
 
+/// The checks of an index file's fixed head (magic, version, reserved bytes) and checksum; its
+/// time unit.
+fn check_head(
+    bytes: &[u8],
+    bad: &dyn Fn(usize, String) -> IndexError,
+) -> Result<Option<TimeUnit>, IndexError> {
+    if bytes.len() < HEADER + 8 {
+        return Err(bad(
+            bytes.len(),
+            format!("{} bytes, too short", bytes.len()),
+        ));
+    }
+    if bytes[..4] != MAGIC {
+        return Err(bad(0, "no index magic (\\x7fMTX)".into()));
+    }
+    if bytes[4] != VERSION {
+        return Err(bad(
+            4,
+            format!("version {}; this reader knows version {VERSION}", bytes[4]),
+        ));
+    }
+    let time_unit = match bytes[5] {
+        0 => None,
+        1 => Some(TimeUnit::Ns),
+        2 => Some(TimeUnit::Us),
+        3 => Some(TimeUnit::Ms),
+        4 => Some(TimeUnit::S),
+        5 => Some(TimeUnit::Tick),
+        u => return Err(bad(5, format!("unknown time unit code {u}"))),
+    };
+    if bytes[6..8] != [0, 0] {
+        return Err(bad(6, "reserved bytes are not zero".into()));
+    }
+    let body = bytes.len() - 8;
+    if fnv1a(&bytes[..body]) != le64(bytes, body) {
+        return Err(bad(body, "checksum mismatch (the file is damaged)".into()));
+    }
+    Ok(time_unit)
+}
+
+/// Checkpoint `i`, stored at `at` in `body` (the file without its checksum), and the bytes it
+/// takes.
+fn read_entry(
+    body: &[u8],
+    at: usize,
+    i: usize,
+    time_unit: Option<TimeUnit>,
+    bad: &dyn Fn(usize, String) -> IndexError,
+) -> Result<(Entry, usize), IndexError> {
+    if body.len() - at < ENTRY_HEAD {
+        return Err(bad(at, format!("checkpoint {i} is cut short")));
+    }
+    let len = u32::from_le_bytes([body[at], body[at + 1], body[at + 2], body[at + 3]]) as usize;
+    if len < ENTRY_HEAD - 4 + MIN_CHECKPOINT || len > body.len() - at - 4 {
+        return Err(bad(
+            at,
+            format!("checkpoint {i} has an impossible length {len}"),
+        ));
+    }
+    let has_time = body[at + 4];
+    if has_time > 1 {
+        return Err(bad(at + 4, format!("checkpoint {i}: time flag {has_time}")));
+    }
+    if has_time == 1 && time_unit.is_none() {
+        return Err(bad(
+            at + 4,
+            format!("checkpoint {i} has a time without a unit"),
+        ));
+    }
+    let time = (has_time == 1).then(|| le64(body, at + 5));
+    if has_time == 0 && le64(body, at + 5) != 0 {
+        return Err(bad(
+            at + 5,
+            format!("checkpoint {i}: a time without its flag"),
+        ));
+    }
+    let probe = le64(body, at + 13);
+    let state = body[at + ENTRY_HEAD..at + 4 + len].to_vec();
+    let entry = Entry {
+        record: le64(&state, 0),
+        offset: le64(&state, 8),
+        time,
+        probe,
+        state,
+        at: (at + ENTRY_HEAD) as u64,
+    };
+    Ok((entry, 4 + len))
+}
+
 impl Index {
     /// The checkpoints, in trace order (the start of the trace is not one).
     pub fn entries(&self) -> &[Entry] {
@@ -608,37 +697,8 @@ impl Index {
             at: at as u64,
             what,
         };
-        if bytes.len() < HEADER + 8 {
-            return Err(bad(
-                bytes.len(),
-                format!("{} bytes, too short", bytes.len()),
-            ));
-        }
-        if bytes[..4] != MAGIC {
-            return Err(bad(0, "no index magic (\\x7fMTX)".into()));
-        }
-        if bytes[4] != VERSION {
-            return Err(bad(
-                4,
-                format!("version {}; this reader knows version {VERSION}", bytes[4]),
-            ));
-        }
-        let time_unit = match bytes[5] {
-            0 => None,
-            1 => Some(TimeUnit::Ns),
-            2 => Some(TimeUnit::Us),
-            3 => Some(TimeUnit::Ms),
-            4 => Some(TimeUnit::S),
-            5 => Some(TimeUnit::Tick),
-            u => return Err(bad(5, format!("unknown time unit code {u}"))),
-        };
-        if bytes[6..8] != [0, 0] {
-            return Err(bad(6, "reserved bytes are not zero".into()));
-        }
+        let time_unit = check_head(bytes, &bad)?;
         let body = bytes.len() - 8;
-        if fnv1a(&bytes[..body]) != le64(bytes, body) {
-            return Err(bad(body, "checksum mismatch (the file is damaged)".into()));
-        }
         let fingerprint = Fingerprint {
             size: le64(bytes, 8),
             head: le64(bytes, 16),
@@ -656,65 +716,27 @@ impl Index {
                 format!("{count} checkpoints cannot fit in {} bytes", bytes.len()),
             ));
         }
-        let mut entries = Vec::with_capacity(count as usize);
+        let mut entries: Vec<Entry> = Vec::with_capacity(count as usize);
         let mut at = HEADER;
         for i in 0..count as usize {
-            if body - at < ENTRY_HEAD {
-                return Err(bad(at, format!("checkpoint {i} is cut short")));
-            }
-            let len = u32::from_le_bytes([bytes[at], bytes[at + 1], bytes[at + 2], bytes[at + 3]])
-                as usize;
-            if len < ENTRY_HEAD - 4 + MIN_CHECKPOINT || len > body - at - 4 {
-                return Err(bad(
-                    at,
-                    format!("checkpoint {i} has an impossible length {len}"),
-                ));
-            }
-            let has_time = bytes[at + 4];
-            if has_time > 1 {
-                return Err(bad(at + 4, format!("checkpoint {i}: time flag {has_time}")));
-            }
-            if has_time == 1 && time_unit.is_none() {
-                return Err(bad(
-                    at + 4,
-                    format!("checkpoint {i} has a time without a unit"),
-                ));
-            }
-            let time = (has_time == 1).then(|| le64(bytes, at + 5));
-            if has_time == 0 && le64(bytes, at + 5) != 0 {
-                return Err(bad(
-                    at + 5,
-                    format!("checkpoint {i}: a time without its flag"),
-                ));
-            }
-            let probe = le64(bytes, at + 13);
-            let state = bytes[at + ENTRY_HEAD..at + 4 + len].to_vec();
-            let record = le64(&state, 0);
-            let offset = le64(&state, 8);
+            let stored = &bytes[..body];
+            let (entry, len) = read_entry(stored, at, i, time_unit, &bad)?;
             if let Some(prev) = entries.last() {
-                let prev: &Entry = prev;
-                if record <= prev.record || offset < prev.offset {
+                if entry.record <= prev.record || entry.offset < prev.offset {
                     return Err(bad(
                         at + ENTRY_HEAD,
                         format!("checkpoint {i} is not after checkpoint {}", i - 1),
                     ));
                 }
             }
-            if offset > fingerprint.size {
+            if entry.offset > fingerprint.size {
                 return Err(bad(
                     at + ENTRY_HEAD + 8,
                     format!("checkpoint {i} is past the end of the trace"),
                 ));
             }
-            entries.push(Entry {
-                record,
-                offset,
-                time,
-                probe,
-                state,
-                at: (at + ENTRY_HEAD) as u64,
-            });
-            at += 4 + len;
+            entries.push(entry);
+            at += len;
         }
         if at != body {
             return Err(bad(
