@@ -64,6 +64,8 @@ mod open;
 pub mod pack;
 #[cfg(feature = "parallel")]
 pub mod parallel;
+#[cfg(feature = "plot")]
+pub mod picture;
 #[cfg(feature = "replay")]
 pub mod replay;
 pub mod simulate;

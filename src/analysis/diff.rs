@@ -292,7 +292,7 @@ impl Diff {
 mod tests {
     use super::*;
     use crate::analysis::event::{HeapEvent, HeapOp};
-    use crate::analysis::stats::{At, HeapStats, SpaceInfo, Stats, Window};
+    use crate::analysis::stats::{HeapStats, Position, SpaceInfo, Stats, Window};
 
     fn stats(name: &str, allocs: &[(u64, u64, u64)], frees: &[u64]) -> Stats {
         let mut h = HeapStats::new(vec![SpaceInfo {
@@ -301,7 +301,7 @@ mod tests {
             shared: false,
             time_unit: None,
         }]);
-        h.open_window(At::default());
+        h.open_window(Position::default());
         let mut r = 0;
         let mut ev = |h: &mut HeapStats, site, op| {
             h.event(&HeapEvent {
@@ -329,11 +329,11 @@ mod tests {
         for &id in frees {
             ev(&mut h, None, HeapOp::Free { id });
         }
-        let spaces = h.finish(At::default(), |_, s| (s < 3).then(|| format!("f{s}")));
+        let spaces = h.finish(Position::default(), |_, s| (s < 3).then(|| format!("f{s}")));
         Stats {
             window: Window::all(),
-            start: At::default(),
-            end: At::default(),
+            start: Position::default(),
+            end: Position::default(),
             records: (allocs.len() + frees.len()) as u64,
             other_records: 0,
             data_records: (allocs.len() + frees.len()) as u64,

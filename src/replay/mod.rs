@@ -18,8 +18,6 @@
 //! Latencies are measured with `Instant` around each allocator call only (not the map look-ups)
 //! and kept in bounded-memory HDR histograms (2 significant digits).
 
-#[cfg(feature = "plot")]
-mod font;
 pub mod ops;
 #[cfg(feature = "plot")]
 pub mod plot;

@@ -7,32 +7,8 @@ use crate::simulate::Sample;
 
 use super::Report;
 
-/// A failure to draw.
-#[derive(Debug, thiserror::Error, miette::Diagnostic)]
-#[error("drawing the chart: {0}")]
-#[diagnostic(code(mtf::replay::plot))]
-pub struct PlotError(String);
-
-/// The picture's format, from a file name's extension.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum PictureFormat {
-    /// Scalable vector graphics.
-    Svg,
-    /// A PNG bitmap.
-    Png,
-}
-
-impl PictureFormat {
-    /// The format of `path` (`.svg` or `.png`, in any case).
-    pub fn of(path: &std::path::Path) -> Option<PictureFormat> {
-        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
-        match ext.as_str() {
-            "svg" => Some(PictureFormat::Svg),
-            "png" => Some(PictureFormat::Png),
-            _ => None,
-        }
-    }
-}
+use crate::picture::draw_err;
+pub use crate::picture::{PictureFormat, PlotError};
 
 const SIZE: (u32, u32) = (1000, 600);
 const COLORS: [RGBColor; 6] = [
@@ -81,14 +57,14 @@ pub fn chart(
 /// Draws lines of bytes over events, the first one black and thick; returns the picture's
 /// bytes.
 pub fn lines(format: PictureFormat, title: &str, series: &[Series]) -> Result<Vec<u8>, PlotError> {
-    super::font::ensure().map_err(PlotError)?;
+    crate::picture::register_font()?;
     match format {
         PictureFormat::Svg => {
             let mut s = String::new();
             {
                 let root = SVGBackend::with_string(&mut s, SIZE).into_drawing_area();
                 draw(&root, title, series)?;
-                root.present().map_err(|e| PlotError(e.to_string()))?;
+                root.present().map_err(draw_err)?;
             }
             Ok(s.into_bytes())
         }
@@ -97,18 +73,9 @@ pub fn lines(format: PictureFormat, title: &str, series: &[Series]) -> Result<Ve
             {
                 let root = BitMapBackend::with_buffer(&mut buf, SIZE).into_drawing_area();
                 draw(&root, title, series)?;
-                root.present().map_err(|e| PlotError(e.to_string()))?;
+                root.present().map_err(draw_err)?;
             }
-            let mut png_bytes = Vec::new();
-            {
-                let mut enc = png::Encoder::new(&mut png_bytes, SIZE.0, SIZE.1);
-                enc.set_color(png::ColorType::Rgb);
-                enc.set_depth(png::BitDepth::Eight);
-                let mut w = enc.write_header().map_err(|e| PlotError(e.to_string()))?;
-                w.write_image_data(&buf)
-                    .map_err(|e| PlotError(e.to_string()))?;
-            }
-            Ok(png_bytes)
+            crate::picture::encode_png(&buf, SIZE.0, SIZE.1)
         }
     }
 }
@@ -118,8 +85,7 @@ fn draw<DB: DrawingBackend>(
     title: &str,
     series: &[Series],
 ) -> Result<(), PlotError> {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| PlotError(e.to_string());
-    root.fill(&WHITE).map_err(err)?;
+    root.fill(&WHITE).map_err(draw_err)?;
     const MIB: f64 = 1024.0 * 1024.0;
     let all = || series.iter().flat_map(|s| s.points.iter());
     let x_max = all().map(|p| p.0).max().unwrap_or(1).max(1);
@@ -130,7 +96,7 @@ fn draw<DB: DrawingBackend>(
         .x_label_area_size(45)
         .y_label_area_size(70)
         .build_cartesian_2d(0u64..x_max, 0f64..y_max)
-        .map_err(err)?;
+        .map_err(draw_err)?;
     chart
         .configure_mesh()
         .x_desc("events")
@@ -138,7 +104,7 @@ fn draw<DB: DrawingBackend>(
         .y_label_formatter(&|v| format!("{v:.1}"))
         .label_style(("sans-serif", 15))
         .draw()
-        .map_err(err)?;
+        .map_err(draw_err)?;
     for (i, s) in series.iter().enumerate() {
         let (color, width) = if i == 0 {
             (BLACK, 3)
@@ -150,7 +116,7 @@ fn draw<DB: DrawingBackend>(
                 s.points.iter().map(|&(x, y)| (x, y as f64 / MIB)),
                 color.stroke_width(width),
             ))
-            .map_err(err)?
+            .map_err(draw_err)?
             .label(s.name.clone())
             .legend(move |(x, y)| {
                 PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(width))
@@ -163,6 +129,6 @@ fn draw<DB: DrawingBackend>(
         .border_style(BLACK)
         .label_font(("sans-serif", 15))
         .draw()
-        .map_err(err)?;
+        .map_err(draw_err)?;
     Ok(())
 }

@@ -1,3 +1,5 @@
+//! Log2 size classes: the histogram buckets of sizes and lifetimes.
+
 use super::SizeClass;
 
 /// Number of log2 size classes: class 0 holds 0, class k (1..=64) holds [2^(k-1), 2^k).

@@ -1,4 +1,6 @@
-use super::At;
+//! The sampled curve of live bytes and blocks, in bounded memory (for plots).
+
+use super::Position;
 
 /// A sampled curve of live bytes and blocks, in bounded memory: a fixed number of buckets over
 /// record indices, each keeping the first, minimum, maximum and last value, so that the peak is
@@ -14,7 +16,7 @@ pub struct Curve {
     pub origin: u64,
     /// The first and the last heap event of the slice that changed the live state (`None`:
     /// none did): the records a picture's axis needs, whatever the records around them.
-    pub events: Option<(At, At)>,
+    pub events: Option<(Position, Position)>,
     limit: usize,
     /// The records of the last bucket, `[lo, hi)`, while it is the bucket of the latest
     /// point (`hi == 0`: not known): the usual point lands there without a division.
@@ -25,7 +27,7 @@ pub struct Curve {
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct CurveBucket {
     /// The first record of the range.
-    pub start: At,
+    pub start: Position,
     /// Live bytes: lowest and highest within the range, and at its end.
     pub bytes_min: u128,
     /// Highest live bytes within the range.
@@ -50,7 +52,7 @@ impl Curve {
         }
     }
 
-    pub(super) fn add(&mut self, at: At, bytes: u128, blocks: u64) {
+    pub(super) fn add(&mut self, at: Position, bytes: u128, blocks: u64) {
         if at.record >= self.last.0 && at.record < self.last.1 {
             if let Some(b) = self.buckets.last_mut() {
                 b.bytes_min = b.bytes_min.min(bytes);

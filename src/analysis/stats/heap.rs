@@ -1,12 +1,14 @@
-use std::collections::HashMap;
+//! The heap model: live blocks per namespace, sites, and the figures kept from heap events.
 
 use foldhash::fast::RandomState;
+use std::collections::HashMap;
+
+use crate::analysis::event::{HeapEvent, HeapOp};
 
 use super::classes::{classes, log2_class, CLASSES};
 use super::curve::{Curve, CURVE_POINTS};
 use super::lifetimes::Lifetimes;
-use super::{At, SiteSummary, SpaceInfo, SpaceSummary};
-use crate::analysis::event::{HeapEvent, HeapOp};
+use super::{Position, SiteSummary, SpaceInfo, SpaceSummary};
 
 /// A live block, packed (40 bytes; see the Design note of [`HeapStats`]).
 #[derive(Debug, Clone, Copy)]
@@ -27,7 +29,7 @@ impl Block {
     const TIME: u32 = 1;
     const SITE: u32 = 2;
 
-    fn new(size: u64, born: At, site: Option<u64>) -> Block {
+    fn new(size: u64, born: Position, site: Option<u64>) -> Block {
         Block {
             size,
             born_record: born.record,
@@ -66,9 +68,9 @@ struct Space {
     info: SpaceInfo,
     live_bytes: u128,
     live_blocks: u64,
-    peak: Option<(u128, u64, At)>,
+    peak: Option<(u128, u64, Position)>,
     peak_gen: u64,
-    max_blocks: Option<(u64, At)>,
+    max_blocks: Option<(u64, Position)>,
     allocations: u64,
     frees: u64,
     moves: u64,
@@ -137,7 +139,7 @@ impl Space {
     }
 
     /// After a change of the live state: the peaks and the curve.
-    fn settle(&mut self, at: At, window: bool) {
+    fn settle(&mut self, at: Position, window: bool) {
         if !window {
             return;
         }
@@ -166,7 +168,7 @@ pub struct HeapStats {
     shadow: Vec<Block>,
     free_shadow: Vec<u32>,
     in_window: bool,
-    opened: Option<At>,
+    opened: Option<Position>,
 }
 
 impl HeapStats {
@@ -184,7 +186,7 @@ impl HeapStats {
 
     /// The slice starts at `at` (call once, before the first event inside it; for the whole
     /// trace, before the first event): the peak starts from the live state here.
-    pub fn open_window(&mut self, at: At) {
+    pub fn open_window(&mut self, at: Position) {
         if self.opened.is_some() {
             return;
         }
@@ -208,7 +210,7 @@ impl HeapStats {
     pub fn event(&mut self, ev: &HeapEvent) {
         self.event_at(
             ev,
-            At {
+            Position {
                 record: ev.record,
                 time: ev.time,
                 source: None,
@@ -218,7 +220,7 @@ impl HeapStats {
 
     /// [`HeapStats::event`], the event's position given apart (its data record and source line:
     /// [`compute_from`] counts positions in data records, whatever [`HeapEvent::record`] holds).
-    pub fn event_at(&mut self, ev: &HeapEvent, at: At) {
+    pub fn event_at(&mut self, ev: &HeapEvent, at: Position) {
         let Some(space) = self.spaces.get(ev.space as usize) else {
             return;
         };
@@ -250,7 +252,7 @@ impl HeapStats {
         }
     }
 
-    fn alloc(&mut self, sp: u32, key: u64, id: u64, size: u64, at: At, site: Option<u64>) {
+    fn alloc(&mut self, sp: u32, key: u64, id: u64, size: u64, at: Position, site: Option<u64>) {
         let w = self.in_window;
         let k = (key, id);
         let s = &mut self.spaces[sp as usize];
@@ -334,7 +336,7 @@ impl HeapStats {
         Some(b)
     }
 
-    fn free(&mut self, sp: u32, key: u64, id: u64, at: At, count: bool) -> Option<u64> {
+    fn free(&mut self, sp: u32, key: u64, id: u64, at: Position, count: bool) -> Option<u64> {
         let w = self.in_window;
         let taken = self.take(sp, key, id);
         let s = &mut self.spaces[sp as usize];
@@ -372,7 +374,7 @@ impl HeapStats {
         b.site()
     }
 
-    fn rename(&mut self, sp: u32, key: u64, old: u64, new: u64, at: At) {
+    fn rename(&mut self, sp: u32, key: u64, old: u64, new: u64, at: Position) {
         let w = self.in_window;
         let Some(b) = self.take(sp, key, old) else {
             if w {
@@ -419,7 +421,7 @@ impl HeapStats {
     /// count); `site_name` names a site of a namespace where the trace can.
     pub fn finish(
         mut self,
-        end: At,
+        end: Position,
         mut site_name: impl FnMut(u32, u64) -> Option<String>,
     ) -> Vec<SpaceSummary> {
         let start = self.opened.unwrap_or(end);
@@ -430,7 +432,7 @@ impl HeapStats {
         for (i, s) in self.spaces.iter_mut().enumerate() {
             // The state holds until the end of the slice: the curve's last point.
             if end.record > start.record {
-                let last = At {
+                let last = Position {
                     record: end.record - 1,
                     time: end.time,
                     source: None,

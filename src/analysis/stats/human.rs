@@ -1,3 +1,5 @@
+//! Byte counts for people.
+
 /// `10.0 MiB`, `512 B`: a byte count in binary units, for people (text, plots, reports).
 pub fn human_bytes(n: f64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];

@@ -1,7 +1,10 @@
+//! The JSON form of the figures (`mtf stats --format json`; docs/stats.md has the schema).
+
 use serde_json::{json, Map, Value};
 
 use super::{
-    At, Clock, LifetimeSummary, SiteOrder, SiteSummary, SizeClass, SpaceSummary, Stats, JSON_SCHEMA,
+    Clock, LifetimeSummary, Position, SiteOrder, SiteSummary, SizeClass, SpaceSummary, Stats,
+    JSON_SCHEMA,
 };
 
 /// An integer as a JSON number where it fits 64 bits, else as a decimal string.
@@ -26,7 +29,7 @@ fn big(v: u128) -> Value {
 
 /// A position (docs/stats.md): the data record, the time where there is a clock, and the
 /// line of an imported trace's input.
-fn at(a: At, files: &[String], clock: bool) -> Value {
+fn at(a: Position, files: &[String], clock: bool) -> Value {
     json!({
         "data_record": a.record,
         "time": if clock { a.time } else { None },
@@ -147,6 +150,6 @@ pub fn json_bytes(v: u128) -> serde_json::Value {
 }
 
 /// A position as JSON: `{ "data_record", "time", "line", "file" }` (docs/stats.md).
-pub fn json_at(s: &SpaceSummary, a: At) -> serde_json::Value {
+pub fn json_at(s: &SpaceSummary, a: Position) -> serde_json::Value {
     at(a, &s.files, s.clock)
 }

@@ -1,7 +1,8 @@
-use std::collections::HashMap;
+//! Lifetimes in bounded memory: exact quantiles, then an HDR histogram.
 
 use foldhash::fast::RandomState;
 use hdrhistogram::Histogram;
+use std::collections::HashMap;
 
 use super::classes::{classes, log2_class, CLASSES};
 use super::LifetimeSummary;

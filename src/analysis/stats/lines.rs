@@ -1,3 +1,5 @@
+//! The lines of an imported trace's input that its records came from.
+
 use crate::decode::RecordView;
 use crate::dtd::Schema;
 

@@ -52,8 +52,13 @@ pub use records::{FieldSummary, RecordCounter, TypeSummary};
 #[doc(hidden)]
 pub use source::HeapEventSource as EventSource;
 pub use source::{Declared, HeapEventSource};
+/// The former name of [`Position`] (`analysis::At` is a finding's place), kept while callers
+/// in other modules move to the new one.
+#[doc(hidden)]
+pub use summary::Position as At;
 pub use summary::{
-    At, Clock, LifetimeSummary, SiteOrder, SiteSummary, SizeClass, SpaceInfo, SpaceSummary, Stats,
+    Clock, LifetimeSummary, Position, SiteOrder, SiteSummary, SizeClass, SpaceInfo, SpaceSummary,
+    Stats,
 };
 pub use window::{Bound, Place, Window};
 

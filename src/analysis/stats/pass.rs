@@ -1,7 +1,12 @@
-use super::lines::SourceLines;
-use super::{At, Clock, Declared, HeapEventSource, HeapStats, Place, RecordCounter, Stats, Window};
+//! One pass over a trace: records and heap events fed to the accumulators, in trace order.
+
 use crate::analysis::event::HeapEvent;
 use crate::decode::RecordView;
+
+use super::lines::SourceLines;
+use super::{
+    Clock, Declared, HeapEventSource, HeapStats, Place, Position, RecordCounter, Stats, Window,
+};
 
 /// [`compute`] with the trace's own declarations.
 pub fn compute_opened(opened: &crate::Opened, window: Window) -> Stats {
@@ -73,8 +78,8 @@ struct Pass<'a, 's> {
     /// The first declared time, and whether another one came (a clock that moves).
     first_time: Option<u64>,
     moved: bool,
-    start: Option<At>,
-    end: Option<At>,
+    start: Option<Position>,
+    end: Option<Position>,
     /// The next data record's position: positions count data records only (docs/stats.md).
     data: u64,
     /// Frees of ids not alive that the source counts itself (no event): attributed to the
@@ -124,7 +129,7 @@ impl<'a, 's> Pass<'a, 's> {
         }
         let line = self.lines.record(v);
         let is_data = v.is_data();
-        let at = At {
+        let at = Position {
             record: self.data,
             time: self.time,
             source: line,
@@ -158,7 +163,7 @@ impl<'a, 's> Pass<'a, 's> {
         for ev in &self.events {
             self.heap.event_at(
                 ev,
-                At {
+                Position {
                     time: ev.time,
                     ..at
                 },
@@ -185,7 +190,7 @@ impl<'a, 's> Pass<'a, 's> {
             Some(_) if self.moved => Clock::Moving,
             Some(t) => Clock::Constant(t),
         };
-        let end = self.end.unwrap_or(At {
+        let end = self.end.unwrap_or(Position {
             record: self.data,
             time: self.time,
             source: None,

@@ -1,3 +1,5 @@
+//! Records per type and the figures of their integer fields.
+
 use crate::decode::{RecordView, Value};
 use crate::dtd::{Display, RecordId, Schema, SlotId, SlotKind};
 

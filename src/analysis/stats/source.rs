@@ -1,7 +1,10 @@
-use super::SpaceInfo;
+//! Where heap events come from: the trace's own declarations through an `Interpreter`.
+
 use crate::analysis::event::{HeapEvent, HeapOp};
 use crate::decode::RecordView;
 use crate::dtd::Schema;
+
+use super::SpaceInfo;
 
 /// Where heap events come from: a trace's allocation declarations interpreted over its records.
 pub trait HeapEventSource {

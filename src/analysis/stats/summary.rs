@@ -1,3 +1,5 @@
+//! The figures a pass returns: per namespace, per site, per record type, and the whole.
+
 use super::{Curve, SourceLine, TypeSummary, Window};
 
 /// What the statistics need to know about one namespace of ids.
@@ -18,7 +20,7 @@ pub struct SpaceInfo {
 /// Where something happened: a data record's position, where declared the time, and for an
 /// imported trace the line of the input it came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
-pub struct At {
+pub struct Position {
     /// The position among the data records ([`RecordView::is_data`]), from 0: the same for
     /// every encoding of the same records (metadata records, tables and split streams are not
     /// counted), unlike the record index `mtf dump` shows.
@@ -102,9 +104,9 @@ pub struct SpaceSummary {
     /// The declared time unit.
     pub time_unit: Option<String>,
     /// Where the slice starts.
-    pub start: At,
+    pub start: Position,
     /// Where it ends (the first record after it, or the record count).
-    pub end: At,
+    pub end: Position,
     /// Allocations (a realloc counts as a free and an allocation).
     pub allocations: u64,
     /// Frees of live blocks.
@@ -120,11 +122,11 @@ pub struct SpaceSummary {
     /// Live blocks at that peak.
     pub peak_blocks: u64,
     /// When the peak was reached.
-    pub peak_at: At,
+    pub peak_at: Position,
     /// Most live blocks at once.
     pub max_blocks: u64,
     /// When.
-    pub max_blocks_at: At,
+    pub max_blocks_at: Position,
     /// Live bytes at the end of the slice (leaked, at the end of the trace).
     pub live_bytes: u128,
     /// Live blocks at the end of the slice.
@@ -156,7 +158,7 @@ impl SpaceSummary {
     /// A position for people: `data record 4120, time 5 tick, line 4119 of trace`. The time is
     /// left out without a clock. The file name is as the import recorded it (escape it for a
     /// terminal).
-    pub fn position(&self, a: At) -> String {
+    pub fn position(&self, a: Position) -> String {
         let mut o = format!("data record {}", a.record);
         if let (true, Some(t)) = (self.clock, a.time) {
             o.push_str(&format!(", time {t}"));
@@ -233,9 +235,9 @@ pub struct Stats {
     /// The slice asked for.
     pub window: Window,
     /// Where the slice starts (its first record).
-    pub start: At,
+    pub start: Position,
     /// Where it ends (the first data record after it, or the number of data records read).
-    pub end: At,
+    pub end: Position,
     /// Data records in the slice ([`RecordView::is_data`]).
     pub records: u64,
     /// Records in the slice that only encode the data (metadata, section starts, table

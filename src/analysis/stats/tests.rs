@@ -1,5 +1,8 @@
-use super::*;
+//! The heap figures of hand-worked sequences and of a naive model.
+
 use crate::analysis::event::{HeapEvent, HeapOp};
+
+use super::*;
 
 fn space(shared: bool) -> SpaceInfo {
     SpaceInfo {
@@ -55,7 +58,7 @@ fn sequence() -> Vec<HeapEvent> {
 
 fn run(events: &[HeapEvent], shared: bool, end: u64) -> SpaceSummary {
     let mut h = HeapStats::new(vec![space(shared)]);
-    h.open_window(At {
+    h.open_window(Position {
         record: 0,
         time: None,
         source: None,
@@ -64,7 +67,7 @@ fn run(events: &[HeapEvent], shared: bool, end: u64) -> SpaceSummary {
         h.event(e);
     }
     let mut v = h.finish(
-        At {
+        Position {
             record: end,
             time: None,
             source: None,
@@ -82,7 +85,7 @@ fn figures_of_a_hand_worked_sequence() {
     assert_eq!((s.peak_bytes, s.peak_blocks), (250, 2));
     assert_eq!(
         s.peak_at,
-        At {
+        Position {
             record: 3,
             time: Some(35),
             source: None,
@@ -140,7 +143,7 @@ fn a_window_counts_flows_inside_it_and_the_state_from_the_start() {
     for e in &events {
         match w.place(e.record, e.time) {
             Place::Before => {}
-            Place::Inside => h.open_window(At {
+            Place::Inside => h.open_window(Position {
                 record: e.record,
                 time: e.time,
                 source: None,
@@ -151,7 +154,7 @@ fn a_window_counts_flows_inside_it_and_the_state_from_the_start() {
     }
     let s = h
         .finish(
-            At {
+            Position {
                 record: 5,
                 time: Some(50),
                 source: None,
@@ -167,12 +170,12 @@ fn a_window_counts_flows_inside_it_and_the_state_from_the_start() {
     // A slice where nothing happens: the peak is the state when it opens.
     let mut h = HeapStats::new(vec![space(false)]);
     h.event(&events[0]);
-    h.open_window(At {
+    h.open_window(Position {
         record: 1,
         time: None,
         source: None,
     });
-    let s = h.finish(At::default(), |_, _| None).remove(0);
+    let s = h.finish(Position::default(), |_, _| None).remove(0);
     assert_eq!((s.peak_bytes, s.peak_at.record, s.allocations), (100, 1, 0));
     assert_eq!(s.sites[0].peak_bytes, 100);
 }
@@ -225,7 +228,7 @@ fn a_move_without_size_keeps_the_block() {
 #[test]
 fn the_curve_is_bounded_and_keeps_the_peak() {
     let mut h = HeapStats::new(vec![space(false)]);
-    h.open_window(At::default());
+    h.open_window(Position::default());
     let mut r = 0;
     for i in 0..100_000u64 {
         h.event(&ev(r, r, None, alloc(i, 8)));
@@ -241,7 +244,7 @@ fn the_curve_is_bounded_and_keeps_the_peak() {
         r += 1;
     }
     assert_eq!(h.live_blocks(), 0);
-    let s = h.finish(At::default(), |_, _| None).remove(0);
+    let s = h.finish(Position::default(), |_, _| None).remove(0);
     assert!(s.curve.buckets.len() <= CURVE_POINTS);
     assert!(s.curve.buckets.len() > CURVE_POINTS / 4);
     let top = s.curve.buckets.iter().map(|b| b.bytes_max).max();
@@ -457,7 +460,7 @@ mod model {
                 time_unit: None,
             };
             let mut h = HeapStats::new(vec![info(false), info(true)]);
-            h.open_window(At { record: 0, time: None, source: None });
+            h.open_window(Position { record: 0, time: None, source: None });
             let mut m = Model::default();
             for (r, &(kind, space, key, id, id2, size, site)) in ops.iter().enumerate() {
                 let op = match kind {
@@ -480,7 +483,7 @@ mod model {
                 let held: usize = m.live.values().map(Vec::len).sum();
                 prop_assert_eq!(h.live_blocks(), held);
             }
-            let end = At { record: ops.len() as u64, time: None, source: None };
+            let end = Position { record: ops.len() as u64, time: None, source: None };
             let out = h.finish(end, |_, _| None);
             for (sp, s) in out.iter().enumerate() {
                 let f = &m.figures[sp];

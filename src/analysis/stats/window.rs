@@ -1,3 +1,5 @@
+//! The slice of a trace the figures cover (`--from`/`--to`).
+
 /// One end of a [`Window`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Bound {
