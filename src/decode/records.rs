@@ -103,9 +103,16 @@ fn load8(bytes: &[u8], at: usize) -> u64 {
     }
 }
 
-/// The records of a trace in file order. See [`Reader::records`].
+/// The records of a trace in file order, from a [`Reader`]. See [`Reader::records`].
 pub struct Records<'r> {
     reader: &'r Reader<'r>,
+    d: Decoder,
+}
+
+/// The state of a decode: where it stands, the live metadata and the buffers reused from record
+/// to record, apart from the reader whose bytes it decodes (given to each call), so that a
+/// driver that owns its bytes (a stream's window, `crate::stream`) can hold both.
+pub(crate) struct Decoder {
     mode: Mode,
     regions: Vec<usize>,
     next_region: usize,
@@ -113,7 +120,8 @@ pub struct Records<'r> {
     pos: u64,
     end: u64,
     scope: Option<ScopeState>,
-    tags: Option<&'r crate::layout::TagTable>,
+    /// The section whose tag table applies (that of the open region, when it has one).
+    tags: Option<u8>,
     pub(crate) values: Vec<FieldValue>,
     last: Vec<u64>,
     walk: Walk,
@@ -140,9 +148,14 @@ pub struct Records<'r> {
     lim: u64,
     /// Why a decode of a window of a stream stopped (`decode::stream`).
     stopped: Option<Stop>,
+    /// For the decoder of a window of a stream whose file goes on after the window: at a
+    /// record boundary, the decode stops when fewer bytes than this are left in the window
+    /// (and the region goes on), so that the window is refilled between records; a record
+    /// that runs past the window stops it rather than being damage.
+    margin: Option<u64>,
 }
 
-/// Why the decode of a window of a stream ([`super::reader::Input::more`]) stopped before the
+/// Why the decode of a window of a stream ([`Decoder::stop_within`]) stopped before the
 /// end of the trace: not a problem of the trace, but a request to its driver.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub(crate) enum Stop {
@@ -155,6 +168,17 @@ pub(crate) enum Stop {
     /// A metadata record makes a field a reference into a table (docs/format.md §8), which a
     /// stream cannot read.
     RandomAccess,
+}
+
+/// What [`Decoder::advance`] found: an [`Event`] without its borrows.
+#[derive(Debug)]
+pub(crate) enum Ready {
+    /// A record, decoded into the decoder's values.
+    Record,
+    /// A problem.
+    Problem(Box<Problem>),
+    /// Damage.
+    Damage(Box<Damage>),
 }
 
 /// How far behind the cursor a mapped trace's pages are released, and how often.
@@ -215,6 +239,102 @@ impl<'r> Records<'r> {
     pub(crate) fn new(reader: &'r Reader<'r>, regions: Vec<usize>, mode: Mode) -> Records<'r> {
         Records {
             reader,
+            d: Decoder::new(reader, regions, mode),
+        }
+    }
+
+    /// A decode of `reader` from checkpoint `cp`, with `scope` its checked state.
+    pub(super) fn resume(
+        reader: &'r Reader<'r>,
+        cp: &super::Checkpoint,
+        scope: Option<ScopeState>,
+    ) -> Records<'r> {
+        Records {
+            reader,
+            d: Decoder::resume(reader, cp, scope),
+        }
+    }
+
+    /// The decoder's state, apart from the reader (for a driver that owns its bytes).
+    pub(crate) fn into_decoder(self) -> Decoder {
+        self.d
+    }
+
+    /// The next event, or `None` at the end of the trace.
+    #[allow(clippy::should_implement_trait)]
+    #[inline]
+    pub fn next(&mut self) -> Option<Event<'_>> {
+        let ready = self.d.advance(self.reader)?;
+        Some(self.d.event(self.reader, ready))
+    }
+
+    /// Validate only: a record whose layout is fixed under the current metadata (integers with
+    /// an arithmetic interpretation, no repeat, byte string, reference, live set or fixed value)
+    /// is then checked for length and its state advanced, but its values are not kept: its
+    /// [`RecordView`] holds the tag alone. Nothing in such a record can be invalid but its
+    /// length, so the problems and damage reported are the same. For callers that count records
+    /// and report problems without reading values (`mtf check` of a DTD without analysis
+    /// declarations).
+    pub fn skip_values(&mut self, skip: bool) {
+        self.d.skip_values(skip)
+    }
+
+    /// Records decoded so far.
+    pub fn count(&self) -> u64 {
+        self.d.count()
+    }
+
+    /// Count records from `first` on: the next record's index is `first`, and so are the
+    /// record indices of problems (when `exact`; else they are left out, as after damage). For
+    /// a decoder of part of a trace ([`Reader::region_records`]) whose place in the whole is
+    /// known.
+    pub fn count_from(&mut self, first: u64, exact: bool) {
+        self.d.count_from(first, exact)
+    }
+
+    /// Whether a mapped trace's pages are released behind the cursor as it moves on (by
+    /// default, except for a decoder of part of a trace, [`Reader::region_records`], whose
+    /// neighbours may still be reading behind it).
+    pub fn release_pages(&mut self, on: bool) {
+        self.d.release_pages(on)
+    }
+
+    /// Whether [`Records::next`] would return `None`: every region is read and every problem
+    /// given out.
+    pub fn is_done(&mut self) -> bool {
+        self.d.is_done(self.reader)
+    }
+
+    /// Whether the record count is exact so far: no region was damaged (after damage, record
+    /// indices are approximate).
+    pub fn is_exact(&self) -> bool {
+        self.d.is_exact()
+    }
+
+    /// Where the decode stands before the next record, with the complete metadata state:
+    /// [`Reader::records_from`] resumes there and yields exactly the events this decode yields
+    /// from here on, from the next record (problems still to come for the record just yielded
+    /// are not part of it: see [`Records::at_record_boundary`]). Costs a copy of the scope's
+    /// field states and live sets.
+    pub fn checkpoint(&self) -> super::Checkpoint {
+        self.d.checkpoint(self.reader)
+    }
+
+    /// Whether every problem of the record just yielded has come out of [`Records::next`]:
+    /// the next event is about the next record (or the end).
+    pub fn at_record_boundary(&self) -> bool {
+        self.d.at_record_boundary()
+    }
+
+    /// Problems not reported because one record had more than [`MAX_PROBLEMS_PER_RECORD`].
+    pub fn dropped_problems(&self) -> u64 {
+        self.d.dropped_problems()
+    }
+}
+
+impl Decoder {
+    pub(crate) fn new(reader: &Reader<'_>, regions: Vec<usize>, mode: Mode) -> Decoder {
+        Decoder {
             mode,
             regions,
             next_region: 0,
@@ -243,7 +363,13 @@ impl<'r> Records<'r> {
             release: mode != Mode::Part,
             lim: 0,
             stopped: None,
+            margin: None,
         }
+    }
+
+    /// Decode a window of a stream whose file goes on after it (see [`Decoder::margin`]).
+    pub(crate) fn stop_within(&mut self, margin: u64) {
+        self.margin = Some(margin);
     }
 
     /// The offset of the record decoded last (or being decoded).
@@ -258,46 +384,34 @@ impl<'r> Records<'r> {
 
     /// The end of what can be read of a region ending at `end`.
     #[inline]
-    fn limit(&self, end: u64) -> u64 {
-        end.min(self.reader.input.window_end())
+    fn limit(&self, r: &Reader<'_>, end: u64) -> u64 {
+        end.min(r.input.window_end())
     }
 
-    /// Validate only: a record whose layout is fixed under the current metadata (integers with
-    /// an arithmetic interpretation, no repeat, byte string, reference, live set or fixed value)
-    /// is then checked for length and its state advanced, but its values are not kept: its
-    /// [`RecordView`] holds the tag alone. Nothing in such a record can be invalid but its
-    /// length, so the problems and damage reported are the same. For callers that count records
-    /// and report problems without reading values (`mtf check` of a DTD without analysis
-    /// declarations).
+    /// As [`Records::skip_values`].
     pub fn skip_values(&mut self, skip: bool) {
         self.keep_values = !skip;
     }
 
-    /// Records decoded so far.
+    /// As [`Records::count`].
     pub fn count(&self) -> u64 {
         self.count
     }
 
-    /// Count records from `first` on: the next record's index is `first`, and so are the
-    /// record indices of problems (when `exact`; else they are left out, as after damage). For
-    /// a decoder of part of a trace ([`Reader::region_records`]) whose place in the whole is
-    /// known.
+    /// As [`Records::count_from`].
     pub fn count_from(&mut self, first: u64, exact: bool) {
         self.count = first;
         self.index_exact = exact;
     }
 
-    /// Whether a mapped trace's pages are released behind the cursor as it moves on (by
-    /// default, except for a decoder of part of a trace, [`Reader::region_records`], whose
-    /// neighbours may still be reading behind it).
+    /// As [`Records::release_pages`].
     pub fn release_pages(&mut self, on: bool) {
         self.release = on;
         self.released = self.pos;
     }
 
-    /// Whether [`Records::next`] would return `None`: every region is read and every problem
-    /// given out.
-    pub fn is_done(&mut self) -> bool {
+    /// As [`Records::is_done`].
+    pub fn is_done(&mut self, r: &Reader<'_>) -> bool {
         if !self.queued.is_empty() {
             return false;
         }
@@ -306,24 +420,19 @@ impl<'r> Records<'r> {
         }
         if !self.finished {
             self.finished = true;
-            self.finish();
+            self.finish(r);
         }
         self.queued.is_empty()
     }
 
-    /// Whether the record count is exact so far: no region was damaged (after damage, record
-    /// indices are approximate).
+    /// As [`Records::is_exact`].
     pub fn is_exact(&self) -> bool {
         self.index_exact
     }
 
-    /// Where the decode stands before the next record, with the complete metadata state:
-    /// [`Reader::records_from`] resumes there and yields exactly the events this decode yields
-    /// from here on, from the next record (problems still to come for the record just yielded
-    /// are not part of it: see [`Records::at_record_boundary`]). Costs a copy of the scope's
-    /// field states and live sets.
-    pub fn checkpoint(&self) -> super::Checkpoint {
-        let alone = self.regions.len() != self.reader.input.regions.len();
+    /// As [`Records::checkpoint`].
+    pub fn checkpoint(&self, r: &Reader<'_>) -> super::Checkpoint {
+        let alone = self.regions.len() != r.input.regions.len();
         let mut cp = super::Checkpoint::start();
         cp.alone = alone;
         cp.dropped = self.dropped;
@@ -332,7 +441,7 @@ impl<'r> Records<'r> {
             // Before the first region (a section decode of a trace without the section: none).
             cp.region = match self.regions.first() {
                 Some(&ri) => ri as u32,
-                None => self.reader.input.regions.len() as u32,
+                None => r.input.regions.len() as u32,
             };
             return cp;
         }
@@ -347,18 +456,17 @@ impl<'r> Records<'r> {
         }
     }
 
-    /// Whether every problem of the record just yielded has come out of [`Records::next`]:
-    /// the next event is about the next record (or the end).
+    /// As [`Records::at_record_boundary`].
     pub fn at_record_boundary(&self) -> bool {
         self.queued.is_empty()
     }
 
     /// A decode of `reader` from checkpoint `cp`, with `scope` its checked state.
-    pub(super) fn resume(
-        reader: &'r Reader<'r>,
+    pub(crate) fn resume(
+        reader: &Reader<'_>,
         cp: &super::Checkpoint,
         scope: Option<ScopeState>,
-    ) -> Records<'r> {
+    ) -> Decoder {
         let ri = cp.region as usize;
         let all = reader.input.regions.len();
         let regions = match cp.alone {
@@ -366,7 +474,7 @@ impl<'r> Records<'r> {
             true => Vec::new(),
             false => (0..all).collect(),
         };
-        let mut records = Records::new(reader, regions, Mode::Main);
+        let mut records = Decoder::new(reader, regions, Mode::Main);
         records.count = cp.record;
         records.index_exact = cp.exact;
         records.dropped = cp.dropped;
@@ -377,58 +485,60 @@ impl<'r> Records<'r> {
             records.region_start = region.start;
             records.pos = cp.offset;
             records.end = region.end;
-            records.lim = records.limit(region.end);
+            records.lim = records.limit(reader, region.end);
             records.released = cp.offset;
-            if scope.is_some() {
-                records.tags = reader.compiled.tags[region.section as usize].as_ref();
+            if scope.is_some() && reader.compiled.tags[region.section as usize].is_some() {
+                records.tags = Some(region.section);
             }
             records.scope = scope;
         }
         records
     }
 
-    /// Problems not reported because one record had more than [`MAX_PROBLEMS_PER_RECORD`].
+    /// As [`Records::dropped_problems`].
     pub fn dropped_problems(&self) -> u64 {
         self.dropped
     }
 
-    /// The next event, or `None` at the end of the trace.
-    #[allow(clippy::should_implement_trait)]
-    pub fn next(&mut self) -> Option<Event<'_>> {
+    /// The next event of `r`'s trace, or `None` at the end (or at a stop of a window's
+    /// decode): what [`Decoder::event`] turns into an [`Event`]. Nothing in it borrows the
+    /// decoder or the reader, so that a driver can decide what to do before borrowing them.
+    pub(crate) fn advance(&mut self, r: &Reader<'_>) -> Option<Ready> {
         if let Some(p) = self.queued.pop_front() {
-            return Some(Event::Problem(Box::new(p)));
+            return Some(Ready::Problem(Box::new(p)));
         }
         self.queued_this_record = 0;
         loop {
             if self.pos >= self.end {
                 if self.next_region >= self.regions.len() {
-                    if !self.finished && self.reader.input.more && self.mode == Mode::Main {
+                    if !self.finished && self.margin.is_some() && self.mode == Mode::Main {
                         // A stream: its length is checked before the trace-wide checks.
                         self.stopped = Some(Stop::Boundary);
                         return None;
                     }
                     if !self.finished {
                         self.finished = true;
-                        self.finish();
+                        self.finish(r);
                         if let Some(p) = self.queued.pop_front() {
-                            return Some(Event::Problem(Box::new(p)));
+                            return Some(Ready::Problem(Box::new(p)));
                         }
                     }
                     return None;
                 }
-                if let Err(d) = self.enter_region() {
-                    return Some(Event::Damage(d));
+                if let Err(d) = self.enter_region(r) {
+                    return Some(Ready::Damage(d));
                 }
                 continue;
             }
             if self.lim < self.end
-                && self.lim.saturating_sub(self.pos) < self.reader.input.margin
-                && self.reader.input.more
+                && self
+                    .margin
+                    .is_some_and(|m| self.lim.saturating_sub(self.pos) < m)
             {
                 self.stopped = Some(Stop::Boundary);
                 return None;
             }
-            return Some(match self.decode_record() {
+            return Some(match self.decode_record(r) {
                 Ok(()) => {
                     self.count += 1;
                     // A mapped trace keeps only a window resident, whatever its size.
@@ -436,50 +546,70 @@ impl<'r> Records<'r> {
                     // releases behind the earliest (`metatf::parallel`).
                     if self.pos >= self.released + RELEASE_EVERY && self.release {
                         self.released = self.pos;
-                        if let Some(t) = self.reader.input.trace {
+                        if let Some(t) = r.input.trace() {
                             t.release_before(self.pos - RELEASE_EVERY);
                         }
                     }
-                    let c = self.cur;
-                    Event::Record(RecordView {
-                        reader: self.reader,
-                        record_id: c.rid,
-                        section: self.section(),
-                        offset: c.start,
-                        len: self.pos - c.start,
-                        index: self.count - 1,
-                        values: &self.values,
-                        meta: self.meta,
-                    })
+                    Ready::Record
                 }
                 Err(_) if self.stopped.is_some() => return None,
                 Err(d) => {
                     // Resynchronise at the next region.
                     self.pos = self.end;
                     self.index_exact = false;
-                    Event::Damage(d)
+                    Ready::Damage(d)
                 }
             });
         }
+    }
+
+    /// The event `ready` (from [`Decoder::advance`] with the same reader): the record just
+    /// decoded, as a view of `r` and of this decoder's values, or a problem or damage.
+    #[inline]
+    pub(crate) fn event<'s>(&'s self, r: &'s Reader<'s>, ready: Ready) -> Event<'s> {
+        match ready {
+            Ready::Record => {
+                let c = self.cur;
+                Event::Record(RecordView {
+                    reader: r,
+                    record_id: c.rid,
+                    section: self.section(),
+                    offset: c.start,
+                    len: self.pos - c.start,
+                    index: self.count - 1,
+                    values: &self.values,
+                    meta: self.meta,
+                })
+            }
+            Ready::Problem(p) => Event::Problem(p),
+            Ready::Damage(d) => Event::Damage(d),
+        }
+    }
+
+    /// The tag table of section `tags` (that of an open region: see [`Decoder::tags`]).
+    #[inline]
+    fn tag_table<'s>(r: &'s Reader<'_>, tags: Option<u8>) -> &'s TagTable {
+        tags.and_then(|s| r.compiled.tags[s as usize].as_ref())
+            .expect("a region with a tag table is open")
     }
 
     fn section(&self) -> u8 {
         self.scope.as_ref().map_or(0, |s| s.section)
     }
 
-    fn enter_region(&mut self) -> Result<(), Box<Damage>> {
+    fn enter_region(&mut self, r: &Reader<'_>) -> Result<(), Box<Damage>> {
         let ri = self.regions[self.next_region];
         self.next_region += 1;
-        let region = self.reader.input.regions[ri];
+        let region = r.input.regions[ri];
         self.region_start = region.start;
         self.pos = region.start;
         self.end = region.end;
-        self.lim = self.limit(region.end);
-        match &self.reader.compiled.tags[region.section as usize] {
-            Some(t) => {
-                self.tags = Some(t);
-                let mut scope = ScopeState::new(self.reader.schema, region.section);
-                scope.live |= self.reader.input.live;
+        self.lim = self.limit(r, region.end);
+        match &r.compiled.tags[region.section as usize] {
+            Some(_) => {
+                self.tags = Some(region.section);
+                let mut scope = ScopeState::new(r.schema, region.section);
+                scope.live |= r.input.live;
                 self.scope = Some(scope);
                 for p in &mut self.plans {
                     p.state = PlanState::Stale;
@@ -506,12 +636,9 @@ impl<'r> Records<'r> {
         }
     }
 
-    fn finish(&mut self) {
-        if self.mode == Mode::Main && self.regions.len() == self.reader.input.regions.len() {
-            if let Some(p) = self
-                .reader
-                .record_count_problem(self.count, self.index_exact)
-            {
+    fn finish(&mut self, r: &Reader<'_>) {
+        if self.mode == Mode::Main && self.regions.len() == r.input.regions.len() {
+            if let Some(p) = r.record_count_problem(self.count, self.index_exact) {
                 self.queued.push_back(p);
             }
         }
@@ -519,6 +646,7 @@ impl<'r> Records<'r> {
 
     fn problem(
         &mut self,
+        r: &Reader<'_>,
         offset: u64,
         rid: Option<RecordId>,
         slot: Option<SlotId>,
@@ -529,18 +657,24 @@ impl<'r> Records<'r> {
             return;
         }
         self.queued_this_record += 1;
-        let at = self.position(offset, rid, slot);
+        let at = self.position(r, offset, rid, slot);
         self.queued.push_back(Problem { at, kind });
     }
 
-    fn position(&self, offset: u64, rid: Option<RecordId>, slot: Option<SlotId>) -> Position {
-        let schema = self.reader.schema;
+    fn position(
+        &self,
+        r: &Reader<'_>,
+        offset: u64,
+        rid: Option<RecordId>,
+        slot: Option<SlotId>,
+    ) -> Position {
+        let schema = r.schema;
         let section = self.section();
         Position {
             offset,
             record_index: self.index_exact.then_some(self.count),
             section,
-            section_name: self.reader.section_name(section).to_string(),
+            section_name: r.section_name(section).to_string(),
             record: rid.map(|r| schema.record(r).name.clone()),
             field: match (rid, slot) {
                 (Some(r), Some(s)) => schema
@@ -555,34 +689,33 @@ impl<'r> Records<'r> {
 
     fn damage(
         &self,
+        r: &Reader<'_>,
         offset: u64,
         rid: Option<RecordId>,
         slot: Option<SlotId>,
         kind: DamageKind,
     ) -> Box<Damage> {
         Box::new(Damage {
-            at: self.position(offset, rid, slot),
+            at: self.position(r, offset, rid, slot),
             kind,
         })
     }
 
     #[inline]
-    fn read(&self, at: u64, width: usize) -> u64 {
-        self.reader
-            .input
-            .order
-            .read_uint(self.reader.input.from(at), width)
+    fn read(&self, r: &Reader<'_>, at: u64, width: usize) -> u64 {
+        r.input.order.read_uint(r.input.from(at), width)
     }
 
     #[inline]
     fn need(
         &mut self,
+        r: &Reader<'_>,
         n: u64,
         rid: Option<RecordId>,
         slot: Option<SlotId>,
     ) -> Result<(), Box<Damage>> {
         if n > self.lim - self.pos {
-            Err(self.short(n, rid, slot))
+            Err(self.short(r, n, rid, slot))
         } else {
             Ok(())
         }
@@ -592,12 +725,19 @@ impl<'r> Records<'r> {
     /// stream) the window ends first and the decode stops.
     #[cold]
     #[inline(never)]
-    fn short(&mut self, n: u64, rid: Option<RecordId>, slot: Option<SlotId>) -> Box<Damage> {
+    fn short(
+        &mut self,
+        r: &Reader<'_>,
+        n: u64,
+        rid: Option<RecordId>,
+        slot: Option<SlotId>,
+    ) -> Box<Damage> {
         let available = self.end - self.pos;
         if n <= available {
             self.stopped = Some(Stop::MidRecord);
         }
         self.damage(
+            r,
             self.pos,
             rid,
             slot,
@@ -609,10 +749,16 @@ impl<'r> Records<'r> {
     }
 
     /// Read one integer of `w` bytes at the current position into the values.
-    fn plain(&mut self, slot: SlotId, w: usize, rid: RecordId) -> Result<u64, Box<Damage>> {
-        self.need(w as u64, Some(rid), Some(slot))?;
+    fn plain(
+        &mut self,
+        r: &Reader<'_>,
+        slot: SlotId,
+        w: usize,
+        rid: RecordId,
+    ) -> Result<u64, Box<Damage>> {
+        self.need(r, w as u64, Some(rid), Some(slot))?;
         let at = self.pos;
-        let raw = self.read(at, w);
+        let raw = self.read(r, at, w);
         self.pos += w as u64;
         self.values.push(FieldValue {
             slot,
@@ -624,11 +770,11 @@ impl<'r> Records<'r> {
         Ok(raw)
     }
 
-    fn decode_record(&mut self) -> Result<(), Box<Damage>> {
+    fn decode_record(&mut self, r: &Reader<'_>) -> Result<(), Box<Damage>> {
         if let Some(scope) = self.scope.as_mut() {
             scope.sets.compact();
         }
-        let reader = self.reader;
+        let reader = r;
 
         let wire = reader.wire;
         let start = self.pos;
@@ -636,17 +782,17 @@ impl<'r> Records<'r> {
         self.values.clear();
         self.meta = None;
         let tw = wire.tag as u64;
-        self.need(tw, None, None)?;
-        let tag = self.read(start, tw as usize);
-        let tags: &TagTable = self.tags.expect("a region is open");
+        self.need(r, tw, None, None)?;
+        let tag = self.read(r, start, tw as usize);
+        let tags: &TagTable = Decoder::tag_table(r, self.tags);
         let Some(rid) = tags.get(tag) else {
-            return Err(self.damage(start, None, None, DamageKind::UnknownTag { tag }));
+            return Err(self.damage(r, start, None, None, DamageKind::UnknownTag { tag }));
         };
         self.cur.rid = rid;
         let at_region_start = start == self.region_start;
         let section_here = self.section();
         if section_here != 0 && at_region_start && rid != wire.section {
-            return Err(self.damage(start, Some(rid), None, DamageKind::MissingSectionRecord));
+            return Err(self.damage(r, start, Some(rid), None, DamageKind::MissingSectionRecord));
         }
         self.pos += tw;
         self.values.push(FieldValue {
@@ -658,15 +804,16 @@ impl<'r> Records<'r> {
         });
         self.last[0] = tag;
         if rid == wire.metadata {
-            return self.decode_metadata(rid);
+            return self.decode_metadata(r, rid);
         }
         if rid == wire.section {
-            let number = self.plain(1, wire.section_number as usize, rid)?;
+            let number = self.plain(r, 1, wire.section_number as usize, rid)?;
             let off = self.values[1].offset;
             if !at_region_start || section_here == 0 {
-                self.problem(start, Some(rid), None, ProblemKind::MisplacedSection);
+                self.problem(r, start, Some(rid), None, ProblemKind::MisplacedSection);
             } else if number != section_here as u64 {
                 self.problem(
+                    r,
                     off,
                     Some(rid),
                     Some(1),
@@ -678,7 +825,7 @@ impl<'r> Records<'r> {
             }
             return Ok(());
         }
-        self.run_program(rid)?;
+        self.run_program(r, rid)?;
         // What the record holds beyond its own allowance comes out of the trace's reserve.
         let bytes = self.pos - start;
         let nslots = reader.compiled.program(rid).nslots;
@@ -688,8 +835,8 @@ impl<'r> Records<'r> {
         Ok(())
     }
 
-    fn run_program(&mut self, rid: RecordId) -> Result<(), Box<Damage>> {
-        let reader = self.reader;
+    fn run_program(&mut self, r: &Reader<'_>, rid: RecordId) -> Result<(), Box<Damage>> {
+        let reader = r;
         let rt = reader.schema.record(rid);
         let prog = reader.compiled.program(rid);
         let base = self
@@ -700,13 +847,13 @@ impl<'r> Records<'r> {
         // A field that has not occurred in this record has the value 0 (docs/format.md §3.4).
         match self.plans[rid as usize].state {
             PlanState::Fixed if self.plans[rid as usize].len <= self.lim - self.pos => {
-                self.fixed_record(rid);
+                self.fixed_record(r, rid);
                 return Ok(());
             }
             PlanState::Stale => {
-                self.make_plan(rid, base);
+                self.make_plan(r, rid, base);
                 if self.plans[rid as usize].state == PlanState::Fixed {
-                    return self.run_program(rid);
+                    return self.run_program(r, rid);
                 }
             }
             _ => {}
@@ -724,16 +871,16 @@ impl<'r> Records<'r> {
                 Step::Run { ops, .. } => {
                     for op in ops {
                         match op {
-                            Op::Int(slot) => self.int_field(rid, rt, base, *slot)?,
-                            Op::Bytes(slot, width) => self.bytes_field(rid, *slot, width)?,
+                            Op::Int(slot) => self.int_field(r, rid, rt, base, *slot)?,
+                            Op::Bytes(slot, width) => self.bytes_field(r, rid, *slot, width)?,
                             Op::Repeat { .. } | Op::EndRepeat { .. } => {
                                 unreachable!("a run holds fields only")
                             }
                         }
                     }
                 }
-                Step::Int { slot, .. } => self.int_field(rid, rt, base, slot)?,
-                Step::Bytes { slot, width, .. } => self.bytes_field(rid, slot, width)?,
+                Step::Int { slot, .. } => self.int_field(r, rid, rt, base, slot)?,
+                Step::Bytes { slot, width, .. } => self.bytes_field(r, rid, slot, width)?,
                 Step::Enter { count, n, pc, .. } => {
                     let available = self.end - self.pos;
                     if n > available || n > MAX_EMPTY_REPEAT {
@@ -755,6 +902,7 @@ impl<'r> Records<'r> {
                                 .find(|v| v.slot == count)
                                 .map_or(self.pos, |v| v.offset);
                             return Err(self.damage(
+                                r,
                                 at,
                                 Some(rid),
                                 Some(count),
@@ -774,6 +922,7 @@ impl<'r> Records<'r> {
                         .saturating_add(self.reserve);
                     if self.values.len() as u64 > limit {
                         return Err(self.damage(
+                            r,
                             self.pos,
                             Some(rid),
                             None,
@@ -788,6 +937,7 @@ impl<'r> Records<'r> {
                     // that no trace can make the decoder's buffers grow without bound.
                     if self.values.len() > MAX_FIELDS_PER_RECORD {
                         return Err(self.damage(
+                            r,
                             self.pos,
                             Some(rid),
                             None,
@@ -804,8 +954,8 @@ impl<'r> Records<'r> {
 
     /// Decide how record type `rid` is decoded under the current metadata.
     #[cold]
-    fn make_plan(&mut self, rid: RecordId, base: usize) {
-        let reader = self.reader;
+    fn make_plan(&mut self, r: &Reader<'_>, rid: RecordId, base: usize) {
+        let reader = r;
         let rt = reader.schema.record(rid);
         let prog = reader.compiled.program(rid);
         let scope = self.scope.as_ref().expect("open scope");
@@ -854,8 +1004,8 @@ impl<'r> Records<'r> {
 
     /// Decode a record of type `rid` by its fixed plan; its length has been checked.
     #[inline]
-    fn fixed_record(&mut self, rid: RecordId) {
-        let input = &self.reader.input;
+    fn fixed_record(&mut self, r: &Reader<'_>, rid: RecordId) {
+        let input = &r.input;
         let plan = &self.plans[rid as usize];
         let slots = &mut self.scope.as_mut().expect("open scope").slots;
         let start = self.pos;
@@ -916,13 +1066,15 @@ impl<'r> Records<'r> {
 
     fn bytes_field(
         &mut self,
+        r: &Reader<'_>,
         rid: RecordId,
         slot: SlotId,
         width: &crate::dtd::Expr,
     ) -> Result<(), Box<Damage>> {
-        let len = eval_width(width, &self.last)
-            .map_err(|e| self.damage(self.pos, Some(rid), Some(slot), DamageKind::BadWidth(e)))?;
-        self.need(len, Some(rid), Some(slot))?;
+        let len = eval_width(width, &self.last).map_err(|e| {
+            self.damage(r, self.pos, Some(rid), Some(slot), DamageKind::BadWidth(e))
+        })?;
+        self.need(r, len, Some(rid), Some(slot))?;
         let at = self.pos;
         self.pos += len;
         self.last[slot as usize] = len;
@@ -939,6 +1091,7 @@ impl<'r> Records<'r> {
     #[inline(always)]
     fn int_field(
         &mut self,
+        r: &Reader<'_>,
         rid: RecordId,
         rt: &crate::dtd::RecordType,
         base: usize,
@@ -949,10 +1102,10 @@ impl<'r> Records<'r> {
         let liveset = st.liveset;
         let w = st.width as usize;
         if w as u64 > self.lim - self.pos {
-            return Err(self.short(w as u64, Some(rid), Some(slot)));
+            return Err(self.short(r, w as u64, Some(rid), Some(slot)));
         }
         let at = self.pos;
-        let input = &self.reader.input;
+        let input = &r.input;
         let raw = input.order.read_uint(input.from(at), w);
         self.pos += w as u64;
         let (value, number) = match interp::decode(st, raw, def.display == Display::Signed) {
@@ -971,12 +1124,13 @@ impl<'r> Records<'r> {
         if liveset != 0 {
             self.live_insert(liveset, number);
         }
-        if let Val::Ref(r) = value {
-            self.check_ref(r, at, rid, slot);
+        if let Val::Ref(target) = value {
+            self.check_ref(r, target, at, rid, slot);
         }
         if let Some(fixed) = def.fixed {
             if number != fixed {
                 self.problem(
+                    r,
                     at,
                     Some(rid),
                     Some(slot),
@@ -1023,28 +1177,36 @@ impl<'r> Records<'r> {
             .insert(set, value, None);
     }
 
-    fn check_ref(&mut self, r: ElementRef, at: u64, rid: RecordId, slot: SlotId) {
+    fn check_ref(
+        &mut self,
+        r: &Reader<'_>,
+        target: ElementRef,
+        at: u64,
+        rid: RecordId,
+        slot: SlotId,
+    ) {
         if self.mode == Mode::Prepass {
             return;
         }
-        if let Err(e) = self.reader.element(r) {
-            self.problem(at, Some(rid), Some(slot), ProblemKind::Reference(e));
+        if let Err(e) = r.element(target) {
+            self.problem(r, at, Some(rid), Some(slot), ProblemKind::Reference(e));
         }
     }
 
-    fn decode_metadata(&mut self, rid: RecordId) -> Result<(), Box<Damage>> {
-        let reader = self.reader;
+    fn decode_metadata(&mut self, r: &Reader<'_>, rid: RecordId) -> Result<(), Box<Damage>> {
+        let reader = r;
         let schema = reader.schema;
         let [rw, fw, pw] = reader.wire.meta_fields;
-        let target_tag = self.plain(1, rw as usize, rid)?;
-        let field = self.plain(2, fw as usize, rid)?;
-        let code = self.plain(3, pw as usize, rid)?;
+        let target_tag = self.plain(r, 1, rw as usize, rid)?;
+        let field = self.plain(r, 2, fw as usize, rid)?;
+        let code = self.plain(r, 3, pw as usize, rid)?;
         let prop_at = self.values[3].offset;
         let Some(nwords) = u8::try_from(code)
             .ok()
-            .and_then(|c| MetaProperty::words_for_code(c, self.reader.input.live))
+            .and_then(|c| MetaProperty::words_for_code(c, r.input.live))
         else {
             return Err(self.damage(
+                r,
                 prop_at,
                 Some(rid),
                 Some(3),
@@ -1056,12 +1218,13 @@ impl<'r> Records<'r> {
         let word = reader.input.class.word_size();
         let mut words = [0u64; 2];
         for w in words.iter_mut().take(nwords) {
-            *w = self.plain(4, word, rid)?;
+            *w = self.plain(r, 4, word, rid)?;
         }
-        let tags = self.tags.expect("open region");
+        let tags = Decoder::tag_table(r, self.tags);
         let Some(target) = tags.get(target_tag) else {
             let at = self.values[1].offset;
             self.problem(
+                r,
                 at,
                 Some(rid),
                 Some(1),
@@ -1076,6 +1239,7 @@ impl<'r> Records<'r> {
                 self.stopped = Some(Stop::RandomAccess);
                 // Not reported: the driver sees `stopped`.
                 return Err(self.damage(
+                    r,
                     self.cur.start,
                     Some(rid),
                     None,
@@ -1084,7 +1248,7 @@ impl<'r> Records<'r> {
             }
             Ok(p) => p,
             Err(m) => {
-                self.problem(prop_at, Some(rid), Some(3), ProblemKind::Metadata(m));
+                self.problem(r, prop_at, Some(rid), Some(3), ProblemKind::Metadata(m));
                 return Ok(());
             }
         };
@@ -1116,7 +1280,7 @@ impl<'r> Records<'r> {
                 } else {
                     prop_at
                 };
-                self.problem(at, Some(rid), None, ProblemKind::Metadata(refused));
+                self.problem(r, at, Some(rid), None, ProblemKind::Metadata(refused));
             }
         }
         Ok(())

@@ -20,7 +20,8 @@
 // made) is not state (see `decode/checkpoint.rs`). The live sets are not touched by a fixed
 // record; they are compacted by the next record that uses them, as before.
 
-use super::{PlanState, Records, RELEASE_EVERY};
+use super::{Decoder, PlanState, Records, RELEASE_EVERY};
+use crate::decode::Reader;
 use crate::layout::interp;
 
 /// Where [`Records::scan`] stops at the latest: before the record of index `records`, or
@@ -47,37 +48,9 @@ impl Default for ScanStop {
     }
 }
 
-impl Records<'_> {
-    /// Validate only, without events: step over the records from here that cannot be invalid
-    /// but for their length — those whose layout is fixed under the current metadata — each
-    /// checked to fit in its region and counted in `per_type` (indexed by record id), until a
-    /// record that needs the general decoder, the end of the region, or `stop`. Returns how
-    /// many records were stepped over; [`Records::next`] then goes on with the record the scan
-    /// stopped before, exactly as if it had yielded every scanned record itself: record
-    /// indices, byte offsets, problems, damage, [`Records::checkpoint`] and the pages released
-    /// behind the cursor are the same. Call it between records (it does nothing while problems
-    /// of the record just yielded are still to come) and loop: `scan`, then `next`.
-    ///
-    /// ```
-    /// # fn demo(reader: &metatf::decode::Reader) {
-    /// use metatf::decode::{Event, ScanStop};
-    /// let mut per_type = vec![0u64; reader.schema().records.len()];
-    /// let mut records = reader.records();
-    /// records.skip_values(true);
-    /// loop {
-    ///     records.scan(&mut per_type, ScanStop::NONE);
-    ///     match records.next() {
-    ///         None => break,
-    ///         Some(Event::Record(r)) => per_type[r.record_id() as usize] += 1,
-    ///         Some(Event::Problem(p)) => eprintln!("{p}"),
-    ///         Some(Event::Damage(d)) => eprintln!("{d}"),
-    ///     }
-    /// }
-    /// # }
-    /// ```
-    ///
-    /// If `per_type` is shorter than the schema's record types, nothing is stepped over (0).
-    pub fn scan(&mut self, per_type: &mut [u64], stop: ScanStop) -> u64 {
+impl Decoder {
+    /// As [`Records::scan`].
+    pub fn scan(&mut self, r: &Reader<'_>, per_type: &mut [u64], stop: ScanStop) -> u64 {
         // A count per record type is needed; without room for one, nothing is stepped over.
         if per_type.len() < self.plans.len() {
             return 0;
@@ -89,11 +62,12 @@ impl Records<'_> {
         let (Some(tags), Some(scope)) = (self.tags, self.scope.as_mut()) else {
             return 0;
         };
-        let input = &self.reader.input;
-        // The bytes are the file's from `base` on (a window of a stream: `Input::base`).
-        let (bytes, base) = (input.bytes, input.base);
+        let tags = Decoder::tag_table(r, Some(tags));
+        let input = &r.input;
+        // The bytes are the file's from `base` on (a window of a stream).
+        let (bytes, base) = input.bytes.parts();
         let order = input.order;
-        let tw = self.reader.wire.tag as u64;
+        let tw = r.wire.tag as u64;
         let slots = &mut scope.slots;
         let plans = &self.plans;
         // The scan ends before `limit` (the region's end, or `stop.offset` before it) and
@@ -135,7 +109,7 @@ impl Records<'_> {
             if pos >= release_at {
                 self.released = pos;
                 release_at = pos + RELEASE_EVERY;
-                if let Some(t) = input.trace {
+                if let Some(t) = input.trace() {
                     t.release_before(pos - RELEASE_EVERY);
                 }
             }
@@ -148,5 +122,45 @@ impl Records<'_> {
     /// The byte offset of the next record (or of the end of the region the decode is in).
     pub fn offset(&self) -> u64 {
         self.pos
+    }
+}
+
+impl Records<'_> {
+    /// Validate only, without events: step over the records from here that cannot be invalid
+    /// but for their length — those whose layout is fixed under the current metadata — each
+    /// checked to fit in its region and counted in `per_type` (indexed by record id), until a
+    /// record that needs the general decoder, the end of the region, or `stop`. Returns how
+    /// many records were stepped over; [`Records::next`] then goes on with the record the scan
+    /// stopped before, exactly as if it had yielded every scanned record itself: record
+    /// indices, byte offsets, problems, damage, [`Records::checkpoint`] and the pages released
+    /// behind the cursor are the same. Call it between records (it does nothing while problems
+    /// of the record just yielded are still to come) and loop: `scan`, then `next`.
+    ///
+    /// ```
+    /// # fn demo(reader: &metatf::decode::Reader) {
+    /// use metatf::decode::{Event, ScanStop};
+    /// let mut per_type = vec![0u64; reader.schema().records.len()];
+    /// let mut records = reader.records();
+    /// records.skip_values(true);
+    /// loop {
+    ///     records.scan(&mut per_type, ScanStop::NONE);
+    ///     match records.next() {
+    ///         None => break,
+    ///         Some(Event::Record(r)) => per_type[r.record_id() as usize] += 1,
+    ///         Some(Event::Problem(p)) => eprintln!("{p}"),
+    ///         Some(Event::Damage(d)) => eprintln!("{d}"),
+    ///     }
+    /// }
+    /// # }
+    /// ```
+    ///
+    /// If `per_type` is shorter than the schema's record types, nothing is stepped over (0).
+    pub fn scan(&mut self, per_type: &mut [u64], stop: ScanStop) -> u64 {
+        self.d.scan(self.reader, per_type, stop)
+    }
+
+    /// The byte offset of the next record (or of the end of the region the decode is in).
+    pub fn offset(&self) -> u64 {
+        self.d.offset()
     }
 }
