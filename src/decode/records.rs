@@ -7,79 +7,32 @@
 // `Records` has its own `next` rather than implementing `std::iter::Iterator`. Problems found
 // while decoding a record are queued and come out right after that record's view.
 //
-// Design: a record type whose fields are all integers (no repeat, no byte string) with an
-// arithmetic interpretation, no live set and no fixed value has the same layout for every record
-// until metadata changes one of its fields: its [`Plan`] lists each field's width and place in
-// the record, so such a record is checked for length once and decoded in one straight loop,
-// without the walker or a bounds check per field. The plan is made when the record type first
-// occurs in a scope and made again only after a metadata record changes that type (or a new
-// scope starts); any other record type, and any record too short for its plan, takes the general
-// path, which reports exactly where it fails. Both paths share the interpretations' arithmetic
-// (`layout/interp.rs`), so they cannot disagree on a value.
+// Design: the state of a decode (`Decoder`) holds no borrow of the reader whose bytes it reads:
+// every call is handed the reader (`Decoder::advance`, then `Decoder::event` for the borrowed
+// view), and `Records` is a reader and a `Decoder` together. A driver that owns the bytes it
+// decodes — a stream's window, refilled between records (`crate::stream`) — keeps its reader
+// and its decoder as two plain fields, with no self-reference. The files: `event.rs` (`Event`,
+// the `EventStream` trait every source of events implements), `plan.rs` (the fast path of
+// records of a fixed layout), `fields.rs` (the general path: the walker and each kind of
+// field), `scan.rs` (validating without events).
 
 use std::collections::VecDeque;
 
-use crate::container::ByteOrder;
-use crate::dtd::{Display, Interp, RecordId, SlotId};
-use crate::layout::interp::{self, Decoded};
-use crate::layout::{
-    eval_width, MetaProperty, MetaRefused, Op, ScopeState, Step, TagTable, Walk, MAX_EMPTY_REPEAT,
-    MAX_FIELDS_PER_RECORD,
-};
+use crate::dtd::{RecordId, SlotId};
+use crate::layout::{ScopeState, TagTable, Walk};
 
 use super::error::{Damage, DamageKind, Position, Problem, ProblemKind};
 use super::reader::Reader;
-use super::value::{ElementRef, FieldValue, Val};
+use super::value::{FieldValue, Val};
 use super::view::{MetaChange, RecordView};
 
+mod event;
+mod fields;
+mod plan;
 mod scan;
+pub use event::{Event, EventStream};
+use plan::{DecodePlan, PlanState};
 pub use scan::ScanStop;
-
-/// One thing found while reading a trace.
-#[derive(Debug)]
-pub enum Event<'r> {
-    /// A decoded record.
-    Record(RecordView<'r>),
-    /// A problem in the record just yielded (or, at the end, in the trace as a whole): the trace
-    /// is invalid, and reading goes on with the next record.
-    Problem(Box<Problem>),
-    /// The rest of the current region cannot be decoded; reading resumes at the next region.
-    Damage(Box<Damage>),
-}
-
-/// A source of a trace's events in trace order: [`Records`], or the events of a trace decoded
-/// on several threads (`metatf::parallel::Events`), for code that consumes either.
-pub trait EventStream {
-    /// The next event, or `None` at the end.
-    fn next_event(&mut self) -> Option<Event<'_>>;
-    /// Problems not reported because one record had more than [`MAX_PROBLEMS_PER_RECORD`].
-    fn dropped_problems(&self) -> u64;
-    /// The decoder itself, when the events come straight from one (for what needs its
-    /// checkpoints: building or verifying a seek index).
-    fn as_records(&self) -> Option<&Records<'_>> {
-        None
-    }
-    /// Step over records that cannot be invalid but for their length, counting them per type
-    /// ([`Records::scan`]); 0 where the events do not come straight from a decoder.
-    fn scan(&mut self, _per_type: &mut [u64], _stop: ScanStop) -> u64 {
-        0
-    }
-}
-
-impl EventStream for Records<'_> {
-    fn next_event(&mut self) -> Option<Event<'_>> {
-        self.next()
-    }
-    fn dropped_problems(&self) -> u64 {
-        Records::dropped_problems(self)
-    }
-    fn as_records(&self) -> Option<&Records<'_>> {
-        Some(self)
-    }
-    fn scan(&mut self, per_type: &mut [u64], stop: ScanStop) -> u64 {
-        Records::scan(self, per_type, stop)
-    }
-}
 
 /// Whether a decoder checks references (the main pass) or only scans a table (the pre-pass that
 /// builds a section's element index, which must not recurse into other tables).
@@ -93,15 +46,6 @@ pub(crate) enum Mode {
 
 /// Most problems kept for one record; more are counted in [`Records::dropped_problems`].
 pub use crate::limits::MAX_PROBLEMS_PER_RECORD;
-
-/// The 8 bytes at `at` as they lie in memory (the caller checked that they exist).
-#[inline(always)]
-fn load8(bytes: &[u8], at: usize) -> u64 {
-    match bytes.get(at..at + 8) {
-        Some(b) => u64::from_ne_bytes(b.try_into().unwrap_or([0; 8])),
-        None => 0,
-    }
-}
 
 /// The records of a trace in file order, from a [`Reader`]. See [`Reader::records`].
 pub struct Records<'r> {
@@ -136,7 +80,7 @@ pub(crate) struct Decoder {
     finished: bool,
     cur: Cur,
     /// Per record type, what is known of its layout under the current metadata.
-    plans: Vec<Plan>,
+    plans: Vec<DecodePlan>,
     /// Whether records on the fast path keep their values (see [`Records::skip_values`]).
     keep_values: bool,
     /// The offset up to which a mapped trace's pages were last released.
@@ -183,51 +127,6 @@ pub(crate) enum Ready {
 
 /// How far behind the cursor a mapped trace's pages are released, and how often.
 const RELEASE_EVERY: u64 = 4 << 20;
-
-/// One field of a record type whose layout is fixed under the current metadata.
-#[derive(Debug, Clone, Copy)]
-struct FixedField {
-    slot: SlotId,
-    width: u8,
-    /// Offset of its bytes from the end of the tag.
-    at: u32,
-    /// Index of its state in the scope's slots (`delta` and `stride` advance it).
-    state: u32,
-    kind: FixedKind,
-}
-
-/// The interpretation of a fixed field, resolved when the plan is made.
-#[derive(Debug, Clone, Copy)]
-enum FixedKind {
-    /// `none`, shown unsigned: the stored value.
-    Plain,
-    /// `default v`: nothing stored, always `v`.
-    Const(u64),
-    /// Anything else: through `layout::interp::decode` with the slot's state.
-    Interp { signed: bool },
-}
-
-#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-enum PlanState {
-    /// Not known under the current metadata: to be made when the record type next occurs.
-    #[default]
-    Stale,
-    /// Decoded by the walker.
-    Walk,
-    /// Decoded from `fields`.
-    Fixed,
-}
-
-/// How a record type is decoded under the current metadata (see the design note above).
-#[derive(Debug, Default)]
-struct Plan {
-    state: PlanState,
-    /// Bytes after the tag.
-    len: u64,
-    fields: Vec<FixedField>,
-    /// The fields whose state advances (`delta`, `stride`): what [`Records::scan`] reads.
-    advance: Vec<FixedField>,
-}
 
 #[derive(Default, Clone, Copy)]
 struct Cur {
@@ -355,7 +254,7 @@ impl Decoder {
             meta: None,
             finished: false,
             cur: Cur::default(),
-            plans: std::iter::repeat_with(Plan::default)
+            plans: std::iter::repeat_with(DecodePlan::default)
                 .take(reader.schema.records.len())
                 .collect(),
             keep_values: true,
@@ -832,457 +731,6 @@ impl Decoder {
         let excess =
             (self.values.len() as u64).saturating_sub(crate::limits::sparse_limit(nslots, bytes));
         self.reserve = self.reserve.saturating_sub(excess);
-        Ok(())
-    }
-
-    fn run_program(&mut self, r: &Reader<'_>, rid: RecordId) -> Result<(), Box<Damage>> {
-        let reader = r;
-        let rt = reader.schema.record(rid);
-        let prog = reader.compiled.program(rid);
-        let base = self
-            .scope
-            .as_ref()
-            .and_then(|s| s.base(rid))
-            .expect("tag tables only hold visible records");
-        // A field that has not occurred in this record has the value 0 (docs/format.md §3.4).
-        match self.plans[rid as usize].state {
-            PlanState::Fixed if self.plans[rid as usize].len <= self.lim - self.pos => {
-                self.fixed_record(r, rid);
-                return Ok(());
-            }
-            PlanState::Stale => {
-                self.make_plan(r, rid, base);
-                if self.plans[rid as usize].state == PlanState::Fixed {
-                    return self.run_program(r, rid);
-                }
-            }
-            _ => {}
-        }
-        if prog.reset_values {
-            self.last[1..prog.nslots].fill(0);
-        }
-        self.walk.reset();
-        loop {
-            let last = &self.last;
-            let Some(step) = self.walk.next_run(prog, |s, _| last[s as usize]) else {
-                return Ok(());
-            };
-            match step {
-                Step::Run { ops, .. } => {
-                    for op in ops {
-                        match op {
-                            Op::Int(slot) => self.int_field(r, rid, rt, base, *slot)?,
-                            Op::Bytes(slot, width) => self.bytes_field(r, rid, *slot, width)?,
-                            Op::Repeat { .. } | Op::EndRepeat { .. } => {
-                                unreachable!("a run holds fields only")
-                            }
-                        }
-                    }
-                }
-                Step::Int { slot, .. } => self.int_field(r, rid, rt, base, slot)?,
-                Step::Bytes { slot, width, .. } => self.bytes_field(r, rid, slot, width)?,
-                Step::Enter { count, n, pc, .. } => {
-                    let available = self.end - self.pos;
-                    if n > available || n > MAX_EMPTY_REPEAT {
-                        // docs/format.md §6.4: an occurrence that needs `min` bytes cannot repeat
-                        // more often than the bytes left allow; one that may be empty at most
-                        // MAX_EMPTY_REPEAT times.
-                        let scope = self.scope.as_ref().expect("open scope");
-                        let min = prog.item_min_size(pc, |s| scope.slots[base + s as usize].width);
-                        let impossible = match available.checked_div(min) {
-                            None => n > MAX_EMPTY_REPEAT,
-                            Some(most) => n > most,
-                        };
-                        if impossible {
-                            // At the count field, whose value is impossible.
-                            let at = self
-                                .values
-                                .iter()
-                                .rev()
-                                .find(|v| v.slot == count)
-                                .map_or(self.pos, |v| v.offset);
-                            return Err(self.damage(
-                                r,
-                                at,
-                                Some(rid),
-                                Some(count),
-                                DamageKind::RepeatTooLong {
-                                    count: n,
-                                    available,
-                                },
-                            ));
-                        }
-                    }
-                }
-                Step::ItemEnd { .. } => {
-                    // Items that take no bytes: the occurrences are bounded by the record's
-                    // bytes, so that decoding time stays proportional to the trace's size.
-                    let bytes = self.pos - self.cur.start;
-                    let limit = crate::limits::sparse_limit(prog.nslots, bytes)
-                        .saturating_add(self.reserve);
-                    if self.values.len() as u64 > limit {
-                        return Err(self.damage(
-                            r,
-                            self.pos,
-                            Some(rid),
-                            None,
-                            DamageKind::SparseRecord {
-                                fields: self.values.len() as u64,
-                                bytes,
-                                limit,
-                            },
-                        ));
-                    }
-                    // Nested repeats multiply; the field occurrences of one record are capped so
-                    // that no trace can make the decoder's buffers grow without bound.
-                    if self.values.len() > MAX_FIELDS_PER_RECORD {
-                        return Err(self.damage(
-                            r,
-                            self.pos,
-                            Some(rid),
-                            None,
-                            DamageKind::RecordTooLarge {
-                                fields: self.values.len() as u64,
-                            },
-                        ));
-                    }
-                }
-                Step::ItemStart { .. } | Step::Leave { .. } => {}
-            }
-        }
-    }
-
-    /// Decide how record type `rid` is decoded under the current metadata.
-    #[cold]
-    fn make_plan(&mut self, r: &Reader<'_>, rid: RecordId, base: usize) {
-        let reader = r;
-        let rt = reader.schema.record(rid);
-        let prog = reader.compiled.program(rid);
-        let scope = self.scope.as_ref().expect("open scope");
-        let plan = &mut self.plans[rid as usize];
-        plan.fields.clear();
-        plan.advance.clear();
-        plan.len = 0;
-        plan.state = PlanState::Walk;
-        for op in &prog.ops {
-            let Op::Int(slot) = *op else {
-                return;
-            };
-            let def = &rt.slots[slot as usize];
-            let st = &scope.slots[base + slot as usize];
-            let arithmetic = matches!(
-                st.interp,
-                Interp::None
-                    | Interp::Default(_)
-                    | Interp::BaseOffset(_)
-                    | Interp::Delta(_)
-                    | Interp::Stride { .. }
-            );
-            if !arithmetic || st.liveset != 0 || def.fixed.is_some() {
-                return;
-            }
-            let signed = def.display == Display::Signed;
-            let field = FixedField {
-                slot,
-                width: st.width,
-                at: plan.len as u32,
-                state: (base + slot as usize) as u32,
-                kind: match st.interp {
-                    Interp::None if !signed => FixedKind::Plain,
-                    Interp::Default(v) => FixedKind::Const(v),
-                    _ => FixedKind::Interp { signed },
-                },
-            };
-            plan.fields.push(field);
-            if matches!(st.interp, Interp::Delta(_) | Interp::Stride { .. }) {
-                plan.advance.push(field);
-            }
-            plan.len += st.width as u64;
-        }
-        plan.state = PlanState::Fixed;
-    }
-
-    /// Decode a record of type `rid` by its fixed plan; its length has been checked.
-    #[inline]
-    fn fixed_record(&mut self, r: &Reader<'_>, rid: RecordId) {
-        let input = &r.input;
-        let plan = &self.plans[rid as usize];
-        let slots = &mut self.scope.as_mut().expect("open scope").slots;
-        let start = self.pos;
-        let bytes = input.from(start);
-        // With 8 bytes to hand past the record (all but the last records of a file), each field
-        // is one unaligned load and a shift, with no bounds check of its own.
-        let wide = bytes.len() as u64 >= plan.len + 8;
-        let order = input.order;
-        if !self.keep_values {
-            // Only the fields whose state advances (`delta`, `stride`) are read.
-            for f in &plan.advance {
-                if let FixedKind::Interp { signed } = f.kind {
-                    let raw = order.read_uint(&bytes[f.at as usize..], f.width as usize);
-                    interp::decode(&mut slots[f.state as usize], raw, signed);
-                }
-            }
-            self.pos += plan.len;
-            return;
-        }
-        self.values.reserve(plan.fields.len());
-        for f in &plan.fields {
-            if let FixedKind::Const(v) = f.kind {
-                self.values.push(FieldValue {
-                    slot: f.slot,
-                    offset: start + f.at as u64,
-                    width: 0,
-                    raw: 0,
-                    value: Val::Int(v),
-                });
-                continue;
-            }
-            let raw = if wide && f.width > 0 {
-                let word = load8(bytes, f.at as usize);
-                let unused = 64 - 8 * f.width as u32;
-                match order {
-                    ByteOrder::Little => (u64::from_le(word) << unused) >> unused,
-                    ByteOrder::Big => u64::from_be(word) >> unused,
-                }
-            } else {
-                order.read_uint(&bytes[f.at as usize..], f.width as usize)
-            };
-            let number = match f.kind {
-                FixedKind::Plain | FixedKind::Const(_) => raw,
-                FixedKind::Interp { signed } => {
-                    interp::decode(&mut slots[f.state as usize], raw, signed).number(raw)
-                }
-            };
-            self.values.push(FieldValue {
-                slot: f.slot,
-                offset: start + f.at as u64,
-                width: f.width as u32,
-                raw,
-                value: Val::Int(number),
-            });
-        }
-        self.pos += plan.len;
-    }
-
-    fn bytes_field(
-        &mut self,
-        r: &Reader<'_>,
-        rid: RecordId,
-        slot: SlotId,
-        width: &crate::dtd::Expr,
-    ) -> Result<(), Box<Damage>> {
-        let len = eval_width(width, &self.last).map_err(|e| {
-            self.damage(r, self.pos, Some(rid), Some(slot), DamageKind::BadWidth(e))
-        })?;
-        self.need(r, len, Some(rid), Some(slot))?;
-        let at = self.pos;
-        self.pos += len;
-        self.last[slot as usize] = len;
-        self.values.push(FieldValue {
-            slot,
-            offset: at,
-            width: len as u32,
-            raw: 0,
-            value: Val::Bytes { offset: at, len },
-        });
-        Ok(())
-    }
-
-    #[inline(always)]
-    fn int_field(
-        &mut self,
-        r: &Reader<'_>,
-        rid: RecordId,
-        rt: &crate::dtd::RecordType,
-        base: usize,
-        slot: SlotId,
-    ) -> Result<(), Box<Damage>> {
-        let def = &rt.slots[slot as usize];
-        let st = &mut self.scope.as_mut().expect("open scope").slots[base + slot as usize];
-        let liveset = st.liveset;
-        let w = st.width as usize;
-        if w as u64 > self.lim - self.pos {
-            return Err(self.short(r, w as u64, Some(rid), Some(slot)));
-        }
-        let at = self.pos;
-        let input = &r.input;
-        let raw = input.order.read_uint(input.from(at), w);
-        self.pos += w as u64;
-        let (value, number) = match interp::decode(st, raw, def.display == Display::Signed) {
-            Decoded::Int(v) => (Val::Int(v), v),
-            Decoded::Offset { section, offset } => {
-                (Val::Ref(ElementRef::Offset { section, offset }), raw)
-            }
-            Decoded::Index { section, index } => {
-                (Val::Ref(ElementRef::Index { section, index }), index as u64)
-            }
-            Decoded::Live(set) => {
-                let v = self.live_value(set, raw);
-                (Val::Int(v), v)
-            }
-        };
-        if liveset != 0 {
-            self.live_insert(liveset, number);
-        }
-        if let Val::Ref(target) = value {
-            self.check_ref(r, target, at, rid, slot);
-        }
-        if let Some(fixed) = def.fixed {
-            if number != fixed {
-                self.problem(
-                    r,
-                    at,
-                    Some(rid),
-                    Some(slot),
-                    ProblemKind::FixedValue {
-                        expected: fixed,
-                        found: number,
-                    },
-                );
-            }
-        }
-        self.last[slot as usize] = number;
-        self.values.push(FieldValue {
-            slot,
-            offset: at,
-            width: w as u32,
-            raw,
-            value,
-        });
-        Ok(())
-    }
-
-    /// The value a `live` field stores `raw` for (docs/format.md §13): a position in the set,
-    /// whose value leaves it, or past the end the value `raw − len`.
-    // Out of line: traces without live sets keep the field decoder small.
-    #[cold]
-    #[inline(never)]
-    fn live_value(&mut self, set: u8, raw: u64) -> u64 {
-        let sets = &mut self.scope.as_mut().expect("open scope").sets;
-        let len = sets.len(set) as u64;
-        if raw < len {
-            sets.take(set, raw, None).expect("position within the set")
-        } else {
-            raw - len
-        }
-    }
-
-    #[cold]
-    #[inline(never)]
-    fn live_insert(&mut self, set: u8, value: u64) {
-        self.scope
-            .as_mut()
-            .expect("open scope")
-            .sets
-            .insert(set, value, None);
-    }
-
-    fn check_ref(
-        &mut self,
-        r: &Reader<'_>,
-        target: ElementRef,
-        at: u64,
-        rid: RecordId,
-        slot: SlotId,
-    ) {
-        if self.mode == Mode::Prepass {
-            return;
-        }
-        if let Err(e) = r.element(target) {
-            self.problem(r, at, Some(rid), Some(slot), ProblemKind::Reference(e));
-        }
-    }
-
-    fn decode_metadata(&mut self, r: &Reader<'_>, rid: RecordId) -> Result<(), Box<Damage>> {
-        let reader = r;
-        let schema = reader.schema;
-        let [rw, fw, pw] = reader.wire.meta_fields;
-        let target_tag = self.plain(r, 1, rw as usize, rid)?;
-        let field = self.plain(r, 2, fw as usize, rid)?;
-        let code = self.plain(r, 3, pw as usize, rid)?;
-        let prop_at = self.values[3].offset;
-        let Some(nwords) = u8::try_from(code)
-            .ok()
-            .and_then(|c| MetaProperty::words_for_code(c, r.input.live))
-        else {
-            return Err(self.damage(
-                r,
-                prop_at,
-                Some(rid),
-                Some(3),
-                DamageKind::UnknownMetaCode {
-                    code: code.min(255) as u8,
-                },
-            ));
-        };
-        let word = reader.input.class.word_size();
-        let mut words = [0u64; 2];
-        for w in words.iter_mut().take(nwords) {
-            *w = self.plain(r, 4, word, rid)?;
-        }
-        let tags = Decoder::tag_table(r, self.tags);
-        let Some(target) = tags.get(target_tag) else {
-            let at = self.values[1].offset;
-            self.problem(
-                r,
-                at,
-                Some(rid),
-                Some(1),
-                ProblemKind::Metadata(MetaRefused::UnknownTag { tag: target_tag }),
-            );
-            return Ok(());
-        };
-        let prop = match MetaProperty::from_code(code as u8, words, 8 * word as u32) {
-            Ok(MetaProperty::Interp(Interp::SectionOffset(_) | Interp::SectionStride { .. }))
-                if reader.input.streamed =>
-            {
-                self.stopped = Some(Stop::RandomAccess);
-                // Not reported: the driver sees `stopped`.
-                return Err(self.damage(
-                    r,
-                    self.cur.start,
-                    Some(rid),
-                    None,
-                    DamageKind::MissingSectionRecord,
-                ));
-            }
-            Ok(p) => p,
-            Err(m) => {
-                self.problem(r, prop_at, Some(rid), Some(3), ProblemKind::Metadata(m));
-                return Ok(());
-            }
-        };
-        let nslots = schema.record(target).slots.len();
-        let applied = if field > u16::MAX as u64 {
-            Err(MetaRefused::NoSuchField {
-                record: schema.record(target).name.clone(),
-                slot: field,
-                count: nslots,
-            })
-        } else {
-            let scope = self.scope.as_mut().expect("open scope");
-            scope.apply(schema, target, field as SlotId, prop)
-        };
-        match applied {
-            Ok(()) => {
-                self.plans[target as usize].state = PlanState::Stale;
-                self.meta = Some(MetaChange {
-                    record: target,
-                    slot: field as SlotId,
-                    property: prop,
-                });
-            }
-            Err(refused) => {
-                // Point at the byte that chose the refused change: the field number when it names
-                // no field, else the property.
-                let at = if field as usize >= nslots {
-                    self.values[2].offset
-                } else {
-                    prop_at
-                };
-                self.problem(r, at, Some(rid), None, ProblemKind::Metadata(refused));
-            }
-        }
         Ok(())
     }
 }

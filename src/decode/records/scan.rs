@@ -97,7 +97,7 @@ impl Decoder {
                 break;
             }
             for f in &plan.advance {
-                if let super::FixedKind::Interp { signed } = f.kind {
+                if let super::plan::FixedKind::Interp { signed } = f.kind {
                     let at = (fields + f.at as u64 - base) as usize;
                     let raw = order.read_uint(&bytes[at..], f.width as usize);
                     interp::decode(&mut slots[f.state as usize], raw, signed);
