@@ -179,18 +179,7 @@ impl<'o> TraceStream<'o> {
         buf: Vec<u8>,
         window: usize,
     ) -> TraceStream<'o> {
-        let index = head.trace.sections();
-        let global = index.global_region();
-        let mut regions = vec![Region {
-            section: 0,
-            start: global.start,
-            end: global.end,
-        }];
-        regions.extend(index.regions().map(|(section, r)| Region {
-            section,
-            start: r.start,
-            end: r.end,
-        }));
+        let regions = Window::regions_of(head.trace);
         let mut s = TraceStream {
             reader: None,
             decoder: None,
@@ -263,6 +252,16 @@ impl<'o> TraceStream<'o> {
     /// Why the events stopped before the end of the trace, if they did.
     pub fn fault(&self) -> Option<&StreamError> {
         self.fault.as_ref()
+    }
+
+    /// [`TraceStream::fault`], taken.
+    pub fn take_fault(&mut self) -> Option<StreamError> {
+        self.fault.take()
+    }
+
+    /// [`TraceStream::input_fault`], taken.
+    pub fn take_input_fault(&mut self) -> Option<IoError> {
+        self.input_fault.take()
     }
 
     /// For a trace opened with [`crate::OpenOptions::salvage`], the fault of a compressed
