@@ -105,3 +105,55 @@ pub fn read<'r, T>(
     records.skip_values(options.skip_values);
     (consume(&mut records), Ended::default())
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::Event;
+
+    /// Each event as a line: kind, offset, record index.
+    fn lines(events: &mut dyn EventStream) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Some(e) = events.next_event() {
+            out.push(match e {
+                Event::Record(r) => format!("record {} {} {}", r.name(), r.offset(), r.index()),
+                Event::Problem(p) => format!("problem {p}"),
+                Event::Damage(d) => format!("damage {d}"),
+            });
+        }
+        out
+    }
+
+    /// A file, the same bytes gzipped and read as a stream through a small window, and the
+    /// file cut into chunks decoded on two threads give the same events.
+    #[test]
+    fn every_source_gives_the_events_of_the_file() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/android.mtf");
+        let opened = crate::open(&path).unwrap();
+        let reader = opened.reader();
+        let (want, end) = read(&opened, &reader, &EventOptions::new(), |_| {}, lines);
+        assert!(end.fault.is_none() && want.len() > 100);
+
+        let dir = tempfile::tempdir().unwrap();
+        let gz = dir.path().join("android.mtf.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut enc, &std::fs::read(&path).unwrap()).unwrap();
+        std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+        let streamed = crate::OpenOptions::new().stream_window(4096).open(&gz);
+        if let Ok(streamed) = streamed {
+            let r = streamed.reader();
+            let (got, end) = read(&streamed, &r, &EventOptions::new(), |_| {}, lines);
+            assert!(end.fault.is_none(), "{:?}", end.fault);
+            assert_eq!(got, want);
+        }
+
+        #[cfg(feature = "parallel")]
+        {
+            let plan = crate::parallel::plan_with(&reader, 4096, 1 << 20);
+            let options = EventOptions::new().chunks(&plan, 2);
+            let (got, end) = read(&opened, &reader, &options, |_| {}, lines);
+            assert!(end.fault.is_none());
+            assert_eq!(got, want);
+        }
+    }
+}

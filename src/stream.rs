@@ -611,47 +611,15 @@ impl<'o> TraceStream<'o> {
         self.drop_decoder();
         match stop {
             None => self.finish(),
-            Some(Stop::RandomAccess) => {
-                // The regions given out from so far (the stop's and those before it).
-                let upto = cp.region();
-                if self.base == 0 && self.whole.is_none() {
-                    // Nothing dropped yet: read the rest as a file is read (spooled beyond a
-                    // few MiB), decode it whole from the start and drop what was given out,
-                    // unless records of a table were given out as records already.
-                    match self.read_whole(Some(upto)) {
-                        Ok(true) => return,
-                        Ok(false) => {}
-                        Err(e) => {
-                            self.fail(e);
-                            return;
-                        }
-                    }
+            // The regions given out from so far: the stop's and those before it.
+            Some(Stop::RandomAccess) => match self.read_after_all(cp.region()) {
+                Ok(true) => {}
+                Ok(false) => {
+                    let trace = self.head.name.clone();
+                    self.fail(StreamError::RandomAccess { trace, offset });
                 }
-                if self.whole.is_none() && self.kept.is_some() {
-                    // A pipe: the bytes dropped from the window were kept.
-                    match self.read_kept(upto) {
-                        Ok(true) => return,
-                        Ok(false) => {}
-                        Err(e) => {
-                            self.fail(e);
-                            return;
-                        }
-                    }
-                }
-                if self.whole.is_none() && !self.src.is_stdin() {
-                    // The window has moved on: a compressed file is read again from its start.
-                    match self.reopen(upto) {
-                        Ok(true) => return,
-                        Ok(false) => {}
-                        Err(e) => {
-                            self.fail(e);
-                            return;
-                        }
-                    }
-                }
-                let trace = self.head.name.clone();
-                self.fail(StreamError::RandomAccess { trace, offset });
-            }
+                Err(e) => self.fail(e),
+            },
             Some(Stop::Boundary) => {
                 self.cp = cp;
                 self.since = 0;
@@ -692,6 +660,26 @@ impl<'o> TraceStream<'o> {
                 }
             }
         }
+    }
+
+    /// The decoder needs random access: reads the trace whole after all and decodes it as a
+    /// file from its start, the events given out (from the regions up to `upto`) dropped.
+    /// `Ok(false)` when it cannot be: records of a table were given out as records, or the
+    /// start of the trace is gone (a pipe whose dropped bytes could not be kept).
+    fn read_after_all(&mut self, upto: usize) -> Result<bool, StreamError> {
+        // Nothing dropped yet: read the rest as a file is read (spooled beyond a few MiB).
+        if self.base == 0 && self.whole.is_none() && self.read_whole(Some(upto))? {
+            return Ok(true);
+        }
+        // A pipe: the bytes dropped from the window were kept.
+        if self.whole.is_none() && self.kept.is_some() && self.read_kept(upto)? {
+            return Ok(true);
+        }
+        // The window has moved on: a compressed file is read again from its start.
+        if self.whole.is_none() && !self.src.is_stdin() && self.reopen(upto)? {
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     /// The end of the last region (`u64::MAX` while it is the end of a stream not yet read).
