@@ -54,6 +54,7 @@ pub mod decode;
 pub mod dtd;
 pub mod encode;
 pub mod escape;
+pub mod events;
 #[cfg(feature = "import")]
 pub mod import;
 pub mod index;

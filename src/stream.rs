@@ -22,7 +22,7 @@
 // Design: the header and the whole section table lie at the front of a trace (docs/format.md
 // §2), so they are read first and the regions are known (a trace without sections: its one
 // region runs to the end, known when the stream ends). The decoder then reads a window
-// `[base, base + len)` of the file: its `Input` holds the window with its `base`, while regions,
+// `[base, base + len)` of the file (`decode::Bytes::Window` with its `base`), while regions,
 // positions and every offset it reports stay absolute. At a record boundary with fewer than
 // half a window of bytes left (and the region going on) it stops; the driver takes a checkpoint
 // (`Records::checkpoint`: the complete metadata state, live sets included), keeps the unread
@@ -48,18 +48,18 @@
 // A compressed stream that fails (cut short) with salvage ends there: its bytes are decoded as
 // a file of that length, and the fault is `TraceStream::input_fault`.
 //
-// Design (unsafe): the reader and the decoder borrow the window, which the driver owns and
-// refills; they are rebuilt after each refill. The borrow is made with a lifetime the compiler
-// cannot check: the window (a `Vec`'s heap buffer) is neither written, moved nor reallocated
-// while `records` or `reader` exist (every refill drops both first), and both are dropped before
-// the window (`Drop`). Events borrow `&mut self`, so none outlives a refill.
+// Design: no self-reference. The decoder's state (`decode::Decoder`: position, metadata state,
+// buffers) holds no borrow of the bytes it decodes; the reader is handed to each call. So the
+// stream owns a `Reader` that owns the window (`decode::Bytes::Window`) beside the decoder, both
+// plain fields; events borrow `&mut self`, so none outlives a refill, which takes the window
+// back out of the reader, slides and refills it, and builds a reader over it again.
 
 use std::sync::Arc;
 
 use miette::Diagnostic;
 
 use crate::container::{ContainerError, Trace};
-use crate::decode::{Checkpoint, Event, EventStream, Reader, Records, Region};
+use crate::decode::{Bytes, Checkpoint, Decoder, Event, EventStream, Reader, Region, Window};
 use crate::dtd::Schema;
 use crate::io::{IoError, StreamInput};
 use crate::layout::Compiled;
@@ -127,9 +127,12 @@ pub(crate) struct Head<'o> {
 /// bytes in a file. When the stream cannot be read to its end the events stop, and
 /// [`TraceStream::fault`] says why: the error the same bytes give as a file when opened.
 pub struct TraceStream<'o> {
-    // Dropped in this order (see the design note on unsafe): the decoder, its reader, the window.
-    records: Option<Records<'o>>,
-    reader: *mut Reader<'o>,
+    /// The reader over the window (which it then holds: `buf` is empty), or over the whole
+    /// trace read after all.
+    reader: Option<Reader<'o>>,
+    /// The decode of `reader`'s bytes.
+    decoder: Option<Decoder>,
+    /// The window, while no reader holds it.
     buf: Vec<u8>,
     base: u64,
     src: StreamInput,
@@ -150,9 +153,9 @@ pub struct TraceStream<'o> {
     damage: Option<StreamError>,
     on_fault: Option<OnFault<'o>>,
     done: bool,
-    /// The whole trace, read after all (a stream that needed random access before any byte
-    /// of it was dropped from the window); the decoder then reads it as a file.
-    whole: Option<Box<Trace<'static>>>,
+    /// The length of the whole trace, once read after all (a stream that needed random
+    /// access); `reader` then reads it as a file.
+    whole: Option<u64>,
     /// With salvage, the fault of a compressed stream that ended early: the stream ended
     /// there, its bytes decoded as a file of that length is.
     input_fault: Option<IoError>,
@@ -176,21 +179,10 @@ impl<'o> TraceStream<'o> {
         buf: Vec<u8>,
         window: usize,
     ) -> TraceStream<'o> {
-        let index = head.trace.sections();
-        let global = index.global_region();
-        let mut regions = vec![Region {
-            section: 0,
-            start: global.start,
-            end: global.end,
-        }];
-        regions.extend(index.regions().map(|(section, r)| Region {
-            section,
-            start: r.start,
-            end: r.end,
-        }));
+        let regions = Window::regions_of(head.trace);
         let mut s = TraceStream {
-            records: None,
-            reader: std::ptr::null_mut(),
+            reader: None,
+            decoder: None,
             buf,
             base: 0,
             src,
@@ -240,8 +232,8 @@ impl<'o> TraceStream<'o> {
     /// Validate only, as [`Records::skip_values`].
     pub fn skip_values(&mut self, skip: bool) {
         self.skip_values = skip;
-        if let Some(r) = self.records.as_mut() {
-            r.skip_values(skip);
+        if let Some(d) = self.decoder.as_mut() {
+            d.skip_values(skip);
         }
     }
 
@@ -260,6 +252,16 @@ impl<'o> TraceStream<'o> {
     /// Why the events stopped before the end of the trace, if they did.
     pub fn fault(&self) -> Option<&StreamError> {
         self.fault.as_ref()
+    }
+
+    /// [`TraceStream::fault`], taken.
+    pub fn take_fault(&mut self) -> Option<StreamError> {
+        self.fault.take()
+    }
+
+    /// [`TraceStream::input_fault`], taken.
+    pub fn take_input_fault(&mut self) -> Option<IoError> {
+        self.input_fault.take()
     }
 
     /// For a trace opened with [`crate::OpenOptions::salvage`], the fault of a compressed
@@ -294,8 +296,8 @@ impl<'o> TraceStream<'o> {
 
     /// The bytes read from the stream so far (decompressed).
     pub fn bytes_read(&self) -> u64 {
-        match &self.whole {
-            Some(t) => t.bytes().len() as u64,
+        match self.whole {
+            Some(len) => len,
             None => self.src.bytes_read(),
         }
     }
@@ -317,12 +319,13 @@ impl<'o> TraceStream<'o> {
         self.fault = Some(e);
     }
 
+    /// Drops the decoder and its reader, taking the window back.
     fn drop_decoder(&mut self) {
-        self.records = None;
-        if !self.reader.is_null() {
-            // SAFETY: made by `Box::into_raw` in `build`; `records`, the only borrower, is gone.
-            drop(unsafe { Box::from_raw(self.reader) });
-            self.reader = std::ptr::null_mut();
+        self.decoder = None;
+        if let Some(reader) = self.reader.take() {
+            if let Bytes::Window { buf, .. } = reader.input.bytes {
+                self.buf = buf;
+            }
         }
     }
 
@@ -532,81 +535,61 @@ impl<'o> TraceStream<'o> {
         } else {
             Trace::from_data(input.into(), path)?
         };
-        self.whole = Some(Box::new(trace));
+        self.whole = Some(trace.bytes().len() as u64);
         self.eof = true;
         self.skip = skip;
         self.since = 0;
-        let whole = self.whole.as_deref().map(|t| t as *const Trace<'static>);
-        if let Some(t) = whole {
-            // SAFETY: the trace is boxed and lives until the stream is dropped, after the
-            // reader (`Drop`); it is never replaced once set.
-            let t: &'o Trace<'static> = unsafe { &*t };
-            let reader = Box::into_raw(Box::new(Reader::with_compiled(
-                t,
-                self.head.schema,
-                self.head.compiled.clone(),
-            )));
-            self.reader = reader;
-            // SAFETY: as in `build`.
-            let r: &'o Reader<'o> = unsafe { &*reader };
-            self.tables = r
+        let reader = Reader::owning(trace, self.head.schema, self.head.compiled.clone());
+        self.tables = reader
+            .regions()
+            .iter()
+            .map(|g| g.section)
+            .filter(|&s| reader.is_table(s))
+            .collect();
+        // Records of a section that turns out a table were given out as records: what a file
+        // gives cannot be given any more.
+        if upto.is_some_and(|upto| {
+            reader
                 .regions()
                 .iter()
-                .map(|g| g.section)
-                .filter(|&s| r.is_table(s))
-                .collect();
-            // Records of a section that turns out a table were given out as records: what a
-            // file gives cannot be given any more.
-            if upto.is_some_and(|upto| {
-                r.regions()
-                    .iter()
-                    .take(upto + 1)
-                    .any(|g| r.is_table(g.section))
-            }) {
-                self.drop_decoder();
-                return Ok(false);
-            }
-            let mut records = r.records();
-            records.skip_values(self.skip_values);
-            self.records = Some(records);
+                .take(upto + 1)
+                .any(|g| reader.is_table(g.section))
+        }) {
+            return Ok(false);
         }
+        let mut records = reader.records();
+        records.skip_values(self.skip_values);
+        self.decoder = Some(records.into_decoder());
+        self.reader = Some(reader);
         Ok(true)
     }
 
     /// A reader over the window and a decoder resumed from `cp`.
     fn build(&mut self) {
         self.drop_decoder();
-        let h = self.head.trace.header();
-        let bytes: &'o [u8] =
-            // SAFETY: see the design note: `buf` is not touched while the reader exists.
-            unsafe { std::slice::from_raw_parts(self.buf.as_ptr(), self.buf.len()) };
-        let input = crate::decode::Input {
-            bytes,
+        let bytes = Bytes::Window {
+            buf: std::mem::take(&mut self.buf),
             base: self.base,
-            more: !self.eof,
-            margin: (self.window as u64 / 2).max(1),
-            streamed: true,
-            order: h.byte_order,
-            class: h.class,
-            regions: self.regions.clone(),
-            // A damaged container's record count is not checked (as for a salvaged file).
-            nrecords: self.damage.is_none().then_some(h.nrecords),
-            nrecords_offset: crate::container::OFF_INTEGERS + 2 * h.int_width as u64,
-            live: h.extensions & crate::container::EXT_LIVE != 0,
-            trace: None,
         };
-        let reader = Box::into_raw(Box::new(Reader::from_input(
-            input,
-            self.head.schema,
-            self.head.compiled.clone(),
-        )));
-        self.reader = reader;
-        // SAFETY: the reader lives until `drop_decoder`, which drops `records` first.
-        let r: &'o Reader<'o> = unsafe { &*reader };
-        match r.records_from(&self.cp) {
-            Ok(mut records) => {
-                records.skip_values(self.skip_values);
-                self.records = Some(records);
+        // A damaged container's record count is not checked (as for a salvaged file).
+        let check_count = self.damage.is_none();
+        let window = Window::of_head(
+            bytes,
+            self.head.trace.header(),
+            self.regions.clone(),
+            check_count,
+            true,
+        );
+        let reader = Reader::from_window(window, self.head.schema, self.head.compiled.clone());
+        let decoder = reader.records_from(&self.cp).map(|r| r.into_decoder());
+        self.reader = Some(reader);
+        match decoder {
+            Ok(mut decoder) => {
+                decoder.skip_values(self.skip_values);
+                if !self.eof {
+                    decoder.stop_within((self.window as u64 / 2).max(1));
+                }
+                self.decoder = Some(decoder);
             }
             // Not reached but after damage: the checkpoint was taken from a reader over the
             // same regions.
@@ -617,57 +600,28 @@ impl<'o> TraceStream<'o> {
     /// The decoder stopped: refill and resume, or end.
     fn on_stop(&mut self) {
         use crate::decode::Stop;
-        let Some(records) = self.records.as_ref() else {
+        let (Some(decoder), Some(reader)) = (self.decoder.as_ref(), self.reader.as_ref()) else {
             self.finish();
             return;
         };
-        let stop = records.stopped();
+        let stop = decoder.stopped();
+        let offset = decoder.record_start();
+        let cp = decoder.checkpoint(reader);
+        // The window back, before its length is looked at.
+        self.drop_decoder();
         match stop {
             None => self.finish(),
-            Some(Stop::RandomAccess) => {
-                let offset = records.record_start();
-                // The regions given out from so far (the stop's and those before it).
-                let upto = records.checkpoint().region();
-                if self.base == 0 && self.whole.is_none() {
-                    // Nothing dropped yet: read the rest as a file is read (spooled beyond a
-                    // few MiB), decode it whole from the start and drop what was given out,
-                    // unless records of a table were given out as records already.
-                    match self.read_whole(Some(upto)) {
-                        Ok(true) => return,
-                        Ok(false) => {}
-                        Err(e) => {
-                            self.fail(e);
-                            return;
-                        }
-                    }
+            // The regions given out from so far: the stop's and those before it.
+            Some(Stop::RandomAccess) => match self.read_after_all(cp.region()) {
+                Ok(true) => {}
+                Ok(false) => {
+                    let trace = self.head.name.clone();
+                    self.fail(StreamError::RandomAccess { trace, offset });
                 }
-                if self.whole.is_none() && self.kept.is_some() {
-                    // A pipe: the bytes dropped from the window were kept.
-                    match self.read_kept(upto) {
-                        Ok(true) => return,
-                        Ok(false) => {}
-                        Err(e) => {
-                            self.fail(e);
-                            return;
-                        }
-                    }
-                }
-                if self.whole.is_none() && !self.src.is_stdin() {
-                    // The window has moved on: a compressed file is read again from its start.
-                    match self.reopen(upto) {
-                        Ok(true) => return,
-                        Ok(false) => {}
-                        Err(e) => {
-                            self.fail(e);
-                            return;
-                        }
-                    }
-                }
-                let trace = self.head.name.clone();
-                self.fail(StreamError::RandomAccess { trace, offset });
-            }
+                Err(e) => self.fail(e),
+            },
             Some(Stop::Boundary) => {
-                self.cp = records.checkpoint();
+                self.cp = cp;
                 self.since = 0;
                 let at = self.cp.offset();
                 let result = if at >= self.last_end() {
@@ -706,6 +660,26 @@ impl<'o> TraceStream<'o> {
                 }
             }
         }
+    }
+
+    /// The decoder needs random access: reads the trace whole after all and decodes it as a
+    /// file from its start, the events given out (from the regions up to `upto`) dropped.
+    /// `Ok(false)` when it cannot be: records of a table were given out as records, or the
+    /// start of the trace is gone (a pipe whose dropped bytes could not be kept).
+    fn read_after_all(&mut self, upto: usize) -> Result<bool, StreamError> {
+        // Nothing dropped yet: read the rest as a file is read (spooled beyond a few MiB).
+        if self.base == 0 && self.whole.is_none() && self.read_whole(Some(upto))? {
+            return Ok(true);
+        }
+        // A pipe: the bytes dropped from the window were kept.
+        if self.whole.is_none() && self.kept.is_some() && self.read_kept(upto)? {
+            return Ok(true);
+        }
+        // The window has moved on: a compressed file is read again from its start.
+        if self.whole.is_none() && !self.src.is_stdin() && self.reopen(upto)? {
+            return Ok(true);
+        }
+        Ok(false)
     }
 
     /// The end of the last region (`u64::MAX` while it is the end of a stream not yet read).
@@ -757,68 +731,41 @@ impl<'o> TraceStream<'o> {
     }
 }
 
-impl Drop for TraceStream<'_> {
-    fn drop(&mut self) {
-        self.drop_decoder();
-    }
-}
-
 impl EventStream for TraceStream<'_> {
-    #[inline]
     fn next_event(&mut self) -> Option<Event<'_>> {
-        // The common case: an event of the current window, handed on as it is.
-        if self.skip == 0 {
-            if let Some(records) = self.records.as_mut() {
-                let records: *mut Records<'_> = records;
-                // SAFETY: as below.
-                if let Some(event) = unsafe { (*records).next() } {
-                    self.since += 1;
-                    self.given += 1;
-                    return Some(event);
-                }
-                self.on_stop();
-            }
-        }
-        self.next_slow()
-    }
-
-    fn dropped_problems(&self) -> u64 {
-        self.records.as_ref().map_or(0, |r| r.dropped_problems())
-    }
-
-    fn as_records(&self) -> Option<&Records<'_>> {
-        None
-    }
-}
-
-impl TraceStream<'_> {
-    /// [`EventStream::next_event`] after a stop, or while events are dropped after a resume.
-    #[cold]
-    fn next_slow(&mut self) -> Option<Event<'_>> {
         loop {
             if self.done {
                 return None;
             }
-            let Some(records) = self.records.as_mut() else {
+            let (Some(decoder), Some(reader)) = (self.decoder.as_mut(), self.reader.as_ref())
+            else {
                 self.finish();
                 return None;
             };
-            let records: *mut Records<'_> = records;
-            // SAFETY: `records` points into `self`, borrowed mutably for the event's lifetime;
-            // the raw pointer only works around the borrow checker's conditional-return limit
-            // (the event is returned, or nothing borrows `self` any longer).
-            match unsafe { (*records).next() } {
+            match decoder.advance(reader) {
                 Some(_) if self.skip > 0 => {
+                    // Given out before a resume from `cp`.
                     self.skip -= 1;
                     self.since += 1;
                 }
-                Some(event) => {
+                Some(ready) => {
                     self.since += 1;
                     self.given += 1;
-                    return Some(event);
+                    let (Some(decoder), Some(reader)) = (&self.decoder, &self.reader) else {
+                        return None;
+                    };
+                    return Some(decoder.event(reader, ready));
                 }
                 None => self.on_stop(),
             }
         }
+    }
+
+    fn dropped_problems(&self) -> u64 {
+        self.decoder.as_ref().map_or(0, |d| d.dropped_problems())
+    }
+
+    fn as_records(&self) -> Option<&crate::decode::Records<'_>> {
+        None
     }
 }

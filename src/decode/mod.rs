@@ -16,9 +16,9 @@ mod visit;
 pub use checkpoint::{Checkpoint, ResumeError, StoredError};
 pub use detached::{Detached, Replay};
 pub use error::{Damage, DamageKind, Position, Problem, ProblemKind, RefError};
-pub(crate) use reader::Input;
+pub(crate) use reader::{Bytes, Window};
 pub use reader::{Reader, Region};
-pub(crate) use records::Stop;
+pub(crate) use records::{Decoder, Stop};
 pub use records::{Event, EventStream, Records, ScanStop, MAX_PROBLEMS_PER_RECORD};
 pub use tables::{Resolved, MAX_REF_HOPS};
 

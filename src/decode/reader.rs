@@ -26,26 +26,45 @@ pub struct Region {
     pub end: u64,
 }
 
-/// What the decoder needs to know about the container, checked by whoever builds it.
-#[derive(Debug, Clone)]
-pub(crate) struct Input<'a> {
-    /// The whole trace file (or the part the regions lie in); with `base` > 0 or `more`, a
-    /// window of it: the bytes of the file from offset `base` on.
-    pub(crate) bytes: &'a [u8],
-    /// The offset in the file of `bytes[0]` (0 but for a window of a stream).
-    pub(crate) base: u64,
-    /// Whether the file goes on after the window (a stream not read to its end): a record that
-    /// runs past the window stops the decode (`decode::stream`) rather than being damage.
-    pub(crate) more: bool,
-    /// With `more`: at a record boundary, the decode stops when fewer bytes than this are left
-    /// in the window (and the region goes on), so that the window is refilled between records.
-    pub(crate) margin: u64,
+/// The bytes a [`Reader`] decodes, addressed by absolute offset in the trace file.
+#[derive(Debug)]
+pub(crate) enum Bytes<'a> {
+    /// A whole trace, borrowed (its pages are released behind the cursor:
+    /// [`Trace::release_before`]).
+    Trace(&'a Trace<'a>),
+    /// A whole trace, owned (a stream read whole after all, `crate::stream`).
+    OwnedTrace(Box<Trace<'static>>),
+    /// Bytes that are not a trace file (a section of a trace being written, `encode`).
+    Slice(&'a [u8]),
+    /// A window of a stream: the bytes of the file from offset `base` on (`crate::stream`).
+    Window { buf: Vec<u8>, base: u64 },
+}
+
+impl Bytes<'_> {
+    /// The bytes held and the offset in the file of the first.
+    #[inline]
+    pub(crate) fn parts(&self) -> (&[u8], u64) {
+        match self {
+            Bytes::Trace(t) => (t.bytes(), 0),
+            Bytes::OwnedTrace(t) => (t.bytes(), 0),
+            Bytes::Slice(b) => (b, 0),
+            Bytes::Window { buf, base } => (buf, *base),
+        }
+    }
+}
+
+/// What the decoder needs to know about the container, checked by whoever builds it: the bytes
+/// and where its regions lie in them.
+#[derive(Debug)]
+pub(crate) struct Window<'a> {
+    /// The whole trace file (or the part the regions lie in), or a window of it.
+    pub(crate) bytes: Bytes<'a>,
     /// Whether the trace is read as a stream (no random access: no pre-pass for tables).
     pub(crate) streamed: bool,
     pub(crate) order: ByteOrder,
     pub(crate) class: Class,
     /// Regions in file order: the global region first (possibly empty), then each section;
-    /// every region lies within `bytes`.
+    /// every region lies within the bytes (or, for a window, within the file).
     pub(crate) regions: Vec<Region>,
     /// `nrecords` from the header, when the count is to be checked.
     pub(crate) nrecords: Option<u64>,
@@ -53,9 +72,6 @@ pub(crate) struct Input<'a> {
     pub(crate) nrecords_offset: u64,
     /// Whether the header declares extension `live/1` (docs/format.md §13).
     pub(crate) live: bool,
-    /// The trace the bytes come from, when it is one (its pages are released behind the
-    /// cursor: [`Trace::release_before`]).
-    pub(crate) trace: Option<&'a Trace<'a>>,
 }
 
 /// A trace bound to its schema.
@@ -74,7 +90,7 @@ pub(crate) struct Input<'a> {
 /// # }
 /// ```
 pub struct Reader<'a> {
-    pub(crate) input: Input<'a>,
+    pub(crate) input: Window<'a>,
     pub(crate) schema: &'a Schema,
     pub(crate) compiled: Arc<Compiled>,
     pub(crate) wire: Wire,
@@ -84,24 +100,119 @@ pub struct Reader<'a> {
     table_sections: OnceCell<[bool; 256]>,
 }
 
-impl<'a> Input<'a> {
+impl<'a> Window<'a> {
+    /// The window of a trace's head (`trace`) and its regions, checked as a file's.
+    pub(crate) fn of_head(
+        bytes: Bytes<'a>,
+        header: &crate::container::Header,
+        regions: Vec<Region>,
+        check_count: bool,
+        streamed: bool,
+    ) -> Window<'a> {
+        Window {
+            bytes,
+            order: header.byte_order,
+            class: header.class,
+            regions,
+            nrecords: check_count.then_some(header.nrecords),
+            nrecords_offset: crate::container::OFF_INTEGERS + 2 * header.int_width as u64,
+            live: header.extensions & crate::container::EXT_LIVE != 0,
+            streamed,
+        }
+    }
+
+    /// One section's records, `bytes` (from its section record on), alone: for checking the
+    /// references into a section being written (`encode`). Its elements are found by offset
+    /// within `bytes`; live sets are allowed.
+    pub(crate) fn of_section(
+        bytes: &'a [u8],
+        section: u8,
+        order: ByteOrder,
+        class: Class,
+    ) -> Window<'a> {
+        let len = bytes.len() as u64;
+        Window {
+            bytes: Bytes::Slice(bytes),
+            order,
+            class,
+            regions: vec![
+                Region {
+                    section: 0,
+                    start: 0,
+                    end: 0,
+                },
+                Region {
+                    section,
+                    start: 0,
+                    end: len,
+                },
+            ],
+            nrecords: None,
+            nrecords_offset: 0,
+            live: true,
+            streamed: false,
+        }
+    }
+
     /// The `len` bytes of the file at absolute offset `offset` (which the window holds).
     #[inline]
-    pub(crate) fn slice(&self, offset: u64, len: u64) -> &'a [u8] {
-        let at = (offset - self.base) as usize;
-        &self.bytes[at..at + len as usize]
+    pub(crate) fn slice(&self, offset: u64, len: u64) -> &[u8] {
+        let (bytes, base) = self.bytes.parts();
+        let at = (offset - base) as usize;
+        &bytes[at..at + len as usize]
     }
 
     /// The bytes of the file from absolute offset `offset` to the end of the window.
     #[inline]
-    pub(crate) fn from(&self, offset: u64) -> &'a [u8] {
-        &self.bytes[(offset - self.base) as usize..]
+    pub(crate) fn from(&self, offset: u64) -> &[u8] {
+        let (bytes, base) = self.bytes.parts();
+        &bytes[(offset - base) as usize..]
     }
 
     /// The absolute offset one past the window.
     #[inline]
     pub(crate) fn window_end(&self) -> u64 {
-        self.base + self.bytes.len() as u64
+        let (bytes, base) = self.bytes.parts();
+        base + bytes.len() as u64
+    }
+
+    /// The trace the bytes are, when they are one (for releasing its pages).
+    #[inline]
+    pub(crate) fn trace(&self) -> Option<&Trace<'_>> {
+        match &self.bytes {
+            Bytes::Trace(t) => Some(t),
+            Bytes::OwnedTrace(t) => Some(t),
+            _ => None,
+        }
+    }
+
+    /// The window of a whole trace, `bytes` being its bytes.
+    fn of_trace(bytes: Bytes<'a>, trace: &Trace<'_>) -> Window<'a> {
+        Window::of_head(
+            bytes,
+            trace.header(),
+            Window::regions_of(trace),
+            // A salvaged trace holds fewer records than its header says.
+            trace.damage().is_none(),
+            trace.is_head(),
+        )
+    }
+
+    /// The regions of a trace as its section table gives them: the global region first.
+    pub(crate) fn regions_of(trace: &Trace<'_>) -> Vec<Region> {
+        let index = trace.sections();
+        let global = index.global_region();
+        let mut regions = vec![Region {
+            section: 0,
+            start: global.start,
+            end: global.end,
+        }];
+        regions.extend(index.regions().map(|(section, r)| Region {
+            section,
+            start: r.start,
+            end: r.end,
+        }));
+        regions
     }
 }
 
@@ -118,43 +229,30 @@ impl<'a> Reader<'a> {
         schema: &'a Schema,
         compiled: Arc<Compiled>,
     ) -> Reader<'a> {
-        let header = trace.header();
-        let index = trace.sections();
-        let global = index.global_region();
-        let mut regions = vec![Region {
-            section: 0,
-            start: global.start,
-            end: global.end,
-        }];
-        regions.extend(index.regions().map(|(section, r)| Region {
-            section,
-            start: r.start,
-            end: r.end,
-        }));
-        Reader::from_input(
-            Input {
-                bytes: trace.bytes(),
-                order: header.byte_order,
-                class: header.class,
-                regions,
-                // A salvaged trace holds fewer records than its header says.
-                nrecords: trace.damage().is_none().then_some(header.nrecords),
-                nrecords_offset: crate::container::OFF_INTEGERS + 2 * header.int_width as u64,
-                live: header.extensions & crate::container::EXT_LIVE != 0,
-                trace: Some(trace),
-                base: 0,
-                more: false,
-                margin: 0,
-                streamed: trace.is_head(),
-            },
+        Reader::from_window(
+            Window::of_trace(Bytes::Trace(trace), trace),
             schema,
             compiled,
         )
     }
 
-    /// Bind checked input to a schema and its compiled programs.
-    pub(crate) fn from_input(
-        input: Input<'a>,
+    /// As [`Reader::with_compiled`], owning the trace.
+    pub(crate) fn owning(
+        trace: Trace<'static>,
+        schema: &'a Schema,
+        compiled: Arc<Compiled>,
+    ) -> Reader<'a> {
+        let window = Window::of_trace(Bytes::Slice(&[]), &trace);
+        let window = Window {
+            bytes: Bytes::OwnedTrace(Box::new(trace)),
+            ..window
+        };
+        Reader::from_window(window, schema, compiled)
+    }
+
+    /// Bind a checked window to a schema and its compiled programs.
+    pub(crate) fn from_window(
+        input: Window<'a>,
         schema: &'a Schema,
         compiled: Arc<Compiled>,
     ) -> Reader<'a> {
@@ -163,7 +261,7 @@ impl<'a> Reader<'a> {
                 || input
                     .regions
                     .iter()
-                    .all(|r| r.start <= r.end && r.end <= input.bytes.len() as u64)
+                    .all(|r| r.start <= r.end && r.end <= input.window_end())
         );
         let mut region_of_section = vec![None; 256];
         for (i, r) in input.regions.iter().enumerate() {
@@ -194,9 +292,10 @@ impl<'a> Reader<'a> {
         self.schema
     }
 
-    /// The trace bytes.
-    pub fn bytes(&self) -> &'a [u8] {
-        self.input.bytes
+    /// The trace bytes (of a trace read as a stream, [`Reader::is_streamed`], the window
+    /// read last).
+    pub fn bytes(&self) -> &[u8] {
+        self.input.bytes.parts().0
     }
 
     /// The regions, in file order.

@@ -137,7 +137,7 @@ impl<'a> Reader<'a> {
 
     /// Follow a reference, and the references it leads to (at most [`MAX_REF_HOPS`] look-ups),
     /// to a value.
-    pub fn resolve(&self, mut r: ElementRef) -> Result<Resolved<'a>, RefError> {
+    pub fn resolve(&self, mut r: ElementRef) -> Result<Resolved<'_>, RefError> {
         let mut hops = 0;
         loop {
             let (index, record, value) = self.element(r)?;

@@ -128,7 +128,7 @@ pub(crate) enum Val {
 impl Val {
     /// With the trace's bytes, the public value.
     #[inline]
-    pub(crate) fn with<'a>(self, input: &super::Input<'a>) -> Value<'a> {
+    pub(crate) fn with<'a>(self, input: &'a super::Window<'_>) -> Value<'a> {
         match self {
             Val::Int(v) => Value::Int(v),
             Val::Bytes { offset, len } => Value::Bytes(input.slice(offset, len)),

@@ -21,7 +21,7 @@ use std::io::{BufWriter, Read, Seek, SeekFrom, Write};
 use std::path::{Path, PathBuf};
 
 use crate::container::{ByteOrder, Class, Header};
-use crate::decode::{ElementRef, Input, Reader, RefError, Region};
+use crate::decode::{ElementRef, Reader, RefError, Window};
 use crate::dtd::{Interp, RecordId, Schema, SlotId};
 use crate::layout::{Compiled, MetaProperty};
 use std::sync::Arc;
@@ -599,32 +599,8 @@ impl<'s> TraceWriter<'s> {
         let readers: Vec<(u8, Reader<'_>)> = loaded
             .iter()
             .map(|(section, bytes)| {
-                let input = Input {
-                    bytes,
-                    order: self.order,
-                    class: self.class,
-                    regions: vec![
-                        Region {
-                            section: 0,
-                            start: 0,
-                            end: 0,
-                        },
-                        Region {
-                            section: *section,
-                            start: 0,
-                            end: bytes.len() as u64,
-                        },
-                    ],
-                    nrecords: None,
-                    nrecords_offset: 0,
-                    live: true,
-                    base: 0,
-                    more: false,
-                    margin: 0,
-                    streamed: false,
-                    trace: None,
-                };
-                let reader = Reader::from_input(input, schema, self.enc.compiled().clone());
+                let window = Window::of_section(bytes, *section, self.order, self.class);
+                let reader = Reader::from_window(window, schema, self.enc.compiled().clone());
                 (*section, reader)
             })
             .collect();

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use crate::decode::{Detached, Event, EventStream, Reader, Records, Replay};
 use crate::Opened;
 
-use super::plan::{Chunk, Plan};
+use super::plan::{Chunk, ChunkPlan};
 use super::{ordered, Outputs};
 
 /// How far behind the chunk being read a mapped trace's pages are released.
@@ -49,7 +49,7 @@ pub fn release_behind(opened: &Opened, reader: &Reader<'_>, chunk: &Chunk) {
 pub fn events<'r, T>(
     opened: &Opened,
     reader: &'r Reader<'r>,
-    plan: &Plan,
+    plan: &ChunkPlan,
     jobs: usize,
     skip_values: bool,
     consume: impl FnOnce(&mut Events<'_, '_, 'r>) -> T,

@@ -85,7 +85,7 @@ impl Chunk {
 
 /// The chunks of a trace, in trace order; together they are every region once.
 #[derive(Debug, Clone, Default)]
-pub struct Plan {
+pub struct ChunkPlan {
     /// The chunks.
     pub chunks: Vec<Chunk>,
     /// Whether the last chunk's decode checks the header's record count itself (a full
@@ -93,7 +93,7 @@ pub struct Plan {
     pub counted: bool,
 }
 
-impl Plan {
+impl ChunkPlan {
     /// How many chunks the workers decode (not inline).
     pub fn parallel_chunks(&self) -> usize {
         self.chunks.iter().filter(|c| !c.inline).count()
@@ -107,13 +107,13 @@ impl Plan {
 
 /// Cut a trace at its regions: consecutive small regions (the global region, each section)
 /// grouped up to [`CHUNK_BYTES`], a region larger than that decoded inline.
-pub fn plan(reader: &Reader<'_>) -> Plan {
+pub fn plan(reader: &Reader<'_>) -> ChunkPlan {
     plan_with(reader, CHUNK_BYTES, CHUNK_BYTES)
 }
 
 /// [`plan`] with other sizes: regions grouped up to `chunk_bytes` (1: every region on its
 /// own), and a region larger than `inline_over` decoded inline.
-pub fn plan_with(reader: &Reader<'_>, chunk_bytes: u64, inline_over: u64) -> Plan {
+pub fn plan_with(reader: &Reader<'_>, chunk_bytes: u64, inline_over: u64) -> ChunkPlan {
     let mut chunks: Vec<Chunk> = Vec::new();
     for (i, r) in reader.regions().iter().enumerate() {
         let bytes = r.end.saturating_sub(r.start);
@@ -134,7 +134,7 @@ pub fn plan_with(reader: &Reader<'_>, chunk_bytes: u64, inline_over: u64) -> Pla
             }),
         }
     }
-    Plan {
+    ChunkPlan {
         chunks,
         counted: false,
     }
@@ -143,7 +143,7 @@ pub fn plan_with(reader: &Reader<'_>, chunk_bytes: u64, inline_over: u64) -> Pla
 /// Cut a trace at the checkpoints of its seek index: one chunk from the start to the first
 /// checkpoint, then one from each checkpoint to the next. An error when the index does not fit
 /// the trace or a checkpoint does not resume (the caller then cuts at regions).
-pub fn plan_indexed<'r>(reader: &'r Reader<'r>, index: &Index) -> Result<Plan, IndexError> {
+pub fn plan_indexed<'r>(reader: &'r Reader<'r>, index: &Index) -> Result<ChunkPlan, IndexError> {
     index.fits(reader)?;
     let entries = index.entries();
     let mut chunks = Vec::with_capacity(entries.len() + 1);
@@ -171,7 +171,7 @@ pub fn plan_indexed<'r>(reader: &'r Reader<'r>, index: &Index) -> Result<Plan, I
             offset = e.offset;
         }
     }
-    Ok(Plan {
+    Ok(ChunkPlan {
         chunks,
         counted: true,
     })

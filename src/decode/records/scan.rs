@@ -20,7 +20,8 @@
 // made) is not state (see `decode/checkpoint.rs`). The live sets are not touched by a fixed
 // record; they are compacted by the next record that uses them, as before.
 
-use super::{PlanState, Records, RELEASE_EVERY};
+use super::{Decoder, PlanState, Records, RELEASE_EVERY};
+use crate::decode::Reader;
 use crate::layout::arith as interp;
 
 /// Where [`Records::scan`] stops at the latest: before the record of index `records`, or
@@ -44,6 +45,83 @@ impl ScanStop {
 impl Default for ScanStop {
     fn default() -> ScanStop {
         ScanStop::NONE
+    }
+}
+
+impl Decoder {
+    /// As [`Records::scan`].
+    pub fn scan(&mut self, r: &Reader<'_>, per_type: &mut [u64], stop: ScanStop) -> u64 {
+        // A count per record type is needed; without room for one, nothing is stepped over.
+        if per_type.len() < self.plans.len() {
+            return 0;
+        }
+        // Between records only, inside an open region, not at its first record.
+        if !self.queued.is_empty() || self.pos >= self.end || self.pos == self.region_start {
+            return 0;
+        }
+        let (Some(tags), Some(scope)) = (self.tags, self.scope.as_mut()) else {
+            return 0;
+        };
+        let tags = Decoder::tag_table(r, Some(tags));
+        let input = &r.input;
+        // The bytes are the file's from `base` on (a window of a stream).
+        let (bytes, base) = input.bytes.parts();
+        let order = input.order;
+        let tw = r.wire.tag as u64;
+        let slots = &mut scope.slots;
+        let plans = &self.plans;
+        // The scan ends before `limit` (the region's end, or `stop.offset` before it) and
+        // before record `most`.
+        // A window of a stream ends the scan at its end as well: `next` then stops or refills.
+        let end = self.end.min(input.window_end());
+        let limit = end.min(stop.offset);
+        let most = stop.records;
+        // Where the pages behind the cursor are next released (as `next` does).
+        let mut release_at = match self.release {
+            true => self.released.saturating_add(RELEASE_EVERY),
+            false => u64::MAX,
+        };
+        let start_count = self.count;
+        let (mut pos, mut count) = (self.pos, self.count);
+        while pos < limit && count < most {
+            // The tag must fit, and name a type with a fixed plan that fits in the region.
+            let tag = match tw {
+                1 => bytes[(pos - base) as usize] as u64,
+                _ if tw > end - pos => break,
+                _ => order.read_uint(&bytes[(pos - base) as usize..], tw as usize),
+            };
+            let Some(rid) = tags.get(tag) else { break };
+            let plan = &plans[rid as usize];
+            let fields = pos + tw;
+            if plan.state != PlanState::Fixed || plan.len > end - fields {
+                break;
+            }
+            for f in &plan.advance {
+                if let super::plan::FixedKind::Interp { signed } = f.kind {
+                    let at = (fields + f.at as u64 - base) as usize;
+                    let raw = order.read_uint(&bytes[at..], f.width as usize);
+                    interp::decode(&mut slots[f.state as usize], raw, signed);
+                }
+            }
+            pos = fields + plan.len;
+            count += 1;
+            per_type[rid as usize] += 1;
+            if pos >= release_at {
+                self.released = pos;
+                release_at = pos + RELEASE_EVERY;
+                if let Some(t) = input.trace() {
+                    t.release_before(pos - RELEASE_EVERY);
+                }
+            }
+        }
+        self.pos = pos;
+        self.count = count;
+        count - start_count
+    }
+
+    /// The byte offset of the next record (or of the end of the region the decode is in).
+    pub fn offset(&self) -> u64 {
+        self.pos
     }
 }
 
@@ -78,75 +156,11 @@ impl Records<'_> {
     ///
     /// If `per_type` is shorter than the schema's record types, nothing is stepped over (0).
     pub fn scan(&mut self, per_type: &mut [u64], stop: ScanStop) -> u64 {
-        // A count per record type is needed; without room for one, nothing is stepped over.
-        if per_type.len() < self.plans.len() {
-            return 0;
-        }
-        // Between records only, inside an open region, not at its first record.
-        if !self.queued.is_empty() || self.pos >= self.end || self.pos == self.region_start {
-            return 0;
-        }
-        let (Some(tags), Some(scope)) = (self.tags, self.scope.as_mut()) else {
-            return 0;
-        };
-        let input = &self.reader.input;
-        // The bytes are the file's from `base` on (a window of a stream: `Input::base`).
-        let (bytes, base) = (input.bytes, input.base);
-        let order = input.order;
-        let tw = self.reader.wire.tag as u64;
-        let slots = &mut scope.slots;
-        let plans = &self.plans;
-        // The scan ends before `limit` (the region's end, or `stop.offset` before it) and
-        // before record `most`.
-        // A window of a stream ends the scan at its end as well: `next` then stops or refills.
-        let end = self.end.min(input.window_end());
-        let limit = end.min(stop.offset);
-        let most = stop.records;
-        // Where the pages behind the cursor are next released (as `next` does).
-        let mut release_at = match self.release {
-            true => self.released.saturating_add(RELEASE_EVERY),
-            false => u64::MAX,
-        };
-        let start_count = self.count;
-        let (mut pos, mut count) = (self.pos, self.count);
-        while pos < limit && count < most {
-            // The tag must fit, and name a type with a fixed plan that fits in the region.
-            let tag = match tw {
-                1 => bytes[(pos - base) as usize] as u64,
-                _ if tw > end - pos => break,
-                _ => order.read_uint(&bytes[(pos - base) as usize..], tw as usize),
-            };
-            let Some(rid) = tags.get(tag) else { break };
-            let plan = &plans[rid as usize];
-            let fields = pos + tw;
-            if plan.state != PlanState::Fixed || plan.len > end - fields {
-                break;
-            }
-            for f in &plan.advance {
-                if let super::FixedKind::Interp { signed } = f.kind {
-                    let at = (fields + f.at as u64 - base) as usize;
-                    let raw = order.read_uint(&bytes[at..], f.width as usize);
-                    interp::decode(&mut slots[f.state as usize], raw, signed);
-                }
-            }
-            pos = fields + plan.len;
-            count += 1;
-            per_type[rid as usize] += 1;
-            if pos >= release_at {
-                self.released = pos;
-                release_at = pos + RELEASE_EVERY;
-                if let Some(t) = input.trace {
-                    t.release_before(pos - RELEASE_EVERY);
-                }
-            }
-        }
-        self.pos = pos;
-        self.count = count;
-        count - start_count
+        self.d.scan(self.reader, per_type, stop)
     }
 
     /// The byte offset of the next record (or of the end of the region the decode is in).
     pub fn offset(&self) -> u64 {
-        self.pos
+        self.d.offset()
     }
 }

@@ -1,0 +1,51 @@
+//! [`Event`], and [`EventStream`]: what every source of a trace's events gives.
+
+use super::super::error::{Damage, Problem};
+use super::super::view::RecordView;
+use super::{Records, ScanStop};
+
+/// One thing found while reading a trace.
+#[derive(Debug)]
+pub enum Event<'r> {
+    /// A decoded record.
+    Record(RecordView<'r>),
+    /// A problem in the record just yielded (or, at the end, in the trace as a whole): the trace
+    /// is invalid, and reading goes on with the next record.
+    Problem(Box<Problem>),
+    /// The rest of the current region cannot be decoded; reading resumes at the next region.
+    Damage(Box<Damage>),
+}
+
+/// A source of a trace's events in trace order: [`Records`], or the events of a trace decoded
+/// on several threads (`metatf::parallel::Events`), for code that consumes either.
+pub trait EventStream {
+    /// The next event, or `None` at the end.
+    fn next_event(&mut self) -> Option<Event<'_>>;
+    /// Problems not reported because one record had more than [`MAX_PROBLEMS_PER_RECORD`].
+    fn dropped_problems(&self) -> u64;
+    /// The decoder itself, when the events come straight from one (for what needs its
+    /// checkpoints: building or verifying a seek index).
+    fn as_records(&self) -> Option<&Records<'_>> {
+        None
+    }
+    /// Step over records that cannot be invalid but for their length, counting them per type
+    /// ([`Records::scan`]); 0 where the events do not come straight from a decoder.
+    fn scan(&mut self, _per_type: &mut [u64], _stop: ScanStop) -> u64 {
+        0
+    }
+}
+
+impl EventStream for Records<'_> {
+    fn next_event(&mut self) -> Option<Event<'_>> {
+        self.next()
+    }
+    fn dropped_problems(&self) -> u64 {
+        Records::dropped_problems(self)
+    }
+    fn as_records(&self) -> Option<&Records<'_>> {
+        Some(self)
+    }
+    fn scan(&mut self, per_type: &mut [u64], stop: ScanStop) -> u64 {
+        Records::scan(self, per_type, stop)
+    }
+}

@@ -1,0 +1,159 @@
+//! One way to get a trace's events: [`read`] hands a consumer every event of an [`Opened`]
+//! trace in trace order as an [`EventStream`], whatever the trace was opened from and however
+//! it is decoded — a mapped or spooled file through [`Reader::records`], a pipe or compressed
+//! stream through its bounded window ([`Opened::stream`]), or chunks decoded on several
+//! threads (`-j`, feature `parallel`, [`EventOptions::chunks`]). The semantic check, the
+//! statistics, dumps and exports consume the same stream.
+//!
+//! ```
+//! use metatf::decode::Event;
+//! use metatf::events::{read, EventOptions};
+//! let opened = metatf::open("traces/hatf-le32.mtf")?;
+//! let reader = opened.reader();
+//! let (records, end) = read(&opened, &reader, &EventOptions::new(), |_| {}, |events| {
+//!     let mut n = 0;
+//!     while let Some(e) = events.next_event() {
+//!         n += matches!(e, Event::Record(_)) as u64;
+//!     }
+//!     n
+//! });
+//! assert!(records > 0 && end.fault.is_none());
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+// Design: a consumer is a function of `&mut dyn EventStream` rather than a value it pulls
+// from, because the parallel source runs its workers in a scope (`parallel::events`) that
+// must end before the call returns; the three sources differ only in what they found once the
+// events end (a stream's fault), which [`read`] returns beside the consumer's result. The
+// stream's faults are also given to `on_fault` as soon as they are found, so that a command
+// can stop there as opening the same bytes as a file would have.
+
+use crate::decode::{EventStream, Reader};
+use crate::io::IoError;
+use crate::stream::StreamError;
+use crate::Opened;
+
+/// How [`read`] decodes the events.
+#[derive(Debug, Clone, Copy, Default)]
+pub struct EventOptions<'p> {
+    skip_values: bool,
+    #[cfg(feature = "parallel")]
+    chunks: Option<(&'p crate::parallel::ChunkPlan, usize)>,
+    #[cfg(not(feature = "parallel"))]
+    chunks: std::marker::PhantomData<&'p ()>,
+}
+
+impl<'p> EventOptions<'p> {
+    /// One thread, values kept.
+    pub fn new() -> EventOptions<'p> {
+        EventOptions::default()
+    }
+
+    /// Validate only ([`crate::decode::Records::skip_values`]).
+    pub fn skip_values(mut self, skip: bool) -> EventOptions<'p> {
+        self.skip_values = skip;
+        self
+    }
+
+    /// Decode the chunks of `plan` on `jobs` threads (a trace that is not streamed; a stream
+    /// is read once, in order, whatever the plan).
+    #[cfg(feature = "parallel")]
+    pub fn chunks(mut self, plan: &'p crate::parallel::ChunkPlan, jobs: usize) -> EventOptions<'p> {
+        self.chunks = Some((plan, jobs));
+        self
+    }
+}
+
+/// What the events' source found, once the consumer returned.
+#[derive(Debug, Default)]
+pub struct Ended {
+    /// Why a stream's events stopped before the end of the trace ([`crate::stream::TraceStream::fault`]).
+    pub fault: Option<StreamError>,
+    /// A compressed stream cut short and salvaged ([`crate::stream::TraceStream::input_fault`]).
+    pub input_fault: Option<IoError>,
+}
+
+/// Let `consume` read every event of `opened`'s trace in trace order (`reader` is a reader of
+/// `opened`): the same records, problems and damage, with the same record indices and offsets,
+/// from every source (see the module). `on_fault` is called with a stream's fault as soon as it
+/// is found; the faults are also in the returned [`Ended`].
+pub fn read<'r, T>(
+    opened: &Opened,
+    reader: &'r Reader<'r>,
+    options: &EventOptions<'_>,
+    on_fault: impl FnMut(&StreamError),
+    consume: impl FnOnce(&mut dyn EventStream) -> T,
+) -> (T, Ended) {
+    if let Some(mut stream) = opened.stream() {
+        stream.skip_values(options.skip_values);
+        stream.on_fault(on_fault);
+        let out = consume(&mut stream);
+        let ended = Ended {
+            fault: stream.take_fault(),
+            input_fault: stream.take_input_fault(),
+        };
+        return (out, ended);
+    }
+    #[cfg(feature = "parallel")]
+    if let Some((plan, jobs)) = options.chunks {
+        let out = crate::parallel::events(opened, reader, plan, jobs, options.skip_values, |e| {
+            consume(e)
+        });
+        return (out, Ended::default());
+    }
+    let mut records = reader.records();
+    records.skip_values(options.skip_values);
+    (consume(&mut records), Ended::default())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::decode::Event;
+
+    /// Each event as a line: kind, offset, record index.
+    fn lines(events: &mut dyn EventStream) -> Vec<String> {
+        let mut out = Vec::new();
+        while let Some(e) = events.next_event() {
+            out.push(match e {
+                Event::Record(r) => format!("record {} {} {}", r.name(), r.offset(), r.index()),
+                Event::Problem(p) => format!("problem {p}"),
+                Event::Damage(d) => format!("damage {d}"),
+            });
+        }
+        out
+    }
+
+    /// A file, the same bytes gzipped and read as a stream through a small window, and the
+    /// file cut into chunks decoded on two threads give the same events.
+    #[test]
+    fn every_source_gives_the_events_of_the_file() {
+        let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/android.mtf");
+        let opened = crate::open(&path).unwrap();
+        let reader = opened.reader();
+        let (want, end) = read(&opened, &reader, &EventOptions::new(), |_| {}, lines);
+        assert!(end.fault.is_none() && want.len() > 100);
+
+        let dir = tempfile::tempdir().unwrap();
+        let gz = dir.path().join("android.mtf.gz");
+        let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+        std::io::Write::write_all(&mut enc, &std::fs::read(&path).unwrap()).unwrap();
+        std::fs::write(&gz, enc.finish().unwrap()).unwrap();
+        let streamed = crate::OpenOptions::new().stream_window(4096).open(&gz);
+        if let Ok(streamed) = streamed {
+            let r = streamed.reader();
+            let (got, end) = read(&streamed, &r, &EventOptions::new(), |_| {}, lines);
+            assert!(end.fault.is_none(), "{:?}", end.fault);
+            assert_eq!(got, want);
+        }
+
+        #[cfg(feature = "parallel")]
+        {
+            let plan = crate::parallel::plan_with(&reader, 4096, 1 << 20);
+            let options = EventOptions::new().chunks(&plan, 2);
+            let (got, end) = read(&opened, &reader, &options, |_| {}, lines);
+            assert!(end.fault.is_none());
+            assert_eq!(got, want);
+        }
+    }
+}
