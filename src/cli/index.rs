@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use metatf::command::index::{build_index, index_beside, BesideError};
+use metatf::command::index::{build_index, index_beside, BesideError, Built};
 use metatf::decode::{Reader, Records};
 use metatf::index::{self, BuildOptions, Index, IndexError, Target};
 
@@ -86,6 +86,70 @@ pub fn has_index(trace: &Path, args: &SeekArgs) -> bool {
             .is_some_and(|p| args.index.is_some() || p.is_file())
 }
 
+/// `mtf index --check`: the index at `path` verified against a full decode.
+fn verify(args: &IndexArgs, path: &Path, reader: &Reader<'_>) -> Result<i32, Failure> {
+    refuse_both_stdin(&args.trace, Some(path))?;
+    if path.as_os_str() != "-" && std::fs::metadata(path).is_err() {
+        return Err(error(
+            super::EXIT_USAGE,
+            "mtf::index::missing",
+            format!(
+                "there is no seek index {} to verify: build it with `mtf index {}` (or name \
+                 another with -o FILE)",
+                input_name(path),
+                input_name(&args.trace)
+            ),
+        ));
+    }
+    let idx = Index::load(path).map_err(|e| index_failure(&e))?;
+    index::check(reader, &idx).map_err(|e| index_failure(&e))?;
+    if !quiet() {
+        println!(
+            "{}: valid, {} checkpoints of {}",
+            input_name(path),
+            idx.entries().len(),
+            input_name(&args.trace)
+        );
+    }
+    Ok(EXIT_OK)
+}
+
+/// The line that says what was written: checkpoints, size, and why there are few.
+fn summary(args: &IndexArgs, path: &Path, built: &Built, trace_len: usize) {
+    let idx = &built.index;
+    let size = idx.to_bytes().len() as u64;
+    let trace = trace_len.max(1) as f64;
+    let why = if idx.entries().is_empty() {
+        " (the trace is shorter than one interval: readers start from its beginning)"
+    } else if built.waiting.is_some() {
+        " (the last one due was not taken: its live sets were too large)"
+    } else {
+        ""
+    };
+    let line = format!(
+        "{}: {} checkpoints (every {} records or {} bytes){}, {} bytes ({:.3} % of \
+         the trace){why}",
+        input_name(path),
+        idx.entries().len(),
+        args.every,
+        args.every_bytes,
+        if idx.time_unit().is_some() {
+            ", with declared times"
+        } else {
+            ""
+        },
+        size,
+        100.0 * size as f64 / trace
+    );
+    // With `-o -` the index itself is on standard output: the summary goes to standard error
+    // (it was written into the index's bytes).
+    if path.as_os_str() == "-" {
+        line_to_stderr(&line);
+    } else {
+        println!("{line}");
+    }
+}
+
 /// Run `mtf index`.
 pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
     let Some(path) = index_path(&args.trace, args.output.as_deref()) else {
@@ -104,32 +168,7 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
     let trace_name = input_name(&args.trace).into_owned();
     let index_name = input_name(&path).into_owned();
     if args.check {
-        refuse_both_stdin(&args.trace, Some(&path))?;
-        if path.as_os_str() != "-" && std::fs::metadata(&path).is_err() {
-            return Err(error(
-                super::EXIT_USAGE,
-                "mtf::index::missing",
-                format!(
-                    "there is no seek index {} to verify: build it with `mtf index {}` (or name \
-                     another with -o FILE)",
-                    input_name(&path),
-                    input_name(&args.trace)
-                ),
-            ));
-        }
-        let idx = Index::load(&path).map_err(|e| index_failure(&e))?;
-        return match index::check(&reader, &idx) {
-            Ok(()) => {
-                if !quiet() {
-                    println!(
-                        "{index_name}: valid, {} checkpoints of {trace_name}",
-                        idx.entries().len()
-                    );
-                }
-                Ok(EXIT_OK)
-            }
-            Err(e) => Err(index_failure(&e)),
-        };
+        return verify(args, &path, &reader);
     }
     if args.every == 0 || args.every_bytes == 0 {
         return Err(error(
@@ -153,39 +192,9 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
         // has bytes to spare for them: an index without one would only look like an index.
         return Err(no_checkpoint(&trace_name, w));
     }
-    let (idx, waiting) = (built.index, built.waiting);
-    idx.write(&path).map_err(|e| index_failure(&e))?;
+    built.index.write(&path).map_err(|e| index_failure(&e))?;
     if !quiet() {
-        let size = idx.to_bytes().len() as u64;
-        let trace = reader.bytes().len().max(1) as f64;
-        let why = if idx.entries().is_empty() {
-            " (the trace is shorter than one interval: readers start from its beginning)"
-        } else if waiting.is_some() {
-            " (the last one due was not taken: its live sets were too large)"
-        } else {
-            ""
-        };
-        let line = format!(
-            "{index_name}: {} checkpoints (every {} records or {} bytes){}, {} bytes ({:.3} % of \
-             the trace){why}",
-            idx.entries().len(),
-            args.every,
-            args.every_bytes,
-            if idx.time_unit().is_some() {
-                ", with declared times"
-            } else {
-                ""
-            },
-            size,
-            100.0 * size as f64 / trace
-        );
-        // With `-o -` the index itself is on standard output: the summary goes to standard
-        // error (it was written into the index's bytes).
-        if path.as_os_str() == "-" {
-            line_to_stderr(&line);
-        } else {
-            println!("{line}");
-        }
+        summary(args, &path, &built, reader.bytes().len());
     }
     Ok(if damaged { EXIT_INVALID_TRACE } else { EXIT_OK })
 }

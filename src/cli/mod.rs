@@ -6,8 +6,6 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod blocks;
 mod check;
-#[cfg(feature = "parquet")]
-mod columnar;
 mod common;
 mod compact;
 mod diff;
