@@ -25,6 +25,7 @@ mod shell;
 mod simulate;
 mod size_report;
 mod stats;
+mod write;
 
 use common::line_to_stderr;
 #[cfg(feature = "import")]
