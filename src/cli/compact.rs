@@ -83,7 +83,7 @@ pub struct CompactArgs {
     pub quiet: bool,
     /// The seek index beside the output.
     #[command(flatten)]
-    pub index: super::index::WriteIndexArgs,
+    pub index: super::seek::WriteIndexArgs,
 }
 
 /// The codec of `--compress`, or else the one the output's name asks for (`T.zst`: zstd at
@@ -163,7 +163,7 @@ pub fn run(args: &CompactArgs) -> Result<i32, Failure> {
             | metatf::DtdSource::EnvPath(p),
         ) => Some(p.as_path()),
     };
-    super::index::after_write(&args.output, out_dtd, &args.index)?;
+    super::seek::after_write(&args.output, out_dtd, &args.index)?;
     if quiet {
         return Ok(EXIT_OK);
     }

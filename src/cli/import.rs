@@ -41,7 +41,7 @@ pub struct ImportArgs {
     pub list: bool,
     /// The seek index beside the output.
     #[command(flatten)]
-    pub index: super::index::WriteIndexArgs,
+    pub index: super::seek::WriteIndexArgs,
 }
 
 fn usage(m: impl Into<String>) -> Failure {
@@ -235,7 +235,7 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     if !super::common::quiet() {
         summary(&names, &m, &rep, &out, &s);
     }
-    super::index::after_write(&out, index_dtd.as_deref(), &args.index)?;
+    super::seek::after_write(&out, index_dtd.as_deref(), &args.index)?;
     Ok(EXIT_OK)
 }
 

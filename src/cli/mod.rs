@@ -21,6 +21,7 @@ mod progress;
 mod replay;
 #[cfg(feature = "plot")]
 mod report;
+mod seek;
 mod shell;
 mod simulate;
 mod size_report;

@@ -59,7 +59,7 @@ pub struct PackArgs {
     pub jobs: Option<usize>,
     /// The seek index beside the output.
     #[command(flatten)]
-    pub index: super::index::WriteIndexArgs,
+    pub index: super::seek::WriteIndexArgs,
 }
 
 /// The I/O error inside a writer error, if it is one (the output or the spool could not be
@@ -197,7 +197,7 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
             summary.nrecords, summary.bytes
         ));
     }
-    super::index::after_write(&args.output, dtd_file.as_deref(), &args.index)?;
+    super::seek::after_write(&args.output, dtd_file.as_deref(), &args.index)?;
     Ok(EXIT_OK)
 }
 
