@@ -11,7 +11,7 @@ use super::Report;
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 #[error("drawing the chart: {0}")]
 #[diagnostic(code(mtf::replay::plot))]
-pub struct PlotError(String);
+pub struct ChartError(String);
 
 /// The picture's format, from a file name's extension.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -60,7 +60,7 @@ pub fn chart(
     title: &str,
     live: &[Sample],
     runs: &[(&str, &Report)],
-) -> Result<Vec<u8>, PlotError> {
+) -> Result<Vec<u8>, ChartError> {
     let mut series = vec![Series {
         name: "trace live bytes".into(),
         points: live.iter().map(|s| (s.event, s.live)).collect(),
@@ -80,15 +80,15 @@ pub fn chart(
 
 /// Draws lines of bytes over events, the first one black and thick; returns the picture's
 /// bytes.
-pub fn lines(format: PictureFormat, title: &str, series: &[Series]) -> Result<Vec<u8>, PlotError> {
-    super::font::ensure().map_err(PlotError)?;
+pub fn lines(format: PictureFormat, title: &str, series: &[Series]) -> Result<Vec<u8>, ChartError> {
+    super::font::ensure().map_err(ChartError)?;
     match format {
         PictureFormat::Svg => {
             let mut s = String::new();
             {
                 let root = SVGBackend::with_string(&mut s, SIZE).into_drawing_area();
                 draw(&root, title, series)?;
-                root.present().map_err(|e| PlotError(e.to_string()))?;
+                root.present().map_err(|e| ChartError(e.to_string()))?;
             }
             Ok(s.into_bytes())
         }
@@ -97,16 +97,16 @@ pub fn lines(format: PictureFormat, title: &str, series: &[Series]) -> Result<Ve
             {
                 let root = BitMapBackend::with_buffer(&mut buf, SIZE).into_drawing_area();
                 draw(&root, title, series)?;
-                root.present().map_err(|e| PlotError(e.to_string()))?;
+                root.present().map_err(|e| ChartError(e.to_string()))?;
             }
             let mut png_bytes = Vec::new();
             {
                 let mut enc = png::Encoder::new(&mut png_bytes, SIZE.0, SIZE.1);
                 enc.set_color(png::ColorType::Rgb);
                 enc.set_depth(png::BitDepth::Eight);
-                let mut w = enc.write_header().map_err(|e| PlotError(e.to_string()))?;
+                let mut w = enc.write_header().map_err(|e| ChartError(e.to_string()))?;
                 w.write_image_data(&buf)
-                    .map_err(|e| PlotError(e.to_string()))?;
+                    .map_err(|e| ChartError(e.to_string()))?;
             }
             Ok(png_bytes)
         }
@@ -117,8 +117,8 @@ fn draw<DB: DrawingBackend>(
     root: &DrawingArea<DB, plotters::coord::Shift>,
     title: &str,
     series: &[Series],
-) -> Result<(), PlotError> {
-    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| PlotError(e.to_string());
+) -> Result<(), ChartError> {
+    let err = |e: DrawingAreaErrorKind<DB::ErrorType>| ChartError(e.to_string());
     root.fill(&WHITE).map_err(err)?;
     const MIB: f64 = 1024.0 * 1024.0;
     let all = || series.iter().flat_map(|s| s.points.iter());
