@@ -1,7 +1,6 @@
 //! What `replay` and `simulate` share on the command line: the output format, the picture
 //! that `-o` names, and the warnings about what a trace's block events leave out.
 
-use std::io::Write;
 use std::path::Path;
 
 use clap::ValueEnum;
@@ -9,7 +8,7 @@ use clap::ValueEnum;
 use metatf::command::blocks::Reading;
 use metatf::io::escape_path;
 
-use super::common::{error, io_failure, line_to_stderr, Failure};
+use super::common::{error, line_to_stderr, Failure};
 use super::EXIT_USAGE;
 
 /// Output of `replay` and `simulate`.
@@ -50,14 +49,6 @@ pub fn picture_format(out: &Path) -> Result<PictureFormat, Failure> {
             escape_path(out)
         ),
     ))
-}
-
-#[cfg_attr(not(feature = "plot"), allow(dead_code))]
-/// Writes a drawn picture's bytes into `out` (atomically).
-pub fn write_bytes(out: &Path, bytes: &[u8]) -> Result<(), Failure> {
-    let mut o = metatf::io::Output::create(out).map_err(|e| io_failure(&e))?;
-    o.write_all(bytes).map_err(|e| io_failure(&o.error(e)))?;
-    o.commit().map_err(|e| io_failure(&e))
 }
 
 /// Says on standard error what the events leave out.

@@ -9,7 +9,7 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 
 use metatf::compact::{compact_file, Codec, CompactError, CompactOptions, Compression};
-use metatf::compact::{FileOptions, Streams};
+use metatf::compact::{FileOptions, FileReport, Streams};
 
 use super::common::{line_to_stderr, open, Failure};
 use super::exit::{self, EXIT_OK};
@@ -83,7 +83,7 @@ pub struct CompactArgs {
     pub quiet: bool,
     /// The seek index beside the output.
     #[command(flatten)]
-    pub index: super::index::WriteIndexArgs,
+    pub index: super::seek::WriteIndexArgs,
 }
 
 /// The codec of `--compress`, or else the one the output's name asks for (`T.zst`: zstd at
@@ -163,10 +163,17 @@ pub fn run(args: &CompactArgs) -> Result<i32, Failure> {
             | metatf::DtdSource::EnvPath(p),
         ) => Some(p.as_path()),
     };
-    super::index::after_write(&args.output, out_dtd, &args.index)?;
+    super::seek::after_write(&args.output, out_dtd, &args.index)?;
     if quiet {
         return Ok(EXIT_OK);
     }
+    tell(args, compression, &report, t0);
+    Ok(EXIT_OK)
+}
+
+/// What `mtf compact` says on standard error once the output is written: verification,
+/// sizes, what the encoder changed, and what became of `--live` and `--split`.
+fn tell(args: &CompactArgs, compression: Option<Compression>, report: &FileReport, t0: Instant) {
     if let Some(n) = report.verified {
         line_to_stderr(&format!("verified: {n} records decode to the same values"));
     } else if args.verify {
@@ -184,15 +191,15 @@ pub fn run(args: &CompactArgs) -> Result<i32, Failure> {
         _ => String::new(),
     };
     line_to_stderr(&format!(
-        "{} records ({} data) → {} bytes ({:.3} B/record){compressed}; {} interpretation and {} width changes; {:.2} s",
-        stats.records_in,
-        stats.data_records,
-        report.trace_bytes,
-        per(report.trace_bytes),
-        stats.interp_changes,
-        stats.width_changes,
-        t0.elapsed().as_secs_f64()
-    ));
+    "{} records ({} data) → {} bytes ({:.3} B/record){compressed}; {} interpretation and {} width changes; {:.2} s",
+    stats.records_in,
+    stats.data_records,
+    report.trace_bytes,
+    per(report.trace_bytes),
+    stats.interp_changes,
+    stats.width_changes,
+    t0.elapsed().as_secs_f64()
+));
     for line in &stats.live_sets {
         line_to_stderr(line);
     }
@@ -208,13 +215,12 @@ pub fn run(args: &CompactArgs) -> Result<i32, Failure> {
             "streams not kept: the trace without them is smaller, and uses the input's DTD",
         ),
         Streams::Kept { dtd_name, .. } => line_to_stderr(&format!(
-            "streams kept (smaller): the output names the derived DTD {dtd_name}, written beside it"
-        )),
+        "streams kept (smaller): the output names the derived DTD {dtd_name}, written beside it"
+    )),
     }
     if args.live && stats.live_sets.is_empty() {
         line_to_stderr("no field pays as a live-set position: the output is plain Meta-TF 1.0");
     }
-    Ok(EXIT_OK)
 }
 
 /// The exit status of a failed compaction: an invalid input (or an output that reads back

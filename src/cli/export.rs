@@ -1,13 +1,25 @@
-//! `mtf export`: write an imported trace back in its foreign format.
+//! `mtf export`: write an imported trace back in its foreign format; or, `--to parquet`, any
+//! trace as one Parquet file per record type (`metatf::columnar`), with a progress bar on a
+//! terminal.
 
+#[cfg(feature = "parquet")]
+use std::path::Path;
 use std::path::PathBuf;
 
 use clap::Args;
 
+#[cfg(feature = "parquet")]
+use metatf::columnar::{write_parquet_from, ParquetError, ParquetOptions};
 use metatf::import::source::TraceSource;
-use metatf::import::{export_from, origin, shipped, ExportError, Mapping, Target};
+use metatf::import::{export_from, origin, shipped, ExportError, Mapping, Origin, Target};
+#[cfg(feature = "parquet")]
+use metatf::io::escape_path;
 
 use super::common::{error, render, Failure};
+#[cfg(feature = "parquet")]
+use super::common::{error_text, input_name, io_failure, line_to_stderr, quiet};
+#[cfg(feature = "parquet")]
+use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf export`.
@@ -32,7 +44,7 @@ pub struct ExportArgs {
     pub jobs: super::jobs::JobsArgs,
     /// Which seek index `-j` cuts the trace at.
     #[command(flatten)]
-    pub seek: super::index::SeekArgs,
+    pub seek: super::seek::SeekArgs,
 }
 
 /// The failure for an export error: its class decides the exit status; the trace's name leads
@@ -50,17 +62,34 @@ fn export_failure(path: &str, e: ExportError) -> Failure {
     Failure::diagnostic(code, &e)
 }
 
+/// The mapping to export with: `--map FILE`, `--to FORMAT`, else the one stored in the trace.
+fn mapping_for(
+    args: &ExportArgs,
+    path: &str,
+    org: &Origin,
+    to: Option<Mapping>,
+) -> Result<Mapping, Failure> {
+    if let Some(p) = &args.map {
+        Mapping::load(p).map_err(|e| {
+            eprint!("{}", render(&e));
+            Failure::new(EXIT_USAGE, String::new())
+        })
+    } else if let Some(m) = to {
+        Ok(m)
+    } else {
+        Mapping::parse(
+            &format!("{path} (stored mapping `{}`)", org.format),
+            &org.mapping,
+        )
+        .map_err(|e| Failure::diagnostic(EXIT_INVALID_TRACE, &*e))
+    }
+}
+
 /// Run `mtf export`.
 pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     #[cfg(feature = "parquet")]
     if args.to.as_deref() == Some("parquet") {
-        return super::columnar::run(
-            &args.trace,
-            args.dtd.as_deref(),
-            &args.output,
-            &args.jobs,
-            &args.seek,
-        );
+        return to_parquet(args);
     }
     // An unknown format is the user's mistake whatever the trace holds: say so first.
     let to = match &args.to {
@@ -83,20 +112,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     let src = TraceSource::from_reader(o.reader(), o.trace().dtd_name()).salvaging(true);
     let path = super::common::input_name(&args.trace).into_owned();
     let org = origin(&src).map_err(|e| export_failure(&path, e))?;
-    let m = if let Some(p) = &args.map {
-        Mapping::load(p).map_err(|e| {
-            eprint!("{}", render(&e));
-            Failure::new(EXIT_USAGE, String::new())
-        })?
-    } else if let Some(m) = to {
-        m
-    } else {
-        Mapping::parse(
-            &format!("{path} (stored mapping `{}`)", org.format),
-            &org.mapping,
-        )
-        .map_err(|e| Failure::diagnostic(EXIT_INVALID_TRACE, &*e))?
-    };
+    let m = mapping_for(args, &path, &org, to)?;
     let target = if args.output.as_os_str() == "-" {
         Target::Stdout
     } else {
@@ -105,7 +121,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     // Decoding on the threads of `-j`, the records rendered here in trace order.
     let jobs = args.jobs.decide(true);
     let index = if jobs.threads() > 1 {
-        super::index::load_for(&args.trace, &args.seek)
+        super::seek::load_for(&args.trace, &args.seek)
     } else {
         None
     };
@@ -138,4 +154,106 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         rep.raw
     );
     Ok(EXIT_OK)
+}
+
+/// A Parquet export holds every record of a trace or none: a query engine cannot see a
+/// warning, so a damaged trace is not exported (it said "exported" and left the files of the
+/// records before the damage). Nothing is written, an earlier export is left as it was.
+#[cfg(feature = "parquet")]
+fn refuse_damaged(trace: &Path, o: &metatf::Opened) -> Failure {
+    if let Some(e) = o.damage() {
+        line_to_stderr(&super::common::container_failure(trace, e).message);
+    }
+    error(
+        EXIT_INVALID_TRACE,
+        "mtf::parquet::damaged",
+        format!(
+            "{}: not exported: the trace is damaged (above); a Parquet export holds every record of a trace or none, and nothing was written",
+            input_name(trace)
+        ),
+    )
+}
+
+/// The failure for a Parquet error: the trace named before a damage found while writing.
+#[cfg(feature = "parquet")]
+fn parquet_failure(trace: &Path, e: ParquetError) -> Failure {
+    match e {
+        ParquetError::Io(io) => io_failure(&io),
+        ParquetError::Damaged { .. } => {
+            let f = Failure::diagnostic(EXIT_INVALID_TRACE, &e);
+            Failure {
+                message: f.message.replacen(
+                    "not exported",
+                    &format!("{}: not exported", input_name(trace)),
+                    1,
+                ),
+                ..f
+            }
+        }
+        other => Failure::diagnostic(EXIT_USAGE, &other),
+    }
+}
+
+/// Run `mtf export --to parquet`.
+#[cfg(feature = "parquet")]
+fn to_parquet(args: &ExportArgs) -> Result<i32, Failure> {
+    let (trace, dir) = (&args.trace, &args.output);
+    if dir.as_os_str() == "-" {
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::parquet_folder",
+            "Parquet export writes one file per record type: name a folder with -o",
+        ));
+    }
+    let (o, damaged) = super::common::open_salvaging_as(trace, args.dtd.as_deref(), false)?;
+    if damaged {
+        return Err(refuse_damaged(trace, &o));
+    }
+    let reader = o.reader();
+    let mut bar = Progress::new(reader.bytes().len() as u64, "scanning", quiet());
+    let jobs = args.jobs.decide(true);
+    let index = if jobs.threads() > 1 {
+        super::seek::load_for(trace, &args.seek)
+    } else {
+        None
+    };
+    let plan = super::jobs::plan(&reader, &jobs, index.as_ref());
+    let mut pass = 1;
+    let report = write_parquet_from(
+        &reader,
+        dir,
+        &ParquetOptions {
+            refuse_problems: true,
+            source: Some(trace.to_path_buf()),
+            ..ParquetOptions::default()
+        },
+        &mut |p| {
+            if p.pass != pass {
+                pass = p.pass;
+                bar.restart("writing");
+            }
+            bar.set(p.position, p.records);
+        },
+        // Both passes read the events in trace order, decoded on the threads of `-j`.
+        &mut |consume| super::jobs::with_events(&o, &reader, plan.as_ref(), &jobs, false, consume),
+    );
+    bar.finish();
+    let report = report.map_err(|e| parquet_failure(trace, e))?;
+    let path = input_name(trace);
+    for m in &report.messages {
+        line_to_stderr(&error_text("mtf::parquet", format!("{path}: {m}")));
+    }
+    if !quiet() {
+        let rows: u64 = report.tables.iter().map(|t| t.rows).sum();
+        line_to_stderr(&format!(
+            "exported {path}: {rows} records of {} types into {}",
+            report.tables.len(),
+            escape_path(dir)
+        ));
+    }
+    Ok(if report.problems > 0 {
+        EXIT_INVALID_TRACE
+    } else {
+        EXIT_OK
+    })
 }

@@ -41,7 +41,7 @@ pub struct ImportArgs {
     pub list: bool,
     /// The seek index beside the output.
     #[command(flatten)]
-    pub index: super::index::WriteIndexArgs,
+    pub index: super::seek::WriteIndexArgs,
 }
 
 fn usage(m: impl Into<String>) -> Failure {
@@ -122,6 +122,57 @@ fn list() -> Result<i32, Failure> {
     Ok(EXIT_OK)
 }
 
+/// The mapping `--map` or `--from` names, if any.
+fn given_mapping(args: &ImportArgs) -> Result<Option<Mapping>, Failure> {
+    if let Some(p) = &args.map {
+        Ok(Some(load_mapping(p)?))
+    } else if let Some(f) = &args.from {
+        Ok(Some(shipped::by_name(f).ok_or_else(|| {
+            usage(format!("unknown format `{f}` (see mtf import --list)"))
+        })?))
+    } else {
+        Ok(None)
+    }
+}
+
+/// The shipped mapping whose format the first input has.
+fn detected(first: &mut ImportInput) -> Result<Mapping, Failure> {
+    let candidates: Vec<Mapping> = shipped::all().into_iter().map(|x| x.1).collect();
+    let d = detect(first, &candidates).map_err(|e| import_failure(&e))?;
+    // `-q`: only the warning of a close second is said.
+    match &d.runner_up {
+        Some(r) => eprintln!(
+            "detected format {}; close second: {r} (give --from to choose)",
+            d.best
+        ),
+        None if !super::common::quiet() => eprintln!("detected format {}", d.best),
+        None => {}
+    }
+    candidates
+        .into_iter()
+        .nth(d.chosen)
+        .ok_or_else(|| usage("no format detected"))
+}
+
+/// The DTD file the import used, to read the output back for its seek index: `--dtd`, else
+/// the mapping's DTD beside the mapping (a built-in one is found by its name). The output's
+/// folder need not hold it.
+fn index_dtd(args: &ImportArgs, m: &Mapping) -> Option<PathBuf> {
+    args.dtd.clone().or_else(|| {
+        let dir = args.map.as_deref()?.parent()?;
+        let dir = if dir.as_os_str().is_empty() {
+            std::path::Path::new(".")
+        } else {
+            dir
+        };
+        let name = metatf::container::sanitize_dtd_name(&m.dtd).ok()?;
+        match metatf::container::candidate(dir, name) {
+            metatf::container::Candidate::Found(p) => Some(p),
+            _ => None,
+        }
+    })
+}
+
 /// Run `mtf import`.
 pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     if args.list {
@@ -137,37 +188,12 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     for input in &args.inputs {
         super::common::refuse_same_file(input, &out)?;
     }
-    let given = if let Some(p) = &args.map {
-        Some(load_mapping(p)?)
-    } else if let Some(f) = &args.from {
-        Some(
-            shipped::by_name(f)
-                .ok_or_else(|| usage(format!("unknown format `{f}` (see mtf import --list)")))?,
-        )
-    } else {
-        None
-    };
+    let given = given_mapping(args)?;
     // Each input is opened once: what detection reads is imported too (`-`, pipes).
     let mut inputs = ImportInput::open_all(&args.inputs).map_err(|e| import_failure(&e))?;
     let m = match given {
         Some(m) => m,
-        None => {
-            let candidates: Vec<Mapping> = shipped::all().into_iter().map(|x| x.1).collect();
-            let d = detect(&mut inputs[0], &candidates).map_err(|e| import_failure(&e))?;
-            // `-q`: only the warning of a close second is said.
-            match &d.runner_up {
-                Some(r) => eprintln!(
-                    "detected format {}; close second: {r} (give --from to choose)",
-                    d.best
-                ),
-                None if !super::common::quiet() => eprintln!("detected format {}", d.best),
-                None => {}
-            }
-            candidates
-                .into_iter()
-                .nth(d.chosen)
-                .ok_or_else(|| usage("no format detected"))?
-        }
+        None => detected(&mut inputs[0])?,
     };
     let loaded = m
         .load_dtd(args.map.as_deref(), args.dtd.as_deref())
@@ -175,19 +201,7 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     // The DTD file the import used, to read the output back for its seek index: `--dtd`, else
     // the mapping's DTD beside the mapping (a built-in one is found by its name). The output's
     // folder need not hold it.
-    let index_dtd: Option<PathBuf> = args.dtd.clone().or_else(|| {
-        let dir = args.map.as_deref()?.parent()?;
-        let dir = if dir.as_os_str().is_empty() {
-            std::path::Path::new(".")
-        } else {
-            dir
-        };
-        let name = metatf::container::sanitize_dtd_name(&m.dtd).ok()?;
-        match metatf::container::candidate(dir, name) {
-            metatf::container::Candidate::Found(p) => Some(p),
-            _ => None,
-        }
-    });
+    let index_dtd = index_dtd(args, &m);
     print_warnings(&loaded.warnings);
     let schema = loaded.schema;
     let (inputs, container) = order_inputs(&m, inputs).map_err(|e| import_failure(&e))?;
@@ -221,7 +235,7 @@ pub fn run(args: &ImportArgs) -> Result<i32, Failure> {
     if !super::common::quiet() {
         summary(&names, &m, &rep, &out, &s);
     }
-    super::index::after_write(&out, index_dtd.as_deref(), &args.index)?;
+    super::seek::after_write(&out, index_dtd.as_deref(), &args.index)?;
     Ok(EXIT_OK)
 }
 

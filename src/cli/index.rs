@@ -1,18 +1,21 @@
 //! `mtf index TRACE`: build (or with `--check`, verify) the seek index beside a trace
-//! (docs/format.md §15); and what the reading subcommands share to start from one.
+//! (docs/format.md §15). What the other subcommands share about seek indexes is in
+//! `seek.rs`.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use metatf::command::index::{build_index, index_beside, BesideError};
-use metatf::decode::{Reader, Records};
-use metatf::index::{self, BuildOptions, Index, IndexError, Target};
+use metatf::command::index::{build_index, Built};
+use metatf::decode::Reader;
+use metatf::index::{self, BuildOptions, Index};
 
-use super::common::{
-    error, input_name, io_failure, line_to_stderr, open_salvaging, problem_text, quiet, Failure,
-};
+use super::common::{error, input_name, line_to_stderr, open_salvaging, quiet, Failure};
+use super::seek::{index_failure, index_path};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
+
+// The names the reading subcommands have used from this file.
+pub use super::seek::{find_for, has_index, load_for, refuse_both_stdin, start, SeekArgs};
 
 /// Arguments of `mtf index`.
 #[derive(Debug, Args)]
@@ -39,51 +42,68 @@ pub struct IndexArgs {
     pub check: bool,
 }
 
-/// Where the reading subcommands find a seek index.
-#[derive(Debug, Args, Clone, Default)]
-pub struct SeekArgs {
-    /// The seek index (default: `TRACE.idx` when it exists; made by `mtf index`, `pack`,
-    /// `compact`, `import`; `-` for standard input): `dump --from`/`--skip` start from it,
-    /// `check` verifies it, `-j` cuts the trace at its checkpoints.
-    #[arg(long, value_name = "FILE")]
-    pub index: Option<PathBuf>,
-    /// Ignore the index beside the trace.
-    #[arg(long, conflicts_with = "index")]
-    pub no_index: bool,
-}
-
-/// Refuse reading both the trace and its index from standard input.
-pub fn refuse_both_stdin(trace: &Path, index: Option<&Path>) -> Result<(), Failure> {
-    if trace.as_os_str() == "-" && index.is_some_and(|i| i.as_os_str() == "-") {
+/// `mtf index --check`: the index at `path` verified against a full decode.
+fn verify(args: &IndexArgs, path: &Path, reader: &Reader<'_>) -> Result<i32, Failure> {
+    refuse_both_stdin(&args.trace, Some(path))?;
+    if path.as_os_str() != "-" && std::fs::metadata(path).is_err() {
         return Err(error(
-            EXIT_USAGE,
-            "mtf::usage::index",
-            "the trace and its seek index cannot both be standard input: name the index's file",
+            super::EXIT_USAGE,
+            "mtf::index::missing",
+            format!(
+                "there is no seek index {} to verify: build it with `mtf index {}` (or name \
+                 another with -o FILE)",
+                input_name(path),
+                input_name(&args.trace)
+            ),
         ));
     }
-    Ok(())
-}
-
-/// An index error as a failure: I/O as every I/O error, anything else status 1.
-pub fn index_failure(e: &IndexError) -> Failure {
-    match e {
-        IndexError::Io(e) => io_failure(e),
-        e => Failure::diagnostic(EXIT_INVALID_TRACE, e),
+    let idx = Index::load(path).map_err(|e| index_failure(&e))?;
+    index::check(reader, &idx).map_err(|e| index_failure(&e))?;
+    if !quiet() {
+        println!(
+            "{}: valid, {} checkpoints of {}",
+            input_name(path),
+            idx.entries().len(),
+            input_name(&args.trace)
+        );
     }
+    Ok(EXIT_OK)
 }
 
-fn index_path(trace: &Path, given: Option<&Path>) -> Option<PathBuf> {
-    given
-        .map(Path::to_path_buf)
-        .or_else(|| index::sidecar(trace))
-}
-
-/// Whether a seek index is named, or found beside `trace`: a stream is then not decoded as it
-/// arrives (an index seeks, and `-j` cuts the trace at its checkpoints).
-pub fn has_index(trace: &Path, args: &SeekArgs) -> bool {
-    !args.no_index
-        && index_path(trace, args.index.as_deref())
-            .is_some_and(|p| args.index.is_some() || p.is_file())
+/// The line that says what was written: checkpoints, size, and why there are few.
+fn summary(args: &IndexArgs, path: &Path, built: &Built, trace_len: usize) {
+    let idx = &built.index;
+    let size = idx.to_bytes().len() as u64;
+    let trace = trace_len.max(1) as f64;
+    let why = if idx.entries().is_empty() {
+        " (the trace is shorter than one interval: readers start from its beginning)"
+    } else if built.waiting.is_some() {
+        " (the last one due was not taken: its live sets were too large)"
+    } else {
+        ""
+    };
+    let line = format!(
+        "{}: {} checkpoints (every {} records or {} bytes){}, {} bytes ({:.3} % of \
+         the trace){why}",
+        input_name(path),
+        idx.entries().len(),
+        args.every,
+        args.every_bytes,
+        if idx.time_unit().is_some() {
+            ", with declared times"
+        } else {
+            ""
+        },
+        size,
+        100.0 * size as f64 / trace
+    );
+    // With `-o -` the index itself is on standard output: the summary goes to standard error
+    // (it was written into the index's bytes).
+    if path.as_os_str() == "-" {
+        line_to_stderr(&line);
+    } else {
+        println!("{line}");
+    }
 }
 
 /// Run `mtf index`.
@@ -104,32 +124,7 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
     let trace_name = input_name(&args.trace).into_owned();
     let index_name = input_name(&path).into_owned();
     if args.check {
-        refuse_both_stdin(&args.trace, Some(&path))?;
-        if path.as_os_str() != "-" && std::fs::metadata(&path).is_err() {
-            return Err(error(
-                super::EXIT_USAGE,
-                "mtf::index::missing",
-                format!(
-                    "there is no seek index {} to verify: build it with `mtf index {}` (or name \
-                     another with -o FILE)",
-                    input_name(&path),
-                    input_name(&args.trace)
-                ),
-            ));
-        }
-        let idx = Index::load(&path).map_err(|e| index_failure(&e))?;
-        return match index::check(&reader, &idx) {
-            Ok(()) => {
-                if !quiet() {
-                    println!(
-                        "{index_name}: valid, {} checkpoints of {trace_name}",
-                        idx.entries().len()
-                    );
-                }
-                Ok(EXIT_OK)
-            }
-            Err(e) => Err(index_failure(&e)),
-        };
+        return verify(args, &path, &reader);
     }
     if args.every == 0 || args.every_bytes == 0 {
         return Err(error(
@@ -153,39 +148,9 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
         // has bytes to spare for them: an index without one would only look like an index.
         return Err(no_checkpoint(&trace_name, w));
     }
-    let (idx, waiting) = (built.index, built.waiting);
-    idx.write(&path).map_err(|e| index_failure(&e))?;
+    built.index.write(&path).map_err(|e| index_failure(&e))?;
     if !quiet() {
-        let size = idx.to_bytes().len() as u64;
-        let trace = reader.bytes().len().max(1) as f64;
-        let why = if idx.entries().is_empty() {
-            " (the trace is shorter than one interval: readers start from its beginning)"
-        } else if waiting.is_some() {
-            " (the last one due was not taken: its live sets were too large)"
-        } else {
-            ""
-        };
-        let line = format!(
-            "{index_name}: {} checkpoints (every {} records or {} bytes){}, {} bytes ({:.3} % of \
-             the trace){why}",
-            idx.entries().len(),
-            args.every,
-            args.every_bytes,
-            if idx.time_unit().is_some() {
-                ", with declared times"
-            } else {
-                ""
-            },
-            size,
-            100.0 * size as f64 / trace
-        );
-        // With `-o -` the index itself is on standard output: the summary goes to standard
-        // error (it was written into the index's bytes).
-        if path.as_os_str() == "-" {
-            line_to_stderr(&line);
-        } else {
-            println!("{line}");
-        }
+        summary(args, &path, &built, reader.bytes().len());
     }
     Ok(if damaged { EXIT_INVALID_TRACE } else { EXIT_OK })
 }
@@ -214,157 +179,4 @@ fn no_checkpoint(trace: &str, w: &index::Waiting) -> Failure {
             ),
         ),
     )
-}
-
-/// The index a reading subcommand uses for `trace`: `--index FILE`, else `TRACE.idx` when it
-/// exists; `None` with `--no-index` or without either. An index that cannot be read is an
-/// error for the caller to report.
-pub fn find_for(trace: &Path, args: &SeekArgs) -> Option<Result<Index, IndexError>> {
-    if args.no_index {
-        return None;
-    }
-    let path = index_path(trace, args.index.as_deref())?;
-    if args.index.is_none() && !path.is_file() {
-        return None;
-    }
-    Some(Index::load(&path))
-}
-
-/// As [`find_for`], an index that cannot be read reported as a warning (reading then starts
-/// at the beginning).
-pub fn load_for(trace: &Path, args: &SeekArgs) -> Option<Index> {
-    match find_for(trace, args)? {
-        Ok(idx) => Some(idx),
-        Err(e) => {
-            warn(&e);
-            None
-        }
-    }
-}
-
-fn warn(e: &IndexError) {
-    line_to_stderr(&format!(
-        "{}\n  (warning: decoding from the start of the trace instead)",
-        problem_text("index", e)
-    ));
-}
-
-/// A decode from the checkpoint of `idx` nearest before `target`, or `None` (decode from the
-/// start) when there is none before it or the index does not fit (reported as a warning).
-pub fn start<'r>(idx: &Index, reader: &'r Reader<'r>, target: Target) -> Option<Records<'r>> {
-    match idx.seek(reader, target) {
-        Ok(found) => found.map(|(_, records)| records),
-        Err(e) => {
-            warn(&e);
-            None
-        }
-    }
-}
-
-/// Traces from this size on get a seek index from `pack`, `compact` and `import` by default.
-pub const AUTO_INDEX_BYTES: u64 = 64 << 20;
-
-/// Whether `pack`, `compact` and `import` write a seek index beside their output.
-#[derive(Debug, Args, Clone, Default)]
-pub struct WriteIndexArgs {
-    /// Write the seek index beside the output (`OUT.idx`) whatever its size. By default it is
-    /// written for outputs of 64 MiB and more, and rewritten when one is already there.
-    #[arg(long, conflicts_with = "no_index")]
-    pub with_index: bool,
-    /// Write no seek index (one already beside the output belonged to the trace replaced: it
-    /// is removed).
-    #[arg(long)]
-    pub no_index: bool,
-}
-
-/// Remove the index `path` left beside a trace just replaced, which no longer fits it (a stale
-/// index makes `check` fail and every seek warn); a failure is a warning.
-fn remove_stale(path: &Path) {
-    if !path.is_file() {
-        return;
-    }
-    match std::fs::remove_file(path) {
-        Ok(()) => {
-            if !quiet() {
-                line_to_stderr(&format!(
-                    "{}: removed (the seek index of the trace replaced)",
-                    input_name(path)
-                ));
-            }
-        }
-        Err(e) => line_to_stderr(&format!(
-            "warning: {} belongs to the trace replaced and could not be removed ({e}): delete \
-             it, or rebuild it with `mtf index`",
-            input_name(path)
-        )),
-    }
-}
-
-// Design: the index of a written trace is built by reading the finished file back, not by the
-// writer as it goes: checkpoints are then exactly those a reader takes, whatever wrote the
-// trace (pack, compact with its own metadata, import), at the cost of one decode — less than
-// a tenth of the time of pack or import, a fraction of compact's.
-
-/// After a writer committed `output`: build and write its seek index when `args` and its size
-/// say so. A failure is an error when the index was asked for, else a warning.
-pub fn after_write(
-    output: &Path,
-    dtd: Option<&Path>,
-    args: &WriteIndexArgs,
-) -> Result<(), Failure> {
-    if output.as_os_str() == "-" {
-        return Ok(());
-    }
-    let Some(path) = index::sidecar(output) else {
-        return Ok(());
-    };
-    let Ok(meta) = std::fs::metadata(output) else {
-        return Ok(());
-    };
-    if !meta.is_file() {
-        return Ok(());
-    }
-    if args.no_index {
-        remove_stale(&path);
-        return Ok(());
-    }
-    // An index already beside the output belongs to the trace it replaced: rewritten.
-    if !args.with_index && meta.len() < AUTO_INDEX_BYTES && !path.is_file() {
-        return Ok(());
-    }
-    let built = index_beside(output, dtd, &path, input_name(&path).into_owned())
-        .map(|b| b.index.entries().len());
-    match built {
-        Ok(n) => {
-            if !quiet() {
-                line_to_stderr(&format!(
-                    "{}: seek index, {n} checkpoints",
-                    input_name(&path)
-                ));
-            }
-            Ok(())
-        }
-        // A trace whose live sets leave no room for a checkpoint: said, not written.
-        Err(e @ BesideError::NoCheckpoint(_)) if !args.with_index => {
-            line_to_stderr(&format!(
-                "warning: no seek index written: {e}; dump --from/--skip and -j read it from its \
-                 start (without --live it can be indexed)"
-            ));
-            remove_stale(&path);
-            Ok(())
-        }
-        Err(e) if args.with_index => {
-            remove_stale(&path);
-            Err(error(
-                super::exit::EXIT_USAGE,
-                "mtf::index::write",
-                format!("no seek index written: {e}"),
-            ))
-        }
-        Err(e) => {
-            line_to_stderr(&format!("warning: no seek index written: {e}"));
-            remove_stale(&path);
-            Ok(())
-        }
-    }
 }

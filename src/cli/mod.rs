@@ -6,8 +6,6 @@ use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
 
 mod blocks;
 mod check;
-#[cfg(feature = "parquet")]
-mod columnar;
 mod common;
 mod compact;
 mod diff;
@@ -23,10 +21,12 @@ mod progress;
 mod replay;
 #[cfg(feature = "plot")]
 mod report;
+mod seek;
 mod shell;
 mod simulate;
 mod size_report;
 mod stats;
+mod write;
 
 use common::line_to_stderr;
 #[cfg(feature = "import")]

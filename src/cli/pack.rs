@@ -59,7 +59,7 @@ pub struct PackArgs {
     pub jobs: Option<usize>,
     /// The seek index beside the output.
     #[command(flatten)]
-    pub index: super::index::WriteIndexArgs,
+    pub index: super::seek::WriteIndexArgs,
 }
 
 /// The I/O error inside a writer error, if it is one (the output or the spool could not be
@@ -82,47 +82,24 @@ fn output_failure(e: &IoError) -> Failure {
     io_failure(e)
 }
 
-/// Run `mtf pack`.
-pub fn run(args: &PackArgs) -> Result<i32, Failure> {
-    super::common::refuse_same_file(&args.input, &args.output)?;
-    let explicit = match &args.dtd {
-        Some(p) => Some(load_schema_file(p)?),
-        None => None,
-    };
-    if args.output.as_os_str() == "-" && std::io::stdout().is_terminal() {
-        return Err(error(
-            EXIT_USAGE,
-            "mtf::usage::terminal",
-            "not writing a binary trace to a terminal; redirect standard output or name \
-             a file with -o",
-        ));
-    }
-    let input_name = input_name(&args.input);
-    // `file:line:column` prefixes keep `-` for standard input, as compilers do.
-    let location = escape_path(&args.input);
-    let mut input = Input::reader(&args.input).map_err(|e| io_failure(&e))?;
-    // A read error carries the `IoError` that names the input (see `Input::reader`).
-    let read_failure = |e: &std::io::Error| match e.get_ref().and_then(|e| e.downcast_ref()) {
+/// A read error of the input: it carries the `IoError` that names the input (see
+/// `Input::reader`).
+fn read_failure(input_name: &str, e: &std::io::Error) -> Failure {
+    match e.get_ref().and_then(|e| e.downcast_ref()) {
         Some(io) => io_failure(io),
         None => error(
             EXIT_USAGE,
             "mtf::io::read",
             format!("cannot read {input_name}: {e}"),
         ),
-    };
-    let format = match args.format {
-        PackFormat::Text => InputFormat::Text,
-        PackFormat::Jsonl => InputFormat::Jsonl,
-        PackFormat::Auto => {
-            let buf = input.fill_buf().map_err(|e| read_failure(&e))?;
-            match buf.iter().find(|b| !b.is_ascii_whitespace()) {
-                Some(b'{') => InputFormat::Jsonl,
-                _ => InputFormat::Text,
-            }
-        }
-    };
-    let fail = |e: PackError| match e {
-        PackError::Io(e) => read_failure(&e),
+    }
+}
+
+/// The failure for a pack error: a line's error at `location:line:column`, an output that
+/// cannot be written as every I/O error.
+fn pack_failure(e: PackError, location: &str, input_name: &str) -> Failure {
+    match e {
+        PackError::Io(e) => read_failure(input_name, &e),
         PackError::Text(t) => match &t.kind {
             TextErrorKind::Encode(w) if file_error(w).is_some() => {
                 output_failure(file_error(w).expect("checked"))
@@ -147,7 +124,41 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
                 ),
             ),
         },
+    }
+}
+
+/// Run `mtf pack`.
+pub fn run(args: &PackArgs) -> Result<i32, Failure> {
+    super::common::refuse_same_file(&args.input, &args.output)?;
+    let explicit = match &args.dtd {
+        Some(p) => Some(load_schema_file(p)?),
+        None => None,
     };
+    if args.output.as_os_str() == "-" && std::io::stdout().is_terminal() {
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::terminal",
+            "not writing a binary trace to a terminal; redirect standard output or name \
+             a file with -o",
+        ));
+    }
+    let input_name = input_name(&args.input);
+    // `file:line:column` prefixes keep `-` for standard input, as compilers do.
+    let location = escape_path(&args.input);
+    let mut input = Input::reader(&args.input).map_err(|e| io_failure(&e))?;
+    let read_failure = |e: &std::io::Error| read_failure(&input_name, e);
+    let format = match args.format {
+        PackFormat::Text => InputFormat::Text,
+        PackFormat::Jsonl => InputFormat::Jsonl,
+        PackFormat::Auto => {
+            let buf = input.fill_buf().map_err(|e| read_failure(&e))?;
+            match buf.iter().find(|b| !b.is_ascii_whitespace()) {
+                Some(b'{') => InputFormat::Jsonl,
+                _ => InputFormat::Text,
+            }
+        }
+    };
+    let fail = |e: PackError| pack_failure(e, &location, &input_name);
     let mut lines = LineReader::new(input);
     let h = read_header(&mut lines, format).map_err(fail)?;
     // The DTD file used, to read the output back for its seek index (its folder need not
@@ -186,7 +197,7 @@ pub fn run(args: &PackArgs) -> Result<i32, Failure> {
             summary.nrecords, summary.bytes
         ));
     }
-    super::index::after_write(&args.output, dtd_file.as_deref(), &args.index)?;
+    super::seek::after_write(&args.output, dtd_file.as_deref(), &args.index)?;
     Ok(EXIT_OK)
 }
 

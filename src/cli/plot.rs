@@ -1,17 +1,16 @@
 //! `mtf plot TRACE -o FILE.svg|FILE.png`: live bytes and blocks over the trace (the peak
 //! marked), the size and lifetime histograms and the top sites of one namespace.
 
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
 use clap::{Args, ValueEnum};
 
 use metatf::analysis::plot;
 use metatf::analysis::stats::{SpaceSummary, Stats};
-use metatf::io::{Output, StdoutSink};
 
-use super::common::{input_name, io_failure, Failure};
+use super::common::{input_name, Failure};
 use super::stats::{stats_of, SliceArgs};
+use super::write::write_file;
 use super::{EXIT_OK, EXIT_USAGE};
 
 /// Picture format.
@@ -82,19 +81,6 @@ pub fn pick_space<'s>(stats: &'s Stats, name: Option<&str>) -> Result<&'s SpaceS
                 )
             }),
     }
-}
-
-/// Writes bytes to `path` through [`Output`] (atomic for a regular file), or standard output.
-pub fn write_file(path: &Path, data: &[u8]) -> Result<(), Failure> {
-    if path.as_os_str() == "-" {
-        let mut out = StdoutSink::new();
-        out.write_all(data)?;
-        out.finish()?;
-        return Ok(());
-    }
-    let mut out = Output::create(path).map_err(|e| io_failure(&e))?;
-    out.write_all(data).map_err(|e| io_failure(&out.error(e)))?;
-    out.commit().map_err(|e| io_failure(&e))
 }
 
 /// Run `mtf plot`.

@@ -466,7 +466,7 @@ fn write_picture(
         let format = picture_format(out)?;
         let bytes = metatf::replay::plot::chart(format, title, live, runs)
             .map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
-        super::blocks::write_bytes(out, &bytes)
+        super::write::write_bytes(out, &bytes)
     }
     #[cfg(not(feature = "plot"))]
     {

@@ -144,7 +144,7 @@ fn draw(out: &Path, trace: &Path, reports: &[Report]) -> Result<(), Failure> {
         let format = picture_format(out)?;
         let bytes =
             lines(format, &title, &series).map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
-        super::blocks::write_bytes(out, &bytes)
+        super::write::write_bytes(out, &bytes)
     }
     #[cfg(not(feature = "plot"))]
     {

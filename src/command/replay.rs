@@ -312,7 +312,7 @@ mod tests {
             .expect("the sample trace opens");
         let p = prepare(&o).expect("prepared");
         assert!(p.summary.events > 0);
-        assert_eq!(p.summary.allocs > 0, true);
+        assert!(p.summary.allocs > 0);
         let len = std::fs::metadata(p.ops.path()).expect("ops file").len();
         assert!(
             len > p.summary.events,
