@@ -275,7 +275,7 @@ struct HeaptrackLike<'w, W: Write> {
     live: Vec<u32>,
     /// Per info: live blocks.
     count: Vec<u32>,
-    ms: u64,
+    unknown: u64,
     until_stamp: u64,
 }
 
@@ -288,7 +288,6 @@ impl<W: Write> HeaptrackLike<'_, W> {
             if self.until_stamp == 0 {
                 // `c <ms>`: a 2-byte step (under 2^15).
                 let step = 1 + self.rng.below(100);
-                self.ms += step;
                 self.s.data(HT_STAMP)?;
                 self.s.put(&(step as i16).to_le_bytes())?;
                 self.until_stamp = 200 + self.rng.below(2000);
@@ -324,22 +323,15 @@ impl<W: Write> HeaptrackLike<'_, W> {
                 self.count[info as usize] += 1;
                 self.live.push(info);
             } else {
-                let mut info = None;
-                if self.rng.chance(1) {
-                    // A free of an info with no live block: allocated before tracing began.
-                    let k = self.rng.below(self.count.len() as u64) as usize;
-                    if self.count[k] == 0 {
-                        info = Some(k as u32);
-                    }
-                }
-                let info = match info {
-                    Some(k) => k,
-                    None => {
-                        let k = self.rng.below(live) as usize;
-                        let info = self.live.swap_remove(k);
-                        self.count[info as usize] -= 1;
-                        info
-                    }
+                let info = if self.rng.chance(1) {
+                    // An info this trace never defined: a block allocated before tracing began.
+                    self.unknown += 1;
+                    0x4000_0000 + self.unknown as u32
+                } else {
+                    let k = self.rng.below(live) as usize;
+                    let info = self.live.swap_remove(k);
+                    self.count[info as usize] -= 1;
+                    info
                 };
                 self.s.data(HT_FREE)?;
                 self.s.put(&info.to_le_bytes())?;
@@ -493,7 +485,7 @@ pub fn body<W: Write>(
             rng,
             live: Vec::new(),
             count: Vec::new(),
-            ms: 0,
+            unknown: 0,
             until_stamp: 0,
         }
         .run(data),
