@@ -10,6 +10,9 @@
 //! (the shape is known from the DTD name in the header). Written from docs/format.md (§2, §5.4,
 //! §6.3, §7) and docs/stats.md alone, without the library.
 
+// Under `cargo test` (tests/integration/bench_shapes.rs includes this file) `main` is not called.
+#![cfg_attr(test, allow(dead_code))]
+
 use std::process::ExitCode;
 
 #[derive(Clone, Copy)]
@@ -495,6 +498,24 @@ fn metadata(
     Ok(p + 4 + 8 * words)
 }
 
+/// The figures of the trace `b`, one `name value` line each, after `namespace NAME`.
+pub fn report(b: &[u8]) -> Result<String, String> {
+    let (f, namespace) = read(b)?;
+    Ok(format!(
+        "namespace {namespace}\nallocations {}\nbytes_allocated {}\nfrees {}\nbytes_freed {}\n\
+         peak_bytes {}\npeak_blocks {}\nleaked_bytes {}\nleaked_blocks {}\nunknown_frees {}\n",
+        f.allocations,
+        f.bytes_allocated,
+        f.frees,
+        f.bytes_freed,
+        f.peak_bytes,
+        f.peak_blocks,
+        f.live_bytes,
+        f.live_blocks,
+        f.unknown_frees
+    ))
+}
+
 fn main() -> ExitCode {
     // `cargo bench` passes `--bench`; the first other argument is the trace.
     let Some(path) = std::env::args().skip(1).find(|a| a != "--bench") else {
@@ -511,18 +532,9 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match read(&map) {
-        Ok((f, namespace)) => {
-            println!("namespace {namespace}");
-            println!("allocations {}", f.allocations);
-            println!("bytes_allocated {}", f.bytes_allocated);
-            println!("frees {}", f.frees);
-            println!("bytes_freed {}", f.bytes_freed);
-            println!("peak_bytes {}", f.peak_bytes);
-            println!("peak_blocks {}", f.peak_blocks);
-            println!("leaked_bytes {}", f.live_bytes);
-            println!("leaked_blocks {}", f.live_blocks);
-            println!("unknown_frees {}", f.unknown_frees);
+    match report(&map) {
+        Ok(text) => {
+            print!("{text}");
             ExitCode::SUCCESS
         }
         Err(e) => {

@@ -39,7 +39,7 @@ mod shapes;
 
 /// What the trace looks like (`--shape`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum Shape {
+pub enum Shape {
     Default,
     MetadataHeavy,
     HeaptrackLike,
@@ -47,7 +47,7 @@ enum Shape {
 }
 
 impl Shape {
-    const ALL: [(&'static str, Shape); 4] = [
+    pub const ALL: [(&'static str, Shape); 4] = [
         ("default", Shape::Default),
         ("metadata-heavy", Shape::MetadataHeavy),
         ("heaptrack-like", Shape::HeaptrackLike),
@@ -55,7 +55,7 @@ impl Shape {
     ];
 
     /// The DTD the traces of this shape are written for: its name and its text.
-    fn dtd(self) -> (&'static str, &'static str) {
+    pub fn dtd(self) -> (&'static str, &'static str) {
         match self {
             Shape::Default => ("hatf-bench.dtd", include_str!("../benches/hatf-bench.dtd")),
             Shape::MetadataHeavy => (
@@ -125,7 +125,7 @@ impl Write for Counter {
 
 /// What a pass wrote.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Totals {
+pub struct Totals {
     /// Records after `start`: the section record, metadata and data.
     records: u64,
     /// Bytes after `start`.
@@ -356,7 +356,7 @@ fn header(body: Totals, dtd_name: &str) -> Vec<u8> {
 }
 
 /// Writes the whole trace to `out`; returns what the body holds.
-fn generate(out: &mut impl Write, data: u64, seed: u64, shape: Shape) -> io::Result<Totals> {
+pub fn generate(out: &mut impl Write, data: u64, seed: u64, shape: Shape) -> io::Result<Totals> {
     let body = |mut out: &mut dyn Write| match shape {
         Shape::Default => Gen::new(&mut out, seed).run(data),
         _ => shapes::body(shape, &mut out, data, seed),
