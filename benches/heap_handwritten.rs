@@ -7,7 +7,10 @@
 //! their figures: `benches/compare.sh` checks that they are equal.
 //!
 //! `cargo bench --bench heap_handwritten -- TRACE` prints one `name value` line per figure
-//! (the shape is known from the DTD name in the header). Written from docs/format.md (§2, §5.4,
+//! (the shape is known from the DTD name in the header). With `--decode` it is the hand-written
+//! reader of the shapes instead (benches/handwritten.rs knows only the default one): it decodes
+//! without the heap and prints the records per type and the checksum of every decoded value that
+//! `cargo run --release --example checksum -- TRACE` prints from the library. Written from docs/format.md (§2, §5.4,
 //! §6.3, §7) and docs/stats.md alone, without the library.
 
 // Under `cargo test` (tests/integration/bench_shapes.rs includes this file) `main` is not called.
@@ -61,49 +64,58 @@ enum Shape {
     EtLike,
 }
 
-/// A record type: its tag, and its fields after the tag as the DTD declares them.
+/// A record type: its tag, name, and its fields after the tag as the DTD declares them.
 struct Type {
     tag: u8,
+    name: &'static str,
     fields: Vec<Field>,
+    count: u64,
 }
 
 fn types(shape: Shape) -> (Vec<Type>, &'static str) {
-    let t = |tag, fields: &[Field]| Type {
+    let t = |tag, name, fields: &[Field]| Type {
         tag,
+        name,
         fields: fields.to_vec(),
+        count: 0,
     };
     match shape {
         // alloc (size, address, time, thread, heap), realloc (size, old, address, …), free.
         Shape::Default => (
             vec![
-                t(4, &[U4, U8, N, N, N]),
-                t(5, &[U4, U8, U8, N, N, N]),
-                t(6, &[U8, N, N, N]),
+                t(4, "alloc", &[U4, U8, N, N, N]),
+                t(5, "realloc", &[U4, U8, U8, N, N, N]),
+                t(6, "free", &[U8, N, N, N]),
             ],
             "block",
         ),
         // The same with addresses and times as deltas and a label on alloc and free.
         Shape::MetadataHeavy => (
             vec![
-                t(4, &[U4, D4, D2, N, N, B]),
-                t(5, &[U4, D4, D4, D2, N, N]),
-                t(6, &[D4, D2, N, N, B]),
+                t(4, "alloc", &[U4, D4, D2, N, N, B]),
+                t(5, "realloc", &[U4, D4, D4, D2, N, N]),
+                t(6, "free", &[D4, D2, N, N, B]),
             ],
             "block",
         ),
         // allocInfo (size, trace), alloc (info), free (info), timestamp (ms).
         Shape::HeaptrackLike => (
-            vec![t(4, &[U4, U4]), t(5, &[U4]), t(6, &[U4]), t(7, &[D2])],
+            vec![
+                t(4, "allocInfo", &[U4, U4]),
+                t(5, "alloc", &[U4]),
+                t(6, "free", &[U4]),
+                t(7, "timestamp", &[D2]),
+            ],
             "block",
         ),
         // alloc (objid, size, typeid, site, thread), death (objid, thread, time),
         // entry (methodid, receiver, thread), exit (methodid, thread).
         Shape::EtLike => (
             vec![
-                t(4, &[U4, U4, D2, U4, N]),
-                t(6, &[U4, N, D2]),
-                t(8, &[D2, U4, N]),
-                t(9, &[D2, N]),
+                t(4, "alloc", &[U4, U4, D2, U4, N]),
+                t(6, "death", &[U4, N, D2]),
+                t(8, "entry", &[D2, U4, N]),
+                t(9, "exit", &[D2, N]),
             ],
             "object",
         ),
@@ -314,7 +326,19 @@ fn le(b: &[u8], p: usize, width: usize) -> Result<u64, String> {
     Ok(u64::from_le_bytes(v))
 }
 
-fn read(b: &[u8]) -> Result<(Figures, &'static str), String> {
+/// FNV-1a's prime and seed: the checksum of `--decode` folds each value in as `h = (h ^ v) * P`.
+const P: u64 = 0x0000_0100_0000_01B3;
+const SEED: u64 = 0xCBF2_9CE4_8422_2325;
+
+/// What a read gives: the heap's figures (`HEAP`), or the records per type and the checksum.
+struct Read {
+    figures: Figures,
+    namespace: &'static str,
+    counts: Vec<(&'static str, u64)>,
+    checksum: u64,
+}
+
+fn read<const HEAP: bool>(b: &[u8]) -> Result<Read, String> {
     if b.len() < 16 || b[0..4] != [0x7F, b'M', b'T', b'F'] {
         return Err("not a Meta-TF trace".into());
     }
@@ -364,6 +388,7 @@ fn read(b: &[u8]) -> Result<(Figures, &'static str), String> {
     let mut records = 1u64;
     let mut p = start + 2;
     let mut v = [0u64; 8];
+    let mut h = SEED;
     while p < b.len() {
         let tag = b[p];
         records += 1;
@@ -379,8 +404,11 @@ fn read(b: &[u8]) -> Result<(Figures, &'static str), String> {
         for (f, out) in t.fields.iter_mut().zip(v.iter_mut()) {
             match f {
                 Field::Bytes => {
-                    let len = *b.get(q).ok_or("byte string cut short")? as usize;
-                    q += 1 + len;
+                    let len = *b.get(q).ok_or("byte string cut short")?;
+                    if !HEAP {
+                        h = (h ^ u64::from(len)).wrapping_mul(P);
+                    }
+                    q += 1 + len as usize;
                 }
                 Field::Int {
                     width,
@@ -409,13 +437,20 @@ fn read(b: &[u8]) -> Result<(Figures, &'static str), String> {
                             *prev
                         }
                     };
+                    if !HEAP {
+                        h = (h ^ *out).wrapping_mul(P);
+                    }
                 }
             }
         }
         if q > b.len() {
             return Err(format!("record at byte {p} cut short"));
         }
-        heap.record(tag, &v);
+        if HEAP {
+            heap.record(tag, &v);
+        } else {
+            t.count += 1;
+        }
         p = q;
     }
     if records != nrecords {
@@ -423,7 +458,12 @@ fn read(b: &[u8]) -> Result<(Figures, &'static str), String> {
             "header says {nrecords} records, the file holds {records}"
         ));
     }
-    Ok((heap.f, namespace))
+    Ok(Read {
+        figures: heap.f,
+        namespace,
+        counts: types.iter().map(|t| (t.name, t.count)).collect(),
+        checksum: h,
+    })
 }
 
 /// Applies the metadata record at `p` (§5.4, §6.3); returns the offset after it.
@@ -500,7 +540,8 @@ fn metadata(
 
 /// The figures of the trace `b`, one `name value` line each, after `namespace NAME`.
 pub fn report(b: &[u8]) -> Result<String, String> {
-    let (f, namespace) = read(b)?;
+    let r = read::<true>(b)?;
+    let (f, namespace) = (r.figures, r.namespace);
     Ok(format!(
         "namespace {namespace}\nallocations {}\nbytes_allocated {}\nfrees {}\nbytes_freed {}\n\
          peak_bytes {}\npeak_blocks {}\nleaked_bytes {}\nleaked_blocks {}\nunknown_frees {}\n",
@@ -516,10 +557,32 @@ pub fn report(b: &[u8]) -> Result<String, String> {
     ))
 }
 
+/// The records per type and the checksum of every decoded value, as examples/checksum.rs
+/// prints them.
+pub fn decode(b: &[u8]) -> Result<String, String> {
+    let r = read::<false>(b)?;
+    let counts: Vec<String> = r
+        .counts
+        .iter()
+        .filter(|(_, n)| *n > 0)
+        .map(|(name, n)| format!("{name}={n}"))
+        .collect();
+    Ok(format!(
+        "records {}\nchecksum {:016x}\n",
+        counts.join(" "),
+        r.checksum
+    ))
+}
+
 fn main() -> ExitCode {
-    // `cargo bench` passes `--bench`; the first other argument is the trace.
-    let Some(path) = std::env::args().skip(1).find(|a| a != "--bench") else {
-        eprintln!("usage: cargo bench --bench heap_handwritten -- TRACE");
+    // `cargo bench` passes `--bench`; the other arguments are `--decode` and the trace.
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
+    let decode_only = args.iter().any(|a| a == "--decode");
+    let Some(path) = args.iter().find(|a| *a != "--decode") else {
+        eprintln!("usage: cargo bench --bench heap_handwritten -- [--decode] TRACE");
         return ExitCode::from(2);
     };
     let map = match std::fs::File::open(&path).and_then(|f| {
@@ -532,7 +595,11 @@ fn main() -> ExitCode {
             return ExitCode::from(2);
         }
     };
-    match report(&map) {
+    match if decode_only {
+        decode(&map)
+    } else {
+        report(&map)
+    } {
         Ok(text) => {
             print!("{text}");
             ExitCode::SUCCESS
