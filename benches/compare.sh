@@ -19,7 +19,10 @@
 #   WORKDIR (default /tmp/mtf-compare) receives the generated traces and their dumps (never
 #   committed); SIZES (default "1M 10M") are the record counts given to examples/gen_hatf.rs;
 #   SHAPES (default "default metadata-heavy heaptrack-like et-like") its `--shape`s.
-#   RUNS (default 5) runs per command; CALLGRIND=0 skips the instruction counts.
+#   RUNS (default 5) runs per command; CALLGRIND=0 skips the instruction counts; CARGO_ARGS is
+#   given to every cargo command (`--no-default-features --features cli,compression` builds
+#   what every measured command needs in about half the time: no Parquet, import, replay or
+#   plot, none of which the measured commands run).
 # Needs: cargo, hyperfine (Debian: apt-get install hyperfine), awk, python3, /usr/bin/time;
 # valgrind for the instruction counts (skipped without it). Builds the release binaries first.
 #
@@ -34,8 +37,11 @@ SHAPES=${3:-"default metadata-heavy heaptrack-like et-like"}
 RUNS=${RUNS:-5}
 mkdir -p "$W"
 cd "$ROOT"
-cargo build --release --quiet --bin mtf --example gen_hatf --example checksum
-cargo bench --quiet --bench handwritten --bench heap_handwritten --no-run 2>/dev/null
+CARGO_ARGS=${CARGO_ARGS:-}
+# shellcheck disable=SC2086 # CARGO_ARGS is a list of arguments
+cargo build --release --quiet $CARGO_ARGS --bin mtf --example gen_hatf --example checksum
+# shellcheck disable=SC2086
+cargo bench --quiet $CARGO_ARGS --bench handwritten --bench heap_handwritten --no-run 2>/dev/null
 T=${CARGO_TARGET_DIR:-$ROOT/target}/release
 M=$T/mtf
 HW=$(ls -t "$T"/deps/handwritten-* | grep -v '\.d$' | head -1)
@@ -112,7 +118,7 @@ for size in $SIZES; do
   txt="$base.txt"
   jsonl="$base.jsonl"
   idx="$base.seek"
-  [ -f "$f" ] || cargo run --release --quiet --example gen_hatf -- "$size" "$f" --shape "$shape" >/dev/null
+  [ -f "$f" ] || "$T"/examples/gen_hatf "$size" "$f" --shape "$shape" >/dev/null
   [ -f "$txt" ] || "$M" dump "$f" >"$txt"
   [ -f "$jsonl" ] || "$M" dump --format jsonl "$f" >"$jsonl"
   [ -f "$idx" ] || "$M" index -q "$f" -o "$idx" >/dev/null
@@ -123,7 +129,7 @@ for size in $SIZES; do
   # the hand-written heap analysis and `stats`.
   case $shape in default) hw=$HW ;; *) hw="$HH --decode" ;; esac
   a=$($hw "$f" | tail -1)
-  b=$(cargo run --release --quiet --example checksum -- "$f" | tail -1)
+  b=$("$T"/examples/checksum "$f" | tail -1)
   [ "$a" = "$b" ] || { echo "checksums differ: $a / $b" >&2; exit 1; }
   "$M" pack --dtd "$W/$dtd" "$txt" -o "$W/packed.mtf" 2>/dev/null
   cmp -s "$f" "$W/packed.mtf" || { echo "pack of the dump differs from the trace" >&2; exit 1; }
