@@ -585,7 +585,7 @@ fn main() -> ExitCode {
         eprintln!("usage: cargo bench --bench heap_handwritten -- [--decode] TRACE");
         return ExitCode::from(2);
     };
-    let map = match std::fs::File::open(&path).and_then(|f| {
+    let map = match std::fs::File::open(path).and_then(|f| {
         // SAFETY: the file is only read; a benchmark input is not changed while it is read.
         unsafe { memmap2::Mmap::map(&f) }
     }) {
