@@ -1,16 +1,28 @@
 #!/bin/sh
-# Prints, in one run on the same files, the ratios of issue 19's goal list and of
-# docs/performance.md, each from commands measured side by side by one hyperfine run per trace:
-# `mtf check` against the hand-written reader (benches/handwritten.rs), text `dump` against
-# `check`, JSON lines against text `dump`, `pack` against `awk` reading the same text, the
-# semantic pass against the decode; records/s for each subcommand; peak RSS of `check` (a
-# mapped file, a pipe, a zstd file); the instruction counts of `check` and of the hand-written
-# reader under callgrind (repeatable on a loaded machine).
+# Prints, in one run on the same files, the ratios of issues 19 and 28 and of
+# docs/performance.md for every trace shape of examples/gen_hatf.rs, each from commands measured
+# side by side by one hyperfine run per trace: `mtf check` against the hand-written reader
+# (benches/handwritten.rs; for the other shapes `benches/heap_handwritten.rs --decode`), `stats`
+# and the semantic check against the hand-written heap analysis (benches/heap_handwritten.rs),
+# text `dump` against `check`, JSON lines against text `dump`, `pack` against `awk` reading the
+# same text, the semantic pass against the decode, `check` with a seek index against without,
+# `-j 2` against `-j 1` for `stats` and `check`; records/s for each subcommand; peak RSS of
+# `check` (a mapped file, a pipe, a zstd file), of `stats` and of the hand-written analysis; the
+# instruction counts of `check` and of the hand-written reader under callgrind (repeatable on a
+# loaded machine). At the end, one table of every ratio by shape.
 #
-# Usage: benches/compare.sh [WORKDIR] [SIZES]
+# Before any time is compared, the readers are checked to agree: the hand-written reader's record
+# counts and checksum equal the library's (examples/checksum.rs), the hand-written analysis's
+# heap figures equal `mtf stats -f json`'s, and `pack` of the dump gives the trace back.
+#
+# Usage: benches/compare.sh [WORKDIR] [SIZES] [SHAPES]
 #   WORKDIR (default /tmp/mtf-compare) receives the generated traces and their dumps (never
-#   committed); SIZES (default "1M 10M") are the record counts given to examples/gen_hatf.rs.
-#   RUNS (default 5) runs per command.
+#   committed); SIZES (default "1M 10M") are the record counts given to examples/gen_hatf.rs;
+#   SHAPES (default "default metadata-heavy heaptrack-like et-like") its `--shape`s.
+#   RUNS (default 5) runs per command; CALLGRIND=0 skips the instruction counts; CARGO_ARGS is
+#   given to every cargo command (`--no-default-features --features cli,compression` builds
+#   what every measured command needs in about half the time: no Parquet, import, replay or
+#   plot, none of which the measured commands run).
 # Needs: cargo, hyperfine (Debian: apt-get install hyperfine), awk, python3, /usr/bin/time;
 # valgrind for the instruction counts (skipped without it). Builds the release binaries first.
 #
@@ -21,33 +33,57 @@ HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
 W=${1:-/tmp/mtf-compare}
 SIZES=${2:-"1M 10M"}
+SHAPES=${3:-"default metadata-heavy heaptrack-like et-like"}
 RUNS=${RUNS:-5}
 mkdir -p "$W"
 cd "$ROOT"
-cargo build --release --quiet --bin mtf --example gen_hatf --example checksum
-cargo bench --quiet --bench handwritten --no-run 2>/dev/null
+CARGO_ARGS=${CARGO_ARGS:-}
+# shellcheck disable=SC2086 # CARGO_ARGS is a list of arguments
+cargo build --release --quiet $CARGO_ARGS --bin mtf --example gen_hatf --example checksum
+# shellcheck disable=SC2086
+cargo bench --quiet $CARGO_ARGS --bench handwritten --bench heap_handwritten --no-run 2>/dev/null
 T=${CARGO_TARGET_DIR:-$ROOT/target}/release
 M=$T/mtf
 HW=$(ls -t "$T"/deps/handwritten-* | grep -v '\.d$' | head -1)
+HH=$(ls -t "$T"/deps/heap_handwritten-* | grep -v '\.d$' | head -1)
 AWK=${AWK:-awk}
+: >"$W/table"
 
 echo "machine: $(nproc) cores, $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2 | sed 's/^ //')"
 echo "load:    $(cut -d' ' -f1-3 /proc/loadavg)"
 echo "mtf:     $(git -C "$ROOT" describe --always --dirty)"
 echo "awk:     $(readlink -f "$(command -v "$AWK")")"
 
-# The commands measured side by side on trace $f (dumps $txt, $jsonl), one per line:
-# NAME|COMMAND (run without a shell: hyperfine -N splits it as a shell would).
+# The DTD each shape's traces are written for (examples/gen_hatf.rs writes it beside them).
+dtd_of() {
+  case $1 in
+    default) echo hatf-bench.dtd ;;
+    metadata-heavy) echo bench-metadata.dtd ;;
+    heaptrack-like) echo bench-heaptrack.dtd ;;
+    et-like) echo bench-et.dtd ;;
+    *) echo "no shape $1" >&2; exit 2 ;;
+  esac
+}
+
+# The commands measured side by side on trace $f (dumps $txt, $jsonl, seek index $idx, the
+# hand-written reader $hw), one per line: NAME|COMMAND (run without a shell: hyperfine -N
+# splits it as a shell would). The index is not at `$f.idx`, where every command would find it:
+# only the commands that name it use it.
 commands() {
   cat <<EOF
-hw|$HW $f
-check|$M check -q --no-semantic $f
-semantic|$M check -q $f
+hw|$hw $f
+heap|$HH $f
+check|$M check -q --no-semantic -j 1 $f
+check_idx|$M check -q --no-semantic -j 1 --index $idx $f
+semantic|$M check -q -j 1 $f
+semantic_j2|$M check -q -j 2 --index $idx $f
+stats|$M stats -j 1 $f
+stats_j2|$M stats -j 2 --index $idx $f
 text|$M dump $f
 jsonl|$M dump --format jsonl $f
-pack|$M pack --dtd $W/hatf-bench.dtd $txt -o $W/packed.mtf
-pack_j2|$M pack -j 2 --dtd $W/hatf-bench.dtd $txt -o $W/packed.mtf
-pack_jsonl|$M pack --dtd $W/hatf-bench.dtd $jsonl -o $W/packed.mtf
+pack|$M pack --dtd $W/$dtd $txt -o $W/packed.mtf
+pack_j2|$M pack -j 2 --dtd $W/$dtd $txt -o $W/packed.mtf
+pack_jsonl|$M pack --dtd $W/$dtd $jsonl -o $W/packed.mtf
 awk|$AWK '{n+=NF} END{print n}' $txt
 EOF
 }
@@ -62,28 +98,59 @@ for r in json.load(open(sys.argv[1]))["results"]:
 t() { awk -v n="$1" -v c="${2:-wall}" '$1 == n { print (c == "user" ? $3 : $2) }' "$W/times"; }
 ratio() { python3 -c "import sys; print('%.2f' % (float(sys.argv[1]) / float(sys.argv[2])))" "$1" "$2"; }
 rate() { python3 -c "import sys; print('%.1f M/s' % (float(sys.argv[1]) / float(sys.argv[2]) / 1e6))" "$1" "$2"; }
-# row LABEL A B GOAL: the time of A over the time of B, by wall clock and by user CPU time.
+# row LABEL A B GOAL: the time of A over the time of B, by wall clock and by user CPU time;
+# also kept in $W/table for the table by shape at the end.
 row() {
-  printf '%-44s %6s   (user CPU %s)   goal %s\n' "$1:" "$(ratio "$(t "$2")" "$(t "$3")")" \
+  r=$(ratio "$(t "$2")" "$(t "$3")")
+  printf '%-50s %6s   (user CPU %s)   goal %s\n' "$1:" "$r" \
     "$(ratio "$(t "$2" user)" "$(t "$3" user)")" "$4"
+  printf '%s|%s|%s|%s\n' "$1" "$shape $size" "$r" "$4" >>"$W/table"
 }
+# rss COMMAND…: the peak RSS of a command, in KiB.
+rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
 
+for shape in $SHAPES; do
+dtd=$(dtd_of "$shape")
 for size in $SIZES; do
-  f="$W/h$size.mtf"
-  txt="$W/h$size.txt"
-  jsonl="$W/h$size.jsonl"
-  [ -f "$f" ] || cargo run --release --quiet --example gen_hatf -- "$size" "$f" >/dev/null
+  # The default shape keeps the names of earlier runs (h1M.mtf).
+  case $shape in default) base="$W/h$size" ;; *) base="$W/$shape-$size" ;; esac
+  f="$base.mtf"
+  txt="$base.txt"
+  jsonl="$base.jsonl"
+  idx="$base.seek"
+  [ -f "$f" ] || "$T"/examples/gen_hatf "$size" "$f" --shape "$shape" >/dev/null
   [ -f "$txt" ] || "$M" dump "$f" >"$txt"
   [ -f "$jsonl" ] || "$M" dump --format jsonl "$f" >"$jsonl"
+  [ -f "$idx" ] || "$M" index -q "$f" -o "$idx" >/dev/null
   n=$("$M" info "$f" | awk '/^nrecords/ {print $2}')
   echo
-  echo "== $f: $(wc -c <"$f") bytes, $n records; text $(wc -c <"$txt") bytes"
-  # The two readers must agree before their times are compared; so must pack and the trace.
-  a=$("$HW" "$f" | tail -1)
-  b=$(cargo run --release --quiet --example checksum -- "$f" | tail -1)
+  echo "== $shape: $f: $(wc -c <"$f") bytes, $n records; text $(wc -c <"$txt") bytes"
+  # The readers must agree before their times are compared; so must pack and the trace, and
+  # the hand-written heap analysis and `stats`.
+  case $shape in default) hw=$HW ;; *) hw="$HH --decode" ;; esac
+  a=$($hw "$f" | tail -1)
+  b=$("$T"/examples/checksum "$f" | tail -1)
   [ "$a" = "$b" ] || { echo "checksums differ: $a / $b" >&2; exit 1; }
-  "$M" pack --dtd "$W/hatf-bench.dtd" "$txt" -o "$W/packed.mtf" 2>/dev/null
+  "$M" pack --dtd "$W/$dtd" "$txt" -o "$W/packed.mtf" 2>/dev/null
   cmp -s "$f" "$W/packed.mtf" || { echo "pack of the dump differs from the trace" >&2; exit 1; }
+  "$HH" "$f" >"$W/heap.txt"
+  "$M" stats -f json "$f" >"$W/stats.json"
+  python3 - "$W/heap.txt" "$W/stats.json" <<'PY'
+import json, sys
+hand = dict(l.split() for l in open(sys.argv[1]))
+ns = [n for n in json.load(open(sys.argv[2]))["namespaces"] if n["name"] == hand["namespace"]][0]
+theirs = {"allocations": ns["allocations"], "bytes_allocated": ns["bytes_allocated"],
+          "frees": ns["frees"], "bytes_freed": ns["bytes_freed"],
+          "peak_bytes": ns["peak"]["bytes"], "peak_blocks": ns["peak"]["blocks"],
+          "leaked_bytes": ns["leaked"]["bytes"], "leaked_blocks": ns["leaked"]["blocks"],
+          "unknown_frees": ns["unknown_frees"]}
+bad = [k for k, v in theirs.items() if str(v) != hand[k]]
+if bad:
+    sys.exit("stats and the hand-written heap analysis differ: " +
+             ", ".join("%s %s / %s" % (k, theirs[k], hand[k]) for k in bad))
+print("heap figures equal (stats, hand-written): " +
+      " ".join("%s=%s" % (k, hand[k]) for k in theirs))
+PY
   set --
   while IFS='|' read -r name cmd; do
     set -- "$@" -n "$name" "$cmd"
@@ -96,29 +163,57 @@ EOF
   while read -r name wall user; do
     printf '  %-12s %8s %8s   %s\n' "$name" "$wall" "$user" "$(rate "$n" "$wall") records"
   done <"$W/times"
-  # The goals of issue 19 (a ratio of times: lower is better, except pack against awk).
-  row "check --no-semantic / hand-written" check hw "<= 1.0"
+  # The goals of issues 19 and 28 (a ratio of times: lower is better, except the speed-ups).
+  row "stats / hand-written heap analysis" stats heap "<= 1.5"
+  row "check (semantic) / hand-written heap analysis" semantic heap "<= 1.5"
+  row "check --no-semantic / hand-written reader" check hw "<= 1.0"
   row "text dump / check --no-semantic" text check "<= 2.5"
   row "JSON lines / text dump" jsonl text "<= 1.3"
   row "awk / pack (pack's speed-up over awk)" awk pack ">= 2.0"
   row "awk / pack -j 2 (reading on a second thread)" awk pack_j2 ""
   row "awk / pack of JSON lines" awk pack_jsonl ""
+  row "check --no-semantic with a seek index / without" check_idx check "<= 1.0"
+  row "stats -j 1 / -j 2 --index (speed-up)" stats stats_j2 ">= 1.7"
+  row "check -j 1 / -j 2 --index (speed-up)" semantic semantic_j2 ">= 1.7"
   row "check (semantic pass too) / --no-semantic" semantic check ""
-  row "check (semantic pass too) / hand-written" semantic hw ""
-  rss=$(/usr/bin/time -f %M "$M" check -q --no-semantic "$f" 2>&1 >/dev/null | tail -1)
-  echo "peak RSS of check --no-semantic: $rss KiB"
+  echo "peak RSS of check --no-semantic: $(rss "$M" check -q --no-semantic "$f") KiB"
+  echo "peak RSS of check (semantic): $(rss "$M" check -q -j 1 "$f") KiB;" \
+    "-j 2: $(rss "$M" check -q -j 2 --index "$idx" "$f") KiB"
+  echo "peak RSS of stats: $(rss "$M" stats -j 1 "$f") KiB;" \
+    "-j 2: $(rss "$M" stats -j 2 --index "$idx" "$f") KiB"
+  echo "peak RSS of the hand-written heap analysis: $(rss "$HH" "$f") KiB"
   # The same trace through a pipe and as a zstd file (spooled to TMPDIR, issue 19 item 5).
-  rss=$(cat "$f" | /usr/bin/time -f %M "$M" check -q --no-semantic --dtd "$W/hatf-bench.dtd" - 2>&1 >/dev/null | tail -1)
+  rss=$(cat "$f" | /usr/bin/time -f %M "$M" check -q --no-semantic --dtd "$W/$dtd" - 2>&1 >/dev/null | tail -1)
   echo "peak RSS of check, pipe: $rss KiB"
   if command -v zstd >/dev/null; then
     [ -f "$f.zst" ] || zstd -q -1 "$f" -o "$f.zst"
-    rss=$(/usr/bin/time -f %M "$M" check -q --no-semantic "$f.zst" 2>&1 >/dev/null | tail -1)
-    echo "peak RSS of check, zstd: $rss KiB"
+    echo "peak RSS of check, zstd: $(rss "$M" check -q --no-semantic "$f.zst") KiB"
   fi
 done
+done
 
-if command -v valgrind >/dev/null; then
-  f="$W/h$(echo "$SIZES" | cut -d' ' -f1).mtf"
+# Every ratio by shape: one row per ratio, one column per shape and size.
+echo
+echo "== ratios by shape (wall clock)"
+python3 - "$W/table" <<'PY'
+import sys
+rows, cols, cell, goal = [], [], {}, {}
+for line in open(sys.argv[1]):
+    label, col, r, g = line.rstrip("\n").split("|")
+    if label not in rows:
+        rows.append(label)
+    if col not in cols:
+        cols.append(col)
+    cell[label, col] = r
+    goal[label] = g
+w = max(len(r) for r in rows)
+print("%-*s %s   goal" % (w, "", " ".join("%18s" % c for c in cols)))
+for r in rows:
+    print("%-*s %s   %s" % (w, r, " ".join("%18s" % cell.get((r, c), "") for c in cols), goal[r]))
+PY
+
+f="$W/h$(echo "$SIZES" | cut -d' ' -f1).mtf"
+if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null && [ -f "$f" ]; then
   irs() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
     awk '/Collected/ {print $NF}'; }
   ci=$(irs "$M" check -q --no-semantic "$f")

@@ -1,12 +1,22 @@
 //! Generate a realistic HATF benchmark trace of any size, deterministically from a seed:
-//! `cargo run --release --example gen_hatf -- RECORDS OUT.mtf [--seed N]`.
+//! `cargo run --release --example gen_hatf -- RECORDS OUT.mtf [--seed N] [--shape SHAPE]`.
 //!
 //! RECORDS is the number of data records (`1M`, `10M`, `100M`, `400M` or a plain number); the
 //! trace also holds the metadata records that switch threads and widths. The DTD is
 //! `benches/hatf-bench.dtd`, written beside the output as `hatf-bench.dtd` (`-` writes the trace
 //! to standard output and no DTD: read it with `--dtd benches/hatf-bench.dtd`).
 //!
-//! What the trace looks like (docs/performance.md):
+//! `--shape` chooses what the trace looks like (docs/performance.md, "Trace shapes"); each shape
+//! has its DTD in `benches/`, written beside the output under its own name:
+//! * `default` (`hatf-bench.dtd`): the shape below;
+//! * `metadata-heavy` (`bench-metadata.dtd`): what the paper designed Meta-TF for, one record in
+//!   six a metadata record changing a default, a delta base or a width, and byte strings;
+//! * `heaptrack-like` (`bench-heaptrack.dtd`): heaptrack's `a`/`+`/`-`/`c` lines, many live
+//!   blocks sharing each allocation info;
+//! * `et-like` (`bench-et.dtd`): Elephant Tracks' allocations, deaths and method entries and
+//!   exits nesting deeply on eight threads, many object ids.
+//!
+//! What the default trace looks like (docs/performance.md):
 //! * sizes skewed as real allocators see them: half under 64 bytes, a tail up to 1 MiB;
 //! * addresses from four arenas, freed blocks reused last-in first-out;
 //! * frees of live blocks only, reallocs (5 %) that stay in place or move;
@@ -24,9 +34,42 @@
 
 use std::io::{self, BufWriter, Write};
 
-/// The DTD the traces are written for.
-const DTD: &str = include_str!("../benches/hatf-bench.dtd");
-const DTD_NAME: &str = "hatf-bench.dtd";
+#[path = "gen_hatf/shapes.rs"]
+mod shapes;
+
+/// What the trace looks like (`--shape`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Shape {
+    Default,
+    MetadataHeavy,
+    HeaptrackLike,
+    EtLike,
+}
+
+impl Shape {
+    pub const ALL: [(&'static str, Shape); 4] = [
+        ("default", Shape::Default),
+        ("metadata-heavy", Shape::MetadataHeavy),
+        ("heaptrack-like", Shape::HeaptrackLike),
+        ("et-like", Shape::EtLike),
+    ];
+
+    /// The DTD the traces of this shape are written for: its name and its text.
+    pub fn dtd(self) -> (&'static str, &'static str) {
+        match self {
+            Shape::Default => ("hatf-bench.dtd", include_str!("../benches/hatf-bench.dtd")),
+            Shape::MetadataHeavy => (
+                "bench-metadata.dtd",
+                include_str!("../benches/bench-metadata.dtd"),
+            ),
+            Shape::HeaptrackLike => (
+                "bench-heaptrack.dtd",
+                include_str!("../benches/bench-heaptrack.dtd"),
+            ),
+            Shape::EtLike => ("bench-et.dtd", include_str!("../benches/bench-et.dtd")),
+        }
+    }
+}
 
 const TAG_SECTION: u8 = 2;
 const TAG_META: u8 = 3;
@@ -82,7 +125,7 @@ impl Write for Counter {
 
 /// What a pass wrote.
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
-struct Totals {
+pub struct Totals {
     /// Records after `start`: the section record, metadata and data.
     records: u64,
     /// Bytes after `start`.
@@ -283,9 +326,9 @@ impl<'w, W: Write> Gen<'w, W> {
     }
 }
 
-/// The header for a trace whose records after `start` are `body`.
-fn header(body: Totals) -> Vec<u8> {
-    let name = DTD_NAME.as_bytes();
+/// The header for a trace whose records after `start` are `body`, for the DTD `dtd_name`.
+fn header(body: Totals, dtd_name: &str) -> Vec<u8> {
+    let name = dtd_name.as_bytes();
     let start4 = 16 + 3 * 4 + name.len() as u64 + 3 * 4;
     // docs/format.md §2.1: 4-byte header integers unless one of them does not fit.
     let wide = start4 + body.bytes > u64::from(u32::MAX) || body.records > u64::from(u32::MAX);
@@ -313,11 +356,14 @@ fn header(body: Totals) -> Vec<u8> {
 }
 
 /// Writes the whole trace to `out`; returns what the body holds.
-fn generate(out: &mut impl Write, data: u64, seed: u64) -> io::Result<Totals> {
-    let mut counter = Counter(0);
-    let measured = Gen::new(&mut counter, seed).run(data)?;
-    out.write_all(&header(measured))?;
-    let written = Gen::new(out, seed).run(data)?;
+pub fn generate(out: &mut impl Write, data: u64, seed: u64, shape: Shape) -> io::Result<Totals> {
+    let body = |mut out: &mut dyn Write| match shape {
+        Shape::Default => Gen::new(&mut out, seed).run(data),
+        _ => shapes::body(shape, &mut out, data, seed),
+    };
+    let measured = body(&mut Counter(0))?;
+    out.write_all(&header(measured, shape.dtd().0))?;
+    let written = body(out)?;
     debug_assert_eq!(measured, written);
     out.flush()?;
     Ok(written)
@@ -337,7 +383,7 @@ fn main() {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let usage = || -> ! {
         eprintln!(
-            "usage: gen_hatf RECORDS OUT.mtf|- [--seed N]   (RECORDS: 1M, 10M, 100M, 400M, …)"
+            "usage: gen_hatf RECORDS OUT.mtf|- [--seed N] [--shape default|metadata-heavy|heaptrack-like|et-like]   (RECORDS: 1M, 10M, 100M, 400M, …)"
         );
         std::process::exit(2)
     };
@@ -347,27 +393,40 @@ fn main() {
     let Some(data) = parse_count(count) else {
         usage()
     };
-    let seed = match args.get(2).map(String::as_str) {
-        None => 1,
-        Some("--seed") => match args.get(3).and_then(|s| s.parse().ok()) {
-            Some(s) => s,
-            None => usage(),
-        },
-        Some(_) => usage(),
-    };
+    let mut seed = 1;
+    let mut shape = Shape::Default;
+    let mut rest = args[2..].iter();
+    while let Some(flag) = rest.next() {
+        let value = rest.next().map(String::as_str).unwrap_or_else(|| usage());
+        match flag.as_str() {
+            "--seed" => seed = value.parse().unwrap_or_else(|_| usage()),
+            "--shape" => {
+                shape = match Shape::ALL.iter().find(|(name, _)| *name == value) {
+                    Some(&(_, s)) => s,
+                    None => {
+                        eprintln!("gen_hatf: no shape {value:?}");
+                        usage()
+                    }
+                }
+            }
+            _ => usage(),
+        }
+    }
+    let (dtd_name, dtd_text) = shape.dtd();
     let result = if out == "-" {
         let stdout = io::stdout();
         generate(
             &mut BufWriter::with_capacity(1 << 20, stdout.lock()),
             data,
             seed,
+            shape,
         )
     } else {
         let path = std::path::Path::new(out);
-        let dtd = path.with_file_name(DTD_NAME);
-        std::fs::write(&dtd, DTD)
+        let dtd = path.with_file_name(dtd_name);
+        std::fs::write(&dtd, dtd_text)
             .and_then(|()| std::fs::File::create(path))
-            .and_then(|f| generate(&mut BufWriter::with_capacity(1 << 20, f), data, seed))
+            .and_then(|f| generate(&mut BufWriter::with_capacity(1 << 20, f), data, seed, shape))
     };
     match result {
         Ok(t) => eprintln!(
@@ -386,27 +445,42 @@ mod tests {
     use super::*;
 
     #[test]
-    fn a_generated_trace_checks_clean_and_is_deterministic() {
-        let mut a = Vec::new();
-        let t = generate(&mut a, 50_000, 7).expect("in memory");
-        let mut b = Vec::new();
-        generate(&mut b, 50_000, 7).expect("in memory");
-        assert_eq!(a, b, "the same seed gives the same bytes");
-        assert_eq!(t.data, 50_000);
-        let dir = tempfile::tempdir().expect("a temporary folder");
-        let path = dir.path().join("bench.mtf");
-        std::fs::write(&path, &a).expect("written");
-        std::fs::write(dir.path().join(DTD_NAME), DTD).expect("written");
-        let opened = metatf::open(&path).expect("a valid container with its DTD beside it");
-        let reader = opened.reader();
-        let mut records = reader.records();
-        let mut data = 0u64;
-        while let Some(event) = records.next() {
-            match event {
-                metatf::decode::Event::Record(r) => data += u64::from(r.is_data()),
-                other => panic!("a generated trace is valid: {other:?}"),
+    fn generated_traces_of_every_shape_decode_and_are_deterministic() {
+        for (name, shape) in Shape::ALL {
+            let mut a = Vec::new();
+            let t = generate(&mut a, 50_000, 7, shape).expect("in memory");
+            let mut b = Vec::new();
+            generate(&mut b, 50_000, 7, shape).expect("in memory");
+            assert_eq!(a, b, "{name}: the same seed gives the same bytes");
+            assert_eq!(t.data, 50_000, "{name}");
+            let (dtd_name, dtd) = shape.dtd();
+            let dir = tempfile::tempdir().expect("a temporary folder");
+            let path = dir.path().join("bench.mtf");
+            std::fs::write(&path, &a).expect("written");
+            std::fs::write(dir.path().join(dtd_name), dtd).expect("written");
+            let opened = metatf::open(&path).expect("a valid container with its DTD beside it");
+            let reader = opened.reader();
+            let mut records = reader.records();
+            let (mut data, mut all) = (0u64, 0u64);
+            while let Some(event) = records.next() {
+                match event {
+                    metatf::decode::Event::Record(r) => {
+                        all += 1;
+                        data += u64::from(r.is_data());
+                    }
+                    other => panic!("{name}: a generated trace is valid: {other:?}"),
+                }
+            }
+            assert_eq!(data, 50_000, "{name}");
+            assert_eq!(all, t.records, "{name}");
+            if shape == Shape::MetadataHeavy {
+                // About one record in six is a metadata record (the section record aside).
+                let meta = all - data - 1;
+                assert!(
+                    meta * 6 >= all - 1 - 100 && meta * 6 <= all + 600,
+                    "{meta} of {all}"
+                );
             }
         }
-        assert_eq!(data, 50_000);
     }
 }

@@ -3,6 +3,8 @@
 #[cfg(feature = "cli")]
 mod analysis;
 mod api;
+#[cfg(feature = "cli")]
+mod bench_shapes;
 mod check_errors;
 mod checkpoint;
 mod cli;
