@@ -563,7 +563,7 @@ impl<'s> Encoder<'s> {
 }
 
 /// The integer interpretations: their arithmetic is shared with the decoder
-/// (layout/interp.rs); only the messages are worded here.
+/// (layout/arith.rs); only the messages are worded here.
 fn arithmetic(
     st: &mut SlotState,
     def: &crate::dtd::Slot,

@@ -8,7 +8,7 @@
 // occurs in a scope and made again only after a metadata record changes that type (or a new
 // scope starts); any other record type, and any record too short for its plan, takes the general
 // path, which reports exactly where it fails. Both paths share the interpretations' arithmetic
-// (`layout/interp.rs`), so they cannot disagree on a value.
+// (`layout/arith.rs`), so they cannot disagree on a value.
 
 use crate::container::ByteOrder;
 use crate::dtd::{Display, Interp, RecordId, SlotId};
@@ -47,7 +47,7 @@ pub(super) enum FixedKind {
     Plain,
     /// `default v`: nothing stored, always `v`.
     Const(u64),
-    /// Anything else: through `layout::interp::decode` with the slot's state.
+    /// Anything else: through `layout::arith::decode` with the slot's state.
     Interp { signed: bool },
 }
 

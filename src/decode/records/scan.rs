@@ -8,7 +8,7 @@
 // builder of a DTD without times) can step over such records in a tight loop: read the tag,
 // look the type up, check that the plan's length fits in the region, advance the state that
 // later records or a checkpoint can see (`delta` and `stride` previous values: the same
-// `layout::interp::decode` as every other path), count. Anything else stops the scan *before*
+// `layout::arith::decode` as every other path), count. Anything else stops the scan *before*
 // the record, and `Records::next` decodes it on the general path with its exact problems,
 // damage and positions: a metadata or section record, a type without a fixed plan or whose
 // plan is stale (`next` makes it), a record too long for what is left of its region, the first
