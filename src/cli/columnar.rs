@@ -16,7 +16,7 @@ pub fn run(
     dtd: Option<&Path>,
     dir: &Path,
     jobs: &super::jobs::JobsArgs,
-    seek: &super::index::SeekArgs,
+    seek: &super::common::SeekArgs,
 ) -> Result<i32, Failure> {
     if dir.as_os_str() == "-" {
         return Err(error(
@@ -47,7 +47,7 @@ pub fn run(
     let mut bar = Progress::new(total, "scanning", quiet());
     let jobs = jobs.decide(true);
     let index = if jobs.threads() > 1 {
-        super::index::load_for(trace, seek)
+        super::common::load_for(trace, seek)
     } else {
         None
     };

@@ -32,7 +32,7 @@ pub struct ExportArgs {
     pub jobs: super::jobs::JobsArgs,
     /// Which seek index `-j` cuts the trace at.
     #[command(flatten)]
-    pub seek: super::index::SeekArgs,
+    pub seek: super::common::SeekArgs,
 }
 
 /// The failure for an export error: its class decides the exit status; the trace's name leads
@@ -105,7 +105,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     // Decoding on the threads of `-j`, the records rendered here in trace order.
     let jobs = args.jobs.decide(true);
     let index = if jobs.threads() > 1 {
-        super::index::load_for(&args.trace, &args.seek)
+        super::common::load_for(&args.trace, &args.seek)
     } else {
         None
     };

@@ -11,7 +11,7 @@ use metatf::analysis::stats::{SpaceSummary, Stats};
 use metatf::io::{Output, StdoutSink};
 
 use super::common::{input_name, io_failure, Failure};
-use super::stats::{stats_of, SliceArgs};
+use super::common::{stats_of, SliceArgs};
 use super::{EXIT_OK, EXIT_USAGE};
 
 /// Picture format.

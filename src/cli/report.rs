@@ -8,8 +8,8 @@ use clap::Args;
 use metatf::analysis::report;
 
 use super::common::{input_name, Failure};
+use super::common::{stats_of, SliceArgs};
 use super::plot::write_file;
-use super::stats::{stats_of, SliceArgs};
 use super::{EXIT_OK, EXIT_USAGE};
 
 /// Arguments of `mtf report`.
