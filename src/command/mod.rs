@@ -52,3 +52,6 @@ pub enum Warning {
     /// `--from` lies past the last record: the output is that of an empty slice.
     PastEnd(String),
 }
+
+#[cfg(test)]
+mod tests;
