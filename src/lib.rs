@@ -10,6 +10,10 @@
 //! * [`text`]: the text form and JSON lines, printed and parsed; [`pack`] joins it to the
 //!   writer.
 //!
+//! What the `mtf` subcommands that read decide — a check, a dump, a statistics run, a
+//! comparison, a trace's summary — is in [`command`] (the reading ones need feature `parallel`): plain options in, a
+//! report out, for the command line and every other caller alike.
+//!
 //! A trace is opened in one way, [`open`] (or [`OpenOptions`] for an explicit DTD, salvaging
 //! a damaged trace, a cap on memory, bytes in memory): from a file, `-`, a pipe or a FIFO,
 //! compressed or not, as the `mtf` command line reads it. [`limits`] gathers every bound the

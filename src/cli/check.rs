@@ -1,17 +1,19 @@
 //! `mtf check TRACE`: decode everything, report every problem (up to a limit) and a summary.
 
+use std::fmt::Display;
 use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use metatf::analysis::check::Check;
-use metatf::analysis::stats::Place;
-use metatf::analysis::{Finding, FindingKind, Severity};
-use metatf::decode::Event;
+use metatf::analysis::Severity;
+use metatf::command::check::{check, CheckOptions, CheckReport, CheckSink, Verdict};
+use metatf::command::Warning;
+use metatf::index::IndexError;
 use metatf::io::StdoutSink;
+use metatf::Opened;
 
-use super::common::{input_name, quiet, Failure};
+use super::common::{command_failure, input_name, quiet, usage_failure, Failure};
 use super::progress::Progress;
 use super::{EXIT_INVALID_TRACE, EXIT_OK};
 
@@ -42,7 +44,7 @@ pub struct CheckArgs {
     /// Report only the problems of a slice (`--from`/`--to`: record index, or `tTIME`); the
     /// trace is still decoded and interpreted from its start.
     #[command(flatten)]
-    pub slice: super::stats::SliceArgs,
+    pub slice: super::common::SliceArgs,
     #[command(flatten)]
     pub jobs: super::jobs::JobsArgs,
     /// Decode every record through the decoder's events, never stepping over records that
@@ -54,601 +56,191 @@ pub struct CheckArgs {
     /// also cut the trace, and each thread compares the decoder's state where its part ends
     /// with the stored checkpoint (the checkpoints' declared times are verified by `-j 1`).
     #[command(flatten)]
-    pub seek: super::index::SeekArgs,
+    pub seek: super::common::SeekArgs,
 }
 
 /// Run `mtf check`.
 pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
-    super::index::refuse_both_stdin(&args.trace, args.seek.index.as_deref())?;
+    let options = CheckOptions {
+        max_errors: args.max_errors,
+        semantic: !args.no_semantic,
+        max_ids: args.max_ids,
+        // With --quiet, no piece of information is shown.
+        max_info: if quiet() { 0 } else { args.max_info },
+        slice: args.slice.slice(),
+        jobs: args.jobs.jobs(),
+        scan: !args.no_scan,
+        seek: args.seek.options(),
+    };
+    options
+        .seek
+        .refuse_both_stdin(&args.trace)
+        .map_err(|e| usage_failure(&e))?;
     // Decoded as it arrives unless -j asks for threads or an index is there to verify.
-    let stream =
-        args.jobs.jobs.is_none_or(|j| j == 1) && !super::index::has_index(&args.trace, &args.seek);
-    let (o, damaged) =
-        super::common::open_for_pass(&args.trace, args.dtd.as_deref(), false, stream)?;
-    let reader = o.reader();
-    let mut per_type = vec![0u64; o.schema().records.len()];
-    let mut reported = 0u64;
-    let mut total = 0u64;
-    let path = input_name(&args.trace);
+    let stream = options.streams(&args.trace);
+    let (o, _) = super::common::open_for_pass(&args.trace, args.dtd.as_deref(), false, stream)?;
     // A closed pipe (`mtf check T | head -1`) ends the command quietly with status 0; any other
     // failure to write is an I/O error (status 2): see `Failure::from`.
-    let mut out = StdoutSink::new();
-    if let Some(e) = o.damage() {
-        total += 1;
-        reported += 1;
-        writeln!(out, "{path}: {}", e.innermost())?;
-    } else if damaged {
-        // The compressed stream ended early (reported on standard error when it was read).
-        total += 1;
+    let mut lines = Lines {
+        out: StdoutSink::new(),
+        bar: Progress::new(o.reader().bytes().len() as u64, "checking", quiet()),
+        path: input_name(&args.trace).into_owned(),
+    };
+    let faults = super::jobs::faults(&o);
+    let report = check(&o, &args.trace, &options, faults, &mut lines).map_err(command_failure)?;
+    let mut out = lines.out;
+    summary(&mut out, &o, args, &report)?;
+    let status = verdict(&mut out, args, &report)?;
+    out.finish()?;
+    Ok(status)
+}
+
+/// Where `mtf check` writes what it finds: standard output, the trace named first, around the
+/// progress bar.
+struct Lines {
+    out: StdoutSink,
+    bar: Progress,
+    path: String,
+}
+
+impl Lines {
+    fn line(&mut self, line: &str) -> std::io::Result<()> {
+        let out = &mut self.out;
+        self.bar.suspend(|| -> std::io::Result<()> {
+            writeln!(out, "{line}")?;
+            out.flush()
+        })
     }
-    let mut bar = Progress::new(reader.bytes().len() as u64, "checking", quiet());
-    let mut n = 0u64;
-    let mut check = Check::new(o.schema());
-    check.set_limit(args.max_ids);
-    let semantic = !args.no_semantic && check.is_declared();
-    let mut info_shown = 0u64;
-    // Findings are reported after the decoding problems of their record.
-    let show = |check: &Check<'_>,
-                found: &[Finding],
-                reported: &mut u64,
-                info_shown: &mut u64,
-                bar: &mut Progress,
-                out: &mut StdoutSink|
-     -> std::io::Result<()> {
-        for f in found {
-            let line = match f.severity {
-                Severity::Error if *reported < args.max_errors => {
-                    *reported += 1;
-                    format!("{path}: {}", check.describe(f))
-                }
-                Severity::Info if *info_shown < args.max_info && !quiet() => {
-                    *info_shown += 1;
-                    format!("{path}: info: {}", check.describe(f))
-                }
-                _ => continue,
-            };
-            bar.suspend(|| -> std::io::Result<()> {
-                writeln!(out, "{line}")?;
-                out.flush()
-            })?;
-        }
-        Ok(())
-    };
-    // Before a slice, records are interpreted but their findings neither shown nor counted.
-    args.slice.need_declared_time(o.schema(), &args.trace)?;
-    let mut slicer = super::heap::Slicer::new(&o, args.slice.window()?)?;
-    let mut inside = true;
-    let mut before: Option<Vec<(FindingKind, Severity, u64)>> = None;
-    // The index beside the trace is verified on the way (not with a slice: reading may stop
-    // early).
-    let mut index_problems = 0u64;
-    let found = if args.slice.from.is_none() && args.slice.to.is_none() {
-        super::index::find_for(&args.trace, &args.seek)
-    } else {
-        if let Some(named) = &args.seek.index {
-            // Named but not verified: said, not silently ignored.
-            super::common::line_to_stderr(&format!(
-                "warning: {} is not verified: only a check of the whole trace (without --from \
-                 or --to) verifies a seek index",
-                input_name(named)
-            ));
-        }
-        None
-    };
-    let index = match found {
-        Some(Ok(idx)) => Some(idx),
-        Some(Err(e)) => {
-            // An index that cannot be read is reported like a problem.
-            total += 1;
-            index_problems += 1;
-            reported += 1;
-            writeln!(out, "{e}")?;
-            None
-        }
-        None => None,
-    };
-    // Validating only, over the whole trace: the workers count and collect the problems
-    // themselves, and only those cross to this thread.
-    let validate_only = !semantic && args.slice.window()?.is_all();
-    let jobs = args.jobs.decide(!validate_only);
-    // Design: an index found beside the trace is verified by building the one a full decode
-    // takes, checkpoint by checkpoint, with its spacing and declared times, which needs the
-    // whole decode on one thread: so it is by default. With `-j N` asked for, validating only,
-    // its checkpoints cut the trace instead and each thread compares the decoder's state where
-    // its part ends with the stored checkpoint; the spacing and times are left to `-j 1` (or
-    // `mtf index --check`), and the message says so.
-    let asked = args.jobs.jobs.is_some_and(|n| n != 1);
-    let plan = match &index {
-        Some(idx) if validate_only && asked && jobs.threads() > 1 => {
-            metatf::parallel::plan_indexed(&reader, idx).ok()
-        }
-        Some(_) => None,
-        None => super::jobs::plan(&reader, &jobs, None),
-    };
-    if let Some(plan) = plan.as_ref().filter(|_| validate_only) {
-        let mut shown = |p: &dyn std::fmt::Display, bar: &mut Progress| -> std::io::Result<()> {
-            total += 1;
-            if reported < args.max_errors {
-                reported += 1;
-                bar.suspend(|| -> std::io::Result<()> {
-                    writeln!(out, "{path}: {p}")?;
-                    out.flush()
-                })?;
-            }
-            Ok(())
+}
+
+impl CheckSink for Lines {
+    fn problem(&mut self, problem: &dyn Display) -> std::io::Result<()> {
+        let line = format!("{}: {problem}", self.path);
+        self.line(&line)
+    }
+
+    fn index_problem(&mut self, e: &IndexError) -> std::io::Result<()> {
+        self.line(&e.to_string())
+    }
+
+    fn finding(&mut self, text: &str, info: bool) -> std::io::Result<()> {
+        let line = if info {
+            format!("{}: info: {text}", self.path)
+        } else {
+            format!("{}: {text}", self.path)
         };
-        let (dropped, differs) = parallel_validate(
-            &o,
-            &reader,
-            plan,
-            &jobs,
-            args.max_errors,
-            !args.no_scan,
-            &mut per_type,
-            &mut bar,
-            &mut shown,
-        )?;
-        bar.finish();
-        total += dropped;
-        if let Some(idx) = &index {
-            let verdict = match differs {
-                None => Ok(()),
-                Some(i) => Err(metatf::index::IndexError::Mismatch {
-                    name: idx.name().to_string(),
-                    checkpoint: i,
-                    record: idx.entries()[i].record,
-                    what: "the metadata state differs".into(),
-                }),
-            };
-            if report_index(
-                idx,
-                verdict,
-                Some(jobs.threads()),
-                &mut total,
-                &mut reported,
-                args.max_errors,
-                &mut out,
-            )? {
-                index_problems += 1;
-            }
+        self.line(&line)
+    }
+
+    fn index_valid(
+        &mut self,
+        name: &str,
+        checkpoints: usize,
+        threads: Option<usize>,
+    ) -> std::io::Result<()> {
+        if quiet() {
+            return Ok(());
         }
-    } else {
-        let mut builder = index
-            .as_ref()
-            .map(|i| metatf::index::Builder::new(&reader, i.options()));
-        // Validating only on one thread: records that cannot be invalid but for their length
-        // are stepped over without events (`Records::scan`).
-        let scan =
-            validate_only && !args.no_scan && !builder.as_ref().is_some_and(|b| b.needs_values());
-        let dropped = super::jobs::with_events(
-            &o,
-            &reader,
-            plan.as_ref(),
-            &jobs,
-            !semantic && !builder.as_ref().is_some_and(|b| b.needs_values()),
-            |records| -> Result<u64, Failure> {
-                // The index is verified only on one thread (no plan): `records` is then the
-                // decoder itself, whose checkpoints the builder takes.
-                loop {
-                    if let Some(b) = builder.as_mut() {
-                        if let Some(r) = records.as_records() {
-                            b.before_next(r);
-                        }
-                    }
-                    if scan {
-                        scan_some(records, &mut builder, &mut per_type, &mut n, &mut bar);
-                    }
-                    let Some(event) = records.next_event() else {
-                        break;
-                    };
-                    let problem: &dyn std::fmt::Display = match &event {
-                        Event::Record(v) => {
-                            if let Some(b) = builder.as_mut() {
-                                b.record(v);
-                            }
-                            match slicer.place(v) {
-                                Place::Before => {
-                                    inside = false;
-                                    if semantic {
-                                        check.record(v);
-                                    }
-                                    continue;
-                                }
-                                Place::After => break,
-                                Place::Inside if !inside => {
-                                    inside = true;
-                                    before = Some(check.counts().collect());
-                                }
-                                Place::Inside => {}
-                            }
-                            per_type[v.record_id() as usize] += 1;
-                            n += 1;
-                            bar.record(v.offset(), n);
-                            if semantic {
-                                let found = check.record(v);
-                                if !found.is_empty() {
-                                    let found = found.to_vec();
-                                    show(
-                                        &check,
-                                        &found,
-                                        &mut reported,
-                                        &mut info_shown,
-                                        &mut bar,
-                                        &mut out,
-                                    )?;
-                                }
-                            }
-                            continue;
-                        }
-                        Event::Problem(p) => p,
-                        Event::Damage(d) => d,
-                    };
-                    if !inside {
-                        continue;
-                    }
-                    total += 1;
-                    if reported < args.max_errors {
-                        reported += 1;
-                        bar.suspend(|| -> std::io::Result<()> {
-                            writeln!(out, "{path}: {problem}")?;
-                            out.flush()
-                        })?;
-                    }
-                }
-                Ok(records.dropped_problems())
-            },
-        )?;
-        if semantic {
-            check.finish_each(|check, f| {
-                show(
-                    check,
-                    std::slice::from_ref(f),
-                    &mut reported,
-                    &mut info_shown,
-                    &mut bar,
-                    &mut out,
-                )
-            })?;
-        }
-        bar.finish();
-        total += dropped;
-        if let (Some(idx), Some(b)) = (&index, builder) {
-            let verdict = idx
-                .fits(&reader)
-                .and_then(|()| idx.verify(&b.finish(idx.name())));
-            if report_index(
-                idx,
-                verdict,
-                None,
-                &mut total,
-                &mut reported,
-                args.max_errors,
-                &mut out,
-            )? {
-                index_problems += 1;
-            }
+        match threads {
+            None => writeln!(self.out, "{name}: index valid ({checkpoints} checkpoints)"),
+            Some(n) => writeln!(
+                self.out,
+                "{name}: index states valid ({checkpoints} checkpoints, on {n} threads; their \
+                 spacing and times are verified by -j 1)"
+            ),
         }
     }
-    // Counts within the slice: what was counted before it is taken away.
-    let before = before.unwrap_or_default();
-    let earlier = |kind: FindingKind, sev: Severity| {
-        before
-            .iter()
-            .find(|(k, s, _)| *k == kind && *s == sev)
-            .map_or(0, |x| x.2)
-    };
-    let counts: Vec<(FindingKind, Severity, u64)> = check
-        .counts()
-        .map(|(k, s, n)| (k, s, n - earlier(k, s)))
-        .filter(|x| x.2 > 0)
-        .collect();
-    let count = |sev: Severity| -> u64 { counts.iter().filter(|x| x.1 == sev).map(|x| x.2).sum() };
-    let semantic_errors = count(Severity::Error);
-    total += semantic_errors;
-    let checked: u64 = per_type.iter().sum();
+
+    fn progress(&mut self, offset: u64, records: u64) {
+        self.bar.record(offset, records);
+    }
+
+    fn done(&mut self) {
+        self.bar.finish();
+    }
+
+    fn warning(&mut self, w: Warning) {
+        super::common::warn(w);
+    }
+}
+
+/// The records checked per type, the findings of the semantic pass per kind, and how many
+/// problems were not shown.
+fn summary(
+    out: &mut StdoutSink,
+    o: &Opened,
+    args: &CheckArgs,
+    report: &CheckReport,
+) -> std::io::Result<()> {
+    let checked: u64 = report.per_type.iter().sum();
     if !quiet() {
         writeln!(out, "records checked: {checked}")?;
-        for (rid, n) in per_type.iter().enumerate() {
+        for (rid, n) in report.per_type.iter().enumerate() {
             if *n > 0 {
                 writeln!(out, "  {:<24} {n:>12}", o.schema().record(rid as u32).name)?;
             }
         }
     }
-    if semantic && !quiet() {
-        let infos = count(Severity::Info);
+    if report.semantic && !quiet() {
+        let infos = report.count(Severity::Info);
         writeln!(
             out,
-            "semantic checks (analysis/{}): {semantic_errors} problem(s), {infos} piece(s) of information",
-            o.schema().analysis.version
+            "semantic checks (analysis/{}): {} problem(s), {infos} piece(s) of information",
+            o.schema().analysis.version,
+            report.count(Severity::Error)
         )?;
-        for (kind, sev, n) in counts {
+        for (kind, sev, n) in &report.findings {
             writeln!(out, "  {:<32} {:<6} {n:>12}", kind.name(), sev.keyword())?;
         }
-        if infos > info_shown {
+        if infos > report.infos_shown {
             writeln!(
                 out,
                 "… {} more piece(s) of information not shown (--max-info {})",
-                infos - info_shown,
+                infos - report.infos_shown,
                 args.max_info
             )?;
         }
-    } else if args.no_semantic && check.is_declared() && !quiet() {
+    } else if args.no_semantic && report.declared && !quiet() {
         writeln!(out, "semantic checks skipped (--no-semantic)")?;
     }
-    if total > reported {
+    if report.problems > report.reported {
         writeln!(
             out,
             "… {} more problem(s) not shown (--max-errors {})",
-            total - reported,
+            report.problems - report.reported,
             args.max_errors
         )?;
     }
-    let stopped = check.interpreter().stopped();
-    let status = if total == 0 {
-        writeln!(out, "{path}: valid")?;
-        EXIT_OK
-    } else if stopped && total == 1 {
+    Ok(())
+}
+
+/// The verdict's line, and the exit status.
+fn verdict(out: &mut StdoutSink, args: &CheckArgs, report: &CheckReport) -> std::io::Result<i32> {
+    let path = input_name(&args.trace);
+    match report.verdict {
+        Verdict::Valid => {
+            writeln!(out, "{path}: valid")?;
+            return Ok(EXIT_OK);
+        }
         // Only the limit: the trace decodes, but its declarations were not all checked.
-        writeln!(
+        Verdict::Incomplete => writeln!(
             out,
             "{path}: INCOMPLETE, decodes, but semantic checks stopped at --max-ids {}",
             args.max_ids
-        )?;
-        EXIT_INVALID_TRACE
-    } else if total == index_problems {
-        // Only the index is wrong: the trace itself is not called invalid.
-        // The command that rebuilds the index checked: with `--index FILE`, that file.
-        let rebuild = match args.seek.index.as_deref().filter(|i| i.as_os_str() != "-") {
-            Some(i) => {
-                let i = input_name(i);
-                format!("rebuild it with `mtf index {path} -o {i}`, or delete {i}")
-            }
-            None => format!("rebuild it with `mtf index {path}`, or delete it"),
-        };
-        writeln!(out, "{path}: valid, but its seek index is not: {rebuild}")?;
-        EXIT_INVALID_TRACE
-    } else {
-        writeln!(out, "{path}: INVALID, {total} problem(s)")?;
-        EXIT_INVALID_TRACE
-    };
-    out.finish()?;
-    Ok(status)
-}
-
-/// Bytes scanned between two updates of the progress bar.
-const SCAN_STEP: u64 = 8 << 20;
-
-/// Step over the records from here that cannot be invalid but for their length (validating
-/// only): counted per type and in `n`, stopping where `builder` may take a checkpoint.
-fn scan_some(
-    records: &mut dyn metatf::decode::EventStream,
-    builder: &mut Option<metatf::index::Builder<'_>>,
-    per_type: &mut [u64],
-    n: &mut u64,
-    bar: &mut Progress,
-) {
-    let Some(at) = records.as_records().map(|r| r.offset()) else {
-        return;
-    };
-    let mut stop = builder
-        .as_ref()
-        .map_or(metatf::decode::ScanStop::NONE, |b| b.scan_stop());
-    stop.offset = stop.offset.min(at.saturating_add(SCAN_STEP));
-    let k = records.scan(per_type, stop);
-    if k == 0 {
-        return;
-    }
-    *n += k;
-    if let Some(r) = records.as_records() {
-        bar.set(r.offset(), *n);
-        if let Some(b) = builder.as_mut() {
-            b.scanned(r, k);
-            b.before_next(r);
-        }
-    }
-}
-
-/// What a worker finds in a chunk when validating only.
-struct Validated {
-    per_type: Vec<u64>,
-    /// The first problems, in order (at most `--max-errors`: no more can be shown).
-    problems: Vec<Found>,
-    /// Problems beyond those.
-    more: u64,
-    records: u64,
-    damaged: bool,
-    dropped: u64,
-    end: u64,
-    /// Whether the decoder's state where the chunk ends differs from the stored checkpoint the
-    /// next chunk starts at.
-    differs: bool,
-}
-
-enum Found {
-    Problem(Box<metatf::decode::Problem>),
-    Damage(Box<metatf::decode::Damage>),
-}
-
-/// `mtf check --no-semantic` (or a DTD without analysis declarations) on several threads: each
-/// worker counts its chunk's records per type and keeps its first problems; here they are
-/// shown in trace order with the trace's record numbers, as one thread shows them. The
-/// problems dropped by the decoders, and the first checkpoint of the plan's index at which the
-/// decoder's state differs from the stored one.
-#[allow(clippy::too_many_arguments)]
-fn parallel_validate(
-    o: &metatf::Opened,
-    reader: &metatf::decode::Reader<'_>,
-    plan: &metatf::parallel::Plan,
-    jobs: &super::jobs::JobsArgs,
-    max_errors: u64,
-    scan: bool,
-    per_type: &mut [u64],
-    bar: &mut Progress,
-    show: &mut dyn FnMut(&dyn std::fmt::Display, &mut Progress) -> std::io::Result<()>,
-) -> Result<(u64, Option<usize>), Failure> {
-    use metatf::parallel::From;
-    let types = per_type.len();
-    let ids: Vec<usize> = (0..plan.chunks.len()).collect();
-    let work = |r: &mut metatf::decode::Reader<'_>, &i: &usize| {
-        let chunk = &plan.chunks[i];
-        let mut v = Validated {
-            per_type: vec![0; types],
-            problems: Vec::new(),
-            more: 0,
-            records: 0,
-            damaged: false,
-            dropped: 0,
-            end: chunk.bytes,
-            differs: false,
-        };
-        let mut records = chunk.records(r);
-        records.skip_values(true);
-        while chunk.before(&records) {
-            if records.next().is_none() {
-                break;
-            }
-        }
-        let (start, dropped) = (records.count(), records.dropped_problems());
-        let stop = metatf::decode::ScanStop {
-            records: chunk.until.unwrap_or(u64::MAX),
-            offset: u64::MAX,
-        };
-        while !chunk.ended(&records) {
-            // Records that cannot be invalid but for their length, without events.
-            if scan && records.scan(&mut v.per_type, stop) > 0 {
-                v.end = records.offset();
-                if chunk.ended(&records) {
-                    break;
+        )?,
+        Verdict::IndexInvalid => {
+            // Only the index is wrong: the trace itself is not called invalid. The command
+            // that rebuilds the index checked: with `--index FILE`, that file.
+            let rebuild = match args.seek.index.as_deref().filter(|i| i.as_os_str() != "-") {
+                Some(i) => {
+                    let i = input_name(i);
+                    format!("rebuild it with `mtf index {path} -o {i}`, or delete {i}")
                 }
-            }
-            let Some(e) = records.next() else { break };
-            let found = match e {
-                Event::Record(view) => {
-                    v.per_type[view.record_id() as usize] += 1;
-                    v.end = view.offset() + view.len();
-                    continue;
-                }
-                Event::Problem(p) => Found::Problem(p),
-                Event::Damage(d) => {
-                    v.damaged = true;
-                    Found::Damage(d)
-                }
+                None => format!("rebuild it with `mtf index {path}`, or delete it"),
             };
-            if (v.problems.len() as u64) < max_errors {
-                v.problems.push(found);
-            } else {
-                v.more += 1;
-            }
+            writeln!(out, "{path}: valid, but its seek index is not: {rebuild}")?;
         }
-        v.records = records.count() - start;
-        v.dropped = records.dropped_problems() - dropped;
-        // Where the next chunk resumes, the decoder must stand as the stored checkpoint says.
-        if let Some(From::Checkpoint(cp)) = plan.chunks.get(i + 1).map(|c| &c.from) {
-            let (mut here, mut stored) = (Vec::new(), Vec::new());
-            records.checkpoint().to_bytes(r.schema(), &mut here);
-            cp.to_bytes(r.schema(), &mut stored);
-            v.differs = here != stored;
-        }
-        v
-    };
-    metatf::parallel::ordered(
-        jobs.threads(),
-        &ids,
-        || o.reader(),
-        work,
-        |outputs| -> Result<(u64, Option<usize>), Failure> {
-            let (mut first, mut exact, mut dropped) = (0u64, true, 0u64);
-            let (mut checkpoints, mut differs) = (0usize, None);
-            for chunk in &plan.chunks {
-                if matches!(chunk.from, From::Checkpoint(_)) {
-                    checkpoints += 1;
-                }
-                metatf::parallel::release_behind(o, reader, chunk);
-                let Some(v) = outputs.next() else { break };
-                // A chunk from a checkpoint counts records as the whole trace does.
-                let (shift, keep) = match chunk.first_index {
-                    Some(f) => {
-                        first = f;
-                        (0, true)
-                    }
-                    None => (first, exact),
-                };
-                for found in v.problems {
-                    match found {
-                        Found::Problem(mut p) => {
-                            metatf::parallel::shift_position(&mut p.at, shift, keep);
-                            show(&p, bar)?;
-                        }
-                        Found::Damage(mut d) => {
-                            metatf::parallel::shift_position(&mut d.at, shift, keep);
-                            show(&d, bar)?;
-                        }
-                    }
-                }
-                for _ in 0..v.more {
-                    show(&"", bar)?;
-                }
-                for (t, n) in per_type.iter_mut().zip(&v.per_type) {
-                    *t += n;
-                }
-                first += v.records;
-                exact &= !v.damaged;
-                dropped += v.dropped;
-                if v.differs && differs.is_none() {
-                    // The checkpoint the next chunk starts at.
-                    differs = Some(checkpoints);
-                }
-                bar.record(v.end, first);
-            }
-            if !plan.counted {
-                if let Some(p) = reader.record_count_problem(first, exact) {
-                    show(&p, bar)?;
-                }
-            }
-            Ok((dropped, differs))
-        },
-    )
-}
-
-/// Report the verdict on a verified index: a line when it is valid, else a problem (`check`
-/// fails until the index is rebuilt). Returns whether it was a problem.
-fn report_index(
-    idx: &metatf::index::Index,
-    verdict: Result<(), metatf::index::IndexError>,
-    threads: Option<usize>,
-    total: &mut u64,
-    reported: &mut u64,
-    max_errors: u64,
-    out: &mut StdoutSink,
-) -> std::io::Result<bool> {
-    match verdict {
-        Ok(()) => {
-            if !quiet() {
-                match threads {
-                    None => writeln!(
-                        out,
-                        "{}: index valid ({} checkpoints)",
-                        idx.name(),
-                        idx.entries().len()
-                    )?,
-                    Some(n) => writeln!(
-                        out,
-                        "{}: index states valid ({} checkpoints, on {n} threads; their spacing \
-                         and times are verified by -j 1)",
-                        idx.name(),
-                        idx.entries().len()
-                    )?,
-                }
-            }
-        }
-        Err(e) => {
-            *total += 1;
-            if *reported < max_errors {
-                *reported += 1;
-                writeln!(out, "{e}")?;
-            }
-            return Ok(true);
-        }
+        Verdict::Invalid => writeln!(out, "{path}: INVALID, {} problem(s)", report.problems)?,
     }
-    Ok(false)
+    Ok(EXIT_INVALID_TRACE)
 }

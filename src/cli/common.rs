@@ -613,46 +613,6 @@ fn open_failure(path: &Path, dtd: Option<&Path>, e: &OpenError) -> Failure {
     }
 }
 
-/// Whether `r` is one of the records `mtf import` writes beside the format's own (the built-in
-/// fragment `import`, docs/format.md §3.5: the origin with its mapping file, parts, ZIP entries,
-/// lines kept verbatim): `--data-only` leaves them out, as it leaves out built-ins, for they are
-/// the import's bookkeeping, not records of the trace. The fragment's records are the only ones
-/// of the global scope named `import_…` with a tag in 247..=254 (a DTD that includes it cannot
-/// declare another).
-pub fn is_import_record(r: &metatf::dtd::RecordType) -> bool {
-    r.name.starts_with("import_") && (247..=254).contains(&r.tag)
-}
-
-/// Resolve a `--section` argument (a name, an id, or `global`) against a schema. A section the
-/// DTD names `global` is found by that name; the global region is then `0`.
-pub fn section_arg(schema: &Schema, arg: &str) -> Result<u8, Failure> {
-    if let Ok(n) = arg.parse::<u8>() {
-        if schema.scope_for(n).is_some() {
-            return Ok(n);
-        }
-    }
-    if let Some(s) = schema.scopes.iter().find(|s| s.id != 0 && s.name == arg) {
-        return Ok(s.id);
-    }
-    if arg == "global" {
-        return Ok(0);
-    }
-    let names: Vec<_> = schema
-        .scopes
-        .iter()
-        .filter(|s| s.id != 0)
-        .map(|s| format!("{} ({})", s.name, s.id))
-        .collect();
-    Err(error(
-        EXIT_USAGE,
-        "mtf::usage::section",
-        format!(
-            "no section `{arg}` in the DTD; it declares: global (0), {}",
-            names.join(", ")
-        ),
-    ))
-}
-
 static DEFER_DAMAGE: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 static DAMAGED: std::sync::atomic::AtomicBool = std::sync::atomic::AtomicBool::new(false);
 
@@ -712,5 +672,176 @@ fn protect_dtd(o: &Opened) {
     if let DtdSource::Explicit(p) | DtdSource::TraceDir(p) | DtdSource::EnvPath(p) = o.dtd_source()
     {
         metatf::io::protect_input(p);
+    }
+}
+
+// ------------------------------------------------------------------------------------------
+// What the reading subcommands share: their options as clap arguments (turned into the
+// library's `metatf::command` options), the library's warnings and errors rendered, and the
+// statistics run of `stats`, `diff`, `plot` and `report`.
+
+/// The slice of a trace: `--from`/`--to`.
+#[derive(Debug, clap::Args, Clone)]
+pub struct SliceArgs {
+    /// Start at this record index (`1234`) or declared time (`t1234`), inclusive.
+    #[arg(long, value_name = "RECORD|tTIME")]
+    pub from: Option<metatf::analysis::stats::Bound>,
+    /// End before this record index (`1234`) or declared time (`t1234`).
+    #[arg(long, value_name = "RECORD|tTIME")]
+    pub to: Option<metatf::analysis::stats::Bound>,
+}
+
+impl SliceArgs {
+    /// The library's slice.
+    pub fn slice(&self) -> metatf::command::slice::Slice {
+        metatf::command::slice::Slice {
+            from: self.from,
+            to: self.to,
+        }
+    }
+
+    /// The window; an empty one is a usage error.
+    pub fn window(&self) -> Result<metatf::analysis::stats::Window, Failure> {
+        self.slice().window().map_err(|e| usage_failure(&e))
+    }
+}
+
+/// Where the reading subcommands find a seek index.
+#[derive(Debug, clap::Args, Clone, Default)]
+pub struct SeekArgs {
+    /// The seek index (default: `TRACE.idx` when it exists; made by `mtf index`, `pack`,
+    /// `compact`, `import`; `-` for standard input): `dump --from`/`--skip` start from it,
+    /// `check` verifies it, `-j` cuts the trace at its checkpoints.
+    #[arg(long, value_name = "FILE")]
+    pub index: Option<std::path::PathBuf>,
+    /// Ignore the index beside the trace.
+    #[arg(long, conflicts_with = "index")]
+    pub no_index: bool,
+}
+
+impl SeekArgs {
+    /// The library's options.
+    pub fn options(&self) -> metatf::command::seek::SeekOptions {
+        metatf::command::seek::SeekOptions {
+            index: self.index.clone(),
+            no_index: self.no_index,
+        }
+    }
+}
+
+/// The index a reading subcommand uses for `trace` (`--index FILE`, else `TRACE.idx`); one that
+/// cannot be read is a warning (reading then starts at the beginning).
+pub fn load_for(trace: &Path, args: &SeekArgs) -> Option<metatf::index::Index> {
+    args.options().load(trace, &mut warn)
+}
+
+/// Shows a warning of the library's commands on standard error.
+pub fn warn(w: metatf::command::Warning) {
+    use metatf::command::Warning;
+    let text = match w {
+        Warning::IndexSkipped(e) => format!(
+            "{}\n  (warning: decoding from the start of the trace instead)",
+            problem_text("index", &e)
+        ),
+        Warning::IndexNotForPlan(e) => format!(
+            "{}\n  (warning: decoding without the index)",
+            problem_text("index", &e)
+        ),
+        Warning::IndexNotVerified { index } => format!(
+            "warning: {index} is not verified: only a check of the whole trace (without --from \
+             or --to) verifies a seek index"
+        ),
+        Warning::PastEnd(note) => note,
+        other => format!("warning: {other:?}"),
+    };
+    line_to_stderr(&text);
+}
+
+/// The failure for a request a command cannot carry out as asked ([`exit::for_usage`]).
+pub fn usage_failure(e: &metatf::command::UsageError) -> Failure {
+    Failure::diagnostic(exit::for_usage(e), &Flat::of(e))
+}
+
+/// The failure for a command that stopped: a usage error, or its output not written (a closed
+/// pipe ends the command quietly, status 0).
+pub fn command_failure(e: metatf::command::CommandError) -> Failure {
+    use metatf::command::CommandError;
+    match e {
+        CommandError::Usage(u) => usage_failure(&u),
+        CommandError::Write(e) => Failure::from(e),
+        other => Failure::diagnostic(EXIT_USAGE, &other),
+    }
+}
+
+/// Output format of `mtf stats` and `mtf diff`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum StatsFormat {
+    /// Tables for people.
+    Text,
+    /// One JSON document (schema in docs/stats.md).
+    Json,
+}
+
+/// Opens a trace and computes its statistics (one thread, the index beside it unused).
+pub fn stats_of(
+    trace: &Path,
+    dtd: Option<&Path>,
+    window: metatf::analysis::stats::Window,
+) -> Result<metatf::analysis::stats::Stats, Failure> {
+    let options = metatf::command::stats::StatsOptions {
+        slice: metatf::command::slice::Slice {
+            from: window.from,
+            to: window.to,
+        },
+        jobs: metatf::command::events::Jobs::one(),
+        ..Default::default()
+    };
+    stats_with(trace, dtd, &options)
+}
+
+/// Opens a trace (salvaging: a damaged trace's figures are those of the records it holds, the
+/// damage reported, and the command exits 1 once its output is written) and computes its
+/// statistics.
+pub fn stats_with(
+    trace: &Path,
+    dtd: Option<&Path>,
+    options: &metatf::command::stats::StatsOptions,
+) -> Result<metatf::analysis::stats::Stats, Failure> {
+    defer_damage();
+    let (o, damaged) = open_for_pass(trace, dtd, true, options.streams(trace))?;
+    if damaged {
+        mark_damaged();
+    }
+    let faults = super::jobs::faults(&o);
+    let stats = metatf::command::stats::stats(&o, trace, options, faults, &mut warn)
+        .map_err(|e| usage_failure(&e))?;
+    warn_other_dtd(trace, dtd, &o, stats.problems);
+    Ok(stats)
+}
+
+/// Pretty JSON with a final newline.
+pub fn json_text(v: &serde_json::Value) -> String {
+    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
+    s.push('\n');
+    s
+}
+
+/// Writes `text` to `output` (a file through [`metatf::io::Output`], atomically) or standard
+/// output.
+pub fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
+    use std::io::Write;
+    match output {
+        Some(p) if p.as_os_str() != "-" => {
+            let mut out = metatf::io::Output::create(p).map_err(|e| io_failure(&e))?;
+            out.write_all(text.as_bytes())
+                .map_err(|e| io_failure(&out.error(e)))?;
+            out.commit().map_err(|e| io_failure(&e))
+        }
+        _ => {
+            let mut out = metatf::io::StdoutSink::new();
+            out.write_all(text.as_bytes())?;
+            out.finish()?;
+            Ok(())
+        }
     }
 }

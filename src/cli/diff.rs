@@ -5,10 +5,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use metatf::analysis::diff::{diff, Diff, Pair};
+use metatf::analysis::diff::{Diff, Pair};
+use metatf::command::diff::{diff, DiffOptions};
 
-use super::common::Failure;
-use super::stats::{emit, json_text, stats_of, SliceArgs, StatsFormat};
+use super::common::{emit, json_text, stats_with, usage_failure, Failure, SliceArgs, StatsFormat};
 use super::EXIT_OK;
 
 /// Arguments of `mtf diff`.
@@ -40,16 +40,14 @@ pub struct DiffArgs {
 
 /// Run `mtf diff`.
 pub fn run(args: &DiffArgs) -> Result<i32, Failure> {
-    if args.a.as_os_str() == "-" && args.b.as_os_str() == "-" {
-        return Err(super::common::error(
-            super::EXIT_USAGE,
-            "mtf::usage::stdin",
-            "standard input can be only one of the two traces",
-        ));
-    }
-    let w = args.slice.window()?;
-    let a = stats_of(&args.a, args.dtd_a.as_deref(), w)?;
-    let b = stats_of(&args.b, args.dtd_b.as_deref(), w)?;
+    let options = DiffOptions {
+        slice: args.slice.slice(),
+    };
+    let each = options
+        .check(&args.a, &args.b)
+        .map_err(|e| usage_failure(&e))?;
+    let a = stats_with(&args.a, args.dtd_a.as_deref(), &each)?;
+    let b = stats_with(&args.b, args.dtd_b.as_deref(), &each)?;
     let d = diff(&a, &b);
     let text = match args.format {
         StatsFormat::Json => json_text(&d.to_json(args.top)),

@@ -70,3 +70,11 @@ pub fn for_io(e: &IoError) -> i32 {
         _ => EXIT_USAGE,
     }
 }
+
+/// The status for a request a command of the library cannot carry out as asked
+/// (`metatf::command::UsageError`: a slice that is empty or by time without a clock, options
+/// that contradict each other, a record type or section the DTD lacks): a usage error.
+pub fn for_usage(e: &metatf::command::UsageError) -> i32 {
+    let _ = e;
+    EXIT_USAGE
+}

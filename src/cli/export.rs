@@ -44,7 +44,7 @@ pub struct ExportArgs {
     pub jobs: super::jobs::JobsArgs,
     /// Which seek index `-j` cuts the trace at.
     #[command(flatten)]
-    pub seek: super::seek::SeekArgs,
+    pub seek: super::common::SeekArgs,
 }
 
 /// The failure for an export error: its class decides the exit status; the trace's name leads
@@ -121,7 +121,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     // Decoding on the threads of `-j`, the records rendered here in trace order.
     let jobs = args.jobs.decide(true);
     let index = if jobs.threads() > 1 {
-        super::seek::load_for(&args.trace, &args.seek)
+        super::common::load_for(&args.trace, &args.seek)
     } else {
         None
     };
@@ -213,7 +213,7 @@ fn to_parquet(args: &ExportArgs) -> Result<i32, Failure> {
     let mut bar = Progress::new(reader.bytes().len() as u64, "scanning", quiet());
     let jobs = args.jobs.decide(true);
     let index = if jobs.threads() > 1 {
-        super::seek::load_for(trace, &args.seek)
+        super::common::load_for(trace, &args.seek)
     } else {
         None
     };

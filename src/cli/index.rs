@@ -11,11 +11,8 @@ use metatf::decode::Reader;
 use metatf::index::{self, BuildOptions, Index};
 
 use super::common::{error, input_name, line_to_stderr, open_salvaging, quiet, Failure};
-use super::seek::{index_failure, index_path};
+use super::seek::{index_failure, index_path, refuse_both_stdin};
 use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
-
-// The names the reading subcommands have used from this file.
-pub use super::seek::{find_for, has_index, load_for, refuse_both_stdin, start, SeekArgs};
 
 /// Arguments of `mtf index`.
 #[derive(Debug, Args)]

@@ -1,13 +1,17 @@
-//! `-j N` of `mtf check`, `dump`, `stats` and `export`: decoding on several threads, results in
-//! trace order (`metatf::parallel`).
+//! `-j N` of `mtf check`, `dump`, `stats` and `export` as a command-line option, and the
+//! command line's policy for the faults of a streamed trace (`metatf::command::events`).
+
+use std::cell::RefCell;
+use std::rc::Rc;
 
 use clap::Args;
 
+use metatf::command::events::{Faults, Jobs};
 use metatf::decode::{EventStream, Reader};
 use metatf::parallel::{self, Plan};
 use metatf::Opened;
 
-use super::common::{line_to_stderr, problem_text};
+use super::common::{line_to_stderr, Failure};
 
 /// The `-j` option.
 #[derive(Debug, Args, Clone, Copy)]
@@ -32,86 +36,68 @@ pub struct JobsArgs {
 }
 
 impl JobsArgs {
-    /// One thread.
-    pub fn one() -> JobsArgs {
-        JobsArgs {
-            jobs: Some(1),
-            chunk_bytes: parallel::CHUNK_BYTES,
-            inline_bytes: parallel::CHUNK_BYTES,
+    /// The library's options.
+    pub fn jobs(&self) -> Jobs {
+        Jobs {
+            jobs: self.jobs,
+            chunk_bytes: self.chunk_bytes,
+            inline_bytes: self.inline_bytes,
         }
     }
 
-    /// With the default decided: one thread when a sequential pass over every record bounds the
-    /// time (`sequential`), else one per core.
+    /// With the default decided ([`Jobs::decide`]).
     pub fn decide(&self, sequential: bool) -> JobsArgs {
         JobsArgs {
-            jobs: Some(self.jobs.unwrap_or(if sequential { 1 } else { 0 })),
+            jobs: self.jobs().decide(sequential).jobs,
             ..*self
         }
     }
 
     /// Threads to use.
     pub fn threads(&self) -> usize {
-        match self.jobs {
-            Some(0) => parallel::available(),
-            Some(n) => n,
-            None => 1,
-        }
+        self.jobs().threads()
     }
 }
 
-/// The plan for `reader`'s trace on `jobs` threads, or `None` when one thread does it all: cut
-/// at the checkpoints of its seek index when it has one (`TRACE.idx`, or `--index`), else at
-/// its regions.
-///
-/// The caller loads the index (once: `--index -` reads standard input).
+/// The plan for `reader`'s trace on `jobs` threads ([`Jobs::plan`]); an index that does not fit
+/// is a warning. The caller loads the index (once: `--index -` reads standard input).
 pub fn plan<'r>(
     reader: &'r Reader<'r>,
     jobs: &JobsArgs,
     index: Option<&metatf::index::Index>,
 ) -> Option<Plan> {
-    // A stream is read once, in order.
-    if jobs.threads() <= 1 || reader.is_streamed() {
-        return None;
-    }
-    if let Some(idx) = index {
-        match parallel::plan_indexed(reader, idx) {
-            Ok(plan) if plan.is_parallel() => return Some(plan),
-            Ok(_) => {}
-            Err(e) => line_to_stderr(&format!(
-                "{}\n  (warning: decoding without the index)",
-                problem_text("index", &e)
-            )),
-        }
-    }
-    let plan = parallel::plan_with(reader, jobs.chunk_bytes, jobs.inline_bytes);
-    plan.is_parallel().then_some(plan)
+    jobs.jobs().plan(reader, index, &mut super::common::warn)
 }
 
-/// Let `f` read every event of the trace in trace order: from `reader.records()` on one thread
-/// (no plan), or decoded on `jobs` threads as `plan` cuts the trace.
+/// Let `f` read every event of the trace in trace order ([`metatf::command::events::with_events`]),
+/// the faults of a streamed trace handled as [`faults`] says.
 pub fn with_events<'r, T>(
-    o: &Opened,
+    o: &'r Opened,
     reader: &'r Reader<'r>,
     plan: Option<&Plan>,
     jobs: &JobsArgs,
     skip_values: bool,
     f: impl FnOnce(&mut dyn EventStream) -> T,
 ) -> T {
-    if let Some(mut stream) = o.stream() {
-        stream.skip_values(skip_values);
-        // A damaged container or a corrupt compressed stream is found where the stream reaches
-        // it: reported as opening the same bytes as a file reports it, with its status.
-        let path = o
-            .trace()
-            .path()
-            .map_or_else(|| std::path::PathBuf::from("-"), |p| p.to_path_buf());
-        // A damaged container is found at the stream's end, after every record the bytes
-        // hold was given out: the consumer finishes (its output written) and the damage is
-        // reported after it. Anything else stops the command where it is found.
-        let at_end = std::rc::Rc::new(std::cell::RefCell::new(None));
-        let later = at_end.clone();
-        stream.on_fault(move |e| {
+    metatf::command::events::with_events(o, reader, plan, jobs.threads(), skip_values, faults(o), f)
+}
+
+/// What the command line does with the faults of a streamed trace: a damaged container or a
+/// corrupt compressed stream is found where the stream reaches it, and reported as opening the
+/// same bytes as a file reports it, with its status. A damaged container is found at the
+/// stream's end, after every record the bytes hold was given out: the consumer finishes (its
+/// output written) and the damage is reported after it. Anything else stops the command where
+/// it is found.
+pub fn faults(o: &Opened) -> Faults<'static> {
+    let path = o
+        .trace()
+        .path()
+        .map_or_else(|| std::path::PathBuf::from("-"), |p| p.to_path_buf());
+    let at_end: Rc<RefCell<Option<Failure>>> = Rc::new(RefCell::new(None));
+    let cut: Rc<RefCell<Option<Failure>>> = Rc::new(RefCell::new(None));
+    let (later, cut_in, cut_out) = (at_end.clone(), cut.clone(), cut);
+    Faults {
+        on_fault: Some(Box::new(move |e| {
             let f = super::common::stream_failure(&path, e);
             if matches!(e, metatf::stream::StreamError::Container(_)) {
                 *later.borrow_mut() = Some(f);
@@ -119,46 +105,42 @@ pub fn with_events<'r, T>(
             }
             line_to_stderr(&f.message);
             std::process::exit(f.code);
-        });
-        let out = f(&mut stream);
+        })),
         // A compressed stream cut short (salvaged): its records were given out as those of the
         // bytes it holds, and its fault is reported with the damage it left.
-        let cut = stream.input_fault().map(super::common::io_failure);
-        drop(stream);
-        let mut damage = at_end.borrow_mut().take();
-        if super::common::defers_damage() {
-            // Said as for a file whose damage is found when it is opened.
-            if let Some(f) = damage.as_mut() {
-                f.message = format!(
-                    "{}\n  (showing the records of the regions that can still be read)",
-                    f.message.trim_end()
-                );
-            }
-        }
-        let code = [&cut, &damage]
-            .iter()
-            .filter_map(|f| f.as_ref())
-            .map(|f| f.code)
-            .max();
-        for f in [cut, damage].into_iter().flatten() {
-            line_to_stderr(f.message.trim_end());
-        }
-        if let Some(code) = code {
-            // A command whose output comes after its pass (stats) writes it, and exits 1.
-            if super::common::defers_damage() {
-                super::common::mark_damaged();
-            } else {
-                std::process::exit(code);
-            }
-        }
-        return out;
+        on_cut: Some(Box::new(move |e| {
+            *cut_in.borrow_mut() = Some(super::common::io_failure(e));
+        })),
+        on_end: Some(Box::new(move || report_end(cut_out.take(), at_end.take()))),
     }
-    match plan {
-        None => {
-            let mut records = reader.records();
-            records.skip_values(skip_values);
-            f(&mut records)
+}
+
+/// After a streamed pass: the fault of a stream cut short and the damage found at its end.
+fn report_end(cut: Option<Failure>, mut damage: Option<Failure>) {
+    let defers = super::common::defers_damage();
+    if defers {
+        // Said as for a file whose damage is found when it is opened.
+        if let Some(f) = damage.as_mut() {
+            f.message = format!(
+                "{}\n  (showing the records of the regions that can still be read)",
+                f.message.trim_end()
+            );
         }
-        Some(plan) => parallel::events(o, reader, plan, jobs.threads(), skip_values, |e| f(e)),
+    }
+    let code = [&cut, &damage]
+        .iter()
+        .filter_map(|f| f.as_ref())
+        .map(|f| f.code)
+        .max();
+    for f in [cut, damage].into_iter().flatten() {
+        line_to_stderr(f.message.trim_end());
+    }
+    if let Some(code) = code {
+        // A command whose output comes after its pass (stats) writes it, and exits 1.
+        if defers {
+            super::common::mark_damaged();
+        } else {
+            std::process::exit(code);
+        }
     }
 }

@@ -10,7 +10,6 @@ mod common;
 mod compact;
 mod diff;
 mod dump;
-mod heap;
 mod index;
 mod info;
 mod jobs;

@@ -7,8 +7,7 @@ use clap::Args;
 
 use metatf::analysis::report;
 
-use super::common::{input_name, Failure};
-use super::stats::{stats_of, SliceArgs};
+use super::common::{input_name, stats_of, Failure, SliceArgs};
 use super::write::write_file;
 use super::{EXIT_OK, EXIT_USAGE};
 

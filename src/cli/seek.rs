@@ -1,30 +1,17 @@
-//! Where the reading subcommands find a seek index (`--index`, `--no-index`, `TRACE.idx`),
-//! and the index `pack`, `compact` and `import` write beside their output (`--with-index`,
-//! `--no-index`): what the subcommands share about seek indexes.
+//! The seek index the writing subcommands put beside their output (`pack`, `compact`, `import`:
+//! `--with-index`, `--no-index`), and where `mtf index` finds one; the reading subcommands'
+//! `--index`/`--no-index` are `common::SeekArgs`.
 
 use std::path::{Path, PathBuf};
 
 use clap::Args;
 
 use metatf::command::index::{index_beside, BesideError};
-use metatf::decode::{Reader, Records};
-use metatf::index::{self, Index, IndexError, Target};
 
-use super::common::{error, input_name, io_failure, line_to_stderr, problem_text, quiet, Failure};
+use metatf::index::{self, IndexError};
+
+use super::common::{error, input_name, io_failure, line_to_stderr, quiet, Failure};
 use super::{EXIT_INVALID_TRACE, EXIT_USAGE};
-
-/// Where the reading subcommands find a seek index.
-#[derive(Debug, Args, Clone, Default)]
-pub struct SeekArgs {
-    /// The seek index (default: `TRACE.idx` when it exists; made by `mtf index`, `pack`,
-    /// `compact`, `import`; `-` for standard input): `dump --from`/`--skip` start from it,
-    /// `check` verifies it, `-j` cuts the trace at its checkpoints.
-    #[arg(long, value_name = "FILE")]
-    pub index: Option<PathBuf>,
-    /// Ignore the index beside the trace.
-    #[arg(long, conflicts_with = "index")]
-    pub no_index: bool,
-}
 
 /// Refuse reading both the trace and its index from standard input.
 pub fn refuse_both_stdin(trace: &Path, index: Option<&Path>) -> Result<(), Failure> {
@@ -50,59 +37,6 @@ pub fn index_path(trace: &Path, given: Option<&Path>) -> Option<PathBuf> {
     given
         .map(Path::to_path_buf)
         .or_else(|| index::sidecar(trace))
-}
-
-/// Whether a seek index is named, or found beside `trace`: a stream is then not decoded as it
-/// arrives (an index seeks, and `-j` cuts the trace at its checkpoints).
-pub fn has_index(trace: &Path, args: &SeekArgs) -> bool {
-    !args.no_index
-        && index_path(trace, args.index.as_deref())
-            .is_some_and(|p| args.index.is_some() || p.is_file())
-}
-
-/// The index a reading subcommand uses for `trace`: `--index FILE`, else `TRACE.idx` when it
-/// exists; `None` with `--no-index` or without either. An index that cannot be read is an
-/// error for the caller to report.
-pub fn find_for(trace: &Path, args: &SeekArgs) -> Option<Result<Index, IndexError>> {
-    if args.no_index {
-        return None;
-    }
-    let path = index_path(trace, args.index.as_deref())?;
-    if args.index.is_none() && !path.is_file() {
-        return None;
-    }
-    Some(Index::load(&path))
-}
-
-/// As [`find_for`], an index that cannot be read reported as a warning (reading then starts
-/// at the beginning).
-pub fn load_for(trace: &Path, args: &SeekArgs) -> Option<Index> {
-    match find_for(trace, args)? {
-        Ok(idx) => Some(idx),
-        Err(e) => {
-            warn(&e);
-            None
-        }
-    }
-}
-
-fn warn(e: &IndexError) {
-    line_to_stderr(&format!(
-        "{}\n  (warning: decoding from the start of the trace instead)",
-        problem_text("index", e)
-    ));
-}
-
-/// A decode from the checkpoint of `idx` nearest before `target`, or `None` (decode from the
-/// start) when there is none before it or the index does not fit (reported as a warning).
-pub fn start<'r>(idx: &Index, reader: &'r Reader<'r>, target: Target) -> Option<Records<'r>> {
-    match idx.seek(reader, target) {
-        Ok(found) => found.map(|(_, records)| records),
-        Err(e) => {
-            warn(&e);
-            None
-        }
-    }
 }
 
 /// Traces from this size on get a seek index from `pack`, `compact` and `import` by default.

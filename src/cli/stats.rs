@@ -2,88 +2,15 @@
 //! (peak live bytes and when, totals, leaks, temporary allocations, lifetimes, sizes, top sites).
 
 use std::fmt::Write as _;
-use std::io::Write;
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 
-use clap::{Args, ValueEnum};
+use clap::Args;
 
-use metatf::analysis::stats::{
-    compute_from, At, Bound, Clock, SiteOrder, SiteSummary, SizeClass, SpaceSummary, Stats, Window,
-};
-use metatf::io::{Output, StdoutSink};
+use metatf::analysis::stats::{At, Clock, SiteOrder, SiteSummary, SizeClass, SpaceSummary, Stats};
+use metatf::command::stats::StatsOptions;
 
-use super::common::{io_failure, Failure};
-use super::heap::source_for;
+use super::common::{emit, json_text, stats_with, Failure, SeekArgs, SliceArgs, StatsFormat};
 use super::EXIT_OK;
-
-/// Output format of `mtf stats` and `mtf diff`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
-pub enum StatsFormat {
-    /// Tables for people.
-    Text,
-    /// One JSON document (schema in docs/stats.md).
-    Json,
-}
-
-/// The slice of a trace: `--from`/`--to`.
-#[derive(Debug, Args, Clone)]
-pub struct SliceArgs {
-    /// Start at this record index (`1234`) or declared time (`t1234`), inclusive.
-    #[arg(long, value_name = "RECORD|tTIME")]
-    pub from: Option<Bound>,
-    /// End before this record index (`1234`) or declared time (`t1234`).
-    #[arg(long, value_name = "RECORD|tTIME")]
-    pub to: Option<Bound>,
-}
-
-impl SliceArgs {
-    /// The window; an empty one (`--from` at or after `--to`, both records or both times) is
-    /// a usage error.
-    pub fn window(&self) -> Result<Window, Failure> {
-        let empty = match (self.from, self.to) {
-            (Some(Bound::Record(a)), Some(Bound::Record(b)))
-            | (Some(Bound::Time(a)), Some(Bound::Time(b))) => a >= b,
-            _ => false,
-        };
-        if empty {
-            return Err(super::common::error(
-                super::EXIT_USAGE,
-                "mtf::usage::slice",
-                "the slice is empty: --from must come before --to (--to is exclusive)",
-            ));
-        }
-        Ok(Window {
-            from: self.from,
-            to: self.to,
-        })
-    }
-
-    /// A slice by time needs a clock: a trace whose DTD declares no time (docs/format.md
-    /// §14.4) is refused at once (`stats` also refuses a declared time that never moves, which
-    /// only a pass can tell).
-    pub fn need_declared_time(
-        &self,
-        schema: &metatf::dtd::Schema,
-        trace: &Path,
-    ) -> Result<(), Failure> {
-        let by_time = [self.from, self.to].into_iter().find_map(|b| match b {
-            Some(Bound::Time(t)) => Some(t),
-            _ => None,
-        });
-        match by_time {
-            Some(t) if schema.analysis.time_unit.is_none() => Err(super::common::error(
-                super::EXIT_USAGE,
-                "mtf::usage::no_clock",
-                format!(
-                    "{}: cannot slice by time (t{t}): the trace's DTD declares no time \
-                     (docs/format.md §14.4); slice by record instead (--from N, --to N)",
-                    metatf::escape::escape_path(trace)
-                ),
-            )),
-            _ => Ok(()),
-        }
-    }
-}
 
 /// Arguments of `mtf stats`.
 #[derive(Debug, Args)]
@@ -112,129 +39,19 @@ pub struct StatsArgs {
     pub jobs: super::jobs::JobsArgs,
     /// The seek index whose checkpoints cut the trace for `-j`.
     #[command(flatten)]
-    pub seek: super::index::SeekArgs,
-}
-
-/// Opens a trace and computes its statistics.
-pub fn stats_of(trace: &Path, dtd: Option<&Path>, window: Window) -> Result<Stats, Failure> {
-    stats_on(
-        trace,
-        dtd,
-        window,
-        &super::jobs::JobsArgs::one(),
-        &super::index::SeekArgs::default(),
-    )
-}
-
-/// [`stats_of`], decoding on `jobs` threads (the heap events are interpreted here, in order).
-pub fn stats_on(
-    trace: &Path,
-    dtd: Option<&Path>,
-    window: Window,
-    jobs: &super::jobs::JobsArgs,
-    seek: &super::index::SeekArgs,
-) -> Result<Stats, Failure> {
-    // One pass in order unless -j asks for more threads or an index is there to cut at.
-    let stream = jobs.jobs.is_none_or(|j| j == 1) && !super::index::has_index(trace, seek);
-    // A damaged trace (cut short by a crashed tracer, plain or compressed) is read as dump and
-    // check read it: the figures are those of the records it holds, the damage reported, and
-    // the command exits 1 once its output is written.
-    super::common::defer_damage();
-    let (o, damaged) = super::common::open_for_pass(trace, dtd, true, stream)?;
-    if damaged {
-        super::common::mark_damaged();
-    }
-    let reader = o.reader();
-    let mut source = source_for(&o)?;
-    let jobs = &jobs.decide(true);
-    let index = if jobs.threads() > 1 {
-        super::index::load_for(trace, seek)
-    } else {
-        None
-    };
-    let plan = super::jobs::plan(&reader, jobs, index.as_ref());
-    let stats = super::jobs::with_events(&o, &reader, plan.as_ref(), jobs, false, |records| {
-        compute_from(&reader, records, source.as_mut(), window)
-    });
-    check_slice(trace, &stats)?;
-    super::common::warn_other_dtd(trace, dtd, &o, stats.problems);
-    Ok(stats)
-}
-
-/// A slice by time needs a clock: without one (no record has a time, or every time is the
-/// same) it is refused, as it would be empty or the whole trace by accident. A `--from` past the
-/// end is said on standard error (the figures are those of an empty slice, as `mtf dump`'s).
-fn check_slice(trace: &Path, stats: &Stats) -> Result<(), Failure> {
-    let name = metatf::escape::escape_path(trace);
-    let w = stats.window;
-    let by_time = [w.from, w.to].into_iter().find_map(|b| match b {
-        Some(Bound::Time(t)) => Some(t),
-        _ => None,
-    });
-    if let Some(t) = by_time {
-        let why = match stats.clock {
-            Clock::Moving => None,
-            Clock::None => Some("no record has a declared time".to_string()),
-            Clock::Constant(c) => Some(format!("every declared time is {c}")),
-        };
-        if let Some(why) = why {
-            return Err(super::common::error(
-                super::EXIT_USAGE,
-                "mtf::usage::no_clock",
-                format!(
-                    "{name}: cannot slice by time (t{t}): the trace has no clock ({why}); \
-                     slice by data record instead (--from N, --to N)"
-                ),
-            ));
-        }
-    }
-    if stats.records == 0 && stats.start.record >= stats.data_records {
-        let past = match w.from {
-            Some(Bound::Record(r)) => Some(format!("data record {r}")),
-            Some(Bound::Time(t)) => Some(format!("time {t}")),
-            None => None,
-        };
-        if let Some(past) = past {
-            super::common::line_to_stderr(&format!(
-                "{name}: no data record at or after --from ({past}): the trace has {} data records{}",
-                stats.data_records,
-                match (stats.clock, stats.end.time) {
-                    (Clock::Moving, Some(t)) => format!(", the last time is {t}"),
-                    _ => String::new(),
-                }
-            ));
-        }
-    }
-    Ok(())
-}
-
-/// Writes `text` to `output` (a file through [`Output`], atomically) or standard output.
-pub fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
-    match output {
-        Some(p) if p.as_os_str() != "-" => {
-            let mut out = Output::create(p).map_err(|e| io_failure(&e))?;
-            out.write_all(text.as_bytes())
-                .map_err(|e| io_failure(&out.error(e)))?;
-            out.commit().map_err(|e| io_failure(&e))
-        }
-        _ => {
-            let mut out = StdoutSink::new();
-            out.write_all(text.as_bytes())?;
-            out.finish()?;
-            Ok(())
-        }
-    }
+    pub seek: SeekArgs,
 }
 
 /// Run `mtf stats`.
 pub fn run(args: &StatsArgs) -> Result<i32, Failure> {
-    let stats = stats_on(
-        &args.trace,
-        args.dtd.as_deref(),
-        args.slice.window()?,
-        &args.jobs,
-        &args.seek,
-    )?;
+    // An empty slice is refused before the trace is opened.
+    args.slice.window()?;
+    let options = StatsOptions {
+        slice: args.slice.slice(),
+        jobs: args.jobs.jobs(),
+        seek: args.seek.options(),
+    };
+    let stats = stats_with(&args.trace, args.dtd.as_deref(), &options)?;
     let text = match (args.format, args.at_peak) {
         (StatsFormat::Json, false) => json_text(&stats.to_json(args.top)),
         (StatsFormat::Json, true) => json_text(&at_peak_json(&stats, args.top)),
@@ -243,13 +60,6 @@ pub fn run(args: &StatsArgs) -> Result<i32, Failure> {
     };
     emit(args.output.as_deref(), &text)?;
     Ok(EXIT_OK)
-}
-
-/// Pretty JSON with a final newline.
-pub fn json_text(v: &serde_json::Value) -> String {
-    let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
-    s.push('\n');
-    s
 }
 
 fn at_peak_json(stats: &Stats, top: usize) -> serde_json::Value {
@@ -399,7 +209,6 @@ pub fn render(s: &Stats, top: usize) -> String {
 }
 
 fn render_space(o: &mut String, sp: &SpaceSummary, top: usize) {
-    let unit = sp.time_unit.as_deref();
     if sp.allocations == 0 && sp.frees == 0 && sp.live_blocks == 0 && sp.unknown_frees == 0 {
         let _ = writeln!(o, "\nnamespace {}: no allocations in the slice", sp.name);
         return;
@@ -454,6 +263,14 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize) {
             sp.unknown_frees, sp.redefined
         );
     }
+    render_lifetimes(o, sp);
+    render_histograms(o, sp);
+    render_sites(o, sp, top);
+}
+
+/// The lifetimes' mean and quantiles, in data records and in declared time.
+fn render_lifetimes(o: &mut String, sp: &SpaceSummary) {
+    let unit = sp.time_unit.as_deref();
     let l = &sp.lifetime_records;
     // Quantiles from the HDR histogram (too many distinct lifetimes) are marked.
     let approx = |l: &metatf::analysis::stats::LifetimeSummary| if l.exact { "" } else { "≈" };
@@ -482,6 +299,11 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize) {
             a = approx(l)
         );
     }
+}
+
+/// The histograms of sizes and lifetimes.
+fn render_histograms(o: &mut String, sp: &SpaceSummary) {
+    let l = &sp.lifetime_records;
     if sp.sized && !sp.sizes.is_empty() {
         let _ = writeln!(o, "\n  allocation sizes (bytes)        count        bytes");
         let max = sp.sizes.iter().map(|c| c.count).max().unwrap_or(0);
@@ -509,6 +331,10 @@ fn render_space(o: &mut String, sp: &SpaceSummary, top: usize) {
             );
         }
     }
+}
+
+/// The top sites, by three rankings.
+fn render_sites(o: &mut String, sp: &SpaceSummary, top: usize) {
     let named = sp.sites.iter().any(|s| s.site.is_some());
     if named {
         for (title, order) in [

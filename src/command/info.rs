@@ -1,0 +1,122 @@
+//! A trace's header, regions and records per type (`mtf info`), in one pass.
+
+use crate::decode::{Event, EventStream, Region};
+use crate::Opened;
+
+use super::events::Faults;
+
+/// One region of the trace: the global region or a section.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct RegionInfo {
+    /// The section's id (0: the global region).
+    pub section: u8,
+    /// Whether the section is read as a table (its records are the values of fields).
+    pub table: bool,
+    /// The region's first byte.
+    pub start: u64,
+    /// Its length in bytes.
+    pub size: u64,
+    /// Records decoded in it.
+    pub records: u64,
+}
+
+/// Records of one type.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct TypeInfo {
+    /// The record type's id in the schema.
+    pub record_id: u32,
+    /// Records decoded.
+    pub count: u64,
+    /// Whether the type belongs to a section read as a table: its records are the values of
+    /// the fields that refer to them, not data records.
+    pub element: bool,
+}
+
+/// What `mtf info` shows besides the header.
+#[derive(Debug, Clone, Default)]
+pub struct InfoReport {
+    /// The trace's length in bytes (decompressed; for a stream, as read).
+    pub bytes: u64,
+    /// The regions, in file order (an empty global region left out).
+    pub regions: Vec<RegionInfo>,
+    /// The record types with at least one record, by id.
+    pub types: Vec<TypeInfo>,
+    /// Data records ([`crate::decode::RecordView::is_data`]).
+    pub data_records: u64,
+    /// Problems met while decoding (dropped ones counted).
+    pub problems: u64,
+}
+
+/// Decode `o` once, counting records per region and per type.
+pub fn info<'o>(o: &'o Opened, faults: Faults<'o>) -> InfoReport {
+    let reader = o.reader();
+    let mut per_region = vec![0u64; reader.regions().len()];
+    let mut per_type = vec![0u64; o.schema().records.len()];
+    let mut report = InfoReport::default();
+    let mut stream = o.stream();
+    let mut records = reader.records();
+    let events: &mut dyn EventStream = match stream.as_mut() {
+        Some(s) => {
+            if let Some(f) = faults.on_fault {
+                s.on_fault(f);
+            }
+            s
+        }
+        None => &mut records,
+    };
+    // A stream's last region ends where the stream does (known at its end).
+    let region_of = |offset: u64| {
+        reader
+            .regions()
+            .iter()
+            .position(|r| (r.start..r.end).contains(&offset))
+    };
+    while let Some(event) = events.next_event() {
+        match event {
+            Event::Record(v) => {
+                per_type[v.record_id() as usize] += 1;
+                report.data_records += u64::from(v.is_data());
+                if let Some(i) = region_of(v.offset()) {
+                    per_region[i] += 1;
+                }
+            }
+            Event::Problem(_) | Event::Damage(_) => report.problems += 1,
+        }
+    }
+    report.problems += events.dropped_problems();
+    let (bytes, regions): (u64, Vec<Region>) = match &stream {
+        Some(s) => (s.bytes_read(), s.regions().to_vec()),
+        None => (o.trace().bytes().len() as u64, reader.regions().to_vec()),
+    };
+    report.bytes = bytes;
+    // A stream decoded whole after all (its metadata made a section a table) knows its tables.
+    let is_table = |section: u8| {
+        reader.is_table(section) || stream.as_ref().is_some_and(|s| s.is_table(section))
+    };
+    report.regions = regions
+        .iter()
+        .zip(&per_region)
+        .filter(|(r, _)| !(r.section == 0 && r.start == r.end))
+        .map(|(r, &records)| RegionInfo {
+            section: r.section,
+            table: r.section != 0 && is_table(r.section),
+            start: r.start,
+            size: r.end - r.start,
+            records,
+        })
+        .collect();
+    report.types = per_type
+        .iter()
+        .enumerate()
+        .filter(|(_, n)| **n > 0)
+        .map(|(rid, &count)| {
+            let rt = o.schema().record(rid as u32);
+            TypeInfo {
+                record_id: rid as u32,
+                count,
+                element: rt.scope != 0 && is_table(rt.scope),
+            }
+        })
+        .collect();
+    report
+}

@@ -1,0 +1,68 @@
+//! A statistics run (`mtf stats`, and under `diff`, `plot` and `report`): records and integer
+//! fields per type, and the heap figures of the trace's declared events, over a slice, decoded
+//! on one thread or several.
+
+use std::path::Path;
+
+use crate::analysis::stats::{compute_from, Declared, Stats};
+use crate::Opened;
+
+use super::events::{with_events, Faults, Jobs};
+use super::seek::SeekOptions;
+use super::slice::{check_clock, Slice};
+use super::{UsageError, Warning};
+
+/// What a statistics run reads.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct StatsOptions {
+    /// The slice (the whole trace by default).
+    pub slice: Slice,
+    /// Threads decoding; by default one (every record goes through one sequential pass anyway).
+    pub jobs: Jobs,
+    /// The seek index whose checkpoints cut the trace for several threads.
+    pub seek: SeekOptions,
+}
+
+impl StatsOptions {
+    /// Whether `trace`, when it cannot be mapped, is best opened to be streamed
+    /// ([`crate::OpenOptions::stream`]): one pass in order, unless several threads are asked
+    /// for or a seek index is there to cut at.
+    pub fn streams(&self, trace: &Path) -> bool {
+        self.jobs.is_single() && !self.seek.has_index(trace)
+    }
+}
+
+/// The statistics of `o` (opened from `trace`, salvaging: the figures of a damaged trace are
+/// those of the records it holds). A slice by time of a trace without a clock is refused; a
+/// `--from` past the end is a [`Warning::PastEnd`].
+pub fn stats<'o>(
+    o: &'o Opened,
+    trace: &Path,
+    options: &StatsOptions,
+    faults: Faults<'o>,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<Stats, UsageError> {
+    let window = options.slice.window()?;
+    let reader = o.reader();
+    let mut source = Declared::new(o.schema());
+    let jobs = options.jobs.decide(true);
+    let index = if jobs.threads() > 1 {
+        options.seek.load(trace, warn)
+    } else {
+        None
+    };
+    let plan = jobs.plan(&reader, index.as_ref(), warn);
+    let stats = with_events(
+        o,
+        &reader,
+        plan.as_ref(),
+        jobs.threads(),
+        false,
+        faults,
+        |records| compute_from(&reader, records, &mut source, window),
+    );
+    if let Some(note) = check_clock(trace, &stats)? {
+        warn(Warning::PastEnd(note));
+    }
+    Ok(stats)
+}
