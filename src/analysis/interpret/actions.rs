@@ -97,15 +97,12 @@ impl<'s> Interpreter<'s> {
                 Some((last, last_at)) => {
                     if value < *last || (m.strict && value == *last) {
                         sink.finding(Finding {
-                            kind: FindingKind::Backwards,
-                            severity: Severity::Error,
-                            at,
-                            space: None,
                             key,
                             id: value,
                             defined: Some(*last_at),
                             expected: Some(*last),
                             what: Some(m.series_name.clone()),
+                            ..Finding::error(FindingKind::Backwards, at)
                         });
                     }
                     *last = value;
@@ -144,19 +141,17 @@ impl<'s> Interpreter<'s> {
         // An id undefined a short while ago: a double free, or a use after it.
         let dead = self.dead.get((space, key, id));
         sink.finding(Finding {
-            kind,
             severity: if dead.is_some() {
                 Severity::Error
             } else {
                 severity
             },
-            at,
             space: Some(space),
             key,
             id,
             defined: dead,
-            expected: None,
             what: dead.map(|_| "undefined".to_string()),
+            ..Finding::error(kind, at)
         });
     }
 
@@ -249,15 +244,10 @@ impl<'s> Interpreter<'s> {
         }
         let Some(f) = popped else {
             sink.finding(Finding {
-                kind: FindingKind::Unbalanced,
-                severity: Severity::Error,
-                at: cx.at,
                 space: Some(space),
                 key,
                 id,
-                defined: None,
-                expected: None,
-                what: None,
+                ..Finding::error(FindingKind::Unbalanced, cx.at)
             });
             return;
         };
@@ -265,15 +255,12 @@ impl<'s> Interpreter<'s> {
         self.alive[space as usize] -= 1;
         if ns.close_same && f.id != id {
             sink.finding(Finding {
-                kind: FindingKind::Mismatched,
-                severity: Severity::Error,
-                at: cx.at,
                 space: Some(space),
                 key,
                 id,
                 defined: Some(f.at),
                 expected: Some(f.id),
-                what: None,
+                ..Finding::error(FindingKind::Mismatched, cx.at)
             });
         }
     }
@@ -485,15 +472,11 @@ impl<'s> Interpreter<'s> {
         self.alive[sp] -= 1;
         self.slabs[sp].release(old.stored);
         sink.finding(Finding {
-            kind: FindingKind::Redefined,
-            severity: Severity::Error,
-            at: cx.at,
             space: Some(space),
             key,
             id,
             defined: Some(old.at()),
-            expected: None,
-            what: None,
+            ..Finding::error(FindingKind::Redefined, cx.at)
         });
         if ns.kind == SpaceKind::Ids {
             cx.emit(sink, space, key, old.site(), HeapOp::Free { id });
@@ -529,19 +512,16 @@ impl<'s> Interpreter<'s> {
         if let (Some((slot, v)), Some(o)) = (depth, outer) {
             if v <= o {
                 sink.finding(Finding {
-                    kind: FindingKind::Depth,
-                    severity: Severity::Error,
-                    at,
                     space: Some(space),
                     key,
                     id: v,
-                    defined: None,
                     expected: Some(o),
                     what: Some(
                         self.schema.record(at.record_type).slots[slot as usize]
                             .name
                             .clone(),
                     ),
+                    ..Finding::error(FindingKind::Depth, at)
                 });
             }
         }

@@ -89,6 +89,24 @@ pub struct Finding {
     pub what: Option<String>,
 }
 
+impl Finding {
+    /// An error of `kind` at `at` that names nothing else; a finding that does fills in the
+    /// other fields over it (`Finding { space, key, id, ..Finding::error(kind, at) }`).
+    pub(super) fn error(kind: FindingKind, at: At) -> Finding {
+        Finding {
+            kind,
+            severity: Severity::Error,
+            at,
+            space: None,
+            key: 0,
+            id: 0,
+            defined: None,
+            expected: None,
+            what: None,
+        }
+    }
+}
+
 /// An id alive or a level open at the end, packed until its finding is made.
 pub(super) struct AtEnd {
     pub(super) record: u64,
@@ -123,14 +141,11 @@ pub(super) fn end_finding(
     at: At,
 ) -> Finding {
     Finding {
-        kind,
         severity,
-        at,
         space: Some(space),
         key,
         id,
         defined: Some(at),
-        expected: None,
-        what: None,
+        ..Finding::error(kind, at)
     }
 }

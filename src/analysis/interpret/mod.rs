@@ -225,15 +225,8 @@ impl<'s> Interpreter<'s> {
             if !self.stopped {
                 self.stopped = true;
                 sink.finding(Finding {
-                    kind: FindingKind::Limit,
-                    severity: Severity::Error,
-                    at,
-                    space: None,
-                    key: 0,
-                    id: 0,
-                    defined: None,
                     expected: Some(self.limit as u64),
-                    what: None,
+                    ..Finding::error(FindingKind::Limit, at)
                 });
             }
             return false;

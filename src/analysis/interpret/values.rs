@@ -2,7 +2,7 @@
 
 use crate::analysis::event::{HeapEvent, HeapOp};
 use crate::decode::{RecordView, Resolved, Value};
-use crate::dtd::analysis::{AExpr, ActionKind, RecordDecl, Severity, Site, SpaceId};
+use crate::dtd::analysis::{AExpr, ActionKind, RecordDecl, Site, SpaceId};
 use crate::dtd::SlotId;
 
 use super::finding::{At, Finding, FindingKind};
@@ -187,30 +187,17 @@ impl<'s> Interpreter<'s> {
                     .and_then(|s| self.int(s))
                     .unwrap_or(0);
                 sink.finding(Finding {
-                    kind: FindingKind::Bytes,
                     severity: ns.unknown_refers,
-                    at,
                     space: Some(space),
                     key,
                     id,
-                    defined: None,
-                    expected: None,
                     what: Some("not alive".to_string()),
+                    ..Finding::error(FindingKind::Bytes, at)
                 });
                 None
             }
             Err(Unknown::Arithmetic) => {
-                sink.finding(Finding {
-                    kind: FindingKind::Bytes,
-                    severity: Severity::Error,
-                    at,
-                    space: None,
-                    key: 0,
-                    id: 0,
-                    defined: None,
-                    expected: None,
-                    what: None,
-                });
+                sink.finding(Finding::error(FindingKind::Bytes, at));
                 None
             }
         }
