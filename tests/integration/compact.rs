@@ -118,7 +118,7 @@ fn every_sample_trace_reencodes_to_the_same_values() {
 
 #[test]
 fn a_regular_trace_shrinks() {
-    let dtd = std::fs::read_to_string("dtds/hatf10.dtd").unwrap();
+    let dtd = std::fs::read_to_string(crate::util::root().join("dtds/hatf10.dtd")).unwrap();
     let schema = metatf::dtd::parse_str("hatf10.dtd", &dtd).unwrap().schema;
     let mut w = TraceWriter::in_memory(&schema, Class::Bits64, ByteOrder::Little, "hatf10.dtd");
     w.section_named("heap").unwrap();
@@ -553,7 +553,7 @@ proptest! {
 /// An allocation trace: allocations, and frees of a block still live (mostly a recent one),
 /// with a few frees of NULL and of unknown blocks.
 pub(crate) fn alloc_free_trace(n: usize) -> (Schema, Vec<u8>) {
-    let dtd = std::fs::read_to_string("dtds/hatf10.dtd").unwrap();
+    let dtd = std::fs::read_to_string(crate::util::root().join("dtds/hatf10.dtd")).unwrap();
     let schema = metatf::dtd::parse_str("hatf10.dtd", &dtd).unwrap().schema;
     let mut w = TraceWriter::in_memory(&schema, Class::Bits32, ByteOrder::Little, "hatf10.dtd");
     w.section_named("heap").unwrap();
@@ -777,7 +777,7 @@ fn compression_levels_outside_the_codecs_range_exit_2_naming_the_range() {
 fn compact_file_gives_a_library_user_compression_split_and_verification() {
     use metatf::compact::{compact_file, Codec, Compression, FileOptions, Streams};
     let dir = crate::util::tempdir();
-    let o = metatf::open("traces/et3.mtf").unwrap();
+    let o = metatf::open(crate::util::root().join("traces/et3.mtf")).unwrap();
     let r = o.reader();
     let name = &o.trace().header().dtd_name;
     let out = dir.path().join("t.mtf.gz");
@@ -841,9 +841,9 @@ fn split_streams_are_kept_only_when_smaller_and_never_written_to_stdout() {
 #[test]
 fn an_imported_trace_with_streams_exports_byte_for_byte() {
     // Streams turn fields into references; export must follow them to the values.
-    let o = metatf::open("traces/et3.mtf").unwrap();
+    let o = metatf::open(crate::util::root().join("traces/et3.mtf")).unwrap();
     let h = o.trace().header();
-    let text = std::fs::read_to_string("dtds/et3.dtd").unwrap();
+    let text = std::fs::read_to_string(crate::util::root().join("dtds/et3.dtd")).unwrap();
     let r = o.reader();
     let opts = CompactOptions::default();
     let plan = metatf::compact::plan_split(&r, &text, &opts)
