@@ -72,7 +72,11 @@ fn every_sample_trace_reencodes_to_the_same_values() {
         ("traces/tptp.mtf", "dtds/tptp.dtd"),
     ];
     for (trace, dtd) in samples {
-        let o = metatf::OpenOptions::new().dtd(dtd).open(trace).unwrap();
+        let root = crate::util::root();
+        let o = metatf::OpenOptions::new()
+            .dtd(root.join(dtd))
+            .open(root.join(trace))
+            .unwrap();
         let h = o.trace().header();
         for measure in [Measure::Bytes, Measure::Compressed] {
             for window in [1, 3, 4096] {
@@ -160,6 +164,7 @@ fn mtf_compact_writes_compressed_traces_that_every_subcommand_reads() {
     for (c, ext) in [("none", "mtf"), ("zstd", "mtf.zst"), ("xz", "mtf.xz")] {
         let out = dir.path().join(format!("t.{ext}"));
         let s = std::process::Command::new(mtf)
+            .current_dir(crate::util::root())
             .args([
                 "compact",
                 "traces/hatf-le32.mtf",
