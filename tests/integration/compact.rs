@@ -101,7 +101,7 @@ fn every_sample_trace_reencodes_to_the_same_values() {
             }
         }
         // Streams (`--split`), with and without live sets.
-        let text = std::fs::read_to_string(dtd).unwrap();
+        let text = std::fs::read_to_string(root.join(dtd)).unwrap();
         for live in [false, true] {
             let opts = CompactOptions {
                 measure: Measure::Compressed,
@@ -180,6 +180,7 @@ fn mtf_compact_writes_compressed_traces_that_every_subcommand_reads() {
         assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
         assert!(String::from_utf8_lossy(&s.stderr).contains("verified: 20 records"));
         let check = std::process::Command::new(mtf)
+            .current_dir(crate::util::root())
             .args(["check", "--dtd", "dtds/hatf10.dtd"])
             .arg(&out)
             .output()
@@ -191,6 +192,7 @@ fn mtf_compact_writes_compressed_traces_that_every_subcommand_reads() {
         );
     }
     let report = std::process::Command::new(mtf)
+        .current_dir(crate::util::root())
         .args([
             "size-report",
             "traces/hatf-le32.mtf",
