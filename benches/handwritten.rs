@@ -223,6 +223,7 @@ fn read(b: &[u8]) -> Result<Out, String> {
     Ok(out)
 }
 
+#[allow(unsafe_code)] // the trace mapped as the library maps it (docs/architecture.md)
 fn main() -> ExitCode {
     // `cargo bench` passes `--bench`; the first other argument is the trace.
     let Some(path) = std::env::args().skip(1).find(|a| a != "--bench") else {

@@ -19,6 +19,10 @@
 //! # Ok(()) }
 //! ```
 
+// Unsafe code (docs/architecture.md, *Unsafe code*): the decoder and its reader borrow the
+// window the driver owns (the design note on unsafe below).
+#![allow(unsafe_code)]
+
 // Design: the header and the whole section table lie at the front of a trace (docs/format.md
 // §2), so they are read first and the regions are known (a trace without sections: its one
 // region runs to the end, known when the stream ends). The decoder then reads a window

@@ -21,6 +21,7 @@ static PEAK: AtomicUsize = AtomicUsize::new(0);
 
 // SAFETY: every call is forwarded to the system allocator unchanged; the counters only add up
 // the sizes it was asked for.
+#[allow(unsafe_code)] // a counting global allocator
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = System.alloc(layout);

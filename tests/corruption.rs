@@ -52,6 +52,7 @@ fn shrank(by: usize) {
 
 // SAFETY: every call is forwarded to the system allocator unchanged; the counters are
 // thread-local cells that never allocate.
+#[allow(unsafe_code)] // a counting global allocator
 unsafe impl GlobalAlloc for Counting {
     unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
         let p = System.alloc(layout);

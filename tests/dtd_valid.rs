@@ -8,8 +8,11 @@ use std::path::{Path, PathBuf};
 use metatf::dtd::{self, Builtin, Expr, Interp, SlotKind};
 use metatf::text::schema_listing as format_schema;
 
+/// The repository root (this test belongs to crates/mtf, two folders down).
 fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .canonicalize()
+        .unwrap()
 }
 
 fn load(path: &Path) -> dtd::Loaded {

@@ -68,6 +68,8 @@ impl<'a> Trace<'a> {
     /// so that reading a trace of any size keeps only a window of it resident. Nothing changes
     /// for a trace held in memory. The bytes stay readable: a page read again is read again
     /// from the file.
+    // Unsafe code (docs/architecture.md): `madvise` on the mapping.
+    #[allow(unsafe_code)]
     pub fn release_before(&self, offset: u64) {
         // Design: MADV_DONTNEED on a read-only file mapping only drops clean page-cache pages
         // from this process's resident set; a later access faults them back in from the file,
@@ -296,6 +298,7 @@ mod tests {
     }
 
     /// Pages released behind a reader are read again from the file: the bytes do not change.
+    #[allow(unsafe_code)]
     #[test]
     fn released_pages_of_a_mapped_trace_read_the_same() {
         let mut bytes = sample();

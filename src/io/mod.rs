@@ -20,6 +20,10 @@
 //!
 //! Every error is an [`IoError`] that names the path it concerns.
 
+// Unsafe code (docs/architecture.md, *Unsafe code*): mapping a file, the SIGBUS guard, and the
+// `libc` calls on descriptors and paths that std does not offer.
+#![allow(unsafe_code)]
+
 // Design: this module is the only place that touches file-system semantics (symlinks, devices,
 // permission bits, temporary names, signals); the rest of the crate sees byte slices, `Write` and
 // `BufRead`. That keeps the platform-specific code (`#[cfg(unix)]`) in one folder.

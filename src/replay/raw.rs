@@ -1,5 +1,9 @@
 //! The one place where `replay` touches raw memory: blocks from an allocator chosen at run time.
 //!
+// Unsafe code (docs/architecture.md, *Unsafe code*): calls into allocators, page touching,
+// `sysconf` and `getrusage`.
+#![allow(unsafe_code)]
+
 // Design: a Rust program's `#[global_allocator]` is fixed when it is compiled, so `mtf` does
 // not swap its own allocator. Each allocator is instead called directly through its
 // `GlobalAlloc` implementation (`std::alloc::System`, `tikv_jemallocator::Jemalloc`,

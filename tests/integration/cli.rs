@@ -215,7 +215,11 @@ fn every_subcommand_follows_the_one_exit_status_policy() {
     let dir = util::tempdir();
     let d = |name: &str| dir.path().join(name).to_str().unwrap().to_string();
     let cut = d("cut.mtf");
-    std::fs::write(&cut, &std::fs::read("traces/hatf-le32.mtf").unwrap()[..200]).unwrap();
+    std::fs::write(
+        &cut,
+        &std::fs::read(crate::util::root().join("traces/hatf-le32.mtf")).unwrap()[..200],
+    )
+    .unwrap();
     let bad_dtd = d("bad.dtd");
     std::fs::write(&bad_dtd, "this is not a DTD").unwrap();
     // A regular file where a folder is expected: the output cannot be created (even as root).

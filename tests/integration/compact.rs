@@ -72,7 +72,11 @@ fn every_sample_trace_reencodes_to_the_same_values() {
         ("traces/tptp.mtf", "dtds/tptp.dtd"),
     ];
     for (trace, dtd) in samples {
-        let o = metatf::OpenOptions::new().dtd(dtd).open(trace).unwrap();
+        let root = crate::util::root();
+        let o = metatf::OpenOptions::new()
+            .dtd(root.join(dtd))
+            .open(root.join(trace))
+            .unwrap();
         let h = o.trace().header();
         for measure in [Measure::Bytes, Measure::Compressed] {
             for window in [1, 3, 4096] {
@@ -97,7 +101,7 @@ fn every_sample_trace_reencodes_to_the_same_values() {
             }
         }
         // Streams (`--split`), with and without live sets.
-        let text = std::fs::read_to_string(dtd).unwrap();
+        let text = std::fs::read_to_string(root.join(dtd)).unwrap();
         for live in [false, true] {
             let opts = CompactOptions {
                 measure: Measure::Compressed,
@@ -118,7 +122,7 @@ fn every_sample_trace_reencodes_to_the_same_values() {
 
 #[test]
 fn a_regular_trace_shrinks() {
-    let dtd = std::fs::read_to_string("dtds/hatf10.dtd").unwrap();
+    let dtd = std::fs::read_to_string(crate::util::root().join("dtds/hatf10.dtd")).unwrap();
     let schema = metatf::dtd::parse_str("hatf10.dtd", &dtd).unwrap().schema;
     let mut w = TraceWriter::in_memory(&schema, Class::Bits64, ByteOrder::Little, "hatf10.dtd");
     w.section_named("heap").unwrap();
@@ -160,6 +164,7 @@ fn mtf_compact_writes_compressed_traces_that_every_subcommand_reads() {
     for (c, ext) in [("none", "mtf"), ("zstd", "mtf.zst"), ("xz", "mtf.xz")] {
         let out = dir.path().join(format!("t.{ext}"));
         let s = std::process::Command::new(mtf)
+            .current_dir(crate::util::root())
             .args([
                 "compact",
                 "traces/hatf-le32.mtf",
@@ -175,6 +180,7 @@ fn mtf_compact_writes_compressed_traces_that_every_subcommand_reads() {
         assert!(s.status.success(), "{}", String::from_utf8_lossy(&s.stderr));
         assert!(String::from_utf8_lossy(&s.stderr).contains("verified: 20 records"));
         let check = std::process::Command::new(mtf)
+            .current_dir(crate::util::root())
             .args(["check", "--dtd", "dtds/hatf10.dtd"])
             .arg(&out)
             .output()
@@ -186,6 +192,7 @@ fn mtf_compact_writes_compressed_traces_that_every_subcommand_reads() {
         );
     }
     let report = std::process::Command::new(mtf)
+        .current_dir(crate::util::root())
         .args([
             "size-report",
             "traces/hatf-le32.mtf",
@@ -575,7 +582,7 @@ proptest! {
 /// An allocation trace: allocations, and frees of a block still live (mostly a recent one),
 /// with a few frees of NULL and of unknown blocks.
 pub(crate) fn alloc_free_trace(n: usize) -> (Schema, Vec<u8>) {
-    let dtd = std::fs::read_to_string("dtds/hatf10.dtd").unwrap();
+    let dtd = std::fs::read_to_string(crate::util::root().join("dtds/hatf10.dtd")).unwrap();
     let schema = metatf::dtd::parse_str("hatf10.dtd", &dtd).unwrap().schema;
     let mut w = TraceWriter::in_memory(&schema, Class::Bits32, ByteOrder::Little, "hatf10.dtd");
     w.section_named("heap").unwrap();
@@ -799,7 +806,7 @@ fn compression_levels_outside_the_codecs_range_exit_2_naming_the_range() {
 fn compact_file_gives_a_library_user_compression_split_and_verification() {
     use metatf::compact::{compact_file, Codec, Compression, FileOptions, Streams};
     let dir = crate::util::tempdir();
-    let o = metatf::open("traces/et3.mtf").unwrap();
+    let o = metatf::open(crate::util::root().join("traces/et3.mtf")).unwrap();
     let r = o.reader();
     let name = &o.trace().header().dtd_name;
     let out = dir.path().join("t.mtf.gz");
@@ -863,9 +870,9 @@ fn split_streams_are_kept_only_when_smaller_and_never_written_to_stdout() {
 #[test]
 fn an_imported_trace_with_streams_exports_byte_for_byte() {
     // Streams turn fields into references; export must follow them to the values.
-    let o = metatf::open("traces/et3.mtf").unwrap();
+    let o = metatf::open(crate::util::root().join("traces/et3.mtf")).unwrap();
     let h = o.trace().header();
-    let text = std::fs::read_to_string("dtds/et3.dtd").unwrap();
+    let text = std::fs::read_to_string(crate::util::root().join("dtds/et3.dtd")).unwrap();
     let r = o.reader();
     let opts = CompactOptions::default();
     let plan = metatf::compact::plan_split(&r, &text, &opts)

@@ -672,7 +672,7 @@ fn quiet_import_and_export_print_nothing_but_write_the_same() {
         assert!(exp.status.success(), "{}", text(&exp.stderr));
         assert_eq!(
             std::fs::read(&back).unwrap(),
-            std::fs::read(&input).unwrap()
+            std::fs::read(crate::util::root().join(&input)).unwrap()
         );
         // `pack` likewise (its summary: records and bytes written).
         let dumped = dir.path().join(format!("d{quiet}.txt"));

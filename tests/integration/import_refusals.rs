@@ -37,7 +37,10 @@ fn an_input_of_another_format_is_refused_unless_asked() {
     assert!(r.status.success(), "{err}");
     assert!(err.contains("13 kept as raw lines (100%)"), "{err}");
     let back = mtf(&["export", o, "-o", "-"]);
-    assert_eq!(back.stdout, std::fs::read(data("et3/trace")).unwrap());
+    assert_eq!(
+        back.stdout,
+        std::fs::read(crate::util::root().join(data("et3/trace"))).unwrap()
+    );
 }
 
 /// The share of raw lines is reported with every import.
@@ -185,7 +188,7 @@ fn zip_entry_metadata_is_kept() {
         .compression_method(zip::CompressionMethod::Deflated)
         .last_modified_time(t(2015, 9, 11, 15, 35, 14));
     z.start_file("trace", o).unwrap();
-    z.write_all(&std::fs::read(data("jvm/trace.txt")).unwrap())
+    z.write_all(&std::fs::read(crate::util::root().join(data("jvm/trace.txt"))).unwrap())
         .unwrap();
     z.set_comment("made for a test");
     z.finish().unwrap();
@@ -342,7 +345,7 @@ fn a_zip_whose_headers_disagree_is_refused() {
             .unwrap();
         z.write_all(b"not the trace\n").unwrap();
         z.start_file("trace", o).unwrap();
-        z.write_all(&std::fs::read(data("jvm/trace.txt")).unwrap())
+        z.write_all(&std::fs::read(crate::util::root().join(data("jvm/trace.txt"))).unwrap())
             .unwrap();
         z.finish().unwrap().into_inner()
     };

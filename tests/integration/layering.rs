@@ -96,7 +96,11 @@ fn files(path: &Path, out: &mut Vec<std::path::PathBuf>) {
 
 /// The modules of the crate that the code of `module` names as `crate::NAME`.
 fn used_by(module: &str, root: &BTreeMap<String, String>) -> BTreeMap<String, String> {
-    let src = util::root().join("src");
+    // The command line is its own package (crates/mtf); the library's modules are in src/.
+    let src = match module {
+        "cli" => util::root().join("crates/mtf/src"),
+        _ => util::root().join("src"),
+    };
     let mut paths = Vec::new();
     files(&src.join(module), &mut paths);
     files(&src.join(format!("{module}.rs")), &mut paths);

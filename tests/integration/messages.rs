@@ -152,7 +152,7 @@ fn export_errors_have_their_own_exit_status() {
 
 #[test]
 fn a_misspelt_interpretation_with_an_argument_gets_the_same_help_as_without() {
-    let base = std::fs::read_to_string("dtds/hatf10.dtd").unwrap();
+    let base = std::fs::read_to_string(crate::util::root().join("dtds/hatf10.dtd")).unwrap();
     let mut messages = Vec::new();
     for typo in ["defualt 0", "defualt", "Default 0", "stide 4 1"] {
         let text = base.replace(

@@ -237,7 +237,7 @@ fn malloclab_replay_counts_what_the_text_says_on_every_input_path() {
     let dir = util::tempdir();
     let input = "tests/data/replay/messy.rep";
     let t = import("malloclab", input, dir.path());
-    let want = count_rep(&std::fs::read_to_string(input).unwrap());
+    let want = count_rep(&std::fs::read_to_string(crate::util::root().join(input)).unwrap());
     let all = allocators();
     let args = |trace: &str| {
         vec![
@@ -291,7 +291,8 @@ fn android_replay_on_threads_counts_what_the_text_says() {
     let dir = util::tempdir();
     let input = "tests/data/replay/android-threads.txt";
     let t = import("android", input, dir.path());
-    let (want, threads) = count_android(&std::fs::read_to_string(input).unwrap());
+    let (want, threads) =
+        count_android(&std::fs::read_to_string(crate::util::root().join(input)).unwrap());
     let all = allocators();
     for mode in ["ordered", "free"] {
         let out = mtf(&[
@@ -354,7 +355,7 @@ fn impossible_sizes_unknown_frees_and_null_replay_without_crashing() {
     let t = t.to_str().unwrap();
     let out = mtf(&["pack", src, "-o", t]);
     assert!(out.status.success(), "{}", text(&out.stderr));
-    let want = count_text(&std::fs::read_to_string(src).unwrap());
+    let want = count_text(&std::fs::read_to_string(crate::util::root().join(src)).unwrap());
     // Frees: 0, 2, 3, 4 and the giant 1 (0 again and 7 are unknown; -1 is NULL).
     assert_eq!((want.allocs, want.frees, want.reallocs), (5, 5, 4));
     assert_eq!(want.unknown_frees, 2);

@@ -3,6 +3,9 @@
 //! names that are not `*.dtd`, symbolic links pointing out of the folder, `/proc` files, devices
 //! and FIFOs; and a file that is not a DTD is never quoted in an error message.
 
+// Unsafe code: `mkfifo`.
+#![allow(unsafe_code)]
+
 use std::os::unix::fs::symlink;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output, Stdio};

@@ -2,6 +2,9 @@
 //! standard output may be closed or full, traces come from pipes, FIFOs and compressed files,
 //! signals leave no temporary file, untrusted text is escaped, and every I/O error exits 2.
 
+// Unsafe code: pipes, FIFOs, device nodes and signals made with `libc`.
+#![allow(unsafe_code)]
+
 use std::fs;
 use std::io::{BufRead, BufReader, Read, Write};
 use std::os::fd::{FromRawFd, OwnedFd};

@@ -55,7 +55,7 @@ fn run_with(args: &[&str], way: Way<'_>, spool: Option<&str>, window: Option<&st
         Way::Path(p) => cmd.arg(p).stdin(Stdio::null()).output().unwrap(),
         Way::Redirect(p) => cmd
             .arg("-")
-            .stdin(std::fs::File::open(p).unwrap())
+            .stdin(std::fs::File::open(util::root().join(p)).unwrap())
             .output()
             .unwrap(),
         Way::Pipe(bytes) => util::output_with_stdin(cmd.arg("-"), bytes),

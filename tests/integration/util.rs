@@ -6,9 +6,11 @@ use std::process::{Command, Output};
 use metatf::container::{ByteOrder, Class, Header};
 use metatf::dtd::Schema;
 
-/// The repository root.
+/// The repository root (these tests belong to crates/mtf, two folders down).
 pub fn root() -> PathBuf {
-    PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+    PathBuf::from(concat!(env!("CARGO_MANIFEST_DIR"), "/../.."))
+        .canonicalize()
+        .unwrap()
 }
 
 /// Load and resolve a DTD from the repository, panicking with its diagnostics on failure.

@@ -8,6 +8,9 @@
 //! or in TMPDIR), and the exit status says what happened (src/cli/exit.rs: 1 invalid input,
 //! 2 I/O, 130/143 signals).
 
+// Unsafe code: `libc` calls in the child before `exec` (limits, user ids).
+#![allow(unsafe_code)]
+
 use std::fs;
 use std::io::Write;
 use std::os::unix::fs::PermissionsExt;

@@ -118,6 +118,7 @@ pub enum Command {
 ///   killed by those signals.
 // Design: a signal handler may neither lock nor allocate, so the temporary files are removed
 // from an ordinary thread that signal-hook wakes (see src/io/temp.rs).
+#[allow(unsafe_code)] // `signal(SIGXFSZ, SIG_IGN)`: docs/architecture.md, *Unsafe code*
 #[cfg(unix)]
 fn install_signal_handling() {
     use signal_hook::consts::{SIGINT, SIGTERM};
