@@ -15,6 +15,8 @@
 
 // Under `cargo test` (tests/integration/bench_shapes.rs includes this file) `main` is not called.
 #![cfg_attr(test, allow(dead_code))]
+// Mapping the trace file is the one unsafe call (the file is not changed while it is read).
+#![allow(unsafe_code)]
 
 use std::process::ExitCode;
 
