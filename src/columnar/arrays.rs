@@ -2,7 +2,6 @@
 //! with its values (`Data`), what references lead to (`Resolved`), a record batch taken from a
 //! table.
 
-use std::collections::HashMap;
 use std::sync::Arc;
 
 use arrow_array::types::Int32Type;
@@ -14,45 +13,9 @@ use arrow_array::{
 use arrow_buffer::{NullBuffer, OffsetBuffer, ScalarBuffer};
 use arrow_schema::{DataType, Field, Fields, Schema as ArrowSchema};
 
-use crate::decode::{ElementRef, Reader, Value};
+use crate::decode::{Reader, Value};
 
-use super::table::{Col, Leaf, Table};
-
-/// The Arrow type chosen for one scalar field, with its values of the current batch.
-#[derive(Debug)]
-pub(super) enum Data {
-    U(DataType, Vec<u64>),
-    I(DataType, Vec<i64>),
-    Bytes {
-        utf8: bool,
-        data: Vec<u8>,
-        offsets: Vec<i32>,
-    },
-    Ref {
-        index: bool,
-        number: DataType,
-        /// The stored reference's number; `None` where the record stores the value itself.
-        numbers: Vec<Option<u64>>,
-        res: Resolved,
-    },
-}
-
-/// The values references lead to.
-#[derive(Debug)]
-pub(super) enum Resolved {
-    /// Dictionary-encoded strings (or bytes): keys into values of this batch.
-    Dict {
-        utf8: bool,
-        keys: Vec<Option<i32>>,
-        map: HashMap<ElementRef, Option<i32>>,
-        data: Vec<u8>,
-        offsets: Vec<i32>,
-    },
-    /// Integers.
-    Int(DataType, Vec<Option<u64>>),
-    /// Anything else, in the text form.
-    Text(Vec<Option<String>>),
-}
+use super::model::{Col, Data, Leaf, Resolved, Table};
 
 impl Table {
     /// The batch gathered so far, emptied.

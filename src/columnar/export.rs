@@ -8,7 +8,7 @@ use crate::decode::{Event, Reader};
 use crate::dtd::RecordId;
 use crate::io::IoError;
 
-use super::table::Table;
+use super::model::Table;
 use super::writer::TableWriter;
 use super::{
     exported, file_name, EventSource, ParquetError, ParquetOptions, ParquetReport, Progress,

@@ -30,6 +30,7 @@
 
 mod arrays;
 mod export;
+mod model;
 mod table;
 mod types;
 mod writer;

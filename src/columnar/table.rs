@@ -5,56 +5,12 @@
 use std::collections::HashMap;
 
 use crate::decode::{ElementRef, FieldWalk, RecordView, Value, Visit};
-use crate::dtd::{Display, RecordType, SlotKind};
+use crate::dtd::{RecordType, SlotKind};
 use crate::layout::Shape;
 
-use super::arrays::Data;
-use super::types::ValueProfile;
+use super::model::{Col, Leaf, List, Table, ValueProfile};
 
 // ---- the column tree ----------------------------------------------------------------------
-
-/// A column as the DTD shapes it.
-#[derive(Debug)]
-pub(super) enum Col {
-    /// A scalar field: index into `Table::leaves`.
-    Leaf(usize),
-    /// A nested record.
-    Struct(Vec<(String, Col)>),
-    /// A repeat: index into `Table::lists`, and its item.
-    List(usize, Box<Col>),
-}
-
-#[derive(Debug)]
-pub(super) struct Leaf {
-    pub(super) display: Display,
-    pub(super) bytes: bool,
-    pub(super) stats: ValueProfile,
-    pub(super) data: Option<Data>,
-}
-
-#[derive(Debug, Default)]
-pub(super) struct List {
-    pub(super) offsets: Vec<i32>,
-    pub(super) items: i32,
-}
-
-/// One record type's columns.
-#[derive(Debug)]
-pub(super) struct Table {
-    pub(super) cols: Vec<(String, Col)>,
-    pub(super) leaves: Vec<Leaf>,
-    pub(super) lists: Vec<List>,
-    /// Leaf of each slot.
-    pub(super) leaf_of_slot: Vec<Option<usize>>,
-    /// List of each count slot.
-    pub(super) list_of_count: HashMap<usize, usize>,
-    pub(super) rows: u64,
-    pub(super) batch_rows: usize,
-    pub(super) batch_bytes: usize,
-    pub(super) index: Vec<u64>,
-    pub(super) offset: Vec<u64>,
-    pub(super) section: Vec<u8>,
-}
 
 impl Table {
     pub(super) fn new(rt: &RecordType) -> Table {

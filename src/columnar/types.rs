@@ -10,18 +10,7 @@ use arrow_schema::{DataType, Field, Fields, Schema as ArrowSchema};
 
 use crate::dtd::Display;
 
-use super::arrays::{Data, Resolved};
-use super::table::{Col, Table};
-
-/// Values of a column sampled in pass 1 to decide its dictionary encoding.
-pub(super) const DICT_SAMPLE: u32 = 1 << 16;
-
-/// Distinct values among the first [`DICT_SAMPLE`] of a column.
-#[derive(Debug, Default, Clone)]
-pub(super) struct Sample {
-    pub(super) seen: u32,
-    pub(super) distinct: std::collections::HashSet<u64, foldhash::fast::FixedState>,
-}
+use super::model::{Col, Data, Resolved, Sample, Table, ValueProfile, DICT_SAMPLE};
 
 impl Sample {
     pub(super) fn add(&mut self, v: u64) {
@@ -42,28 +31,6 @@ impl Sample {
     pub(super) fn repeats(&self) -> bool {
         self.distinct.len() as u64 * 2 <= u64::from(self.seen)
     }
-}
-
-/// What pass 1 saw of one scalar field: the kinds of its values (integers, byte strings,
-/// references and what they lead to) and their ranges, and a sample for the dictionary choice.
-#[derive(Debug, Default, Clone)]
-pub(super) struct ValueProfile {
-    pub(super) sample: Sample,
-    pub(super) ints: bool,
-    pub(super) umax: u64,
-    pub(super) smin: i64,
-    pub(super) smax: i64,
-    pub(super) non_utf8: bool,
-    pub(super) refs: bool,
-    pub(super) ref_index: bool,
-    pub(super) ref_umax: u64,
-    pub(super) ref_smin: i64,
-    pub(super) ref_smax: i64,
-    pub(super) res_bytes: bool,
-    pub(super) res_non_utf8: bool,
-    pub(super) res_ints: bool,
-    pub(super) res_umax: u64,
-    pub(super) res_other: bool,
 }
 
 impl ValueProfile {

@@ -15,7 +15,7 @@ use crate::decode::Reader;
 use crate::dtd::RecordId;
 use crate::io::Output;
 
-use super::table::Table;
+use super::model::Table;
 use super::{ParquetError, ParquetOptions, ROW_GROUP_BYTES};
 
 pub(super) struct TableWriter {

@@ -13,7 +13,7 @@ use crate::dtd::{Display, RecordId};
 use crate::layout::Shape;
 
 use super::linebuf::LineBuf;
-use super::print::flat_displays;
+use super::value::flat_displays;
 use super::value::{element_display, shown, write_value};
 
 /// Prints the records of one record type as CSV rows (RFC 4180: `,` between cells, `"`-quoted

@@ -8,7 +8,7 @@ use crate::decode::{ElementRef, Field, FieldWalk, Reader, RecordView, Val, Value
 use crate::dtd::{Builtin, Display};
 
 use super::linebuf::{line_most, Cursor, LineBuf, Padded};
-use super::print::flat_displays;
+use super::value::flat_displays;
 use super::value::{element_display, shown};
 
 /// The JSON object of a metadata record (rare: built as a value).

@@ -9,12 +9,12 @@ use std::io::{self, Write};
 use crate::container::{ByteOrder, Class};
 use crate::decode::{FieldWalk, Reader, RecordView, Val, Value, Visit};
 use crate::dtd::Builtin;
-use crate::layout::{Op, Program};
+use crate::layout::Program;
 
 #[cfg(feature = "json")]
 use super::json_out::JsonLines;
 use super::linebuf::{line_most, LineBuf, Padded};
-use super::value::{shown, write_int, write_string, write_value};
+use super::value::{flat_displays, shown, write_int, write_string, write_value};
 
 /// Output format.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
@@ -111,22 +111,6 @@ impl PrintPlan {
         plan.most = line_most(&plan.name, &plan.text);
         plan
     }
-}
-
-/// The display of each field of a flat program.
-pub(crate) fn flat_displays(
-    prog: &Program,
-    rt: &crate::dtd::RecordType,
-) -> Vec<crate::dtd::Display> {
-    prog.ops
-        .iter()
-        .map(|op| {
-            let (Op::Int(slot) | Op::Bytes(slot, _)) = op else {
-                unreachable!("a flat program holds fields only")
-            };
-            rt.slots[*slot as usize].display
-        })
-        .collect()
 }
 
 impl Printer {

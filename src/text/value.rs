@@ -142,6 +142,22 @@ fn write_str_escaped(w: &mut impl Write, s: &str) -> io::Result<()> {
     Ok(())
 }
 
+/// The display of each field of a flat program.
+pub(crate) fn flat_displays(
+    prog: &crate::layout::Program,
+    rt: &crate::dtd::RecordType,
+) -> Vec<crate::dtd::Display> {
+    prog.ops
+        .iter()
+        .map(|op| {
+            let (crate::layout::Op::Int(slot) | crate::layout::Op::Bytes(slot, _)) = op else {
+                unreachable!("a flat program holds fields only")
+            };
+            rt.slots[*slot as usize].display
+        })
+        .collect()
+}
+
 #[cfg(test)]
 mod int_tests {
     use super::*;
