@@ -352,3 +352,57 @@ fn render_at_peak(s: &Stats, top: usize) -> String {
     }
     o
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn site(site: Option<u64>, name: Option<&str>) -> SiteSummary {
+        SiteSummary {
+            site,
+            name: name.map(str::to_string),
+            allocations: 0,
+            bytes_allocated: 0,
+            peak_bytes: 0,
+            peak_blocks: 0,
+            max_live_bytes: 0,
+            leaked_bytes: 0,
+            leaked_blocks: 0,
+            temporary: 0,
+        }
+    }
+
+    #[test]
+    fn bytes_are_exact_then_binary_units_from_1024() {
+        assert_eq!(bytes(1023), "1023 bytes");
+        assert_eq!(bytes(1024), "1024 bytes (1.0 KiB)");
+        assert_eq!(bytes(12_345_678), "12345678 bytes (11.8 MiB)");
+    }
+
+    #[test]
+    fn sites_are_labelled_by_name_then_id_and_escaped() {
+        assert_eq!(site_label(&site(Some(7), Some("main"))), "main [7]");
+        assert_eq!(site_label(&site(None, Some("main"))), "main");
+        assert_eq!(site_label(&site(Some(7), None)), "site 7");
+        assert_eq!(site_label(&site(None, None)), "(no site)");
+        // A name from the trace never reaches a terminal raw.
+        assert!(!site_label(&site(Some(1), Some("a\u{1b}[2Jb"))).contains('\u{1b}'));
+    }
+
+    #[test]
+    fn classes_and_bars() {
+        let c = |lo, hi| SizeClass {
+            lo,
+            hi,
+            count: 0,
+            bytes: 0,
+        };
+        assert_eq!(class_label(&c(8, 8)), "8");
+        assert_eq!(class_label(&c(9, 16)), "9–16");
+        assert_eq!(bar(0, 0, 30), "");
+        assert_eq!(bar(10, 10, 30).chars().count(), 30);
+        assert_eq!(bar(1, 10, 30).chars().count(), 3);
+        assert_eq!(pct(1, 4), " (25.0 %)");
+        assert_eq!(pct(1, 0), "");
+    }
+}
