@@ -6,6 +6,7 @@
 //! traces; an unnamed site is paired by id), size classes by their bounds.
 
 use std::collections::BTreeMap;
+use std::fmt::Write as _;
 
 use super::stats::{SiteSummary, SpaceSummary, Stats};
 
@@ -286,6 +287,105 @@ impl Diff {
             "only_b": self.only_b,
         })
     }
+}
+
+/// A change as `+12 (+3.4 %)`.
+fn delta(p: &Pair) -> String {
+    let d = p.delta();
+    let rel = if p.a == 0 {
+        String::new()
+    } else {
+        format!(" ({:+.1} %)", d as f64 * 100.0 / p.a as f64)
+    };
+    format!("{d:+}{rel}")
+}
+
+impl Diff {
+    /// The text form (`mtf diff`): figures side by side, then the `top` sites and size classes
+    /// by change.
+    pub fn to_text(&self, top: usize) -> String {
+        render(self, top)
+    }
+}
+
+fn render(d: &Diff, top: usize) -> String {
+    let mut o = String::new();
+    let _ = writeln!(o, "{:<32} {:>16} {:>16}  change", "", "A (base)", "B");
+    let _ = writeln!(
+        o,
+        "{:<32} {:>16} {:>16}  {}",
+        "data records",
+        d.records.a,
+        d.records.b,
+        delta(&d.records)
+    );
+    if d.spaces.is_empty() && d.only_a.is_empty() && d.only_b.is_empty() {
+        let _ = writeln!(
+            o,
+            "\nno allocations in either trace: no namespace to compare"
+        );
+    }
+    for n in &d.only_a {
+        let _ = writeln!(o, "namespace {n}: only in A");
+    }
+    for n in &d.only_b {
+        let _ = writeln!(o, "namespace {n}: only in B");
+    }
+    for s in &d.spaces {
+        if s.name_a == s.name_b {
+            let _ = writeln!(o, "\nnamespace {}", s.name_a);
+        } else {
+            let _ = writeln!(o, "\nnamespace {} (A) / {} (B)", s.name_a, s.name_b);
+        }
+        for (n, p) in &s.figures {
+            let _ = writeln!(
+                o,
+                "  {:<30} {:>16} {:>16}  {}",
+                n.replace('_', " "),
+                p.a,
+                p.b,
+                delta(p)
+            );
+        }
+        if s.sites.iter().any(|x| x.change() > 0) {
+            let _ = writeln!(o, "\n  sites by change (bytes: A → B)");
+            let _ = writeln!(
+                o,
+                "    {:>24} {:>24} {:>24}  site",
+                "at the peak", "leaked", "allocated"
+            );
+            for x in s.sites.iter().filter(|x| x.change() > 0).take(top) {
+                let ab = |p: &Pair| format!("{} → {}", p.a, p.b);
+                let _ = writeln!(
+                    o,
+                    "    {:>24} {:>24} {:>24}  {}",
+                    ab(&x.peak),
+                    ab(&x.leaked),
+                    ab(&x.allocated),
+                    crate::escape::escape_for_terminal(&x.label)
+                );
+            }
+        }
+        if s.sizes.iter().any(|c| c.count.delta() != 0) {
+            let _ = writeln!(o, "\n  size classes by change (allocations)");
+            for c in s.sizes.iter().filter(|c| c.count.delta() != 0).take(top) {
+                let class = if c.lo == c.hi {
+                    c.lo.to_string()
+                } else {
+                    format!("{}–{}", c.lo, c.hi)
+                };
+                let _ = writeln!(
+                    o,
+                    "    {:<22} {:>16} {:>16}  {}",
+                    class,
+                    c.count.a,
+                    c.count.b,
+                    delta(&c.count)
+                );
+            }
+        }
+    }
+    o
 }
 
 #[cfg(test)]

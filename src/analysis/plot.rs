@@ -191,6 +191,66 @@ where
     Ok(())
 }
 
+/// Why no namespace can be drawn.
+#[derive(Debug, thiserror::Error, miette::Diagnostic)]
+#[non_exhaustive]
+pub enum NamespaceError {
+    /// The namespace asked for is not declared.
+    #[error("no namespace `{name}` in this trace's DTD (it declares: {known})")]
+    #[diagnostic(code(mtf::usage::namespace))]
+    Unknown {
+        /// The name asked for, escaped for a terminal.
+        name: String,
+        /// The namespaces declared, comma-separated, or `none`.
+        known: String,
+    },
+    /// The DTD declares no namespaces.
+    #[error("nothing to plot: the trace's DTD declares no namespaces of ids (allocations)")]
+    #[diagnostic(code(mtf::usage::namespace))]
+    None,
+}
+
+/// The namespace a picture shows: the one named, else the first with content
+/// ([`Stats::shown_spaces`]), else the first with sizes, else the first.
+pub fn pick_space<'s>(
+    stats: &'s Stats,
+    name: Option<&str>,
+) -> Result<&'s SpaceSummary, NamespaceError> {
+    match name {
+        Some(n) => stats.spaces.iter().find(|s| s.name == n).ok_or_else(|| {
+            let known: Vec<&str> = stats.spaces.iter().map(|s| s.name.as_str()).collect();
+            NamespaceError::Unknown {
+                name: crate::escape::escape_for_terminal(n).into_owned(),
+                known: if known.is_empty() {
+                    "none".to_string()
+                } else {
+                    known.join(", ")
+                },
+            }
+        }),
+        None => stats
+            .shown_spaces()
+            .first()
+            .copied()
+            .or(stats.spaces.iter().find(|s| s.sized))
+            .or(stats.spaces.first())
+            .ok_or(NamespaceError::None),
+    }
+}
+
+/// The picture of namespace `s` in `format`: an SVG document's or a PNG file's bytes.
+pub fn picture(
+    title: &str,
+    s: &SpaceSummary,
+    width: u32,
+    format: crate::picture::PictureFormat,
+) -> Result<Vec<u8>, PlotError> {
+    match format {
+        crate::picture::PictureFormat::Svg => svg(title, s, width).map(String::into_bytes),
+        crate::picture::PictureFormat::Png => png(title, s, width),
+    }
+}
+
 /// A title line for a namespace of a trace.
 pub fn title(trace: &str, stats: &Stats, s: &SpaceSummary) -> String {
     let slice = if stats.window.is_all() {

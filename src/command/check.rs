@@ -21,6 +21,7 @@ use super::slice::{Slice, Slicer};
 use super::{CommandError, Warning};
 
 mod parallel;
+mod text;
 
 /// What a check does.
 #[derive(Debug, Clone, PartialEq, Eq)]

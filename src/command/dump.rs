@@ -97,6 +97,22 @@ impl DumpOptions {
         Ok(())
     }
 
+    /// Refuses what these `traces` cannot be dumped with: what [`DumpOptions::check`] refuses,
+    /// a single trace read from standard input with its index, and one index named for several
+    /// traces (the others would each warn that it is not theirs).
+    pub fn check_traces<P: AsRef<Path>>(&self, traces: &[P]) -> Result<(), UsageError> {
+        self.check()?;
+        if let [trace] = traces {
+            self.seek.refuse_both_stdin(trace.as_ref())?;
+        }
+        if self.seek.index.is_some() && traces.len() > 1 {
+            return Err(UsageError::IndexOfMany {
+                traces: traces.len(),
+            });
+        }
+        Ok(())
+    }
+
     /// Whether `trace`, when it cannot be mapped, is best opened to be streamed: unless several
     /// threads are asked for or an index is there to seek with.
     pub fn streams(&self, trace: &Path) -> bool {

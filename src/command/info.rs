@@ -1,6 +1,9 @@
 //! A trace's header, regions and records per type (`mtf info`), in one pass.
 
+use std::fmt::Write as _;
+
 use crate::decode::{Event, EventStream, Region};
+use crate::escape::escape_for_terminal;
 use crate::Opened;
 
 use super::events::Faults;
@@ -119,4 +122,127 @@ pub fn info<'o>(o: &'o Opened, faults: Faults<'o>) -> InfoReport {
         })
         .collect();
     report
+}
+
+impl InfoReport {
+    /// The text form (`mtf info`): the header of `o`, shown as the trace `name` (already
+    /// escaped for a terminal), the table of regions and the records per type.
+    pub fn to_text(&self, o: &Opened, name: &str) -> String {
+        let mut w = String::new();
+        header(&mut w, o, name, self.bytes);
+        regions(&mut w, o, self);
+        types(&mut w, o, self);
+        w
+    }
+}
+
+/// The header's lines.
+fn header(w: &mut String, o: &Opened, name: &str, bytes: u64) {
+    let h = o.trace().header();
+    // The header's DTD name and the path it was found at come from the trace: never shown raw.
+    let dtd_name = escape_for_terminal(&h.dtd_name);
+    let source = o.dtd_source().to_string();
+    let source = escape_for_terminal(&source);
+    let _ = writeln!(w, "file        {} ({bytes} bytes)", name);
+    let _ = writeln!(
+        w,
+        "class       {} ({}-bit addresses, {}-byte metadata words)",
+        h.class.to_byte(),
+        h.class.word_size() * 8,
+        h.class.word_size()
+    );
+    let _ = writeln!(
+        w,
+        "byte order  {}",
+        if h.byte_order == crate::container::ByteOrder::Big {
+            "big-endian"
+        } else {
+            "little-endian"
+        }
+    );
+    let _ = writeln!(w, "header ints {} bytes", h.int_width);
+    if h.extensions & crate::container::EXT_LIVE != 0 {
+        let _ = writeln!(
+            w,
+            "extensions  live/1 (live sets, docs/format.md §13; a Meta-TF 1.0 reader refuses it)"
+        );
+    }
+    let _ = writeln!(w, "dtd         {dtd_name} → {source}");
+    let _ = writeln!(w, "start       {}", h.start);
+    let _ = writeln!(w, "nrecords    {}", h.nrecords);
+    let _ = writeln!(w, "sections    {}", h.nsections);
+    let _ = writeln!(w);
+}
+
+/// The table of regions, its columns as wide as their longest entry.
+fn regions(w: &mut String, o: &Opened, report: &InfoReport) {
+    let reader = o.reader();
+    let region_name = |r: &RegionInfo| {
+        if r.section == 0 {
+            "(global)".to_string()
+        } else if r.table {
+            format!("{} (table)", reader.section_name(r.section))
+        } else {
+            reader.section_name(r.section).to_string()
+        }
+    };
+    let sw = report
+        .regions
+        .iter()
+        .map(|r| region_name(r).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(20);
+    let _ = writeln!(
+        w,
+        "{:>4}  {:<sw$} {:>12} {:>12} {:>10}",
+        "id", "section", "start", "size", "records"
+    );
+    for r in &report.regions {
+        let _ = writeln!(
+            w,
+            "{:>4}  {:<sw$} {:>12} {:>12} {:>10}",
+            r.section,
+            region_name(r),
+            r.start,
+            r.size,
+            r.records
+        );
+    }
+    let _ = writeln!(w);
+}
+
+/// Records per type; those of table sections (split streams, string tables) are the values of
+/// the fields that refer to them: listed apart, and not data records.
+fn types(w: &mut String, o: &Opened, report: &InfoReport) {
+    let reader = o.reader();
+    let label = |rid: u32| {
+        let rt = o.schema().record(rid);
+        if rt.scope == 0 {
+            rt.name.to_string()
+        } else {
+            format!("{} [{}]", rt.name, reader.section_name(rt.scope))
+        }
+    };
+    let lw = report
+        .types
+        .iter()
+        .map(|t| label(t.record_id).chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(24);
+    let _ = writeln!(w, "{:<lw$} {:>12}", "record", "count");
+    for t in report.types.iter().filter(|t| !t.element) {
+        let _ = writeln!(w, "{:<lw$} {:>12}", label(t.record_id), t.count);
+    }
+    let _ = writeln!(w, "{:<lw$} {:>12}", "data records", report.data_records);
+    if report.types.iter().any(|t| t.element) {
+        let _ = writeln!(
+            w,
+            "\nelements of tables (the values of fields that refer to them)"
+        );
+        for t in report.types.iter().filter(|t| t.element) {
+            let _ = writeln!(w, "{:<lw$} {:>12}", label(t.record_id), t.count);
+        }
+    }
 }

@@ -224,3 +224,46 @@ fn one_class_fills_its_histogram() {
 fn ab_glyph_font_ok() -> bool {
     plotters::style::register_font("test-font", FontStyle::Normal, FONT).is_ok()
 }
+
+fn stats_of(spaces: Vec<SpaceSummary>) -> Stats {
+    Stats {
+        window: crate::analysis::stats::Window::all(),
+        start: Position::default(),
+        end: Position::default(),
+        records: 0,
+        other_records: 0,
+        data_records: 0,
+        clock: crate::analysis::stats::Clock::None,
+        problems: 0,
+        types: Vec::new(),
+        spaces,
+        files: Vec::new(),
+    }
+}
+
+#[test]
+fn the_namespace_drawn_is_the_one_named_else_the_first_with_content() {
+    let stats = stats_of(vec![space()]);
+    assert_eq!(
+        pick_space(&stats, None).map(|s| s.name.as_str()).ok(),
+        Some("heap")
+    );
+    assert_eq!(
+        pick_space(&stats, Some("heap"))
+            .map(|s| s.name.as_str())
+            .ok(),
+        Some("heap")
+    );
+    let e = pick_space(&stats, Some("no\u{1b}pe"))
+        .map(|_| ())
+        .unwrap_err();
+    let text = e.to_string();
+    assert!(text.contains("it declares: heap"), "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+    let none = stats_of(Vec::new());
+    assert!(matches!(pick_space(&none, None), Err(NamespaceError::None)));
+    assert!(pick_space(&none, Some("heap"))
+        .unwrap_err()
+        .to_string()
+        .contains("(it declares: none)"));
+}

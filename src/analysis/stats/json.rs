@@ -137,6 +137,22 @@ impl Stats {
             "namespaces": self.spaces.iter().map(|s| space(s, top)).collect::<Vec<_>>(),
         })
     }
+
+    /// The state at each namespace's peak as JSON (`mtf stats --at-peak -f json`,
+    /// docs/stats.md), with the `top` sites.
+    pub fn at_peak_json(&self, top: usize) -> Value {
+        json!({
+            "schema": "mtf-stats-at-peak/2",
+            "namespaces": self.spaces.iter().map(|s| json!({
+                "name": s.name,
+                "peak": { "bytes": big(s.peak_bytes), "blocks": s.peak_blocks,
+                          "at": json_at(s, s.peak_at) },
+                "sites": s.top_sites(SiteOrder::Peak, top).map(|x| json!({
+                    "site": x.site, "name": x.name, "bytes": big(x.peak_bytes), "blocks": x.peak_blocks,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        })
+    }
 }
 
 /// An integer as a JSON number where it fits 64 bits, else as a decimal string (docs/stats.md).

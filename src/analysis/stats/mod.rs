@@ -21,7 +21,7 @@
 //! and `classes.rs` (lifetime quantiles, log2 size classes), `curve.rs` (the sampled curve of
 //! live bytes), `lines.rs` (an imported trace's input lines), `summary.rs` (the figures
 //! returned), `source.rs` (where heap events come from), `pass.rs` (the one pass over a
-//! trace), `json.rs` (the JSON form), `human.rs` (byte counts for people).
+//! trace), `json.rs` (the JSON form), `text.rs` (the text form), `human.rs` (byte counts for people).
 
 mod classes;
 mod curve;
@@ -35,6 +35,7 @@ mod pass;
 mod records;
 mod source;
 mod summary;
+mod text;
 mod window;
 
 pub use classes::class_bounds;

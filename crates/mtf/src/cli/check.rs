@@ -6,12 +6,10 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use metatf::analysis::Severity;
-use metatf::command::check::{check, CheckOptions, CheckReport, CheckSink, Verdict};
+use metatf::command::check::{check, CheckOptions, CheckSink, Verdict};
 use metatf::command::Warning;
 use metatf::index::IndexError;
 use metatf::io::StdoutSink;
-use metatf::Opened;
 
 use super::common::{command_failure, input_name, quiet, usage_failure, Failure};
 use super::progress::Progress;
@@ -89,10 +87,17 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
     let faults = super::jobs::faults(&o);
     let report = check(&o, &args.trace, &options, faults, &mut lines).map_err(command_failure)?;
     let mut out = lines.out;
-    summary(&mut out, &o, args, &report)?;
-    let status = verdict(&mut out, args, &report)?;
+    out.write_all(report.summary_text(&o, &options, quiet()).as_bytes())?;
+    out.write_all(
+        report
+            .verdict_text(&input_name(&args.trace), &options)
+            .as_bytes(),
+    )?;
     out.finish()?;
-    Ok(status)
+    Ok(match report.verdict {
+        Verdict::Valid => EXIT_OK,
+        _ => EXIT_INVALID_TRACE,
+    })
 }
 
 /// Where `mtf check` writes what it finds: standard output, the trace named first, around the
@@ -162,85 +167,4 @@ impl CheckSink for Lines {
     fn warning(&mut self, w: Warning) {
         super::common::warn(w);
     }
-}
-
-/// The records checked per type, the findings of the semantic pass per kind, and how many
-/// problems were not shown.
-fn summary(
-    out: &mut StdoutSink,
-    o: &Opened,
-    args: &CheckArgs,
-    report: &CheckReport,
-) -> std::io::Result<()> {
-    let checked: u64 = report.per_type.iter().sum();
-    if !quiet() {
-        writeln!(out, "records checked: {checked}")?;
-        for (rid, n) in report.per_type.iter().enumerate() {
-            if *n > 0 {
-                writeln!(out, "  {:<24} {n:>12}", o.schema().record(rid as u32).name)?;
-            }
-        }
-    }
-    if report.semantic && !quiet() {
-        let infos = report.count(Severity::Info);
-        writeln!(
-            out,
-            "semantic checks (analysis/{}): {} problem(s), {infos} piece(s) of information",
-            o.schema().analysis.version,
-            report.count(Severity::Error)
-        )?;
-        for (kind, sev, n) in &report.findings {
-            writeln!(out, "  {:<32} {:<6} {n:>12}", kind.name(), sev.keyword())?;
-        }
-        if infos > report.infos_shown {
-            writeln!(
-                out,
-                "… {} more piece(s) of information not shown (--max-info {})",
-                infos - report.infos_shown,
-                args.max_info
-            )?;
-        }
-    } else if args.no_semantic && report.declared && !quiet() {
-        writeln!(out, "semantic checks skipped (--no-semantic)")?;
-    }
-    if report.problems > report.reported {
-        writeln!(
-            out,
-            "… {} more problem(s) not shown (--max-errors {})",
-            report.problems - report.reported,
-            args.max_errors
-        )?;
-    }
-    Ok(())
-}
-
-/// The verdict's line, and the exit status.
-fn verdict(out: &mut StdoutSink, args: &CheckArgs, report: &CheckReport) -> std::io::Result<i32> {
-    let path = input_name(&args.trace);
-    match report.verdict {
-        Verdict::Valid => {
-            writeln!(out, "{path}: valid")?;
-            return Ok(EXIT_OK);
-        }
-        // Only the limit: the trace decodes, but its declarations were not all checked.
-        Verdict::Incomplete => writeln!(
-            out,
-            "{path}: INCOMPLETE, decodes, but semantic checks stopped at --max-ids {}",
-            args.max_ids
-        )?,
-        Verdict::IndexInvalid => {
-            // Only the index is wrong: the trace itself is not called invalid. The command
-            // that rebuilds the index checked: with `--index FILE`, that file.
-            let rebuild = match args.seek.index.as_deref().filter(|i| i.as_os_str() != "-") {
-                Some(i) => {
-                    let i = input_name(i);
-                    format!("rebuild it with `mtf index {path} -o {i}`, or delete {i}")
-                }
-                None => format!("rebuild it with `mtf index {path}`, or delete it"),
-            };
-            writeln!(out, "{path}: valid, but its seek index is not: {rebuild}")?;
-        }
-        Verdict::Invalid => writeln!(out, "{path}: INVALID, {} problem(s)", report.problems)?,
-    }
-    Ok(EXIT_INVALID_TRACE)
 }

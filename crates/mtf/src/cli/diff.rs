@@ -1,11 +1,9 @@
 //! `mtf diff A B`: two traces' heap figures side by side, sorted by change.
 
-use std::fmt::Write as _;
 use std::path::PathBuf;
 
 use clap::Args;
 
-use metatf::analysis::diff::{Diff, Pair};
 use metatf::command::diff::{diff, DiffOptions};
 
 use super::common::{emit, json_text, stats_with, usage_failure, Failure, SliceArgs, StatsFormat};
@@ -51,99 +49,8 @@ pub fn run(args: &DiffArgs) -> Result<i32, Failure> {
     let d = diff(&a, &b);
     let text = match args.format {
         StatsFormat::Json => json_text(&d.to_json(args.top)),
-        StatsFormat::Text => render(&d, args.top),
+        StatsFormat::Text => d.to_text(args.top),
     };
     emit(args.output.as_deref(), &text)?;
     Ok(EXIT_OK)
-}
-
-fn delta(p: &Pair) -> String {
-    let d = p.delta();
-    let rel = if p.a == 0 {
-        String::new()
-    } else {
-        format!(" ({:+.1} %)", d as f64 * 100.0 / p.a as f64)
-    };
-    format!("{d:+}{rel}")
-}
-
-/// The text form.
-pub fn render(d: &Diff, top: usize) -> String {
-    let mut o = String::new();
-    let _ = writeln!(o, "{:<32} {:>16} {:>16}  change", "", "A (base)", "B");
-    let _ = writeln!(
-        o,
-        "{:<32} {:>16} {:>16}  {}",
-        "data records",
-        d.records.a,
-        d.records.b,
-        delta(&d.records)
-    );
-    if d.spaces.is_empty() && d.only_a.is_empty() && d.only_b.is_empty() {
-        let _ = writeln!(
-            o,
-            "\nno allocations in either trace: no namespace to compare"
-        );
-    }
-    for n in &d.only_a {
-        let _ = writeln!(o, "namespace {n}: only in A");
-    }
-    for n in &d.only_b {
-        let _ = writeln!(o, "namespace {n}: only in B");
-    }
-    for s in &d.spaces {
-        if s.name_a == s.name_b {
-            let _ = writeln!(o, "\nnamespace {}", s.name_a);
-        } else {
-            let _ = writeln!(o, "\nnamespace {} (A) / {} (B)", s.name_a, s.name_b);
-        }
-        for (n, p) in &s.figures {
-            let _ = writeln!(
-                o,
-                "  {:<30} {:>16} {:>16}  {}",
-                n.replace('_', " "),
-                p.a,
-                p.b,
-                delta(p)
-            );
-        }
-        if s.sites.iter().any(|x| x.change() > 0) {
-            let _ = writeln!(o, "\n  sites by change (bytes: A → B)");
-            let _ = writeln!(
-                o,
-                "    {:>24} {:>24} {:>24}  site",
-                "at the peak", "leaked", "allocated"
-            );
-            for x in s.sites.iter().filter(|x| x.change() > 0).take(top) {
-                let ab = |p: &Pair| format!("{} → {}", p.a, p.b);
-                let _ = writeln!(
-                    o,
-                    "    {:>24} {:>24} {:>24}  {}",
-                    ab(&x.peak),
-                    ab(&x.leaked),
-                    ab(&x.allocated),
-                    metatf::escape::escape_for_terminal(&x.label)
-                );
-            }
-        }
-        if s.sizes.iter().any(|c| c.count.delta() != 0) {
-            let _ = writeln!(o, "\n  size classes by change (allocations)");
-            for c in s.sizes.iter().filter(|c| c.count.delta() != 0).take(top) {
-                let class = if c.lo == c.hi {
-                    c.lo.to_string()
-                } else {
-                    format!("{}–{}", c.lo, c.hi)
-                };
-                let _ = writeln!(
-                    o,
-                    "    {:<22} {:>16} {:>16}  {}",
-                    class,
-                    c.count.a,
-                    c.count.b,
-                    delta(&c.count)
-                );
-            }
-        }
-    }
-    o
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use clap::{Args, ValueEnum};
 
 use metatf::command::dump::{dump, DumpOptions, DumpSink};
-use metatf::command::{CommandError, UsageError, Warning};
+use metatf::command::{CommandError, Warning};
 use metatf::io::{classify, StdoutFailure, StdoutSink};
 
 use super::common::{input_name, io_failure, line_to_stderr, problem_text, quiet, usage_failure};
@@ -84,19 +84,9 @@ pub struct DumpArgs {
 /// Run `mtf dump`: every trace in turn; the exit status is the worst of them.
 pub fn run(args: &DumpArgs) -> Result<i32, Failure> {
     let options = options(args);
-    options.check().map_err(|e| usage_failure(&e))?;
-    if let [trace] = args.traces.as_slice() {
-        options
-            .seek
-            .refuse_both_stdin(trace)
-            .map_err(|e| usage_failure(&e))?;
-    }
-    if args.seek.index.is_some() && args.traces.len() > 1 {
-        // One index belongs to one trace: the others would each warn that it is not theirs.
-        return Err(usage_failure(&UsageError::IndexOfMany {
-            traces: args.traces.len(),
-        }));
-    }
+    options
+        .check_traces(&args.traces)
+        .map_err(|e| usage_failure(&e))?;
     let mut w = StdoutSink::new();
     let mut status = EXIT_OK;
     for trace in &args.traces {

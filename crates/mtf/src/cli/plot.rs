@@ -6,9 +6,9 @@ use std::path::PathBuf;
 use clap::{Args, ValueEnum};
 
 use metatf::analysis::plot;
-use metatf::analysis::stats::{SpaceSummary, Stats};
+use metatf::picture::PictureFormat;
 
-use super::common::{input_name, stats_of, Failure, SliceArgs};
+use super::common::{input_name, stats_of, Failure, Flat, SliceArgs};
 use super::write::write_file;
 use super::{EXIT_OK, EXIT_USAGE};
 
@@ -46,70 +46,26 @@ pub struct PlotArgs {
     pub slice: SliceArgs,
 }
 
-/// The namespace a picture shows: the one named, else the first with content
-/// (`Stats::shown_spaces`), else the first with sizes, else the first.
-pub fn pick_space<'s>(stats: &'s Stats, name: Option<&str>) -> Result<&'s SpaceSummary, Failure> {
-    match name {
-        Some(n) => stats.spaces.iter().find(|s| s.name == n).ok_or_else(|| {
-            let known: Vec<&str> = stats.spaces.iter().map(|s| s.name.as_str()).collect();
-            super::common::error(
-                EXIT_USAGE,
-                "mtf::usage::namespace",
-                format!(
-                    "no namespace `{}` in this trace's DTD (it declares: {})",
-                    metatf::escape::escape_for_terminal(n),
-                    if known.is_empty() {
-                        "none".to_string()
-                    } else {
-                        known.join(", ")
-                    }
-                ),
-            )
-        }),
-        None => stats
-            .shown_spaces()
-            .first()
-            .copied()
-            .or(stats.spaces.iter().find(|s| s.sized))
-            .or(stats.spaces.first())
-            .ok_or_else(|| {
-                super::common::error(
-                    EXIT_USAGE,
-                    "mtf::usage::namespace",
-                    "nothing to plot: the trace's DTD declares no namespaces of ids (allocations)",
-                )
-            }),
-    }
-}
-
 /// Run `mtf plot`.
 pub fn run(args: &PlotArgs) -> Result<i32, Failure> {
     let format = match args.format {
-        Some(f) => f,
-        None => match args
-            .output
-            .extension()
-            .and_then(|e| e.to_str())
-            .map(|e| e.to_ascii_lowercase())
-            .as_deref()
-        {
-            Some("png") => ImageFormat::Png,
-            Some("svg") => ImageFormat::Svg,
-            _ if args.output.as_os_str() == "-" => ImageFormat::Svg,
-            _ => {
-                return Err(super::common::error(
-                    EXIT_USAGE,
-                    "mtf::usage::output",
-                    format!(
-                        "{}: name the picture FILE.svg or FILE.png, or give --format svg|png",
-                        input_name(&args.output)
-                    ),
-                ))
-            }
-        },
+        Some(ImageFormat::Png) => PictureFormat::Png,
+        Some(ImageFormat::Svg) => PictureFormat::Svg,
+        None if args.output.as_os_str() == "-" => PictureFormat::Svg,
+        None => PictureFormat::of(&args.output).ok_or_else(|| {
+            super::common::error(
+                EXIT_USAGE,
+                "mtf::usage::output",
+                format!(
+                    "{}: name the picture FILE.svg or FILE.png, or give --format svg|png",
+                    input_name(&args.output)
+                ),
+            )
+        })?,
     };
     let stats = stats_of(&args.trace, args.dtd.as_deref(), args.slice.window()?)?;
-    let space = pick_space(&stats, args.namespace.as_deref())?;
+    let space = plot::pick_space(&stats, args.namespace.as_deref())
+        .map_err(|e| Failure::diagnostic(EXIT_USAGE, &Flat::of(&e)))?;
     if !space.has_content() {
         eprintln!(
             "mtf plot: namespace {} has no allocations in the slice: the charts are empty",
@@ -117,11 +73,8 @@ pub fn run(args: &PlotArgs) -> Result<i32, Failure> {
         );
     }
     let title = plot::title(&input_name(&args.trace), &stats, space);
-    let data = match format {
-        ImageFormat::Svg => plot::svg(&title, space, args.width).map(String::into_bytes),
-        ImageFormat::Png => plot::png(&title, space, args.width),
-    }
-    .map_err(|e| Failure::diagnostic(super::EXIT_USAGE, &e))?;
+    let data = plot::picture(&title, space, args.width, format)
+        .map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
     write_file(&args.output, &data)?;
     Ok(EXIT_OK)
 }
