@@ -13,7 +13,7 @@
 //! * [`info`]: the header, the regions and the records per type.
 //!
 //! What they share: [`slice`] (`--from`/`--to`), [`seek`] (the seek index beside a trace),
-//! [`events`] (the events of one pass: streamed, on one thread, or on several). What they
+//! [`jobs`] (the threads of one pass and a stream's faults; the events from [`crate::events::read`]). What they
 //! cannot do as asked is a [`UsageError`] (each with a code, `mtf::usage::…`); what they notice
 //! on the way without stopping is a [`Warning`], given to the caller to show.
 //!
@@ -29,11 +29,11 @@ pub mod diff;
 #[cfg(feature = "parallel")]
 pub mod dump;
 mod error;
-#[cfg(feature = "parallel")]
-pub mod events;
 pub mod index;
 #[cfg(feature = "parallel")]
 pub mod info;
+#[cfg(feature = "parallel")]
+pub mod jobs;
 // The children report in JSON.
 #[cfg(all(feature = "replay", feature = "json"))]
 pub mod replay;

@@ -492,7 +492,7 @@ fn open_salvaging_with(
 
 /// Open a trace for one pass from its start to its end, as [`open_salvaging_as`], but a trace
 /// that cannot be mapped (`-`, a pipe, a compressed trace) is read as a stream from a bounded
-/// window ([`stream_window`]) when `stream` is true: the caller reads its events with
+/// window (`MTF_STREAM_WINDOW`, [`OpenOptions::env_stream_window`]) when `stream` is true: the caller reads its events with
 /// [`super::jobs::with_events`].
 pub fn open_for_pass(
     path: &Path,
@@ -500,44 +500,11 @@ pub fn open_for_pass(
     report_damage: bool,
     stream: bool,
 ) -> Result<(Opened, bool), Failure> {
-    match stream_window()?.filter(|_| stream) {
+    let window =
+        OpenOptions::env_stream_window().map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
+    match window.filter(|_| stream) {
         Some(window) => open_salvaging_with(path, dtd, report_damage, Some(window)),
         None => open_salvaging_as(path, dtd, report_damage),
-    }
-}
-
-/// The window a piped or compressed trace is decoded from (`MTF_STREAM_WINDOW`, bytes; 4 MiB by
-/// default), or `None` when it is set to 0: such a trace is then spooled as before.
-pub fn stream_window() -> Result<Option<usize>, Failure> {
-    let Some(value) = std::env::var_os("MTF_STREAM_WINDOW").filter(|v| !v.is_empty()) else {
-        return Ok(Some(metatf::limits::DEFAULT_STREAM_WINDOW));
-    };
-    match value.to_str().and_then(|v| v.trim().parse::<usize>().ok()) {
-        Some(0) => Ok(None),
-        Some(bytes) if bytes as u64 <= metatf::limits::MAX_STREAM_WINDOW => Ok(Some(bytes)),
-        Some(_) => Err(Failure::diagnostic(
-            EXIT_USAGE,
-            &Flat::new(
-                format!(
-                    "MTF_STREAM_WINDOW is `{}`, more than the largest window ({} bytes)",
-                    metatf::io::escape_for_terminal(&value.to_string_lossy()),
-                    metatf::limits::MAX_STREAM_WINDOW
-                ),
-                "mtf::usage::env",
-                Some("give at most that many bytes (default 4194304; 0 spools the stream to TMPDIR instead)".to_string()),
-            ),
-        )),
-        None => Err(Failure::diagnostic(
-            EXIT_USAGE,
-            &Flat::new(
-                format!(
-                    "MTF_STREAM_WINDOW is `{}`, not a number of bytes",
-                    metatf::io::escape_for_terminal(&value.to_string_lossy())
-                ),
-                "mtf::usage::env",
-                Some("unset it, or give the bytes of a piped or compressed trace to decode at once (default 4194304; 0 spools it to TMPDIR instead)".to_string()),
-            ),
-        )),
     }
 }
 
@@ -552,30 +519,9 @@ pub fn stream_failure(path: &Path, e: &metatf::stream::StreamError) -> Failure {
     }
 }
 
-/// The options every subcommand opens a trace with: the library's defaults, except that
-/// `MTF_SPOOL_ABOVE` (a number of bytes) sets how much of a piped or compressed trace is kept in
-/// memory before it is spooled to a temporary file ([`OpenOptions::spool_above`]; `0` spools
-/// every such trace, which the tests use to run the spool on small traces).
+/// The options every subcommand opens a trace with ([`OpenOptions::from_env`]: `MTF_SPOOL_ABOVE`).
 pub fn open_options() -> Result<OpenOptions, Failure> {
-    let options = OpenOptions::new();
-    // Empty counts as unset (as NO_COLOR=, or `MTF_SPOOL_ABOVE= mtf …` to clear it).
-    let Some(value) = std::env::var_os("MTF_SPOOL_ABOVE").filter(|v| !v.is_empty()) else {
-        return Ok(options);
-    };
-    match value.to_str().and_then(|v| v.trim().parse::<u64>().ok()) {
-        Some(bytes) => Ok(options.spool_above(bytes)),
-        None => Err(Failure::diagnostic(
-            EXIT_USAGE,
-            &Flat::new(
-                format!(
-                    "MTF_SPOOL_ABOVE is `{}`, not a number of bytes",
-                    metatf::io::escape_for_terminal(&value.to_string_lossy())
-                ),
-                "mtf::usage::env",
-                Some("unset it, or give the bytes of a piped or compressed trace to keep in memory before spooling it to TMPDIR (default 4194304)".to_string()),
-            ),
-        )),
-    }
+    OpenOptions::from_env().map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))
 }
 
 fn open_failure(path: &Path, dtd: Option<&Path>, e: &OpenError) -> Failure {
@@ -793,7 +739,7 @@ pub fn stats_of(
             from: window.from,
             to: window.to,
         },
-        jobs: metatf::command::events::Jobs::one(),
+        jobs: metatf::command::jobs::Jobs::one(),
         ..Default::default()
     };
     stats_with(trace, dtd, &options)

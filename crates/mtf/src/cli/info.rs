@@ -5,8 +5,8 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use metatf::command::events::Faults;
 use metatf::command::info::{info, InfoReport, RegionInfo};
+use metatf::command::jobs::Faults;
 use metatf::Opened;
 
 use metatf::io::{escape_for_terminal, StdoutSink};

@@ -6,7 +6,9 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use metatf::analysis::stats::{At, Clock, SiteOrder, SiteSummary, SizeClass, SpaceSummary, Stats};
+use metatf::analysis::stats::{
+    Clock, Position, SiteOrder, SiteSummary, SizeClass, SpaceSummary, Stats,
+};
 use metatf::command::stats::StatsOptions;
 
 use super::common::{emit, json_text, stats_with, Failure, SeekArgs, SliceArgs, StatsFormat};
@@ -89,7 +91,7 @@ pub fn bytes(n: u128) -> String {
 }
 
 /// `data record 123, time 456 ns, line 124 of trace.txt`, escaped for a terminal.
-pub fn at(sp: &SpaceSummary, a: At) -> String {
+pub fn at(sp: &SpaceSummary, a: Position) -> String {
     metatf::escape::escape_for_terminal(&sp.position(a)).into_owned()
 }
 
