@@ -29,6 +29,7 @@ pub mod diff;
 #[cfg(feature = "parallel")]
 pub mod dump;
 mod error;
+mod hint;
 pub mod index;
 #[cfg(feature = "parallel")]
 pub mod info;
@@ -48,6 +49,7 @@ pub mod slice;
 pub mod stats;
 
 pub use error::{CommandError, UsageError};
+pub use hint::not_a_trace_help;
 
 use crate::index::IndexError;
 

@@ -243,71 +243,9 @@ pub fn container_failure(path: &Path, e: &ContainerError) -> Failure {
     };
     let mut help = inner.help().map(|h| h.to_string());
     if let ContainerError::BadMagic { found, .. } = inner {
-        // `mtf stats systemui.txt`: a foreign trace, which `mtf import` converts, or the text
-        // form, which `mtf pack` writes.
-        let name = if path.as_os_str() == "-" {
-            Cow::Borrowed("-")
-        } else {
-            input_name(path)
-        };
-        let stem = path
-            .file_stem()
-            .filter(|_| path.as_os_str() != "-")
-            .map(|s| escape_path(Path::new(s)).into_owned())
-            .unwrap_or_else(|| "trace".to_string());
-        // Never the input's own name (`x.mtf` that is not a trace).
-        let stem = if path.extension().is_some_and(|x| x == "mtf") {
-            format!("{stem}-converted")
-        } else {
-            stem
-        };
-        // The four bytes of the magic, or for a file the first 512 bytes: text is printable
-        // ASCII and whitespace throughout (a damaged trace has binary bytes after its magic).
-        let mut sample = found.clone();
-        if path.as_os_str() != "-" {
-            use std::io::Read;
-            if let Ok(f) = std::fs::File::open(path) {
-                let mut head = Vec::new();
-                if f.take(512).read_to_end(&mut head).is_ok() && head.starts_with(found) {
-                    sample = head;
-                }
-            }
-        }
-        let import = format!(
-            "convert it with `mtf import {name} -o {stem}.mtf` (`mtf import --list` names the \
-             formats it reads)"
-        );
-        if found.starts_with(b"%mtf") || found.starts_with(b"{\"mt") {
-            help = Some(format!(
-                "this is the text form of a trace (`mtf dump`'s): write the trace with \
-                 `mtf pack {name} -o {stem}.mtf`"
-            ));
-        } else if found.starts_with(b"PK\x03\x04") {
-            help = Some(format!(
-                "this is a ZIP archive, not Meta-TF: if it holds a foreign trace, {import}"
-            ));
-        } else if !sample.is_empty() && looks_like_text(&sample) {
-            help = Some(format!(
-                "this looks like a text trace, not Meta-TF: {import}; if it is `mtf dump`'s \
-                 text form, `mtf pack {name} -o {stem}.mtf` writes it"
-            ));
-        }
+        help = metatf::command::not_a_trace_help(path, found).or(help);
     }
-    Failure::diagnostic(container_code(e), &Flat::new(message, code, help))
-}
-
-/// Whether the first bytes of a file are text: UTF-8 (the last character may be cut) without
-/// control characters other than whitespace.
-fn looks_like_text(b: &[u8]) -> bool {
-    let valid = match std::str::from_utf8(b) {
-        Ok(s) => s,
-        // Cut inside a character at the end of the sample: the part before it.
-        Err(e) if e.error_len().is_none() => {
-            std::str::from_utf8(&b[..e.valid_up_to()]).unwrap_or("")
-        }
-        Err(_) => return false,
-    };
-    !valid.is_empty() && valid.chars().all(|c| !c.is_control() || c.is_whitespace())
+    Failure::diagnostic(exit::for_container(e), &Flat::new(message, code, help))
 }
 
 /// Writes `text` to standard error, ignoring a failure: with standard error full or closed
@@ -377,12 +315,6 @@ pub fn render(d: &dyn Diagnostic) -> String {
     } else {
         metatf::dtd::render_plain(d)
     }
-}
-
-/// The exit status for a container error: I/O errors are usage errors, the rest make the trace
-/// invalid.
-pub fn container_code(e: &ContainerError) -> i32 {
-    exit::for_container(e)
 }
 
 /// Print a DTD's warnings.

@@ -7,22 +7,21 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use metatf::command::index::{index_beside, BesideError};
+use metatf::command::seek::SeekOptions;
 
 use metatf::index::{self, IndexError};
 
-use super::common::{error, input_name, io_failure, line_to_stderr, quiet, Failure};
-use super::{EXIT_INVALID_TRACE, EXIT_USAGE};
+use super::common::{error, input_name, io_failure, line_to_stderr, quiet, usage_failure, Failure};
+use super::EXIT_INVALID_TRACE;
 
-/// Refuse reading both the trace and its index from standard input.
+/// Refuse reading both the trace and its index from standard input
+/// ([`SeekOptions::refuse_both_stdin`]).
 pub fn refuse_both_stdin(trace: &Path, index: Option<&Path>) -> Result<(), Failure> {
-    if trace.as_os_str() == "-" && index.is_some_and(|i| i.as_os_str() == "-") {
-        return Err(error(
-            EXIT_USAGE,
-            "mtf::usage::index",
-            "the trace and its seek index cannot both be standard input: name the index's file",
-        ));
-    }
-    Ok(())
+    let seek = SeekOptions {
+        index: index.map(Path::to_path_buf),
+        no_index: false,
+    };
+    seek.refuse_both_stdin(trace).map_err(|e| usage_failure(&e))
 }
 
 /// An index error as a failure: I/O as every I/O error, anything else status 1.
