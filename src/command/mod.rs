@@ -21,6 +21,7 @@
 //! need (`…Options::streams`): no seek index to use and one thread.
 //! * [`simulate`], [`replay`] (the block events of [`blocks`]), [`size_report`], [`index`].
 
+pub mod beside;
 pub mod blocks;
 #[cfg(feature = "parallel")]
 pub mod check;
