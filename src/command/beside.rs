@@ -82,3 +82,37 @@ pub fn after_write(
         removed,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A small trace gets no index unless asked; asked, it gets one, which `Never` removes.
+    #[test]
+    fn small_outputs_get_an_index_only_when_asked_and_never_removes_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let trace = dir.path().join("t.mtf");
+        let sample = concat!(env!("CARGO_MANIFEST_DIR"), "/traces/android.mtf");
+        std::fs::copy(sample, &trace).unwrap();
+        let name = |p: &Path| p.display().to_string();
+        let idx = index::sidecar(&trace).unwrap();
+        let auto = after_write(&trace, None, WriteIndex::Auto, name);
+        assert!(matches!(auto, AfterWrite::Nothing) && !idx.is_file());
+        let always = after_write(&trace, None, WriteIndex::Always, name);
+        assert!(matches!(always, AfterWrite::Written { checkpoints, .. } if checkpoints > 0));
+        assert!(idx.is_file());
+        // An index already there is rewritten whatever the size.
+        let again = after_write(&trace, None, WriteIndex::Auto, name);
+        assert!(matches!(again, AfterWrite::Written { .. }));
+        let never = after_write(&trace, None, WriteIndex::Never, name);
+        assert!(matches!(
+            never,
+            AfterWrite::NotWritten {
+                failed: None,
+                removed: Some(Ok(())),
+                ..
+            }
+        ));
+        assert!(!idx.is_file());
+    }
+}
