@@ -28,7 +28,7 @@
 // stream's faults are also given to `on_fault` as soon as they are found, so that a command
 // can stop there as opening the same bytes as a file would have.
 
-use crate::decode::{EventStream, Reader};
+use crate::decode::{EventStream, Reader, Region};
 use crate::io::IoError;
 use crate::stream::StreamError;
 use crate::Opened;
@@ -71,6 +71,20 @@ pub struct Ended {
     pub fault: Option<StreamError>,
     /// A compressed stream cut short and salvaged ([`crate::stream::TraceStream::input_fault`]).
     pub input_fault: Option<IoError>,
+    /// What a stream knew at its end (`None` for a file or chunks).
+    pub stream: Option<StreamEnd>,
+}
+
+/// What a stream knew once its events ended.
+#[derive(Debug, Default)]
+pub struct StreamEnd {
+    /// The bytes read (decompressed; [`crate::stream::TraceStream::bytes_read`]).
+    pub bytes: u64,
+    /// Its regions, the last one ending where the stream did.
+    pub regions: Vec<Region>,
+    /// The sections read as tables: a stream decoded whole after all (its metadata made a
+    /// section a table) knows its tables ([`crate::stream::TraceStream::is_table`]).
+    pub tables: Vec<u8>,
 }
 
 /// Let `consume` read every event of `opened`'s trace in trace order (`reader` is a reader of
@@ -91,6 +105,11 @@ pub fn read<'r, T>(
         let ended = Ended {
             fault: stream.take_fault(),
             input_fault: stream.take_input_fault(),
+            stream: Some(StreamEnd {
+                bytes: stream.bytes_read(),
+                regions: stream.regions().to_vec(),
+                tables: stream.tables().to_vec(),
+            }),
         };
         return (out, ended);
     }

@@ -87,7 +87,7 @@ pub mod __internal {
 pub use layout::{
     MetaProperty, MetaRefused, Shape, WidthError, MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD,
 };
-pub use open::{open, DtdSource, OpenError, OpenOptions, Opened};
+pub use open::{open, DtdSource, EnvError, OpenError, OpenOptions, Opened};
 
 /// The README's examples, compiled as doc tests so that they stay true.
 #[doc = include_str!("../README.md")]

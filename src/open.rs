@@ -48,6 +48,50 @@ impl std::fmt::Display for DtdSource {
     }
 }
 
+/// An environment variable of [`OpenOptions::from_env`] or [`OpenOptions::env_stream_window`] that does not hold a number of bytes.
+#[derive(Debug, thiserror::Error, Diagnostic)]
+pub enum EnvError {
+    /// `MTF_STREAM_WINDOW` is not a number of bytes.
+    #[error("MTF_STREAM_WINDOW is `{0}`, not a number of bytes")]
+    #[diagnostic(
+        code(mtf::usage::env),
+        help(
+            "unset it, or give the bytes of a piped or compressed trace to decode at once (default 4194304; 0 spools it to TMPDIR instead)"
+        )
+    )]
+    WindowNotBytes(String),
+    /// `MTF_STREAM_WINDOW` is larger than [`crate::limits::MAX_STREAM_WINDOW`].
+    #[error("MTF_STREAM_WINDOW is `{0}`, more than the largest window ({max} bytes)", max = crate::limits::MAX_STREAM_WINDOW)]
+    #[diagnostic(
+        code(mtf::usage::env),
+        help(
+            "give at most that many bytes (default 4194304; 0 spools the stream to TMPDIR instead)"
+        )
+    )]
+    WindowTooLarge(String),
+    /// `MTF_SPOOL_ABOVE` is not a number of bytes.
+    #[error("MTF_SPOOL_ABOVE is `{0}`, not a number of bytes")]
+    #[diagnostic(
+        code(mtf::usage::env),
+        help(
+            "unset it, or give the bytes of a piped or compressed trace to keep in memory before spooling it to TMPDIR (default 4194304)"
+        )
+    )]
+    SpoolNotBytes(String),
+}
+
+/// The value of the environment variable `name` as a number, `None` when it is unset or empty
+/// (as `NO_COLOR=`), or `Err` with its value escaped for a terminal.
+fn env_number<T: std::str::FromStr>(name: &str) -> Option<Result<T, String>> {
+    let value = std::env::var_os(name).filter(|v| !v.is_empty())?;
+    Some(
+        value
+            .to_str()
+            .and_then(|v| v.trim().parse::<T>().ok())
+            .ok_or_else(|| crate::io::escape_for_terminal(&value.to_string_lossy()).into_owned()),
+    )
+}
+
 /// Why a trace could not be opened with its DTD.
 #[derive(Debug, thiserror::Error, Diagnostic)]
 pub enum OpenError {
@@ -159,6 +203,34 @@ impl OpenOptions {
     pub fn stream_window(mut self, bytes: usize) -> OpenOptions {
         self.stream = Some(bytes.clamp(1, crate::limits::MAX_STREAM_WINDOW as usize));
         self
+    }
+
+    /// The defaults, with what the environment sets, as the `mtf` command line opens every
+    /// trace: `MTF_SPOOL_ABOVE` (bytes, [`OpenOptions::spool_above`]; `0` spools every trace
+    /// that cannot be mapped; unset or empty: the default).
+    pub fn from_env() -> Result<OpenOptions, EnvError> {
+        let options = OpenOptions::new();
+        Ok(match env_number::<u64>("MTF_SPOOL_ABOVE") {
+            Some(bytes) => options.spool_above(bytes.map_err(EnvError::SpoolNotBytes)?),
+            None => options,
+        })
+    }
+
+    /// The window of [`OpenOptions::stream_window`] the environment sets for a trace read in
+    /// one pass: `MTF_STREAM_WINDOW` (bytes; 4 MiB when unset or empty), or `None` when it is 0
+    /// (such a trace is then spooled, not streamed).
+    pub fn env_stream_window() -> Result<Option<usize>, EnvError> {
+        match env_number::<usize>("MTF_STREAM_WINDOW") {
+            None => Ok(Some(crate::limits::DEFAULT_STREAM_WINDOW)),
+            Some(Ok(0)) => Ok(None),
+            Some(Ok(b)) if b as u64 <= crate::limits::MAX_STREAM_WINDOW => Ok(Some(b)),
+            Some(Ok(_)) => {
+                let value = std::env::var_os("MTF_STREAM_WINDOW").unwrap_or_default();
+                let value = crate::io::escape_for_terminal(&value.to_string_lossy()).into_owned();
+                Err(EnvError::WindowTooLarge(value))
+            }
+            Some(Err(v)) => Err(EnvError::WindowNotBytes(v)),
+        }
     }
 
     /// Use this DTD file instead of the one the header names.

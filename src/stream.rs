@@ -292,6 +292,11 @@ impl<'o> TraceStream<'o> {
         Err(e.into())
     }
 
+    /// The sections read as tables ([`TraceStream::is_table`]).
+    pub fn tables(&self) -> &[u8] {
+        &self.tables
+    }
+
     /// The regions of the trace; the last one ends at `u64::MAX` until the stream has ended
     /// when the trace has no sections (then it ends at the end of the stream).
     pub fn regions(&self) -> &[Region] {

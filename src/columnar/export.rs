@@ -4,15 +4,15 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::decode::{Event, Reader};
+use crate::decode::{Event, EventPasses, Reader};
 use crate::dtd::RecordId;
 use crate::io::IoError;
 
 use super::model::Table;
 use super::writer::TableWriter;
 use super::{
-    exported, file_name, EventSource, ParquetError, ParquetOptions, ParquetReport, Progress,
-    TableReport, BATCH_BYTES, PROGRESS_EVERY,
+    exported, file_name, ParquetError, ParquetOptions, ParquetReport, Progress, TableReport,
+    BATCH_BYTES, PROGRESS_EVERY,
 };
 
 /// Where the export stands, for [`Progress`].
@@ -42,7 +42,7 @@ pub(super) fn write_parquet_in(
     dir: &Path,
     opts: &ParquetOptions,
     progress: &mut dyn FnMut(Progress),
-    events: &mut EventSource<'_>,
+    events: &mut EventPasses<'_>,
 ) -> Result<ParquetReport, ParquetError> {
     let total = reader.bytes().len() as u64;
     let mut passes = Passes { progress, total };
@@ -82,7 +82,7 @@ pub(super) fn write_parquet_in(
 fn observe(
     reader: &Reader<'_>,
     passes: &mut Passes<'_>,
-    events: &mut EventSource<'_>,
+    events: &mut EventPasses<'_>,
     report: &mut ParquetReport,
 ) -> Vec<Option<Table>> {
     let mut tables: Vec<Option<Table>> = reader
@@ -149,7 +149,7 @@ fn create_writers(
 fn write_rows(
     reader: &Reader<'_>,
     passes: &mut Passes<'_>,
-    events: &mut EventSource<'_>,
+    events: &mut EventPasses<'_>,
     opts: &ParquetOptions,
     tables: &mut [Option<Table>],
     writers: &mut [Option<TableWriter>],

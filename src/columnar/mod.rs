@@ -37,7 +37,7 @@ mod writer;
 
 use std::path::{Path, PathBuf};
 
-use crate::decode::{EventStream, Reader};
+use crate::decode::{EventPasses, Reader};
 use crate::dtd::{Builtin, RecordId, RecordType};
 use crate::io::{IoError, Output, StagedFolder};
 
@@ -191,11 +191,6 @@ pub fn write_parquet(
     })
 }
 
-/// Runs a consumer over every event of a trace in trace order: `reader.records()`, or the
-/// events of a trace decoded on several threads (`metatf::parallel::events`), which yield the
-/// same events. Called once per pass.
-pub type EventSource<'s> = dyn FnMut(&mut dyn FnMut(&mut dyn EventStream)) + 's;
-
 /// As [`write_parquet`], the events of each pass read from `events` (which must yield the
 /// events of `reader`'s trace, through `reader`, as `reader.records()` does): the files are the
 /// same, byte for byte, whatever decodes them.
@@ -204,7 +199,7 @@ pub fn write_parquet_from(
     dir: &Path,
     opts: &ParquetOptions,
     progress: &mut dyn FnMut(Progress),
-    events: &mut EventSource<'_>,
+    events: &mut EventPasses<'_>,
 ) -> Result<ParquetReport, ParquetError> {
     check_folder(dir, opts)?;
     // Design: the export is written into a fresh folder beside `dir` and put in place whole

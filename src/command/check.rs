@@ -12,10 +12,10 @@ use crate::analysis::stats::Place;
 use crate::analysis::{Finding, FindingKind, Severity};
 use crate::decode::{Event, EventStream, Reader, ScanStop};
 use crate::index::{Builder, Index, IndexError};
-use crate::parallel::Plan;
+use crate::parallel::ChunkPlan;
 use crate::Opened;
 
-use super::events::{with_events, Faults, Jobs};
+use super::jobs::{self, Faults, Jobs};
 use super::seek::SeekOptions;
 use super::slice::{Slice, Slicer};
 use super::{CommandError, Warning};
@@ -380,7 +380,7 @@ fn report(
 struct Sequential<'a, 'o> {
     o: &'o Opened,
     reader: &'a Reader<'o>,
-    plan: Option<&'a Plan>,
+    plan: Option<&'a ChunkPlan>,
     jobs: Jobs,
     semantic: bool,
     validate_only: bool,
@@ -406,7 +406,7 @@ impl<'o> Sequential<'_, 'o> {
         let scan = self.validate_only && t.options.scan && !needs_values;
         let mut slicer = Slicer::new(self.o, t.options.slice.window()?);
         let mut before = None;
-        let dropped = with_events(
+        let dropped = jobs::read(
             self.o,
             self.reader,
             self.plan,

@@ -26,7 +26,7 @@ impl DiffOptions {
         self.slice.window()?;
         Ok(StatsOptions {
             slice: self.slice,
-            jobs: super::events::Jobs::one(),
+            jobs: super::jobs::Jobs::one(),
             ..StatsOptions::default()
         })
     }

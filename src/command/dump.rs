@@ -13,7 +13,7 @@ use crate::index::Target;
 use crate::text::{CsvPrinter, DumpHeader, Format, Options, Printer};
 use crate::Opened;
 
-use super::events::{with_events, Faults, Jobs};
+use super::jobs::{self, Faults, Jobs};
 use super::seek::{self, SeekOptions};
 use super::slice::{past_end_note, Slice, Slicer};
 use super::{CommandError, UsageError, Warning};
@@ -402,7 +402,7 @@ pub fn dump<'o, W: Write>(
     let mut each = |records: &mut dyn EventStream| pass.run(records, &mut printers, w, sink);
     match started {
         Some(mut records) => each(&mut records),
-        None => with_events(
+        None => jobs::read(
             o,
             &reader,
             plan.as_ref(),

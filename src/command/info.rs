@@ -4,9 +4,11 @@ use std::fmt::Write as _;
 
 use crate::decode::{Event, EventStream, Region};
 use crate::escape::escape_for_terminal;
+use crate::events::{self, EventOptions};
+use crate::stream::StreamError;
 use crate::Opened;
 
-use super::events::Faults;
+use super::jobs::Faults;
 
 /// One region of the trace: the global region or a section.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -56,17 +58,6 @@ pub fn info<'o>(o: &'o Opened, faults: Faults<'o>) -> InfoReport {
     let mut per_region = vec![0u64; reader.regions().len()];
     let mut per_type = vec![0u64; o.schema().records.len()];
     let mut report = InfoReport::default();
-    let mut stream = o.stream();
-    let mut records = reader.records();
-    let events: &mut dyn EventStream = match stream.as_mut() {
-        Some(s) => {
-            if let Some(f) = faults.on_fault {
-                s.on_fault(f);
-            }
-            s
-        }
-        None => &mut records,
-    };
     // A stream's last region ends where the stream does (known at its end).
     let region_of = |offset: u64| {
         reader
@@ -74,28 +65,44 @@ pub fn info<'o>(o: &'o Opened, faults: Faults<'o>) -> InfoReport {
             .iter()
             .position(|r| (r.start..r.end).contains(&offset))
     };
-    while let Some(event) = events.next_event() {
-        match event {
-            Event::Record(v) => {
-                per_type[v.record_id() as usize] += 1;
-                report.data_records += u64::from(v.is_data());
-                if let Some(i) = region_of(v.offset()) {
-                    per_region[i] += 1;
-                }
-            }
-            Event::Problem(_) | Event::Damage(_) => report.problems += 1,
+    let Faults {
+        mut on_fault,
+        on_end,
+    } = faults;
+    let on_fault = |e: &StreamError| {
+        if let Some(f) = on_fault.as_mut() {
+            f(e);
         }
+    };
+    let (dropped, mut ended) = events::read(o, &reader, &EventOptions::new(), on_fault, |events| {
+        while let Some(event) = events.next_event() {
+            match event {
+                Event::Record(v) => {
+                    per_type[v.record_id() as usize] += 1;
+                    report.data_records += u64::from(v.is_data());
+                    if let Some(i) = region_of(v.offset()) {
+                        per_region[i] += 1;
+                    }
+                }
+                Event::Problem(_) | Event::Damage(_) => report.problems += 1,
+            }
+        }
+        events.dropped_problems()
+    });
+    report.problems += dropped;
+    let (bytes, regions, tables) = match ended.stream.take() {
+        Some(s) => (s.bytes, s.regions, s.tables),
+        None => (
+            o.trace().bytes().len() as u64,
+            reader.regions().to_vec(),
+            Vec::new(),
+        ),
+    };
+    if let Some(on_end) = on_end {
+        on_end(ended);
     }
-    report.problems += events.dropped_problems();
-    let (bytes, regions): (u64, Vec<Region>) = match &stream {
-        Some(s) => (s.bytes_read(), s.regions().to_vec()),
-        None => (o.trace().bytes().len() as u64, reader.regions().to_vec()),
-    };
     report.bytes = bytes;
-    // A stream decoded whole after all (its metadata made a section a table) knows its tables.
-    let is_table = |section: u8| {
-        reader.is_table(section) || stream.as_ref().is_some_and(|s| s.is_table(section))
-    };
+    let is_table = |section: u8| reader.is_table(section) || tables.contains(&section);
     report.regions = regions
         .iter()
         .zip(&per_region)

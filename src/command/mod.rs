@@ -13,7 +13,7 @@
 //! * [`info`]: the header, the regions and the records per type.
 //!
 //! What they share: [`slice`] (`--from`/`--to`), [`seek`] (the seek index beside a trace),
-//! [`events`] (the events of one pass: streamed, on one thread, or on several). What they
+//! [`jobs`] (the threads of one pass and a stream's faults; the events from [`crate::events::read`]). What they
 //! cannot do as asked is a [`UsageError`] (each with a code, `mtf::usage::…`); what they notice
 //! on the way without stopping is a [`Warning`], given to the caller to show.
 //!
@@ -21,6 +21,7 @@
 //! need (`…Options::streams`): no seek index to use and one thread.
 //! * [`simulate`], [`replay`] (the block events of [`blocks`]), [`size_report`], [`index`].
 
+pub mod beside;
 pub mod blocks;
 #[cfg(feature = "parallel")]
 pub mod check;
@@ -29,11 +30,12 @@ pub mod diff;
 #[cfg(feature = "parallel")]
 pub mod dump;
 mod error;
-#[cfg(feature = "parallel")]
-pub mod events;
+mod hint;
 pub mod index;
 #[cfg(feature = "parallel")]
 pub mod info;
+#[cfg(feature = "parallel")]
+pub mod jobs;
 // The children report in JSON.
 #[cfg(all(feature = "replay", feature = "json"))]
 pub mod replay;
@@ -48,6 +50,7 @@ pub mod slice;
 pub mod stats;
 
 pub use error::{CommandError, UsageError};
+pub use hint::not_a_trace_help;
 
 use crate::index::IndexError;
 

@@ -4,7 +4,7 @@
 use std::path::Path;
 
 use crate::analysis::event::HeapEvent;
-use crate::analysis::stats::{Bound, Clock, Declared, EventSource, Place, Stats, Window};
+use crate::analysis::stats::{Bound, Clock, Declared, HeapEventSource, Place, Stats, Window};
 use crate::decode::RecordView;
 use crate::dtd::Schema;
 use crate::Opened;

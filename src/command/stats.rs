@@ -7,7 +7,7 @@ use std::path::Path;
 use crate::analysis::stats::{compute_from, Declared, Stats};
 use crate::Opened;
 
-use super::events::{with_events, Faults, Jobs};
+use super::jobs::{self, Faults, Jobs};
 use super::seek::SeekOptions;
 use super::slice::{check_clock, Slice};
 use super::{UsageError, Warning};
@@ -52,7 +52,7 @@ pub fn stats<'o>(
         None
     };
     let plan = jobs.plan(&reader, index.as_ref(), warn);
-    let stats = with_events(
+    let stats = jobs::read(
         o,
         &reader,
         plan.as_ref(),

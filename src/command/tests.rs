@@ -4,7 +4,7 @@ use std::path::Path;
 
 use super::check::{check, CheckOptions, CheckSink, Verdict};
 use super::dump::{dump, DumpOptions, DumpSink};
-use super::events::Faults;
+use super::jobs::Faults;
 use super::slice::Slice;
 use super::{UsageError, Warning};
 use crate::analysis::stats::Bound;

@@ -30,7 +30,7 @@ mod event;
 mod fields;
 mod plan;
 mod scan;
-pub use event::{Event, EventStream};
+pub use event::{Event, EventPasses, EventStream};
 use plan::{DecodePlan, PlanState};
 pub use scan::ScanStop;
 

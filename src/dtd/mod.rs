@@ -169,11 +169,11 @@ pub fn parse_str(name: &str, text: &str) -> Result<Loaded, DtdErrors> {
     debug_assert!(prelude_problems.is_empty(), "the prelude parses");
     let (schema, errors, warnings) = resolve::resolve(
         name,
-        resolve::Input {
+        resolve::ParsedDtd {
             dtd: &prelude,
             text: &prelude_text,
         },
-        resolve::Input { dtd: &dtd, text },
+        resolve::ParsedDtd { dtd: &dtd, text },
         &src,
     );
     match schema {

@@ -9,9 +9,10 @@ use super::mapping::{Mapping, Units};
 use super::pattern::{FieldKind, Out, Pattern};
 use super::records::{self, Container, PartKind};
 use super::sink::WriterSink;
-use super::source::{Cursor, EventSource, Rec, TraceSource};
+use super::source::{Cursor, Rec, TraceSource};
 use super::units::Eol;
 use super::zipio;
+use crate::decode::EventPasses;
 
 /// Where export writes.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -391,7 +392,7 @@ pub fn export_from(
     m: &Mapping,
     origin: &Origin,
     target: Target,
-    events: &mut EventSource<'_>,
+    events: &mut EventPasses<'_>,
 ) -> Result<ExportReport, ExportError> {
     // A mapping for another DTD would fail on the first record it cannot render, or worse,
     // render records of another format: compare the DTD names first.
@@ -498,7 +499,7 @@ fn export_into(
     m: &Mapping,
     origin: &Origin,
     w: &mut Writer,
-    events: &mut EventSource<'_>,
+    events: &mut EventPasses<'_>,
 ) -> Result<ExportReport, String> {
     let mut x = Export::new(src, m, origin)?;
     let mut outcome = Ok(());

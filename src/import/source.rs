@@ -17,11 +17,6 @@ pub struct TraceSource<'a> {
     damage: std::cell::RefCell<Vec<String>>,
 }
 
-/// Runs a consumer over every event of a trace in trace order: the trace's own records
-/// ([`TraceSource::events`]), or its events decoded on several threads
-/// (`metatf::parallel::events`), which yield the same.
-pub type EventSource<'s> = dyn FnMut(&mut dyn FnMut(&mut dyn EventStream)) + 's;
-
 /// One decoded record, with fields read by name.
 pub struct Rec<'v, 'd> {
     view: &'v RecordView<'d>,

@@ -30,9 +30,6 @@ mod plan;
 pub use events::{events, release_behind, Events};
 pub use plan::{plan, plan_indexed, plan_with, Chunk, ChunkPlan, From, CHUNK_BYTES};
 
-/// The old name of [`ChunkPlan`], kept while the command line moves to the new one.
-pub type Plan = ChunkPlan;
-
 /// Place a problem's position, found by a decoder of one chunk counting records from 0, in the
 /// whole trace: its record index shifted by the records before the chunk, or left out when
 /// they were not all decoded exactly (`exact` false: a damaged region before).

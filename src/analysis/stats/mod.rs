@@ -48,15 +48,7 @@ pub use lifetimes::EXACT_DISTINCT;
 pub use lines::{SourceLine, SourceLines};
 pub use pass::{compute, compute_from, compute_opened};
 pub use records::{FieldSummary, RecordCounter, TypeSummary};
-/// The former name of [`HeapEventSource`], kept while callers in other modules move to the new
-/// one (remove it once none names it).
-#[doc(hidden)]
-pub use source::HeapEventSource as EventSource;
 pub use source::{Declared, HeapEventSource};
-/// The former name of [`Position`] (`analysis::At` is a finding's place), kept while callers
-/// in other modules move to the new one.
-#[doc(hidden)]
-pub use summary::Position as At;
 pub use summary::{
     Clock, LifetimeSummary, Position, SiteOrder, SiteSummary, SizeClass, SpaceInfo, SpaceSummary,
     Stats,

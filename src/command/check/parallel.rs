@@ -3,7 +3,7 @@
 //! the sink here in trace order with the trace's record numbers, as one thread gives them.
 
 use crate::decode::{Damage, Event, Problem, Reader, ScanStop};
-use crate::parallel::{self, Chunk, From, Plan};
+use crate::parallel::{self, Chunk, ChunkPlan, From};
 use crate::Opened;
 
 use super::{CommandError, Tally};
@@ -32,7 +32,7 @@ enum Found {
 /// Validate chunk `i` of `plan` with the worker's reader `r`.
 fn work(
     r: &mut Reader<'_>,
-    plan: &Plan,
+    plan: &ChunkPlan,
     i: usize,
     types: usize,
     max: u64,
@@ -162,7 +162,7 @@ impl Position {
 pub(super) fn validate(
     o: &Opened,
     reader: &Reader<'_>,
-    plan: &Plan,
+    plan: &ChunkPlan,
     threads: usize,
     t: &mut Tally<'_>,
 ) -> Result<(u64, Option<usize>), CommandError> {

@@ -5,7 +5,7 @@
 use std::io::{self, Write};
 
 use crate::decode::{Event, Reader, Records};
-use crate::parallel::{self, Chunk, Plan};
+use crate::parallel::{self, Chunk, ChunkPlan};
 use crate::Opened;
 
 use super::{DumpOptions, DumpSink, Filter, Found, Printers};
@@ -25,7 +25,7 @@ pub(super) struct Run<'a, 'o> {
     pub reader: &'a Reader<'o>,
     pub options: &'a DumpOptions,
     pub filter: &'a Filter,
-    pub plan: &'a Plan,
+    pub plan: &'a ChunkPlan,
     pub threads: usize,
 }
 

@@ -16,6 +16,11 @@ pub enum Event<'r> {
     Damage(Box<Damage>),
 }
 
+/// Runs a consumer over every event of a trace in trace order, once per call (an export that
+/// reads a trace twice calls it twice): over `reader.records()`, or over the events of
+/// [`crate::events::read`] (a stream, or chunks decoded on several threads), which are the same.
+pub type EventPasses<'s> = dyn FnMut(&mut dyn FnMut(&mut dyn EventStream)) + 's;
+
 /// A source of a trace's events in trace order: [`Records`], or the events of a trace decoded
 /// on several threads (`metatf::parallel::Events`), for code that consumes either.
 pub trait EventStream {

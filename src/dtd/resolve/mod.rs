@@ -47,7 +47,7 @@ const KNOWN_PROPS: [&str; 5] = ["width", "interpretation", "value", "display", "
 pub const BUILTIN_NAMES: [&str; 4] = ["vfield", "comment", "section", "metadata"];
 
 /// One DTD text to resolve, with the name and text its spans point into.
-pub struct Input<'a> {
+pub struct ParsedDtd<'a> {
     /// The parsed text.
     pub dtd: &'a ast::Dtd,
     /// The text itself (for showing unknown property values).
@@ -58,8 +58,8 @@ pub struct Input<'a> {
 /// diagnostics.
 pub fn resolve(
     name: &str,
-    prelude: Input<'_>,
-    user: Input<'_>,
+    prelude: ParsedDtd<'_>,
+    user: ParsedDtd<'_>,
     src: &Src,
 ) -> (Option<Schema>, Vec<DtdError>, Vec<DtdWarning>) {
     let mut r = Resolver {

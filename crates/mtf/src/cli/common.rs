@@ -243,71 +243,9 @@ pub fn container_failure(path: &Path, e: &ContainerError) -> Failure {
     };
     let mut help = inner.help().map(|h| h.to_string());
     if let ContainerError::BadMagic { found, .. } = inner {
-        // `mtf stats systemui.txt`: a foreign trace, which `mtf import` converts, or the text
-        // form, which `mtf pack` writes.
-        let name = if path.as_os_str() == "-" {
-            Cow::Borrowed("-")
-        } else {
-            input_name(path)
-        };
-        let stem = path
-            .file_stem()
-            .filter(|_| path.as_os_str() != "-")
-            .map(|s| escape_path(Path::new(s)).into_owned())
-            .unwrap_or_else(|| "trace".to_string());
-        // Never the input's own name (`x.mtf` that is not a trace).
-        let stem = if path.extension().is_some_and(|x| x == "mtf") {
-            format!("{stem}-converted")
-        } else {
-            stem
-        };
-        // The four bytes of the magic, or for a file the first 512 bytes: text is printable
-        // ASCII and whitespace throughout (a damaged trace has binary bytes after its magic).
-        let mut sample = found.clone();
-        if path.as_os_str() != "-" {
-            use std::io::Read;
-            if let Ok(f) = std::fs::File::open(path) {
-                let mut head = Vec::new();
-                if f.take(512).read_to_end(&mut head).is_ok() && head.starts_with(found) {
-                    sample = head;
-                }
-            }
-        }
-        let import = format!(
-            "convert it with `mtf import {name} -o {stem}.mtf` (`mtf import --list` names the \
-             formats it reads)"
-        );
-        if found.starts_with(b"%mtf") || found.starts_with(b"{\"mt") {
-            help = Some(format!(
-                "this is the text form of a trace (`mtf dump`'s): write the trace with \
-                 `mtf pack {name} -o {stem}.mtf`"
-            ));
-        } else if found.starts_with(b"PK\x03\x04") {
-            help = Some(format!(
-                "this is a ZIP archive, not Meta-TF: if it holds a foreign trace, {import}"
-            ));
-        } else if !sample.is_empty() && looks_like_text(&sample) {
-            help = Some(format!(
-                "this looks like a text trace, not Meta-TF: {import}; if it is `mtf dump`'s \
-                 text form, `mtf pack {name} -o {stem}.mtf` writes it"
-            ));
-        }
+        help = metatf::command::not_a_trace_help(path, found).or(help);
     }
-    Failure::diagnostic(container_code(e), &Flat::new(message, code, help))
-}
-
-/// Whether the first bytes of a file are text: UTF-8 (the last character may be cut) without
-/// control characters other than whitespace.
-fn looks_like_text(b: &[u8]) -> bool {
-    let valid = match std::str::from_utf8(b) {
-        Ok(s) => s,
-        // Cut inside a character at the end of the sample: the part before it.
-        Err(e) if e.error_len().is_none() => {
-            std::str::from_utf8(&b[..e.valid_up_to()]).unwrap_or("")
-        }
-        Err(_) => return false,
-    };
-    !valid.is_empty() && valid.chars().all(|c| !c.is_control() || c.is_whitespace())
+    Failure::diagnostic(exit::for_container(e), &Flat::new(message, code, help))
 }
 
 /// Writes `text` to standard error, ignoring a failure: with standard error full or closed
@@ -377,12 +315,6 @@ pub fn render(d: &dyn Diagnostic) -> String {
     } else {
         metatf::dtd::render_plain(d)
     }
-}
-
-/// The exit status for a container error: I/O errors are usage errors, the rest make the trace
-/// invalid.
-pub fn container_code(e: &ContainerError) -> i32 {
-    exit::for_container(e)
 }
 
 /// Print a DTD's warnings.
@@ -492,7 +424,7 @@ fn open_salvaging_with(
 
 /// Open a trace for one pass from its start to its end, as [`open_salvaging_as`], but a trace
 /// that cannot be mapped (`-`, a pipe, a compressed trace) is read as a stream from a bounded
-/// window ([`stream_window`]) when `stream` is true: the caller reads its events with
+/// window (`MTF_STREAM_WINDOW`, [`OpenOptions::env_stream_window`]) when `stream` is true: the caller reads its events with
 /// [`super::jobs::with_events`].
 pub fn open_for_pass(
     path: &Path,
@@ -500,44 +432,11 @@ pub fn open_for_pass(
     report_damage: bool,
     stream: bool,
 ) -> Result<(Opened, bool), Failure> {
-    match stream_window()?.filter(|_| stream) {
+    let window =
+        OpenOptions::env_stream_window().map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
+    match window.filter(|_| stream) {
         Some(window) => open_salvaging_with(path, dtd, report_damage, Some(window)),
         None => open_salvaging_as(path, dtd, report_damage),
-    }
-}
-
-/// The window a piped or compressed trace is decoded from (`MTF_STREAM_WINDOW`, bytes; 4 MiB by
-/// default), or `None` when it is set to 0: such a trace is then spooled as before.
-pub fn stream_window() -> Result<Option<usize>, Failure> {
-    let Some(value) = std::env::var_os("MTF_STREAM_WINDOW").filter(|v| !v.is_empty()) else {
-        return Ok(Some(metatf::limits::DEFAULT_STREAM_WINDOW));
-    };
-    match value.to_str().and_then(|v| v.trim().parse::<usize>().ok()) {
-        Some(0) => Ok(None),
-        Some(bytes) if bytes as u64 <= metatf::limits::MAX_STREAM_WINDOW => Ok(Some(bytes)),
-        Some(_) => Err(Failure::diagnostic(
-            EXIT_USAGE,
-            &Flat::new(
-                format!(
-                    "MTF_STREAM_WINDOW is `{}`, more than the largest window ({} bytes)",
-                    metatf::io::escape_for_terminal(&value.to_string_lossy()),
-                    metatf::limits::MAX_STREAM_WINDOW
-                ),
-                "mtf::usage::env",
-                Some("give at most that many bytes (default 4194304; 0 spools the stream to TMPDIR instead)".to_string()),
-            ),
-        )),
-        None => Err(Failure::diagnostic(
-            EXIT_USAGE,
-            &Flat::new(
-                format!(
-                    "MTF_STREAM_WINDOW is `{}`, not a number of bytes",
-                    metatf::io::escape_for_terminal(&value.to_string_lossy())
-                ),
-                "mtf::usage::env",
-                Some("unset it, or give the bytes of a piped or compressed trace to decode at once (default 4194304; 0 spools it to TMPDIR instead)".to_string()),
-            ),
-        )),
     }
 }
 
@@ -552,30 +451,9 @@ pub fn stream_failure(path: &Path, e: &metatf::stream::StreamError) -> Failure {
     }
 }
 
-/// The options every subcommand opens a trace with: the library's defaults, except that
-/// `MTF_SPOOL_ABOVE` (a number of bytes) sets how much of a piped or compressed trace is kept in
-/// memory before it is spooled to a temporary file ([`OpenOptions::spool_above`]; `0` spools
-/// every such trace, which the tests use to run the spool on small traces).
+/// The options every subcommand opens a trace with ([`OpenOptions::from_env`]: `MTF_SPOOL_ABOVE`).
 pub fn open_options() -> Result<OpenOptions, Failure> {
-    let options = OpenOptions::new();
-    // Empty counts as unset (as NO_COLOR=, or `MTF_SPOOL_ABOVE= mtf …` to clear it).
-    let Some(value) = std::env::var_os("MTF_SPOOL_ABOVE").filter(|v| !v.is_empty()) else {
-        return Ok(options);
-    };
-    match value.to_str().and_then(|v| v.trim().parse::<u64>().ok()) {
-        Some(bytes) => Ok(options.spool_above(bytes)),
-        None => Err(Failure::diagnostic(
-            EXIT_USAGE,
-            &Flat::new(
-                format!(
-                    "MTF_SPOOL_ABOVE is `{}`, not a number of bytes",
-                    metatf::io::escape_for_terminal(&value.to_string_lossy())
-                ),
-                "mtf::usage::env",
-                Some("unset it, or give the bytes of a piped or compressed trace to keep in memory before spooling it to TMPDIR (default 4194304)".to_string()),
-            ),
-        )),
-    }
+    OpenOptions::from_env().map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))
 }
 
 fn open_failure(path: &Path, dtd: Option<&Path>, e: &OpenError) -> Failure {
@@ -793,7 +671,7 @@ pub fn stats_of(
             from: window.from,
             to: window.to,
         },
-        jobs: metatf::command::events::Jobs::one(),
+        jobs: metatf::command::jobs::Jobs::one(),
         ..Default::default()
     };
     stats_with(trace, dtd, &options)

@@ -5,8 +5,8 @@ use std::path::PathBuf;
 
 use clap::Args;
 
-use metatf::command::events::Faults;
 use metatf::command::info::info;
+use metatf::command::jobs::Faults;
 
 use metatf::io::StdoutSink;
 

@@ -1,14 +1,12 @@
 //! `-j N` of `mtf check`, `dump`, `stats` and `export` as a command-line option, and the
-//! command line's policy for the faults of a streamed trace (`metatf::command::events`).
-
-use std::cell::RefCell;
-use std::rc::Rc;
+//! command line's policy for the faults of a streamed trace (`metatf::command::jobs`).
 
 use clap::Args;
 
-use metatf::command::events::{Faults, Jobs};
+use metatf::command::jobs::{Faults, Jobs};
 use metatf::decode::{EventStream, Reader};
-use metatf::parallel::{self, Plan};
+use metatf::parallel::{self, ChunkPlan};
+use metatf::stream::StreamError;
 use metatf::Opened;
 
 use super::common::{line_to_stderr, Failure};
@@ -45,17 +43,9 @@ impl JobsArgs {
         }
     }
 
-    /// With the default decided ([`Jobs::decide`]).
-    pub fn decide(&self, sequential: bool) -> JobsArgs {
-        JobsArgs {
-            jobs: self.jobs().decide(sequential).jobs,
-            ..*self
-        }
-    }
-
-    /// Threads to use.
-    pub fn threads(&self) -> usize {
-        self.jobs().threads()
+    /// The library's options, with the default decided ([`Jobs::decide`]).
+    pub fn decide(&self, sequential: bool) -> Jobs {
+        self.jobs().decide(sequential)
     }
 }
 
@@ -63,23 +53,23 @@ impl JobsArgs {
 /// is a warning. The caller loads the index (once: `--index -` reads standard input).
 pub fn plan<'r>(
     reader: &'r Reader<'r>,
-    jobs: &JobsArgs,
+    jobs: &Jobs,
     index: Option<&metatf::index::Index>,
-) -> Option<Plan> {
-    jobs.jobs().plan(reader, index, &mut super::common::warn)
+) -> Option<ChunkPlan> {
+    jobs.plan(reader, index, &mut super::common::warn)
 }
 
-/// Let `f` read every event of the trace in trace order ([`metatf::command::events::with_events`]),
+/// Let `f` read every event of the trace in trace order ([`metatf::command::jobs::read`]),
 /// the faults of a streamed trace handled as [`faults`] says.
 pub fn with_events<'r, T>(
     o: &'r Opened,
     reader: &'r Reader<'r>,
-    plan: Option<&Plan>,
-    jobs: &JobsArgs,
+    plan: Option<&ChunkPlan>,
+    jobs: &Jobs,
     skip_values: bool,
     f: impl FnOnce(&mut dyn EventStream) -> T,
 ) -> T {
-    metatf::command::events::with_events(o, reader, plan, jobs.threads(), skip_values, faults(o), f)
+    metatf::command::jobs::read(o, reader, plan, jobs.threads(), skip_values, faults(o), f)
 }
 
 /// What the command line does with the faults of a streamed trace: a damaged container or a
@@ -93,25 +83,26 @@ pub fn faults(o: &Opened) -> Faults<'static> {
         .trace()
         .path()
         .map_or_else(|| std::path::PathBuf::from("-"), |p| p.to_path_buf());
-    let at_end: Rc<RefCell<Option<Failure>>> = Rc::new(RefCell::new(None));
-    let cut: Rc<RefCell<Option<Failure>>> = Rc::new(RefCell::new(None));
-    let (later, cut_in, cut_out) = (at_end.clone(), cut.clone(), cut);
+    let at_end = path.clone();
     Faults {
         on_fault: Some(Box::new(move |e| {
-            let f = super::common::stream_failure(&path, e);
-            if matches!(e, metatf::stream::StreamError::Container(_)) {
-                *later.borrow_mut() = Some(f);
-                return;
+            if !matches!(e, StreamError::Container(_)) {
+                let f = super::common::stream_failure(&path, e);
+                line_to_stderr(&f.message);
+                std::process::exit(f.code);
             }
-            line_to_stderr(&f.message);
-            std::process::exit(f.code);
         })),
         // A compressed stream cut short (salvaged): its records were given out as those of the
         // bytes it holds, and its fault is reported with the damage it left.
-        on_cut: Some(Box::new(move |e| {
-            *cut_in.borrow_mut() = Some(super::common::io_failure(e));
+        on_end: Some(Box::new(move |ended| {
+            let cut = ended.input_fault.as_ref().map(super::common::io_failure);
+            let damage = ended
+                .fault
+                .as_ref()
+                .filter(|e| matches!(e, StreamError::Container(_)))
+                .map(|e| super::common::stream_failure(&at_end, e));
+            report_end(cut, damage)
         })),
-        on_end: Some(Box::new(move || report_end(cut_out.take(), at_end.take()))),
     }
 }
 

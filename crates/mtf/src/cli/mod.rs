@@ -164,11 +164,11 @@ const ENVIRONMENT: &str = "Environment:
 pub fn main() -> i32 {
     #[cfg(unix)]
     install_signal_handling();
-    let cli = match command()
+    let parsed = command()
         .color(shell::clap_color())
         .try_get_matches()
-        .and_then(|m| Cli::from_arg_matches(&m))
-    {
+        .and_then(|m| Ok((Cli::from_arg_matches(&m)?, m)));
+    let (cli, matches) = match parsed {
         Ok(c) => c,
         // `--help` and `--version` are printed as clap prints them; a usage error in the one
         // style of every error (common.rs).
@@ -188,7 +188,7 @@ pub fn main() -> i32 {
         }
     };
     common::set_globals(cli.color, cli.quiet);
-    if let Err(f) = guard(&cli.command) {
+    if let Err(f) = guard(&matches) {
         line_to_stderr(&f.message);
         return f.code;
     }
@@ -228,70 +228,32 @@ pub fn main() -> i32 {
     }
 }
 
-/// Registers the files `command` reads and refuses an output that is one of them, before any
+/// The subcommands that write a file: [`guard`] registers the files they read.
+const WRITERS: [&str; 11] = [
+    "index", "pack", "compact", "stats", "diff", "plot", "report", "import", "export", "replay",
+    "simulate",
+];
+
+/// Registers the files a writing subcommand reads (every path it was given but `--output`, the
+/// DTDs, maps and seek indexes included) and refuses an output that is one of them, before any
 /// work ([`common::guard_files`]): no command writes over one of its inputs.
-fn guard(command: &Command) -> Result<(), common::Failure> {
+fn guard(matches: &clap::ArgMatches) -> Result<(), common::Failure> {
     use std::path::{Path, PathBuf};
-    fn all<'a>(v: impl IntoIterator<Item = Option<&'a PathBuf>>) -> Vec<&'a Path> {
-        v.into_iter().flatten().map(PathBuf::as_path).collect()
-    }
-    let (inputs, outputs) = match command {
-        Command::Index(a) => (
-            all([Some(&a.trace), a.dtd.as_ref()]),
-            all([a.output.as_ref()]),
-        ),
-        Command::Pack(a) => (
-            all([Some(&a.input), a.dtd.as_ref()]),
-            all([Some(&a.output)]),
-        ),
-        Command::Compact(a) => (
-            all([Some(&a.input), a.dtd.as_ref()]),
-            all([Some(&a.output)]),
-        ),
-        Command::Stats(a) => (
-            all([Some(&a.trace), a.dtd.as_ref(), a.seek.index.as_ref()]),
-            all([a.output.as_ref()]),
-        ),
-        Command::Diff(a) => (
-            all([Some(&a.a), Some(&a.b), a.dtd_a.as_ref(), a.dtd_b.as_ref()]),
-            all([a.output.as_ref()]),
-        ),
-        #[cfg(feature = "plot")]
-        Command::Plot(a) => (
-            all([Some(&a.trace), a.dtd.as_ref()]),
-            all([Some(&a.output)]),
-        ),
-        #[cfg(feature = "plot")]
-        Command::Report(a) => (
-            all([Some(&a.trace), a.dtd.as_ref()]),
-            all([Some(&a.output)]),
-        ),
-        #[cfg(feature = "import")]
-        Command::Import(a) => {
-            let mut inputs = all([a.map.as_ref(), a.dtd.as_ref()]);
-            inputs.extend(a.inputs.iter().map(PathBuf::as_path));
-            (inputs, all([a.output.as_ref()]))
-        }
-        #[cfg(feature = "import")]
-        Command::Export(a) => (
-            all([
-                Some(&a.trace),
-                a.map.as_ref(),
-                a.dtd.as_ref(),
-                a.seek.index.as_ref(),
-            ]),
-            all([Some(&a.output)]),
-        ),
-        Command::Replay(a) => (
-            all([Some(&a.trace), a.dtd.as_ref()]),
-            all([a.output.as_ref()]),
-        ),
-        Command::Simulate(a) => (
-            all([Some(&a.trace), a.dtd.as_ref()]),
-            all([a.output.as_ref()]),
-        ),
-        _ => return Ok(()),
+    let Some((_, m)) = matches.subcommand().filter(|(n, _)| WRITERS.contains(n)) else {
+        return Ok(());
     };
+    let (mut inputs, mut outputs): (Vec<&Path>, Vec<&Path>) = (Vec::new(), Vec::new());
+    for id in m.ids() {
+        let Ok(Some(paths)) = m.try_get_many::<PathBuf>(id.as_str()) else {
+            continue;
+        };
+        let to = if id.as_str() == "output" {
+            &mut outputs
+        } else {
+            &mut inputs
+        };
+        to.extend(paths.map(PathBuf::as_path));
+    }
     common::guard_files(&inputs, &outputs)
 }
 

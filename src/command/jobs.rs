@@ -1,11 +1,11 @@
-//! A trace's events in trace order for one pass of a command: decoded as they arrive (a piped
-//! or compressed trace opened to be streamed), from the reader on one thread, or on several
-//! threads as a plan cuts the trace (`-j N`).
+//! How a command reads a trace's events in one pass: on how many threads and cut where
+//! ([`Jobs`], `-j N`), and what the caller does with a streamed trace's faults ([`Faults`]).
+//! The events themselves come from [`crate::events::read`].
 
 use crate::decode::{EventStream, Reader};
+use crate::events::{self, Ended, EventOptions};
 use crate::index::Index;
-use crate::io::IoError;
-use crate::parallel::{self, Plan};
+use crate::parallel::{self, ChunkPlan};
 use crate::stream::StreamError;
 use crate::Opened;
 
@@ -73,7 +73,7 @@ impl Jobs {
         reader: &'r Reader<'r>,
         index: Option<&Index>,
         warn: &mut dyn FnMut(Warning),
-    ) -> Option<Plan> {
+    ) -> Option<ChunkPlan> {
         // A stream is read once, in order.
         if self.threads() <= 1 || reader.is_streamed() {
             return None;
@@ -93,60 +93,53 @@ impl Jobs {
 /// A callback for a fault of a streamed trace.
 pub type OnFault<'o> = Box<dyn FnMut(&StreamError) + 'o>;
 
-/// A callback for the fault of a compressed stream cut short.
-pub type OnCut<'o> = Box<dyn FnMut(&IoError) + 'o>;
+/// A callback for what a streamed trace's source found once it ended.
+pub type OnEnd<'o> = Box<dyn FnOnce(Ended) + 'o>;
 
 /// What the caller does with the faults of a streamed trace (nothing, by default: the events
-/// stop where the fault is, and [`crate::stream::TraceStream::fault`] holds it).
+/// stop where the fault is).
 #[derive(Default)]
 pub struct Faults<'o> {
     /// Called with a fault as soon as the stream finds it, before the events stop.
     pub on_fault: Option<OnFault<'o>>,
-    /// Called after the consumer is done, with the fault of a compressed stream cut short
-    /// (salvaged: its events were those of the bytes it holds).
-    pub on_cut: Option<OnCut<'o>>,
-    /// Called last, once the stream is dropped.
-    pub on_end: Option<Box<dyn FnOnce() + 'o>>,
+    /// Called once the consumer is done and the stream dropped, with its fault and the fault of
+    /// a compressed stream cut short (salvaged: its events were those of the bytes it holds).
+    pub on_end: Option<OnEnd<'o>>,
 }
 
-/// Let `f` read every event of the trace in trace order: from the stream `o` was opened for,
-/// from `reader.records()` on one thread (no plan), or decoded on `threads` threads as `plan`
-/// cuts the trace.
-pub fn with_events<'o, T>(
+/// Let `f` read every event of the trace in trace order ([`events::read`]): decoded on
+/// `threads` threads as `plan` cuts the trace, or on one (no plan), or from the stream `o` was
+/// opened for; its faults given to `faults`.
+pub fn read<'o, T>(
     o: &'o Opened,
     reader: &'o Reader<'o>,
-    plan: Option<&Plan>,
+    plan: Option<&ChunkPlan>,
     threads: usize,
     skip_values: bool,
     faults: Faults<'o>,
     f: impl FnOnce(&mut dyn EventStream) -> T,
 ) -> T {
-    if let Some(mut stream) = o.stream() {
-        stream.skip_values(skip_values);
-        let Faults {
-            on_fault,
-            on_cut,
-            on_end,
-        } = faults;
-        if let Some(on_fault) = on_fault {
-            stream.on_fault(on_fault);
-        }
-        let out = f(&mut stream);
-        if let (Some(mut on_cut), Some(e)) = (on_cut, stream.input_fault()) {
-            on_cut(e);
-        }
-        drop(stream);
-        if let Some(on_end) = on_end {
-            on_end();
-        }
-        return out;
+    let mut options = EventOptions::new().skip_values(skip_values);
+    if let Some(plan) = plan {
+        options = options.chunks(plan, threads);
     }
-    match plan {
-        None => {
-            let mut records = reader.records();
-            records.skip_values(skip_values);
-            f(&mut records)
-        }
-        Some(plan) => parallel::events(o, reader, plan, threads, skip_values, |e| f(e)),
+    let Faults {
+        mut on_fault,
+        on_end,
+    } = faults;
+    let (out, ended) = events::read(
+        o,
+        reader,
+        &options,
+        |e| {
+            if let Some(on_fault) = on_fault.as_mut() {
+                on_fault(e);
+            }
+        },
+        f,
+    );
+    if let Some(on_end) = on_end {
+        on_end(ended);
     }
+    out
 }
