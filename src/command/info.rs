@@ -2,7 +2,7 @@
 
 use std::fmt::Write as _;
 
-use crate::decode::{Event, EventStream, Region};
+use crate::decode::Event;
 use crate::escape::escape_for_terminal;
 use crate::events::{self, EventOptions};
 use crate::stream::StreamError;
