@@ -187,7 +187,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
     let mut w = StdoutSink::new();
     match args.format {
         Format::Json => {
-            let doc = replayed.to_json(&escape_path(&args.trace).to_string(), &prepared);
+            let doc = replayed.to_json(&escape_path(&args.trace), &prepared);
             let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
             writeln!(w, "{text}")?;
         }

@@ -111,7 +111,7 @@ pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
     let mut w = StdoutSink::new();
     match args.format {
         Format::Json => {
-            let doc = sim.to_json(&escape_path(&args.trace).to_string());
+            let doc = sim.to_json(&escape_path(&args.trace));
             let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
             writeln!(w, "{text}")?;
         }
