@@ -27,6 +27,32 @@ impl Reading {
     pub fn problems(&self) -> u64 {
         self.problems + u64::from(self.stopped_at.is_some())
     }
+
+    /// What the events leave out, a warning each, for the trace named `name` (already escaped
+    /// for a terminal): records not decoded, lines kept verbatim, events missing after the
+    /// interpreter's limit.
+    pub fn warnings(&self, name: &str) -> Vec<String> {
+        let mut lines = Vec::new();
+        if self.problems > 0 {
+            lines.push(format!(
+                "mtf: {name}: {} records could not be decoded and are not replayed (mtf check shows them)",
+                self.problems
+            ));
+        }
+        if self.raw_lines > 0 {
+            lines.push(format!(
+                "mtf: {name}: {} lines the import kept verbatim (not records of the format, or values \
+                 too wide for its DTD) are not replayed",
+                self.raw_lines
+            ));
+        }
+        if let Some(at) = self.stopped_at {
+            lines.push(format!(
+                "mtf: {name}: too many live ids to track: the events after data record {at} are missing"
+            ));
+        }
+        lines
+    }
 }
 
 /// A trace whose DTD declares no allocations: nothing to replay or simulate.

@@ -27,6 +27,36 @@ impl Built {
             .as_ref()
             .filter(|_| self.index.entries().is_empty())
     }
+
+    /// The line `mtf index` says once the index of `name` (already escaped for a terminal) is
+    /// written: its checkpoints, the intervals of `options`, its size beside the trace's
+    /// `trace_len` bytes, and why there are none or one fewer.
+    pub fn summary(&self, name: &str, options: &BuildOptions, trace_len: usize) -> String {
+        let idx = &self.index;
+        let size = idx.to_bytes().len() as u64;
+        let trace = trace_len.max(1) as f64;
+        let why = if idx.entries().is_empty() {
+            " (the trace is shorter than one interval: readers start from its beginning)"
+        } else if self.waiting.is_some() {
+            " (the last one due was not taken: its live sets were too large)"
+        } else {
+            ""
+        };
+        format!(
+            "{name}: {} checkpoints (every {} records or {} bytes){}, {} bytes ({:.3} % of \
+             the trace){why}",
+            idx.entries().len(),
+            options.every_records,
+            options.every_bytes,
+            if idx.time_unit().is_some() {
+                ", with declared times"
+            } else {
+                ""
+            },
+            size,
+            100.0 * size as f64 / trace
+        )
+    }
 }
 
 /// Builds the seek index of `reader`'s trace in one decode, naming it `name`; `progress` is

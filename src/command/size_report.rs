@@ -131,6 +131,36 @@ impl SizeReport {
     pub fn per_record(&self, bytes: u64) -> f64 {
         bytes as f64 / self.data_records.max(1) as f64
     }
+
+    /// The table of `mtf size-report`: a heading naming the trace (`trace`, already escaped
+    /// for a terminal) and its records, then bytes per data record of each form, plain and
+    /// compressed.
+    pub fn write_text(&self, w: &mut dyn Write, trace: &str) -> io::Result<()> {
+        writeln!(
+            w,
+            "{trace}: {} data records ({} records in all); bytes per data record",
+            self.data_records, self.records
+        )?;
+        let [gz, zst, xz] = self.levels.headings();
+        writeln!(
+            w,
+            "{:<32} {:>9} {:>9} {:>9} {:>9}",
+            "form", "plain", gz, zst, xz
+        )?;
+        for row in &self.rows {
+            let [g, z, x] = row.compressed.map(|n| self.per_record(n));
+            writeln!(
+                w,
+                "{:<32} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
+                row.form,
+                self.per_record(row.plain),
+                g,
+                z,
+                x
+            )?;
+        }
+        Ok(())
+    }
 }
 
 /// Told how far the compressions are: [`Meter::start`] once with the bytes all of them will

@@ -220,6 +220,63 @@ pub struct FileReport {
     pub verified: Option<u64>,
 }
 
+impl FileReport {
+    /// What `mtf compact` says once the output is written, a line each: verification, sizes
+    /// (per data record; compressed ones as `opts.compression` made them), what the encoder
+    /// changed, the live sets and streams, and what became of `--live` and `--split`.
+    pub fn summary(&self, opts: &FileOptions, elapsed: std::time::Duration) -> Vec<String> {
+        let mut lines = Vec::new();
+        if let Some(n) = self.verified {
+            lines.push(format!("verified: {n} records decode to the same values"));
+        } else if opts.verify {
+            lines.push("not verified: the output is not a file that can be read back".into());
+        }
+        let stats = &self.stats;
+        let per = |b: u64| b as f64 / stats.data_records.max(1) as f64;
+        let compressed = match opts.compression {
+            Some(c) => format!(
+                ", {} bytes with {} -{} ({:.3} B/record)",
+                self.file_bytes,
+                c.codec().name(),
+                c.level(),
+                per(self.file_bytes)
+            ),
+            None => String::new(),
+        };
+        lines.push(format!(
+            "{} records ({} data) → {} bytes ({:.3} B/record){compressed}; {} interpretation and {} width changes; {:.2} s",
+            stats.records_in,
+            stats.data_records,
+            self.trace_bytes,
+            per(self.trace_bytes),
+            stats.interp_changes,
+            stats.width_changes,
+            elapsed.as_secs_f64()
+        ));
+        lines.extend(stats.live_sets.iter().cloned());
+        lines.extend(stats.streams.iter().cloned());
+        match &self.streams {
+            Streams::NotAsked => {}
+            Streams::NothingVaries => {
+                lines.push("--split: no field varies; the output uses the input's DTD".into())
+            }
+            Streams::NotKept => lines.push(
+                "streams not kept: the trace without them is smaller, and uses the input's DTD"
+                    .into(),
+            ),
+            Streams::Kept { dtd_name, .. } => lines.push(format!(
+                "streams kept (smaller): the output names the derived DTD {dtd_name}, written beside it"
+            )),
+        }
+        if opts.compact.live && stats.live_sets.is_empty() {
+            lines.push(
+                "no field pays as a live-set position: the output is plain Meta-TF 1.0".into(),
+            );
+        }
+        lines
+    }
+}
+
 /// Re-encode the trace of `reader` ([`compact`](super::compact)) into `output` as `opts` say;
 /// `dtd_text` is the text of the input's DTD (needed for split streams) and `dtd_name` the name
 /// the output's header gives it.

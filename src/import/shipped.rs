@@ -33,6 +33,35 @@ pub fn all() -> Vec<(&'static str, Mapping)> {
         .collect()
 }
 
+/// The text of `mtf import --list`: each shipped format with its description, DTD, mapping
+/// file and record names (each once, in the order of the mapping's rules), four lines a format.
+pub fn listing() -> String {
+    let mut out = String::new();
+    for (file, m) in all() {
+        let rules: Vec<String> = m
+            .parts
+            .iter()
+            .map(|p| {
+                let mut names: Vec<&str> = Vec::new();
+                for r in &p.rules {
+                    if !names.contains(&r.record.as_str()) {
+                        names.push(&r.record);
+                    }
+                }
+                format!("{}: {}", p.name, names.join(" "))
+            })
+            .collect();
+        out.push_str(&format!(
+            "{}\n  {}\n  DTD {}, mapping formats/{file}\n  records: {}\n",
+            m.name,
+            m.describe,
+            m.dtd,
+            rules.join("; ")
+        ));
+    }
+    out
+}
+
 /// The shipped mapping named `name` (its `format` name or its file name).
 pub fn by_name(name: &str) -> Option<Mapping> {
     all()

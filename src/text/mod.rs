@@ -18,6 +18,7 @@ mod lines;
 mod meta;
 mod print;
 mod schema;
+mod shipped;
 mod value;
 
 pub use csv_out::CsvPrinter;
@@ -34,6 +35,7 @@ pub(crate) fn json_field_column(line: &str, field: &str) -> Option<usize> {
 }
 pub use print::{DumpHeader, Format, Options, Printer};
 pub use schema::{schema_listing, schema_summary};
+pub use shipped::shipped_listing;
 pub use value::{write_string, write_value};
 
 /// Which input syntax.

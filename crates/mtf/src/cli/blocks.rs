@@ -53,23 +53,7 @@ pub fn picture_format(out: &Path) -> Result<PictureFormat, Failure> {
 
 /// Says on standard error what the events leave out.
 pub fn warn_reading(trace: &Path, r: &Reading) {
-    let name = escape_path(trace);
-    if r.problems > 0 {
-        line_to_stderr(&format!(
-            "mtf: {name}: {} records could not be decoded and are not replayed (mtf check shows them)",
-            r.problems
-        ));
-    }
-    if r.raw_lines > 0 {
-        line_to_stderr(&format!(
-            "mtf: {name}: {} lines the import kept verbatim (not records of the format, or values \
-             too wide for its DTD) are not replayed",
-            r.raw_lines
-        ));
-    }
-    if let Some(at) = r.stopped_at {
-        line_to_stderr(&format!(
-            "mtf: {name}: too many live ids to track: the events after data record {at} are missing"
-        ));
+    for line in r.warnings(&escape_path(trace)) {
+        line_to_stderr(&line);
     }
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 use clap::{Args, ValueEnum};
 
 use metatf::compact::{compact_file, Codec, CompactError, CompactOptions, Compression};
-use metatf::compact::{FileOptions, FileReport, Streams};
+use metatf::compact::{FileOptions, Streams};
 
 use super::common::{line_to_stderr, open, Failure};
 use super::exit::{self, EXIT_OK};
@@ -167,60 +167,10 @@ pub fn run(args: &CompactArgs) -> Result<i32, Failure> {
     if quiet {
         return Ok(EXIT_OK);
     }
-    tell(args, compression, &report, t0);
+    for line in report.summary(&opts, t0.elapsed()) {
+        line_to_stderr(&line);
+    }
     Ok(EXIT_OK)
-}
-
-/// What `mtf compact` says on standard error once the output is written: verification,
-/// sizes, what the encoder changed, and what became of `--live` and `--split`.
-fn tell(args: &CompactArgs, compression: Option<Compression>, report: &FileReport, t0: Instant) {
-    if let Some(n) = report.verified {
-        line_to_stderr(&format!("verified: {n} records decode to the same values"));
-    } else if args.verify {
-        line_to_stderr("not verified: the output is not a file that can be read back");
-    }
-    let stats = &report.stats;
-    let per = |b: u64| b as f64 / stats.data_records.max(1) as f64;
-    let compressed = match (compression, report.file_bytes) {
-        (Some(c), file) => format!(
-            ", {file} bytes with {} -{} ({:.3} B/record)",
-            c.codec().name(),
-            c.level(),
-            per(file)
-        ),
-        _ => String::new(),
-    };
-    line_to_stderr(&format!(
-    "{} records ({} data) → {} bytes ({:.3} B/record){compressed}; {} interpretation and {} width changes; {:.2} s",
-    stats.records_in,
-    stats.data_records,
-    report.trace_bytes,
-    per(report.trace_bytes),
-    stats.interp_changes,
-    stats.width_changes,
-    t0.elapsed().as_secs_f64()
-));
-    for line in &stats.live_sets {
-        line_to_stderr(line);
-    }
-    for line in &stats.streams {
-        line_to_stderr(line);
-    }
-    match &report.streams {
-        Streams::NotAsked => {}
-        Streams::NothingVaries => {
-            line_to_stderr("--split: no field varies; the output uses the input's DTD")
-        }
-        Streams::NotKept => line_to_stderr(
-            "streams not kept: the trace without them is smaller, and uses the input's DTD",
-        ),
-        Streams::Kept { dtd_name, .. } => line_to_stderr(&format!(
-        "streams kept (smaller): the output names the derived DTD {dtd_name}, written beside it"
-    )),
-    }
-    if args.live && stats.live_sets.is_empty() {
-        line_to_stderr("no field pays as a live-set position: the output is plain Meta-TF 1.0");
-    }
 }
 
 /// The exit status of a failed compaction: an invalid input (or an output that reads back

@@ -53,119 +53,12 @@ fn builtin(file: &std::path::Path) -> Option<(&'static str, &'static str)> {
         .and_then(|n| Some((n, metatf::container::shipped_dtd(n)?)))
 }
 
-/// `mtf dtd list`: each built-in DTD with the first sentence of its opening comment, in full
-/// (wrapped under the name when it is long).
-fn list() -> Result<(), Failure> {
-    let mut out = StdoutSink::new();
-    // One column for every name, as wide as the longest.
-    let width = metatf::container::shipped_names()
-        .map(str::len)
-        .max()
-        .unwrap_or(0)
-        .max(20);
-    for name in metatf::container::shipped_names() {
-        let text = metatf::container::shipped_dtd(name).unwrap_or_default();
-        let about = about(text);
-        let lines = wrap(&about, 100usize.saturating_sub(width + 1).max(40));
-        let mut first = true;
-        for line in lines {
-            if first {
-                writeln!(out, "{name:<width$} {line}")?;
-                first = false;
-            } else {
-                writeln!(out, "{:<width$} {line}", "")?;
-            }
-        }
-        if first {
-            writeln!(out, "{name}")?;
-        }
-    }
-    Ok(out.finish()?)
-}
-
-/// The first sentence of a DTD's opening comment paragraph, without the `name.dtd --` or
-/// `name.dtd:` it may start with and without a `Meta-TF version` line.
-fn about(text: &str) -> String {
-    let mut para = String::new();
-    for line in text.lines() {
-        let Some(l) = line.trim().strip_prefix("//") else {
-            break;
-        };
-        let l = l.trim();
-        if l.is_empty() {
-            break;
-        }
-        if l.starts_with("Meta-TF version") {
-            continue;
-        }
-        if !para.is_empty() {
-            para.push(' ');
-        }
-        para.push_str(l);
-    }
-    let para = para.split_once(" -- ").map_or(para.as_str(), |(_, r)| r);
-    let para = match para.split_once(": ") {
-        Some((head, rest)) if head.ends_with(".dtd") && !head.contains(' ') => rest,
-        _ => para,
-    };
-    // The first sentence: up to a full stop followed by a space (or the end).
-    let end = para
-        .match_indices(". ")
-        .map(|(i, _)| i + 1)
-        .next()
-        .unwrap_or(para.len());
-    para[..end].trim().to_string()
-}
-
-/// `text` in lines of at most `width` characters, broken at spaces outside `code spans`.
-fn wrap(text: &str, width: usize) -> Vec<String> {
-    let mut words: Vec<String> = Vec::new();
-    let mut in_code = false;
-    for w in text.split_whitespace() {
-        match words.last_mut() {
-            Some(last) if in_code => {
-                last.push(' ');
-                last.push_str(w);
-            }
-            _ => words.push(w.to_string()),
-        }
-        if w.matches('`').count() % 2 == 1 {
-            in_code = !in_code;
-        }
-    }
-    let mut lines: Vec<String> = Vec::new();
-    let mut line = String::new();
-    for word in &words {
-        if !line.is_empty() && line.chars().count() + 1 + word.chars().count() > width {
-            lines.push(std::mem::take(&mut line));
-        }
-        if !line.is_empty() {
-            line.push(' ');
-        }
-        line.push_str(word);
-    }
-    if !line.is_empty() {
-        lines.push(line);
-    }
-    lines
-}
-
 /// Run `mtf dtd`; returns the exit status.
 pub fn run(args: DtdArgs) -> i32 {
     let (file, show) = match args.command {
         DtdCommand::Check { file } => (file, false),
         DtdCommand::Show { file } => (file, true),
-        DtdCommand::List => {
-            return match list() {
-                Ok(()) => EXIT_OK,
-                Err(f) => {
-                    if !f.message.is_empty() {
-                        line_to_stderr(&f.message);
-                    }
-                    f.code
-                }
-            }
-        }
+        DtdCommand::List => return print(&metatf::text::shipped_listing()),
     };
     let loaded = match builtin(&file) {
         Some((name, text)) => dtd::parse_str(name, text).map_err(DtdLoadError::from),
@@ -193,16 +86,20 @@ pub fn run(args: DtdArgs) -> i32 {
     for w in &loaded.warnings {
         to_stderr(&render(w));
     }
-    // A closed pipe (`mtf dtd show D | head -1`) ends quietly with status 0; a full disk is
-    // an I/O error, status 2.
+    if show {
+        print(&metatf::text::schema_listing(&loaded.schema))
+    } else {
+        let summary = metatf::text::schema_summary(&loaded.schema);
+        print(&format!("{}: ok ({summary})\n", escape_path(&file)))
+    }
+}
+
+/// Writes `text` to standard output; the exit status. A closed pipe (`mtf dtd show D | head
+/// -1`) ends quietly with status 0; a full disk is an I/O error, status 2.
+fn print(text: &str) -> i32 {
     let mut out = StdoutSink::new();
     let printed = (|| -> Result<(), Failure> {
-        if show {
-            out.write_all(metatf::text::schema_listing(&loaded.schema).as_bytes())?;
-        } else {
-            let summary = metatf::text::schema_summary(&loaded.schema);
-            writeln!(out, "{}: ok ({summary})", escape_path(&file))?;
-        }
+        out.write_all(text.as_bytes())?;
         Ok(out.finish()?)
     })();
     match printed {
@@ -213,28 +110,5 @@ pub fn run(args: DtdArgs) -> i32 {
             }
             f.code
         }
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn dtd_list_descriptions_are_whole_sentences() {
-        for name in metatf::container::shipped_names() {
-            let a = about(metatf::container::shipped_dtd(name).unwrap_or_default());
-            assert!(!a.is_empty(), "{name}");
-            // Not cut after `as imported by` or a comma: the sentence ends where it ends.
-            assert!(!a.ends_with(" by") && !a.ends_with(','), "{name}: {a}");
-            let back = wrap(&a, 40).join(" ");
-            assert_eq!(back, a.split_whitespace().collect::<Vec<_>>().join(" "));
-        }
-        assert_eq!(wrap("a `b c` d", 4), ["a", "`b c`", "d"]);
-        let t = "// x.dtd -- Traces of X, as imported by\n// `mtf import --from x`. More.\n";
-        assert_eq!(
-            about(t),
-            "Traces of X, as imported by `mtf import --from x`."
-        );
     }
 }

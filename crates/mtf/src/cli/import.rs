@@ -95,29 +95,7 @@ pub fn load_mapping(path: &std::path::Path) -> Result<Mapping, Failure> {
 fn list() -> Result<i32, Failure> {
     use std::io::Write;
     let mut out = metatf::io::StdoutSink::new();
-    for (file, m) in shipped::all() {
-        let rules: Vec<String> = m
-            .parts
-            .iter()
-            .map(|p| {
-                let mut names: Vec<&str> = Vec::new();
-                for r in &p.rules {
-                    if !names.contains(&r.record.as_str()) {
-                        names.push(&r.record);
-                    }
-                }
-                format!("{}: {}", p.name, names.join(" "))
-            })
-            .collect();
-        writeln!(
-            out,
-            "{}\n  {}\n  DTD {}, mapping formats/{file}\n  records: {}",
-            m.name,
-            m.describe,
-            m.dtd,
-            rules.join("; ")
-        )?;
-    }
+    out.write_all(shipped::listing().as_bytes())?;
     out.finish()?;
     Ok(EXIT_OK)
 }

@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use clap::Args;
 
-use metatf::command::index::{build_index, Built};
+use metatf::command::index::build_index;
 use metatf::decode::Reader;
 use metatf::index::{self, BuildOptions, Index};
 
@@ -67,42 +67,6 @@ fn verify(args: &IndexArgs, path: &Path, reader: &Reader<'_>) -> Result<i32, Fai
     Ok(EXIT_OK)
 }
 
-/// The line that says what was written: checkpoints, size, and why there are few.
-fn summary(args: &IndexArgs, path: &Path, built: &Built, trace_len: usize) {
-    let idx = &built.index;
-    let size = idx.to_bytes().len() as u64;
-    let trace = trace_len.max(1) as f64;
-    let why = if idx.entries().is_empty() {
-        " (the trace is shorter than one interval: readers start from its beginning)"
-    } else if built.waiting.is_some() {
-        " (the last one due was not taken: its live sets were too large)"
-    } else {
-        ""
-    };
-    let line = format!(
-        "{}: {} checkpoints (every {} records or {} bytes){}, {} bytes ({:.3} % of \
-         the trace){why}",
-        input_name(path),
-        idx.entries().len(),
-        args.every,
-        args.every_bytes,
-        if idx.time_unit().is_some() {
-            ", with declared times"
-        } else {
-            ""
-        },
-        size,
-        100.0 * size as f64 / trace
-    );
-    // With `-o -` the index itself is on standard output: the summary goes to standard error
-    // (it was written into the index's bytes).
-    if path.as_os_str() == "-" {
-        line_to_stderr(&line);
-    } else {
-        println!("{line}");
-    }
-}
-
 /// Run `mtf index`.
 pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
     let Some(path) = index_path(&args.trace, args.output.as_deref()) else {
@@ -147,7 +111,14 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
     }
     built.index.write(&path).map_err(|e| index_failure(&e))?;
     if !quiet() {
-        summary(args, &path, &built, reader.bytes().len());
+        let line = built.summary(&index_name, &options, reader.bytes().len());
+        // With `-o -` the index itself is on standard output: the summary goes to standard
+        // error (it was written into the index's bytes).
+        if path.as_os_str() == "-" {
+            line_to_stderr(&line);
+        } else {
+            println!("{line}");
+        }
     }
     Ok(if damaged { EXIT_INVALID_TRACE } else { EXIT_OK })
 }

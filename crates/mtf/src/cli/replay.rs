@@ -7,14 +7,12 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::{Args, ValueEnum};
-use serde_json::{json, Value as Json};
 
 use metatf::command::replay::{
-    median, prepare, run_child as measure, thread_mode_name, ChildOptions, Prepared, ReplayOptions,
-    ReplayRunError, Replayed, Runs,
+    prepare, run_child as measure, ChildOptions, Prepared, ReplayOptions, ReplayRunError, Replayed,
 };
 use metatf::io::{escape_path, StdoutSink};
-use metatf::replay::{self, Allocator, Report, ThreadMode, TraceSummary};
+use metatf::replay::{Allocator, ThreadMode};
 
 use super::blocks::{picture_format, warn_reading, Format};
 use super::common::{error, error_text, io_failure, line_to_stderr, open, Failure};
@@ -184,24 +182,18 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
         .run(&options)
         .map_err(|e| replay_failure(&args.trace, &e))?;
     if let Some(out) = &args.output {
-        let title = format!(
-            "mtf replay {}: RSS and live bytes",
-            escape_path(&args.trace)
-        );
-        let runs: Vec<(&str, &Report)> = replayed
-            .runs
-            .iter()
-            .filter_map(|r| r.median_run().map(|rep| (r.alloc.name(), rep)))
-            .collect();
-        write_picture(out, &title, &prepared.summary.live, &runs)?;
+        write_picture(out, &args.trace, &prepared, &replayed)?;
     }
     let mut w = StdoutSink::new();
     match args.format {
-        Format::Json => json_out(&mut w, args, &prepared, &replayed)?,
-        Format::Table => table(&mut w, args, &prepared, &replayed)?,
+        Format::Json => {
+            let doc = replayed.to_json(&escape_path(&args.trace), &prepared);
+            let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+            writeln!(w, "{text}")?;
+        }
+        Format::Table => replayed.write_text(&mut w, &prepared)?,
     }
     w.flush()?;
-    let failed = replayed.runs.iter().any(|r| !r.failures.is_empty());
     for r in &replayed.runs {
         for f in &r.failures {
             line_to_stderr(&error_text(
@@ -210,267 +202,32 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
             ));
         }
     }
-    Ok(if failed || prepared.reading.problems() > 0 {
+    Ok(if replayed.failed() || prepared.reading.problems() > 0 {
         EXIT_INVALID_TRACE
     } else {
         EXIT_OK
     })
 }
 
-fn json_out(
-    w: &mut StdoutSink,
-    args: &ReplayArgs,
-    prepared: &Prepared,
-    replayed: &Replayed,
-) -> Result<(), Failure> {
-    let doc = json!({
-        "trace": escape_path(&args.trace).to_string(),
-        "summary": prepared.summary,
-        "undecodable_records": prepared.reading.problems(),
-        "threads": thread_mode_name(mode(args.threads)),
-        "touch": args.touch,
-        "max_block_size": replayed.max_block_size,
-        "allocators": replayed.runs.iter().map(|r| json!({
-            "allocator": r.alloc.name(),
-            "median": medians(r),
-            "runs": r.reports,
-            "failures": r.failures,
-        })).collect::<Vec<_>>(),
-    });
-    writeln!(
-        w,
-        "{}",
-        serde_json::to_string_pretty(&doc).unwrap_or_default()
-    )?;
-    Ok(())
-}
-
-fn medians(runs: &Runs) -> Json {
-    let reports = &runs.reports;
-    let ms = |f: &dyn Fn(&Report) -> f64| {
-        let (m, s) = runs.median_spread(f);
-        json!({"median": m, "spread": s})
-    };
-    let mut lat = serde_json::Map::new();
-    for kind in ["alloc", "free", "realloc"] {
-        if reports.iter().any(|r| r.latency_of(kind).is_some()) {
-            let q = |g: fn(&replay::Latency) -> u64| {
-                ms(&|r: &Report| r.latency_of(kind).map_or(0.0, |l| g(l) as f64))
-            };
-            lat.insert(
-                kind.to_string(),
-                json!({
-                    "p50_ns": q(|l| l.p50_ns),
-                    "p99_ns": q(|l| l.p99_ns),
-                    "p999_ns": q(|l| l.p999_ns),
-                }),
-            );
-        }
-    }
-    json!({
-        "runs": reports.len(),
-        "wall_ms": ms(&|r| r.wall_ns as f64 / 1e6),
-        "ops_per_sec": ms(&|r| r.ops_per_sec()),
-        "calls_per_sec": ms(&|r| r.calls_per_sec()),
-        "peak_rss": ms(&|r| r.peak_rss as f64),
-        "peak_rss_above_baseline": ms(&|r| r.peak_rss.saturating_sub(r.rss_baseline) as f64),
-        "fragmentation_at_peak": ms(&|r| r.fragmentation_at_peak().unwrap_or(0.0)),
-        "minor_faults": ms(&|r| r.minor_faults as f64),
-        "major_faults": ms(&|r| r.major_faults as f64),
-        "latency": lat,
-    })
-}
-
-fn mib(b: f64) -> String {
-    format!("{:.1}", b / (1024.0 * 1024.0))
-}
-
-fn pct(s: f64) -> String {
-    format!("±{:.0}%", s * 50.0)
-}
-
-/// The lines above the tables: what the trace says, what was left out, how it was replayed.
-fn summary(
-    w: &mut StdoutSink,
-    s: &TraceSummary,
-    problems: u64,
-    runs: &[Runs],
-    args: &ReplayArgs,
-) -> Result<(), Failure> {
-    writeln!(
-        w,
-        "trace: {} events ({} allocs, {} frees, {} reallocs, {} moves) on {} thread{}; \
-         peak live {} bytes after event {}",
-        s.events,
-        s.allocs,
-        s.frees,
-        s.reallocs,
-        s.moves,
-        s.threads,
-        if s.threads == 1 { "" } else { "s" },
-        s.peak_live,
-        s.peak_event
-    )?;
-    if s.unknown_frees > 0 {
-        writeln!(
-            w,
-            "       {} frees or reallocs of blocks not live in the trace (allocated before tracing began): skipped",
-            s.unknown_frees
-        )?;
-    }
-    if problems > 0 {
-        writeln!(
-            w,
-            "       {problems} records could not be decoded (mtf check shows them)"
-        )?;
-    }
-    let threads = match args.threads {
-        Threads::Ordered => "in trace order",
-        Threads::Free => "free-running",
-    };
-    writeln!(
-        w,
-        "replay: threads {threads}{}; {} run{} per allocator, each in a fresh process; \
-         median (± half the range)",
-        if args.touch { ", pages touched" } else { "" },
-        args.repeat,
-        if args.repeat == 1 { "" } else { "s" }
-    )?;
-    for r in runs {
-        if let Some(first) = r.reports.first() {
-            let c = &first.counts;
-            if c.refused > 0 || c.failed > 0 {
-                let largest = first
-                    .largest_refused
-                    .map(|(rec, size)| format!(" (largest {size} bytes, data record {rec})"))
-                    .unwrap_or_default();
-                writeln!(
-                    w,
-                    "{}: {} requests refused as larger than --max-block-size or impossible{largest}; \
-                     {} answered with no memory",
-                    r.alloc.name(),
-                    c.refused,
-                    c.failed
-                )?;
-            }
-        }
-    }
-    Ok(())
-}
-
-/// Speed, memory and faults: one line per allocator.
-fn speed_table(w: &mut StdoutSink, runs: &[Runs]) -> Result<(), Failure> {
-    writeln!(
-        w,
-        "{:<9} {:>13} {:>16} {:>16} {:>14} {:>13} {:>12} {:>6}",
-        "allocator",
-        "wall ms",
-        "ops/s",
-        "calls/s in call",
-        "peak RSS MiB",
-        "RSS/live@pk",
-        "minflt",
-        "majflt"
-    )?;
-    for r in runs {
-        if r.reports.is_empty() {
-            writeln!(w, "{:<9} (no run succeeded)", r.alloc.name())?;
-            continue;
-        }
-        let (wall, ws) = r.median_spread(|r| r.wall_ns as f64 / 1e6);
-        let (ops, os) = r.median_spread(|r| r.ops_per_sec());
-        let (calls, cs) = r.median_spread(|r| r.calls_per_sec());
-        let (rss, _) = r.median_spread(|r| r.peak_rss.saturating_sub(r.rss_baseline) as f64);
-        let (frag, _) = r.median_spread(|r| r.fragmentation_at_peak().unwrap_or(0.0));
-        let (minflt, _) = r.median_spread(|r| r.minor_faults as f64);
-        let (majflt, _) = r.median_spread(|r| r.major_faults as f64);
-        writeln!(
-            w,
-            "{:<9} {:>13} {:>16} {:>16} {:>14} {:>13} {:>12} {:>6}",
-            r.alloc.name(),
-            format!("{wall:.1} {}", pct(ws)),
-            format!("{:.0} {}", ops, pct(os)),
-            format!("{:.0} {}", calls, pct(cs)),
-            mib(rss),
-            format!("{frag:.2}"),
-            format!("{minflt:.0}"),
-            format!("{majflt:.0}"),
-        )?;
-    }
-    Ok(())
-}
-
-/// Latency percentiles: one line per allocator and kind of call.
-fn latency_table(w: &mut StdoutSink, runs: &[Runs]) -> Result<(), Failure> {
-    writeln!(
-        w,
-        "{:<9} {:<8} {:>10} {:>9} {:>9} {:>9} {:>10}",
-        "latency", "call", "calls", "p50 ns", "p99 ns", "p99.9 ns", "max ns"
-    )?;
-    for r in runs {
-        for kind in ["alloc", "free", "realloc"] {
-            let rs: Vec<&Report> = r
-                .reports
-                .iter()
-                .filter(|x| x.latency_of(kind).is_some())
-                .collect();
-            if rs.is_empty() {
-                continue;
-            }
-            let q = |g: fn(&replay::Latency) -> u64| {
-                median(
-                    rs.iter()
-                        .filter_map(|x| x.latency_of(kind).map(|l| g(l) as f64))
-                        .collect(),
-                )
-            };
-            writeln!(
-                w,
-                "{:<9} {:<8} {:>10.0} {:>9.0} {:>9.0} {:>9.0} {:>10.0}",
-                r.alloc.name(),
-                kind,
-                q(|l| l.count),
-                q(|l| l.p50_ns),
-                q(|l| l.p99_ns),
-                q(|l| l.p999_ns),
-                q(|l| l.max_ns),
-            )?;
-        }
-    }
-    Ok(())
-}
-
-fn table(
-    w: &mut StdoutSink,
-    args: &ReplayArgs,
-    prepared: &Prepared,
-    replayed: &Replayed,
-) -> Result<(), Failure> {
-    let problems = prepared.reading.problems();
-    summary(w, &prepared.summary, problems, &replayed.runs, args)?;
-    writeln!(w)?;
-    speed_table(w, &replayed.runs)?;
-    writeln!(w)?;
-    latency_table(w, &replayed.runs)
-}
-
 /// Draws the trace's live bytes and each run's RSS into `out` (written atomically).
 fn write_picture(
     out: &Path,
-    title: &str,
-    live: &[metatf::simulate::Sample],
-    runs: &[(&str, &Report)],
+    trace: &Path,
+    prepared: &Prepared,
+    replayed: &Replayed,
 ) -> Result<(), Failure> {
+    let format = picture_format(out)?;
     #[cfg(feature = "plot")]
     {
-        let format = picture_format(out)?;
-        let bytes = metatf::replay::plot::chart(format, title, live, runs)
+        let title = format!("mtf replay {}: RSS and live bytes", escape_path(trace));
+        let bytes = replayed
+            .chart(format, &title, prepared)
             .map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
         super::write::write_bytes(out, &bytes)
     }
     #[cfg(not(feature = "plot"))]
     {
-        let _ = (title, live, runs);
-        picture_format(out).map(|_| ())
+        let _ = (format, trace, prepared, replayed);
+        Ok(())
     }
 }

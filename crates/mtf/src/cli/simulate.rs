@@ -6,11 +6,10 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use clap::Args;
-use serde_json::json;
 
 use metatf::command::simulate::{simulate, SimulateError, SimulateOptions, Simulation};
 use metatf::io::{escape_path, StdoutSink};
-use metatf::simulate::{Policy, Report};
+use metatf::simulate::Policy;
 
 use super::blocks::{picture_format, Format};
 use super::common::{error, open, Failure};
@@ -107,12 +106,16 @@ pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
     })?;
     super::blocks::warn_reading(&args.trace, &sim.reading);
     if let Some(out) = &args.output {
-        draw(out, &args.trace, &sim.reports)?;
+        draw(out, &args.trace, &sim)?;
     }
     let mut w = StdoutSink::new();
     match args.format {
-        Format::Json => json_out(&mut w, args, &sim)?,
-        Format::Table => table(&mut w, args, &sim)?,
+        Format::Json => {
+            let doc = sim.to_json(&escape_path(&args.trace));
+            let text = serde_json::to_string_pretty(&doc).unwrap_or_default();
+            writeln!(w, "{text}")?;
+        }
+        Format::Table => sim.write_text(&mut w)?,
     }
     w.flush()?;
     Ok(if sim.problems() > 0 {
@@ -123,137 +126,19 @@ pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
 }
 
 /// Each policy's heap extent and the live payload over the trace, into `out`.
-fn draw(out: &Path, trace: &Path, reports: &[Report]) -> Result<(), Failure> {
+fn draw(out: &Path, trace: &Path, sim: &Simulation) -> Result<(), Failure> {
+    let format = picture_format(out)?;
     #[cfg(feature = "plot")]
     {
-        use metatf::replay::plot::{lines, Series};
-        let mut series = Vec::new();
-        if let Some(first) = reports.first() {
-            series.push(Series {
-                name: "live payload".into(),
-                points: first.samples.iter().map(|s| (s.event, s.live)).collect(),
-            });
-        }
-        for r in reports {
-            series.push(Series {
-                name: format!("heap extent, {}", r.options.policy.name()),
-                points: r.samples.iter().map(|s| (s.event, s.heap)).collect(),
-            });
-        }
         let title = format!("mtf simulate {}: heap extent", escape_path(trace));
-        let format = picture_format(out)?;
-        let bytes =
-            lines(format, &title, &series).map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
+        let bytes = sim
+            .chart(format, &title)
+            .map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
         super::write::write_bytes(out, &bytes)
     }
     #[cfg(not(feature = "plot"))]
     {
-        let _ = (trace, reports);
-        picture_format(out).map(drop)
+        let _ = (format, trace, sim);
+        Ok(())
     }
-}
-
-fn json_out(w: &mut StdoutSink, args: &SimulateArgs, sim: &Simulation) -> Result<(), Failure> {
-    let doc = json!({
-        "trace": escape_path(&args.trace).to_string(),
-        "undecodable_records": sim.problems(),
-        "align": args.align,
-        "header": args.header,
-        "max_block_size": args.max_block_size,
-        "policies": sim.reports.iter().map(|r| json!({
-            "policy": r.options.policy.name(),
-            "events": r.events,
-            "allocs": r.allocs,
-            "frees": r.frees,
-            "reallocs": r.reallocs,
-            "moves": r.moves,
-            "unknown_frees": r.unknown_frees,
-            "unknown_moves": r.unknown_moves,
-            "refused": r.refused,
-            "largest_refused": r.largest_refused.map(|(rec, size)| json!({"data_record": rec, "bytes": size})),
-            "peak_live": r.peak_live,
-            "peak_heap": r.peak_heap,
-            "utilisation": r.utilisation(),
-            "final_live": r.final_live,
-            "final_blocks": r.final_blocks,
-            "samples": r.samples.iter().map(|s| json!([s.event, s.heap, s.live])).collect::<Vec<_>>(),
-        })).collect::<Vec<_>>(),
-    });
-    writeln!(
-        w,
-        "{}",
-        serde_json::to_string_pretty(&doc).unwrap_or_default()
-    )?;
-    Ok(())
-}
-
-/// The summary lines above the table: the trace's events and what was left out.
-fn summary(w: &mut StdoutSink, args: &SimulateArgs, sim: &Simulation) -> Result<(), Failure> {
-    let Some(r) = sim.reports.first() else {
-        return Ok(());
-    };
-    let n = sim.reports.len();
-    writeln!(
-        w,
-        "trace: {} events ({} allocs, {} frees, {} reallocs placed); peak live payload {} bytes; \
-         alignment {}, header {} bytes; {:.2} s for {} polic{}",
-        r.events,
-        r.allocs,
-        r.frees,
-        r.reallocs,
-        r.peak_live,
-        args.align,
-        args.header,
-        sim.elapsed.as_secs_f64(),
-        n,
-        if n == 1 { "y" } else { "ies" }
-    )?;
-    if r.unknown_frees > 0 || r.unknown_moves > 0 {
-        writeln!(
-            w,
-            "       {} frees and reallocs of blocks not live (allocated before tracing began): skipped",
-            r.unknown_frees + r.unknown_moves
-        )?;
-    }
-    if r.refused > 0 {
-        let largest = r
-            .largest_refused
-            .map(|(rec, size)| format!(" (largest {size} bytes, data record {rec})"))
-            .unwrap_or_default();
-        writeln!(
-            w,
-            "       {} requests larger than --max-block-size refused{largest}",
-            r.refused
-        )?;
-    }
-    let problems = sim.problems();
-    if problems > 0 {
-        writeln!(
-            w,
-            "       {problems} records could not be decoded (mtf check shows them)"
-        )?;
-    }
-    Ok(())
-}
-
-fn table(w: &mut StdoutSink, args: &SimulateArgs, sim: &Simulation) -> Result<(), Failure> {
-    summary(w, args, sim)?;
-    writeln!(w)?;
-    writeln!(
-        w,
-        "{:<11} {:>16} {:>16} {:>12} {:>12}",
-        "policy", "peak heap", "peak live", "utilisation", "live blocks"
-    )?;
-    for r in &sim.reports {
-        writeln!(
-            w,
-            "{:<11} {:>16} {:>16} {:>12.4} {:>12}",
-            r.options.policy.name(),
-            r.peak_heap,
-            r.peak_live,
-            r.utilisation(),
-            r.final_blocks
-        )?;
-    }
-    Ok(())
 }

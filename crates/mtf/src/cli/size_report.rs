@@ -2,13 +2,12 @@
 //! per data record, plain and compressed (`metatf::command::size_report`); this file parses,
 //! calls and renders, with a progress bar on a terminal.
 
-use std::io::Write;
 use std::path::PathBuf;
 
 use clap::Args;
 
 use metatf::command::size_report::{
-    size_report, Levels, Meter, SizeReport, SizeReportError, SizeReportOptions,
+    size_report, Levels, Meter, SizeReportError, SizeReportOptions,
 };
 use metatf::io::StdoutSink;
 
@@ -79,38 +78,9 @@ pub fn run(args: &SizeReportArgs) -> Result<i32, Failure> {
         SizeReportError::Encode(e) => Failure::new(EXIT_USAGE, render(&e)),
         e @ SizeReportError::Compress(_) => Failure::diagnostic(EXIT_USAGE, &e),
     })?;
-    print_table(&args.trace, &report)?;
-    Ok(EXIT_OK)
-}
-
-fn print_table(trace: &std::path::Path, report: &SizeReport) -> Result<(), Failure> {
     let mut out = StdoutSink::new();
-    writeln!(
-        out,
-        "{}: {} data records ({} records in all); bytes per data record",
-        input_name(trace),
-        report.data_records,
-        report.records
-    )?;
-    let [gz, zst, xz] = report.levels.headings();
-    writeln!(
-        out,
-        "{:<32} {:>9} {:>9} {:>9} {:>9}",
-        "form", "plain", gz, zst, xz
-    )?;
-    for row in &report.rows {
-        let [g, z, x] = row.compressed.map(|n| report.per_record(n));
-        writeln!(
-            out,
-            "{:<32} {:>9.3} {:>9.3} {:>9.3} {:>9.3}",
-            row.form,
-            report.per_record(row.plain),
-            g,
-            z,
-            x
-        )?;
-    }
+    report.write_text(&mut out, &input_name(&args.trace))?;
     // Flushing is where a full disk or a closed pipe shows up.
     out.finish()?;
-    Ok(())
+    Ok(EXIT_OK)
 }

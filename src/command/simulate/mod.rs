@@ -7,6 +7,8 @@ use super::blocks::{for_each_block_event, NoAllocations, Reading};
 use crate::simulate::{Options, Policy, Report, Simulator};
 use crate::Opened;
 
+pub mod render;
+
 /// What to simulate.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct SimulateOptions {
@@ -55,6 +57,8 @@ pub struct Simulation {
     pub reading: Reading,
     /// The time the pass took.
     pub elapsed: Duration,
+    /// The options it ran with (the renderers of [`render`] state them).
+    pub options: SimulateOptions,
 }
 
 impl Simulation {
@@ -97,6 +101,7 @@ pub fn simulate(opened: &Opened, options: &SimulateOptions) -> Result<Simulation
         reports,
         reading,
         elapsed: start.elapsed(),
+        options: options.clone(),
     })
 }
 

@@ -14,6 +14,8 @@ use crate::replay::{
 };
 use crate::Opened;
 
+pub mod render;
+
 /// How to replay.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ReplayOptions {
@@ -109,6 +111,8 @@ pub struct Replayed {
     pub runs: Vec<Runs>,
     /// The largest request made.
     pub max_block_size: u64,
+    /// The options it ran with (the renderers of [`render`] state them).
+    pub options: ReplayOptions,
 }
 
 /// Decodes the block events of `opened` into a temporary operations file.
@@ -178,6 +182,7 @@ impl Prepared {
         Ok(Replayed {
             runs,
             max_block_size,
+            options: options.clone(),
         })
     }
 }

@@ -1,0 +1,276 @@
+//! A replay's figures rendered: the text of `mtf replay` (the trace's summary, the speed and
+//! memory table, the latency table), its JSON document, and (feature `plot`) its picture of RSS
+//! beside the trace's live bytes. The command line only chooses one and writes it.
+
+use std::io::{self, Write};
+
+use serde_json::{json, Value as Json};
+
+use super::{median, thread_mode_name, Prepared, Replayed, Runs};
+use crate::replay::{Latency, Report, ThreadMode, TraceSummary};
+
+/// The kinds of call latencies are kept for, in the order shown.
+const KINDS: [&str; 3] = ["alloc", "free", "realloc"];
+
+impl Replayed {
+    /// Whether any run failed (each failure is in its allocator's [`Runs::failures`]).
+    pub fn failed(&self) -> bool {
+        self.runs.iter().any(|r| !r.failures.is_empty())
+    }
+
+    /// The JSON document of `mtf replay --format json`: the trace (named `trace`, already
+    /// escaped for a terminal), its summary, how it was replayed, and each allocator's medians,
+    /// runs and failures.
+    pub fn to_json(&self, trace: &str, prepared: &Prepared) -> Json {
+        json!({
+            "trace": trace,
+            "summary": prepared.summary,
+            "undecodable_records": prepared.reading.problems(),
+            "threads": thread_mode_name(self.options.threads),
+            "touch": self.options.touch,
+            "max_block_size": self.max_block_size,
+            "allocators": self.runs.iter().map(|r| json!({
+                "allocator": r.alloc.name(),
+                "median": medians(r),
+                "runs": r.reports,
+                "failures": r.failures,
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The text of `mtf replay`: the summary lines, then the speed and memory table, then the
+    /// latency table, each after an empty line.
+    pub fn write_text(&self, w: &mut dyn Write, prepared: &Prepared) -> io::Result<()> {
+        let problems = prepared.reading.problems();
+        self.write_summary(w, &prepared.summary, problems)?;
+        writeln!(w)?;
+        speed_table(w, &self.runs)?;
+        writeln!(w)?;
+        latency_table(w, &self.runs)
+    }
+
+    /// The lines above the tables: what the trace says, what was left out, how it was replayed.
+    fn write_summary(&self, w: &mut dyn Write, s: &TraceSummary, problems: u64) -> io::Result<()> {
+        writeln!(
+            w,
+            "trace: {} events ({} allocs, {} frees, {} reallocs, {} moves) on {} thread{}; \
+             peak live {} bytes after event {}",
+            s.events,
+            s.allocs,
+            s.frees,
+            s.reallocs,
+            s.moves,
+            s.threads,
+            if s.threads == 1 { "" } else { "s" },
+            s.peak_live,
+            s.peak_event
+        )?;
+        if s.unknown_frees > 0 {
+            writeln!(
+                w,
+                "       {} frees or reallocs of blocks not live in the trace (allocated before tracing began): skipped",
+                s.unknown_frees
+            )?;
+        }
+        if problems > 0 {
+            writeln!(
+                w,
+                "       {problems} records could not be decoded (mtf check shows them)"
+            )?;
+        }
+        let o = &self.options;
+        let threads = match o.threads {
+            ThreadMode::Ordered => "in trace order",
+            ThreadMode::Free => "free-running",
+        };
+        writeln!(
+            w,
+            "replay: threads {threads}{}; {} run{} per allocator, each in a fresh process; \
+             median (± half the range)",
+            if o.touch { ", pages touched" } else { "" },
+            o.repeat,
+            if o.repeat == 1 { "" } else { "s" }
+        )?;
+        self.runs.iter().try_for_each(|r| refusals(w, r))
+    }
+
+    /// The picture of `mtf replay -o`: the trace's live bytes and the RSS of each allocator's
+    /// median run (by wall time).
+    #[cfg(feature = "plot")]
+    pub fn chart(
+        &self,
+        format: crate::picture::PictureFormat,
+        title: &str,
+        prepared: &Prepared,
+    ) -> Result<Vec<u8>, crate::picture::PlotError> {
+        let runs: Vec<(&str, &Report)> = self
+            .runs
+            .iter()
+            .filter_map(|r| r.median_run().map(|rep| (r.alloc.name(), rep)))
+            .collect();
+        crate::replay::plot::chart(format, title, &prepared.summary.live, &runs)
+    }
+}
+
+/// The line of an allocator whose first run refused or failed requests (none otherwise).
+fn refusals(w: &mut dyn Write, r: &Runs) -> io::Result<()> {
+    let Some(first) = r.reports.first() else {
+        return Ok(());
+    };
+    let c = &first.counts;
+    if c.refused == 0 && c.failed == 0 {
+        return Ok(());
+    }
+    let largest = first
+        .largest_refused
+        .map(|(rec, size)| format!(" (largest {size} bytes, data record {rec})"))
+        .unwrap_or_default();
+    writeln!(
+        w,
+        "{}: {} requests refused as larger than --max-block-size or impossible{largest}; \
+         {} answered with no memory",
+        r.alloc.name(),
+        c.refused,
+        c.failed
+    )
+}
+
+/// An allocator's medians (with their spreads) as JSON.
+fn medians(runs: &Runs) -> Json {
+    let reports = &runs.reports;
+    let ms = |f: &dyn Fn(&Report) -> f64| {
+        let (m, s) = runs.median_spread(f);
+        json!({"median": m, "spread": s})
+    };
+    let mut lat = serde_json::Map::new();
+    for kind in KINDS {
+        if reports.iter().any(|r| r.latency_of(kind).is_some()) {
+            let q = |g: fn(&Latency) -> u64| {
+                ms(&|r: &Report| r.latency_of(kind).map_or(0.0, |l| g(l) as f64))
+            };
+            lat.insert(
+                kind.to_string(),
+                json!({
+                    "p50_ns": q(|l| l.p50_ns),
+                    "p99_ns": q(|l| l.p99_ns),
+                    "p999_ns": q(|l| l.p999_ns),
+                }),
+            );
+        }
+    }
+    json!({
+        "runs": reports.len(),
+        "wall_ms": ms(&|r| r.wall_ns as f64 / 1e6),
+        "ops_per_sec": ms(&|r| r.ops_per_sec()),
+        "calls_per_sec": ms(&|r| r.calls_per_sec()),
+        "peak_rss": ms(&|r| r.peak_rss as f64),
+        "peak_rss_above_baseline": ms(&|r| r.peak_rss.saturating_sub(r.rss_baseline) as f64),
+        "fragmentation_at_peak": ms(&|r| r.fragmentation_at_peak().unwrap_or(0.0)),
+        "minor_faults": ms(&|r| r.minor_faults as f64),
+        "major_faults": ms(&|r| r.major_faults as f64),
+        "latency": lat,
+    })
+}
+
+/// Bytes in MiB, one decimal.
+fn mib(b: f64) -> String {
+    format!("{:.1}", b / (1024.0 * 1024.0))
+}
+
+/// A spread as ± half of it, in percent.
+fn pct(s: f64) -> String {
+    format!("±{:.0}%", s * 50.0)
+}
+
+/// Speed, memory and faults: one line per allocator.
+fn speed_table(w: &mut dyn Write, runs: &[Runs]) -> io::Result<()> {
+    writeln!(
+        w,
+        "{:<9} {:>13} {:>16} {:>16} {:>14} {:>13} {:>12} {:>6}",
+        "allocator",
+        "wall ms",
+        "ops/s",
+        "calls/s in call",
+        "peak RSS MiB",
+        "RSS/live@pk",
+        "minflt",
+        "majflt"
+    )?;
+    for r in runs {
+        if r.reports.is_empty() {
+            writeln!(w, "{:<9} (no run succeeded)", r.alloc.name())?;
+            continue;
+        }
+        let (wall, ws) = r.median_spread(|r| r.wall_ns as f64 / 1e6);
+        let (ops, os) = r.median_spread(|r| r.ops_per_sec());
+        let (calls, cs) = r.median_spread(|r| r.calls_per_sec());
+        let (rss, _) = r.median_spread(|r| r.peak_rss.saturating_sub(r.rss_baseline) as f64);
+        let (frag, _) = r.median_spread(|r| r.fragmentation_at_peak().unwrap_or(0.0));
+        let (minflt, _) = r.median_spread(|r| r.minor_faults as f64);
+        let (majflt, _) = r.median_spread(|r| r.major_faults as f64);
+        writeln!(
+            w,
+            "{:<9} {:>13} {:>16} {:>16} {:>14} {:>13} {:>12} {:>6}",
+            r.alloc.name(),
+            format!("{wall:.1} {}", pct(ws)),
+            format!("{:.0} {}", ops, pct(os)),
+            format!("{:.0} {}", calls, pct(cs)),
+            mib(rss),
+            format!("{frag:.2}"),
+            format!("{minflt:.0}"),
+            format!("{majflt:.0}"),
+        )?;
+    }
+    Ok(())
+}
+
+/// Latency percentiles: one line per allocator and kind of call.
+fn latency_table(w: &mut dyn Write, runs: &[Runs]) -> io::Result<()> {
+    writeln!(
+        w,
+        "{:<9} {:<8} {:>10} {:>9} {:>9} {:>9} {:>10}",
+        "latency", "call", "calls", "p50 ns", "p99 ns", "p99.9 ns", "max ns"
+    )?;
+    for r in runs {
+        for kind in KINDS {
+            let rs: Vec<&Report> = r
+                .reports
+                .iter()
+                .filter(|x| x.latency_of(kind).is_some())
+                .collect();
+            if rs.is_empty() {
+                continue;
+            }
+            let q = |g: fn(&Latency) -> u64| {
+                median(
+                    rs.iter()
+                        .filter_map(|x| x.latency_of(kind).map(|l| g(l) as f64))
+                        .collect(),
+                )
+            };
+            writeln!(
+                w,
+                "{:<9} {:<8} {:>10.0} {:>9.0} {:>9.0} {:>9.0} {:>10.0}",
+                r.alloc.name(),
+                kind,
+                q(|l| l.count),
+                q(|l| l.p50_ns),
+                q(|l| l.p99_ns),
+                q(|l| l.p999_ns),
+                q(|l| l.max_ns),
+            )?;
+        }
+    }
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn spreads_are_half_the_range_in_percent() {
+        assert_eq!(pct(0.1), "±5%");
+        assert_eq!(mib(3.0 * 1024.0 * 1024.0), "3.0");
+    }
+}

@@ -1,0 +1,165 @@
+//! A simulation's figures rendered: the text of `mtf simulate` (the trace's summary and one
+//! line per policy), its JSON document (feature `json`), and its picture of each policy's heap
+//! extent beside the live payload (features `plot` and `replay`). The command line only chooses
+//! one and writes it.
+
+use std::io::{self, Write};
+
+use super::Simulation;
+
+impl Simulation {
+    /// The text of `mtf simulate`: the summary lines, an empty line, then one line per policy.
+    pub fn write_text(&self, w: &mut dyn Write) -> io::Result<()> {
+        self.write_summary(w)?;
+        writeln!(w)?;
+        writeln!(
+            w,
+            "{:<11} {:>16} {:>16} {:>12} {:>12}",
+            "policy", "peak heap", "peak live", "utilisation", "live blocks"
+        )?;
+        for r in &self.reports {
+            writeln!(
+                w,
+                "{:<11} {:>16} {:>16} {:>12.4} {:>12}",
+                r.options.policy.name(),
+                r.peak_heap,
+                r.peak_live,
+                r.utilisation(),
+                r.final_blocks
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The summary lines above the table: the trace's events and what was left out.
+    fn write_summary(&self, w: &mut dyn Write) -> io::Result<()> {
+        let Some(r) = self.reports.first() else {
+            return Ok(());
+        };
+        let n = self.reports.len();
+        writeln!(
+            w,
+            "trace: {} events ({} allocs, {} frees, {} reallocs placed); peak live payload {} bytes; \
+             alignment {}, header {} bytes; {:.2} s for {} polic{}",
+            r.events,
+            r.allocs,
+            r.frees,
+            r.reallocs,
+            r.peak_live,
+            self.options.align,
+            self.options.header,
+            self.elapsed.as_secs_f64(),
+            n,
+            if n == 1 { "y" } else { "ies" }
+        )?;
+        if r.unknown_frees > 0 || r.unknown_moves > 0 {
+            writeln!(
+                w,
+                "       {} frees and reallocs of blocks not live (allocated before tracing began): skipped",
+                r.unknown_frees + r.unknown_moves
+            )?;
+        }
+        if r.refused > 0 {
+            let largest = r
+                .largest_refused
+                .map(|(rec, size)| format!(" (largest {size} bytes, data record {rec})"))
+                .unwrap_or_default();
+            writeln!(
+                w,
+                "       {} requests larger than --max-block-size refused{largest}",
+                r.refused
+            )?;
+        }
+        let problems = self.problems();
+        if problems > 0 {
+            writeln!(
+                w,
+                "       {problems} records could not be decoded (mtf check shows them)"
+            )?;
+        }
+        Ok(())
+    }
+
+    /// The JSON document of `mtf simulate --format json`: the trace (named `trace`, already
+    /// escaped for a terminal), the options, and each policy's figures and samples.
+    #[cfg(feature = "json")]
+    pub fn to_json(&self, trace: &str) -> serde_json::Value {
+        use serde_json::json;
+        json!({
+            "trace": trace,
+            "undecodable_records": self.problems(),
+            "align": self.options.align,
+            "header": self.options.header,
+            "max_block_size": self.options.max_block_size,
+            "policies": self.reports.iter().map(|r| json!({
+                "policy": r.options.policy.name(),
+                "events": r.events,
+                "allocs": r.allocs,
+                "frees": r.frees,
+                "reallocs": r.reallocs,
+                "moves": r.moves,
+                "unknown_frees": r.unknown_frees,
+                "unknown_moves": r.unknown_moves,
+                "refused": r.refused,
+                "largest_refused": r.largest_refused.map(|(rec, size)| json!({"data_record": rec, "bytes": size})),
+                "peak_live": r.peak_live,
+                "peak_heap": r.peak_heap,
+                "utilisation": r.utilisation(),
+                "final_live": r.final_live,
+                "final_blocks": r.final_blocks,
+                "samples": r.samples.iter().map(|s| json!([s.event, s.heap, s.live])).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
+    /// The picture of `mtf simulate -o`: the live payload (of the first policy's samples) and
+    /// each policy's heap extent over the trace.
+    #[cfg(all(feature = "plot", feature = "replay"))]
+    pub fn chart(
+        &self,
+        format: crate::picture::PictureFormat,
+        title: &str,
+    ) -> Result<Vec<u8>, crate::picture::PlotError> {
+        use crate::replay::plot::{lines, Series};
+        let mut series = Vec::new();
+        if let Some(first) = self.reports.first() {
+            series.push(Series {
+                name: "live payload".into(),
+                points: first.samples.iter().map(|s| (s.event, s.live)).collect(),
+            });
+        }
+        for r in &self.reports {
+            series.push(Series {
+                name: format!("heap extent, {}", r.options.policy.name()),
+                points: r.samples.iter().map(|s| (s.event, s.heap)).collect(),
+            });
+        }
+        lines(format, title, &series)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use crate::command::simulate::{simulate, SimulateOptions};
+
+    #[test]
+    fn the_text_states_the_options_and_one_line_per_policy() {
+        let o = crate::open(concat!(env!("CARGO_MANIFEST_DIR"), "/traces/android.mtf"))
+            .expect("the sample trace opens");
+        let options = SimulateOptions {
+            align: 16,
+            header: 4,
+            ..SimulateOptions::default()
+        };
+        let sim = simulate(&o, &options).expect("simulated");
+        let mut text = Vec::new();
+        sim.write_text(&mut text).expect("written");
+        let text = String::from_utf8(text).expect("utf-8");
+        assert!(text.contains("alignment 16, header 4 bytes"), "{text}");
+        let policies = text
+            .lines()
+            .skip_while(|l| !l.starts_with("policy"))
+            .count();
+        assert_eq!(policies, 1 + options.policies.len(), "{text}");
+    }
+}
