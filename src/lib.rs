@@ -65,6 +65,7 @@ pub mod index;
 pub mod io;
 mod layout;
 pub mod limits;
+mod message;
 mod open;
 pub mod pack;
 #[cfg(feature = "parallel")]
@@ -87,7 +88,8 @@ pub mod __internal {
 pub use layout::{
     MetaProperty, MetaRefused, Shape, WidthError, MAX_EMPTY_REPEAT, MAX_FIELDS_PER_RECORD,
 };
-pub use open::{open, DtdSource, EnvError, OpenError, OpenOptions, Opened};
+pub use message::Message;
+pub use open::{open, other_dtd_warning, DtdSource, EnvError, OpenError, OpenOptions, Opened};
 
 /// The README's examples, compiled as doc tests so that they stay true.
 #[doc = include_str!("../README.md")]

@@ -23,6 +23,7 @@ use crate::decode::Reader;
 use crate::dtd::{DtdLoadError, DtdWarning, Schema};
 use crate::io::{Compression, Input, InputOptions, IoError, Opening, StreamInput};
 use crate::layout::Compiled;
+use crate::message::Message;
 
 /// Where the DTD of an opened trace came from.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -581,4 +582,39 @@ impl Opened {
 /// DTDs built into the library: `OpenOptions::new().open(path)`.
 pub fn open(path: impl AsRef<Path>) -> Result<Opened, OpenError> {
     OpenOptions::new().open(path)
+}
+
+/// After a trace was read with a DTD given by the user (`dtd`): when the DTD given is not the one the trace's header
+/// names and the decode found problems, say that the DTD is likely the wrong one (the figures
+/// of a trace read with another format's DTD can look plausible: a 2.8 GiB allocation).
+pub fn other_dtd_warning(
+    o: &Opened,
+    trace: &Path,
+    dtd: Option<&Path>,
+    problems: u64,
+) -> Option<Message> {
+    let Some(given) = dtd.and_then(Path::file_name) else {
+        return None;
+    };
+    let named = o.trace().header().dtd_name.clone();
+    // Only the last component of the header's name is used to find a DTD (docs/format.md §10).
+    let named_file = named.rsplit(['/', '\\']).next().unwrap_or(&named);
+    if problems == 0 || given.to_string_lossy() == named_file {
+        return None;
+    }
+    let message = format!(
+        "{} names the DTD {}, but --dtd gave {}, and decoding with it found {problems} \
+         problem{}: the figures are likely wrong",
+        crate::io::input_name(trace),
+        crate::io::escape_for_terminal(named_file),
+        crate::io::escape_path(Path::new(given)),
+        if problems == 1 { "" } else { "s" },
+    );
+    let help = "leave out --dtd to read the trace with the DTD it names, or run `mtf check` \
+                with the same --dtd to see the problems";
+    Some(Message::warning(
+        message,
+        "mtf::dtd::other",
+        Some(help.to_string()),
+    ))
 }

@@ -354,8 +354,9 @@ fn write_failure(e: &std::io::Error) -> WriteFailure {
     }
 }
 
-/// How an input path is shown: `-` is "standard input".
-pub(crate) fn input_name(path: &Path) -> Cow<'_, str> {
+/// How an input path is shown in a message: `-` is "standard input"; other paths are escaped for
+/// a terminal.
+pub fn input_name(path: &Path) -> Cow<'_, str> {
     if path.as_os_str() == "-" {
         Cow::Borrowed("standard input")
     } else {

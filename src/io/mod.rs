@@ -40,7 +40,7 @@ mod temp;
 mod testutil;
 
 pub use crate::escape::{escape_bytes_for_terminal, escape_for_terminal, escape_path};
-pub use error::IoError;
+pub use error::{input_name, IoError};
 pub use folder::StagedFolder;
 pub use guard::{protect_input, refuse_overwrite};
 pub(crate) use input::{decompress_bytes, Kept};

@@ -1,8 +1,6 @@
 //! What several subcommands share: opening a trace with its DTD, rendering diagnostics, and
 //! reporting failures with the right exit status.
 
-use std::borrow::Cow;
-use std::fmt;
 use std::io::IsTerminal;
 use std::path::Path;
 use std::sync::atomic::{AtomicBool, AtomicU8, Ordering};
@@ -11,7 +9,9 @@ use miette::{Diagnostic, GraphicalTheme};
 
 use metatf::container::ContainerError;
 use metatf::dtd::{DtdLoadError, Schema};
+pub use metatf::io::input_name;
 use metatf::io::{escape_path, IoError, StdoutFailure};
+pub use metatf::Message as Flat;
 use metatf::{OpenError, OpenOptions, Opened};
 
 use super::exit;
@@ -110,113 +110,6 @@ impl From<std::io::Error> for Failure {
     fn from(e: std::io::Error) -> Failure {
         Failure::from(metatf::io::classify(e))
     }
-}
-
-/// How a path the user gave is shown: `-` is standard input; other paths are escaped for the
-/// terminal.
-pub fn input_name(path: &Path) -> Cow<'_, str> {
-    if path.as_os_str() == "-" {
-        Cow::Borrowed("standard input")
-    } else {
-        escape_path(path)
-    }
-}
-
-/// A diagnostic shown as one message, with the code and help of the error it stands for but
-/// without miette's list of causes: the messages of `metatf` errors already say their cause, and
-/// the list would repeat it.
-#[derive(Debug)]
-pub struct Flat {
-    message: String,
-    code: Option<String>,
-    help: Option<String>,
-    warning: bool,
-}
-
-impl Flat {
-    /// `d`'s message, code and help.
-    pub fn of(d: &dyn Diagnostic) -> Flat {
-        Flat {
-            message: d.to_string(),
-            code: d.code().map(|c| c.to_string()),
-            help: d.help().map(|h| h.to_string()),
-            warning: d.severity() == Some(miette::Severity::Warning),
-        }
-    }
-
-    /// A message with a code and help.
-    pub fn new(message: String, code: &str, help: Option<String>) -> Flat {
-        Flat {
-            message,
-            code: Some(code.to_string()),
-            help,
-            warning: false,
-        }
-    }
-
-    /// A warning (`⚠` where an error has `×`) with a code and help.
-    pub fn warning(message: String, code: &str, help: Option<String>) -> Flat {
-        Flat {
-            warning: true,
-            ..Flat::new(message, code, help)
-        }
-    }
-}
-
-impl fmt::Display for Flat {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(&self.message)
-    }
-}
-
-impl std::error::Error for Flat {}
-
-impl Diagnostic for Flat {
-    fn code<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.code
-            .as_ref()
-            .map(|c| Box::new(c) as Box<dyn fmt::Display>)
-    }
-
-    fn help<'a>(&'a self) -> Option<Box<dyn fmt::Display + 'a>> {
-        self.help
-            .as_ref()
-            .map(|h| Box::new(h) as Box<dyn fmt::Display>)
-    }
-
-    fn severity(&self) -> Option<miette::Severity> {
-        self.warning.then_some(miette::Severity::Warning)
-    }
-}
-
-/// After a trace was read with `--dtd`: when the DTD given is not the one the trace's header
-/// names and the decode found problems, say that the DTD is likely the wrong one (the figures
-/// of a trace read with another format's DTD can look plausible: a 2.8 GiB allocation).
-pub fn warn_other_dtd(trace: &Path, dtd: Option<&Path>, o: &Opened, problems: u64) {
-    let Some(given) = dtd.and_then(Path::file_name) else {
-        return;
-    };
-    let named = o.trace().header().dtd_name.clone();
-    // Only the last component of the header's name is used to find a DTD (docs/format.md §10).
-    let named_file = named.rsplit(['/', '\\']).next().unwrap_or(&named);
-    if problems == 0 || given.to_string_lossy() == named_file {
-        return;
-    }
-    let message = format!(
-        "{} names the DTD {}, but --dtd gave {}, and decoding with it found {problems} \
-         problem{}: the figures are likely wrong",
-        input_name(trace),
-        metatf::io::escape_for_terminal(named_file),
-        escape_path(Path::new(given)),
-        if problems == 1 { "" } else { "s" },
-    );
-    let help = "leave out --dtd to read the trace with the DTD it names, or run `mtf check` \
-                with the same --dtd to see the problems";
-    to_stderr(&render(&Flat::warning(
-        message,
-        "mtf::dtd::other",
-        Some(help.to_string()),
-    )));
 }
 
 /// The failure for an input that cannot be read or an output that cannot be written: status 2
@@ -721,5 +614,13 @@ pub fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
             out.finish()?;
             Ok(())
         }
+    }
+}
+
+/// After a trace was read with `--dtd`: the library's warning that the DTD given is likely the
+/// wrong one, on standard error.
+pub fn warn_other_dtd(trace: &Path, dtd: Option<&Path>, o: &Opened, problems: u64) {
+    if let Some(w) = metatf::other_dtd_warning(o, trace, dtd, problems) {
+        to_stderr(&render(&w));
     }
 }
