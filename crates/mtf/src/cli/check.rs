@@ -84,7 +84,7 @@ pub fn run(args: &CheckArgs) -> Result<i32, Failure> {
         bar: Progress::new(o.reader().bytes().len() as u64, "checking", quiet()),
         path: input_name(&args.trace).into_owned(),
     };
-    let faults = super::jobs::faults(&o);
+    let faults = super::common::faults(&o);
     let report = check(&o, &args.trace, &options, faults, &mut lines).map_err(command_failure)?;
     let mut out = lines.out;
     out.write_all(report.summary_text(&o, &options, quiet()).as_bytes())?;

@@ -318,7 +318,7 @@ fn open_salvaging_with(
 /// Open a trace for one pass from its start to its end, as [`open_salvaging_as`], but a trace
 /// that cannot be mapped (`-`, a pipe, a compressed trace) is read as a stream from a bounded
 /// window (`MTF_STREAM_WINDOW`, [`OpenOptions::env_stream_window`]) when `stream` is true: the caller reads its events with
-/// [`super::jobs::with_events`].
+/// `cli/jobs.rs`'s `with_events`.
 pub fn open_for_pass(
     path: &Path,
     dtd: Option<&Path>,
@@ -583,7 +583,7 @@ pub fn stats_with(
     if damaged {
         mark_damaged();
     }
-    let faults = super::jobs::faults(&o);
+    let faults = faults(&o);
     let stats = metatf::command::stats::stats(&o, trace, options, faults, &mut warn)
         .map_err(|e| usage_failure(&e))?;
     warn_other_dtd(trace, dtd, &o, stats.problems);
@@ -622,5 +622,69 @@ pub fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
 pub fn warn_other_dtd(trace: &Path, dtd: Option<&Path>, o: &Opened, problems: u64) {
     if let Some(w) = metatf::other_dtd_warning(o, trace, dtd, problems) {
         to_stderr(&render(&w));
+    }
+}
+
+/// What the command line does with the faults of a streamed trace: a damaged container or a
+/// corrupt compressed stream is found where the stream reaches it, and reported as opening the
+/// same bytes as a file reports it, with its status. A damaged container is found at the
+/// stream's end, after every record the bytes hold was given out: the consumer finishes (its
+/// output written) and the damage is reported after it. Anything else stops the command where
+/// it is found.
+pub fn faults(o: &Opened) -> metatf::command::jobs::Faults<'static> {
+    let path = o
+        .trace()
+        .path()
+        .map_or_else(|| std::path::PathBuf::from("-"), |p| p.to_path_buf());
+    let at_end = path.clone();
+    metatf::command::jobs::Faults {
+        on_fault: Some(Box::new(move |e| {
+            if !matches!(e, metatf::stream::StreamError::Container(_)) {
+                let f = super::common::stream_failure(&path, e);
+                line_to_stderr(&f.message);
+                std::process::exit(f.code);
+            }
+        })),
+        // A compressed stream cut short (salvaged): its records were given out as those of the
+        // bytes it holds, and its fault is reported with the damage it left.
+        on_end: Some(Box::new(move |ended| {
+            let cut = ended.input_fault.as_ref().map(super::common::io_failure);
+            let damage = ended
+                .fault
+                .as_ref()
+                .filter(|e| matches!(e, metatf::stream::StreamError::Container(_)))
+                .map(|e| super::common::stream_failure(&at_end, e));
+            report_end(cut, damage)
+        })),
+    }
+}
+
+/// After a streamed pass: the fault of a stream cut short and the damage found at its end.
+fn report_end(cut: Option<Failure>, mut damage: Option<Failure>) {
+    let defers = defers_damage();
+    if defers {
+        // Said as for a file whose damage is found when it is opened.
+        if let Some(f) = damage.as_mut() {
+            f.message = format!(
+                "{}\n  (showing the records of the regions that can still be read)",
+                f.message.trim_end()
+            );
+        }
+    }
+    let code = [&cut, &damage]
+        .iter()
+        .filter_map(|f| f.as_ref())
+        .map(|f| f.code)
+        .max();
+    for f in [cut, damage].into_iter().flatten() {
+        line_to_stderr(f.message.trim_end());
+    }
+    if let Some(code) = code {
+        // A command whose output comes after its pass (stats) writes it, and exits 1.
+        if defers {
+            mark_damaged();
+        } else {
+            std::process::exit(code);
+        }
     }
 }

@@ -157,7 +157,7 @@ fn dump_one(
         ),
         path: input_name(trace).into_owned(),
     };
-    let result = dump(&o, trace, options, super::jobs::faults(&o), w, &mut sink);
+    let result = dump(&o, trace, options, super::common::faults(&o), w, &mut sink);
     sink.bar.finish();
     match result {
         // A damaged container was reported when it was opened; what it holds is still shown.

@@ -3,13 +3,12 @@
 
 use clap::Args;
 
-use metatf::command::jobs::{Faults, Jobs};
+use metatf::command::jobs::Jobs;
 use metatf::decode::{EventStream, Reader};
 use metatf::parallel::{self, ChunkPlan};
-use metatf::stream::StreamError;
 use metatf::Opened;
 
-use super::common::{line_to_stderr, Failure};
+use super::common::faults;
 
 /// The `-j` option.
 #[derive(Debug, Args, Clone, Copy)]
@@ -70,68 +69,4 @@ pub fn with_events<'r, T>(
     f: impl FnOnce(&mut dyn EventStream) -> T,
 ) -> T {
     metatf::command::jobs::read(o, reader, plan, jobs.threads(), skip_values, faults(o), f)
-}
-
-/// What the command line does with the faults of a streamed trace: a damaged container or a
-/// corrupt compressed stream is found where the stream reaches it, and reported as opening the
-/// same bytes as a file reports it, with its status. A damaged container is found at the
-/// stream's end, after every record the bytes hold was given out: the consumer finishes (its
-/// output written) and the damage is reported after it. Anything else stops the command where
-/// it is found.
-pub fn faults(o: &Opened) -> Faults<'static> {
-    let path = o
-        .trace()
-        .path()
-        .map_or_else(|| std::path::PathBuf::from("-"), |p| p.to_path_buf());
-    let at_end = path.clone();
-    Faults {
-        on_fault: Some(Box::new(move |e| {
-            if !matches!(e, StreamError::Container(_)) {
-                let f = super::common::stream_failure(&path, e);
-                line_to_stderr(&f.message);
-                std::process::exit(f.code);
-            }
-        })),
-        // A compressed stream cut short (salvaged): its records were given out as those of the
-        // bytes it holds, and its fault is reported with the damage it left.
-        on_end: Some(Box::new(move |ended| {
-            let cut = ended.input_fault.as_ref().map(super::common::io_failure);
-            let damage = ended
-                .fault
-                .as_ref()
-                .filter(|e| matches!(e, StreamError::Container(_)))
-                .map(|e| super::common::stream_failure(&at_end, e));
-            report_end(cut, damage)
-        })),
-    }
-}
-
-/// After a streamed pass: the fault of a stream cut short and the damage found at its end.
-fn report_end(cut: Option<Failure>, mut damage: Option<Failure>) {
-    let defers = super::common::defers_damage();
-    if defers {
-        // Said as for a file whose damage is found when it is opened.
-        if let Some(f) = damage.as_mut() {
-            f.message = format!(
-                "{}\n  (showing the records of the regions that can still be read)",
-                f.message.trim_end()
-            );
-        }
-    }
-    let code = [&cut, &damage]
-        .iter()
-        .filter_map(|f| f.as_ref())
-        .map(|f| f.code)
-        .max();
-    for f in [cut, damage].into_iter().flatten() {
-        line_to_stderr(f.message.trim_end());
-    }
-    if let Some(code) = code {
-        // A command whose output comes after its pass (stats) writes it, and exits 1.
-        if defers {
-            super::common::mark_damaged();
-        } else {
-            std::process::exit(code);
-        }
-    }
 }
