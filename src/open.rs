@@ -593,9 +593,7 @@ pub fn other_dtd_warning(
     dtd: Option<&Path>,
     problems: u64,
 ) -> Option<Message> {
-    let Some(given) = dtd.and_then(Path::file_name) else {
-        return None;
-    };
+    let given = dtd.and_then(Path::file_name)?;
     let named = o.trace().header().dtd_name.clone();
     // Only the last component of the header's name is used to find a DTD (docs/format.md §10).
     let named_file = named.rsplit(['/', '\\']).next().unwrap_or(&named);
