@@ -5,7 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
-use crate::decode::{Event, Reader};
+use crate::decode::Reader;
 use crate::index::{BuildOptions, Builder, Index, IndexError, Waiting};
 use crate::open::{OpenError, OpenOptions};
 
@@ -68,26 +68,7 @@ pub fn build_index(
     progress: &mut dyn FnMut(u64, u64),
 ) -> Built {
     let mut b = Builder::new(reader, *options);
-    let mut records = reader.records();
-    let scan = !b.needs_values();
-    records.skip_values(scan);
-    // Without times, records that cannot be invalid but for their length are stepped over
-    // (`Records::scan`), stopping where a checkpoint may be due.
-    let mut per_type = vec![0u64; reader.schema().records.len()];
-    loop {
-        b.before_next(&records);
-        if scan {
-            let n = records.scan(&mut per_type, b.scan_stop());
-            b.scanned(&records, n);
-            b.before_next(&records);
-        }
-        let count = records.count();
-        let Some(event) = records.next() else { break };
-        if let Event::Record(v) = event {
-            progress(v.offset(), count + 1);
-            b.record(&v);
-        }
-    }
+    b.decode(reader, progress);
     let waiting = b.waiting();
     Built {
         index: b.finish(name),

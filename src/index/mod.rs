@@ -427,25 +427,35 @@ impl<'r> Builder<'r> {
 /// Build the index of a trace: one full decode.
 pub fn build(reader: &Reader<'_>, options: &BuildOptions) -> Index {
     let mut b = Builder::new(reader, *options);
-    let mut records = reader.records();
-    let scan = !b.needs_values();
-    records.skip_values(scan);
-    // Without times, records that cannot be invalid but for their length are stepped over
-    // (`Records::scan`), stopping where a checkpoint may be due.
-    let mut per_type = vec![0u64; reader.schema().records.len()];
-    loop {
-        b.before_next(&records);
-        if scan {
-            let n = records.scan(&mut per_type, b.scan_stop());
-            b.scanned(&records, n);
-            b.before_next(&records);
-        }
-        let Some(event) = records.next() else { break };
-        if let Event::Record(v) = event {
-            b.record(&v);
+    b.decode(reader, &mut |_, _| {});
+    b.finish("(index)")
+}
+
+impl Builder<'_> {
+    /// Decodes all of `reader`'s trace into this builder; `progress` is told the byte offset
+    /// and the records decoded as the decode goes. Without times, records that cannot be
+    /// invalid but for their length are stepped over (`Records::scan`), stopping where a
+    /// checkpoint may be due.
+    pub fn decode(&mut self, reader: &Reader<'_>, progress: &mut dyn FnMut(u64, u64)) {
+        let mut records = reader.records();
+        let scan = !self.needs_values();
+        records.skip_values(scan);
+        let mut per_type = vec![0u64; reader.schema().records.len()];
+        loop {
+            self.before_next(&records);
+            if scan {
+                let n = records.scan(&mut per_type, self.scan_stop());
+                self.scanned(&records, n);
+                self.before_next(&records);
+            }
+            let count = records.count();
+            let Some(event) = records.next() else { break };
+            if let Event::Record(v) = event {
+                progress(v.offset(), count + 1);
+                self.record(&v);
+            }
         }
     }
-    b.finish("(index)")
 }
 
 fn time_code(u: Option<TimeUnit>) -> u8 {
