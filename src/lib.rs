@@ -75,6 +75,7 @@ pub mod picture;
 #[cfg(feature = "replay")]
 pub mod replay;
 pub mod simulate;
+pub mod stacks;
 pub mod stream;
 pub mod text;
 
