@@ -400,6 +400,8 @@ mod tests {
             sized: true,
             shared: false,
             time_unit: None,
+            temporary_reset: None,
+            stacks: false,
         }]);
         h.open_window(Position::default());
         let mut r = 0;
@@ -411,6 +413,7 @@ mod tests {
                 thread: None,
                 time: None,
                 site,
+                stack: None,
                 op,
             });
             r += 1;

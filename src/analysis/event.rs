@@ -22,6 +22,10 @@ pub struct HeapEvent {
     /// The allocation site the DTD declares for this record (a call-stack id, a class id),
     /// where it declares one; the producer resolves it to text.
     pub site: Option<u64>,
+    /// The calling context of an allocation (extension stacks/1: the method entries open on its
+    /// thread), a node the producer resolves to frames; `None` without one. A site in a stack
+    /// tree (heaptrack) is its own stack and needs none here.
+    pub stack: Option<u64>,
     /// What happened.
     pub op: HeapOp,
 }

@@ -135,6 +135,19 @@ impl<'a> Reader<'a> {
         }
     }
 
+    /// The absolute byte offset of the record a reference names (not following the reference
+    /// that record may hold itself): for telling which record of a table another one links to
+    /// (a stack tree's parent, docs/format.md §17).
+    pub fn element_offset(&self, r: ElementRef) -> Result<u64, RefError> {
+        let (i, _, _) = self.element(r)?;
+        let section = r.section();
+        let table = self
+            .table(section)
+            .ok_or(RefError::MissingSection { section })?;
+        let rel = table.offsets.get(i as usize).copied().unwrap_or(0);
+        Ok(table.content_start.saturating_add(rel))
+    }
+
     /// Follow a reference, and the references it leads to (at most [`MAX_REF_HOPS`] look-ups),
     /// to a value.
     pub fn resolve(&self, mut r: ElementRef) -> Result<Resolved<'_>, RefError> {

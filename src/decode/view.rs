@@ -307,6 +307,12 @@ impl<'d> Field<'d> {
         }
     }
 
+    /// For a `sectionOffset`/`sectionStride` field, the absolute offset of the record it names
+    /// ([`Reader::element_offset`]).
+    pub fn target_offset(&self) -> Option<Result<u64, RefError>> {
+        self.reference().map(|r| self.reader.element_offset(r))
+    }
+
     /// For a `sectionOffset`/`sectionStride` field, the element it leads to.
     pub fn resolve(&self) -> Option<Result<Resolved<'d>, RefError>> {
         self.reference().map(|r| self.reader.resolve(r))

@@ -19,6 +19,10 @@ pub type SpaceId = u32;
 /// 1 up to it. Version 2 adds `F.dead = null;` (docs/format.md §14.1).
 pub const ANALYSIS_VERSION: u64 = 2;
 
+/// The newest version of extension `stacks` this reader knows (docs/format.md §17): call
+/// stacks held in a trace, and calling contexts derived from nesting.
+pub const STACKS_VERSION: u64 = 1;
+
 /// Every analysis declaration of a DTD. Empty (`version == 0`) when the DTD declares none.
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct Analysis {
@@ -31,6 +35,9 @@ pub struct Analysis {
     pub records: Vec<RecordDecl>,
     /// The unit of every record's time: the finest unit any field declares.
     pub time_unit: Option<TimeUnit>,
+    /// The declared version of extension `stacks` (`stacks.version = 1;`), 0 when the DTD
+    /// declares none (its roles are then 1.0 properties that mean nothing).
+    pub stacks: u64,
 }
 
 impl Analysis {
@@ -186,6 +193,12 @@ pub struct Namespace {
     /// Fields of the defining record kept with each live id, for lookups
     /// (`allocinfo.size.value`): their names.
     pub stored: Vec<String>,
+    /// Whether the namespace is a stack tree: a record declares the parent of its ids
+    /// (`parent.parent = trace;`, extension stacks/1).
+    pub tree: bool,
+    /// After a free, the id the temporary rule compares the next free with, instead of none
+    /// (`block.temporaryReset = 0;`, extension stacks/1: heaptrack's reader).
+    pub temporary_reset: Option<u64>,
     /// Where it was first declared.
     pub span: Span,
 }
@@ -221,6 +234,66 @@ pub struct RecordDecl {
     /// Guards of fields without a byte count (`old.when = address; old.isNot = 0;`): the
     /// field's roles and time apply only when its guard holds.
     pub guards: Vec<(SlotId, Guard)>,
+    /// Its roles of extension stacks/1 (parents, frames and their parts, calling contexts,
+    /// stack rules), in field order.
+    pub stack: Vec<StackRole>,
+}
+
+/// One role of extension stacks/1 (docs/format.md §17).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StackRole {
+    /// The field.
+    pub slot: SlotId,
+    /// The namespace the role names.
+    pub space: SpaceId,
+    /// What the field is.
+    pub kind: StackKind,
+}
+
+/// What a field is to extension stacks/1.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StackKind {
+    /// `F.parent = NS;`: the parent of the id the record defines in NS (a stack tree).
+    Parent,
+    /// `F.frame = FS;`: the frame (an id of FS) of the node the record defines, or of the
+    /// nesting level it opens.
+    Frame,
+    /// `F.function = FS;` and the other parts: a part of the frame the record defines in FS;
+    /// inside a repeat, of one more frame inlined at the same id, innermost first.
+    Part(FramePart),
+    /// `F.context = NS;`: the id the record defines has the levels of nesting namespace NS
+    /// open for its key as its calling context.
+    Context,
+    /// `F.stops`, `F.skips`, `F.suppresses`: a rule whose text is the field's.
+    Rule(StackRule),
+}
+
+/// A part of a frame.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum FramePart {
+    /// The function's name (text).
+    Function,
+    /// A qualifier shown before it with `.` (a Java method's class; text).
+    Owner,
+    /// The source file (text).
+    File,
+    /// The line (an integer).
+    Line,
+    /// The module (text).
+    Module,
+    /// The instruction pointer (an integer).
+    Address,
+}
+
+/// A rule about stacks, held in the trace.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum StackRule {
+    /// Walking from the leaf, stop after a frame of this function (`main`).
+    Stop,
+    /// A node whose frame is this function is its parent's (`operator new`).
+    Skip,
+    /// A leak-suppression pattern (`*`, `?`): leaks whose stack names it are reported apart.
+    Suppress,
 }
 
 impl RecordDecl {
@@ -237,6 +310,7 @@ impl RecordDecl {
         names: Vec::new(),
         stores: Vec::new(),
         guards: Vec::new(),
+        stack: Vec::new(),
     };
 
     /// Whether the record type has no declarations.

@@ -37,6 +37,7 @@ fn events(text: &str) -> Vec<HeapEvent> {
                 thread: thread.parse().ok(),
                 time: None,
                 site: None,
+                stack: None,
                 op,
             }
         })

@@ -33,6 +33,7 @@ fn events(text: &str) -> Vec<HeapEvent> {
                 thread: None,
                 time: None,
                 site: None,
+                stack: None,
                 op,
             }
         })

@@ -347,6 +347,9 @@ impl<'s> Interpreter<'s> {
         if !self.keep_names(decl, space, id, view, cx.at, sink) || !self.track(sink, cx.at) {
             return false;
         }
+        if !decl.stack.is_empty() {
+            self.stack_define(decl, space, id, view);
+        }
         let sp = space as usize;
         // A table's ids are its entries: kept for names and lookups, never alive or dead.
         if ns.kind == SpaceKind::Table {
@@ -501,12 +504,20 @@ impl<'s> Interpreter<'s> {
             .iter()
             .find(|d| d.space == space)
             .and_then(|d| Some((d.slot, self.int(d.slot)?)));
-        let stack = self.stacks.entry((space, key)).or_default();
-        let outer = stack.last().and_then(|f| f.depth);
-        stack.push(Frame {
+        let (outer, parent) = match self.stacks.get(&(space, key)).and_then(|s| s.last()) {
+            Some(f) => (f.depth, f.ctx),
+            None => (None, stacks_root()),
+        };
+        let ctx = if self.decl.stacks > 0 {
+            self.open_context(decl, parent, space, id)
+        } else {
+            stacks_root()
+        };
+        self.stacks.entry((space, key)).or_default().push(Frame {
             id,
             at,
             depth: depth.map(|(_, v)| v),
+            ctx,
         });
         self.alive[space as usize] += 1;
         if let (Some((slot, v)), Some(o)) = (depth, outer) {
@@ -536,4 +547,9 @@ fn alloc(id: u64, bytes: Option<u64>, align: Option<u64>) -> HeapOp {
         size: bytes.unwrap_or(0),
         align,
     }
+}
+
+/// The root of every calling context (no level open).
+fn stacks_root() -> u32 {
+    super::stacks::ROOT
 }

@@ -49,6 +49,7 @@ mod actions;
 mod events;
 mod finding;
 mod sink;
+mod stacks;
 mod state;
 mod values;
 
@@ -101,6 +102,8 @@ pub struct Interpreter<'s> {
     gen: u64,
     /// Per namespace: ids alive (blocks, counting every holder of a shared id) and levels open.
     alive: Vec<u64>,
+    /// Extension stacks/1: nodes, frames, contexts, rules.
+    st: stacks::StackState,
 }
 
 impl<'s> Interpreter<'s> {
@@ -146,6 +149,7 @@ impl<'s> Interpreter<'s> {
             vals: Vec::new(),
             gen: 0,
             alive: vec![0; decl.namespaces.len()],
+            st: stacks::StackState::new(schema),
         }
     }
 
@@ -281,7 +285,11 @@ impl<'s> Interpreter<'s> {
             freed,
             paired: false,
             events: sink.wants_events(),
+            stack: None,
         };
+        if !decl.stack.is_empty() {
+            cx.stack = self.context(view.record_id() as usize);
+        }
         for (i, a) in decl.actions.iter().enumerate() {
             if !cx.paired
                 && matches!(
@@ -333,6 +341,9 @@ impl<'s> Interpreter<'s> {
         }
         if !cx.paired {
             self.pair(decl, decl.actions.len(), &mut cx, sink);
+        }
+        if !decl.stack.is_empty() {
+            self.stack_rules(decl, view);
         }
         self.freed = std::mem::take(&mut cx.freed);
         if let Some(l) = cx.looked {

@@ -120,6 +120,8 @@ pub(super) struct Frame {
     pub(super) at: At,
     /// The value of its depth field, where declared.
     pub(super) depth: Option<u64>,
+    /// Its calling-context node (extension stacks/1; `stacks::ROOT` when none is kept).
+    pub(super) ctx: u32,
 }
 
 /// How many undefined ids are remembered, to tell a double free or a use after a free from an

@@ -31,6 +31,8 @@ pub(super) struct Cx {
     pub(super) paired: bool,
     /// Whether the sink wants events ([`Sink::wants_events`]).
     pub(super) events: bool,
+    /// The calling context of the ids the record defines (extension stacks/1).
+    pub(super) stack: Option<u64>,
 }
 
 impl Cx {
@@ -51,6 +53,7 @@ impl Cx {
                 thread: self.thread,
                 time: self.time,
                 site,
+                stack: self.stack,
                 op,
             });
         }
@@ -316,6 +319,7 @@ pub(super) fn needed_slots(decl: &RecordDecl, n: usize) -> Box<[bool]> {
     slots.extend(decl.depth.iter().map(|d| d.slot));
     slots.extend(decl.names.iter().map(|&(s, _)| s));
     slots.extend(decl.stores.iter().map(|&(_, _, s)| s));
+    slots.extend(decl.stack.iter().map(|r| r.slot));
     let mut mask = vec![false; n];
     for s in slots {
         if let Some(m) = mask.get_mut(s as usize) {

@@ -9,6 +9,8 @@ fn sized_heap() -> HeapStats {
         sized: true,
         shared: false,
         time_unit: None,
+        temporary_reset: None,
+        stacks: false,
     }]);
     h.open_window(Position::default());
     h
@@ -33,6 +35,7 @@ fn space() -> SpaceSummary {
             thread: None,
             time: None,
             site: Some(i % 5),
+            stack: None,
             op,
         });
     }
@@ -172,6 +175,7 @@ fn the_record_axis_spans_the_heap_events() {
             thread: None,
             time: None,
             site: None,
+            stack: None,
             op,
         });
     }

@@ -8,7 +8,7 @@ use crate::analysis::event::{HeapEvent, HeapOp};
 use super::classes::{classes, log2_class, CLASSES};
 use super::curve::{Curve, CURVE_POINTS};
 use super::lifetimes::Lifetimes;
-use super::{Position, SiteSummary, SpaceInfo, SpaceSummary};
+use super::{LeafSummary, Position, SiteSummary, SpaceInfo, SpaceSummary};
 
 /// A live block, packed (40 bytes; see the Design note of [`HeapStats`]).
 #[derive(Debug, Clone, Copy)]
@@ -17,27 +17,32 @@ struct Block {
     born_record: u64,
     /// The declared time at birth, where `flags` has [`Block::TIME`].
     born_time: u64,
-    /// The site, where `flags` has [`Block::SITE`].
-    site: u64,
+    /// Its site: an index into its namespace's sites (0: no site declared).
+    site: u32,
+    /// Its site and stack: an index into its namespace's leaves ([`NO_LEAF`]: the allocation
+    /// has no calling context, its site is its leaf).
+    leaf: u32,
     /// In a shared namespace, the block that held the same id before (an index + 1 into the
     /// shadow list; 0 for none).
     below: u32,
     flags: u32,
 }
 
+/// No leaf of its own: see [`Block::leaf`].
+const NO_LEAF: u32 = u32::MAX;
+
 impl Block {
     const TIME: u32 = 1;
-    const SITE: u32 = 2;
 
-    fn new(size: u64, born: Position, site: Option<u64>) -> Block {
+    fn new(size: u64, born: Position, (site, leaf): (u32, u32)) -> Block {
         Block {
             size,
             born_record: born.record,
             born_time: born.time.unwrap_or(0),
-            site: site.unwrap_or(0),
+            site,
+            leaf,
             below: 0,
-            flags: if born.time.is_some() { Block::TIME } else { 0 }
-                | if site.is_some() { Block::SITE } else { 0 },
+            flags: if born.time.is_some() { Block::TIME } else { 0 },
         }
     }
 
@@ -45,8 +50,8 @@ impl Block {
         (self.flags & Block::TIME != 0).then_some(self.born_time)
     }
 
-    fn site(&self) -> Option<u64> {
-        (self.flags & Block::SITE != 0).then_some(self.site)
+    fn place(&self) -> (u32, u32) {
+        (self.site, self.leaf)
     }
 }
 
@@ -84,10 +89,15 @@ struct Space {
     size_bytes: [u128; CLASSES],
     life_records: Lifetimes,
     life_time: Lifetimes,
-    /// The sites of allocations that declare one.
-    sites: HashMap<u64, Site, RandomState>,
-    /// Allocations without a declared site (most traces'), kept out of the map.
-    no_site: Site,
+    /// The sites, in the order first allocated from: index 0 for allocations without a declared
+    /// site (most traces'), which needs no look-up.
+    sites: Vec<(Option<u64>, Site)>,
+    /// Declared site → index into `sites`.
+    site_ix: HashMap<u64, u32, RandomState>,
+    /// Sites under a calling context (extension stacks/1), in the order first allocated from:
+    /// (index into `sites`, context node, figures).
+    leaves: Vec<(u32, u64, Site)>,
+    leaf_ix: HashMap<(u32, u64), u32, RandomState>,
     /// Live bytes and blocks at sampled points, for plots (bounded: see [`Curve`]).
     curve: Curve,
 }
@@ -114,28 +124,66 @@ impl Space {
             size_bytes: [0; CLASSES],
             life_records: Lifetimes::new(),
             life_time: Lifetimes::new(),
-            sites: HashMap::default(),
-            no_site: Site::default(),
+            sites: vec![(None, Site::default())],
+            site_ix: HashMap::default(),
+            leaves: Vec::new(),
+            leaf_ix: HashMap::default(),
             curve: Curve::new(CURVE_POINTS),
         }
     }
 
-    fn site(&mut self, site: Option<u64>) -> &mut Site {
+    /// The indices of an allocation's site and leaf (made at the first allocation from them).
+    fn place(&mut self, site: Option<u64>, stack: Option<u64>) -> (u32, u32) {
         let gen = self.peak_gen;
-        // The site without a name starts as a new entry would (nothing live, `at_peak` zero),
-        // so keeping it out of the map changes no figure.
-        let s = match site {
-            None => &mut self.no_site,
-            Some(site) => self.sites.entry(site).or_insert_with(|| Site {
-                gen,
-                ..Site::default()
-            }),
+        // A new entry starts as nothing live, `at_peak` zero, at the current peak.
+        let fresh = || Site {
+            gen,
+            ..Site::default()
         };
-        if s.gen != gen {
-            s.at_peak = (s.live_bytes, s.live_blocks);
-            s.gen = gen;
+        let si = match site {
+            None => 0,
+            Some(id) => match self.site_ix.get(&id) {
+                Some(i) => *i,
+                None => {
+                    self.sites.push((Some(id), fresh()));
+                    let i = (self.sites.len() - 1) as u32;
+                    self.site_ix.insert(id, i);
+                    i
+                }
+            },
+        };
+        let leaf = match stack {
+            None => NO_LEAF,
+            Some(node) => match self.leaf_ix.get(&(si, node)) {
+                Some(i) => *i,
+                None => {
+                    self.leaves.push((si, node, fresh()));
+                    let i = (self.leaves.len() - 1) as u32;
+                    self.leaf_ix.insert((si, node), i);
+                    i
+                }
+            },
+        };
+        (si, leaf)
+    }
+
+    /// Applies `f` to the figures of a site and of its leaf, settled at the current peak.
+    fn at(&mut self, (site, leaf): (u32, u32), mut f: impl FnMut(&mut Site)) {
+        let gen = self.peak_gen;
+        let settle = |s: &mut Site| {
+            if s.gen != gen {
+                s.at_peak = (s.live_bytes, s.live_blocks);
+                s.gen = gen;
+            }
+        };
+        if let Some((_, s)) = self.sites.get_mut(site as usize) {
+            settle(s);
+            f(s);
         }
-        s
+        if let Some((_, _, s)) = self.leaves.get_mut(leaf as usize) {
+            settle(s);
+            f(s);
+        }
     }
 
     /// After a change of the live state: the peaks and the curve.
@@ -228,7 +276,7 @@ impl HeapStats {
         match ev.op {
             HeapOp::Alloc { id, size, .. } => {
                 let size = if sized { size } else { 0 };
-                self.alloc(ev.space, ev.key, id, size, at, ev.site);
+                self.alloc_at(ev, id, size, at, None);
             }
             HeapOp::Free { id } => {
                 self.free(ev.space, ev.key, id, at, true);
@@ -241,8 +289,12 @@ impl HeapStats {
                 // A realloc: the old block ends and a new one starts (heaptrack's reading), so
                 // it counts as a free and an allocation of the new size.
                 let size = if sized { size } else { 0 };
-                let site = self.free(ev.space, ev.key, old, at, true);
-                self.alloc(ev.space, ev.key, new, size, at, ev.site.or(site));
+                let place = self.free(ev.space, ev.key, old, at, true);
+                let place = match (ev.site, place) {
+                    (None, Some(p)) if ev.stack.is_none() => Some(p),
+                    _ => None,
+                };
+                self.alloc_at(ev, new, size, at, place);
             }
             HeapOp::Move {
                 old,
@@ -252,13 +304,24 @@ impl HeapStats {
         }
     }
 
-    fn alloc(&mut self, sp: u32, key: u64, id: u64, size: u64, at: Position, site: Option<u64>) {
+    /// An allocation of `id` by event `ev`, at the site and leaf `place` (a realloc's new block
+    /// keeps its old block's unless the event names one) or else the event's own.
+    fn alloc_at(
+        &mut self,
+        ev: &HeapEvent,
+        id: u64,
+        size: u64,
+        at: Position,
+        place: Option<(u32, u32)>,
+    ) {
+        let (sp, key) = (ev.space, ev.key);
         let w = self.in_window;
         let k = (key, id);
         let s = &mut self.spaces[sp as usize];
+        let place = place.unwrap_or_else(|| s.place(ev.site, ev.stack));
         let live = &mut self.live[sp as usize];
         let shared = s.info.shared;
-        let mut block = Block::new(size, at, site);
+        let mut block = Block::new(size, at, place);
         // One probe: the entry is taken, and the new block put in its place.
         let entry = live.entry(k);
         let old = match &entry {
@@ -286,9 +349,10 @@ impl HeapStats {
                 }
                 s.live_bytes -= u128::from(old.size);
                 s.live_blocks -= 1;
-                let st = s.site(old.site());
-                st.live_bytes -= u128::from(old.size);
-                st.live_blocks -= 1;
+                s.at(old.place(), |st| {
+                    st.live_bytes -= u128::from(old.size);
+                    st.live_blocks -= 1;
+                });
             }
         }
         match entry {
@@ -312,14 +376,15 @@ impl HeapStats {
             s.size_bytes[c] += bytes;
             s.last_alloc = Some((key, id));
         }
-        let st = s.site(site);
-        st.live_bytes += bytes;
-        st.live_blocks += 1;
-        st.max_live_bytes = st.max_live_bytes.max(st.live_bytes);
-        if w {
-            st.allocations += 1;
-            st.bytes_allocated += bytes;
-        }
+        s.at(place, |st| {
+            st.live_bytes += bytes;
+            st.live_blocks += 1;
+            st.max_live_bytes = st.max_live_bytes.max(st.live_bytes);
+            if w {
+                st.allocations += 1;
+                st.bytes_allocated += bytes;
+            }
+        });
         s.settle(at, w);
     }
 
@@ -336,7 +401,15 @@ impl HeapStats {
         Some(b)
     }
 
-    fn free(&mut self, sp: u32, key: u64, id: u64, at: Position, count: bool) -> Option<u64> {
+    /// Frees block `id`; returns its site and leaf (`None` if it was not live).
+    fn free(
+        &mut self,
+        sp: u32,
+        key: u64,
+        id: u64,
+        at: Position,
+        count: bool,
+    ) -> Option<(u32, u32)> {
         let w = self.in_window;
         let taken = self.take(sp, key, id);
         let s = &mut self.spaces[sp as usize];
@@ -349,7 +422,9 @@ impl HeapStats {
         // A free of an id that is not alive is no event: it does not end a candidacy.
         let temporary = s.last_alloc == Some((key, id));
         if w {
-            s.last_alloc = None;
+            // heaptrack's reader compares with an id (0) after a free, not with none
+            // (`NS.temporaryReset`, docs/stats.md).
+            s.last_alloc = s.info.temporary_reset.map(|r| (key, r));
         }
         s.live_bytes -= u128::from(b.size);
         s.live_blocks -= 1;
@@ -364,14 +439,15 @@ impl HeapStats {
                 s.temporary += 1;
             }
         }
-        let st = s.site(b.site());
-        st.live_bytes -= u128::from(b.size);
-        st.live_blocks -= 1;
-        if w && temporary {
-            st.temporary += 1;
-        }
+        s.at(b.place(), |st| {
+            st.live_bytes -= u128::from(b.size);
+            st.live_blocks -= 1;
+            if w && temporary {
+                st.temporary += 1;
+            }
+        });
         s.settle(at, w);
-        b.site()
+        Some(b.place())
     }
 
     fn rename(&mut self, sp: u32, key: u64, old: u64, new: u64, at: Position) {
@@ -408,9 +484,10 @@ impl HeapStats {
                 }
                 s.live_bytes -= u128::from(prev.size);
                 s.live_blocks -= 1;
-                let st = s.site(prev.site());
-                st.live_bytes -= u128::from(prev.size);
-                st.live_blocks -= 1;
+                s.at(prev.place(), |st| {
+                    st.live_bytes -= u128::from(prev.size);
+                    st.live_blocks -= 1;
+                });
                 s.settle(at, w);
             }
         }
@@ -440,27 +517,54 @@ impl HeapStats {
                 s.curve.add(last, s.live_bytes, s.live_blocks);
             }
             let gen = s.peak_gen;
-            let mut sites: Vec<SiteSummary> = std::iter::once((None, &s.no_site))
-                .chain(s.sites.iter().map(|(id, st)| (Some(*id), st)))
-                .map(|(id, st)| {
-                    let at_peak = if st.gen == gen {
-                        st.at_peak
-                    } else {
-                        (st.live_bytes, st.live_blocks)
-                    };
-                    SiteSummary {
-                        site: id,
-                        name: id.and_then(|x| site_name(i as u32, x)),
-                        allocations: st.allocations,
-                        bytes_allocated: st.bytes_allocated,
-                        peak_bytes: at_peak.0,
-                        peak_blocks: at_peak.1,
-                        max_live_bytes: st.max_live_bytes,
-                        leaked_bytes: st.live_bytes,
-                        leaked_blocks: st.live_blocks,
-                        temporary: st.temporary,
+            let summary = |id: Option<u64>, st: &Site, name: Option<String>| {
+                let at_peak = if st.gen == gen {
+                    st.at_peak
+                } else {
+                    (st.live_bytes, st.live_blocks)
+                };
+                SiteSummary {
+                    site: id,
+                    name,
+                    allocations: st.allocations,
+                    bytes_allocated: st.bytes_allocated,
+                    peak_bytes: at_peak.0,
+                    peak_blocks: at_peak.1,
+                    max_live_bytes: st.max_live_bytes,
+                    leaked_bytes: st.live_bytes,
+                    leaked_blocks: st.live_blocks,
+                    temporary: st.temporary,
+                }
+            };
+            let all: Vec<SiteSummary> = s
+                .sites
+                .iter()
+                .map(|(id, st)| summary(*id, st, id.and_then(|x| site_name(i as u32, x))))
+                .collect();
+            // Every site and every leaf, in the order first allocated from (for stacks).
+            let leaves: Vec<LeafSummary> = if s.info.stacks {
+                let by_site = all.iter().skip(1).map(|x| LeafSummary {
+                    stack: None,
+                    figures: x.clone(),
+                });
+                let by_leaf = s.leaves.iter().map(|(si, node, st)| {
+                    let site = s.sites.get(*si as usize).and_then(|x| x.0);
+                    let name = all.get(*si as usize).and_then(|x| x.name.clone());
+                    LeafSummary {
+                        stack: Some(*node),
+                        figures: summary(site, st, name),
                     }
-                })
+                });
+                if s.leaves.is_empty() {
+                    by_site.collect()
+                } else {
+                    by_leaf.collect()
+                }
+            } else {
+                Vec::new()
+            };
+            let mut sites: Vec<SiteSummary> = all
+                .into_iter()
                 .filter(|s| s.allocations > 0 || s.leaked_blocks > 0 || s.peak_blocks > 0)
                 .collect();
             sites.sort_by(|a, b| {
@@ -496,6 +600,8 @@ impl HeapStats {
                 lifetime_records: s.life_records.summary(),
                 lifetime_time: (s.life_time.count > 0).then(|| s.life_time.summary()),
                 sites,
+                leaves,
+                stacks: None,
                 curve: std::mem::replace(&mut s.curve, Curve::new(2)),
                 files: Vec::new(),
                 clock: true,

@@ -50,8 +50,8 @@ pub use pass::{compute, compute_from, compute_opened};
 pub use records::{FieldSummary, RecordCounter, TypeSummary};
 pub use source::{Declared, HeapEventSource};
 pub use summary::{
-    Clock, LifetimeSummary, Position, SiteOrder, SiteSummary, SizeClass, SpaceInfo, SpaceSummary,
-    Stats,
+    Clock, LeafSummary, LifetimeSummary, Position, SiteOrder, SiteSummary, SizeClass, SpaceInfo,
+    SpaceSummary, Stats,
 };
 pub use window::{Bound, Place, Window};
 

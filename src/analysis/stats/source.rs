@@ -26,6 +26,16 @@ pub trait HeapEventSource {
     fn names_later(&self) -> bool {
         false
     }
+    /// The figures of a namespace by stack (extension stacks/1), from its leaves
+    /// ([`SpaceSummary::leaves`](super::SpaceSummary::leaves)), where the trace declares stacks.
+    fn stack_profile(
+        &self,
+        space: u32,
+        leaves: &[super::LeafSummary],
+    ) -> Option<crate::stacks::StackProfile> {
+        let _ = (space, leaves);
+        None
+    }
 }
 
 /// The [`HeapEventSource`] of a trace's own declarations (extension analysis/1): an
@@ -120,6 +130,8 @@ impl HeapEventSource for Declared<'_> {
                     sized: ns.sized,
                     shared: ns.shared,
                     time_unit: unit.clone(),
+                    temporary_reset: ns.temporary_reset,
+                    stacks: self.interp.has_stacks(i),
                 }
             })
             .collect()
@@ -146,6 +158,33 @@ impl HeapEventSource for Declared<'_> {
 
     fn unknown_frees(&self, space: u32) -> u64 {
         self.unknown.get(space as usize).copied().unwrap_or(0)
+    }
+
+    fn stack_profile(
+        &self,
+        space: u32,
+        leaves: &[super::LeafSummary],
+    ) -> Option<crate::stacks::StackProfile> {
+        let i = *self.back.get(space as usize)?;
+        if !self.interp.has_stacks(i) {
+            return None;
+        }
+        Some(self.interp.stack_profile(
+            i,
+            leaves.iter().map(|l| {
+                let f = &l.figures;
+                let costs = crate::stacks::Costs {
+                    allocations: f.allocations,
+                    bytes: f.bytes_allocated,
+                    temporary: f.temporary,
+                    peak: f.peak_bytes,
+                    peak_blocks: f.peak_blocks,
+                    leaked: f.leaked_bytes,
+                    leaked_blocks: f.leaked_blocks,
+                };
+                (f.site, l.stack, f.name.clone(), costs)
+            }),
+        ))
     }
 
     fn names_later(&self) -> bool {

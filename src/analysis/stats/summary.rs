@@ -15,6 +15,22 @@ pub struct SpaceInfo {
     pub shared: bool,
     /// The unit of the declared time, where the DTD declares a time (`ns`, `ms`, `ticks`).
     pub time_unit: Option<String>,
+    /// After a free, the id the temporary rule compares the next free with, instead of none
+    /// (`NS.temporaryReset`, extension stacks/1: heaptrack's reader).
+    pub temporary_reset: Option<u64>,
+    /// Whether the namespace's allocations have stacks (extension stacks/1): then
+    /// [`SpaceSummary::leaves`] lists every site and stack.
+    pub stacks: bool,
+}
+
+/// The figures of one site under one calling context (or of one site, where the site is its
+/// own stack), for [`SpaceSummary::leaves`].
+#[derive(Debug, Clone)]
+pub struct LeafSummary {
+    /// The calling-context node (extension stacks/1), `None` where the site is the stack.
+    pub stack: Option<u64>,
+    /// The site's figures under it.
+    pub figures: SiteSummary,
 }
 
 /// Where something happened: a data record's position, where declared the time, and for an
@@ -146,6 +162,11 @@ pub struct SpaceSummary {
     pub lifetime_time: Option<LifetimeSummary>,
     /// Every site, by peak bytes (descending).
     pub sites: Vec<SiteSummary>,
+    /// Where the namespace has stacks ([`SpaceInfo::stacks`]): every site (or site under a
+    /// calling context) in the order first allocated from, unfiltered; else empty.
+    pub leaves: Vec<LeafSummary>,
+    /// The figures by stack (extension stacks/1), made from `leaves` at the end of the pass.
+    pub stacks: Option<crate::stacks::StackProfile>,
     /// Live bytes and blocks over the slice, sampled.
     pub curve: Curve,
     /// The input files of an imported trace (what [`SourceLine::file`] indexes).

@@ -10,6 +10,8 @@ fn space(shared: bool) -> SpaceInfo {
         sized: true,
         shared,
         time_unit: Some("ms".into()),
+        temporary_reset: None,
+        stacks: false,
     }
 }
 
@@ -21,6 +23,7 @@ fn ev(record: u64, time: u64, site: Option<u64>, op: HeapOp) -> HeapEvent {
         thread: None,
         time: Some(time),
         site,
+        stack: None,
         op,
     }
 }
@@ -458,6 +461,8 @@ mod model {
                 sized: true,
                 shared,
                 time_unit: None,
+                temporary_reset: None,
+                stacks: false,
             };
             let mut h = HeapStats::new(vec![info(false), info(true)]);
             h.open_window(Position { record: 0, time: None, source: None });
@@ -476,6 +481,7 @@ mod model {
                     thread: None,
                     time: None,
                     site,
+                    stack: None,
                     op,
                 };
                 h.event(&e);

@@ -20,6 +20,7 @@
 // `Slot`: the 1.0 listing (`mtf dtd show`'s notes) keeps showing the properties as written.
 
 mod record;
+mod stacks;
 mod values;
 
 use std::collections::HashMap;
@@ -66,6 +67,23 @@ pub(super) const SPACE_PROPS: [&str; 9] = [
     "first",
 ];
 
+/// Field properties of extension stacks/1 (docs/format.md §17), read when the DTD declares
+/// `stacks.version`.
+pub(super) const STACK_PROPS: [&str; 12] = [
+    "parent",
+    "frame",
+    "function",
+    "owner",
+    "file",
+    "line",
+    "module",
+    "address",
+    "context",
+    "stops",
+    "skips",
+    "suppresses",
+];
+
 const ROLE_PROPS: [(&str, ActionKind); 6] = [
     ("undefines", ActionKind::Undefine),
     ("closes", ActionKind::Close),
@@ -100,6 +118,8 @@ struct SpaceBuild {
 /// What pass 6 builds across records.
 struct Build {
     version: u64,
+    /// The declared version of extension stacks/1 (0: none).
+    stacks: u64,
     spaces: Vec<SpaceBuild>,
     records: Vec<RecordDecl>,
     /// A series is a field type name (`time` for record times) with its key: `trace` (None) or
@@ -119,6 +139,15 @@ impl<'a> Resolver<'a> {
             .map(|p| p.def)
     }
 
+    /// Whether the DTD declares `stacks.version` (any value): the stacks properties are then
+    /// reserved.
+    pub(super) fn stacks_declared(&self) -> Option<&'a PropertyDef> {
+        self.scopes[0]
+            .defaults
+            .get(&("stacks".to_string(), "version".to_string()))
+            .map(|p| p.def)
+    }
+
     fn bad(&mut self, msg: String, span: Span, help: Option<String>) {
         self.err(DtdError::BadAnalysis {
             msg,
@@ -134,11 +163,13 @@ impl<'a> Resolver<'a> {
             return;
         }
         let mut props = Vec::new();
+        let stacks = self.stacks_declared().is_some();
         for s in 1..rec.slots.len() {
             let mut seen = std::collections::HashSet::new();
             for p in self.extra_sources(rec, s) {
                 let name = p.def.prop.name.as_str();
-                if FIELD_PROPS.contains(&name) && seen.insert(name) {
+                let known = FIELD_PROPS.contains(&name) || (stacks && STACK_PROPS.contains(&name));
+                if known && seen.insert(name) {
                     props.push((s, p.def));
                 }
             }
@@ -163,8 +194,10 @@ impl<'a> Resolver<'a> {
             return Analysis::default();
         };
         self.analysis_typos();
+        let stacks = self.stacks_version();
         let mut b = Build {
             version,
+            stacks,
             spaces: Vec::new(),
             records: vec![RecordDecl::default(); records.len()],
             series: HashMap::new(),
@@ -193,6 +226,7 @@ impl<'a> Resolver<'a> {
             namespaces: b.spaces.into_iter().map(|s| s.ns).collect(),
             records: b.records,
             time_unit,
+            stacks: b.stacks,
         }
     }
 
@@ -264,7 +298,8 @@ impl<'a> Resolver<'a> {
         let mut attrs: Vec<&'a PropertyDef> = Vec::new();
         for sc in &self.scopes {
             for ((path, prop), p) in &sc.defaults {
-                if SPACE_PROPS.contains(&prop.as_str()) && path != "analysis" {
+                let stacks = prop == "temporaryReset" && self.stacks_declared().is_some();
+                if (SPACE_PROPS.contains(&prop.as_str()) || stacks) && path != "analysis" {
                     attrs.push(p.def);
                 }
             }
@@ -436,7 +471,9 @@ impl<'a> Resolver<'a> {
         found.sort_by_key(|p| p.span.offset);
         for p in found {
             let name = p.prop.name.as_str();
-            if FIELD_PROPS.contains(&name) || SPACE_PROPS.contains(&name) || name == "version" {
+            let ours = FIELD_PROPS.contains(&name) || SPACE_PROPS.contains(&name);
+            let stacks = STACK_PROPS.contains(&name) || name == "temporaryReset";
+            if ours || stacks || name == "version" {
                 continue;
             }
             // Short names are close to many words: one edit for them, two for longer ones.
@@ -497,6 +534,7 @@ impl<'a> Resolver<'a> {
             }
             "close" => ns.close_same = self.keyword(p, &["same", "any"]) != Some("any"),
             "first" => ns.first = self.const_value(p).unwrap_or(0),
+            "temporaryReset" => ns.temporary_reset = self.const_value(p),
             "unknownRefers" => {
                 if let Some(s) = self.severity(p) {
                     ns.unknown_refers = s;
@@ -530,6 +568,8 @@ fn space_of(spaces: &mut Vec<SpaceBuild>, name: &str, span: Span) -> SpaceId {
             site_space: None,
             site_text: false,
             stored: Vec::new(),
+            tree: false,
+            temporary_reset: None,
             span,
         },
         uses: 1,

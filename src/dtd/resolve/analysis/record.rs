@@ -15,7 +15,7 @@ pub(super) struct RecCtx<'r, 'a> {
 
 impl<'a> RecCtx<'_, 'a> {
     /// The slots declaring property `name`, with the declaration.
-    fn by_prop(&self, name: &str) -> Vec<(usize, &'a PropertyDef)> {
+    pub(super) fn by_prop(&self, name: &str) -> Vec<(usize, &'a PropertyDef)> {
         self.props
             .iter()
             .filter(|(_, p)| p.prop.name == name)
@@ -70,6 +70,9 @@ impl<'a> Resolver<'a> {
         self.depths(rec, &b.spaces, &mut rd);
         self.names(rec, &defines, &b.spaces, &mut rd);
         self.site(rec, &defines, b, &mut rd);
+        if b.stacks > 0 {
+            self.stack_roles(rec, &defines, b, &mut rd);
+        }
         rd
     }
 
