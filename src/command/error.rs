@@ -77,6 +77,11 @@ pub enum UsageError {
         /// The record type's name.
         name: String,
     },
+    /// Figures by stack asked of a trace (or a namespace) without stacks, or contradicting
+    /// options of a stack profile.
+    #[error("{0}")]
+    #[diagnostic(code(mtf::usage::stacks))]
+    Stacks(String),
     /// A record type the DTD does not declare.
     #[error("the DTD has no record type `{name}`")]
     #[diagnostic(code(mtf::usage::record))]

@@ -47,6 +47,8 @@ pub mod size_report;
 #[cfg(feature = "parallel")]
 pub mod slice;
 #[cfg(feature = "parallel")]
+pub mod stacks;
+#[cfg(feature = "parallel")]
 pub mod stats;
 
 pub use error::{CommandError, UsageError};

@@ -120,6 +120,8 @@ struct Build {
     version: u64,
     /// The declared version of extension stacks/1 (0: none).
     stacks: u64,
+    /// `context` roles, checked once every record is seen: (record, namespace, where).
+    contexts: Vec<(usize, SpaceId, Span)>,
     spaces: Vec<SpaceBuild>,
     records: Vec<RecordDecl>,
     /// A series is a field type name (`time` for record times) with its key: `trace` (None) or
@@ -198,6 +200,7 @@ impl<'a> Resolver<'a> {
         let mut b = Build {
             version,
             stacks,
+            contexts: Vec::new(),
             spaces: Vec::new(),
             records: vec![RecordDecl::default(); records.len()],
             series: HashMap::new(),
@@ -216,6 +219,7 @@ impl<'a> Resolver<'a> {
                 b.records[ri] = self.record_decl(&RecCtx { ri, rt, props }, &mut b);
             }
         }
+        self.check_contexts(&mut b);
         self.lookup_stores(records, &mut b);
         inherit_sites(&mut b);
         self.choose_sites(&mut b.spaces);

@@ -96,10 +96,6 @@ impl<'a> Resolver<'a> {
                         "record `{}` defines no id of `{}` to describe",
                         rec.rt.name, ns.name
                     )),
-                    StackKind::Context if ns.kind != SpaceKind::Nesting => Some(format!(
-                        "`{}` is not a nesting namespace: a calling context is the levels open in one",
-                        ns.name
-                    )),
                     StackKind::Context if defines.is_empty() => Some(format!(
                         "record `{}` defines no id to give a calling context",
                         rec.rt.name
@@ -133,6 +129,10 @@ impl<'a> Resolver<'a> {
                         }
                     }
                 }
+                if kind == StackKind::Context {
+                    // Whether NS is a nesting namespace is known once every record is seen.
+                    b.contexts.push((rec.ri, space, p.span));
+                }
                 if kind == StackKind::Parent {
                     b.spaces[space as usize].ns.tree = true;
                 }
@@ -144,5 +144,21 @@ impl<'a> Resolver<'a> {
             }
         }
         rd.stack.sort_by_key(|r| r.slot);
+    }
+
+    /// Every `context` role names a nesting namespace (known once every record is seen).
+    pub(super) fn check_contexts(&mut self, b: &mut Build) {
+        for (ri, space, span) in std::mem::take(&mut b.contexts) {
+            let ns = &b.spaces[space as usize].ns;
+            if ns.kind == SpaceKind::Nesting {
+                continue;
+            }
+            let msg = format!(
+                "`context`: `{}` is not a nesting namespace: a calling context is the levels open in one",
+                ns.name
+            );
+            self.bad(msg, span, Some("name the namespace a record `opens`".into()));
+            b.records[ri].stack.retain(|r| r.kind != StackKind::Context || r.space != space);
+        }
     }
 }
