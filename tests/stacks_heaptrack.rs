@@ -242,3 +242,61 @@ fn flame_graphs_name_every_frame() {
         }
     }
 }
+
+/// A differential flame graph between a recording and a changed copy (recursion doubled, the
+/// `grow` stacks gone): kept with `MTF_FLAME_OUT=DIR` as `nested.diff.svg`.
+#[test]
+fn a_differential_flame_graph_of_a_recording() {
+    use metatf::stacks::{write_diff_flamegraph, FlameOptions};
+    let before = profile("nested");
+    let mut after = before.clone();
+    for leaf in &mut after.leaves {
+        let stack: Vec<_> = after_frames(&before, leaf);
+        if stack.iter().any(|f| f == "recurse") {
+            leaf.costs.allocations *= 3;
+        }
+        if stack.iter().any(|f| f == "grow") {
+            leaf.costs.allocations = 0;
+        }
+    }
+    let opts = FlameOptions {
+        subject: Some("nested.zst → changed".into()),
+        ..FlameOptions::default()
+    };
+    let mut out = Vec::new();
+    write_diff_flamegraph(&before, &after, &opts, &mut out).unwrap();
+    let svg = String::from_utf8(out).unwrap();
+    assert!(svg.contains("nested.zst → changed: 15 before, 19 after (+4); widths: after"));
+    // The vanished `grow` stacks have no width with `after`'s widths, and are blue with
+    // `before`'s, while recursion stays red.
+    assert!(!svg.contains("<title>grow (nested.c)"));
+    let opts = FlameOptions {
+        widths_before: true,
+        ..opts
+    };
+    let mut out = Vec::new();
+    write_diff_flamegraph(&before, &after, &opts, &mut out).unwrap();
+    let svg2 = String::from_utf8(out).unwrap();
+    let fill = |svg: &str, title: &str| {
+        let at = svg.find(title).unwrap_or_else(|| panic!("{title}"));
+        let rest = &svg[at..];
+        let i = rest.find("fill=\"rgb(").unwrap() + 10;
+        rest[i..].split(')').next().unwrap().to_string()
+    };
+    let grow = fill(&svg2, "<title>grow (nested.c) (4 allocations");
+    let deep = fill(&svg2, "<title>recurse (nested.c) (1 allocations");
+    let rgb = |s: &str| -> Vec<u32> { s.split(',').map(|x| x.trim().parse().unwrap()).collect() };
+    assert!(rgb(&grow)[2] > rgb(&grow)[0], "vanished is blue: {grow}");
+    assert!(rgb(&deep)[0] > rgb(&deep)[2], "growth is red: {deep}");
+    if let Some(dir) = std::env::var_os("MTF_FLAME_OUT") {
+        std::fs::write(PathBuf::from(&dir).join("nested.diff.svg"), svg).unwrap();
+        std::fs::write(PathBuf::from(dir).join("nested.diff-before.svg"), svg2).unwrap();
+    }
+}
+
+fn after_frames(p: &StackProfile, leaf: &Leaf) -> Vec<String> {
+    p.stack_of(leaf)
+        .into_iter()
+        .filter_map(|(_, f)| p.frames[f as usize].function.clone())
+        .collect()
+}

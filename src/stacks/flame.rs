@@ -3,7 +3,7 @@
 
 use std::io::Write;
 
-use inferno::flamegraph::{self, color, Direction, Options};
+use inferno::flamegraph::{self, color, Direction, Options, TextTruncateDirection};
 
 use super::{
     diff_folded_lines, folded_lines, human, Cost, FoldedOptions, StackProfile, StacksError,
@@ -28,6 +28,10 @@ pub struct FlameOptions {
     pub inverted: bool,
     /// The width in pixels; `None`: as wide as the window showing it.
     pub width: Option<usize>,
+    /// In a differential graph, the widths are the first profile's (`before`), so that what
+    /// shrank or vanished stays visible; the colours still show the change from `before` to
+    /// `after`. Otherwise they are `after`'s, as flamegraph.pl draws them.
+    pub widths_before: bool,
 }
 
 impl Default for FlameOptions {
@@ -39,12 +43,13 @@ impl Default for FlameOptions {
             folded: FoldedOptions::default(),
             inverted: false,
             width: None,
+            widths_before: false,
         }
     }
 }
 
 /// The default title of a flame graph of a cost.
-fn title(cost: Cost, diff: bool) -> String {
+fn title(cost: Cost, diff: bool, reverse: bool) -> String {
     let what = match cost {
         Cost::Allocations => "Allocations",
         Cost::Bytes => "Bytes allocated",
@@ -52,23 +57,34 @@ fn title(cost: Cost, diff: bool) -> String {
         Cost::Peak => "Bytes live at the peak",
         Cost::Leaked => "Bytes leaked",
     };
-    if diff {
-        format!("{what} by stack: differences")
+    let order = if reverse {
+        ", allocating functions first"
     } else {
-        format!("{what} by stack")
+        ""
+    };
+    if diff {
+        format!("{what} by stack{order}: differences")
+    } else {
+        format!("{what} by stack{order}")
     }
 }
 
 /// inferno's options for ours.
 fn inferno_options(opts: &FlameOptions, subtitle: String, diff: bool) -> Options<'static> {
     let mut o = Options::default();
-    o.title = opts.title.clone().unwrap_or_else(|| title(opts.cost, diff));
+    o.title = opts
+        .title
+        .clone()
+        .unwrap_or_else(|| title(opts.cost, diff, opts.folded.reverse));
     o.subtitle = Some(subtitle);
     o.count_name = opts.cost.unit().into();
     o.name_type = "Frame:".into();
     // flamegraph.pl's palette for memory (greens); a differential graph is coloured by the
     // change (red: more after, blue: less) whatever the palette.
     o.colors = color::Palette::Basic(color::BasicPalette::Mem);
+    if diff {
+        o.bgcolors = Some(color::BackgroundColor::Grey);
+    }
     o.hash = true;
     o.direction = if opts.inverted {
         Direction::Inverted
@@ -76,6 +92,8 @@ fn inferno_options(opts: &FlameOptions, subtitle: String, diff: bool) -> Options
         Direction::Straight
     };
     o.image_width = opts.width;
+    // A frame reads `function (file)`: a narrow box keeps the function's start, not the file.
+    o.text_truncate_direction = TextTruncateDirection::Right;
     o
 }
 
@@ -102,8 +120,10 @@ fn subtitle(opts: &FlameOptions, total: String) -> String {
 
 /// `15 allocations in 3 stacks`, `71.9 KiB (73660 bytes) in 3 stacks`.
 fn total_label(cost: Cost, v: u128, stacks: usize) -> String {
-    let figure = if cost.is_bytes() {
+    let figure = if cost.is_bytes() && v >= 1024 {
         format!("{} ({v} bytes)", human::figure(cost, v))
+    } else if cost.is_bytes() {
+        format!("{v} bytes")
     } else {
         format!("{v} {}", cost.unit())
     };
@@ -145,7 +165,8 @@ pub fn write_flamegraph(
 /// Draws the differential flame graph of two profiles as SVG: the widths are the second
 /// profile's (`after`), a frame's colour the change of its cost from the first (red: grew,
 /// blue: shrank, the deeper the larger the change), as flamegraph.pl's differential graphs.
-/// A stack only in `before` has no width; its loss shows in the totals under the title.
+/// A stack only in `before` has no width then; its loss shows in the totals under the title,
+/// and in the picture with [`FlameOptions::widths_before`].
 pub fn write_diff_flamegraph(
     before: &StackProfile,
     after: &StackProfile,
@@ -156,14 +177,19 @@ pub fn write_diff_flamegraph(
     let (b, a) = lines
         .iter()
         .fold((0u128, 0u128), |(x, y), l| (x + l.1, y + l.2));
-    if a == 0 {
+    if (if opts.widths_before { b } else { a }) == 0 {
         return Err(StacksError::Empty {
             cost: opts.cost.name(),
         });
     }
     let text: Vec<String> = lines
         .iter()
-        .map(|(stack, x, y)| format!("{stack} {} {}", count(*x), count(*y)))
+        .map(|(stack, x, y)| {
+            // inferno takes the widths from the second count; with the counts swapped, negated
+            // differences keep red for growth.
+            let (x, y) = if opts.widths_before { (y, x) } else { (x, y) };
+            format!("{stack} {} {}", count(*x), count(*y))
+        })
         .collect();
     let cost = opts.cost;
     let total = format!(
@@ -175,7 +201,13 @@ pub fn write_diff_flamegraph(
             i128::try_from(a).unwrap_or(i128::MAX) - i128::try_from(b).unwrap_or(i128::MAX)
         ),
     );
-    let mut o = inferno_options(opts, subtitle(opts, total), true);
+    let widths = if opts.widths_before {
+        "; widths: before"
+    } else {
+        "; widths: after"
+    };
+    let mut o = inferno_options(opts, subtitle(opts, format!("{total}{widths}")), true);
+    o.negate_differentials = opts.widths_before;
     flamegraph::from_lines(&mut o, text.iter().map(String::as_str), out)
         .map_err(StacksError::write("flame graph"))
 }
@@ -237,7 +269,7 @@ mod tests {
         well_formed(&s);
         assert!(s.contains("Bytes leaked by stack"));
         assert!(
-            s.contains("inlined.zst: 528 B (528 bytes) in 2 stacks"),
+            s.contains("inlined.zst: 528 bytes in 2 stacks"),
             "{}",
             &s[..3000]
         );

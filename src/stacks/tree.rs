@@ -683,7 +683,9 @@ fn cut_label(view: &TreeView) -> String {
 
 /// `15 allocations`, `71.9 KiB (73660 bytes)`.
 fn total_label(cost: Cost, v: u128) -> String {
-    if cost.is_bytes() {
+    if cost.is_bytes() && v < 1024 {
+        format!("{v} bytes")
+    } else if cost.is_bytes() {
         format!("{} ({v} bytes)", human::figure(cost, v))
     } else {
         format!("{v} {}", cost.unit())
