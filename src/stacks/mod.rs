@@ -16,6 +16,29 @@
 // rules (heaptrack_print's `main`, `operator new`) are applied by the producer, so a node's
 // parent chain is the stack as the format's own reader shows it.
 
+mod diff;
+mod error;
+#[cfg(feature = "flamegraph")]
+mod flame;
+mod folded;
+mod frame;
+mod human;
+#[cfg(feature = "json")]
+mod json;
+mod tree;
+
+pub use diff::{diff, StackDelta, StackDiff};
+pub use error::StacksError;
+#[cfg(feature = "flamegraph")]
+pub use flame::{write_diff_flamegraph, write_flamegraph, FlameOptions};
+pub use folded::{diff_folded_lines, folded_lines, write_diff_folded, write_folded, FoldedOptions};
+pub use frame::{basename, frame_text, pretty_function};
+#[cfg(feature = "json")]
+pub use json::{CALLERS_SCHEMA, DIFF_SCHEMA, TREE_SCHEMA};
+pub use tree::{
+    CallerCallee, Merge, Symbol, SymbolFigures, Tree, TreeKind, TreeNode, TreeOptions, TreeView,
+};
+
 /// One frame: a function (or an address when unresolved) with its source location and module.
 /// Every part is optional; a frame with none is shown by its address, or as `??`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -154,6 +177,47 @@ impl Cost {
     ];
 }
 
+/// A figure for every [`Cost`] at once (indexed by the cost), so that one tree or one
+/// difference serves every flame graph and every ranking. `leaked` is unsuppressed, as
+/// [`Cost::of`] gives it.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub struct Figures(pub [u128; 5]);
+
+impl Figures {
+    /// The figure of one cost.
+    pub fn get(&self, cost: Cost) -> u128 {
+        self.0[cost as usize]
+    }
+
+    /// Adds another's figures (saturating: a sum never wraps).
+    pub fn add(&mut self, other: &Figures) {
+        for (a, b) in self.0.iter_mut().zip(other.0) {
+            *a = a.saturating_add(b);
+        }
+    }
+
+    /// Whether every figure is 0.
+    pub fn is_zero(&self) -> bool {
+        self.0.iter().all(|&v| v == 0)
+    }
+}
+
+impl Cost {
+    /// Whether the figure is a byte count (else a count of allocations).
+    pub fn is_bytes(self) -> bool {
+        matches!(self, Cost::Bytes | Cost::Peak | Cost::Leaked)
+    }
+
+    /// The unit of the figure, for people: `bytes` or `allocations`.
+    pub fn unit(self) -> &'static str {
+        if self.is_bytes() {
+            "bytes"
+        } else {
+            "allocations"
+        }
+    }
+}
+
 impl std::str::FromStr for Cost {
     type Err = String;
     fn from_str(s: &str) -> Result<Cost, String> {
@@ -173,21 +237,42 @@ impl StackProfile {
     /// profile) ends the walk at the node met twice.
     pub fn stack_of(&self, leaf: &Leaf) -> Vec<(u32, u32)> {
         let mut nodes = Vec::new();
-        let mut at = leaf.node;
-        while let Some(n) = at {
-            if nodes.contains(&n) || nodes.len() > self.nodes.len() {
-                break;
-            }
-            nodes.push(n);
-            at = self.nodes.get(n as usize).and_then(|x| x.parent);
-        }
+        self.nodes_of(leaf, &mut nodes);
         let mut out = Vec::new();
-        for &n in nodes.iter().rev() {
+        for &n in &nodes {
             if let Some(node) = self.nodes.get(n as usize) {
                 out.extend(node.frames.iter().rev().map(|&f| (n, f)));
             }
         }
         out
+    }
+
+    /// The nodes of a leaf's stack, root first, into `out` (cleared first; empty for a leaf
+    /// without a stack). A cycle in the parents ends the walk at the node met twice; a node
+    /// index out of range ends it too.
+    pub fn nodes_of(&self, leaf: &Leaf, out: &mut Vec<u32>) {
+        out.clear();
+        let mut at = leaf.node;
+        while let Some(n) = at {
+            let Some(node) = self.nodes.get(n as usize) else {
+                break;
+            };
+            if out.contains(&n) || out.len() > self.nodes.len() {
+                break;
+            }
+            out.push(n);
+            at = node.parent;
+        }
+        out.reverse();
+    }
+
+    /// A leaf's figure for every cost at once.
+    pub fn figures(leaf: &Leaf) -> Figures {
+        let mut f = Figures::default();
+        for c in Cost::ALL {
+            f.0[c as usize] = c.of(leaf);
+        }
+        f
     }
 
     /// The total of a cost over every leaf.
