@@ -84,7 +84,11 @@ pub fn stack_profile<'o>(
         .map(|s| s.name.as_str())
         .collect();
     let chosen = match &options.space {
-        Some(want) => stats.spaces.iter().position(|s| &s.name == want).filter(|i| stats.spaces[*i].stacks.is_some()),
+        Some(want) => stats
+            .spaces
+            .iter()
+            .position(|s| &s.name == want)
+            .filter(|i| stats.spaces[*i].stacks.is_some()),
         None => stats
             .spaces
             .iter()

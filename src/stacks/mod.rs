@@ -124,6 +124,10 @@ pub struct StackProfile {
     pub space: String,
     /// Whether sizes are declared (else byte costs are 0).
     pub sized: bool,
+    /// Whether the stacks are calling contexts (method entries open on a thread), whose
+    /// leaves' site (the allocated class) is worth showing as the innermost frame; else a stack
+    /// tree held in the trace, whose innermost frame is the allocating function already.
+    pub contexts: bool,
 }
 
 /// Which figure of a leaf a flame graph or a tree weighs its stacks by.

@@ -400,9 +400,13 @@ impl Interpreter<'_> {
         leaves: impl IntoIterator<Item = (Option<u64>, Option<u64>, Option<String>, Costs)>,
     ) -> StackProfile {
         let ns = &self.decl.namespaces[space as usize];
+        let tree = ns
+            .site_space
+            .is_some_and(|t| self.decl.namespaces[t as usize].tree);
         let mut p = StackProfile {
             space: ns.name.clone(),
             sized: ns.sized,
+            contexts: !tree,
             ..StackProfile::default()
         };
         let mut made: HashMap<u32, u32> = HashMap::default();

@@ -590,6 +590,25 @@ pub fn stats_with(
     Ok(stats)
 }
 
+/// [`stats_with`] for a stack profile (`mtf flamegraph`, `stats --by stack`, `diff
+/// --flamegraph`).
+pub fn stacks_with(
+    trace: &Path,
+    dtd: Option<&Path>,
+    options: &metatf::command::stacks::StackOptions,
+) -> Result<metatf::command::stacks::Profiled, Failure> {
+    defer_damage();
+    let (o, damaged) = open_for_pass(trace, dtd, true, options.stats.streams(trace))?;
+    if damaged {
+        mark_damaged();
+    }
+    let faults = faults(&o);
+    let p = metatf::command::stacks::stack_profile(&o, trace, options, faults, &mut warn)
+        .map_err(|e| usage_failure(&e))?;
+    warn_other_dtd(trace, dtd, &o, p.stats.problems);
+    Ok(p)
+}
+
 /// Pretty JSON with a final newline.
 pub fn json_text(v: &serde_json::Value) -> String {
     let mut s = serde_json::to_string_pretty(v).unwrap_or_default();
@@ -600,17 +619,22 @@ pub fn json_text(v: &serde_json::Value) -> String {
 /// Writes `text` to `output` (a file through [`metatf::io::Output`], atomically) or standard
 /// output.
 pub fn emit(output: Option<&Path>, text: &str) -> Result<(), Failure> {
+    emit_bytes(output, text.as_bytes())
+}
+
+/// [`emit`] for bytes (a picture).
+pub fn emit_bytes(output: Option<&Path>, bytes: &[u8]) -> Result<(), Failure> {
     use std::io::Write;
     match output {
         Some(p) if p.as_os_str() != "-" => {
             let mut out = metatf::io::Output::create(p).map_err(|e| io_failure(&e))?;
-            out.write_all(text.as_bytes())
+            out.write_all(bytes)
                 .map_err(|e| io_failure(&out.error(e)))?;
             out.commit().map_err(|e| io_failure(&e))
         }
         _ => {
             let mut out = metatf::io::StdoutSink::new();
-            out.write_all(text.as_bytes())?;
+            out.write_all(bytes)?;
             out.finish()?;
             Ok(())
         }

@@ -78,3 +78,11 @@ pub fn for_usage(e: &metatf::command::UsageError) -> i32 {
     let _ = e;
     EXIT_USAGE
 }
+
+/// The status for a flame graph that cannot be drawn (no stack has the cost asked for: a usage
+/// error) or written (an output error: status 2 as well).
+#[cfg(feature = "flamegraph")]
+pub fn for_stacks(e: &metatf::stacks::StacksError) -> i32 {
+    let _ = e;
+    EXIT_USAGE
+}

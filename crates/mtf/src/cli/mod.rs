@@ -10,6 +10,8 @@ mod common;
 mod compact;
 mod diff;
 mod dump;
+#[cfg(feature = "flamegraph")]
+mod flamegraph;
 mod index;
 mod info;
 mod jobs;
@@ -70,6 +72,11 @@ pub enum Command {
     /// Heap statistics: peak live bytes and when, leaks, lifetimes, sizes, top sites; records
     /// and integer fields per type (for every DTD).
     Stats(stats::StatsArgs),
+    /// Where the bytes come from: a flame graph (SVG) of allocations, bytes, temporary
+    /// allocations, the peak or leaks by call stack or calling context, at any moment; or the
+    /// folded stacks flamegraph.pl reads (for heaptrack, those heaptrack_print -F writes).
+    #[cfg(feature = "flamegraph")]
+    Flamegraph(flamegraph::FlamegraphArgs),
     /// Compare two traces' heap figures (same or different DTDs), sorted by change.
     Diff(diff::DiffArgs),
     /// Draw live bytes and blocks over a trace (the peak marked), the size and lifetime
@@ -201,6 +208,8 @@ pub fn main() -> i32 {
         Command::Pack(a) => pack::run(&a),
         Command::Compact(a) => compact::run(&a),
         Command::Stats(a) => stats::run(&a),
+        #[cfg(feature = "flamegraph")]
+        Command::Flamegraph(a) => flamegraph::run(&a),
         Command::Diff(a) => diff::run(&a),
         #[cfg(feature = "plot")]
         Command::Plot(a) => plot::run(&a),

@@ -157,8 +157,14 @@ impl<'a> Resolver<'a> {
                 "`context`: `{}` is not a nesting namespace: a calling context is the levels open in one",
                 ns.name
             );
-            self.bad(msg, span, Some("name the namespace a record `opens`".into()));
-            b.records[ri].stack.retain(|r| r.kind != StackKind::Context || r.space != space);
+            self.bad(
+                msg,
+                span,
+                Some("name the namespace a record `opens`".into()),
+            );
+            b.records[ri]
+                .stack
+                .retain(|r| r.kind != StackKind::Context || r.space != space);
         }
     }
 }
