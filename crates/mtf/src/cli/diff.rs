@@ -93,8 +93,8 @@ pub fn run(args: &DiffArgs) -> Result<i32, Failure> {
 mod by_stack {
     use metatf::analysis::stats::Stats;
     use metatf::stacks::{
-        write_diff_flamegraph, write_diff_folded, Cost, FlameOptions, FoldedOptions,
-        StackDiff, StackProfile,
+        write_diff_flamegraph, write_diff_folded, Cost, FlameOptions, FoldedOptions, StackDiff,
+        StackProfile,
     };
 
     use metatf::command::UsageError;
@@ -172,10 +172,7 @@ mod by_stack {
     /// Per-stack deltas as the document's `stacks` member.
     pub fn add_json(args: &DiffArgs, a: &Stats, b: &Stats, v: &mut serde_json::Value) {
         if let (Some(d), Some(o)) = (stack_diff(a, b), v.as_object_mut()) {
-            o.insert(
-                "stacks".into(),
-                d.to_json(Cost::from(args.cost), args.top),
-            );
+            o.insert("stacks".into(), d.to_json(Cost::from(args.cost), args.top));
         }
     }
 }

@@ -27,6 +27,14 @@ pub struct StatsArgs {
     /// Only the state at the peak: live bytes and blocks by site.
     #[arg(long)]
     pub at_peak: bool,
+    /// The figures by allocation site (default), or by call stack or calling context (where
+    /// the trace's DTD declares stacks: extension stacks/1) as a tree (--tree).
+    #[cfg(feature = "flamegraph")]
+    #[arg(long, value_enum, default_value_t = By::Site)]
+    pub by: By,
+    #[cfg(feature = "flamegraph")]
+    #[command(flatten)]
+    pub stacks: by_stack::StackArgs,
     /// Write to this file instead of standard output.
     #[arg(short, long)]
     pub output: Option<PathBuf>,
@@ -49,6 +57,10 @@ pub fn run(args: &StatsArgs) -> Result<i32, Failure> {
         jobs: args.jobs.jobs(),
         seek: args.seek.options(),
     };
+    #[cfg(feature = "flamegraph")]
+    if args.by == By::Stack {
+        return by_stack::run(args, options);
+    }
     let stats = stats_with(&args.trace, args.dtd.as_deref(), &options)?;
     let text = match (args.format, args.at_peak) {
         (StatsFormat::Json, false) => json_text(&stats.to_json(args.top)),
@@ -58,4 +70,124 @@ pub fn run(args: &StatsArgs) -> Result<i32, Failure> {
     };
     emit(args.output.as_deref(), &text)?;
     Ok(EXIT_OK)
+}
+
+/// What `mtf stats` attributes figures to.
+#[cfg(feature = "flamegraph")]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum By {
+    /// Allocation sites (the site the DTD declares: a call-stack id, a class).
+    Site,
+    /// Call stacks or calling contexts, as a tree.
+    Stack,
+}
+
+/// `mtf stats --by stack`: a top-down or bottom-up tree, or caller/callee figures per function.
+#[cfg(feature = "flamegraph")]
+mod by_stack {
+    use metatf::command::stacks::{Moment, StackOptions};
+    use metatf::command::stats::StatsOptions;
+    use metatf::stacks::{CallerCallee, Cost, Merge, Tree, TreeKind, TreeOptions, TreeView};
+
+    use super::super::common::{emit, json_text, stacks_with, Failure, StatsFormat};
+    use super::super::flamegraph::{CostArg, YesNo};
+    use super::super::EXIT_OK;
+    use super::StatsArgs;
+
+    /// Which view of the stacks.
+    #[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+    pub enum TreeArg {
+        /// From the roots to the allocating functions, with inclusive and self costs.
+        TopDown,
+        /// From the allocating functions to their callers (who calls an allocation function).
+        BottomUp,
+        /// Per function: its own cost, its inclusive cost, its callers and callees.
+        Callers,
+    }
+
+    /// The options of `--by stack`.
+    #[derive(Debug, Clone, clap::Args)]
+    pub struct StackArgs {
+        /// With --by stack: the view.
+        #[arg(long, value_enum, default_value_t = TreeArg::TopDown)]
+        pub tree: TreeArg,
+        /// With --by stack: rows sorted by this cost (every cost is shown in JSON).
+        #[arg(long, value_enum, default_value_t = CostArg::Allocations)]
+        pub cost: CostArg,
+        /// With --by stack: at most N frames of each stack (from the root, or from the leaf
+        /// bottom-up); deeper frames' costs stay in the deepest row shown.
+        #[arg(long, value_name = "N")]
+        pub depth: Option<usize>,
+        /// With --by stack: one row per function (and module) or per address.
+        #[arg(long, value_name = "function|address", default_value = "function")]
+        pub merge: Merge,
+        /// With --by stack: rows below this percentage of the total are left out.
+        #[arg(long, value_name = "PERCENT", default_value_t = 0.0)]
+        pub threshold: f64,
+        /// With --by stack: the allocation site's name as the innermost frame (default: on
+        /// where stacks are calling contexts).
+        #[arg(long, value_name = "yes|no")]
+        pub leaf_site: Option<YesNo>,
+        /// With --by stack: the namespace (default: the first with stacks and sizes).
+        #[arg(long, value_name = "NAME")]
+        pub space: Option<String>,
+    }
+
+    pub fn run(args: &StatsArgs, stats: StatsOptions) -> Result<i32, Failure> {
+        let s = &args.stacks;
+        let options = StackOptions {
+            stats,
+            space: s.space.clone(),
+            moment: if args.at_peak {
+                Moment::AtPeak
+            } else {
+                Moment::Whole
+            },
+        };
+        let p = stacks_with(&args.trace, args.dtd.as_deref(), &options)?;
+        let opts = TreeOptions {
+            depth: s.depth,
+            merge: s.merge,
+            leaf_site: match s.leaf_site {
+                Some(y) => y == YesNo::Yes,
+                None => p.profile.contexts,
+            },
+        };
+        let cost = if args.at_peak {
+            Cost::Peak
+        } else {
+            Cost::from(s.cost)
+        };
+        let view = TreeView {
+            cost,
+            top: args.top,
+            threshold: s.threshold / 100.0,
+        };
+        let json = args.format == StatsFormat::Json;
+        let text = match s.tree {
+            TreeArg::Callers => {
+                let c = CallerCallee::build(&p.profile, &opts);
+                if json {
+                    json_text(&c.to_json(&view))
+                } else {
+                    c.to_text(&view)
+                }
+            }
+            kind => {
+                let kind = if kind == TreeArg::TopDown {
+                    TreeKind::TopDown
+                } else {
+                    TreeKind::BottomUp
+                };
+                let t = Tree::build(&p.profile, kind, &opts);
+                if json {
+                    json_text(&t.to_json(&view))
+                } else {
+                    t.to_text(&view)
+                }
+            }
+        };
+        emit(args.output.as_deref(), &text)?;
+        Ok(EXIT_OK)
+    }
 }
