@@ -216,7 +216,7 @@ fn heaptrack_frames_without_file_and_line_keep_their_function() {
     let (dir, t) = import_checked("heaptrack", &input);
     let dump = mtf(&["dump", "-s", "ips", t.to_str().unwrap()]);
     assert!(
-        text(&dump.stdout).contains("hasframe=2 function=4 file=0 line=0 hasmore=0"),
+        text(&dump.stdout).contains("hasframe=2 function=4 file=0 line=0 ninl=0 inl=[]"),
         "{}",
         text(&dump.stdout)
     );

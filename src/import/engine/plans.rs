@@ -187,7 +187,12 @@ fn rule_plan(
         None => {
             let fields = union_fields(part, &names, &types, &same);
             let section = r.section.as_ref().unwrap_or(&part.section);
-            sink.plan(Some(section), &r.record, &fields)?
+            let rep = part.repeat_of(&r.record);
+            let item: Vec<&str> = rep
+                .map(|x| x.fields.iter().map(|f| f.name.as_str()).collect())
+                .unwrap_or_default();
+            let repeat = rep.map(|x| (x.name.as_str(), item.as_slice()));
+            sink.plan_repeat(Some(section), &r.record, &fields, repeat)?
         }
     };
     Ok(RulePlan {

@@ -175,6 +175,15 @@ impl Part {
         v
     }
 
+    /// The repeated group the rules of record type `record` fill, if one of them has one (the
+    /// rules that have one agree on its name and fields: checked by [`Mapping::parse`]).
+    pub fn repeat_of(&self, record: &str) -> Option<&super::pattern::Repeat> {
+        self.rules
+            .iter()
+            .filter(|r| r.record == record)
+            .find_map(|r| r.pattern.repeat.as_ref())
+    }
+
     /// The fields every rule of record type `record` in this part writes: the union of their
     /// pattern and `set` fields, in order of first appearance, with their kinds (a `set`
     /// field is an integer). The rules of one record type agree on the kinds (checked by

@@ -500,6 +500,20 @@ impl Parser<'_> {
                 prev.line
             )));
         }
+        // The rules that fill a repeat fill the same one: the record's items are written alike.
+        if let (Some(a), Some(b)) = (part.repeat_of(record), &rule.pattern.repeat) {
+            let same_fields = a.fields.len() == b.fields.len()
+                && a.fields
+                    .iter()
+                    .zip(&b.fields)
+                    .all(|(x, y)| x.name == y.name);
+            if a.name != b.name || !same_fields {
+                return Err(fail(format!(
+                    "record `{record}`: another pattern fills repeat `{}` with other fields; the patterns of a record fill one repeat with the same fields in the same order",
+                    a.name
+                )));
+            }
+        }
         let (names, kinds) = part.fields_of(record);
         let mine = rule.pattern.fields.iter().map(|f| (&f.name, &f.kind));
         let sets = rule.set.iter().map(|(f, _)| (f, &FieldKind::Int));
