@@ -729,8 +729,9 @@ fn render(
     let part = &m.parts[ps.part];
     let rid = rec.record_id();
     let cands = ps.rules.entry(rid).or_insert_with(|| {
+        // The records of `implied` rules were written from the mapping, not read: left out.
         (0..part.rules.len())
-            .filter(|&r| part.rules[r].record == rec.name())
+            .filter(|&r| part.rules[r].record == rec.name() && !part.rules[r].implied)
             .collect()
     });
     if cands.is_empty() {

@@ -511,3 +511,62 @@ fn shared_android_sample_gives_the_figures_of_its_own_reader() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(heap_of(&stats_json(&t)), want);
 }
+
+/// heaptrack_print's reader rules — the stop functions (`main`, `__libc_start_main`,
+/// `__static_initialization_and_destruction_0`), the leaf frames dropped (`operator new` of
+/// `unsigned long` and `unsigned int`, plain and `[]`) and the built-in leak suppressions of
+/// heaptrack 1.4.0 (accumulatedtracedata.cpp, suppressions.cpp) — are records that
+/// heaptrack.map's `emit` lines write at the start of the trace, before the recording's own;
+/// export leaves them out. An embedded `S leak:PATTERN` line is a `suppression` record. The
+/// recording's strings keep their numbers: the site is named after string 1.
+#[test]
+fn heaptrack_reader_rules_are_implied_records_and_s_lines_suppressions() {
+    let dir = util::tempdir();
+    let input = dir.path().join("rec.txt");
+    let rec = "v 10400 3\nS leak:foo*\ns 7 compute\ni 5 1 1 0 0\nt 1 0\na 8 1\n+ 0\nS leak:bar \n";
+    std::fs::write(&input, rec).unwrap();
+    let (_keep, t) = import_checked("heaptrack", &input);
+    let out = mtf(&["dump", "-s", "heap", t.to_str().unwrap()]);
+    let dump = text(&out.stdout).to_string();
+    let recs: Vec<String> = dump
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(' ')?;
+            let value = rest.split_once(".data=")?.1;
+            Some(format!("{name} {value}"))
+        })
+        .collect();
+    let mut want: Vec<String> = vec![r#"import_part "rec.txt""#.into()];
+    for f in [
+        "main",
+        "__libc_start_main",
+        "__static_initialization_and_destruction_0",
+    ] {
+        want.push(format!("stackStop \"{f}\""));
+    }
+    for f in [
+        "operator new(unsigned long)",
+        "operator new[](unsigned long)",
+        "operator new(unsigned int)",
+        "operator new[](unsigned int)",
+    ] {
+        want.push(format!("stackSkip \"{f}\""));
+    }
+    for f in [
+        "__nss_module_allocate",
+        "__gconv_read_conf",
+        "__new_exitfn",
+        "tzset_internal",
+        "dl_open_worker",
+        "g_main_context_new",
+        "g_thread_self",
+    ] {
+        want.push(format!("leakSuppression \"{f}\""));
+    }
+    want.push(r#"suppression "foo*""#.into());
+    want.push(r#"suppression "bar ""#.into());
+    assert_eq!(recs, want, "{dump}");
+    let stats = stats_json(&t);
+    let sites = &stats["namespaces"][0]["sites"]["by_allocated"];
+    assert_eq!(sites[0]["name"], "compute", "{sites}");
+}

@@ -252,6 +252,9 @@ pub(super) fn dispatch(m: &Mapping, rules: &[Vec<RulePlan>]) -> Vec<Vec<Vec<u32>
         .map(|(part, plans)| {
             let mut by_byte = vec![Vec::new(); 257];
             for (ri, (rule, rp)) in part.rules.iter().zip(plans).enumerate() {
+                if rule.implied {
+                    continue; // written from `emit` lines, never from input
+                }
                 // What `try_rules` compares the first line with.
                 let key = first_line_lead(rule, rp.lines);
                 match key.first() {

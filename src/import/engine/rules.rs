@@ -183,6 +183,37 @@ impl Importer<'_, '_> {
         Ok(None)
     }
 
+    /// The records of the part's `emit` lines (docs/mappings.md), at the start of an input of
+    /// the part: each line through its `implied` rule, as a unit of input would be.
+    pub(super) fn emit_implied(&mut self, pi: usize) -> Result<(), SinkError> {
+        let part = &self.m.parts[pi];
+        for e in &part.emits {
+            let line = e.line.as_bytes();
+            let fails = |why: &str| {
+                SinkError::Fatal(format!(
+                    "`emit` at line {} of mapping `{}`: {why}",
+                    e.lineno, self.m.name
+                ))
+            };
+            if part.rules[e.rule]
+                .pattern
+                .matches(line, &mut self.vals)
+                .is_none()
+            {
+                return Err(fails("the line does not match its record's pattern"));
+            }
+            if let Some(why) = self.fill(pi, e.rule) {
+                return Err(fails(&why));
+            }
+            if !self.intern(pi, e.rule, line)? {
+                return Err(fails("a string of the line cannot be stored"));
+            }
+            self.write_unit(pi, e.rule, line)
+                .map_err(|err| fails(&err.to_string()))?;
+        }
+        Ok(())
+    }
+
     /// The record's values from the pattern's, the rule's `set` constants and the part's kept
     /// values, in `self.fin`, then the items of its repeated group; why not, when the group
     /// has more items than the limit.
