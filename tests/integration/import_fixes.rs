@@ -523,7 +523,8 @@ fn shared_android_sample_gives_the_figures_of_its_own_reader() {
 fn heaptrack_reader_rules_are_implied_records_and_s_lines_suppressions() {
     let dir = util::tempdir();
     let input = dir.path().join("rec.txt");
-    let rec = "v 10400 3\nS leak:foo*\ns 7 compute\ni 5 1 1 0 0\nt 1 0\na 8 1\n+ 0\nS leak:bar \n";
+    let rec =
+        "v 10400 3\nS 9 leak:foo*\ns 7 compute\ni 5 1 1 0 0\nt 1 0\na 8 1\n+ 0\nS leak:bar \n";
     std::fs::write(&input, rec).unwrap();
     let (_keep, t) = import_checked("heaptrack", &input);
     let out = mtf(&["dump", "-s", "heap", t.to_str().unwrap()]);
@@ -569,4 +570,41 @@ fn heaptrack_reader_rules_are_implied_records_and_s_lines_suppressions() {
     let stats = stats_json(&t);
     let sites = &stats["namespaces"][0]["sites"]["by_allocated"];
     assert_eq!(sites[0]["name"], "compute", "{sites}");
+}
+
+/// A real recording whose program embeds leak suppressions (`__lsan_default_suppressions`):
+/// heaptrack writes them as `S LEN leak:PATTERN` lines in the raw file and heaptrack_interpret
+/// passes them on; both import them as `suppression` records, read here from the text.
+#[test]
+fn heaptrack_embedded_suppressions_of_a_recording() {
+    for (format, file) in [
+        ("heaptrack", "heaptrack-suppressions.txt"),
+        ("heaptrack_raw", "heaptrack-suppressions.raw.txt"),
+    ] {
+        let input = data(file);
+        let want: Vec<String> = std::fs::read_to_string(&input)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix("S "))
+            .map(|l| {
+                let (len, rest) = l.split_once(' ').unwrap();
+                let pattern = rest.strip_prefix("leak:").unwrap();
+                assert_eq!(usize::from_str_radix(len, 16).unwrap(), rest.len());
+                format!(
+                    "suppression haslen=1 len={} pattern.len={} pattern.data=\"{pattern}\"",
+                    rest.len(),
+                    pattern.len()
+                )
+            })
+            .collect();
+        assert_eq!(want.len(), 2, "{file}");
+        let (_keep, t) = import_checked(format, &input);
+        let out = mtf(&["dump", "-s", "heap", t.to_str().unwrap()]);
+        let dump = text(&out.stdout).to_string();
+        let got: Vec<&str> = dump
+            .lines()
+            .filter(|l| l.starts_with("suppression "))
+            .collect();
+        assert_eq!(got, want, "{file}");
+    }
 }
