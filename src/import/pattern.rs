@@ -190,6 +190,28 @@ impl Pattern {
                 }
             }
         }
+        // Greedy items: text after the group that starts with an item's own text would always
+        // be taken for another item, so the pattern could never match.
+        if let Some(r) = &extra.repeat {
+            for v in &variants {
+                let after = v
+                    .elems
+                    .iter()
+                    .position(|e| *e == Elem::Repeat)
+                    .and_then(|i| v.elems.get(i + 1));
+                if let Some(Elem::Lit(l)) = after {
+                    if l.starts_with(&r.lead) {
+                        return Err(PatternError {
+                            message: format!(
+                                "the text after the repeated group starts with its items' text `{}`, which the group would take: no unit could match",
+                                String::from_utf8_lossy(&r.lead)
+                            ),
+                            at: 0,
+                        });
+                    }
+                }
+            }
+        }
         let count = |v: &Variant| -> usize {
             v.elems
                 .iter()
@@ -887,5 +909,6 @@ mod tests {
         assert!(err("a[*r: {x:dec}").contains("closing"));
         assert!(err("a[*: {x:dec}]").contains("[*list:text]"));
         assert!(err("a[*r: {x:dec}\n]").contains("line end"));
+        assert!(err("a[*r: {x:dec}] ;").contains("which the group would take"));
     }
 }

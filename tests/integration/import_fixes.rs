@@ -608,3 +608,85 @@ fn heaptrack_embedded_suppressions_of_a_recording() {
         assert_eq!(got, want, "{file}");
     }
 }
+
+/// Repeated groups in a user's mapping: a repeat of one field (`frames : n*pc`), items with a
+/// field the group does not read (written 0), and items in a section that a `ref` points into,
+/// whose records are laid out before they are written (their size counts the items). A value
+/// too wide for an item's field keeps its line raw. Export gives the input back.
+#[test]
+fn repeated_groups_in_a_users_mapping() {
+    let dir = util::tempdir();
+    let path = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    std::fs::write(path("r.dtd"), R_DTD).unwrap();
+    std::fs::write(path("r.map"), R_MAP).unwrap();
+    let input = "E 1 a b ffff;\nE 2;\nP 3,1=2,3=4\nR 1\nN 2 1 1/2 3/4\nN 3 2\nN 4 3 5/6\nN 5 2 7/8 9/10 11/12\nE 3 10000;\nP 9\n";
+    std::fs::write(path("in.txt"), input).unwrap();
+    let out = mtf(&[
+        "import",
+        "--map",
+        &path("r.map"),
+        &path("in.txt"),
+        "-o",
+        &path("o.mtf"),
+    ]);
+    let err = text(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("1 kept as raw lines"), "{err}");
+    assert!(
+        err.contains("in.txt:9: ev.frames: value 65536 does not fit"),
+        "{err}"
+    );
+    let out = mtf(&["check", "--dtd", &path("r.dtd"), &path("o.mtf")]);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let out = mtf(&["dump", "--dtd", &path("r.dtd"), &path("o.mtf")]);
+    let dump = text(&out.stdout).to_string();
+    for want in [
+        "ev id=1 n=3 frames=[10 11 65535] extra=0",
+        "ev id=2 n=0 frames=[] extra=0",
+        "pair id=3 m=2 kv=[{k=1 v=2 z=0} {k=3 v=4 z=0}]",
+        "pair id=9 m=0 kv=[]",
+        // A root is 5 bytes, a node 11 and 8 per item: the parents' offsets.
+        "node id=2 parent=@0:1 c=2 kids=[{a=1 b=2} {a=3 b=4}]",
+        "node id=3 parent=@5:4 c=0 kids=[]",
+        "node id=4 parent=@32:0 c=1 kids=[{a=5 b=6}]",
+        "node id=5 parent=@5:4 c=3 kids=[{a=7 b=8} {a=9 b=10} {a=11 b=12}]",
+    ] {
+        assert!(dump.lines().any(|l| l == want), "{want}\n{dump}");
+    }
+    let out = mtf(&[
+        "export",
+        "--dtd",
+        &path("r.dtd"),
+        &path("o.mtf"),
+        "-o",
+        &path("back.txt"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(path("back.txt")).unwrap(), input);
+}
+
+const R_DTD: &str = r#"tag.width = 1;
+include import;
+bytes16 : (len, data) {
+    len.width = 2;  len.interpretation = none;
+    data.width = len.value;  data.interpretation = none;  data.display = text;
+}
+num.width = 4; num.interpretation = none;
+section main 1 {
+    ev : (tag, id : num, frames : n*pc, extra : num) { tag.value = 4; n.width = 1; n.interpretation = none; frames.width = 2; frames.interpretation = none; }
+    pair : (tag, id : num, kv : m*(k : num, v : num, z : num)) { tag.value = 5; m.width = 1; m.interpretation = none; }
+}
+section nodes 2 {
+    node : (tag, id : num, parent : num, kids : c*(a : num, b : num)) { tag.value = 4; c.width = 2; c.interpretation = none; parent.interpretation = sectionOffset nodes; }
+    root : (tag, id : num) { tag.value = 5; }
+}
+"#;
+
+const R_MAP: &str = r#"format rtest
+dtd r.dtd
+part p section main
+record ev 'E {id:dec}[*frames: {frames:hex}];'
+record pair 'P {id:dec}[*kv:,{k:dec}={v:dec}]'
+record root section nodes 'R {id:dec}'
+record node section nodes 'N {id:dec} {parent:dec}[*kids: {a:dec}/{b:dec}]' ref parent=nodes
+"#;
