@@ -70,6 +70,11 @@ pub const MAX_LINE: u64 = 64 << 20;
 /// rather than exhausting memory.
 pub const MAX_STRING_TABLE_BYTES: u64 = 1 << 30;
 
+/// The most items one repeated group of an import pattern reads from one unit
+/// (docs/mappings.md, `[*list:…]`): a unit with more is kept as a raw line, and the import
+/// names the first such line. heaptrack's longest chains of inlined frames are a few dozen.
+pub const MAX_REPEAT_ITEMS: usize = 4096;
+
 /// The largest seek index file read (docs/format.md §15): 4 GiB. An index of `mtf` takes about
 /// 300 bytes per 65,536 records, and its live sets at most 1/16 of the trace; its magic is
 /// checked before more than its header is read.

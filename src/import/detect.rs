@@ -182,7 +182,7 @@ fn score_units(m: &Mapping, name: &str, sample: &[u8], eof: bool) -> (usize, usi
     let mut joined = Vec::new();
     while i < seen {
         let mut took = 0;
-        for r in &part.rules {
+        for r in part.rules.iter().filter(|r| !r.implied) {
             let lines = r.pattern.lines;
             if lines == 1 || xml {
                 if r.pattern.matches(&units[i], &mut vals).is_some() {

@@ -6,7 +6,7 @@ use std::io::Write;
 use std::path::{Path, PathBuf};
 
 use super::mapping::{Mapping, Units};
-use super::pattern::{FieldKind, Out, Pattern};
+use super::pattern::{FieldKind, Out};
 use super::records::{self, Container, PartKind};
 use super::sink::WriterSink;
 use super::source::{Cursor, Rec, TraceSource};
@@ -729,8 +729,9 @@ fn render(
     let part = &m.parts[ps.part];
     let rid = rec.record_id();
     let cands = ps.rules.entry(rid).or_insert_with(|| {
+        // The records of `implied` rules were written from the mapping, not read: left out.
         (0..part.rules.len())
-            .filter(|&r| part.rules[r].record == rec.name())
+            .filter(|&r| part.rules[r].record == rec.name() && !part.rules[r].implied)
             .collect()
     });
     if cands.is_empty() {
@@ -796,6 +797,37 @@ fn render(
                 }
             });
     }
+    // The repeated group's items: every occurrence of its fields, item by item.
+    if let Some(r) = &rule.pattern.repeat {
+        let at = vals.len();
+        for (j, f) in r.fields.iter().enumerate() {
+            let slot = repeat_slot(schema, rid, &r.name, &f.name);
+            let mut k = 0;
+            for x in rec.ints_all(&slot) {
+                let i = at + k * r.fields.len() + j;
+                if j == 0 {
+                    vals.resize(i + r.fields.len(), Out::Int(0));
+                } else if i >= vals.len() {
+                    return Err(format!(
+                        "record `{}`: the items of `{}` do not all have field `{}`",
+                        rec.name(),
+                        r.name,
+                        f.name
+                    ));
+                }
+                vals[i] = Out::Int(x);
+                k += 1;
+            }
+            if j > 0 && at + k * r.fields.len() != vals.len() {
+                return Err(format!(
+                    "record `{}`: the items of `{}` do not all have field `{}`",
+                    rec.name(),
+                    r.name,
+                    f.name
+                ));
+            }
+        }
+    }
     let v = rule
         .pattern
         .variant_for(&|i| match vals[i] {
@@ -804,7 +836,7 @@ fn render(
         })
         .ok_or_else(|| format!("record `{}`: no variant of its pattern fits", rec.name()))?;
     line.clear();
-    Pattern::render(v, &vals, line)?;
+    rule.pattern.render(v, &vals, line)?;
     if !xml && rule.pattern.lines > 1 && ps.eol == Eol::CrLf {
         // The lines of a multi-line unit end like the part's lines.
         let mut crlf = Vec::with_capacity(line.len() + rule.pattern.lines);
@@ -817,6 +849,23 @@ fn render(
         *line = crlf;
     }
     Ok(true)
+}
+
+/// The DTD slot name of field `field` of the items of repeat `list` (`inl.function`; the
+/// repeat's own name for a repeat of one scalar field).
+pub(crate) fn repeat_slot(
+    schema: &crate::dtd::Schema,
+    rid: crate::dtd::RecordId,
+    list: &str,
+    field: &str,
+) -> String {
+    let rt = schema.record(rid);
+    let inner = format!("{list}.{field}");
+    if rt.slots.iter().any(|s| s.name == inner) || list != field {
+        inner
+    } else {
+        list.to_string()
+    }
 }
 
 fn rec_int(rec: &Rec<'_, '_>, n: &str) -> Result<u64, String> {

@@ -1,9 +1,20 @@
-//! Line patterns: literal text with typed tokens (`{field:type}`) and optional parts
-//! (`[?flag:…]`), matched against one unit of input (a line without its line end, or one XML
-//! tag or text run) and rendered back from the values.
+//! Line patterns: literal text with typed tokens (`{field:type}`), optional parts
+//! (`[?flag:…]`) and one repeated group (`[*list:…]`), matched against one unit of input (a
+//! line without its line end, or one XML tag or text run) and rendered back from the values.
 //!
 //! A pattern with optional parts is expanded into flat *variants* (every combination of parts
 //! present or absent), so matching is a single left-to-right pass with no backtracking.
+//!
+//! A repeated group's values follow the pattern's own in the values of a match: `vals[..n]`
+//! are the pattern's fields (`n` = `fields.len()`), then each item's fields in order, so a
+//! match of `k` items has `n + k·m` values (`m` = the group's fields).
+
+// Design: a repeat is matched greedily — while the unit continues with the group's leading
+// literal, one more item must follow — so matching stays one pass without backtracking, and
+// rendering the items back writes exactly what was read. Its values are appended to the flat
+// values rather than kept in a nested structure, so the engine, the routed-record spool and the
+// sink keep passing one slice per record, and a match allocates nothing once the buffer has
+// grown.
 
 use super::number::NumSpell;
 
@@ -46,7 +57,27 @@ pub enum Elem {
     BackNum(usize, NumSpell),
     /// A field seen before in the pattern: the same string, written again.
     BackStr(usize),
+    /// The pattern's repeated group ([`Pattern::repeat`]): as many items as the unit has.
+    Repeat,
 }
+
+/// A repeated group `[*list:BODY]`: `BODY` (a literal first, then number tokens and literals)
+/// as many times as the unit has it; its fields are those of one item.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Repeat {
+    /// The list's name: the DTD repeat whose items the group fills (`inl` for
+    /// `inl : n*(function, file, line)`), whose count is the number of items.
+    pub name: String,
+    /// The fields of one item, in order of first appearance (numbers and `one(…)` only).
+    pub fields: Vec<FieldSpec>,
+    /// The elements of one item (field indexes into [`Repeat::fields`]).
+    pub elems: Vec<Elem>,
+    /// The literal every item starts with (never empty).
+    pub lead: Vec<u8>,
+}
+
+/// The most tokens one item of a repeated group may hold.
+pub const MAX_ITEM_FIELDS: usize = 8;
 
 /// A flat variant: one combination of optional parts.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -64,6 +95,8 @@ pub struct Pattern {
     pub fields: Vec<FieldSpec>,
     /// The variants, most optional parts present first.
     pub variants: Vec<Variant>,
+    /// The repeated group, if the pattern has one (at most one, outside optional parts).
+    pub repeat: Option<Repeat>,
     /// The literal text every variant starts with (see [`Pattern::lead`]).
     lead: Vec<u8>,
     /// How many lines a unit of this pattern spans (1 + the `\n` in the pattern).
@@ -103,6 +136,12 @@ enum Tree {
     Opt(usize, Vec<Tree>),
 }
 
+/// What the parser collects besides the fields: optional parts counted, the repeated group.
+struct Extra {
+    nopt: usize,
+    repeat: Option<Repeat>,
+}
+
 /// How a `str` token names its table: resolved by the caller.
 pub type TableLookup<'a> = &'a dyn Fn(Option<&str>) -> Result<usize, String>;
 
@@ -114,8 +153,11 @@ impl Pattern {
     pub fn compile(text: &[u8], tables: TableLookup<'_>) -> Result<Pattern, PatternError> {
         let mut fields = Vec::new();
         let mut pos = 0;
-        let mut nopt = 0;
-        let tree = parse_seq(text, &mut pos, &mut fields, tables, 0, &mut nopt)?;
+        let mut extra = Extra {
+            nopt: 0,
+            repeat: None,
+        };
+        let tree = parse_seq(text, &mut pos, &mut fields, tables, 0, &mut extra)?;
         if pos < text.len() {
             return Err(PatternError {
                 message: "unbalanced `]`".into(),
@@ -127,12 +169,46 @@ impl Pattern {
         for v in &mut variants {
             merge_lits(&mut v.elems);
             for w in v.elems.windows(2) {
-                let adjacent = !matches!(w[0], Elem::Lit(_)) && !matches!(w[1], Elem::Lit(_));
+                let lit = |e: &Elem| matches!(e, Elem::Lit(_));
+                // A repeat starts with a literal, so a number may come right before it; a
+                // string would run to the end of the unit, and whatever follows it must be text.
+                let adjacent = match (&w[0], &w[1]) {
+                    (Elem::Str(_) | Elem::BackStr(_), Elem::Repeat) => true,
+                    (_, Elem::Repeat) => false,
+                    (a, b) => !lit(a) && !lit(b),
+                };
                 if adjacent {
+                    let message = if w.contains(&Elem::Repeat) {
+                        "a repeated group needs literal text after it, and may not follow a string token"
+                    } else {
+                        "two tokens need literal text between them"
+                    };
                     return Err(PatternError {
-                        message: "two tokens need literal text between them".into(),
+                        message: message.into(),
                         at: 0,
                     });
+                }
+            }
+        }
+        // Greedy items: text after the group that starts with an item's own text would always
+        // be taken for another item, so the pattern could never match.
+        if let Some(r) = &extra.repeat {
+            for v in &variants {
+                let after = v
+                    .elems
+                    .iter()
+                    .position(|e| *e == Elem::Repeat)
+                    .and_then(|i| v.elems.get(i + 1));
+                if let Some(Elem::Lit(l)) = after {
+                    if l.starts_with(&r.lead) {
+                        return Err(PatternError {
+                            message: format!(
+                                "the text after the repeated group starts with its items' text `{}`, which the group would take: no unit could match",
+                                String::from_utf8_lossy(&r.lead)
+                            ),
+                            at: 0,
+                        });
+                    }
                 }
             }
         }
@@ -156,6 +232,7 @@ impl Pattern {
         Ok(Pattern {
             fields,
             variants,
+            repeat: extra.repeat,
             lead,
             lines,
         })
@@ -183,74 +260,96 @@ fn common_lead(variants: &[Variant]) -> &[u8] {
 }
 
 impl Pattern {
-    /// Match a whole unit; fills `vals` (one per field) and returns the variant index.
+    /// Match a whole unit; fills `vals` (one per field, then the repeated group's items'
+    /// fields, see the module's notes) and returns the variant index.
     pub fn matches(&self, unit: &[u8], vals: &mut Vec<Val>) -> Option<usize> {
-        'variants: for (vi, v) in self.variants.iter().enumerate() {
+        for (vi, v) in self.variants.iter().enumerate() {
             vals.clear();
             vals.resize(self.fields.len(), Val::Int(0));
             for &(f, x) in &v.flags {
                 vals[f] = Val::Int(x);
             }
-            let mut pos = 0;
-            for (i, e) in v.elems.iter().enumerate() {
-                match e {
-                    Elem::Lit(l) => {
-                        if !unit[pos..].starts_with(l) {
-                            continue 'variants;
-                        }
-                        pos += l.len();
-                    }
-                    Elem::Num(f, spell) => match spell.scan(unit, pos) {
-                        Some((x, end)) => {
-                            vals[*f] = Val::Int(x);
-                            pos = end;
-                        }
-                        None => continue 'variants,
-                    },
-                    Elem::Str(f) | Elem::BackStr(f) => {
-                        let end = match v.elems.get(i + 1) {
-                            Some(Elem::Lit(l)) => match find(&unit[pos..], l) {
-                                Some(k) => pos + k,
-                                None => continue 'variants,
-                            },
-                            _ => unit.len(),
-                        };
-                        if let Elem::BackStr(_) = e {
-                            match vals[*f] {
-                                Val::Span(a, b) if unit[a..b] == unit[pos..end] => {}
-                                _ => continue 'variants,
-                            }
-                        } else {
-                            vals[*f] = Val::Span(pos, end);
-                        }
-                        pos = end;
-                    }
-                    Elem::BackNum(f, spell) => match spell.scan(unit, pos) {
-                        Some((x, end)) if vals[*f] == Val::Int(x) => pos = end,
-                        _ => continue 'variants,
-                    },
-                    Elem::One(f, alts) => {
-                        // The longest spelling that the unit continues with.
-                        let best = alts
-                            .iter()
-                            .enumerate()
-                            .filter(|(_, a)| unit[pos..].starts_with(a))
-                            .max_by_key(|(_, a)| a.len());
-                        match best {
-                            Some((k, a)) => {
-                                vals[*f] = Val::Int(k as u64);
-                                pos += a.len();
-                            }
-                            None => continue 'variants,
-                        }
-                    }
-                }
-            }
-            if pos == unit.len() {
+            if self.seq(&v.elems, unit, 0, vals, 0) == Some(unit.len()) {
                 return Some(vi);
             }
         }
         None
+    }
+
+    /// The number of items of the repeated group in the values of a match (0 without one).
+    pub fn items(&self, vals_len: usize) -> usize {
+        match &self.repeat {
+            Some(r) if !r.fields.is_empty() => {
+                vals_len.saturating_sub(self.fields.len()) / r.fields.len()
+            }
+            _ => 0,
+        }
+    }
+
+    /// Match `elems` at `pos` of `unit`, their field `f` stored at `vals[base + f]`; the
+    /// position after them.
+    fn seq(
+        &self,
+        elems: &[Elem],
+        unit: &[u8],
+        mut pos: usize,
+        vals: &mut Vec<Val>,
+        base: usize,
+    ) -> Option<usize> {
+        for (i, e) in elems.iter().enumerate() {
+            match e {
+                Elem::Lit(l) => {
+                    if !unit[pos..].starts_with(l) {
+                        return None;
+                    }
+                    pos += l.len();
+                }
+                Elem::Num(f, spell) => {
+                    let (x, end) = spell.scan(unit, pos)?;
+                    vals[base + f] = Val::Int(x);
+                    pos = end;
+                }
+                Elem::Str(f) | Elem::BackStr(f) => {
+                    let end = match elems.get(i + 1) {
+                        Some(Elem::Lit(l)) => pos + find(&unit[pos..], l)?,
+                        _ => unit.len(),
+                    };
+                    if let Elem::BackStr(_) = e {
+                        match vals[base + f] {
+                            Val::Span(a, b) if unit[a..b] == unit[pos..end] => {}
+                            _ => return None,
+                        }
+                    } else {
+                        vals[base + f] = Val::Span(pos, end);
+                    }
+                    pos = end;
+                }
+                Elem::BackNum(f, spell) => match spell.scan(unit, pos) {
+                    Some((x, end)) if vals[base + f] == Val::Int(x) => pos = end,
+                    _ => return None,
+                },
+                Elem::One(f, alts) => {
+                    // The longest spelling that the unit continues with.
+                    let (k, a) = alts
+                        .iter()
+                        .enumerate()
+                        .filter(|(_, a)| unit[pos..].starts_with(a))
+                        .max_by_key(|(_, a)| a.len())?;
+                    vals[base + f] = Val::Int(k as u64);
+                    pos += a.len();
+                }
+                Elem::Repeat => {
+                    let r = self.repeat.as_ref()?;
+                    // Greedy: while the unit continues with the item's literal, an item follows.
+                    while unit[pos..].starts_with(&r.lead) {
+                        let at = vals.len();
+                        vals.resize(at + r.fields.len(), Val::Int(0));
+                        pos = self.seq(&r.elems, unit, pos, vals, at)?;
+                    }
+                }
+            }
+        }
+        Some(pos)
     }
 
     /// The variant to render for these values (by their presence flags).
@@ -262,29 +361,63 @@ impl Pattern {
         })
     }
 
-    /// Render a variant from values (one per field).
-    pub fn render(v: &Variant, vals: &[Out<'_>], out: &mut Vec<u8>) -> Result<(), String> {
-        for e in &v.elems {
-            match e {
-                Elem::Lit(l) => out.extend_from_slice(l),
-                Elem::Num(f, spell) | Elem::BackNum(f, spell) => match vals[*f] {
-                    Out::Int(x) => spell.render(x, out),
-                    Out::Bytes(_) => return Err("a string where a number was expected".into()),
-                },
-                Elem::One(f, alts) => match vals[*f] {
-                    Out::Int(x) if (x as usize) < alts.len() => {
-                        out.extend_from_slice(&alts[x as usize])
+    /// Render a variant from values (one per field, then the repeated group's items' fields).
+    pub fn render(&self, v: &Variant, vals: &[Out<'_>], out: &mut Vec<u8>) -> Result<(), String> {
+        self.render_elems(&v.elems, vals, 0, out)
+    }
+
+    /// [`Pattern::render`] of `elems`, their field `f` at `vals[base + f]`.
+    fn render_elems(
+        &self,
+        elems: &[Elem],
+        vals: &[Out<'_>],
+        base: usize,
+        out: &mut Vec<u8>,
+    ) -> Result<(), String> {
+        for e in elems {
+            if *e == Elem::Repeat {
+                let Some(r) = &self.repeat else {
+                    return Err("a repeated group the pattern does not have".into());
+                };
+                let m = r.fields.len().max(1);
+                let items = vals.len().saturating_sub(self.fields.len()) / m;
+                for k in 0..items {
+                    for e in &r.elems {
+                        render_one(e, vals, self.fields.len() + k * m, out)?;
                     }
-                    _ => return Err("a value outside the alternatives of `one(…)`".into()),
-                },
-                Elem::Str(f) | Elem::BackStr(f) => match vals[*f] {
-                    Out::Bytes(b) => out.extend_from_slice(b),
-                    Out::Int(_) => return Err("a number where a string was expected".into()),
-                },
+                }
+                continue;
             }
+            render_one(e, vals, base, out)?;
         }
         Ok(())
     }
+}
+
+/// Render one element (not a repeat), its field `f` at `vals[base + f]`.
+fn render_one(e: &Elem, vals: &[Out<'_>], base: usize, out: &mut Vec<u8>) -> Result<(), String> {
+    let val = |f: usize| {
+        vals.get(base + f)
+            .copied()
+            .ok_or_else(|| "a value missing for the pattern".to_string())
+    };
+    match e {
+        Elem::Lit(l) => out.extend_from_slice(l),
+        Elem::Num(f, spell) | Elem::BackNum(f, spell) => match val(*f)? {
+            Out::Int(x) => spell.render(x, out),
+            Out::Bytes(_) => return Err("a string where a number was expected".into()),
+        },
+        Elem::One(f, alts) => match val(*f)? {
+            Out::Int(x) if (x as usize) < alts.len() => out.extend_from_slice(&alts[x as usize]),
+            _ => return Err("a value outside the alternatives of `one(…)`".into()),
+        },
+        Elem::Str(f) | Elem::BackStr(f) => match val(*f)? {
+            Out::Bytes(b) => out.extend_from_slice(b),
+            Out::Int(_) => return Err("a number where a string was expected".into()),
+        },
+        Elem::Repeat => return Err("a repeated group inside a repeated group".into()),
+    }
+    Ok(())
 }
 
 fn common(a: &[u8], b: &[u8]) -> usize {
@@ -391,7 +524,7 @@ fn parse_seq(
     fields: &mut Vec<FieldSpec>,
     tables: TableLookup<'_>,
     depth: usize,
-    nopt: &mut usize,
+    extra: &mut Extra,
 ) -> Result<Vec<Tree>, PatternError> {
     let mut out = Vec::new();
     let mut lit = Vec::new();
@@ -406,7 +539,11 @@ fn parse_seq(
             b']' if depth > 0 => break,
             b'{' => Tree::Elem(token(t, pos, fields, tables)?),
             b'[' if t.get(*pos + 1) == Some(&b'?') => {
-                optional(t, pos, fields, tables, depth, nopt)?
+                optional(t, pos, fields, tables, depth, extra)?
+            }
+            b'[' if t.get(*pos + 1) == Some(&b'*') => {
+                repeated(t, pos, tables, depth, extra)?;
+                Tree::Elem(Elem::Repeat)
             }
             _ => {
                 lit.push(c);
@@ -505,7 +642,7 @@ fn optional(
     fields: &mut Vec<FieldSpec>,
     tables: TableLookup<'_>,
     depth: usize,
-    nopt: &mut usize,
+    extra: &mut Extra,
 ) -> Result<Tree, PatternError> {
     let start = *pos;
     let name_end = t[start + 2..]
@@ -523,8 +660,8 @@ fn optional(
             "an optional part starts `[?flag:` naming its presence field".into(),
         ));
     }
-    *nopt += 1;
-    if *nopt > MAX_OPTIONAL {
+    extra.nopt += 1;
+    if extra.nopt > MAX_OPTIONAL {
         return Err(err(format!("more than {MAX_OPTIONAL} optional parts")));
     }
     let f = field_index(fields, name, FieldKind::Int).map_err(err)?;
@@ -533,12 +670,111 @@ fn optional(
         return Err(err("write an optional part as `[?flag:text]`".into()));
     }
     *pos = name_end + 1;
-    let body = parse_seq(t, pos, fields, tables, depth + 1, nopt)?;
+    let body = parse_seq(t, pos, fields, tables, depth + 1, extra)?;
     if t.get(*pos) != Some(&b']') {
         return Err(err("optional part without its closing `]`".into()));
     }
     *pos += 1;
     Ok(Tree::Opt(f, body))
+}
+
+/// The name after `[?` or `[*` at `start`, and where it ends.
+fn part_name(t: &[u8], start: usize) -> (&str, usize) {
+    let end = t[start + 2..]
+        .iter()
+        .position(|&c| !(c.is_ascii_alphanumeric() || c == b'_' || c == b'.'))
+        .map(|k| start + 2 + k)
+        .unwrap_or(t.len());
+    (std::str::from_utf8(&t[start + 2..end]).unwrap_or(""), end)
+}
+
+/// The repeated group `[*list:…]` at `*pos` (inside optional parts `depth` deep): kept in
+/// `extra.repeat`; `*pos` moves past its `]`.
+fn repeated(
+    t: &[u8],
+    pos: &mut usize,
+    tables: TableLookup<'_>,
+    depth: usize,
+    extra: &mut Extra,
+) -> Result<(), PatternError> {
+    let start = *pos;
+    let (name, name_end) = part_name(t, start);
+    let err = |m: &str| PatternError {
+        message: m.into(),
+        at: start,
+    };
+    if !is_name(name) || t.get(name_end) != Some(&b':') {
+        return Err(err(
+            "write a repeated group as `[*list:text]`, naming the DTD repeat it fills",
+        ));
+    }
+    if depth > 0 {
+        return Err(err("a repeated group may not be inside an optional part"));
+    }
+    if extra.repeat.is_some() {
+        return Err(err("a pattern may have one repeated group"));
+    }
+    let name = name.to_string();
+    *pos = name_end + 1;
+    // The item's fields are a naming level of their own (`inl.function`, beside `function`).
+    let mut fields = Vec::new();
+    let mut inner = Extra {
+        nopt: MAX_OPTIONAL,
+        repeat: None,
+    };
+    let body = parse_seq(t, pos, &mut fields, tables, depth + 1, &mut inner)?;
+    if t.get(*pos) != Some(&b']') {
+        return Err(err("repeated group without its closing `]`"));
+    }
+    *pos += 1;
+    let mut elems = Vec::new();
+    for tree in body {
+        match tree {
+            Tree::Elem(Elem::Str(_) | Elem::BackStr(_)) => {
+                return Err(err(
+                    "a repeated group holds number tokens and `one(…)`, not strings",
+                ))
+            }
+            Tree::Elem(Elem::Repeat) | Tree::Opt(..) => {
+                return Err(err(
+                    "a repeated group may not hold optional parts or repeats",
+                ))
+            }
+            Tree::Elem(e) => elems.push(e),
+        }
+    }
+    merge_lits(&mut elems);
+    let lead = match elems.first() {
+        Some(Elem::Lit(l)) if !l.contains(&b'\n') => l.clone(),
+        _ => {
+            return Err(err(
+                "a repeated group must start with literal text (and hold no line end)",
+            ))
+        }
+    };
+    if elems
+        .iter()
+        .any(|e| matches!(e, Elem::Lit(l) if l.contains(&b'\n')))
+    {
+        return Err(err("a repeated group may not hold a line end (`\\n`)"));
+    }
+    if fields.is_empty() || fields.len() > MAX_ITEM_FIELDS {
+        return Err(err(&format!(
+            "a repeated group holds 1 to {MAX_ITEM_FIELDS} tokens"
+        )));
+    }
+    for w in elems.windows(2) {
+        if !matches!(w[0], Elem::Lit(_)) && !matches!(w[1], Elem::Lit(_)) {
+            return Err(err("two tokens need literal text between them"));
+        }
+    }
+    extra.repeat = Some(Repeat {
+        name,
+        fields,
+        elems,
+        lead,
+    });
+    Ok(())
 }
 
 #[cfg(test)]
@@ -564,7 +800,7 @@ mod tests {
             })
             .collect();
         let mut out = Vec::new();
-        Pattern::render(&p.variants[vi], &outs, &mut out).unwrap();
+        p.render(&p.variants[vi], &outs, &mut out).unwrap();
         assert_eq!(out, unit.as_bytes());
         Some(vals)
     }
@@ -617,5 +853,62 @@ mod tests {
         let r = compile("{n:dec} {n:dec}");
         assert!(roundtrip(&r, "3 3").is_some());
         assert!(roundtrip(&r, "3 4").is_none());
+    }
+
+    #[test]
+    fn repeated_groups() {
+        let p = compile(
+            "i {ip:hex} {module:hex}[?f: {function:hex} {file:hex} {line:hex}][*inl: {function:hex} {file:hex} {line:hex}]",
+        );
+        let r = p.repeat.as_ref().unwrap();
+        assert_eq!(
+            (r.name.as_str(), r.fields.len(), r.lead.as_slice()),
+            ("inl", 3, &b" "[..])
+        );
+        // No item, one, two: the items' values follow the pattern's own six.
+        let v = roundtrip(&p, "i 7f 8 c d 79").unwrap();
+        assert_eq!((v.len(), p.items(v.len()), v[2]), (6, 0, Val::Int(1)));
+        let v = roundtrip(&p, "i 7f 8 e d 4a e d 1a").unwrap();
+        assert_eq!(p.items(v.len()), 1);
+        assert_eq!(&v[6..], &[Val::Int(0xe), Val::Int(0xd), Val::Int(0x1a)]);
+        let v = roundtrip(&p, "i 5 1 16 15 8 17 15 10 18 15 15").unwrap();
+        assert_eq!(
+            (p.items(v.len()), v[9], v[11]),
+            (2, Val::Int(0x18), Val::Int(0x15))
+        );
+        let v = roundtrip(&p, "i 5 1").unwrap();
+        assert_eq!((p.items(v.len()), v[2]), (0, Val::Int(0)));
+        // Greedy, no backtracking: an item started must be whole; no trailing text.
+        assert!(roundtrip(&p, "i 5 1 16 15 8 17").is_none());
+        assert!(roundtrip(&p, "i 5 1 16 15 8 17 15 10 ").is_none());
+        assert!(roundtrip(&p, "i 5 1 16 15 8  17 15 10").is_none());
+        // Text after the group, back-references inside an item, a single-field group.
+        let q = compile("B[*xs:,{x:dec}:{x:dec}];");
+        let v = roundtrip(&q, "B,1:1,22:22;").unwrap();
+        assert_eq!(&v[..], &[Val::Int(1), Val::Int(22)]);
+        assert!(roundtrip(&q, "B,1:2;").is_none());
+        assert!(roundtrip(&q, "B;").is_some());
+    }
+
+    #[test]
+    fn repeated_group_errors() {
+        let lookup: TableLookup = &|_| Ok(0);
+        let err = |p: &str| Pattern::compile(p.as_bytes(), lookup).unwrap_err().message;
+        assert!(
+            err("a[*r:{x:dec}]").contains("start with literal"),
+            "{}",
+            err("a[*r:{x:dec}]")
+        );
+        assert!(err("a[*r: x]").contains("1 to 8 tokens"));
+        assert!(err("a[*r: {x:dec}][*s: {y:dec}]").contains("one repeated group"));
+        assert!(err("a[?o: [*r: {x:dec}]]").contains("inside an optional part"));
+        assert!(err("a[*r: {x:str}]").contains("not strings"));
+        assert!(err("a[*r: {x:dec}[?o: y]]").contains("optional parts"));
+        assert!(err("a[*r: {x:dec}]{y:dec}").contains("literal text after it"));
+        assert!(err("a {s:str}[*r: {x:dec}]").contains("may not follow a string"));
+        assert!(err("a[*r: {x:dec}").contains("closing"));
+        assert!(err("a[*: {x:dec}]").contains("[*list:text]"));
+        assert!(err("a[*r: {x:dec}\n]").contains("line end"));
+        assert!(err("a[*r: {x:dec}] ;").contains("which the group would take"));
     }
 }

@@ -66,6 +66,17 @@ pub(crate) trait Sink {
         record: &str,
         fields: &[(&str, FieldType)],
     ) -> Result<PlanId, SinkError>;
+    /// As [`Sink::plan`], for a record whose repeat `repeat.0` the caller fills with items of
+    /// the integer fields `repeat.1` (keys within an item). [`Sink::write`] then takes the
+    /// planned fields' values followed by each item's values in turn; the repeat's count is
+    /// the number of items.
+    fn plan_repeat(
+        &mut self,
+        section: Option<&str>,
+        record: &str,
+        fields: &[(&str, FieldType)],
+        repeat: Option<(&str, &[&str])>,
+    ) -> Result<PlanId, SinkError>;
     /// Whether the DTD declares record `record` in its global scope.
     fn has_record(&self, record: &str) -> bool;
     /// Write one record of a plan.
@@ -90,6 +101,25 @@ enum Slot {
     Const(In),
     Field(usize),
     LenOf(usize),
+    /// The count of the repeat the caller fills: the number of items given.
+    Count,
+    /// Field `.0` of the item being written.
+    Item(usize),
+}
+
+/// The repeat a plan's caller fills ([`Sink::plan_repeat`]): where one item's values lie in the
+/// template, how many values an item takes, and their limits and bytes.
+#[derive(Debug, Clone)]
+struct ItemPlan {
+    /// Template index of the first of one item's slots, and how many there are.
+    start: usize,
+    len: usize,
+    /// Values per item given to `write`.
+    fields: usize,
+    /// Per item value: the largest value its field holds.
+    limits: Vec<u64>,
+    /// The bytes one item takes at the declared widths.
+    size: u64,
 }
 
 /// A prepared record kind ([`PlanId`]): how the given fields become the writer's ordered
@@ -112,6 +142,10 @@ struct RecordPlan {
     /// Per given field: the largest value (integers, offsets) or length (byte strings) it
     /// holds.
     limits: Vec<u64>,
+    /// How many values the caller gives before the repeat's items.
+    given: usize,
+    /// The repeat the caller fills, if any.
+    item: Option<ItemPlan>,
 }
 
 /// [`Sink`] over [`TraceWriter`].
@@ -125,6 +159,8 @@ pub(crate) struct WriterSink<'s> {
 }
 
 const MARK: u64 = 0xFEED_0000_0000_0000;
+/// Markers of a repeat item's fields in a template.
+const ITEM_MARK: u64 = 0xFEEE_0000_0000_0000;
 
 /// How many records of a type whose widened field holds values that fit its declared width
 /// again are written before the field is narrowed back to that width.
@@ -207,10 +243,63 @@ impl<'s> WriterSink<'s> {
         rid: RecordId,
         record: &str,
         fields: &[(&str, FieldType)],
+        repeat: Option<&RepeatKeys>,
+    ) -> Result<Template, SinkError> {
+        let Some(rep) = repeat else {
+            return Ok((self.template_with(rid, record, fields, None)?, None));
+        };
+        // Assembled with one item and with two: the count is where they first differ, one
+        // item's slots follow it, and the rest is the same.
+        let one = self.template_with(rid, record, fields, Some((rep, 1)))?;
+        let two = self.template_with(rid, record, fields, Some((rep, 2)))?;
+        let c = one
+            .iter()
+            .zip(&two)
+            .position(|(a, b)| format!("{a:?}") != format!("{b:?}"));
+        let k = two.len().saturating_sub(one.len());
+        let bad = || {
+            SinkError::Fatal(format!(
+                "record `{record}`: repeat `{}` is not one the importer can fill (its count must come right before its items)",
+                rep.key
+            ))
+        };
+        let c = c.ok_or_else(bad)?;
+        let counted =
+            matches!(one[c], Slot::Const(In::Int(1))) && matches!(two[c], Slot::Const(In::Int(2)));
+        if !counted || k == 0 || one.len() < c + 1 + k {
+            return Err(bad());
+        }
+        let mut t = one;
+        t[c] = Slot::Count;
+        Ok((t, Some((c + 1, k))))
+    }
+
+    /// The template of record `rid`, with `items` items of the repeat `rep` given.
+    fn template_with(
+        &self,
+        rid: RecordId,
+        record: &str,
+        fields: &[(&str, FieldType)],
+        items: Option<(&RepeatKeys, usize)>,
     ) -> Result<Vec<Slot>, SinkError> {
         // The writer's assembler places each named field and derives lengths; markers show
         // where each mapping field and each length landed in the ordered values.
         let mut named = Fields::new();
+        if let Some((rep, n)) = items {
+            let mark = |m: &Option<usize>| m.map_or(0, |j| ITEM_MARK + j as u64);
+            let item = |_| {
+                if rep.single {
+                    F::Int(rep.fields.first().map_or(0, mark))
+                } else {
+                    let mut g = Fields::new();
+                    for (key, m) in rep.keys.iter().zip(&rep.fields) {
+                        g.push(key.clone(), F::Int(mark(m)));
+                    }
+                    F::Group(g)
+                }
+            };
+            named.push(rep.key.clone(), F::List((0..n).map(item).collect()));
+        }
         for (i, (name, ty)) in fields.iter().enumerate() {
             let slot = Self::slot_name(self.schema, rid, name).ok_or_else(|| {
                 SinkError::Fatal(format!("record `{record}` has no field `{name}`"))
@@ -232,6 +321,9 @@ impl<'s> WriterSink<'s> {
                 In::Int(v) | In::Offset(v) if v >= MARK && v < MARK + fields.len() as u64 => {
                     Slot::Field((v - MARK) as usize)
                 }
+                In::Int(v) if (ITEM_MARK..ITEM_MARK + 0x1_0000).contains(&v) => {
+                    Slot::Item((v - ITEM_MARK) as usize)
+                }
                 In::Int(v) if (LEN_MARK as u64..(LEN_MARK + fields.len()) as u64).contains(&v) => {
                     Slot::LenOf(v as usize - LEN_MARK)
                 }
@@ -239,6 +331,83 @@ impl<'s> WriterSink<'s> {
                 other => Slot::Const(other),
             })
             .collect())
+    }
+}
+
+/// A record's template, and where one item of its repeat lies in it (first index, length).
+type Template = (Vec<Slot>, Option<(usize, usize)>);
+
+/// The repeat a caller fills, as the record's shape keys it.
+struct RepeatKeys {
+    /// The list's key.
+    key: String,
+    /// Whether an item is one scalar field.
+    single: bool,
+    /// The keys of an item's fields (within the item), and their slots.
+    keys: Vec<String>,
+    slots: Vec<usize>,
+    /// Per item field: the index of the caller's value for it (`None`: written as 0).
+    fields: Vec<Option<usize>>,
+}
+
+impl RepeatKeys {
+    /// The repeat `name` of record `rt` at its top level, filled with the integer fields
+    /// `given` (keys within an item).
+    fn new(
+        rt: &RecordType,
+        record: &str,
+        name: &str,
+        given: &[&str],
+    ) -> Result<RepeatKeys, SinkError> {
+        let fail = |m: String| SinkError::Fatal(format!("record `{record}`: {m}"));
+        let shape = crate::Shape::of(rt);
+        let Some((single, item)) = shape.iter().find_map(|s| match s {
+            crate::Shape::List {
+                key, item, single, ..
+            } if key == name => Some((*single, item)),
+            _ => None,
+        }) else {
+            return Err(fail(format!(
+                "no repeat `{name}` at the top level of the record"
+            )));
+        };
+        let mut keys = Vec::new();
+        let mut slots = Vec::new();
+        for m in item {
+            match m {
+                crate::Shape::Field { key, slot }
+                    if matches!(rt.slots[*slot as usize].kind, SlotKind::Int { .. }) =>
+                {
+                    keys.push(if single {
+                        name.to_string()
+                    } else {
+                        key.clone()
+                    });
+                    slots.push(*slot as usize);
+                }
+                _ => {
+                    return Err(fail(format!(
+                        "the items of repeat `{name}` must be integer fields"
+                    )))
+                }
+            }
+        }
+        let fields = keys
+            .iter()
+            .map(|k| given.iter().position(|g| g == k))
+            .collect::<Vec<_>>();
+        if let Some(g) = given.iter().find(|g| !keys.iter().any(|k| k == *g)) {
+            return Err(fail(format!(
+                "the items of repeat `{name}` have no field `{g}`"
+            )));
+        }
+        Ok(RepeatKeys {
+            key: name.to_string(),
+            single,
+            keys,
+            slots,
+            fields,
+        })
     }
 }
 
@@ -259,10 +428,21 @@ fn with_unnamed_ints<'f>(
 ) -> Vec<(&'f str, FieldType)> {
     let rt = schema.record(rid);
     let mut all = fields.to_vec();
+    // A repeat's count is its number of items, and its items' fields are given per item.
+    let counts: Vec<usize> = crate::Shape::of(rt)
+        .iter()
+        .filter_map(|s| match s {
+            crate::Shape::List { count, .. } => Some(*count as usize),
+            _ => None,
+        })
+        .collect();
     for (k, s) in rt.slots.iter().enumerate().skip(1) {
         let SlotKind::Int { .. } = s.kind else {
             continue;
         };
+        if s.in_repeat || counts.contains(&k) {
+            continue;
+        }
         let named = fields.iter().any(|(n, _)| {
             WriterSink::slot_name(schema, rid, n).as_deref() == Some(s.name.as_str())
         });
@@ -387,10 +567,25 @@ impl Sink for WriterSink<'_> {
         record: &str,
         fields: &[(&str, FieldType)],
     ) -> Result<PlanId, SinkError> {
+        self.plan_repeat(section, record, fields, None)
+    }
+
+    fn plan_repeat(
+        &mut self,
+        section: Option<&str>,
+        record: &str,
+        fields: &[(&str, FieldType)],
+        repeat: Option<(&str, &[&str])>,
+    ) -> Result<PlanId, SinkError> {
         let schema = self.schema;
         let rid = Self::record_id(schema, section, record)?;
         let rt = schema.record(rid);
+        let given = fields.len();
         let fields = with_unnamed_ints(schema, rid, fields);
+        let rep = match repeat {
+            Some((name, item)) => Some(RepeatKeys::new(rt, record, name, item)?),
+            None => None,
+        };
         // The slot each mapping field fills (`None` where the record has no such field).
         let slots: Vec<Option<usize>> = fields
             .iter()
@@ -399,9 +594,38 @@ impl Sink for WriterSink<'_> {
                 rt.slots.iter().position(|s| s.name == sn)
             })
             .collect();
-        let template = self.template(rid, record, &fields)?;
+        let (template, range) = self.template(rid, record, &fields, rep.as_ref())?;
         let (fixed_size, max_len) = sizes(schema, rt);
         let widen = widened(rt, &fields, &slots);
+        let item = match (&rep, range) {
+            (Some(r), Some((start, len))) => {
+                let n = repeat.map_or(0, |(_, f)| f.len());
+                let mut limits = vec![u64::MAX; n];
+                for (m, &k) in r.fields.iter().zip(&r.slots) {
+                    if let Some(j) = m {
+                        limits[*j] = limit(rt, Some(k));
+                    }
+                }
+                let size = r
+                    .slots
+                    .iter()
+                    .map(|&k| match rt.slots[k].kind {
+                        SlotKind::Int { width } if !rt.slots[k].interp.is_zero_width() => {
+                            width as u64
+                        }
+                        _ => 0,
+                    })
+                    .sum();
+                Some(ItemPlan {
+                    start,
+                    len,
+                    fields: n.max(1),
+                    limits,
+                    size,
+                })
+            }
+            _ => None,
+        };
         self.plans.push(RecordPlan {
             rid,
             template,
@@ -411,6 +635,8 @@ impl Sink for WriterSink<'_> {
             fixed_size,
             max_len,
             limits: slots.iter().map(|k| limit(rt, *k)).collect(),
+            given,
+            item,
         });
         Ok(self.plans.len() - 1)
     }
@@ -420,7 +646,12 @@ impl Sink for WriterSink<'_> {
         // A `default` field whose value differs from the live default, or a `delta` field whose
         // step does not fit its width: a metadata record first (format.md §5.4) sets the default
         // to the value, or restarts the delta chain at the value (the record then stores 0).
-        let value = |i: usize| values.get(i).copied().unwrap_or(Value::Int(0));
+        // The values given for the planned fields (the unnamed ones are 0), then the items'.
+        let given = p.given;
+        let value = |i: usize| match i < given {
+            true => values.get(i).copied().unwrap_or(Value::Int(0)),
+            false => Value::Int(0),
+        };
         for &(i, slot) in &p.auto {
             if let Value::Int(v) = value(i) {
                 let Some(ss) = self.writer.live(p.rid, slot) else {
@@ -469,20 +700,43 @@ impl Sink for WriterSink<'_> {
             }
         }
         let p = &self.plans[plan];
+        let items = values.get(given..).unwrap_or_default();
+        let per = p.item.as_ref().map_or(1, |it| it.fields);
+        let input = |s: &Slot, item: usize| match s {
+            Slot::Const(c) => c.clone(),
+            Slot::Field(i) => match value(*i) {
+                Value::Int(v) => In::Int(v),
+                Value::Offset(v) => In::Offset(v),
+                Value::Bytes(b) => In::Bytes(b.to_vec()),
+            },
+            Slot::LenOf(i) => match value(*i) {
+                Value::Bytes(b) => In::Int(b.len() as u64),
+                _ => In::Int(0),
+            },
+            Slot::Count => In::Int((items.len() / per) as u64),
+            Slot::Item(j) => match items.get(item * per + j) {
+                Some(Value::Int(v)) => In::Int(*v),
+                _ => In::Int(0),
+            },
+        };
         self.inputs.clear();
-        for s in &p.template {
-            self.inputs.push(match s {
-                Slot::Const(c) => c.clone(),
-                Slot::Field(i) => match value(*i) {
-                    Value::Int(v) => In::Int(v),
-                    Value::Offset(v) => In::Offset(v),
-                    Value::Bytes(b) => In::Bytes(b.to_vec()),
-                },
-                Slot::LenOf(i) => match value(*i) {
-                    Value::Bytes(b) => In::Int(b.len() as u64),
-                    _ => In::Int(0),
-                },
-            });
+        let (start, len) = p
+            .item
+            .as_ref()
+            .map_or((usize::MAX, 0), |it| (it.start, it.len));
+        let mut k = 0;
+        while k < p.template.len() {
+            if k == start {
+                for item in 0..items.len() / per {
+                    for s in &p.template[start..start + len] {
+                        self.inputs.push(input(s, item));
+                    }
+                }
+                k += len;
+                continue;
+            }
+            self.inputs.push(input(&p.template[k], 0));
+            k += 1;
         }
         self.writer.record(p.rid, &self.inputs).map_err(unrep)
     }
@@ -499,9 +753,17 @@ impl Sink for WriterSink<'_> {
     fn check(&self, plan: PlanId, values: &[Value<'_>]) -> Result<Option<u64>, SinkError> {
         let p = &self.plans[plan];
         let mut size = p.fixed_size;
+        if let Some(it) = &p.item {
+            // The declared widths count one item; the record has as many as given.
+            let n = values.len().saturating_sub(p.given) / it.fields;
+            size = size - it.size + n as u64 * it.size;
+        }
         let mut wide = false;
         for (i, v) in values.iter().enumerate() {
-            let limit = p.limits.get(i).copied().unwrap_or(u64::MAX);
+            let limit = match (&p.item, i.checked_sub(p.given)) {
+                (Some(it), Some(j)) => it.limits.get(j % it.fields).copied().unwrap_or(u64::MAX),
+                _ => p.limits.get(i).copied().unwrap_or(u64::MAX),
+            };
             let n = match v {
                 Value::Int(x) | Value::Offset(x) => *x,
                 Value::Bytes(b) => {
@@ -510,7 +772,7 @@ impl Sink for WriterSink<'_> {
                 }
             };
             if n > limit {
-                if p.widen.iter().any(|w| w.0 == i) {
+                if i < p.given && p.widen.iter().any(|w| w.0 == i) {
                     // Written after a metadata record that widens the field: size unknown.
                     wide = true;
                     continue;

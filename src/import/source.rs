@@ -173,6 +173,14 @@ impl<'d> Rec<'_, 'd> {
         }
     }
 
+    /// The integer values of every occurrence of field `name` (one per repeat item).
+    pub fn ints_all<'n>(&self, name: &'n str) -> impl Iterator<Item = u64> + 'n
+    where
+        'd: 'n,
+    {
+        self.view.field_all(name).filter_map(|f| f.as_u64())
+    }
+
     /// The bytes of field `name`: a byte string, or the string a `sectionOffset` leads to.
     pub fn bytes(&self, name: &str) -> Option<&'d [u8]> {
         let f = self.view.field(name)?;

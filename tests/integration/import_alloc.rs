@@ -256,16 +256,16 @@ fn heaptrack_ips_and_traces_are_sections_with_parent_links() {
         assert!(out.status.success(), "{}", text(&out.stderr));
         text(&out.stdout).to_string()
     };
-    // Every `i` line is an ipInfo of section ips, none is left in section heap.
+    // Every `i` line is an ipFrames of section ips, none is left in section heap.
     let d = dump("ips");
     assert_eq!(
-        d.lines().filter(|l| l.starts_with("ipInfo ")).count(),
+        d.lines().filter(|l| l.starts_with("ipFrames ")).count(),
         ips,
         "{d}"
     );
     let heap = dump("heap");
     assert!(
-        !heap.contains("ipInfo") && !heap.contains("traceNode"),
+        !heap.contains("ipFrames") && !heap.contains("traceNode"),
         "{heap}"
     );
     assert!(heap.contains("import_routed") || dump("global").contains("import_routed"));
@@ -295,4 +295,72 @@ fn heaptrack_ips_and_traces_are_sections_with_parent_links() {
         let want = format!("parent=@{}:", offsets[p]);
         assert!(rec.contains(&want), "node {k}: {rec} lacks {want}");
     }
+}
+
+/// heaptrack writes an instruction pointer's frames as `i IP MODULE [FN FILE LINE [FN FILE
+/// LINE]…]`: the first frame, then each frame inlined into it, innermost first. The first is
+/// `function`, `file`, `line` of `ipFrames`, the others the items of its repeat `inl`, in
+/// order, as read here from the text; export gives the recording back byte for byte.
+#[test]
+fn heaptrack_inlined_frames_are_items_of_a_repeat() {
+    let mut items_seen = 0;
+    for name in ["inlined.zst", "threads.zst"] {
+        let input = util::root().join("tests/data/heaptrack-stacks").join(name);
+        round_trip("heaptrack", &input);
+        let text_in = String::from_utf8(plain(&input)).unwrap();
+        if text_in.is_empty() {
+            eprintln!("no zstd tool: the frames of {name} are not compared");
+            continue;
+        }
+        // Per `i` line, in order: its frames after the first.
+        let want: Vec<String> = text_in
+            .lines()
+            .filter_map(|l| l.strip_prefix("i "))
+            .map(|l| {
+                let w: Vec<u64> = l
+                    .split(' ')
+                    .map(|x| u64::from_str_radix(x, 16).unwrap())
+                    .collect();
+                let inl: Vec<String> = w
+                    .get(5..)
+                    .unwrap_or_default()
+                    .chunks(3)
+                    .map(|c| format!("{{function={} file={} line={}}}", c[0], c[1], c[2]))
+                    .collect();
+                items_seen += inl.len();
+                format!("ninl={} inl=[{}]", inl.len(), inl.join(" "))
+            })
+            .collect();
+        let dir = util::tempdir();
+        let t = dir.path().join("t.mtf");
+        let t = t.to_str().unwrap();
+        let out = mtf(&["import", input.to_str().unwrap(), "-o", t]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let out = mtf(&["dump", "-s", "ips", t]);
+        let d = text(&out.stdout).to_string();
+        let got: Vec<&str> = d
+            .lines()
+            .filter(|l| l.starts_with("ipFrames "))
+            .map(|l| &l[l.find(" ninl=").unwrap() + 1..])
+            .collect();
+        assert_eq!(got, want, "{name}");
+    }
+    assert!(items_seen >= 3, "the recordings have inlined frames");
+}
+
+/// A repeated group reads at most 4,096 items from a unit: a longer chain of frames stays a
+/// raw line, which the import names, and export still gives the input back.
+#[test]
+fn heaptrack_frames_over_the_repeat_limit_stay_raw() {
+    let dir = util::tempdir();
+    let input = dir.path().join("long.txt");
+    let over = format!("i 7f 8 c d 79{}\n", " 1 2 3".repeat(4097));
+    let at = format!("i 7f 8 c d 79{}\n", " 1 2 3".repeat(4096));
+    std::fs::write(&input, format!("v 10400 3\n{over}{at}")).unwrap();
+    let (err, _) = round_trip("heaptrack", &input);
+    assert!(err.contains("1 kept as raw lines"), "{err}");
+    assert!(
+        err.contains("long.txt:2: 4097 items of repeat `inl`, more than the limit of 4096"),
+        "{err}"
+    );
 }

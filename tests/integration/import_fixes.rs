@@ -216,7 +216,7 @@ fn heaptrack_frames_without_file_and_line_keep_their_function() {
     let (dir, t) = import_checked("heaptrack", &input);
     let dump = mtf(&["dump", "-s", "ips", t.to_str().unwrap()]);
     assert!(
-        text(&dump.stdout).contains("hasframe=2 function=4 file=0 line=0 hasmore=0"),
+        text(&dump.stdout).contains("hasframe=2 function=4 file=0 line=0 ninl=0 inl=[]"),
         "{}",
         text(&dump.stdout)
     );
@@ -511,3 +511,182 @@ fn shared_android_sample_gives_the_figures_of_its_own_reader() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(heap_of(&stats_json(&t)), want);
 }
+
+/// heaptrack_print's reader rules — the stop functions (`main`, `__libc_start_main`,
+/// `__static_initialization_and_destruction_0`), the leaf frames dropped (`operator new` of
+/// `unsigned long` and `unsigned int`, plain and `[]`) and the built-in leak suppressions of
+/// heaptrack 1.4.0 (accumulatedtracedata.cpp, suppressions.cpp) — are records that
+/// heaptrack.map's `emit` lines write at the start of the trace, before the recording's own;
+/// export leaves them out. An embedded `S leak:PATTERN` line is a `suppression` record. The
+/// recording's strings keep their numbers: the site is named after string 1.
+#[test]
+fn heaptrack_reader_rules_are_implied_records_and_s_lines_suppressions() {
+    let dir = util::tempdir();
+    let input = dir.path().join("rec.txt");
+    let rec =
+        "v 10400 3\nS 9 leak:foo*\ns 7 compute\ni 5 1 1 0 0\nt 1 0\na 8 1\n+ 0\nS leak:bar \n";
+    std::fs::write(&input, rec).unwrap();
+    let (_keep, t) = import_checked("heaptrack", &input);
+    let out = mtf(&["dump", "-s", "heap", t.to_str().unwrap()]);
+    let dump = text(&out.stdout).to_string();
+    let recs: Vec<String> = dump
+        .lines()
+        .filter_map(|l| {
+            let (name, rest) = l.split_once(' ')?;
+            let value = rest.split_once(".data=")?.1;
+            Some(format!("{name} {value}"))
+        })
+        .collect();
+    let mut want: Vec<String> = vec![r#"import_part "rec.txt""#.into()];
+    for f in [
+        "main",
+        "__libc_start_main",
+        "__static_initialization_and_destruction_0",
+    ] {
+        want.push(format!("stackStop \"{f}\""));
+    }
+    for f in [
+        "operator new(unsigned long)",
+        "operator new[](unsigned long)",
+        "operator new(unsigned int)",
+        "operator new[](unsigned int)",
+    ] {
+        want.push(format!("stackSkip \"{f}\""));
+    }
+    for f in [
+        "__nss_module_allocate",
+        "__gconv_read_conf",
+        "__new_exitfn",
+        "tzset_internal",
+        "dl_open_worker",
+        "g_main_context_new",
+        "g_thread_self",
+    ] {
+        want.push(format!("leakSuppression \"{f}\""));
+    }
+    want.push(r#"suppression "foo*""#.into());
+    want.push(r#"suppression "bar ""#.into());
+    assert_eq!(recs, want, "{dump}");
+    let stats = stats_json(&t);
+    let sites = &stats["namespaces"][0]["sites"]["by_allocated"];
+    assert_eq!(sites[0]["name"], "compute", "{sites}");
+}
+
+/// A real recording whose program embeds leak suppressions (`__lsan_default_suppressions`):
+/// heaptrack writes them as `S LEN leak:PATTERN` lines in the raw file and heaptrack_interpret
+/// passes them on; both import them as `suppression` records, read here from the text.
+#[test]
+fn heaptrack_embedded_suppressions_of_a_recording() {
+    for (format, file) in [
+        ("heaptrack", "heaptrack-suppressions.txt"),
+        ("heaptrack_raw", "heaptrack-suppressions.raw.txt"),
+    ] {
+        let input = data(file);
+        let want: Vec<String> = std::fs::read_to_string(&input)
+            .unwrap()
+            .lines()
+            .filter_map(|l| l.strip_prefix("S "))
+            .map(|l| {
+                let (len, rest) = l.split_once(' ').unwrap();
+                let pattern = rest.strip_prefix("leak:").unwrap();
+                assert_eq!(usize::from_str_radix(len, 16).unwrap(), rest.len());
+                format!(
+                    "suppression haslen=1 len={} pattern.len={} pattern.data=\"{pattern}\"",
+                    rest.len(),
+                    pattern.len()
+                )
+            })
+            .collect();
+        assert_eq!(want.len(), 2, "{file}");
+        let (_keep, t) = import_checked(format, &input);
+        let out = mtf(&["dump", "-s", "heap", t.to_str().unwrap()]);
+        let dump = text(&out.stdout).to_string();
+        let got: Vec<&str> = dump
+            .lines()
+            .filter(|l| l.starts_with("suppression "))
+            .collect();
+        assert_eq!(got, want, "{file}");
+    }
+}
+
+/// Repeated groups in a user's mapping: a repeat of one field (`frames : n*pc`), items with a
+/// field the group does not read (written 0), and items in a section that a `ref` points into,
+/// whose records are laid out before they are written (their size counts the items). A value
+/// too wide for an item's field keeps its line raw. Export gives the input back.
+#[test]
+fn repeated_groups_in_a_users_mapping() {
+    let dir = util::tempdir();
+    let path = |n: &str| dir.path().join(n).to_str().unwrap().to_string();
+    std::fs::write(path("r.dtd"), R_DTD).unwrap();
+    std::fs::write(path("r.map"), R_MAP).unwrap();
+    let input = "E 1 a b ffff;\nE 2;\nP 3,1=2,3=4\nR 1\nN 2 1 1/2 3/4\nN 3 2\nN 4 3 5/6\nN 5 2 7/8 9/10 11/12\nE 3 10000;\nP 9\n";
+    std::fs::write(path("in.txt"), input).unwrap();
+    let out = mtf(&[
+        "import",
+        "--map",
+        &path("r.map"),
+        &path("in.txt"),
+        "-o",
+        &path("o.mtf"),
+    ]);
+    let err = text(&out.stderr).to_string();
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("1 kept as raw lines"), "{err}");
+    assert!(
+        err.contains("in.txt:9: ev.frames: value 65536 does not fit"),
+        "{err}"
+    );
+    let out = mtf(&["check", "--dtd", &path("r.dtd"), &path("o.mtf")]);
+    assert!(out.status.success(), "{}", text(&out.stdout));
+    let out = mtf(&["dump", "--dtd", &path("r.dtd"), &path("o.mtf")]);
+    let dump = text(&out.stdout).to_string();
+    for want in [
+        "ev id=1 n=3 frames=[10 11 65535] extra=0",
+        "ev id=2 n=0 frames=[] extra=0",
+        "pair id=3 m=2 kv=[{k=1 v=2 z=0} {k=3 v=4 z=0}]",
+        "pair id=9 m=0 kv=[]",
+        // A root is 5 bytes, a node 11 and 8 per item: the parents' offsets.
+        "node id=2 parent=@0:1 c=2 kids=[{a=1 b=2} {a=3 b=4}]",
+        "node id=3 parent=@5:4 c=0 kids=[]",
+        "node id=4 parent=@32:0 c=1 kids=[{a=5 b=6}]",
+        "node id=5 parent=@5:4 c=3 kids=[{a=7 b=8} {a=9 b=10} {a=11 b=12}]",
+    ] {
+        assert!(dump.lines().any(|l| l == want), "{want}\n{dump}");
+    }
+    let out = mtf(&[
+        "export",
+        "--dtd",
+        &path("r.dtd"),
+        &path("o.mtf"),
+        "-o",
+        &path("back.txt"),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert_eq!(std::fs::read_to_string(path("back.txt")).unwrap(), input);
+}
+
+const R_DTD: &str = r#"tag.width = 1;
+include import;
+bytes16 : (len, data) {
+    len.width = 2;  len.interpretation = none;
+    data.width = len.value;  data.interpretation = none;  data.display = text;
+}
+num.width = 4; num.interpretation = none;
+section main 1 {
+    ev : (tag, id : num, frames : n*pc, extra : num) { tag.value = 4; n.width = 1; n.interpretation = none; frames.width = 2; frames.interpretation = none; }
+    pair : (tag, id : num, kv : m*(k : num, v : num, z : num)) { tag.value = 5; m.width = 1; m.interpretation = none; }
+}
+section nodes 2 {
+    node : (tag, id : num, parent : num, kids : c*(a : num, b : num)) { tag.value = 4; c.width = 2; c.interpretation = none; parent.interpretation = sectionOffset nodes; }
+    root : (tag, id : num) { tag.value = 5; }
+}
+"#;
+
+const R_MAP: &str = r#"format rtest
+dtd r.dtd
+part p section main
+record ev 'E {id:dec}[*frames: {frames:hex}];'
+record pair 'P {id:dec}[*kv:,{k:dec}={v:dec}]'
+record root section nodes 'R {id:dec}'
+record node section nodes 'N {id:dec} {parent:dec}[*kids: {a:dec}/{b:dec}]' ref parent=nodes
+"#;

@@ -187,7 +187,12 @@ fn rule_plan(
         None => {
             let fields = union_fields(part, &names, &types, &same);
             let section = r.section.as_ref().unwrap_or(&part.section);
-            sink.plan(Some(section), &r.record, &fields)?
+            let rep = part.repeat_of(&r.record);
+            let item: Vec<&str> = rep
+                .map(|x| x.fields.iter().map(|f| f.name.as_str()).collect())
+                .unwrap_or_default();
+            let repeat = rep.map(|x| (x.name.as_str(), item.as_slice()));
+            sink.plan_repeat(Some(section), &r.record, &fields, repeat)?
         }
     };
     Ok(RulePlan {
@@ -247,6 +252,9 @@ pub(super) fn dispatch(m: &Mapping, rules: &[Vec<RulePlan>]) -> Vec<Vec<Vec<u32>
         .map(|(part, plans)| {
             let mut by_byte = vec![Vec::new(); 257];
             for (ri, (rule, rp)) in part.rules.iter().zip(plans).enumerate() {
+                if rule.implied {
+                    continue; // written from `emit` lines, never from input
+                }
                 // What `try_rules` compares the first line with.
                 let key = first_line_lead(rule, rp.lines);
                 match key.first() {

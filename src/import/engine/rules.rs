@@ -12,6 +12,7 @@ use super::plans::first_line_lead;
 use super::route::{flush_run, route};
 use super::stream::Ahead;
 use super::Importer;
+use crate::limits::MAX_REPEAT_ITEMS;
 
 /// A value of a record being assembled from a unit.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -149,7 +150,10 @@ impl Importer<'_, '_> {
             if rule.pattern.matches(unit, &mut self.vals).is_none() {
                 continue;
             }
-            self.fill(pi, ri);
+            if let Some(why) = self.fill(pi, ri) {
+                unfit.get_or_insert(why);
+                continue;
+            }
             // Export renders a record with the first rule of its type that applies: take the
             // unit only if no earlier rule of the same record type would be chosen instead.
             if !self.first_to_apply(pi, ri) {
@@ -179,10 +183,50 @@ impl Importer<'_, '_> {
         Ok(None)
     }
 
+    /// The records of the part's `emit` lines (docs/mappings.md), at the start of an input of
+    /// the part: each line through its `implied` rule, as a unit of input would be.
+    pub(super) fn emit_implied(&mut self, pi: usize) -> Result<(), SinkError> {
+        let part = &self.m.parts[pi];
+        for e in &part.emits {
+            let line = e.line.as_bytes();
+            let fails = |why: &str| {
+                SinkError::Fatal(format!(
+                    "`emit` at line {} of mapping `{}`: {why}",
+                    e.lineno, self.m.name
+                ))
+            };
+            if part.rules[e.rule]
+                .pattern
+                .matches(line, &mut self.vals)
+                .is_none()
+            {
+                return Err(fails("the line does not match its record's pattern"));
+            }
+            if let Some(why) = self.fill(pi, e.rule) {
+                return Err(fails(&why));
+            }
+            if !self.intern(pi, e.rule, line)? {
+                return Err(fails("a string of the line cannot be stored"));
+            }
+            self.write_unit(pi, e.rule, line)
+                .map_err(|err| fails(&err.to_string()))?;
+        }
+        Ok(())
+    }
+
     /// The record's values from the pattern's, the rule's `set` constants and the part's kept
-    /// values, in `self.fin`.
-    fn fill(&mut self, pi: usize, ri: usize) {
+    /// values, in `self.fin`, then the items of its repeated group; why not, when the group
+    /// has more items than the limit.
+    fn fill(&mut self, pi: usize, ri: usize) -> Option<String> {
         let rp = &self.rules[pi][ri];
+        let pattern = &self.m.parts[pi].rules[ri].pattern;
+        let items = pattern.items(self.vals.len());
+        if items > MAX_REPEAT_ITEMS {
+            let name = pattern.repeat.as_ref().map_or("", |r| r.name.as_str());
+            return Some(format!(
+                "{items} items of repeat `{name}`, more than the limit of {MAX_REPEAT_ITEMS}"
+            ));
+        }
         self.fin.clear();
         self.fin.extend(rp.types.iter().map(|t| match t {
             FieldKind::Int => Slot::Int(0),
@@ -195,7 +239,8 @@ impl Importer<'_, '_> {
         for &(k, c) in &rp.keep_in {
             self.fin[k] = Slot::Int(self.kept[c]);
         }
-        for (k, v) in self.vals.iter().enumerate() {
+        let (own, item_vals) = self.vals.split_at(rp.slot_of.len().min(self.vals.len()));
+        for (k, v) in own.iter().enumerate() {
             let slot = rp.slot_of[k];
             self.fin[slot] = match (&rp.types[slot], *v) {
                 (FieldKind::Interned(_), Val::Span(a, b)) => Slot::Intern(a, b),
@@ -206,6 +251,12 @@ impl Importer<'_, '_> {
                 (FieldKind::Int, Val::Span(..)) => Slot::Int(0),
             };
         }
+        // The repeated group's items follow the record's own values.
+        self.fin.extend(item_vals.iter().map(|v| match *v {
+            Val::Int(x) => Slot::Int(x),
+            Val::Span(..) => Slot::Int(0),
+        }));
+        None
     }
 
     /// Whether rule `ri` applies to the values in `self.fin` and no earlier rule of the same

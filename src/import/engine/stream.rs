@@ -56,6 +56,7 @@ impl Importer<'_, '_> {
         let need = self.rules[pi].iter().map(|r| r.lines).max().unwrap_or(1);
         let (mut index, mut done) = (0usize, 0u64);
         self.start_part(pi);
+        self.emit_implied(pi).map_err(|e| fatal(shown, e))?;
         loop {
             // Fill the window (the first unit was read above to find the part's line end).
             while ahead.len() < need && have {
@@ -256,7 +257,10 @@ impl Importer<'_, '_> {
         }
         let part = &self.m.parts[pi];
         part.rules.iter().zip(&self.rules[pi]).any(|(r, rp)| {
-            !r.head && rp.lines == 1 && r.pattern.matches(&narrow, &mut self.vals).is_some()
+            !r.head
+                && !r.implied
+                && rp.lines == 1
+                && r.pattern.matches(&narrow, &mut self.vals).is_some()
         })
     }
 }

@@ -14,6 +14,8 @@
 //! header  N                         # the part's first N units try only `head` patterns
 //! record  RECORD 'PATTERN'          # a unit matching PATTERN becomes a RECORD
 //! head    RECORD 'PATTERN'          # the same, only within the header block
+//! record  RECORD 'PATTERN' implied  # a record the importer writes from `emit` lines only
+//! emit    RECORD 'LINE'             # written at the start of the part; not exported
 //! ```
 
 use std::io::Read;
@@ -110,6 +112,22 @@ pub struct Rule {
     /// `F` had in the last record of the part that had one (0 before any): a value the format
     /// leaves out because the line before gave it (malloc-lab's `a ID` with no size).
     pub keep: Vec<String>,
+    /// `implied`: the rule never takes a unit of input; its records are written by the
+    /// importer from the part's `emit` lines, at the start of the part, and export leaves them
+    /// out (facts a format's reader knows, such as heaptrack_print's stop frames).
+    pub implied: bool,
+}
+
+/// `emit RECORD 'LINE'`: a record the importer writes at the start of each input of the part,
+/// from `LINE` matched against the pattern of rule `rule` (an `implied` rule of the part).
+#[derive(Debug, Clone)]
+pub struct Emit {
+    /// Index of the rule in the part.
+    pub rule: usize,
+    /// The line.
+    pub line: String,
+    /// 1-based line of the directive in the mapping file.
+    pub lineno: usize,
 }
 
 impl Rule {
@@ -161,6 +179,8 @@ pub struct Part {
     pub limit: Option<String>,
     /// Rules in order: the first that matches and renders back identically wins.
     pub rules: Vec<Rule>,
+    /// `emit` lines: records written at the start of each input of the part, in order.
+    pub emits: Vec<Emit>,
 }
 
 impl Part {
@@ -173,6 +193,15 @@ impl Part {
             }
         }
         v
+    }
+
+    /// The repeated group the rules of record type `record` fill, if one of them has one (the
+    /// rules that have one agree on its name and fields: checked by [`Mapping::parse`]).
+    pub fn repeat_of(&self, record: &str) -> Option<&super::pattern::Repeat> {
+        self.rules
+            .iter()
+            .filter(|r| r.record == record)
+            .find_map(|r| r.pattern.repeat.as_ref())
     }
 
     /// The fields every rule of record type `record` in this part writes: the union of their
@@ -507,5 +536,64 @@ mod tests {
         assert!(!glob("trace", "trace2"));
         assert!(glob("c?asses.txt", "classes.txt"));
         assert!(glob("*", ""));
+    }
+
+    #[test]
+    fn implied_rules_and_emit() {
+        let head = "format t\ndtd t.dtd\npart p section main\n";
+        let m = Mapping::parse(
+            "t.map",
+            &format!("{head}record a 'a {{n:dec}}'\nrecord stop 'stop {{name:text}}' implied\nemit stop 'stop main'\nemit stop 'stop x y'\n"),
+        )
+        .unwrap();
+        let p = &m.parts[0];
+        assert!(!p.rules[0].implied && p.rules[1].implied);
+        let lines: Vec<(usize, &str, usize)> = p
+            .emits
+            .iter()
+            .map(|e| (e.rule, e.line.as_str(), e.lineno))
+            .collect();
+        assert_eq!(lines, [(1, "stop main", 6), (1, "stop x y", 7)]);
+        for (bad, why, line, col) in [
+            ("emit a 'a 1'\n", "no `implied` rule of record `a`", 5, 6),
+            (
+                "emit stop 'halt main'\n",
+                "does not match the pattern of record `stop`",
+                5,
+                11,
+            ),
+            (
+                "emit stop\n",
+                "`emit` takes a record name and a quoted line",
+                5,
+                1,
+            ),
+            (
+                "record b section s 'b' implied\n",
+                "one-line `record` rule",
+                5,
+                24,
+            ),
+            ("head b 'b' implied\n", "one-line `record` rule", 5, 12),
+            (
+                "record stop 'halt {name:text}' set k=1\n",
+                "`implied` and not",
+                5,
+                8,
+            ),
+        ] {
+            let text = format!("{head}record stop 'stop {{name:text}}' implied\n{bad}");
+            let text = text.replace("record stop 'halt {name:text}' set k=1\n", "");
+            let text = if bad.starts_with("record stop 'halt") {
+                format!("{head}record stop 'halt {{name:text}}' set k=1\nrecord stop 'stop {{name:text}}' implied\n")
+            } else {
+                text
+            };
+            let e = Mapping::parse("t.map", &text).unwrap_err();
+            assert!(e.message.contains(why), "{bad}: {}", e.message);
+            assert_eq!((e.line, e.col), (line, col), "{bad}: {}", e.message);
+        }
+        let e = Mapping::parse("t.map", "format t\ndtd t.dtd\nemit a 'a'\n").unwrap_err();
+        assert!(e.message.contains("belongs to a part"), "{}", e.message);
     }
 }

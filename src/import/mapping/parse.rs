@@ -6,7 +6,7 @@ use std::sync::Arc;
 use miette::NamedSource;
 
 use super::super::pattern::{FieldKind, Pattern};
-use super::{Cond, MapError, Mapping, Op, Operand, Part, Rule, Table, Units};
+use super::{Cond, Emit, MapError, Mapping, Op, Operand, Part, Rule, Table, Units};
 
 fn parse_number(s: &str) -> Option<u64> {
     match s.strip_prefix("0x") {
@@ -236,6 +236,7 @@ impl Parser<'_> {
                 }
             }
             "record" | "head" => self.rule(d)?,
+            "emit" => self.emit(d)?,
             o => return Err(self.fail(d.first.at, o.len(), format!("unknown directive `{o}`"))),
         }
         Ok(())
@@ -294,6 +295,7 @@ impl Parser<'_> {
             header: 0,
             limit: None,
             rules: Vec::new(),
+            emits: Vec::new(),
         });
         Ok(())
     }
@@ -349,8 +351,29 @@ impl Parser<'_> {
             args = &args[2..];
         }
         let pattern = self.pattern(&args[1])?;
+        let mut opts = &args[2..];
+        // `implied` (last): the importer writes the records from `emit` lines only.
+        let implied = matches!(opts.last(), Some(w) if !w.quoted && w.text == "implied");
+        if implied {
+            let w = &opts[opts.len() - 1];
+            opts = &opts[..opts.len() - 1];
+            if head || routed.is_some() || pattern.lines > 1 {
+                return Err(self.fail(
+                    w.at,
+                    7,
+                    "an `implied` rule is a one-line `record` rule of the part's section".into(),
+                ));
+            }
+        }
         let (set, when, refs, keep) =
-            self.rule_options(&record, &pattern, routed.as_deref(), &args[2..])?;
+            self.rule_options(&record, &pattern, routed.as_deref(), opts)?;
+        if implied && !(refs.is_empty() && keep.is_empty()) {
+            return Err(self.fail(
+                d.first.at,
+                d.line.len(),
+                "an `implied` rule takes no `ref` or `keep`".into(),
+            ));
+        }
         if self.m.parts.is_empty() {
             return Err(self.fail(
                 d.first.at,
@@ -368,10 +391,62 @@ impl Parser<'_> {
             section: routed,
             refs,
             keep,
+            implied,
         };
         self.check_rule(&rule, &d.args[0])?;
         if let Some(part) = self.m.parts.last_mut() {
             part.rules.push(rule);
+        }
+        Ok(())
+    }
+
+    /// `emit RECORD 'LINE'`: a record of an `implied` rule of the current part, written from
+    /// `LINE` at the start of each of its inputs.
+    fn emit(&mut self, d: &Directive<'_>) -> Parsed<()> {
+        self.want(d, 2, "a record name and a quoted line")?;
+        let record = self.plain(&d.args[0])?;
+        let line = &d.args[1];
+        if !line.quoted {
+            return Err(self.fail(line.at, line.text.len(), "the line must be quoted".into()));
+        }
+        let Some(part) = self.m.parts.last() else {
+            return Err(self.fail(
+                d.first.at,
+                4,
+                "`emit` belongs to a part: write `part` first".into(),
+            ));
+        };
+        let rules: Vec<usize> = (0..part.rules.len())
+            .filter(|&k| part.rules[k].record == record && part.rules[k].implied)
+            .collect();
+        if rules.is_empty() {
+            return Err(self.fail(
+                d.args[0].at,
+                record.len(),
+                format!("no `implied` rule of record `{record}` before it in this part"),
+            ));
+        }
+        let mut vals = Vec::new();
+        let found = rules.into_iter().find(|&k| {
+            part.rules[k]
+                .pattern
+                .matches(line.text.as_bytes(), &mut vals)
+                .is_some()
+        });
+        let Some(rule) = found else {
+            return Err(self.fail(
+                line.at,
+                line.raw.len() + 2,
+                format!("the line does not match the pattern of record `{record}`"),
+            ));
+        };
+        let emit = Emit {
+            rule,
+            line: line.text.clone(),
+            lineno: d.lineno,
+        };
+        if let Some(part) = self.m.parts.last_mut() {
+            part.emits.push(emit);
         }
         Ok(())
     }
@@ -494,11 +569,31 @@ impl Parser<'_> {
         if let Some(prev) = same().find(|r| r.set.is_empty() && r.when.is_empty()) {
             return Err(fail(format!("record `{record}` already has a pattern without `set` or `when` in this part (line {}): only the last pattern of a record may leave them out", prev.line)));
         }
+        if let Some(prev) = same().find(|r| r.implied != rule.implied) {
+            return Err(fail(format!(
+                "the rules of record `{record}` are `implied` and not (line {} and this one): a record type is read from input or written from `emit` lines",
+                prev.line
+            )));
+        }
         if let Some(prev) = same().find(|r| r.section != rule.section) {
             return Err(fail(format!(
                 "the rules of record `{record}` name different sections (line {} and this one)",
                 prev.line
             )));
+        }
+        // The rules that fill a repeat fill the same one: the record's items are written alike.
+        if let (Some(a), Some(b)) = (part.repeat_of(record), &rule.pattern.repeat) {
+            let same_fields = a.fields.len() == b.fields.len()
+                && a.fields
+                    .iter()
+                    .zip(&b.fields)
+                    .all(|(x, y)| x.name == y.name);
+            if a.name != b.name || !same_fields {
+                return Err(fail(format!(
+                    "record `{record}`: another pattern fills repeat `{}` with other fields; the patterns of a record fill one repeat with the same fields in the same order",
+                    a.name
+                )));
+            }
         }
         let (names, kinds) = part.fields_of(record);
         let mine = rule.pattern.fields.iter().map(|f| (&f.name, &f.kind));
