@@ -237,6 +237,10 @@ impl Interpreter<'_> {
     pub(super) fn stack_rules(&mut self, decl: &RecordDecl, view: &RecordView<'_>) {
         for r in &decl.stack {
             if let StackKind::Rule(rule) = r.kind {
+                // A guarded rule (`F.when = G; F.is = V;`) holds only when its guard does.
+                if !decl.applies(r.slot, |s| self.int(s)) {
+                    continue;
+                }
                 if let Some(name) = self.name_of(r.slot, view) {
                     if self.room() {
                         self.st.rules.push((rule, name));

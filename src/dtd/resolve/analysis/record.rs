@@ -355,7 +355,12 @@ impl<'a> Resolver<'a> {
             }
         };
         let negated = vp.prop.name == "isNot";
-        let has_role = rd.actions.iter().any(|a| a.slot as usize == s) || rec.has(s, "time");
+        // A stack rule (extension stacks/1) is a role too (its roles are read after guards).
+        let rule = ["stops", "skips", "suppresses"]
+            .iter()
+            .any(|r| rec.has(s, r));
+        let has_role =
+            rd.actions.iter().any(|a| a.slot as usize == s) || rec.has(s, "time") || rule;
         if !has_role {
             let w = wp.path_string();
             self.bad(
