@@ -60,6 +60,8 @@ mod spec_analysis;
 mod spec_cases;
 mod spec_cases_dtd;
 mod split_streams;
+#[cfg(feature = "flamegraph")]
+mod stacks;
 #[cfg(all(feature = "cli", feature = "import", feature = "plot"))]
 mod stats;
 #[cfg(all(feature = "cli", feature = "import", feature = "json"))]
