@@ -465,7 +465,7 @@ impl Tree {
             TreeKind::BottomUp => {
                 let _ = writeln!(
                     o,
-                    "{:>w0$} {:>w1$}  frame (called from below)",
+                    "{:>w0$} {:>w1$}  frame, its callers under it",
                     cost.name(),
                     ""
                 );
@@ -492,7 +492,7 @@ impl Tree {
                 o,
                 "({left} row{} not shown: {})",
                 plural(left),
-                cut_label(view)
+                cut_label(view, true)
             );
         }
         o
@@ -646,7 +646,7 @@ impl CallerCallee {
                 o,
                 "\n({left} symbol{} not shown: {})",
                 plural(left),
-                cut_label(view)
+                cut_label(view, false)
             );
         }
         o
@@ -670,15 +670,24 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn cut_label(view: &TreeView) -> String {
-    let mut why = vec![format!("a cost of 0 {}", view.cost.name())];
+/// Why rows were left out: `beyond the top 3 of a level, below 1 % of the total, or no peak`.
+fn cut_label(view: &TreeView, of_level: bool) -> String {
+    let mut why = Vec::new();
+    if view.top > 0 {
+        let level = if of_level { " of a level" } else { "" };
+        why.push(format!("beyond the top {}{level}", view.top));
+    }
     if view.threshold > 0.0 {
         why.push(format!("below {} % of the total", view.threshold * 100.0));
     }
-    if view.top > 0 {
-        why.push(format!("beyond the top {} of a level", view.top));
+    why.push(format!("no {}", view.cost.name()));
+    match why.len() {
+        1 => why.remove(0),
+        _ => {
+            let last = why.pop().unwrap_or_default();
+            format!("{}, or {last}", why.join(", "))
+        }
     }
-    why.join(", ")
 }
 
 /// `15 allocations`, `71.9 KiB (73660 bytes)`.
