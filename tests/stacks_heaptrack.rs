@@ -142,6 +142,7 @@ fn profile(name: &str) -> StackProfile {
         let leaf = leaf_of[&trace];
         if alloc {
             costs[leaf].allocations += 1;
+            costs[leaf].bytes += size as u128;
             live[leaf] += size as i128;
             total += size as i128;
             last = info;

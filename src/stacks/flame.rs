@@ -153,11 +153,14 @@ pub fn write_flamegraph(
         .iter()
         .map(|(stack, v)| format!("{stack} {}", count(*v)))
         .collect();
-    let mut o = inferno_options(
-        opts,
-        subtitle(opts, total_label(opts.cost, total, lines.len())),
-        false,
-    );
+    let mut total = total_label(opts.cost, total, lines.len());
+    let suppressed = profile.suppressed_leaked();
+    if opts.cost == Cost::Leaked && suppressed > 0 {
+        total.push_str(&format!(
+            "; {suppressed} bytes leaked under a leak suppression not drawn"
+        ));
+    }
+    let mut o = inferno_options(opts, subtitle(opts, total), false);
     flamegraph::from_lines(&mut o, text.iter().map(String::as_str), out)
         .map_err(StacksError::write("flame graph"))
 }
@@ -343,6 +346,21 @@ mod tests {
         let (red, blue) = fill(s.find("<title>b (1 allocations").unwrap());
         assert!(blue > red, "shrink is blue: {red} {blue}");
         assert_eq!(fill(s.find("<title>r (").unwrap()), (250, 250));
+    }
+
+    #[test]
+    fn suppressed_leaks_are_named_under_the_title() {
+        let mut p = inlined();
+        p.leaves[1].suppressed = true;
+        let opts = FlameOptions {
+            cost: Cost::Leaked,
+            ..FlameOptions::default()
+        };
+        let s = svg(&p, &opts);
+        assert!(
+            s.contains("208 bytes in 1 stack; 320 bytes leaked under a leak suppression not drawn")
+        );
+        assert!(!s.contains("not_inlined"));
     }
 
     #[test]

@@ -7,6 +7,13 @@ use std::io::Write;
 use super::frame::{push_clean, push_frame_text, Style};
 use super::{Cost, Leaf, StackProfile, StacksError};
 
+// Design: two modes rather than one. heaptrack_print's lines are the yardstick for a heaptrack
+// recording (issue 27: equal, line for line), but they are not what a person wants from a
+// folded file: the same stack on several lines, lines of cost 0, inlined frames in the reverse
+// of their call order and a trailing `;` that inferno draws as an empty frame. So the default
+// is the merged, call-order form every flamegraph tool reads, and `heaptrack()` is the exact
+// one, chosen explicitly (`mtf flamegraph --folded` with a flag for it).
+
 /// How folded stacks are written (docs/stacks.md, *Folded stacks*).
 ///
 /// [`FoldedOptions::default`] is what a person draws a flame graph from: equal stacks merged

@@ -182,8 +182,8 @@ impl Cost {
 }
 
 /// A figure for every [`Cost`] at once (indexed by the cost), so that one tree or one
-/// difference serves every flame graph and every ranking. `leaked` is unsuppressed, as
-/// [`Cost::of`] gives it.
+/// difference serves every flame graph and every ranking. `leaked` leaves out the leaks a
+/// suppression matches, as [`Cost::of`] does.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
 pub struct Figures(pub [u128; 5]);
 
@@ -257,11 +257,16 @@ impl StackProfile {
     pub fn nodes_of(&self, leaf: &Leaf, out: &mut Vec<u32>) {
         out.clear();
         let mut at = leaf.node;
+        let mut damaged = false;
         while let Some(n) = at {
             let Some(node) = self.nodes.get(n as usize) else {
                 break;
             };
-            if out.contains(&n) || out.len() > self.nodes.len() {
+            // Design: a parent comes before its node, so a sound walk goes to ever smaller
+            // indices; only after a step that does not (a damaged profile) is each node
+            // checked against the nodes met, which keeps a deep stack linear.
+            damaged |= out.last().is_some_and(|&prev| n >= prev);
+            if (damaged && out.contains(&n)) || out.len() > self.nodes.len() {
                 break;
             }
             out.push(n);
@@ -277,6 +282,16 @@ impl StackProfile {
             f.0[c as usize] = c.of(leaf);
         }
         f
+    }
+
+    /// The bytes leaked by the leaves a leak suppression matches (not in [`Cost::Leaked`]'s
+    /// figures, so that a report can say what it left out).
+    pub fn suppressed_leaked(&self) -> u128 {
+        self.leaves
+            .iter()
+            .filter(|l| l.suppressed)
+            .map(|l| l.costs.leaked)
+            .sum()
     }
 
     /// The total of a cost over every leaf.

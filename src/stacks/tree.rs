@@ -131,8 +131,10 @@ pub struct Tree {
     pub roots: Vec<u32>,
     /// The totals over every leaf.
     pub total: Figures,
-    /// The leaves with a cost (stacks counted, one per leaf).
-    pub stacks: u64,
+    /// Per cost, the leaves with a figure of it (stacks counted, one per leaf).
+    pub stacks: Figures,
+    /// The bytes leaked by leaves a leak suppression matches: in no `leaked` figure.
+    pub suppressed_leaked: u128,
 }
 
 /// The caller/callee figures of one symbol.
@@ -163,6 +165,8 @@ pub struct CallerCallee {
     pub rows: Vec<SymbolFigures>,
     /// The totals over every leaf.
     pub total: Figures,
+    /// The bytes leaked by leaves a leak suppression matches: in no `leaked` figure.
+    pub suppressed_leaked: u128,
 }
 
 /// How a tree or a caller/callee table is shown (text and JSON).
@@ -309,20 +313,23 @@ impl Tree {
         let mut roots = Vec::new();
         let mut children: HashMap<(u32, u32), u32> = HashMap::new();
         let mut total = Figures::default();
-        let mut stacks = 0;
+        let mut stacks = Figures::default();
         let mut path = Vec::new();
+        let depth = opts.depth.map(|d| d.max(1));
         for leaf in &profile.leaves {
             let figures = StackProfile::figures(leaf);
             if figures.is_zero() {
                 continue;
             }
             total.add(&figures);
-            stacks += 1;
+            for (n, v) in stacks.0.iter_mut().zip(figures.0) {
+                *n += u128::from(v > 0);
+            }
             symbols.stack(leaf, opts.leaf_site, &mut path);
             if kind == TreeKind::BottomUp {
                 path.reverse();
             }
-            let keep = opts.depth.map_or(path.len(), |d| d.min(path.len()));
+            let keep = depth.map_or(path.len(), |d| d.min(path.len()));
             let mut at: Option<u32> = None;
             for (i, &sym) in path[..keep].iter().enumerate() {
                 let key = (at.unwrap_or(u32::MAX), sym);
@@ -365,6 +372,7 @@ impl Tree {
             roots,
             total,
             stacks,
+            suppressed_leaked: profile.suppressed_leaked(),
         }
     }
 
@@ -435,8 +443,8 @@ impl Tree {
             cost.name(),
             self.merge.name(),
             total_label(cost, self.total.get(cost)),
-            self.stacks,
-            if self.stacks == 1 { "" } else { "s" },
+            self.stacks.get(cost),
+            if self.stacks.get(cost) == 1 { "" } else { "s" },
         );
         let total = self.total.get(cost);
         let cells: Vec<(String, String, String)> = rows
@@ -465,7 +473,7 @@ impl Tree {
             TreeKind::BottomUp => {
                 let _ = writeln!(
                     o,
-                    "{:>w0$} {:>w1$}  frame (called from below)",
+                    "{:>w0$} {:>w1$}  frame, its callers under it",
                     cost.name(),
                     ""
                 );
@@ -492,9 +500,10 @@ impl Tree {
                 o,
                 "({left} row{} not shown: {})",
                 plural(left),
-                cut_label(view)
+                cut_label(view, true)
             );
         }
+        suppressed_line(&mut o, cost, self.suppressed_leaked);
         o
     }
 }
@@ -556,6 +565,7 @@ impl CallerCallee {
             symbols: symbols.symbols,
             rows,
             total,
+            suppressed_leaked: profile.suppressed_leaked(),
         }
     }
 
@@ -646,10 +656,23 @@ impl CallerCallee {
                 o,
                 "\n({left} symbol{} not shown: {})",
                 plural(left),
-                cut_label(view)
+                cut_label(view, false)
             );
         }
+        suppressed_line(&mut o, cost, self.suppressed_leaked);
         o
+    }
+}
+
+/// The footer of a leaked figure that leaves out suppressed leaks, as heaptrack_print's
+/// "suppressed leaks" line.
+fn suppressed_line(o: &mut String, cost: Cost, suppressed: u128) {
+    if cost == Cost::Leaked && suppressed > 0 {
+        let _ = writeln!(
+            o,
+            "({} leaked under a leak suppression not counted)",
+            total_label(cost, suppressed)
+        );
     }
 }
 
@@ -670,15 +693,24 @@ fn plural(n: usize) -> &'static str {
     }
 }
 
-fn cut_label(view: &TreeView) -> String {
-    let mut why = vec![format!("a cost of 0 {}", view.cost.name())];
+/// Why rows were left out: `beyond the top 3 of a level, below 1 % of the total, or no peak`.
+fn cut_label(view: &TreeView, of_level: bool) -> String {
+    let mut why = Vec::new();
+    if view.top > 0 {
+        let level = if of_level { " of a level" } else { "" };
+        why.push(format!("beyond the top {}{level}", view.top));
+    }
     if view.threshold > 0.0 {
         why.push(format!("below {} % of the total", view.threshold * 100.0));
     }
-    if view.top > 0 {
-        why.push(format!("beyond the top {} of a level", view.top));
+    why.push(format!("no {}", view.cost.name()));
+    match why.len() {
+        1 => why.remove(0),
+        _ => {
+            let last = why.pop().unwrap_or_default();
+            format!("{}, or {last}", why.join(", "))
+        }
     }
-    why.join(", ")
 }
 
 /// `15 allocations`, `71.9 KiB (73660 bytes)`.
@@ -770,7 +802,8 @@ pub(crate) mod tests {
     fn top_down_has_inclusive_and_self_costs() {
         let t = Tree::build(&sample(), TreeKind::TopDown, &TreeOptions::default());
         assert_eq!(t.total.get(Cost::Allocations), 11);
-        assert_eq!(t.stacks, 5);
+        assert_eq!(t.stacks.get(Cost::Allocations), 5);
+        assert_eq!(t.stacks.get(Cost::Peak), 0);
         assert_eq!(
             rows(&t, &TreeView::default()),
             [
@@ -900,6 +933,61 @@ pub(crate) mod tests {
         assert_eq!(by_addr.symbols.iter().filter(|s| s.text == "b").count(), 2);
         assert_eq!(by_addr.roots.len(), by_fn.roots.len() + 1);
         assert_eq!("address".parse::<Merge>(), Ok(Merge::Address));
+    }
+
+    #[test]
+    fn a_deep_recursion_is_walked_in_linear_time_without_recursing() {
+        // 100 000 frames of one function: a quadratic walk or a recursive renderer would
+        // take minutes or overflow the stack.
+        let depth = 100_000u32;
+        let p = StackProfile {
+            frames: vec![frame("r")],
+            nodes: (0..depth)
+                .map(|i| Node {
+                    parent: i.checked_sub(1),
+                    frames: vec![0],
+                })
+                .collect(),
+            leaves: vec![Leaf {
+                node: Some(depth - 1),
+                costs: Costs {
+                    allocations: 1,
+                    ..Costs::default()
+                },
+                ..Leaf::default()
+            }],
+            ..StackProfile::default()
+        };
+        assert_eq!(p.stack_of(&p.leaves[0]).len(), depth as usize);
+        let t = Tree::build(&p, TreeKind::BottomUp, &TreeOptions::default());
+        assert_eq!(t.nodes.len(), depth as usize);
+        assert_eq!(t.walk(&TreeView::default()).0.len(), depth as usize);
+        let cc = CallerCallee::build(&p, &TreeOptions::default());
+        assert_eq!(cc.rows[0].inclusive.get(Cost::Allocations), 1);
+        drop(t);
+    }
+
+    #[test]
+    fn suppressed_leaks_are_left_out_and_said() {
+        let mut p = sample();
+        p.leaves[0].costs.leaked = 48;
+        p.leaves[1].costs.leaked = 8;
+        p.leaves[0].suppressed = true;
+        let t = Tree::build(&p, TreeKind::TopDown, &TreeOptions::default());
+        assert_eq!(t.total.get(Cost::Leaked), 8);
+        let view = TreeView {
+            cost: Cost::Leaked,
+            ..TreeView::default()
+        };
+        let text = t.to_text(&view);
+        assert!(text.contains("8 bytes in 1 stack\n"), "{text}");
+        assert!(
+            text.contains("(48 bytes leaked under a leak suppression not counted)"),
+            "{text}"
+        );
+        let text = CallerCallee::build(&p, &TreeOptions::default()).to_text(&view);
+        assert!(text.contains("(48 bytes leaked under"), "{text}");
+        assert!(!t.to_text(&TreeView::default()).contains("suppression"));
     }
 
     #[test]
