@@ -445,6 +445,7 @@ pub(crate) mod tests {
             leaves: vec![leaf(3, 1, 0), leaf(8, 4, 320), leaf(9, 1, 208)],
             space: "block".into(),
             sized: true,
+            contexts: false,
         }
     }
 

@@ -779,6 +779,7 @@ pub(crate) mod tests {
             ],
             space: "block".into(),
             sized: true,
+            contexts: false,
         }
     }
 
