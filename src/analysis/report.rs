@@ -86,7 +86,57 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
         );
     }
     sites(o, s, top);
+    #[cfg(feature = "flamegraph")]
+    flame_graphs(o, s);
     Ok(())
+}
+
+/// Where the bytes come from (extension stacks/1): flame graphs of the bytes live at the peak
+/// and of what leaked, each in a frame of its own (an inferno graph is a document with its
+/// script: zoom and search work in the page).
+#[cfg(feature = "flamegraph")]
+fn flame_graphs(o: &mut String, s: &SpaceSummary) {
+    use crate::stacks::{write_flamegraph, Cost, FlameOptions, FoldedOptions};
+    let Some(p) = &s.stacks else {
+        return;
+    };
+    let mut costs = vec![Cost::Peak, Cost::Allocations];
+    if p.total(Cost::Leaked) > 0 {
+        costs.push(Cost::Leaked);
+    }
+    if !p.sized {
+        costs.retain(|c| !c.is_bytes());
+    }
+    o.push_str("<h3>Where the bytes come from</h3>");
+    for cost in costs {
+        let opts = FlameOptions {
+            cost,
+            folded: FoldedOptions {
+                leaf_site: p.contexts,
+                ..FoldedOptions::default()
+            },
+            width: Some(1200),
+            ..FlameOptions::default()
+        };
+        let mut svg = Vec::new();
+        if write_flamegraph(p, &opts, &mut svg).is_err() {
+            continue;
+        }
+        let svg = String::from_utf8_lossy(&svg);
+        // Its height, for the frame: the SVG says it in its root element.
+        let height = svg
+            .split_once("height=\"")
+            .and_then(|(_, r)| r.split_once('"'))
+            .and_then(|(h, _)| h.parse::<u32>().ok())
+            .unwrap_or(400);
+        let _ = write!(
+            o,
+            "<iframe class=flame title=\"{}\" style=\"width:1220px;height:{}px;border:0\" srcdoc=\"{}\"></iframe>",
+            cost.name(),
+            height + 20,
+            esc(&svg)
+        );
+    }
 }
 
 /// The key figures, as cards.
