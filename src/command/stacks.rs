@@ -96,9 +96,14 @@ pub fn stack_profile<'o>(
             .or_else(|| stats.spaces.iter().position(|s| s.stacks.is_some())),
     };
     let Some(i) = chosen else {
-        let why = if with.is_empty() {
+        let why = if o.schema().analysis.stacks == 0 {
             format!(
                 "{name}: its DTD declares no call stacks or calling contexts (extension stacks/1, docs/format.md §17)"
+            )
+        } else if with.is_empty() {
+            format!(
+                "{name}: its DTD declares stacks, but no allocation {} has one (a trace of method entries only, or allocations before any method was entered)",
+                if options.stats.slice == Default::default() { "in it" } else { "in the slice" }
             )
         } else {
             format!(
