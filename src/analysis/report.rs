@@ -91,12 +91,12 @@ fn space(o: &mut String, s: &SpaceSummary, top: usize) -> Result<(), PlotError> 
     Ok(())
 }
 
-/// Where the bytes come from (extension stacks/1): flame graphs of the bytes live at the peak
-/// and of what leaked, each in a frame of its own (an inferno graph is a document with its
-/// script: zoom and search work in the page).
+/// Where the bytes come from (extension stacks/1): flame graphs of the bytes live at the peak,
+/// of the allocations and of what leaked, static (the page runs no script: a box's figures show
+/// on hover, through its title).
 #[cfg(feature = "flamegraph")]
 fn flame_graphs(o: &mut String, s: &SpaceSummary) {
-    use crate::stacks::{write_flamegraph, Cost, FlameOptions, FoldedOptions};
+    use crate::stacks::{static_svg, write_flamegraph, Cost, FlameOptions, FoldedOptions};
     let Some(p) = &s.stacks else {
         return;
     };
@@ -107,7 +107,7 @@ fn flame_graphs(o: &mut String, s: &SpaceSummary) {
     if !p.sized {
         costs.retain(|c| !c.is_bytes());
     }
-    o.push_str("<h3>Where the bytes come from</h3>");
+    o.push_str("<h3>Where the bytes come from</h3><div class=charts>");
     for cost in costs {
         let opts = FlameOptions {
             cost,
@@ -115,28 +115,15 @@ fn flame_graphs(o: &mut String, s: &SpaceSummary) {
                 leaf_site: p.contexts,
                 ..FoldedOptions::default()
             },
-            width: Some(1200),
+            width: Some(1060),
             ..FlameOptions::default()
         };
         let mut svg = Vec::new();
-        if write_flamegraph(p, &opts, &mut svg).is_err() {
-            continue;
+        if write_flamegraph(p, &opts, &mut svg).is_ok() {
+            o.push_str(&static_svg(&String::from_utf8_lossy(&svg)));
         }
-        let svg = String::from_utf8_lossy(&svg);
-        // Its height, for the frame: the SVG says it in its root element.
-        let height = svg
-            .split_once("height=\"")
-            .and_then(|(_, r)| r.split_once('"'))
-            .and_then(|(h, _)| h.parse::<u32>().ok())
-            .unwrap_or(400);
-        let _ = write!(
-            o,
-            "<iframe class=flame title=\"{}\" style=\"width:1220px;height:{}px;border:0\" srcdoc=\"{}\"></iframe>",
-            cost.name(),
-            height + 20,
-            esc(&svg)
-        );
     }
+    o.push_str("</div>");
 }
 
 /// The key figures, as cards.

@@ -215,6 +215,77 @@ pub fn write_diff_flamegraph(
         .map_err(StacksError::write("flame graph"))
 }
 
+/// A flame graph made static, for a page that runs no script (`mtf report`): the `<svg>`
+/// element alone (no XML prologue or comments), without its script, its event handlers, the
+/// namespaces they use, and the controls that need them (search, zoom, details). Each box keeps
+/// its `<title>`, which a browser shows on hover.
+pub fn static_svg(svg: &str) -> String {
+    let mut s = match svg.find("<svg") {
+        Some(i) => svg[i..].to_string(),
+        None => svg.to_string(),
+    };
+    let cut = |s: &mut String, open: &str, close: &str| {
+        while let Some(a) = s.find(open) {
+            let from = a + open.len();
+            match s[from..].find(close) {
+                Some(b) => s.replace_range(a..from + b + close.len(), ""),
+                None => break,
+            }
+        }
+    };
+    cut(&mut s, "<!--", "-->");
+    cut(&mut s, "<script", "</script>");
+    for id in ["details", "unzoom", "search", "matched"] {
+        cut(&mut s, &format!("<text id=\"{id}\""), "</text>");
+    }
+    for attr in [" onload=\"", " xmlns:xlink=\"", " xmlns:fg=\""] {
+        cut(&mut s, attr, "\"");
+    }
+    // The frames' own attributes in inferno's namespace, which only its script reads.
+    for attr in [" fg:x=\"", " fg:w=\""] {
+        cut(&mut s, attr, "\"");
+    }
+    // The background's gradient by reference (`url(#background)`) becomes its first colour:
+    // several graphs in one page would share one id.
+    let colour = s
+        .split_once("stop-color=\"")
+        .and_then(|(_, r)| r.split_once('"'))
+        .map(|(c, _)| c.to_string())
+        .unwrap_or_else(|| "#eeeeee".into());
+    cut(&mut s, "<defs>", "</defs>");
+    s = s.replace("url(#background)", &colour);
+    scope_style(&mut s);
+    s
+}
+
+/// Its style rules made to apply to this picture only (`svg.flame …`), so that a page holding
+/// it keeps its own fonts elsewhere.
+fn scope_style(s: &mut String) {
+    let (Some(a), Some(b)) = (s.find("<style"), s.find("</style>")) else {
+        return;
+    };
+    let Some(open) = s[a..b].find('>').map(|i| a + i + 1) else {
+        return;
+    };
+    let rules: String = s[open..b]
+        .lines()
+        .map(|line| match line.split_once('{') {
+            Some((sel, rest)) => {
+                let sel: Vec<String> = sel
+                    .split(',')
+                    .map(|x| format!("svg.flame {}", x.trim()))
+                    .collect();
+                format!("{} {{{rest}\n", sel.join(", "))
+            }
+            None => format!("{line}\n"),
+        })
+        .collect();
+    s.replace_range(open..b, &rules);
+    if let Some(i) = s.find("<svg") {
+        s.insert_str(i + 4, " class=\"flame\"");
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::super::folded::tests::inlined;
@@ -373,5 +444,31 @@ mod tests {
         let mut out = Vec::new();
         let e = write_flamegraph(&p, &opts, &mut out).unwrap_err();
         assert!(e.to_string().contains("no stack has a cost of peak"), "{e}");
+    }
+
+    #[test]
+    fn a_static_flame_graph_has_no_script_and_scoped_style() {
+        let p = super::super::folded::tests::inlined();
+        let mut svg = Vec::new();
+        write_flamegraph(&p, &FlameOptions::default(), &mut svg).unwrap();
+        let s = static_svg(&String::from_utf8(svg).unwrap());
+        assert!(
+            s.starts_with("<svg class=\"flame\" version=\"1.1\""),
+            "{}",
+            &s[..80]
+        );
+        for gone in [
+            "<script",
+            "onload",
+            "xmlns:xlink",
+            "fg:x=",
+            "<!--",
+            "id=\"search\"",
+            "url(",
+        ] {
+            assert!(!s.contains(gone), "{gone} left in the static SVG");
+        }
+        assert!(s.contains("svg.flame text {") && s.contains("<title>"));
+        assert!(s.ends_with("</svg>"));
     }
 }

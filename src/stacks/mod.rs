@@ -30,7 +30,7 @@ mod tree;
 pub use diff::{diff, StackDelta, StackDiff};
 pub use error::StacksError;
 #[cfg(feature = "flamegraph")]
-pub use flame::{write_diff_flamegraph, write_flamegraph, FlameOptions};
+pub use flame::{static_svg, write_diff_flamegraph, write_flamegraph, FlameOptions};
 pub use folded::{diff_folded_lines, folded_lines, write_diff_folded, write_folded, FoldedOptions};
 pub use frame::{basename, frame_text, pretty_function};
 #[cfg(feature = "json")]

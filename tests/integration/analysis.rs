@@ -550,7 +550,8 @@ traceRoot ip=4198710
         o.errors(),
         [(FindingKind::NotAlive, index_of(t, "free address") + 1)]
     );
-    assert_eq!(o.names[0].2.as_deref(), Some("4198710"));
+    // A raw file's frames are instruction pointers: its site is named by the address, in hex.
+    assert_eq!(o.names[0].2.as_deref(), Some("0x401136"));
 }
 
 // ---- ET / Merlin, ET3, JVM, TPTP --------------------------------------------------------------

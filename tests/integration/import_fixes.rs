@@ -193,13 +193,17 @@ fn heaptrack_sites(text: &str) -> HashMap<Option<String>, u64> {
         let h = |i: usize| u64::from_str_radix(w[i], 16).unwrap() as usize;
         match w[0] {
             "s" => strings.push(line[2..].to_string()),
-            "i" => ips.push(if w.len() > 3 { h(3) } else { 0 }),
+            "i" => ips.push((h(1), if w.len() > 3 { h(3) } else { 0 })),
             "t" => traces.push(h(1)),
             "a" => infos.push((h(1) as u64, h(2))),
             "+" => {
                 let (size, trace) = infos[h(1)];
-                let function = ips[traces[trace - 1] - 1];
-                let name = (function > 0).then(|| strings[function - 1].clone());
+                // A frame without a function is named by its address (heaptrack_print's `0x…`).
+                let (ip, function) = ips[traces[trace - 1] - 1];
+                let name = Some(match function {
+                    0 => format!("0x{ip:x}"),
+                    f => strings[f - 1].clone(),
+                });
                 *out.entry(name).or_insert(0) += size;
             }
             _ => {}

@@ -205,7 +205,13 @@ impl<'s> Interpreter<'s> {
         if ns.site_text {
             return self.text_sites.get(&(space, site)).map(|s| s.to_string());
         }
-        self.name(ns.site_space?, site)
+        let sites = ns.site_space?;
+        // A site in a stack tree is named by its node's function (a skipped `operator new`
+        // node is its caller's), as heaptrack_print names it.
+        if let Some(f) = self.tree_site_function(sites, site) {
+            return Some(f);
+        }
+        self.name(sites, site)
     }
 
     /// The name a table (or any namespace with `names`) gives an id, following references

@@ -366,6 +366,21 @@ impl Interpreter<'_> {
             .collect()
     }
 
+    /// The function of the node a stack-tree id is (after skip rules), else its address.
+    pub(super) fn tree_site_function(&self, space: SpaceId, id: u64) -> Option<String> {
+        if !self.decl.namespaces.get(space as usize)?.tree {
+            return None;
+        }
+        let n = *self.st.tree.get(&(space, id))?;
+        let r = self.st.nodes.get(n as usize)?;
+        if let Some(f) = self.function((r.space, r.frame)) {
+            return Some(f);
+        }
+        // No function: its address, as heaptrack_print shows an unresolved frame.
+        let info = self.st.frames.get(&(r.space, r.frame))?;
+        info.frames.first()?.address.map(|a| format!("0x{a:x}"))
+    }
+
     /// The node of a leaf: its calling context, or the stack-tree node its site is.
     fn leaf_node(&self, space: SpaceId, site: Option<u64>, stack: Option<u64>) -> Option<u32> {
         if let Some(s) = stack {
