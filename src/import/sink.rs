@@ -248,6 +248,11 @@ impl<'s> WriterSink<'s> {
         let Some(rep) = repeat else {
             return Ok((self.template_with(rid, record, fields, None)?, None));
         };
+        // Design: the repeat's place is found by the writer's own assembler rather than by
+        // walking the record's layout here (architecture.md: only `dtd/` and `layout/` walk it):
+        // assembled with one item and with two, the values differ first at the count and grow by
+        // one item's values, so the count, one item's slots and the rest are known, and `write`
+        // repeats the item's slots as many times as the unit had items, allocating nothing.
         // Assembled with one item and with two: the count is where they first differ, one
         // item's slots follow it, and the rest is the same.
         let one = self.template_with(rid, record, fields, Some((rep, 1)))?;
