@@ -84,6 +84,12 @@ pub enum OpKind {
     Move,
 }
 
+// Design: one type and one counting match for `replay` (what the trace asks for, and each
+// run) and `simulate` (what each policy's model did), rather than three structs of the same
+// fields. They differ in which operations reach the kind counts — a replay counts every one
+// (`count`), its summary line sums them to the events; the model counts the ones it carried out
+// (`count_kind`) and the skipped ones apart (`count_unknown`) — and both figures are printed
+// as they were, so that difference stays with the holders, which say it.
 /// Heap operations counted by kind, and the frees, reallocations and moves among them that
 /// named a block that was not live — the one set of counts of `replay` (the trace's summary and
 /// each run) and `simulate` (each policy). Which operations a holder counts (every one the
