@@ -1,7 +1,7 @@
 //! One way to get a trace's events: [`read`] hands a consumer every event of an [`Opened`]
 //! trace in trace order as an [`EventStream`], whatever the trace was opened from and however
 //! it is decoded — a mapped or spooled file through [`Reader::records`], a pipe or compressed
-//! stream through its bounded window ([`Opened::stream`]), or chunks decoded on several
+//! stream through its bounded window (the crate's `TraceStream`), or chunks decoded on several
 //! threads (`-j`, feature `parallel`, [`EventOptions::chunks`]). The semantic check, the
 //! statistics, dumps and exports consume the same stream.
 //!
@@ -67,9 +67,11 @@ impl<'p> EventOptions<'p> {
 /// What the events' source found, once the consumer returned.
 #[derive(Debug, Default)]
 pub struct Ended {
-    /// Why a stream's events stopped before the end of the trace ([`crate::stream::TraceStream::fault`]).
+    /// Why a stream's events stopped before the end of the trace: the error the same bytes
+    /// give as a file when opened.
     pub fault: Option<StreamError>,
-    /// A compressed stream cut short and salvaged ([`crate::stream::TraceStream::input_fault`]).
+    /// A compressed stream cut short and salvaged ([`crate::OpenOptions::salvage`]): its bytes
+    /// were decoded as a file of that length.
     pub input_fault: Option<IoError>,
     /// What a stream knew at its end (`None` for a file or chunks).
     pub stream: Option<StreamEnd>,
@@ -78,12 +80,12 @@ pub struct Ended {
 /// What a stream knew once its events ended.
 #[derive(Debug, Default)]
 pub struct StreamEnd {
-    /// The bytes read (decompressed; [`crate::stream::TraceStream::bytes_read`]).
+    /// The bytes read (decompressed).
     pub bytes: u64,
     /// Its regions, the last one ending where the stream did.
     pub regions: Vec<Region>,
     /// The sections read as tables: a stream decoded whole after all (its metadata made a
-    /// section a table) knows its tables ([`crate::stream::TraceStream::is_table`]).
+    /// section a table) knows its tables.
     pub tables: Vec<u8>,
 }
 
@@ -95,7 +97,7 @@ pub fn read<'r, T>(
     opened: &Opened,
     reader: &'r Reader<'r>,
     options: &EventOptions<'_>,
-    on_fault: impl FnMut(&StreamError),
+    mut on_fault: impl FnMut(&StreamError),
     consume: impl FnOnce(&mut dyn EventStream) -> T,
 ) -> (T, Ended) {
     if let Some(mut stream) = opened.stream() {
@@ -113,6 +115,17 @@ pub fn read<'r, T>(
         };
         return (out, ended);
     }
+    if opened.is_streamed() {
+        // Design: a stream's events are given once. A second read says so rather than give
+        // the head's (no) records as if the trace had none.
+        let fault = StreamError::ReadAlready;
+        on_fault(&fault);
+        let ended = Ended {
+            fault: Some(fault),
+            ..Ended::default()
+        };
+        return (consume(&mut NoEvents), ended);
+    }
     #[cfg(feature = "parallel")]
     if let Some((plan, jobs)) = options.chunks {
         let out = crate::parallel::events(opened, reader, plan, jobs, options.skip_values, |e| {
@@ -123,6 +136,18 @@ pub fn read<'r, T>(
     let mut records = reader.records();
     records.skip_values(options.skip_values);
     (consume(&mut records), Ended::default())
+}
+
+/// The events of a stream read already: none.
+struct NoEvents;
+
+impl EventStream for NoEvents {
+    fn next_event(&mut self) -> Option<crate::decode::Event<'_>> {
+        None
+    }
+    fn dropped_problems(&self) -> u64 {
+        0
+    }
 }
 
 #[cfg(test)]
@@ -163,7 +188,16 @@ mod tests {
             let r = streamed.reader();
             let (got, end) = read(&streamed, &r, &EventOptions::new(), |_| {}, lines);
             assert!(end.fault.is_none(), "{:?}", end.fault);
+            assert!(end
+                .stream
+                .is_some_and(|s| s.bytes == std::fs::metadata(&path).unwrap().len()));
             assert_eq!(got, want);
+            // Given once: a second read has no events, and says why.
+            let mut told = 0;
+            let (got, end) = read(&streamed, &r, &EventOptions::new(), |_| told += 1, lines);
+            assert!(got.is_empty() && end.stream.is_none());
+            assert!(matches!(end.fault, Some(StreamError::ReadAlready)));
+            assert_eq!(told, 1);
         }
 
         #[cfg(feature = "parallel")]

@@ -185,8 +185,8 @@ impl OpenOptions {
     /// With `true`, a trace that cannot be mapped (a pipe, standard input, a compressed trace)
     /// is read as a stream in one pass, from a window of
     /// [`DEFAULT_STREAM_WINDOW`](crate::limits::DEFAULT_STREAM_WINDOW) bytes, with no temporary
-    /// file: [`Opened::stream`] gives its events as they arrive (a mapped file is opened as
-    /// always, and [`Opened::stream`] is `None`). Only the header and the section table are read
+    /// file: [`crate::events::read`] gives its events as they arrive (a mapped file is opened
+    /// as always, and read as a file). Only the header and the section table are read
     /// when it opens; [`Opened::trace`] holds just those ([`Trace::is_head`]). A trace whose DTD
     /// reads sections as tables (`sectionStride`, `sectionOffset`: random access) is spooled as
     /// without this option. [`OpenOptions::salvage`] still applies to a mapped file and to a
@@ -298,7 +298,7 @@ impl OpenOptions {
     }
 
     /// A trace read as a stream: its header and section table now, its records through
-    /// [`Opened::stream`]. Whatever cannot be streamed, or is not a plausible head, is read
+    /// `Opened::stream`. Whatever cannot be streamed, or is not a plausible head, is read
     /// whole as [`OpenOptions::open`] reads it (so its errors are the same).
     fn open_streamed(
         &self,
@@ -536,7 +536,8 @@ impl Opened {
     }
 
     /// Whether the trace is read as a stream ([`OpenOptions::stream`]): [`Opened::trace`] holds
-    /// its header and section table only, and its records come from [`Opened::stream`].
+    /// its header and section table only, and its records come from [`crate::events::read`]
+    /// (once).
     pub fn is_streamed(&self) -> bool {
         self.trace.is_head()
     }
@@ -544,8 +545,9 @@ impl Opened {
     /// For a trace read as a stream ([`Opened::is_streamed`]), its events, read as they arrive
     /// from a bounded window (once: `None` the second time, and for a trace that is not
     /// streamed). [`Opened::reader`] still gives the schema, the regions and the section names,
-    /// but not the records.
-    pub fn stream(&self) -> Option<crate::stream::TraceStream<'_>> {
+    /// but not the records. The one way to get a trace's events is [`crate::events::read`],
+    /// which takes this for a streamed trace.
+    pub(crate) fn stream(&self) -> Option<crate::stream::TraceStream<'_>> {
         let mut slot = match self.stream.lock() {
             Ok(g) => g,
             Err(p) => p.into_inner(),

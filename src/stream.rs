@@ -1,20 +1,23 @@
-//! [`TraceStream`]: the events of a trace read as a stream (a pipe, standard input, a
-//! compressed trace) from a bounded window of its bytes, in one pass, as they arrive; from
-//! [`crate::Opened::stream`] for a trace opened with [`crate::OpenOptions::stream`].
+//! Reading a trace as a stream (a pipe, standard input, a compressed trace opened with
+//! [`crate::OpenOptions::stream`]) from a bounded window of its bytes, in one pass, as they
+//! arrive: the crate's `TraceStream`, read through [`crate::events::read`] (the one way to get a
+//! trace's events), and [`StreamError`], why such a stream's events stopped early.
 //!
 //! ```
-//! use metatf::decode::{Event, EventStream};
+//! use metatf::decode::Event;
+//! use metatf::events::{read, EventOptions};
 //! # fn demo() -> Result<(), Box<dyn std::error::Error>> {
 //! let opened = metatf::OpenOptions::new().stream(true).open("-")?;
-//! if let Some(mut events) = opened.stream() {
+//! let reader = opened.reader();
+//! let ((), end) = read(&opened, &reader, &EventOptions::new(), |_| {}, |events| {
 //!     while let Some(event) = events.next_event() {
 //!         if let Event::Record(r) = event {
 //!             println!("{} at byte {}", r.name(), r.offset());
 //!         }
 //!     }
-//!     if let Some(e) = events.fault() {
-//!         eprintln!("{e}");
-//!     }
+//! });
+//! if let Some(e) = end.fault {
+//!     eprintln!("{e}");
 //! }
 //! # Ok(()) }
 //! ```
@@ -50,7 +53,7 @@
 // decoded as a file. Only when neither is possible (no temporary folder, a full disk) does the
 // stream end with [`StreamError::RandomAccess`].
 // A compressed stream that fails (cut short) with salvage ends there: its bytes are decoded as
-// a file of that length, and the fault is `TraceStream::input_fault`.
+// a file of that length, and the fault is `TraceStream::take_input_fault`.
 //
 // Design: no self-reference. The decoder's state (`decode::Decoder`: position, metadata state,
 // buffers) holds no borrow of the bytes it decodes; the reader is handed to each call. So the
@@ -109,6 +112,14 @@ pub enum StreamError {
         /// [`crate::limits::MAX_STREAM_WINDOW`].
         limit: u64,
     },
+    /// The events of a trace opened to be read as a stream were read already: a stream's
+    /// events are given once.
+    #[error("the trace was opened to be read as a stream, and its events were read already: a stream gives them once")]
+    #[diagnostic(
+        code(mtf::stream::read_already),
+        help("open the trace again, or open it without `OpenOptions::stream` to read it more than once")
+    )]
+    ReadAlready,
 }
 
 /// What [`TraceStream::on_fault`] calls.
@@ -129,8 +140,8 @@ pub(crate) struct Head<'o> {
 /// [`crate::OpenOptions::stream_window`]); an [`EventStream`] like `Reader::records`, whose
 /// events (record views, problems, damage, with absolute offsets) are exactly those of the same
 /// bytes in a file. When the stream cannot be read to its end the events stop, and
-/// [`TraceStream::fault`] says why: the error the same bytes give as a file when opened.
-pub struct TraceStream<'o> {
+/// `TraceStream::take_fault` says why: the error the same bytes give as a file when opened.
+pub(crate) struct TraceStream<'o> {
     /// The reader over the window (which it then holds: `buf` is empty), or over the whole
     /// trace read after all.
     reader: Option<Reader<'o>>,
@@ -253,33 +264,18 @@ impl<'o> TraceStream<'o> {
         }
     }
 
-    /// Why the events stopped before the end of the trace, if they did.
-    pub fn fault(&self) -> Option<&StreamError> {
-        self.fault.as_ref()
-    }
-
-    /// [`TraceStream::fault`], taken.
+    /// Why the events stopped before the end of the trace, if they did (taken).
     pub fn take_fault(&mut self) -> Option<StreamError> {
         self.fault.take()
     }
 
-    /// [`TraceStream::input_fault`], taken.
+    /// For a trace opened with [`crate::OpenOptions::salvage`], the fault of a compressed
+    /// stream that ended early or turned corrupt ([`IoError::Decompress`]), taken: the events
+    /// are those of the bytes decompressed before it, as for a file of that length (whose
+    /// damaged container is then the stream's fault), exactly as `zstd -dc | mtf … -` gives
+    /// them.
     pub fn take_input_fault(&mut self) -> Option<IoError> {
         self.input_fault.take()
-    }
-
-    /// For a trace opened with [`crate::OpenOptions::salvage`], the fault of a compressed
-    /// stream that ended early or turned corrupt ([`IoError::Decompress`]): the events are
-    /// those of the bytes decompressed before it, as for a file of that length (whose damaged
-    /// container is then [`TraceStream::fault`]), exactly as `zstd -dc | mtf … -` gives them.
-    pub fn input_fault(&self) -> Option<&IoError> {
-        self.input_fault.as_ref()
-    }
-
-    /// Whether section `section` is read as a table (`Reader::is_table`): known once the
-    /// stream needed random access and was decoded whole (a streamed trace has no tables).
-    pub fn is_table(&self, section: u8) -> bool {
-        self.tables.contains(&section)
     }
 
     /// A read error `e`: with salvage, a compressed stream's fault ends the stream where it
@@ -292,7 +288,8 @@ impl<'o> TraceStream<'o> {
         Err(e.into())
     }
 
-    /// The sections read as tables ([`TraceStream::is_table`]).
+    /// The sections read as tables (`Reader::is_table`): known once the stream needed random
+    /// access and was decoded whole (a streamed trace has none).
     pub fn tables(&self) -> &[u8] {
         &self.tables
     }

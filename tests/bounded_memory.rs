@@ -131,28 +131,39 @@ fn a_compressed_trace_is_read_in_bounded_memory() {
     assert!(peak < 12 << 20, "peak heap {peak} bytes with the spool");
     assert_eq!(std::fs::read_dir(&spool).unwrap().count(), 0);
 
-    // Streamed (`OpenOptions::stream`): no temporary file, the heap bounded by the window.
+    // Streamed (`OpenOptions::stream`, read through `events::read`): no temporary file, the heap bounded by the window.
     let (peak, (n, sum)) = peak_during(|| {
-        use metatf::decode::{Event, EventStream};
+        use metatf::decode::Event;
         let opened = metatf::OpenOptions::new()
             .stream_window(1 << 20)
             .spool_dir(&spool)
             .open(&zst)
             .unwrap();
-        let mut stream = opened.stream().expect("a compressed trace is streamed");
-        let (mut n, mut sum) = (0u64, 0u64);
-        while let Some(event) = stream.next_event() {
-            match event {
-                Event::Record(r) => {
-                    n += 1;
-                    let x = r.fields().nth(1).and_then(|f| f.as_u64()).unwrap_or(0);
-                    sum = sum.wrapping_add(x);
+        assert!(opened.is_streamed(), "a compressed trace is streamed");
+        let reader = opened.reader();
+        let options = metatf::events::EventOptions::new();
+        let (counted, end) = metatf::events::read(
+            &opened,
+            &reader,
+            &options,
+            |_| {},
+            |events| {
+                let (mut n, mut sum) = (0u64, 0u64);
+                while let Some(event) = events.next_event() {
+                    match event {
+                        Event::Record(r) => {
+                            n += 1;
+                            let x = r.fields().nth(1).and_then(|f| f.as_u64()).unwrap_or(0);
+                            sum = sum.wrapping_add(x);
+                        }
+                        other => panic!("{other:?}"),
+                    }
                 }
-                other => panic!("{other:?}"),
-            }
-        }
-        assert!(stream.fault().is_none());
-        (n, sum)
+                (n, sum)
+            },
+        );
+        assert!(end.fault.is_none());
+        counted
     });
     assert_eq!((n, sum), (RECORDS, want));
     eprintln!("peak heap streamed: {peak} bytes");

@@ -61,3 +61,172 @@ pub enum HeapOp {
         size: Option<u64>,
     },
 }
+
+impl HeapOp {
+    /// What kind of operation it is: a move with a size is a reallocation.
+    pub fn kind(&self) -> OpKind {
+        match self {
+            HeapOp::Alloc { .. } => OpKind::Alloc,
+            HeapOp::Free { .. } => OpKind::Free,
+            HeapOp::Move { size: Some(_), .. } => OpKind::Realloc,
+            HeapOp::Move { size: None, .. } => OpKind::Move,
+        }
+    }
+}
+
+/// The kinds of heap operation that `replay` plays, `simulate` models and both count.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum OpKind {
+    /// `malloc(size)` (aligned where the event asks).
+    Alloc,
+    /// `free(id)`.
+    Free,
+    /// `realloc(id, size)`: a [`HeapOp::Move`] with a size.
+    Realloc,
+    /// A block renamed without an allocator call (a collector's move): a [`HeapOp::Move`]
+    /// without a size.
+    Move,
+}
+
+// Design: one type and one counting match for `replay` (what the trace asks for, and each
+// run) and `simulate` (what each policy's model did), rather than three structs of the same
+// fields. They differ in which operations reach the kind counts — a replay counts every one
+// (`count`), its summary line sums them to the events; the model counts the ones it carried out
+// (`count_kind`) and the skipped ones apart (`count_unknown`) — and both figures are printed
+// as they were, so that difference stays with the holders, which say it.
+/// Heap operations counted by kind, and the frees, reallocations and moves among them that
+/// named a block that was not live — the one set of counts of `replay` (the trace's summary and
+/// each run) and `simulate` (each policy). Which operations a holder counts (every one the
+/// trace has, or the ones its model carried out) its documentation says.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+#[cfg_attr(feature = "replay", derive(serde::Serialize, serde::Deserialize))]
+pub struct OpCounts {
+    /// Allocations.
+    pub allocs: u64,
+    /// Frees.
+    pub frees: u64,
+    /// Reallocations (moves with a size).
+    pub reallocs: u64,
+    /// Moves without a size (renamed, no allocator call).
+    pub moves: u64,
+    /// Frees of a block that was not live.
+    pub unknown_frees: u64,
+    /// Reallocations or moves of a block that was not live.
+    pub unknown_moves: u64,
+}
+
+impl OpCounts {
+    /// Counts an operation of `kind`, and when it named a block that was not live (`live`
+    /// false; an allocation names none), that too.
+    pub fn count(&mut self, kind: OpKind, live: bool) {
+        self.count_kind(kind);
+        if !live {
+            self.count_unknown(kind);
+        }
+    }
+
+    /// Counts an operation of `kind` by its kind only.
+    pub fn count_kind(&mut self, kind: OpKind) {
+        match kind {
+            OpKind::Alloc => self.allocs += 1,
+            OpKind::Free => self.frees += 1,
+            OpKind::Realloc => self.reallocs += 1,
+            OpKind::Move => self.moves += 1,
+        }
+    }
+
+    /// Counts an operation of `kind` that named a block that was not live, as that only.
+    pub fn count_unknown(&mut self, kind: OpKind) {
+        match kind {
+            OpKind::Alloc => {}
+            OpKind::Free => self.unknown_frees += 1,
+            OpKind::Realloc | OpKind::Move => self.unknown_moves += 1,
+        }
+    }
+
+    /// Adds `other`'s counts.
+    pub fn add(&mut self, other: &OpCounts) {
+        self.allocs += other.allocs;
+        self.frees += other.frees;
+        self.reallocs += other.reallocs;
+        self.moves += other.moves;
+        self.unknown_frees += other.unknown_frees;
+        self.unknown_moves += other.unknown_moves;
+    }
+
+    /// Operations of every kind.
+    pub fn total(&self) -> u64 {
+        self.allocs + self.frees + self.reallocs + self.moves
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn operations_are_counted_by_kind_and_unknown_blocks_beside() {
+        let ops = [
+            (
+                HeapOp::Alloc {
+                    id: 1,
+                    size: 8,
+                    align: None,
+                },
+                true,
+            ),
+            (HeapOp::Free { id: 1 }, true),
+            (HeapOp::Free { id: 2 }, false),
+            (
+                HeapOp::Move {
+                    old: 3,
+                    new: 4,
+                    size: Some(16),
+                },
+                false,
+            ),
+            (
+                HeapOp::Move {
+                    old: 4,
+                    new: 5,
+                    size: None,
+                },
+                true,
+            ),
+            (
+                HeapOp::Move {
+                    old: 6,
+                    new: 7,
+                    size: None,
+                },
+                false,
+            ),
+        ];
+        let mut c = OpCounts::default();
+        for (op, live) in ops {
+            c.count(op.kind(), live);
+        }
+        let want = OpCounts {
+            allocs: 1,
+            frees: 2,
+            reallocs: 1,
+            moves: 2,
+            unknown_frees: 1,
+            unknown_moves: 2,
+        };
+        assert_eq!(c, want);
+        assert_eq!(c.total(), 6);
+        let mut twice = c;
+        twice.add(&c);
+        assert_eq!(
+            (twice.frees, twice.unknown_moves, twice.total()),
+            (4, 4, 12)
+        );
+        // Unknown only: what a model that skips such operations counts.
+        let mut skipped = OpCounts::default();
+        skipped.count_unknown(OpKind::Alloc);
+        skipped.count_unknown(OpKind::Realloc);
+        assert_eq!(skipped.total(), 0);
+        assert_eq!(skipped.unknown_moves, 1);
+    }
+}

@@ -280,7 +280,7 @@ impl<'a> Reader<'a> {
         }
     }
 
-    /// Whether the trace is read as a stream ([`crate::Opened::stream`]): its records come from
+    /// Whether the trace is read as a stream ([`crate::events::read`]): its records come from
     /// windows of it, never all at once, and a reader of its head ([`crate::Opened::reader`])
     /// gives its schema and regions but no records.
     pub fn is_streamed(&self) -> bool {

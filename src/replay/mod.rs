@@ -3,7 +3,8 @@
 //! faults.
 //!
 //! Events become [`ReplayOp`]s (dense thread and namespace numbers; [`OpsBuilder`], which also
-//! counts what the trace says in a [`TraceSummary`]), and [`run`] plays them:
+//! counts what the trace says in a [`TraceSummary`], with the [`OpCounts`] each run counts
+//! too), and [`run`] plays them:
 //!
 //! * a block's id maps to the live pointer the allocator returned (a [`LiveMap`]: memory bounded
 //!   by the live blocks); a free or realloc of an id that is not live is counted and skipped;
@@ -28,6 +29,8 @@ use std::sync::{mpsc, Arc, Barrier, Mutex};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
+
+use crate::analysis::event::OpCounts;
 use serde::{Deserialize, Serialize};
 
 pub use crate::simulate::LiveMap;
@@ -61,18 +64,11 @@ pub struct Options {
 /// Operations by kind as the trace has them, and what became of them.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Counts {
-    /// Allocations.
-    pub allocs: u64,
-    /// Frees.
-    pub frees: u64,
-    /// Reallocations.
-    pub reallocs: u64,
-    /// Moves without a size (re-keyed, no allocator call).
-    pub moves: u64,
-    /// Frees of an id that was not live (skipped).
-    pub unknown_frees: u64,
-    /// Reallocations or moves of an id that was not live (a reallocation then allocates).
-    pub unknown_moves: u64,
+    /// Every operation played, by kind; the frees, reallocations and moves of an id that was
+    /// not live are counted in `unknown_frees` and `unknown_moves` too (skipped; such a
+    /// reallocation then allocates).
+    #[serde(flatten)]
+    pub ops: OpCounts,
     /// Requests refused: over the maximum block size or no valid layout.
     pub refused: u64,
     /// Requests the allocator answered with null.
@@ -81,12 +77,7 @@ pub struct Counts {
 
 impl Counts {
     fn add(&mut self, o: &Counts) {
-        self.allocs += o.allocs;
-        self.frees += o.frees;
-        self.reallocs += o.reallocs;
-        self.moves += o.moves;
-        self.unknown_frees += o.unknown_frees;
-        self.unknown_moves += o.unknown_moves;
+        self.ops.add(&o.ops);
         self.refused += o.refused;
         self.failed += o.failed;
     }
@@ -365,27 +356,25 @@ impl Worker {
     fn apply(&mut self, op: &ReplayOp, map: &mut impl Blocks) {
         match op.kind {
             OpKind::Alloc => {
-                self.counts.allocs += 1;
+                self.counts.ops.count(op.kind, true);
                 self.allocate(op, map);
             }
             OpKind::Free => {
-                self.counts.frees += 1;
-                match map.remove(&(op.ns, op.id)) {
-                    Some(held) => {
-                        self.live -= held.size as i64;
-                        let start = Instant::now();
-                        self.alloc.free(held.block);
-                        self.time(1, start);
-                    }
-                    None => self.counts.unknown_frees += 1,
+                let held = map.remove(&(op.ns, op.id));
+                self.counts.ops.count(op.kind, held.is_some());
+                if let Some(held) = held {
+                    self.live -= held.size as i64;
+                    let start = Instant::now();
+                    self.alloc.free(held.block);
+                    self.time(1, start);
                 }
             }
             OpKind::Realloc => {
-                self.counts.reallocs += 1;
-                let Some(held) = map.remove(&(op.ns, op.id)) else {
+                let held = map.remove(&(op.ns, op.id));
+                self.counts.ops.count(op.kind, held.is_some());
+                let Some(held) = held else {
                     // realloc of a block allocated before tracing began: its new block is
                     // allocated afresh.
-                    self.counts.unknown_moves += 1;
                     self.allocate(op, map);
                     return;
                 };
@@ -426,10 +415,10 @@ impl Worker {
                 }
             }
             OpKind::Move => {
-                self.counts.moves += 1;
-                match map.remove(&(op.ns, op.id)) {
-                    Some(held) => map.insert((op.ns, op.new), held),
-                    None => self.counts.unknown_moves += 1,
+                let held = map.remove(&(op.ns, op.id));
+                self.counts.ops.count(op.kind, held.is_some());
+                if let Some(held) = held {
+                    map.insert((op.ns, op.new), held);
                 }
             }
         }
@@ -559,7 +548,7 @@ where
             max_ns: h.max(),
         })
         .collect::<Vec<_>>();
-    let ops_done = counts.allocs + counts.frees + counts.reallocs + counts.moves;
+    let ops_done = counts.ops.total();
     Ok(Report {
         allocator: alloc.name().to_string(),
         mode,

@@ -5,23 +5,10 @@
 use std::collections::HashMap;
 use std::io::{self, BufRead, Read, Write};
 
-use serde::{Deserialize, Serialize};
-
-use crate::analysis::event::{HeapEvent, HeapOp};
+use crate::analysis::event::{HeapEvent, HeapOp, OpCounts};
 use crate::simulate::{LiveMap, Sample, Samples};
 
-/// What an operation does.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum OpKind {
-    /// `malloc(size)` (aligned to `align` where given).
-    Alloc = 0,
-    /// `free(id)`.
-    Free = 1,
-    /// `realloc(id, size)`, the result named `new`.
-    Realloc = 2,
-    /// The block `id` is named `new` from now on (a collector's move): no allocator call.
-    Move = 3,
-}
+pub use crate::analysis::event::OpKind;
 
 /// One operation to replay.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -53,10 +40,20 @@ const HEADER_BYTES: u64 = 20;
 /// The bit of the kind byte that marks the last operation of a thread.
 const LAST: u8 = 0x80;
 
+/// An operation's kind in the file.
+fn kind_code(kind: OpKind) -> u8 {
+    match kind {
+        OpKind::Alloc => 0,
+        OpKind::Free => 1,
+        OpKind::Realloc => 2,
+        OpKind::Move => 3,
+    }
+}
+
 impl ReplayOp {
     fn write(&self, out: &mut impl Write) -> io::Result<()> {
         let mut b = [0u8; OP_BYTES];
-        b[0] = self.kind as u8 | if self.last { LAST } else { 0 };
+        b[0] = kind_code(self.kind) | if self.last { LAST } else { 0 };
         b[1..5].copy_from_slice(&self.thread.to_le_bytes());
         b[5..9].copy_from_slice(&self.ns.to_le_bytes());
         b[9..17].copy_from_slice(&self.id.to_le_bytes());
@@ -102,20 +99,13 @@ impl ReplayOp {
 
 /// What the trace itself says, counted while its events become operations: the reference the
 /// replay's figures are set beside.
-#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq)]
 pub struct TraceSummary {
     /// Heap events.
     pub events: u64,
-    /// Allocations.
-    pub allocs: u64,
-    /// Frees (of live blocks or not).
-    pub frees: u64,
-    /// Reallocations (moves with a size).
-    pub reallocs: u64,
-    /// Moves without a size.
-    pub moves: u64,
-    /// Frees naming no live block.
-    pub unknown_frees: u64,
+    /// Every operation by kind; `unknown_frees` also counts the frees of ids that were not
+    /// live that the trace's reading met without an event (`command::blocks::Reading`).
+    pub counts: OpCounts,
     /// Threads (1 for a trace without threads).
     pub threads: u32,
     /// The largest sum of live block sizes, in trace order.
@@ -175,7 +165,7 @@ impl OpsBuilder {
         let s = &mut self.summary;
         s.events += 1;
         let mut op = ReplayOp {
-            kind: OpKind::Alloc,
+            kind: event.op.kind(),
             thread,
             ns,
             id: 0,
@@ -185,40 +175,29 @@ impl OpsBuilder {
             record: event.record,
             last: false,
         };
-        match event.op {
+        let live = match event.op {
             HeapOp::Alloc { id, size, align } => {
-                s.allocs += 1;
                 op.id = id;
                 op.new = id;
                 op.size = size;
                 op.align = align.unwrap_or(0);
                 self.live.insert((ns, id), size);
                 self.live_bytes = self.live_bytes.saturating_add(size);
+                true
             }
             HeapOp::Free { id } => {
-                s.frees += 1;
-                op.kind = OpKind::Free;
                 op.id = id;
-                match self.live.remove(&(ns, id)) {
-                    Some(size) => self.live_bytes -= size,
-                    None => s.unknown_frees += 1,
+                let size = self.live.remove(&(ns, id));
+                if let Some(size) = size {
+                    self.live_bytes -= size;
                 }
+                size.is_some()
             }
             HeapOp::Move { old, new, size } => {
                 op.id = old;
                 op.new = new;
+                op.size = size.unwrap_or(0);
                 let before = self.live.remove(&(ns, old));
-                match size {
-                    Some(size) => {
-                        s.reallocs += 1;
-                        op.kind = OpKind::Realloc;
-                        op.size = size;
-                    }
-                    None => {
-                        s.moves += 1;
-                        op.kind = OpKind::Move;
-                    }
-                }
                 if let Some(b) = before {
                     self.live_bytes -= b;
                 }
@@ -226,8 +205,10 @@ impl OpsBuilder {
                     self.live.insert((ns, new), after);
                     self.live_bytes = self.live_bytes.saturating_add(after);
                 }
+                before.is_some()
             }
-        }
+        };
+        s.counts.count(op.kind, live);
         if self.live_bytes > s.peak_live {
             s.peak_live = self.live_bytes;
             s.peak_event = s.events;

@@ -16,7 +16,7 @@ mod heap;
 pub mod live;
 mod treap;
 
-use crate::analysis::event::{HeapEvent, HeapOp};
+use crate::analysis::event::{HeapEvent, HeapOp, OpCounts};
 use heap::Heap;
 pub use live::{BlockKey, LiveMap};
 
@@ -158,19 +158,13 @@ pub struct Report {
     pub options: Options,
     /// Heap events seen.
     pub events: u64,
-    /// Allocations placed.
-    pub allocs: u64,
-    /// Frees of live blocks.
-    pub frees: u64,
-    /// Reallocations (a move with a new size) of live blocks.
-    pub reallocs: u64,
-    /// Moves without a new size (a copying collector's) of live blocks.
-    pub moves: u64,
-    /// Frees naming no live block (a block allocated before tracing began, NULL), skipped.
-    pub unknown_frees: u64,
-    /// Moves whose old block was not live: the new block is placed as a fresh allocation
+    /// The operations the model carried out, by kind: allocations placed; frees,
+    /// reallocations (a move with a new size) and moves without one (a copying collector's)
+    /// of live blocks. Apart from them, counted in `unknown_frees` and `unknown_moves` only:
+    /// frees naming no live block (a block allocated before tracing began, NULL), skipped, and
+    /// moves whose old block was not live, whose new block is placed as a fresh allocation
     /// when the move gives its size.
-    pub unknown_moves: u64,
+    pub counts: OpCounts,
     /// Requests over the maximum block size (or past a 64-bit heap), not placed.
     pub refused: u64,
     /// The largest refused request: (record, bytes).
@@ -230,12 +224,7 @@ impl Simulator {
             report: Report {
                 options,
                 events: 0,
-                allocs: 0,
-                frees: 0,
-                reallocs: 0,
-                moves: 0,
-                unknown_frees: 0,
-                unknown_moves: 0,
+                counts: OpCounts::default(),
                 refused: 0,
                 largest_refused: None,
                 peak_live: 0,
@@ -292,26 +281,23 @@ impl Simulator {
         match event.op {
             HeapOp::Alloc { id, size, align } => {
                 if self.place(event.record, BlockKey::of(event, id), size, align) {
-                    self.report.allocs += 1;
+                    self.report.counts.count_kind(event.op.kind());
                 }
             }
             HeapOp::Free { id } => match self.live.remove(&BlockKey::of(event, id)) {
                 Some(p) => {
                     self.heap.free(p.addr, p.block);
                     self.live_payload -= p.payload;
-                    self.report.frees += 1;
+                    self.report.counts.count_kind(event.op.kind());
                 }
-                None => self.report.unknown_frees += 1,
+                None => self.report.counts.count_unknown(event.op.kind()),
             },
             HeapOp::Move { old, new, size } => {
                 let new_key = BlockKey::of(event, new);
                 match self.live.remove(&BlockKey::of(event, old)) {
                     Some(p) => {
                         let payload = size.unwrap_or(p.payload);
-                        match size {
-                            Some(_) => self.report.reallocs += 1,
-                            None => self.report.moves += 1,
-                        }
+                        self.report.counts.count_kind(event.op.kind());
                         match self.block_size(event.record, payload, None) {
                             // Stays in place when its block still holds it.
                             Some(b) if b <= p.block => {
@@ -348,7 +334,7 @@ impl Simulator {
                         }
                     }
                     None => {
-                        self.report.unknown_moves += 1;
+                        self.report.counts.count_unknown(event.op.kind());
                         if let Some(size) = size {
                             self.place(event.record, new_key, size, None);
                         }

@@ -139,7 +139,12 @@ fn realloc_moves_and_stays_by_hand() {
     );
     assert_eq!((r.peak_heap, r.peak_live, r.final_live), (32, 32, 20));
     assert_eq!(
-        (r.allocs, r.reallocs, r.frees, r.unknown_frees),
+        (
+            r.counts.allocs,
+            r.counts.reallocs,
+            r.counts.frees,
+            r.counts.unknown_frees
+        ),
         (3, 2, 0, 1)
     );
     assert_eq!(r.final_blocks, 3);
@@ -154,7 +159,12 @@ fn unknown_frees_and_impossible_sizes_are_counted() {
         events("f 7; a 0 84000000000000000; a 1 8; f 0; f 1; a 2 18446744073709551615"),
     );
     assert_eq!(
-        (r.unknown_frees, r.refused, r.frees, r.allocs),
+        (
+            r.counts.unknown_frees,
+            r.refused,
+            r.counts.frees,
+            r.counts.allocs
+        ),
         (2, 2, 1, 1)
     );
     assert_eq!(r.largest_refused, Some((5, u64::MAX)));
@@ -166,7 +176,7 @@ fn unknown_frees_and_impossible_sizes_are_counted() {
         o,
         events("a 0 18446744073709551615; a 1 9223372036854775809"),
     );
-    assert_eq!((r.refused, r.allocs, r.peak_heap), (2, 0, 0));
+    assert_eq!((r.refused, r.counts.allocs, r.peak_heap), (2, 0, 0));
 }
 
 #[test]

@@ -87,7 +87,7 @@ pub enum ReplayRunError {
 pub struct Prepared {
     ops: TempFile,
     /// What the trace says (the reference the runs are set beside); frees of blocks not live
-    /// counted in `unknown_frees`.
+    /// counted in `counts.unknown_frees`.
     pub summary: TraceSummary,
     /// What the reading met besides the events.
     pub reading: Reading,
@@ -138,7 +138,7 @@ pub fn prepare(opened: &Opened) -> Result<Prepared, ReplayRunError> {
     let mut file = temp.file();
     ops::mark_last_ops(&mut file, builder.last_ops()).map_err(ReplayRunError::Write)?;
     let mut summary = builder.finish();
-    summary.unknown_frees += reading.unknown_frees;
+    summary.counts.unknown_frees += reading.unknown_frees;
     Ok(Prepared {
         ops: temp,
         summary,
@@ -317,7 +317,7 @@ mod tests {
             .expect("the sample trace opens");
         let p = prepare(&o).expect("prepared");
         assert!(p.summary.events > 0);
-        assert!(p.summary.allocs > 0);
+        assert!(p.summary.counts.allocs > 0);
         let len = std::fs::metadata(p.ops.path()).expect("ops file").len();
         assert!(
             len > p.summary.events,

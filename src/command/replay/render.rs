@@ -24,7 +24,7 @@ impl Replayed {
     pub fn to_json(&self, trace: &str, prepared: &Prepared) -> Json {
         json!({
             "trace": trace,
-            "summary": prepared.summary,
+            "summary": summary_json(&prepared.summary),
             "undecodable_records": prepared.reading.problems(),
             "threads": thread_mode_name(self.options.threads),
             "touch": self.options.touch,
@@ -56,20 +56,20 @@ impl Replayed {
             "trace: {} events ({} allocs, {} frees, {} reallocs, {} moves) on {} thread{}; \
              peak live {} bytes after event {}",
             s.events,
-            s.allocs,
-            s.frees,
-            s.reallocs,
-            s.moves,
+            s.counts.allocs,
+            s.counts.frees,
+            s.counts.reallocs,
+            s.counts.moves,
             s.threads,
             if s.threads == 1 { "" } else { "s" },
             s.peak_live,
             s.peak_event
         )?;
-        if s.unknown_frees > 0 {
+        if s.counts.unknown_frees > 0 {
             writeln!(
                 w,
                 "       {} frees or reallocs of blocks not live in the trace (allocated before tracing began): skipped",
-                s.unknown_frees
+                s.counts.unknown_frees
             )?;
         }
         if problems > 0 {
@@ -133,6 +133,24 @@ fn refusals(w: &mut dyn Write, r: &Runs) -> io::Result<()> {
         c.refused,
         c.failed
     )
+}
+
+/// What the trace says, as JSON: its events by kind, threads, peak and live bytes.
+fn summary_json(s: &TraceSummary) -> Json {
+    let c = &s.counts;
+    json!({
+        "events": s.events,
+        "allocs": c.allocs,
+        "frees": c.frees,
+        "reallocs": c.reallocs,
+        "moves": c.moves,
+        "unknown_frees": c.unknown_frees,
+        "threads": s.threads,
+        "peak_live": s.peak_live,
+        "peak_event": s.peak_event,
+        "live": s.live,
+        "every": s.every,
+    })
 }
 
 /// An allocator's medians (with their spreads) as JSON.

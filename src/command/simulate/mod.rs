@@ -51,7 +51,7 @@ pub enum SimulateError {
 #[derive(Debug, Clone)]
 pub struct Simulation {
     /// One report per policy, in the order of [`SimulateOptions::policies`]; frees of blocks
-    /// that were not live are counted in each (`unknown_frees`).
+    /// that were not live are counted in each (`counts.unknown_frees`).
     pub reports: Vec<Report>,
     /// What the reading met besides the events.
     pub reading: Reading,
@@ -95,7 +95,7 @@ pub fn simulate(opened: &Opened, options: &SimulateOptions) -> Result<Simulation
     let mut reports: Vec<Report> = sims.into_iter().map(Simulator::finish).collect();
     for r in reports.iter_mut() {
         // The interpreter saw them (no event): they count as the simulator's own.
-        r.unknown_frees += reading.unknown_frees;
+        r.counts.unknown_frees += reading.unknown_frees;
     }
     Ok(Simulation {
         reports,

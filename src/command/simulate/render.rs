@@ -42,9 +42,9 @@ impl Simulation {
             "trace: {} events ({} allocs, {} frees, {} reallocs placed); peak live payload {} bytes; \
              alignment {}, header {} bytes; {:.2} s for {} polic{}",
             r.events,
-            r.allocs,
-            r.frees,
-            r.reallocs,
+            r.counts.allocs,
+            r.counts.frees,
+            r.counts.reallocs,
             r.peak_live,
             self.options.align,
             self.options.header,
@@ -52,11 +52,11 @@ impl Simulation {
             n,
             if n == 1 { "y" } else { "ies" }
         )?;
-        if r.unknown_frees > 0 || r.unknown_moves > 0 {
+        if r.counts.unknown_frees > 0 || r.counts.unknown_moves > 0 {
             writeln!(
                 w,
                 "       {} frees and reallocs of blocks not live (allocated before tracing began): skipped",
-                r.unknown_frees + r.unknown_moves
+                r.counts.unknown_frees + r.counts.unknown_moves
             )?;
         }
         if r.refused > 0 {
@@ -94,12 +94,12 @@ impl Simulation {
             "policies": self.reports.iter().map(|r| json!({
                 "policy": r.options.policy.name(),
                 "events": r.events,
-                "allocs": r.allocs,
-                "frees": r.frees,
-                "reallocs": r.reallocs,
-                "moves": r.moves,
-                "unknown_frees": r.unknown_frees,
-                "unknown_moves": r.unknown_moves,
+                "allocs": r.counts.allocs,
+                "frees": r.counts.frees,
+                "reallocs": r.counts.reallocs,
+                "moves": r.counts.moves,
+                "unknown_frees": r.counts.unknown_frees,
+                "unknown_moves": r.counts.unknown_moves,
                 "refused": r.refused,
                 "largest_refused": r.largest_refused.map(|(rec, size)| json!({"data_record": rec, "bytes": size})),
                 "peak_live": r.peak_live,
