@@ -301,3 +301,61 @@ fn after_frames(p: &StackProfile, leaf: &Leaf) -> Vec<String> {
         .filter_map(|(_, f)| p.frames[f as usize].function.clone())
         .collect()
 }
+
+/// Trees against heaptrack_print: on the recordings whose stacks have no frames inlined in
+/// another order than their calls (nested, temporaries, templates), every top-down row's
+/// inclusive cost is the sum of heaptrack_print's folded lines under its path, every
+/// bottom-up row's the sum of the lines ending in its path, for the four costs.
+#[test]
+fn trees_add_up_heaptrack_prints_folded_lines() {
+    use metatf::stacks::{Tree, TreeKind, TreeOptions};
+    for name in ["nested", "temporaries", "templates"] {
+        let p = profile(name);
+        for cost in [Cost::Allocations, Cost::Temporary, Cost::Peak, Cost::Leaked] {
+            let golden =
+                std::fs::read_to_string(dir().join(format!("{name}.{}.folded", cost.name())))
+                    .unwrap();
+            // heaptrack_print's lines: frames (each followed by `;`) and the cost.
+            let lines: Vec<(Vec<&str>, u128)> = golden
+                .lines()
+                .map(|l| {
+                    let (stack, v) = l.rsplit_once(' ').unwrap();
+                    let frames = stack.strip_suffix(';').unwrap().split(';').collect();
+                    (frames, v.parse().unwrap())
+                })
+                .collect();
+            let total: u128 = lines.iter().map(|l| l.1).sum();
+            for kind in [TreeKind::TopDown, TreeKind::BottomUp] {
+                let t = Tree::build(&p, kind, &TreeOptions::default());
+                assert_eq!(t.total.get(cost), total, "{name} {}", cost.name());
+                // Rows by their text path: two functions may print alike (`Box<long, 4>::Box()`
+                // and `Box<char, 100>::Box()` are both `Box<>::Box()`), two rows then.
+                let mut paths: Vec<Vec<&str>> = Vec::new();
+                let mut by_path: HashMap<Vec<&str>, u128> = HashMap::new();
+                for node in &t.nodes {
+                    let mut path = match node.parent {
+                        Some(parent) => paths[parent as usize].clone(),
+                        None => Vec::new(),
+                    };
+                    path.push(&t.symbols[node.symbol as usize].text);
+                    *by_path.entry(path.clone()).or_default() += node.inclusive.get(cost);
+                    paths.push(path);
+                }
+                assert!(by_path.len() >= 3);
+                for (path, got) in by_path {
+                    let want: u128 = lines
+                        .iter()
+                        .filter(|(frames, _)| match kind {
+                            TreeKind::TopDown => frames.starts_with(&path),
+                            TreeKind::BottomUp => {
+                                frames.iter().rev().take(path.len()).eq(path.iter())
+                            }
+                        })
+                        .map(|l| l.1)
+                        .sum();
+                    assert_eq!(got, want, "{name} {} {kind:?} {path:?}", cost.name());
+                }
+            }
+        }
+    }
+}
