@@ -231,7 +231,7 @@ fn flame_graphs_name_every_frame() {
                     );
                 }
             }
-            assert!(svg.contains(&format!(" {}, ", cost.unit())));
+            assert!(svg.contains(&format!(" {}, ", cost.noun())));
             if let Some(dir) = &keep {
                 let file = if reverse {
                     format!("{name}.{}.reverse.svg", cost.name())
@@ -358,4 +358,97 @@ fn trees_add_up_heaptrack_prints_folded_lines() {
             }
         }
     }
+}
+
+/// Compare `actual` with the golden file tests/data/stacks/`name`; rewrite it when
+/// `MTF_BLESS=1` (then review the diff).
+fn golden(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/stacks")
+        .join(name);
+    if std::env::var_os("MTF_BLESS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!("missing golden file {name}; run with MTF_BLESS=1 to create it")
+    });
+    assert_eq!(
+        expected, actual,
+        "{name} differs from the output (run with MTF_BLESS=1 to accept, and review the diff)"
+    );
+}
+
+/// The text and JSON forms on real recordings, as golden files (their figures are checked
+/// above against heaptrack_print; these show the layout). Regenerate with
+/// `MTF_BLESS=1 cargo test -p metatf --test stacks_heaptrack`.
+#[test]
+fn text_and_json_forms() {
+    use metatf::stacks::{
+        diff, CallerCallee, Merge, StackDiff, Tree, TreeKind, TreeOptions, TreeView,
+    };
+    let nested = profile("nested");
+    let threads = profile("threads");
+    let td = Tree::build(&nested, TreeKind::TopDown, &TreeOptions::default());
+    let view = |cost, top, threshold| TreeView {
+        cost,
+        top,
+        threshold,
+    };
+    golden(
+        "nested.top-down.allocations.txt",
+        &td.to_text(&view(Cost::Allocations, 0, 0.0)),
+    );
+    golden(
+        "nested.top-down.leaked.top2.txt",
+        &td.to_text(&view(Cost::Leaked, 2, 0.0)),
+    );
+    let bu = Tree::build(
+        &threads,
+        TreeKind::BottomUp,
+        &TreeOptions {
+            depth: Some(3),
+            ..TreeOptions::default()
+        },
+    );
+    golden(
+        "threads.bottom-up.peak.depth3.txt",
+        &bu.to_text(&view(Cost::Peak, 0, 0.01)),
+    );
+    let by_address = Tree::build(
+        &threads,
+        TreeKind::TopDown,
+        &TreeOptions {
+            merge: Merge::Address,
+            ..TreeOptions::default()
+        },
+    );
+    golden(
+        "threads.top-down.temporary.by-address.txt",
+        &by_address.to_text(&view(Cost::Temporary, 0, 0.0)),
+    );
+    let cc = CallerCallee::build(&nested, &TreeOptions::default());
+    golden(
+        "nested.callers.allocations.txt",
+        &cc.to_text(&view(Cost::Allocations, 0, 0.0)),
+    );
+    let mut json = serde_json::to_string_pretty(&td.to_json(&view(Cost::Peak, 3, 0.0))).unwrap();
+    json.push('\n');
+    golden("nested.top-down.peak.top3.json", &json);
+    let mut json = serde_json::to_string_pretty(&cc.to_json(&view(Cost::Leaked, 2, 0.0))).unwrap();
+    json.push('\n');
+    golden("nested.callers.leaked.top2.json", &json);
+    // Two programs. A frame without a function is named by its address, which differs
+    // between two runs (ASLR): libstdc++'s pool, allocated at load time in both, is two
+    // stacks here, one gone and one new.
+    let temporaries = profile("temporaries");
+    let d: StackDiff = diff(&nested, &temporaries);
+    golden(
+        "nested-temporaries.diff.bytes.txt",
+        &d.to_text(Cost::Bytes, 8),
+    );
+    let mut json = serde_json::to_string_pretty(&d.to_json(Cost::Allocations, 3)).unwrap();
+    json.push('\n');
+    golden("nested-temporaries.diff.allocations.top3.json", &json);
 }

@@ -216,6 +216,14 @@ impl Cost {
             "allocations"
         }
     }
+
+    /// What a figure counts, for people: `bytes`, `allocations`, `temporary allocations`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Cost::Temporary => "temporary allocations",
+            c => c.unit(),
+        }
+    }
 }
 
 impl std::str::FromStr for Cost {

@@ -720,7 +720,7 @@ fn total_label(cost: Cost, v: u128) -> String {
     } else if cost.is_bytes() {
         format!("{} ({v} bytes)", human::figure(cost, v))
     } else {
-        format!("{v} {}", cost.unit())
+        format!("{v} {}", cost.noun())
     }
 }
 
