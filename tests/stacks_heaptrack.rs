@@ -231,7 +231,7 @@ fn flame_graphs_name_every_frame() {
                     );
                 }
             }
-            assert!(svg.contains(&format!(" {}, ", cost.unit())));
+            assert!(svg.contains(&format!(" {}, ", cost.noun())));
             if let Some(dir) = &keep {
                 let file = if reverse {
                     format!("{name}.{}.reverse.svg", cost.name())
@@ -300,4 +300,155 @@ fn after_frames(p: &StackProfile, leaf: &Leaf) -> Vec<String> {
         .into_iter()
         .filter_map(|(_, f)| p.frames[f as usize].function.clone())
         .collect()
+}
+
+/// Trees against heaptrack_print: on the recordings whose stacks have no frames inlined in
+/// another order than their calls (nested, temporaries, templates), every top-down row's
+/// inclusive cost is the sum of heaptrack_print's folded lines under its path, every
+/// bottom-up row's the sum of the lines ending in its path, for the four costs.
+#[test]
+fn trees_add_up_heaptrack_prints_folded_lines() {
+    use metatf::stacks::{Tree, TreeKind, TreeOptions};
+    for name in ["nested", "temporaries", "templates"] {
+        let p = profile(name);
+        for cost in [Cost::Allocations, Cost::Temporary, Cost::Peak, Cost::Leaked] {
+            let golden =
+                std::fs::read_to_string(dir().join(format!("{name}.{}.folded", cost.name())))
+                    .unwrap();
+            // heaptrack_print's lines: frames (each followed by `;`) and the cost.
+            let lines: Vec<(Vec<&str>, u128)> = golden
+                .lines()
+                .map(|l| {
+                    let (stack, v) = l.rsplit_once(' ').unwrap();
+                    let frames = stack.strip_suffix(';').unwrap().split(';').collect();
+                    (frames, v.parse().unwrap())
+                })
+                .collect();
+            let total: u128 = lines.iter().map(|l| l.1).sum();
+            for kind in [TreeKind::TopDown, TreeKind::BottomUp] {
+                let t = Tree::build(&p, kind, &TreeOptions::default());
+                assert_eq!(t.total.get(cost), total, "{name} {}", cost.name());
+                // Rows by their text path: two functions may print alike (`Box<long, 4>::Box()`
+                // and `Box<char, 100>::Box()` are both `Box<>::Box()`), two rows then.
+                let mut paths: Vec<Vec<&str>> = Vec::new();
+                let mut by_path: HashMap<Vec<&str>, u128> = HashMap::new();
+                for node in &t.nodes {
+                    let mut path = match node.parent {
+                        Some(parent) => paths[parent as usize].clone(),
+                        None => Vec::new(),
+                    };
+                    path.push(&t.symbols[node.symbol as usize].text);
+                    *by_path.entry(path.clone()).or_default() += node.inclusive.get(cost);
+                    paths.push(path);
+                }
+                assert!(by_path.len() >= 3);
+                for (path, got) in by_path {
+                    let want: u128 = lines
+                        .iter()
+                        .filter(|(frames, _)| match kind {
+                            TreeKind::TopDown => frames.starts_with(&path),
+                            TreeKind::BottomUp => {
+                                frames.iter().rev().take(path.len()).eq(path.iter())
+                            }
+                        })
+                        .map(|l| l.1)
+                        .sum();
+                    assert_eq!(got, want, "{name} {} {kind:?} {path:?}", cost.name());
+                }
+            }
+        }
+    }
+}
+
+/// Compare `actual` with the golden file tests/data/stacks/`name`; rewrite it when
+/// `MTF_BLESS=1` (then review the diff).
+fn golden(name: &str, actual: &str) {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/data/stacks")
+        .join(name);
+    if std::env::var_os("MTF_BLESS").is_some_and(|v| v == "1") {
+        std::fs::create_dir_all(path.parent().unwrap()).unwrap();
+        std::fs::write(&path, actual).unwrap();
+        return;
+    }
+    let expected = std::fs::read_to_string(&path).unwrap_or_else(|_| {
+        panic!("missing golden file {name}; run with MTF_BLESS=1 to create it")
+    });
+    assert_eq!(
+        expected, actual,
+        "{name} differs from the output (run with MTF_BLESS=1 to accept, and review the diff)"
+    );
+}
+
+/// The text and JSON forms on real recordings, as golden files (their figures are checked
+/// above against heaptrack_print; these show the layout). Regenerate with
+/// `MTF_BLESS=1 cargo test -p metatf --test stacks_heaptrack`.
+#[test]
+fn text_and_json_forms() {
+    use metatf::stacks::{
+        diff, CallerCallee, Merge, StackDiff, Tree, TreeKind, TreeOptions, TreeView,
+    };
+    let nested = profile("nested");
+    let threads = profile("threads");
+    let td = Tree::build(&nested, TreeKind::TopDown, &TreeOptions::default());
+    let view = |cost, top, threshold| TreeView {
+        cost,
+        top,
+        threshold,
+    };
+    golden(
+        "nested.top-down.allocations.txt",
+        &td.to_text(&view(Cost::Allocations, 0, 0.0)),
+    );
+    golden(
+        "nested.top-down.leaked.top2.txt",
+        &td.to_text(&view(Cost::Leaked, 2, 0.0)),
+    );
+    let bu = Tree::build(
+        &threads,
+        TreeKind::BottomUp,
+        &TreeOptions {
+            depth: Some(3),
+            ..TreeOptions::default()
+        },
+    );
+    golden(
+        "threads.bottom-up.peak.depth3.txt",
+        &bu.to_text(&view(Cost::Peak, 0, 0.01)),
+    );
+    let by_address = Tree::build(
+        &threads,
+        TreeKind::TopDown,
+        &TreeOptions {
+            merge: Merge::Address,
+            ..TreeOptions::default()
+        },
+    );
+    golden(
+        "threads.top-down.temporary.by-address.txt",
+        &by_address.to_text(&view(Cost::Temporary, 0, 0.0)),
+    );
+    let cc = CallerCallee::build(&nested, &TreeOptions::default());
+    golden(
+        "nested.callers.allocations.txt",
+        &cc.to_text(&view(Cost::Allocations, 0, 0.0)),
+    );
+    let mut json = serde_json::to_string_pretty(&td.to_json(&view(Cost::Peak, 3, 0.0))).unwrap();
+    json.push('\n');
+    golden("nested.top-down.peak.top3.json", &json);
+    let mut json = serde_json::to_string_pretty(&cc.to_json(&view(Cost::Leaked, 2, 0.0))).unwrap();
+    json.push('\n');
+    golden("nested.callers.leaked.top2.json", &json);
+    // Two programs. A frame without a function is named by its address, which differs
+    // between two runs (ASLR): libstdc++'s pool, allocated at load time in both, is two
+    // stacks here, one gone and one new.
+    let temporaries = profile("temporaries");
+    let d: StackDiff = diff(&nested, &temporaries);
+    golden(
+        "nested-temporaries.diff.bytes.txt",
+        &d.to_text(Cost::Bytes, 8),
+    );
+    let mut json = serde_json::to_string_pretty(&d.to_json(Cost::Allocations, 3)).unwrap();
+    json.push('\n');
+    golden("nested-temporaries.diff.allocations.top3.json", &json);
 }

@@ -1,10 +1,9 @@
 //! Differences between two stack profiles, stack by stack (docs/stacks.md, *Differences*).
 
-use std::collections::HashMap;
 use std::fmt::Write as _;
 
 use super::folded::Folder;
-use super::{human, Cost, Figures, FoldedOptions, StackProfile};
+use super::{human, Cost, Figures, FoldedOptions, Map, StackProfile};
 
 /// One stack's figures in two profiles.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -53,10 +52,11 @@ impl StackDiff {
     /// The differences, stacks written with `opts` (`reverse`, `leaf_site`, `heaptrack`;
     /// stacks are always merged by their text).
     pub fn with(a: &StackProfile, b: &StackProfile, opts: &FoldedOptions) -> StackDiff {
-        let mut index: HashMap<Vec<String>, usize> = HashMap::new();
+        // Stacks are keyed by their folded text (one string a leaf, no list of strings).
+        let mut index: Map<String, usize> = Map::default();
         let mut stacks: Vec<StackDelta> = Vec::new();
         let mut totals = [Figures::default(); 2];
-        let mut frames = Vec::new();
+        let mut text = String::new();
         for (side, p) in [a, b].into_iter().enumerate() {
             let mut folder = Folder::new(p, *opts);
             for leaf in &p.leaves {
@@ -65,13 +65,15 @@ impl StackDiff {
                     continue;
                 }
                 totals[side].add(&f);
-                folder.frames(leaf, &mut frames);
-                let i = match index.get(&frames) {
+                folder.stack(leaf, &mut text);
+                let i = match index.get(text.as_str()) {
                     Some(&i) => i,
                     None => {
-                        index.insert(frames.clone(), stacks.len());
+                        let mut frames = Vec::new();
+                        folder.frames(leaf, &mut frames);
+                        index.insert(text.clone(), stacks.len());
                         stacks.push(StackDelta {
-                            frames: frames.clone(),
+                            frames,
                             before: Figures::default(),
                             after: Figures::default(),
                         });

@@ -77,7 +77,7 @@ fn inferno_options(opts: &FlameOptions, subtitle: String, diff: bool) -> Options
         .clone()
         .unwrap_or_else(|| title(opts.cost, diff, opts.folded.reverse));
     o.subtitle = Some(subtitle);
-    o.count_name = opts.cost.unit().into();
+    o.count_name = opts.cost.noun().into();
     o.name_type = "Frame:".into();
     // flamegraph.pl's palette for memory (greens); a differential graph is coloured by the
     // change (red: more after, blue: less) whatever the palette.
@@ -125,7 +125,7 @@ fn total_label(cost: Cost, v: u128, stacks: usize) -> String {
     } else if cost.is_bytes() {
         format!("{v} bytes")
     } else {
-        format!("{v} {}", cost.unit())
+        format!("{v} {}", cost.noun())
     };
     format!(
         "{figure} in {stacks} stack{}",

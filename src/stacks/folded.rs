@@ -1,11 +1,10 @@
 //! Folded stacks, the input of flamegraph.pl and inferno: one line per stack, its frames
 //! root first separated by `;`, a space, the cost (docs/stacks.md).
 
-use std::collections::HashMap;
 use std::io::Write;
 
 use super::frame::{push_clean, push_frame_text, Style};
-use super::{Cost, Leaf, StackProfile, StacksError};
+use super::{Cost, Leaf, Map, StackProfile, StacksError};
 
 // Design: two modes rather than one. heaptrack_print's lines are the yardstick for a heaptrack
 // recording (issue 27: equal, line for line), but they are not what a person wants from a
@@ -207,7 +206,7 @@ pub fn folded_lines(
             })
             .collect();
     }
-    let mut merged: HashMap<String, u128> = HashMap::new();
+    let mut merged: Map<String, u128> = Map::default();
     for leaf in &profile.leaves {
         let v = cost.of(leaf);
         if v == 0 {
@@ -286,7 +285,7 @@ pub fn diff_folded_lines(
         merge: true,
         ..*opts
     };
-    let mut map: HashMap<String, (u128, u128)> = HashMap::new();
+    let mut map: Map<String, (u128, u128)> = Map::default();
     for (stack, v) in folded_lines(before, cost, &opts) {
         map.entry(stack).or_default().0 = v;
     }

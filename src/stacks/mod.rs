@@ -39,6 +39,12 @@ pub use tree::{
     CallerCallee, Merge, Symbol, SymbolFigures, Tree, TreeKind, TreeNode, TreeOptions, TreeView,
 };
 
+// Design: the consumers' hash maps use foldhash, as the live sets do: a map lookup per frame
+// of every leaf is their inner loop, and foldhash's per-process seed keeps texts from a trace
+// from being chosen to collide.
+type Map<K, V> = std::collections::HashMap<K, V, foldhash::fast::RandomState>;
+type Set<K> = std::collections::HashSet<K, foldhash::fast::RandomState>;
+
 /// One frame: a function (or an address when unresolved) with its source location and module.
 /// Every part is optional; a frame with none is shown by its address, or as `??`.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Hash)]
@@ -218,6 +224,14 @@ impl Cost {
             "bytes"
         } else {
             "allocations"
+        }
+    }
+
+    /// What a figure counts, for people: `bytes`, `allocations`, `temporary allocations`.
+    pub fn noun(self) -> &'static str {
+        match self {
+            Cost::Temporary => "temporary allocations",
+            c => c.unit(),
         }
     }
 }

@@ -2,11 +2,10 @@
 //! leaf, inclusive and self costs), bottom-up (leaf → root: who calls a function) and
 //! caller/callee figures per symbol, every cost at once.
 
-use std::collections::{HashMap, HashSet};
 use std::fmt::Write as _;
 
 use super::frame::{push_frame_text, Style};
-use super::{human, Cost, Figures, StackProfile};
+use super::{human, Cost, Figures, Map, Set, StackProfile};
 
 /// What makes two frames one row of a tree.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Hash)]
@@ -204,10 +203,12 @@ enum Key<'p> {
 struct Symbols<'p> {
     profile: &'p StackProfile,
     merge: Merge,
-    ids: HashMap<Key<'p>, u32>,
+    ids: Map<Key<'p>, u32>,
     /// Per frame of the profile: its symbol, once known.
     of_frame: Vec<Option<u32>>,
     symbols: Vec<Symbol>,
+    /// A buffer for a leaf's nodes.
+    nodes: Vec<u32>,
 }
 
 impl<'p> Symbols<'p> {
@@ -215,9 +216,10 @@ impl<'p> Symbols<'p> {
         Symbols {
             profile,
             merge,
-            ids: HashMap::new(),
+            ids: Map::default(),
             of_frame: vec![None; profile.frames.len()],
             symbols: Vec::new(),
+            nodes: Vec::new(),
         }
     }
 
@@ -288,12 +290,19 @@ impl<'p> Symbols<'p> {
     /// stack.
     fn stack(&mut self, leaf: &'p super::Leaf, leaf_site: bool, out: &mut Vec<u32>) {
         out.clear();
-        for (_, f) in self.profile.stack_of(leaf) {
-            if (f as usize) < self.profile.frames.len() {
-                let s = self.frame(f);
-                out.push(s);
+        let profile = self.profile;
+        let mut nodes = std::mem::take(&mut self.nodes);
+        profile.nodes_of(leaf, &mut nodes);
+        for &n in &nodes {
+            // A node's frames innermost first: in call order, outermost first.
+            for &f in profile.nodes[n as usize].frames.iter().rev() {
+                if (f as usize) < profile.frames.len() {
+                    let s = self.frame(f);
+                    out.push(s);
+                }
             }
         }
+        self.nodes = nodes;
         if out.is_empty() {
             let s = self.unknown();
             out.push(s);
@@ -305,17 +314,125 @@ impl<'p> Symbols<'p> {
     }
 }
 
+/// Where a profile node's innermost frame is in a top-down tree being built.
+#[derive(Debug, Clone, Copy)]
+struct Memo {
+    /// Its row (`None`: the root, a node without frames).
+    row: Option<u32>,
+    /// The row's depth (1: a top-level row).
+    depth: usize,
+    /// Whether the depth limit cut the node's path (its leaves have no self cost).
+    cut: bool,
+}
+
+/// The rows of a tree being built.
+struct Builder<'p> {
+    symbols: Symbols<'p>,
+    nodes: Vec<TreeNode>,
+    roots: Vec<u32>,
+    /// (parent row or `u32::MAX`, symbol) → row.
+    children: Map<(u32, u32), u32>,
+}
+
+impl<'p> Builder<'p> {
+    /// The row of `sym` under `at` (`None`: a top-level row), made when new.
+    fn child(&mut self, at: Option<u32>, sym: u32) -> u32 {
+        let key = (at.unwrap_or(u32::MAX), sym);
+        if let Some(&n) = self.children.get(&key) {
+            return n;
+        }
+        let n = self.nodes.len() as u32;
+        self.nodes.push(TreeNode {
+            symbol: sym,
+            parent: at,
+            children: Vec::new(),
+            inclusive: Figures::default(),
+            exclusive: Figures::default(),
+        });
+        match at {
+            Some(p) => self.nodes[p as usize].children.push(n),
+            None => self.roots.push(n),
+        }
+        self.children.insert(key, n);
+        n
+    }
+
+    /// The top-down row of a profile node (parents before nodes), mapping the node and its
+    /// ancestors not mapped yet.
+    fn node_row(
+        &mut self,
+        profile: &'p StackProfile,
+        memo: &mut [Option<Memo>],
+        up: &mut Vec<u32>,
+        node: Option<u32>,
+        depth: usize,
+    ) -> Memo {
+        let root = Memo {
+            row: None,
+            depth: 0,
+            cut: false,
+        };
+        up.clear();
+        let mut at = node.filter(|&n| (n as usize) < profile.nodes.len());
+        let mut base = root;
+        while let Some(n) = at {
+            if let Some(m) = memo[n as usize] {
+                base = m;
+                break;
+            }
+            up.push(n);
+            at = profile.nodes[n as usize].parent;
+        }
+        for &n in up.iter().rev() {
+            for &f in profile.nodes[n as usize].frames.iter().rev() {
+                if (f as usize) >= profile.frames.len() {
+                    continue;
+                }
+                if base.depth >= depth {
+                    base.cut = true;
+                    break;
+                }
+                let s = self.symbols.frame(f);
+                base.row = Some(self.child(base.row, s));
+                base.depth += 1;
+            }
+            memo[n as usize] = Some(base);
+        }
+        match node {
+            Some(n) if (n as usize) < profile.nodes.len() => memo[n as usize].unwrap_or(root),
+            _ => root,
+        }
+    }
+}
+
 impl Tree {
     /// Builds a tree of a profile's stacks.
     pub fn build(profile: &StackProfile, kind: TreeKind, opts: &TreeOptions) -> Tree {
-        let mut symbols = Symbols::new(profile, opts.merge);
-        let mut nodes: Vec<TreeNode> = Vec::new();
-        let mut roots = Vec::new();
-        let mut children: HashMap<(u32, u32), u32> = HashMap::new();
+        let mut b = Builder {
+            symbols: Symbols::new(profile, opts.merge),
+            nodes: Vec::new(),
+            roots: Vec::new(),
+            children: Map::default(),
+        };
         let mut total = Figures::default();
         let mut stacks = Figures::default();
+        let depth = opts.depth.map_or(usize::MAX, |d| d.max(1));
+        // Design: a top-down row's path is its profile node's path, the same for every leaf
+        // at that node: each node is mapped to its row once, a leaf's costs land on its row
+        // alone, and inclusive costs are summed up the tree at the end — linear in nodes plus
+        // leaves, not in leaves times depth. It needs parents before their nodes (the
+        // profile's rule); a profile that breaks it takes the walk per leaf.
+        let sound = profile
+            .nodes
+            .iter()
+            .enumerate()
+            .all(|(i, n)| n.parent.is_none_or(|p| (p as usize) < i));
+        let mut memo: Vec<Option<Memo>> = Vec::new();
+        if kind == TreeKind::TopDown && sound {
+            memo = vec![None; profile.nodes.len()];
+        }
         let mut path = Vec::new();
-        let depth = opts.depth.map(|d| d.max(1));
+        let mut up = Vec::new();
         for leaf in &profile.leaves {
             let figures = StackProfile::figures(leaf);
             if figures.is_zero() {
@@ -325,34 +442,42 @@ impl Tree {
             for (n, v) in stacks.0.iter_mut().zip(figures.0) {
                 *n += u128::from(v > 0);
             }
-            symbols.stack(leaf, opts.leaf_site, &mut path);
+            if !memo.is_empty() {
+                let mut at = b.node_row(profile, &mut memo, &mut up, leaf.node, depth);
+                if at.row.is_none() {
+                    let unknown = b.symbols.unknown();
+                    at = Memo {
+                        row: Some(b.child(None, unknown)),
+                        depth: 1,
+                        cut: false,
+                    };
+                }
+                if let Some(site) = leaf.site.as_deref().filter(|_| opts.leaf_site) {
+                    if at.cut || at.depth >= depth {
+                        at.cut = true;
+                    } else {
+                        let s = b.symbols.site(site);
+                        at.row = Some(b.child(at.row, s));
+                    }
+                }
+                if let Some(r) = at.row {
+                    let row = &mut b.nodes[r as usize];
+                    row.inclusive.add(&figures);
+                    if !at.cut {
+                        row.exclusive.add(&figures);
+                    }
+                }
+                continue;
+            }
+            b.symbols.stack(leaf, opts.leaf_site, &mut path);
             if kind == TreeKind::BottomUp {
                 path.reverse();
             }
-            let keep = depth.map_or(path.len(), |d| d.min(path.len()));
+            let keep = depth.min(path.len());
             let mut at: Option<u32> = None;
             for (i, &sym) in path[..keep].iter().enumerate() {
-                let key = (at.unwrap_or(u32::MAX), sym);
-                let n = match children.get(&key) {
-                    Some(&n) => n,
-                    None => {
-                        let n = nodes.len() as u32;
-                        nodes.push(TreeNode {
-                            symbol: sym,
-                            parent: at,
-                            children: Vec::new(),
-                            inclusive: Figures::default(),
-                            exclusive: Figures::default(),
-                        });
-                        match at {
-                            Some(p) => nodes[p as usize].children.push(n),
-                            None => roots.push(n),
-                        }
-                        children.insert(key, n);
-                        n
-                    }
-                };
-                let node = &mut nodes[n as usize];
+                let n = b.child(at, sym);
+                let node = &mut b.nodes[n as usize];
                 node.inclusive.add(&figures);
                 let is_self = match kind {
                     TreeKind::TopDown => i + 1 == path.len(),
@@ -364,12 +489,22 @@ impl Tree {
                 at = Some(n);
             }
         }
+        if !memo.is_empty() {
+            // Rows come after their parents: summing from the last row up adds each row's
+            // inclusive cost, complete by then, to its parent's.
+            for r in (0..b.nodes.len()).rev() {
+                if let Some(p) = b.nodes[r].parent {
+                    let inc = b.nodes[r].inclusive;
+                    b.nodes[p as usize].inclusive.add(&inc);
+                }
+            }
+        }
         Tree {
             kind,
             merge: opts.merge,
-            symbols: symbols.symbols,
-            nodes,
-            roots,
+            symbols: b.symbols.symbols,
+            nodes: b.nodes,
+            roots: b.roots,
             total,
             stacks,
             suppressed_leaked: profile.suppressed_leaked(),
@@ -514,11 +649,11 @@ impl CallerCallee {
     pub fn build(profile: &StackProfile, opts: &TreeOptions) -> CallerCallee {
         let mut symbols = Symbols::new(profile, opts.merge);
         let mut rows: Vec<SymbolFigures> = Vec::new();
-        let mut pairs: HashMap<(u32, u32), Figures> = HashMap::new();
+        let mut pairs: Map<(u32, u32), Figures> = Map::default();
         let mut total = Figures::default();
         let mut path = Vec::new();
-        let mut seen: HashSet<u32> = HashSet::new();
-        let mut seen_pairs: HashSet<(u32, u32)> = HashSet::new();
+        let mut seen: Set<u32> = Set::default();
+        let mut seen_pairs: Set<(u32, u32)> = Set::default();
         for leaf in &profile.leaves {
             let figures = StackProfile::figures(leaf);
             if figures.is_zero() {
@@ -720,7 +855,7 @@ fn total_label(cost: Cost, v: u128) -> String {
     } else if cost.is_bytes() {
         format!("{} ({v} bytes)", human::figure(cost, v))
     } else {
-        format!("{v} {}", cost.unit())
+        format!("{v} {}", cost.noun())
     }
 }
 
@@ -966,6 +1101,53 @@ pub(crate) mod tests {
         let cc = CallerCallee::build(&p, &TreeOptions::default());
         assert_eq!(cc.rows[0].inclusive.get(Cost::Allocations), 1);
         drop(t);
+    }
+
+    /// Each row as `path: inclusive/self` for every cost, sorted.
+    fn by_path(t: &Tree) -> Vec<String> {
+        let mut paths: Vec<String> = Vec::new();
+        let mut out = Vec::new();
+        for n in &t.nodes {
+            let mut path = n
+                .parent
+                .map_or(String::new(), |p| paths[p as usize].clone() + ";");
+            path.push_str(&t.symbols[n.symbol as usize].text);
+            out.push(format!("{path}: {:?} {:?}", n.inclusive.0, n.exclusive.0));
+            paths.push(path);
+        }
+        out.sort();
+        out
+    }
+
+    #[test]
+    fn the_linear_top_down_build_equals_the_walk_per_leaf() {
+        let mut p = sample();
+        p.leaves[3].site = Some("Foo".into());
+        p.leaves[0].site = Some("Bar".into());
+        // The same stacks with the nodes in reverse order: parents after their nodes, which
+        // the linear build does not take, so the tree comes from the walk per leaf.
+        let mut q = p.clone();
+        let last = q.nodes.len() as u32 - 1;
+        q.nodes.reverse();
+        for n in &mut q.nodes {
+            n.parent = n.parent.map(|x| last - x);
+        }
+        for l in &mut q.leaves {
+            l.node = l.node.map(|x| last - x);
+        }
+        for depth in [None, Some(1), Some(2), Some(3), Some(4)] {
+            for leaf_site in [false, true] {
+                let opts = TreeOptions {
+                    depth,
+                    leaf_site,
+                    ..TreeOptions::default()
+                };
+                let fast = Tree::build(&p, TreeKind::TopDown, &opts);
+                let slow = Tree::build(&q, TreeKind::TopDown, &opts);
+                assert_eq!(by_path(&fast), by_path(&slow), "{opts:?}");
+                assert_eq!(fast.total, slow.total);
+            }
+        }
     }
 
     #[test]
