@@ -102,8 +102,7 @@ pub fn stack_profile<'o>(
             )
         } else if with.is_empty() {
             format!(
-                "{name}: its DTD declares stacks, but no allocation {} has one (a trace of method entries only, or allocations before any method was entered)",
-                if options.stats.slice == Default::default() { "in it" } else { "in the slice" }
+                "{name}: its DTD declares stacks, but not for the allocations of any namespace it has"
             )
         } else {
             format!(

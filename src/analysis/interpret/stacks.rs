@@ -78,6 +78,8 @@ pub(super) struct StackState {
     rules: Vec<(StackRule, Name)>,
     /// Per record type with a `context` role: the nesting namespace and its key's slot.
     pub(super) context_of: Vec<Option<(SpaceId, Option<SlotId>)>>,
+    /// The namespaces whose ids records give a calling context.
+    context_spaces: Vec<SpaceId>,
 }
 
 impl StackState {
@@ -99,8 +101,22 @@ impl StackState {
                 Some((role.space, key))
             })
             .collect();
+        let mut context_spaces: Vec<SpaceId> = decl
+            .records
+            .iter()
+            .filter(|d| d.stack.iter().any(|x| x.kind == StackKind::Context))
+            .flat_map(|d| {
+                d.actions
+                    .iter()
+                    .filter(|a| matches!(a.kind, ActionKind::Define | ActionKind::DefineNext))
+                    .map(|a| a.space)
+            })
+            .collect();
+        context_spaces.sort_unstable();
+        context_spaces.dedup();
         StackState {
             context_of,
+            context_spaces,
             ..StackState::default()
         }
     }
@@ -408,7 +424,7 @@ impl Interpreter<'_> {
             .get(space as usize)
             .and_then(|n| n.site_space)
             .is_some_and(|t| ns[t as usize].tree);
-        tree || self.st.context_of.iter().flatten().next().is_some()
+        tree || self.st.context_spaces.contains(&space)
     }
 
     /// The profile of namespace `space` from the figures of its leaves (site, calling context,

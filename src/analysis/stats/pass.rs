@@ -199,9 +199,8 @@ impl<'a, 's> Pass<'a, 's> {
         let source = self.source;
         let mut spaces = self.heap.finish(end, |sp, site| source.site_name(sp, site));
         for (i, s) in spaces.iter_mut().enumerate() {
-            if !s.leaves.is_empty() {
-                s.stacks = source.stack_profile(i as u32, &s.leaves);
-            }
+            // Every namespace with stacks gets a profile, empty when nothing was allocated.
+            s.stacks = source.stack_profile(i as u32, &s.leaves);
         }
         for (s, n) in spaces.iter_mut().zip(&self.unknown_inside) {
             s.unknown_frees += n;
