@@ -67,6 +67,8 @@ pub fn stack_profile<'o>(
     warn: &mut dyn FnMut(Warning),
 ) -> Result<Profiled, UsageError> {
     let mut run = options.stats.clone();
+    // A profile needs the heap figures by site and stack only.
+    run.scope = crate::analysis::stats::StatsScope::Heap;
     if let Moment::At(b) = options.moment {
         if run.slice.to.is_some() {
             return Err(UsageError::Stacks(

@@ -4,7 +4,7 @@
 
 use std::path::Path;
 
-use crate::analysis::stats::{compute_from, Declared, Stats};
+use crate::analysis::stats::{compute_scoped, Declared, Stats, StatsScope};
 use crate::Opened;
 
 use super::jobs::{self, Faults, Jobs};
@@ -21,6 +21,8 @@ pub struct StatsOptions {
     pub jobs: Jobs,
     /// The seek index whose checkpoints cut the trace for several threads.
     pub seek: SeekOptions,
+    /// Which figures (every one by default; a stack profile needs the heap figures only).
+    pub scope: StatsScope,
 }
 
 impl StatsOptions {
@@ -59,7 +61,7 @@ pub fn stats<'o>(
         jobs.threads(),
         false,
         faults,
-        |records| compute_from(&reader, records, &mut source, window),
+        |records| compute_scoped(&reader, records, &mut source, window, options.scope),
     );
     if let Some(note) = check_clock(trace, &stats)? {
         warn(Warning::PastEnd(note));

@@ -46,7 +46,7 @@ pub use human::human_bytes;
 pub use json::{json_at, json_bytes, json_int};
 pub use lifetimes::EXACT_DISTINCT;
 pub use lines::{SourceLine, SourceLines};
-pub use pass::{compute, compute_from, compute_opened};
+pub use pass::{compute, compute_from, compute_opened, compute_scoped, StatsScope};
 pub use records::{FieldSummary, RecordCounter, TypeSummary};
 pub use source::{Declared, HeapEventSource};
 pub use summary::{

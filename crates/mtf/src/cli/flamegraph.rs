@@ -115,6 +115,7 @@ impl FlamegraphArgs {
                 slice: self.slice.slice(),
                 jobs: self.jobs.jobs(),
                 seek: self.seek.options(),
+                ..StatsOptions::default()
             },
             space: self.space.clone(),
             moment: match (self.at_peak, self.at) {

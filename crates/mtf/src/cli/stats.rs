@@ -56,6 +56,7 @@ pub fn run(args: &StatsArgs) -> Result<i32, Failure> {
         slice: args.slice.slice(),
         jobs: args.jobs.jobs(),
         seek: args.seek.options(),
+        ..StatsOptions::default()
     };
     #[cfg(feature = "flamegraph")]
     if args.by == By::Stack {
