@@ -347,10 +347,13 @@ impl Interpreter<'_> {
         let Some(f) = self.function(frame) else {
             return false;
         };
-        self.st
-            .rules
-            .iter()
-            .any(|(r, n)| *r == rule && self.text(&Some(n.clone())).as_deref() == Some(&f))
+        self.st.rules.iter().any(|(r, n)| {
+            *r == rule
+                && match n {
+                    Name::Text(t) => **t == *f,
+                    Name::Ref(s, i) => self.name(*s, *i).as_deref() == Some(f.as_str()),
+                }
+        })
     }
 
     /// The frames of a frame id, as the profile shows them.
@@ -454,10 +457,11 @@ impl Interpreter<'_> {
             .filter_map(|(_, n)| self.text(&Some(n.clone())))
             .map(|t| t.strip_prefix("leak:").unwrap_or(&t).to_string())
             .collect();
+        let mut memo: HashMap<u32, bool> = HashMap::default();
         for (site, stack, name, costs) in leaves {
             let node = self.leaf_node(space, site, stack);
             let leaf_node = node.map(|n| self.profile_node(n, &mut p, &mut made, &mut frames));
-            let suppressed = !suppress.is_empty() && self.suppressed(node, &suppress);
+            let suppressed = !suppress.is_empty() && self.suppressed(node, &suppress, &mut memo);
             p.leaves.push(Leaf {
                 node: leaf_node,
                 site: name,
@@ -514,26 +518,38 @@ impl Interpreter<'_> {
     }
 
     /// Whether a leak suppression matches a function, file or module of the stack, to the
-    /// root (stop frames do not end it), inlined frames included.
-    fn suppressed(&self, node: Option<u32>, patterns: &[String]) -> bool {
+    /// root (stop frames do not end it), inlined frames included. Each node is decided once
+    /// (`memo`: a node is suppressed when its own frames match or its parent is).
+    fn suppressed(
+        &self,
+        node: Option<u32>,
+        patterns: &[String],
+        memo: &mut HashMap<u32, bool>,
+    ) -> bool {
+        // The chain up to a node already decided (or the root).
+        let mut chain = Vec::new();
         let mut at = node.unwrap_or(ROOT);
-        let mut guard = 0usize;
-        while at != ROOT && guard <= self.st.nodes.len() {
-            guard += 1;
-            let r = self.st.nodes[at as usize];
-            for f in self.frames_of((r.space, r.frame)) {
-                let parts = [&f.function, &f.file, &f.module];
-                if parts
-                    .iter()
-                    .filter_map(|x| x.as_deref())
-                    .any(|s| patterns.iter().any(|pat| template_match(pat, s)))
-                {
-                    return true;
-                }
-            }
-            at = r.parent;
+        while at != ROOT && !memo.contains_key(&at) && chain.len() <= self.st.nodes.len() {
+            chain.push(at);
+            at = self.st.nodes[at as usize].parent;
         }
-        false
+        let mut above = at != ROOT && memo.get(&at).copied().unwrap_or(false);
+        for &n in chain.iter().rev() {
+            if !above {
+                let r = self.st.nodes[n as usize];
+                above = self.frames_of((r.space, r.frame)).iter().any(|f| {
+                    [&f.function, &f.file, &f.module]
+                        .iter()
+                        .filter_map(|x| x.as_deref())
+                        .any(|s| patterns.iter().any(|pat| template_match(pat, s)))
+                });
+            }
+            memo.insert(n, above);
+        }
+        match node {
+            Some(n) if n != ROOT => memo.get(&n).copied().unwrap_or(false),
+            _ => false,
+        }
     }
 }
 
