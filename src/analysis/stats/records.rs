@@ -183,6 +183,7 @@ fn is_label(decl: &crate::dtd::analysis::RecordDecl, slot: SlotId) -> bool {
         || matches!(decl.site, Some(Site::Field { slot: s, .. }) if s == slot)
         || decl.depth.iter().any(|d| d.slot == slot)
         || decl.names.iter().any(|(s, _)| *s == slot)
+        || decl.stack.iter().any(|r| r.slot == slot)
 }
 
 /// Records of one type.

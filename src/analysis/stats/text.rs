@@ -306,6 +306,22 @@ fn render_sites(o: &mut String, sp: &SpaceSummary, top: usize) {
             }
         }
     }
+    // Where the trace has stacks (extension stacks/1), say where to see them.
+    if let Some(p) = sp.stacks.as_ref().filter(|p| !p.leaves.is_empty()) {
+        let what = if p.contexts {
+            "calling contexts"
+        } else {
+            "call stacks"
+        };
+        let _ = writeln!(
+            o,
+            "\n  {what}: {} site{} under {} stack node{} (mtf stats --by stack, mtf flamegraph)",
+            p.leaves.len(),
+            if p.leaves.len() == 1 { "" } else { "s" },
+            p.nodes.len(),
+            if p.nodes.len() == 1 { "" } else { "s" }
+        );
+    }
 }
 
 /// `--at-peak`: the state at each namespace's peak, by site.
