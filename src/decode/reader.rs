@@ -397,7 +397,14 @@ impl<'a> Reader<'a> {
         if unknown {
             let mut records =
                 Records::new(self, (0..self.input.regions.len()).collect(), Mode::Prepass);
-            while let Some(event) = records.next() {
+            // Only metadata records matter: the records a fixed plan decodes are stepped over
+            // (`Records::scan`, which stops before every metadata record), the rest decoded.
+            let mut per_type = vec![0u64; self.schema.records.len()];
+            loop {
+                records.scan(&mut per_type, super::ScanStop::NONE);
+                let Some(event) = records.next() else {
+                    break;
+                };
                 if let Event::Record(r) = event {
                     if let Some(MetaChange {
                         property: MetaProperty::Interp(i),
