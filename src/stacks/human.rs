@@ -2,11 +2,12 @@
 
 use super::Cost;
 
-// Design: the same byte units as `mtf stats` and the pictures (binary, one decimal), restated
-// here because this module uses nothing else of the crate (docs/architecture.md); the text
-// forms print the exact figure in JSON only, a column of `1.2 MiB` reads better in a tree.
+// Design: the byte units of every text form, plot and report (binary, one decimal) live here,
+// at the bottom (`stacks` uses nothing else of the crate, docs/architecture.md), and
+// `analysis::stats::human_bytes` is this function; the text forms print the exact figure in
+// JSON only, a column of `1.2 MiB` reads better in a tree.
 
-/// `512 B`, `73.7 KiB`: a byte count in binary units.
+/// `10.0 MiB`, `512 B`: a byte count in binary units, for people (text, plots, reports).
 pub fn bytes(n: f64) -> String {
     let units = ["B", "KiB", "MiB", "GiB", "TiB", "PiB", "EiB"];
     let mut v = n;

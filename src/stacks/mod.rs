@@ -33,6 +33,7 @@ pub use error::StacksError;
 pub use flame::{static_svg, write_diff_flamegraph, write_flamegraph, FlameOptions};
 pub use folded::{diff_folded_lines, folded_lines, write_diff_folded, write_folded, FoldedOptions};
 pub use frame::{basename, frame_text, pretty_function};
+pub use human::bytes as human_bytes;
 #[cfg(feature = "json")]
 pub use json::{CALLERS_SCHEMA, DIFF_SCHEMA, TREE_SCHEMA};
 pub use tree::{
