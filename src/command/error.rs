@@ -14,6 +14,10 @@ pub enum UsageError {
     #[error("the slice is empty: --from must come before --to (--to is exclusive)")]
     #[diagnostic(code(mtf::usage::slice))]
     EmptySlice,
+    /// A moment (`--at`) and a slice (`--from`/`--to`) together.
+    #[error("--at is a moment, not a slice: give --at, or --from/--to, not both")]
+    #[diagnostic(code(mtf::usage::slice))]
+    AtAndSlice,
     /// A slice by time of a trace whose DTD declares no time (docs/format.md §14.4).
     #[error(
         "{trace}: cannot slice by time (t{time}): the trace's DTD declares no time \

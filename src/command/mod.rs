@@ -40,6 +40,8 @@ pub mod jobs;
 #[cfg(all(feature = "replay", feature = "json"))]
 pub mod replay;
 #[cfg(feature = "parallel")]
+pub mod resume;
+#[cfg(feature = "parallel")]
 pub mod seek;
 pub mod simulate;
 #[cfg(feature = "compression")]

@@ -33,6 +33,12 @@ impl SeekOptions {
         self.index.clone().or_else(|| index::sidecar(trace))
     }
 
+    /// Where the index of `trace` would be: the one named, else `TRACE.idx` (`None` for
+    /// standard input), whether or not it exists.
+    pub fn index_path(&self, trace: &Path) -> Option<PathBuf> {
+        self.path(trace)
+    }
+
     /// Whether a seek index is named, or found beside `trace`: a stream is then not decoded as
     /// it arrives (an index seeks, and `-j` cuts the trace at its checkpoints).
     pub fn has_index(&self, trace: &Path) -> bool {

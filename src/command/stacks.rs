@@ -35,6 +35,11 @@ pub struct StackOptions {
     pub space: Option<String>,
     /// The moment.
     pub moment: Moment,
+    /// The cost the caller will draw, where it chose one (else the moment's: see
+    /// [`StackOptions::implied_cost`]). A moment drawn by the cost it implies reads only the
+    /// state at that moment, which a seek index carrying the analysis state gives without a
+    /// pass from the start.
+    pub cost: Option<Cost>,
 }
 
 impl StackOptions {
@@ -69,13 +74,23 @@ pub fn stack_profile<'o>(
     let mut run = options.stats.clone();
     // A profile needs the heap figures by site and stack only.
     run.scope = crate::analysis::stats::StatsScope::Heap;
+    let cost = options.cost.or(options.implied_cost());
     if let Moment::At(b) = options.moment {
         if run.slice.to.is_some() {
             return Err(UsageError::Stacks(
                 "--at ends the slice at a moment: give --at or --to, not both".into(),
             ));
         }
-        run.slice.to = Some(b);
+        if run.slice.is_all() && cost == Some(Cost::Leaked) {
+            // Only what is live then is drawn: the state at the moment, which needs no flows
+            // from the start (the same leaves, the same live figures).
+            run.at = Some(b);
+        } else {
+            run.slice.to = Some(b);
+        }
+    }
+    if options.moment == Moment::AtPeak && cost == Some(Cost::Peak) {
+        run.at_peak = true;
     }
     let mut stats = stats(o, trace, &run, faults, warn)?;
     let name = crate::escape::escape_path(trace);

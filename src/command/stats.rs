@@ -4,10 +4,11 @@
 
 use std::path::Path;
 
-use crate::analysis::stats::{compute_scoped, Declared, Stats, StatsScope};
+use crate::analysis::stats::{compute_scoped, Bound, Declared, Stats, StatsScope, Window};
 use crate::Opened;
 
 use super::jobs::{self, Faults, Jobs};
+use super::resume::{resumed, Goal};
 use super::seek::SeekOptions;
 use super::slice::{check_clock, Slice};
 use super::{UsageError, Warning};
@@ -23,6 +24,15 @@ pub struct StatsOptions {
     pub seek: SeekOptions,
     /// Which figures (every one by default; a stack profile needs the heap figures only).
     pub scope: StatsScope,
+    /// The state just before a data record or a declared time (`mtf stats --at`): a slice
+    /// that opens and closes there (live bytes and blocks, by site, at that moment; no flows).
+    /// Not with `slice`.
+    pub at: Option<Bound>,
+    /// Only the state at the peak is wanted (`--at-peak`): with a seek index carrying the
+    /// analysis state, the whole trace's peak is read from the checkpoint before it, without
+    /// a pass from the start (figures other than those at the peak are then not the whole
+    /// trace's).
+    pub at_peak: bool,
 }
 
 impl StatsOptions {
@@ -44,10 +54,37 @@ pub fn stats<'o>(
     faults: Faults<'o>,
     warn: &mut dyn FnMut(Warning),
 ) -> Result<Stats, UsageError> {
-    let window = options.slice.window()?;
+    let window = match options.at {
+        Some(b) if options.slice.is_all() => Window {
+            from: Some(b),
+            to: Some(b),
+        },
+        Some(_) => return Err(UsageError::AtAndSlice),
+        None => options.slice.window()?,
+    };
+    let jobs = options.jobs.decide(true);
+    if jobs.threads() <= 1 {
+        // From the analysis state at the checkpoint nearest before the slice, where the seek
+        // index carries one (docs/format.md §15.5): the same figures without a pass from the
+        // start.
+        let goal = if options.at_peak && options.slice.is_all() && options.at.is_none() {
+            Some(Goal::AtPeak)
+        } else if window.from.is_some() {
+            Some(Goal::Slice(window))
+        } else {
+            None
+        };
+        if let Some(goal) = goal {
+            if let Some(stats) = resumed(o, trace, &options.seek, goal, options.scope, warn) {
+                if let Some(note) = check_clock(trace, &stats)? {
+                    warn(Warning::PastEnd(note));
+                }
+                return Ok(stats);
+            }
+        }
+    }
     let reader = o.reader();
     let mut source = Declared::new(o.schema());
-    let jobs = options.jobs.decide(true);
     let index = if jobs.threads() > 1 {
         options.seek.load(trace, warn)
     } else {

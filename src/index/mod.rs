@@ -25,6 +25,8 @@
 // the bytes where it resumes, and the file a checksum of itself; what does not match is refused
 // with a typed error, and the command line then decodes from the start with a warning.
 
+pub mod analysis;
+
 use std::path::{Path, PathBuf};
 
 use miette::Diagnostic;

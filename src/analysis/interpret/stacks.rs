@@ -22,6 +22,8 @@ use crate::stacks::{Costs, Frame, Leaf, Node, StackProfile};
 use super::values::Name;
 use super::Interpreter;
 
+mod resume;
+
 /// No node: the root of every stack.
 pub(super) const ROOT: u32 = u32::MAX;
 

@@ -10,6 +10,8 @@ use super::curve::{Curve, CURVE_POINTS};
 use super::lifetimes::Lifetimes;
 use super::{LeafSummary, Position, SiteSummary, SpaceInfo, SpaceSummary};
 
+mod resume;
+
 /// A live block, packed (40 bytes; see the Design note of [`HeapStats`]).
 #[derive(Debug, Clone, Copy)]
 struct Block {

@@ -138,6 +138,22 @@ impl Stats {
         })
     }
 
+    /// The live state at the moment (`mtf stats --at -f json`, docs/stats.md), with the `top`
+    /// sites by live bytes.
+    pub fn at_moment_json(&self, top: usize) -> Value {
+        json!({
+            "schema": "mtf-stats-at/1",
+            "namespaces": self.spaces.iter().map(|s| json!({
+                "name": s.name,
+                "live": { "bytes": big(s.live_bytes), "blocks": s.live_blocks,
+                          "before": json_at(s, s.end) },
+                "sites": s.top_sites(SiteOrder::Leaked, top).map(|x| json!({
+                    "site": x.site, "name": x.name, "bytes": big(x.leaked_bytes), "blocks": x.leaked_blocks,
+                })).collect::<Vec<_>>(),
+            })).collect::<Vec<_>>(),
+        })
+    }
+
     /// The state at each namespace's peak as JSON (`mtf stats --at-peak -f json`,
     /// docs/stats.md), with the `top` sites.
     pub fn at_peak_json(&self, top: usize) -> Value {

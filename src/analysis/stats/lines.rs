@@ -83,6 +83,55 @@ impl SourceLines {
         }
     }
 
+    /// Write what the next records' lines depend on (an analysis-state blob, docs/format.md
+    /// §15.5): the units, the lines per unit of each record type, the current part, the files.
+    pub(super) fn save_state(&self, e: &mut crate::index::analysis::Enc) {
+        e.u8(self.lines as u8);
+        e.len(self.span.len());
+        for x in &self.span {
+            e.u64(*x);
+        }
+        match self.part {
+            None => e.u8(0),
+            Some((section, file, line)) => {
+                e.u8(1);
+                e.u8(section);
+                e.u32(file);
+                e.u64(line);
+            }
+        }
+        e.len(self.files.len());
+        for f in &self.files {
+            e.str(f);
+        }
+    }
+
+    /// Read back what [`SourceLines::save_state`] wrote.
+    pub(super) fn restore_state(
+        &mut self,
+        d: &mut crate::index::analysis::Dec<'_>,
+    ) -> Result<(), crate::index::analysis::StateError> {
+        self.lines = d.flag()?;
+        let n = d.count(1)?;
+        if n != self.span.len() {
+            return Err(d.error("line spans of another DTD"));
+        }
+        for x in &mut self.span {
+            *x = d.u64()?;
+        }
+        self.part = if d.flag()? {
+            Some((d.u8()?, d.u32()?, d.u64()?))
+        } else {
+            None
+        };
+        let n = d.count(1)?;
+        self.files = Vec::with_capacity(n);
+        for _ in 0..n {
+            self.files.push(d.str()?.to_string());
+        }
+        Ok(())
+    }
+
     /// The input files met so far (by [`SourceLine::file`]).
     pub fn files(&self) -> &[String] {
         &self.files

@@ -46,6 +46,9 @@ pub use human::human_bytes;
 pub use json::{json_at, json_bytes, json_int};
 pub use lifetimes::EXACT_DISTINCT;
 pub use lines::{SourceLine, SourceLines};
+pub use pass::resume::{
+    build_states, compute_resumed, end_clock, end_head, state_head, BuiltStates, EndHead, StateHead,
+};
 pub use pass::{compute, compute_from, compute_opened, compute_scoped, StatsScope};
 pub use records::{FieldSummary, RecordCounter, TypeSummary};
 pub use source::{Declared, HeapEventSource};

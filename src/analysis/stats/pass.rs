@@ -4,6 +4,8 @@ use crate::analysis::event::HeapEvent;
 use crate::decode::RecordView;
 
 use super::lines::SourceLines;
+
+pub mod resume;
 use super::{
     Clock, Declared, HeapEventSource, HeapStats, Place, Position, RecordCounter, Stats, Window,
 };

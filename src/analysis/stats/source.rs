@@ -36,6 +36,19 @@ pub trait HeapEventSource {
         let _ = (space, leaves);
         None
     }
+    /// Write the source's state into an analysis-state blob (docs/format.md §15.5); false
+    /// for a source that cannot be resumed.
+    fn save_state(&self, e: &mut crate::index::analysis::Enc) -> bool {
+        let _ = e;
+        false
+    }
+    /// Replace the source's state by one [`HeapEventSource::save_state`] wrote.
+    fn restore_state(
+        &mut self,
+        d: &mut crate::index::analysis::Dec<'_>,
+    ) -> Result<(), crate::index::analysis::StateError> {
+        Err(d.error("this source of heap events cannot be resumed"))
+    }
 }
 
 /// The [`HeapEventSource`] of a trace's own declarations (extension analysis/1): an
@@ -185,6 +198,30 @@ impl HeapEventSource for Declared<'_> {
                 (f.site, l.stack, f.name.clone(), costs)
             }),
         ))
+    }
+
+    fn save_state(&self, e: &mut crate::index::analysis::Enc) -> bool {
+        e.len(self.unknown.len());
+        for x in &self.unknown {
+            e.u64(*x);
+        }
+        self.interp.save_state(e);
+        true
+    }
+
+    fn restore_state(
+        &mut self,
+        d: &mut crate::index::analysis::Dec<'_>,
+    ) -> Result<(), crate::index::analysis::StateError> {
+        let n = d.count(1)?;
+        if n != self.unknown.len() {
+            return Err(d.error("namespaces of another DTD"));
+        }
+        for x in &mut self.unknown {
+            *x = d.u64()?;
+        }
+        self.interp = self.interp.fresh();
+        self.interp.restore_state(d)
     }
 
     fn names_later(&self) -> bool {

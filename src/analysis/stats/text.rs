@@ -19,6 +19,48 @@ impl Stats {
     pub fn at_peak_text(&self, top: usize) -> String {
         render_at_peak(self, top)
     }
+
+    /// The live state at the end of the slice, by site, `top` sites (`mtf stats --at`: the
+    /// slice opens and closes at the moment).
+    pub fn at_moment_text(&self, top: usize) -> String {
+        let mut o = String::new();
+        for sp in &self.spaces {
+            if !sp.has_content() && !sp.has_bytes() {
+                continue;
+            }
+            let _ = writeln!(
+                o,
+                "namespace {}: live {} in {} blocks before {}",
+                sp.name,
+                bytes(sp.live_bytes),
+                sp.live_blocks,
+                at(sp, sp.end)
+            );
+            let _ = writeln!(o, "  {:>14} {:>9}  site", "live bytes", "blocks");
+            let mut shown = 0u64;
+            for st in sp.top_sites(SiteOrder::Leaked, top) {
+                shown += st.leaked_blocks;
+                let _ = writeln!(
+                    o,
+                    "  {:>14} {:>9}  {}",
+                    st.leaked_bytes,
+                    st.leaked_blocks,
+                    site_label(st)
+                );
+            }
+            if shown < sp.live_blocks {
+                let _ = writeln!(
+                    o,
+                    "  … {} more blocks at other sites (--top N)",
+                    sp.live_blocks - shown
+                );
+            }
+        }
+        if o.is_empty() {
+            o.push_str("nothing live at this moment\n");
+        }
+        o
+    }
 }
 
 /// `12345678 bytes (11.8 MiB)`.

@@ -123,6 +123,7 @@ impl FlamegraphArgs {
                 (false, Some(b)) => Moment::At(b),
                 (false, None) => Moment::Whole,
             },
+            cost: self.cost.map(Cost::from),
         }
     }
 }

@@ -7,7 +7,9 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use metatf::command::index::build_index;
+use metatf::command::resume::{build_state, verify_state};
 use metatf::decode::Reader;
+use metatf::index::analysis::{state_path, AnalysisState};
 use metatf::index::{self, BuildOptions, Index};
 
 use super::common::{error, input_name, line_to_stderr, open_salvaging, quiet, Failure};
@@ -54,11 +56,40 @@ fn verify(args: &IndexArgs, path: &Path, reader: &Reader<'_>) -> Result<i32, Fai
             ),
         ));
     }
-    let idx = Index::load(path).map_err(|e| index_failure(&e))?;
+    let mut idx = Index::load(path).map_err(|e| index_failure(&e))?;
+    idx.set_name(input_name(path).into_owned());
     index::check(reader, &idx).map_err(|e| index_failure(&e))?;
+    // The analysis state beside it (docs/format.md §15.5), compared with a full pass's.
+    let state = match state_path(path).filter(|p| p.is_file()) {
+        None => String::new(),
+        Some(sp) => {
+            let stored = AnalysisState::load(&sp).map_err(|e| index_failure(&e))?;
+            stored
+                .fits(&idx, reader.schema())
+                .map_err(|e| index_failure(&e))?;
+            let Some(fresh) = build_state(reader, &idx) else {
+                return Err(error(
+                    super::EXIT_INVALID_TRACE,
+                    "mtf::index::mismatch",
+                    format!(
+                        "{}: a full pass makes no analysis state of this trace (its DTD \
+                         declares no namespace of ids, or the trace has problems): delete it",
+                        input_name(&sp)
+                    ),
+                ));
+            };
+            let mut stored = stored;
+            stored.set_name(input_name(&sp).into_owned());
+            verify_state(&stored, &fresh, &idx).map_err(|e| index_failure(&e))?;
+            format!(
+                ", analysis state at {} of them and at the end",
+                stored.stored()
+            )
+        }
+    };
     if !quiet() {
         println!(
-            "{}: valid, {} checkpoints of {}",
+            "{}: valid, {} checkpoints of {}{state}",
             input_name(path),
             idx.entries().len(),
             input_name(&args.trace)
@@ -110,8 +141,41 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
         return Err(no_checkpoint(&trace_name, w));
     }
     built.index.write(&path).map_err(|e| index_failure(&e))?;
+    // The analysis state at the checkpoints (docs/format.md §15.5), where the DTD declares
+    // namespaces of ids; a state left from an earlier index is removed.
+    let mut state_line = String::new();
+    if let Some(sp) = state_path(&path) {
+        match build_state(&reader, &built.index) {
+            Some(state) => {
+                state.write(&sp).map_err(|e| index_failure(&e))?;
+                state_line = format!(
+                    "{}: analysis state at {} of {} checkpoints and at the end, {} bytes",
+                    input_name(&sp),
+                    state.stored(),
+                    built.index.entries().len(),
+                    state.to_bytes().len()
+                );
+            }
+            None => {
+                if sp.is_file() {
+                    std::fs::remove_file(&sp).map_err(|e| {
+                        error(
+                            EXIT_USAGE,
+                            "mtf::io::write",
+                            format!("cannot remove the stale {}: {e}", input_name(&sp)),
+                        )
+                    })?;
+                }
+            }
+        }
+    }
     if !quiet() {
         let line = built.summary(&index_name, &options, reader.bytes().len());
+        let line = if state_line.is_empty() {
+            line
+        } else {
+            format!("{line}\n{state_line}")
+        };
         // With `-o -` the index itself is on standard output: the summary goes to standard
         // error (it was written into the index's bytes).
         if path.as_os_str() == "-" {

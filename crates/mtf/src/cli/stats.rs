@@ -25,8 +25,13 @@ pub struct StatsArgs {
     #[arg(long, default_value_t = 10, value_name = "N")]
     pub top: usize,
     /// Only the state at the peak: live bytes and blocks by site.
-    #[arg(long)]
+    #[arg(long, conflicts_with = "at")]
     pub at_peak: bool,
+    /// Only the state just before this data record (`1234`) or declared time (`t1234`): live
+    /// bytes and blocks by site (with a seek index carrying the analysis state, read from the
+    /// checkpoint before it).
+    #[arg(long, value_name = "RECORD|tTIME", conflicts_with_all = ["from", "to"])]
+    pub at: Option<metatf::analysis::stats::Bound>,
     /// The figures by allocation site (default), or by call stack or calling context (where
     /// the trace's DTD declares stacks: extension stacks/1) as a tree (--tree).
     #[cfg(feature = "flamegraph")]
@@ -56,6 +61,8 @@ pub fn run(args: &StatsArgs) -> Result<i32, Failure> {
         slice: args.slice.slice(),
         jobs: args.jobs.jobs(),
         seek: args.seek.options(),
+        at: args.at,
+        at_peak: args.at_peak,
         ..StatsOptions::default()
     };
     #[cfg(feature = "flamegraph")]
@@ -63,6 +70,14 @@ pub fn run(args: &StatsArgs) -> Result<i32, Failure> {
         return by_stack::run(args, options);
     }
     let stats = stats_with(&args.trace, args.dtd.as_deref(), &options)?;
+    if args.at.is_some() {
+        let text = match args.format {
+            StatsFormat::Json => json_text(&stats.at_moment_json(args.top)),
+            StatsFormat::Text => stats.at_moment_text(args.top),
+        };
+        emit(args.output.as_deref(), &text)?;
+        return Ok(EXIT_OK);
+    }
     let text = match (args.format, args.at_peak) {
         (StatsFormat::Json, false) => json_text(&stats.to_json(args.top)),
         (StatsFormat::Json, true) => json_text(&stats.at_peak_json(args.top)),
@@ -134,16 +149,26 @@ mod by_stack {
         pub space: Option<String>,
     }
 
-    pub fn run(args: &StatsArgs, stats: StatsOptions) -> Result<i32, Failure> {
+    pub fn run(args: &StatsArgs, mut stats: StatsOptions) -> Result<i32, Failure> {
         let s = &args.stacks;
+        // The moment is the profile's.
+        stats.at = None;
+        stats.at_peak = false;
         let options = StackOptions {
             stats,
             space: s.space.clone(),
-            moment: if args.at_peak {
-                Moment::AtPeak
-            } else {
-                Moment::Whole
+            moment: match (args.at_peak, args.at) {
+                (true, _) => Moment::AtPeak,
+                (false, Some(b)) => Moment::At(b),
+                (false, None) => Moment::Whole,
             },
+            cost: Some(if args.at_peak {
+                Cost::Peak
+            } else if args.at.is_some() {
+                Cost::Leaked
+            } else {
+                Cost::from(s.cost)
+            }),
         };
         let p = stacks_with(&args.trace, args.dtd.as_deref(), &options)?;
         let opts = TreeOptions {
@@ -154,11 +179,7 @@ mod by_stack {
                 None => p.profile.contexts,
             },
         };
-        let cost = if args.at_peak {
-            Cost::Peak
-        } else {
-            Cost::from(s.cost)
-        };
+        let cost = options.cost.unwrap_or_default();
         let view = TreeView {
             cost,
             top: args.top,

@@ -1,0 +1,173 @@
+//! The live part of [`HeapStats`] in an analysis-state blob (docs/format.md §15.5): what a
+//! pass whose slice has not opened yet holds — live blocks, live bytes, and the sites and
+//! leaves in the order first allocated from with their live figures. Flows (allocations,
+//! frees, lifetimes, the curve, peaks) count only inside a slice, so a resumed pass starts
+//! them from zero as a pass from the start would.
+
+use crate::index::analysis::{Dec, Enc, StateError};
+
+use super::{Block, HeapStats, Site, NO_LEAF};
+
+fn put_site(e: &mut Enc, s: &Site) {
+    e.u128(s.live_bytes);
+    e.u64(s.live_blocks);
+    e.u128(s.max_live_bytes);
+}
+
+fn get_site(d: &mut Dec<'_>) -> Result<Site, StateError> {
+    Ok(Site {
+        live_bytes: d.u128()?,
+        live_blocks: d.u64()?,
+        max_live_bytes: d.u128()?,
+        ..Site::default()
+    })
+}
+
+fn put_block(e: &mut Enc, b: &Block) {
+    e.u64(b.size);
+    e.u64(b.born_record);
+    e.u64(b.born_time);
+    e.u32(b.site);
+    e.u32(b.leaf);
+    e.u32(b.flags);
+}
+
+/// Integers of one written block (a byte each at least).
+const BLOCK: usize = 6;
+
+impl HeapStats {
+    /// Where each namespace's live bytes peaked (the first time they were highest), as its
+    /// bytes and the data record: after a pass over the whole trace, its peaks.
+    pub fn peaks(&self) -> Vec<Option<(u128, u64)>> {
+        self.spaces
+            .iter()
+            .map(|s| s.peak.map(|(b, _, at)| (b, at.record)))
+            .collect()
+    }
+
+    /// Write the live part (see the module docs).
+    pub fn save_live(&self, e: &mut Enc) {
+        e.len(self.spaces.len());
+        for (sp, s) in self.spaces.iter().enumerate() {
+            e.u128(s.live_bytes);
+            e.u64(s.live_blocks);
+            e.len(s.sites.len());
+            for (id, st) in &s.sites {
+                e.opt(*id);
+                put_site(e, st);
+            }
+            e.len(s.leaves.len());
+            for (si, node, st) in &s.leaves {
+                e.u32(*si);
+                e.u64(*node);
+                put_site(e, st);
+            }
+            let mut live: Vec<(&(u64, u64), &Block)> = self.live[sp].iter().collect();
+            live.sort_unstable_by_key(|x| *x.0);
+            e.len(live.len());
+            let mut prev = (0, 0);
+            for (k, b) in live {
+                e.pair(&mut prev, *k);
+                // The block, then those it hides (shared namespaces), newest first.
+                let mut chain = vec![b];
+                let mut below = b.below;
+                while below != 0 {
+                    match self.shadow.get(below as usize - 1) {
+                        Some(x) => {
+                            chain.push(x);
+                            below = x.below;
+                        }
+                        None => break,
+                    }
+                }
+                e.len(chain.len());
+                for x in chain {
+                    put_block(e, x);
+                }
+            }
+        }
+    }
+
+    /// Read back what [`HeapStats::save_live`] wrote into statistics made for the same
+    /// namespaces that have seen no event.
+    pub fn restore_live(&mut self, d: &mut Dec<'_>) -> Result<(), StateError> {
+        let n = d.count(1)?;
+        if n != self.spaces.len() {
+            return Err(d.error(format!(
+                "{n} namespaces of ids, the DTD declares {}",
+                self.spaces.len()
+            )));
+        }
+        for sp in 0..n {
+            let s = &mut self.spaces[sp];
+            s.live_bytes = d.u128()?;
+            s.live_blocks = d.u64()?;
+            let count = d.count(4)?;
+            if count == 0 {
+                return Err(d.error("no site for allocations without one"));
+            }
+            s.sites = Vec::with_capacity(count);
+            s.site_ix.clear();
+            for i in 0..count {
+                let id = d.opt()?;
+                let st = get_site(d)?;
+                if let Some(id) = id {
+                    s.site_ix.insert(id, i as u32);
+                }
+                s.sites.push((id, st));
+            }
+            let count = d.count(5)?;
+            s.leaves = Vec::with_capacity(count);
+            s.leaf_ix.clear();
+            for i in 0..count {
+                let si = d.u32()?;
+                let node = d.u64()?;
+                if si as usize >= s.sites.len() {
+                    return Err(d.error(format!("leaf of site {si}, which is not defined")));
+                }
+                s.leaf_ix.insert((si, node), i as u32);
+                s.leaves.push((si, node, get_site(d)?));
+            }
+            let (sites, leaves) = (s.sites.len(), s.leaves.len());
+            let count = d.count(3 + BLOCK)?;
+            self.live[sp].reserve(count);
+            let mut prev = (0, 0);
+            for i in 0..count {
+                let k = d.pair(&mut prev, i == 0)?;
+                let m = d.count(BLOCK)?;
+                if m == 0 {
+                    return Err(d.error("a live id without a block"));
+                }
+                let mut chain = Vec::with_capacity(m);
+                for _ in 0..m {
+                    let b = Block {
+                        size: d.u64()?,
+                        born_record: d.u64()?,
+                        born_time: d.u64()?,
+                        site: d.u32()?,
+                        leaf: d.u32()?,
+                        below: 0,
+                        flags: d.u32()?,
+                    };
+                    if b.site as usize >= sites || (b.leaf != NO_LEAF && b.leaf as usize >= leaves)
+                    {
+                        return Err(d.error("a block of a site or leaf not defined"));
+                    }
+                    chain.push(b);
+                }
+                // Oldest first: each block hides the one before it.
+                let mut below = 0u32;
+                for (j, mut b) in chain.into_iter().rev().enumerate() {
+                    b.below = below;
+                    if j + 1 < m {
+                        self.shadow.push(b);
+                        below = self.shadow.len() as u32;
+                    } else {
+                        self.live[sp].insert(k, b);
+                    }
+                }
+            }
+        }
+        Ok(())
+    }
+}

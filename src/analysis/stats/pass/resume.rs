@@ -1,0 +1,260 @@
+//! A statistics pass resumed at a seek index's checkpoint from the analysis state stored there
+//! (docs/format.md §15.5), and the pass that makes those states (`mtf index`).
+//!
+//! A state holds what a pass from the start holds when it reaches the checkpoint before its
+//! slice opens: the data records before it and the clock, the input lines followed, the
+//! interpreter's state, and the live part of the heap figures. Everything a slice counts
+//! (flows, peaks, lifetimes, the curve, records per type) starts inside the slice, so a slice
+//! that starts at or after the checkpoint has the same figures, byte for byte, whether its pass
+//! started at the beginning of the trace or at the checkpoint.
+
+use crate::decode::{Event, EventStream, Reader};
+use crate::dtd::Schema;
+use crate::index::analysis::{Dec, Enc, StateError};
+
+use super::super::{Declared, Stats, StatsScope, Window};
+use super::Pass;
+
+/// The states made by [`build_states`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct BuiltStates {
+    /// Per checkpoint: its state, or none where it would have been too large.
+    pub entries: Vec<Option<Vec<u8>>>,
+    /// The state at the end of the trace, with the whole trace's peaks and clock.
+    pub end: Vec<u8>,
+}
+
+/// What a state says before its bulk: where it stands.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct StateHead {
+    /// Data records before the checkpoint (positions of `--from`/`--to` count data records).
+    pub data: u64,
+    /// The largest declared time of a data record before it (the clock of records without one
+    /// is the latest time before them).
+    pub max_time: Option<u64>,
+}
+
+/// What the end state says of the whole trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EndHead {
+    /// Per namespace of ids: its peak of live bytes (bytes, data record), if it has one.
+    pub peaks: Vec<Option<(u128, u64)>>,
+    /// Data records in the trace.
+    pub data: u64,
+}
+
+impl Pass<'_, '_> {
+    fn save(&self, max_time: Option<u64>, e: &mut Enc) -> bool {
+        e.u64(self.data);
+        e.opt(max_time);
+        e.opt(self.time);
+        e.opt(self.first_time);
+        e.u8(self.moved as u8);
+        self.lines.save_state(e);
+        if !self.source.save_state(e) {
+            return false;
+        }
+        self.heap.save_live(e);
+        true
+    }
+
+    fn restore(&mut self, d: &mut Dec<'_>) -> Result<(), StateError> {
+        self.data = d.u64()?;
+        let _max_time = d.opt()?;
+        self.time = d.opt()?;
+        self.first_time = d.opt()?;
+        self.moved = d.flag()?;
+        self.lines.restore_state(d)?;
+        self.source.restore_state(d)?;
+        for (i, seen) in self.unknown_seen.iter_mut().enumerate() {
+            *seen = self.source.unknown_frees(i as u32);
+        }
+        self.heap.restore_live(d)?;
+        if !d.done() {
+            return Err(d.error("bytes after the state"));
+        }
+        Ok(())
+    }
+}
+
+/// One pass over `reader`'s trace from its start that takes the analysis state before each
+/// record index of `at` (in increasing order; those of a seek index's checkpoints, with their
+/// byte offsets) and at the end. A state is kept only where the states kept so far take no more
+/// bytes than the trace before the checkpoint (so the file of states stays smaller than the
+/// trace). `None` when the trace has problems (a damaged trace is read from its start).
+pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)]) -> Option<BuiltStates> {
+    let schema = reader.schema();
+    let mut source = Declared::new(schema);
+    let mut pass = Pass::new(schema, &mut source, Window::all());
+    let mut records = reader.records();
+    let mut entries = Vec::with_capacity(at.len());
+    let mut next = 0usize;
+    let mut max_time: Option<u64> = None;
+    let mut kept = 0u64;
+    loop {
+        while next < at.len() && records.count() >= at[next].0 {
+            let mut e = Enc::default();
+            if records.count() != at[next].0 || !pass.save(max_time, &mut e) {
+                entries.push(None);
+            } else if kept + e.out.len() as u64 <= at[next].1 {
+                kept += e.out.len() as u64;
+                entries.push(Some(e.out));
+            } else {
+                entries.push(None);
+            }
+            next += 1;
+        }
+        let Some(ev) = records.next_event() else {
+            break;
+        };
+        match ev {
+            Event::Record(v) => {
+                let data = v.is_data();
+                pass.record(&v);
+                if data {
+                    if let Some(t) = pass.time {
+                        max_time = Some(max_time.map_or(t, |m| m.max(t)));
+                    }
+                }
+            }
+            Event::Problem(_) | Event::Damage(_) => return None,
+        }
+    }
+    if records.dropped_problems() > 0 {
+        return None;
+    }
+    entries.resize(at.len(), None);
+    let mut e = Enc::default();
+    let peaks = pass.heap.peaks();
+    e.len(peaks.len());
+    for p in peaks {
+        match p {
+            None => e.u8(0),
+            Some((b, r)) => {
+                e.u8(1);
+                e.u128(b);
+                e.u64(r);
+            }
+        }
+    }
+    if !pass.save(max_time, &mut e) {
+        return None;
+    }
+    Some(BuiltStates {
+        entries,
+        end: e.out,
+    })
+}
+
+/// Where a checkpoint's state stands ([`StateHead`]), read from its first bytes.
+pub fn state_head(blob: &[u8]) -> Result<StateHead, StateError> {
+    let mut d = Dec::new(blob);
+    Ok(StateHead {
+        data: d.u64()?,
+        max_time: d.opt()?,
+    })
+}
+
+fn end_peaks(d: &mut Dec<'_>) -> Result<Vec<Option<(u128, u64)>>, StateError> {
+    let n = d.count(1)?;
+    let mut peaks = Vec::with_capacity(n);
+    for _ in 0..n {
+        peaks.push(if d.flag()? {
+            Some((d.u128()?, d.u64()?))
+        } else {
+            None
+        });
+    }
+    Ok(peaks)
+}
+
+/// What the end state says of the whole trace ([`EndHead`]).
+pub fn end_head(end: &[u8]) -> Result<EndHead, StateError> {
+    let mut d = Dec::new(end);
+    let peaks = end_peaks(&mut d)?;
+    Ok(EndHead {
+        peaks,
+        data: d.u64()?,
+    })
+}
+
+/// The clock of the whole trace, from its end state: (the first declared time, whether
+/// another came).
+pub fn end_clock(end: &[u8]) -> Result<(Option<u64>, bool), StateError> {
+    let mut d = Dec::new(end);
+    end_peaks(&mut d)?;
+    d.u64()?;
+    d.opt()?;
+    d.opt()?;
+    Ok((d.opt()?, d.flag()?))
+}
+
+/// [`compute_scoped`](super::compute_scoped) over `records`, a decode resumed at a checkpoint,
+/// starting from the checkpoint's analysis state `blob` instead of the start of the trace; the
+/// slice `window` must not start before the checkpoint ([`state_head`]). Where site names may
+/// come after the slice, `end` (the state at the end of the trace) gives them without reading
+/// on. The figures are those of a pass from the start.
+pub fn compute_resumed(
+    reader: &Reader<'_>,
+    records: &mut dyn EventStream,
+    blob: &[u8],
+    end: Option<&[u8]>,
+    window: Window,
+    scope: StatsScope,
+) -> Result<Stats, StateError> {
+    let schema: &Schema = reader.schema();
+    let mut source = Declared::new(schema);
+    let mut pass = Pass::new(schema, &mut source, window);
+    if scope == StatsScope::Heap {
+        pass.lean = true;
+        pass.heap.heap_only();
+    }
+    pass.restore(&mut Dec::new(blob))?;
+    while let Some(e) = records.next_event() {
+        let v = match e {
+            Event::Record(v) => v,
+            Event::Problem(_) | Event::Damage(_) => {
+                pass.problems += 1;
+                continue;
+            }
+        };
+        if !pass.record(&v) {
+            break;
+        }
+    }
+    if pass.end.is_some() && pass.source.names_later() {
+        match end {
+            Some(end) => {
+                // The interpreter at the end of the trace: what reading on would make of it.
+                let mut d = Dec::new(end);
+                end_peaks(&mut d)?;
+                d.u64()?;
+                d.opt()?;
+                d.opt()?;
+                d.opt()?;
+                d.flag()?;
+                SourceLinesSkip::skip(schema, &mut d)?;
+                pass.source.restore_state(&mut d)?;
+            }
+            None => {
+                while let Some(e) = records.next_event() {
+                    if let Event::Record(v) = e {
+                        pass.events.clear();
+                        pass.source.record(&v, &mut pass.events);
+                    }
+                }
+            }
+        }
+    }
+    pass.problems += records.dropped_problems();
+    Ok(pass.finish())
+}
+
+/// Reads past the input lines' part of a state.
+struct SourceLinesSkip;
+
+impl SourceLinesSkip {
+    fn skip(schema: &Schema, d: &mut Dec<'_>) -> Result<(), StateError> {
+        super::super::lines::SourceLines::new(schema).restore_state(d)
+    }
+}

@@ -1,0 +1,245 @@
+//! Statistics at a moment without a pass from the start: a slice (`--from`), a moment
+//! (`--at`) or the peak (`--at-peak`) read from the seek index's checkpoint nearest before it,
+//! starting from the analysis state stored there (docs/format.md §15.5, `INDEX.state`).
+//! Whatever cannot be used (no state, one of another index, a slice it does not help) leaves
+//! the caller's pass from the start; a state that cannot be read is a warning.
+
+use std::path::Path;
+
+use crate::analysis::stats::{
+    build_states, compute_resumed, end_clock, end_head, state_head, Bound, Clock, Declared,
+    HeapEventSource, Stats, StatsScope, Window,
+};
+use crate::decode::Reader;
+use crate::index::analysis::{state_path, AnalysisState};
+use crate::index::{Index, IndexError};
+use crate::Opened;
+
+use super::seek::SeekOptions;
+use super::Warning;
+
+/// The analysis state of `index` (built for `reader`'s trace): one statistics pass from the
+/// start. `None` when the DTD declares no namespace of ids, or the trace has problems.
+pub fn build_state(reader: &Reader<'_>, index: &Index) -> Option<AnalysisState> {
+    let schema = reader.schema();
+    if Declared::new(schema).spaces().is_empty() {
+        return None;
+    }
+    let at: Vec<(u64, u64)> = index
+        .entries()
+        .iter()
+        .map(|e| (e.record, e.offset))
+        .collect();
+    let built = build_states(reader, &at)?;
+    let mut s = AnalysisState::new(index, schema, built.entries, built.end);
+    s.set_name(format!("{}.state", index.name()));
+    Some(s)
+}
+
+/// Compare a stored state with the one a full pass makes (`mtf index --check`): the first
+/// checkpoint whose state differs is an error naming it.
+pub fn verify_state(
+    stored: &AnalysisState,
+    fresh: &AnalysisState,
+    index: &Index,
+) -> Result<(), IndexError> {
+    let mismatch = |checkpoint: usize, record: u64, what: &str| IndexError::Mismatch {
+        name: stored.name().to_string(),
+        checkpoint,
+        record,
+        what: what.into(),
+    };
+    for (i, e) in index.entries().iter().enumerate() {
+        if stored.entry(i) != fresh.entry(i) {
+            return Err(mismatch(
+                i,
+                e.record,
+                "its analysis state differs from the one a full pass takes there",
+            ));
+        }
+    }
+    if stored.end().0 != fresh.end().0 {
+        let n = index.entries().len();
+        return Err(mismatch(
+            n,
+            index.entries().last().map_or(0, |e| e.record),
+            "the analysis state at the end of the trace differs from a full pass",
+        ));
+    }
+    Ok(())
+}
+
+/// What a resumed run is asked for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) enum Goal {
+    /// A slice that starts somewhere (`--from`, `--at`).
+    Slice(Window),
+    /// The whole trace's peak, for figures that read only the state at the peak.
+    AtPeak,
+}
+
+/// The state beside `idx_path`, checked against `index` and the trace; `None` when there is
+/// none (a warning when it cannot be used).
+fn load(
+    idx_path: &Path,
+    index: &Index,
+    reader: &Reader<'_>,
+    warn: &mut dyn FnMut(Warning),
+) -> Option<AnalysisState> {
+    let path = state_path(idx_path)?;
+    if !path.is_file() {
+        return None;
+    }
+    let checked = AnalysisState::load(&path).and_then(|s| {
+        s.fits(index, reader.schema())?;
+        index.fits(reader)?;
+        Ok(s)
+    });
+    match checked {
+        Ok(s) => Some(s),
+        Err(e) => {
+            warn(Warning::IndexSkipped(e));
+            None
+        }
+    }
+}
+
+fn corrupt(state: &AnalysisState, at: u64, e: crate::index::analysis::StateError) -> IndexError {
+    IndexError::Corrupt {
+        name: state.name().to_string(),
+        at: at + e.at as u64,
+        what: e.what,
+    }
+}
+
+/// The statistics of `goal` from the nearest checkpoint's analysis state, or `None` when there
+/// is no state to start from that helps.
+pub(crate) fn resumed(
+    o: &Opened,
+    trace: &Path,
+    seek: &SeekOptions,
+    goal: Goal,
+    scope: StatsScope,
+    warn: &mut dyn FnMut(Warning),
+) -> Option<Stats> {
+    if seek.no_index {
+        return None;
+    }
+    let idx_path = seek.index_path(trace)?;
+    if seek.index.is_none() && !idx_path.is_file() {
+        return None;
+    }
+    let reader = o.reader();
+    let state_file = state_path(&idx_path)?;
+    if !state_file.is_file() {
+        return None;
+    }
+    let index = match Index::load(&idx_path) {
+        Ok(i) => i,
+        Err(e) => {
+            warn(Warning::IndexSkipped(e));
+            return None;
+        }
+    };
+    let state = load(&idx_path, &index, &reader, warn)?;
+    let mut bad = |e: IndexError| {
+        warn(Warning::IndexSkipped(e));
+    };
+    let (end, end_at) = state.end();
+    let (window, fits): (Window, Box<dyn Fn(u64, Option<u64>) -> bool>) = match goal {
+        Goal::Slice(w) => match w.from {
+            None => return None,
+            Some(Bound::Record(r)) => (w, Box::new(move |data, _| data <= r)),
+            Some(Bound::Time(t)) => (
+                w,
+                Box::new(move |_, m: Option<u64>| m.is_none_or(|m| m < t)),
+            ),
+        },
+        Goal::AtPeak => {
+            let head = match end_head(end) {
+                Ok(h) => h,
+                Err(e) => {
+                    bad(corrupt(&state, end_at, e));
+                    return None;
+                }
+            };
+            let sized = Declared::new(reader.schema())
+                .spaces()
+                .iter()
+                .all(|s| s.sized);
+            let peaks: Option<Vec<u64>> = head
+                .peaks
+                .iter()
+                .map(|p| p.filter(|(b, _)| *b > 0).map(|(_, r)| r))
+                .collect();
+            let peaks = peaks.filter(|p| sized && !p.is_empty())?;
+            let (lo, hi) = (*peaks.iter().min()?, *peaks.iter().max()?);
+            (
+                Window {
+                    from: None,
+                    to: Some(Bound::Record(hi.checked_add(1)?)),
+                },
+                Box::new(move |data, _| data <= lo),
+            )
+        }
+    };
+    // The last checkpoint with a state before the slice.
+    let mut chosen = None;
+    for i in (0..index.entries().len()).rev() {
+        let Some(blob) = state.entry(i) else { continue };
+        match state_head(blob) {
+            Ok(h) if fits(h.data, h.max_time) => {
+                chosen = Some((i, blob, h));
+                break;
+            }
+            Ok(_) => {}
+            Err(e) => {
+                bad(corrupt(&state, state.entry_at(i), e));
+                return None;
+            }
+        }
+    }
+    let (i, blob, head) = chosen?;
+    let window = match goal {
+        Goal::Slice(_) => window,
+        Goal::AtPeak => Window {
+            from: Some(Bound::Record(head.data)),
+            ..window
+        },
+    };
+    let mut records = match index.records_at(&reader, i) {
+        Ok(r) => r,
+        Err(e) => {
+            bad(e);
+            return None;
+        }
+    };
+    let mut stats = match compute_resumed(&reader, &mut records, blob, Some(end), window, scope) {
+        Ok(s) => s,
+        Err(e) => {
+            bad(corrupt(&state, state.entry_at(i), e));
+            return None;
+        }
+    };
+    if goal == Goal::AtPeak {
+        // The figures at the peak are the whole trace's; so is its clock (whether positions
+        // show times).
+        let (first, moved) = match end_clock(end) {
+            Ok(c) => c,
+            Err(e) => {
+                bad(corrupt(&state, end_at, e));
+                return None;
+            }
+        };
+        stats.clock = match first {
+            None => Clock::None,
+            Some(_) if moved => Clock::Moving,
+            Some(t) => Clock::Constant(t),
+        };
+        for s in &mut stats.spaces {
+            s.clock = moved;
+        }
+        stats.window = Window::all();
+    }
+    Some(stats)
+}

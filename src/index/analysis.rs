@@ -1,0 +1,550 @@
+//! The analysis state beside a seek index (docs/format.md §15.5): `INDEX.state`, one blob per
+//! checkpoint of the index (the state of the heap analysis there) and one for the end of the
+//! trace. This module holds the file (header, binding to its index, checksum) and the byte
+//! encoding the blobs are written in ([`Enc`], [`Dec`]); what a blob holds is
+//! `analysis::stats` ' business (`stats/pass/resume.rs`).
+
+// Design: a file of its own, not a new version of the index. A version-1 reader refuses an
+// index of another version, non-zero flag bits and entries that do not cover the file (§15.1),
+// so any change to `TRACE.idx` would make the index unreadable to it; a sidecar of the index it
+// never opens is ignored by construction. The state is bound to its index by the index's
+// checksum (and so to the trace through the index's fingerprint) and to the DTD by a hash of
+// its record types and namespaces: a state of another index or DTD is refused, never used.
+
+use std::path::{Path, PathBuf};
+
+use super::{fnv1a, Index, IndexError};
+use crate::dtd::Schema;
+use crate::io::{IoError, Output};
+
+/// The first bytes of an analysis-state file: `\x7fMTS`.
+pub const STATE_MAGIC: [u8; 4] = [0x7F, b'M', b'T', b'S'];
+/// The version of the analysis-state format this library reads and writes.
+pub const STATE_VERSION: u8 = 1;
+/// Bytes of the fixed header: magic, version, 3 reserved, index checksum, DTD hash, count.
+const STATE_HEADER: usize = 4 + 4 + 8 + 8 + 8;
+
+/// The analysis-state file of an index file: `INDEX.state` (`None` for standard input).
+pub fn state_path(index: &Path) -> Option<PathBuf> {
+    if index.as_os_str() == "-" {
+        return None;
+    }
+    let mut s = index.as_os_str().to_owned();
+    s.push(".state");
+    Some(PathBuf::from(s))
+}
+
+/// The hash that binds a state to a DTD: FNV-1a of the record types' names, then the
+/// namespaces' names and kinds, each name followed by a zero byte.
+pub fn schema_hash(schema: &Schema) -> u64 {
+    let mut b = Vec::new();
+    for r in &schema.records {
+        b.extend_from_slice(r.name.as_bytes());
+        b.push(0);
+    }
+    for n in &schema.analysis.namespaces {
+        b.extend_from_slice(n.name.as_bytes());
+        b.push(0);
+        b.push(n.kind as u8);
+        b.push(n.shared as u8);
+        b.push(n.sized as u8);
+    }
+    fnv1a(&b)
+}
+
+/// The analysis state at an index's checkpoints and at the end of its trace.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct AnalysisState {
+    name: String,
+    /// The checksum of the index it belongs to.
+    index_sum: u64,
+    /// [`schema_hash`] of the DTD it was made with.
+    schema: u64,
+    /// Per checkpoint of the index: its state, or `None` where none was stored.
+    entries: Vec<Option<Vec<u8>>>,
+    /// Where each stored entry starts in the file (for messages).
+    at: Vec<u64>,
+    /// The state at the end of the trace.
+    end: Vec<u8>,
+    end_at: u64,
+}
+
+/// The checksum an index file ends with (its last 8 bytes).
+pub fn index_sum(index: &Index) -> u64 {
+    let b = index.to_bytes();
+    let n = b.len();
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[n - 8..]);
+    u64::from_le_bytes(a)
+}
+
+impl AnalysisState {
+    /// A state for `index` and `schema`: per checkpoint a blob (or none), and the end's.
+    pub fn new(
+        index: &Index,
+        schema: &Schema,
+        entries: Vec<Option<Vec<u8>>>,
+        end: Vec<u8>,
+    ) -> AnalysisState {
+        AnalysisState {
+            name: String::new(),
+            index_sum: index_sum(index),
+            schema: schema_hash(schema),
+            at: vec![0; entries.len()],
+            entries,
+            end,
+            end_at: 0,
+        }
+    }
+
+    /// Name it (for messages).
+    pub fn set_name(&mut self, name: impl Into<String>) {
+        self.name = name.into();
+    }
+
+    /// Its name.
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    /// Per checkpoint: its state, if one is stored.
+    pub fn entry(&self, i: usize) -> Option<&[u8]> {
+        self.entries.get(i).and_then(|e| e.as_deref())
+    }
+
+    /// Where checkpoint `i`'s state starts in the file.
+    pub fn entry_at(&self, i: usize) -> u64 {
+        self.at.get(i).copied().unwrap_or(0)
+    }
+
+    /// The state at the end of the trace, and where it starts in the file.
+    pub fn end(&self) -> (&[u8], u64) {
+        (&self.end, self.end_at)
+    }
+
+    /// How many checkpoints carry a state.
+    pub fn stored(&self) -> usize {
+        self.entries.iter().filter(|e| e.is_some()).count()
+    }
+
+    /// Whether it belongs to `index` and `schema`.
+    pub fn fits(&self, index: &Index, schema: &Schema) -> Result<(), IndexError> {
+        let why = if self.index_sum != index_sum(index) {
+            "it was made for another index (rebuilt since)"
+        } else if self.schema != schema_hash(schema) {
+            "it was made with another DTD"
+        } else if self.entries.len() != index.entries().len() {
+            "its checkpoints are not the index's"
+        } else {
+            return Ok(());
+        };
+        Err(IndexError::Stale {
+            name: self.name.clone(),
+            why: why.into(),
+        })
+    }
+
+    /// The stored form (docs/format.md §15.5).
+    pub fn to_bytes(&self) -> Vec<u8> {
+        let mut out = Vec::new();
+        out.extend_from_slice(&STATE_MAGIC);
+        out.push(STATE_VERSION);
+        out.extend_from_slice(&[0, 0, 0]);
+        out.extend_from_slice(&self.index_sum.to_le_bytes());
+        out.extend_from_slice(&self.schema.to_le_bytes());
+        out.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
+        for e in &self.entries {
+            match e {
+                None => out.extend_from_slice(&0u64.to_le_bytes()),
+                Some(b) => {
+                    out.extend_from_slice(&(b.len() as u64 + 1).to_le_bytes());
+                    out.extend_from_slice(b);
+                }
+            }
+        }
+        out.extend_from_slice(&(self.end.len() as u64).to_le_bytes());
+        out.extend_from_slice(&self.end);
+        let sum = fnv1a(&out);
+        out.extend_from_slice(&sum.to_le_bytes());
+        out
+    }
+
+    /// Write it to `path` atomically.
+    pub fn write(&self, path: &Path) -> Result<(), IndexError> {
+        use std::io::Write;
+        let mut out = Output::create(path)?;
+        out.write_all(&self.to_bytes()).map_err(|e| out.error(e))?;
+        out.commit()?;
+        Ok(())
+    }
+
+    /// Read a state file (a regular file of at most [`super::MAX_INDEX_BYTES`]).
+    pub fn load(path: &Path) -> Result<AnalysisState, IndexError> {
+        let name = crate::escape::escape_path(path).to_string();
+        let meta = std::fs::metadata(path).map_err(|source| IoError::Open {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        if meta.len() > super::MAX_INDEX_BYTES {
+            return Err(IndexError::Corrupt {
+                name,
+                at: super::MAX_INDEX_BYTES,
+                what: format!("larger than {} bytes", super::MAX_INDEX_BYTES),
+            });
+        }
+        let bytes = std::fs::read(path).map_err(|source| IoError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        AnalysisState::from_bytes(&bytes, name)
+    }
+
+    /// Read the stored form; everything is checked (a corrupt file is an error naming the
+    /// byte, never a panic).
+    pub fn from_bytes(bytes: &[u8], name: impl Into<String>) -> Result<AnalysisState, IndexError> {
+        let name = name.into();
+        let bad = |at: usize, what: String| IndexError::Corrupt {
+            name: name.clone(),
+            at: at as u64,
+            what,
+        };
+        if bytes.len() < STATE_HEADER + 16 {
+            return Err(bad(
+                bytes.len(),
+                format!("{} bytes, too short", bytes.len()),
+            ));
+        }
+        if bytes[..4] != STATE_MAGIC {
+            return Err(bad(0, "no analysis-state magic (\\x7fMTS)".into()));
+        }
+        if bytes[4] != STATE_VERSION {
+            return Err(bad(
+                4,
+                format!(
+                    "version {}; this reader knows version {STATE_VERSION}",
+                    bytes[4]
+                ),
+            ));
+        }
+        if bytes[5..8] != [0, 0, 0] {
+            return Err(bad(5, "reserved bytes are not zero".into()));
+        }
+        let body = bytes.len() - 8;
+        let mut d = Dec::new(&bytes[..body]);
+        if fnv1a(&bytes[..body]) != le64(&bytes[body..]) {
+            return Err(bad(body, "checksum mismatch (the file is damaged)".into()));
+        }
+        d.pos = 8;
+        let lift = |e: StateError| bad(e.at, e.what);
+        let index_sum = d.fixed64().map_err(lift)?;
+        let schema = d.fixed64().map_err(lift)?;
+        let count = d.fixed64().map_err(lift)?;
+        if count > (body - d.pos) as u64 / 8 {
+            return Err(bad(
+                24,
+                format!("{count} checkpoints cannot fit in the file"),
+            ));
+        }
+        let count = count as usize;
+        let mut entries = Vec::with_capacity(count);
+        let mut at = Vec::with_capacity(count);
+        for _ in 0..count {
+            let len = d.fixed64().map_err(lift)?;
+            at.push(d.pos as u64);
+            if len == 0 {
+                entries.push(None);
+                continue;
+            }
+            let b = d.bytes((len - 1).min(u64::MAX / 2)).map_err(lift)?;
+            entries.push(Some(b.to_vec()));
+        }
+        let len = d.fixed64().map_err(lift)?;
+        let end_at = d.pos as u64;
+        let end = d.bytes(len).map_err(lift)?.to_vec();
+        if d.pos != body {
+            return Err(bad(
+                d.pos,
+                format!("{} bytes after the end state", body - d.pos),
+            ));
+        }
+        Ok(AnalysisState {
+            name,
+            index_sum,
+            schema,
+            entries,
+            at,
+            end,
+            end_at,
+        })
+    }
+}
+
+fn le64(b: &[u8]) -> u64 {
+    let mut a = [0u8; 8];
+    a.copy_from_slice(&b[..8]);
+    u64::from_le_bytes(a)
+}
+
+/// What is wrong in a state's bytes: the offset in the blob and what.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct StateError {
+    /// Offset in the bytes read.
+    pub at: usize,
+    /// What is wrong.
+    pub what: String,
+}
+
+/// Writes a state blob: integers as LEB128, counts before lists, strings as bytes with their
+/// length (docs/format.md §15.5).
+#[derive(Debug, Default)]
+pub struct Enc {
+    /// The bytes written.
+    pub out: Vec<u8>,
+}
+
+impl Enc {
+    /// A byte.
+    pub fn u8(&mut self, v: u8) {
+        self.out.push(v);
+    }
+    /// An integer of up to 32 bits, as [`Enc::u64`].
+    pub fn u32(&mut self, v: u32) {
+        self.u64(v.into());
+    }
+    /// An integer: LEB128, 7 bits a byte, low bits first, the top bit set on every byte but the
+    /// last (1 to 10 bytes).
+    pub fn u64(&mut self, v: u64) {
+        self.u128(v.into());
+    }
+    /// An integer of up to 128 bits: LEB128 (1 to 19 bytes).
+    pub fn u128(&mut self, mut v: u128) {
+        loop {
+            let b = (v & 0x7F) as u8;
+            v >>= 7;
+            if v == 0 {
+                self.out.push(b);
+                return;
+            }
+            self.out.push(b | 0x80);
+        }
+    }
+    /// A flag byte (0 or 1), then the value if there is one.
+    pub fn opt(&mut self, v: Option<u64>) {
+        match v {
+            None => self.u8(0),
+            Some(x) => {
+                self.u8(1);
+                self.u64(x);
+            }
+        }
+    }
+    /// A count (8 bytes).
+    pub fn len(&mut self, n: usize) {
+        self.u64(n as u64);
+    }
+    /// A (key, id) pair of a list sorted by them, as the difference from the previous pair
+    /// `prev` (0, 0 before the first): the key's increase, then the id's increase when the key
+    /// is the same, else the id itself.
+    pub fn pair(&mut self, prev: &mut (u64, u64), k: (u64, u64)) {
+        let dk = k.0.wrapping_sub(prev.0);
+        self.u64(dk);
+        self.u64(if dk == 0 {
+            k.1.wrapping_sub(prev.1)
+        } else {
+            k.1
+        });
+        *prev = k;
+    }
+    /// A string: its length in bytes, then its UTF-8 bytes.
+    pub fn str(&mut self, s: &str) {
+        self.len(s.len());
+        self.out.extend_from_slice(s.as_bytes());
+    }
+}
+
+/// Reads what [`Enc`] wrote, every count checked against the bytes left.
+#[derive(Debug)]
+pub struct Dec<'b> {
+    b: &'b [u8],
+    /// Where the next read starts.
+    pub pos: usize,
+}
+
+impl<'b> Dec<'b> {
+    /// A reader of `b` from its start.
+    pub fn new(b: &'b [u8]) -> Dec<'b> {
+        Dec { b, pos: 0 }
+    }
+
+    /// An error at the current position.
+    pub fn error(&self, what: impl Into<String>) -> StateError {
+        StateError {
+            at: self.pos,
+            what: what.into(),
+        }
+    }
+
+    /// Whether every byte was read.
+    pub fn done(&self) -> bool {
+        self.pos == self.b.len()
+    }
+
+    /// `n` bytes.
+    pub fn bytes(&mut self, n: u64) -> Result<&'b [u8], StateError> {
+        let left = (self.b.len() - self.pos) as u64;
+        if n > left {
+            return Err(self.error(format!("needs {n} bytes, {left} left")));
+        }
+        let s = &self.b[self.pos..self.pos + n as usize];
+        self.pos += n as usize;
+        Ok(s)
+    }
+
+    /// A byte.
+    pub fn u8(&mut self) -> Result<u8, StateError> {
+        Ok(self.bytes(1)?[0])
+    }
+    /// A flag byte: 0 or 1.
+    pub fn flag(&mut self) -> Result<bool, StateError> {
+        match self.u8()? {
+            0 => Ok(false),
+            1 => Ok(true),
+            f => Err(StateError {
+                at: self.pos - 1,
+                what: format!("flag {f} is neither 0 nor 1"),
+            }),
+        }
+    }
+    /// What [`Enc::u32`] wrote.
+    pub fn u32(&mut self) -> Result<u32, StateError> {
+        let at = self.pos;
+        let v = self.u128()?;
+        u32::try_from(v).map_err(|_| StateError {
+            at,
+            what: format!("{v} does not fit 32 bits"),
+        })
+    }
+    /// What [`Enc::u64`] wrote.
+    pub fn u64(&mut self) -> Result<u64, StateError> {
+        let at = self.pos;
+        let v = self.u128()?;
+        u64::try_from(v).map_err(|_| StateError {
+            at,
+            what: format!("{v} does not fit 64 bits"),
+        })
+    }
+    /// What [`Enc::u128`] wrote: at most 19 bytes, no bits beyond 128.
+    pub fn u128(&mut self) -> Result<u128, StateError> {
+        let at = self.pos;
+        let mut v: u128 = 0;
+        for i in 0..19 {
+            let b = self.u8()?;
+            let bits = u128::from(b & 0x7F);
+            if i == 18 && bits > 1 {
+                break;
+            }
+            v |= bits << (7 * i);
+            if b & 0x80 == 0 {
+                return Ok(v);
+            }
+        }
+        Err(StateError {
+            at,
+            what: "an integer longer than 128 bits".into(),
+        })
+    }
+    /// 8 bytes, little-endian (the file's own fields).
+    pub fn fixed64(&mut self) -> Result<u64, StateError> {
+        Ok(le64(self.bytes(8)?))
+    }
+    /// What [`Enc::opt`] wrote.
+    pub fn opt(&mut self) -> Result<Option<u64>, StateError> {
+        Ok(if self.flag()? {
+            Some(self.u64()?)
+        } else {
+            None
+        })
+    }
+    /// A count of items of at least `min` bytes each (an integer takes at least one): refused
+    /// if they cannot fit in the bytes left (so nothing is allocated for a count the bytes do
+    /// not justify).
+    pub fn count(&mut self, min: usize) -> Result<usize, StateError> {
+        let at = self.pos;
+        let n = self.u64()?;
+        let left = (self.b.len() - self.pos) as u64;
+        if n.saturating_mul(min.max(1) as u64) > left {
+            return Err(StateError {
+                at,
+                what: format!("{n} items cannot fit in the {left} bytes left"),
+            });
+        }
+        Ok(n as usize)
+    }
+    /// What [`Enc::pair`] wrote; pairs that do not increase are refused.
+    pub fn pair(&mut self, prev: &mut (u64, u64), first: bool) -> Result<(u64, u64), StateError> {
+        let at = self.pos;
+        let dk = self.u64()?;
+        let x = self.u64()?;
+        let k = if dk == 0 {
+            (prev.0, prev.1.wrapping_add(x))
+        } else {
+            (prev.0.wrapping_add(dk), x)
+        };
+        if !first && k <= *prev {
+            return Err(StateError {
+                at,
+                what: "ids out of order".into(),
+            });
+        }
+        *prev = k;
+        Ok(k)
+    }
+    /// What [`Enc::str`] wrote.
+    pub fn str(&mut self) -> Result<&'b str, StateError> {
+        let n = self.u64()?;
+        let at = self.pos;
+        let b = self.bytes(n)?;
+        std::str::from_utf8(b).map_err(|_| StateError {
+            at,
+            what: "a name that is not UTF-8".into(),
+        })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn counts_beyond_the_bytes_are_refused_and_values_round_trip() {
+        let mut e = Enc::default();
+        e.u8(7);
+        e.opt(Some(5));
+        e.opt(None);
+        e.str("héllo");
+        e.u128(1 << 100);
+        e.len(3);
+        let mut d = Dec::new(&e.out);
+        assert_eq!(d.u8(), Ok(7));
+        assert_eq!(d.opt(), Ok(Some(5)));
+        assert_eq!(d.opt(), Ok(None));
+        assert_eq!(d.str(), Ok("héllo"));
+        assert_eq!(d.u128(), Ok(1 << 100));
+        assert!(d.count(1).is_err(), "3 items in 0 bytes");
+        let mut e = Enc::default();
+        e.u64(u64::MAX);
+        e.u128(u128::MAX);
+        assert_eq!(e.out.len(), 10 + 19);
+        let mut d = Dec::new(&e.out);
+        assert_eq!(d.u64(), Ok(u64::MAX));
+        assert_eq!(d.u128(), Ok(u128::MAX));
+        assert!(d.done());
+        assert!(Dec::new(&e.out).count(8).is_err());
+        assert!(
+            Dec::new(&[0xFF; 20]).u128().is_err(),
+            "longer than 128 bits"
+        );
+        assert!(Dec::new(&[0xFF; 10]).u64().is_err(), "cut short");
+        assert!(Dec::new(&[2]).flag().is_err());
+    }
+}
