@@ -18,9 +18,14 @@ use crate::Opened;
 use super::seek::SeekOptions;
 use super::Warning;
 
+/// The share of the trace's bytes the analysis states may take by default, in percent
+/// (docs/format.md §15.4): the file of states stays smaller than the trace.
+pub const DEFAULT_STATE_BUDGET: u64 = 100;
+
 /// The analysis state of `index` (built for `reader`'s trace): one statistics pass from the
-/// start. `None` when the DTD declares no namespace of ids, or the trace has problems.
-pub fn build_state(reader: &Reader<'_>, index: &Index) -> Option<AnalysisState> {
+/// start, the states taking at most `budget` percent of the trace bytes before each
+/// checkpoint. `None` when the DTD declares no namespace of ids, or the trace has problems.
+pub fn build_state(reader: &Reader<'_>, index: &Index, budget: u64) -> Option<AnalysisState> {
     let schema = reader.schema();
     if Declared::new(schema).spaces().is_empty() {
         return None;
@@ -30,14 +35,15 @@ pub fn build_state(reader: &Reader<'_>, index: &Index) -> Option<AnalysisState> 
         .iter()
         .map(|e| (e.record, e.offset))
         .collect();
-    let built = build_states(reader, &at)?;
+    let built = build_states(reader, &at, budget)?;
     let mut s = AnalysisState::new(index, schema, built.entries, built.end);
     s.set_name(format!("{}.state", index.name()));
     Some(s)
 }
 
-/// Compare a stored state with the one a full pass makes (`mtf index --check`): the first
-/// checkpoint whose state differs is an error naming it.
+/// Compare a stored state with the one a full pass makes (`mtf index --check`; `fresh` with a
+/// state at every checkpoint): the first checkpoint whose stored state differs is an error
+/// naming it.
 pub fn verify_state(
     stored: &AnalysisState,
     fresh: &AnalysisState,
@@ -50,7 +56,8 @@ pub fn verify_state(
         what: what.into(),
     };
     for (i, e) in index.entries().iter().enumerate() {
-        if stored.entry(i) != fresh.entry(i) {
+        // A checkpoint without a state is one the budget left out.
+        if stored.entry(i).is_some() && stored.entry(i) != fresh.entry(i) {
             return Err(mismatch(
                 i,
                 e.record,
@@ -68,6 +75,10 @@ pub fn verify_state(
     }
     Ok(())
 }
+
+/// Whether a checkpoint with this many data records before it, and this largest time, is
+/// before the slice.
+type Fits = dyn Fn(u64, Option<u64>) -> bool;
 
 /// What a resumed run is asked for.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -146,7 +157,7 @@ pub(crate) fn resumed(
         warn(Warning::IndexSkipped(e));
     };
     let (end, end_at) = state.end();
-    let (window, fits): (Window, Box<dyn Fn(u64, Option<u64>) -> bool>) = match goal {
+    let (window, fits): (Window, Box<Fits>) = match goal {
         Goal::Slice(w) => match w.from {
             None => return None,
             Some(Bound::Record(r)) => (w, Box::new(move |data, _| data <= r)),
@@ -214,7 +225,15 @@ pub(crate) fn resumed(
             return None;
         }
     };
-    let mut stats = match compute_resumed(&reader, &mut records, blob, Some(end), window, scope) {
+    let mut stats = match compute_resumed(
+        &reader,
+        &mut records,
+        blob,
+        Some(end),
+        window,
+        scope,
+        goal == Goal::AtPeak,
+    ) {
         Ok(s) => s,
         Err(e) => {
             bad(corrupt(&state, state.entry_at(i), e));

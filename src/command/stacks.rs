@@ -35,10 +35,10 @@ pub struct StackOptions {
     pub space: Option<String>,
     /// The moment.
     pub moment: Moment,
-    /// The cost the caller will draw, where it chose one (else the moment's: see
-    /// [`StackOptions::implied_cost`]). A moment drawn by the cost it implies reads only the
-    /// state at that moment, which a seek index carrying the analysis state gives without a
-    /// pass from the start.
+    /// The only cost the caller reads of the profile, where it reads one only (a flame
+    /// graph); `None` when it reads every cost (a tree's JSON, a report). A moment drawn by
+    /// the cost it implies (what is live then, the peak) reads only the state at that moment,
+    /// which a seek index carrying the analysis state gives without a pass from the start.
     pub cost: Option<Cost>,
 }
 
@@ -74,7 +74,7 @@ pub fn stack_profile<'o>(
     let mut run = options.stats.clone();
     // A profile needs the heap figures by site and stack only.
     run.scope = crate::analysis::stats::StatsScope::Heap;
-    let cost = options.cost.or(options.implied_cost());
+    let cost = options.cost;
     if let Moment::At(b) = options.moment {
         if run.slice.to.is_some() {
             return Err(UsageError::Stacks(

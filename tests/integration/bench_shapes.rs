@@ -8,7 +8,7 @@ use super::util::{mtf, tempdir};
 use serde_json::Value;
 
 #[path = "../../examples/gen_hatf.rs"]
-mod generator;
+pub(super) mod generator;
 #[path = "../../benches/heap_handwritten.rs"]
 mod heap;
 

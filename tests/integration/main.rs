@@ -50,6 +50,8 @@ mod print_plans;
 mod replay;
 #[cfg(all(unix, feature = "import"))]
 mod resolution;
+#[cfg(all(feature = "cli", feature = "import", feature = "json"))]
+mod resume;
 mod roundtrip_prop;
 #[cfg(unix)]
 mod safe_io;

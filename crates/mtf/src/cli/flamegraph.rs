@@ -123,7 +123,7 @@ impl FlamegraphArgs {
                 (false, Some(b)) => Moment::At(b),
                 (false, None) => Moment::Whole,
             },
-            cost: self.cost.map(Cost::from),
+            cost: None,
         }
     }
 }
@@ -134,12 +134,14 @@ pub fn run(args: &FlamegraphArgs) -> Result<i32, Failure> {
     if let Some(o) = args.output.as_deref().filter(|o| o.as_os_str() != "-") {
         guard_files(&[&args.trace], &[o])?;
     }
-    let options = args.stack_options();
+    let mut options = args.stack_options();
     let cost = args
         .cost
         .map(Cost::from)
         .or(options.implied_cost())
         .unwrap_or_default();
+    // A flame graph draws one cost only.
+    options.cost = Some(cost);
     let p = stacks_with(&args.trace, args.dtd.as_deref(), &options)?;
     let leaf_site = match args.leaf_site {
         Some(y) => y == YesNo::Yes,

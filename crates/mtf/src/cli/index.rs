@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use metatf::command::index::build_index;
-use metatf::command::resume::{build_state, verify_state};
+use metatf::command::resume::{build_state, verify_state, DEFAULT_STATE_BUDGET};
 use metatf::decode::Reader;
 use metatf::index::analysis::{state_path, AnalysisState};
 use metatf::index::{self, BuildOptions, Index};
@@ -39,6 +39,10 @@ pub struct IndexArgs {
     /// differs is reported with its number; status 1).
     #[arg(long)]
     pub check: bool,
+    /// The analysis states (`INDEX.state`, docs/format.md §15.4) take at most this percentage
+    /// of the trace bytes before each checkpoint; a checkpoint beyond it gets no state.
+    #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_STATE_BUDGET)]
+    pub state_budget: u64,
 }
 
 /// `mtf index --check`: the index at `path` verified against a full decode.
@@ -67,7 +71,8 @@ fn verify(args: &IndexArgs, path: &Path, reader: &Reader<'_>) -> Result<i32, Fai
             stored
                 .fits(&idx, reader.schema())
                 .map_err(|e| index_failure(&e))?;
-            let Some(fresh) = build_state(reader, &idx) else {
+            // Every state a full pass takes (whichever the budget kept).
+            let Some(fresh) = build_state(reader, &idx, u64::MAX) else {
                 return Err(error(
                     super::EXIT_INVALID_TRACE,
                     "mtf::index::mismatch",
@@ -145,7 +150,7 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
     // namespaces of ids; a state left from an earlier index is removed.
     let mut state_line = String::new();
     if let Some(sp) = state_path(&path) {
-        match build_state(&reader, &built.index) {
+        match build_state(&reader, &built.index, args.state_budget) {
             Some(state) => {
                 state.write(&sp).map_err(|e| index_failure(&e))?;
                 state_line = format!(

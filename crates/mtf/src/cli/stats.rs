@@ -162,13 +162,8 @@ mod by_stack {
                 (false, Some(b)) => Moment::At(b),
                 (false, None) => Moment::Whole,
             },
-            cost: Some(if args.at_peak {
-                Cost::Peak
-            } else if args.at.is_some() {
-                Cost::Leaked
-            } else {
-                Cost::from(s.cost)
-            }),
+            // A tree reads every cost (its JSON, the rows it leaves out).
+            cost: None,
         };
         let p = stacks_with(&args.trace, args.dtd.as_deref(), &options)?;
         let opts = TreeOptions {
@@ -179,7 +174,13 @@ mod by_stack {
                 None => p.profile.contexts,
             },
         };
-        let cost = options.cost.unwrap_or_default();
+        let cost = if args.at_peak {
+            Cost::Peak
+        } else if args.at.is_some() {
+            Cost::Leaked
+        } else {
+            Cost::from(s.cost)
+        };
         let view = TreeView {
             cost,
             top: args.top,

@@ -170,4 +170,75 @@ impl HeapStats {
         }
         Ok(())
     }
+
+    /// After a pass that stopped early: the sites and leaves the live part `d` (a state
+    /// further on, the end's) has beyond those met so far, appended in its order with nothing
+    /// allocated from them yet (at the current peak): so a profile lists the same leaves as a
+    /// pass that read on. The sites and leaves met so far must be the first of `d`'s.
+    pub fn extend_places(&mut self, d: &mut Dec<'_>) -> Result<(), StateError> {
+        let n = d.count(1)?;
+        if n != self.spaces.len() {
+            return Err(d.error("namespaces of another DTD"));
+        }
+        for s in &mut self.spaces {
+            d.u128()?;
+            d.u64()?;
+            let gen = s.peak_gen;
+            let count = d.count(4)?;
+            for i in 0..count {
+                let id = d.opt()?;
+                get_site(d)?;
+                match s.sites.get(i) {
+                    Some((mine, _)) if *mine == id => {}
+                    Some(_) => return Err(d.error("sites in another order")),
+                    None => {
+                        if let Some(id) = id {
+                            s.site_ix.insert(id, i as u32);
+                        }
+                        s.sites.push((
+                            id,
+                            Site {
+                                gen,
+                                ..Site::default()
+                            },
+                        ));
+                    }
+                }
+            }
+            let count = d.count(5)?;
+            for i in 0..count {
+                let si = d.u32()?;
+                let node = d.u64()?;
+                get_site(d)?;
+                match s.leaves.get(i) {
+                    Some((a, b, _)) if (*a, *b) == (si, node) => {}
+                    Some(_) => return Err(d.error("leaves in another order")),
+                    None => {
+                        if si as usize >= s.sites.len() {
+                            return Err(d.error("a leaf of a site not defined"));
+                        }
+                        s.leaf_ix.insert((si, node), i as u32);
+                        s.leaves.push((
+                            si,
+                            node,
+                            Site {
+                                gen,
+                                ..Site::default()
+                            },
+                        ));
+                    }
+                }
+            }
+            let count = d.count(3 + BLOCK)?;
+            let mut prev = (0, 0);
+            for i in 0..count {
+                d.pair(&mut prev, i == 0)?;
+                let m = d.count(BLOCK)?;
+                for _ in 0..m * BLOCK {
+                    d.u64()?;
+                }
+            }
+        }
+        Ok(())
+    }
 }

@@ -80,9 +80,10 @@ impl Pass<'_, '_> {
 /// One pass over `reader`'s trace from its start that takes the analysis state before each
 /// record index of `at` (in increasing order; those of a seek index's checkpoints, with their
 /// byte offsets) and at the end. A state is kept only where the states kept so far take no more
-/// bytes than the trace before the checkpoint (so the file of states stays smaller than the
-/// trace). `None` when the trace has problems (a damaged trace is read from its start).
-pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)]) -> Option<BuiltStates> {
+/// than `budget` percent of the trace bytes before the checkpoint (at 100, the file of states
+/// stays smaller than the trace). `None` when the trace has problems (a damaged trace is read
+/// from its start).
+pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)], budget: u64) -> Option<BuiltStates> {
     let schema = reader.schema();
     let mut source = Declared::new(schema);
     let mut pass = Pass::new(schema, &mut source, Window::all());
@@ -96,7 +97,9 @@ pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)]) -> Option<BuiltState
             let mut e = Enc::default();
             if records.count() != at[next].0 || !pass.save(max_time, &mut e) {
                 entries.push(None);
-            } else if kept + e.out.len() as u64 <= at[next].1 {
+            } else if (kept + e.out.len() as u64).saturating_mul(100)
+                <= at[next].1.saturating_mul(budget)
+            {
                 kept += e.out.len() as u64;
                 entries.push(Some(e.out));
             } else {
@@ -193,7 +196,9 @@ pub fn end_clock(end: &[u8]) -> Result<(Option<u64>, bool), StateError> {
 /// starting from the checkpoint's analysis state `blob` instead of the start of the trace; the
 /// slice `window` must not start before the checkpoint ([`state_head`]). Where site names may
 /// come after the slice, `end` (the state at the end of the trace) gives them without reading
-/// on. The figures are those of a pass from the start.
+/// on. The figures are those of a pass from the start. With `whole` (and `end`), the pass
+/// stands for one over the whole trace whose figures are read only up to the slice's end (the
+/// peak): the interpreter and the sites and leaves are then those of the end of the trace.
 pub fn compute_resumed(
     reader: &Reader<'_>,
     records: &mut dyn EventStream,
@@ -201,6 +206,7 @@ pub fn compute_resumed(
     end: Option<&[u8]>,
     window: Window,
     scope: StatsScope,
+    whole: bool,
 ) -> Result<Stats, StateError> {
     let schema: &Schema = reader.schema();
     let mut source = Declared::new(schema);
@@ -222,7 +228,7 @@ pub fn compute_resumed(
             break;
         }
     }
-    if pass.end.is_some() && pass.source.names_later() {
+    if pass.end.is_some() && (whole || pass.source.names_later()) {
         match end {
             Some(end) => {
                 // The interpreter at the end of the trace: what reading on would make of it.
@@ -235,6 +241,9 @@ pub fn compute_resumed(
                 d.flag()?;
                 SourceLinesSkip::skip(schema, &mut d)?;
                 pass.source.restore_state(&mut d)?;
+                if whole {
+                    pass.heap.extend_places(&mut d)?;
+                }
             }
             None => {
                 while let Some(e) = records.next_event() {
