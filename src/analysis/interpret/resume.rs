@@ -292,6 +292,31 @@ impl<'s> Interpreter<'s> {
         self.clock = d.opt()?;
         self.tracked = usize::try_from(d.u64()?).map_err(|_| d.error("too many entries"))?;
         self.stopped = d.flag()?;
+        // Every entry that can end counts in `tracked` and (but a table's) in its namespace's
+        // ids alive: fewer would make an end take more than there is.
+        let mut total = 0u64;
+        for sp in 0..n {
+            let frames: usize = self
+                .stacks
+                .iter()
+                .filter(|((s, _), _)| *s as usize == sp)
+                .map(|(_, v)| v.len())
+                .sum();
+            let shared: usize = self.shared[sp].values().map(Vec::len).sum();
+            let live = self.live[sp].len();
+            let table = self.decl.namespaces[sp].kind == crate::dtd::analysis::SpaceKind::Table;
+            let alive = if table { 0 } else { live } + shared + frames;
+            if self.alive[sp] < alive as u64 {
+                return Err(d.error(format!(
+                    "namespace {sp}: {} ids alive, {alive} entries",
+                    self.alive[sp]
+                )));
+            }
+            total += (live + shared + frames) as u64;
+        }
+        if (self.tracked as u64) < total {
+            return Err(d.error(format!("{} entries tracked, {total} held", self.tracked)));
+        }
         self.restore_stacks(d)
     }
 }

@@ -91,14 +91,17 @@ impl Interpreter<'_> {
         let st = &mut self.st;
         let count = d.count(3)?;
         st.nodes = Vec::with_capacity(count);
-        for _ in 0..count {
+        for i in 0..count {
             let n = RNode {
                 parent: d.u32()?,
                 space: d.u32()?,
                 frame: d.u64()?,
             };
-            if n.space >= spaces || (n.parent != super::ROOT && n.parent as usize >= count) {
-                return Err(d.error("a stack node outside the nodes or namespaces"));
+            // A node's parent was defined before it: no walk to the root can loop.
+            if n.space >= spaces || (n.parent != super::ROOT && n.parent as usize >= i) {
+                return Err(
+                    d.error("a stack node whose parent or namespace is not defined before it")
+                );
             }
             st.nodes.push(n);
         }

@@ -129,6 +129,11 @@ impl HeapStats {
                 s.leaves.push((si, node, get_site(d)?));
             }
             let (sites, leaves) = (s.sites.len(), s.leaves.len());
+            // The live figures must be the sums of the blocks' (else an event would take from
+            // a figure more than it holds).
+            let mut sums = (0u128, 0u64);
+            let mut site_sums = vec![(0u128, 0u64); sites];
+            let mut leaf_sums = vec![(0u128, 0u64); leaves];
             let count = d.count(3 + BLOCK)?;
             self.live[sp].reserve(count);
             let mut prev = (0, 0);
@@ -155,6 +160,18 @@ impl HeapStats {
                     }
                     chain.push(b);
                 }
+                for b in &chain {
+                    sums.0 += u128::from(b.size);
+                    sums.1 += 1;
+                    let site = &mut site_sums[b.site as usize];
+                    site.0 += u128::from(b.size);
+                    site.1 += 1;
+                    if b.leaf != NO_LEAF {
+                        let leaf = &mut leaf_sums[b.leaf as usize];
+                        leaf.0 += u128::from(b.size);
+                        leaf.1 += 1;
+                    }
+                }
                 // Oldest first: each block hides the one before it.
                 let mut below = 0u32;
                 for (j, mut b) in chain.into_iter().rev().enumerate() {
@@ -166,6 +183,21 @@ impl HeapStats {
                         self.live[sp].insert(k, b);
                     }
                 }
+            }
+            let s = &self.spaces[sp];
+            let consistent = sums == (s.live_bytes, s.live_blocks)
+                && s.sites
+                    .iter()
+                    .zip(&site_sums)
+                    .all(|((_, st), x)| (st.live_bytes, st.live_blocks) == *x)
+                && s.leaves
+                    .iter()
+                    .zip(&leaf_sums)
+                    .all(|((_, _, st), x)| (st.live_bytes, st.live_blocks) == *x);
+            if !consistent {
+                return Err(d.error(format!(
+                    "namespace {sp}: the live figures are not the sums of its live blocks"
+                )));
             }
         }
         Ok(())

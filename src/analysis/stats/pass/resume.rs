@@ -267,3 +267,95 @@ impl SourceLinesSkip {
         super::super::lines::SourceLines::new(schema).restore_state(d)
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::stats::{compute_scoped, Bound};
+    use crate::index::{build, BuildOptions};
+
+    fn shown(s: &Stats) -> String {
+        format!("{}{}", s.to_text(5), s.at_peak_text(5))
+    }
+
+    /// From every state of a shipped trace, every slice that starts at or after it has the
+    /// figures of a pass from the start; and no damage to a state (cut short, any byte
+    /// changed) panics: it is an error, or figures of a state that is consistent.
+    #[test]
+    fn resumed_figures_equal_a_pass_and_damaged_states_never_panic() {
+        for name in ["heaptrack.mtf", "android.mtf", "et3.mtf"] {
+            let path = format!("{}/traces/{name}", env!("CARGO_MANIFEST_DIR"));
+            let o = crate::open(&path).expect("a shipped trace");
+            let reader = o.reader();
+            let idx = build(
+                &reader,
+                &BuildOptions {
+                    every_records: 7,
+                    every_bytes: 1 << 20,
+                },
+            );
+            let at: Vec<(u64, u64)> = idx.entries().iter().map(|e| (e.record, e.offset)).collect();
+            let built = build_states(&reader, &at, u64::MAX).expect("states");
+            let mut used = 0;
+            for (i, blob) in built.entries.iter().enumerate() {
+                let Some(blob) = blob else { continue };
+                let head = state_head(blob).expect("a head");
+                for from in [head.data, head.data + 1, head.data + 9] {
+                    let window = Window {
+                        from: Some(Bound::Record(from)),
+                        to: None,
+                    };
+                    let mut records = idx.records_at(&reader, i).expect("resumes");
+                    let ours = compute_resumed(
+                        &reader,
+                        &mut records,
+                        blob,
+                        Some(&built.end),
+                        window,
+                        StatsScope::All,
+                        false,
+                    )
+                    .expect("resumed");
+                    let mut source = Declared::new(reader.schema());
+                    let full = compute_scoped(
+                        &reader,
+                        &mut reader.records(),
+                        &mut source,
+                        window,
+                        StatsScope::All,
+                    );
+                    assert_eq!(
+                        shown(&ours),
+                        shown(&full),
+                        "{name}, checkpoint {i}, from {from}"
+                    );
+                    used += 1;
+                }
+                let mut damaged = Vec::new();
+                for cut in 0..blob.len() {
+                    damaged.push(blob[..cut].to_vec());
+                }
+                for at in 0..blob.len() {
+                    for x in [0x01u8, 0xFF] {
+                        let mut b = blob.clone();
+                        b[at] ^= x;
+                        damaged.push(b);
+                    }
+                }
+                for b in damaged {
+                    let mut records = idx.records_at(&reader, i).expect("resumes");
+                    let _ = compute_resumed(
+                        &reader,
+                        &mut records,
+                        &b,
+                        Some(&built.end),
+                        Window::all(),
+                        StatsScope::All,
+                        true,
+                    );
+                }
+            }
+            assert!(used > 0, "{name}: no state");
+        }
+    }
+}
