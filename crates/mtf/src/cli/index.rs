@@ -40,7 +40,8 @@ pub struct IndexArgs {
     #[arg(long)]
     pub check: bool,
     /// The analysis states (`INDEX.state`, docs/format.md §15.4) take at most this percentage
-    /// of the trace bytes before each checkpoint; a checkpoint beyond it gets no state.
+    /// of the trace bytes before each checkpoint; a checkpoint beyond it gets no state. 0
+    /// writes no state (and removes one left beside the index).
     #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_STATE_BUDGET)]
     pub state_budget: u64,
 }
@@ -150,7 +151,12 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
     // namespaces of ids; a state left from an earlier index is removed.
     let mut state_line = String::new();
     if let Some(sp) = state_path(&path) {
-        match build_state(&reader, &built.index, args.state_budget) {
+        let state = if args.state_budget == 0 {
+            None
+        } else {
+            build_state(&reader, &built.index, args.state_budget)
+        };
+        match state {
             Some(state) => {
                 state.write(&sp).map_err(|e| index_failure(&e))?;
                 state_line = format!(
