@@ -130,7 +130,7 @@ impl AnalysisState {
     /// Whether it belongs to `index` and `schema`.
     pub fn fits(&self, index: &Index, schema: &Schema) -> Result<(), IndexError> {
         let why = if self.index_sum != index_sum(index) {
-            "it was made for another index (rebuilt since)"
+            "it was made for another index: the index was rebuilt since"
         } else if self.schema != schema_hash(schema) {
             "it was made with another DTD"
         } else if self.entries.len() != index.entries().len() {
@@ -138,7 +138,7 @@ impl AnalysisState {
         } else {
             return Ok(());
         };
-        Err(IndexError::Stale {
+        Err(IndexError::StaleState {
             name: self.name.clone(),
             why: why.into(),
         })
@@ -440,7 +440,7 @@ impl<'b> Dec<'b> {
         for i in 0..19 {
             let b = self.u8()?;
             let bits = u128::from(b & 0x7F);
-            if i == 18 && bits > 1 {
+            if i == 18 && bits > 3 {
                 break;
             }
             v |= bits << (7 * i);

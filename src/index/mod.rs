@@ -185,6 +185,18 @@ pub enum IndexError {
         /// What differs.
         why: String,
     },
+    /// An analysis state (§15.4) made for another index or DTD.
+    #[error("{name}: the analysis state does not belong to the index beside it ({why})")]
+    #[diagnostic(
+        code(mtf::index::stale),
+        help("rebuild both with `mtf index TRACE`, or delete the state: figures are then read from the start of the trace")
+    )]
+    StaleState {
+        /// The state file.
+        name: String,
+        /// What differs.
+        why: String,
+    },
     /// A checkpoint does not fit the trace.
     #[error("{name}: checkpoint {checkpoint} does not fit the trace: {source}")]
     #[diagnostic(code(mtf::index::stale))]
