@@ -158,14 +158,20 @@ pub(crate) fn resumed(
     };
     let (end, end_at) = state.end();
     let (window, fits): (Window, Box<Fits>) = match goal {
-        Goal::Slice(w) => match w.from {
-            None => return None,
-            Some(Bound::Record(r)) => (w, Box::new(move |data, _| data <= r)),
-            Some(Bound::Time(t)) => (
+        Goal::Slice(w) => {
+            w.from?;
+            // Every data record before the checkpoint must be before the slice: neither
+            // reaching its start nor its end (`--from t100 --to 50` ends at record 50).
+            let before = |b: Option<Bound>, data: u64, m: Option<u64>| match b {
+                None => true,
+                Some(Bound::Record(r)) => data <= r,
+                Some(Bound::Time(t)) => m.is_none_or(|m| m < t),
+            };
+            (
                 w,
-                Box::new(move |_, m: Option<u64>| m.is_none_or(|m| m < t)),
-            ),
-        },
+                Box::new(move |data, m| before(w.from, data, m) && before(w.to, data, m)),
+            )
+        }
         Goal::AtPeak => {
             let head = match end_head(end) {
                 Ok(h) => h,

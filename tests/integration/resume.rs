@@ -200,6 +200,11 @@ fn every_shape_resumes_with_the_figures_of_a_pass_from_the_start() {
                 &["stats", "-f", fmt, "--from", &format!("t{t}"), "--to", &b],
             );
             same(&trace, &["stats", "-f", fmt, "--at-peak"]);
+            // A slice that ends (by record) before it starts (by time): it ends at once.
+            same(
+                &trace,
+                &["stats", "-f", fmt, "--from", &format!("t{t}"), "--to", "10"],
+            );
         }
         // The state is really what the figures come from: the state of one checkpoint moved
         // to the next one gives other figures (and `index --check` finds it).
