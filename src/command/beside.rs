@@ -61,6 +61,11 @@ pub fn after_write(
     let Some(meta) = std::fs::metadata(output).ok().filter(|m| m.is_file()) else {
         return AfterWrite::Nothing;
     };
+    // An analysis state beside the index (docs/format.md §15.4) belongs to the trace replaced:
+    // removed. Should that fail, it is refused as stale when read (it is bound to its index).
+    if let Some(state) = index::analysis::state_path(&path).filter(|p| p.is_file()) {
+        let _ = std::fs::remove_file(state);
+    }
     let failed = match write {
         WriteIndex::Never => None,
         // An index already beside the output belongs to the trace it replaced: rewritten.
