@@ -4,6 +4,16 @@
 //! Whatever cannot be used (no state, one of another index, a slice it does not help) leaves
 //! the caller's pass from the start; a state that cannot be read is a warning.
 
+// Design (the peak without a pass): each namespace's peak is the first record where its live
+// bytes reached their highest, stored with the end state. A slice from a checkpoint at or before
+// the earliest of those records to the record after the latest holds every peak, and no earlier
+// record of the slice reaches it (it is the first), so the slice's peaks, and the live figures by
+// site and leaf there, are the whole trace's. What differs — flows, which count only inside the
+// slice — is not what `--at-peak` shows; the clock, the sites and leaves met after the slice and
+// the names are taken from the end state, as a pass to the end would leave them. Namespaces
+// without sizes or whose peak is 0 bytes keep the pass from the start (what is shown of them
+// depends on their flows).
+
 use std::path::Path;
 
 use crate::analysis::stats::{
