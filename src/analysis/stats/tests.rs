@@ -530,3 +530,140 @@ mod model {
         }
     }
 }
+
+/// A source that hides the places of its events: `HeapStats` then keeps its own map of live
+/// blocks (the path of `HeapStats::event`).
+struct Unplaced<'s>(Declared<'s>);
+
+impl HeapEventSource for Unplaced<'_> {
+    fn spaces(&self) -> Vec<SpaceInfo> {
+        self.0.spaces()
+    }
+    fn record(
+        &mut self,
+        view: &crate::decode::RecordView<'_>,
+        out: &mut Vec<HeapEvent>,
+    ) -> Option<u64> {
+        self.0.record(view, out)
+    }
+    fn site_name(&mut self, space: u32, site: u64) -> Option<String> {
+        self.0.site_name(space, site)
+    }
+    fn unknown_frees(&self, space: u32) -> u64 {
+        self.0.unknown_frees(space)
+    }
+    fn names_later(&self) -> bool {
+        self.0.names_later()
+    }
+    fn stack_profile(
+        &self,
+        space: u32,
+        leaves: &[LeafSummary],
+    ) -> Option<crate::stacks::StackProfile> {
+        self.0.stack_profile(space, leaves)
+    }
+}
+
+/// The one live table (the interpreter's, the blocks' figures found by their places) gives
+/// every figure that a table of the statistics' own gives, on every shipped trace (shared ids,
+/// moves, reallocations, allocations of live ids), for the whole trace and for slices.
+#[test]
+fn blocks_found_by_place_give_the_figures_of_blocks_looked_up() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/traces");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).expect("traces/") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("mtf") {
+            continue;
+        }
+        let opened = crate::open(&path).expect("sample opens");
+        let reader = opened.reader();
+        for window in [
+            Window::all(),
+            Window {
+                from: Some(Bound::Record(3)),
+                to: Some(Bound::Record(200)),
+            },
+        ] {
+            let placed = compute(&reader, &mut Declared::new(opened.schema()), window);
+            let looked = compute(
+                &reader,
+                &mut Unplaced(Declared::new(opened.schema())),
+                window,
+            );
+            assert_eq!(
+                format!("{placed:?}"),
+                format!("{looked:?}"),
+                "{}",
+                path.display()
+            );
+            seen += usize::from(placed.spaces.iter().any(|s| s.allocations > 0));
+        }
+    }
+    assert!(seen >= 10, "{seen} traces with allocations");
+}
+
+/// The same on random Android-shaped traces over a few addresses: allocations of live blocks,
+/// reallocations onto live blocks, in place and moving, frees of dead blocks; whole and sliced.
+#[test]
+fn blocks_found_by_place_on_random_heaps() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/dtds/");
+    let text = std::fs::read_to_string(format!("{dir}hatf-android.dtd")).expect("DTD");
+    let schema = crate::dtd::parse_str("hatf-android.dtd", &text)
+        .expect("DTD parses")
+        .schema;
+    let mut x = 0x853c_49e6_748f_ea9bu64;
+    let mut next = |n: u64| {
+        x ^= x << 13;
+        x ^= x >> 7;
+        x ^= x << 17;
+        x % n
+    };
+    let mut redefined = 0;
+    for _ in 0..40 {
+        let mut t = String::from(
+            "%mtf 1 dtd=\"hatf-android.dtd\" class=64 order=little\nsection number=1\n",
+        );
+        for _ in 0..200 {
+            let (a, o, s) = (next(6) * 0x100, next(6) * 0x100, 1 + next(100));
+            let line = match next(4) {
+                0 | 1 => format!("alloc size={s} address={a:#x}\n"),
+                2 => format!("free address={a:#x}\n"),
+                _ => {
+                    let rec = match (a, o) {
+                        (_, 0) => "reallocAlloc",
+                        (0, _) => "reallocFree",
+                        _ if a == o => "realloc",
+                        _ => "reallocAllocFree",
+                    };
+                    format!("{rec} size={s} old={o:#x} address={a:#x}\n")
+                }
+            };
+            t.push_str(&line);
+        }
+        let bytes = crate::pack::pack_to_vec(&schema, t.as_bytes(), crate::text::InputFormat::Text)
+            .expect("packs");
+        let opened = crate::OpenOptions::new()
+            .dtd(format!("{dir}hatf-android.dtd"))
+            .open_bytes(bytes)
+            .expect("opens");
+        let reader = opened.reader();
+        for window in [
+            Window::all(),
+            Window {
+                from: Some(Bound::Record(50)),
+                to: Some(Bound::Record(150)),
+            },
+        ] {
+            let placed = compute(&reader, &mut Declared::new(opened.schema()), window);
+            let looked = compute(
+                &reader,
+                &mut Unplaced(Declared::new(opened.schema())),
+                window,
+            );
+            assert_eq!(format!("{placed:?}"), format!("{looked:?}"), "{t}");
+            redefined += placed.spaces.iter().map(|s| s.redefined).sum::<u64>();
+        }
+    }
+    assert!(redefined > 100, "{redefined} allocations of live blocks");
+}
