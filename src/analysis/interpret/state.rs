@@ -257,6 +257,13 @@ impl Dead {
 mod tests {
     use super::*;
 
+    /// The bytes per live id that docs/stats.md states ("Memory"): a 16-byte key and a
+    /// 40-byte `Live` in the map of each namespace.
+    #[test]
+    fn a_live_id_takes_the_bytes_the_documentation_states() {
+        assert_eq!(std::mem::size_of::<((u64, u64), Live)>(), 56);
+    }
+
     /// The ring replayed on first use remembers exactly what the map kept eagerly remembers:
     /// with ids freed again and again, past 2·DEAD_REMEMBERED undefines, with a look-up in the
     /// middle (then the map is kept), and with a record index that goes back.

@@ -715,3 +715,12 @@ impl HeapStats {
         out
     }
 }
+
+#[cfg(test)]
+mod tests {
+    /// The bytes per live block that docs/stats.md states ("Memory").
+    #[test]
+    fn a_live_block_takes_the_bytes_the_documentation_states() {
+        assert_eq!(std::mem::size_of::<super::Block>(), 40);
+    }
+}

@@ -18,11 +18,12 @@ pub const EXACT_DISTINCT: usize = 1 << 20;
 // costliest step of `mtf stats`. So the values are kept in three parts, none hashed: those
 // below `DENSE` (most of them on real traces) counted in an array indexed by the value, one
 // increment; the others appended to a buffer, which, when full, is sorted and merged into a
-// sorted list of distinct values with their counts (`runs`). The buffer holds at least as many
-// values as the list has entries, so the merging costs a constant per value, all of it
-// sequential. The figures are those of a map: the distinct values only grow, so "fewer than
-// `cap` distinct values occurred" is known at the end as well as at each value. Memory stays
-// bounded (about 40 MB at worst: the list at `cap` entries and the buffer as long); past the
+// sorted list of distinct values with their counts (`runs`). The buffer holds as many values as
+// the list has entries (at least 2¹⁴, at most 2¹⁸), so the merging copies at most four entries
+// per value, all of it sequential. The figures are those of a map: the distinct values only
+// grow, so "fewer than `cap` distinct values occurred" is known at the end as well as at each
+// value. Memory stays bounded (about 40 MB at worst, while the list of `cap` 16-byte entries is
+// merged into a new one with the buffer's 2¹⁸ values, as the map this replaced took); past the
 // bound of distinct values the quantiles come from an HDR histogram, and say so
 // (`LifetimeSummary::exact`). That histogram is built only then, from the distinct values and
 // their counts (an HDR histogram's counts depend neither on the order of the values nor on
@@ -44,8 +45,10 @@ pub(super) struct Lifetimes {
 /// Values below this are counted in [`Exact::dense`] (2¹², 32 KiB of counts).
 const DENSE: u64 = 1 << 12;
 
-/// The least number of values the buffer takes before it is sorted into the list.
+/// The least and the most values the buffer takes before it is sorted into the list (as many as
+/// the list has entries, within these bounds).
 const BUFFER: usize = 1 << 14;
+const BUFFER_MAX: usize = 1 << 18;
 
 #[derive(Debug, Clone)]
 enum Kept {
@@ -63,8 +66,6 @@ struct Exact {
     buf: Vec<u64>,
     /// Distinct values from [`DENSE`] up and their counts, in increasing order.
     runs: Vec<(u64, u64)>,
-    /// The merged list being built (kept to reuse its memory).
-    next: Vec<(u64, u64)>,
 }
 
 impl Exact {
@@ -75,7 +76,7 @@ impl Exact {
 
     /// Whether the buffer is full.
     fn full(&self) -> bool {
-        self.buf.len() >= BUFFER.max(self.runs.len())
+        self.buf.len() >= self.runs.len().clamp(BUFFER, BUFFER_MAX)
     }
 
     /// Sorts the buffer into `runs`.
@@ -84,9 +85,7 @@ impl Exact {
             return;
         }
         self.buf.sort_unstable();
-        let mut next = std::mem::take(&mut self.next);
-        next.clear();
-        next.reserve(self.runs.len() + self.buf.len());
+        let mut next = Vec::with_capacity(self.runs.len() + self.buf.len());
         let mut runs = self.runs.iter().copied().peekable();
         let mut new = self.buf.iter().copied().peekable();
         while let Some(&v) = new.peek() {
@@ -104,7 +103,7 @@ impl Exact {
         }
         next.extend(runs);
         self.buf.clear();
-        self.next = std::mem::replace(&mut self.runs, next);
+        self.runs = next;
     }
 
     /// The distinct values and their counts in increasing order (the buffer merged).
