@@ -347,7 +347,7 @@ impl<'s> Interpreter<'s> {
         }
         let bytes = self.bytes(decl, cx.looked.as_ref(), cx.at, sink);
         let site = self.site(decl, cx.looked.as_ref(), view, space);
-        let stored = self.store(decl, space);
+        let stored = self.store(decl, space, cx.events);
         if !self.keep_names(decl, space, id, view, cx.at, sink) || !self.track(sink, cx.at) {
             return false;
         }
@@ -427,11 +427,12 @@ impl<'s> Interpreter<'s> {
     }
 
     /// The place of an id a define of `space` makes, with the values it stores (`NO_STORE`
-    /// when it stores none and is not a block: the ids of tables and nestings).
-    fn store(&mut self, decl: &RecordDecl, space: SpaceId) -> u32 {
+    /// when it stores none and is not a block of which the sink wants events: the ids of
+    /// tables and nestings, every id for `mtf check`).
+    fn store(&mut self, decl: &RecordDecl, space: SpaceId, events: bool) -> u32 {
         let sp = space as usize;
         let ns = &self.decl.namespaces[sp];
-        if ns.stored.is_empty() && ns.kind != SpaceKind::Ids {
+        if ns.stored.is_empty() && !(events && ns.kind == SpaceKind::Ids) {
             return NO_STORE;
         }
         let i = self.slabs[sp].put();
