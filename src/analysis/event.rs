@@ -30,6 +30,35 @@ pub struct HeapEvent {
     pub op: HeapOp,
 }
 
+/// The places of the blocks an event touches among the live blocks of its namespace, as the
+/// interpreter numbers them (a number is reused once its block died and the record that ended
+/// it is over): the block the event ends or moves away (`gone`), the block it makes (`new`), and
+/// the block an allocation of an id already alive puts out of the live state (`replaced`);
+/// [`Places::NONE`] where there is none. The statistics keep each live block's figures at its
+/// number, so that they find it without a look-up of their own: the interpreter's table of live
+/// ids is the one live table (docs/stats.md, "Memory"). Not part of the stable interface.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Places {
+    /// The block ended or moved away.
+    pub gone: u32,
+    /// The block made.
+    pub new: u32,
+    /// The block replaced by an allocation of a live id.
+    pub replaced: u32,
+}
+
+impl Places {
+    /// No place.
+    pub const NONE: u32 = u32::MAX;
+    /// No places at all.
+    pub const EMPTY: Places = Places {
+        gone: Places::NONE,
+        new: Places::NONE,
+        replaced: Places::NONE,
+    };
+}
+
 /// What an allocation event does.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum HeapOp {

@@ -1,6 +1,6 @@
 //! The role handlers: what each declared action (define, undefine, refer, close, open, monotonic) does to the state.
 
-use crate::analysis::event::HeapOp;
+use crate::analysis::event::{HeapOp, Places};
 use crate::decode::RecordView;
 use crate::dtd::analysis::{ActionKind, RecordDecl, Severity, SpaceId, SpaceKind};
 
@@ -64,6 +64,10 @@ impl<'s> Interpreter<'s> {
                     f.key,
                     f.live.site(),
                     HeapOp::Free { id: f.id },
+                    Places {
+                        gone: f.live.stored,
+                        ..Places::EMPTY
+                    },
                 );
             }
         }
@@ -198,7 +202,7 @@ impl<'s> Interpreter<'s> {
         };
         self.tracked -= 1;
         self.alive[sp] -= 1;
-        self.slabs[sp].release(l.stored);
+        self.release(space, l.stored);
         if leaves_null {
             if self.nulled.len() < MAX_NULLED {
                 self.nulled.insert((space, key, id));
@@ -343,7 +347,7 @@ impl<'s> Interpreter<'s> {
         }
         let bytes = self.bytes(decl, cx.looked.as_ref(), cx.at, sink);
         let site = self.site(decl, cx.looked.as_ref(), view, space);
-        let stored = self.store(decl, space);
+        let stored = self.store(decl, space, cx.events);
         if !self.keep_names(decl, space, id, view, cx.at, sink) || !self.track(sink, cx.at) {
             return false;
         }
@@ -355,7 +359,7 @@ impl<'s> Interpreter<'s> {
         if ns.kind == SpaceKind::Table {
             if let Some(old) = self.live[sp].insert((key, id), Live::new(cx.at, 0, site, stored)) {
                 self.tracked -= 1;
-                self.slabs[sp].release(old.stored);
+                self.release(space, old.stored);
             }
             return true;
         }
@@ -384,8 +388,13 @@ impl<'s> Interpreter<'s> {
             && !ns.shared
             && self.live[sp].contains_key(&(key, id));
         if let (true, Some((old, l))) = (split, moved) {
-            cx.emit(sink, space, key, l.site(), HeapOp::Free { id: old });
+            let places = Places {
+                gone: l.stored,
+                ..Places::EMPTY
+            };
+            cx.emit(sink, space, key, l.site(), HeapOp::Free { id: old }, places);
         }
+        cx.replaced = NO_STORE;
         self.make_alive(space, key, id, live, cx, sink);
         if ns.kind != SpaceKind::Ids {
             return true;
@@ -404,14 +413,26 @@ impl<'s> Interpreter<'s> {
             ),
             None => (alloc(id, bytes, align), site),
         };
-        cx.emit(sink, space, key, site, op);
+        let places = Places {
+            // A split realloc's old block was freed by its own event above.
+            gone: match moved {
+                Some((_, l)) if !split => l.stored,
+                _ => Places::NONE,
+            },
+            new: stored,
+            replaced: cx.replaced,
+        };
+        cx.emit(sink, space, key, site, op, places);
         true
     }
 
-    /// The values a define of `space` stores with its id (`NO_STORE` when it stores none).
-    fn store(&mut self, decl: &RecordDecl, space: SpaceId) -> u32 {
+    /// The place of an id a define of `space` makes, with the values it stores (`NO_STORE`
+    /// when it stores none and is not a block of which the sink wants events: the ids of
+    /// tables and nestings, every id for `mtf check`).
+    fn store(&mut self, decl: &RecordDecl, space: SpaceId, events: bool) -> u32 {
         let sp = space as usize;
-        if self.decl.namespaces[sp].stored.is_empty() {
+        let ns = &self.decl.namespaces[sp];
+        if ns.stored.is_empty() && !(events && ns.kind == SpaceKind::Ids) {
             return NO_STORE;
         }
         let i = self.slabs[sp].put();
@@ -457,7 +478,7 @@ impl<'s> Interpreter<'s> {
         key: u64,
         id: u64,
         live: Live,
-        cx: &Cx,
+        cx: &mut Cx,
         sink: &mut dyn SinkDyn,
     ) {
         let sp = space as usize;
@@ -473,7 +494,8 @@ impl<'s> Interpreter<'s> {
         // The id was alive: the old block is forgotten (reported), the new one counts.
         self.tracked -= 1;
         self.alive[sp] -= 1;
-        self.slabs[sp].release(old.stored);
+        self.release(space, old.stored);
+        cx.replaced = old.stored;
         sink.finding(Finding {
             space: Some(space),
             key,
@@ -482,7 +504,20 @@ impl<'s> Interpreter<'s> {
             ..Finding::error(FindingKind::Redefined, cx.at)
         });
         if ns.kind == SpaceKind::Ids {
-            cx.emit(sink, space, key, old.site(), HeapOp::Free { id });
+            let places = Places {
+                gone: old.stored,
+                ..Places::EMPTY
+            };
+            cx.emit(sink, space, key, old.site(), HeapOp::Free { id }, places);
+        }
+    }
+
+    /// Gives back the place of an id that died, once the record is over: until then its
+    /// number may still be in the record's events (a free emitted when the defines pair), and
+    /// a define of the same record must not take it.
+    pub(super) fn release(&mut self, space: SpaceId, place: u32) {
+        if place != NO_STORE {
+            self.released.push((space, place));
         }
     }
 

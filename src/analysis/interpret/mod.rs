@@ -60,8 +60,8 @@ pub use sink::Sink;
 pub use state::DEAD_REMEMBERED;
 
 use finding::{end_finding, AtEnd};
-use sink::SinkDyn;
-use state::{Dead, DeadKey, Frame, Live, Slab};
+pub(crate) use sink::SinkDyn;
+use state::{Dead, DeadKey, Frame, Live, Slab, NO_STORE};
 use values::{needed_slots, Cx, Freed, Name, SlotVal};
 
 /// The declarations of a DTD applied to records one at a time. See the module docs.
@@ -73,8 +73,11 @@ pub struct Interpreter<'s> {
     live: Vec<HashMap<(u64, u64), Live>>,
     /// Per shared namespace: the blocks holding each id, the newest last.
     shared: Vec<HashMap<(u64, u64), Vec<Live>>>,
-    /// Per namespace: the values its live ids store.
+    /// Per namespace: the places of its live ids (the values they store, their numbers).
     slabs: Vec<Slab>,
+    /// Places of ids that died in the record being run, given back when it is over (see
+    /// `Interpreter::release`).
+    released: Vec<(SpaceId, u32)>,
     stacks: HashMap<(SpaceId, u64), Vec<Frame>>,
     next_id: Vec<u64>,
     names: HashMap<(SpaceId, u64), Name>,
@@ -124,6 +127,7 @@ impl<'s> Interpreter<'s> {
                     ..Slab::default()
                 })
                 .collect(),
+            released: Vec::new(),
             stacks: HashMap::default(),
             next_id: decl.namespaces.iter().map(|n| n.first).collect(),
             names: HashMap::default(),
@@ -251,7 +255,16 @@ impl<'s> Interpreter<'s> {
         self.record_dyn(view, sink);
     }
 
-    fn record_dyn(&mut self, view: &RecordView<'_>, sink: &mut dyn SinkDyn) {
+    /// [`Interpreter::record`] to a sink of the crate that takes the places of the events'
+    /// blocks.
+    pub(crate) fn record_dyn(&mut self, view: &RecordView<'_>, sink: &mut dyn SinkDyn) {
+        // The places of the ids the last record ended: their numbers were in its events, which
+        // the sink has taken by now.
+        for (sp, i) in self.released.drain(..) {
+            if let Some(slab) = self.slabs.get_mut(sp as usize) {
+                slab.release(i);
+            }
+        }
         if self.stopped {
             return;
         }
@@ -293,6 +306,7 @@ impl<'s> Interpreter<'s> {
             paired: false,
             events: sink.wants_events(),
             stack: None,
+            replaced: NO_STORE,
         };
         if !decl.stack.is_empty() {
             cx.stack = self.context(view.record_id() as usize);

@@ -235,7 +235,32 @@ impl<'s> Interpreter<'s> {
             for _ in 0..count {
                 free.push(d.u32()?);
             }
-            self.slabs[sp] = Slab { width, data, free };
+            // Places handed out so far: every stored place (whole places of values, or — where
+            // the namespace stores none — the numbers its live ids and free places hold, which
+            // `stats` keeps its figures at), so that the next place given out is a new one.
+            let held = self.live[sp]
+                .values()
+                .chain(self.shared[sp].values().flatten())
+                .map(|l| l.stored)
+                .chain(free.iter().copied())
+                .filter(|&p| p != super::state::NO_STORE)
+                .map(|p| u64::from(p) + 1)
+                .max()
+                .unwrap_or(0);
+            let len = match data.len().checked_div(width) {
+                Some(n) => n as u64,
+                None => held,
+            };
+            if held > len {
+                return Err(d.error("a place beyond the stored values"));
+            }
+            let len = u32::try_from(len).map_err(|_| d.error("more than 2³² places"))?;
+            self.slabs[sp] = Slab {
+                width,
+                data,
+                free,
+                len,
+            };
             self.next_id[sp] = d.u64()?;
             self.alive[sp] = d.u64()?;
         }

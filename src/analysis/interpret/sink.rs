@@ -1,6 +1,6 @@
 //! Where the interpreter reports heap events and findings.
 
-use crate::analysis::event::HeapEvent;
+use crate::analysis::event::{HeapEvent, Places};
 
 use super::finding::Finding;
 
@@ -25,15 +25,16 @@ impl Sink for Vec<HeapEvent> {
     }
 }
 
-/// [`Sink`] as a trait object (the interpreter's internals take `&mut dyn`).
-pub(super) trait SinkDyn {
-    fn event(&mut self, event: HeapEvent);
+/// [`Sink`] as a trait object (the interpreter's internals take `&mut dyn`); a sink of the
+/// crate may also take the places of each event's blocks (`Places`), which a [`Sink`] ignores.
+pub(crate) trait SinkDyn {
+    fn event_placed(&mut self, event: HeapEvent, places: Places);
     fn finding(&mut self, finding: Finding);
     fn wants_events(&self) -> bool;
 }
 
 impl<T: Sink + ?Sized> SinkDyn for T {
-    fn event(&mut self, event: HeapEvent) {
+    fn event_placed(&mut self, event: HeapEvent, _: Places) {
         Sink::event(self, event);
     }
     fn finding(&mut self, finding: Finding) {

@@ -24,7 +24,8 @@ pub(super) struct Live {
     pub(super) site: u64,
     /// The defining record's type, and [`HAS_SITE`].
     pub(super) rtype: u32,
-    /// Where its stored values are in the namespace's slab ([`NO_STORE`]: none).
+    /// Its place in the namespace's slab ([`NO_STORE`]: none): where its stored values are,
+    /// and, in a namespace of ids, the block's number among the live ones (`Places`).
     pub(super) stored: u32,
 }
 
@@ -56,31 +57,31 @@ impl Live {
     }
 }
 
-/// The values a namespace stores with its live ids (`size.stored = block;`), `width` per id,
-/// in one vector; the places of dead ids are reused.
+/// The places of a namespace's live ids: the values each stores (`size.stored = block;`),
+/// `width` per id, in one vector, and for a namespace of ids a number for each live block, which
+/// `stats` uses to find the block's figures without a look-up of its own (see `Places`); the
+/// places of dead ids are reused.
 #[derive(Debug, Default)]
 pub(super) struct Slab {
     pub(super) width: usize,
     pub(super) data: Vec<u64>,
     pub(super) free: Vec<u32>,
+    /// Places handed out so far (used or free).
+    pub(super) len: u32,
 }
 
 impl Slab {
-    /// A place for one id's values ([`NO_STORE`] when the namespace stores nothing, or in the
-    /// impossible case of more than 2³² places).
+    /// A place for one id's values ([`NO_STORE`] in the impossible case of more than 2³²
+    /// places).
     pub(super) fn put(&mut self) -> u32 {
-        if self.width == 0 {
-            return NO_STORE;
-        }
         let i = match self.free.pop() {
             Some(i) => i,
             None => {
-                let Ok(i) = u32::try_from(self.data.len() / self.width) else {
-                    return NO_STORE;
-                };
-                if i == NO_STORE {
+                if self.len == NO_STORE {
                     return NO_STORE;
                 }
+                let i = self.len;
+                self.len += 1;
                 self.data.resize(self.data.len() + self.width, 0);
                 i
             }
@@ -255,6 +256,13 @@ impl Dead {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// The bytes per live id that docs/stats.md states ("Memory"): a 16-byte key and a
+    /// 40-byte `Live` in the map of each namespace.
+    #[test]
+    fn a_live_id_takes_the_bytes_the_documentation_states() {
+        assert_eq!(std::mem::size_of::<((u64, u64), Live)>(), 56);
+    }
 
     /// The ring replayed on first use remembers exactly what the map kept eagerly remembers:
     /// with ids freed again and again, past 2·DEAD_REMEMBERED undefines, with a look-up in the

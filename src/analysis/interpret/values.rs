@@ -1,6 +1,6 @@
 //! What the actions of one record read: its slots' values, byte counts, sites, names.
 
-use crate::analysis::event::{HeapEvent, HeapOp};
+use crate::analysis::event::{HeapEvent, HeapOp, Places};
 use crate::decode::{RecordView, Resolved, Value};
 use crate::dtd::analysis::{AExpr, ActionKind, RecordDecl, Site, SpaceId};
 use crate::dtd::SlotId;
@@ -33,6 +33,9 @@ pub(super) struct Cx {
     pub(super) events: bool,
     /// The calling context of the ids the record defines (extension stacks/1).
     pub(super) stack: Option<u64>,
+    /// The place of the block that the define being run put out of the live state (an
+    /// allocation of an id that was alive), for its event.
+    pub(super) replaced: u32,
 }
 
 impl Cx {
@@ -44,18 +47,22 @@ impl Cx {
         key: u64,
         site: Option<u64>,
         op: HeapOp,
+        places: Places,
     ) {
         if self.events {
-            sink.event(HeapEvent {
-                record: self.at.record,
-                space,
-                key,
-                thread: self.thread,
-                time: self.time,
-                site,
-                stack: self.stack,
-                op,
-            });
+            sink.event_placed(
+                HeapEvent {
+                    record: self.at.record,
+                    space,
+                    key,
+                    thread: self.thread,
+                    time: self.time,
+                    site,
+                    stack: self.stack,
+                    op,
+                },
+                places,
+            );
         }
     }
 }

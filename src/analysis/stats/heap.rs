@@ -3,7 +3,7 @@
 use foldhash::fast::RandomState;
 use std::collections::HashMap;
 
-use crate::analysis::event::{HeapEvent, HeapOp};
+use crate::analysis::event::{HeapEvent, HeapOp, Places};
 
 use super::classes::{classes, log2_class, CLASSES};
 use super::curve::{Curve, CURVE_POINTS};
@@ -13,7 +13,7 @@ use super::{LeafSummary, Position, SiteSummary, SpaceInfo, SpaceSummary};
 mod resume;
 
 /// A live block, packed (40 bytes; see the Design note of [`HeapStats`]).
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, Default)]
 struct Block {
     size: u64,
     born_record: u64,
@@ -213,13 +213,25 @@ impl Space {
 
 /// Heap figures per namespace from a stream of [`HeapEvent`]s.
 // Design: the live blocks are the state that grows with a trace's heap, so they are kept
-// packed: one map per namespace keyed by (key, id), 16 bytes hashed as two words, with 40-byte
-// values (`Block`); the blocks of allocations without a site count in a `Site` of their own
-// rather than in the sites' map, so that most events touch one map only.
+// packed, 40 bytes each (`Block`: size, birth record and time, site and leaf, flags), and in
+// one live table only. Fed by a trace's declarations (`Pass`, `HeapStats::event_placed`), the
+// table is the interpreter's: its map of live ids gives each live block a number (its place in
+// the namespace's slab, reused once the block died), every event carries the numbers of the
+// blocks it ends, makes or replaces (`Places`), and the blocks' figures are kept in a vector
+// indexed by that number (`placed`): no hashing and no probe here, one direct access, in a
+// vector as long as the most blocks alive at once. Fed events alone (`HeapStats::event`: the
+// tests, a library user), it keeps its own map per namespace keyed by (key, id), 16 bytes
+// hashed as two words, with the same 40-byte values. The blocks of allocations without a site
+// count in a `Site` of their own rather than in the sites' map, so that most events touch no
+// map at all.
 pub struct HeapStats {
     spaces: Vec<Space>,
-    /// Per namespace: its live blocks by (key, id).
+    /// Per namespace: its live blocks by (key, id), for events without places.
     live: Vec<HashMap<(u64, u64), Block, RandomState>>,
+    /// Per namespace: its live blocks by place, for events with places.
+    placed: Vec<Vec<Block>>,
+    /// Blocks alive in `placed`.
+    placed_live: usize,
     /// Blocks hidden under a newer block of the same id (shared namespaces).
     shadow: Vec<Block>,
     free_shadow: Vec<u32>,
@@ -232,6 +244,8 @@ impl HeapStats {
     pub fn new(spaces: Vec<SpaceInfo>) -> HeapStats {
         HeapStats {
             live: spaces.iter().map(|_| HashMap::default()).collect(),
+            placed: spaces.iter().map(|_| Vec::new()).collect(),
+            placed_live: 0,
             spaces: spaces.into_iter().map(Space::new).collect(),
             shadow: Vec::new(),
             free_shadow: Vec::new(),
@@ -268,6 +282,7 @@ impl HeapStats {
     pub fn live_blocks(&self) -> usize {
         self.live.iter().map(HashMap::len).sum::<usize>() + self.shadow.len()
             - self.free_shadow.len()
+            + self.placed_live
     }
 
     /// Apply one event (in trace order). An event for a namespace that was not declared is
@@ -286,6 +301,18 @@ impl HeapStats {
     /// [`HeapStats::event`], the event's position given apart (its data record and source line:
     /// [`compute_from`] counts positions in data records, whatever [`HeapEvent::record`] holds).
     pub fn event_at(&mut self, ev: &HeapEvent, at: Position) {
+        self.apply(ev, at, None);
+    }
+
+    /// [`HeapStats::event_at`] for an event whose blocks the interpreter numbered (`Places`):
+    /// the blocks' figures are found by number, not looked up by id. Every event of a
+    /// namespace comes either with places or without.
+    #[doc(hidden)]
+    pub fn event_placed(&mut self, ev: &HeapEvent, at: Position, places: Places) {
+        self.apply(ev, at, Some(places));
+    }
+
+    fn apply(&mut self, ev: &HeapEvent, at: Position, p: Option<Places>) {
         let Some(space) = self.spaces.get(ev.space as usize) else {
             return;
         };
@@ -293,10 +320,10 @@ impl HeapStats {
         match ev.op {
             HeapOp::Alloc { id, size, .. } => {
                 let size = if sized { size } else { 0 };
-                self.alloc_at(ev, id, size, at, None);
+                self.alloc_at(ev, id, size, at, None, p);
             }
             HeapOp::Free { id } => {
-                self.free(ev.space, ev.key, id, at, true);
+                self.free(ev.space, ev.key, id, at, true, p);
             }
             HeapOp::Move {
                 old,
@@ -306,19 +333,46 @@ impl HeapStats {
                 // A realloc: the old block ends and a new one starts (heaptrack's reading), so
                 // it counts as a free and an allocation of the new size.
                 let size = if sized { size } else { 0 };
-                let place = self.free(ev.space, ev.key, old, at, true);
+                let place = self.free(ev.space, ev.key, old, at, true, p);
                 let place = match (ev.site, place) {
                     (None, Some(p)) if ev.stack.is_none() => Some(p),
                     _ => None,
                 };
-                self.alloc_at(ev, new, size, at, place);
+                self.alloc_at(ev, new, size, at, place, p);
             }
             HeapOp::Move {
                 old,
                 new,
                 size: None,
-            } => self.rename(ev.space, ev.key, old, new, at),
+            } => self.rename(ev.space, ev.key, old, new, at, p),
         }
+    }
+
+    /// Puts `block` at place `i` of namespace `sp`.
+    fn put_placed(&mut self, sp: u32, i: u32, block: Block) {
+        let Some(v) = self.placed.get_mut(sp as usize) else {
+            return;
+        };
+        if i == Places::NONE {
+            // Beyond 2³² − 1 blocks alive at once: the interpreter has no number to give.
+            return;
+        }
+        let i = i as usize;
+        if v.len() <= i {
+            v.resize(i + 1, Block::default());
+        }
+        v[i] = block;
+        self.placed_live += 1;
+    }
+
+    /// The block at place `i` of namespace `sp`, taken out of the live state.
+    fn take_placed(&mut self, sp: u32, i: u32) -> Option<Block> {
+        if i == Places::NONE {
+            return None;
+        }
+        let b = self.placed.get(sp as usize)?.get(i as usize).copied()?;
+        self.placed_live -= 1;
+        Some(b)
     }
 
     /// An allocation of `id` by event `ev`, at the site and leaf `place` (a realloc's new block
@@ -330,55 +384,68 @@ impl HeapStats {
         size: u64,
         at: Position,
         place: Option<(u32, u32)>,
+        p: Option<Places>,
     ) {
         let (sp, key) = (ev.space, ev.key);
         let w = self.in_window;
         let k = (key, id);
         let s = &mut self.spaces[sp as usize];
         let place = place.unwrap_or_else(|| s.place(ev.site, ev.stack));
-        let live = &mut self.live[sp as usize];
         let shared = s.info.shared;
         let mut block = Block::new(size, at, place);
-        // One probe: the entry is taken, and the new block put in its place.
-        let entry = live.entry(k);
-        let old = match &entry {
-            std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
-            std::collections::hash_map::Entry::Vacant(_) => None,
-        };
-        if let Some(old) = old {
-            if shared {
-                let i = match self.free_shadow.pop() {
-                    Some(i) => {
-                        self.shadow[i as usize] = old;
-                        i
-                    }
-                    None => {
-                        self.shadow.push(old);
-                        (self.shadow.len() - 1) as u32
-                    }
+        let old = match p {
+            // The interpreter holds the blocks of a shared id itself: only an allocation of an
+            // id alive in a namespace that is not shared replaces a block.
+            Some(p) => {
+                let old = self.take_placed(sp, p.replaced);
+                self.put_placed(sp, p.new, block);
+                old
+            }
+            None => {
+                let live = &mut self.live[sp as usize];
+                // One probe: the entry is taken, and the new block put in its place.
+                let entry = live.entry(k);
+                let old = match &entry {
+                    std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
+                    std::collections::hash_map::Entry::Vacant(_) => None,
                 };
-                block.below = i + 1;
-            } else {
-                // A second allocation of a live id: the first block is lost (a free the trace
-                // does not show); it leaves the live state without a lifetime.
-                if w {
-                    s.redefined += 1;
+                if let (Some(old), true) = (old, shared) {
+                    let i = match self.free_shadow.pop() {
+                        Some(i) => {
+                            self.shadow[i as usize] = old;
+                            i
+                        }
+                        None => {
+                            self.shadow.push(old);
+                            (self.shadow.len() - 1) as u32
+                        }
+                    };
+                    block.below = i + 1;
                 }
-                s.live_bytes -= u128::from(old.size);
-                s.live_blocks -= 1;
-                s.at(old.place(), |st| {
-                    st.live_bytes -= u128::from(old.size);
-                    st.live_blocks -= 1;
-                });
+                match entry {
+                    std::collections::hash_map::Entry::Occupied(mut e) => {
+                        e.insert(block);
+                    }
+                    std::collections::hash_map::Entry::Vacant(e) => {
+                        e.insert(block);
+                    }
+                }
+                old.filter(|_| !shared)
             }
-        }
-        match entry {
-            std::collections::hash_map::Entry::Occupied(mut e) => {
-                e.insert(block);
+        };
+        let s = &mut self.spaces[sp as usize];
+        if let Some(old) = old {
+            // A second allocation of a live id: the first block is lost (a free the trace
+            // does not show); it leaves the live state without a lifetime.
+            if w {
+                s.redefined += 1;
             }
-            std::collections::hash_map::Entry::Vacant(e) => {
-                e.insert(block);
-            }
+            s.live_bytes -= u128::from(old.size);
+            s.live_blocks -= 1;
+            s.at(old.place(), |st| {
+                st.live_bytes -= u128::from(old.size);
+                st.live_blocks -= 1;
+            });
         }
         // Design: byte totals are 128-bit: 2⁶⁴ blocks of 2⁶⁴ − 1 bytes cannot be recorded, so
         // they never overflow, and a sum beyond 64 bits is exact (docs/stats.md).
@@ -405,8 +472,12 @@ impl HeapStats {
         s.settle(at, w);
     }
 
-    /// Takes block `id` out of the live state; returns its site (`None` if it was not live).
-    fn take(&mut self, sp: u32, key: u64, id: u64) -> Option<Block> {
+    /// Takes block `id` out of the live state (the block at place `p.gone` where the event
+    /// has places); returns it (`None` if it was not live).
+    fn take(&mut self, sp: u32, key: u64, id: u64, p: Option<Places>) -> Option<Block> {
+        if let Some(p) = p {
+            return self.take_placed(sp, p.gone);
+        }
         let live = self.live.get_mut(sp as usize)?;
         let k = (key, id);
         let b = live.remove(&k)?;
@@ -426,9 +497,10 @@ impl HeapStats {
         id: u64,
         at: Position,
         count: bool,
+        p: Option<Places>,
     ) -> Option<(u32, u32)> {
         let w = self.in_window;
-        let taken = self.take(sp, key, id);
+        let taken = self.take(sp, key, id, p);
         let s = &mut self.spaces[sp as usize];
         let Some(b) = taken else {
             if w && count {
@@ -469,9 +541,9 @@ impl HeapStats {
         Some(b.place())
     }
 
-    fn rename(&mut self, sp: u32, key: u64, old: u64, new: u64, at: Position) {
+    fn rename(&mut self, sp: u32, key: u64, old: u64, new: u64, at: Position, p: Option<Places>) {
         let w = self.in_window;
-        let Some(b) = self.take(sp, key, old) else {
+        let Some(b) = self.take(sp, key, old, p) else {
             if w {
                 self.spaces[sp as usize].unknown_frees += 1;
             }
@@ -492,25 +564,41 @@ impl HeapStats {
         }
         let k = (key, new);
         let mut b = Block { below: 0, ..b };
-        if let Some(prev) = self.live[sp as usize].get(&k).copied() {
-            let s = &mut self.spaces[sp as usize];
-            if s.info.shared {
-                self.shadow.push(prev);
-                b.below = self.shadow.len() as u32;
-            } else {
-                if w {
-                    s.redefined += 1;
+        let prev = match p {
+            // The interpreter holds the blocks of a shared id itself: only a move onto an id
+            // alive in a namespace that is not shared replaces a block.
+            Some(p) => self.take_placed(sp, p.replaced),
+            None => {
+                let prev = self.live[sp as usize].get(&k).copied();
+                match prev {
+                    Some(prev) if self.spaces[sp as usize].info.shared => {
+                        self.shadow.push(prev);
+                        b.below = self.shadow.len() as u32;
+                        None
+                    }
+                    _ => prev,
                 }
-                s.live_bytes -= u128::from(prev.size);
-                s.live_blocks -= 1;
-                s.at(prev.place(), |st| {
-                    st.live_bytes -= u128::from(prev.size);
-                    st.live_blocks -= 1;
-                });
-                s.settle(at, w);
+            }
+        };
+        if let Some(prev) = prev {
+            let s = &mut self.spaces[sp as usize];
+            if w {
+                s.redefined += 1;
+            }
+            s.live_bytes -= u128::from(prev.size);
+            s.live_blocks -= 1;
+            s.at(prev.place(), |st| {
+                st.live_bytes -= u128::from(prev.size);
+                st.live_blocks -= 1;
+            });
+            s.settle(at, w);
+        }
+        match p {
+            Some(p) => self.put_placed(sp, p.new, b),
+            None => {
+                self.live[sp as usize].insert(k, b);
             }
         }
-        self.live[sp as usize].insert(k, b);
     }
 
     /// The figures at the end of the slice (`end`: the first record after it, or the record
@@ -627,5 +715,14 @@ impl HeapStats {
             });
         }
         out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    /// The bytes per live block that docs/stats.md states ("Memory").
+    #[test]
+    fn a_live_block_takes_the_bytes_the_documentation_states() {
+        assert_eq!(std::mem::size_of::<super::Block>(), 40);
     }
 }

@@ -1,8 +1,6 @@
 //! Lifetimes in bounded memory: exact quantiles, then an HDR histogram.
 
-use foldhash::fast::RandomState;
 use hdrhistogram::Histogram;
-use std::collections::HashMap;
 
 use super::classes::{classes, log2_class, CLASSES};
 use super::LifetimeSummary;
@@ -14,23 +12,117 @@ pub const EXACT_DISTINCT: usize = 1 << 20;
 /// [`EXACT_DISTINCT`] distinct values occurred, else from an HDR histogram with 3 significant
 /// digits (exact below 2048, else within 0.1 %); a log2 histogram.
 // Design: exact quantiles need every distinct lifetime with its count. Lifetimes repeat a lot
-// (most blocks of a trace live a few records or a few clock ticks), so a map of distinct values
-// stays small on real traces while giving the figures an independent computation gives; it is
-// bounded (about 40 MB at worst), and past the bound the quantiles come from the HDR histogram
-// that was kept alongside (tens to hundreds of KB whatever the values), and say so
-// (`LifetimeSummary::exact`). The histogram must grow with the values (`record` on an
-// auto-resizing histogram): a clamping record put every lifetime above 2047 at 2047.
+// on real traces (most blocks live a few records or a few clock ticks), yet on a busy heap they
+// spread over hundreds of thousands of values (a clock in nanoseconds makes nearly every one
+// distinct); a map from value to count then misses the cache on every free, and was the
+// costliest step of `mtf stats`. So the values are kept in three parts, none hashed: those
+// below `DENSE` (most of them on real traces) counted in an array indexed by the value, one
+// increment; the others appended to a buffer, which, when full, is sorted and merged into a
+// sorted list of distinct values with their counts (`runs`). The buffer holds as many values as
+// the list has entries (at least 2¹⁴, at most 2¹⁸), so the merging copies at most four entries
+// per value, all of it sequential. The figures are those of a map: the distinct values only
+// grow, so "fewer than `cap` distinct values occurred" is known at the end as well as at each
+// value. Memory stays bounded (about 40 MB at worst, while the list of `cap` 16-byte entries is
+// merged into a new one with the buffer's 2¹⁸ values, as the map this replaced took); past the
+// bound of distinct values the quantiles come from an HDR histogram, and say so
+// (`LifetimeSummary::exact`). That histogram is built only then, from the distinct values and
+// their counts (an HDR histogram's counts depend neither on the order of the values nor on
+// whether they come one at a time or as (value, count)), so the usual trace never pays a
+// histogram per free. It must grow with the values (`record` on an auto-resizing histogram): a
+// clamping record put every lifetime above 2047 at 2047.
 #[derive(Debug, Clone)]
 pub(super) struct Lifetimes {
     pub(super) count: u64,
     sum: u128,
     min: u64,
     max: u64,
-    hdr: Histogram<u64>,
-    /// Distinct values and their counts, until there are more than `cap` (`None` then).
-    exact: Option<HashMap<u64, u64, RandomState>>,
+    /// Distinct values and their counts while at most `cap` were seen; else the histogram.
+    kept: Kept,
     cap: usize,
     log2: [u64; CLASSES],
+}
+
+/// Values below this are counted in [`Exact::dense`] (2¹², 32 KiB of counts).
+const DENSE: u64 = 1 << 12;
+
+/// The least and the most values the buffer takes before it is sorted into the list (as many as
+/// the list has entries, within these bounds).
+const BUFFER: usize = 1 << 14;
+const BUFFER_MAX: usize = 1 << 18;
+
+#[derive(Debug, Clone)]
+enum Kept {
+    Exact(Exact),
+    Hdr(Histogram<u64>),
+}
+
+#[derive(Debug, Clone, Default)]
+struct Exact {
+    /// Count per value below [`DENSE`] (allocated at the first such value).
+    dense: Vec<u64>,
+    /// Distinct values in `dense`.
+    dense_distinct: usize,
+    /// Values from [`DENSE`] up not yet in `runs`, in trace order.
+    buf: Vec<u64>,
+    /// Distinct values from [`DENSE`] up and their counts, in increasing order.
+    runs: Vec<(u64, u64)>,
+}
+
+impl Exact {
+    /// Distinct values, once the buffer is merged.
+    fn distinct(&self) -> usize {
+        self.dense_distinct + self.runs.len()
+    }
+
+    /// Whether the buffer is full.
+    fn full(&self) -> bool {
+        self.buf.len() >= self.runs.len().clamp(BUFFER, BUFFER_MAX)
+    }
+
+    /// Sorts the buffer into `runs`.
+    fn merge(&mut self) {
+        if self.buf.is_empty() {
+            return;
+        }
+        self.buf.sort_unstable();
+        let mut next = Vec::with_capacity(self.runs.len() + self.buf.len());
+        let mut runs = self.runs.iter().copied().peekable();
+        let mut new = self.buf.iter().copied().peekable();
+        while let Some(&v) = new.peek() {
+            let mut c = 0;
+            while new.next_if_eq(&v).is_some() {
+                c += 1;
+            }
+            while let Some(r) = runs.next_if(|r| r.0 < v) {
+                next.push(r);
+            }
+            match runs.next_if(|r| r.0 == v) {
+                Some((_, had)) => next.push((v, had + c)),
+                None => next.push((v, c)),
+            }
+        }
+        next.extend(runs);
+        self.buf.clear();
+        self.runs = next;
+    }
+
+    /// The distinct values and their counts in increasing order (the buffer merged).
+    fn sorted(&self) -> impl Iterator<Item = (u64, u64)> + '_ {
+        self.dense
+            .iter()
+            .enumerate()
+            .filter(|(_, &c)| c > 0)
+            .map(|(v, &c)| (v as u64, c))
+            .chain(self.runs.iter().copied())
+    }
+}
+
+/// An auto-resizing HDR histogram with 3 significant digits.
+fn histogram() -> Histogram<u64> {
+    // Construction only fails on invalid parameters, which these are not.
+    let mut hdr = Histogram::new(3).unwrap_or_else(|_| unreachable!("valid HDR parameters"));
+    hdr.auto(true);
+    hdr
 }
 
 impl Lifetimes {
@@ -39,56 +131,77 @@ impl Lifetimes {
     }
 
     pub(super) fn with_cap(cap: usize) -> Lifetimes {
-        // 3 significant digits; auto-resizing from a small range. Construction only fails on
-        // invalid parameters, which these are not.
-        let mut hdr = Histogram::new(3).unwrap_or_else(|_| unreachable!("valid HDR parameters"));
-        hdr.auto(true);
         Lifetimes {
             count: 0,
             sum: 0,
             min: u64::MAX,
             max: 0,
-            hdr,
-            exact: Some(HashMap::default()),
+            kept: Kept::Exact(Exact::default()),
             cap,
             log2: [0; CLASSES],
         }
     }
 
+    #[inline]
     pub(super) fn add(&mut self, v: u64) {
         self.count += 1;
         self.sum += v as u128;
         self.min = self.min.min(v);
         self.max = self.max.max(v);
-        if self.hdr.record(v).is_err() {
-            // Only a value the histogram cannot grow to (beyond 2⁶³): the top of its range.
-            self.hdr.saturating_record(v);
-        }
-        if let Some(m) = &mut self.exact {
-            *m.entry(v).or_insert(0) += 1;
-            if m.len() > self.cap {
-                self.exact = None;
-            }
-        }
         self.log2[log2_class(v)] += 1;
+        match &mut self.kept {
+            Kept::Exact(e) => {
+                if v < DENSE {
+                    if e.dense.is_empty() {
+                        e.dense = vec![0; DENSE as usize];
+                    }
+                    let c = &mut e.dense[v as usize];
+                    e.dense_distinct += usize::from(*c == 0);
+                    *c += 1;
+                } else {
+                    e.buf.push(v);
+                    if e.full() {
+                        self.settle();
+                    }
+                }
+            }
+            Kept::Hdr(h) => record(h, v, 1),
+        }
+    }
+
+    /// Merges the buffered values; past the bound of distinct values, the histogram of every
+    /// value so far takes their place.
+    #[cold]
+    fn settle(&mut self) {
+        let Kept::Exact(e) = &mut self.kept else {
+            return;
+        };
+        e.merge();
+        if e.distinct() <= self.cap {
+            return;
+        }
+        let mut h = histogram();
+        for (v, c) in e.sorted() {
+            record(&mut h, v, c);
+        }
+        self.kept = Kept::Hdr(h);
     }
 
     /// The quantiles `qs` (each the ⌈q·n⌉-th smallest value, nearest rank), exactly while the
     /// distinct values are kept.
-    pub(super) fn quantiles<const N: usize>(&self, qs: [f64; N]) -> [u64; N] {
+    pub(super) fn quantiles<const N: usize>(&mut self, qs: [f64; N]) -> [u64; N] {
         let mut out = [0u64; N];
         if self.count == 0 {
             return out;
         }
+        self.settle();
         let rank = |q: f64| ((q * self.count as f64).ceil() as u64).clamp(1, self.count);
-        match &self.exact {
-            Some(m) => {
-                let mut values: Vec<(u64, u64)> = m.iter().map(|(&v, &c)| (v, c)).collect();
-                values.sort_unstable();
+        match &self.kept {
+            Kept::Exact(e) => {
                 for (o, q) in out.iter_mut().zip(qs) {
                     let want = rank(q);
                     let mut seen = 0u64;
-                    for &(v, c) in &values {
+                    for (v, c) in e.sorted() {
                         seen += c;
                         if seen >= want {
                             *o = v;
@@ -97,17 +210,18 @@ impl Lifetimes {
                     }
                 }
             }
-            None => {
+            Kept::Hdr(h) => {
                 for (o, q) in out.iter_mut().zip(qs) {
-                    *o = self.hdr.value_at_quantile(q).clamp(self.min, self.max);
+                    *o = h.value_at_quantile(q).clamp(self.min, self.max);
                 }
             }
         }
         out
     }
 
-    pub(super) fn summary(&self) -> LifetimeSummary {
+    pub(super) fn summary(&mut self) -> LifetimeSummary {
         let [median, p99] = self.quantiles([0.5, 0.99]);
+        self.settle();
         LifetimeSummary {
             count: self.count,
             min: if self.count == 0 { 0 } else { self.min },
@@ -119,9 +233,17 @@ impl Lifetimes {
             median,
             p99,
             max: self.max,
-            exact: self.exact.is_some(),
+            exact: matches!(self.kept, Kept::Exact(_)),
             histogram: classes(&self.log2, None),
         }
+    }
+}
+
+/// Records `c` occurrences of `v`.
+fn record(h: &mut Histogram<u64>, v: u64, c: u64) {
+    if h.record_n(v, c).is_err() {
+        // Only a value the histogram cannot grow to (beyond 2⁶³): the top of its range.
+        h.saturating_record_n(v, c);
     }
 }
 
@@ -158,5 +280,65 @@ mod tests {
                 }
             }
         }
+    }
+
+    /// The histogram built from the distinct values when they outgrow the cap is the one that
+    /// recording every value as it came would have built: same quantiles everywhere.
+    #[test]
+    fn histogram_built_late_equals_one_built_value_by_value() {
+        let mut eager = histogram();
+        let mut late = Lifetimes::with_cap(300);
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        for i in 0..20_000u64 {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            // Small values (the dense counts), large ones, and a few beyond 2⁶³.
+            let v = match i % 7 {
+                0 => x % 50,
+                1 if i % 1001 == 0 => u64::MAX - (x % 3),
+                _ => x % 1_000_000,
+            };
+            record(&mut eager, v, 1);
+            late.add(v);
+        }
+        late.settle();
+        let Kept::Hdr(h) = &late.kept else {
+            panic!("the cap was passed")
+        };
+        assert_eq!(h.len(), eager.len());
+        for q in [0.0, 0.01, 0.25, 0.5, 0.9, 0.99, 0.999, 1.0] {
+            assert_eq!(h.value_at_quantile(q), eager.value_at_quantile(q), "q {q}");
+        }
+        assert!(!late.summary().exact);
+    }
+
+    /// Many values, repeated across many merges of the buffer, below and above the dense
+    /// counts: every quantile is the nearest-rank one of the sorted list.
+    #[test]
+    fn quantiles_stay_exact_across_merges() {
+        let mut l = Lifetimes::new();
+        let mut values = Vec::new();
+        let mut x = 0x9e37_79b9_7f4a_7c15u64;
+        for i in 0..200_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let v = match i % 5 {
+                0 => (x >> 40) % 3000,
+                1 => 4096 + (x >> 40) % 50,
+                _ => (x >> 30) % 3_000_000,
+            };
+            values.push(v);
+            l.add(v);
+        }
+        values.sort_unstable();
+        let q = |p: f64| values[((p * values.len() as f64).ceil() as usize).max(1) - 1];
+        for p in [0.0001, 0.1, 0.2, 0.25, 0.5, 0.77, 0.99, 1.0] {
+            assert_eq!(l.quantiles([p]), [q(p)], "q {p}");
+        }
+        let s = l.summary();
+        assert!(s.exact);
+        assert_eq!((s.median, s.p99, s.count), (q(0.5), q(0.99), 200_000));
     }
 }

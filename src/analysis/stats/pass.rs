@@ -1,6 +1,6 @@
 //! One pass over a trace: records and heap events fed to the accumulators, in trace order.
 
-use crate::analysis::event::HeapEvent;
+use crate::analysis::event::{HeapEvent, Places};
 use crate::decode::RecordView;
 
 use super::lines::SourceLines;
@@ -97,8 +97,13 @@ struct Pass<'a, 's> {
     counter: RecordCounter,
     heap: HeapStats,
     lines: SourceLines,
-    /// The heap events of the current record.
+    /// The heap events of the current record, and the places of their blocks.
     events: Vec<HeapEvent>,
+    places: Vec<Option<Places>>,
+    /// Whether the statistics keep each block's figures at the interpreter's number for it
+    /// (`Places`) rather than in their own map. A pass that saves or restores an analysis state
+    /// (`resume.rs`) uses the map: the state holds blocks by id (docs/format.md §15.4).
+    placed: bool,
     problems: u64,
     /// Records inside the slice that only encode the data.
     other: u64,
@@ -135,6 +140,8 @@ impl<'a, 's> Pass<'a, 's> {
             source,
             window,
             events: Vec::new(),
+            places: Vec::new(),
+            placed: true,
             problems: 0,
             other: 0,
             time: None,
@@ -152,7 +159,16 @@ impl<'a, 's> Pass<'a, 's> {
     /// Takes one record; false once the slice has ended (the record is the first after it).
     fn record(&mut self, v: &RecordView<'_>) -> bool {
         self.events.clear();
-        if let Some(t) = self.source.record(v, &mut self.events) {
+        self.places.clear();
+        let time = if self.placed {
+            self.source
+                .record_placed(v, &mut self.events, &mut self.places)
+        } else {
+            let t = self.source.record(v, &mut self.events);
+            self.places.resize(self.events.len(), None);
+            t
+        };
+        if let Some(t) = time {
             self.time = Some(t);
             match self.first_time {
                 None => self.first_time = Some(t),
@@ -198,14 +214,15 @@ impl<'a, 's> Pass<'a, 's> {
                 return false;
             }
         }
-        for ev in &self.events {
-            self.heap.event_at(
-                ev,
-                Position {
-                    time: ev.time,
-                    ..at
-                },
-            );
+        for (ev, places) in self.events.iter().zip(&self.places) {
+            let at = Position {
+                time: ev.time,
+                ..at
+            };
+            match places {
+                Some(p) => self.heap.event_placed(ev, at, *p),
+                None => self.heap.event_at(ev, at),
+            }
         }
         true
     }

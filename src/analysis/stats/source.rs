@@ -1,6 +1,6 @@
 //! Where heap events come from: the trace's own declarations through an `Interpreter`.
 
-use crate::analysis::event::{HeapEvent, HeapOp};
+use crate::analysis::event::{HeapEvent, HeapOp, Places};
 use crate::decode::RecordView;
 use crate::dtd::Schema;
 
@@ -13,6 +13,20 @@ pub trait HeapEventSource {
     /// Appends the heap events of one record to `out`; returns the record's declared time, if
     /// it has one.
     fn record(&mut self, view: &RecordView<'_>, out: &mut Vec<HeapEvent>) -> Option<u64>;
+    /// [`HeapEventSource::record`], with the places of each event's blocks in `places` (one
+    /// per event; `None` where the source does not number its blocks, as by default). Not part
+    /// of the stable interface.
+    #[doc(hidden)]
+    fn record_placed(
+        &mut self,
+        view: &RecordView<'_>,
+        out: &mut Vec<HeapEvent>,
+        places: &mut Vec<Option<Places>>,
+    ) -> Option<u64> {
+        let t = self.record(view, out);
+        places.resize(out.len(), None);
+        t
+    }
     /// The name of a site of a namespace, where the trace can resolve it.
     fn site_name(&mut self, space: u32, site: u64) -> Option<String>;
     /// Frees of ids that were not alive, per namespace, that the source kept to itself (no
@@ -89,6 +103,8 @@ impl<'s> Declared<'s> {
 
 struct Collect<'a> {
     out: &'a mut Vec<HeapEvent>,
+    /// The places of the events in `out`, where asked for.
+    places: Option<&'a mut Vec<Option<Places>>>,
     map: &'a [Option<u32>],
     unknown: &'a mut [u64],
     /// The (declared namespace, key, id) of a define of a live id just reported: the free of
@@ -96,8 +112,11 @@ struct Collect<'a> {
     redefined: Option<(u32, u64, u64)>,
 }
 
-impl crate::analysis::Sink for Collect<'_> {
-    fn event(&mut self, mut e: HeapEvent) {
+// Design: `Collect` is a sink of the crate (`SinkDyn`), not a `Sink`: it takes the places of
+// each event's blocks, so that `HeapStats` keeps its figures of a block at its place in the
+// interpreter's slab and never looks an id up itself (docs/stats.md, "Memory").
+impl crate::analysis::interpret::SinkDyn for Collect<'_> {
+    fn event_placed(&mut self, mut e: HeapEvent, places: Places) {
         if let (Some(r), HeapOp::Free { id }) = (self.redefined.take(), e.op) {
             if r == (e.space, e.key, id) {
                 // The engine sees the id alive when the new block comes and counts the
@@ -109,6 +128,9 @@ impl crate::analysis::Sink for Collect<'_> {
         if let Some(Some(i)) = self.map.get(e.space as usize) {
             e.space = *i;
             self.out.push(e);
+            if let Some(p) = &mut self.places {
+                p.push(Some(places));
+            }
         }
     }
 
@@ -128,6 +150,10 @@ impl crate::analysis::Sink for Collect<'_> {
             }
             _ => {}
         }
+    }
+
+    fn wants_events(&self) -> bool {
+        true
     }
 }
 
@@ -151,16 +177,36 @@ impl HeapEventSource for Declared<'_> {
     }
 
     fn record(&mut self, view: &RecordView<'_>, out: &mut Vec<HeapEvent>) -> Option<u64> {
-        self.interp.record(
+        self.interp.record_dyn(
             view,
             &mut Collect {
                 out,
+                places: None,
                 map: &self.map,
                 unknown: &mut self.unknown,
                 redefined: None,
             },
         );
         // The record's declared time, or the latest one before it.
+        self.interp.clock()
+    }
+
+    fn record_placed(
+        &mut self,
+        view: &RecordView<'_>,
+        out: &mut Vec<HeapEvent>,
+        places: &mut Vec<Option<Places>>,
+    ) -> Option<u64> {
+        self.interp.record_dyn(
+            view,
+            &mut Collect {
+                out,
+                places: Some(places),
+                map: &self.map,
+                unknown: &mut self.unknown,
+                redefined: None,
+            },
+        );
         self.interp.clock()
     }
 

@@ -530,3 +530,75 @@ mod model {
         }
     }
 }
+
+/// A source that hides the places of its events: `HeapStats` then keeps its own map of live
+/// blocks (the path of `HeapStats::event`).
+struct Unplaced<'s>(Declared<'s>);
+
+impl HeapEventSource for Unplaced<'_> {
+    fn spaces(&self) -> Vec<SpaceInfo> {
+        self.0.spaces()
+    }
+    fn record(
+        &mut self,
+        view: &crate::decode::RecordView<'_>,
+        out: &mut Vec<HeapEvent>,
+    ) -> Option<u64> {
+        self.0.record(view, out)
+    }
+    fn site_name(&mut self, space: u32, site: u64) -> Option<String> {
+        self.0.site_name(space, site)
+    }
+    fn unknown_frees(&self, space: u32) -> u64 {
+        self.0.unknown_frees(space)
+    }
+    fn names_later(&self) -> bool {
+        self.0.names_later()
+    }
+    fn stack_profile(
+        &self,
+        space: u32,
+        leaves: &[LeafSummary],
+    ) -> Option<crate::stacks::StackProfile> {
+        self.0.stack_profile(space, leaves)
+    }
+}
+
+/// The one live table (the interpreter's, the blocks' figures found by their places) gives
+/// every figure that a table of the statistics' own gives, on every shipped trace (shared ids,
+/// moves, reallocations, allocations of live ids), for the whole trace and for slices.
+#[test]
+fn blocks_found_by_place_give_the_figures_of_blocks_looked_up() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/traces");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).expect("traces/") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("mtf") {
+            continue;
+        }
+        let opened = crate::open(&path).expect("sample opens");
+        let reader = opened.reader();
+        for window in [
+            Window::all(),
+            Window {
+                from: Some(Bound::Record(3)),
+                to: Some(Bound::Record(200)),
+            },
+        ] {
+            let placed = compute(&reader, &mut Declared::new(opened.schema()), window);
+            let looked = compute(
+                &reader,
+                &mut Unplaced(Declared::new(opened.schema())),
+                window,
+            );
+            assert_eq!(
+                format!("{placed:?}"),
+                format!("{looked:?}"),
+                "{}",
+                path.display()
+            );
+            seen += usize::from(placed.spaces.iter().any(|s| s.allocations > 0));
+        }
+    }
+    assert!(seen >= 10, "{seen} traces with allocations");
+}

@@ -87,6 +87,7 @@ pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)], budget: u64) -> Opti
     let schema = reader.schema();
     let mut source = Declared::new(schema);
     let mut pass = Pass::new(schema, &mut source, Window::all());
+    pass.placed = false;
     let mut records = reader.records();
     let mut entries = Vec::with_capacity(at.len());
     let mut next = 0usize;
@@ -211,6 +212,7 @@ pub fn compute_resumed(
     let schema: &Schema = reader.schema();
     let mut source = Declared::new(schema);
     let mut pass = Pass::new(schema, &mut source, window);
+    pass.placed = false;
     if scope == StatsScope::Heap {
         pass.lean = true;
         pass.heap.heap_only();
