@@ -9,9 +9,20 @@
 // scope starts); any other record type, and any record too short for its plan, takes the general
 // path, which reports exactly where it fails. Both paths share the interpretations' arithmetic
 // (`layout/arith.rs`), so they cannot disagree on a value.
+//
+// Design: a record type whose only other fields are byte strings of a constant length or of
+// the length an earlier plain field of the same record holds (`label : (len, data)` with
+// `data.width = len.value`, the shape of the paper's labels and names) is laid out by its
+// plan too (`PlanState::Var`): the length of such a record is found by one pass over its plan
+// that reads only the length fields (`var_layout`, which also notes where each field starts),
+// and a record that does not fit where it stands goes to the general path, which reports
+// where it fails. Nothing in a byte string can be invalid but its length, so
+// `Records::scan` steps over these records too. A length field must be read as it lies
+// (`none`, unsigned, or a `default`): one with a state (`delta`) would be advanced by the pass
+// that only measures the record, so such a type stays with the walker.
 
 use crate::container::ByteOrder;
-use crate::dtd::{Display, Interp, RecordId, SlotId};
+use crate::dtd::{Display, Expr, Interp, RecordId, SlotId};
 use crate::layout::arith as interp;
 use crate::layout::Op;
 
@@ -49,6 +60,17 @@ pub(super) enum FixedKind {
     Const(u64),
     /// Anything else: through `layout::arith::decode` with the slot's state.
     Interp { signed: bool },
+    /// A byte string (only in a [`PlanState::Var`] plan).
+    Bytes(BytesLen),
+}
+
+/// The length of a byte string of a [`PlanState::Var`] plan.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum BytesLen {
+    /// Always this many bytes.
+    Const(u64),
+    /// The value of the plan's field of this index, an earlier `Plain` or `Const` field.
+    Field(u32),
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -60,17 +82,62 @@ pub(super) enum PlanState {
     Walk,
     /// Decoded from `fields`.
     Fixed,
+    /// Decoded from `fields`, which hold byte strings: each field's place is found by
+    /// [`var_layout`] first.
+    Var,
 }
 
 /// How a record type is decoded under the current metadata (see the design note above).
 #[derive(Debug, Default)]
 pub(super) struct DecodePlan {
     pub(super) state: PlanState,
-    /// Bytes after the tag.
+    /// Bytes after the tag (for a `Var` plan, those of its integers and constant-length byte
+    /// strings).
     pub(super) len: u64,
     pub(super) fields: Vec<FixedField>,
-    /// The fields whose state advances (`delta`, `stride`): what [`Records::scan`] reads.
+    /// The fields whose state advances (`delta`, `stride`): what [`Records::scan`] reads. In a
+    /// `Var` plan their `at` is their index in `fields`.
     pub(super) advance: Vec<FixedField>,
+}
+
+/// Where each field of a record of the [`PlanState::Var`] plan `plan` starts, from `bytes`
+/// (the record's bytes after its tag) into `at` (one more entry: the end), and the record's
+/// length after its tag; `None` if its fields do not fit in `avail` bytes (the general path
+/// then says where it fails). Only the length fields are read.
+#[inline]
+pub(super) fn var_layout(
+    plan: &DecodePlan,
+    bytes: &[u8],
+    order: ByteOrder,
+    avail: u64,
+    at: &mut Vec<u64>,
+) -> Option<u64> {
+    at.clear();
+    let mut off = 0u64;
+    for f in &plan.fields {
+        at.push(off);
+        let n = match f.kind {
+            FixedKind::Bytes(BytesLen::Const(c)) => c,
+            FixedKind::Bytes(BytesLen::Field(j)) => {
+                let src = plan.fields.get(j as usize)?;
+                match src.kind {
+                    FixedKind::Const(v) => v,
+                    _ => {
+                        // An earlier field, found to fit: its bytes are there.
+                        let from = *at.get(j as usize)? as usize;
+                        order.read_uint(bytes.get(from..)?, src.width as usize)
+                    }
+                }
+            }
+            _ => f.width as u64,
+        };
+        off = off.checked_add(n)?;
+        if off > avail {
+            return None;
+        }
+    }
+    at.push(off);
+    Some(off)
 }
 
 impl Decoder {
@@ -86,9 +153,41 @@ impl Decoder {
         plan.advance.clear();
         plan.len = 0;
         plan.state = PlanState::Walk;
+        let mut var = false;
         for op in &prog.ops {
-            let Op::Int(slot) = *op else {
-                return;
+            let slot = match op {
+                Op::Int(slot) => *slot,
+                Op::Bytes(slot, width) => {
+                    let len = match width {
+                        Expr::Const(c) => BytesLen::Const(*c),
+                        Expr::Value(s) => {
+                            // The most recent value of an earlier field of this record, read as
+                            // it lies.
+                            let Some(j) = plan.fields.iter().rposition(|f| f.slot == *s) else {
+                                return;
+                            };
+                            if !matches!(plan.fields[j].kind, FixedKind::Plain | FixedKind::Const(_))
+                            {
+                                return;
+                            }
+                            BytesLen::Field(j as u32)
+                        }
+                        _ => return,
+                    };
+                    if let BytesLen::Const(c) = len {
+                        plan.len = plan.len.saturating_add(c);
+                    }
+                    plan.fields.push(FixedField {
+                        slot: *slot,
+                        width: 0,
+                        at: 0,
+                        state: 0,
+                        kind: FixedKind::Bytes(len),
+                    });
+                    var = true;
+                    continue;
+                }
+                _ => return,
             };
             let def = &rt.slots[slot as usize];
             let st = &scope.slots[base + slot as usize];
@@ -121,7 +220,14 @@ impl Decoder {
             }
             plan.len += st.width as u64;
         }
-        plan.state = PlanState::Fixed;
+        if var {
+            // The fields' places vary: those that advance are found by their index.
+            for f in &mut plan.advance {
+                let i = plan.fields.iter().position(|g| g.state == f.state);
+                f.at = i.unwrap_or(0) as u32;
+            }
+        }
+        plan.state = if var { PlanState::Var } else { PlanState::Fixed };
     }
 
     /// Decode a record of type `rid` by its fixed plan; its length has been checked.
@@ -170,7 +276,8 @@ impl Decoder {
                 order.read_uint(&bytes[f.at as usize..], f.width as usize)
             };
             let number = match f.kind {
-                FixedKind::Plain | FixedKind::Const(_) => raw,
+                // No byte string in a `Fixed` plan.
+                FixedKind::Plain | FixedKind::Const(_) | FixedKind::Bytes(_) => raw,
                 FixedKind::Interp { signed } => {
                     interp::decode(&mut slots[f.state as usize], raw, signed).number(raw)
                 }
@@ -184,5 +291,60 @@ impl Decoder {
             });
         }
         self.pos += plan.len;
+    }
+
+    /// Decode a record of type `rid` by its `Var` plan; [`var_layout`] has put the places of
+    /// its fields in `self.var_at`.
+    #[inline]
+    pub(super) fn var_record(&mut self, r: &Reader<'_>, rid: RecordId) {
+        let input = &r.input;
+        let plan = &self.plans[rid as usize];
+        let slots = &mut self.scope.as_mut().expect("open scope").slots;
+        let at = &self.var_at;
+        let start = self.pos;
+        let bytes = input.from(start);
+        let order = input.order;
+        let end = at.last().copied().unwrap_or(0);
+        if !self.keep_values {
+            // Only the fields whose state advances (`delta`, `stride`) are read.
+            for f in &plan.advance {
+                if let FixedKind::Interp { signed } = f.kind {
+                    let from = at[f.at as usize] as usize;
+                    let raw = order.read_uint(&bytes[from..], f.width as usize);
+                    interp::decode(&mut slots[f.state as usize], raw, signed);
+                }
+            }
+            self.pos += end;
+            return;
+        }
+        self.values.reserve(plan.fields.len());
+        for (i, f) in plan.fields.iter().enumerate() {
+            let from = at[i];
+            let offset = start + from;
+            let (width, raw, value) = match f.kind {
+                FixedKind::Const(v) => (0, 0, Val::Int(v)),
+                FixedKind::Bytes(_) => {
+                    let len = at[i + 1] - from;
+                    (len as u32, 0, Val::Bytes { offset, len })
+                }
+                FixedKind::Plain => {
+                    let raw = order.read_uint(&bytes[from as usize..], f.width as usize);
+                    (f.width as u32, raw, Val::Int(raw))
+                }
+                FixedKind::Interp { signed } => {
+                    let raw = order.read_uint(&bytes[from as usize..], f.width as usize);
+                    let number = interp::decode(&mut slots[f.state as usize], raw, signed).number(raw);
+                    (f.width as u32, raw, Val::Int(number))
+                }
+            };
+            self.values.push(FieldValue {
+                slot: f.slot,
+                offset,
+                width,
+                raw,
+                value,
+            });
+        }
+        self.pos += end;
     }
 }

@@ -1,7 +1,8 @@
 //! [`Records::scan`]: validating only, records counted without events.
 
 // Design: a record whose type has a fixed plan under the current metadata (integers with an
-// arithmetic interpretation, no repeat, byte string, reference, live set or fixed value) can be
+// arithmetic interpretation, no repeat, reference, live set or fixed value; byte strings only
+// of a constant length or one an earlier plain field holds, `plan.rs`) can be
 // invalid in one way only: it can be cut short by the end of its region. Everything else about
 // it — its tag, its type, its length — is known once its tag is read. So a caller that only
 // counts records and reports problems (`mtf check` without the semantic pass, the index
@@ -20,6 +21,7 @@
 // made) is not state (see `decode/checkpoint.rs`). The live sets are not touched by a fixed
 // record; they are compacted by the next record that uses them, as before.
 
+use super::plan::{var_layout, FixedKind};
 use super::{Decoder, PlanState, Records, RELEASE_EVERY};
 use crate::decode::Reader;
 use crate::layout::arith as interp;
@@ -70,6 +72,7 @@ impl Decoder {
         let tw = r.wire.tag as u64;
         let slots = &mut scope.slots;
         let plans = &self.plans;
+        let var_at = &mut self.var_at;
         // The scan ends before `limit` (the region's end, or `stop.offset` before it) and
         // before record `most`.
         // A window of a stream ends the scan at its end as well: `next` then stops or refills.
@@ -93,17 +96,34 @@ impl Decoder {
             let Some(rid) = tags.get(tag) else { break };
             let plan = &plans[rid as usize];
             let fields = pos + tw;
-            if plan.state != PlanState::Fixed || plan.len > end - fields {
-                break;
-            }
-            for f in &plan.advance {
-                if let super::plan::FixedKind::Interp { signed } = f.kind {
-                    let at = (fields + f.at as u64 - base) as usize;
-                    let raw = order.read_uint(&bytes[at..], f.width as usize);
-                    interp::decode(&mut slots[f.state as usize], raw, signed);
+            let len = match plan.state {
+                PlanState::Fixed if plan.len <= end - fields => {
+                    for f in &plan.advance {
+                        if let FixedKind::Interp { signed } = f.kind {
+                            let at = (fields + f.at as u64 - base) as usize;
+                            let raw = order.read_uint(&bytes[at..], f.width as usize);
+                            interp::decode(&mut slots[f.state as usize], raw, signed);
+                        }
+                    }
+                    plan.len
                 }
-            }
-            pos = fields + plan.len;
+                PlanState::Var => {
+                    let here = &bytes[(fields - base) as usize..];
+                    let Some(len) = var_layout(plan, here, order, end - fields, var_at) else {
+                        break;
+                    };
+                    for f in &plan.advance {
+                        if let FixedKind::Interp { signed } = f.kind {
+                            let at = var_at[f.at as usize] as usize;
+                            let raw = order.read_uint(&here[at..], f.width as usize);
+                            interp::decode(&mut slots[f.state as usize], raw, signed);
+                        }
+                    }
+                    len
+                }
+                _ => break,
+            };
+            pos = fields + len;
             count += 1;
             per_type[rid as usize] += 1;
             if pos >= release_at {
