@@ -83,9 +83,7 @@ pub(crate) struct Decoder {
     plans: Vec<DecodePlan>,
     /// Whether records on the fast path keep their values (see [`Records::skip_values`]).
     keep_values: bool,
-    /// Where each field of the record of a `Var` plan being decoded starts (`plan::var_layout`),
-    /// reused from record to record.
-    var_at: Vec<u64>,
+
     /// The offset up to which a mapped trace's pages were last released.
     released: u64,
     /// Whether pages are released behind the cursor (see [`Records::release_pages`]).
@@ -261,7 +259,6 @@ impl Decoder {
                 .take(reader.schema.records.len())
                 .collect(),
             keep_values: true,
-            var_at: Vec::new(),
             released: 0,
             release: mode != Mode::Part,
             lim: 0,

@@ -33,8 +33,8 @@ impl Decoder {
                 let avail = self.lim - self.pos;
                 let bytes = r.input.from(self.pos);
                 let plan = &self.plans[rid as usize];
-                if plan::var_layout(plan, bytes, r.input.order, avail, &mut self.var_at).is_some() {
-                    self.var_record(r, rid);
+                if let Some(places) = plan::var_layout(plan, bytes, r.input.order, avail) {
+                    self.var_record(r, rid, &places);
                     return Ok(());
                 }
             }
@@ -348,7 +348,7 @@ impl Decoder {
         };
         match applied {
             Ok(()) => {
-                self.plans[target as usize].state = PlanState::Stale;
+                self.patch_plan(target, field as SlotId, r);
                 self.meta = Some(MetaChange {
                     record: target,
                     slot: field as SlotId,

@@ -72,7 +72,6 @@ impl Decoder {
         let tw = r.wire.tag as u64;
         let slots = &mut scope.slots;
         let plans = &self.plans;
-        let var_at = &mut self.var_at;
         // The scan ends before `limit` (the region's end, or `stop.offset` before it) and
         // before record `most`.
         // A window of a stream ends the scan at its end as well: `next` then stops or refills.
@@ -109,17 +108,17 @@ impl Decoder {
                 }
                 PlanState::Var => {
                     let here = &bytes[(fields - base) as usize..];
-                    let Some(len) = var_layout(plan, here, order, end - fields, var_at) else {
+                    let Some(places) = var_layout(plan, here, order, end - fields) else {
                         break;
                     };
                     for f in &plan.advance {
                         if let FixedKind::Interp { signed } = f.kind {
-                            let at = var_at[f.at as usize] as usize;
+                            let at = places.of(f) as usize;
                             let raw = order.read_uint(&here[at..], f.width as usize);
                             interp::decode(&mut slots[f.state as usize], raw, signed);
                         }
                     }
-                    len
+                    places.len
                 }
                 _ => break,
             };
