@@ -25,7 +25,7 @@
 use crate::container::ByteOrder;
 use crate::dtd::{Display, Expr, Interp, RecordId, SlotId};
 use crate::layout::arith as interp;
-use crate::layout::Op;
+use crate::layout::{Op, SlotState};
 
 use super::super::reader::Reader;
 use super::super::value::{FieldValue, Val};
@@ -176,7 +176,7 @@ pub(super) fn var_layout(
 /// How a field of `def` in state `st` is decoded by a plan, and whether its state advances
 /// (`delta`, `stride`); `None` if it cannot be (it takes the general path).
 #[inline]
-fn fixed_kind(def: &crate::dtd::Slot, st: &crate::layout::SlotState) -> Option<(FixedKind, bool)> {
+fn fixed_kind(def: &crate::dtd::Slot, st: &SlotState) -> Option<(FixedKind, bool)> {
     let arithmetic = matches!(
         st.interp,
         Interp::None
@@ -196,6 +196,42 @@ fn fixed_kind(def: &crate::dtd::Slot, st: &crate::layout::SlotState) -> Option<(
     };
     let advances = matches!(st.interp, Interp::Delta(_) | Interp::Stride { .. });
     Some((kind, advances))
+}
+
+/// After a metadata record changed field `slot` (declared as `def`) of the record type whose
+/// plan is `plan`, with `slots` the scope's states: a plan in which only the value of a
+/// `default` changed, or only a state (a `delta`'s or `stride`'s start), is patched in place;
+/// any other change makes it stale (made again when the type next occurs).
+pub(super) fn patch_plan(
+    plan: &mut DecodePlan,
+    slots: &[SlotState],
+    def: &crate::dtd::Slot,
+    slot: SlotId,
+) {
+    if !matches!(plan.state, PlanState::Fixed | PlanState::Var) {
+        plan.state = PlanState::Stale;
+        return;
+    }
+    let Some(f) = plan.fields.iter_mut().find(|f| f.slot == slot) else {
+        plan.state = PlanState::Stale;
+        return;
+    };
+    let st = &slots[f.state as usize];
+    let same = match (fixed_kind(def, st), f.kind) {
+        (Some((FixedKind::Const(v), false)), FixedKind::Const(_)) if st.width == f.width => {
+            f.kind = FixedKind::Const(v);
+            true
+        }
+        (Some((FixedKind::Plain, false)), FixedKind::Plain) => st.width == f.width,
+        (Some((FixedKind::Interp { signed }, advances)), FixedKind::Interp { signed: was }) => {
+            let advanced = plan.advance.iter().any(|a| a.state == f.state);
+            signed == was && advances == advanced && st.width == f.width
+        }
+        _ => false,
+    };
+    if !same {
+        plan.state = PlanState::Stale;
+    }
 }
 
 impl Decoder {
@@ -281,36 +317,13 @@ impl Decoder {
         };
     }
 
-    /// After a metadata record changed field `slot` of record type `rid`: a plan in which only
-    /// the value of a `default` changed, or only a state (a `delta`'s or `stride`'s start), is
-    /// patched in place; any other change makes it stale (made again when the type next occurs).
+    /// After a metadata record changed field `slot` of record type `rid`: see [`patch_plan`].
     pub(super) fn patch_plan(&mut self, rid: RecordId, slot: SlotId, r: &Reader<'_>) {
         let plan = &mut self.plans[rid as usize];
-        if !matches!(plan.state, PlanState::Fixed | PlanState::Var) {
-            plan.state = PlanState::Stale;
-            return;
-        }
-        let def = &r.schema.record(rid).slots[slot as usize];
-        let found = plan.fields.iter_mut().find(|f| f.slot == slot);
-        let (Some(f), Some(scope)) = (found, self.scope.as_ref()) else {
-            plan.state = PlanState::Stale;
-            return;
-        };
-        let st = &scope.slots[f.state as usize];
-        let same = match (fixed_kind(def, st), f.kind) {
-            (Some((FixedKind::Const(v), false)), FixedKind::Const(_)) if st.width == f.width => {
-                f.kind = FixedKind::Const(v);
-                true
-            }
-            (Some((FixedKind::Plain, false)), FixedKind::Plain) => st.width == f.width,
-            (Some((FixedKind::Interp { signed }, advances)), FixedKind::Interp { signed: was }) => {
-                let advanced = plan.advance.iter().any(|a| a.state == f.state);
-                signed == was && advances == advanced && st.width == f.width
-            }
-            _ => false,
-        };
-        if !same {
-            plan.state = PlanState::Stale;
+        let def = r.schema.record(rid).slots.get(slot as usize);
+        match (self.scope.as_ref(), def) {
+            (Some(scope), Some(def)) => patch_plan(plan, &scope.slots, def, slot),
+            _ => plan.state = PlanState::Stale,
         }
     }
 

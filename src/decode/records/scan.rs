@@ -21,8 +21,10 @@
 // made) is not state (see `decode/checkpoint.rs`). The live sets are not touched by a fixed
 // record; they are compacted by the next record that uses them, as before.
 
-use super::plan::{var_layout, FixedKind};
-use super::{Decoder, PlanState, Records, RELEASE_EVERY};
+use super::plan::{patch_plan, var_layout, DecodePlan, FixedKind};
+use super::{Decoder, Mode, PlanState, Records, RELEASE_EVERY};
+use crate::dtd::{Interp, SlotId};
+use crate::layout::{MetaProperty, ScopeState, TagTable};
 use crate::decode::Reader;
 use crate::layout::arith as interp;
 
@@ -70,8 +72,9 @@ impl Decoder {
         let (bytes, base) = input.bytes.parts();
         let order = input.order;
         let tw = r.wire.tag as u64;
-        let slots = &mut scope.slots;
-        let plans = &self.plans;
+        let plans = &mut self.plans;
+        // Metadata records are applied here too, except in the pre-pass that looks for them.
+        let meta = (self.mode != Mode::Prepass).then_some(r.wire.metadata);
         // The scan ends before `limit` (the region's end, or `stop.offset` before it) and
         // before record `most`.
         // A window of a stream ends the scan at its end as well: `next` then stops or refills.
@@ -93,8 +96,19 @@ impl Decoder {
                 _ => order.read_uint(&bytes[(pos - base) as usize..], tw as usize),
             };
             let Some(rid) = tags.get(tag) else { break };
-            let plan = &plans[rid as usize];
             let fields = pos + tw;
+            let slots = &mut scope.slots;
+            if Some(rid) == meta {
+                let here = &bytes[(fields - base) as usize..];
+                let Some(len) = metadata(r, scope, plans, tags, here, end - fields) else {
+                    break;
+                };
+                pos = fields + len;
+                count += 1;
+                per_type[rid as usize] += 1;
+                continue;
+            }
+            let plan = &plans[rid as usize];
             let len = match plan.state {
                 PlanState::Fixed if plan.len <= end - fields => {
                     for f in &plan.advance {
@@ -142,6 +156,65 @@ impl Decoder {
     pub fn offset(&self) -> u64 {
         self.pos
     }
+}
+
+/// A metadata record whose fields (after its tag) are `bytes`, with `avail` bytes left in its
+/// region: applied to `scope` and its target's plan patched (as `Decoder::decode_metadata` and
+/// `Decoder::patch_plan` do), its length after its tag returned, if the general path would
+/// apply it without a problem or damage and it changes a width or an arithmetic
+/// interpretation. Anything else is `None`, with nothing changed: the scan stops before it.
+#[inline(never)]
+fn metadata(
+    r: &Reader<'_>,
+    scope: &mut ScopeState,
+    plans: &mut [DecodePlan],
+    tags: &TagTable,
+    bytes: &[u8],
+    avail: u64,
+) -> Option<u64> {
+    let [rw, fw, pw] = r.wire.meta_fields.map(|w| w as u64);
+    let order = r.input.order;
+    let head = rw + fw + pw;
+    if head > avail {
+        return None;
+    }
+    let target_tag = order.read_uint(bytes, rw as usize);
+    let field = order.read_uint(bytes.get(rw as usize..)?, fw as usize);
+    let code = order.read_uint(bytes.get((rw + fw) as usize..)?, pw as usize);
+    let code = u8::try_from(code).ok()?;
+    let nwords = MetaProperty::words_for_code(code, r.input.live)?;
+    let word = r.input.class.word_size();
+    let len = head + (nwords * word) as u64;
+    if len > avail {
+        return None;
+    }
+    let mut words = [0u64; 2];
+    for (k, w) in words.iter_mut().take(nwords).enumerate() {
+        *w = order.read_uint(bytes.get((head as usize + k * word)..)?, word);
+    }
+    let target = tags.get(target_tag)?;
+    let prop = MetaProperty::from_code(code, words, 8 * word as u32).ok()?;
+    let arithmetic = match prop {
+        MetaProperty::Width(_) => true,
+        MetaProperty::Interp(i) => matches!(
+            i,
+            Interp::None
+                | Interp::Default(_)
+                | Interp::BaseOffset(_)
+                | Interp::Delta(_)
+                | Interp::Stride { .. }
+        ),
+        MetaProperty::LiveSet(_) => false,
+    };
+    let slot = SlotId::try_from(field).ok()?;
+    if !arithmetic {
+        return None;
+    }
+    // Refused (a problem of the general path) without a change.
+    scope.apply(r.schema, target, slot, prop).ok()?;
+    let def = r.schema.record(target).slots.get(slot as usize)?;
+    patch_plan(plans.get_mut(target as usize)?, &scope.slots, def, slot);
+    Some(len)
 }
 
 impl Records<'_> {
