@@ -21,7 +21,7 @@
 // made) is not state (see `decode/checkpoint.rs`). The live sets are not touched by a fixed
 // record; they are compacted by the next record that uses them, as before.
 
-use super::plan::{patch_plan, var_layout, DecodePlan, FixedKind};
+use super::plan::{patch_plan, var_layout, DecodePlan, FixedKind, MAX_STRINGS};
 use super::{Decoder, Mode, PlanState, Records, RELEASE_EVERY};
 use crate::dtd::{Interp, SlotId};
 use crate::layout::{MetaProperty, ScopeState, TagTable};
@@ -52,9 +52,105 @@ impl Default for ScanStop {
     }
 }
 
+/// The declared times (docs/format.md §14.4) of the records a [`Records::scan_timed`] steps
+/// over, for the seek index, whose checkpoints note the latest time before them (§15): per
+/// record type the time fields a scan reads, and the largest time seen.
+// Design: a seek index of a DTD with times needs each record's time, which a scan that only
+// advanced states did not read, so verifying or building such an index decoded every record
+// through events (5x the time of `check` on the shapes of issue 28). The scan now reads the
+// time fields of the records it steps over itself, from the same plan and states as the
+// general path (a `delta` or `stride` time is the state it leaves); what it cannot read the
+// same way (a time field that is the tag or a byte string, or guarded, §14.1) is a type it
+// stops before.
+#[derive(Debug, Clone, Default)]
+pub struct ScanTimes {
+    per_type: Vec<Option<Box<[(SlotId, u64)]>>>,
+    latest: Option<u64>,
+}
+
+impl ScanTimes {
+    /// Per record type (by id), the time fields whose values, each times its scale, add up to
+    /// the record's time (none: the record has no time), or `None` for a type whose records a
+    /// scan must stop before.
+    pub fn new(per_type: Vec<Option<Box<[(SlotId, u64)]>>>) -> ScanTimes {
+        ScanTimes {
+            per_type,
+            latest: None,
+        }
+    }
+
+    /// A record's time, seen by the caller: the latest time is the largest.
+    pub fn note(&mut self, t: u64) {
+        self.latest = Some(self.latest.map_or(t, |m| m.max(t)));
+    }
+
+    /// The largest time seen, if any.
+    pub fn latest(&self) -> Option<u64> {
+        self.latest
+    }
+}
+
+/// The time of a record of `plan` stepped over (its states advanced) whose fields start at
+/// `here` (segments at `starts`), from its time fields `list`: the sum of each value times its
+/// scale, as `mtf check` counts it.
+#[inline(never)]
+fn record_time(
+    list: &[(SlotId, u64)],
+    plan: &DecodePlan,
+    here: &[u8],
+    starts: &[u64],
+    order: crate::container::ByteOrder,
+    slots: &mut [crate::layout::SlotState],
+) -> u64 {
+    let mut total = 0u64;
+    for &(slot, scale) in list {
+        let Some(f) = plan.fields.iter().find(|f| f.slot == slot) else {
+            continue; // not so: `timed_fits` found every one
+        };
+        let at = (starts[f.seg as usize] + f.at as u64) as usize;
+        let v = match f.kind {
+            FixedKind::Const(v) => v,
+            FixedKind::Plain => order.read_uint(&here[at..], f.width as usize),
+            FixedKind::Bytes => 0, // not so: `timed_fits` refused it
+            FixedKind::Interp { signed } => {
+                let st = &mut slots[f.state as usize];
+                match st.interp {
+                    // The state the scan advanced it to is its value.
+                    Interp::Delta(_) | Interp::Stride { .. } => st.prev,
+                    // Without a state: decoded again, changing nothing.
+                    _ => {
+                        let raw = order.read_uint(&here[at..], f.width as usize);
+                        interp::decode(st, raw, signed).number(raw)
+                    }
+                }
+            }
+        };
+        total = total.wrapping_add(v.wrapping_mul(scale));
+    }
+    total
+}
+
+/// Whether every time field of `list` is an integer of `plan` (else the scan stops before the
+/// record, whose time the general path takes).
+#[inline]
+fn timed_fits(list: &[(SlotId, u64)], plan: &DecodePlan) -> bool {
+    list.iter().all(|&(slot, _)| {
+        plan.fields
+            .iter()
+            .find(|f| f.slot == slot)
+            .is_some_and(|f| !matches!(f.kind, FixedKind::Bytes))
+    })
+}
+
 impl Decoder {
-    /// As [`Records::scan`].
-    pub fn scan(&mut self, r: &Reader<'_>, per_type: &mut [u64], stop: ScanStop) -> u64 {
+    /// As [`Records::scan`], and with `times`, [`Records::scan_timed`].
+    pub fn scan(
+        &mut self,
+        r: &Reader<'_>,
+        per_type: &mut [u64],
+        stop: ScanStop,
+        mut times: Option<&mut ScanTimes>,
+    ) -> u64 {
         // A count per record type is needed; without room for one, nothing is stepped over.
         if per_type.len() < self.plans.len() {
             return 0;
@@ -109,6 +205,16 @@ impl Decoder {
                 continue;
             }
             let plan = &plans[rid as usize];
+            // The time fields of a record whose time is taken.
+            let timed = match times.as_deref() {
+                None => None,
+                Some(t) => match t.per_type.get(rid as usize) {
+                    Some(Some(list)) if list.is_empty() => None,
+                    Some(Some(list)) if timed_fits(list, plan) => Some(rid),
+                    _ => break,
+                },
+            };
+            let mut starts = [0u64; MAX_STRINGS + 1];
             let len = match plan.state {
                 PlanState::Fixed if plan.len <= end - fields => {
                     for f in &plan.advance {
@@ -132,10 +238,18 @@ impl Decoder {
                             interp::decode(&mut slots[f.state as usize], raw, signed);
                         }
                     }
+                    starts = places.starts;
                     places.len
                 }
                 _ => break,
             };
+            if let (Some(rid), Some(t)) = (timed, times.as_deref_mut()) {
+                if let Some(Some(list)) = t.per_type.get(rid as usize) {
+                    let here = &bytes[(fields - base) as usize..];
+                    let time = record_time(list, plan, here, &starts, order, slots);
+                    t.note(time);
+                }
+            }
             pos = fields + len;
             count += 1;
             per_type[rid as usize] += 1;
@@ -248,7 +362,13 @@ impl Records<'_> {
     ///
     /// If `per_type` is shorter than the schema's record types, nothing is stepped over (0).
     pub fn scan(&mut self, per_type: &mut [u64], stop: ScanStop) -> u64 {
-        self.d.scan(self.reader, per_type, stop)
+        self.d.scan(self.reader, per_type, stop, None)
+    }
+
+    /// As [`Records::scan`], noting in `times` the time of each record stepped over; a record
+    /// type whose time it cannot read is one it stops before (see [`ScanTimes`]).
+    pub fn scan_timed(&mut self, per_type: &mut [u64], stop: ScanStop, times: &mut ScanTimes) -> u64 {
+        self.d.scan(self.reader, per_type, stop, Some(times))
     }
 
     /// The byte offset of the next record (or of the end of the region the decode is in).
