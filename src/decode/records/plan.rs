@@ -130,6 +130,17 @@ pub(super) struct DecodePlan {
     pub(super) advance: Vec<FixedField>,
     /// The byte strings of a `Var` plan, in order.
     pub(super) parts: Vec<VarPart>,
+    /// Which making of a plan this is, unique within a process (0: never made): what a
+    /// [`super::ScanTimes`] resolved against this plan stays true for.
+    pub(super) made: u64,
+}
+
+/// The plans made so far in this process (each plan's [`DecodePlan::made`]).
+static PLANS_MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A number for a plan made or changed (never 0).
+fn next_made() -> u64 {
+    PLANS_MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
 }
 
 /// The places of a record of the [`PlanState::Var`] plan `plan` from `bytes` (its bytes after
@@ -220,6 +231,8 @@ pub(super) fn patch_plan(
     let same = match (fixed_kind(def, st), f.kind) {
         (Some((FixedKind::Const(v), false)), FixedKind::Const(_)) if st.width == f.width => {
             f.kind = FixedKind::Const(v);
+            // What was read of the plan (a scan's times) is read again.
+            plan.made = next_made();
             true
         }
         (Some((FixedKind::Plain, false)), FixedKind::Plain) => st.width == f.width,
@@ -310,6 +323,7 @@ impl Decoder {
             }
             plan.len += st.width as u64;
         }
+        plan.made = next_made();
         plan.state = if seg > 0 {
             PlanState::Var
         } else {

@@ -64,8 +64,54 @@ impl Default for ScanStop {
 // stops before.
 #[derive(Debug, Clone, Default)]
 pub struct ScanTimes {
-    per_type: Vec<Option<Box<[(SlotId, u64)]>>>,
+    per_type: Vec<TypeTimes>,
     latest: Option<u64>,
+}
+
+/// Most time fields of a record type a scan reads.
+const MAX_TIME_FIELDS: usize = 4;
+
+/// What a scan reads of the time of one record type.
+#[derive(Debug, Clone)]
+enum TypeTimes {
+    /// Its records have no time.
+    None,
+    /// The scan stops before its records.
+    Stop,
+    /// Its time fields and their scales, and how they are read in the plan they were last
+    /// found in (`made`, 0 for none).
+    Fields {
+        list: Box<[(SlotId, u64)]>,
+        made: u64,
+        n: u8,
+        fields: [TimeField; MAX_TIME_FIELDS],
+    },
+}
+
+/// One time field of a record type, as its plan has it.
+#[derive(Debug, Clone, Copy, Default)]
+struct TimeField {
+    how: How,
+    width: u8,
+    seg: u8,
+    at: u32,
+    state: u32,
+    scale: u64,
+}
+
+/// How a [`TimeField`]'s value is read.
+#[derive(Debug, Clone, Copy, Default)]
+enum How {
+    /// A `default`: always this.
+    #[default]
+    Zero,
+    Const(u64),
+    /// As it lies.
+    Plain,
+    /// The state the scan advanced (`delta`, `stride`).
+    State,
+    /// Decoded from its state, changing nothing (`baseOffset`, signed `none`).
+    Decode { signed: bool },
 }
 
 impl ScanTimes {
@@ -73,6 +119,19 @@ impl ScanTimes {
     /// the record's time (none: the record has no time), or `None` for a type whose records a
     /// scan must stop before.
     pub fn new(per_type: Vec<Option<Box<[(SlotId, u64)]>>>) -> ScanTimes {
+        let per_type = per_type
+            .into_iter()
+            .map(|t| match t {
+                Some(list) if list.is_empty() => TypeTimes::None,
+                Some(list) if list.len() <= MAX_TIME_FIELDS => TypeTimes::Fields {
+                    list,
+                    made: 0,
+                    n: 0,
+                    fields: [TimeField::default(); MAX_TIME_FIELDS],
+                },
+                _ => TypeTimes::Stop,
+            })
+            .collect();
         ScanTimes {
             per_type,
             latest: None,
@@ -80,6 +139,7 @@ impl ScanTimes {
     }
 
     /// A record's time, seen by the caller: the latest time is the largest.
+    #[inline]
     pub fn note(&mut self, t: u64) {
         self.latest = Some(self.latest.map_or(t, |m| m.max(t)));
     }
@@ -90,61 +150,91 @@ impl ScanTimes {
     }
 }
 
-/// The time of a record of `plan` stepped over (its states advanced) whose fields start at
-/// `here` (segments at `starts`), from its time fields `list`: the sum of each value times its
-/// scale, as `mtf check` counts it.
-#[inline(never)]
-fn record_time(
+/// How the time fields `list` are read in `plan` (into `fields`): `false` if one is not an
+/// integer of the plan (the scan then stops before the record, whose time the general path
+/// takes).
+#[cold]
+fn find_time_fields(
     list: &[(SlotId, u64)],
     plan: &DecodePlan,
+    fields: &mut [TimeField; MAX_TIME_FIELDS],
+) -> bool {
+    for (k, &(slot, scale)) in list.iter().enumerate() {
+        let Some(f) = plan.fields.iter().find(|f| f.slot == slot) else {
+            return false;
+        };
+        let how = match f.kind {
+            FixedKind::Bytes => return false,
+            FixedKind::Const(v) => How::Const(v),
+            FixedKind::Plain => How::Plain,
+            FixedKind::Interp { .. } if plan.advance.iter().any(|a| a.state == f.state) => {
+                How::State
+            }
+            FixedKind::Interp { signed } => How::Decode { signed },
+        };
+        fields[k] = TimeField {
+            how,
+            width: f.width,
+            seg: f.seg,
+            at: f.at,
+            state: f.state,
+            scale,
+        };
+    }
+    true
+}
+
+/// The time of a record stepped over (its states advanced) whose fields start at `here`
+/// (segments at `starts`), from its time `fields`: the sum of each value times its scale, as
+/// `mtf check` counts it.
+#[inline(always)]
+fn record_time(
+    fields: &[TimeField],
     here: &[u8],
-    starts: &[u64],
+    starts: &[u64; MAX_STRINGS + 1],
     order: crate::container::ByteOrder,
     slots: &mut [crate::layout::SlotState],
 ) -> u64 {
     let mut total = 0u64;
-    for &(slot, scale) in list {
-        let Some(f) = plan.fields.iter().find(|f| f.slot == slot) else {
-            continue; // not so: `timed_fits` found every one
-        };
-        let at = (starts[f.seg as usize] + f.at as u64) as usize;
-        let v = match f.kind {
-            FixedKind::Const(v) => v,
-            FixedKind::Plain => order.read_uint(&here[at..], f.width as usize),
-            FixedKind::Bytes => 0, // not so: `timed_fits` refused it
-            FixedKind::Interp { signed } => {
-                let st = &mut slots[f.state as usize];
-                match st.interp {
-                    // The state the scan advanced it to is its value.
-                    Interp::Delta(_) | Interp::Stride { .. } => st.prev,
-                    // Without a state: decoded again, changing nothing.
-                    _ => {
-                        let raw = order.read_uint(&here[at..], f.width as usize);
-                        interp::decode(st, raw, signed).number(raw)
+    for f in fields {
+        let v = match f.how {
+            How::Zero => 0,
+            How::Const(v) => v,
+            How::State => slots[f.state as usize].prev,
+            How::Plain | How::Decode { .. } => {
+                let from = (starts[f.seg as usize & MAX_STRINGS] + f.at as u64) as usize;
+                let raw = order.read_uint(&here[from..], f.width as usize);
+                match f.how {
+                    How::Decode { signed } => {
+                        interp::decode(&mut slots[f.state as usize], raw, signed).number(raw)
                     }
+                    _ => raw,
                 }
             }
         };
-        total = total.wrapping_add(v.wrapping_mul(scale));
+        total = total.wrapping_add(v.wrapping_mul(f.scale));
     }
     total
-}
-
-/// Whether every time field of `list` is an integer of `plan` (else the scan stops before the
-/// record, whose time the general path takes).
-#[inline]
-fn timed_fits(list: &[(SlotId, u64)], plan: &DecodePlan) -> bool {
-    list.iter().all(|&(slot, _)| {
-        plan.fields
-            .iter()
-            .find(|f| f.slot == slot)
-            .is_some_and(|f| !matches!(f.kind, FixedKind::Bytes))
-    })
 }
 
 impl Decoder {
     /// As [`Records::scan`], and with `times`, [`Records::scan_timed`].
     pub fn scan(
+        &mut self,
+        r: &Reader<'_>,
+        per_type: &mut [u64],
+        stop: ScanStop,
+        times: Option<&mut ScanTimes>,
+    ) -> u64 {
+        // Two loops: the one without times carries nothing of theirs.
+        match times {
+            None => self.scan_loop::<false>(r, per_type, stop, None),
+            Some(t) => self.scan_loop::<true>(r, per_type, stop, Some(t)),
+        }
+    }
+
+    #[inline(always)]
+    fn scan_loop<const TIMED: bool>(
         &mut self,
         r: &Reader<'_>,
         per_type: &mut [u64],
@@ -205,15 +295,29 @@ impl Decoder {
                 continue;
             }
             let plan = &plans[rid as usize];
-            // The time fields of a record whose time is taken.
-            let timed = match times.as_deref() {
-                None => None,
-                Some(t) => match t.per_type.get(rid as usize) {
-                    Some(Some(list)) if list.is_empty() => None,
-                    Some(Some(list)) if timed_fits(list, plan) => Some(rid),
+            // Whether the record's time is taken: its time fields found in its plan.
+            let mut timed = false;
+            if let (true, Some(t)) = (TIMED, times.as_deref_mut()) {
+                match t.per_type.get_mut(rid as usize) {
+                    Some(TypeTimes::None) => {}
+                    Some(TypeTimes::Fields {
+                        list,
+                        made,
+                        n,
+                        fields,
+                    }) => {
+                        if *made != plan.made {
+                            if !find_time_fields(list, plan, fields) {
+                                break;
+                            }
+                            *made = plan.made;
+                            *n = list.len() as u8;
+                        }
+                        timed = true;
+                    }
                     _ => break,
-                },
-            };
+                }
+            }
             let mut starts = [0u64; MAX_STRINGS + 1];
             let len = match plan.state {
                 PlanState::Fixed if plan.len <= end - fields => {
@@ -243,10 +347,10 @@ impl Decoder {
                 }
                 _ => break,
             };
-            if let (Some(rid), Some(t)) = (timed, times.as_deref_mut()) {
-                if let Some(Some(list)) = t.per_type.get(rid as usize) {
+            if let (true, true, Some(t)) = (TIMED, timed, times.as_deref_mut()) {
+                if let Some(TypeTimes::Fields { n, fields: tf, .. }) = t.per_type.get(rid as usize) {
                     let here = &bytes[(fields - base) as usize..];
-                    let time = record_time(list, plan, here, &starts, order, slots);
+                    let time = record_time(&tf[..*n as usize], here, &starts, order, slots);
                     t.note(time);
                 }
             }
