@@ -39,7 +39,12 @@ pub trait EventStream {
         0
     }
     /// As [`EventStream::scan`], noting the records' times ([`Records::scan_timed`]).
-    fn scan_timed(&mut self, _per_type: &mut [u64], _stop: ScanStop, _times: &mut ScanTimes) -> u64 {
+    fn scan_timed(
+        &mut self,
+        _per_type: &mut [u64],
+        _stop: ScanStop,
+        _times: &mut ScanTimes,
+    ) -> u64 {
         0
     }
 }

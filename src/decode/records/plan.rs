@@ -278,8 +278,10 @@ impl Decoder {
                             let Some(j) = plan.fields.iter().rposition(|f| f.slot == *s) else {
                                 return;
                             };
-                            if !matches!(plan.fields[j].kind, FixedKind::Plain | FixedKind::Const(_))
-                            {
+                            if !matches!(
+                                plan.fields[j].kind,
+                                FixedKind::Plain | FixedKind::Const(_)
+                            ) {
                                 return;
                             }
                             BytesLen::Field(j as u32)

@@ -23,10 +23,10 @@
 
 use super::plan::{patch_plan, var_layout, DecodePlan, FixedKind, MAX_STRINGS};
 use super::{Decoder, Mode, PlanState, Records, RELEASE_EVERY};
-use crate::dtd::{Interp, SlotId};
-use crate::layout::{MetaProperty, ScopeState, TagTable};
 use crate::decode::Reader;
+use crate::dtd::{Interp, SlotId};
 use crate::layout::arith as interp;
+use crate::layout::{MetaProperty, ScopeState, TagTable};
 
 /// Where [`Records::scan`] stops at the latest: before the record of index `records`, or
 /// before a record that starts at or after byte `offset`.
@@ -111,7 +111,9 @@ enum How {
     /// The state the scan advanced (`delta`, `stride`).
     State,
     /// Decoded from its state, changing nothing (`baseOffset`, signed `none`).
-    Decode { signed: bool },
+    Decode {
+        signed: bool,
+    },
 }
 
 impl ScanTimes {
@@ -348,7 +350,8 @@ impl Decoder {
                 _ => break,
             };
             if let (true, true, Some(t)) = (TIMED, timed, times.as_deref_mut()) {
-                if let Some(TypeTimes::Fields { n, fields: tf, .. }) = t.per_type.get(rid as usize) {
+                if let Some(TypeTimes::Fields { n, fields: tf, .. }) = t.per_type.get(rid as usize)
+                {
                     let here = &bytes[(fields - base) as usize..];
                     let time = record_time(&tf[..*n as usize], here, &starts, order, slots);
                     t.note(time);
@@ -471,7 +474,12 @@ impl Records<'_> {
 
     /// As [`Records::scan`], noting in `times` the time of each record stepped over; a record
     /// type whose time it cannot read is one it stops before (see [`ScanTimes`]).
-    pub fn scan_timed(&mut self, per_type: &mut [u64], stop: ScanStop, times: &mut ScanTimes) -> u64 {
+    pub fn scan_timed(
+        &mut self,
+        per_type: &mut [u64],
+        stop: ScanStop,
+        times: &mut ScanTimes,
+    ) -> u64 {
         self.d.scan(self.reader, per_type, stop, Some(times))
     }
 
