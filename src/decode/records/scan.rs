@@ -276,6 +276,13 @@ impl Decoder {
         };
         let start_count = self.count;
         let (mut pos, mut count) = (self.pos, self.count);
+        // The times: what is read of each type's, and the largest so far (`seen`: any).
+        let latest = times.as_deref().and_then(|t| t.latest);
+        let (mut seen, mut max) = (latest.is_some(), latest.unwrap_or(0));
+        let clock: &mut [TypeTimes] = match times.as_deref_mut() {
+            Some(t) if TIMED => &mut t.per_type,
+            _ => &mut [],
+        };
         while pos < limit && count < most {
             // The tag must fit, and name a type with a fixed plan that fits in the region.
             let tag = match tw {
@@ -297,10 +304,10 @@ impl Decoder {
                 continue;
             }
             let plan = &plans[rid as usize];
-            // Whether the record's time is taken: its time fields found in its plan.
-            let mut timed = false;
-            if let (true, Some(t)) = (TIMED, times.as_deref_mut()) {
-                match t.per_type.get_mut(rid as usize) {
+            // The time fields of the record, found in its plan, if its time is taken.
+            let mut timed: &[TimeField] = &[];
+            if TIMED {
+                match clock.get_mut(rid as usize) {
                     Some(TypeTimes::None) => {}
                     Some(TypeTimes::Fields {
                         list,
@@ -315,7 +322,7 @@ impl Decoder {
                             *made = plan.made;
                             *n = list.len() as u8;
                         }
-                        timed = true;
+                        timed = &fields[..*n as usize];
                     }
                     _ => break,
                 }
@@ -349,13 +356,10 @@ impl Decoder {
                 }
                 _ => break,
             };
-            if let (true, true, Some(t)) = (TIMED, timed, times.as_deref_mut()) {
-                if let Some(TypeTimes::Fields { n, fields: tf, .. }) = t.per_type.get(rid as usize)
-                {
-                    let here = &bytes[(fields - base) as usize..];
-                    let time = record_time(&tf[..*n as usize], here, &starts, order, slots);
-                    t.note(time);
-                }
+            if TIMED && !timed.is_empty() {
+                let here = &bytes[(fields - base) as usize..];
+                max = max.max(record_time(timed, here, &starts, order, slots));
+                seen = true;
             }
             pos = fields + len;
             count += 1;
@@ -367,6 +371,9 @@ impl Decoder {
                     t.release_before(pos - RELEASE_EVERY);
                 }
             }
+        }
+        if let (true, true, Some(t)) = (TIMED, seen, times) {
+            t.latest = Some(max);
         }
         self.pos = pos;
         self.count = count;
