@@ -68,6 +68,9 @@ pub struct ScanTimes {
     latest: Option<u64>,
 }
 
+/// The time fields of a record type and the scale of each to the DTD's unit.
+pub type TimeFields = Box<[(SlotId, u64)]>;
+
 /// Most time fields of a record type a scan reads.
 const MAX_TIME_FIELDS: usize = 4;
 
@@ -81,7 +84,7 @@ enum TypeTimes {
     /// Its time fields and their scales, and how they are read in the plan they were last
     /// found in (`made`, 0 for none).
     Fields {
-        list: Box<[(SlotId, u64)]>,
+        list: TimeFields,
         made: u64,
         n: u8,
         fields: [TimeField; MAX_TIME_FIELDS],
@@ -120,7 +123,7 @@ impl ScanTimes {
     /// Per record type (by id), the time fields whose values, each times its scale, add up to
     /// the record's time (none: the record has no time), or `None` for a type whose records a
     /// scan must stop before.
-    pub fn new(per_type: Vec<Option<Box<[(SlotId, u64)]>>>) -> ScanTimes {
+    pub fn new(per_type: Vec<Option<TimeFields>>) -> ScanTimes {
         let per_type = per_type
             .into_iter()
             .map(|t| match t {
