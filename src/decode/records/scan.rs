@@ -6,12 +6,15 @@
 // invalid in one way only: it can be cut short by the end of its region. Everything else about
 // it — its tag, its type, its length — is known once its tag is read. So a caller that only
 // counts records and reports problems (`mtf check` without the semantic pass, the index
-// builder of a DTD without times) can step over such records in a tight loop: read the tag,
+// builder, `ScanTimes` below for its times) can step over such records in a tight loop: read the tag,
 // look the type up, check that the plan's length fits in the region, advance the state that
 // later records or a checkpoint can see (`delta` and `stride` previous values: the same
 // `layout::arith::decode` as every other path), count. Anything else stops the scan *before*
 // the record, and `Records::next` decodes it on the general path with its exact problems,
-// damage and positions: a metadata or section record, a type without a fixed plan or whose
+// damage and positions: a section record, a metadata record but one that changes a width or
+// an arithmetic interpretation and is applied without a problem (applied here by the same
+// `ScopeState::apply`, its target's plan patched as `next` patches it; the tables pre-pass,
+// which looks for metadata records, stops before every one), a type without a fixed plan or whose
 // plan is stale (`next` makes it), a record too long for what is left of its region, the first
 // record of a region (§2.3: a section's region must open with its section record), the end of
 // the region. Nothing observable differs from decoding with `next`: the record count, the
@@ -450,9 +453,11 @@ fn metadata(
 
 impl Records<'_> {
     /// Validate only, without events: step over the records from here that cannot be invalid
-    /// but for their length — those whose layout is fixed under the current metadata — each
-    /// checked to fit in its region and counted in `per_type` (indexed by record id), until a
-    /// record that needs the general decoder, the end of the region, or `stop`. Returns how
+    /// but for their length — those whose layout is fixed under the current metadata, and
+    /// metadata records that change a width or an arithmetic interpretation without a problem
+    /// (except in the tables pre-pass) — each checked to fit in its region and counted in
+    /// `per_type` (indexed by record id), until a record that needs the general decoder, the end
+    /// of the region, or `stop`. Returns how
     /// many records were stepped over; [`Records::next`] then goes on with the record the scan
     /// stopped before, exactly as if it had yielded every scanned record itself: record
     /// indices, byte offsets, problems, damage, [`Records::checkpoint`] and the pages released
