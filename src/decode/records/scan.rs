@@ -444,10 +444,12 @@ fn metadata(
     if !arithmetic {
         return None;
     }
+    // Everything looked up before the change: after it, the record is taken.
+    let def = r.schema.record(target).slots.get(slot as usize)?;
+    let plan = plans.get_mut(target as usize)?;
     // Refused (a problem of the general path) without a change.
     scope.apply(r.schema, target, slot, prop).ok()?;
-    let def = r.schema.record(target).slots.get(slot as usize)?;
-    patch_plan(plans.get_mut(target as usize)?, &scope.slots, def, slot);
+    patch_plan(plan, &scope.slots, def, slot);
     Some(len)
 }
 
