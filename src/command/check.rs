@@ -402,8 +402,9 @@ impl<'o> Sequential<'_, 'o> {
         let mut builder = self.index.map(|i| Builder::new(self.reader, i.options()));
         let needs_values = builder.as_ref().is_some_and(|b| b.needs_values());
         // Validating only on one thread: records that cannot be invalid but for their length
-        // are stepped over without events (`Records::scan`).
-        let scan = self.validate_only && t.options.scan && !needs_values;
+        // are stepped over without events (`Records::scan`; with an index to verify, reading
+        // the times it needs, `Builder::scan`).
+        let scan = self.validate_only && t.options.scan;
         let mut slicer = Slicer::new(self.o, t.options.slice.window()?);
         let mut before = None;
         let dropped = jobs::read(
@@ -490,9 +491,14 @@ fn scan_some(records: &mut dyn EventStream, builder: &mut Option<Builder<'_>>, t
     let Some(at) = records.as_records().map(|r| r.offset()) else {
         return;
     };
-    let mut stop = builder.as_ref().map_or(ScanStop::NONE, |b| b.scan_stop());
-    stop.offset = stop.offset.min(at.saturating_add(SCAN_STEP));
-    let k = records.scan(&mut t.per_type, stop);
+    let stop = ScanStop {
+        records: u64::MAX,
+        offset: at.saturating_add(SCAN_STEP),
+    };
+    let k = match builder.as_mut() {
+        Some(b) => b.scan(records, &mut t.per_type, stop),
+        None => records.scan(&mut t.per_type, stop),
+    };
     if k == 0 {
         return;
     }

@@ -19,7 +19,9 @@ pub use error::{Damage, DamageKind, Position, Problem, ProblemKind, RefError};
 pub(crate) use reader::{Bytes, Window};
 pub use reader::{Reader, Region};
 pub(crate) use records::{Decoder, Stop};
-pub use records::{Event, EventPasses, EventStream, Records, ScanStop, MAX_PROBLEMS_PER_RECORD};
+pub use records::{
+    Event, EventPasses, EventStream, Records, ScanStop, ScanTimes, MAX_PROBLEMS_PER_RECORD,
+};
 pub use tables::{Resolved, MAX_REF_HOPS};
 
 pub(crate) use value::Val;

@@ -398,7 +398,7 @@ impl<'a> Reader<'a> {
             let mut records =
                 Records::new(self, (0..self.input.regions.len()).collect(), Mode::Prepass);
             // Only metadata records matter: the records a fixed plan decodes are stepped over
-            // (`Records::scan`, which stops before every metadata record), the rest decoded.
+            // (`Records::scan`, which in this pre-pass stops before every metadata record), the rest decoded.
             let mut per_type = vec![0u64; self.schema.records.len()];
             loop {
                 records.scan(&mut per_type, super::ScanStop::NONE);

@@ -32,7 +32,7 @@ mod plan;
 mod scan;
 pub use event::{Event, EventPasses, EventStream};
 use plan::{DecodePlan, PlanState};
-pub use scan::ScanStop;
+pub use scan::{ScanStop, ScanTimes};
 
 /// Whether a decoder checks references (the main pass) or only scans a table (the pre-pass that
 /// builds a section's element index, which must not recurse into other tables).
@@ -83,6 +83,7 @@ pub(crate) struct Decoder {
     plans: Vec<DecodePlan>,
     /// Whether records on the fast path keep their values (see [`Records::skip_values`]).
     keep_values: bool,
+
     /// The offset up to which a mapped trace's pages were last released.
     released: u64,
     /// Whether pages are released behind the cursor (see [`Records::release_pages`]).
@@ -168,8 +169,8 @@ impl<'r> Records<'r> {
     }
 
     /// Validate only: a record whose layout is fixed under the current metadata (integers with
-    /// an arithmetic interpretation, no repeat, byte string, reference, live set or fixed value)
-    /// is then checked for length and its state advanced, but its values are not kept: its
+    /// an arithmetic interpretation, no repeat, reference, live set or fixed value; byte strings
+    /// only of a constant length or one an earlier plain field holds) is then checked for length and its state advanced, but its values are not kept: its
     /// [`RecordView`] holds the tag alone. Nothing in such a record can be invalid but its
     /// length, so the problems and damage reported are the same. For callers that count records
     /// and report problems without reading values (`mtf check` of a DTD without analysis

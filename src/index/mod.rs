@@ -32,7 +32,8 @@ use std::path::{Path, PathBuf};
 use miette::Diagnostic;
 
 use crate::decode::{
-    Checkpoint, Event, Reader, RecordView, Records, ResumeError, ScanStop, StoredError,
+    Checkpoint, Event, EventStream, Reader, RecordView, Records, ResumeError, ScanStop, ScanTimes,
+    StoredError,
 };
 use crate::dtd::analysis::TimeUnit;
 use crate::dtd::Schema;
@@ -275,6 +276,38 @@ fn record_time(schema: &Schema, view: &RecordView<'_>) -> Option<u64> {
     total
 }
 
+/// What a scan reads of the records' times (as [`record_time`] takes them): per record type its
+/// time fields and their scales to the DTD's unit; a type with a time field a scan cannot read
+/// (the tag, a byte string, one with a guard) is one a scan stops before.
+fn scan_times(schema: &Schema) -> ScanTimes {
+    let Some(unit) = schema.analysis.time_unit else {
+        return ScanTimes::default();
+    };
+    let per_type = (0..schema.records.len())
+        .map(|rid| {
+            let Some(decl) = schema.analysis.records.get(rid) else {
+                return Some(Box::default());
+            };
+            let rt = &schema.records[rid];
+            let readable = decl.time.iter().all(|&(slot, _)| {
+                slot != 0
+                    && rt
+                        .slots
+                        .get(slot as usize)
+                        .is_some_and(|d| !matches!(d.kind, crate::dtd::SlotKind::Bytes { .. }))
+                    && !decl.guards.iter().any(|(s, _)| *s == slot)
+            });
+            readable.then(|| {
+                decl.time
+                    .iter()
+                    .map(|&(slot, u)| (slot, (u.nanos() / unit.nanos()).max(1)))
+                    .collect()
+            })
+        })
+        .collect();
+    ScanTimes::new(per_type)
+}
+
 /// Takes checkpoints while a caller decodes: call [`Builder::before_next`] before each
 /// [`Records::next`] and [`Builder::record`] for each record, then [`Builder::finish`]. For a
 /// loop that does something else as well (`mtf check` verifies an index this way); [`build`]
@@ -288,7 +321,8 @@ pub struct Builder<'r> {
     last_offset: u64,
     /// Offset after the last record seen.
     pos: u64,
-    time: Option<u64>,
+    /// The latest time, and what a scan reads of the records' times.
+    clock: ScanTimes,
     /// A checkpoint whose state would be large waits until this many bytes have passed.
     defer_bytes: u64,
     /// The live values that made the waiting checkpoint wait.
@@ -311,19 +345,24 @@ impl<'r> Builder<'r> {
     /// A builder for a decode of `reader` from its start.
     pub fn new(reader: &'r Reader<'r>, options: BuildOptions) -> Builder<'r> {
         let schema = reader.schema();
+        let times = schema.analysis.time_unit.is_some()
+            && schema.analysis.records.iter().any(|d| !d.time.is_empty());
         Builder {
             reader,
             options: BuildOptions {
                 every_records: options.every_records.max(1),
                 every_bytes: options.every_bytes.max(1),
             },
-            times: schema.analysis.time_unit.is_some()
-                && schema.analysis.records.iter().any(|d| !d.time.is_empty()),
+            times,
             entries: Vec::new(),
             last_record: 0,
             last_offset: 0,
             pos: 0,
-            time: None,
+            clock: if times {
+                scan_times(schema)
+            } else {
+                ScanTimes::default()
+            },
             defer_bytes: 0,
             defer_live: 0,
         }
@@ -340,9 +379,29 @@ impl<'r> Builder<'r> {
     }
 
     /// Whether the records' values are needed (for their times): if so, the decode must not
-    /// [skip values](Records::skip_values).
+    /// [skip values](Records::skip_values), and a scan must be [`Builder::scan`].
     pub fn needs_values(&self) -> bool {
         self.times
+    }
+
+    /// Step over records with [`Records::scan`] (through `records`, counted in `per_type`) up
+    /// to `stop` and no further than [`Builder::scan_stop`], reading their times when the
+    /// index needs them ([`Records::scan_timed`]); then call [`Builder::scanned`].
+    pub fn scan(
+        &mut self,
+        records: &mut dyn EventStream,
+        per_type: &mut [u64],
+        stop: ScanStop,
+    ) -> u64 {
+        let due = self.scan_stop();
+        let stop = ScanStop {
+            records: stop.records.min(due.records),
+            offset: stop.offset.min(due.offset),
+        };
+        match self.times {
+            true => records.scan_timed(per_type, stop, &mut self.clock),
+            false => records.scan(per_type, stop),
+        }
     }
 
     /// Before each call of [`Records::next`]: takes a checkpoint when one is due.
@@ -388,8 +447,8 @@ impl<'r> Builder<'r> {
     }
 
     /// After a [`Records::scan`] that stepped over `n` records (for what [`Builder::record`]
-    /// notes of each: where the last one ends; a scan is only for a builder that does not
-    /// [need values](Builder::needs_values)).
+    /// notes of each: where the last one ends; a builder that [needs values](Builder::needs_values)
+    /// for the times must have scanned with [`Builder::scan`]).
     pub fn scanned(&mut self, records: &Records<'_>, n: u64) {
         if n > 0 {
             self.pos = records.offset();
@@ -402,7 +461,7 @@ impl<'r> Builder<'r> {
         self.entries.push(Entry {
             record: cp.record(),
             offset: cp.offset(),
-            time: self.time,
+            time: self.clock.latest(),
             probe: probe(self.reader.bytes(), cp.offset()),
             state,
             at: 0,
@@ -417,7 +476,7 @@ impl<'r> Builder<'r> {
         self.pos = view.offset() + view.len();
         if self.times {
             if let Some(t) = record_time(self.reader.schema(), view) {
-                self.time = Some(self.time.map_or(t, |m| m.max(t)));
+                self.clock.note(t);
             }
         }
     }
@@ -447,21 +506,18 @@ pub fn build(reader: &Reader<'_>, options: &BuildOptions) -> Index {
 
 impl Builder<'_> {
     /// Decodes all of `reader`'s trace into this builder; `progress` is told the byte offset
-    /// and the records decoded as the decode goes. Without times, records that cannot be
-    /// invalid but for their length are stepped over (`Records::scan`), stopping where a
-    /// checkpoint may be due.
+    /// and the records decoded as the decode goes. Records that cannot be invalid but for their
+    /// length are stepped over (`Records::scan`, reading their times if the DTD declares
+    /// times), stopping where a checkpoint may be due.
     pub fn decode(&mut self, reader: &Reader<'_>, progress: &mut dyn FnMut(u64, u64)) {
         let mut records = reader.records();
-        let scan = !self.needs_values();
-        records.skip_values(scan);
+        records.skip_values(!self.needs_values());
         let mut per_type = vec![0u64; reader.schema().records.len()];
         loop {
             self.before_next(&records);
-            if scan {
-                let n = records.scan(&mut per_type, self.scan_stop());
-                self.scanned(&records, n);
-                self.before_next(&records);
-            }
+            let n = self.scan(&mut records, &mut per_type, ScanStop::NONE);
+            self.scanned(&records, n);
+            self.before_next(&records);
             let count = records.count();
             let Some(event) = records.next() else { break };
             if let Event::Record(v) = event {

@@ -231,12 +231,33 @@ fn an_index_built_while_scanning_is_the_full_decodes() {
     for seed in 0..2 {
         let (schema, bytes) = fixed_trace(seed, seed == 1);
         traces.push(("generated".into(), schema, bytes));
+        let (schema, bytes) = fixed_trace_for(&timed_dtd(), seed, seed == 1);
+        traces.push(("generated, with times".into(), schema, bytes));
     }
     let mut scanning = 0;
+    let mut timed = 0;
     for (path, schema, bytes) in &traces {
         let trace = Trace::from_bytes(bytes.clone()).unwrap();
         let reader = Reader::new(&trace, schema);
-        scanning += !Builder::new(&reader, BuildOptions::default()).needs_values() as usize;
+        let times = Builder::new(&reader, BuildOptions::default()).needs_values();
+        scanning += !times as usize;
+        if times {
+            // The builder's scan steps over records of a DTD with times too.
+            let mut b = Builder::new(&reader, BuildOptions::default());
+            let mut records = reader.records();
+            let mut per_type = vec![0; schema.records.len()];
+            loop {
+                b.before_next(&records);
+                let n = b.scan(&mut records, &mut per_type, ScanStop::NONE);
+                b.scanned(&records, n);
+                timed += n;
+                b.before_next(&records);
+                let Some(e) = records.next() else { break };
+                if let Event::Record(v) = e {
+                    b.record(&v);
+                }
+            }
+        }
         for (every_records, every_bytes) in [(1, 1 << 20), (3, 1 << 20), (50, 64), (1 << 16, 1)] {
             let options = BuildOptions {
                 every_records,
@@ -259,6 +280,7 @@ fn an_index_built_while_scanning_is_the_full_decodes() {
     }
     assert!(compared > 100, "{compared} checkpoints");
     assert!(scanning >= 2, "{scanning} traces indexed while scanning");
+    assert!(timed > 1000, "{timed} records with times scanned");
 }
 
 const DTD: &str = "
@@ -267,19 +289,40 @@ const DTD: &str = "
     d.width = 1;   d.interpretation = delta 100;
     s.width = 2;   s.interpretation = none;  s.display = signed;
     k.interpretation = default 9;
+    m.width = 1;   m.interpretation = none;
+    label : (len, data) {
+        len.width = 1;  len.interpretation = none;
+        data.width = len.value;  data.interpretation = none;
+    }
     flat : (tag, x, d, s, k) { tag.value = 4; }
     pair : (tag, d, x) { tag.value = 6; }
     text : (tag, vfield) { tag.value = 5; }
+    // Byte strings whose lengths a field holds, and one of a constant length, between integers.
+    lab : (tag, x, note : label, d, two : (m, b : label), c) {
+        tag.value = 7;
+        c.width = 3;  c.interpretation = none;
+    }
     section data 1 {
         other : (tag, d, x) { tag.value = 8; }
     }
 ";
 
+/// [`DTD`] with times (docs/format.md §14.4): a record's time is `d` (µs) plus `x` (ns), so
+/// that a scan that reads times (for a seek index) has delta, plain and scaled fields to read.
+fn timed_dtd() -> String {
+    format!("{DTD}\nanalysis.version = 1;\nd.time = us;\nx.time = ns;\n")
+}
+
 /// A trace of mostly fixed records, with every arithmetic interpretation switched on and off
 /// by metadata, widths changed, variable records between them, in the global region and a
 /// section.
 fn fixed_trace(seed: u64, big: bool) -> (Schema, Vec<u8>) {
-    let schema = metatf::dtd::parse_str("scan.dtd", DTD).unwrap().schema;
+    fixed_trace_for(DTD, seed, big)
+}
+
+/// [`fixed_trace`] for the DTD `dtd` ([`DTD`] or [`timed_dtd`]).
+fn fixed_trace_for(dtd: &str, seed: u64, big: bool) -> (Schema, Vec<u8>) {
+    let schema = metatf::dtd::parse_str("scan.dtd", dtd).unwrap().schema;
     let order = if big {
         ByteOrder::Big
     } else {
@@ -293,6 +336,7 @@ fn fixed_trace(seed: u64, big: bool) -> (Schema, Vec<u8>) {
         }
         let f = w.lookup("flat").unwrap();
         let t = w.lookup("text").unwrap();
+        let lab = w.lookup("lab").unwrap();
         let p = Some(w.lookup(if part == 0 { "pair" } else { "other" }).unwrap());
         for i in 0..400u64 {
             let (x, s) = (r.below(200), r.below(100) as i64 - 50);
@@ -304,6 +348,34 @@ fn fixed_trace(seed: u64, big: bool) -> (Schema, Vec<u8>) {
             if r.chance(10) {
                 w.record(t, &[In::Int(2), In::Bytes(b"hi".to_vec())])
                     .unwrap();
+            }
+            if r.chance(3) {
+                let n = r.below(5);
+                let note: Vec<u8> = (0..n).map(|k| b'a' + k as u8).collect();
+                let _ = w.record(
+                    lab,
+                    &[
+                        In::Int(x),
+                        In::Int(n),
+                        In::Bytes(note),
+                        In::Int(50 + i),
+                        In::Int(1),
+                        In::Int(1),
+                        In::Bytes(b"z".to_vec()),
+                        In::Int(r.below(1 << 20)),
+                    ],
+                );
+            }
+            if r.chance(8) {
+                // The width or interpretation of a label's length, of `x` or `d`, of `c`.
+                let slot = [1, 2, 4, 8][r.below(4) as usize];
+                let prop = match r.below(4) {
+                    0 => MetaProperty::Width(1 + r.below(2) as u8),
+                    1 => MetaProperty::Interp(Interp::Default(r.below(4))),
+                    2 => MetaProperty::Interp(Interp::Delta(r.below(50))),
+                    _ => MetaProperty::Interp(Interp::None),
+                };
+                let _ = w.metadata(lab, slot, prop);
             }
             if r.chance(4) {
                 let prop = match r.below(6) {
@@ -329,8 +401,11 @@ fn fixed_trace(seed: u64, big: bool) -> (Schema, Vec<u8>) {
 fn generated_fixed_records_scan_as_they_decode_cut_and_flipped() {
     let mut scanned = 0;
     let mut r = Rng(0x5ca7);
-    for seed in 0..4 {
-        let (schema, bytes) = fixed_trace(seed, seed % 2 == 1);
+    for seed in 0..6 {
+        let (schema, bytes) = match seed {
+            4 | 5 => fixed_trace_for(&timed_dtd(), seed, seed == 5),
+            _ => fixed_trace(seed, seed % 2 == 1),
+        };
         let trace = Trace::from_bytes(bytes.clone()).unwrap();
         scanned += same(&Reader::new(&trace, &schema), "generated");
         let len = bytes.len();

@@ -2,7 +2,7 @@
 
 use super::super::error::{Damage, Problem};
 use super::super::view::RecordView;
-use super::{Records, ScanStop};
+use super::{Records, ScanStop, ScanTimes};
 
 /// One thing found while reading a trace.
 #[derive(Debug)]
@@ -38,6 +38,15 @@ pub trait EventStream {
     fn scan(&mut self, _per_type: &mut [u64], _stop: ScanStop) -> u64 {
         0
     }
+    /// As [`EventStream::scan`], noting the records' times ([`Records::scan_timed`]).
+    fn scan_timed(
+        &mut self,
+        _per_type: &mut [u64],
+        _stop: ScanStop,
+        _times: &mut ScanTimes,
+    ) -> u64 {
+        0
+    }
 }
 
 impl EventStream for Records<'_> {
@@ -52,5 +61,8 @@ impl EventStream for Records<'_> {
     }
     fn scan(&mut self, per_type: &mut [u64], stop: ScanStop) -> u64 {
         Records::scan(self, per_type, stop)
+    }
+    fn scan_timed(&mut self, per_type: &mut [u64], stop: ScanStop, times: &mut ScanTimes) -> u64 {
+        Records::scan_timed(self, per_type, stop, times)
     }
 }

@@ -11,7 +11,7 @@ use super::super::error::{Damage, DamageKind, ProblemKind};
 use super::super::reader::Reader;
 use super::super::value::{ElementRef, FieldValue, Val};
 use super::super::view::MetaChange;
-use super::{Decoder, Mode, PlanState, Stop};
+use super::{plan, Decoder, Mode, PlanState, Stop};
 
 impl Decoder {
     pub(super) fn run_program(&mut self, r: &Reader<'_>, rid: RecordId) -> Result<(), Box<Damage>> {
@@ -29,9 +29,21 @@ impl Decoder {
                 self.fixed_record(r, rid);
                 return Ok(());
             }
+            PlanState::Var => {
+                let avail = self.lim - self.pos;
+                let bytes = r.input.from(self.pos);
+                let plan = &self.plans[rid as usize];
+                if let Some(places) = plan::var_layout(plan, bytes, r.input.order, avail) {
+                    self.var_record(r, rid, &places);
+                    return Ok(());
+                }
+            }
             PlanState::Stale => {
                 self.make_plan(r, rid, base);
-                if self.plans[rid as usize].state == PlanState::Fixed {
+                if matches!(
+                    self.plans[rid as usize].state,
+                    PlanState::Fixed | PlanState::Var
+                ) {
                     return self.run_program(r, rid);
                 }
             }
@@ -336,7 +348,7 @@ impl Decoder {
         };
         match applied {
             Ok(()) => {
-                self.plans[target as usize].state = PlanState::Stale;
+                self.patch_plan(target, field as SlotId, r);
                 self.meta = Some(MetaChange {
                     record: target,
                     slot: field as SlotId,

@@ -9,11 +9,23 @@
 // scope starts); any other record type, and any record too short for its plan, takes the general
 // path, which reports exactly where it fails. Both paths share the interpretations' arithmetic
 // (`layout/arith.rs`), so they cannot disagree on a value.
+//
+// Design: a record type whose only other fields are byte strings of a constant length or of
+// the length an earlier plain field of the same record holds (`label : (len, data)` with
+// `data.width = len.value`, the shape of the paper's labels and names) is laid out by its
+// plan too (`PlanState::Var`): its fields fall in segments, each a run of integers at known
+// places ended by a byte string, and the place of each segment is found by one pass over the
+// strings that reads only their length fields (`var_layout`); a record that does not fit where
+// it stands goes to the general path, which reports where it fails. At most `MAX_STRINGS`
+// strings (more stay with the walker), so the places live on the stack. Nothing in a byte string can be invalid but its length, so
+// `Records::scan` steps over these records too. A length field must be read as it lies
+// (`none`, unsigned, or a `default`): one with a state (`delta`) would be advanced by the pass
+// that only measures the record, so such a type stays with the walker.
 
 use crate::container::ByteOrder;
-use crate::dtd::{Display, Interp, RecordId, SlotId};
+use crate::dtd::{Display, Expr, Interp, RecordId, SlotId};
 use crate::layout::arith as interp;
-use crate::layout::Op;
+use crate::layout::{Op, SlotState};
 
 use super::super::reader::Reader;
 use super::super::value::{FieldValue, Val};
@@ -33,8 +45,11 @@ fn load8(bytes: &[u8], at: usize) -> u64 {
 pub(super) struct FixedField {
     pub(super) slot: SlotId,
     pub(super) width: u8,
-    /// Offset of its bytes from the end of the tag.
+    /// Offset of its bytes from the start of its segment (in a `Fixed` plan, from the end of
+    /// the tag).
     pub(super) at: u32,
+    /// Its segment (0 in a `Fixed` plan): the byte strings before it.
+    pub(super) seg: u8,
     /// Index of its state in the scope's slots (`delta` and `stride` advance it).
     pub(super) state: u32,
     pub(super) kind: FixedKind,
@@ -49,6 +64,45 @@ pub(super) enum FixedKind {
     Const(u64),
     /// Anything else: through `layout::arith::decode` with the slot's state.
     Interp { signed: bool },
+    /// A byte string (only in a [`PlanState::Var`] plan; its length is that of its part).
+    Bytes,
+}
+
+/// The length of a byte string of a [`PlanState::Var`] plan.
+#[derive(Debug, Clone, Copy)]
+pub(super) enum BytesLen {
+    /// Always this many bytes.
+    Const(u64),
+    /// The value of the plan's field of this index, an earlier `Plain` or `Const` field.
+    Field(u32),
+}
+
+/// Most byte strings of a record type laid out by a [`PlanState::Var`] plan.
+pub(super) const MAX_STRINGS: usize = 4;
+
+/// One byte string of a [`PlanState::Var`] plan: it ends a segment.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct VarPart {
+    /// Bytes of the segment's integers, before the string.
+    pub(super) fixed: u64,
+    /// The string's length.
+    pub(super) len: BytesLen,
+}
+
+/// Where the segments of a record of a [`PlanState::Var`] plan start after its tag, and its
+/// length after its tag.
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Places {
+    pub(super) starts: [u64; MAX_STRINGS + 1],
+    pub(super) len: u64,
+}
+
+impl Places {
+    /// Where `f` starts after the tag.
+    #[inline(always)]
+    pub(super) fn of(&self, f: &FixedField) -> u64 {
+        self.starts[f.seg as usize] + f.at as u64
+    }
 }
 
 #[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
@@ -60,17 +114,137 @@ pub(super) enum PlanState {
     Walk,
     /// Decoded from `fields`.
     Fixed,
+    /// Decoded from `fields`, which hold byte strings: each field's place is found by
+    /// [`var_layout`] first.
+    Var,
 }
 
 /// How a record type is decoded under the current metadata (see the design note above).
 #[derive(Debug, Default)]
 pub(super) struct DecodePlan {
     pub(super) state: PlanState,
-    /// Bytes after the tag.
+    /// Bytes after the tag (for a `Var` plan, those of its last segment).
     pub(super) len: u64,
     pub(super) fields: Vec<FixedField>,
     /// The fields whose state advances (`delta`, `stride`): what [`Records::scan`] reads.
     pub(super) advance: Vec<FixedField>,
+    /// The byte strings of a `Var` plan, in order.
+    pub(super) parts: Vec<VarPart>,
+    /// Which making of a plan this is, unique within a process (0: never made): what a
+    /// [`super::ScanTimes`] resolved against this plan stays true for.
+    pub(super) made: u64,
+}
+
+/// The plans made so far in this process (each plan's [`DecodePlan::made`]).
+static PLANS_MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+/// A number for a plan made or changed (never 0).
+fn next_made() -> u64 {
+    PLANS_MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1
+}
+
+/// The places of a record of the [`PlanState::Var`] plan `plan` from `bytes` (its bytes after
+/// its tag); `None` if its fields do not fit in `avail` bytes (the general path then says where
+/// it fails). Only the length fields are read.
+#[inline(always)]
+pub(super) fn var_layout(
+    plan: &DecodePlan,
+    bytes: &[u8],
+    order: ByteOrder,
+    avail: u64,
+) -> Option<Places> {
+    let mut starts = [0u64; MAX_STRINGS + 1];
+    let mut off = 0u64;
+    for (k, p) in plan.parts.iter().enumerate() {
+        off = off.checked_add(p.fixed)?;
+        if off > avail {
+            return None;
+        }
+        let n = match p.len {
+            BytesLen::Const(c) => c,
+            BytesLen::Field(j) => {
+                let src = plan.fields.get(j as usize)?;
+                match src.kind {
+                    FixedKind::Const(v) => v,
+                    _ => {
+                        // An earlier field, found to fit: its bytes are there.
+                        let from = starts[src.seg as usize] + src.at as u64;
+                        order.read_uint(bytes.get(from as usize..)?, src.width as usize)
+                    }
+                }
+            }
+        };
+        off = off.checked_add(n)?;
+        if off > avail {
+            return None;
+        }
+        *starts.get_mut(k + 1)? = off;
+    }
+    off = off.checked_add(plan.len)?;
+    (off <= avail).then_some(Places { starts, len: off })
+}
+
+/// How a field of `def` in state `st` is decoded by a plan, and whether its state advances
+/// (`delta`, `stride`); `None` if it cannot be (it takes the general path).
+#[inline]
+fn fixed_kind(def: &crate::dtd::Slot, st: &SlotState) -> Option<(FixedKind, bool)> {
+    let arithmetic = matches!(
+        st.interp,
+        Interp::None
+            | Interp::Default(_)
+            | Interp::BaseOffset(_)
+            | Interp::Delta(_)
+            | Interp::Stride { .. }
+    );
+    if !arithmetic || st.liveset != 0 || def.fixed.is_some() {
+        return None;
+    }
+    let signed = def.display == Display::Signed;
+    let kind = match st.interp {
+        Interp::None if !signed => FixedKind::Plain,
+        Interp::Default(v) => FixedKind::Const(v),
+        _ => FixedKind::Interp { signed },
+    };
+    let advances = matches!(st.interp, Interp::Delta(_) | Interp::Stride { .. });
+    Some((kind, advances))
+}
+
+/// After a metadata record changed field `slot` (declared as `def`) of the record type whose
+/// plan is `plan`, with `slots` the scope's states: a plan in which only the value of a
+/// `default` changed, or only a state (a `delta`'s or `stride`'s start), is patched in place;
+/// any other change makes it stale (made again when the type next occurs).
+pub(super) fn patch_plan(
+    plan: &mut DecodePlan,
+    slots: &[SlotState],
+    def: &crate::dtd::Slot,
+    slot: SlotId,
+) {
+    if !matches!(plan.state, PlanState::Fixed | PlanState::Var) {
+        plan.state = PlanState::Stale;
+        return;
+    }
+    let Some(f) = plan.fields.iter_mut().find(|f| f.slot == slot) else {
+        plan.state = PlanState::Stale;
+        return;
+    };
+    let st = &slots[f.state as usize];
+    let same = match (fixed_kind(def, st), f.kind) {
+        (Some((FixedKind::Const(v), false)), FixedKind::Const(_)) if st.width == f.width => {
+            f.kind = FixedKind::Const(v);
+            // What was read of the plan (a scan's times) is read again.
+            plan.made = next_made();
+            true
+        }
+        (Some((FixedKind::Plain, false)), FixedKind::Plain) => st.width == f.width,
+        (Some((FixedKind::Interp { signed }, advances)), FixedKind::Interp { signed: was }) => {
+            let advanced = plan.advance.iter().any(|a| a.state == f.state);
+            signed == was && advances == advanced && st.width == f.width
+        }
+        _ => false,
+    };
+    if !same {
+        plan.state = PlanState::Stale;
+    }
 }
 
 impl Decoder {
@@ -84,44 +258,89 @@ impl Decoder {
         let plan = &mut self.plans[rid as usize];
         plan.fields.clear();
         plan.advance.clear();
+        plan.parts.clear();
         plan.len = 0;
         plan.state = PlanState::Walk;
+        // The segment being laid out, and its bytes so far.
+        let mut seg = 0u8;
         for op in &prog.ops {
-            let Op::Int(slot) = *op else {
-                return;
+            let slot = match op {
+                Op::Int(slot) => *slot,
+                Op::Bytes(slot, width) => {
+                    if plan.parts.len() == MAX_STRINGS {
+                        return;
+                    }
+                    let len = match width {
+                        Expr::Const(c) => BytesLen::Const(*c),
+                        Expr::Value(s) => {
+                            // The most recent value of an earlier field of this record, read as
+                            // it lies.
+                            let Some(j) = plan.fields.iter().rposition(|f| f.slot == *s) else {
+                                return;
+                            };
+                            if !matches!(
+                                plan.fields[j].kind,
+                                FixedKind::Plain | FixedKind::Const(_)
+                            ) {
+                                return;
+                            }
+                            BytesLen::Field(j as u32)
+                        }
+                        _ => return,
+                    };
+                    plan.parts.push(VarPart {
+                        fixed: plan.len,
+                        len,
+                    });
+                    plan.fields.push(FixedField {
+                        slot: *slot,
+                        width: 0,
+                        at: plan.len as u32,
+                        seg,
+                        state: 0,
+                        kind: FixedKind::Bytes,
+                    });
+                    seg += 1;
+                    plan.len = 0;
+                    continue;
+                }
+                _ => return,
             };
             let def = &rt.slots[slot as usize];
             let st = &scope.slots[base + slot as usize];
-            let arithmetic = matches!(
-                st.interp,
-                Interp::None
-                    | Interp::Default(_)
-                    | Interp::BaseOffset(_)
-                    | Interp::Delta(_)
-                    | Interp::Stride { .. }
-            );
-            if !arithmetic || st.liveset != 0 || def.fixed.is_some() {
+            let Some((kind, advances)) = fixed_kind(def, st) else {
                 return;
-            }
-            let signed = def.display == Display::Signed;
+            };
             let field = FixedField {
                 slot,
                 width: st.width,
                 at: plan.len as u32,
+                seg,
                 state: (base + slot as usize) as u32,
-                kind: match st.interp {
-                    Interp::None if !signed => FixedKind::Plain,
-                    Interp::Default(v) => FixedKind::Const(v),
-                    _ => FixedKind::Interp { signed },
-                },
+                kind,
             };
             plan.fields.push(field);
-            if matches!(st.interp, Interp::Delta(_) | Interp::Stride { .. }) {
+            if advances {
                 plan.advance.push(field);
             }
             plan.len += st.width as u64;
         }
-        plan.state = PlanState::Fixed;
+        plan.made = next_made();
+        plan.state = if seg > 0 {
+            PlanState::Var
+        } else {
+            PlanState::Fixed
+        };
+    }
+
+    /// After a metadata record changed field `slot` of record type `rid`: see [`patch_plan`].
+    pub(super) fn patch_plan(&mut self, rid: RecordId, slot: SlotId, r: &Reader<'_>) {
+        let plan = &mut self.plans[rid as usize];
+        let def = r.schema.record(rid).slots.get(slot as usize);
+        match (self.scope.as_ref(), def) {
+            (Some(scope), Some(def)) => patch_plan(plan, &scope.slots, def, slot),
+            _ => plan.state = PlanState::Stale,
+        }
     }
 
     /// Decode a record of type `rid` by its fixed plan; its length has been checked.
@@ -170,7 +389,8 @@ impl Decoder {
                 order.read_uint(&bytes[f.at as usize..], f.width as usize)
             };
             let number = match f.kind {
-                FixedKind::Plain | FixedKind::Const(_) => raw,
+                // No byte string in a `Fixed` plan.
+                FixedKind::Plain | FixedKind::Const(_) | FixedKind::Bytes => raw,
                 FixedKind::Interp { signed } => {
                     interp::decode(&mut slots[f.state as usize], raw, signed).number(raw)
                 }
@@ -184,5 +404,58 @@ impl Decoder {
             });
         }
         self.pos += plan.len;
+    }
+
+    /// Decode a record of type `rid` by its `Var` plan, at `places`.
+    #[inline]
+    pub(super) fn var_record(&mut self, r: &Reader<'_>, rid: RecordId, places: &Places) {
+        let input = &r.input;
+        let plan = &self.plans[rid as usize];
+        let slots = &mut self.scope.as_mut().expect("open scope").slots;
+        let start = self.pos;
+        let bytes = input.from(start);
+        let order = input.order;
+        if !self.keep_values {
+            // Only the fields whose state advances (`delta`, `stride`) are read.
+            for f in &plan.advance {
+                if let FixedKind::Interp { signed } = f.kind {
+                    let from = places.of(f) as usize;
+                    let raw = order.read_uint(&bytes[from..], f.width as usize);
+                    interp::decode(&mut slots[f.state as usize], raw, signed);
+                }
+            }
+            self.pos += places.len;
+            return;
+        }
+        self.values.reserve(plan.fields.len());
+        for f in &plan.fields {
+            let from = places.of(f);
+            let offset = start + from;
+            let (width, raw, value) = match f.kind {
+                FixedKind::Const(v) => (0, 0, Val::Int(v)),
+                FixedKind::Bytes => {
+                    let len = places.starts[f.seg as usize + 1] - from;
+                    (len as u32, 0, Val::Bytes { offset, len })
+                }
+                FixedKind::Plain => {
+                    let raw = order.read_uint(&bytes[from as usize..], f.width as usize);
+                    (f.width as u32, raw, Val::Int(raw))
+                }
+                FixedKind::Interp { signed } => {
+                    let raw = order.read_uint(&bytes[from as usize..], f.width as usize);
+                    let number =
+                        interp::decode(&mut slots[f.state as usize], raw, signed).number(raw);
+                    (f.width as u32, raw, Val::Int(number))
+                }
+            };
+            self.values.push(FieldValue {
+                slot: f.slot,
+                offset,
+                width,
+                raw,
+                value,
+            });
+        }
+        self.pos += places.len;
     }
 }

@@ -1,16 +1,20 @@
 //! [`Records::scan`]: validating only, records counted without events.
 
 // Design: a record whose type has a fixed plan under the current metadata (integers with an
-// arithmetic interpretation, no repeat, byte string, reference, live set or fixed value) can be
+// arithmetic interpretation, no repeat, reference, live set or fixed value; byte strings only
+// of a constant length or one an earlier plain field holds, `plan.rs`) can be
 // invalid in one way only: it can be cut short by the end of its region. Everything else about
 // it — its tag, its type, its length — is known once its tag is read. So a caller that only
 // counts records and reports problems (`mtf check` without the semantic pass, the index
-// builder of a DTD without times) can step over such records in a tight loop: read the tag,
+// builder, `ScanTimes` below for its times) can step over such records in a tight loop: read the tag,
 // look the type up, check that the plan's length fits in the region, advance the state that
 // later records or a checkpoint can see (`delta` and `stride` previous values: the same
 // `layout::arith::decode` as every other path), count. Anything else stops the scan *before*
 // the record, and `Records::next` decodes it on the general path with its exact problems,
-// damage and positions: a metadata or section record, a type without a fixed plan or whose
+// damage and positions: a section record, a metadata record but one that changes a width or
+// an arithmetic interpretation and is applied without a problem (applied here by the same
+// `ScopeState::apply`, its target's plan patched as `next` patches it; the tables pre-pass,
+// which looks for metadata records, stops before every one), a type without a fixed plan or whose
 // plan is stale (`next` makes it), a record too long for what is left of its region, the first
 // record of a region (§2.3: a section's region must open with its section record), the end of
 // the region. Nothing observable differs from decoding with `next`: the record count, the
@@ -20,9 +24,12 @@
 // made) is not state (see `decode/checkpoint.rs`). The live sets are not touched by a fixed
 // record; they are compacted by the next record that uses them, as before.
 
-use super::{Decoder, PlanState, Records, RELEASE_EVERY};
+use super::plan::{patch_plan, var_layout, DecodePlan, FixedKind, MAX_STRINGS};
+use super::{Decoder, Mode, PlanState, Records, RELEASE_EVERY};
 use crate::decode::Reader;
+use crate::dtd::{Interp, SlotId};
 use crate::layout::arith as interp;
+use crate::layout::{MetaProperty, ScopeState, TagTable};
 
 /// Where [`Records::scan`] stops at the latest: before the record of index `records`, or
 /// before a record that starts at or after byte `offset`.
@@ -48,9 +55,200 @@ impl Default for ScanStop {
     }
 }
 
+/// The declared times (docs/format.md §14.4) of the records a [`Records::scan_timed`] steps
+/// over, for the seek index, whose checkpoints note the latest time before them (§15): per
+/// record type the time fields a scan reads, and the largest time seen.
+// Design: a seek index of a DTD with times needs each record's time, which a scan that only
+// advanced states did not read, so verifying or building such an index decoded every record
+// through events (5x the time of `check` on the shapes of issue 28). The scan now reads the
+// time fields of the records it steps over itself, from the same plan and states as the
+// general path (a `delta` or `stride` time is the state it leaves); what it cannot read the
+// same way (a time field that is the tag or a byte string, or guarded, §14.1) is a type it
+// stops before.
+#[derive(Debug, Clone, Default)]
+pub struct ScanTimes {
+    per_type: Vec<TypeTimes>,
+    latest: Option<u64>,
+}
+
+/// The time fields of a record type and the scale of each to the DTD's unit.
+pub type TimeFields = Box<[(SlotId, u64)]>;
+
+/// Most time fields of a record type a scan reads.
+const MAX_TIME_FIELDS: usize = 4;
+
+/// What a scan reads of the time of one record type.
+#[derive(Debug, Clone)]
+enum TypeTimes {
+    /// Its records have no time.
+    None,
+    /// The scan stops before its records.
+    Stop,
+    /// Its time fields and their scales, and how they are read in the plan they were last
+    /// found in (`made`, 0 for none).
+    Fields {
+        list: TimeFields,
+        made: u64,
+        n: u8,
+        fields: [TimeField; MAX_TIME_FIELDS],
+    },
+}
+
+/// One time field of a record type, as its plan has it.
+#[derive(Debug, Clone, Copy, Default)]
+struct TimeField {
+    how: How,
+    width: u8,
+    seg: u8,
+    at: u32,
+    state: u32,
+    scale: u64,
+}
+
+/// How a [`TimeField`]'s value is read.
+#[derive(Debug, Clone, Copy, Default)]
+enum How {
+    /// A `default`: always this.
+    #[default]
+    Zero,
+    Const(u64),
+    /// As it lies.
+    Plain,
+    /// The state the scan advanced (`delta`, `stride`).
+    State,
+    /// Decoded from its state, changing nothing (`baseOffset`, signed `none`).
+    Decode {
+        signed: bool,
+    },
+}
+
+impl ScanTimes {
+    /// Per record type (by id), the time fields whose values, each times its scale, add up to
+    /// the record's time (none: the record has no time), or `None` for a type whose records a
+    /// scan must stop before.
+    pub fn new(per_type: Vec<Option<TimeFields>>) -> ScanTimes {
+        let per_type = per_type
+            .into_iter()
+            .map(|t| match t {
+                Some(list) if list.is_empty() => TypeTimes::None,
+                Some(list) if list.len() <= MAX_TIME_FIELDS => TypeTimes::Fields {
+                    list,
+                    made: 0,
+                    n: 0,
+                    fields: [TimeField::default(); MAX_TIME_FIELDS],
+                },
+                _ => TypeTimes::Stop,
+            })
+            .collect();
+        ScanTimes {
+            per_type,
+            latest: None,
+        }
+    }
+
+    /// A record's time, seen by the caller: the latest time is the largest.
+    #[inline]
+    pub fn note(&mut self, t: u64) {
+        self.latest = Some(self.latest.map_or(t, |m| m.max(t)));
+    }
+
+    /// The largest time seen, if any.
+    pub fn latest(&self) -> Option<u64> {
+        self.latest
+    }
+}
+
+/// How the time fields `list` are read in `plan` (into `fields`): `false` if one is not an
+/// integer of the plan (the scan then stops before the record, whose time the general path
+/// takes).
+#[cold]
+fn find_time_fields(
+    list: &[(SlotId, u64)],
+    plan: &DecodePlan,
+    fields: &mut [TimeField; MAX_TIME_FIELDS],
+) -> bool {
+    for (k, &(slot, scale)) in list.iter().enumerate() {
+        let Some(f) = plan.fields.iter().find(|f| f.slot == slot) else {
+            return false;
+        };
+        let how = match f.kind {
+            FixedKind::Bytes => return false,
+            FixedKind::Const(v) => How::Const(v),
+            FixedKind::Plain => How::Plain,
+            FixedKind::Interp { .. } if plan.advance.iter().any(|a| a.state == f.state) => {
+                How::State
+            }
+            FixedKind::Interp { signed } => How::Decode { signed },
+        };
+        fields[k] = TimeField {
+            how,
+            width: f.width,
+            seg: f.seg,
+            at: f.at,
+            state: f.state,
+            scale,
+        };
+    }
+    true
+}
+
+/// The time of a record stepped over (its states advanced) whose fields start at `here`
+/// (segments at `starts`), from its time `fields`: the sum of each value times its scale, as
+/// `mtf check` counts it.
+#[inline(always)]
+fn record_time(
+    fields: &[TimeField],
+    here: &[u8],
+    starts: &[u64; MAX_STRINGS + 1],
+    order: crate::container::ByteOrder,
+    slots: &mut [crate::layout::SlotState],
+) -> u64 {
+    let mut total = 0u64;
+    for f in fields {
+        let v = match f.how {
+            How::Zero => 0,
+            How::Const(v) => v,
+            How::State => slots[f.state as usize].prev,
+            How::Plain | How::Decode { .. } => {
+                let from = (starts[f.seg as usize & MAX_STRINGS] + f.at as u64) as usize;
+                let raw = order.read_uint(&here[from..], f.width as usize);
+                match f.how {
+                    How::Decode { signed } => {
+                        interp::decode(&mut slots[f.state as usize], raw, signed).number(raw)
+                    }
+                    _ => raw,
+                }
+            }
+        };
+        total = total.wrapping_add(v.wrapping_mul(f.scale));
+    }
+    total
+}
+
 impl Decoder {
-    /// As [`Records::scan`].
-    pub fn scan(&mut self, r: &Reader<'_>, per_type: &mut [u64], stop: ScanStop) -> u64 {
+    /// As [`Records::scan`], and with `times`, [`Records::scan_timed`].
+    pub fn scan(
+        &mut self,
+        r: &Reader<'_>,
+        per_type: &mut [u64],
+        stop: ScanStop,
+        times: Option<&mut ScanTimes>,
+    ) -> u64 {
+        // Two loops: the one without times carries nothing of theirs.
+        match times {
+            None => self.scan_loop::<false>(r, per_type, stop, None),
+            Some(t) => self.scan_loop::<true>(r, per_type, stop, Some(t)),
+        }
+    }
+
+    #[inline(always)]
+    fn scan_loop<const TIMED: bool>(
+        &mut self,
+        r: &Reader<'_>,
+        per_type: &mut [u64],
+        stop: ScanStop,
+        mut times: Option<&mut ScanTimes>,
+    ) -> u64 {
         // A count per record type is needed; without room for one, nothing is stepped over.
         if per_type.len() < self.plans.len() {
             return 0;
@@ -68,8 +266,9 @@ impl Decoder {
         let (bytes, base) = input.bytes.parts();
         let order = input.order;
         let tw = r.wire.tag as u64;
-        let slots = &mut scope.slots;
-        let plans = &self.plans;
+        let plans = &mut self.plans;
+        // Metadata records are applied here too, except in the pre-pass that looks for them.
+        let meta = (self.mode != Mode::Prepass).then_some(r.wire.metadata);
         // The scan ends before `limit` (the region's end, or `stop.offset` before it) and
         // before record `most`.
         // A window of a stream ends the scan at its end as well: `next` then stops or refills.
@@ -83,6 +282,13 @@ impl Decoder {
         };
         let start_count = self.count;
         let (mut pos, mut count) = (self.pos, self.count);
+        // The times: what is read of each type's, and the largest so far (`seen`: any).
+        let latest = times.as_deref().and_then(|t| t.latest);
+        let (mut seen, mut max) = (latest.is_some(), latest.unwrap_or(0));
+        let clock: &mut [TypeTimes] = match times.as_deref_mut() {
+            Some(t) if TIMED => &mut t.per_type,
+            _ => &mut [],
+        };
         while pos < limit && count < most {
             // The tag must fit, and name a type with a fixed plan that fits in the region.
             let tag = match tw {
@@ -91,19 +297,77 @@ impl Decoder {
                 _ => order.read_uint(&bytes[(pos - base) as usize..], tw as usize),
             };
             let Some(rid) = tags.get(tag) else { break };
-            let plan = &plans[rid as usize];
             let fields = pos + tw;
-            if plan.state != PlanState::Fixed || plan.len > end - fields {
-                break;
+            let slots = &mut scope.slots;
+            if Some(rid) == meta {
+                let here = &bytes[(fields - base) as usize..];
+                let Some(len) = metadata(r, scope, plans, tags, here, end - fields) else {
+                    break;
+                };
+                pos = fields + len;
+                count += 1;
+                per_type[rid as usize] += 1;
+                continue;
             }
-            for f in &plan.advance {
-                if let super::plan::FixedKind::Interp { signed } = f.kind {
-                    let at = (fields + f.at as u64 - base) as usize;
-                    let raw = order.read_uint(&bytes[at..], f.width as usize);
-                    interp::decode(&mut slots[f.state as usize], raw, signed);
+            let plan = &plans[rid as usize];
+            // The time fields of the record, found in its plan, if its time is taken.
+            let mut timed: &[TimeField] = &[];
+            if TIMED {
+                match clock.get_mut(rid as usize) {
+                    Some(TypeTimes::None) => {}
+                    Some(TypeTimes::Fields {
+                        list,
+                        made,
+                        n,
+                        fields,
+                    }) => {
+                        if *made != plan.made {
+                            if !find_time_fields(list, plan, fields) {
+                                break;
+                            }
+                            *made = plan.made;
+                            *n = list.len() as u8;
+                        }
+                        timed = &fields[..*n as usize];
+                    }
+                    _ => break,
                 }
             }
-            pos = fields + plan.len;
+            let mut starts = [0u64; MAX_STRINGS + 1];
+            let len = match plan.state {
+                PlanState::Fixed if plan.len <= end - fields => {
+                    for f in &plan.advance {
+                        if let FixedKind::Interp { signed } = f.kind {
+                            let at = (fields + f.at as u64 - base) as usize;
+                            let raw = order.read_uint(&bytes[at..], f.width as usize);
+                            interp::decode(&mut slots[f.state as usize], raw, signed);
+                        }
+                    }
+                    plan.len
+                }
+                PlanState::Var => {
+                    let here = &bytes[(fields - base) as usize..];
+                    let Some(places) = var_layout(plan, here, order, end - fields) else {
+                        break;
+                    };
+                    for f in &plan.advance {
+                        if let FixedKind::Interp { signed } = f.kind {
+                            let at = places.of(f) as usize;
+                            let raw = order.read_uint(&here[at..], f.width as usize);
+                            interp::decode(&mut slots[f.state as usize], raw, signed);
+                        }
+                    }
+                    starts = places.starts;
+                    places.len
+                }
+                _ => break,
+            };
+            if TIMED && !timed.is_empty() {
+                let here = &bytes[(fields - base) as usize..];
+                max = max.max(record_time(timed, here, &starts, order, slots));
+                seen = true;
+            }
+            pos = fields + len;
             count += 1;
             per_type[rid as usize] += 1;
             if pos >= release_at {
@@ -113,6 +377,9 @@ impl Decoder {
                     t.release_before(pos - RELEASE_EVERY);
                 }
             }
+        }
+        if let (true, true, Some(t)) = (TIMED, seen, times) {
+            t.latest = Some(max);
         }
         self.pos = pos;
         self.count = count;
@@ -125,11 +392,74 @@ impl Decoder {
     }
 }
 
+/// A metadata record whose fields (after its tag) are `bytes`, with `avail` bytes left in its
+/// region: applied to `scope` and its target's plan patched (as `Decoder::decode_metadata` and
+/// `Decoder::patch_plan` do), its length after its tag returned, if the general path would
+/// apply it without a problem or damage and it changes a width or an arithmetic
+/// interpretation. Anything else is `None`, with nothing changed: the scan stops before it.
+#[inline(never)]
+fn metadata(
+    r: &Reader<'_>,
+    scope: &mut ScopeState,
+    plans: &mut [DecodePlan],
+    tags: &TagTable,
+    bytes: &[u8],
+    avail: u64,
+) -> Option<u64> {
+    let [rw, fw, pw] = r.wire.meta_fields.map(|w| w as u64);
+    let order = r.input.order;
+    let head = rw + fw + pw;
+    if head > avail {
+        return None;
+    }
+    let target_tag = order.read_uint(bytes, rw as usize);
+    let field = order.read_uint(bytes.get(rw as usize..)?, fw as usize);
+    let code = order.read_uint(bytes.get((rw + fw) as usize..)?, pw as usize);
+    let code = u8::try_from(code).ok()?;
+    let nwords = MetaProperty::words_for_code(code, r.input.live)?;
+    let word = r.input.class.word_size();
+    let len = head + (nwords * word) as u64;
+    if len > avail {
+        return None;
+    }
+    let mut words = [0u64; 2];
+    for (k, w) in words.iter_mut().take(nwords).enumerate() {
+        *w = order.read_uint(bytes.get((head as usize + k * word)..)?, word);
+    }
+    let target = tags.get(target_tag)?;
+    let prop = MetaProperty::from_code(code, words, 8 * word as u32).ok()?;
+    let arithmetic = match prop {
+        MetaProperty::Width(_) => true,
+        MetaProperty::Interp(i) => matches!(
+            i,
+            Interp::None
+                | Interp::Default(_)
+                | Interp::BaseOffset(_)
+                | Interp::Delta(_)
+                | Interp::Stride { .. }
+        ),
+        MetaProperty::LiveSet(_) => false,
+    };
+    let slot = SlotId::try_from(field).ok()?;
+    if !arithmetic {
+        return None;
+    }
+    // Everything looked up before the change: after it, the record is taken.
+    let def = r.schema.record(target).slots.get(slot as usize)?;
+    let plan = plans.get_mut(target as usize)?;
+    // Refused (a problem of the general path) without a change.
+    scope.apply(r.schema, target, slot, prop).ok()?;
+    patch_plan(plan, &scope.slots, def, slot);
+    Some(len)
+}
+
 impl Records<'_> {
     /// Validate only, without events: step over the records from here that cannot be invalid
-    /// but for their length — those whose layout is fixed under the current metadata — each
-    /// checked to fit in its region and counted in `per_type` (indexed by record id), until a
-    /// record that needs the general decoder, the end of the region, or `stop`. Returns how
+    /// but for their length — those whose layout is fixed under the current metadata, and
+    /// metadata records that change a width or an arithmetic interpretation without a problem
+    /// (except in the tables pre-pass) — each checked to fit in its region and counted in
+    /// `per_type` (indexed by record id), until a record that needs the general decoder, the end
+    /// of the region, or `stop`. Returns how
     /// many records were stepped over; [`Records::next`] then goes on with the record the scan
     /// stopped before, exactly as if it had yielded every scanned record itself: record
     /// indices, byte offsets, problems, damage, [`Records::checkpoint`] and the pages released
@@ -156,7 +486,18 @@ impl Records<'_> {
     ///
     /// If `per_type` is shorter than the schema's record types, nothing is stepped over (0).
     pub fn scan(&mut self, per_type: &mut [u64], stop: ScanStop) -> u64 {
-        self.d.scan(self.reader, per_type, stop)
+        self.d.scan(self.reader, per_type, stop, None)
+    }
+
+    /// As [`Records::scan`], noting in `times` the time of each record stepped over; a record
+    /// type whose time it cannot read is one it stops before (see [`ScanTimes`]).
+    pub fn scan_timed(
+        &mut self,
+        per_type: &mut [u64],
+        stop: ScanStop,
+        times: &mut ScanTimes,
+    ) -> u64 {
+        self.d.scan(self.reader, per_type, stop, Some(times))
     }
 
     /// The byte offset of the next record (or of the end of the region the decode is in).
