@@ -356,3 +356,21 @@ fn flame_graphs_at_a_moment_and_at_the_peak_resume_on_traces_with_stacks() {
         );
     }
 }
+
+#[test]
+fn a_moment_before_the_second_time_or_past_the_end_is_answered_and_named() {
+    let dir = tempdir();
+    let t = dir.path().join("android-timed.mtf");
+    std::fs::copy(root().join("traces/android-timed.mtf"), &t).unwrap();
+    let o = mtf(&["index", t.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    // At time 0 the pass stops at the first record, having seen one time: a moment, not a
+    // trace without a clock.
+    let out = same(&t, &["stats", "--at", "t0"]);
+    assert!(out.contains("nothing live"), "{out}");
+    // Past the last record: the live state at the end, and a note naming the option given.
+    let o = mtf(&["stats", "--at", "99999999", t.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let err = text(&o.stderr);
+    assert!(err.contains("no data record at or after --at"), "{err}");
+}
