@@ -150,7 +150,14 @@ if bad:
              ", ".join("%s %s / %s" % (k, theirs[k], hand[k]) for k in bad))
 print("heap figures equal (stats, hand-written): " +
       " ".join("%s=%s" % (k, hand[k]) for k in theirs))
+# The heap events of the trace (allocations, frees and moves of every namespace), for the
+# events/s of the analysis, and the blocks alive at the peak, for its bytes per live block.
+spaces = json.load(open(sys.argv[2]))["namespaces"]
+with open(sys.argv[1] + ".events", "w") as out:
+    print(sum(s["allocations"] + s["frees"] + s.get("moves", 0) for s in spaces),
+          sum(s["peak"]["blocks"] for s in spaces), file=out)
 PY
+  read -r events peak_blocks <"$W/heap.txt.events"
   set --
   while IFS='|' read -r name cmd; do
     set -- "$@" -n "$name" "$cmd"
@@ -176,11 +183,22 @@ EOF
   row "stats -j 1 / -j 2 --index (speed-up)" stats stats_j2 ">= 1.7"
   row "check -j 1 / -j 2 --index (speed-up)" semantic semantic_j2 ">= 1.7"
   row "check (semantic pass too) / --no-semantic" semantic check ""
+  # Issue 28 item 2: at least 20 M heap events/s per core (one thread here).
+  echo "heap events/s ($events events): stats $(rate "$events" "$(t stats)")," \
+    "semantic check $(rate "$events" "$(t semantic)")," \
+    "hand-written $(rate "$events" "$(t heap)")   goal >= 20 M/s"
   echo "peak RSS of check --no-semantic: $(rss "$M" check -q --no-semantic "$f") KiB"
   echo "peak RSS of check (semantic): $(rss "$M" check -q -j 1 "$f") KiB;" \
     "-j 2: $(rss "$M" check -q -j 2 --index "$idx" "$f") KiB"
-  echo "peak RSS of stats: $(rss "$M" stats -j 1 "$f") KiB;" \
+  rss_stats=$(rss "$M" stats -j 1 "$f")
+  rss_check=$(rss "$M" check -q --no-semantic -j 1 "$f")
+  echo "peak RSS of stats: $rss_stats KiB;" \
     "-j 2: $(rss "$M" stats -j 2 --index "$idx" "$f") KiB"
+  # What the analysis adds to the decoder's memory, per block alive at the peak (indicative:
+  # RSS counts pages, and the figures' own tables are in it).
+  echo "stats' memory over check --no-semantic's per block alive at the peak ($peak_blocks):" \
+    "$(python3 -c "import sys; print('%.0f bytes' % ((int(sys.argv[1]) - int(sys.argv[2])) * 1024 / max(1, int(sys.argv[3]))))" \
+      "$rss_stats" "$rss_check" "$peak_blocks")"
   echo "peak RSS of the hand-written heap analysis: $(rss "$HH" "$f") KiB"
   # The same trace through a pipe and as a zstd file (spooled to TMPDIR, issue 19 item 5).
   rss=$(cat "$f" | /usr/bin/time -f %M "$M" check -q --no-semantic --dtd "$W/$dtd" - 2>&1 >/dev/null | tail -1)

@@ -6,7 +6,8 @@
 # against `mtf flamegraph --folded` of the imported trace (the import once, apart, as it is done
 # once for every later question), and `mtf import` plus that (heaptrack_print with its text
 # report off: only the figures and the folded stacks), and measures the peak RSS of each
-# with /usr/bin/time. One table at the end: time and memory of mtf / heaptrack_print.
+# with /usr/bin/time; then `mtf stats` (its whole report) against heaptrack_print's whole
+# report, time and peak RSS. One table at the end: time and memory of mtf / heaptrack_print.
 #
 # Usage: benches/stacks.sh [WORKDIR] [RECORDING.zst…]
 #   WORKDIR (default /tmp/mtf-stacks) receives the imported traces (never committed).
@@ -61,6 +62,8 @@ for rec in "$@"; do
     -n heaptrack_print "heaptrack_print --print-peaks=0 --print-allocators=0 --print-temporary=0 -F /dev/null --flamegraph-cost-type $COST $rec" \
     -n mtf "$M flamegraph --folded --cost $COST $t -o /dev/null" \
     -n mtf-import "sh -c '$M import --from heaptrack $rec -o $W/again.mtf >/dev/null 2>&1 && $M flamegraph --folded --cost $COST $W/again.mtf -o /dev/null'" \
+    -n heaptrack_print-report "heaptrack_print $rec" \
+    -n mtf-stats "$M stats $t" \
     >"$W/$name.hyperfine" 2>&1 || { cat "$W/$name.hyperfine"; exit 1; }
   mean() {
     python3 -c "import json,sys; r={x['command']:x['mean'] for x in json.load(open('$W/$name.json'))['results']}; print(r['$1'])"
@@ -68,17 +71,22 @@ for rec in "$@"; do
   hp=$(mean heaptrack_print)
   mt=$(mean mtf)
   mi=$(mean mtf-import)
+  hr=$(mean heaptrack_print-report)
+  ms=$(mean mtf-stats)
   rh=$(rss heaptrack_print --print-peaks=0 --print-allocators=0 --print-temporary=0 -F /dev/null --flamegraph-cost-type "$COST" "$rec")
   rm_=$(rss "$M" flamegraph --folded --cost "$COST" "$t" -o /dev/null)
-  python3 - "$name" "$lines" "$hp" "$mt" "$mi" "$rh" "$rm_" >>"$W/table" <<'PY'
+  rhr=$(rss heaptrack_print "$rec")
+  rms=$(rss "$M" stats "$t")
+  python3 - "$name" "$lines" "$hp" "$mt" "$mi" "$rh" "$rm_" "$hr" "$ms" "$rhr" "$rms" >>"$W/table" <<'PY'
 import sys
-n, lines, hp, mt, mi, rh, rm = sys.argv[1], int(sys.argv[2]), *map(float, sys.argv[3:])
-print(f"| {n} | {lines:,} | {hp*1000:.1f} ms | {mt/hp:.2f}× | {mi/hp:.2f}× | {rh/1024:.1f} MiB | {rm/rh:.2f}× |")
+n, lines, hp, mt, mi, rh, rm, hr, ms, rhr, rms = sys.argv[1], int(sys.argv[2]), *map(float, sys.argv[3:])
+print(f"| {n} | {lines:,} | {hp*1000:.1f} ms | {mt/hp:.2f}× | {mi/hp:.2f}× | {rh/1024:.1f} MiB | {rm/rh:.2f}× "
+      f"| {hr*1000:.1f} ms | {ms/hr:.2f}× | {rms/rhr:.2f}× |")
 PY
   tail -1 "$W/table"
 done
 
 echo
-echo "| recording | lines | heaptrack_print -F ($COST) | mtf flamegraph --folded / it | import + flamegraph / it | heaptrack_print peak RSS | mtf / it |"
-echo "|---|---|---|---|---|---|---|"
+echo "| recording | lines | heaptrack_print -F ($COST) | mtf flamegraph --folded / it | import + flamegraph / it | heaptrack_print peak RSS | mtf / it | heaptrack_print's report | mtf stats / it | RSS: mtf stats / it |"
+echo "|---|---|---|---|---|---|---|---|---|---|"
 cat "$W/table"
