@@ -297,30 +297,51 @@ impl DeadRing {
     /// remembers it; a look-up after [`DEAD_OWN`] undefines of the chunk is the chunk's own to
     /// answer (`None` here).
     pub fn resolve(&self, journal: &[Buried], asks: &[(u64, DeadKey)]) -> Vec<Option<At>> {
-        let mut out = Vec::with_capacity(asks.len());
-        if asks.is_empty() {
-            return out;
-        }
-        let mut dead = Dead {
-            ring: self.ring.clone(),
-            last: self.ring.back().map_or(0, |b| b.record),
-            ..Dead::default()
-        };
-        let mut done = 0usize;
-        for &(m, k) in asks {
-            if m >= DEAD_OWN {
-                out.push(None);
-                continue;
+        // Design: `Dead`'s rule read as a formula, to spare building its map of DEAD_REMEMBERED
+        // ids for each chunk with a look-up. With undefines numbered 0.. in trace order and `t`
+        // of them before the look-up, id `k` is remembered iff its latest undefine `l < t` is
+        // not forgotten (`l + DEAD_REMEMBERED >= t`) and no earlier undefine `q` of `k` was
+        // forgotten after `l` (forgetting `q` at undefine `q + DEAD_REMEMBERED` removes the
+        // id's entry): none with `l < q + DEAD_REMEMBERED < t`. Every undefine that matters is
+        // among the ring's 2·DEAD_REMEMBERED and the chunk's own; only the undefines of the ids
+        // asked about are gathered.
+        let dr = DEAD_REMEMBERED;
+        let g = self.ring.len();
+        let upto = asks
+            .iter()
+            .filter(|a| a.0 < DEAD_OWN)
+            .map(|a| a.0 as usize)
+            .max()
+            .map_or(0, |m| m.min(journal.len()));
+        let mut seen: HashMap<DeadKey, Vec<(usize, At)>> = asks
+            .iter()
+            .filter(|a| a.0 < DEAD_OWN)
+            .map(|a| (a.1, Vec::new()))
+            .collect();
+        if !seen.is_empty() {
+            for (i, b) in self.ring.iter().chain(&journal[..upto]).enumerate() {
+                let (k, at) = b.unpack();
+                if let Some(v) = seen.get_mut(&k) {
+                    v.push((i, at));
+                }
             }
-            let m = (m as usize).min(journal.len());
-            while done < m {
-                let (k, at) = journal[done].unpack();
-                dead.bury(k, at);
-                done += 1;
-            }
-            out.push(dead.get(k));
         }
-        out
+        asks.iter()
+            .map(|&(m, k)| {
+                if m >= DEAD_OWN {
+                    return None;
+                }
+                let t = g + (m as usize).min(journal.len());
+                let v = seen.get(&k)?;
+                let before = v.partition_point(|x| x.0 < t);
+                let &(l, at) = v[..before].last()?;
+                if l + dr < t {
+                    return None;
+                }
+                let forgotten_since = v[..before].iter().any(|&(q, _)| q + dr > l && q + dr < t);
+                (!forgotten_since).then_some(at)
+            })
+            .collect()
     }
 
     /// The chunk's undefines taken: the ring now stands after it.
@@ -367,7 +388,7 @@ mod tests {
                     offset: i * 3,
                     record_type: 1,
                 };
-                let ask = (x >> 13) % 5 == 0;
+                let ask = (x >> 13).is_multiple_of(5);
                 if ask {
                     want.push(whole.get((0, 0, id)));
                 } else {

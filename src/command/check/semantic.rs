@@ -54,11 +54,18 @@ struct Part<'s> {
     end: u64,
     /// The decoder's state where the chunk ends differs from the next checkpoint.
     differs: bool,
-    /// The interpreter's state there differs from the stored analysis state.
-    state_differs: bool,
+    /// The interpreter's state where the chunk starts (restored) and ends, hashed.
+    start_state: Option<u64>,
+    end_state: Option<u64>,
     /// The last chunk's checker (the findings at the end).
     last: Option<Check<'s>>,
 }
+
+/// A chunk, and the state it starts from (none for the first).
+type Part0<'a> = (Chunk, Option<&'a [u8]>);
+
+/// Where chunk k's end first differs from the next chunk's start (k, and what differs).
+type Differs = Option<(usize, &'static str)>;
 
 /// The chunks: from the start, then from each checkpoint with a state; with the state each
 /// starts from.
@@ -66,7 +73,7 @@ fn chunks<'a>(
     reader: &Reader<'_>,
     idx: &Index,
     state: &'a AnalysisState,
-) -> Option<Vec<(Chunk, Option<&'a [u8]>)>> {
+) -> Option<Vec<Part0<'a>>> {
     let entries = idx.entries();
     let mut cuts: Vec<(From, u64, u64, Option<&[u8]>)> = vec![(From::Start, 0, 0, None)];
     for (i, e) in entries.iter().enumerate() {
@@ -110,16 +117,19 @@ fn chunks<'a>(
     Some(out)
 }
 
-/// The interpreter's part of a state, written canonically (to compare).
-fn interpreter_bytes(check: &Check<'_>) -> Vec<u8> {
-    check.interpreter().semantic_state()
+/// The interpreter's part of a state, written canonically and hashed (to compare).
+fn interpreter_hash(check: &Check<'_>) -> u64 {
+    use std::hash::{Hash, Hasher};
+    let mut h = std::collections::hash_map::DefaultHasher::new();
+    check.interpreter().semantic_state().hash(&mut h);
+    h.finish()
 }
 
 #[allow(clippy::too_many_arguments)]
 fn work<'o>(
     r: &Reader<'o>,
     o: &'o Opened,
-    chunks: &[(Chunk, Option<&[u8]>)],
+    chunks: &[Part0<'_>],
     k: usize,
     max_ids: usize,
     max_errors: u64,
@@ -128,12 +138,17 @@ fn work<'o>(
     let (chunk, blob) = &chunks[k];
     let mut check = Check::new(o.schema());
     check.set_limit(max_ids);
-    // A state that cannot be read: the chunk is interpreted from nothing and its end will
-    // differ (an index problem) — `chunks` read every state once already.
-    if let Some(blob) = blob {
-        let _ =
-            crate::analysis::stats::restore_interpreter(o.schema(), blob, check.interpreter_mut());
-    }
+    // A state that cannot be read (the state file's checksum held: a writer's fault) counts
+    // as one that differs from where the chunk before ends: a problem of the index.
+    let restored = blob.is_some_and(|blob| {
+        crate::analysis::stats::restore_interpreter(o.schema(), blob, check.interpreter_mut())
+            .is_ok()
+    });
+    let start_state = match blob {
+        Some(_) if !restored => None,
+        Some(_) => Some(interpreter_hash(&check)),
+        None => None,
+    };
     check.interpreter_mut().keep_dead_journal();
     let mut p = Part {
         per_type: vec![0; o.schema().records.len()],
@@ -145,7 +160,8 @@ fn work<'o>(
         dropped: 0,
         end: chunk.bytes,
         differs: false,
-        state_differs: false,
+        start_state,
+        end_state: None,
         last: None,
     };
     let (mut shown, mut infos, mut asked) = (0u64, 0u64, 0usize);
@@ -205,20 +221,14 @@ fn work<'o>(
     p.journal = check.interpreter_mut().take_dead_journal();
     p.counts = check.counts().map(|(k, s, n)| ((k, s), n)).collect();
     match chunks.get(k + 1) {
-        Some((next, next_blob)) => {
+        Some((next, _)) => {
             if let From::Checkpoint(cp) = &next.from {
                 let (mut here, mut stored) = (Vec::new(), Vec::new());
                 records.checkpoint().to_bytes(r.schema(), &mut here);
                 cp.to_bytes(r.schema(), &mut stored);
                 p.differs = here != stored;
             }
-            let mut want = Check::new(o.schema());
-            want.set_limit(max_ids);
-            p.state_differs = next_blob.is_none_or(|b| {
-                crate::analysis::stats::restore_interpreter(o.schema(), b, want.interpreter_mut())
-                    .is_err()
-                    || interpreter_bytes(&want) != interpreter_bytes(&check)
-            });
+            p.end_state = Some(interpreter_hash(&check));
         }
         None => p.last = Some(check),
     }
@@ -271,10 +281,11 @@ pub(super) fn run<'o>(
         &ids,
         || o.reader(),
         |r, &k| work(r, o, chunks, k, max_ids, max_errors, max_info),
-        |outputs| -> Result<(u64, Option<(usize, &'static str)>), CommandError> {
+        |outputs| -> Result<(u64, Differs), CommandError> {
             let mut ring = DeadRing::default();
             let mut counts: BTreeMap<(FindingKind, Severity), u64> = BTreeMap::new();
             let (mut dropped, mut differs) = (0u64, None);
+            let mut ended: Option<u64> = None;
             for (k, (chunk, _)) in chunks.iter().enumerate() {
                 parallel::release_behind(o, reader, chunk);
                 let Some(mut p) = outputs.next() else { break };
@@ -327,16 +338,18 @@ pub(super) fn run<'o>(
                 t.n += p.records;
                 dropped += p.dropped;
                 t.sink.progress(chunk.start(reader) + p.end, t.n);
-                if differs.is_none() {
-                    if p.differs {
-                        differs = Some((k, "the metadata state differs"));
-                    } else if p.state_differs {
-                        differs = Some((
-                            k,
-                            "its analysis state differs from the one the semantic pass reaches there",
-                        ));
-                    }
+                // Where the previous chunk ended, this one started.
+                if k > 0 && differs.is_none() && (p.start_state.is_none() || p.start_state != ended)
+                {
+                    differs = Some((
+                        k - 1,
+                        "its analysis state differs from the one the semantic pass reaches there",
+                    ));
                 }
+                if differs.is_none() && p.differs {
+                    differs = Some((k, "the metadata state differs"));
+                }
+                ended = p.end_state;
                 if let Some(last) = p.last.take() {
                     *check = last;
                 }
