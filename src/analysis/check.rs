@@ -62,11 +62,13 @@ impl<'s> Check<'s> {
     }
 
     /// The interpreter, to resume or journal (`mtf check -j N`).
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     pub(crate) fn interpreter_mut(&mut self) -> &mut Interpreter<'s> {
         &mut self.interp
     }
 
     /// Findings so far per kind and severity, to merge those of chunks (`mtf check -j N`).
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     pub(crate) fn counts_mut(
         &mut self,
     ) -> &mut std::collections::BTreeMap<(FindingKind, Severity), u64> {
@@ -84,6 +86,7 @@ impl<'s> Check<'s> {
     }
 
     /// The findings of the last record checked.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     pub(crate) fn found(&self) -> &[Finding] {
         &self.buf
     }

@@ -58,6 +58,7 @@ pub use events::HeapEvents;
 pub use finding::{At, Finding, FindingKind};
 pub use sink::Sink;
 pub use state::DEAD_REMEMBERED;
+#[cfg_attr(not(feature = "parallel"), allow(unused_imports))]
 pub(crate) use state::{DeadJournal, DeadKey, DeadRing, DEAD_OWN};
 
 use finding::{end_finding, AtEnd};
@@ -188,17 +189,20 @@ impl<'s> Interpreter<'s> {
 
     /// Keep a journal of the undefines and of the look-ups of recently undefined ids that
     /// found nothing (a pass over one chunk of a trace; see [`DeadRing`]).
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     pub(crate) fn keep_dead_journal(&mut self) {
         self.dead.journal = Some(Default::default());
     }
 
     /// The look-ups journaled so far: per finding of an id not alive, in order, the undefines
     /// before it and the severity the DTD declares for it.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     pub(crate) fn dead_asks(&self) -> &[(u64, Severity)] {
         self.dead.journal.as_ref().map_or(&[], |j| &j.1)
     }
 
     /// The journal kept since [`Interpreter::keep_dead_journal`] (emptied).
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     pub(crate) fn take_dead_journal(&mut self) -> DeadJournal {
         self.dead
             .journal

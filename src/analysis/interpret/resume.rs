@@ -100,6 +100,7 @@ impl<'s> Interpreter<'s> {
     /// of the number of its place, and no slab: the same for two interpreters that decide the
     /// same for the next records whether or not they numbered their blocks' places (`mtf check
     /// -j N` compares the state a chunk's pass reaches with the one stored at the checkpoint).
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     pub(crate) fn semantic_state(&self) -> Vec<u8> {
         let mut e = Enc::default();
         self.save_state_as(&mut e, true);

@@ -268,6 +268,7 @@ impl Dead {
 }
 
 /// Undefines of a chunk after which it answers a look-up alone (see [`DeadRing`]).
+#[cfg_attr(not(feature = "parallel"), allow(dead_code))]
 pub const DEAD_OWN: u64 = 2 * DEAD_REMEMBERED as u64;
 
 /// The undefines of a journal and its look-ups ([`Dead::journal`]).
@@ -287,10 +288,12 @@ pub(crate) type DeadJournal = (Vec<Buried>, Vec<(u64, Severity)>);
 // that one is forgotten too. The answers are those of one pass from the start. Memory: 40 bytes
 // per undefine of a chunk.
 #[derive(Debug, Default)]
+#[cfg_attr(not(feature = "parallel"), allow(dead_code))]
 pub(crate) struct DeadRing {
     ring: std::collections::VecDeque<Buried>,
 }
 
+#[cfg_attr(not(feature = "parallel"), allow(dead_code))]
 impl DeadRing {
     /// Answer look-ups of a chunk: for each `(undefines of the chunk before it, (namespace,
     /// key, id))`, in order, the record that undefined the id, if one pass from the start

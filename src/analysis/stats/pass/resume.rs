@@ -263,6 +263,7 @@ pub fn compute_resumed(
 
 /// Put into `interp` (made for `schema`, with nothing read) the interpreter's part of a
 /// checkpoint's analysis state `blob`: what the semantic pass of `mtf check -j N` resumes from.
+#[cfg_attr(not(feature = "parallel"), allow(dead_code))]
 pub(crate) fn restore_interpreter(
     schema: &Schema,
     blob: &[u8],
