@@ -61,6 +61,20 @@ impl<'s> Check<'s> {
         &self.interp
     }
 
+    /// The interpreter, to resume or journal (`mtf check -j N`).
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    pub(crate) fn interpreter_mut(&mut self) -> &mut Interpreter<'s> {
+        &mut self.interp
+    }
+
+    /// Findings so far per kind and severity, to merge those of chunks (`mtf check -j N`).
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    pub(crate) fn counts_mut(
+        &mut self,
+    ) -> &mut std::collections::BTreeMap<(FindingKind, Severity), u64> {
+        &mut self.counts
+    }
+
     /// Check one record; the findings it raised, in order.
     pub fn record(&mut self, view: &RecordView<'_>) -> &[Finding] {
         self.buf.clear();
@@ -68,6 +82,12 @@ impl<'s> Check<'s> {
         for f in &self.buf {
             *self.counts.entry((f.kind, f.severity)).or_default() += 1;
         }
+        &self.buf
+    }
+
+    /// The findings of the last record checked.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    pub(crate) fn found(&self) -> &[Finding] {
         &self.buf
     }
 

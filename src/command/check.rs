@@ -21,6 +21,7 @@ use super::slice::{Slice, Slicer};
 use super::{CommandError, Warning};
 
 mod parallel;
+mod semantic;
 mod text;
 
 /// What a check does.
@@ -258,6 +259,18 @@ pub fn check<'o>(
     // its part ends with the stored checkpoint; the spacing and times are left to `-j 1` (or
     // `mtf index --check`), and the sink is told so.
     let asked = options.jobs.jobs.is_some_and(|n| n != 1);
+    // The semantic pass of the whole trace on several threads, from the analysis states at the
+    // index's checkpoints (check/semantic.rs); without them, on one thread.
+    if let Some(idx) = index
+        .as_ref()
+        .filter(|_| semantic && window.is_all() && asked)
+    {
+        if jobs.threads() > 1
+            && semantic::run(o, &reader, trace, idx, jobs.threads(), &mut t, &mut check)?.is_some()
+        {
+            return Ok(report(t, &check, semantic, Vec::new()));
+        }
+    }
     let plan = match &index {
         Some(idx) if validate_only && asked && jobs.threads() > 1 => {
             crate::parallel::plan_indexed(&reader, idx).ok()

@@ -394,3 +394,98 @@ fn exports_cut_at_the_checkpoints_of_an_index_give_the_same() {
         dir.path(),
     );
 }
+
+/// A HATF 1.0 trace of `n` heap records with findings of every kind the interpreter decides
+/// from its memory: double frees of blocks freed long before (across many checkpoints), frees
+/// of blocks never seen (information in HATF), blocks defined twice, blocks alive at the end.
+fn hatf_with_findings(n: usize) -> String {
+    let mut rng = crate::util::Rng(0x51ed_270b_0d3a_11c5);
+    let mut s = String::from(
+        "%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\nsection number=1\ncreateThread thread=0 vfield.data=\"\"\n",
+    );
+    let (mut live, mut freed): (Vec<u64>, Vec<u64>) = (Vec::new(), Vec::new());
+    let mut next = 0x1000u64;
+    for _ in 0..n {
+        let r = rng.below(100);
+        if r < 45 || live.is_empty() {
+            next += 16;
+            live.push(next);
+            s.push_str(&format!(
+                "alloc size={} address={next} vfield.data=\"\"\n",
+                1 + rng.below(64)
+            ));
+        } else if r < 88 {
+            let a = live.swap_remove(rng.below(live.len() as u64) as usize);
+            freed.push(a);
+            s.push_str(&format!("free address={a} vfield.data=\"\"\n"));
+        } else if r < 94 && !freed.is_empty() {
+            // Freed again: often one freed long ago.
+            let a = freed[rng.below(freed.len() as u64) as usize];
+            if !live.contains(&a) {
+                s.push_str(&format!("free address={a} vfield.data=\"\"\n"));
+            }
+        } else if r < 97 {
+            s.push_str(&format!(
+                "free address={} vfield.data=\"\"\n",
+                0x7000_0000 + rng.below(1 << 20)
+            ));
+        } else {
+            let a = live[rng.below(live.len() as u64) as usize];
+            s.push_str(&format!("alloc size=8 address={a} vfield.data=\"\"\n"));
+        }
+    }
+    s
+}
+
+/// Issue 28 item 3: the semantic check of a trace whose seek index carries analysis states runs
+/// each chunk between two checkpoints on its own thread from the state stored there, and says
+/// exactly what one thread says — also of a double free whose first free is chunks before it
+/// (one thread's memory of recently freed blocks is not in the state).
+#[test]
+fn semantic_check_on_threads_from_analysis_states_says_what_one_thread_says() {
+    let dtd = root().join("dtds/hatf10.dtd");
+    let (out, trace, _dir) =
+        crate::util::pack_stdin(dtd.to_str().unwrap(), hatf_with_findings(6000).as_bytes());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = trace.to_str().unwrap();
+    let ix = mtf(&["index", "--every", "97", t]);
+    assert!(ix.status.success(), "{}", text(&ix.stderr));
+    assert!(Path::new(&format!("{t}.idx.state")).is_file());
+    let args = ["check", "--max-errors", "100000", "--max-info", "100000"];
+    let one = mtf(&[&args[..], &["-j", "1", t]].concat());
+    let (o1, e1, s1) = shown(&one);
+    // Double frees whose first free is more than a checkpoint before them.
+    let far = o1
+        .lines()
+        .filter(|l| l.contains("which is not alive"))
+        .filter_map(|l| {
+            let at: u64 = l.split("record ").nth(1)?.split(' ').next()?.parse().ok()?;
+            let by: u64 = l
+                .split("; defined by record ")
+                .nth(1)?
+                .split(' ')
+                .next()?
+                .parse()
+                .ok()?;
+            Some(at - by)
+        })
+        .filter(|d| *d > 300)
+        .count();
+    assert!(far > 10, "{far} double frees far apart:\n{o1}");
+    for jobs in ["2", "3"] {
+        let many = mtf(&[&args[..], &["-j", jobs, t]].concat());
+        let (o, e, s) = shown(&many);
+        assert!(
+            o.contains("index states valid"),
+            "the states were not used (-j {jobs}):\n{o}"
+        );
+        let drop_index = |x: &str| -> String {
+            x.lines()
+                .filter(|l| !l.contains(".idx: index"))
+                .map(|l| format!("{l}\n"))
+                .collect()
+        };
+        assert_eq!(drop_index(&o), drop_index(&o1), "-j {jobs}");
+        assert_eq!((e.as_str(), s), (e1.as_str(), s1), "-j {jobs}");
+    }
+}

@@ -143,6 +143,7 @@ impl<'s> Interpreter<'s> {
         sink: &mut dyn SinkDyn,
     ) {
         // An id undefined a short while ago: a double free, or a use after it.
+        self.dead.asked(severity);
         let dead = self.dead.get((space, key, id));
         sink.finding(Finding {
             severity: if dead.is_some() {

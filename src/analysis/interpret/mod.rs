@@ -58,10 +58,12 @@ pub use events::HeapEvents;
 pub use finding::{At, Finding, FindingKind};
 pub use sink::Sink;
 pub use state::DEAD_REMEMBERED;
+#[cfg_attr(not(feature = "parallel"), allow(unused_imports))]
+pub(crate) use state::{DeadJournal, DeadKey, DeadRing, DEAD_OWN};
 
 use finding::{end_finding, AtEnd};
 pub(crate) use sink::SinkDyn;
-use state::{Dead, DeadKey, Frame, Live, Slab, NO_STORE};
+use state::{Dead, Frame, Live, Slab, NO_STORE};
 use values::{needed_slots, Cx, Freed, Name, SlotVal};
 
 /// The declarations of a DTD applied to records one at a time. See the module docs.
@@ -183,6 +185,30 @@ impl<'s> Interpreter<'s> {
     /// slicing a trace by time (`--from`/`--to`).
     pub fn clock(&self) -> Option<u64> {
         self.clock
+    }
+
+    /// Keep a journal of the undefines and of the look-ups of recently undefined ids that
+    /// found nothing (a pass over one chunk of a trace; see [`DeadRing`]).
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    pub(crate) fn keep_dead_journal(&mut self) {
+        self.dead.journal = Some(Default::default());
+    }
+
+    /// The look-ups journaled so far: per finding of an id not alive, in order, the undefines
+    /// before it and the severity the DTD declares for it.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    pub(crate) fn dead_asks(&self) -> &[(u64, Severity)] {
+        self.dead.journal.as_ref().map_or(&[], |j| &j.1)
+    }
+
+    /// The journal kept since [`Interpreter::keep_dead_journal`] (emptied).
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    pub(crate) fn take_dead_journal(&mut self) -> DeadJournal {
+        self.dead
+            .journal
+            .as_mut()
+            .map(std::mem::take)
+            .unwrap_or_default()
     }
 
     /// Whether interpretation stopped at the limit (a [`FindingKind::Limit`] was reported; no

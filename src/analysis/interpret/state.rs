@@ -2,7 +2,7 @@
 
 use foldhash::HashMap;
 
-use crate::dtd::analysis::SpaceId;
+use crate::dtd::analysis::{Severity, SpaceId};
 use crate::dtd::RecordId;
 
 use super::finding::At;
@@ -129,7 +129,7 @@ pub(super) struct Frame {
 /// id that was never defined: 2¹⁶ (65,536), the most recent.
 pub const DEAD_REMEMBERED: usize = 1 << 16;
 
-pub(super) type DeadKey = (SpaceId, u64, u64);
+pub(crate) type DeadKey = (SpaceId, u64, u64);
 
 /// The most ids remembered as naming null (`F.leaves = null;`); beyond, an id is forgotten
 /// as any undefined one is, so memory stays bounded.
@@ -150,7 +150,7 @@ pub(super) const MAX_NULLED: usize = 1 << 20;
 // replay is still exact). Memory stays bounded as before.
 /// One undefine in `Dead`'s ring, packed (40 bytes).
 #[derive(Debug, Clone, Copy)]
-pub(super) struct Buried {
+pub(crate) struct Buried {
     pub(super) key: u64,
     pub(super) id: u64,
     pub(super) record: u64,
@@ -191,6 +191,10 @@ pub(super) struct Dead {
     pub(super) last: u64,
     /// Once built: the remembered ids and, oldest first, the last DEAD_REMEMBERED undefines.
     pub(super) map: Option<(HashMap<DeadKey, At>, std::collections::VecDeque<DeadKey>)>,
+    /// A pass over one chunk of a trace (`mtf check -j N`): every undefine, in order, and for
+    /// each look-up (a finding of an id not alive), how many undefines came before it and the
+    /// severity the DTD declares for the finding (see [`DeadRing`]).
+    pub(super) journal: Option<DeadJournal>,
 }
 
 impl Dead {
@@ -199,6 +203,9 @@ impl Dead {
             self.build();
         }
         self.last = at.record;
+        if let Some((j, _)) = &mut self.journal {
+            j.push(Buried::new(k, at));
+        }
         match &mut self.map {
             Some((map, order)) => Dead::bury_eager(map, order, k, at),
             None => {
@@ -251,6 +258,104 @@ impl Dead {
         }
         self.map.as_ref().and_then(|(map, _)| map.get(&k).copied())
     }
+
+    /// Journal a look-up (see [`Dead::journal`]).
+    pub(super) fn asked(&mut self, declared: Severity) {
+        if let Some((j, asks)) = &mut self.journal {
+            asks.push((j.len() as u64, declared));
+        }
+    }
+}
+
+/// Undefines of a chunk after which it answers a look-up alone (see [`DeadRing`]).
+#[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+pub const DEAD_OWN: u64 = 2 * DEAD_REMEMBERED as u64;
+
+/// The undefines of a journal and its look-ups ([`Dead::journal`]).
+pub(crate) type DeadJournal = (Vec<Buried>, Vec<(u64, Severity)>);
+
+/// The ids undefined recently before a chunk of a trace, for the look-ups a pass over the chunk
+/// alone could not answer (`mtf check -j N`).
+// Design: the analysis state does not carry the recently undefined ids (interpret/resume.rs),
+// so a pass resumed at a checkpoint tells a double free only from the undefines after it. Each
+// chunk's pass keeps a journal of its undefines and of the look-ups that found nothing; the
+// chunks are then taken in trace order here, where the last 2·DEAD_REMEMBERED undefines before
+// the chunk and the chunk's own up to the look-up are replayed through `Dead`'s rule. Only a
+// look-up after 2·DEAD_REMEMBERED undefines of the chunk ([`DEAD_OWN`]) is answered by the
+// chunk alone: the rule removes an id's entry when any undefine of that id is forgotten, even an
+// older one, so an undefine from before the chunk, forgotten within its first DEAD_REMEMBERED
+// undefines, removes what the chunk alone still remembers of an undefine among those, until
+// that one is forgotten too. The answers are those of one pass from the start. Memory: 40 bytes
+// per undefine of a chunk.
+#[derive(Debug, Default)]
+#[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+pub(crate) struct DeadRing {
+    ring: std::collections::VecDeque<Buried>,
+}
+
+#[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+impl DeadRing {
+    /// Answer look-ups of a chunk: for each `(undefines of the chunk before it, (namespace,
+    /// key, id))`, in order, the record that undefined the id, if one pass from the start
+    /// remembers it; a look-up after [`DEAD_OWN`] undefines of the chunk is the chunk's own to
+    /// answer (`None` here).
+    pub fn resolve(&self, journal: &[Buried], asks: &[(u64, DeadKey)]) -> Vec<Option<At>> {
+        // Design: `Dead`'s rule read as a formula, to spare building its map of DEAD_REMEMBERED
+        // ids for each chunk with a look-up. With undefines numbered 0.. in trace order and `t`
+        // of them before the look-up, id `k` is remembered iff its latest undefine `l < t` is
+        // not forgotten (`l + DEAD_REMEMBERED >= t`) and no earlier undefine `q` of `k` was
+        // forgotten after `l` (forgetting `q` at undefine `q + DEAD_REMEMBERED` removes the
+        // id's entry): none with `l < q + DEAD_REMEMBERED < t`. Every undefine that matters is
+        // among the ring's 2·DEAD_REMEMBERED and the chunk's own; only the undefines of the ids
+        // asked about are gathered.
+        let dr = DEAD_REMEMBERED;
+        let g = self.ring.len();
+        let upto = asks
+            .iter()
+            .filter(|a| a.0 < DEAD_OWN)
+            .map(|a| a.0 as usize)
+            .max()
+            .map_or(0, |m| m.min(journal.len()));
+        let mut seen: HashMap<DeadKey, Vec<(usize, At)>> = asks
+            .iter()
+            .filter(|a| a.0 < DEAD_OWN)
+            .map(|a| (a.1, Vec::new()))
+            .collect();
+        if !seen.is_empty() {
+            for (i, b) in self.ring.iter().chain(&journal[..upto]).enumerate() {
+                let (k, at) = b.unpack();
+                if let Some(v) = seen.get_mut(&k) {
+                    v.push((i, at));
+                }
+            }
+        }
+        asks.iter()
+            .map(|&(m, k)| {
+                if m >= DEAD_OWN {
+                    return None;
+                }
+                let t = g + (m as usize).min(journal.len());
+                let v = seen.get(&k)?;
+                let before = v.partition_point(|x| x.0 < t);
+                let &(l, at) = v[..before].last()?;
+                if l + dr < t {
+                    return None;
+                }
+                let forgotten_since = v[..before].iter().any(|&(q, _)| q + dr > l && q + dr < t);
+                (!forgotten_since).then_some(at)
+            })
+            .collect()
+    }
+
+    /// The chunk's undefines taken: the ring now stands after it.
+    pub fn extend(&mut self, journal: &[Buried]) {
+        let keep = 2 * DEAD_REMEMBERED;
+        let from = journal.len().saturating_sub(keep);
+        self.ring.extend(journal[from..].iter().copied());
+        while self.ring.len() > keep {
+            self.ring.pop_front();
+        }
+    }
 }
 
 #[cfg(test)]
@@ -262,6 +367,82 @@ mod tests {
     #[test]
     fn a_live_id_takes_the_bytes_the_documentation_states() {
         assert_eq!(std::mem::size_of::<((u64, u64), Live)>(), 56);
+    }
+
+    /// A trace's undefines and look-ups cut into chunks, each looked up in its own `Dead` with
+    /// a journal and what it could not answer answered by `DeadRing` in order: the answers of
+    /// one `Dead` over the whole, also where the chunk's undefines before a look-up are about
+    /// DEAD_REMEMBERED (the boundary of what is remembered from before the chunk).
+    #[test]
+    fn chunks_with_a_ring_answer_as_one_pass() {
+        let n = 6 * DEAD_REMEMBERED as u64;
+        for (case, ids) in [(0u64, 70_000u64), (1, 300), (2, 1 << 20)] {
+            let mut whole = Dead::default();
+            let mut want = Vec::new();
+            let mut ops = Vec::new();
+            let mut x = 0x2545_f491_4f6c_dd1du64 ^ case;
+            for i in 0..n {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let id = (x >> 33) % ids;
+                let at = At {
+                    record: i,
+                    offset: i * 3,
+                    record_type: 1,
+                };
+                let ask = (x >> 13).is_multiple_of(5);
+                if ask {
+                    want.push(whole.get((0, 0, id)));
+                } else {
+                    whole.bury((0, 0, id), at);
+                }
+                ops.push((ask, id, at));
+            }
+            // Chunks of uneven sizes, one longer than DEAD_OWN undefines.
+            let cuts = [
+                0, 1000, 50_000, 50_001, 140_000, 150_000, 330_000, n as usize,
+            ];
+            let mut ring = DeadRing::default();
+            let mut got = Vec::new();
+            for w in cuts.windows(2) {
+                let mut dead = Dead {
+                    journal: Some(Default::default()),
+                    ..Dead::default()
+                };
+                let mut local = Vec::new();
+                for &(ask, id, at) in &ops[w[0]..w[1]] {
+                    if ask {
+                        dead.asked(Severity::Info);
+                        local.push((id, dead.get((0, 0, id))));
+                    } else {
+                        dead.bury((0, 0, id), at);
+                    }
+                }
+                let (journal, asked) = dead.journal.take().unwrap_or_default();
+                assert_eq!(asked.len(), local.len());
+                let open = |m: u64| m < DEAD_OWN;
+                let asks: Vec<(u64, DeadKey)> = local
+                    .iter()
+                    .zip(&asked)
+                    .filter(|(_, a)| open(a.0))
+                    .map(|((id, _), a)| (a.0, (0, 0, *id)))
+                    .collect();
+                let mut answers = ring.resolve(&journal, &asks).into_iter();
+                ring.extend(&journal);
+                for ((_, l), a) in local.into_iter().zip(&asked) {
+                    got.push(if open(a.0) {
+                        answers.next().flatten()
+                    } else {
+                        l
+                    });
+                }
+            }
+            assert_eq!(got.len(), want.len());
+            let differ = got.iter().zip(&want).position(|(a, b)| a != b);
+            assert_eq!(differ, None, "case {case}");
+            assert!(want.iter().any(Option::is_some) && want.iter().any(Option::is_none));
+        }
     }
 
     /// The ring replayed on first use remembers exactly what the map kept eagerly remembers:

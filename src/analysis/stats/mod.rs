@@ -46,6 +46,8 @@ pub use human::human_bytes;
 pub use json::{json_at, json_bytes, json_int};
 pub use lifetimes::EXACT_DISTINCT;
 pub use lines::{SourceLine, SourceLines};
+#[cfg_attr(not(feature = "parallel"), allow(unused_imports))]
+pub(crate) use pass::resume::restore_interpreter;
 pub use pass::resume::{
     build_states, compute_resumed, end_clock, end_head, state_head, BuiltStates, EndHead, StateHead,
 };

@@ -53,6 +53,10 @@ pub struct CheckArgs {
     /// the one a full decode takes there. With `-j N` and no semantic pass, its checkpoints
     /// also cut the trace, and each thread compares the decoder's state where its part ends
     /// with the stored checkpoint (the checkpoints' declared times are verified by `-j 1`).
+    /// With `-j N` and the semantic pass, where the index carries analysis states
+    /// (INDEX.state, written by `mtf index`) and --max-ids is left as it is, each part of the
+    /// trace between two checkpoints with a state is interpreted on its own thread from the
+    /// state there, with the same output as `-j 1`; where it ends must be the next state.
     #[command(flatten)]
     pub seek: super::common::SeekArgs,
 }

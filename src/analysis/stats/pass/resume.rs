@@ -261,6 +261,28 @@ pub fn compute_resumed(
     Ok(pass.finish())
 }
 
+/// Put into `interp` (made for `schema`, with nothing read) the interpreter's part of a
+/// checkpoint's analysis state `blob`: what the semantic pass of `mtf check -j N` resumes from.
+#[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+pub(crate) fn restore_interpreter(
+    schema: &Schema,
+    blob: &[u8],
+    interp: &mut crate::analysis::Interpreter<'_>,
+) -> Result<(), StateError> {
+    let mut d = Dec::new(blob);
+    d.u64()?;
+    d.opt()?;
+    d.opt()?;
+    d.opt()?;
+    d.flag()?;
+    SourceLinesSkip::skip(schema, &mut d)?;
+    let n = d.count(1)?;
+    for _ in 0..n {
+        d.u64()?;
+    }
+    interp.restore_state(&mut d)
+}
+
 /// Reads past the input lines' part of a state.
 struct SourceLinesSkip;
 
