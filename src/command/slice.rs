@@ -69,13 +69,20 @@ fn by_time(from: Option<Bound>, to: Option<Bound>) -> Option<u64> {
 /// After a statistics run of `trace` over a slice: a slice by time needs a clock, and without
 /// one (no record has a time, or every time is the same) it is refused, as it would be empty or
 /// the whole trace by accident. `Ok(Some(note))` when `--from` lies past the end (the figures
-/// are those of an empty slice): the note says so, for the caller to show.
-pub fn check_clock(trace: &Path, stats: &Stats) -> Result<Option<String>, UsageError> {
+/// are those of an empty slice): the note says so, for the caller to show. A `moment` (`--at`,
+/// the slice that opens and closes at one bound) stops at the first record at or after it,
+/// having seen one time: a single time is a clock there, and the note names `--at`.
+pub fn check_clock(
+    trace: &Path,
+    stats: &Stats,
+    moment: bool,
+) -> Result<Option<String>, UsageError> {
     let name = crate::escape::escape_path(trace);
     let w = stats.window;
     if let Some(time) = by_time(w.from, w.to) {
         let why = match stats.clock {
             Clock::Moving => None,
+            Clock::Constant(_) if moment => None,
             Clock::None => Some("no record has a declared time".to_string()),
             Clock::Constant(c) => Some(format!("every declared time is {c}")),
         };
@@ -99,8 +106,9 @@ pub fn check_clock(trace: &Path, stats: &Stats) -> Result<Option<String>, UsageE
         (Clock::Moving, Some(t)) => format!(", the last time is {t}"),
         _ => String::new(),
     };
+    let option = if moment { "--at" } else { "--from" };
     Ok(Some(format!(
-        "{name}: no data record at or after --from ({past}): the trace has {} data records{last}",
+        "{name}: no data record at or after {option} ({past}): the trace has {} data records{last}",
         stats.data_records
     )))
 }

@@ -76,8 +76,8 @@ pub fn stats<'o>(
         };
         if let Some(goal) = goal {
             if let Some(stats) = resumed(o, trace, &options.seek, goal, options.scope, warn) {
-                if let Some(note) = moment_clock(trace, &stats, options.at.is_some())? {
-                    warn(Warning::PastEnd(at_note(note, options.at.is_some())));
+                if let Some(note) = check_clock(trace, &stats, options.at.is_some())? {
+                    warn(Warning::PastEnd(note));
                 }
                 return Ok(stats);
             }
@@ -100,28 +100,8 @@ pub fn stats<'o>(
         faults,
         |records| compute_scoped(&reader, records, &mut source, window, options.scope),
     );
-    if let Some(note) = moment_clock(trace, &stats, options.at.is_some())? {
-        warn(Warning::PastEnd(at_note(note, options.at.is_some())));
+    if let Some(note) = check_clock(trace, &stats, options.at.is_some())? {
+        warn(Warning::PastEnd(note));
     }
     Ok(stats)
-}
-
-/// The note of a slice that starts past the last record, naming the option the user gave
-/// (`--at N` is the slice that starts at N).
-fn at_note(note: String, at: bool) -> String {
-    if at {
-        note.replacen("--from", "--at", 1)
-    } else {
-        note
-    }
-}
-
-/// [`check_clock`], except that a moment (`--at tT`) before the second distinct time is not a
-/// trace without a clock: the pass stops at the first record at or after `T`, having seen one
-/// time, which is all a moment needs.
-fn moment_clock(trace: &Path, stats: &Stats, at: bool) -> Result<Option<String>, UsageError> {
-    if at && matches!(stats.clock, crate::analysis::stats::Clock::Constant(_)) {
-        return Ok(None);
-    }
-    check_clock(trace, stats)
 }

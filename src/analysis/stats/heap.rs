@@ -107,6 +107,20 @@ struct Space {
 }
 
 impl Space {
+    /// A live block lost without a free (its id defined again): it leaves the live figures,
+    /// with no lifetime; counted as a redefinition inside the slice (`w`).
+    fn lose(&mut self, b: &Block, w: bool) {
+        if w {
+            self.redefined += 1;
+        }
+        self.live_bytes -= u128::from(b.size);
+        self.live_blocks -= 1;
+        self.at(b.place(), |st| {
+            st.live_bytes -= u128::from(b.size);
+            st.live_blocks -= 1;
+        });
+    }
+
     fn new(info: SpaceInfo) -> Space {
         Space {
             info,
@@ -437,15 +451,7 @@ impl HeapStats {
         if let Some(old) = old {
             // A second allocation of a live id: the first block is lost (a free the trace
             // does not show); it leaves the live state without a lifetime.
-            if w {
-                s.redefined += 1;
-            }
-            s.live_bytes -= u128::from(old.size);
-            s.live_blocks -= 1;
-            s.at(old.place(), |st| {
-                st.live_bytes -= u128::from(old.size);
-                st.live_blocks -= 1;
-            });
+            s.lose(&old, w);
         }
         // Design: byte totals are 128-bit: 2⁶⁴ blocks of 2⁶⁴ − 1 bytes cannot be recorded, so
         // they never overflow, and a sum beyond 64 bits is exact (docs/stats.md).
@@ -582,15 +588,7 @@ impl HeapStats {
         };
         if let Some(prev) = prev {
             let s = &mut self.spaces[sp as usize];
-            if w {
-                s.redefined += 1;
-            }
-            s.live_bytes -= u128::from(prev.size);
-            s.live_blocks -= 1;
-            s.at(prev.place(), |st| {
-                st.live_bytes -= u128::from(prev.size);
-                st.live_blocks -= 1;
-            });
+            s.lose(&prev, w);
             s.settle(at, w);
         }
         match p {

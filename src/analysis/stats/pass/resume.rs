@@ -172,6 +172,17 @@ fn end_peaks(d: &mut Dec<'_>) -> Result<Vec<Option<(u128, u64)>>, StateError> {
     Ok(peaks)
 }
 
+/// Step over the pass's part of a state (docs/format.md §15.4, item 1: data records, the times,
+/// whether the time moved, the input lines), as [`Pass::restore`] reads it, to the interpreter's.
+fn skip_pass_part(schema: &Schema, d: &mut Dec<'_>) -> Result<(), StateError> {
+    d.u64()?;
+    d.opt()?;
+    d.opt()?;
+    d.opt()?;
+    d.flag()?;
+    SourceLinesSkip::skip(schema, d)
+}
+
 /// What the end state says of the whole trace ([`EndHead`]).
 pub fn end_head(end: &[u8]) -> Result<EndHead, StateError> {
     let mut d = Dec::new(end);
@@ -236,12 +247,7 @@ pub fn compute_resumed(
                 // The interpreter at the end of the trace: what reading on would make of it.
                 let mut d = Dec::new(end);
                 end_peaks(&mut d)?;
-                d.u64()?;
-                d.opt()?;
-                d.opt()?;
-                d.opt()?;
-                d.flag()?;
-                SourceLinesSkip::skip(schema, &mut d)?;
+                skip_pass_part(schema, &mut d)?;
                 pass.source.restore_state(&mut d)?;
                 if whole {
                     pass.heap.extend_places(&mut d)?;
@@ -270,12 +276,7 @@ pub(crate) fn restore_interpreter(
     interp: &mut crate::analysis::Interpreter<'_>,
 ) -> Result<(), StateError> {
     let mut d = Dec::new(blob);
-    d.u64()?;
-    d.opt()?;
-    d.opt()?;
-    d.opt()?;
-    d.flag()?;
-    SourceLinesSkip::skip(schema, &mut d)?;
+    skip_pass_part(schema, &mut d)?;
     let n = d.count(1)?;
     for _ in 0..n {
         d.u64()?;
