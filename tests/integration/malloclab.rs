@@ -397,3 +397,134 @@ fn a_size_left_out_after_a_realloc_to_0_is_0() {
     assert!(out.status.success(), "{}", text(&out.stderr));
     assert_eq!(std::fs::read_to_string(&back).unwrap(), rep);
 }
+
+/// A long 3rd-edition `.rep` text: `a`, `f`, `r` (some to size 0) over `ids` ids, from a
+/// fixed linear congruential sequence.
+fn generated_rep(ids: u64, ops: u64) -> String {
+    let mut s: u64 = 0x2545_f491_4f6c_dd1d;
+    let mut next = |n: u64| {
+        s = s
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (s >> 33) % n
+    };
+    let mut live = vec![false; ids as usize];
+    let mut body = String::new();
+    for _ in 0..ops {
+        let id = next(ids);
+        let size = 1 + next(5000);
+        if live[id as usize] {
+            match next(4) {
+                0 => {
+                    body.push_str(&format!("r {id} {size}\n"));
+                }
+                1 => {
+                    body.push_str(&format!("r {id} 0\n"));
+                    live[id as usize] = false;
+                }
+                _ => {
+                    body.push_str(&format!("f {id}\n"));
+                    live[id as usize] = false;
+                }
+            }
+        } else {
+            body.push_str(&format!("a {id} {size}\n"));
+            live[id as usize] = true;
+        }
+    }
+    format!("1\n{ids}\n{ops}\n0\n{body}")
+}
+
+/// The live bytes and blocks before each operation line (1-based line numbers), as
+/// `eval_mm_util` plays a 3rd-edition trace whose operations all carry their size.
+fn live_before_lines(rep: &str) -> HashMap<usize, (u64, u64)> {
+    let mut live: HashMap<u64, u64> = HashMap::new();
+    let mut bytes = 0u64;
+    let mut at = HashMap::new();
+    for (i, line) in rep.lines().enumerate().skip(4) {
+        at.insert(i + 1, (bytes, live.len() as u64));
+        let t: Vec<&str> = line.split_whitespace().collect();
+        let id: u64 = t[1].parse().unwrap();
+        if let Some(old) = live.remove(&id) {
+            bytes -= old;
+        }
+        if t[0] != "f" {
+            let size: u64 = t[2].parse().unwrap();
+            if size > 0 {
+                live.insert(id, size);
+                bytes += size;
+            }
+        }
+    }
+    at
+}
+
+#[test]
+fn any_moment_read_from_the_index_states_is_the_one_mdriver_plays_to() {
+    // `stats --at N` and `--at-peak` start at the nearest checkpoint whose analysis state the
+    // index stores (docs/format.md §15.4): the live bytes and blocks they give before a record
+    // are those of the driver's own reading of the text up to that record's line.
+    let rep = generated_rep(300, 20_000);
+    let want = mdriver(&rep, Header::Four);
+    let lines = live_before_lines(&rep);
+    let dir = util::tempdir();
+    let src = dir.path().join("long.rep");
+    std::fs::write(&src, &rep).unwrap();
+    let t = dir.path().join("long.mtf");
+    let t = t.to_str().unwrap();
+    let out = mtf(&["import", src.to_str().unwrap(), "-o", t]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = mtf(&["index", "-q", "--every", "700", t]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let states = std::fs::metadata(format!("{t}.idx.state")).unwrap().len();
+    assert!(
+        states > 10_000,
+        "the index stores analysis states ({states} bytes)"
+    );
+    let moment = |args: &[&str]| -> (u64, u64, usize) {
+        let mut all = vec!["stats", "-f", "json"];
+        all.extend_from_slice(args);
+        all.push(t);
+        let out = mtf(&all);
+        assert!(out.status.success(), "{args:?}: {}", text(&out.stderr));
+        let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(doc["schema"], "mtf-stats-at/1", "{args:?}");
+        let live = &doc["namespaces"][0]["live"];
+        (
+            live["bytes"].as_u64().unwrap(),
+            live["blocks"].as_u64().unwrap(),
+            live["before"]["line"].as_u64().unwrap() as usize,
+        )
+    };
+    for n in [3u64, 699, 700, 701, 5_123, 12_345, 19_999, 20_001] {
+        let (bytes, blocks, line) = moment(&["--at", &n.to_string()]);
+        // Data records (docs/stats.md): the import's origin and part, the header, then one per
+        // operation from line 5.
+        assert_eq!(line as u64, n + 2, "record {n}");
+        assert_eq!(
+            lines[&line],
+            (bytes, blocks),
+            "before record {n} (line {line})"
+        );
+    }
+    let out = mtf(&["stats", "-f", "json", "--at-peak", t]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let doc: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let peak = &doc["namespaces"][0]["peak"];
+    assert_eq!(peak["bytes"].as_u64(), Some(want.peak), "the peak");
+    // Its record is the first operation after which the driver holds the peak.
+    let line = peak["at"]["line"].as_u64().unwrap() as usize;
+    let after = |l: usize| lines.get(&(l + 1)).map(|&(b, _)| b);
+    let first = (5..lines.len() + 4)
+        .find(|&l| after(l) == Some(want.peak))
+        .expect("the peak is reached before the last operation");
+    assert_eq!(line, first, "the peak's line");
+    assert_eq!(
+        (peak["blocks"].as_u64().unwrap(), line as u64),
+        (
+            lines[&(first + 1)].1,
+            peak["at"]["data_record"].as_u64().unwrap() + 2
+        ),
+        "the blocks at the peak, and its data record"
+    );
+}
