@@ -11,7 +11,7 @@ use crate::io::IoError;
 use super::model::Table;
 use super::writer::TableWriter;
 use super::{
-    exported, file_name, ParquetError, ParquetOptions, ParquetReport, Progress, TableReport,
+    exported, file_name_as, ParquetError, ParquetOptions, ParquetReport, Progress, TableReport,
     BATCH_BYTES, PROGRESS_EVERY,
 };
 
@@ -71,6 +71,7 @@ pub(super) fn write_parquet_in(
         report.tables.push(TableReport {
             path,
             record: id as RecordId,
+            heap: None,
             rows: tables[id].as_ref().map_or(0, |t| t.rows),
         });
     }
@@ -136,7 +137,7 @@ fn create_writers(
         match t {
             Some(t) if t.rows > 0 => {
                 let id = id as RecordId;
-                let path: PathBuf = dir.join(file_name(reader.schema(), id));
+                let path: PathBuf = dir.join(file_name_as(reader.schema(), id, opts.format));
                 writers.push(Some(TableWriter::create(reader, t, id, path, opts)?));
             }
             _ => writers.push(None),

@@ -30,6 +30,8 @@
 
 mod arrays;
 mod export;
+pub mod heap;
+mod heap_export;
 mod model;
 mod table;
 mod types;
@@ -42,10 +44,81 @@ use crate::dtd::{Builtin, RecordId, RecordType};
 use crate::io::{IoError, Output, StagedFolder};
 
 use export::write_parquet_in;
+pub use heap::{
+    batches, HeapBatches, HeapOptions, HeapReading, HeapRows, HeapTable, HeapTableError,
+    NamespaceReading,
+};
+
+/// The file format of an export.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ColumnarFormat {
+    /// Parquet files (`.parquet`), zstd-compressed, in row groups.
+    #[default]
+    Parquet,
+    /// Arrow IPC files (`.arrow`, the Feather 2 file format), uncompressed so that a reader may
+    /// map them; strings plain (no dictionaries).
+    Arrow,
+}
+
+impl ColumnarFormat {
+    /// The extension of its files, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ColumnarFormat::Parquet => "parquet",
+            ColumnarFormat::Arrow => "arrow",
+        }
+    }
+
+    /// Its name as `mtf export --to` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ColumnarFormat::Parquet => "Parquet",
+            ColumnarFormat::Arrow => "Arrow IPC",
+        }
+    }
+}
+
+/// Which tables an export writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableSet {
+    /// One file per record type.
+    pub records: bool,
+    /// `events.EXT`: the heap events ([`HeapTable::Events`]).
+    pub events: bool,
+    /// `blocks.EXT`: the block lifetimes ([`HeapTable::Blocks`]).
+    pub blocks: bool,
+}
+
+impl Default for TableSet {
+    fn default() -> Self {
+        TableSet {
+            records: true,
+            events: false,
+            blocks: false,
+        }
+    }
+}
+
+impl TableSet {
+    /// The heap tables asked for.
+    pub fn heap(&self) -> Vec<HeapTable> {
+        HeapTable::ALL
+            .into_iter()
+            .filter(|t| match t {
+                HeapTable::Events => self.events,
+                HeapTable::Blocks => self.blocks,
+            })
+            .collect()
+    }
+}
 
 /// How [`write_parquet`] writes.
 #[derive(Debug, Clone)]
 pub struct ParquetOptions {
+    /// Parquet or Arrow IPC files.
+    pub format: ColumnarFormat,
+    /// The tables written.
+    pub tables: TableSet,
     /// Rows gathered before they are handed to the Parquet writer as one Arrow batch.
     pub batch_rows: usize,
     /// Rows per row group (a row group is also closed when its encoded size passes 128 MiB).
@@ -62,6 +135,8 @@ pub struct ParquetOptions {
 impl Default for ParquetOptions {
     fn default() -> Self {
         ParquetOptions {
+            format: ColumnarFormat::Parquet,
+            tables: TableSet::default(),
             batch_rows: 64 * 1024,
             row_group_rows: 1024 * 1024,
             refuse_problems: false,
@@ -77,7 +152,8 @@ pub const EXPORT_MARKER: &str = ".mtf-export";
 /// Where [`write_parquet`] is, for a progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Progress {
-    /// 1 while finding the column types, 2 while writing.
+    /// 1 while finding the column types, 2 while writing the records, 3 while writing the
+    /// heap tables.
     pub pass: u8,
     /// Byte offset in the trace reached.
     pub position: u64,
@@ -92,8 +168,10 @@ pub struct Progress {
 pub struct TableReport {
     /// The file.
     pub path: PathBuf,
-    /// The record type.
+    /// The record type (for a heap table: [`RecordId::MAX`]).
     pub record: RecordId,
+    /// The heap table, for `events` and `blocks`.
+    pub heap: Option<HeapTable>,
     /// Rows written.
     pub rows: u64,
 }
@@ -109,6 +187,8 @@ pub struct ParquetReport {
     pub problems: u64,
     /// The first problems met, as messages (at most 100).
     pub messages: Vec<String>,
+    /// What reading the heap events met, when a heap table was written.
+    pub heap: Option<HeapReading>,
 }
 
 /// Why [`write_parquet`] failed.
@@ -151,6 +231,10 @@ pub enum ParquetError {
         /// What makes it something else.
         reason: String,
     },
+    /// A heap table could not be made.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Heap(#[from] HeapTableError),
     /// The trace has problems or damaged regions and [`ParquetOptions::refuse_problems`] is set:
     /// nothing was written.
     #[error("not exported: the trace has {problems} problem(s) or damaged region(s), the first: {first}; nothing was written")]
@@ -206,7 +290,23 @@ pub fn write_parquet_from(
     // (`io::StagedFolder`), so that the folder holds the files of one export, never files of
     // an earlier one beside them; a failed export leaves `dir` as it was.
     let staged = StagedFolder::beside(dir)?;
-    let mut report = write_parquet_in(reader, staged.path(), opts, progress, events)?;
+    let mut report = if opts.tables.records {
+        write_parquet_in(reader, staged.path(), opts, progress, events)?
+    } else {
+        ParquetReport::default()
+    };
+    let heap = opts.tables.heap();
+    if !heap.is_empty() {
+        heap_export::write_heap_in(
+            reader,
+            staged.path(),
+            &heap,
+            opts,
+            progress,
+            events,
+            &mut report,
+        )?;
+    }
     let source = opts.source.as_deref().map_or_else(|| "-".into(), identity);
     let marker = staged.path().join(EXPORT_MARKER);
     let mut out = Output::create_plain(&marker)?;
@@ -268,7 +368,11 @@ fn check_folder(dir: &Path, opts: &ParquetOptions) -> Result<(), ParquetError> {
         let is_file = entry.file_type().is_ok_and(|t| t.is_file());
         if name == EXPORT_MARKER && is_file {
             marked = true;
-        } else if !(is_file && name.to_string_lossy().ends_with(".parquet")) {
+        } else if !(is_file
+            && [".parquet", ".arrow"]
+                .iter()
+                .any(|e| name.to_string_lossy().ends_with(e)))
+        {
             other.get_or_insert_with(|| name.to_string_lossy().into_owned());
         }
     }
@@ -284,7 +388,7 @@ fn check_folder(dir: &Path, opts: &ParquetOptions) -> Result<(), ParquetError> {
     }
     if !marked {
         return Err(refuse(format!(
-            "it holds Parquet files but no {EXPORT_MARKER} naming the trace they came from"
+            "it holds Parquet or Arrow files but no {EXPORT_MARKER} naming the trace they came from"
         )));
     }
     let written = std::fs::read_to_string(dir.join(EXPORT_MARKER)).unwrap_or_default();
@@ -304,22 +408,34 @@ fn exported(rt: &RecordType) -> bool {
 }
 
 /// `RECORD.parquet`, or `SECTION.RECORD.parquet` when another section defines a record type of
-/// the same name (`global` for the global scope).
+/// the same name (`global` for the global scope), or when the record type is named as a heap
+/// table (`events`, `blocks`), whose files have those names.
 pub fn file_name(schema: &crate::dtd::Schema, record: RecordId) -> String {
+    file_name_as(schema, record, ColumnarFormat::Parquet)
+}
+
+/// [`file_name`] with the extension of `format`.
+pub fn file_name_as(
+    schema: &crate::dtd::Schema,
+    record: RecordId,
+    format: ColumnarFormat,
+) -> String {
+    let ext = format.extension();
     let rt = schema.record(record);
     let shared = schema
         .records
         .iter()
         .filter(|r| r.name == rt.name && exported(r))
         .count()
-        > 1;
+        > 1
+        || HeapTable::ALL.iter().any(|t| t.name() == rt.name);
     if shared {
         let section = match schema.scope_for(rt.scope) {
             Some(s) if rt.scope != 0 => s.name.as_str(),
             _ => "global",
         };
-        format!("{section}.{}.parquet", rt.name)
+        format!("{section}.{}.{ext}", rt.name)
     } else {
-        format!("{}.parquet", rt.name)
+        format!("{}.{ext}", rt.name)
     }
 }
