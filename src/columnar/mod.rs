@@ -208,7 +208,7 @@ pub enum ParquetError {
         message: String,
     },
     /// The output names a file, not a folder: one file per record type is written into a folder.
-    #[error("{} looks like a file name, but Parquet export writes one file per record type into a folder", crate::io::escape_path(path))]
+    #[error("{} looks like a file name, but a columnar export (Parquet, Arrow) writes one file per table into a folder", crate::io::escape_path(path))]
     #[diagnostic(
         code(mtf::parquet::folder),
         help("give -o FOLDER: an existing folder, a name without an extension, or a name ending with /")
