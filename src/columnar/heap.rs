@@ -141,8 +141,9 @@ pub struct HeapOptions {
     /// Rows per batch (at most; the last batch has the rest).
     pub batch_rows: usize,
     /// The data records whose rows are wanted: the events of those records, the lifetimes that
-    /// end in them; the blocks alive at the end when the range reaches the end of the trace.
-    /// Ranges that cut `0..u64::MAX` into pieces give every row once.
+    /// end in them; the blocks alive at the end when the range holds the end of the trace (the
+    /// position after its last data record, the number of data records). Ranges that cut
+    /// `0..u64::MAX` into pieces give every row once.
     pub records: Range<u64>,
     /// Fail at the first record that cannot be decoded (and at the interpreter's limit) rather
     /// than count it ([`HeapRows::reading`]).
@@ -577,7 +578,9 @@ impl<'s> HeapRows<'s> {
             return Ok(());
         }
         self.finished = true;
-        if self.table == HeapTable::Blocks && self.reading.data_records < self.opts.records.end {
+        // The blocks alive at the end belong to the range that holds the end of the trace (the
+        // position after its last data record).
+        if self.table == HeapTable::Blocks && self.in_range(self.reading.data_records) {
             let mut alive: Vec<Live> = self.slab.iter().flatten().copied().collect();
             alive.sort_unstable_by_key(|b| b.seq);
             for b in alive {
@@ -949,5 +952,165 @@ impl Iterator for HeapBatches<'_> {
                 return Some(Err(e));
             }
         }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::UInt64Type;
+    use arrow_array::Array;
+
+    fn path(rel: &str) -> std::path::PathBuf {
+        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(rel)
+    }
+
+    /// Every row of a table as `column=value` text, for the records of `range`.
+    fn table(rel: &str, t: HeapTable, range: Range<u64>, batch_rows: usize) -> Vec<String> {
+        let o = crate::open(path(rel)).unwrap();
+        let reader = o.reader();
+        let opts = HeapOptions {
+            batch_rows,
+            records: range,
+            refuse_problems: true,
+        };
+        let mut rows = Vec::new();
+        for b in batches(&reader, t, opts).unwrap() {
+            let b = b.unwrap();
+            assert!(b.num_rows() <= batch_rows);
+            assert_eq!(b.schema(), t.schema());
+            for i in 0..b.num_rows() {
+                let cells: Vec<String> = b
+                    .schema()
+                    .fields()
+                    .iter()
+                    .zip(b.columns())
+                    .map(|(f, c)| {
+                        let v = if c.is_null(i) {
+                            "-".to_string()
+                        } else if let Some(s) = c.as_string_opt::<i32>() {
+                            s.value(i).to_string()
+                        } else {
+                            c.as_primitive::<UInt64Type>().value(i).to_string()
+                        };
+                        format!("{}={v}", f.name())
+                    })
+                    .collect();
+                rows.push(cells.join(" "));
+            }
+        }
+        rows
+    }
+
+    fn col<'r>(row: &'r str, name: &str) -> &'r str {
+        row.split(' ')
+            .find_map(|c| c.strip_prefix(name).and_then(|c| c.strip_prefix('=')))
+            .unwrap_or_else(|| panic!("no {name} in {row}"))
+    }
+
+    #[test]
+    fn ranges_of_records_cut_both_tables_into_pieces_that_make_the_whole() {
+        for t in HeapTable::ALL {
+            for rel in [
+                "traces/android.mtf",
+                "traces/heaptrack.mtf",
+                "traces/et3.mtf",
+            ] {
+                let whole = table(rel, t, 0..u64::MAX, 7);
+                assert!(!whole.is_empty(), "{rel} {t}");
+                for cut in [0, 1, 10, 40, 64, 1000] {
+                    let mut parts = table(rel, t, 0..cut, 5);
+                    parts.extend(table(rel, t, cut..u64::MAX, 3));
+                    assert_eq!(parts, whole, "{rel} {t} cut at {cut}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn blocks_come_in_the_order_lifetimes_end_and_the_live_ones_last_by_allocation() {
+        let rows = table("traces/android.mtf", HeapTable::Blocks, 0..u64::MAX, 1000);
+        let ends: Vec<Option<u64>> = rows
+            .iter()
+            .map(|r| col(r, "free_record").parse().ok())
+            .collect();
+        let first_live = ends.iter().position(Option::is_none).unwrap();
+        assert!(ends[first_live..].iter().all(Option::is_none));
+        assert!(ends[..first_live].windows(2).all(|w| w[0] <= w[1]));
+        let births: Vec<u64> = rows[first_live..]
+            .iter()
+            .map(|r| col(r, "alloc_record").parse().unwrap())
+            .collect();
+        assert!(births.windows(2).all(|w| w[0] <= w[1]));
+        // Every ended lifetime says how, and a freed block began before it ended.
+        for r in &rows[..first_live] {
+            assert!(["free", "realloc"].contains(&col(r, "ended_by")), "{r}");
+            let (a, f): (u64, u64) = (
+                col(r, "alloc_record").parse().unwrap(),
+                col(r, "free_record").parse().unwrap(),
+            );
+            assert!(a <= f, "{r}");
+        }
+    }
+
+    #[test]
+    fn an_allocation_of_a_live_id_ends_the_old_lifetime_as_replaced() {
+        // spec case analysis-redefined: `al 1`, `al 1`, `fr 1`.
+        let rows = table(
+            "tests/data/spec-cases/analysis-redefined/redefine.mtf",
+            HeapTable::Blocks,
+            0..u64::MAX,
+            10,
+        );
+        let got: Vec<(&str, &str, &str)> = rows
+            .iter()
+            .map(|r| {
+                (
+                    col(r, "alloc_record"),
+                    col(r, "free_record"),
+                    col(r, "ended_by"),
+                )
+            })
+            .collect();
+        assert_eq!(got, [("0", "1", "replaced"), ("1", "2", "free")]);
+        let events = table(
+            "tests/data/spec-cases/analysis-redefined/redefine.mtf",
+            HeapTable::Events,
+            0..u64::MAX,
+            10,
+        );
+        let kinds: Vec<&str> = events.iter().map(|r| col(r, "kind")).collect();
+        assert_eq!(kinds, ["alloc", "alloc", "free"]);
+    }
+
+    #[test]
+    fn a_move_keeps_the_lifetime_under_its_new_id() {
+        // spec case analysis-move, mv1: `al 1`, then a record that moves 1 to 2.
+        let base = "tests/data/spec-cases/analysis-move/mv1.mtf";
+        let rows = table(base, HeapTable::Blocks, 0..u64::MAX, 10);
+        assert_eq!(rows.len(), 1, "{rows:?}");
+        assert_eq!(col(&rows[0], "id"), "1");
+        assert_eq!(col(&rows[0], "last_id"), "2");
+        assert_eq!(col(&rows[0], "free_record"), "-");
+        let events = table(base, HeapTable::Events, 0..u64::MAX, 10);
+        let kinds: Vec<(&str, &str, &str)> = events
+            .iter()
+            .map(|r| (col(r, "kind"), col(r, "id"), col(r, "old_id")))
+            .collect();
+        assert_eq!(kinds, [("alloc", "1", "-"), ("move", "2", "1")]);
+    }
+
+    #[test]
+    fn a_trace_without_namespaces_of_ids_has_no_heap_tables() {
+        let loaded = crate::dtd::parse_str("t.dtd", "tag.width = 1; r : (tag) { tag.value = 4; }");
+        let schema = match loaded {
+            Ok(l) => l.schema,
+            Err(e) => panic!("{e:?}"),
+        };
+        assert!(matches!(
+            HeapRows::new(&schema, HeapTable::Blocks, HeapOptions::default()),
+            Err(HeapTableError::NoAllocations(HeapTable::Blocks))
+        ));
     }
 }

@@ -24,9 +24,9 @@ use super::heap::HeapTable;
 use super::model::Table;
 use super::{ColumnarFormat, ParquetError, ParquetOptions, ROW_GROUP_BYTES};
 
+// Both boxed: one per file, and the two writers differ in size.
 enum Sink {
-    Parquet(ArrowWriter<Output>),
-    // Boxed: an IPC writer is larger than a Parquet one's handle.
+    Parquet(Box<ArrowWriter<Output>>),
     Ipc(Box<FileWriter<Output>>),
 }
 
@@ -127,7 +127,7 @@ impl TableWriter {
                     .build();
                 let w = ArrowWriter::try_new(out, schema.clone(), Some(props))
                     .map_err(|e| write_error(&path, e))?;
-                Sink::Parquet(w)
+                Sink::Parquet(Box::new(w))
             }
             ColumnarFormat::Arrow => {
                 let mut m: HashMap<String, String> = meta.into_iter().collect();
@@ -185,7 +185,7 @@ impl TableWriter {
     /// [`TableWriter::finish`] for a file whose batches were all written.
     pub(super) fn close(self) -> Result<(PathBuf, Output), ParquetError> {
         let mut out = match self.sink {
-            Sink::Parquet(w) => w.into_inner().map_err(|e| write_error(&self.path, e))?,
+            Sink::Parquet(w) => (*w).into_inner().map_err(|e| write_error(&self.path, e))?,
             Sink::Ipc(mut w) => {
                 w.finish().map_err(|e| arrow_error(&self.path, e))?;
                 w.into_inner().map_err(|e| arrow_error(&self.path, e))?
