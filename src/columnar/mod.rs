@@ -1,5 +1,7 @@
-//! Records as columns: one Parquet file per record type, for query engines (DuckDB, Polars,
-//! pandas, Spark, DataFusion). `mtf export --to parquet TRACE -o DIR` calls [`write_parquet`].
+//! Records as columns: one Parquet or Arrow IPC file per record type, and the heap tables
+//! `events` and `blocks` ([`heap`]), for query engines (DuckDB, Polars, pandas, Spark,
+//! DataFusion). `mtf export --to parquet|arrow [--table …] TRACE -o DIR` calls
+//! [`write_parquet_from`]; docs/query.md has the tables' schemas.
 //!
 //! Each record type that occurs in the trace becomes one file, `RECORD.parquet` (or
 //! `SECTION.RECORD.parquet` when several sections define a record type of that name), whose rows
@@ -25,8 +27,13 @@
 //! files and values whether its fields were moved into streams or not.
 //!
 //! The trace is read twice: a first pass finds, for every column, the narrowest type; the second
-//! writes row groups as it goes. Memory is bounded by one batch of rows and one row group per
-//! open file, whatever the length of the trace.
+//! writes row groups as it goes (a third pass makes the heap tables, when asked for). Memory is
+//! bounded by one batch of rows and one row group per open file, whatever the length of the
+//! trace (and by the live blocks, for the heap tables).
+//!
+//! Arrow IPC files ([`ColumnarFormat::Arrow`]) hold the same columns uncompressed, strings as
+//! plain values rather than dictionaries (an IPC file takes one dictionary per column for the
+//! whole file; the export makes one per batch).
 
 mod arrays;
 mod export;
