@@ -126,6 +126,11 @@ pub struct ParquetOptions {
     pub format: ColumnarFormat,
     /// The tables written.
     pub tables: TableSet,
+    /// Hive-style partitions of this many data records: each table is a folder of parts,
+    /// `TABLE/part=K/data.EXT` holding the rows of data records `K × N` to `(K + 1) × N − 1`
+    /// (for `blocks`, the lifetimes that end there; the blocks alive at the end in the part of
+    /// the end of the trace). `None`: one file per table.
+    pub partition_records: Option<u64>,
     /// Rows gathered before they are handed to the Parquet writer as one Arrow batch.
     pub batch_rows: usize,
     /// Rows per row group (a row group is also closed when its encoded size passes 128 MiB).
@@ -144,6 +149,7 @@ impl Default for ParquetOptions {
         ParquetOptions {
             format: ColumnarFormat::Parquet,
             tables: TableSet::default(),
+            partition_records: None,
             batch_rows: 64 * 1024,
             row_group_rows: 1024 * 1024,
             refuse_problems: false,
@@ -225,7 +231,7 @@ pub enum ParquetError {
         path: PathBuf,
     },
     /// The output folder holds files that are not an earlier export of the same trace.
-    #[error("{} is not empty and is not an earlier Parquet export of {}: not replacing what it holds ({reason})", crate::io::escape_path(path), crate::io::escape_path(trace))]
+    #[error("{} is not empty and is not an earlier export of {}: not replacing what it holds ({reason})", crate::io::escape_path(path), crate::io::escape_path(trace))]
     #[diagnostic(
         code(mtf::parquet::folder_not_empty),
         help("name a new or empty folder; an export replaces a folder only when it holds an earlier export of the same trace, and then as a whole")
@@ -247,7 +253,7 @@ pub enum ParquetError {
     #[error("not exported: the trace has {problems} problem(s) or damaged region(s), the first: {first}; nothing was written")]
     #[diagnostic(
         code(mtf::parquet::damaged),
-        help("`mtf check` lists them; a Parquet export holds every record of a trace or none")
+        help("`mtf check` lists them; a columnar export holds every record of a trace or none")
     )]
     Damaged {
         /// Problems and damaged regions found.
@@ -373,12 +379,16 @@ fn check_folder(dir: &Path, opts: &ParquetOptions) -> Result<(), ParquetError> {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        // A folder is a partitioned table's parts: what it holds is replaced with the export
+        // as a whole, and only when the marker names the same trace (below).
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
         if name == EXPORT_MARKER && is_file {
             marked = true;
-        } else if !(is_file
-            && [".parquet", ".arrow"]
-                .iter()
-                .any(|e| name.to_string_lossy().ends_with(e)))
+        } else if !(is_dir
+            || is_file
+                && [".parquet", ".arrow"]
+                    .iter()
+                    .any(|e| name.to_string_lossy().ends_with(e)))
         {
             other.get_or_insert_with(|| name.to_string_lossy().into_owned());
         }

@@ -484,3 +484,87 @@ fn arrow_cast_free_text(a: &dyn Array, i: usize) -> String {
         }
     }
 }
+
+/// The files of a partitioned table, `TABLE/part=K/data.EXT`, by K.
+fn parts(table: &Path) -> Vec<(u64, PathBuf)> {
+    let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(table)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let k = name.strip_prefix("part=").unwrap().parse().unwrap();
+            let files: Vec<_> = std::fs::read_dir(e.path())
+                .unwrap()
+                .map(|f| f.unwrap().path())
+                .collect();
+            assert_eq!(files.len(), 1, "{files:?}");
+            (k, files[0].clone())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn columnar_partitions_by_records_hold_the_unpartitioned_rows_in_hive_folders() {
+    let dir = util::tempdir();
+    let src = util::root().join("tests/data/import/alloc/android-systemui.txt");
+    let t = import(dir.path(), &src, Some("android"));
+    let n: u64 = 71; // data records of the trace (mtf stats)
+    assert!(text(&mtf(&["stats", t.to_str().unwrap()]).stdout).contains("data records 71"));
+    for format in ["parquet", "arrow"] {
+        let whole = export(dir.path(), &t, format, "all");
+        let out = dir.path().join(format!("parts-{format}"));
+        for _ in 0..2 {
+            // Twice: an earlier partitioned export of the same trace is replaced.
+            let o = mtf(&[
+                "export",
+                "--to",
+                format,
+                "--table",
+                "all",
+                "--partition-by",
+                "records:20",
+                t.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{}", text(&o.stderr));
+        }
+        for table in ["blocks", "events", "alloc", "free"] {
+            let key = match table {
+                "blocks" => "free_record",
+                "events" => "record",
+                _ => "record_index",
+            };
+            let mut rows = Vec::new();
+            for (k, file) in parts(&out.join(table)) {
+                for b in batches(&file) {
+                    for (i, v) in u64s(&b, key).into_iter().enumerate() {
+                        if key != "record_index" {
+                            // A row is in the part of its record; alive blocks at the end's.
+                            assert_eq!(v.unwrap_or(n) / 20, k, "{format} {table} part {k}");
+                        }
+                        rows.push((v, b.slice(i, 1)));
+                    }
+                }
+            }
+            let want: Vec<RecordBatch> = batches(&whole.join(format!("{table}.{format}")));
+            let want: Vec<RecordBatch> = want
+                .iter()
+                .flat_map(|b| (0..b.num_rows()).map(move |i| b.slice(i, 1)))
+                .collect();
+            let got: Vec<RecordBatch> = rows.into_iter().map(|r| r.1).collect();
+            assert_eq!(got.len(), want.len(), "{format} {table}");
+            assert!(
+                got == want,
+                "{format} {table}: the rows of the whole table, in order"
+            );
+        }
+        let b: Vec<Block> = parts(&out.join("blocks"))
+            .iter()
+            .flat_map(|(_, f)| blocks(f))
+            .collect();
+        assert_eq!(sweep(&b, "block"), (22508, 64), "{format}");
+    }
+}

@@ -39,6 +39,10 @@ pub struct ExportArgs {
     /// (those three). Default `records`.
     #[arg(long, value_delimiter = ',', value_name = "TABLE")]
     pub table: Vec<TableArg>,
+    /// With `--to parquet|arrow`: Hive-style partitions, `records:N` — each table a folder of
+    /// parts `TABLE/part=K/data.EXT`, part K holding the rows of data records K×N to (K+1)×N−1.
+    #[arg(long, value_name = "records:N", value_parser = parse_partition)]
+    pub partition_by: Option<u64>,
     /// Export with this mapping file instead of the one stored in the trace.
     #[arg(long)]
     pub map: Option<PathBuf>,
@@ -53,6 +57,19 @@ pub struct ExportArgs {
     /// Which seek index `-j` cuts the trace at.
     #[command(flatten)]
     pub seek: super::common::SeekArgs,
+}
+
+/// `records:N` of `--partition-by`.
+fn parse_partition(s: &str) -> Result<u64, String> {
+    let n = s
+        .strip_prefix("records:")
+        .ok_or_else(|| format!("`{s}`: partitions are by data records, `records:N`"))?;
+    match n.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "`{n}`: the number of data records per part must be a whole number above 0"
+        )),
+    }
 }
 
 /// A table of `--table`.
@@ -114,11 +131,11 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         Some("arrow") => return to_columnar(args, ColumnarFormat::Arrow),
         _ => {}
     }
-    if !args.table.is_empty() {
+    if !args.table.is_empty() || args.partition_by.is_some() {
         return Err(error(
             EXIT_USAGE,
             "mtf::usage::table",
-            "--table goes with --to parquet or --to arrow (the tables of a columnar export)",
+            "--table and --partition-by go with --to parquet or --to arrow (the tables of a columnar export)",
         ));
     }
     // An unknown format is the user's mistake whatever the trace holds: say so first.
@@ -198,9 +215,12 @@ fn refuse_damaged(trace: &Path, o: &metatf::Opened, format: ColumnarFormat) -> F
         EXIT_INVALID_TRACE,
         "mtf::parquet::damaged",
         format!(
-            "{}: not exported: the trace is damaged (above); a {} export holds every record of a trace or none, and nothing was written",
+            "{}: not exported: the trace is damaged (above); {} export holds every record of a trace or none, and nothing was written",
             input_name(trace),
-            format.name()
+            match format {
+                ColumnarFormat::Parquet => "a Parquet",
+                ColumnarFormat::Arrow => "an Arrow IPC",
+            }
         ),
     )
 }
@@ -310,6 +330,7 @@ fn to_columnar(args: &ExportArgs, format: ColumnarFormat) -> Result<i32, Failure
         &ParquetOptions {
             format,
             tables,
+            partition_records: args.partition_by,
             refuse_problems: true,
             source: Some(trace.to_path_buf()),
             ..ParquetOptions::default()
