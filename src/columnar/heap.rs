@@ -698,7 +698,7 @@ impl<'s> HeapRows<'s> {
             let keyed = self.spaces[e.space as usize]
                 .as_ref()
                 .is_some_and(|s| s.keyed);
-            let name = self.site_name(e.space, e.site);
+            let name = site_name(&mut self.site_names, &self.interp, e.space, e.site);
             let Cols::Events(c) = &mut self.cols else {
                 return Ok(());
             };
@@ -719,7 +719,7 @@ impl<'s> HeapRows<'s> {
             c.time.append_option(at.time);
             c.thread.append_option(e.thread);
             c.site.append_option(e.site);
-            c.site_name.append_option(name.as_deref());
+            c.site_name.append_option(name);
             c.stack.append_option(e.stack);
             self.row_done()?;
         }
@@ -735,17 +735,6 @@ impl<'s> HeapRows<'s> {
         if let Some(n) = i.and_then(|i| self.reading.namespaces.get_mut(i)) {
             f(n);
         }
-    }
-
-    /// The name of a site, as far as the trace has been read.
-    fn site_name(&mut self, space: SpaceId, site: Option<u64>) -> Option<Box<str>> {
-        let site = site?;
-        if let Some(n) = self.site_names.get(&(space, site)) {
-            return Some(n.clone());
-        }
-        let n: Box<str> = self.interp.site_name(space, site)?.into();
-        self.site_names.insert((space, site), n.clone());
-        Some(n)
     }
 
     /// A block comes alive; an id alive in a namespace that is not shared ends its block.
@@ -852,7 +841,7 @@ impl<'s> HeapRows<'s> {
             return Ok(());
         };
         let (sized, keyed) = (space.sized, space.keyed);
-        let name = self.site_name(b.space, b.site);
+        let name = site_name(&mut self.site_names, &self.interp, b.space, b.site);
         let Cols::Blocks(c) = &mut self.cols else {
             return Ok(());
         };
@@ -871,11 +860,27 @@ impl<'s> HeapRows<'s> {
         c.thread.append_option(b.thread);
         c.free_thread.append_option(end.and_then(|e| e.1));
         c.site.append_option(b.site);
-        c.site_name.append_option(name.as_deref());
+        c.site_name.append_option(name);
         c.stack.append_option(b.stack);
         c.ended_by.append_option(end.map(|e| e.0.name()));
         self.row_done()
     }
+}
+
+/// The name of a site, as far as the trace has been read: from `names`, where it was found
+/// before (no allocation per row), else from the interpreter (kept once found).
+fn site_name<'n>(
+    names: &'n mut HashMap<(SpaceId, u64), Box<str>, foldhash::fast::RandomState>,
+    interp: &Interpreter<'_>,
+    space: SpaceId,
+    site: Option<u64>,
+) -> Option<&'n str> {
+    let site = site?;
+    if !names.contains_key(&(space, site)) {
+        let n = interp.site_name(space, site)?;
+        names.insert((space, site), n.into());
+    }
+    names.get(&(space, site)).map(|n| &**n)
 }
 
 /// The batches of one heap table of `reader`'s trace, for the data records `opts.records`
@@ -1099,6 +1104,12 @@ mod tests {
             .map(|r| (col(r, "kind"), col(r, "id"), col(r, "old_id")))
             .collect();
         assert_eq!(kinds, [("alloc", "1", "-"), ("move", "2", "1")]);
+    }
+
+    #[test]
+    fn a_live_block_takes_the_bytes_docs_query_states() {
+        // docs/query.md, "Order": a slab entry of 120 bytes.
+        assert_eq!(std::mem::size_of::<Option<Live>>(), 120);
     }
 
     #[test]
