@@ -876,11 +876,13 @@ fn site_name<'n>(
     site: Option<u64>,
 ) -> Option<&'n str> {
     let site = site?;
-    if !names.contains_key(&(space, site)) {
-        let n = interp.site_name(space, site)?;
-        names.insert((space, site), n.into());
+    match names.entry((space, site)) {
+        std::collections::hash_map::Entry::Occupied(e) => Some(&**e.into_mut()),
+        std::collections::hash_map::Entry::Vacant(e) => {
+            let n = interp.site_name(space, site)?;
+            Some(&**e.insert(n.into()))
+        }
     }
-    names.get(&(space, site)).map(|n| &**n)
 }
 
 /// The batches of one heap table of `reader`'s trace, for the data records `opts.records`
