@@ -148,6 +148,26 @@ pub struct HeapOptions {
     /// Fail at the first record that cannot be decoded (and at the interpreter's limit) rather
     /// than count it ([`HeapRows::reading`]).
     pub refuse_problems: bool,
+    /// Names of sites known beforehand: those a trace gives only in tables after the rows that
+    /// need them (an imported heaptrack trace's), from [`HeapRows::late_names`] of an earlier
+    /// pass.
+    pub site_names: Arc<SiteNames>,
+}
+
+/// Names of allocation sites, by namespace and site id.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct SiteNames(HashMap<(SpaceId, u64), Box<str>>);
+
+impl SiteNames {
+    /// No names.
+    pub fn is_empty(&self) -> bool {
+        self.0.is_empty()
+    }
+
+    /// How many.
+    pub fn len(&self) -> usize {
+        self.0.len()
+    }
 }
 
 impl Default for HeapOptions {
@@ -156,6 +176,7 @@ impl Default for HeapOptions {
             batch_rows: 64 * 1024,
             records: 0..u64::MAX,
             refuse_problems: false,
+            site_names: Arc::default(),
         }
     }
 }
@@ -444,6 +465,8 @@ pub struct HeapRows<'s> {
     /// Site names resolved so far (only names found: a table later in the trace may name a
     /// site not named yet).
     site_names: HashMap<(SpaceId, u64), Box<str>, foldhash::fast::RandomState>,
+    /// Sites without a name when a row needed one.
+    unnamed: std::collections::HashSet<(SpaceId, u64), foldhash::fast::RandomState>,
     cols: Cols,
     rows: usize,
     ready: VecDeque<RecordBatch>,
@@ -483,6 +506,12 @@ impl<'s> HeapRows<'s> {
         if spaces.iter().all(Option::is_none) {
             return Err(HeapTableError::NoAllocations(table));
         }
+        let site_names = opts
+            .site_names
+            .0
+            .iter()
+            .map(|(k, v)| (*k, v.clone()))
+            .collect();
         Ok(HeapRows {
             table,
             interp,
@@ -496,7 +525,8 @@ impl<'s> HeapRows<'s> {
             slab: Vec::new(),
             free_slots: Vec::new(),
             seq: 0,
-            site_names: HashMap::default(),
+            site_names,
+            unnamed: Default::default(),
             cols: Cols::new(table),
             rows: 0,
             ready: VecDeque::new(),
@@ -591,6 +621,20 @@ impl<'s> HeapRows<'s> {
             self.flush()?;
         }
         Ok(())
+    }
+
+    /// The names, known now, of the sites that had none when a row needed one (a trace whose
+    /// tables come after the rows that name them): empty when every row has its name. After
+    /// [`HeapRows::finish`], a second pass with these in [`HeapOptions::site_names`] gives every
+    /// row the name the trace gives its site.
+    pub fn late_names(&self) -> SiteNames {
+        let mut names = SiteNames::default();
+        for &(space, site) in &self.unnamed {
+            if let Some(n) = self.interp.site_name(space, site) {
+                names.0.insert((space, site), n.into());
+            }
+        }
+        names
     }
 
     /// The next batch made, if any.
@@ -698,7 +742,13 @@ impl<'s> HeapRows<'s> {
             let keyed = self.spaces[e.space as usize]
                 .as_ref()
                 .is_some_and(|s| s.keyed);
-            let name = site_name(&mut self.site_names, &self.interp, e.space, e.site);
+            let name = site_name(
+                &mut self.site_names,
+                &mut self.unnamed,
+                &self.interp,
+                e.space,
+                e.site,
+            );
             let Cols::Events(c) = &mut self.cols else {
                 return Ok(());
             };
@@ -841,7 +891,13 @@ impl<'s> HeapRows<'s> {
             return Ok(());
         };
         let (sized, keyed) = (space.sized, space.keyed);
-        let name = site_name(&mut self.site_names, &self.interp, b.space, b.site);
+        let name = site_name(
+            &mut self.site_names,
+            &mut self.unnamed,
+            &self.interp,
+            b.space,
+            b.site,
+        );
         let Cols::Blocks(c) = &mut self.cols else {
             return Ok(());
         };
@@ -871,6 +927,7 @@ impl<'s> HeapRows<'s> {
 /// before (no allocation per row), else from the interpreter (kept once found).
 fn site_name<'n>(
     names: &'n mut HashMap<(SpaceId, u64), Box<str>, foldhash::fast::RandomState>,
+    unnamed: &mut std::collections::HashSet<(SpaceId, u64), foldhash::fast::RandomState>,
     interp: &Interpreter<'_>,
     space: SpaceId,
     site: Option<u64>,
@@ -878,16 +935,21 @@ fn site_name<'n>(
     let site = site?;
     match names.entry((space, site)) {
         std::collections::hash_map::Entry::Occupied(e) => Some(&**e.into_mut()),
-        std::collections::hash_map::Entry::Vacant(e) => {
-            let n = interp.site_name(space, site)?;
-            Some(&**e.insert(n.into()))
-        }
+        std::collections::hash_map::Entry::Vacant(e) => match interp.site_name(space, site) {
+            Some(n) => Some(&**e.insert(n.into())),
+            None => {
+                unnamed.insert((space, site));
+                None
+            }
+        },
     }
 }
 
 /// The batches of one heap table of `reader`'s trace, for the data records `opts.records`
 /// ([`HeapOptions`]), read from the start of the trace (the rows of a range need the live
-/// blocks before it) up to the end of the range.
+/// blocks before it) up to the end of the range. A row's `site_name` is the name known when the
+/// row is made: [`HeapBatches::late_names`] says, once the iterator is exhausted, which names
+/// came later, for a second call with them in [`HeapOptions::site_names`].
 pub fn batches<'r>(
     reader: &'r Reader<'r>,
     table: HeapTable,
@@ -911,6 +973,11 @@ impl HeapBatches<'_> {
     /// What the reading met so far (complete once the iterator is exhausted).
     pub fn reading(&self) -> &HeapReading {
         self.rows.reading()
+    }
+
+    /// [`HeapRows::late_names`], once the iterator is exhausted.
+    pub fn late_names(&self) -> SiteNames {
+        self.rows.late_names()
     }
 }
 
@@ -975,13 +1042,24 @@ mod tests {
 
     /// Every row of a table as `column=value` text, for the records of `range`.
     fn table(rel: &str, t: HeapTable, range: Range<u64>, batch_rows: usize) -> Vec<String> {
-        let o = crate::open(path(rel)).unwrap();
-        let reader = o.reader();
         let opts = HeapOptions {
             batch_rows,
             records: range,
             refuse_problems: true,
+            ..HeapOptions::default()
         };
+        table_of(rel, t, opts)
+    }
+
+    /// The rows of `blocks` with `opts`.
+    fn table_with(rel: &str, opts: HeapOptions) -> Vec<String> {
+        table_of(rel, HeapTable::Blocks, opts)
+    }
+
+    fn table_of(rel: &str, t: HeapTable, opts: HeapOptions) -> Vec<String> {
+        let batch_rows = opts.batch_rows;
+        let o = crate::open(path(rel)).unwrap();
+        let reader = o.reader();
         let mut rows = Vec::new();
         for b in batches(&reader, t, opts).unwrap() {
             let b = b.unwrap();
@@ -1106,6 +1184,43 @@ mod tests {
             .map(|r| (col(r, "kind"), col(r, "id"), col(r, "old_id")))
             .collect();
         assert_eq!(kinds, [("alloc", "1", "-"), ("move", "2", "1")]);
+    }
+
+    #[test]
+    fn names_of_sites_given_after_their_rows_come_from_a_second_pass() {
+        // An imported heaptrack trace routes its string and trace tables to the end: the first
+        // pass knows the site's name only there.
+        let o = crate::open(path("traces/heaptrack.mtf")).unwrap();
+        let reader = o.reader();
+        let mut rows =
+            HeapRows::new(reader.schema(), HeapTable::Blocks, HeapOptions::default()).unwrap();
+        let mut records = reader.records();
+        while let Some(e) = records.next() {
+            if let Event::Record(v) = e {
+                rows.record(&v).unwrap();
+            }
+        }
+        rows.finish().unwrap();
+        let late = rows.late_names();
+        assert_eq!(late.len(), 1);
+        let first = rows.next_batch().unwrap();
+        let names = first
+            .column_by_name("site_name")
+            .unwrap()
+            .as_string::<i32>();
+        assert!(
+            names.is_null(0),
+            "the freed block's row came before the name"
+        );
+        let again = table_with(
+            "traces/heaptrack.mtf",
+            HeapOptions {
+                site_names: Arc::new(late),
+                ..HeapOptions::default()
+            },
+        );
+        let names: Vec<&str> = again.iter().map(|r| col(r, "site_name")).collect();
+        assert_eq!(names, ["main", "main"]);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //! table asked for, each batch handed to its file as it is made.
 
 use std::path::{Path, PathBuf};
+use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
 use arrow_array::types::UInt64Type;
@@ -11,7 +12,7 @@ use crate::decode::{Event, EventPasses, Reader};
 use crate::dtd::RecordId;
 
 use super::export::part_path;
-use super::heap::{HeapOptions, HeapRows, HeapTable};
+use super::heap::{HeapOptions, HeapRows, HeapTable, SiteNames};
 use super::writer::TableWriter;
 use super::{ParquetError, ParquetOptions, ParquetReport, Progress, TableReport, PROGRESS_EVERY};
 
@@ -111,7 +112,9 @@ fn unreachable_writer<T>() -> Result<T, ParquetError> {
 }
 
 /// Writes `tables` into `dir` (the staged folder, put in place whole by the caller), reading
-/// the events once; adds the files to `report`.
+/// the events once — twice for a table whose sites are named only after rows that need the
+/// names (tables at the end of the trace: an imported heaptrack trace), the second pass with
+/// the names the first found, over the same files; adds the files to `report`.
 pub(super) fn write_heap_in(
     reader: &Reader<'_>,
     dir: &Path,
@@ -121,20 +124,64 @@ pub(super) fn write_heap_in(
     events: &mut EventPasses<'_>,
     report: &mut ParquetReport,
 ) -> Result<(), ParquetError> {
+    let first: Vec<(HeapTable, Arc<SiteNames>)> =
+        tables.iter().map(|&t| (t, Arc::default())).collect();
+    let mut done = write_pass(reader, dir, &first, opts, progress, events)?;
+    // Design: names that come late are rare (an import that routes its tables to the end);
+    // a second pass costs one more reading for those traces only, where keeping the rows
+    // until the end would cost memory in proportion to the trace.
+    let again: Vec<(HeapTable, Arc<SiteNames>)> = done
+        .iter()
+        .filter(|d| !d.late.is_empty())
+        .map(|d| (d.table, Arc::new(d.late.clone())))
+        .collect();
+    if !again.is_empty() {
+        let redone = write_pass(reader, dir, &again, opts, progress, events)?;
+        for r in redone {
+            if let Some(d) = done.iter_mut().find(|d| d.table == r.table) {
+                *d = r;
+            }
+        }
+    }
+    for d in done {
+        report.heap = Some(d.reading);
+        report.tables.push(d.report);
+    }
+    Ok(())
+}
+
+/// A heap table written.
+struct Done {
+    table: HeapTable,
+    report: TableReport,
+    reading: super::heap::HeapReading,
+    late: SiteNames,
+}
+
+/// One pass over the events writing `tables`, each with the site names known beforehand.
+fn write_pass(
+    reader: &Reader<'_>,
+    dir: &Path,
+    tables: &[(HeapTable, Arc<SiteNames>)],
+    opts: &ParquetOptions,
+    progress: &mut dyn FnMut(Progress),
+    events: &mut EventPasses<'_>,
+) -> Result<Vec<Done>, ParquetError> {
     let total = reader.bytes().len() as u64;
     let mut parts = Vec::new();
-    for &t in tables {
+    for (t, names) in tables {
         let rows = HeapRows::new(
             reader.schema(),
-            t,
+            *t,
             HeapOptions {
                 batch_rows: opts.batch_rows,
                 records: 0..u64::MAX,
                 refuse_problems: opts.refuse_problems,
+                site_names: names.clone(),
             },
         )?;
         let files = Files {
-            table: t,
+            table: *t,
             dir: dir.to_path_buf(),
             opts,
             open: None,
@@ -184,6 +231,7 @@ pub(super) fn write_heap_in(
     if let Some(e) = failed {
         return Err(e);
     }
+    let mut done = Vec::new();
     for (mut rows, mut files) in parts {
         rows.finish()?;
         let end = rows.reading().data_records;
@@ -193,16 +241,20 @@ pub(super) fn write_heap_in(
             files.writer(reader, None)?;
         }
         files.close()?;
-        report.heap = Some(rows.reading().clone());
         let ext = opts.format.extension();
-        report.tables.push(TableReport {
-            path: match opts.partition_records {
-                Some(_) => dir.join(files.table.name()),
-                None => dir.join(format!("{}.{ext}", files.table.name())),
+        done.push(Done {
+            table: files.table,
+            report: TableReport {
+                path: match opts.partition_records {
+                    Some(_) => dir.join(files.table.name()),
+                    None => dir.join(format!("{}.{ext}", files.table.name())),
+                },
+                record: RecordId::MAX,
+                heap: Some(files.table),
+                rows: files.rows,
             },
-            record: RecordId::MAX,
-            heap: Some(files.table),
-            rows: files.rows,
+            reading: rows.reading().clone(),
+            late: rows.late_names(),
         });
     }
     progress(Progress {
@@ -211,5 +263,5 @@ pub(super) fn write_heap_in(
         total,
         records: n,
     });
-    Ok(())
+    Ok(done)
 }

@@ -53,7 +53,7 @@ use crate::io::{IoError, Output, StagedFolder};
 use export::write_parquet_in;
 pub use heap::{
     batches, HeapBatches, HeapOptions, HeapReading, HeapRows, HeapTable, HeapTableError,
-    NamespaceReading,
+    NamespaceReading, SiteNames,
 };
 
 /// The file format of an export.
