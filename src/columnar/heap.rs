@@ -282,7 +282,7 @@ impl Sink for Collect<'_> {
     }
 }
 
-/// Options of a u64 column.
+/// A column of u64 being filled.
 type Col = UInt64Builder;
 
 /// The columns of the `events` table being filled.
