@@ -379,9 +379,10 @@ fn check_folder(dir: &Path, opts: &ParquetOptions) -> Result<(), ParquetError> {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let is_file = entry.file_type().is_ok_and(|t| t.is_file());
-        // A folder is a partitioned table's parts: what it holds is replaced with the export
-        // as a whole, and only when the marker names the same trace (below).
-        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir());
+        // A folder of a partitioned table's parts (`part=K/data.EXT` only) is replaced with the
+        // export as a whole, and only when the marker names the same trace (below); any other
+        // folder is not an export's.
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir()) && is_parts(&entry.path());
         if name == EXPORT_MARKER && is_file {
             marked = true;
         } else if !(is_dir
@@ -417,6 +418,27 @@ fn check_folder(dir: &Path, opts: &ParquetOptions) -> Result<(), ParquetError> {
         )));
     }
     Ok(())
+}
+
+/// Whether `dir` holds only what a partitioned export writes: `part=K` folders of one
+/// `data.parquet` or `data.arrow` each.
+fn is_parts(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().all(|part| {
+        let name = part.file_name();
+        let name = name.to_string_lossy();
+        name.strip_prefix("part=")
+            .is_some_and(|k| k.parse::<u64>().is_ok())
+            && std::fs::read_dir(part.path()).is_ok_and(|files| {
+                files.flatten().all(|f| {
+                    let n = f.file_name();
+                    f.file_type().is_ok_and(|t| t.is_file())
+                        && (n == "data.parquet" || n == "data.arrow")
+                })
+            })
+    })
 }
 
 /// Whether a record type becomes a file: every type but `section` and `metadata`.

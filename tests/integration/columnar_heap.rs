@@ -540,6 +540,27 @@ fn columnar_partitions_by_records_hold_the_unpartitioned_rows_in_hive_folders() 
             ]);
             assert!(o.status.success(), "{}", text(&o.stderr));
         }
+        // A folder that is not a table's parts is not the export's: refused, left alone.
+        let notes = out.join("notes");
+        std::fs::create_dir(&notes).unwrap();
+        std::fs::write(notes.join("n.txt"), "mine").unwrap();
+        let o = mtf(&[
+            "export",
+            "--to",
+            format,
+            "--partition-by",
+            "records:20",
+            t.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("notes"), "{}", text(&o.stderr));
+        assert_eq!(
+            std::fs::read_to_string(notes.join("n.txt")).unwrap(),
+            "mine"
+        );
+        std::fs::remove_dir_all(&notes).unwrap();
         for table in ["blocks", "events", "alloc", "free"] {
             let key = match table {
                 "blocks" => "free_record",
