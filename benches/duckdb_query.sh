@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
-# The README's DuckDB query over a trace exported with `mtf export --to parquet`: live bytes
-# over time and the most frequent allocation sizes, on a synthetic HATF trace of N alloc/free
-# pairs (default 1,000,000). Installs DuckDB from PyPI into a venv under /tmp if python3 cannot
+# The README's DuckDB queries over the `blocks` table of `mtf export --to parquet --table
+# blocks`: live bytes over time (and the peak, set against `mtf stats`) and the most frequent
+# allocation sizes, on a synthetic HATF trace of N alloc/free pairs (default 1,000,000). Installs DuckDB from PyPI into a venv under /tmp if python3 cannot
 # import it. Not part of `cargo test`.
 #
 #   bash benches/duckdb_query.sh [N]        # MTF=path/to/mtf to use another binary
@@ -42,36 +42,38 @@ for _ in range(n):
         out.write(f'free address={a} vfield.data=""\n')
 PY
 "$MTF" pack "$WORK/t.txt" -o "$WORK/t.mtf"
-time "$MTF" export --to parquet "$WORK/t.mtf" -o "$WORK/pq"
+time "$MTF" export --to parquet --table blocks "$WORK/t.mtf" -o "$WORK/pq"
 ls -l "$WORK/pq"
+STATS_PEAK=$("$MTF" stats -f json "$WORK/t.mtf" | $PY -c 'import json,sys; print(json.load(sys.stdin)["namespaces"][0]["peak"]["bytes"])')
 
-$PY - "$WORK/pq" <<'PY'
+$PY - "$WORK/pq" "$STATS_PEAK" <<'PY'
 import sys, time, duckdb
-d = sys.argv[1]
+d, stats_peak = sys.argv[1], int(sys.argv[2])
 con = duckdb.connect()
 t = time.time()
-# Live bytes over time (the record index is the clock): each free is matched to the latest
-# allocation at its address.
+# Live bytes over the data records: +size where a lifetime starts, -size where it ends.
 live = con.sql(f"""
-WITH a AS (SELECT record_index, address, size FROM '{d}/alloc.parquet'),
-     f AS (SELECT record_index, address FROM '{d}/free.parquet'),
-     ev AS (SELECT record_index, size::BIGINT AS delta FROM a
-            UNION ALL
-            SELECT f.record_index, -a.size::BIGINT FROM f ASOF JOIN a
-              ON f.address = a.address AND f.record_index >= a.record_index)
-SELECT record_index // 100000 AS step, max(live) AS peak_live_bytes
-FROM (SELECT record_index, sum(delta) OVER (ORDER BY record_index) AS live FROM ev)
-GROUP BY step ORDER BY step
+WITH deltas AS (
+        SELECT alloc_record AS record, size::HUGEINT AS delta FROM '{d}/blocks.parquet'
+        UNION ALL
+        SELECT free_record, -size::HUGEINT FROM '{d}/blocks.parquet' WHERE free_record IS NOT NULL),
+     live AS (SELECT record, sum(sum(delta)) OVER (ORDER BY record) AS bytes
+              FROM deltas GROUP BY record)
+SELECT record // 100000 AS step, max(bytes) AS peak_live_bytes
+FROM live GROUP BY step ORDER BY step
 """).fetchall()
 top = con.sql(f"""
 SELECT size, count(*) AS allocations, sum(size) AS bytes
-FROM '{d}/alloc.parquet' GROUP BY size ORDER BY allocations DESC LIMIT 5
+FROM '{d}/blocks.parquet' GROUP BY size ORDER BY allocations DESC LIMIT 5
 """).fetchall()
 print(f"duckdb {duckdb.__version__}: both queries in {time.time() - t:.2f} s")
 print("step (x100k records)  peak live bytes")
 for s, l in live[:10]:
     print(f"{s:>20}  {l}")
+peak = max(l for _, l in live)
+print(f"peak {peak}, mtf stats {stats_peak}: {'equal' if peak == stats_peak else 'DIFFERENT'}")
 print("size  allocations  bytes")
 for row in top:
     print("  ".join(str(x) for x in row))
+sys.exit(0 if peak == stats_peak else 1)
 PY

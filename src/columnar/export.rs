@@ -11,7 +11,7 @@ use crate::io::IoError;
 use super::model::Table;
 use super::writer::TableWriter;
 use super::{
-    exported, file_name, ParquetError, ParquetOptions, ParquetReport, Progress, TableReport,
+    exported, file_name_as, ParquetError, ParquetOptions, ParquetReport, Progress, TableReport,
     BATCH_BYTES, PROGRESS_EVERY,
 };
 
@@ -56,7 +56,15 @@ pub(super) fn write_parquet_in(
     }
     passes.report(1, total, report.records, true);
     let mut writers = create_writers(reader, dir, opts, &mut tables)?;
-    let n = write_rows(reader, &mut passes, events, opts, &mut tables, &mut writers)?;
+    let n = write_rows(
+        reader,
+        dir,
+        &mut passes,
+        events,
+        opts,
+        &mut tables,
+        &mut writers,
+    )?;
     // Design: every file is written out and flushed before the first is renamed into place, so
     // that a full disk or any other write error leaves the folder as it was (no file replaced,
     // none added): the folder never holds files from two different runs.
@@ -69,8 +77,13 @@ pub(super) fn write_parquet_in(
     for (id, (path, out)) in done {
         out.commit()?;
         report.tables.push(TableReport {
-            path,
+            path: match opts.partition_records {
+                // The table's folder of parts.
+                Some(_) => dir.join(table_stem(reader, id as RecordId, opts)),
+                None => path,
+            },
             record: id as RecordId,
+            heap: None,
             rows: tables[id].as_ref().map_or(0, |t| t.rows),
         });
     }
@@ -134,9 +147,10 @@ fn create_writers(
     let mut writers = Vec::with_capacity(tables.len());
     for (id, t) in tables.iter_mut().enumerate() {
         match t {
-            Some(t) if t.rows > 0 => {
+            // Partitioned: a part's file is made when its first row comes (`write_rows`).
+            Some(t) if t.rows > 0 && opts.partition_records.is_none() => {
                 let id = id as RecordId;
-                let path: PathBuf = dir.join(file_name(reader.schema(), id));
+                let path: PathBuf = dir.join(file_name_as(reader.schema(), id, opts.format));
                 writers.push(Some(TableWriter::create(reader, t, id, path, opts)?));
             }
             _ => writers.push(None),
@@ -145,9 +159,35 @@ fn create_writers(
     Ok(writers)
 }
 
+/// A record type's file name without its extension: the folder of its parts.
+fn table_stem(reader: &Reader<'_>, id: RecordId, opts: &ParquetOptions) -> String {
+    let name = file_name_as(reader.schema(), id, opts.format);
+    let ext = opts.format.extension();
+    name.strip_suffix(&format!(".{ext}"))
+        .unwrap_or(&name)
+        .to_string()
+}
+
+/// The file of part `part` of a table: `DIR/TABLE/part=K/data.EXT` (Hive's layout), its folder
+/// made.
+pub(super) fn part_path(
+    dir: &Path,
+    stem: &str,
+    part: u64,
+    opts: &ParquetOptions,
+) -> Result<PathBuf, ParquetError> {
+    let folder = dir.join(stem).join(format!("part={part}"));
+    std::fs::create_dir_all(&folder).map_err(|source| IoError::Create {
+        path: folder.clone(),
+        source,
+    })?;
+    Ok(folder.join(format!("data.{}", opts.format.extension())))
+}
+
 /// Pass 2: the values, handed to the writers a batch at a time; the records seen.
 fn write_rows(
     reader: &Reader<'_>,
+    dir: &Path,
     passes: &mut Passes<'_>,
     events: &mut EventPasses<'_>,
     opts: &ParquetOptions,
@@ -157,14 +197,43 @@ fn write_rows(
     let mut fields = crate::decode::FieldWalk::new(reader);
     let mut n = 0u64;
     let mut failed = None;
+    // Partitioned: the data records before the current one, and each type's current part.
+    let mut data = 0u64;
+    let mut parts: Vec<Option<u64>> = vec![None; tables.len()];
     events(&mut |records| {
         while let Some(event) = records.next_event() {
             let Event::Record(view) = event else { continue };
             n += 1;
             passes.report(2, view.offset(), n, false);
             let id = view.record_id() as usize;
+            let position = data;
+            if view.is_data() {
+                data += 1;
+            }
             if view.is_element() {
                 continue;
+            }
+            if let (Some(every), Some(t)) = (opts.partition_records, &mut tables[id]) {
+                let part = position / every;
+                if parts[id] != Some(part) {
+                    let next = (|| {
+                        if let Some(w) = writers[id].take() {
+                            let (_, out) = w.finish(t)?;
+                            out.commit()?;
+                        }
+                        let stem = table_stem(reader, id as RecordId, opts);
+                        let path = part_path(dir, &stem, part, opts)?;
+                        TableWriter::create(reader, t, id as RecordId, path, opts)
+                    })();
+                    match next {
+                        Ok(w) => writers[id] = Some(w),
+                        Err(e) => {
+                            failed = Some(e);
+                            return;
+                        }
+                    }
+                    parts[id] = Some(part);
+                }
             }
             if let (Some(t), Some(w)) = (&mut tables[id], &mut writers[id]) {
                 t.push(&mut fields, &view);

@@ -1,5 +1,7 @@
-//! Records as columns: one Parquet file per record type, for query engines (DuckDB, Polars,
-//! pandas, Spark, DataFusion). `mtf export --to parquet TRACE -o DIR` calls [`write_parquet`].
+//! Records as columns: one Parquet or Arrow IPC file per record type, and the heap tables
+//! `events` and `blocks` ([`heap`]), for query engines (DuckDB, Polars, pandas, Spark,
+//! DataFusion). `mtf export --to parquet|arrow [--table …] TRACE -o DIR` calls
+//! [`write_parquet_from`]; docs/query.md has the tables' schemas.
 //!
 //! Each record type that occurs in the trace becomes one file, `RECORD.parquet` (or
 //! `SECTION.RECORD.parquet` when several sections define a record type of that name), whose rows
@@ -25,11 +27,18 @@
 //! files and values whether its fields were moved into streams or not.
 //!
 //! The trace is read twice: a first pass finds, for every column, the narrowest type; the second
-//! writes row groups as it goes. Memory is bounded by one batch of rows and one row group per
-//! open file, whatever the length of the trace.
+//! writes row groups as it goes (a third pass makes the heap tables, when asked for). Memory is
+//! bounded by one batch of rows and one row group per open file, whatever the length of the
+//! trace (and by the live blocks, for the heap tables).
+//!
+//! Arrow IPC files ([`ColumnarFormat::Arrow`]) hold the same columns uncompressed, strings as
+//! plain values rather than dictionaries (an IPC file takes one dictionary per column for the
+//! whole file; the export makes one per batch).
 
 mod arrays;
 mod export;
+pub mod heap;
+mod heap_export;
 mod model;
 mod table;
 mod types;
@@ -42,10 +51,86 @@ use crate::dtd::{Builtin, RecordId, RecordType};
 use crate::io::{IoError, Output, StagedFolder};
 
 use export::write_parquet_in;
+pub use heap::{
+    batches, HeapBatches, HeapOptions, HeapReading, HeapRows, HeapTable, HeapTableError,
+    NamespaceReading, SiteNames,
+};
+
+/// The file format of an export.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum ColumnarFormat {
+    /// Parquet files (`.parquet`), zstd-compressed, in row groups.
+    #[default]
+    Parquet,
+    /// Arrow IPC files (`.arrow`, the Feather 2 file format), uncompressed so that a reader may
+    /// map them; strings plain (no dictionaries).
+    Arrow,
+}
+
+impl ColumnarFormat {
+    /// The extension of its files, without the dot.
+    pub fn extension(self) -> &'static str {
+        match self {
+            ColumnarFormat::Parquet => "parquet",
+            ColumnarFormat::Arrow => "arrow",
+        }
+    }
+
+    /// Its name as `mtf export --to` takes it.
+    pub fn name(self) -> &'static str {
+        match self {
+            ColumnarFormat::Parquet => "Parquet",
+            ColumnarFormat::Arrow => "Arrow IPC",
+        }
+    }
+}
+
+/// Which tables an export writes.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TableSet {
+    /// One file per record type.
+    pub records: bool,
+    /// `events.EXT`: the heap events ([`HeapTable::Events`]).
+    pub events: bool,
+    /// `blocks.EXT`: the block lifetimes ([`HeapTable::Blocks`]).
+    pub blocks: bool,
+}
+
+impl Default for TableSet {
+    fn default() -> Self {
+        TableSet {
+            records: true,
+            events: false,
+            blocks: false,
+        }
+    }
+}
+
+impl TableSet {
+    /// The heap tables asked for.
+    pub fn heap(&self) -> Vec<HeapTable> {
+        HeapTable::ALL
+            .into_iter()
+            .filter(|t| match t {
+                HeapTable::Events => self.events,
+                HeapTable::Blocks => self.blocks,
+            })
+            .collect()
+    }
+}
 
 /// How [`write_parquet`] writes.
 #[derive(Debug, Clone)]
 pub struct ParquetOptions {
+    /// Parquet or Arrow IPC files.
+    pub format: ColumnarFormat,
+    /// The tables written.
+    pub tables: TableSet,
+    /// Hive-style partitions of this many data records: each table is a folder of parts,
+    /// `TABLE/part=K/data.EXT` holding the rows of data records `K × N` to `(K + 1) × N − 1`
+    /// (for `blocks`, the lifetimes that end there; the blocks alive at the end in the part of
+    /// the end of the trace). `None`: one file per table.
+    pub partition_records: Option<u64>,
     /// Rows gathered before they are handed to the Parquet writer as one Arrow batch.
     pub batch_rows: usize,
     /// Rows per row group (a row group is also closed when its encoded size passes 128 MiB).
@@ -62,6 +147,9 @@ pub struct ParquetOptions {
 impl Default for ParquetOptions {
     fn default() -> Self {
         ParquetOptions {
+            format: ColumnarFormat::Parquet,
+            tables: TableSet::default(),
+            partition_records: None,
             batch_rows: 64 * 1024,
             row_group_rows: 1024 * 1024,
             refuse_problems: false,
@@ -77,7 +165,8 @@ pub const EXPORT_MARKER: &str = ".mtf-export";
 /// Where [`write_parquet`] is, for a progress display.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Progress {
-    /// 1 while finding the column types, 2 while writing.
+    /// 1 while finding the column types, 2 while writing the records, 3 while writing the
+    /// heap tables.
     pub pass: u8,
     /// Byte offset in the trace reached.
     pub position: u64,
@@ -92,8 +181,10 @@ pub struct Progress {
 pub struct TableReport {
     /// The file.
     pub path: PathBuf,
-    /// The record type.
+    /// The record type (for a heap table: [`RecordId::MAX`]).
     pub record: RecordId,
+    /// The heap table, for `events` and `blocks`.
+    pub heap: Option<HeapTable>,
     /// Rows written.
     pub rows: u64,
 }
@@ -109,6 +200,8 @@ pub struct ParquetReport {
     pub problems: u64,
     /// The first problems met, as messages (at most 100).
     pub messages: Vec<String>,
+    /// What reading the heap events met, when a heap table was written.
+    pub heap: Option<HeapReading>,
 }
 
 /// Why [`write_parquet`] failed.
@@ -128,7 +221,7 @@ pub enum ParquetError {
         message: String,
     },
     /// The output names a file, not a folder: one file per record type is written into a folder.
-    #[error("{} looks like a file name, but Parquet export writes one file per record type into a folder", crate::io::escape_path(path))]
+    #[error("{} looks like a file name, but a columnar export (Parquet, Arrow) writes one file per table into a folder", crate::io::escape_path(path))]
     #[diagnostic(
         code(mtf::parquet::folder),
         help("give -o FOLDER: an existing folder, a name without an extension, or a name ending with /")
@@ -138,7 +231,7 @@ pub enum ParquetError {
         path: PathBuf,
     },
     /// The output folder holds files that are not an earlier export of the same trace.
-    #[error("{} is not empty and is not an earlier Parquet export of {}: not replacing what it holds ({reason})", crate::io::escape_path(path), crate::io::escape_path(trace))]
+    #[error("{} is not empty and is not an earlier export of {}: not replacing what it holds ({reason})", crate::io::escape_path(path), crate::io::escape_path(trace))]
     #[diagnostic(
         code(mtf::parquet::folder_not_empty),
         help("name a new or empty folder; an export replaces a folder only when it holds an earlier export of the same trace, and then as a whole")
@@ -151,12 +244,16 @@ pub enum ParquetError {
         /// What makes it something else.
         reason: String,
     },
+    /// A heap table could not be made.
+    #[error(transparent)]
+    #[diagnostic(transparent)]
+    Heap(#[from] HeapTableError),
     /// The trace has problems or damaged regions and [`ParquetOptions::refuse_problems`] is set:
     /// nothing was written.
     #[error("not exported: the trace has {problems} problem(s) or damaged region(s), the first: {first}; nothing was written")]
     #[diagnostic(
         code(mtf::parquet::damaged),
-        help("`mtf check` lists them; a Parquet export holds every record of a trace or none")
+        help("`mtf check` lists them; a columnar export holds every record of a trace or none")
     )]
     Damaged {
         /// Problems and damaged regions found.
@@ -206,7 +303,23 @@ pub fn write_parquet_from(
     // (`io::StagedFolder`), so that the folder holds the files of one export, never files of
     // an earlier one beside them; a failed export leaves `dir` as it was.
     let staged = StagedFolder::beside(dir)?;
-    let mut report = write_parquet_in(reader, staged.path(), opts, progress, events)?;
+    let mut report = if opts.tables.records {
+        write_parquet_in(reader, staged.path(), opts, progress, events)?
+    } else {
+        ParquetReport::default()
+    };
+    let heap = opts.tables.heap();
+    if !heap.is_empty() {
+        heap_export::write_heap_in(
+            reader,
+            staged.path(),
+            &heap,
+            opts,
+            progress,
+            events,
+            &mut report,
+        )?;
+    }
     let source = opts.source.as_deref().map_or_else(|| "-".into(), identity);
     let marker = staged.path().join(EXPORT_MARKER);
     let mut out = Output::create_plain(&marker)?;
@@ -266,9 +379,18 @@ fn check_folder(dir: &Path, opts: &ParquetOptions) -> Result<(), ParquetError> {
     for entry in entries.flatten() {
         let name = entry.file_name();
         let is_file = entry.file_type().is_ok_and(|t| t.is_file());
+        // A folder of a partitioned table's parts (`part=K/data.EXT` only) is replaced with the
+        // export as a whole, and only when the marker names the same trace (below); any other
+        // folder is not an export's.
+        let is_dir = entry.file_type().is_ok_and(|t| t.is_dir()) && is_parts(&entry.path());
         if name == EXPORT_MARKER && is_file {
             marked = true;
-        } else if !(is_file && name.to_string_lossy().ends_with(".parquet")) {
+        } else if !(is_dir
+            || is_file
+                && [".parquet", ".arrow"]
+                    .iter()
+                    .any(|e| name.to_string_lossy().ends_with(e)))
+        {
             other.get_or_insert_with(|| name.to_string_lossy().into_owned());
         }
     }
@@ -284,7 +406,7 @@ fn check_folder(dir: &Path, opts: &ParquetOptions) -> Result<(), ParquetError> {
     }
     if !marked {
         return Err(refuse(format!(
-            "it holds Parquet files but no {EXPORT_MARKER} naming the trace they came from"
+            "it holds Parquet or Arrow files but no {EXPORT_MARKER} naming the trace they came from"
         )));
     }
     let written = std::fs::read_to_string(dir.join(EXPORT_MARKER)).unwrap_or_default();
@@ -298,28 +420,61 @@ fn check_folder(dir: &Path, opts: &ParquetOptions) -> Result<(), ParquetError> {
     Ok(())
 }
 
+/// Whether `dir` holds only what a partitioned export writes: `part=K` folders of one
+/// `data.parquet` or `data.arrow` each.
+fn is_parts(dir: &Path) -> bool {
+    let Ok(entries) = std::fs::read_dir(dir) else {
+        return false;
+    };
+    entries.flatten().all(|part| {
+        let name = part.file_name();
+        let name = name.to_string_lossy();
+        name.strip_prefix("part=")
+            .is_some_and(|k| k.parse::<u64>().is_ok())
+            && std::fs::read_dir(part.path()).is_ok_and(|files| {
+                files.flatten().all(|f| {
+                    let n = f.file_name();
+                    f.file_type().is_ok_and(|t| t.is_file())
+                        && (n == "data.parquet" || n == "data.arrow")
+                })
+            })
+    })
+}
+
 /// Whether a record type becomes a file: every type but `section` and `metadata`.
 fn exported(rt: &RecordType) -> bool {
     !matches!(rt.builtin, Some(Builtin::Section | Builtin::Metadata))
 }
 
 /// `RECORD.parquet`, or `SECTION.RECORD.parquet` when another section defines a record type of
-/// the same name (`global` for the global scope).
+/// the same name (`global` for the global scope), or when the record type is named as a heap
+/// table (`events`, `blocks`), whose files have those names.
 pub fn file_name(schema: &crate::dtd::Schema, record: RecordId) -> String {
+    file_name_as(schema, record, ColumnarFormat::Parquet)
+}
+
+/// [`file_name`] with the extension of `format`.
+pub fn file_name_as(
+    schema: &crate::dtd::Schema,
+    record: RecordId,
+    format: ColumnarFormat,
+) -> String {
+    let ext = format.extension();
     let rt = schema.record(record);
     let shared = schema
         .records
         .iter()
         .filter(|r| r.name == rt.name && exported(r))
         .count()
-        > 1;
+        > 1
+        || HeapTable::ALL.iter().any(|t| t.name() == rt.name);
     if shared {
         let section = match schema.scope_for(rt.scope) {
             Some(s) if rt.scope != 0 => s.name.as_str(),
             _ => "global",
         };
-        format!("{section}.{}.parquet", rt.name)
+        format!("{section}.{}.{ext}", rt.name)
     } else {
-        format!("{}.parquet", rt.name)
+        format!("{}.{ext}", rt.name)
     }
 }

@@ -440,8 +440,10 @@ fn readme_peak_query() -> String {
 #[test]
 #[cfg(feature = "parquet")]
 fn the_readme_duckdb_query_gives_the_peak_of_stats() {
-    // Realloc outcomes (moved, in place, of NULL, to size 0, failed) and calloc's nmemb × size:
-    // the query's peak is `mtf stats`'s and the independent replay's. Skipped without duckdb.
+    // The query over `blocks`, on a fixture of every imported format: its peak and data record
+    // are `mtf stats`'s for every namespace that holds bytes, and, on Android's realloc outcomes
+    // (moved, in place, of NULL, to size 0, failed) and calloc's nmemb × size, the independent
+    // replay's. Skipped without duckdb.
     let python = std::env::var("MTF_PYTHON").unwrap_or_else(|_| "python3".into());
     let has = std::process::Command::new(&python)
         .args(["-c", "import duckdb"])
@@ -452,15 +454,37 @@ fn the_readme_duckdb_query_gives_the_peak_of_stats() {
         return;
     }
     let query = readme_peak_query();
-    for file in ["android-timed.txt", "android-failed-realloc.txt"] {
+    for (format, file) in [
+        ("android", "android-timed.txt"),
+        ("android", "android-failed-realloc.txt"),
+        ("android", "android-systemui.txt"),
+        ("valgrind", "valgrind-allocs.vg"),
+        ("valgrind", "valgrind-failed-realloc.vg"),
+        ("mtrace", "mtrace-allocs.mtrace"),
+        ("malloclab", "malloclab-2002.rep"),
+        ("heaptrack", "heaptrack-v2.txt"),
+        ("heaptrack", "heaptrack-suppressions.txt"),
+    ] {
         let input = data(file);
-        let (dir, t) = import_checked("android", &input);
+        let dir = util::tempdir();
+        let t = dir.path().join("t.mtf");
+        let out = mtf(&[
+            "import",
+            "--from",
+            format,
+            input.to_str().unwrap(),
+            "-o",
+            t.to_str().unwrap(),
+        ]);
+        assert!(out.status.success(), "{file}: {}", text(&out.stderr));
         let pq = dir.path().join("pq");
         let out = mtf(&[
             "export",
             "-q",
             "--to",
             "parquet",
+            "--table",
+            "blocks",
             t.to_str().unwrap(),
             "-o",
             pq.to_str().unwrap(),
@@ -470,17 +494,39 @@ fn the_readme_duckdb_query_gives_the_peak_of_stats() {
         let out = std::process::Command::new(&python)
             .args([
                 "-c",
-                "import duckdb, sys\nprint(duckdb.sql(sys.argv[1]).fetchall()[0][0])",
+                "import duckdb, sys\nfor r in duckdb.sql(sys.argv[1]).fetchall(): print(*r)",
                 &q,
             ])
             .output()
             .unwrap();
         assert!(out.status.success(), "{}", text(&out.stderr));
-        let peak: u64 = text(&out.stdout).trim().parse().unwrap();
-        let stats = heap_of(&stats_json(&t));
-        assert_eq!(peak, stats.peak, "{file}");
-        let want = replay(&android_ops(&std::fs::read_to_string(&input).unwrap()));
-        assert_eq!(peak, want.peak, "{file}");
+        let rows: HashMap<String, (u64, u64)> = text(&out.stdout)
+            .lines()
+            .map(|l| {
+                let w: Vec<&str> = l.split(' ').collect();
+                (
+                    w[0].to_string(),
+                    (w[1].parse().unwrap(), w[2].parse().unwrap()),
+                )
+            })
+            .collect();
+        let stats = stats_json(&t);
+        let mut seen = 0;
+        for ns in stats["namespaces"].as_array().unwrap() {
+            let peak = ns["peak"]["bytes"].as_u64().unwrap();
+            if peak == 0 {
+                continue;
+            }
+            seen += 1;
+            let at = ns["peak"]["at"]["data_record"].as_u64().unwrap();
+            let name = ns["name"].as_str().unwrap();
+            assert_eq!(rows.get(name), Some(&(peak, at)), "{file} {name}");
+        }
+        assert!(seen > 0, "{file}");
+        if format == "android" {
+            let want = replay(&android_ops(&std::fs::read_to_string(&input).unwrap()));
+            assert_eq!(rows["block"].0, want.peak, "{file}");
+        }
     }
 }
 

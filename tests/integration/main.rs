@@ -10,6 +10,8 @@ mod checkpoint;
 mod cli;
 #[cfg(feature = "parquet")]
 mod columnar;
+#[cfg(all(feature = "parquet", feature = "cli", feature = "import"))]
+mod columnar_heap;
 mod compact;
 mod fast_path;
 mod fixtures;

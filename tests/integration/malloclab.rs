@@ -13,7 +13,7 @@ use crate::util::{self, mtf, mtf_stdin, text};
 
 /// How a course's driver reads the header (each driver knows its own).
 #[derive(Clone, Copy, Debug)]
-enum Header {
+pub(crate) enum Header {
     /// Four numbers; the third is the operation count (2002: heap size, ids, ops, weight;
     /// 3rd edition: weight, ids, ops, flag; CMU 2016: weight, ids, ops, max_alloc).
     Four,
@@ -26,13 +26,13 @@ enum Header {
 
 /// What the driver's reading of a trace amounts to.
 #[derive(Debug, Default, PartialEq)]
-struct Want {
-    allocations: u64,
-    frees: u64,
-    bytes_allocated: u64,
-    peak: u64,
-    leaked_bytes: u64,
-    leaked_blocks: u64,
+pub(crate) struct Want {
+    pub(crate) allocations: u64,
+    pub(crate) frees: u64,
+    pub(crate) bytes_allocated: u64,
+    pub(crate) peak: u64,
+    pub(crate) leaked_bytes: u64,
+    pub(crate) leaked_blocks: u64,
 }
 
 /// `read_trace` as the drivers write it: `fscanf` over whitespace-separated tokens, so a size
@@ -41,7 +41,7 @@ struct Want {
 /// plays them: `blocks[id]` starts NULL; `realloc(blocks[id], n)` of an id not alive is
 /// `realloc(NULL, n)`, an allocation; `realloc(p, 0)` frees p and leaves `blocks[id]` NULL,
 /// so a later `f id` is `free(NULL)`; `f -1` is `free(NULL)`.
-fn mdriver(text: &str, header: Header) -> Want {
+pub(crate) fn mdriver(text: &str, header: Header) -> Want {
     let toks: Vec<&str> = text.split_whitespace().collect();
     let mut t = 0;
     let num = |t: &mut usize| -> u64 {
@@ -143,7 +143,7 @@ fn stats(trace: &str) -> Want {
     }
 }
 
-const FIXTURES: [(&str, Header, &str); 6] = [
+pub(crate) const FIXTURES: [(&str, Header, &str); 6] = [
     (
         "2002.rep",
         Header::Four,
@@ -169,7 +169,7 @@ const FIXTURES: [(&str, Header, &str); 6] = [
     ("threads.rep", Header::Threaded, "header2 ids=3 ops=8"),
 ];
 
-fn fixture(name: &str) -> std::path::PathBuf {
+pub(crate) fn fixture(name: &str) -> std::path::PathBuf {
     util::root().join("tests/data/import/malloclab").join(name)
 }
 

@@ -1,6 +1,6 @@
-//! `mtf export`: write an imported trace back in its foreign format; or, `--to parquet`, any
-//! trace as one Parquet file per record type (`metatf::columnar`), with a progress bar on a
-//! terminal.
+//! `mtf export`: write an imported trace back in its foreign format; or, `--to parquet` and
+//! `--to arrow`, any trace as columnar files (`metatf::columnar`): one per record type, and the
+//! heap tables `events` and `blocks` (`--table`), with a progress bar on a terminal.
 
 #[cfg(feature = "parquet")]
 use std::path::Path;
@@ -9,7 +9,9 @@ use std::path::PathBuf;
 use clap::Args;
 
 #[cfg(feature = "parquet")]
-use metatf::columnar::{write_parquet_from, ParquetError, ParquetOptions};
+use metatf::columnar::{
+    write_parquet_from, ColumnarFormat, HeapTableError, ParquetError, ParquetOptions, TableSet,
+};
 use metatf::import::source::TraceSource;
 use metatf::import::{export_from, origin, shipped, ExportError, Mapping, Origin, Target};
 #[cfg(feature = "parquet")]
@@ -27,10 +29,20 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 pub struct ExportArgs {
     /// The trace (made by `mtf import`).
     pub trace: PathBuf,
-    /// `parquet` (one Parquet file per record type, into the folder `-o`), or a shipped import
-    /// format to use instead of the mapping stored in the trace (see `mtf import --list`).
+    /// `parquet` or `arrow` (columnar files into the folder `-o`: one per record type, and the
+    /// heap tables `--table` asks for), or a shipped import format to use instead of the
+    /// mapping stored in the trace (see `mtf import --list`).
     #[arg(long, conflicts_with = "map")]
     pub to: Option<String>,
+    /// With `--to parquet|arrow`: which tables, comma-separated: `records` (one file per record
+    /// type), `events` (one row per heap event), `blocks` (one row per block lifetime), `all`
+    /// (those three). Default `records`.
+    #[arg(long, value_delimiter = ',', value_name = "TABLE")]
+    pub table: Vec<TableArg>,
+    /// With `--to parquet|arrow`: Hive-style partitions, `records:N` — each table a folder of
+    /// parts `TABLE/part=K/data.EXT`, part K holding the rows of data records K×N to (K+1)×N−1.
+    #[arg(long, value_name = "records:N", value_parser = parse_partition)]
+    pub partition_by: Option<u64>,
     /// Export with this mapping file instead of the one stored in the trace.
     #[arg(long)]
     pub map: Option<PathBuf>,
@@ -45,6 +57,32 @@ pub struct ExportArgs {
     /// Which seek index `-j` cuts the trace at.
     #[command(flatten)]
     pub seek: super::common::SeekArgs,
+}
+
+/// `records:N` of `--partition-by`.
+fn parse_partition(s: &str) -> Result<u64, String> {
+    let n = s
+        .strip_prefix("records:")
+        .ok_or_else(|| format!("`{s}`: partitions are by data records, `records:N`"))?;
+    match n.parse::<u64>() {
+        Ok(n) if n > 0 => Ok(n),
+        _ => Err(format!(
+            "`{n}`: the number of data records per part must be a whole number above 0"
+        )),
+    }
+}
+
+/// A table of `--table`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, clap::ValueEnum)]
+pub enum TableArg {
+    /// One file per record type.
+    Records,
+    /// The heap events.
+    Events,
+    /// The block lifetimes.
+    Blocks,
+    /// Records, events and blocks.
+    All,
 }
 
 /// The failure for an export error: its class decides the exit status; the trace's name leads
@@ -88,8 +126,17 @@ fn mapping_for(
 /// Run `mtf export`.
 pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     #[cfg(feature = "parquet")]
-    if args.to.as_deref() == Some("parquet") {
-        return to_parquet(args);
+    match args.to.as_deref() {
+        Some("parquet") => return to_columnar(args, ColumnarFormat::Parquet),
+        Some("arrow") => return to_columnar(args, ColumnarFormat::Arrow),
+        _ => {}
+    }
+    if !args.table.is_empty() || args.partition_by.is_some() {
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::table",
+            "--table and --partition-by go with --to parquet or --to arrow (the tables of a columnar export)",
+        ));
     }
     // An unknown format is the user's mistake whatever the trace holds: say so first.
     let to = match &args.to {
@@ -97,7 +144,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
             error(
                 EXIT_USAGE,
                 "mtf::export::unknown_format",
-                format!("unknown format `{f}` (`parquet`, or see mtf import --list)"),
+                format!("unknown format `{f}` (`parquet`, `arrow`, or see mtf import --list)"),
             )
         })?),
         None => None,
@@ -156,11 +203,11 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     Ok(EXIT_OK)
 }
 
-/// A Parquet export holds every record of a trace or none: a query engine cannot see a
+/// A columnar export holds every record of a trace or none: a query engine cannot see a
 /// warning, so a damaged trace is not exported (it said "exported" and left the files of the
 /// records before the damage). Nothing is written, an earlier export is left as it was.
 #[cfg(feature = "parquet")]
-fn refuse_damaged(trace: &Path, o: &metatf::Opened) -> Failure {
+fn refuse_damaged(trace: &Path, o: &metatf::Opened, format: ColumnarFormat) -> Failure {
     if let Some(e) = o.damage() {
         line_to_stderr(&super::common::container_failure(trace, e).message);
     }
@@ -168,47 +215,105 @@ fn refuse_damaged(trace: &Path, o: &metatf::Opened) -> Failure {
         EXIT_INVALID_TRACE,
         "mtf::parquet::damaged",
         format!(
-            "{}: not exported: the trace is damaged (above); a Parquet export holds every record of a trace or none, and nothing was written",
-            input_name(trace)
+            "{}: not exported: the trace is damaged (above); {} export holds every record of a trace or none, and nothing was written",
+            input_name(trace),
+            match format {
+                ColumnarFormat::Parquet => "a Parquet",
+                ColumnarFormat::Arrow => "an Arrow IPC",
+            }
         ),
     )
 }
 
-/// The failure for a Parquet error: the trace named before a damage found while writing.
+/// The failure for an export error: the trace named before a damage found while writing.
 #[cfg(feature = "parquet")]
 fn parquet_failure(trace: &Path, e: ParquetError) -> Failure {
+    let named = |f: Failure, what: &str| Failure {
+        message: f
+            .message
+            .replacen(what, &format!("{}: {what}", input_name(trace)), 1),
+        ..f
+    };
     match e {
         ParquetError::Io(io) => io_failure(&io),
         ParquetError::Damaged { .. } => {
-            let f = Failure::diagnostic(EXIT_INVALID_TRACE, &e);
-            Failure {
-                message: f.message.replacen(
-                    "not exported",
-                    &format!("{}: not exported", input_name(trace)),
-                    1,
-                ),
-                ..f
-            }
+            named(Failure::diagnostic(EXIT_INVALID_TRACE, &e), "not exported")
+        }
+        ParquetError::Heap(HeapTableError::Damaged { .. }) => {
+            named(Failure::diagnostic(EXIT_INVALID_TRACE, &e), "the trace has")
+        }
+        ParquetError::Heap(HeapTableError::Limit { .. }) => named(
+            Failure::diagnostic(EXIT_INVALID_TRACE, &e),
+            "too many live ids",
+        ),
+        ParquetError::Heap(HeapTableError::NoAllocations(_)) => {
+            named(Failure::diagnostic(EXIT_USAGE, &e), "its DTD")
         }
         other => Failure::diagnostic(EXIT_USAGE, &other),
     }
 }
 
-/// Run `mtf export --to parquet`.
+/// The tables `--table` asks for; `all` leaves out the heap tables of a trace without
+/// allocations (and says so), an explicit `events` or `blocks` is refused for one.
 #[cfg(feature = "parquet")]
-fn to_parquet(args: &ExportArgs) -> Result<i32, Failure> {
+fn table_set(args: &ExportArgs, o: &metatf::Opened) -> Result<TableSet, Failure> {
+    if args.table.is_empty() {
+        return Ok(TableSet::default());
+    }
+    let has = |t: TableArg| args.table.contains(&t);
+    let all = has(TableArg::All);
+    let mut set = TableSet {
+        records: all || has(TableArg::Records),
+        events: all || has(TableArg::Events),
+        blocks: all || has(TableArg::Blocks),
+    };
+    let heap = o
+        .schema()
+        .analysis
+        .namespaces
+        .iter()
+        .any(|n| n.kind == metatf::analysis::SpaceKind::Ids);
+    if !heap && (set.events || set.blocks) {
+        let asked = has(TableArg::Events) || has(TableArg::Blocks);
+        let e = ParquetError::Heap(HeapTableError::NoAllocations(if set.blocks {
+            metatf::columnar::HeapTable::Blocks
+        } else {
+            metatf::columnar::HeapTable::Events
+        }));
+        if asked {
+            return Err(parquet_failure(&args.trace, e));
+        }
+        if !quiet() {
+            line_to_stderr(&format!(
+                "mtf: {}: no events or blocks tables: its DTD declares no allocations",
+                input_name(&args.trace)
+            ));
+        }
+        set.events = false;
+        set.blocks = false;
+    }
+    Ok(set)
+}
+
+/// Run `mtf export --to parquet|arrow`.
+#[cfg(feature = "parquet")]
+fn to_columnar(args: &ExportArgs, format: ColumnarFormat) -> Result<i32, Failure> {
     let (trace, dir) = (&args.trace, &args.output);
     if dir.as_os_str() == "-" {
         return Err(error(
             EXIT_USAGE,
             "mtf::usage::parquet_folder",
-            "Parquet export writes one file per record type: name a folder with -o",
+            format!(
+                "{} export writes one file per table: name a folder with -o",
+                format.name()
+            ),
         ));
     }
     let (o, damaged) = super::common::open_salvaging_as(trace, args.dtd.as_deref(), false)?;
     if damaged {
-        return Err(refuse_damaged(trace, &o));
+        return Err(refuse_damaged(trace, &o, format));
     }
+    let tables = table_set(args, &o)?;
     let reader = o.reader();
     let mut bar = Progress::new(reader.bytes().len() as u64, "scanning", quiet());
     let jobs = args.jobs.decide(true);
@@ -223,6 +328,9 @@ fn to_parquet(args: &ExportArgs) -> Result<i32, Failure> {
         &reader,
         dir,
         &ParquetOptions {
+            format,
+            tables,
+            partition_records: args.partition_by,
             refuse_problems: true,
             source: Some(trace.to_path_buf()),
             ..ParquetOptions::default()
@@ -230,11 +338,15 @@ fn to_parquet(args: &ExportArgs) -> Result<i32, Failure> {
         &mut |p| {
             if p.pass != pass {
                 pass = p.pass;
-                bar.restart("writing");
+                bar.restart(if p.pass == 3 {
+                    "heap tables"
+                } else {
+                    "writing"
+                });
             }
             bar.set(p.position, p.records);
         },
-        // Both passes read the events in trace order, decoded on the threads of `-j`.
+        // Every pass reads the events in trace order, decoded on the threads of `-j`.
         &mut |consume| super::jobs::with_events(&o, &reader, plan.as_ref(), &jobs, false, consume),
     );
     bar.finish();
@@ -243,12 +355,38 @@ fn to_parquet(args: &ExportArgs) -> Result<i32, Failure> {
     for m in &report.messages {
         line_to_stderr(&error_text("mtf::parquet", format!("{path}: {m}")));
     }
+    for n in report.heap.iter().flat_map(|h| &h.namespaces) {
+        let name = metatf::io::escape_for_terminal(&n.name);
+        if n.unknown_frees > 0 {
+            line_to_stderr(&format!(
+                "mtf: {path}: {name}: {} frees, reallocations or moves of ids not alive end no lifetime (as mtf stats counts them)",
+                n.unknown_frees
+            ));
+        }
+        if n.replaced > 0 {
+            line_to_stderr(&format!(
+                "mtf: {path}: {name}: {} allocations of a live id end the old block's lifetime without a free (ended_by = replaced)",
+                n.replaced
+            ));
+        }
+    }
     if !quiet() {
-        let rows: u64 = report.tables.iter().map(|t| t.rows).sum();
+        let records: Vec<_> = report.tables.iter().filter(|t| t.heap.is_none()).collect();
+        let mut parts = Vec::new();
+        if tables.records {
+            let rows: u64 = records.iter().map(|t| t.rows).sum();
+            parts.push(format!("{rows} records of {} types", records.len()));
+        }
+        for t in report.tables.iter().filter(|t| t.heap.is_some()) {
+            if let Some(h) = t.heap {
+                parts.push(format!("{} rows of {h}", t.rows));
+            }
+        }
         line_to_stderr(&format!(
-            "exported {path}: {rows} records of {} types into {}",
-            report.tables.len(),
-            escape_path(dir)
+            "exported {path}: {} into {} ({})",
+            parts.join(", "),
+            escape_path(dir),
+            format.name()
         ));
     }
     Ok(if report.problems > 0 {

@@ -96,7 +96,8 @@ pub enum Command {
     #[cfg(feature = "import")]
     Import(import::ImportArgs),
     /// Write an imported trace back in its foreign format, byte for byte; or, with
-    /// `--to parquet`, any trace as one Parquet file per record type.
+    /// `--to parquet` or `--to arrow`, any trace as columnar files: one per record type, and
+    /// the heap tables `events` and `blocks` (`--table`).
     #[cfg(feature = "import")]
     Export(export::ExportArgs),
     /// Replay a trace's allocation events against real allocators (system, jemalloc,

@@ -1,0 +1,600 @@
+//! `mtf export --to parquet|arrow --table blocks,events`: the heap tables read back with the
+//! parquet and arrow-ipc readers, and the peak live bytes swept from `blocks` (+size at
+//! `alloc_record`, −size at `free_record`, summed per data record, running maximum) set
+//! against an independent reading of the original text — mdriver's for malloc-lab
+//! (`malloclab::mdriver`), bionic memory_replay's for Android — and against `mtf stats`.
+
+use std::collections::{BTreeMap, HashMap};
+use std::fs::File;
+use std::path::{Path, PathBuf};
+
+use arrow_array::cast::AsArray;
+use arrow_array::types::UInt64Type;
+use arrow_array::{Array, RecordBatch};
+use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+use serde_json::Value;
+
+use crate::malloclab;
+use crate::util::{self, mtf, text};
+
+/// Every batch of a Parquet or Arrow IPC file (by its extension).
+fn batches(path: &Path) -> Vec<RecordBatch> {
+    let f = File::open(path).unwrap_or_else(|e| panic!("{}: {e}", path.display()));
+    if path.extension().is_some_and(|e| e == "arrow") {
+        arrow_ipc::reader::FileReader::try_new(f, None)
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect()
+    } else {
+        ParquetRecordBatchReaderBuilder::try_new(f)
+            .unwrap()
+            .build()
+            .unwrap()
+            .map(|b| b.unwrap())
+            .collect()
+    }
+}
+
+/// A column of u64 (nulls as `None`).
+fn u64s(b: &RecordBatch, name: &str) -> Vec<Option<u64>> {
+    let c = b
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("no {name}"));
+    let a = c.as_primitive::<UInt64Type>();
+    (0..a.len())
+        .map(|i| (!a.is_null(i)).then(|| a.value(i)))
+        .collect()
+}
+
+/// A column of strings (nulls as `None`).
+fn strs(b: &RecordBatch, name: &str) -> Vec<Option<String>> {
+    let c = b
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("no {name}"));
+    let a = c.as_string::<i32>();
+    (0..a.len())
+        .map(|i| (!a.is_null(i)).then(|| a.value(i).to_string()))
+        .collect()
+}
+
+/// A row of `blocks` as the sweep needs it.
+#[derive(Debug, Clone, PartialEq)]
+struct Block {
+    namespace: String,
+    size: Option<u64>,
+    alloc: u64,
+    free: Option<u64>,
+    ended_by: Option<String>,
+}
+
+fn blocks(path: &Path) -> Vec<Block> {
+    let mut v = Vec::new();
+    for b in batches(path) {
+        let ns = strs(&b, "namespace");
+        let size = u64s(&b, "size");
+        let alloc = u64s(&b, "alloc_record");
+        let free = u64s(&b, "free_record");
+        let end = strs(&b, "ended_by");
+        for i in 0..b.num_rows() {
+            v.push(Block {
+                namespace: ns[i].clone().unwrap(),
+                size: size[i],
+                alloc: alloc[i].unwrap(),
+                free: free[i],
+                ended_by: end[i].clone(),
+            });
+        }
+    }
+    v
+}
+
+/// The peak live bytes of namespace `ns` and the first data record where it is reached: +size
+/// at the allocation's record, −size at the free's, summed per record, the running maximum.
+fn sweep(rows: &[Block], ns: &str) -> (u128, u64) {
+    let mut delta: BTreeMap<u64, i128> = BTreeMap::new();
+    for r in rows.iter().filter(|r| r.namespace == ns) {
+        let s = i128::from(r.size.unwrap_or(0));
+        *delta.entry(r.alloc).or_default() += s;
+        if let Some(f) = r.free {
+            *delta.entry(f).or_default() -= s;
+        }
+    }
+    let (mut live, mut peak, mut at) = (0i128, 0i128, 0u64);
+    for (rec, d) in delta {
+        live += d;
+        assert!(live >= 0, "live bytes below 0 at {rec}");
+        if live > peak {
+            peak = live;
+            at = rec;
+        }
+    }
+    (peak as u128, at)
+}
+
+/// `mtf stats -f json` of a trace.
+fn stats(trace: &Path) -> Value {
+    let o = mtf(&["stats", "-f", "json", trace.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    serde_json::from_slice(&o.stdout).unwrap()
+}
+
+fn u(v: &Value) -> u128 {
+    match v {
+        Value::String(s) => s.parse().unwrap(),
+        v => u128::from(v.as_u64().unwrap_or_else(|| panic!("{v}"))),
+    }
+}
+
+/// A namespace's figures from `mtf stats`: (peak bytes, its data record, allocations).
+fn stats_peak(j: &Value, ns: &str) -> (u128, u64, u64) {
+    let n = j["namespaces"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|n| n["name"] == ns)
+        .unwrap_or_else(|| panic!("no namespace {ns} in {j}"));
+    let at = n["peak"]["at"]["data_record"].as_u64().unwrap_or(0);
+    (
+        u(&n["peak"]["bytes"]),
+        at,
+        n["allocations"].as_u64().unwrap(),
+    )
+}
+
+/// Imports `src` into `dir`; returns the trace.
+fn import(dir: &Path, src: &Path, from: Option<&str>) -> PathBuf {
+    let t = dir.join(format!(
+        "{}.mtf",
+        src.file_name().unwrap().to_string_lossy()
+    ));
+    let mut args = vec!["import"];
+    if let Some(f) = from {
+        args.extend(["--from", f]);
+    }
+    args.extend([src.to_str().unwrap(), "-o", t.to_str().unwrap()]);
+    let o = mtf(&args);
+    assert!(o.status.success(), "{}: {}", src.display(), text(&o.stderr));
+    t
+}
+
+/// Exports `trace`'s `tables` as `format` into a new folder of `dir`; returns the folder.
+fn export(dir: &Path, trace: &Path, format: &str, tables: &str) -> PathBuf {
+    let out = dir.join(format!(
+        "{}-{format}-{}",
+        trace
+            .file_name()
+            .unwrap()
+            .to_string_lossy()
+            .replace('.', "_"),
+        tables.replace(',', "+")
+    ));
+    let o = mtf(&[
+        "export",
+        "--to",
+        format,
+        "--table",
+        tables,
+        trace.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(
+        o.status.success(),
+        "{}: {}",
+        trace.display(),
+        text(&o.stderr)
+    );
+    out
+}
+
+/// What bionic's memory_replay makes of an Android trace (`PID: OP ARGS`, one per line):
+/// `malloc P N`, `calloc P NMEMB SIZE` (NMEMB × SIZE bytes), `memalign P ALIGN N` allocate
+/// block P; `free P` ends it (`free 0x0` is nothing); `realloc NEW OLD N` ends OLD (unless 0)
+/// and allocates NEW with N bytes — except a failed realloc (NEW 0, N above 0), which leaves
+/// OLD alive as C's realloc does; `realloc 0x0 OLD 0` frees OLD. Returns (peak, the first line
+/// reaching it (from 1), allocations, heap events): a line is one event where it allocates or
+/// ends a live block.
+fn bionic(text: &str) -> (u128, u64, u64, u64) {
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    let mut live: HashMap<u64, u64> = HashMap::new();
+    let (mut bytes, mut peak, mut at, mut allocs, mut events) = (0u128, 0u128, 0u64, 0u64, 0u64);
+    for (i, line) in text.lines().enumerate() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        let (mut free, mut alloc) = (None, None);
+        match w[1] {
+            "malloc" => alloc = Some((hex(w[2]), w[3].parse::<u64>().unwrap())),
+            "calloc" => {
+                alloc = Some((
+                    hex(w[2]),
+                    w[3].parse::<u64>().unwrap() * w[4].parse::<u64>().unwrap(),
+                ))
+            }
+            "memalign" => alloc = Some((hex(w[2]), w[4].parse().unwrap())),
+            "free" => free = Some(hex(w[2])).filter(|a| *a != 0),
+            "realloc" => {
+                let (new, old, n) = (hex(w[2]), hex(w[3]), w[4].parse::<u64>().unwrap());
+                if !(new == 0 && n > 0) {
+                    free = Some(old).filter(|a| *a != 0);
+                    alloc = Some((new, n)).filter(|a| a.0 != 0);
+                }
+            }
+            _ => {}
+        }
+        let freed = free.and_then(|a| live.remove(&a));
+        if let Some(size) = freed {
+            bytes -= u128::from(size);
+        }
+        if freed.is_some() || alloc.is_some() {
+            events += 1;
+        }
+        if let Some((a, size)) = alloc {
+            if let Some(old) = live.insert(a, size) {
+                bytes -= u128::from(old);
+            }
+            bytes += u128::from(size);
+            allocs += 1;
+        }
+        if bytes > peak {
+            peak = bytes;
+            at = i as u64 + 1;
+        }
+    }
+    (peak, at, allocs, events)
+}
+
+/// The rows of a Parquet or Arrow file.
+fn rows(path: &Path) -> u64 {
+    batches(path).iter().map(|b| b.num_rows() as u64).sum()
+}
+
+#[test]
+fn columnar_blocks_give_the_peak_of_bionic_and_of_stats_on_android_traces() {
+    let dir = util::tempdir();
+    for name in [
+        "android-systemui.txt",
+        "android-failed-realloc.txt",
+        "android-timed.txt",
+    ] {
+        let src = util::root().join("tests/data/import/alloc").join(name);
+        let text = std::fs::read_to_string(&src).unwrap();
+        let t = import(dir.path(), &src, Some("android"));
+        let j = stats(&t);
+        let (speak, sat, sallocs) = stats_peak(&j, "block");
+        let (peak, line, allocs, events) = bionic(&text);
+        // The independent reading and mtf stats agree, the peak's line too (a data record is
+        // not a line: the import's records of the input come first).
+        assert_eq!((speak, sallocs), (peak, allocs), "{name}: stats");
+        let n = &j["namespaces"][0];
+        if peak > 0 {
+            assert_eq!(n["peak"]["at"]["line"].as_u64(), Some(line), "{name}: line");
+        }
+        for format in ["parquet", "arrow"] {
+            let out = export(dir.path(), &t, format, "blocks,events");
+            let b = blocks(&out.join(format!("blocks.{format}")));
+            let what = format!("{name} ({format})");
+            assert_eq!(b.len() as u64, allocs, "{what}: a row per allocation");
+            let (p, a) = sweep(&b, "block");
+            assert_eq!(p, peak, "{what}: peak");
+            assert_eq!(a, sat, "{what}: the peak's data record in stats");
+            let ev = rows(&out.join(format!("events.{format}")));
+            assert_eq!(ev, events, "{what}: a row per heap event");
+        }
+    }
+}
+
+#[test]
+fn columnar_blocks_give_the_peak_of_mdriver_and_of_stats_on_malloclab_traces() {
+    let dir = util::tempdir();
+    for (name, header, _) in malloclab::FIXTURES {
+        let path = malloclab::fixture(name);
+        let want = malloclab::mdriver(&std::fs::read_to_string(&path).unwrap(), header);
+        let t = import(dir.path(), &path, Some("malloclab"));
+        let (speak, _, sallocs) = stats_peak(&stats(&t), "block");
+        assert_eq!((speak, sallocs), (u128::from(want.peak), want.allocations));
+        for format in ["parquet", "arrow"] {
+            let out = export(dir.path(), &t, format, "all");
+            let b = blocks(&out.join(format!("blocks.{format}")));
+            let what = format!("{name} ({format})");
+            assert_eq!(b.len() as u64, want.allocations, "{what}");
+            assert_eq!(sweep(&b, "block").0, u128::from(want.peak), "{what}");
+            let alive: Vec<&Block> = b.iter().filter(|r| r.free.is_none()).collect();
+            assert_eq!(alive.len() as u64, want.leaked_blocks, "{what}");
+            let leaked: u64 = alive.iter().map(|r| r.size.unwrap()).sum();
+            assert_eq!(leaked, want.leaked_bytes, "{what}");
+            let freed = b.iter().filter(|r| r.ended_by.is_some()).count() as u64;
+            assert_eq!(freed, want.frees, "{what}");
+            // The alive blocks come last, in allocation order; the others by their end.
+            let first_alive = b.len() - alive.len();
+            assert!(b[first_alive..].iter().all(|r| r.free.is_none()), "{what}");
+            assert!(b[..first_alive].windows(2).all(|w| w[0].free <= w[1].free));
+            assert!(b[first_alive..]
+                .windows(2)
+                .all(|w| w[0].alloc <= w[1].alloc));
+        }
+    }
+}
+
+#[test]
+fn columnar_blocks_give_the_stats_peak_and_allocations_for_every_shipped_trace() {
+    let dir = util::tempdir();
+    for name in [
+        "android.mtf",
+        "android-timed.mtf",
+        "malloclab.mtf",
+        "mtrace.mtf",
+        "valgrind.mtf",
+        "heaptrack.mtf",
+        "et3.mtf",
+        "hatf-le32.mtf",
+        "hatf-split-le64.mtf",
+    ] {
+        let t = util::root().join("traces").join(name);
+        let j = stats(&t);
+        let out = export(dir.path(), &t, "arrow", "blocks");
+        let b = blocks(&out.join("blocks.arrow"));
+        if name == "heaptrack.mtf" {
+            // Its tables come after the rows (the import routes them to the end): the export
+            // reads it again to name every site, as `mtf stats` names them ("main").
+            let names: Vec<Option<String>> = batches(&out.join("blocks.arrow"))
+                .iter()
+                .flat_map(|b| strs(b, "site_name"))
+                .collect();
+            assert_eq!(names, [Some("main".to_string()), Some("main".to_string())]);
+        }
+        for n in j["namespaces"].as_array().unwrap() {
+            let ns = n["name"].as_str().unwrap();
+            let (peak, at, allocs) = stats_peak(&j, ns);
+            let mine: Vec<Block> = b.iter().filter(|r| r.namespace == ns).cloned().collect();
+            assert_eq!(mine.len() as u64, allocs, "{name} {ns}: allocations");
+            let (p, a) = sweep(&mine, ns);
+            assert_eq!(p, peak, "{name} {ns}: peak");
+            if peak > 0 {
+                assert_eq!(a, at, "{name} {ns}: the peak's record");
+            }
+        }
+    }
+}
+
+#[test]
+fn columnar_export_refuses_heap_tables_of_a_trace_without_allocations() {
+    // Every shipped trace declares namespaces of ids: a small one of the check tests' DTD.
+    let dtd = util::root().join("tests/data/check/t.dtd");
+    let dtd = dtd.to_str().unwrap();
+    let (o, t, dir) = util::pack_stdin(
+        dtd,
+        b"%mtf 1 dtd=\"t.dtd\" class=32 order=little\nsection number=1\nev a=1 b=2\n",
+    );
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = dir.path().join("x");
+    let o = mtf(&[
+        "export",
+        "--to",
+        "arrow",
+        "--table",
+        "blocks",
+        "-d",
+        dtd,
+        t.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    assert!(
+        text(&o.stderr).contains("declares no allocations"),
+        "{}",
+        text(&o.stderr)
+    );
+    assert!(!out.exists());
+    // `all` writes the records and says why there are no heap tables.
+    let o = mtf(&[
+        "export",
+        "--to",
+        "arrow",
+        "--table",
+        "all",
+        "-d",
+        dtd,
+        t.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert!(text(&o.stderr).contains("no events or blocks tables"));
+    assert!(!out.join("blocks.arrow").exists());
+    assert!(out.join("ev.arrow").exists());
+    // --table without a columnar format is a usage error.
+    let o = mtf(&[
+        "export",
+        "--table",
+        "blocks",
+        t.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert_eq!(o.status.code(), Some(2));
+}
+
+#[test]
+fn columnar_arrow_records_tables_hold_the_parquet_values() {
+    // The records tables of both formats: the same columns and rows (the Arrow files write the
+    // Parquet files' dictionaries as plain values).
+    let dir = util::tempdir();
+    for name in ["et3.mtf", "heaptrack.mtf", "hatf-split-le64.mtf"] {
+        let t = util::root().join("traces").join(name);
+        let pq = export(dir.path(), &t, "parquet", "records");
+        let ar = export(dir.path(), &t, "arrow", "records");
+        let mut files: Vec<String> = std::fs::read_dir(&pq)
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .filter(|n| n.ends_with(".parquet"))
+            .collect();
+        files.sort();
+        assert!(!files.is_empty());
+        for f in files {
+            let a = ar.join(f.replace(".parquet", ".arrow"));
+            let (p, a) = (batches(&pq.join(&f)), batches(&a));
+            let plain = |bs: &[RecordBatch]| -> Vec<Vec<String>> {
+                bs.iter()
+                    .flat_map(|b| {
+                        (0..b.num_rows()).map(move |i| {
+                            b.columns()
+                                .iter()
+                                .map(|c| arrow_cast_free_text(c.as_ref(), i))
+                                .collect()
+                        })
+                    })
+                    .collect()
+            };
+            assert_eq!(plain(&p), plain(&a), "{name} {f}");
+        }
+    }
+}
+
+/// A cell as text, dictionaries looked through, without arrow-cast.
+fn arrow_cast_free_text(a: &dyn Array, i: usize) -> String {
+    use arrow_schema::DataType;
+    if a.is_null(i) {
+        return "null".into();
+    }
+    match a.data_type() {
+        DataType::Dictionary(..) => {
+            let d = a.as_any_dictionary();
+            let k = d.normalized_keys()[i];
+            arrow_cast_free_text(d.values().as_ref(), k)
+        }
+        DataType::Utf8 => a.as_string::<i32>().value(i).to_string(),
+        DataType::Binary => format!("{:?}", a.as_binary::<i32>().value(i)),
+        DataType::Struct(_) => {
+            let s = a.as_struct();
+            let v: Vec<String> = s
+                .columns()
+                .iter()
+                .map(|c| arrow_cast_free_text(c.as_ref(), i))
+                .collect();
+            format!("{{{}}}", v.join(","))
+        }
+        DataType::List(_) => {
+            let l = a.as_list::<i32>();
+            let items = l.value(i);
+            let v: Vec<String> = (0..items.len())
+                .map(|j| arrow_cast_free_text(items.as_ref(), j))
+                .collect();
+            format!("[{}]", v.join(","))
+        }
+        _ => {
+            // Integers: their debug form is the value.
+            let s = format!("{:?}", a.slice(i, 1));
+            s.lines()
+                .nth(1)
+                .unwrap_or("")
+                .trim()
+                .trim_end_matches(',')
+                .to_string()
+        }
+    }
+}
+
+/// The files of a partitioned table, `TABLE/part=K/data.EXT`, by K.
+fn parts(table: &Path) -> Vec<(u64, PathBuf)> {
+    let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(table)
+        .unwrap()
+        .map(|e| {
+            let e = e.unwrap();
+            let name = e.file_name().to_string_lossy().into_owned();
+            let k = name.strip_prefix("part=").unwrap().parse().unwrap();
+            let files: Vec<_> = std::fs::read_dir(e.path())
+                .unwrap()
+                .map(|f| f.unwrap().path())
+                .collect();
+            assert_eq!(files.len(), 1, "{files:?}");
+            (k, files[0].clone())
+        })
+        .collect();
+    v.sort();
+    v
+}
+
+#[test]
+fn columnar_partitions_by_records_hold_the_unpartitioned_rows_in_hive_folders() {
+    let dir = util::tempdir();
+    let src = util::root().join("tests/data/import/alloc/android-systemui.txt");
+    let t = import(dir.path(), &src, Some("android"));
+    let n: u64 = 71; // data records of the trace (mtf stats)
+    assert!(text(&mtf(&["stats", t.to_str().unwrap()]).stdout).contains("data records 71"));
+    for format in ["parquet", "arrow"] {
+        let whole = export(dir.path(), &t, format, "all");
+        let out = dir.path().join(format!("parts-{format}"));
+        for _ in 0..2 {
+            // Twice: an earlier partitioned export of the same trace is replaced.
+            let o = mtf(&[
+                "export",
+                "--to",
+                format,
+                "--table",
+                "all",
+                "--partition-by",
+                "records:20",
+                t.to_str().unwrap(),
+                "-o",
+                out.to_str().unwrap(),
+            ]);
+            assert!(o.status.success(), "{}", text(&o.stderr));
+        }
+        // A folder that is not a table's parts is not the export's: refused, left alone.
+        let notes = out.join("notes");
+        std::fs::create_dir(&notes).unwrap();
+        std::fs::write(notes.join("n.txt"), "mine").unwrap();
+        let o = mtf(&[
+            "export",
+            "--to",
+            format,
+            "--partition-by",
+            "records:20",
+            t.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+        assert!(text(&o.stderr).contains("notes"), "{}", text(&o.stderr));
+        assert_eq!(
+            std::fs::read_to_string(notes.join("n.txt")).unwrap(),
+            "mine"
+        );
+        std::fs::remove_dir_all(&notes).unwrap();
+        for table in ["blocks", "events", "alloc", "free"] {
+            let key = match table {
+                "blocks" => "free_record",
+                "events" => "record",
+                _ => "record_index",
+            };
+            let mut rows = Vec::new();
+            for (k, file) in parts(&out.join(table)) {
+                for b in batches(&file) {
+                    for (i, v) in u64s(&b, key).into_iter().enumerate() {
+                        if key != "record_index" {
+                            // A row is in the part of its record; alive blocks at the end's.
+                            assert_eq!(v.unwrap_or(n) / 20, k, "{format} {table} part {k}");
+                        }
+                        rows.push((v, b.slice(i, 1)));
+                    }
+                }
+            }
+            let want: Vec<RecordBatch> = batches(&whole.join(format!("{table}.{format}")));
+            let want: Vec<RecordBatch> = want
+                .iter()
+                .flat_map(|b| (0..b.num_rows()).map(move |i| b.slice(i, 1)))
+                .collect();
+            let got: Vec<RecordBatch> = rows.into_iter().map(|r| r.1).collect();
+            assert_eq!(got.len(), want.len(), "{format} {table}");
+            assert!(
+                got == want,
+                "{format} {table}: the rows of the whole table, in order"
+            );
+        }
+        let b: Vec<Block> = parts(&out.join("blocks"))
+            .iter()
+            .flat_map(|(_, f)| blocks(f))
+            .collect();
+        assert_eq!(sweep(&b, "block"), (22508, 64), "{format}");
+    }
+}
