@@ -144,7 +144,11 @@ impl<'s> Interpreter<'s> {
     ) {
         // An id undefined a short while ago: a double free, or a use after it.
         self.dead.asked(severity);
-        let dead = self.dead.get((space, key, id));
+        let dead = if self.dead_details {
+            self.dead.get((space, key, id))
+        } else {
+            None
+        };
         sink.finding(Finding {
             severity: if dead.is_some() {
                 Severity::Error
@@ -231,7 +235,9 @@ impl<'s> Interpreter<'s> {
 
     /// Remember an undefined id for a while (a bounded cache, oldest forgotten first).
     pub(super) fn bury(&mut self, space: SpaceId, key: u64, id: u64, at: At) {
-        self.dead.bury((space, key, id), at);
+        if self.dead_details {
+            self.dead.bury((space, key, id), at);
+        }
     }
 
     pub(super) fn close(

@@ -88,6 +88,7 @@ impl<'s> Interpreter<'s> {
     pub(crate) fn fresh(&self) -> Interpreter<'s> {
         let mut i = Interpreter::new(self.schema);
         i.limit = self.limit;
+        i.dead_details = self.dead_details;
         i
     }
 

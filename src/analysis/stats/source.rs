@@ -80,7 +80,9 @@ pub struct Declared<'s> {
 impl<'s> Declared<'s> {
     /// The declarations of `schema`.
     pub fn new(schema: &'s Schema) -> Declared<'s> {
-        let interp = crate::analysis::Interpreter::new(schema);
+        let mut interp = crate::analysis::Interpreter::new(schema);
+        // `Collect` counts findings of ids not alive and reads nothing else of them.
+        interp.without_dead_details();
         let mut map = Vec::new();
         let mut back = Vec::new();
         for (i, ns) in interp.namespaces().iter().enumerate() {
