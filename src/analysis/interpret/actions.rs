@@ -176,15 +176,7 @@ impl<'s> Interpreter<'s> {
         let ns = &self.decl.namespaces[space as usize];
         let sp = space as usize;
         let gone = if ns.shared {
-            let e = self.shared[sp].get_mut(&(key, id));
-            let g = e.as_ref().and_then(|v| v.last().copied());
-            if let Some(v) = e {
-                v.pop();
-                if v.is_empty() {
-                    self.shared[sp].remove(&(key, id));
-                }
-            }
-            g
+            self.shared[sp].pop((key, id))
         } else {
             self.live[sp].remove(&(key, id))
         };
@@ -287,7 +279,7 @@ impl<'s> Interpreter<'s> {
         let ns = &self.decl.namespaces[space as usize];
         let sp = space as usize;
         let found = if ns.shared {
-            self.shared[sp].get(&(key, id)).and_then(|v| v.last())
+            self.shared[sp].last((key, id))
         } else {
             self.live[sp].get(&(key, id))
         };
@@ -492,7 +484,7 @@ impl<'s> Interpreter<'s> {
         let ns = &self.decl.namespaces[sp];
         self.alive[sp] += 1;
         if ns.shared {
-            self.shared[sp].entry((key, id)).or_default().push(live);
+            self.shared[sp].push((key, id), live);
             return;
         }
         let Some(old) = self.live[sp].insert((key, id), live) else {

@@ -63,7 +63,7 @@ pub(crate) use state::{DeadJournal, DeadKey, DeadRing, DEAD_OWN};
 
 use finding::{end_finding, AtEnd};
 pub(crate) use sink::SinkDyn;
-use state::{Dead, Frame, Live, Slab, NO_STORE};
+use state::{Dead, Frame, Holders, Live, Slab, NO_STORE};
 use values::{needed_slots, Cx, Freed, Name, SlotVal};
 
 /// The declarations of a DTD applied to records one at a time. See the module docs.
@@ -74,7 +74,7 @@ pub struct Interpreter<'s> {
     /// Per namespace: its live ids (a shared namespace's in `shared`), by (key, id).
     live: Vec<HashMap<(u64, u64), Live>>,
     /// Per shared namespace: the blocks holding each id, the newest last.
-    shared: Vec<HashMap<(u64, u64), Vec<Live>>>,
+    shared: Vec<Holders>,
     /// Per namespace: the places of its live ids (the values they store, their numbers).
     slabs: Vec<Slab>,
     /// Places of ids that died in the record being run, given back when it is over (see
@@ -124,7 +124,7 @@ impl<'s> Interpreter<'s> {
             schema,
             decl,
             live: decl.namespaces.iter().map(|_| HashMap::default()).collect(),
-            shared: decl.namespaces.iter().map(|_| HashMap::default()).collect(),
+            shared: decl.namespaces.iter().map(|_| Holders::default()).collect(),
             slabs: decl
                 .namespaces
                 .iter()
@@ -440,7 +440,7 @@ impl<'s> Interpreter<'s> {
             for (&(key, id), l) in &self.live[sp] {
                 out.push(AtEnd::new(space, key, id, l.at(), false));
             }
-            for (&(key, id), v) in &self.shared[sp] {
+            for ((key, id), v) in self.shared[sp].iter() {
                 out.extend(v.iter().map(|l| AtEnd::new(space, key, id, l.at(), false)));
             }
         }

@@ -115,6 +115,115 @@ impl Slab {
     }
 }
 
+/// The blocks holding each id of a shared namespace (heaptrack's allocation-info index: many
+/// live blocks hold one id at once), by (key, id): the newest in the map, each older one in a
+/// pool, linked from the one above it.
+// Design: the newest holder is the one a free or a reference takes, so it lives in the map's
+// entry itself: a free reads one entry, as in a namespace that is not shared, rather than the
+// entry and then a vector of holders allocated per id (a second cache miss, and an allocation
+// per id). The older holders wait in one pool, reused as they come back up.
+#[derive(Debug, Default)]
+pub(super) struct Holders {
+    /// The newest block holding each id, and 1 + the index in `pool` of the one below it (0:
+    /// none).
+    map: HashMap<(u64, u64), (Live, u32)>,
+    pool: Vec<(Live, u32)>,
+    free: Vec<u32>,
+}
+
+impl Holders {
+    /// `live` holds the id too, the newest.
+    pub(super) fn push(&mut self, k: (u64, u64), live: Live) {
+        use std::collections::hash_map::Entry;
+        match self.map.entry(k) {
+            Entry::Occupied(mut e) => {
+                let old = *e.get();
+                let i = match self.free.pop() {
+                    Some(i) => {
+                        self.pool[i as usize] = old;
+                        i
+                    }
+                    None => {
+                        self.pool.push(old);
+                        (self.pool.len() - 1) as u32
+                    }
+                };
+                *e.get_mut() = (live, i + 1);
+            }
+            Entry::Vacant(e) => {
+                e.insert((live, 0));
+            }
+        }
+    }
+
+    /// Takes the newest block holding the id.
+    pub(super) fn pop(&mut self, k: (u64, u64)) -> Option<Live> {
+        use std::collections::hash_map::Entry;
+        let Entry::Occupied(mut e) = self.map.entry(k) else {
+            return None;
+        };
+        let (top, below) = *e.get();
+        if below == 0 {
+            e.remove();
+        } else {
+            let i = below - 1;
+            *e.get_mut() = self.pool[i as usize];
+            self.free.push(i);
+        }
+        Some(top)
+    }
+
+    /// The newest block holding the id.
+    pub(super) fn last(&self, k: (u64, u64)) -> Option<&Live> {
+        self.map.get(&k).map(|(l, _)| l)
+    }
+
+    /// Ids held.
+    pub(super) fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Blocks holding an id.
+    pub(super) fn blocks(&self) -> usize {
+        self.map.len() + self.pool.len() - self.free.len()
+    }
+
+    /// Each id with its blocks, the oldest first.
+    pub(super) fn iter(&self) -> impl Iterator<Item = ((u64, u64), Vec<Live>)> + '_ {
+        self.map.iter().map(|(k, top)| {
+            let mut v = vec![top.0];
+            let mut below = top.1;
+            while below != 0 {
+                let (l, b) = self.pool[below as usize - 1];
+                v.push(l);
+                below = b;
+            }
+            v.reverse();
+            (*k, v)
+        })
+    }
+
+    /// Every block holding an id, in no order.
+    pub(super) fn all(&self) -> impl Iterator<Item = &Live> + '_ {
+        let freed: std::collections::HashSet<u32> = self.free.iter().copied().collect();
+        self.map.values().map(|(l, _)| l).chain(
+            self.pool
+                .iter()
+                .enumerate()
+                .filter(move |(i, _)| !freed.contains(&(*i as u32)))
+                .map(|(_, (l, _))| l),
+        )
+    }
+
+    /// Makes `v` (the oldest first) the blocks holding the id, in place of any it had.
+    pub(super) fn set(&mut self, k: (u64, u64), v: Vec<Live>) {
+        while self.pop(k).is_some() {}
+        for l in v {
+            self.push(k, l);
+        }
+    }
+}
+
 #[derive(Debug, Clone, Copy)]
 pub(super) struct Frame {
     pub(super) id: u64,
