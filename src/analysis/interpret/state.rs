@@ -74,6 +74,17 @@ impl Slab {
     /// A place for one id's values ([`NO_STORE`] in the impossible case of more than 2³²
     /// places).
     pub(super) fn put(&mut self) -> u32 {
+        if self.width == 0 {
+            // Numbers only (most namespaces store no values): nothing to make or to zero.
+            return match self.free.pop() {
+                Some(i) => i,
+                None if self.len == NO_STORE => NO_STORE,
+                None => {
+                    self.len += 1;
+                    self.len - 1
+                }
+            };
+        }
         let i = match self.free.pop() {
             Some(i) => i,
             None => {

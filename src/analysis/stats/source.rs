@@ -35,6 +35,13 @@ pub trait HeapEventSource {
         let _ = space;
         0
     }
+    /// The sum of [`HeapEventSource::unknown_frees`] over the namespaces, where the source
+    /// keeps it (`None` by default): a pass asks each namespace only when it changed. Not part
+    /// of the stable interface.
+    #[doc(hidden)]
+    fn unknown_frees_total(&self) -> Option<u64> {
+        None
+    }
     /// Whether records after the slice may still name its sites (tables at the end of a
     /// trace): then reading goes on to the end, feeding only the source.
     fn names_later(&self) -> bool {
@@ -219,6 +226,11 @@ impl HeapEventSource for Declared<'_> {
 
     fn unknown_frees(&self, space: u32) -> u64 {
         self.unknown.get(space as usize).copied().unwrap_or(0)
+    }
+
+    fn unknown_frees_total(&self) -> Option<u64> {
+        // Each count only grows, and only by one at a time: the sum changes when one does.
+        Some(self.unknown.iter().fold(0u64, |a, x| a.wrapping_add(*x)))
     }
 
     fn stack_profile(
