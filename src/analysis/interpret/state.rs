@@ -487,6 +487,9 @@ mod tests {
     #[test]
     fn a_live_id_takes_the_bytes_the_documentation_states() {
         assert_eq!(std::mem::size_of::<((u64, u64), Live)>(), 56);
+        // A shared id: its newest holder in the entry, each older one in the pool.
+        assert_eq!(std::mem::size_of::<((u64, u64), (Live, u32))>(), 64);
+        assert_eq!(std::mem::size_of::<(Live, u32)>(), 48);
     }
 
     /// A trace's undefines and look-ups cut into chunks, each looked up in its own `Dead` with
@@ -606,5 +609,62 @@ mod tests {
             }
             assert!(remembered > 0);
         }
+    }
+
+    /// A shared id's holders come off newest first, the pool's places are reused, and the
+    /// listing gives each id's blocks oldest first, as the vector per id they replace did.
+    #[test]
+    fn holders_stack_per_id_and_reuse_the_pool() {
+        let at = |r: u64| At {
+            record: r,
+            offset: 10 * r,
+            record_type: 1,
+        };
+        let live = |r: u64| Live::new(at(r), r, Some(r + 100), r as u32);
+        let mut h = Holders::default();
+        let (a, b) = ((0, 7), (1, 7));
+        for r in 1..=3 {
+            h.push(a, live(r));
+        }
+        h.push(b, live(9));
+        assert_eq!((h.len(), h.blocks()), (2, 4));
+        assert_eq!(h.last(a).map(|l| l.record), Some(3));
+        let mut listed: Vec<_> = h
+            .iter()
+            .map(|(k, v)| (k, v.iter().map(|l| l.record).collect::<Vec<_>>()))
+            .collect();
+        listed.sort();
+        assert_eq!(listed, vec![(a, vec![1, 2, 3]), (b, vec![9])]);
+        assert_eq!(h.pop(a).map(|l| l.record), Some(3));
+        assert_eq!(h.pop(a).map(|l| l.record), Some(2));
+        // A place given back is taken again before the pool grows.
+        let pool = h.pool.len();
+        h.push(a, live(4));
+        h.push(a, live(5));
+        assert_eq!(h.pool.len(), pool);
+        let mut all: Vec<u64> = h.all().map(|l| l.record).collect();
+        all.sort_unstable();
+        assert_eq!(all, vec![1, 4, 5, 9]);
+        for want in [5, 4, 1] {
+            assert_eq!(
+                h.pop(a).map(|l| (l.record, l.site())),
+                Some((want, Some(want + 100)))
+            );
+        }
+        assert!(h.pop(a).is_none() && h.last(a).is_none());
+        h.set(b, vec![live(20), live(21)]);
+        assert_eq!(h.iter().next().map(|(_, v)| v.len()), Some(2));
+        assert_eq!((h.len(), h.blocks()), (1, 2));
+    }
+
+    /// A namespace that stores no values hands out numbers only, reusing those given back.
+    #[test]
+    fn a_slab_without_values_numbers_its_places() {
+        let mut s = Slab::default();
+        assert_eq!((s.put(), s.put(), s.put()), (0, 1, 2));
+        s.release(1);
+        assert_eq!((s.put(), s.put()), (1, 3));
+        assert!(s.data.is_empty());
+        assert_eq!(s.get(1, 0), None);
     }
 }
