@@ -105,6 +105,20 @@ impl<'d> RecordView<'d> {
         })
     }
 
+    /// Each decoded field occurrence's slot and, for an integer, its value (`None` for a byte
+    /// string or a reference), in order (repeats expanded), the tag first: what
+    /// [`RecordView::fields`] gives, without making a [`Field`] of each (a pass over every
+    /// record, such as the record counts of `mtf stats`).
+    pub fn ints(&self) -> impl ExactSizeIterator<Item = (SlotId, Option<u64>)> + 'd {
+        self.values.iter().map(|fv| {
+            let v = match fv.value {
+                Val::Int(v) => Some(v),
+                _ => None,
+            };
+            (fv.slot, v)
+        })
+    }
+
     /// The first occurrence of a field by its display name (`size`, `vfield.data`).
     pub fn field(&self, name: &str) -> Option<Field<'d>> {
         let slot = self.record().slot_by_name(name)?;

@@ -144,7 +144,11 @@ impl<'s> Interpreter<'s> {
     ) {
         // An id undefined a short while ago: a double free, or a use after it.
         self.dead.asked(severity);
-        let dead = self.dead.get((space, key, id));
+        let dead = if self.dead_details {
+            self.dead.get((space, key, id))
+        } else {
+            None
+        };
         sink.finding(Finding {
             severity: if dead.is_some() {
                 Severity::Error
@@ -172,15 +176,7 @@ impl<'s> Interpreter<'s> {
         let ns = &self.decl.namespaces[space as usize];
         let sp = space as usize;
         let gone = if ns.shared {
-            let e = self.shared[sp].get_mut(&(key, id));
-            let g = e.as_ref().and_then(|v| v.last().copied());
-            if let Some(v) = e {
-                v.pop();
-                if v.is_empty() {
-                    self.shared[sp].remove(&(key, id));
-                }
-            }
-            g
+            self.shared[sp].pop((key, id))
         } else {
             self.live[sp].remove(&(key, id))
         };
@@ -231,7 +227,9 @@ impl<'s> Interpreter<'s> {
 
     /// Remember an undefined id for a while (a bounded cache, oldest forgotten first).
     pub(super) fn bury(&mut self, space: SpaceId, key: u64, id: u64, at: At) {
-        self.dead.bury((space, key, id), at);
+        if self.dead_details {
+            self.dead.bury((space, key, id), at);
+        }
     }
 
     pub(super) fn close(
@@ -281,7 +279,7 @@ impl<'s> Interpreter<'s> {
         let ns = &self.decl.namespaces[space as usize];
         let sp = space as usize;
         let found = if ns.shared {
-            self.shared[sp].get(&(key, id)).and_then(|v| v.last())
+            self.shared[sp].last((key, id))
         } else {
             self.live[sp].get(&(key, id))
         };
@@ -486,7 +484,7 @@ impl<'s> Interpreter<'s> {
         let ns = &self.decl.namespaces[sp];
         self.alive[sp] += 1;
         if ns.shared {
-            self.shared[sp].entry((key, id)).or_default().push(live);
+            self.shared[sp].push((key, id), live);
             return;
         }
         let Some(old) = self.live[sp].insert((key, id), live) else {

@@ -63,7 +63,7 @@ pub(crate) use state::{DeadJournal, DeadKey, DeadRing, DEAD_OWN};
 
 use finding::{end_finding, AtEnd};
 pub(crate) use sink::SinkDyn;
-use state::{Dead, Frame, Live, Slab, NO_STORE};
+use state::{Dead, Frame, Holders, Live, Slab, NO_STORE};
 use values::{needed_slots, Cx, Freed, Name, SlotVal};
 
 /// The declarations of a DTD applied to records one at a time. See the module docs.
@@ -74,7 +74,7 @@ pub struct Interpreter<'s> {
     /// Per namespace: its live ids (a shared namespace's in `shared`), by (key, id).
     live: Vec<HashMap<(u64, u64), Live>>,
     /// Per shared namespace: the blocks holding each id, the newest last.
-    shared: Vec<HashMap<(u64, u64), Vec<Live>>>,
+    shared: Vec<Holders>,
     /// Per namespace: the places of its live ids (the values they store, their numbers).
     slabs: Vec<Slab>,
     /// Places of ids that died in the record being run, given back when it is over (see
@@ -110,6 +110,10 @@ pub struct Interpreter<'s> {
     alive: Vec<u64>,
     /// Extension stacks/1: nodes, frames, contexts, rules.
     st: stacks::StackState,
+    /// Whether findings of ids not alive say which record undefined them (`Dead`); a sink
+    /// that reads no such detail (the statistics') spares the interpreter remembering the
+    /// undefines (`Interpreter::without_dead_details`).
+    dead_details: bool,
 }
 
 impl<'s> Interpreter<'s> {
@@ -120,7 +124,7 @@ impl<'s> Interpreter<'s> {
             schema,
             decl,
             live: decl.namespaces.iter().map(|_| HashMap::default()).collect(),
-            shared: decl.namespaces.iter().map(|_| HashMap::default()).collect(),
+            shared: decl.namespaces.iter().map(|_| Holders::default()).collect(),
             slabs: decl
                 .namespaces
                 .iter()
@@ -157,7 +161,20 @@ impl<'s> Interpreter<'s> {
             gen: 0,
             alive: vec![0; decl.namespaces.len()],
             st: stacks::StackState::new(schema),
+            dead_details: true,
         }
+    }
+
+    // Design: the ring of recent undefines (`Dead`) is written at every free, 40 bytes each
+    // over 5 MB, which pushes the live tables out of the cache; its only use is the detail of
+    // a finding of an id not alive (a double free is an error, with the record that freed the
+    // id). The statistics count such findings and read nothing else of them, so their source
+    // turns the ring off: the events and the counts are the same.
+    /// Stop remembering recently undefined ids: a finding of an id not alive then never says
+    /// which record undefined it, nor becomes an error for that (its severity is the declared
+    /// one). For a sink that only counts such findings.
+    pub(crate) fn without_dead_details(&mut self) {
+        self.dead_details = false;
     }
 
     /// Track at most `limit` entries (live ids, open levels, monotonic keys, table names).
@@ -423,7 +440,7 @@ impl<'s> Interpreter<'s> {
             for (&(key, id), l) in &self.live[sp] {
                 out.push(AtEnd::new(space, key, id, l.at(), false));
             }
-            for (&(key, id), v) in &self.shared[sp] {
+            for ((key, id), v) in self.shared[sp].iter() {
                 out.extend(v.iter().map(|l| AtEnd::new(space, key, id, l.at(), false)));
             }
         }

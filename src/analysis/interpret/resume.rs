@@ -88,6 +88,7 @@ impl<'s> Interpreter<'s> {
     pub(crate) fn fresh(&self) -> Interpreter<'s> {
         let mut i = Interpreter::new(self.schema);
         i.limit = self.limit;
+        i.dead_details = self.dead_details;
         i
     }
 
@@ -131,13 +132,13 @@ impl<'s> Interpreter<'s> {
                 e.pair(&mut prev, k);
                 put_live(e, l);
             }
-            let shared = sorted(self.shared[sp].iter().map(|(k, v)| (*k, v)));
+            let shared = sorted(self.shared[sp].iter());
             e.len(shared.len());
             let mut prev = (0, 0);
             for (k, v) in shared {
                 e.pair(&mut prev, k);
                 e.len(v.len());
-                for l in v {
+                for l in &v {
                     put_live(e, l);
                 }
             }
@@ -248,7 +249,7 @@ impl<'s> Interpreter<'s> {
                 for _ in 0..m {
                     v.push(get_live(d)?);
                 }
-                self.shared[sp].insert(k, v);
+                self.shared[sp].set(k, v);
             }
             let width = self.slabs[sp].width;
             let count = d.count(1)?;
@@ -269,7 +270,7 @@ impl<'s> Interpreter<'s> {
             // `stats` keeps its figures at), so that the next place given out is a new one.
             let held = self.live[sp]
                 .values()
-                .chain(self.shared[sp].values().flatten())
+                .chain(self.shared[sp].all())
                 .map(|l| l.stored)
                 .chain(free.iter().copied())
                 .filter(|&p| p != super::state::NO_STORE)
@@ -356,7 +357,7 @@ impl<'s> Interpreter<'s> {
                 .filter(|((s, _), _)| *s as usize == sp)
                 .map(|(_, v)| v.len())
                 .sum();
-            let shared: usize = self.shared[sp].values().map(Vec::len).sum();
+            let shared: usize = self.shared[sp].blocks();
             let live = self.live[sp].len();
             let table = self.decl.namespaces[sp].kind == crate::dtd::analysis::SpaceKind::Table;
             let alive = if table { 0 } else { live } + shared + frames;

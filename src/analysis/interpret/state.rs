@@ -74,6 +74,17 @@ impl Slab {
     /// A place for one id's values ([`NO_STORE`] in the impossible case of more than 2³²
     /// places).
     pub(super) fn put(&mut self) -> u32 {
+        if self.width == 0 {
+            // Numbers only (most namespaces store no values): nothing to make or to zero.
+            return match self.free.pop() {
+                Some(i) => i,
+                None if self.len == NO_STORE => NO_STORE,
+                None => {
+                    self.len += 1;
+                    self.len - 1
+                }
+            };
+        }
         let i = match self.free.pop() {
             Some(i) => i,
             None => {
@@ -111,6 +122,115 @@ impl Slab {
     pub(super) fn release(&mut self, i: u32) {
         if i != NO_STORE {
             self.free.push(i);
+        }
+    }
+}
+
+/// The blocks holding each id of a shared namespace (heaptrack's allocation-info index: many
+/// live blocks hold one id at once), by (key, id): the newest in the map, each older one in a
+/// pool, linked from the one above it.
+// Design: the newest holder is the one a free or a reference takes, so it lives in the map's
+// entry itself: a free reads one entry, as in a namespace that is not shared, rather than the
+// entry and then a vector of holders allocated per id (a second cache miss, and an allocation
+// per id). The older holders wait in one pool, reused as they come back up.
+#[derive(Debug, Default)]
+pub(super) struct Holders {
+    /// The newest block holding each id, and 1 + the index in `pool` of the one below it (0:
+    /// none).
+    map: HashMap<(u64, u64), (Live, u32)>,
+    pool: Vec<(Live, u32)>,
+    free: Vec<u32>,
+}
+
+impl Holders {
+    /// `live` holds the id too, the newest.
+    pub(super) fn push(&mut self, k: (u64, u64), live: Live) {
+        use std::collections::hash_map::Entry;
+        match self.map.entry(k) {
+            Entry::Occupied(mut e) => {
+                let old = *e.get();
+                let i = match self.free.pop() {
+                    Some(i) => {
+                        self.pool[i as usize] = old;
+                        i
+                    }
+                    None => {
+                        self.pool.push(old);
+                        (self.pool.len() - 1) as u32
+                    }
+                };
+                *e.get_mut() = (live, i + 1);
+            }
+            Entry::Vacant(e) => {
+                e.insert((live, 0));
+            }
+        }
+    }
+
+    /// Takes the newest block holding the id.
+    pub(super) fn pop(&mut self, k: (u64, u64)) -> Option<Live> {
+        use std::collections::hash_map::Entry;
+        let Entry::Occupied(mut e) = self.map.entry(k) else {
+            return None;
+        };
+        let (top, below) = *e.get();
+        if below == 0 {
+            e.remove();
+        } else {
+            let i = below - 1;
+            *e.get_mut() = self.pool[i as usize];
+            self.free.push(i);
+        }
+        Some(top)
+    }
+
+    /// The newest block holding the id.
+    pub(super) fn last(&self, k: (u64, u64)) -> Option<&Live> {
+        self.map.get(&k).map(|(l, _)| l)
+    }
+
+    /// Ids held.
+    pub(super) fn len(&self) -> usize {
+        self.map.len()
+    }
+
+    /// Blocks holding an id.
+    pub(super) fn blocks(&self) -> usize {
+        self.map.len() + self.pool.len() - self.free.len()
+    }
+
+    /// Each id with its blocks, the oldest first.
+    pub(super) fn iter(&self) -> impl Iterator<Item = ((u64, u64), Vec<Live>)> + '_ {
+        self.map.iter().map(|(k, top)| {
+            let mut v = vec![top.0];
+            let mut below = top.1;
+            while below != 0 {
+                let (l, b) = self.pool[below as usize - 1];
+                v.push(l);
+                below = b;
+            }
+            v.reverse();
+            (*k, v)
+        })
+    }
+
+    /// Every block holding an id, in no order.
+    pub(super) fn all(&self) -> impl Iterator<Item = &Live> + '_ {
+        let freed: std::collections::HashSet<u32> = self.free.iter().copied().collect();
+        self.map.values().map(|(l, _)| l).chain(
+            self.pool
+                .iter()
+                .enumerate()
+                .filter(move |(i, _)| !freed.contains(&(*i as u32)))
+                .map(|(_, (l, _))| l),
+        )
+    }
+
+    /// Makes `v` (the oldest first) the blocks holding the id, in place of any it had.
+    pub(super) fn set(&mut self, k: (u64, u64), v: Vec<Live>) {
+        while self.pop(k).is_some() {}
+        for l in v {
+            self.push(k, l);
         }
     }
 }
@@ -367,6 +487,9 @@ mod tests {
     #[test]
     fn a_live_id_takes_the_bytes_the_documentation_states() {
         assert_eq!(std::mem::size_of::<((u64, u64), Live)>(), 56);
+        // A shared id: its newest holder in the entry, each older one in the pool.
+        assert_eq!(std::mem::size_of::<((u64, u64), (Live, u32))>(), 64);
+        assert_eq!(std::mem::size_of::<(Live, u32)>(), 48);
     }
 
     /// A trace's undefines and look-ups cut into chunks, each looked up in its own `Dead` with
@@ -486,5 +609,62 @@ mod tests {
             }
             assert!(remembered > 0);
         }
+    }
+
+    /// A shared id's holders come off newest first, the pool's places are reused, and the
+    /// listing gives each id's blocks oldest first, as the vector per id they replace did.
+    #[test]
+    fn holders_stack_per_id_and_reuse_the_pool() {
+        let at = |r: u64| At {
+            record: r,
+            offset: 10 * r,
+            record_type: 1,
+        };
+        let live = |r: u64| Live::new(at(r), r, Some(r + 100), r as u32);
+        let mut h = Holders::default();
+        let (a, b) = ((0, 7), (1, 7));
+        for r in 1..=3 {
+            h.push(a, live(r));
+        }
+        h.push(b, live(9));
+        assert_eq!((h.len(), h.blocks()), (2, 4));
+        assert_eq!(h.last(a).map(|l| l.record), Some(3));
+        let mut listed: Vec<_> = h
+            .iter()
+            .map(|(k, v)| (k, v.iter().map(|l| l.record).collect::<Vec<_>>()))
+            .collect();
+        listed.sort();
+        assert_eq!(listed, vec![(a, vec![1, 2, 3]), (b, vec![9])]);
+        assert_eq!(h.pop(a).map(|l| l.record), Some(3));
+        assert_eq!(h.pop(a).map(|l| l.record), Some(2));
+        // A place given back is taken again before the pool grows.
+        let pool = h.pool.len();
+        h.push(a, live(4));
+        h.push(a, live(5));
+        assert_eq!(h.pool.len(), pool);
+        let mut all: Vec<u64> = h.all().map(|l| l.record).collect();
+        all.sort_unstable();
+        assert_eq!(all, vec![1, 4, 5, 9]);
+        for want in [5, 4, 1] {
+            assert_eq!(
+                h.pop(a).map(|l| (l.record, l.site())),
+                Some((want, Some(want + 100)))
+            );
+        }
+        assert!(h.pop(a).is_none() && h.last(a).is_none());
+        h.set(b, vec![live(20), live(21)]);
+        assert_eq!(h.iter().next().map(|(_, v)| v.len()), Some(2));
+        assert_eq!((h.len(), h.blocks()), (1, 2));
+    }
+
+    /// A namespace that stores no values hands out numbers only, reusing those given back.
+    #[test]
+    fn a_slab_without_values_numbers_its_places() {
+        let mut s = Slab::default();
+        assert_eq!((s.put(), s.put(), s.put()), (0, 1, 2));
+        s.release(1);
+        assert_eq!((s.put(), s.put()), (1, 3));
+        assert!(s.data.is_empty());
+        assert_eq!(s.get(1, 0), None);
     }
 }

@@ -230,6 +230,17 @@ impl<'a, 's> Pass<'a, 's> {
     /// The source's own count of frees of ids not alive, taken into the slice's figures when
     /// the record that made them is inside it.
     fn count_unknown_frees(&mut self, place: Place) {
+        // Each count only grows from what `unknown_seen` holds: equal sums, nothing new.
+        if let Some(total) = self.source.unknown_frees_total() {
+            if total
+                == self
+                    .unknown_seen
+                    .iter()
+                    .fold(0u64, |a, x| a.wrapping_add(*x))
+            {
+                return;
+            }
+        }
         for (i, seen) in self.unknown_seen.iter_mut().enumerate() {
             let now = self.source.unknown_frees(i as u32);
             if place == Place::Inside {

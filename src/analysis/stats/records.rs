@@ -1,6 +1,6 @@
 //! Records per type and the figures of their integer fields.
 
-use crate::decode::{RecordView, Value};
+use crate::decode::RecordView;
 use crate::dtd::{Display, RecordId, Schema, SlotId, SlotKind};
 
 // Design: the figures of a field are kept in 64-bit words and one 128-bit sum, whatever its
@@ -110,12 +110,12 @@ impl RecordCounter {
         let Some(accs) = self.fields.get_mut(base..) else {
             return;
         };
-        for f in view.fields() {
-            let slot = f.slot() as usize;
+        for (slot, v) in view.ints() {
+            let slot = slot as usize;
             if slot == 0 {
                 continue; // the tag
             }
-            if let (Value::Int(v), Some(a)) = (f.value(), accs.get_mut(slot)) {
+            if let (Some(v), Some(a)) = (v, accs.get_mut(slot)) {
                 a.add(v);
             }
         }

@@ -35,6 +35,13 @@ pub trait HeapEventSource {
         let _ = space;
         0
     }
+    /// The sum of [`HeapEventSource::unknown_frees`] over the namespaces, where the source
+    /// keeps it (`None` by default): a pass asks each namespace only when it changed. Not part
+    /// of the stable interface.
+    #[doc(hidden)]
+    fn unknown_frees_total(&self) -> Option<u64> {
+        None
+    }
     /// Whether records after the slice may still name its sites (tables at the end of a
     /// trace): then reading goes on to the end, feeding only the source.
     fn names_later(&self) -> bool {
@@ -80,7 +87,9 @@ pub struct Declared<'s> {
 impl<'s> Declared<'s> {
     /// The declarations of `schema`.
     pub fn new(schema: &'s Schema) -> Declared<'s> {
-        let interp = crate::analysis::Interpreter::new(schema);
+        let mut interp = crate::analysis::Interpreter::new(schema);
+        // `Collect` counts findings of ids not alive and reads nothing else of them.
+        interp.without_dead_details();
         let mut map = Vec::new();
         let mut back = Vec::new();
         for (i, ns) in interp.namespaces().iter().enumerate() {
@@ -217,6 +226,11 @@ impl HeapEventSource for Declared<'_> {
 
     fn unknown_frees(&self, space: u32) -> u64 {
         self.unknown.get(space as usize).copied().unwrap_or(0)
+    }
+
+    fn unknown_frees_total(&self) -> Option<u64> {
+        // Each count only grows, and only by one at a time: the sum changes when one does.
+        Some(self.unknown.iter().fold(0u64, |a, x| a.wrapping_add(*x)))
     }
 
     fn stack_profile(
