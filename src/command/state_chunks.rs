@@ -10,14 +10,17 @@ use crate::parallel::{Chunk, From};
 /// A chunk, and the state it starts from (none for the first).
 pub(crate) type Part0<'a> = (Chunk, Option<&'a [u8]>);
 
-/// The chunks: from the start, then from each checkpoint with a state; with the state each
-/// starts from.
+/// The chunks: from the start, then from each checkpoint with a state (or, with `most`, from
+/// as few of them as cut the trace into at most that many chunks of about the same bytes); with
+/// the state each starts from.
 pub(crate) fn chunks<'a>(
     reader: &Reader<'_>,
     idx: &Index,
     state: &'a AnalysisState,
+    most: Option<usize>,
 ) -> Option<Vec<Part0<'a>>> {
     let entries = idx.entries();
+    let total = reader.bytes().len() as u64;
     let mut cuts: Vec<(From, u64, u64, Option<&[u8]>)> = vec![(From::Start, 0, 0, None)];
     for (i, e) in entries.iter().enumerate() {
         let Some(blob) = state.entry(i) else { continue };
@@ -27,6 +30,15 @@ pub(crate) fn chunks<'a>(
         }
         if cuts.last().is_some_and(|c| c.1 >= e.record) {
             continue;
+        }
+        // Design: each chunk resumed costs its state's restore (the live set) and a join, so
+        // where the checkpoints are many, a chunk starts only once the one before holds its
+        // share of the bytes.
+        if let Some(m) = most {
+            let share = u128::from(total) * cuts.len() as u128 / m.max(1) as u128;
+            if cuts.len() >= m || u128::from(e.offset) < share {
+                continue;
+            }
         }
         idx.resume_at(reader, i).ok()?;
         let cp = idx.checkpoint(i, reader.schema()).ok()?;
@@ -40,7 +52,6 @@ pub(crate) fn chunks<'a>(
     if cuts.len() < 2 {
         return None;
     }
-    let total = reader.bytes().len() as u64;
     let mut out = Vec::with_capacity(cuts.len());
     let n = cuts.len();
     let next: Vec<(u64, u64)> = cuts.iter().skip(1).map(|c| (c.1, c.2)).collect();

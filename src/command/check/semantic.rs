@@ -218,7 +218,7 @@ pub(super) fn run<'o>(
     if state.fits(idx, reader.schema()).is_err() || idx.fits(reader).is_err() {
         return Ok(None);
     }
-    let Some(chunks) = chunks(reader, idx, &state) else {
+    let Some(chunks) = chunks(reader, idx, &state, None) else {
         return Ok(None);
     };
     let (max_ids, max_errors, max_info) =

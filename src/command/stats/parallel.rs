@@ -24,6 +24,10 @@ use super::super::seek::SeekOptions;
 use super::super::state_chunks::{chunks, Part0};
 use super::super::Warning;
 
+/// Chunks per thread at most: enough for the threads to stay busy whatever a chunk's cost, few
+/// enough that restoring states and joining figures stay small beside the pass.
+const CHUNKS_PER_THREAD: usize = 4;
+
 /// A chunk's decode, stopped where the next chunk starts.
 struct Bounded<'c, 'r> {
     records: Records<'r>,
@@ -82,7 +86,7 @@ pub(super) fn run(
     let reader = o.reader();
     let idx_path = seek.index_path(trace)?;
     let state = resume::load(&idx_path, idx, &reader, warn)?;
-    let chunks = chunks(&reader, idx, &state)?;
+    let chunks = chunks(&reader, idx, &state, Some(threads * CHUNKS_PER_THREAD))?;
     let ids: Vec<usize> = (0..chunks.len()).collect();
     let chunks = &chunks;
     let joined = parallel::ordered(
