@@ -7,7 +7,8 @@
 // start (data records, clock, live bytes and blocks, sites and leaves met) must be where the
 // chunks before it end, so a state that is not the one a pass reaches refuses the join; the
 // whole trace is then read on one thread, after a warning naming the checkpoint. Memory is that
-// of `2 × jobs` chunks in flight: their live sets, as `check -j N`. A trace with problems has
+// of the file of states (read whole) and of `2 × jobs` chunks in flight: their live sets, as
+// `check -j N`. A trace with problems has
 // no states (`mtf index` makes none); should a chunk meet one (the trace changed since), the
 // run falls back as well, so that faults are reported as one pass reports them.
 
