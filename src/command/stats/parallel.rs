@@ -3,14 +3,15 @@
 //! analysed on its own thread, resumed from the state where it starts, and the chunks' figures
 //! are joined in trace order into those of one pass (`ChunkStats::absorb`).
 
-// Design: the join is exact (docs/stats.md, "On several threads"), and checked: each chunk's
-// start (data records, clock, live bytes and blocks, sites and leaves met) must be where the
-// chunks before it end, so a state that is not the one a pass reaches refuses the join; the
-// whole trace is then read on one thread, after a warning naming the checkpoint. Memory is that
-// of the file of states (read whole) and of `2 × jobs` chunks in flight: their live sets, as
-// `check -j N`. A trace with problems has
-// no states (`mtf index` makes none); should a chunk meet one (the trace changed since), the
-// run falls back as well, so that faults are reported as one pass reports them.
+// Design: the join is exact (docs/stats.md, "On several threads"), and checked where it is
+// cheap: each chunk's start (data records, clock, live bytes and blocks, sites and leaves met)
+// must be where the chunks before it end, so a state that differs there refuses the join; the
+// whole trace is then read on one thread, after a warning naming the checkpoint. (The full
+// comparison of every state with a pass is `mtf index --check`, and `check -j N` compares the
+// interpreters.) Memory is that of the file of states (read whole) and of `2 × jobs` chunks in
+// flight: their live sets, as `check -j N`. A trace with problems has no states (`mtf index`
+// makes none); should a chunk meet one (the trace changed since), the run falls back as well,
+// so that faults are reported as one pass reports them.
 
 use std::path::Path;
 
