@@ -109,7 +109,10 @@ impl HeapStats {
     /// interpreter's, which the events of a pass with places carry): the chunk then runs as a
     /// pass from the start runs, without a look-up per event. False, nothing changed, where a
     /// block has no number (a shared id, more than 2³² blocks).
-    pub(crate) fn to_places(&mut self, place_of: impl Fn(u32, u64, u64) -> Option<u32>) -> bool {
+    pub(crate) fn put_at_places(
+        &mut self,
+        place_of: impl Fn(u32, u64, u64) -> Option<u32>,
+    ) -> bool {
         if self.shadow.len() != self.free_shadow.len() || self.placed_live != 0 {
             return false;
         }

@@ -78,7 +78,7 @@ pub fn compute_chunk<'s>(
         let source = &*pass.source;
         pass.placed = pass
             .heap
-            .to_places(|sp, key, id| source.place_of(sp, key, id));
+            .put_at_places(|sp, key, id| source.place_of(sp, key, id));
         let at = Position {
             record: pass.data,
             time: pass.time,
