@@ -51,6 +51,8 @@ pub mod slice;
 #[cfg(feature = "parallel")]
 pub mod stacks;
 #[cfg(feature = "parallel")]
+mod state_chunks;
+#[cfg(feature = "parallel")]
 pub mod stats;
 
 pub use error::{CommandError, UsageError};

@@ -101,7 +101,7 @@ pub(crate) enum Goal {
 
 /// The state beside `idx_path`, checked against `index` and the trace; `None` when there is
 /// none (a warning when it cannot be used).
-fn load(
+pub(super) fn load(
     idx_path: &Path,
     index: &Index,
     reader: &Reader<'_>,

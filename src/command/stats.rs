@@ -13,6 +13,8 @@ use super::seek::SeekOptions;
 use super::slice::{check_clock, Slice};
 use super::{UsageError, Warning};
 
+mod parallel;
+
 /// What a statistics run reads.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct StatsOptions {
@@ -90,6 +92,24 @@ pub fn stats<'o>(
     } else {
         None
     };
+    if let (Some(idx), true) = (&index, window == Window::all() && !options.at_peak) {
+        // Each chunk analysed on its own thread from the analysis state where it starts, the
+        // figures joined in trace order: those of one thread.
+        if let Some(stats) = parallel::run(
+            o,
+            trace,
+            &options.seek,
+            idx,
+            jobs.threads(),
+            options.scope,
+            warn,
+        ) {
+            if let Some(note) = check_clock(trace, &stats, false)? {
+                warn(Warning::PastEnd(note));
+            }
+            return Ok(stats);
+        }
+    }
     let plan = jobs.plan(&reader, index.as_ref(), warn);
     let stats = jobs::read(
         o,

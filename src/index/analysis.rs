@@ -418,7 +418,7 @@ impl<'b> Dec<'b> {
     /// What [`Enc::u32`] wrote.
     pub fn u32(&mut self) -> Result<u32, StateError> {
         let at = self.pos;
-        let v = self.u128()?;
+        let v = self.u64()?;
         u32::try_from(v).map_err(|_| StateError {
             at,
             what: format!("{v} does not fit 32 bits"),
@@ -426,6 +426,17 @@ impl<'b> Dec<'b> {
     }
     /// What [`Enc::u64`] wrote.
     pub fn u64(&mut self) -> Result<u64, StateError> {
+        // The usual integer (at most 9 bytes, 63 bits) read in place; a longer one, or one cut
+        // short, as [`Dec::u128`] reads it (its errors).
+        let mut v = 0u64;
+        let rest = self.b.get(self.pos..).unwrap_or_default();
+        for (i, &b) in rest.iter().take(9).enumerate() {
+            v |= u64::from(b & 0x7F) << (7 * i);
+            if b & 0x80 == 0 {
+                self.pos += i + 1;
+                return Ok(v);
+            }
+        }
         let at = self.pos;
         let v = self.u128()?;
         u64::try_from(v).map_err(|_| StateError {

@@ -489,3 +489,127 @@ fn semantic_check_on_threads_from_analysis_states_says_what_one_thread_says() {
         assert_eq!((e.as_str(), s), (e1.as_str(), s1), "-j {jobs}");
     }
 }
+
+/// A HATF 1.0 trace of `n` steps shaped to catch a wrong join of chunks' statistics: the live
+/// bytes climb to their peak in the middle (not in the first chunk) and fall, a block allocated
+/// at the start is freed at the end (a lifetime across every chunk), each step allocates and at
+/// once frees a block (a temporary allocation, whichever side of a checkpoint the free falls),
+/// the peak is reached again and again over several chunks (the first time is the peak),
+/// sizes and metadata widths change along the way, and a few frees are of blocks not alive.
+fn hatf_peak_in_the_middle(n: u64) -> String {
+    let mut s = String::from("%mtf 1 dtd=\"hatf10.dtd\" class=64 order=little\nsection number=1\n");
+    s.push_str("createThread thread=0 vfield.data=\"\"\n");
+    s.push_str("alloc size=5000 address=16 vfield.data=\"\"\n");
+    let mut live: Vec<u64> = Vec::new();
+    let mut rng = crate::util::Rng(0x0dd_ba11_5eed);
+    for i in 0..n {
+        if i % 89 == 0 {
+            let w = [2, 4, 8][(i / 89 % 3) as usize];
+            s.push_str(&format!("metadata alloc.size width {w}\n"));
+        }
+        let a = 0x10000 + i * 64;
+        s.push_str(&format!(
+            "alloc size={} address={a} vfield.data=\"\"\n",
+            1 + rng.below(200)
+        ));
+        if i % 2 == 0 {
+            s.push_str(&format!("free address={a} vfield.data=\"\"\n"));
+        } else if i < n / 2 {
+            live.push(a);
+        } else if !live.is_empty() {
+            s.push_str(&format!("free address={a} vfield.data=\"\"\n"));
+            let b = live.swap_remove(rng.below(live.len() as u64) as usize);
+            s.push_str(&format!("free address={b} vfield.data=\"\"\n"));
+        }
+        if i == n / 2 {
+            // A plateau: the same peak reached again and again, in several chunks (the first
+            // is the peak).
+            for j in 0..300 {
+                let a = 0x1000_0000 + j * 64;
+                s.push_str(&format!("alloc size=500 address={a} vfield.data=\"\"\n"));
+                s.push_str(&format!("free address={a} vfield.data=\"\"\n"));
+            }
+        }
+        if i % 501 == 250 {
+            s.push_str(&format!("free address={} vfield.data=\"\"\n", a + 8));
+        }
+    }
+    s.push_str("free address=16 vfield.data=\"\"\n");
+    s
+}
+
+/// Issue 28 item 3: `stats -j N` of a trace whose seek index carries analysis states analyses
+/// each chunk between two checkpoints on its own thread from the state stored there, and joins
+/// the figures into exactly those of one thread (text and JSON; a few chunks per thread, or one
+/// at every checkpoint with a state); a state that is not where the chunks before end is refused with a warning
+/// naming its checkpoint, and the figures are still one thread's.
+#[test]
+fn stats_on_threads_from_analysis_states_are_one_threads() {
+    let dtd = root().join("dtds/hatf10.dtd");
+    let (out, trace, dir) = crate::util::pack_stdin(
+        dtd.to_str().unwrap(),
+        hatf_peak_in_the_middle(3000).as_bytes(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = trace.to_str().unwrap();
+    let ix = mtf(&["index", "--every", "61", "--state-budget", "100000", t]);
+    assert!(ix.status.success(), "{}", text(&ix.stderr));
+    let state = PathBuf::from(format!("{t}.idx.state"));
+    assert!(state.is_file());
+    let runs: &[&[&str]] = &[
+        &["stats"],
+        &["stats", "-f", "json"],
+        &["stats", "--top", "3"],
+    ];
+    for run in runs {
+        let one = shown(&mtf(&[run, &[t, "-j", "1"][..]].concat()));
+        assert_eq!(one.2, Some(0), "{}", one.1);
+        // At most 4 chunks per thread: -j 40 cuts at every checkpoint with a state.
+        for jobs in ["2", "3", "40"] {
+            let many = shown(&mtf(&[run, &[t, "-j", jobs][..]].concat()));
+            assert_eq!(many, one, "mtf {} {t} -j {jobs}", run.join(" "));
+        }
+    }
+    // What the join must get right is there: the peak is past the first chunk, temporary
+    // allocations and a lifetime across every chunk.
+    let json = text(&mtf(&["stats", "-f", "json", t]).stdout);
+    let v: serde_json::Value = serde_json::from_str(&json).unwrap();
+    let block = &v["namespaces"][0];
+    let peak_at = block["peak"]["at"]["data_record"].as_u64().unwrap();
+    assert!(peak_at > 1000, "peak at {peak_at}:\n{json}");
+    assert!(block["temporary"].as_u64().unwrap() > 1000, "{json}");
+    assert!(
+        block["lifetime"]["data_records"]["max"].as_u64().unwrap() > 4000,
+        "{json}"
+    );
+
+    // A state moved to the next checkpoint: the chunk it starts is not where the one before
+    // ends. The join is refused (a warning naming it) and the figures are one thread's.
+    let o = metatf::open(&trace).unwrap();
+    let reader = o.reader();
+    let idx = metatf::index::Index::load(&dir.path().join("x.mtf.idx")).unwrap();
+    let good = metatf::index::analysis::AnalysisState::load(&state).unwrap();
+    let n = idx.entries().len();
+    let with: Vec<usize> = (0..n).filter(|&i| good.entry(i).is_some()).collect();
+    assert!(with.len() > 10, "{} states", with.len());
+    let mut entries: Vec<Option<Vec<u8>>> =
+        (0..n).map(|i| good.entry(i).map(<[u8]>::to_vec)).collect();
+    let moved = with[with.len() / 2];
+    entries[moved] = good.entry(with[with.len() / 2 - 1]).map(<[u8]>::to_vec);
+    let mut bad = metatf::index::analysis::AnalysisState::new(
+        &idx,
+        reader.schema(),
+        entries,
+        good.end().0.to_vec(),
+    );
+    bad.set_name(format!("{}.state", idx.name()));
+    bad.write(&state).unwrap();
+    let one = shown(&mtf(&["stats", t, "-j", "1"]));
+    let two = shown(&mtf(&["stats", t, "-j", "40"]));
+    assert_eq!(two.0, one.0);
+    assert!(
+        two.1.contains(&format!("checkpoint {moved} ")) && two.1.contains("analysis state differs"),
+        "{}",
+        two.1
+    );
+}

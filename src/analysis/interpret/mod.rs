@@ -48,6 +48,7 @@ pub const DEFAULT_MAX_TRACKED: usize = 1 << 24;
 mod actions;
 mod events;
 mod finding;
+mod places;
 mod resume;
 mod sink;
 mod stacks;

@@ -10,6 +10,8 @@ use super::curve::{Curve, CURVE_POINTS};
 use super::lifetimes::Lifetimes;
 use super::{LeafSummary, Position, SiteSummary, SpaceInfo, SpaceSummary};
 
+mod merge;
+pub(crate) use merge::Glance;
 mod resume;
 
 /// A live block, packed (40 bytes; see the Design note of [`HeapStats`]).
@@ -104,6 +106,9 @@ struct Space {
     curve: Curve,
     /// Only the figures by site (no curve, no lifetimes): [`HeapStats::heap_only`].
     lean: bool,
+    /// A chunk's pass resumed from a state (`merge.rs`): what it saw of the candidate for a
+    /// temporary allocation it started with, which only the chunk before knows.
+    carry: Option<Box<merge::Carry>>,
 }
 
 impl Space {
@@ -148,6 +153,7 @@ impl Space {
             leaf_ix: HashMap::default(),
             curve: Curve::new(CURVE_POINTS),
             lean: false,
+            carry: None,
         }
     }
 
@@ -465,6 +471,9 @@ impl HeapStats {
             s.sizes[c] += 1;
             s.size_bytes[c] += bytes;
             s.last_alloc = Some((key, id));
+            if let Some(c) = s.carry.as_deref_mut() {
+                c.open = false;
+            }
         }
         s.at(place, |st| {
             st.live_bytes += bytes;
@@ -516,6 +525,9 @@ impl HeapStats {
         };
         // A free of an id that is not alive is no event: it does not end a candidacy.
         let temporary = s.last_alloc == Some((key, id));
+        if let (Some(c), true) = (s.carry.as_deref_mut(), w) {
+            c.freed(key, id, b.place());
+        }
         if w {
             // heaptrack's reader compares with an id (0) after a free, not with none
             // (`NS.temporaryReset`, docs/stats.md).
@@ -561,6 +573,9 @@ impl HeapStats {
         // Temporary allocations are followed by block: a move is neither an allocation nor a
         // free, and the block stays a candidate under its new id (docs/stats.md).
         let s = &mut self.spaces[sp as usize];
+        if let Some(c) = s.carry.as_deref_mut() {
+            c.renamed(key, old, new);
+        }
         if s.last_alloc == Some((key, old)) {
             s.last_alloc = Some((key, new));
         } else if s.last_alloc == Some((key, new)) && !s.info.shared {

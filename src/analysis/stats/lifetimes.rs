@@ -239,6 +239,87 @@ impl Lifetimes {
     }
 }
 
+impl Lifetimes {
+    /// Add the lifetimes of `other` (those of another chunk of the trace): the figures are
+    /// those of one accumulator fed both, in any order (a set of values: the distinct values
+    /// and their counts, or past the cap the histogram of every value).
+    pub(super) fn absorb(&mut self, other: &mut Lifetimes) {
+        self.count += other.count;
+        self.sum += other.sum;
+        self.min = self.min.min(other.min);
+        self.max = self.max.max(other.max);
+        for (a, b) in self.log2.iter_mut().zip(&other.log2) {
+            *a += b;
+        }
+        if let Kept::Exact(e) = &mut other.kept {
+            e.merge();
+        }
+        let mine = std::mem::replace(&mut self.kept, Kept::Exact(Exact::default()));
+        self.kept = match (mine, &other.kept) {
+            (Kept::Exact(mut a), Kept::Exact(b)) => {
+                a.merge();
+                if !b.dense.is_empty() {
+                    if a.dense.is_empty() {
+                        a.dense = vec![0; DENSE as usize];
+                    }
+                    for (x, y) in a.dense.iter_mut().zip(&b.dense) {
+                        a.dense_distinct += usize::from(*x == 0 && *y > 0);
+                        *x += y;
+                    }
+                }
+                let mut runs = Vec::with_capacity(a.runs.len() + b.runs.len());
+                let (mut i, mut j) = (a.runs.iter().peekable(), b.runs.iter().peekable());
+                loop {
+                    match (i.peek(), j.peek()) {
+                        (Some(x), Some(y)) if x.0 == y.0 => {
+                            runs.push((x.0, x.1 + y.1));
+                            i.next();
+                            j.next();
+                        }
+                        (Some(x), Some(y)) if x.0 < y.0 => {
+                            runs.push(**x);
+                            i.next();
+                        }
+                        (_, Some(y)) => {
+                            runs.push(**y);
+                            j.next();
+                        }
+                        (Some(x), None) => {
+                            runs.push(**x);
+                            i.next();
+                        }
+                        (None, None) => break,
+                    }
+                }
+                a.runs = runs;
+                Kept::Exact(a)
+            }
+            (Kept::Hdr(mut h), Kept::Exact(b)) => {
+                for (v, c) in b.sorted() {
+                    record(&mut h, v, c);
+                }
+                Kept::Hdr(h)
+            }
+            (Kept::Exact(mut a), Kept::Hdr(g)) => {
+                a.merge();
+                let mut h = g.clone();
+                for (v, c) in a.sorted() {
+                    record(&mut h, v, c);
+                }
+                Kept::Hdr(h)
+            }
+            (Kept::Hdr(mut h), Kept::Hdr(g)) => {
+                for v in g.iter_recorded() {
+                    record(&mut h, v.value_iterated_to(), v.count_at_value());
+                }
+                Kept::Hdr(h)
+            }
+        };
+        // Past the cap of distinct values, the histogram (as one accumulator would be).
+        self.settle();
+    }
+}
+
 /// Records `c` occurrences of `v`.
 fn record(h: &mut Histogram<u64>, v: u64, c: u64) {
     if h.record_n(v, c).is_err() {
@@ -311,6 +392,48 @@ mod tests {
             assert_eq!(h.value_at_quantile(q), eager.value_at_quantile(q), "q {q}");
         }
         assert!(!late.summary().exact);
+    }
+
+    /// Lifetimes cut in pieces and absorbed in any order give the figures of one accumulator
+    /// fed them all: below the cap (exact) and past it (the histogram), pieces on either side.
+    #[test]
+    fn absorbed_pieces_equal_one_accumulator() {
+        let mut x = 0x2545_f491_4f6c_dd1du64;
+        let values: Vec<u64> = (0..30_000u64)
+            .map(|i| {
+                x ^= x << 13;
+                x ^= x >> 7;
+                x ^= x << 17;
+                if i % 3 == 0 {
+                    x % 100
+                } else if i < 20_000 {
+                    4096 + x % 200
+                } else {
+                    x % 5_000_000
+                }
+            })
+            .collect();
+        for cap in [EXACT_DISTINCT, 1000, 150] {
+            let mut one = Lifetimes::with_cap(cap);
+            values.iter().for_each(|&v| one.add(v));
+            let want = one.summary();
+            for cuts in [[0, 15_000], [10, 25_000], [20_000, 29_999], [0, 0]] {
+                let mut parts = [0..cuts[0], cuts[0]..cuts[1], cuts[1]..values.len()].map(|r| {
+                    let mut l = Lifetimes::with_cap(cap);
+                    values[r].iter().for_each(|&v| l.add(v));
+                    l
+                });
+                let [a, b, c] = &mut parts;
+                b.absorb(c);
+                a.absorb(b);
+                let got = a.summary();
+                assert_eq!(
+                    format!("{got:?}"),
+                    format!("{want:?}"),
+                    "cap {cap} {cuts:?}"
+                );
+            }
+        }
     }
 
     /// Many values, repeated across many merges of the buffer, below and above the dense

@@ -46,6 +46,7 @@ pub use human::human_bytes;
 pub use json::{json_at, json_bytes, json_int};
 pub use lifetimes::EXACT_DISTINCT;
 pub use lines::{SourceLine, SourceLines};
+pub use pass::merge::{compute_chunk, ChunkStats};
 #[cfg_attr(not(feature = "parallel"), allow(unused_imports))]
 pub(crate) use pass::resume::restore_interpreter;
 pub use pass::resume::{

@@ -5,6 +5,7 @@ use crate::decode::RecordView;
 
 use super::lines::SourceLines;
 
+pub mod merge;
 pub mod resume;
 use super::{
     Clock, Declared, HeapEventSource, HeapStats, Place, Position, RecordCounter, Stats, Window,

@@ -121,6 +121,20 @@ impl RecordCounter {
         }
     }
 
+    /// Add the counts of `other` (a counter of the same schema over later records).
+    pub(crate) fn absorb(&mut self, other: &RecordCounter) {
+        for (a, b) in self.counts.iter_mut().zip(&other.counts) {
+            *a += b;
+        }
+        for (a, b) in self.fields.iter_mut().zip(&other.fields) {
+            a.count += b.count;
+            a.lo = a.lo.min(b.lo);
+            a.hi = a.hi.max(b.hi);
+            a.sum += b.sum;
+            a.neg += b.neg;
+        }
+    }
+
     /// Records counted so far.
     pub fn total(&self) -> u64 {
         self.counts.iter().sum()

@@ -70,6 +70,13 @@ pub trait HeapEventSource {
     ) -> Result<(), crate::index::analysis::StateError> {
         Err(d.error("this source of heap events cannot be resumed"))
     }
+    /// The number the source gives live block `id` (`key`) of namespace `space` in the
+    /// events' [`Places`](crate::analysis::event::Places), where it numbers blocks and the
+    /// namespace is not shared: a resumed pass puts the blocks of a state there.
+    fn place_of(&self, space: u32, key: u64, id: u64) -> Option<u32> {
+        let _ = (space, key, id);
+        None
+    }
 }
 
 /// The [`HeapEventSource`] of a trace's own declarations (extension analysis/1): an
@@ -167,6 +174,10 @@ impl crate::analysis::interpret::SinkDyn for Collect<'_> {
 }
 
 impl HeapEventSource for Declared<'_> {
+    fn place_of(&self, space: u32, key: u64, id: u64) -> Option<u32> {
+        let sp = *self.back.get(space as usize)?;
+        self.interp.place_of(sp as usize, key, id)
+    }
     fn spaces(&self) -> Vec<SpaceInfo> {
         let unit = self.interp.time_unit().map(|u| u.keyword().to_string());
         self.back

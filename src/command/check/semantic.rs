@@ -28,7 +28,9 @@ use crate::analysis::{Finding, FindingKind, Severity};
 use crate::decode::{Damage, Event, Problem, Reader};
 use crate::index::analysis::{state_path, AnalysisState};
 use crate::index::{Index, IndexError};
-use crate::parallel::{self, Chunk, From};
+use crate::parallel::{self, From};
+
+use super::super::state_chunks::{chunks, Part0};
 use crate::Opened;
 
 use super::{CommandError, Tally};
@@ -61,61 +63,8 @@ struct Part<'s> {
     last: Option<Check<'s>>,
 }
 
-/// A chunk, and the state it starts from (none for the first).
-type Part0<'a> = (Chunk, Option<&'a [u8]>);
-
 /// Where chunk k's end first differs from the next chunk's start (k, and what differs).
 type Differs = Option<(usize, &'static str)>;
-
-/// The chunks: from the start, then from each checkpoint with a state; with the state each
-/// starts from.
-fn chunks<'a>(
-    reader: &Reader<'_>,
-    idx: &Index,
-    state: &'a AnalysisState,
-) -> Option<Vec<Part0<'a>>> {
-    let entries = idx.entries();
-    let mut cuts: Vec<(From, u64, u64, Option<&[u8]>)> = vec![(From::Start, 0, 0, None)];
-    for (i, e) in entries.iter().enumerate() {
-        let Some(blob) = state.entry(i) else { continue };
-        if cuts.last().is_some_and(|c| c.1 >= e.record) {
-            continue;
-        }
-        idx.resume_at(reader, i).ok()?;
-        let cp = idx.checkpoint(i, reader.schema()).ok()?;
-        cuts.push((
-            From::Checkpoint(Box::new(cp)),
-            e.record,
-            e.offset,
-            Some(blob),
-        ));
-    }
-    if cuts.len() < 2 {
-        return None;
-    }
-    let total = reader.bytes().len() as u64;
-    let mut out = Vec::with_capacity(cuts.len());
-    let n = cuts.len();
-    let next: Vec<(u64, u64)> = cuts.iter().skip(1).map(|c| (c.1, c.2)).collect();
-    for (k, (from, first, offset, blob)) in cuts.into_iter().enumerate() {
-        let (until, end) = if k + 1 < n {
-            (Some(next[k].0), next[k].1)
-        } else {
-            (None, total)
-        };
-        out.push((
-            Chunk {
-                from,
-                until,
-                bytes: end.saturating_sub(offset),
-                first_index: Some(first),
-                inline: false,
-            },
-            blob,
-        ));
-    }
-    Some(out)
-}
 
 /// The interpreter's part of a state, written canonically and hashed (to compare).
 fn interpreter_hash(check: &Check<'_>) -> u64 {
@@ -269,7 +218,7 @@ pub(super) fn run<'o>(
     if state.fits(idx, reader.schema()).is_err() || idx.fits(reader).is_err() {
         return Ok(None);
     }
-    let Some(chunks) = chunks(reader, idx, &state) else {
+    let Some(chunks) = chunks(reader, idx, &state, None) else {
         return Ok(None);
     };
     let (max_ids, max_errors, max_info) =

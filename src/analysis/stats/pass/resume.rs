@@ -58,7 +58,7 @@ impl Pass<'_, '_> {
         true
     }
 
-    fn restore(&mut self, d: &mut Dec<'_>) -> Result<(), StateError> {
+    pub(super) fn restore(&mut self, d: &mut Dec<'_>) -> Result<(), StateError> {
         self.data = d.u64()?;
         let _max_time = d.opt()?;
         self.time = d.opt()?;

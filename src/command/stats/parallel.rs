@@ -1,0 +1,131 @@
+//! `mtf stats -j N` on the whole trace, where the seek index's checkpoints carry analysis states
+//! (docs/format.md §15.4): each chunk between two checkpoints with a state is decoded and
+//! analysed on its own thread, resumed from the state where it starts, and the chunks' figures
+//! are joined in trace order into those of one pass (`ChunkStats::absorb`).
+
+// Design: the join is exact (docs/stats.md, "On several threads"), and checked where it is
+// cheap: each chunk's start (data records, clock, live bytes and blocks, sites and leaves met)
+// must be where the chunks before it end, so a state that differs there refuses the join; the
+// whole trace is then read on one thread, after a warning naming the checkpoint. (The full
+// comparison of every state with a pass is `mtf index --check`, and `check -j N` compares the
+// interpreters.) Memory is that of the file of states (read whole) and of `2 × jobs` chunks in
+// flight: their live sets, as `check -j N`. A trace with problems has no states (`mtf index`
+// makes none); should a chunk meet one (the trace changed since), the run falls back as well,
+// so that faults are reported as one pass reports them.
+
+use std::path::Path;
+
+use crate::analysis::stats::{compute_chunk, ChunkStats, Stats, StatsScope};
+use crate::decode::{Event, EventStream, Reader, Records};
+use crate::index::{Index, IndexError};
+use crate::parallel::{self, Chunk};
+use crate::Opened;
+
+use super::super::resume;
+use super::super::seek::SeekOptions;
+use super::super::state_chunks::{chunks, Part0};
+use super::super::Warning;
+
+/// Chunks per thread at most: enough for the threads to stay busy whatever a chunk's cost, few
+/// enough that restoring states and joining figures stay small beside the pass.
+const CHUNKS_PER_THREAD: usize = 4;
+
+/// A chunk's decode, stopped where the next chunk starts.
+struct Bounded<'c, 'r> {
+    records: Records<'r>,
+    chunk: &'c Chunk,
+}
+
+impl EventStream for Bounded<'_, '_> {
+    fn next_event(&mut self) -> Option<Event<'_>> {
+        if self.chunk.ended(&self.records) {
+            return None;
+        }
+        self.records.next_event()
+    }
+
+    fn dropped_problems(&self) -> u64 {
+        self.records.dropped_problems()
+    }
+}
+
+fn work<'o>(
+    r: &Reader<'o>,
+    o: &'o Opened,
+    chunks: &[Part0<'_>],
+    k: usize,
+    scope: StatsScope,
+) -> Option<ChunkStats<'o>> {
+    let (chunk, blob) = &chunks[k];
+    let mut records = chunk.records(r);
+    while chunk.before(&records) {
+        records.next()?;
+    }
+    let mut bounded = Bounded { records, chunk };
+    let part = compute_chunk(
+        o.schema(),
+        &mut bounded,
+        *blob,
+        scope,
+        k + 1 == chunks.len(),
+    );
+    part.ok().filter(|p| p.problems() == 0)
+}
+
+/// The statistics of the whole trace `o` (opened from `trace`, indexed by `idx`) on `threads`
+/// threads from the analysis states beside the index; `None` when they cannot be used (no state
+/// file, one of another index or trace: a warning; a state that differs from where the chunks
+/// before end: a warning naming its checkpoint).
+pub(super) fn run(
+    o: &Opened,
+    trace: &Path,
+    seek: &SeekOptions,
+    idx: &Index,
+    threads: usize,
+    scope: StatsScope,
+    warn: &mut dyn FnMut(Warning),
+) -> Option<Stats> {
+    let reader = o.reader();
+    let idx_path = seek.index_path(trace)?;
+    let state = resume::load(&idx_path, idx, &reader, warn)?;
+    let chunks = chunks(&reader, idx, &state, Some(threads * CHUNKS_PER_THREAD))?;
+    let ids: Vec<usize> = (0..chunks.len()).collect();
+    let chunks = &chunks;
+    let joined = parallel::ordered(
+        threads,
+        &ids,
+        || o.reader(),
+        |r, &k| work(r, o, chunks, k, scope),
+        |outputs| -> Result<Option<ChunkStats<'_>>, (usize, &'static str)> {
+            let mut acc: Option<ChunkStats<'_>> = None;
+            for (k, (chunk, _)) in chunks.iter().enumerate() {
+                parallel::release_behind(o, &reader, chunk);
+                let Some(part) = outputs.next() else { break };
+                let Some(part) = part else { return Ok(None) };
+                match &mut acc {
+                    None => acc = Some(part),
+                    Some(a) => a.absorb(part).map_err(|what| (k, what))?,
+                }
+            }
+            Ok(acc)
+        },
+    );
+    match joined {
+        Ok(acc) => acc?.finish(o.schema()),
+        Err((k, what)) => {
+            let record = chunks[k].0.first_index.unwrap_or(0);
+            let checkpoint = idx
+                .entries()
+                .iter()
+                .position(|e| e.record == record)
+                .unwrap_or(0);
+            warn(Warning::IndexSkipped(IndexError::Mismatch {
+                name: state.name().to_string(),
+                checkpoint,
+                record,
+                what: what.into(),
+            }));
+            None
+        }
+    }
+}
