@@ -5,7 +5,8 @@ use std::io::BufRead;
 
 use miette::Diagnostic;
 
-use crate::dtd::RecordId;
+use crate::dtd::{Interp, RecordId};
+use crate::layout::MetaProperty;
 use crate::encode::{EncodeError, In, TraceWriter};
 use crate::text::{
     line_str, meta_property, parse_line, section_id, InputFormat, Line, LineError, LineReader,
@@ -134,6 +135,12 @@ fn pack_lines_with<R: BufRead>(
                 .record(rid, &fast.values)
                 .map_err(|e| fast.error(b, n, rid, writer, e))?;
             continue;
+        }
+        if use_fast && format == InputFormat::Text {
+            if let Some(r) = fast_metadata(b, n, writer, map) {
+                r?;
+                continue;
+            }
         }
         general_line(format, n, b, writer, map)?;
     }
@@ -295,7 +302,8 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                         }
                     }
                     let first = batch.values.len();
-                    batch.values.extend_from_slice(&reader_fast.values);
+                    // Moved, not copied: the byte strings go with the batch.
+                    batch.values.append(&mut reader_fast.values);
                     let start = batch.text.len();
                     batch.text.extend_from_slice(b);
                     batch.lines.push(Ahead {
@@ -326,6 +334,12 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                                 fast.parse(format, b, schema, writer.section_id());
                                 fast.error(b, l.n, rid, writer, e)
                             })?;
+                    }
+                    None if format == InputFormat::Text => {
+                        match fast_metadata(b, l.n, writer, map) {
+                            Some(r) => r?,
+                            None => general_line(format, l.n, b, writer, map)?,
+                        }
                     }
                     None => general_line(format, l.n, b, writer, map)?,
                 }
@@ -365,9 +379,9 @@ fn section_of(format: InputFormat, n: usize, b: &[u8], schema: &crate::dtd::Sche
 // compared with is made once: per flat record type the bytes before each value (` size=`,
 // `"size":`), and per section the names of its flat record types.
 struct Fast {
-    /// Per record type, if it is flat (integers only, no repeat): the text before each value,
-    /// ` key=`.
-    text_keys: Vec<Option<Vec<Pattern>>>,
+    /// Per record type without a repeat: the text before each value, ` key=`, and whether the
+    /// value is a byte string.
+    text_keys: Vec<Option<Vec<(Pattern, bool)>>>,
     /// Per flat record type: the JSON before each value, `"key":`.
     #[cfg(feature = "json")]
     json_keys: Vec<Option<Vec<Pattern>>>,
@@ -377,6 +391,10 @@ struct Fast {
     names_of: Option<u8>,
     /// The values of the line read last, in layout order.
     values: Vec<In>,
+    /// Whether `values` holds byte strings, and the buffers of those of earlier lines, reused
+    /// (no allocation per line).
+    strings: bool,
+    spare: Vec<Vec<u8>>,
     /// The byte offset of each key of that line (for the column of an error).
     keys_at: Vec<usize>,
 }
@@ -388,28 +406,36 @@ const HEX_DIGITS: usize = 16;
 
 impl Fast {
     fn new(writer: &TraceWriter<'_>) -> Fast {
-        let n = writer.schema().records.len();
-        let flat: Vec<Option<&[Box<str>]>> = (0..n)
-            .map(|rid| writer.flat_keys(rid as RecordId))
-            .collect();
-        let with = |pre: &str, post: &str| {
-            flat.iter()
-                .map(|k| {
-                    k.map(|keys| {
-                        keys.iter()
-                            .map(|k| Pattern::new(format!("{pre}{k}{post}").into_bytes()))
-                            .collect()
-                    })
+        let n = writer.schema().records.len() as RecordId;
+        let text_keys = (0..n)
+            .map(|rid| {
+                writer.plain_keys(rid).map(|(keys, kinds)| {
+                    keys.iter()
+                        .zip(kinds)
+                        .map(|(k, bytes)| (Pattern::new(format!(" {k}=").into_bytes()), bytes))
+                        .collect()
                 })
-                .collect()
-        };
+            })
+            .collect();
+        #[cfg(feature = "json")]
+        let json_keys = (0..n)
+            .map(|rid| {
+                writer.flat_keys(rid).map(|keys| {
+                    keys.iter()
+                        .map(|k| Pattern::new(format!("\"{k}\":").into_bytes()))
+                        .collect()
+                })
+            })
+            .collect();
         Fast {
-            text_keys: with(" ", "="),
+            text_keys,
             #[cfg(feature = "json")]
-            json_keys: with("\"", "\":"),
+            json_keys,
             names: Vec::new(),
             names_of: None,
             values: Vec::new(),
+            strings: false,
+            spare: Vec::new(),
             keys_at: Vec::new(),
         }
     }
@@ -423,6 +449,14 @@ impl Fast {
         schema: &crate::dtd::Schema,
         section: u8,
     ) -> Option<RecordId> {
+        if self.strings {
+            self.strings = false;
+            for v in self.values.drain(..) {
+                if let In::Bytes(b) = v {
+                    self.spare.push(b);
+                }
+            }
+        }
         self.values.clear();
         self.keys_at.clear();
         if self.names_of != Some(section) {
@@ -468,39 +502,29 @@ impl Fast {
         })
     }
 
-    /// `name key=N key=N …`, one space apart, every key in layout order, nothing after.
+    /// `name key=N key="…" …`, one space apart, every key in layout order, nothing after.
     fn text(&mut self, b: &[u8]) -> Option<RecordId> {
         let (rid, mut p) = self.record(b, b' ')?;
-        for key in self.text_keys[rid as usize].as_deref()? {
+        for (key, bytes) in self.text_keys[rid as usize].as_deref()? {
             if !key.at(b, p) {
                 return None;
             }
             self.keys_at.push(p + 1);
             p += key.bytes.len();
-            // As the full parser reads numbers: `-`, then `0x` and hex digits, or digits.
-            let neg = b.get(p) == Some(&b'-');
-            if neg {
-                p += 1;
-            } else if !b.get(p).is_some_and(u8::is_ascii_digit) {
-                return None;
-            }
-            let v = if b[p..].starts_with(b"0x") || b[p..].starts_with(b"0X") {
-                p += 2;
-                hex_digits(b, &mut p)?
+            let v = if *bytes {
+                let (start, end) = text_string(b, &mut p)?;
+                let mut buf = self.spare.pop().unwrap_or_default();
+                buf.clear();
+                buf.extend_from_slice(&b[start..end]);
+                self.strings = true;
+                In::Bytes(buf)
             } else {
-                dec_digits(b, &mut p)?
+                text_int(b, &mut p)?
             };
             if !matches!(b.get(p), None | Some(b' ')) {
                 return None;
             }
-            self.values.push(if neg {
-                if v > 1 << 63 {
-                    return None;
-                }
-                In::Neg((v as i64).wrapping_neg())
-            } else {
-                In::Int(v)
-            });
+            self.values.push(v);
         }
         (p == b.len()).then_some(rid)
     }
@@ -574,7 +598,7 @@ impl Fast {
     ) -> PackError {
         let at = e
             .field()
-            .and_then(|f| writer.flat_keys(rid)?.iter().position(|k| &**k == f))
+            .and_then(|f| writer.plain_keys(rid)?.0.iter().position(|k| &**k == f))
             .and_then(|i| self.keys_at.get(i).copied());
         // (A line the fast reader takes is UTF-8: ASCII and keys.)
         let column = match (self.keys_at.is_empty(), at) {
@@ -597,6 +621,119 @@ impl Fast {
             kind: TextErrorKind::Encode(e),
         })
     }
+}
+
+/// A number of the text form at `b[*p]`, as the full parser reads it: `-`, then `0x` and hex
+/// digits, or digits; `None` for anything else (and a number out of range).
+#[inline]
+fn text_int(b: &[u8], p: &mut usize) -> Option<In> {
+    let neg = b.get(*p) == Some(&b'-');
+    if neg {
+        *p += 1;
+    } else if !b.get(*p).is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    let v = if b[*p..].starts_with(b"0x") || b[*p..].starts_with(b"0X") {
+        *p += 2;
+        hex_digits(b, p)?
+    } else {
+        dec_digits(b, p)?
+    };
+    Some(if neg {
+        if v > 1 << 63 {
+            return None;
+        }
+        In::Neg((v as i64).wrapping_neg())
+    } else {
+        In::Int(v)
+    })
+}
+
+/// A quoted string at `b[*p]` of printable ASCII without an escape (what `mtf dump` writes for
+/// a text byte string that needs none), the bytes between its quotes as `start..end`; `None`
+/// for anything else (an escape, a tab, UTF-8, `x"…"`: the full parser reads those).
+#[inline]
+fn text_string(b: &[u8], p: &mut usize) -> Option<(usize, usize)> {
+    if b.get(*p) != Some(&b'"') {
+        return None;
+    }
+    let start = *p + 1;
+    let len = b
+        .get(start..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || !(0x20..0x7f).contains(&c))?;
+    let end = start + len;
+    if b[end] != b'"' {
+        return None;
+    }
+    *p = end + 1;
+    Some((start, end))
+}
+
+/// A metadata line as `mtf dump` writes it, `metadata RECORD.FIELD PROPERTY N…` (one space
+/// apart, nothing after), for a property with integer arguments (`width`, `none`, `delta`,
+/// `default`, `baseOffset`, `stride`): written, and `Some` with the result; `None` for a line
+/// for the full parser, which is then read from its start as if this had not been called.
+// Design: a metadata-heavy trace has one such line in six, and the full parser builds strings
+// and a list of arguments for each. What is read here is what the full parser would read from
+// the same bytes (a record looked up in the current section, a field by its name), and
+// anything it would refuse (an unknown record or field, a width past 8, a negative number
+// below -2^63) is left to it, so that its message is the same.
+fn fast_metadata(
+    b: &[u8],
+    n: usize,
+    writer: &mut TraceWriter<'_>,
+    map: &mut LineMap,
+) -> Option<Result<(), PackError>> {
+    let rest = b.strip_prefix(b"metadata ")?;
+    let word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.';
+    let tlen = rest.iter().position(|c| !word(c))?;
+    let target = std::str::from_utf8(&rest[..tlen]).ok()?;
+    let (rname, fname) = target.split_once('.')?;
+    let mut p = 9 + tlen;
+    if b.get(p) != Some(&b' ') {
+        return None;
+    }
+    p += 1;
+    let plen = b[p..].iter().position(|c| !c.is_ascii_alphabetic()).unwrap_or(b.len() - p);
+    let property = &b[p..p + plen];
+    p += plen;
+    let mut args = [0u64; 2];
+    let mut nargs = 0;
+    while p < b.len() {
+        if b[p] != b' ' || nargs == args.len() {
+            return None;
+        }
+        p += 1;
+        args[nargs] = match text_int(b, &mut p)? {
+            In::Int(v) => v,
+            In::Neg(v) => v as u64,
+            _ => return None,
+        };
+        nargs += 1;
+    }
+    let prop = match (property, nargs) {
+        (b"width", 1) if args[0] <= 8 => MetaProperty::Width(args[0] as u8),
+        (b"none", 0) => MetaProperty::Interp(Interp::None),
+        (b"delta", 1) => MetaProperty::Interp(Interp::Delta(args[0])),
+        (b"default", 1) => MetaProperty::Interp(Interp::Default(args[0])),
+        (b"baseOffset", 1) => MetaProperty::Interp(Interp::BaseOffset(args[0])),
+        (b"stride", 2) => MetaProperty::Interp(Interp::Stride {
+            initial: args[0],
+            stride: args[1] as i64,
+        }),
+        _ => return None,
+    };
+    let rid = writer.lookup(rname)?;
+    let slot = writer.schema().record(rid).slot_by_name(fname)?;
+    map.note(writer.records_written(), n);
+    Some(writer.metadata(rid, slot, prop).map_err(|e| {
+        PackError::Text(TextError {
+            line: n,
+            column: 1,
+            kind: TextErrorKind::Encode(e),
+        })
+    }))
 }
 
 /// Bytes a line is compared with at a position: a key and what surrounds it.

@@ -314,6 +314,21 @@ impl<'s> TraceWriter<'s> {
             .then_some(&prog.keys[..])
     }
 
+    /// For a record type with no repeat: the keys of its fields in layout order, each with
+    /// whether it is a byte string (what `mtf pack` reads without building [`Fields`]).
+    pub(crate) fn plain_keys(&self, rid: RecordId) -> Option<(&[Box<str>], Vec<bool>)> {
+        let prog = self.enc.compiled().program(rid);
+        prog.ops
+            .iter()
+            .map(|op| match op {
+                crate::layout::Op::Int(_) => Some(false),
+                crate::layout::Op::Bytes(..) => Some(true),
+                _ => None,
+            })
+            .collect::<Option<Vec<bool>>>()
+            .map(|kinds| (&prog.keys[..], kinds))
+    }
+
     fn emit(&mut self, element: bool) -> Result<(), EncodeError> {
         let n = self.buf.len() as u64;
         match &mut self.body {
