@@ -368,10 +368,12 @@ fn section_of(format: InputFormat, n: usize, b: &[u8], schema: &crate::dtd::Sche
 }
 
 /// The lines of the most common records read without building a [`Line`].
-// Design: nearly every line of a dump is a record whose fields are all integers and that has no
-// repeat, written as `mtf dump` writes it: `alloc size=16 address=0x1000 …` with the keys in
-// layout order, or its JSON twin. For such a line the values go straight into one reused list
-// for the encoder, with no allocation per line or per token. Anything else (another spacing,
+// Design: nearly every line of a dump is a record that has no repeat and whose fields are
+// integers or byte strings, written as `mtf dump` writes it: `alloc size=16 address=0x1000 …
+// note.len=3 note.data="abc"` with the keys in layout order, or its JSON twin (integers only).
+// For such a line the values go straight into one reused list for the encoder, with no
+// allocation per line or per token (a byte string's buffer is reused from line to line); a
+// string is taken only quoted, of printable ASCII and without an escape. Anything else (another spacing,
 // an annotation, a comment, a number the fast reader does not take, a string, a section or
 // metadata line, an error) is read by the full parser, from the start of the line, so the
 // fast reader never decides what a line means: it only recognises lines whose meaning the full
@@ -743,6 +745,10 @@ struct Pattern {
     /// the bytes it has.
     word: u128,
     mask: u128,
+    /// For a pattern of 4 to 16 bytes: its first and last eight bytes (four if it has fewer
+    /// than eight), compared where fewer than 16 bytes of the line are left.
+    head: u64,
+    tail: u64,
 }
 
 impl Pattern {
@@ -750,7 +756,10 @@ impl Pattern {
         let mut w = [0u8; 16];
         let n = bytes.len().min(16);
         w[..n].copy_from_slice(&bytes[..n]);
+        let (head, tail) = ends(&bytes);
         Pattern {
+            head,
+            tail,
             word: u128::from_le_bytes(w),
             mask: if bytes.len() > 16 {
                 0
@@ -770,8 +779,29 @@ impl Pattern {
                 let w = u128::from_le_bytes(w.try_into().unwrap_or([0; 16]));
                 w & self.mask == self.word
             }
+            // Near the end of a line (a short line, the last keys): the pattern's ends, in
+            // two loads that may overlap, rather than a call to memcmp.
+            _ if self.mask != 0 && self.bytes.len() >= 4 => b
+                .get(p..p + self.bytes.len())
+                .is_some_and(|r| ends(r) == (self.head, self.tail)),
             _ => b.get(p..).is_some_and(|r| r.starts_with(&self.bytes)),
         }
+    }
+}
+
+/// The first and last eight bytes of `b` as little-endian words (four where `b` has 4 to 7
+/// bytes; 0 where it has fewer), as [`Pattern::at`] compares them.
+#[inline(always)]
+fn ends(b: &[u8]) -> (u64, u64) {
+    let n = b.len();
+    let word8 = |r: &[u8]| u64::from_le_bytes(r.try_into().unwrap_or([0; 8]));
+    let word4 = |r: &[u8]| u64::from(u32::from_le_bytes(r.try_into().unwrap_or([0; 4])));
+    if n >= 8 {
+        (word8(&b[..8]), word8(&b[n - 8..]))
+    } else if n >= 4 {
+        (word4(&b[..4]), word4(&b[n - 4..]))
+    } else {
+        (0, 0)
     }
 }
 
@@ -1058,6 +1088,59 @@ mod tests {
         for (format, line) in with_format(REFUSED) {
             assert_eq!(
                 fast.parse(format, line.as_bytes(), &schema, w.section_id()),
+                None,
+                "{line}"
+            );
+        }
+    }
+
+    /// Records with a byte string: the fast reader takes a plain quoted string with the values
+    /// the full parser and the assembler give, and leaves every other form to the full parser.
+    #[cfg(feature = "import")]
+    #[test]
+    fn fast_strings_read_as_the_full_parser_reads_them() {
+        use crate::text::Parsed;
+        let dtd = include_str!("../benches/bench-metadata.dtd");
+        let schema = crate::dtd::parse_str("bench-metadata.dtd", dtd).unwrap().schema;
+        let mut w = TraceWriter::in_memory(
+            &schema,
+            crate::container::Class::Bits64,
+            crate::container::ByteOrder::Little,
+            "x",
+        );
+        w.section(1).unwrap();
+        let mut fast = Fast::new(&w);
+        let head = "alloc size=16 address=0x7f0000001000 time=5 thread=0 heap=0";
+        for note in ["note.len=3 note.data=\"abc\"", "note.len=0 note.data=\"\"", "note.len=2 note.data=\"a \""] {
+            let line = format!("{head} {note}");
+            // Twice: the second time with the first line's buffer.
+            for _ in 0..2 {
+                let rid = fast.parse(InputFormat::Text, line.as_bytes(), &schema, 1);
+                assert!(rid.is_some(), "{line}");
+                let Some(Parsed {
+                    line: Line::Record { fields, .. },
+                    ..
+                }) = parse_line(InputFormat::Text, &line, 1).unwrap()
+                else {
+                    panic!("{line}: not a record")
+                };
+                assert_eq!(fast.values, w.assemble(rid.unwrap(), &fields).unwrap(), "{line}");
+            }
+        }
+        for note in [
+            "note.len=1 note.data=\"\\x41\"",
+            "note.len=1 note.data=\"\t\"",
+            "note.len=2 note.data=\"\u{e9}\"",
+            "note.len=1 note.data=x\"41\"",
+            "note.len=1 note.data=\"a\":x",
+            "note.len=1 note.data=\"a\" ",
+            "note.len=1 note.data=\"a",
+            "note.len=1 note.data=1",
+            "note.data=\"a\" note.len=1",
+        ] {
+            let line = format!("{head} {note}");
+            assert_eq!(
+                fast.parse(InputFormat::Text, line.as_bytes(), &schema, 1),
                 None,
                 "{line}"
             );

@@ -310,8 +310,11 @@ impl Decoder {
                 continue;
             }
             let plan = &plans[rid as usize];
-            // The time fields of the record, found in its plan, if its time is taken.
+            // The time fields of the record, found in its plan, if its time is taken; for the
+            // most common, one field whose state the scan advances (a `delta` time), that
+            // state and its scale alone.
             let mut timed: &[TimeField] = &[];
+            let mut single: Option<(usize, u64)> = None;
             if TIMED {
                 match clock.get_mut(rid as usize) {
                     Some(TypeTimes::None) => {}
@@ -328,7 +331,12 @@ impl Decoder {
                             *made = plan.made;
                             *n = list.len() as u8;
                         }
-                        timed = &fields[..*n as usize];
+                        match (*n, fields[0].how) {
+                            (1, How::State) => {
+                                single = Some((fields[0].state as usize, fields[0].scale))
+                            }
+                            _ => timed = &fields[..*n as usize],
+                        }
                     }
                     _ => break,
                 }
@@ -362,7 +370,11 @@ impl Decoder {
                 }
                 _ => break,
             };
-            if TIMED && !timed.is_empty() {
+            if let (true, Some((state, scale))) = (TIMED, single) {
+                let t = slots.get(state).map_or(0, |s| s.prev);
+                max = max.max(t.wrapping_mul(scale));
+                seen = true;
+            } else if TIMED && !timed.is_empty() {
                 let here = &bytes[(fields - base) as usize..];
                 max = max.max(record_time(timed, here, &starts, order, slots));
                 seen = true;
