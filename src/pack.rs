@@ -133,7 +133,7 @@ fn pack_lines_with<R: BufRead>(
             map.note(writer.records_written(), n);
             writer
                 .record(rid, &fast.values)
-                .map_err(|e| fast.error(b, n, rid, writer, e))?;
+                .map_err(|e| fast.error(format, b, n, rid, writer, e))?;
             continue;
         }
         if use_fast && format == InputFormat::Text {
@@ -330,10 +330,7 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                         map.note(writer.records_written(), l.n);
                         writer
                             .record(rid, &batch.values[l.first..l.last])
-                            .map_err(|e| {
-                                fast.parse(format, b, schema, writer.section_id());
-                                fast.error(b, l.n, rid, writer, e)
-                            })?;
+                            .map_err(|e| fast.error(format, b, l.n, rid, writer, e))?;
                     }
                     None if format == InputFormat::Text => {
                         match fast_metadata(b, l.n, writer, map) {
@@ -373,21 +370,23 @@ fn section_of(format: InputFormat, n: usize, b: &[u8], schema: &crate::dtd::Sche
 // note.len=3 note.data="abc"` with the keys in layout order, or its JSON twin (integers only).
 // For such a line the values go straight into one reused list for the encoder, with no
 // allocation per line or per token (a byte string's buffer is reused from line to line); a
-// string is taken only quoted, of printable ASCII and without an escape. Anything else (another spacing,
-// an annotation, a comment, a number the fast reader does not take, a string, a section or
-// metadata line, an error) is read by the full parser, from the start of the line, so the
+// string is taken only quoted, of printable ASCII and without an escape. Anything else
+// (another spacing, an annotation, a comment, a number the fast reader does not take, a string
+// with an escape or in hex, a section line, a metadata line `fast_metadata` leaves, an error)
+// is read by the full parser, from the start of the line, so the
 // fast reader never decides what a line means: it only recognises lines whose meaning the full
 // parser would give the same values for (tests compare both on every form). What a line is
-// compared with is made once: per flat record type the bytes before each value (` size=`,
-// `"size":`), and per section the names of its flat record types.
+// compared with is made once: per record type it takes the bytes before each value (` size=`,
+// `"size":`), and per section the names of those record types.
 struct Fast {
     /// Per record type without a repeat: the text before each value, ` key=`, and whether the
     /// value is a byte string.
     text_keys: Vec<Option<Vec<(Pattern, bool)>>>,
-    /// Per flat record type: the JSON before each value, `"key":`.
+    /// Per record type of integer fields only (no repeat): the JSON before each value,
+    /// `"key":`.
     #[cfg(feature = "json")]
     json_keys: Vec<Option<Vec<Pattern>>>,
-    /// The flat record types of section `names_of` by name (as [`TraceWriter::lookup`] finds
+    /// The record types of section `names_of` the fast reader takes, by name (as [`TraceWriter::lookup`] finds
     /// them), built when a line of another section is read.
     names: Vec<(Pattern, RecordId)>,
     names_of: Option<u8>,
@@ -397,8 +396,10 @@ struct Fast {
     /// (no allocation per line).
     strings: bool,
     spare: Vec<Vec<u8>>,
-    /// The byte offset of each key of that line (for the column of an error).
+    /// The byte offset of each key of that line (for the column of an error), noted only when
+    /// `keep_keys` (a line read again for its error).
     keys_at: Vec<usize>,
+    keep_keys: bool,
 }
 
 /// The longest runs of decimal and hexadecimal digits that cannot pass 2⁶⁴ (longer ones are
@@ -439,6 +440,7 @@ impl Fast {
             strings: false,
             spare: Vec::new(),
             keys_at: Vec::new(),
+            keep_keys: false,
         }
     }
 
@@ -471,7 +473,7 @@ impl Fast {
         }
     }
 
-    /// Make the table of the flat record types of `section` by name.
+    /// Make the table of the record types of `section` the fast reader takes, by name.
     fn names_for(&mut self, section: u8, schema: &crate::dtd::Schema) {
         self.names.clear();
         self.names_of = Some(section);
@@ -493,7 +495,7 @@ impl Fast {
         }
     }
 
-    /// A flat record of the current section whose name starts `b`, followed by `end` or, in
+    /// A record type of the current section the fast reader takes whose name starts `b`, followed by `end` or, in
     /// the text form, by the end of the line; with the name's length.
     #[inline]
     fn record(&self, b: &[u8], end: u8) -> Option<(RecordId, usize)> {
@@ -511,7 +513,9 @@ impl Fast {
             if !key.at(b, p) {
                 return None;
             }
-            self.keys_at.push(p + 1);
+            if self.keep_keys {
+                self.keys_at.push(p + 1);
+            }
             p += key.bytes.len();
             let v = if *bytes {
                 let (start, end) = text_string(b, &mut p)?;
@@ -588,16 +592,21 @@ impl Fast {
         (&b[p..] == b"}}").then_some(rid)
     }
 
-    /// The error of writing the record of line `n` (`s`), at the column of the key it
-    /// concerns, as the full parser reports it.
+    /// The error of writing the record of line `n` (`b`), at the column of the key it
+    /// concerns, as the full parser reports it (the line is read again for the places of its
+    /// keys, which the fast reader does not note line by line).
     fn error(
-        &self,
+        &mut self,
+        format: InputFormat,
         b: &[u8],
         n: usize,
         rid: RecordId,
         writer: &TraceWriter<'_>,
         e: EncodeError,
     ) -> PackError {
+        self.keep_keys = true;
+        self.parse(format, b, writer.schema(), writer.section_id());
+        self.keep_keys = false;
         let at = e
             .field()
             .and_then(|f| writer.plain_keys(rid)?.0.iter().position(|k| &**k == f))
@@ -627,7 +636,7 @@ impl Fast {
 
 /// A number of the text form at `b[*p]`, as the full parser reads it: `-`, then `0x` and hex
 /// digits, or digits; `None` for anything else (and a number out of range).
-#[inline]
+#[inline(always)]
 fn text_int(b: &[u8], p: &mut usize) -> Option<In> {
     let neg = b.get(*p) == Some(&b'-');
     if neg {
@@ -771,7 +780,7 @@ impl Pattern {
     }
 
     /// Whether `b[p..]` starts with the pattern.
-    #[inline]
+    #[inline(always)]
     fn at(&self, b: &[u8], p: usize) -> bool {
         // One load and compare where 16 bytes are left, rather than a call to memcmp.
         match b.get(p..p + 16) {
@@ -839,6 +848,7 @@ fn dec_digits(b: &[u8], p: &mut usize) -> Option<u64> {
 }
 
 /// Hexadecimal digits from `b[*p]` on: at least one; past [`HEX_DIGITS`] read with checks.
+#[inline(always)]
 fn hex_digits(b: &[u8], p: &mut usize) -> Option<u64> {
     let start = *p;
     let mut v: u64 = 0;

@@ -272,34 +272,20 @@ impl<'s> Encoder<'s> {
             }));
         };
         // Work on a copy of the state so a refused record leaves the encoder unchanged.
-        // Design: a record of integer fields only changes the state of its own fields, one
-        // after the other, so each is saved just before it is encoded (a few stores), not the
-        // state of every slot of the type before every record (a call to memcpy per record).
         let n = rt.slots.len();
-        let flat = self.flat[record as usize].is_some();
         self.saved.clear();
-        if !flat {
-            self.saved
-                .extend_from_slice(&self.scope.slots[base..base + n]);
-        }
+        self.saved
+            .extend_from_slice(&self.scope.slots[base..base + n]);
         self.scope.sets.compact();
         self.undo.clear();
         self.begin(rt.tag, out);
-        let r = if flat {
+        let r = if self.flat[record as usize].is_some() {
             self.flat_record(rt, record, base, values, out)
         } else {
             self.record_inner(rt, record, base, values, out)
         };
         if r.is_err() {
-            match self.flat[record as usize].as_deref() {
-                // The fields encoded, in reverse: `saved[i]` is the state of the i-th's slot.
-                Some(slots) if flat => {
-                    for i in (0..self.saved.len().min(slots.len())).rev() {
-                        self.scope.slots[base + slots[i] as usize] = self.saved[i];
-                    }
-                }
-                _ => self.scope.slots[base..base + n].copy_from_slice(&self.saved),
-            }
+            self.scope.slots[base..base + n].copy_from_slice(&self.saved);
             self.scope.sets.undo(&mut self.undo);
         }
         r
@@ -320,7 +306,6 @@ impl<'s> Encoder<'s> {
         let mut r = Ok(());
         for &slot in &slots {
             let input = inputs.next().unwrap_or(&In::Auto);
-            self.saved.push(self.scope.slots[base + slot as usize]);
             r = self.int_field(rt, base, slot, input, out);
             if r.is_err() {
                 break;

@@ -225,6 +225,9 @@ fn record_time(
     total
 }
 
+/// The segments' starts of a fixed record: one segment, at 0.
+const FIXED_STARTS: [u64; MAX_STRINGS + 1] = [0; MAX_STRINGS + 1];
+
 impl Decoder {
     /// As [`Records::scan`], and with `times`, [`Records::scan_timed`].
     pub fn scan(
@@ -341,7 +344,10 @@ impl Decoder {
                     _ => break,
                 }
             }
-            let mut starts = [0u64; MAX_STRINGS + 1];
+            // The segments' starts of a record with byte strings (`Var`, in `places`); a fixed
+            // record has one segment, at 0 (nothing is stored per record for it).
+            let places;
+            let mut starts = &FIXED_STARTS;
             let len = match plan.state {
                 PlanState::Fixed if plan.len <= end - fields => {
                     for f in &plan.advance {
@@ -355,9 +361,10 @@ impl Decoder {
                 }
                 PlanState::Var => {
                     let here = &bytes[(fields - base) as usize..];
-                    let Some(places) = var_layout(plan, here, order, end - fields) else {
+                    let Some(found) = var_layout(plan, here, order, end - fields) else {
                         break;
                     };
+                    places = found;
                     for f in &plan.advance {
                         if let FixedKind::Interp { signed } = f.kind {
                             let at = places.of(f) as usize;
@@ -365,7 +372,7 @@ impl Decoder {
                             interp::decode(&mut slots[f.state as usize], raw, signed);
                         }
                     }
-                    starts = places.starts;
+                    starts = &places.starts;
                     places.len
                 }
                 _ => break,
@@ -376,7 +383,7 @@ impl Decoder {
                 seen = true;
             } else if TIMED && !timed.is_empty() {
                 let here = &bytes[(fields - base) as usize..];
-                max = max.max(record_time(timed, here, &starts, order, slots));
+                max = max.max(record_time(timed, here, starts, order, slots));
                 seen = true;
             }
             pos = fields + len;
