@@ -6,8 +6,8 @@ use std::io::BufRead;
 use miette::Diagnostic;
 
 use crate::dtd::{Interp, RecordId};
-use crate::layout::MetaProperty;
 use crate::encode::{EncodeError, In, TraceWriter};
+use crate::layout::MetaProperty;
 use crate::text::{
     line_str, meta_property, parse_line, section_id, InputFormat, Line, LineError, LineReader,
     SectionRef, TextError, TextErrorKind, TextHeader,
@@ -386,8 +386,8 @@ struct Fast {
     /// `"key":`.
     #[cfg(feature = "json")]
     json_keys: Vec<Option<Vec<Pattern>>>,
-    /// The record types of section `names_of` the fast reader takes, by name (as [`TraceWriter::lookup`] finds
-    /// them), built when a line of another section is read.
+    /// The record types of section `names_of` the fast reader takes, by name (as
+    /// [`TraceWriter::lookup`] finds them), built when a line of another section is read.
     names: Vec<(Pattern, RecordId)>,
     names_of: Option<u8>,
     /// The values of the line read last, in layout order.
@@ -495,8 +495,8 @@ impl Fast {
         }
     }
 
-    /// A record type of the current section the fast reader takes whose name starts `b`, followed by `end` or, in
-    /// the text form, by the end of the line; with the name's length.
+    /// A record type of the current section the fast reader takes whose name starts `b`,
+    /// followed by `end` or, in the text form, by the end of the line; with the name's length.
     #[inline]
     fn record(&self, b: &[u8], end: u8) -> Option<(RecordId, usize)> {
         self.names.iter().find_map(|(name, rid)| {
@@ -706,7 +706,10 @@ fn fast_metadata(
         return None;
     }
     p += 1;
-    let plen = b[p..].iter().position(|c| !c.is_ascii_alphabetic()).unwrap_or(b.len() - p);
+    let plen = b[p..]
+        .iter()
+        .position(|c| !c.is_ascii_alphabetic())
+        .unwrap_or(b.len() - p);
     let property = &b[p..p + plen];
     p += plen;
     let mut args = [0u64; 2];
@@ -1111,7 +1114,9 @@ mod tests {
     fn fast_strings_read_as_the_full_parser_reads_them() {
         use crate::text::Parsed;
         let dtd = include_str!("../benches/bench-metadata.dtd");
-        let schema = crate::dtd::parse_str("bench-metadata.dtd", dtd).unwrap().schema;
+        let schema = crate::dtd::parse_str("bench-metadata.dtd", dtd)
+            .unwrap()
+            .schema;
         let mut w = TraceWriter::in_memory(
             &schema,
             crate::container::Class::Bits64,
@@ -1121,7 +1126,11 @@ mod tests {
         w.section(1).unwrap();
         let mut fast = Fast::new(&w);
         let head = "alloc size=16 address=0x7f0000001000 time=5 thread=0 heap=0";
-        for note in ["note.len=3 note.data=\"abc\"", "note.len=0 note.data=\"\"", "note.len=2 note.data=\"a \""] {
+        for note in [
+            "note.len=3 note.data=\"abc\"",
+            "note.len=0 note.data=\"\"",
+            "note.len=2 note.data=\"a \"",
+        ] {
             let line = format!("{head} {note}");
             // Twice: the second time with the first line's buffer.
             for _ in 0..2 {
@@ -1134,7 +1143,11 @@ mod tests {
                 else {
                     panic!("{line}: not a record")
                 };
-                assert_eq!(fast.values, w.assemble(rid.unwrap(), &fields).unwrap(), "{line}");
+                assert_eq!(
+                    fast.values,
+                    w.assemble(rid.unwrap(), &fields).unwrap(),
+                    "{line}"
+                );
             }
         }
         for note in [

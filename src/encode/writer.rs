@@ -305,7 +305,8 @@ impl<'s> TraceWriter<'s> {
     }
 
     /// For a record type whose fields are all integers, with no repeat: the keys of its fields
-    /// in layout order (what `mtf pack` reads without building [`Fields`]).
+    /// in layout order (what `mtf pack` reads of JSON lines without building [`Fields`]).
+    #[cfg(feature = "json")]
     pub(crate) fn flat_keys(&self, rid: RecordId) -> Option<&[Box<str>]> {
         let prog = self.enc.compiled().program(rid);
         prog.ops

@@ -407,7 +407,10 @@ fn random_metadata_text(rng: &mut Rng, records: usize) -> String {
                         .join("\n")
                 }
                 6..=9 => format!("metadata {r}.time delta {}", time),
-                10..=12 => format!("metadata {r}.address delta {:#x}", base + rng.below(64) * 16),
+                10..=12 => format!(
+                    "metadata {r}.address delta {:#x}",
+                    base + rng.below(64) * 16
+                ),
                 13 => format!("metadata {r}.heap default 0"),
                 14 => [
                     format!("metadata {r}.heap none"),

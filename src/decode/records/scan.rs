@@ -288,6 +288,9 @@ impl Decoder {
         // The times: what is read of each type's, and the largest so far (`seen`: any).
         let latest = times.as_deref().and_then(|t| t.latest);
         let (mut seen, mut max) = (latest.is_some(), latest.unwrap_or(0));
+        // The segments' starts of the last `Var` record, set before its time is read (not
+        // cleared for every record: a cost per record of every type).
+        let mut starts = [0u64; MAX_STRINGS + 1];
         let clock: &mut [TypeTimes] = match times.as_deref_mut() {
             Some(t) if TIMED => &mut t.per_type,
             _ => &mut [],
@@ -344,10 +347,9 @@ impl Decoder {
                     _ => break,
                 }
             }
-            // The segments' starts of a record with byte strings (`Var`, in `places`); a fixed
-            // record has one segment, at 0 (nothing is stored per record for it).
-            let places;
-            let mut starts = &FIXED_STARTS;
+            // Whether the record has byte strings (`Var`: its segments' starts in `starts`); a
+            // fixed record has one segment, at 0.
+            let mut var = false;
             let len = match plan.state {
                 PlanState::Fixed if plan.len <= end - fields => {
                     for f in &plan.advance {
@@ -361,10 +363,9 @@ impl Decoder {
                 }
                 PlanState::Var => {
                     let here = &bytes[(fields - base) as usize..];
-                    let Some(found) = var_layout(plan, here, order, end - fields) else {
+                    let Some(places) = var_layout(plan, here, order, end - fields) else {
                         break;
                     };
-                    places = found;
                     for f in &plan.advance {
                         if let FixedKind::Interp { signed } = f.kind {
                             let at = places.of(f) as usize;
@@ -372,7 +373,10 @@ impl Decoder {
                             interp::decode(&mut slots[f.state as usize], raw, signed);
                         }
                     }
-                    starts = &places.starts;
+                    if TIMED {
+                        starts = places.starts;
+                        var = true;
+                    }
                     places.len
                 }
                 _ => break,
@@ -383,6 +387,7 @@ impl Decoder {
                 seen = true;
             } else if TIMED && !timed.is_empty() {
                 let here = &bytes[(fields - base) as usize..];
+                let starts = if var { &starts } else { &FIXED_STARTS };
                 max = max.max(record_time(timed, here, starts, order, slots));
                 seen = true;
             }
