@@ -1117,12 +1117,15 @@ mod tests {
         let schema = crate::dtd::parse_str("bench-metadata.dtd", dtd)
             .unwrap()
             .schema;
-        let mut w = TraceWriter::in_memory(
-            &schema,
-            crate::container::Class::Bits64,
-            crate::container::ByteOrder::Little,
-            "x",
-        );
+        let header = "%mtf 1 dtd=\"x\" class=64 order=little";
+        let Some(Parsed {
+            line: Line::Header(h),
+            ..
+        }) = parse_line(InputFormat::Text, header, 1).unwrap()
+        else {
+            panic!("a header")
+        };
+        let mut w = TraceWriter::in_memory(&schema, h.class, h.order, "x");
         w.section(1).unwrap();
         let mut fast = Fast::new(&w);
         let head = "alloc size=16 address=0x7f0000001000 time=5 thread=0 heap=0";
