@@ -5,8 +5,9 @@ use std::io::BufRead;
 
 use miette::Diagnostic;
 
-use crate::dtd::RecordId;
+use crate::dtd::{Interp, RecordId};
 use crate::encode::{EncodeError, In, TraceWriter};
+use crate::layout::MetaProperty;
 use crate::text::{
     line_str, meta_property, parse_line, section_id, InputFormat, Line, LineError, LineReader,
     SectionRef, TextError, TextErrorKind, TextHeader,
@@ -132,8 +133,14 @@ fn pack_lines_with<R: BufRead>(
             map.note(writer.records_written(), n);
             writer
                 .record(rid, &fast.values)
-                .map_err(|e| fast.error(b, n, rid, writer, e))?;
+                .map_err(|e| fast.error(format, b, n, rid, writer, e))?;
             continue;
+        }
+        if use_fast && format == InputFormat::Text {
+            if let Some(r) = fast_metadata(b, n, writer, map) {
+                r?;
+                continue;
+            }
         }
         general_line(format, n, b, writer, map)?;
     }
@@ -295,7 +302,8 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                         }
                     }
                     let first = batch.values.len();
-                    batch.values.extend_from_slice(&reader_fast.values);
+                    // Moved, not copied: the byte strings go with the batch.
+                    batch.values.append(&mut reader_fast.values);
                     let start = batch.text.len();
                     batch.text.extend_from_slice(b);
                     batch.lines.push(Ahead {
@@ -322,10 +330,13 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                         map.note(writer.records_written(), l.n);
                         writer
                             .record(rid, &batch.values[l.first..l.last])
-                            .map_err(|e| {
-                                fast.parse(format, b, schema, writer.section_id());
-                                fast.error(b, l.n, rid, writer, e)
-                            })?;
+                            .map_err(|e| fast.error(format, b, l.n, rid, writer, e))?;
+                    }
+                    None if format == InputFormat::Text => {
+                        match fast_metadata(b, l.n, writer, map) {
+                            Some(r) => r?,
+                            None => general_line(format, l.n, b, writer, map)?,
+                        }
                     }
                     None => general_line(format, l.n, b, writer, map)?,
                 }
@@ -354,31 +365,41 @@ fn section_of(format: InputFormat, n: usize, b: &[u8], schema: &crate::dtd::Sche
 }
 
 /// The lines of the most common records read without building a [`Line`].
-// Design: nearly every line of a dump is a record whose fields are all integers and that has no
-// repeat, written as `mtf dump` writes it: `alloc size=16 address=0x1000 …` with the keys in
-// layout order, or its JSON twin. For such a line the values go straight into one reused list
-// for the encoder, with no allocation per line or per token. Anything else (another spacing,
-// an annotation, a comment, a number the fast reader does not take, a string, a section or
-// metadata line, an error) is read by the full parser, from the start of the line, so the
+// Design: nearly every line of a dump is a record that has no repeat and whose fields are
+// integers or byte strings, written as `mtf dump` writes it: `alloc size=16 address=0x1000 …
+// note.len=3 note.data="abc"` with the keys in layout order, or its JSON twin (integers only).
+// For such a line the values go straight into one reused list for the encoder, with no
+// allocation per line or per token (a byte string's buffer is reused from line to line); a
+// string is taken only quoted, of printable ASCII and without an escape. Anything else
+// (another spacing, an annotation, a comment, a number the fast reader does not take, a string
+// with an escape or in hex, a section line, a metadata line `fast_metadata` leaves, an error)
+// is read by the full parser, from the start of the line, so the
 // fast reader never decides what a line means: it only recognises lines whose meaning the full
 // parser would give the same values for (tests compare both on every form). What a line is
-// compared with is made once: per flat record type the bytes before each value (` size=`,
-// `"size":`), and per section the names of its flat record types.
+// compared with is made once: per record type it takes the bytes before each value (` size=`,
+// `"size":`), and per section the names of those record types.
 struct Fast {
-    /// Per record type, if it is flat (integers only, no repeat): the text before each value,
-    /// ` key=`.
-    text_keys: Vec<Option<Vec<Pattern>>>,
-    /// Per flat record type: the JSON before each value, `"key":`.
+    /// Per record type without a repeat: the text before each value, ` key=`, and whether the
+    /// value is a byte string.
+    text_keys: Vec<Option<Vec<(Pattern, bool)>>>,
+    /// Per record type of integer fields only (no repeat): the JSON before each value,
+    /// `"key":`.
     #[cfg(feature = "json")]
     json_keys: Vec<Option<Vec<Pattern>>>,
-    /// The flat record types of section `names_of` by name (as [`TraceWriter::lookup`] finds
-    /// them), built when a line of another section is read.
+    /// The record types of section `names_of` the fast reader takes, by name (as
+    /// [`TraceWriter::lookup`] finds them), built when a line of another section is read.
     names: Vec<(Pattern, RecordId)>,
     names_of: Option<u8>,
     /// The values of the line read last, in layout order.
     values: Vec<In>,
-    /// The byte offset of each key of that line (for the column of an error).
+    /// Whether `values` holds byte strings, and the buffers of those of earlier lines, reused
+    /// (no allocation per line).
+    strings: bool,
+    spare: Vec<Vec<u8>>,
+    /// The byte offset of each key of that line (for the column of an error), noted only when
+    /// `keep_keys` (a line read again for its error).
     keys_at: Vec<usize>,
+    keep_keys: bool,
 }
 
 /// The longest runs of decimal and hexadecimal digits that cannot pass 2⁶⁴ (longer ones are
@@ -388,29 +409,38 @@ const HEX_DIGITS: usize = 16;
 
 impl Fast {
     fn new(writer: &TraceWriter<'_>) -> Fast {
-        let n = writer.schema().records.len();
-        let flat: Vec<Option<&[Box<str>]>> = (0..n)
-            .map(|rid| writer.flat_keys(rid as RecordId))
-            .collect();
-        let with = |pre: &str, post: &str| {
-            flat.iter()
-                .map(|k| {
-                    k.map(|keys| {
-                        keys.iter()
-                            .map(|k| Pattern::new(format!("{pre}{k}{post}").into_bytes()))
-                            .collect()
-                    })
+        let n = writer.schema().records.len() as RecordId;
+        let text_keys = (0..n)
+            .map(|rid| {
+                writer.plain_keys(rid).map(|(keys, kinds)| {
+                    keys.iter()
+                        .zip(kinds)
+                        .map(|(k, bytes)| (Pattern::new(format!(" {k}=").into_bytes()), bytes))
+                        .collect()
                 })
-                .collect()
-        };
+            })
+            .collect();
+        #[cfg(feature = "json")]
+        let json_keys = (0..n)
+            .map(|rid| {
+                writer.flat_keys(rid).map(|keys| {
+                    keys.iter()
+                        .map(|k| Pattern::new(format!("\"{k}\":").into_bytes()))
+                        .collect()
+                })
+            })
+            .collect();
         Fast {
-            text_keys: with(" ", "="),
+            text_keys,
             #[cfg(feature = "json")]
-            json_keys: with("\"", "\":"),
+            json_keys,
             names: Vec::new(),
             names_of: None,
             values: Vec::new(),
+            strings: false,
+            spare: Vec::new(),
             keys_at: Vec::new(),
+            keep_keys: false,
         }
     }
 
@@ -423,6 +453,14 @@ impl Fast {
         schema: &crate::dtd::Schema,
         section: u8,
     ) -> Option<RecordId> {
+        if self.strings {
+            self.strings = false;
+            for v in self.values.drain(..) {
+                if let In::Bytes(b) = v {
+                    self.spare.push(b);
+                }
+            }
+        }
         self.values.clear();
         self.keys_at.clear();
         if self.names_of != Some(section) {
@@ -435,7 +473,7 @@ impl Fast {
         }
     }
 
-    /// Make the table of the flat record types of `section` by name.
+    /// Make the table of the record types of `section` the fast reader takes, by name.
     fn names_for(&mut self, section: u8, schema: &crate::dtd::Schema) {
         self.names.clear();
         self.names_of = Some(section);
@@ -457,8 +495,8 @@ impl Fast {
         }
     }
 
-    /// A flat record of the current section whose name starts `b`, followed by `end` or, in
-    /// the text form, by the end of the line; with the name's length.
+    /// A record type of the current section the fast reader takes whose name starts `b`,
+    /// followed by `end` or, in the text form, by the end of the line; with the name's length.
     #[inline]
     fn record(&self, b: &[u8], end: u8) -> Option<(RecordId, usize)> {
         self.names.iter().find_map(|(name, rid)| {
@@ -468,39 +506,31 @@ impl Fast {
         })
     }
 
-    /// `name key=N key=N …`, one space apart, every key in layout order, nothing after.
+    /// `name key=N key="…" …`, one space apart, every key in layout order, nothing after.
     fn text(&mut self, b: &[u8]) -> Option<RecordId> {
         let (rid, mut p) = self.record(b, b' ')?;
-        for key in self.text_keys[rid as usize].as_deref()? {
+        for (key, bytes) in self.text_keys[rid as usize].as_deref()? {
             if !key.at(b, p) {
                 return None;
             }
-            self.keys_at.push(p + 1);
-            p += key.bytes.len();
-            // As the full parser reads numbers: `-`, then `0x` and hex digits, or digits.
-            let neg = b.get(p) == Some(&b'-');
-            if neg {
-                p += 1;
-            } else if !b.get(p).is_some_and(u8::is_ascii_digit) {
-                return None;
+            if self.keep_keys {
+                self.keys_at.push(p + 1);
             }
-            let v = if b[p..].starts_with(b"0x") || b[p..].starts_with(b"0X") {
-                p += 2;
-                hex_digits(b, &mut p)?
+            p += key.bytes.len();
+            let v = if *bytes {
+                let (start, end) = text_string(b, &mut p)?;
+                let mut buf = self.spare.pop().unwrap_or_default();
+                buf.clear();
+                buf.extend_from_slice(&b[start..end]);
+                self.strings = true;
+                In::Bytes(buf)
             } else {
-                dec_digits(b, &mut p)?
+                text_int(b, &mut p)?
             };
             if !matches!(b.get(p), None | Some(b' ')) {
                 return None;
             }
-            self.values.push(if neg {
-                if v > 1 << 63 {
-                    return None;
-                }
-                In::Neg((v as i64).wrapping_neg())
-            } else {
-                In::Int(v)
-            });
+            self.values.push(v);
         }
         (p == b.len()).then_some(rid)
     }
@@ -562,19 +592,24 @@ impl Fast {
         (&b[p..] == b"}}").then_some(rid)
     }
 
-    /// The error of writing the record of line `n` (`s`), at the column of the key it
-    /// concerns, as the full parser reports it.
+    /// The error of writing the record of line `n` (`b`), at the column of the key it
+    /// concerns, as the full parser reports it (the line is read again for the places of its
+    /// keys, which the fast reader does not note line by line).
     fn error(
-        &self,
+        &mut self,
+        format: InputFormat,
         b: &[u8],
         n: usize,
         rid: RecordId,
         writer: &TraceWriter<'_>,
         e: EncodeError,
     ) -> PackError {
+        self.keep_keys = true;
+        self.parse(format, b, writer.schema(), writer.section_id());
+        self.keep_keys = false;
         let at = e
             .field()
-            .and_then(|f| writer.flat_keys(rid)?.iter().position(|k| &**k == f))
+            .and_then(|f| writer.plain_keys(rid)?.0.iter().position(|k| &**k == f))
             .and_then(|i| self.keys_at.get(i).copied());
         // (A line the fast reader takes is UTF-8: ASCII and keys.)
         let column = match (self.keys_at.is_empty(), at) {
@@ -599,6 +634,122 @@ impl Fast {
     }
 }
 
+/// A number of the text form at `b[*p]`, as the full parser reads it: `-`, then `0x` and hex
+/// digits, or digits; `None` for anything else (and a number out of range).
+#[inline(always)]
+fn text_int(b: &[u8], p: &mut usize) -> Option<In> {
+    let neg = b.get(*p) == Some(&b'-');
+    if neg {
+        *p += 1;
+    } else if !b.get(*p).is_some_and(u8::is_ascii_digit) {
+        return None;
+    }
+    let v = if b[*p..].starts_with(b"0x") || b[*p..].starts_with(b"0X") {
+        *p += 2;
+        hex_digits(b, p)?
+    } else {
+        dec_digits(b, p)?
+    };
+    Some(if neg {
+        if v > 1 << 63 {
+            return None;
+        }
+        In::Neg((v as i64).wrapping_neg())
+    } else {
+        In::Int(v)
+    })
+}
+
+/// A quoted string at `b[*p]` of printable ASCII without an escape (what `mtf dump` writes for
+/// a text byte string that needs none), the bytes between its quotes as `start..end`; `None`
+/// for anything else (an escape, a tab, UTF-8, `x"…"`: the full parser reads those).
+#[inline]
+fn text_string(b: &[u8], p: &mut usize) -> Option<(usize, usize)> {
+    if b.get(*p) != Some(&b'"') {
+        return None;
+    }
+    let start = *p + 1;
+    let len = b
+        .get(start..)?
+        .iter()
+        .position(|&c| c == b'"' || c == b'\\' || !(0x20..0x7f).contains(&c))?;
+    let end = start + len;
+    if b[end] != b'"' {
+        return None;
+    }
+    *p = end + 1;
+    Some((start, end))
+}
+
+/// A metadata line as `mtf dump` writes it, `metadata RECORD.FIELD PROPERTY N…` (one space
+/// apart, nothing after), for a property with integer arguments (`width`, `none`, `delta`,
+/// `default`, `baseOffset`, `stride`): written, and `Some` with the result; `None` for a line
+/// for the full parser, which is then read from its start as if this had not been called.
+// Design: a metadata-heavy trace has one such line in six, and the full parser builds strings
+// and a list of arguments for each. What is read here is what the full parser would read from
+// the same bytes (a record looked up in the current section, a field by its name), and
+// anything it would refuse (an unknown record or field, a width past 8, a negative number
+// below -2^63) is left to it, so that its message is the same.
+fn fast_metadata(
+    b: &[u8],
+    n: usize,
+    writer: &mut TraceWriter<'_>,
+    map: &mut LineMap,
+) -> Option<Result<(), PackError>> {
+    let rest = b.strip_prefix(b"metadata ")?;
+    let word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.';
+    let tlen = rest.iter().position(|c| !word(c))?;
+    let target = std::str::from_utf8(&rest[..tlen]).ok()?;
+    let (rname, fname) = target.split_once('.')?;
+    let mut p = 9 + tlen;
+    if b.get(p) != Some(&b' ') {
+        return None;
+    }
+    p += 1;
+    let plen = b[p..]
+        .iter()
+        .position(|c| !c.is_ascii_alphabetic())
+        .unwrap_or(b.len() - p);
+    let property = &b[p..p + plen];
+    p += plen;
+    let mut args = [0u64; 2];
+    let mut nargs = 0;
+    while p < b.len() {
+        if b[p] != b' ' || nargs == args.len() {
+            return None;
+        }
+        p += 1;
+        args[nargs] = match text_int(b, &mut p)? {
+            In::Int(v) => v,
+            In::Neg(v) => v as u64,
+            _ => return None,
+        };
+        nargs += 1;
+    }
+    let prop = match (property, nargs) {
+        (b"width", 1) if args[0] <= 8 => MetaProperty::Width(args[0] as u8),
+        (b"none", 0) => MetaProperty::Interp(Interp::None),
+        (b"delta", 1) => MetaProperty::Interp(Interp::Delta(args[0])),
+        (b"default", 1) => MetaProperty::Interp(Interp::Default(args[0])),
+        (b"baseOffset", 1) => MetaProperty::Interp(Interp::BaseOffset(args[0])),
+        (b"stride", 2) => MetaProperty::Interp(Interp::Stride {
+            initial: args[0],
+            stride: args[1] as i64,
+        }),
+        _ => return None,
+    };
+    let rid = writer.lookup(rname)?;
+    let slot = writer.schema().record(rid).slot_by_name(fname)?;
+    map.note(writer.records_written(), n);
+    Some(writer.metadata(rid, slot, prop).map_err(|e| {
+        PackError::Text(TextError {
+            line: n,
+            column: 1,
+            kind: TextErrorKind::Encode(e),
+        })
+    }))
+}
+
 /// Bytes a line is compared with at a position: a key and what surrounds it.
 struct Pattern {
     bytes: Box<[u8]>,
@@ -606,6 +757,10 @@ struct Pattern {
     /// the bytes it has.
     word: u128,
     mask: u128,
+    /// For a pattern of 4 to 16 bytes: its first and last eight bytes (four if it has fewer
+    /// than eight), compared where fewer than 16 bytes of the line are left.
+    head: u64,
+    tail: u64,
 }
 
 impl Pattern {
@@ -613,7 +768,10 @@ impl Pattern {
         let mut w = [0u8; 16];
         let n = bytes.len().min(16);
         w[..n].copy_from_slice(&bytes[..n]);
+        let (head, tail) = ends(&bytes);
         Pattern {
+            head,
+            tail,
             word: u128::from_le_bytes(w),
             mask: if bytes.len() > 16 {
                 0
@@ -625,7 +783,7 @@ impl Pattern {
     }
 
     /// Whether `b[p..]` starts with the pattern.
-    #[inline]
+    #[inline(always)]
     fn at(&self, b: &[u8], p: usize) -> bool {
         // One load and compare where 16 bytes are left, rather than a call to memcmp.
         match b.get(p..p + 16) {
@@ -633,8 +791,29 @@ impl Pattern {
                 let w = u128::from_le_bytes(w.try_into().unwrap_or([0; 16]));
                 w & self.mask == self.word
             }
+            // Near the end of a line (a short line, the last keys): the pattern's ends, in
+            // two loads that may overlap, rather than a call to memcmp.
+            _ if self.mask != 0 && self.bytes.len() >= 4 => b
+                .get(p..p + self.bytes.len())
+                .is_some_and(|r| ends(r) == (self.head, self.tail)),
             _ => b.get(p..).is_some_and(|r| r.starts_with(&self.bytes)),
         }
+    }
+}
+
+/// The first and last eight bytes of `b` as little-endian words (four where `b` has 4 to 7
+/// bytes; 0 where it has fewer), as [`Pattern::at`] compares them.
+#[inline(always)]
+fn ends(b: &[u8]) -> (u64, u64) {
+    let n = b.len();
+    let word8 = |r: &[u8]| u64::from_le_bytes(r.try_into().unwrap_or([0; 8]));
+    let word4 = |r: &[u8]| u64::from(u32::from_le_bytes(r.try_into().unwrap_or([0; 4])));
+    if n >= 8 {
+        (word8(&b[..8]), word8(&b[n - 8..]))
+    } else if n >= 4 {
+        (word4(&b[..4]), word4(&b[n - 4..]))
+    } else {
+        (0, 0)
     }
 }
 
@@ -672,6 +851,7 @@ fn dec_digits(b: &[u8], p: &mut usize) -> Option<u64> {
 }
 
 /// Hexadecimal digits from `b[*p]` on: at least one; past [`HEX_DIGITS`] read with checks.
+#[inline(always)]
 fn hex_digits(b: &[u8], p: &mut usize) -> Option<u64> {
     let start = *p;
     let mut v: u64 = 0;
@@ -921,6 +1101,72 @@ mod tests {
         for (format, line) in with_format(REFUSED) {
             assert_eq!(
                 fast.parse(format, line.as_bytes(), &schema, w.section_id()),
+                None,
+                "{line}"
+            );
+        }
+    }
+
+    /// Records with a byte string: the fast reader takes a plain quoted string with the values
+    /// the full parser and the assembler give, and leaves every other form to the full parser.
+    #[cfg(feature = "import")]
+    #[test]
+    fn fast_strings_read_as_the_full_parser_reads_them() {
+        use crate::text::Parsed;
+        let dtd = include_str!("../benches/bench-metadata.dtd");
+        let schema = crate::dtd::parse_str("bench-metadata.dtd", dtd)
+            .unwrap()
+            .schema;
+        let header = "%mtf 1 dtd=\"x\" class=64 order=little";
+        let Some(Parsed {
+            line: Line::Header(h),
+            ..
+        }) = parse_line(InputFormat::Text, header, 1).unwrap()
+        else {
+            panic!("a header")
+        };
+        let mut w = TraceWriter::in_memory(&schema, h.class, h.order, "x");
+        w.section(1).unwrap();
+        let mut fast = Fast::new(&w);
+        let head = "alloc size=16 address=0x7f0000001000 time=5 thread=0 heap=0";
+        for note in [
+            "note.len=3 note.data=\"abc\"",
+            "note.len=0 note.data=\"\"",
+            "note.len=2 note.data=\"a \"",
+        ] {
+            let line = format!("{head} {note}");
+            // Twice: the second time with the first line's buffer.
+            for _ in 0..2 {
+                let rid = fast.parse(InputFormat::Text, line.as_bytes(), &schema, 1);
+                assert!(rid.is_some(), "{line}");
+                let Some(Parsed {
+                    line: Line::Record { fields, .. },
+                    ..
+                }) = parse_line(InputFormat::Text, &line, 1).unwrap()
+                else {
+                    panic!("{line}: not a record")
+                };
+                assert_eq!(
+                    fast.values,
+                    w.assemble(rid.unwrap(), &fields).unwrap(),
+                    "{line}"
+                );
+            }
+        }
+        for note in [
+            "note.len=1 note.data=\"\\x41\"",
+            "note.len=1 note.data=\"\t\"",
+            "note.len=2 note.data=\"\u{e9}\"",
+            "note.len=1 note.data=x\"41\"",
+            "note.len=1 note.data=\"a\":x",
+            "note.len=1 note.data=\"a\" ",
+            "note.len=1 note.data=\"a",
+            "note.len=1 note.data=1",
+            "note.data=\"a\" note.len=1",
+        ] {
+            let line = format!("{head} {note}");
+            assert_eq!(
+                fast.parse(InputFormat::Text, line.as_bytes(), &schema, 1),
                 None,
                 "{line}"
             );

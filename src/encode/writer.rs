@@ -305,13 +305,29 @@ impl<'s> TraceWriter<'s> {
     }
 
     /// For a record type whose fields are all integers, with no repeat: the keys of its fields
-    /// in layout order (what `mtf pack` reads without building [`Fields`]).
+    /// in layout order (what `mtf pack` reads of JSON lines without building [`Fields`]).
+    #[cfg(feature = "json")]
     pub(crate) fn flat_keys(&self, rid: RecordId) -> Option<&[Box<str>]> {
         let prog = self.enc.compiled().program(rid);
         prog.ops
             .iter()
             .all(|op| matches!(op, crate::layout::Op::Int(_)))
             .then_some(&prog.keys[..])
+    }
+
+    /// For a record type with no repeat: the keys of its fields in layout order, each with
+    /// whether it is a byte string (what `mtf pack` reads without building [`Fields`]).
+    pub(crate) fn plain_keys(&self, rid: RecordId) -> Option<(&[Box<str>], Vec<bool>)> {
+        let prog = self.enc.compiled().program(rid);
+        prog.ops
+            .iter()
+            .map(|op| match op {
+                crate::layout::Op::Int(_) => Some(false),
+                crate::layout::Op::Bytes(..) => Some(true),
+                _ => None,
+            })
+            .collect::<Option<Vec<bool>>>()
+            .map(|kinds| (&prog.keys[..], kinds))
     }
 
     fn emit(&mut self, element: bool) -> Result<(), EncodeError> {

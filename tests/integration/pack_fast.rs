@@ -1,5 +1,5 @@
-//! `pack`'s fast reader (src/pack.rs, `Fast`: flat integer records read without the full
-//! parser) gives what the full parser gives: the same trace for random texts, and for texts
+//! `pack`'s fast reader (src/pack.rs, `Fast`: records of integers and quoted byte strings, and
+//! metadata lines, read without the full parser) gives what the full parser gives: the same trace for random texts, and for texts
 //! damaged at random places the same first error at the same line and column, with nothing
 //! written; with the lines read ahead on a second thread (`-j 2`) as on one; from the library,
 //! and from `mtf pack` reading a file, `-`, a FIFO and a `.gz`.
@@ -28,7 +28,12 @@ enum How {
 /// The trace, or the error as `line:column: message` (as `mtf pack` prints it after the file
 /// name).
 fn pack(text: &[u8], format: InputFormat, how: How) -> Result<Vec<u8>, String> {
-    let schema = util::schema(DTD);
+    pack_with(DTD, text, format, how)
+}
+
+/// [`pack`] with the DTD `dtd`.
+fn pack_with(dtd: &str, text: &[u8], format: InputFormat, how: How) -> Result<Vec<u8>, String> {
+    let schema = util::schema(dtd);
     let shown = |e: PackError| match e {
         PackError::Text(t) => format!("{}:{}: {}", t.line, t.column, t.kind),
         e => e.to_string(),
@@ -365,4 +370,146 @@ fn every_input_path_gives_the_general_readers_result() {
             }
         }
     }
+}
+
+/// A random text of the metadata-heavy DTD (benches/bench-metadata.dtd): records with byte
+/// strings (plain, and now and then with an escape, a tab or UTF-8, which the full parser
+/// reads), and one line in six a metadata line (`delta`, `default`, `width`, `none`,
+/// `baseOffset`, `stride`, in decimal, hex or negative, and now and then one the writer or the
+/// parser refuses: a width past 8, an unknown field or record or property, an argument too
+/// many or too few).
+fn random_metadata_text(rng: &mut Rng, records: usize) -> String {
+    let mut t = String::from(
+        "%mtf 1 dtd=\"bench-metadata.dtd\" class=64 order=little\nsection number=1:heap\n",
+    );
+    let base = 0x7f00_0000_0000u64;
+    for r in ["alloc", "realloc", "free"] {
+        t += &format!("metadata {r}.address delta {base}\n");
+    }
+    t += &format!("metadata realloc.old delta {base:#x}\n");
+    let (mut time, mut thread) = (0u64, 0u64);
+    let letters = b"abcdefghijklmnopqrstuvwxyz";
+    // A third of the texts hold what the writer or the parser refuses, now and then.
+    let refusing = rng.chance(33);
+    for _ in 0..records {
+        let r = ["alloc", "realloc", "free"][rng.below(3) as usize];
+        if rng.chance(17) {
+            let kind = if refusing && rng.chance(10) {
+                15 + rng.below(9)
+            } else {
+                rng.below(15)
+            };
+            let line = match kind {
+                0..=5 => {
+                    thread = rng.below(4);
+                    ["alloc", "realloc", "free"]
+                        .map(|r| format!("metadata {r}.thread default {thread}"))
+                        .join("\n")
+                }
+                6..=9 => format!("metadata {r}.time delta {}", time),
+                10..=12 => format!(
+                    "metadata {r}.address delta {:#x}",
+                    base + rng.below(64) * 16
+                ),
+                13 => format!("metadata {r}.heap default 0"),
+                14 => [
+                    format!("metadata {r}.heap none"),
+                    format!("metadata {r}.heap baseOffset 0"),
+                    format!("metadata {r}.heap stride 0 0"),
+                    format!("metadata {r}.size width {}", [4, 8][rng.below(2) as usize]),
+                ][rng.below(4) as usize]
+                    .clone(),
+                15 => format!("metadata {r}.size width 9"),
+                16 => format!("metadata {r}.nosuch width 2"),
+                17 => "metadata nosuch.size width 2".to_string(),
+                18 => format!("metadata {r}.time delta -{}", rng.below(3)),
+                19 => format!("metadata {r}.size width 1"),
+                20 => format!("metadata {r}.heap stride 0 1"),
+                21 => format!("metadata {r}.time delta 1 2"),
+                22 => format!("metadata {r}.time delta"),
+                _ => format!("metadata {r}.time sideways 1"),
+            };
+            t += &line;
+            t += "\n";
+            continue;
+        }
+        time += rng.below(200);
+        let address = base + rng.below(1 << 12) * 16;
+        let size = rng.below(1 << 15);
+        let n = rng.below(12) as usize;
+        let mut note: String = (0..n)
+            .map(|_| letters[rng.below(26) as usize] as char)
+            .collect();
+        let mut len = n;
+        match rng.below(40) {
+            0 => {
+                note += "\\x41";
+                len += 1;
+            }
+            1 => {
+                note += "\t";
+                len += 1;
+            }
+            2 => {
+                note += "\u{e9}";
+                len += 2;
+            }
+            3 => {
+                note += "\\\"";
+                len += 1;
+            }
+            4 if refusing => len += 1,
+            _ => {}
+        }
+        let common = format!("time={time} thread={thread} heap=0");
+        let line = match r {
+            "alloc" => format!(
+                "alloc size={size} address={address:#x} {common} note.len={len} note.data=\"{note}\""
+            ),
+            "free" => {
+                format!("free address={address:#x} {common} note.len={len} note.data=\"{note}\"")
+            }
+            _ => format!(
+                "realloc size={size} old={:#x} address={address:#x} {common}",
+                address + 16
+            ),
+        };
+        t += &line;
+        t += "\n";
+    }
+    t
+}
+
+/// Records with byte strings and metadata lines: the fast reader, the full parser and the
+/// reading thread give the same trace or the same first error, on the texts and damaged.
+#[test]
+fn fast_strings_and_metadata_lines_read_as_the_full_parser_reads_them() {
+    const MDTD: &str = "benches/bench-metadata.dtd";
+    let mut rng = Rng(0x5eed_1234_abcd_0004);
+    let (mut ok, mut refused) = (0, 0);
+    for round in 0..60 {
+        let n = 20 + rng.below(200) as usize;
+        let text = random_metadata_text(&mut rng, n);
+        let mut cases = vec![text.clone().into_bytes()];
+        for _ in 0..6 {
+            cases.push(damage(&mut rng, text.as_bytes()));
+        }
+        for case in &cases {
+            let fast = pack_with(MDTD, case, InputFormat::Text, How::Fast);
+            let general = pack_with(MDTD, case, InputFormat::Text, How::General);
+            assert_eq!(
+                fast,
+                general,
+                "round {round}:\n{}",
+                String::from_utf8_lossy(case)
+            );
+            let ahead = pack_with(MDTD, case, InputFormat::Text, How::Ahead);
+            assert_eq!(ahead, fast, "round {round}, -j 2");
+            match fast {
+                Ok(_) => ok += 1,
+                Err(_) => refused += 1,
+            }
+        }
+    }
+    assert!(ok > 20 && refused > 100, "{ok} packed, {refused} refused");
 }

@@ -225,6 +225,9 @@ fn record_time(
     total
 }
 
+/// The segments' starts of a fixed record: one segment, at 0.
+const FIXED_STARTS: [u64; MAX_STRINGS + 1] = [0; MAX_STRINGS + 1];
+
 impl Decoder {
     /// As [`Records::scan`], and with `times`, [`Records::scan_timed`].
     pub fn scan(
@@ -285,6 +288,9 @@ impl Decoder {
         // The times: what is read of each type's, and the largest so far (`seen`: any).
         let latest = times.as_deref().and_then(|t| t.latest);
         let (mut seen, mut max) = (latest.is_some(), latest.unwrap_or(0));
+        // The segments' starts of the last `Var` record, set before its time is read (not
+        // cleared for every record: a cost per record of every type).
+        let mut starts = [0u64; MAX_STRINGS + 1];
         let clock: &mut [TypeTimes] = match times.as_deref_mut() {
             Some(t) if TIMED => &mut t.per_type,
             _ => &mut [],
@@ -310,8 +316,11 @@ impl Decoder {
                 continue;
             }
             let plan = &plans[rid as usize];
-            // The time fields of the record, found in its plan, if its time is taken.
+            // The time fields of the record, found in its plan, if its time is taken; for the
+            // most common, one field whose state the scan advances (a `delta` time), that
+            // state and its scale alone.
             let mut timed: &[TimeField] = &[];
+            let mut single: Option<(usize, u64)> = None;
             if TIMED {
                 match clock.get_mut(rid as usize) {
                     Some(TypeTimes::None) => {}
@@ -328,12 +337,19 @@ impl Decoder {
                             *made = plan.made;
                             *n = list.len() as u8;
                         }
-                        timed = &fields[..*n as usize];
+                        match (*n, fields[0].how) {
+                            (1, How::State) => {
+                                single = Some((fields[0].state as usize, fields[0].scale))
+                            }
+                            _ => timed = &fields[..*n as usize],
+                        }
                     }
                     _ => break,
                 }
             }
-            let mut starts = [0u64; MAX_STRINGS + 1];
+            // Whether the record has byte strings (`Var`: its segments' starts in `starts`); a
+            // fixed record has one segment, at 0.
+            let mut var = false;
             let len = match plan.state {
                 PlanState::Fixed if plan.len <= end - fields => {
                     for f in &plan.advance {
@@ -357,14 +373,22 @@ impl Decoder {
                             interp::decode(&mut slots[f.state as usize], raw, signed);
                         }
                     }
-                    starts = places.starts;
+                    if TIMED {
+                        starts = places.starts;
+                        var = true;
+                    }
                     places.len
                 }
                 _ => break,
             };
-            if TIMED && !timed.is_empty() {
+            if let (true, Some((state, scale))) = (TIMED, single) {
+                let t = slots.get(state).map_or(0, |s| s.prev);
+                max = max.max(t.wrapping_mul(scale));
+                seen = true;
+            } else if TIMED && !timed.is_empty() {
                 let here = &bytes[(fields - base) as usize..];
-                max = max.max(record_time(timed, here, &starts, order, slots));
+                let starts = if var { &starts } else { &FIXED_STARTS };
+                max = max.max(record_time(timed, here, starts, order, slots));
                 seen = true;
             }
             pos = fields + len;
