@@ -11,6 +11,7 @@
 // checksum (and so to the trace through the index's fingerprint) and to the DTD by a hash of
 // its record types and namespaces: a state of another index or DTD is refused, never used.
 
+use std::ops::Range;
 use std::path::{Path, PathBuf};
 
 use super::{fnv1a, Index, IndexError};
@@ -53,21 +54,42 @@ pub fn schema_hash(schema: &Schema) -> u64 {
 }
 
 /// The analysis state at an index's checkpoints and at the end of its trace.
-#[derive(Debug, Clone, PartialEq, Eq)]
+// Design: the states live in one buffer (the file as read, or the blobs of a fresh pass laid
+// end to end) and each checkpoint keeps a range of it: a state file as large as its trace is
+// held once while a pass reads from it, not once as read and once more in pieces.
+#[derive(Debug, Clone)]
 pub struct AnalysisState {
     name: String,
     /// The checksum of the index it belongs to.
     index_sum: u64,
     /// [`schema_hash`] of the DTD it was made with.
     schema: u64,
-    /// Per checkpoint of the index: its state, or `None` where none was stored.
-    entries: Vec<Option<Vec<u8>>>,
+    /// The bytes the entries and the end are ranges of.
+    blob: Vec<u8>,
+    /// Per checkpoint of the index: its state's range in `blob`, or `None` where none was
+    /// stored.
+    entries: Vec<Option<Range<usize>>>,
     /// Where each stored entry starts in the file (for messages).
     at: Vec<u64>,
-    /// The state at the end of the trace.
-    end: Vec<u8>,
+    /// The state at the end of the trace (a range of `blob`).
+    end: Range<usize>,
     end_at: u64,
 }
+
+impl PartialEq for AnalysisState {
+    fn eq(&self, other: &AnalysisState) -> bool {
+        self.name == other.name
+            && self.index_sum == other.index_sum
+            && self.schema == other.schema
+            && self.at == other.at
+            && self.end_at == other.end_at
+            && self.entries.len() == other.entries.len()
+            && (0..self.entries.len()).all(|i| self.entry(i) == other.entry(i))
+            && self.end().0 == other.end().0
+    }
+}
+
+impl Eq for AnalysisState {}
 
 /// The checksum an index file ends with (its last 8 bytes).
 pub fn index_sum(index: &Index) -> u64 {
@@ -86,13 +108,26 @@ impl AnalysisState {
         entries: Vec<Option<Vec<u8>>>,
         end: Vec<u8>,
     ) -> AnalysisState {
+        let total = entries.iter().flatten().map(Vec::len).sum::<usize>() + end.len();
+        let mut blob = Vec::with_capacity(total);
+        let mut ranges = Vec::with_capacity(entries.len());
+        for e in entries {
+            ranges.push(e.map(|b| {
+                let start = blob.len();
+                blob.extend_from_slice(&b);
+                start..blob.len()
+            }));
+        }
+        let start = blob.len();
+        blob.extend_from_slice(&end);
         AnalysisState {
             name: String::new(),
             index_sum: index_sum(index),
             schema: schema_hash(schema),
-            at: vec![0; entries.len()],
-            entries,
-            end,
+            at: vec![0; ranges.len()],
+            entries: ranges,
+            end: start..blob.len(),
+            blob,
             end_at: 0,
         }
     }
@@ -109,7 +144,8 @@ impl AnalysisState {
 
     /// Per checkpoint: its state, if one is stored.
     pub fn entry(&self, i: usize) -> Option<&[u8]> {
-        self.entries.get(i).and_then(|e| e.as_deref())
+        let r = self.entries.get(i)?.as_ref()?;
+        self.blob.get(r.clone())
     }
 
     /// Where checkpoint `i`'s state starts in the file.
@@ -119,7 +155,7 @@ impl AnalysisState {
 
     /// The state at the end of the trace, and where it starts in the file.
     pub fn end(&self) -> (&[u8], u64) {
-        (&self.end, self.end_at)
+        (self.blob.get(self.end.clone()).unwrap_or(&[]), self.end_at)
     }
 
     /// How many checkpoints carry a state.
@@ -153,8 +189,8 @@ impl AnalysisState {
         out.extend_from_slice(&self.index_sum.to_le_bytes());
         out.extend_from_slice(&self.schema.to_le_bytes());
         out.extend_from_slice(&(self.entries.len() as u64).to_le_bytes());
-        for e in &self.entries {
-            match e {
+        for i in 0..self.entries.len() {
+            match self.entry(i) {
                 None => out.extend_from_slice(&0u64.to_le_bytes()),
                 Some(b) => {
                     out.extend_from_slice(&(b.len() as u64 + 1).to_le_bytes());
@@ -162,8 +198,9 @@ impl AnalysisState {
                 }
             }
         }
-        out.extend_from_slice(&(self.end.len() as u64).to_le_bytes());
-        out.extend_from_slice(&self.end);
+        let end = self.end().0;
+        out.extend_from_slice(&(end.len() as u64).to_le_bytes());
+        out.extend_from_slice(end);
         let sum = fnv1a(&out);
         out.extend_from_slice(&sum.to_le_bytes());
         out
@@ -196,12 +233,17 @@ impl AnalysisState {
             path: path.to_path_buf(),
             source,
         })?;
-        AnalysisState::from_bytes(&bytes, name)
+        AnalysisState::from_vec(bytes, name)
     }
 
     /// Read the stored form; everything is checked (a corrupt file is an error naming the
     /// byte, never a panic).
     pub fn from_bytes(bytes: &[u8], name: impl Into<String>) -> Result<AnalysisState, IndexError> {
+        AnalysisState::from_vec(bytes.to_vec(), name)
+    }
+
+    /// [`AnalysisState::from_bytes`] keeping `bytes` as the buffer its states are read from.
+    pub fn from_vec(bytes: Vec<u8>, name: impl Into<String>) -> Result<AnalysisState, IndexError> {
         let name = name.into();
         let bad = |at: usize, what: String| IndexError::Corrupt {
             name: name.clone(),
@@ -255,12 +297,14 @@ impl AnalysisState {
                 entries.push(None);
                 continue;
             }
-            let b = d.bytes((len - 1).min(u64::MAX / 2)).map_err(lift)?;
-            entries.push(Some(b.to_vec()));
+            let start = d.pos;
+            d.bytes((len - 1).min(u64::MAX / 2)).map_err(lift)?;
+            entries.push(Some(start..d.pos));
         }
         let len = d.fixed64().map_err(lift)?;
         let end_at = d.pos as u64;
-        let end = d.bytes(len).map_err(lift)?.to_vec();
+        d.bytes(len).map_err(lift)?;
+        let end = end_at as usize..d.pos;
         if d.pos != body {
             return Err(bad(
                 d.pos,
@@ -271,6 +315,7 @@ impl AnalysisState {
             name,
             index_sum,
             schema,
+            blob: bytes,
             entries,
             at,
             end,

@@ -194,6 +194,11 @@ impl Holders {
         self.map.len()
     }
 
+    /// Whether no id is held.
+    pub(super) fn is_empty(&self) -> bool {
+        self.map.is_empty()
+    }
+
     /// Blocks holding an id.
     pub(super) fn blocks(&self) -> usize {
         self.map.len() + self.pool.len() - self.free.len()
