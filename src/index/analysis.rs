@@ -65,7 +65,7 @@ pub struct AnalysisState {
     /// [`schema_hash`] of the DTD it was made with.
     schema: u64,
     /// The bytes the entries and the end are ranges of.
-    blob: Vec<u8>,
+    blob: std::sync::Arc<Blob>,
     /// Per checkpoint of the index: its state's range in `blob`, or `None` where none was
     /// stored.
     entries: Vec<Option<Range<usize>>>,
@@ -90,6 +90,57 @@ impl PartialEq for AnalysisState {
 }
 
 impl Eq for AnalysisState {}
+
+/// The bytes of a state file: as read, or mapped.
+// Design: a state file is about as large as its trace, and a pass reads only the few states it
+// starts from. The file is mapped, its checksum read through the map, and the map's pages then
+// given back (they stay in the page cache): the process holds only the states it reads, as it
+// does with the trace itself (`container::trace`), not a second copy of the trace's size.
+#[derive(Debug)]
+enum Blob {
+    Owned(Vec<u8>),
+    Mapped(memmap2::Mmap),
+}
+
+impl std::ops::Deref for Blob {
+    type Target = [u8];
+    fn deref(&self) -> &[u8] {
+        match self {
+            Blob::Owned(v) => v,
+            Blob::Mapped(m) => m,
+        }
+    }
+}
+
+impl Blob {
+    /// The FNV-1a checksum of the first `n` bytes; a mapped file's pages given back as they
+    /// are read, so that its whole length is never resident at once.
+    fn sum(&self, n: usize) -> u64 {
+        const STEP: usize = 4 << 20;
+        let bytes: &[u8] = self;
+        let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+        let mut at = 0;
+        while at < n {
+            let end = (at + STEP).min(n);
+            for &b in &bytes[at..end] {
+                h ^= b as u64;
+                h = h.wrapping_mul(0x0000_0100_0000_01b3);
+            }
+            if let (Blob::Mapped(m), true) = (self, end - at == STEP) {
+                crate::io::release_mapped(m, at, STEP);
+            }
+            at = end;
+        }
+        h
+    }
+
+    /// Give back the pages of a mapped file (a read after this reads them again).
+    fn release(&self) {
+        if let Blob::Mapped(m) = self {
+            crate::io::release_mapped(m, 0, m.len());
+        }
+    }
+}
 
 /// The checksum an index file ends with (its last 8 bytes).
 pub fn index_sum(index: &Index) -> u64 {
@@ -127,7 +178,7 @@ impl AnalysisState {
             at: vec![0; ranges.len()],
             entries: ranges,
             end: start..blob.len(),
-            blob,
+            blob: std::sync::Arc::new(Blob::Owned(blob)),
             end_at: 0,
         }
     }
@@ -229,11 +280,28 @@ impl AnalysisState {
                 what: format!("larger than {} bytes", super::MAX_INDEX_BYTES),
             });
         }
-        let bytes = std::fs::read(path).map_err(|source| IoError::Read {
+        let file = std::fs::File::open(path).map_err(|source| IoError::Open {
             path: path.to_path_buf(),
             source,
         })?;
-        AnalysisState::from_vec(bytes, name)
+        let blob = match crate::io::map_file(&file) {
+            Some(m) => Blob::Mapped(m),
+            None => {
+                use std::io::Read;
+                let mut bytes = Vec::new();
+                (&file)
+                    .take(super::MAX_INDEX_BYTES)
+                    .read_to_end(&mut bytes)
+                    .map_err(|source| IoError::Read {
+                        path: path.to_path_buf(),
+                        source,
+                    })?;
+                Blob::Owned(bytes)
+            }
+        };
+        let state = AnalysisState::from_blob(blob, name)?;
+        state.blob.release();
+        Ok(state)
     }
 
     /// Read the stored form; everything is checked (a corrupt file is an error naming the
@@ -244,7 +312,12 @@ impl AnalysisState {
 
     /// [`AnalysisState::from_bytes`] keeping `bytes` as the buffer its states are read from.
     pub fn from_vec(bytes: Vec<u8>, name: impl Into<String>) -> Result<AnalysisState, IndexError> {
+        AnalysisState::from_blob(Blob::Owned(bytes), name)
+    }
+
+    fn from_blob(blob: Blob, name: impl Into<String>) -> Result<AnalysisState, IndexError> {
         let name = name.into();
+        let bytes: &[u8] = &blob;
         let bad = |at: usize, what: String| IndexError::Corrupt {
             name: name.clone(),
             at: at as u64,
@@ -273,7 +346,7 @@ impl AnalysisState {
         }
         let body = bytes.len() - 8;
         let mut d = Dec::new(&bytes[..body]);
-        if fnv1a(&bytes[..body]) != le64(&bytes[body..]) {
+        if blob.sum(body) != le64(&bytes[body..]) {
             return Err(bad(body, "checksum mismatch (the file is damaged)".into()));
         }
         d.pos = 8;
@@ -315,7 +388,7 @@ impl AnalysisState {
             name,
             index_sum,
             schema,
-            blob: bytes,
+            blob: std::sync::Arc::new(blob),
             entries,
             at,
             end,

@@ -44,7 +44,9 @@ pub use error::{input_name, IoError};
 pub use folder::StagedFolder;
 pub use guard::{protect_input, refuse_overwrite};
 pub(crate) use input::{decompress_bytes, Kept};
-pub use input::{Compression, Input, InputData, InputOptions, Opening, StreamInput};
+pub use input::{
+    map_file, release_mapped, Compression, Input, InputData, InputOptions, Opening, StreamInput,
+};
 pub use output::Output;
 pub use stdout::{classify, StdoutFailure, StdoutSink};
 pub use temp::{remove_temp_files, TempFile};

@@ -365,6 +365,28 @@ fn map_regular(file: &File, meta: &std::fs::Metadata) -> Option<Mmap> {
     Some(map)
 }
 
+/// Maps a regular file of non-zero size read-only, as a trace is mapped (`None` where it cannot
+/// be: the caller reads it instead); for files read beside a trace, such as an index's states.
+pub fn map_file(file: &File) -> Option<Mmap> {
+    let meta = file.metadata().ok()?;
+    map_regular(file, &meta)
+}
+
+/// Lets the operating system drop from memory the pages of `map` in `at..at + len` (`at` a
+/// multiple of the page size): they stay readable, read again from the file when touched.
+#[allow(unsafe_code)]
+pub fn release_mapped(map: &Mmap, at: usize, len: usize) {
+    #[cfg(unix)]
+    if at.checked_add(len).is_some_and(|end| end <= map.len()) && len > 0 {
+        // SAFETY: a read-only file-backed map (`map_regular`): MADV_DONTNEED drops clean
+        // page-cache pages from this process only; a later read faults them back in from the
+        // file, so no slice into the map reads anything else.
+        let _ = unsafe { map.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, at, len) };
+    }
+    #[cfg(not(unix))]
+    let _ = (map, at, len);
+}
+
 /// Reads the first [`MAGIC_LEN`] bytes of `raw` (fewer if it ends): short reads are normal on
 /// pipes.
 fn read_prefix(raw: &mut impl Read) -> io::Result<Vec<u8>> {
