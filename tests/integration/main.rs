@@ -5,6 +5,8 @@ mod analysis;
 mod api;
 #[cfg(feature = "cli")]
 mod bench_shapes;
+#[cfg(all(feature = "cli", feature = "import"))]
+mod bionic;
 mod check_errors;
 mod checkpoint;
 mod cli;

@@ -224,40 +224,9 @@ fn every_encoding_of_the_same_records_gives_the_same_figures() {
 fn android_positions_are_lines_and_it_has_no_clock() {
     let src = util::root().join("tests/data/import/alloc/android-systemui.txt");
     let text = std::fs::read_to_string(&src).unwrap();
-    // Independent: live bytes after each line; the first line where the highest is reached.
-    let (mut live, mut bytes, mut peak, mut peak_line) = (HashMap::new(), 0u64, 0u64, 0u64);
-    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
-    for (i, line) in text.lines().enumerate() {
-        let w: Vec<&str> = line.split_whitespace().collect();
-        let (mut free, mut alloc) = (None, None);
-        match w[1] {
-            "malloc" => alloc = Some((hex(w[2]), w[3].parse::<u64>().unwrap())),
-            "calloc" => {
-                alloc = Some((
-                    hex(w[2]),
-                    w[3].parse::<u64>().unwrap() * w[4].parse::<u64>().unwrap(),
-                ))
-            }
-            "memalign" => alloc = Some((hex(w[2]), w[4].parse().unwrap())),
-            "free" => free = Some(hex(w[2])),
-            "realloc" => {
-                free = Some(hex(w[3])).filter(|a| *a != 0);
-                alloc = Some((hex(w[2]), w[4].parse().unwrap())).filter(|a| a.0 != 0);
-            }
-            _ => {}
-        }
-        if let Some(size) = free.and_then(|a| live.remove(&a)) {
-            bytes -= size;
-        }
-        if let Some((a, size)) = alloc {
-            live.insert(a, size);
-            bytes += size;
-            if bytes > peak {
-                peak = bytes;
-                peak_line = i as u64 + 1;
-            }
-        }
-    }
+    // Independent (bionic's memory_replay): the peak and the first line reaching it.
+    let (peak, peak_line, _, _) = crate::bionic::bionic(&text);
+    let peak = u64::try_from(peak).unwrap();
     let dir = util::tempdir();
     let t = dir.path().join("a.mtf");
     let o = util::mtf(&["import", src.to_str().unwrap(), "-o", t.to_str().unwrap()]);
