@@ -119,7 +119,7 @@ impl TableWriter {
                 }
                 let props = props
                     .set_compression(Compression::ZSTD(ZstdLevel::default()))
-                    .set_max_row_group_size(opts.row_group_rows)
+                    .set_max_row_group_row_count(Some(opts.row_group_rows))
                     .set_created_by(format!("mtf {}", env!("CARGO_PKG_VERSION")))
                     .set_key_value_metadata(Some(
                         meta.into_iter().map(|(k, v)| KeyValue::new(k, v)).collect(),
