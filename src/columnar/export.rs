@@ -9,6 +9,7 @@ use crate::dtd::RecordId;
 use crate::io::IoError;
 
 use super::model::Table;
+use super::parts::{Parts, Target};
 use super::writer::TableWriter;
 use super::{
     exported, file_name_as, ParquetError, ParquetOptions, ParquetReport, Progress, TableReport,
@@ -41,6 +42,7 @@ pub(super) fn write_parquet_in(
     reader: &Reader<'_>,
     dir: &Path,
     opts: &ParquetOptions,
+    parts: Option<&Parts>,
     progress: &mut dyn FnMut(Progress),
     events: &mut EventPasses<'_>,
 ) -> Result<ParquetReport, ParquetError> {
@@ -55,10 +57,10 @@ pub(super) fn write_parquet_in(
         });
     }
     passes.report(1, total, report.records, true);
-    let mut writers = create_writers(reader, dir, opts, &mut tables)?;
+    let mut writers = create_writers(reader, dir, opts, parts.is_some(), &mut tables)?;
     let n = write_rows(
         reader,
-        dir,
+        Target { dir, parts },
         &mut passes,
         events,
         opts,
@@ -77,7 +79,7 @@ pub(super) fn write_parquet_in(
     for (id, (path, out)) in done {
         out.commit()?;
         report.tables.push(TableReport {
-            path: match opts.partition_records {
+            path: match parts {
                 // The table's folder of parts.
                 Some(_) => dir.join(table_stem(reader, id as RecordId, opts)),
                 None => path,
@@ -138,6 +140,7 @@ fn create_writers(
     reader: &Reader<'_>,
     dir: &Path,
     opts: &ParquetOptions,
+    partitioned: bool,
     tables: &mut [Option<Table>],
 ) -> Result<Vec<Option<TableWriter>>, ParquetError> {
     std::fs::create_dir_all(dir).map_err(|source| IoError::Create {
@@ -148,7 +151,7 @@ fn create_writers(
     for (id, t) in tables.iter_mut().enumerate() {
         match t {
             // Partitioned: a part's file is made when its first row comes (`write_rows`).
-            Some(t) if t.rows > 0 && opts.partition_records.is_none() => {
+            Some(t) if t.rows > 0 && !partitioned => {
                 let id = id as RecordId;
                 let path: PathBuf = dir.join(file_name_as(reader.schema(), id, opts.format));
                 writers.push(Some(TableWriter::create(reader, t, id, path, opts)?));
@@ -168,15 +171,15 @@ fn table_stem(reader: &Reader<'_>, id: RecordId, opts: &ParquetOptions) -> Strin
         .to_string()
 }
 
-/// The file of part `part` of a table: `DIR/TABLE/part=K/data.EXT` (Hive's layout), its folder
-/// made.
+/// The file of a table's part: `DIR/TABLE/part=K/data.EXT` (Hive's layout; `folder` is
+/// `part=K`, or `time_bucket=S`), its folder made.
 pub(super) fn part_path(
     dir: &Path,
     stem: &str,
-    part: u64,
+    folder: &str,
     opts: &ParquetOptions,
 ) -> Result<PathBuf, ParquetError> {
-    let folder = dir.join(stem).join(format!("part={part}"));
+    let folder = dir.join(stem).join(folder);
     std::fs::create_dir_all(&folder).map_err(|source| IoError::Create {
         path: folder.clone(),
         source,
@@ -187,7 +190,7 @@ pub(super) fn part_path(
 /// Pass 2: the values, handed to the writers a batch at a time; the records seen.
 fn write_rows(
     reader: &Reader<'_>,
-    dir: &Path,
+    to: Target<'_>,
     passes: &mut Passes<'_>,
     events: &mut EventPasses<'_>,
     opts: &ParquetOptions,
@@ -213,8 +216,8 @@ fn write_rows(
             if view.is_element() {
                 continue;
             }
-            if let (Some(every), Some(t)) = (opts.partition_records, &mut tables[id]) {
-                let part = position / every;
+            if let (Some(cut), Some(t)) = (to.parts, &mut tables[id]) {
+                let part = cut.key(position);
                 if parts[id] != Some(part) {
                     let next = (|| {
                         if let Some(w) = writers[id].take() {
@@ -222,7 +225,7 @@ fn write_rows(
                             out.commit()?;
                         }
                         let stem = table_stem(reader, id as RecordId, opts);
-                        let path = part_path(dir, &stem, part, opts)?;
+                        let path = part_path(to.dir, &stem, &cut.folder(part), opts)?;
                         TableWriter::create(reader, t, id as RecordId, path, opts)
                     })();
                     match next {

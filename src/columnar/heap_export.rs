@@ -1,7 +1,7 @@
 //! The heap tables of an export: one pass over the trace's events feeding a [`HeapRows`] per
 //! table asked for, each batch handed to its file as it is made.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use arrow_array::cast::AsArray;
@@ -13,6 +13,7 @@ use crate::dtd::RecordId;
 
 use super::export::part_path;
 use super::heap::{HeapOptions, HeapRows, HeapTable, SiteNames};
+use super::parts::{Parts, Target};
 use super::writer::TableWriter;
 use super::{ParquetError, ParquetOptions, ParquetReport, Progress, TableReport, PROGRESS_EVERY};
 
@@ -21,6 +22,7 @@ struct Files<'o> {
     table: HeapTable,
     dir: PathBuf,
     opts: &'o ParquetOptions,
+    parts: Option<&'o Parts>,
     /// The open file, and its part when partitioned.
     open: Option<(Option<u64>, TableWriter)>,
     rows: u64,
@@ -37,7 +39,7 @@ impl Files<'_> {
     ) -> Result<(), ParquetError> {
         while let Some(b) = rows.next_batch() {
             self.rows += b.num_rows() as u64;
-            let Some(every) = self.opts.partition_records else {
+            let Some(parts) = self.parts else {
                 self.writer(reader, None)?.write_batch(&b)?;
                 continue;
             };
@@ -49,9 +51,10 @@ impl Files<'_> {
                 })
                 .map(|c| c.as_primitive::<UInt64Type>().clone());
             let part_of = |i: usize| -> u64 {
-                key.as_ref()
-                    .map_or(end, |k| if k.is_null(i) { end } else { k.value(i) })
-                    / every
+                parts.key(
+                    key.as_ref()
+                        .map_or(end, |k| if k.is_null(i) { end } else { k.value(i) }),
+                )
             };
             let mut start = 0;
             while start < b.num_rows() {
@@ -81,7 +84,10 @@ impl Files<'_> {
         if self.open.is_none() {
             let ext = self.opts.format.extension();
             let path = match part {
-                Some(k) => part_path(&self.dir, self.table.name(), k, self.opts)?,
+                Some(k) => {
+                    let folder = self.parts.map_or_else(String::new, |p| p.folder(k));
+                    part_path(&self.dir, self.table.name(), &folder, self.opts)?
+                }
                 None => self.dir.join(format!("{}.{ext}", self.table.name())),
             };
             let w = TableWriter::create_heap(reader, self.table, path, self.opts)?;
@@ -117,7 +123,7 @@ fn unreachable_writer<T>() -> Result<T, ParquetError> {
 /// the names the first found, over the same files; adds the files to `report`.
 pub(super) fn write_heap_in(
     reader: &Reader<'_>,
-    dir: &Path,
+    to: Target<'_>,
     tables: &[HeapTable],
     opts: &ParquetOptions,
     progress: &mut dyn FnMut(Progress),
@@ -126,7 +132,7 @@ pub(super) fn write_heap_in(
 ) -> Result<(), ParquetError> {
     let first: Vec<(HeapTable, Arc<SiteNames>)> =
         tables.iter().map(|&t| (t, Arc::default())).collect();
-    let mut done = write_pass(reader, dir, &first, opts, progress, events)?;
+    let mut done = write_pass(reader, to, &first, opts, progress, events)?;
     // Design: names that come late are rare (an import that routes its tables to the end);
     // a second pass costs one more reading for those traces only, where keeping the rows
     // until the end would cost memory in proportion to the trace.
@@ -136,7 +142,7 @@ pub(super) fn write_heap_in(
         .map(|d| (d.table, Arc::new(d.late.clone())))
         .collect();
     if !again.is_empty() {
-        let redone = write_pass(reader, dir, &again, opts, progress, events)?;
+        let redone = write_pass(reader, to, &again, opts, progress, events)?;
         for r in redone {
             if let Some(d) = done.iter_mut().find(|d| d.table == r.table) {
                 *d = r;
@@ -161,12 +167,13 @@ struct Done {
 /// One pass over the events writing `tables`, each with the site names known beforehand.
 fn write_pass(
     reader: &Reader<'_>,
-    dir: &Path,
+    to: Target<'_>,
     tables: &[(HeapTable, Arc<SiteNames>)],
     opts: &ParquetOptions,
     progress: &mut dyn FnMut(Progress),
     events: &mut EventPasses<'_>,
 ) -> Result<Vec<Done>, ParquetError> {
+    let (dir, cut) = (to.dir, to.parts);
     let total = reader.bytes().len() as u64;
     let mut parts = Vec::new();
     for (t, names) in tables {
@@ -184,6 +191,7 @@ fn write_pass(
             table: *t,
             dir: dir.to_path_buf(),
             opts,
+            parts: cut,
             open: None,
             rows: 0,
         };
@@ -236,7 +244,7 @@ fn write_pass(
         rows.finish()?;
         let end = rows.reading().data_records;
         files.drain(reader, &mut rows, end)?;
-        if files.open.is_none() && opts.partition_records.is_none() {
+        if files.open.is_none() && cut.is_none() {
             // An empty table is a file of no rows, not a missing file.
             files.writer(reader, None)?;
         }
@@ -245,7 +253,7 @@ fn write_pass(
         done.push(Done {
             table: files.table,
             report: TableReport {
-                path: match opts.partition_records {
+                path: match cut {
                     Some(_) => dir.join(files.table.name()),
                     None => dir.join(format!("{}.{ext}", files.table.name())),
                 },

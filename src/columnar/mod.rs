@@ -40,6 +40,7 @@ mod export;
 pub mod heap;
 mod heap_export;
 mod model;
+mod parts;
 mod table;
 mod types;
 mod writer;
@@ -131,6 +132,11 @@ pub struct ParquetOptions {
     /// (for `blocks`, the lifetimes that end there; the blocks alive at the end in the part of
     /// the end of the trace). `None`: one file per table.
     pub partition_records: Option<u64>,
+    /// Hive-style partitions by time buckets of this span: each table is a folder of parts,
+    /// `TABLE/time_bucket=S/data.EXT`, `S` the bucket's start in the trace's time unit (a
+    /// multiple of the span), holding the rows of the data records whose clock is in
+    /// `S..S + span` (docs/query.md, *Partitions by time*). Not with `partition_records`.
+    pub partition_time: Option<TimeSpan>,
     /// Rows gathered before they are handed to the Parquet writer as one Arrow batch.
     pub batch_rows: usize,
     /// Rows per row group (a row group is also closed when its encoded size passes 128 MiB).
@@ -150,11 +156,57 @@ impl Default for ParquetOptions {
             format: ColumnarFormat::Parquet,
             tables: TableSet::default(),
             partition_records: None,
+            partition_time: None,
             batch_rows: 64 * 1024,
             row_group_rows: 1024 * 1024,
             refuse_problems: false,
             source: None,
         }
+    }
+}
+
+/// The span of a time bucket ([`ParquetOptions::partition_time`]): `count` of `unit`, or of
+/// the trace's own time unit (docs/format.md §14.4) when `unit` is `None`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TimeSpan {
+    /// How many units.
+    pub count: u64,
+    /// The unit; `None`: the trace's.
+    pub unit: Option<crate::analysis::TimeUnit>,
+}
+
+impl std::str::FromStr for TimeSpan {
+    type Err = String;
+
+    /// `1000000` (the trace's units), `500ms`, `1s`, `250us`, `100ns`.
+    fn from_str(s: &str) -> Result<TimeSpan, String> {
+        let wrong = || {
+            format!(
+                "`{s}`: a span is a whole number above 0, in the trace's time unit or followed by ns, us, ms or s"
+            )
+        };
+        let digits = s.find(|c: char| !c.is_ascii_digit()).unwrap_or(s.len());
+        let (n, unit) = s.split_at(digits);
+        let unit = match unit {
+            "" => None,
+            u => Some(
+                crate::analysis::TimeUnit::ALL
+                    .iter()
+                    .find(|(k, t)| *k == u && *t != crate::analysis::TimeUnit::Tick)
+                    .map(|(_, t)| *t)
+                    .ok_or_else(wrong)?,
+            ),
+        };
+        match n.parse::<u64>() {
+            Ok(count) if count > 0 => Ok(TimeSpan { count, unit }),
+            _ => Err(wrong()),
+        }
+    }
+}
+
+impl std::fmt::Display for TimeSpan {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}{}", self.count, self.unit.map_or("", |u| u.keyword()))
     }
 }
 
@@ -261,6 +313,24 @@ pub enum ParquetError {
         /// The first of them.
         first: String,
     },
+    /// A partition by time cannot be made: the trace has no clock.
+    #[error("cannot partition by time: the trace has no clock ({reason})")]
+    #[diagnostic(
+        code(mtf::parquet::no_clock),
+        help("partition by data records instead (--partition-by records:N); docs/stats.md, *Time, and traces without a clock*")
+    )]
+    NoClock {
+        /// Why: no time declared, none carried, or one value only.
+        reason: String,
+    },
+    /// The partitions asked for cannot be made (a span that is no whole number of the trace's
+    /// unit, a duration for a clock of ticks, both kinds of partitions).
+    #[error("{message}")]
+    #[diagnostic(code(mtf::parquet::partition))]
+    Partition {
+        /// What is wrong.
+        message: String,
+    },
 }
 
 /// Progress is reported every this many records.
@@ -302,9 +372,17 @@ pub fn write_parquet_from(
     // Design: the export is written into a fresh folder beside `dir` and put in place whole
     // (`io::StagedFolder`), so that the folder holds the files of one export, never files of
     // an earlier one beside them; a failed export leaves `dir` as it was.
+    let parts = parts::Parts::plan(reader, opts, events)?;
     let staged = StagedFolder::beside(dir)?;
     let mut report = if opts.tables.records {
-        write_parquet_in(reader, staged.path(), opts, progress, events)?
+        write_parquet_in(
+            reader,
+            staged.path(),
+            opts,
+            parts.as_ref(),
+            progress,
+            events,
+        )?
     } else {
         ParquetReport::default()
     };
@@ -312,7 +390,10 @@ pub fn write_parquet_from(
     if !heap.is_empty() {
         heap_export::write_heap_in(
             reader,
-            staged.path(),
+            parts::Target {
+                dir: staged.path(),
+                parts: parts.as_ref(),
+            },
             &heap,
             opts,
             progress,
@@ -420,7 +501,7 @@ fn check_folder(dir: &Path, opts: &ParquetOptions) -> Result<(), ParquetError> {
     Ok(())
 }
 
-/// Whether `dir` holds only what a partitioned export writes: `part=K` folders of one
+/// Whether `dir` holds only what a partitioned export writes: `part=K` (`time_bucket=S`) folders of one
 /// `data.parquet` or `data.arrow` each.
 fn is_parts(dir: &Path) -> bool {
     let Ok(entries) = std::fs::read_dir(dir) else {
@@ -429,8 +510,7 @@ fn is_parts(dir: &Path) -> bool {
     entries.flatten().all(|part| {
         let name = part.file_name();
         let name = name.to_string_lossy();
-        name.strip_prefix("part=")
-            .is_some_and(|k| k.parse::<u64>().is_ok())
+        parts::is_part_folder(&name)
             && std::fs::read_dir(part.path()).is_ok_and(|files| {
                 files.flatten().all(|f| {
                     let n = f.file_name();

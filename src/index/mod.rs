@@ -253,7 +253,7 @@ pub fn sidecar(trace: &Path) -> Option<PathBuf> {
 /// DTD's finest unit), if it has time fields and they occurred. A time field read through a
 /// reference counts as every analysis role reads one (§14.1, [`Field::number`](crate::decode::Field::number)): the integer
 /// its element holds, else the number it carries — what `mtf check` counts.
-fn record_time(schema: &Schema, view: &RecordView<'_>) -> Option<u64> {
+pub(crate) fn record_time(schema: &Schema, view: &RecordView<'_>) -> Option<u64> {
     let unit = schema.analysis.time_unit?;
     let decl = schema.analysis.records.get(view.record_id() as usize)?;
     if decl.time.is_empty() {

@@ -442,12 +442,17 @@ fn arrow_cast_free_text(a: &dyn Array, i: usize) -> String {
 
 /// The files of a partitioned table, `TABLE/part=K/data.EXT`, by K.
 fn parts(table: &Path) -> Vec<(u64, PathBuf)> {
+    parts_named(table, "part=")
+}
+
+/// The files of a partitioned table, `TABLE/{prefix}K/data.EXT`, by K.
+fn parts_named(table: &Path, prefix: &str) -> Vec<(u64, PathBuf)> {
     let mut v: Vec<(u64, PathBuf)> = std::fs::read_dir(table)
         .unwrap()
         .map(|e| {
             let e = e.unwrap();
             let name = e.file_name().to_string_lossy().into_owned();
-            let k = name.strip_prefix("part=").unwrap().parse().unwrap();
+            let k = name.strip_prefix(prefix).unwrap().parse().unwrap();
             let files: Vec<_> = std::fs::read_dir(e.path())
                 .unwrap()
                 .map(|f| f.unwrap().path())
@@ -543,4 +548,241 @@ fn columnar_partitions_by_records_hold_the_unpartitioned_rows_in_hive_folders() 
             .collect();
         assert_eq!(sweep(&b, "block"), (22508, 64), "{format}");
     }
+}
+
+/// Every row of a table's parts, one-row batches, in the order of the parts and of their rows;
+/// checks that `key` never goes down within a part (rows sorted by record; NULL last).
+fn rows_of_parts(files: &[(u64, PathBuf)], key: &str) -> Vec<(u64, RecordBatch)> {
+    let mut rows = Vec::new();
+    for (k, file) in files {
+        let mut last = None;
+        for b in batches(file) {
+            for (i, v) in u64s(&b, key).into_iter().enumerate() {
+                let v = v.unwrap_or(u64::MAX);
+                assert!(last.is_none_or(|l| l <= v), "{key} goes down in {file:?}");
+                last = Some(v);
+                rows.push((*k, b.slice(i, 1)));
+            }
+        }
+    }
+    rows
+}
+
+/// An unsigned integer column of any width, as u64 (no nulls).
+fn uints(b: &RecordBatch, name: &str) -> Vec<u64> {
+    use arrow_array::types::{UInt16Type, UInt32Type, UInt8Type};
+    let c = b
+        .column_by_name(name)
+        .unwrap_or_else(|| panic!("no {name}"));
+    match c.data_type() {
+        arrow_schema::DataType::UInt8 => c
+            .as_primitive::<UInt8Type>()
+            .values()
+            .iter()
+            .map(|&v| v as u64)
+            .collect(),
+        arrow_schema::DataType::UInt16 => c
+            .as_primitive::<UInt16Type>()
+            .values()
+            .iter()
+            .map(|&v| v as u64)
+            .collect(),
+        arrow_schema::DataType::UInt32 => c
+            .as_primitive::<UInt32Type>()
+            .values()
+            .iter()
+            .map(|&v| v as u64)
+            .collect(),
+        _ => c.as_primitive::<UInt64Type>().values().to_vec(),
+    }
+}
+
+/// The one-row batches of a whole table's file.
+fn rows_of_file(path: &Path) -> Vec<RecordBatch> {
+    batches(path)
+        .iter()
+        .flat_map(|b| (0..b.num_rows()).map(move |i| b.slice(i, 1)))
+        .collect()
+}
+
+#[test]
+fn columnar_partitions_by_time_put_each_row_in_the_bucket_of_its_record() {
+    // android-timed.mtf: bionic's times in ns, 1 µs apart, some lines without one (the time of
+    // the latest record that had one, docs/format.md §14.4).
+    let dir = util::tempdir();
+    let t = util::root().join("traces/android-timed.mtf");
+    let span = 2000u64; // time:2us
+    for format in ["parquet", "arrow"] {
+        let whole = export(dir.path(), &t, format, "all");
+        let out = dir.path().join(format!("time-{format}"));
+        let o = mtf(&[
+            "export",
+            "--to",
+            format,
+            "--table",
+            "all",
+            "--partition-by",
+            "time:2us",
+            t.to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        // The clock of every record, from the records tables' own fields: the running
+        // maximum of `start` over the records that carry one, in trace order.
+        let mut times: BTreeMap<u64, Option<u64>> = BTreeMap::new();
+        let mut tables = Vec::new();
+        for e in std::fs::read_dir(&whole).unwrap() {
+            let p = e.unwrap().path();
+            let stem = p.file_stem().unwrap().to_string_lossy().into_owned();
+            if stem == "events" || stem == "blocks" || p.extension().is_none_or(|x| x != format) {
+                continue;
+            }
+            tables.push(stem.clone());
+            for b in batches(&p) {
+                let idx = u64s(&b, "record_index");
+                // bionic's lines: an operation's START_NS, or thread_done's END_NS; 0 when
+                // the line has no times.
+                let field = if b.column_by_name("start").is_some() {
+                    Some("start")
+                } else if stem == "destroyThread" {
+                    Some("end")
+                } else {
+                    None
+                };
+                let start = field.map(|f| {
+                    uints(&b, f)
+                        .into_iter()
+                        .map(|t| (t != 0).then_some(t))
+                        .collect::<Vec<_>>()
+                });
+                for (i, r) in idx.iter().enumerate() {
+                    times.insert(r.unwrap(), start.as_ref().and_then(|s| s[i]));
+                }
+            }
+        }
+        let mut clock = None;
+        let mut bucket_of: BTreeMap<u64, u64> = BTreeMap::new();
+        for (r, time) in &times {
+            if let Some(t) = time {
+                clock = Some(clock.map_or(*t, |c: u64| c.max(*t)));
+            }
+            bucket_of.insert(*r, clock.map_or(0, |c| c - c % span));
+        }
+        let first = bucket_of.values().copied().find(|&b| b > 0).unwrap();
+        let last = *bucket_of.values().last().unwrap();
+        let bucket = |r: u64| match bucket_of[&r] {
+            0 => first, // before the first time: the first bucket
+            b => b,
+        };
+        assert!(tables.contains(&"alloc".to_string()), "{tables:?}");
+        for table in tables
+            .iter()
+            .map(String::as_str)
+            .chain(["events", "blocks"])
+        {
+            let key = match table {
+                "blocks" => "free_record",
+                "events" => "record",
+                _ => "record_index",
+            };
+            let files = parts_named(&out.join(table), "time_bucket=");
+            assert!(
+                files.iter().all(|(k, _)| k % span == 0),
+                "{format} {table}: {files:?}"
+            );
+            let rows = rows_of_parts(&files, key);
+            for (k, b) in &rows {
+                let want = match table {
+                    "blocks" => match u64s(b, "free_time")[0] {
+                        Some(t) => {
+                            // free_time is the freeing record's clock where times only rise
+                            let r = u64s(b, "free_record")[0].unwrap();
+                            assert_eq!(t - t % span, *k, "{format} blocks at record {r}");
+                            *k
+                        }
+                        None => last,
+                    },
+                    "events" => {
+                        let r = u64s(b, "record_index")[0].unwrap();
+                        bucket(r)
+                    }
+                    _ => bucket(u64s(b, "record_index")[0].unwrap()),
+                };
+                assert_eq!(*k, want, "{format} {table}");
+            }
+            let whole_rows = rows_of_file(&whole.join(format!("{table}.{format}")));
+            let got: Vec<RecordBatch> = rows.into_iter().map(|r| r.1).collect();
+            assert!(
+                got == whole_rows,
+                "{format} {table}: the rows of the whole table, in order"
+            );
+        }
+        assert!(parts_named(&out.join("blocks"), "time_bucket=").len() > 2);
+    }
+}
+
+#[test]
+fn columnar_partitions_by_time_refuse_a_trace_without_a_clock_and_bad_spans() {
+    let dir = util::tempdir();
+    let root = util::root();
+    let out = dir.path().join("out");
+    let run = |trace: &str, by: &str| {
+        let o = mtf(&[
+            "export",
+            "--to",
+            "parquet",
+            "--partition-by",
+            by,
+            root.join(trace).to_str().unwrap(),
+            "-o",
+            out.to_str().unwrap(),
+        ]);
+        (o.status.code(), text(&o.stderr))
+    };
+    for (trace, by, says) in [
+        (
+            "traces/malloclab.mtf",
+            "time:1s",
+            "its DTD declares no time",
+        ),
+        ("traces/android.mtf", "time:1s", "no record carries a time"),
+        (
+            "traces/heaptrack.mtf",
+            "time:10",
+            "every record has the same time",
+        ),
+        ("traces/et3.mtf", "time:1ms", "counts ticks"),
+        (
+            "traces/android-timed.mtf",
+            "time:",
+            "a span is a whole number above 0",
+        ),
+        (
+            "traces/android-timed.mtf",
+            "time:-1",
+            "a span is a whole number above 0",
+        ),
+        (
+            "traces/android-timed.mtf",
+            "time:1h",
+            "a span is a whole number above 0",
+        ),
+        (
+            "traces/android-timed.mtf",
+            "bogus:3",
+            "or by time, `time:SPAN`",
+        ),
+    ] {
+        let (code, err) = run(trace, by);
+        assert_eq!(code, Some(2), "{trace} {by}: {err}");
+        assert!(err.contains(says), "{trace} {by}: {err}");
+        if by.starts_with("time:1") && !by.ends_with('h') {
+            assert!(err.contains(trace.trim_start_matches("traces/")), "{err}");
+        }
+        assert!(!out.exists(), "{trace} {by}: nothing written");
+    }
+    // A clock of ticks takes a span in ticks.
+    let (code, err) = run("traces/et3.mtf", "time:1000");
+    assert_eq!(code, Some(0), "{err}");
 }

@@ -39,10 +39,12 @@ pub struct ExportArgs {
     /// (those three). Default `records`.
     #[arg(long, value_delimiter = ',', value_name = "TABLE")]
     pub table: Vec<TableArg>,
-    /// With `--to parquet|arrow`: Hive-style partitions, `records:N` — each table a folder of
-    /// parts `TABLE/part=K/data.EXT`, part K holding the rows of data records K×N to (K+1)×N−1.
-    #[arg(long, value_name = "records:N", value_parser = parse_partition)]
-    pub partition_by: Option<u64>,
+    /// With `--to parquet|arrow`: Hive-style partitions, each table a folder of parts.
+    /// `records:N`: `TABLE/part=K/data.EXT`, part K holding the rows of data records K×N to
+    /// (K+1)×N−1. `time:SPAN` (`time:1s`, `time:500ms`, or `time:N` in the trace's time unit):
+    /// `TABLE/time_bucket=S/data.EXT`, the rows of the data records whose clock is in S..S+SPAN.
+    #[arg(long, value_name = "records:N|time:SPAN", value_parser = parse_partition)]
+    pub partition_by: Option<PartitionArg>,
     /// Export with this mapping file instead of the one stored in the trace.
     #[arg(long)]
     pub map: Option<PathBuf>,
@@ -59,13 +61,30 @@ pub struct ExportArgs {
     pub seek: super::common::SeekArgs,
 }
 
-/// `records:N` of `--partition-by`.
-fn parse_partition(s: &str) -> Result<u64, String> {
-    let n = s
-        .strip_prefix("records:")
-        .ok_or_else(|| format!("`{s}`: partitions are by data records, `records:N`"))?;
+/// A value of `--partition-by`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum PartitionArg {
+    /// `records:N`.
+    Records(u64),
+    /// `time:SPAN`.
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+    Time(metatf::columnar::TimeSpan),
+}
+
+/// `records:N` or `time:SPAN` of `--partition-by`.
+fn parse_partition(s: &str) -> Result<PartitionArg, String> {
+    if let Some(span) = s.strip_prefix("time:") {
+        // The span's message, naming the whole value.
+        return span
+            .parse()
+            .map(PartitionArg::Time)
+            .map_err(|e: String| e.replacen(&format!("`{span}`"), &format!("`{s}`"), 1));
+    }
+    let n = s.strip_prefix("records:").ok_or_else(|| {
+        format!("`{s}`: partitions are by data records, `records:N`, or by time, `time:SPAN` (`time:1s`, `time:500ms`, `time:N` in the trace's time unit)")
+    })?;
     match n.parse::<u64>() {
-        Ok(n) if n > 0 => Ok(n),
+        Ok(n) if n > 0 => Ok(PartitionArg::Records(n)),
         _ => Err(format!(
             "`{n}`: the number of data records per part must be a whole number above 0"
         )),
@@ -249,6 +268,22 @@ fn parquet_failure(trace: &Path, e: ParquetError) -> Failure {
         ParquetError::Heap(HeapTableError::NoAllocations(_)) => {
             named(Failure::diagnostic(EXIT_USAGE, &e), "its DTD")
         }
+        ParquetError::NoClock { .. } | ParquetError::Partition { .. } => {
+            let f = Failure::diagnostic(EXIT_USAGE, &e);
+            let what = f
+                .message
+                .find("cannot partition")
+                .or_else(|| f.message.find("time:"))
+                .or_else(|| f.message.find("partitions are"));
+            match what {
+                Some(i) => {
+                    let mut message = f.message.clone();
+                    message.insert_str(i, &format!("{}: ", input_name(trace)));
+                    Failure { message, ..f }
+                }
+                None => f,
+            }
+        }
         other => Failure::diagnostic(EXIT_USAGE, &other),
     }
 }
@@ -330,7 +365,14 @@ fn to_columnar(args: &ExportArgs, format: ColumnarFormat) -> Result<i32, Failure
         &ParquetOptions {
             format,
             tables,
-            partition_records: args.partition_by,
+            partition_records: match args.partition_by {
+                Some(PartitionArg::Records(n)) => Some(n),
+                _ => None,
+            },
+            partition_time: match args.partition_by {
+                Some(PartitionArg::Time(span)) => Some(span),
+                _ => None,
+            },
             refuse_problems: true,
             source: Some(trace.to_path_buf()),
             ..ParquetOptions::default()
