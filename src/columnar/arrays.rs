@@ -86,8 +86,9 @@ impl Leaf {
     /// Append one value; returns the bytes it added to byte-string buffers.
     pub(super) fn push(&mut self, reader: &Reader<'_>, value: Value<'_>) -> usize {
         match self.data.as_mut().expect("typed") {
-            Data::U(_, v) => v.push(number(value)),
-            Data::I(_, v) => v.push(number(value) as i64),
+            // A reference to an integer (`ValueProfile::as_integer`): the integer.
+            Data::U(_, v) => v.push(resolved(reader, value)),
+            Data::I(_, v) => v.push(resolved(reader, value) as i64),
             Data::Bytes { data, offsets, .. } => {
                 let b = value.as_bytes().unwrap_or_default();
                 data.extend_from_slice(b);
@@ -187,6 +188,18 @@ impl Leaf {
                 vec![r, n]
             }
         }
+    }
+}
+
+/// An integer value, or the integer a reference leads to.
+fn resolved(reader: &Reader<'_>, value: Value<'_>) -> u64 {
+    match value {
+        Value::Ref(r) => reader
+            .resolve(r)
+            .ok()
+            .and_then(|x| x.value.as_u64())
+            .unwrap_or_default(),
+        other => number(other),
     }
 }
 

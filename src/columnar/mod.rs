@@ -18,7 +18,10 @@
 //!   dictionary-encoded string for elements of a string section, an integer for numbers; null
 //!   where the reference leads nowhere; the stored integer where a metadata record switched
 //!   the field away from the reference), and `FIELD_ref`, the stored offset or element index
-//!   (null where the record stores the value itself).
+//!   (null where the record stores the value itself); a field whose every reference leads to
+//!   an integer (a split stream of `mtf compact --split`, a stream of addresses) is the integer
+//!   alone, typed and named as the field that stores it, so that the schema does not depend on
+//!   the encoding;
 //!
 //! The tag is left out (constant per file), and so are `section` and `metadata` records (the
 //! structure and state changes of the container; their effect is in the values) and the

@@ -119,4 +119,19 @@ pub(super) struct ValueProfile {
     pub(super) res_ints: bool,
     pub(super) res_umax: u64,
     pub(super) res_other: bool,
+    /// A reference that leads nowhere was met.
+    pub(super) res_failed: bool,
+}
+
+impl ValueProfile {
+    /// Whether the field's references all lead to integers (a split stream of `mtf compact
+    /// --split`, a stream of addresses): then the column is the integers, typed as the field
+    /// that stores them would be, with no `FIELD_ref` column.
+    // Design: the element index of a stream is how the trace stores a value, not a value: a
+    // trace and its `compact --split` must give the same schema (docs/query.md, *Schemas*).
+    // References to strings (name tables) keep their `FIELD_ref`, the string's offset, which
+    // the DTD made part of the data.
+    pub(super) fn as_integer(&self) -> bool {
+        self.refs && self.res_ints && !self.res_bytes && !self.res_other && !self.res_failed
+    }
 }

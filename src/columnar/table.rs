@@ -115,9 +115,13 @@ impl Table {
                         Ok(Value::Int(v)) => {
                             s.res_ints = true;
                             s.res_umax = s.res_umax.max(v);
+                            // As a stored integer counts (`ValueProfile::as_integer`).
+                            s.smin = s.smin.min(v as i64);
+                            s.smax = s.smax.max(v as i64);
+                            s.sample.add(v);
                         }
                         Ok(Value::Ref(_)) => s.res_other = true,
-                        Err(_) => {}
+                        Err(_) => s.res_failed = true,
                     }
                 }
             }

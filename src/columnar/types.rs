@@ -47,7 +47,7 @@ impl Table {
     pub(super) fn choose_types(&mut self) {
         for leaf in &mut self.leaves {
             let s = &leaf.stats;
-            leaf.data = Some(if s.refs {
+            leaf.data = Some(if s.refs && !s.as_integer() {
                 let number = if s.ref_index {
                     signed_type(s.ref_smin.min(0), s.ref_smax)
                 } else {
@@ -84,7 +84,7 @@ impl Table {
             } else if leaf.display == Display::Signed {
                 Data::I(signed_type(s.smin, s.smax), Vec::new())
             } else {
-                Data::U(unsigned_type(s.umax), Vec::new())
+                Data::U(unsigned_type(s.umax.max(s.res_umax)), Vec::new())
             });
         }
     }
@@ -118,7 +118,7 @@ impl Table {
         for (name, col) in &self.cols {
             if let Col::Leaf(i) = col {
                 let leaf = &self.leaves[*i];
-                if !leaf.stats.refs && !leaf.stats.sample.repeats() {
+                if (!leaf.stats.refs || leaf.stats.as_integer()) && !leaf.stats.sample.repeats() {
                     v.push(name.clone());
                 }
             }

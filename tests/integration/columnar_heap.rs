@@ -786,3 +786,155 @@ fn columnar_partitions_by_time_refuse_a_trace_without_a_clock_and_bad_spans() {
     let (code, err) = run("traces/et3.mtf", "time:1000");
     assert_eq!(code, Some(0), "{err}");
 }
+
+/// A memory_replay text (bionic's format) of `ops` operations on three threads: allocations of
+/// a few sizes, callocs, reallocs and frees in random order, the threads done at the end.
+fn android_text(seed: u64, ops: u64) -> String {
+    let mut r = util::Rng(seed);
+    let mut out = String::new();
+    let mut live: Vec<u64> = Vec::new();
+    let mut next = 0xb400_0000u64;
+    let threads = [202u64, 317, 4711];
+    for _ in 0..ops {
+        let tid = threads[r.below(3) as usize];
+        let size = [16u64, 24, 32, 48, 64, 128, 1024][r.below(7) as usize];
+        let k = r.below(100);
+        if live.is_empty() || k < 50 {
+            if k < 5 {
+                out.push_str(&format!("{tid}: calloc 0x{next:x} 4 {}\n", size / 4));
+            } else {
+                out.push_str(&format!("{tid}: malloc 0x{next:x} {size}\n"));
+            }
+            live.push(next);
+            next += size;
+        } else if k < 60 {
+            let i = r.below(live.len() as u64) as usize;
+            let old = live.swap_remove(i);
+            out.push_str(&format!("{tid}: realloc 0x{next:x} 0x{old:x} {size}\n"));
+            live.push(next);
+            next += size;
+        } else {
+            let i = r.below(live.len() as u64) as usize;
+            let old = live.swap_remove(i);
+            out.push_str(&format!("{tid}: free 0x{old:x}\n"));
+        }
+    }
+    for tid in threads {
+        out.push_str(&format!("{tid}: thread_done 0x0\n"));
+    }
+    out
+}
+
+/// A table's schema as engines see it: per column its name, type and nullability (the
+/// key-value metadata, which names the DTD, is left out: a split trace's DTD is derived).
+fn schema_of(path: &Path) -> Vec<(String, arrow_schema::DataType, bool)> {
+    let f = File::open(path).unwrap();
+    let schema = if path.extension().is_some_and(|e| e == "arrow") {
+        arrow_ipc::reader::FileReader::try_new(f, None)
+            .unwrap()
+            .schema()
+    } else {
+        ParquetRecordBatchReaderBuilder::try_new(f)
+            .unwrap()
+            .schema()
+            .clone()
+    };
+    schema
+        .fields()
+        .iter()
+        .map(|f| (f.name().clone(), f.data_type().clone(), f.is_nullable()))
+        .collect()
+}
+
+/// Every file of an export, by its path under the folder, with its schema.
+fn schemas(dir: &Path) -> BTreeMap<String, Vec<(String, arrow_schema::DataType, bool)>> {
+    let mut out = BTreeMap::new();
+    let mut stack = vec![dir.to_path_buf()];
+    while let Some(d) = stack.pop() {
+        for e in std::fs::read_dir(&d).unwrap() {
+            let p = e.unwrap().path();
+            if p.is_dir() {
+                stack.push(p);
+            } else if p
+                .extension()
+                .is_some_and(|x| x == "parquet" || x == "arrow")
+            {
+                let name = p.strip_prefix(dir).unwrap().to_string_lossy().into_owned();
+                out.insert(name, schema_of(&p));
+            }
+        }
+    }
+    out
+}
+
+#[test]
+fn columnar_schemas_are_the_same_for_every_encoding_of_a_trace() {
+    let dir = util::tempdir();
+    let src = dir.path().join("replay.txt");
+    std::fs::write(&src, android_text(29, 6000)).unwrap();
+    let mut traces = vec![import(dir.path(), &src, Some("android"))];
+    traces.push(util::root().join("traces/et3.mtf"));
+    traces.push(util::root().join("traces/heaptrack.mtf"));
+    for t in &traces {
+        let mut encodings = vec![(t.clone(), "original")];
+        // Split streams pay on a small trace once compressed: `--split` compressed with zstd
+        // keeps them (and the input is then a compressed trace).
+        for (how, flags, ext) in [
+            ("compact", vec![], "mtf"),
+            ("split", vec!["--split", "--compress", "zstd"], "mtf.zst"),
+            ("live", vec!["--live"], "mtf"),
+        ] {
+            let out = dir.path().join(format!(
+                "{}.{how}.{ext}",
+                t.file_stem().unwrap().to_string_lossy()
+            ));
+            let mut args = vec!["compact", t.to_str().unwrap(), "-o", out.to_str().unwrap()];
+            args.extend(flags);
+            let o = mtf(&args);
+            assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+            let err = text(&o.stderr);
+            // The synthetic trace is large enough for both encodings to pay: they are used.
+            if t.starts_with(dir.path()) {
+                assert!(
+                    !err.contains("not kept") && !err.contains("no field pays"),
+                    "{how}: {err}"
+                );
+            }
+            encodings.push((out, how));
+        }
+        for format in ["parquet", "arrow"] {
+            for by in [None, Some("records:1000")] {
+                let mut first: Option<(&str, BTreeMap<_, _>)> = None;
+                for (e, how) in &encodings {
+                    let out = dir.path().join(format!(
+                        "x-{}-{how}-{format}-{}",
+                        t.file_stem().unwrap().to_string_lossy().replace('.', "_"),
+                        by.is_some()
+                    ));
+                    let mut args = vec!["export", "--to", format, "--table", "all"];
+                    if let Some(b) = by {
+                        args.extend(["--partition-by", b]);
+                    }
+                    args.extend([e.to_str().unwrap(), "-o", out.to_str().unwrap()]);
+                    let o = mtf(&args);
+                    assert!(o.status.success(), "{args:?}: {}", text(&o.stderr));
+                    let s = schemas(&out);
+                    assert!(s.keys().any(|k| k.starts_with("blocks")), "{s:?}");
+                    match &first {
+                        None => first = Some((how, s)),
+                        Some((h0, s0)) => {
+                            assert_eq!(
+                                s0.keys().collect::<Vec<_>>(),
+                                s.keys().collect::<Vec<_>>(),
+                                "{t:?} {format}: the files of {h0} and {how}"
+                            );
+                            for (k, v) in s0 {
+                                assert_eq!(v, &s[k], "{t:?} {format} {k}: {h0} and {how}");
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+}
