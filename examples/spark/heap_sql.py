@@ -4,6 +4,7 @@ allocated and by bytes live at the peak, in SQL over the `blocks` table of `mtf 
 parquet --table blocks [--partition-by records:N|time:SPAN]` - with Apache Spark or DuckDB.
 
     python heap_sql.py --engine spark  DIR [DIR...] [--top 10] [--json OUT] [--master local[*]]
+    spark-submit --master yarn heap_sql.py --engine spark hdfs://nn/traces/x
     python heap_sql.py --engine duckdb DIR [DIR...] [--top 10] [--json OUT]
 
 DIR is an export's folder (its `blocks` folder of Hive parts, or its `blocks.parquet`); with
@@ -88,9 +89,12 @@ class Spark:
     def __init__(self, master):
         from pyspark.sql import SparkSession
 
+        builder = SparkSession.builder
+        # Under spark-submit the master is its --master; in plain python, local[*].
+        if master:
+            builder = builder.master(master)
         self.spark = (
-            SparkSession.builder.master(master)
-            .appName("mtf heap_sql")
+            builder.appName("mtf heap_sql")
             .config("spark.ui.enabled", "false")
             .config("spark.ui.showConsoleProgress", "false")
             .config("spark.sql.shuffle.partitions", os.environ.get("SPARK_PARTITIONS", "8"))
@@ -190,7 +194,11 @@ def main():
     ap.add_argument("--engine", choices=["spark", "duckdb"], required=True)
     ap.add_argument("--top", type=int, default=10)
     ap.add_argument("--json", help="write every namespace's figures here")
-    ap.add_argument("--master", default=os.environ.get("SPARK_MASTER", "local[*]"))
+    ap.add_argument(
+        "--master",
+        default=os.environ.get("SPARK_MASTER"),
+        help="Spark's master (default: spark-submit's, else local[*])",
+    )
     a = ap.parse_args()
     started = time.time()
     engine = Spark(a.master) if a.engine == "spark" else DuckDB()

@@ -26,14 +26,16 @@ if [ -z "$MTF" ]; then
 fi
 MTF=$(realpath "$MTF")
 
+# The Python modules the engines asked for: pyspark, duckdb.
+modules=$(echo "$ENGINES" | sed 's/spark/pyspark/; s/ \+/,/g')
 PY=python3
-if ! $PY -c 'import pyspark, duckdb' 2>/dev/null; then
+if ! $PY -c "import $modules" 2>/dev/null; then
     VENV=/tmp/mtf-spark-venv
-    if ! "$VENV/bin/python" -c 'import pyspark, duckdb' 2>/dev/null; then
-        echo "installing pyspark and duckdb into $VENV"
+    if ! "$VENV/bin/python" -c "import $modules" 2>/dev/null; then
+        echo "installing ${modules//,/ and } into $VENV"
         t0=$(date +%s)
-        $PY -m venv "$VENV"
-        "$VENV/bin/pip" install --quiet pyspark duckdb
+        [ -x "$VENV/bin/pip" ] || $PY -m venv "$VENV"
+        "$VENV/bin/pip" install --quiet ${modules//,/ }
         echo "installed in $(( $(date +%s) - t0 )) s"
     fi
     PY="$VENV/bin/python"
@@ -78,7 +80,11 @@ for arg in "$@"; do
     fi
     records[$name]=$($PY -c 'import json,sys; print(sum(r["count"] for r in json.load(open(sys.argv[1]))["records"]))' "$WORK/$name.stats.json")
     t=$(now)
-    "$MTF" export -q --to parquet --table all --partition-by "$PARTS" "$trace" -o "$WORK/$name"
+    # Its warnings (frees of ids not alive, …) in a file: shown if the export fails.
+    if ! "$MTF" export -q --to parquet --table all --partition-by "$PARTS" "$trace" -o "$WORK/$name" 2> "$WORK/$name.export.err"; then
+        cat "$WORK/$name.export.err" >&2
+        exit 1
+    fi
     export_s[$name]=$(since "$t")
     dirs+=("$WORK/$name")
 done
@@ -91,7 +97,12 @@ status=0
 declare -A engine_s
 for engine in $ENGINES; do
     t=$(now)
-    "$PY" "$here/heap_sql.py" --engine "$engine" --json "$WORK/$engine.json" "${dirs[@]}" > "$WORK/$engine.out"
+    # The engine's log (Spark's start-up warnings) in a file: shown if it fails.
+    if ! SPARK_LOCAL_IP=${SPARK_LOCAL_IP:-127.0.0.1} "$PY" "$here/heap_sql.py" --engine "$engine" \
+        --json "$WORK/$engine.json" "${dirs[@]}" > "$WORK/$engine.out" 2> "$WORK/$engine.err"; then
+        cat "$WORK/$engine.out" "$WORK/$engine.err" >&2
+        exit 1
+    fi
     engine_s[$engine]=$(since "$t")
     head -1 "$WORK/$engine.out"
     for d in "${dirs[@]}"; do
