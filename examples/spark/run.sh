@@ -78,6 +78,11 @@ for arg in "$@"; do
         echo "skipped $arg: no heap events"
         continue
     fi
+    # A partition by time needs a clock (docs/stats.md, *Time, and traces without a clock*).
+    if [[ $PARTS == time:* ]] && ! $PY -c 'import json,sys; sys.exit(0 if json.load(open(sys.argv[1]))["clock"] == "moving" else 1)' "$WORK/$name.stats.json"; then
+        echo "skipped $arg: no clock to partition by time"
+        continue
+    fi
     records[$name]=$($PY -c 'import json,sys; print(sum(r["count"] for r in json.load(open(sys.argv[1]))["records"]))' "$WORK/$name.stats.json")
     t=$(now)
     # Its warnings (frees of ids not alive, …) in a file: shown if the export fails.

@@ -938,3 +938,92 @@ fn columnar_schemas_are_the_same_for_every_encoding_of_a_trace() {
         }
     }
 }
+
+#[test]
+fn columnar_partitions_by_time_keep_a_record_whose_time_goes_back_in_the_clock_s_bucket() {
+    // memory_replay lines with START_NS END_NS; the third goes back (another thread's line
+    // written late) and the fifth has none (the latest time: docs/format.md §14.4).
+    let text = "1: malloc 0xa000 16 1000 1001\n\
+                1: malloc 0xb000 16 1150 1151\n\
+                2: malloc 0xc000 16 1090 1091\n\
+                1: free 0xa000 1210 1211\n\
+                2: malloc 0xd000 16\n\
+                1: free 0xb000 1305 1306\n";
+    // Independently: each line's bucket of 100 ns is that of the largest START so far.
+    let mut clock = 0u64;
+    let mut want: BTreeMap<u64, u64> = BTreeMap::new(); // address -> bucket of its malloc line
+    for line in text.lines() {
+        let w: Vec<&str> = line.split_whitespace().collect();
+        if let Some(t) = w.get(if w[1] == "malloc" { 4 } else { 3 }) {
+            clock = clock.max(t.parse().unwrap());
+        }
+        if w[1] == "malloc" {
+            want.insert(
+                u64::from_str_radix(&w[2][2..], 16).unwrap(),
+                clock / 100 * 100,
+            );
+        }
+    }
+    assert_eq!(
+        want[&0xc000], 1100,
+        "the line going back stays in the clock's bucket"
+    );
+    let dir = util::tempdir();
+    let src = dir.path().join("back.txt");
+    std::fs::write(&src, text).unwrap();
+    let t = import(dir.path(), &src, Some("android"));
+    let out = dir.path().join("parts");
+    let o = mtf(&[
+        "export",
+        "--to",
+        "parquet",
+        "--table",
+        "all",
+        "--partition-by",
+        "time:100",
+        t.to_str().unwrap(),
+        "-o",
+        out.to_str().unwrap(),
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let mut got = BTreeMap::new();
+    for (k, file) in parts_named(&out.join("alloc"), "time_bucket=") {
+        for b in batches(&file) {
+            for a in uints(&b, "address") {
+                got.insert(a, k);
+            }
+        }
+    }
+    assert_eq!(got, want);
+    // `events.time` is the record's own time; its bucket the clock's.
+    let mut events = Vec::new();
+    for (k, file) in parts_named(&out.join("events"), "time_bucket=") {
+        for b in batches(&file) {
+            let (ids, times, kinds) = (u64s(&b, "id"), u64s(&b, "time"), strs(&b, "kind"));
+            for i in 0..b.num_rows() {
+                events.push((k, ids[i].unwrap(), kinds[i].clone(), times[i]));
+            }
+        }
+    }
+    assert!(
+        events.contains(&(1100, 0xc000, Some("alloc".into()), Some(1090))),
+        "{events:?}"
+    );
+    // Blocks by their free's bucket; the two alive at the end in the last bucket.
+    let mut blocks = Vec::new();
+    for (k, file) in parts_named(&out.join("blocks"), "time_bucket=") {
+        for b in batches(&file) {
+            blocks.extend(u64s(&b, "id").into_iter().map(|id| (id.unwrap(), k)));
+        }
+    }
+    blocks.sort();
+    assert_eq!(
+        blocks,
+        [
+            (0xa000, 1200),
+            (0xb000, 1300),
+            (0xc000, 1300),
+            (0xd000, 1300)
+        ]
+    );
+}
