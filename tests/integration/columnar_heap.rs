@@ -943,7 +943,7 @@ fn columnar_schemas_are_the_same_for_every_encoding_of_a_trace() {
 fn columnar_partitions_by_time_keep_a_record_whose_time_goes_back_in_the_clock_s_bucket() {
     // memory_replay lines with START_NS END_NS; the third goes back (another thread's line
     // written late) and the fifth has none (the latest time: docs/format.md §14.4).
-    let text = "1: malloc 0xa000 16 1000 1001\n\
+    let replay = "1: malloc 0xa000 16 1000 1001\n\
                 1: malloc 0xb000 16 1150 1151\n\
                 2: malloc 0xc000 16 1090 1091\n\
                 1: free 0xa000 1210 1211\n\
@@ -952,7 +952,7 @@ fn columnar_partitions_by_time_keep_a_record_whose_time_goes_back_in_the_clock_s
     // Independently: each line's bucket of 100 ns is that of the largest START so far.
     let mut clock = 0u64;
     let mut want: BTreeMap<u64, u64> = BTreeMap::new(); // address -> bucket of its malloc line
-    for line in text.lines() {
+    for line in replay.lines() {
         let w: Vec<&str> = line.split_whitespace().collect();
         if let Some(t) = w.get(if w[1] == "malloc" { 4 } else { 3 }) {
             clock = clock.max(t.parse().unwrap());
@@ -970,7 +970,7 @@ fn columnar_partitions_by_time_keep_a_record_whose_time_goes_back_in_the_clock_s
     );
     let dir = util::tempdir();
     let src = dir.path().join("back.txt");
-    std::fs::write(&src, text).unwrap();
+    std::fs::write(&src, replay).unwrap();
     let t = import(dir.path(), &src, Some("android"));
     let out = dir.path().join("parts");
     let o = mtf(&[
