@@ -40,6 +40,7 @@ mod export;
 pub mod heap;
 mod heap_export;
 mod model;
+mod scan;
 mod table;
 mod types;
 mod writer;
@@ -51,6 +52,7 @@ use crate::dtd::{Builtin, RecordId, RecordType};
 use crate::io::{IoError, Output, StagedFolder};
 
 use export::write_parquet_in;
+pub use scan::{RecordBatches, RecordTables};
 pub use heap::{
     batches, HeapBatches, HeapOptions, HeapReading, HeapRows, HeapTable, HeapTableError,
     NamespaceReading, SiteNames,
