@@ -52,11 +52,11 @@ use crate::dtd::{Builtin, RecordId, RecordType};
 use crate::io::{IoError, Output, StagedFolder};
 
 use export::write_parquet_in;
-pub use scan::{RecordBatches, RecordTables};
 pub use heap::{
     batches, HeapBatches, HeapOptions, HeapReading, HeapRows, HeapTable, HeapTableError,
     NamespaceReading, SiteNames,
 };
+pub use scan::{RecordBatches, RecordTables};
 
 /// The file format of an export.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

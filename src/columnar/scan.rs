@@ -52,7 +52,10 @@ impl RecordTables {
         for t in tables.iter_mut().flatten() {
             t.choose_types();
         }
-        let schemas = tables.iter().map(|t| t.as_ref().map(Table::schema)).collect();
+        let schemas = tables
+            .iter()
+            .map(|t| t.as_ref().map(Table::schema))
+            .collect();
         RecordTables {
             tables,
             schemas,

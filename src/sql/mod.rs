@@ -109,7 +109,11 @@ impl SqlSession {
             .enable_all()
             .build()
             .map_err(|e| SqlError::Runtime(e.to_string()))?;
-        let config = SessionConfig::new().with_information_schema(true);
+        let mut config = SessionConfig::new().with_information_schema(true);
+        // Design: names as the DTD writes them (`createHeap`, `nmemb`): unquoted identifiers are
+        // not folded to lower case, so that a record type or field of mixed case is named
+        // without quotes (function names and keywords stay case-insensitive).
+        config.options_mut().sql_parser.enable_ident_normalization = false;
         let ctx = SessionContext::new_with_config(config);
         let mut tables = Vec::new();
         for (k, t) in traces.into_iter().enumerate() {
@@ -148,9 +152,7 @@ impl SqlSession {
                 .await
                 .map_err(|e| self.plan_error(sql, e))?;
             while let Some(b) = stream.next().await {
-                let b = b.map_err(|e| SqlError::Execute {
-                    message: clean(&e),
-                })?;
+                let b = b.map_err(|e| SqlError::Execute { message: clean(&e) })?;
                 if b.num_rows() > 0 && !batch(&b) {
                     break;
                 }
@@ -183,13 +185,8 @@ impl SqlSession {
                 self.traces.len()
             ));
         }
-        if matches!(
-            e.find_root(),
-            datafusion::error::DataFusionError::SQL(..)
-        ) {
-            help = format!(
-                "DataFusion's SQL dialect (PostgreSQL-like); {help}"
-            );
+        if matches!(e.find_root(), datafusion::error::DataFusionError::SQL(..)) {
+            help = format!("DataFusion's SQL dialect (PostgreSQL-like); {help}");
         }
         SqlError::Plan {
             message,

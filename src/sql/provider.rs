@@ -154,10 +154,14 @@ impl TraceTables {
             return Ok(n.clone());
         }
         let reader = self.opened.reader();
-        let mut rows = HeapRows::new(self.opened.schema(), HeapTable::Events, HeapOptions {
-            records: u64::MAX..u64::MAX,
-            ..HeapOptions::default()
-        })
+        let mut rows = HeapRows::new(
+            self.opened.schema(),
+            HeapTable::Events,
+            HeapOptions {
+                records: u64::MAX..u64::MAX,
+                ..HeapOptions::default()
+            },
+        )
         .map_err(|e| self.error(e))?;
         let mut records = reader.records();
         while let Some(event) = records.next() {
@@ -179,11 +183,18 @@ impl TraceTables {
     fn provider(self: &Arc<Self>, name: &str) -> Option<Arc<dyn TableProvider>> {
         let kind = self.tables.iter().find(|(n, _)| n == name)?.1;
         let (schema, rows) = match kind {
+            // Before the records tables' pass, the header's record count (a salvaged or
+            // damaged trace may hold fewer): an estimate.
             Kind::Records => (
                 super::records_schema(),
-                self.columns
-                    .get()
-                    .map(|c| Precision::Exact(c.records() as usize)),
+                Some(self.columns.get().map_or_else(
+                    || {
+                        Precision::Inexact(
+                            self.opened.trace().header().nrecords.min(usize::MAX as u64) as usize,
+                        )
+                    },
+                    |c| Precision::Exact(c.records() as usize),
+                )),
             ),
             Kind::Type(id) => {
                 let c = self.columns();
@@ -272,14 +283,9 @@ impl TableProvider for TraceTable {
             None => self.schema.clone(),
         };
         let parts = self.parts();
-        // The estimate of a part's rows: the table's, shared by the parts' records.
-        let rows = match (self.rows, parts.len()) {
-            (r, 1) => r,
-            (Precision::Exact(n) | Precision::Inexact(n), k) => Precision::Inexact(n / k),
-            (Precision::Absent, _) => Precision::Absent,
-        };
-        let rows = match (rows, limit) {
+        let rows = match (self.rows, limit) {
             (Precision::Exact(n), Some(l)) => Precision::Exact(n.min(l)),
+            (Precision::Inexact(n), Some(l)) => Precision::Inexact(n.min(l)),
             (r, _) => r,
         };
         let props = PlanProperties::new(
@@ -419,10 +425,13 @@ impl ExecutionPlan for TraceScan {
         Ok(self)
     }
 
-    fn partition_statistics(&self, _partition: Option<usize>) -> Result<Arc<Statistics>> {
-        let rows = match (_partition, self.rows) {
-            (None, Precision::Exact(n)) if self.parts.len() > 1 => Precision::Exact(n),
-            (None, Precision::Inexact(n)) => Precision::Inexact(n * self.parts.len()),
+    fn partition_statistics(&self, partition: Option<usize>) -> Result<Arc<Statistics>> {
+        // A part's rows are not known apart: the table's shared by its parts, an estimate.
+        let k = self.parts.len();
+        let rows = match (partition, self.rows) {
+            (Some(_), Precision::Exact(n) | Precision::Inexact(n)) if k > 1 => {
+                Precision::Inexact(n / k)
+            }
             (_, r) => r,
         };
         Ok(Arc::new(
@@ -451,9 +460,7 @@ impl ExecutionPlan for TraceScan {
             batch_rows,
             site_names: self.site_names.clone(),
         };
-        builder.spawn_blocking(move || {
-            job.run(&mut |b| tx.blocking_send(Ok(b)).is_ok())
-        });
+        builder.spawn_blocking(move || job.run(&mut |b| tx.blocking_send(Ok(b)).is_ok()));
         Ok(builder.build())
     }
 }
