@@ -109,7 +109,11 @@ impl SqlSession {
             .enable_all()
             .build()
             .map_err(|e| SqlError::Runtime(e.to_string()))?;
-        let mut config = SessionConfig::new().with_information_schema(true);
+        // DataFusion's options from the environment (`DATAFUSION_EXECUTION_TARGET_PARTITIONS`,
+        // `DATAFUSION_EXECUTION_BATCH_SIZE`, …); its defaults where none is set or one is bad.
+        let mut config = SessionConfig::from_env()
+            .unwrap_or_default()
+            .with_information_schema(true);
         // Design: names as the DTD writes them (`createHeap`, `nmemb`): unquoted identifiers are
         // not folded to lower case, so that a record type or field of mixed case is named
         // without quotes (function names and keywords stay case-insensitive).
@@ -224,4 +228,52 @@ pub fn open_trace(options: &OpenOptions, path: &Path) -> Result<SqlTrace, SqlErr
         path: path.to_path_buf(),
         opened,
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use arrow_array::cast::AsArray;
+    use arrow_array::types::Int64Type;
+
+    fn android() -> PathBuf {
+        Path::new(env!("CARGO_MANIFEST_DIR")).join("traces/android.mtf")
+    }
+
+    #[test]
+    fn query_counts_the_records_the_header_states() {
+        let t = android();
+        let (schema, batches) = query(
+            std::slice::from_ref(&t),
+            "SELECT count(*) AS n FROM records",
+        )
+        .expect("runs");
+        assert_eq!(schema.field(0).name(), "n");
+        let n = batches[0].column(0).as_primitive::<Int64Type>().value(0);
+        let header = crate::open(&t).expect("opens").trace().header().nrecords;
+        assert_eq!(n as u64, header);
+    }
+
+    #[test]
+    fn errors_are_typed_and_name_the_trace_or_the_tables() {
+        let missing = PathBuf::from("/nonexistent/x.mtf");
+        let e = query(std::slice::from_ref(&missing), "SELECT 1").unwrap_err();
+        assert!(matches!(e, SqlError::Open { .. }), "{e}");
+        assert!(e.to_string().contains("/nonexistent/x.mtf"), "{e}");
+        let e = query(&[android()], "SELECT * FROM nosuch").unwrap_err();
+        let SqlError::Plan { help, query, .. } = &e else {
+            panic!("{e:?}")
+        };
+        assert!(help.contains("records, events, blocks"), "{help}");
+        assert_eq!(query, "SELECT * FROM nosuch");
+    }
+
+    #[test]
+    fn a_limit_stops_the_scan_and_a_projection_gives_one_column() {
+        let (schema, batches) =
+            query(&[android()], "SELECT size FROM blocks LIMIT 2").expect("runs");
+        assert_eq!(schema.fields().len(), 1);
+        let rows: usize = batches.iter().map(RecordBatch::num_rows).sum();
+        assert_eq!(rows, 2);
+    }
 }

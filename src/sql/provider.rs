@@ -273,7 +273,7 @@ impl TableProvider for TraceTable {
 
     async fn scan(
         &self,
-        _state: &dyn Session,
+        state: &dyn Session,
         projection: Option<&Vec<usize>>,
         _filters: &[Expr],
         limit: Option<usize>,
@@ -282,7 +282,7 @@ impl TableProvider for TraceTable {
             Some(p) => Arc::new(self.schema.project(p)?),
             None => self.schema.clone(),
         };
-        let parts = self.parts();
+        let parts = self.parts(state.config().target_partitions());
         let rows = match (self.rows, limit) {
             (Precision::Exact(n), Some(l)) => Precision::Exact(n.min(l)),
             (Precision::Inexact(n), Some(l)) => Precision::Inexact(n.min(l)),
@@ -319,36 +319,47 @@ impl TraceTable {
     }
 
     // Design: the records tables are cut at the seek index's checkpoints (`mtf index T`), each
-    // part decoded from its checkpoint to the next on a thread of its own; a trace without an
-    // index is one part. The heap tables are one part: a part of `events` or `blocks` needs the
-    // live blocks before it, and the heap tables cannot start from an analysis state yet
-    // (docs/query.md, *Partitions*), so they are decoded once from the start.
-    fn parts(&self) -> Vec<Part> {
+    // part decoded from its checkpoint to the next on a thread of its own; at most `most` parts
+    // (DataFusion's target partitions: the cores), every k-th checkpoint taken when the index
+    // has more. A trace without an index is one part. The heap tables are one part: a part of
+    // `events` or `blocks` needs the live blocks before it, and the heap tables cannot start
+    // from an analysis state yet (docs/query.md, *Partitions*), so they are decoded once from
+    // the start.
+    fn parts(&self, most: usize) -> Vec<Part> {
         let whole = vec![Part {
             from: None,
             until: None,
         }];
-        if matches!(self.kind, Kind::Heap(_)) {
+        if matches!(self.kind, Kind::Heap(_)) || most < 2 {
             return whole;
         }
         let Some(idx) = self.trace.index() else {
             return whole;
         };
-        let entries = idx.entries();
-        if entries.is_empty() {
+        // The checkpoints taken, with the record each starts at.
+        let every = (idx.entries().len() + 1).div_ceil(most).max(1);
+        let cuts: Vec<(usize, u64)> = idx
+            .entries()
+            .iter()
+            .enumerate()
+            .skip(every - 1)
+            .step_by(every)
+            .map(|(i, e)| (i, e.record))
+            .filter(|&(_, r)| r > 0)
+            .collect();
+        if cuts.is_empty() {
             return whole;
         }
-        let mut parts = Vec::with_capacity(entries.len() + 1);
+        let mut parts = Vec::with_capacity(cuts.len() + 1);
         parts.push(Part {
             from: None,
-            until: Some(entries[0].record),
+            until: Some(cuts[0].1),
         });
-        for (i, e) in entries.iter().enumerate() {
+        for (k, &(i, _)) in cuts.iter().enumerate() {
             parts.push(Part {
                 from: Some(i),
-                until: entries.get(i + 1).map(|n| n.record),
+                until: cuts.get(k + 1).map(|c| c.1),
             });
-            debug_assert!(e.record <= entries.get(i + 1).map_or(u64::MAX, |n| n.record));
         }
         parts
     }
