@@ -75,6 +75,8 @@ pub mod picture;
 #[cfg(feature = "replay")]
 pub mod replay;
 pub mod simulate;
+#[cfg(feature = "sql")]
+pub mod sql;
 pub mod stacks;
 pub mod stream;
 pub mod text;

@@ -44,6 +44,7 @@ pub mod heap;
 mod heap_export;
 mod model;
 mod parts;
+mod scan;
 mod table;
 mod types;
 mod writer;
@@ -59,6 +60,7 @@ pub use heap::{
     batches, HeapBatches, HeapOptions, HeapReading, HeapRows, HeapTable, HeapTableError,
     NamespaceReading, SiteNames,
 };
+pub use scan::{RecordBatches, RecordTables};
 
 /// The file format of an export.
 #[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use crate::decode::ElementRef;
 use crate::dtd::Display;
 
 /// The Arrow type chosen for one scalar field, with its values of the current batch.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) enum Data {
     U(DataType, Vec<u64>),
     I(DataType, Vec<i64>),
@@ -30,7 +30,7 @@ pub(super) enum Data {
 }
 
 /// The values references lead to.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) enum Resolved {
     /// Dictionary-encoded strings (or bytes): keys into values of this batch.
     Dict {
@@ -47,7 +47,7 @@ pub(super) enum Resolved {
 }
 
 /// A column as the DTD shapes it.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) enum Col {
     /// A scalar field: index into `Table::leaves`.
     Leaf(usize),
@@ -57,7 +57,7 @@ pub(super) enum Col {
     List(usize, Box<Col>),
 }
 
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Leaf {
     pub(super) display: Display,
     pub(super) bytes: bool,
@@ -65,14 +65,14 @@ pub(super) struct Leaf {
     pub(super) data: Option<Data>,
 }
 
-#[derive(Debug, Default)]
+#[derive(Debug, Default, Clone)]
 pub(super) struct List {
     pub(super) offsets: Vec<i32>,
     pub(super) items: i32,
 }
 
 /// One record type's columns.
-#[derive(Debug)]
+#[derive(Debug, Clone)]
 pub(super) struct Table {
     pub(super) cols: Vec<(String, Col)>,
     pub(super) leaves: Vec<Leaf>,

@@ -64,8 +64,13 @@ mod scan;
 #[cfg(feature = "cli")]
 mod spec_analysis;
 mod spec_cases;
+// `mtf sql`: built with `--features sql` only (`cargo test -p metatf-cli --features sql`).
 mod spec_cases_dtd;
 mod split_streams;
+#[cfg(all(feature = "sql", feature = "import", feature = "compression"))]
+mod sql;
+#[cfg(not(feature = "sql"))]
+mod sql_absent;
 #[cfg(feature = "flamegraph")]
 mod stacks;
 #[cfg(all(feature = "cli", feature = "import", feature = "plot"))]

@@ -26,6 +26,7 @@ mod seek;
 mod shell;
 mod simulate;
 mod size_report;
+mod sql;
 mod stats;
 mod write;
 
@@ -100,6 +101,10 @@ pub enum Command {
     /// the heap tables `events` and `blocks` (`--table`).
     #[cfg(feature = "import")]
     Export(export::ExportArgs),
+    /// SQL over raw traces (Apache DataFusion): the tables `records`, `events`, `blocks` and one
+    /// per record type, read from the traces with no conversion step (built with the feature
+    /// `sql`).
+    Sql(sql::SqlArgs),
     /// Replay a trace's allocation events against real allocators (system, jemalloc,
     /// mimalloc), each in a fresh process: speed, latency, RSS beside live bytes, page faults.
     Replay(replay::ReplayArgs),
@@ -221,6 +226,7 @@ pub fn main() -> i32 {
         Command::Import(a) => import::run(&a),
         #[cfg(feature = "import")]
         Command::Export(a) => export::run(&a),
+        Command::Sql(a) => sql::run(&a),
         Command::Replay(a) => replay::run(&a),
         Command::Simulate(a) => simulate::run(&a),
         Command::ReplayChild(a) => replay::run_child(&a),
@@ -239,9 +245,9 @@ pub fn main() -> i32 {
 }
 
 /// The subcommands that write a file: [`guard`] registers the files they read.
-const WRITERS: [&str; 11] = [
+const WRITERS: [&str; 12] = [
     "index", "pack", "compact", "stats", "diff", "plot", "report", "import", "export", "replay",
-    "simulate",
+    "simulate", "sql",
 ];
 
 /// Registers the files a writing subcommand reads (every path it was given but `--output`, the
