@@ -73,7 +73,15 @@ pub enum SqlFormat {
 
 /// Runs `mtf sql`.
 #[cfg(not(feature = "sql"))]
-pub fn run(_args: &SqlArgs) -> Result<i32, Failure> {
+pub fn run(args: &SqlArgs) -> Result<i32, Failure> {
+    // The arguments are parsed (a usage error is said first) but not used.
+    let _ = (
+        &args.query,
+        &args.traces,
+        args.format,
+        &args.dtd,
+        &args.output,
+    );
     Err(error(
         EXIT_USAGE,
         "mtf::usage::feature",
