@@ -36,6 +36,7 @@
 //! whole file; the export makes one per batch).
 
 mod arrays;
+mod batches;
 mod export;
 pub mod heap;
 mod heap_export;
@@ -50,6 +51,7 @@ use crate::decode::{EventPasses, Reader};
 use crate::dtd::{Builtin, RecordId, RecordType};
 use crate::io::{IoError, Output, StagedFolder};
 
+pub use batches::RecordTable;
 use export::write_parquet_in;
 pub use heap::{
     batches, HeapBatches, HeapOptions, HeapReading, HeapRows, HeapTable, HeapTableError,

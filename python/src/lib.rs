@@ -1,0 +1,593 @@
+//! `metatf._metatf`: the extension module under the Python package `metatf` (docs/python.md).
+//!
+//! A trace is opened once ([`metatf::OpenOptions`], as `mtf` opens it: mapped, or a compressed
+//! trace decompressed and spooled) and shared by every table read from it. Tables leave as Arrow
+//! record batches through the Arrow C data interface (arrow's `pyarrow` bridge): pyarrow takes
+//! the buffers Rust filled, without a copy and without Python objects per value. Every error is a
+//! `metatf.Error` (python/metatf/_errors.py) with the library's diagnostic code.
+
+// Design: the batches of `Trace.batches` are made on a thread of their own that owns a share of
+// the opened trace (`Arc<Opened>`) and hands them over a channel of two batches: a
+// `pyarrow.RecordBatchReader` over a trace of any length holds a few batches, never the table,
+// and no Rust borrow outlives a Python call. `Trace.table` and the others gather the batches
+// with the interpreter released and give one `pyarrow.Table`.
+
+use std::path::{Path, PathBuf};
+use std::sync::mpsc::{sync_channel, Receiver};
+use std::sync::Arc;
+
+use arrow::pyarrow::{IntoPyArrow, Table};
+use arrow::record_batch::RecordBatchReader;
+use arrow_array::{ArrayRef, DictionaryArray, RecordBatch, StringArray, UInt64Array, UInt8Array};
+use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
+use metatf::columnar::{HeapOptions, HeapTable, RecordTable};
+use metatf::command::jobs::Faults;
+use metatf::command::stats::StatsOptions;
+use metatf::command::Warning;
+use metatf::decode::Event;
+use metatf::dtd::RecordId;
+use metatf::{OpenError, OpenOptions, Opened};
+use miette::Diagnostic;
+use pyo3::prelude::*;
+
+/// Rows per batch unless the caller says otherwise.
+const BATCH_ROWS: usize = 64 * 1024;
+
+/// Where an error came from, for its Python class and attributes.
+struct Raised {
+    class: &'static str,
+    message: String,
+    code: Option<String>,
+    path: Option<PathBuf>,
+    offset: Option<u64>,
+}
+
+impl Raised {
+    fn of(class: &'static str, e: &dyn Diagnostic, path: Option<&Path>) -> Raised {
+        let mut message = e.to_string();
+        if let Some(help) = e.help() {
+            message.push_str(&format!("\n  help: {help}"));
+        }
+        Raised {
+            class,
+            message,
+            code: e.code().map(|c| c.to_string()),
+            path: path.map(Path::to_path_buf),
+            offset: None,
+        }
+    }
+
+    /// The Python exception: an instance of `metatf.<class>` with `code`, `path`, `offset`.
+    fn into_py(self, py: Python<'_>) -> PyErr {
+        let made = (|| -> PyResult<PyErr> {
+            let errors = py.import("metatf._errors")?;
+            let class = errors.getattr(self.class)?;
+            let e = class.call1((self.message.clone(),))?;
+            e.setattr("code", self.code.clone())?;
+            e.setattr("path", self.path.as_ref().map(|p| p.display().to_string()))?;
+            e.setattr("offset", self.offset)?;
+            Ok(PyErr::from_value(e))
+        })();
+        made.unwrap_or_else(|e| e)
+    }
+}
+
+/// The class of an error opening a trace.
+fn open_error(e: &OpenError, path: &Path) -> Raised {
+    use metatf::io::IoError;
+    let class = match e {
+        OpenError::Io(IoError::Open { source, .. })
+            if source.kind() == std::io::ErrorKind::NotFound =>
+        {
+            "TraceNotFoundError"
+        }
+        OpenError::Io(_) => "OpenError",
+        OpenError::Container(_) => "DecodeError",
+        OpenError::Dtd(_) | OpenError::DtdNotFound { .. } => "DtdError",
+    };
+    let mut r = Raised::of(class, e, Some(path));
+    if let OpenError::Container(c) = e {
+        r.offset = c.offset();
+    }
+    r
+}
+
+/// A trace opened with its DTD (`metatf.open`).
+#[pyclass(frozen, module = "metatf")]
+struct Trace {
+    opened: Arc<Opened>,
+    path: PathBuf,
+}
+
+/// One of the tables `Trace.batches` gives.
+enum Which {
+    Records,
+    Heap(HeapTable),
+    Record(RecordId),
+}
+
+impl Trace {
+    fn raise(&self, class: &'static str, e: &dyn Diagnostic) -> Raised {
+        Raised::of(class, e, Some(&self.path))
+    }
+
+    /// The record types that have a table, by the name `mtf export` gives their files.
+    fn record_tables(&self) -> Vec<(String, RecordId)> {
+        let schema = self.opened.schema();
+        (0..schema.records.len())
+            .filter_map(|i| {
+                let id = i as RecordId;
+                let name = metatf::columnar::file_name_as(
+                    schema,
+                    id,
+                    metatf::columnar::ColumnarFormat::Arrow,
+                );
+                let stem = name.strip_suffix(".arrow")?.to_string();
+                let rt = &schema.records[i];
+                let has_table = !matches!(
+                    rt.builtin,
+                    Some(metatf::dtd::Builtin::Section | metatf::dtd::Builtin::Metadata)
+                );
+                has_table.then_some((stem, id))
+            })
+            .collect()
+    }
+
+    fn which(&self, name: &str, heap: bool) -> Result<Which, Raised> {
+        if heap {
+            match name {
+                "records" => return Ok(Which::Records),
+                "events" => return Ok(Which::Heap(HeapTable::Events)),
+                "blocks" => return Ok(Which::Heap(HeapTable::Blocks)),
+                _ => {}
+            }
+        }
+        let tables = self.record_tables();
+        if let Some((_, id)) = tables.iter().find(|(n, _)| n == name) {
+            return Ok(Which::Record(*id));
+        }
+        let names: Vec<&str> = tables.iter().map(|(n, _)| n.as_str()).collect();
+        Err(Raised {
+            class: "TableError",
+            message: format!(
+                "{}: no table `{name}`; the trace's record types are {}{}",
+                self.path.display(),
+                names.join(", "),
+                if heap {
+                    ", and the tables records, events, blocks"
+                } else {
+                    ""
+                }
+            ),
+            code: Some("mtf::python::no_table".into()),
+            path: Some(self.path.clone()),
+            offset: None,
+        })
+    }
+
+    /// Every batch of a table, made on this thread (the interpreter released by the caller).
+    fn gather(
+        &self,
+        which: &Which,
+        batch_rows: usize,
+    ) -> Result<(SchemaRef, Vec<RecordBatch>), Raised> {
+        let mut batches = Vec::new();
+        let schema = produce(&self.opened, &self.path, which, batch_rows, &mut |b| {
+            batches.push(b);
+            true
+        })?;
+        Ok((schema, batches))
+    }
+
+    fn table_of(&self, py: Python<'_>, which: Which, batch_rows: usize) -> PyResult<Py<PyAny>> {
+        let (schema, batches) = py
+            .detach(|| self.gather(&which, batch_rows))
+            .map_err(|r| r.into_py(py))?;
+        let table = Table::try_new(batches, schema)
+            .map_err(|e| arrow_raised(&e, &self.path).into_py(py))?;
+        Ok(table.into_pyarrow(py)?.unbind())
+    }
+}
+
+fn arrow_raised(e: &ArrowError, path: &Path) -> Raised {
+    Raised {
+        class: "Error",
+        message: format!("{}: {e}", path.display()),
+        code: Some("mtf::python::arrow".into()),
+        path: Some(path.to_path_buf()),
+        offset: None,
+    }
+}
+
+/// The schema of `records`: one row per record of the trace.
+fn records_schema() -> SchemaRef {
+    Arc::new(Schema::new(vec![
+        Field::new("record_index", DataType::UInt64, false),
+        Field::new("byte_offset", DataType::UInt64, false),
+        Field::new("section", DataType::UInt8, false),
+        Field::new(
+            "type",
+            DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8)),
+            false,
+        ),
+    ]))
+}
+
+/// Makes the batches of `which`, each given to `each` (which returns false to stop); the schema
+/// once done. A record that cannot be decoded stops the table with its error (a trace opened
+/// with `salvage=True` gives the rows of the regions that can be read).
+fn produce(
+    o: &Opened,
+    path: &Path,
+    which: &Which,
+    batch_rows: usize,
+    each: &mut dyn FnMut(RecordBatch) -> bool,
+) -> Result<SchemaRef, Raised> {
+    let batch_rows = batch_rows.max(1);
+    let reader = o.reader();
+    let salvaged = o.damage().is_some();
+    let decode = |message: String, offset: Option<u64>| Raised {
+        class: "DecodeError",
+        message: format!("{}: {message}", path.display()),
+        code: Some("mtf::decode::record".into()),
+        path: Some(path.to_path_buf()),
+        offset,
+    };
+    match which {
+        Which::Records => {
+            let schema = records_schema();
+            let names: Vec<&str> = o.schema().records.iter().map(|r| r.name.as_str()).collect();
+            let values: ArrayRef = Arc::new(StringArray::from(names));
+            let (mut index, mut offset, mut section, mut types) =
+                (Vec::new(), Vec::new(), Vec::new(), Vec::new());
+            let mut flush = |index: &mut Vec<u64>,
+                             offset: &mut Vec<u64>,
+                             section: &mut Vec<u8>,
+                             types: &mut Vec<u8>|
+             -> Result<bool, Raised> {
+                let keys = UInt8Array::from(std::mem::take(types));
+                let dict = DictionaryArray::try_new(keys, values.clone())
+                    .map_err(|e| arrow_raised(&e, path))?;
+                let batch = RecordBatch::try_new(
+                    schema.clone(),
+                    vec![
+                        Arc::new(UInt64Array::from(std::mem::take(index))),
+                        Arc::new(UInt64Array::from(std::mem::take(offset))),
+                        Arc::new(UInt8Array::from(std::mem::take(section))),
+                        Arc::new(dict),
+                    ],
+                )
+                .map_err(|e| arrow_raised(&e, path))?;
+                Ok(each(batch))
+            };
+            let mut records = reader.records();
+            while let Some(event) = records.next() {
+                match event {
+                    Event::Record(v) => {
+                        index.push(v.index());
+                        offset.push(v.offset());
+                        section.push(v.section());
+                        // Design: at most 256 record types per DTD (the tag is a byte), so
+                        // their names as a dictionary of u8 keys.
+                        types.push(v.record_id() as u8);
+                        if index.len() >= batch_rows
+                            && !flush(&mut index, &mut offset, &mut section, &mut types)?
+                        {
+                            return Ok(schema);
+                        }
+                    }
+                    Event::Problem(p) if !salvaged => {
+                        return Err(decode(p.to_string(), None));
+                    }
+                    _ => {}
+                }
+            }
+            if !index.is_empty() {
+                flush(&mut index, &mut offset, &mut section, &mut types)?;
+            }
+            Ok(schema)
+        }
+        Which::Heap(table) => {
+            let mut options = HeapOptions {
+                batch_rows,
+                refuse_problems: !salvaged,
+                ..HeapOptions::default()
+            };
+            // Names of sites that come after the rows needing them (an imported heaptrack
+            // trace's tables at its end): a first reading finds them, as `mtf export` does.
+            let late = {
+                let mut first = metatf::columnar::batches(&reader, *table, options.clone())
+                    .map_err(|e| Raised::of("DecodeError", &e, Some(path)))?;
+                for b in first.by_ref() {
+                    b.map_err(|e| Raised::of("DecodeError", &e, Some(path)))?;
+                }
+                first.late_names()
+            };
+            if !late.is_empty() {
+                options.site_names = Arc::new(late);
+            }
+            let batches = metatf::columnar::batches(&reader, *table, options)
+                .map_err(|e| Raised::of("DecodeError", &e, Some(path)))?;
+            for b in batches {
+                let b = b.map_err(|e| Raised::of("DecodeError", &e, Some(path)))?;
+                if !each(b) {
+                    break;
+                }
+            }
+            Ok(table.schema())
+        }
+        Which::Record(id) => {
+            let Some(mut t) = RecordTable::observe(&reader, *id) else {
+                return Ok(Arc::new(Schema::empty()));
+            };
+            if t.problems() > 0 && !salvaged {
+                return Err(decode(
+                    format!(
+                        "{} record(s) or region(s) cannot be decoded (`mtf check` lists them)",
+                        t.problems()
+                    ),
+                    None,
+                ));
+            }
+            let schema = t.schema();
+            t.batches(&reader, batch_rows, each)
+                .map_err(|e| Raised::of("Error", &e, Some(path)))?;
+            Ok(schema)
+        }
+    }
+}
+
+/// A `RecordBatchReader` over the batches a producing thread sends.
+struct Channel {
+    schema: SchemaRef,
+    rx: Receiver<Result<RecordBatch, ArrowError>>,
+}
+
+impl Iterator for Channel {
+    type Item = Result<RecordBatch, ArrowError>;
+
+    fn next(&mut self) -> Option<Self::Item> {
+        self.rx.recv().ok()
+    }
+}
+
+impl RecordBatchReader for Channel {
+    fn schema(&self) -> SchemaRef {
+        self.schema.clone()
+    }
+}
+
+#[pymethods]
+impl Trace {
+    /// The trace's path as given to `metatf.open`.
+    #[getter]
+    fn path(&self) -> String {
+        self.path.display().to_string()
+    }
+
+    /// The name of the DTD the trace was read with.
+    #[getter]
+    fn dtd(&self) -> String {
+        self.opened.schema().name.clone()
+    }
+
+    /// The record types that have a table (every type but `section` and `metadata`), named as
+    /// `mtf export` names their files: `RECORD`, or `SECTION.RECORD` where two sections define
+    /// a record type of that name.
+    #[getter]
+    fn record_types(&self) -> Vec<String> {
+        self.record_tables().into_iter().map(|(n, _)| n).collect()
+    }
+
+    /// The records of one record type as a `pyarrow.Table`, as `mtf export --to arrow` writes
+    /// them: `record_index`, `byte_offset`, `section`, then one column per field of the DTD
+    /// with its interpreted value (docs/query.md).
+    #[pyo3(signature = (name, *, batch_rows = BATCH_ROWS))]
+    fn table(&self, py: Python<'_>, name: &str, batch_rows: usize) -> PyResult<Py<PyAny>> {
+        let which = self.which(name, false).map_err(|r| r.into_py(py))?;
+        self.table_of(py, which, batch_rows)
+    }
+
+    /// One row per record of the trace, in trace order: `record_index`, `byte_offset`,
+    /// `section`, `type` (the record type's name, dictionary-encoded).
+    #[pyo3(signature = (*, batch_rows = BATCH_ROWS))]
+    fn records(&self, py: Python<'_>, batch_rows: usize) -> PyResult<Py<PyAny>> {
+        self.table_of(py, Which::Records, batch_rows)
+    }
+
+    /// One row per heap event, as `mtf export --table events` writes them (docs/query.md).
+    #[pyo3(signature = (*, batch_rows = BATCH_ROWS))]
+    fn events(&self, py: Python<'_>, batch_rows: usize) -> PyResult<Py<PyAny>> {
+        self.table_of(py, Which::Heap(HeapTable::Events), batch_rows)
+    }
+
+    /// One row per block lifetime, as `mtf export --table blocks` writes them (docs/query.md).
+    #[pyo3(signature = (*, batch_rows = BATCH_ROWS))]
+    fn blocks(&self, py: Python<'_>, batch_rows: usize) -> PyResult<Py<PyAny>> {
+        self.table_of(py, Which::Heap(HeapTable::Blocks), batch_rows)
+    }
+
+    /// A table as a `pyarrow.RecordBatchReader` that decodes while it is read: `records`,
+    /// `events`, `blocks`, or a record type's name.
+    #[pyo3(signature = (name, *, batch_rows = BATCH_ROWS))]
+    fn batches(&self, py: Python<'_>, name: &str, batch_rows: usize) -> PyResult<Py<PyAny>> {
+        let which = self.which(name, true).map_err(|r| r.into_py(py))?;
+        let opened = self.opened.clone();
+        let path = self.path.clone();
+        let (schema_tx, schema_rx) = sync_channel::<Result<SchemaRef, Raised>>(1);
+        let (tx, rx) = sync_channel::<Result<RecordBatch, ArrowError>>(2);
+        std::thread::spawn(move || {
+            // The schema first: known before any row for every table but a record type's,
+            // whose first pass types its columns.
+            let known = match &which {
+                Which::Records => Some(records_schema()),
+                Which::Heap(t) => Some(t.schema()),
+                Which::Record(_) => None,
+            };
+            let mut schema_tx = Some(schema_tx);
+            if let (Some(s), Some(stx)) = (known, schema_tx.take()) {
+                let _ = stx.send(Ok(s));
+            }
+            let mut first = true;
+            let result = produce(&opened, &path, &which, batch_rows, &mut |b| {
+                if first {
+                    first = false;
+                    if let Some(stx) = schema_tx.take() {
+                        let _ = stx.send(Ok(b.schema()));
+                    }
+                }
+                tx.send(Ok(b)).is_ok()
+            });
+            match result {
+                Ok(s) => {
+                    if let Some(stx) = schema_tx.take() {
+                        let _ = stx.send(Ok(s));
+                    }
+                }
+                Err(r) => match schema_tx.take() {
+                    Some(stx) => {
+                        let _ = stx.send(Err(r));
+                    }
+                    None => {
+                        let _ = tx.send(Err(ArrowError::ExternalError(Box::new(
+                            std::io::Error::other(format!(
+                                "{} [{}]",
+                                r.message,
+                                r.code.unwrap_or_default()
+                            )),
+                        ))));
+                    }
+                },
+            }
+        });
+        let schema = py
+            .detach(move || schema_rx.recv())
+            .map_err(|_| {
+                Raised {
+                    class: "Error",
+                    message: format!("{}: the reading thread stopped", self.path.display()),
+                    code: Some("mtf::python::thread".into()),
+                    path: Some(self.path.clone()),
+                    offset: None,
+                }
+                .into_py(py)
+            })?
+            .map_err(|r| r.into_py(py))?;
+        let reader: Box<dyn RecordBatchReader + Send> = Box::new(Channel { schema, rx });
+        Ok(reader.into_pyarrow(py)?.unbind())
+    }
+
+    /// The figures of `mtf stats -f json` as a dict (docs/stats.md has the schema): records and
+    /// integer fields per type, and per namespace the heap figures; `top` sites per ranking.
+    #[pyo3(signature = (*, top = 10))]
+    fn stats(&self, py: Python<'_>, top: usize) -> PyResult<Py<PyAny>> {
+        let mut warnings = Vec::new();
+        let text = py
+            .detach(|| {
+                let stats = metatf::command::stats::stats(
+                    &self.opened,
+                    &self.path,
+                    &StatsOptions::default(),
+                    Faults::default(),
+                    &mut |w| warnings.push(warning_text(w)),
+                )
+                .map_err(|e| self.raise("Error", &e))?;
+                serde_json::to_string(&stats.to_json(top)).map_err(|e| Raised {
+                    class: "Error",
+                    message: e.to_string(),
+                    code: Some("mtf::python::json".into()),
+                    path: Some(self.path.clone()),
+                    offset: None,
+                })
+            })
+            .map_err(|r| r.into_py(py))?;
+        if !warnings.is_empty() {
+            let warn = py.import("warnings")?;
+            for w in warnings {
+                warn.call_method1("warn", (w,))?;
+            }
+        }
+        Ok(py.import("json")?.call_method1("loads", (text,))?.unbind())
+    }
+
+    /// The result of an SQL query over this trace's tables (a table per record type,
+    /// `records`, `events`, `blocks`: docs/query.md) as a `pyarrow.Table`.
+    fn sql(&self, py: Python<'_>, query: &str) -> PyResult<Py<PyAny>> {
+        sql::query(py, self, query)
+    }
+
+    fn __repr__(&self) -> String {
+        format!(
+            "metatf.Trace({:?}, dtd={:?})",
+            self.path.display().to_string(),
+            self.opened.schema().name
+        )
+    }
+}
+
+#[cfg(feature = "sql")]
+mod sql {
+    use super::*;
+
+    pub(super) fn query(py: Python<'_>, t: &Trace, query: &str) -> PyResult<Py<PyAny>> {
+        let paths = [t.path.clone()];
+        let (schema, batches) = py
+            .detach(|| metatf::sql::query(&paths, query))
+            .map_err(|e| t.raise("SqlError", &e).into_py(py))?;
+        let table =
+            Table::try_new(batches, schema).map_err(|e| arrow_raised(&e, &t.path).into_py(py))?;
+        Ok(table.into_pyarrow(py)?.unbind())
+    }
+}
+
+#[cfg(not(feature = "sql"))]
+mod sql {
+    use super::*;
+
+    pub(super) fn query(py: Python<'_>, t: &Trace, _query: &str) -> PyResult<Py<PyAny>> {
+        Err(Raised {
+            class: "SqlError",
+            message: "this build of metatf has no SQL engine: build the package with the cargo feature `sql` (docs/python.md)".into(),
+            code: Some("mtf::python::no_sql".into()),
+            path: Some(t.path.clone()),
+            offset: None,
+        }
+        .into_py(py))
+    }
+}
+
+/// A warning of a command as `mtf` words it.
+fn warning_text(w: Warning) -> String {
+    match w {
+        Warning::IndexSkipped(e) => format!("{e} (decoding from the start of the trace instead)"),
+        Warning::IndexNotForPlan(e) => format!("{e} (decoding without the index)"),
+        Warning::PastEnd(note) => note,
+        other => format!("{other:?}"),
+    }
+}
+
+/// Open a trace with its DTD.
+#[pyfunction]
+#[pyo3(signature = (path, dtd = None, *, salvage = false))]
+fn open(py: Python<'_>, path: PathBuf, dtd: Option<PathBuf>, salvage: bool) -> PyResult<Trace> {
+    let options = OpenOptions::from_env()
+        .map_err(|e| Raised::of("OpenError", &e, Some(&path)).into_py(py))?
+        .dtd_opt(dtd)
+        .salvage(salvage);
+    let opened = py
+        .detach(|| options.open(&path))
+        .map_err(|e| open_error(&e, &path).into_py(py))?;
+    Ok(Trace {
+        opened: Arc::new(opened),
+        path,
+    })
+}
+
+#[pymodule]
+fn _metatf(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_function(wrap_pyfunction!(open, m)?)?;
+    m.add_class::<Trace>()?;
+    m.add("__version__", env!("CARGO_PKG_VERSION"))?;
+    m.add("HAS_SQL", cfg!(feature = "sql"))?;
+    Ok(())
+}
