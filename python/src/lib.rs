@@ -425,8 +425,10 @@ impl Trace {
                 Which::Record(_) => None,
             };
             let mut schema_tx = Some(schema_tx);
-            if let (Some(s), Some(stx)) = (known, schema_tx.take()) {
-                let _ = stx.send(Ok(s));
+            if let Some(s) = known {
+                if let Some(stx) = schema_tx.take() {
+                    let _ = stx.send(Ok(s));
+                }
             }
             let mut first = true;
             let result = produce(&opened, &path, &which, batch_rows, &mut |b| {
