@@ -6,9 +6,9 @@
 //! # fn main() -> Result<(), Box<dyn std::error::Error>> {
 //! let opened = metatf::open("traces/hatf-le32.mtf")?;
 //! let reader = opened.reader();
-//! let id = opened.schema().records.iter().position(|r| r.name == "alloc").unwrap_or(0);
+//! let id = opened.schema().records.iter().position(|r| r.name == "alloc").ok_or("no alloc")?;
 //! let mut table = metatf::columnar::RecordTable::observe(&reader, id as metatf::dtd::RecordId)
-//!     .ok_or("not a record type with rows")?;
+//!     .ok_or("not a record type with a table")?;
 //! let mut rows = 0;
 //! table.batches(&reader, 1024, &mut |b| {
 //!     rows += b.num_rows() as u64;
@@ -128,5 +128,102 @@ impl RecordTable {
                 path: file_name_as(reader.schema(), self.record, ColumnarFormat::Arrow).into(),
                 message,
             })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use std::sync::Arc;
+
+    use arrow_select::concat::concat_batches;
+    use parquet::arrow::arrow_reader::ParquetRecordBatchReaderBuilder;
+
+    use super::*;
+    use crate::columnar::{file_name, write_parquet, ParquetOptions};
+
+    /// Every record type of every sample trace: the batches in memory are the rows of the
+    /// Parquet file the export writes, column for column (read back by the parquet crate).
+    #[test]
+    fn batches_are_the_rows_of_the_exported_file() -> Result<(), Box<dyn std::error::Error>> {
+        let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR"));
+        let mut compared = 0;
+        for entry in std::fs::read_dir(root.join("traces"))? {
+            let path = entry?.path();
+            if path.extension().is_none_or(|e| e != "mtf") {
+                continue;
+            }
+            let opened = crate::open(&path)?;
+            let reader = opened.reader();
+            let dir = tempfile::tempdir()?;
+            let out = dir.path().join("pq");
+            write_parquet(&reader, &out, &ParquetOptions::default(), &mut |_| {})?;
+            for id in 0..reader.schema().records.len() {
+                let id = id as RecordId;
+                let Some(mut table) = RecordTable::observe(&reader, id) else {
+                    continue;
+                };
+                let mut mine = Vec::new();
+                table.batches(&reader, 5, &mut |b| {
+                    mine.push(b);
+                    true
+                })?;
+                assert!(mine.iter().all(|b| b.num_rows() <= 5));
+                let rows: usize = mine.iter().map(|b| b.num_rows()).sum();
+                assert_eq!(rows as u64, table.rows());
+                let file = out.join(file_name(reader.schema(), id));
+                if !file.exists() {
+                    assert_eq!(rows, 0, "{}: {}", path.display(), file.display());
+                    continue;
+                }
+                let theirs: Vec<_> =
+                    ParquetRecordBatchReaderBuilder::try_new(std::fs::File::open(&file)?)?
+                        .build()?
+                        .collect::<Result<_, _>>()?;
+                let schema = table.schema();
+                let a = concat_batches(&schema, &mine)?;
+                let b = concat_batches(&theirs[0].schema(), &theirs)?;
+                assert_eq!(a.num_rows(), b.num_rows(), "{}", file.display());
+                assert_eq!(a.num_columns(), b.num_columns(), "{}", file.display());
+                for (x, y) in a.columns().iter().zip(b.columns()) {
+                    let x = arrow_cast_plain(x);
+                    let y = arrow_cast_plain(y);
+                    assert_eq!(x, y, "{}", file.display());
+                }
+                compared += 1;
+            }
+        }
+        assert!(compared > 20, "{compared} tables compared");
+        Ok(())
+    }
+
+    /// A column as its values' text (dictionaries unpacked, whatever the reader chose).
+    fn arrow_cast_plain(a: &Arc<dyn arrow_array::Array>) -> Vec<String> {
+        (0..a.len())
+            .map(|i| {
+                let s = a.slice(i, 1);
+                format!("{:?}", ScalarText(&s))
+            })
+            .collect()
+    }
+
+    struct ScalarText<'a>(&'a Arc<dyn arrow_array::Array>);
+
+    impl std::fmt::Debug for ScalarText<'_> {
+        fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+            use arrow_array::cast::AsArray;
+            use arrow_array::types::Int32Type;
+            use arrow_array::Array;
+            match self.0.as_dictionary_opt::<Int32Type>() {
+                Some(d) => {
+                    if d.is_null(0) {
+                        write!(f, "null")
+                    } else {
+                        let k = d.keys().value(0) as usize;
+                        write!(f, "{:?}", d.values().slice(k, 1))
+                    }
+                }
+                None => write!(f, "{:?}", self.0),
+            }
+        }
     }
 }
