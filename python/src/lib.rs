@@ -16,9 +16,10 @@ use std::path::{Path, PathBuf};
 use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
-use arrow::pyarrow::{IntoPyArrow, Table};
-use arrow::record_batch::RecordBatchReader;
-use arrow_array::{ArrayRef, DictionaryArray, RecordBatch, StringArray, UInt64Array, UInt8Array};
+use arrow_array::{
+    ArrayRef, DictionaryArray, RecordBatch, RecordBatchReader, StringArray, UInt64Array, UInt8Array,
+};
+use arrow_pyarrow::{IntoPyArrow, Table};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
 use metatf::columnar::{HeapOptions, HeapTable, RecordTable};
 use metatf::command::jobs::Faults;
