@@ -98,6 +98,9 @@ fn open_error(e: &OpenError, path: &Path) -> Raised {
 struct Trace {
     opened: Arc<Opened>,
     path: PathBuf,
+    /// Opened with `salvage=True`: records that cannot be decoded are left out of the tables
+    /// (as `mtf export` leaves them out) rather than raised.
+    salvage: bool,
 }
 
 /// One of the tables `Trace.batches` gives.
@@ -173,7 +176,8 @@ impl Trace {
         batch_rows: usize,
     ) -> Result<(SchemaRef, Vec<RecordBatch>), Raised> {
         let mut batches = Vec::new();
-        let schema = produce(&self.opened, &self.path, which, batch_rows, &mut |b| {
+        let (o, path) = (&self.opened, &self.path);
+        let schema = produce(o, path, self.salvage, which, batch_rows, &mut |b| {
             batches.push(b);
             true
         })?;
@@ -220,20 +224,13 @@ fn records_schema() -> SchemaRef {
 fn produce(
     o: &Opened,
     path: &Path,
+    salvage: bool,
     which: &Which,
     batch_rows: usize,
     each: &mut dyn FnMut(RecordBatch) -> bool,
 ) -> Result<SchemaRef, Raised> {
     let batch_rows = batch_rows.max(1);
     let reader = o.reader();
-    let salvaged = o.damage().is_some();
-    let decode = |message: String, offset: Option<u64>| Raised {
-        class: "DecodeError",
-        message: format!("{}: {message}", path.display()),
-        code: Some("mtf::decode::record".into()),
-        path: Some(path.to_path_buf()),
-        offset,
-    };
     match which {
         Which::Records => {
             let schema = records_schema();
@@ -277,8 +274,8 @@ fn produce(
                             return Ok(schema);
                         }
                     }
-                    Event::Problem(p) if !salvaged => {
-                        return Err(decode(p.to_string(), None));
+                    Event::Problem(_) | Event::Damage(_) if !salvage => {
+                        return Err(first_fault(o, path));
                     }
                     _ => {}
                 }
@@ -291,26 +288,30 @@ fn produce(
         Which::Heap(table) => {
             let mut options = HeapOptions {
                 batch_rows,
-                refuse_problems: !salvaged,
+                refuse_problems: !salvage,
                 ..HeapOptions::default()
             };
             // Names of sites that come after the rows needing them (an imported heaptrack
             // trace's tables at its end): a first reading finds them, as `mtf export` does.
+            let heap_error = |e: metatf::columnar::HeapTableError| match e {
+                metatf::columnar::HeapTableError::Damaged { .. } => first_fault(o, path),
+                e => Raised::of("Error", &e, Some(path)),
+            };
             let late = {
                 let mut first = metatf::columnar::batches(&reader, *table, options.clone())
-                    .map_err(|e| Raised::of("DecodeError", &e, Some(path)))?;
+                    .map_err(heap_error)?;
                 for b in first.by_ref() {
-                    b.map_err(|e| Raised::of("DecodeError", &e, Some(path)))?;
+                    b.map_err(heap_error)?;
                 }
                 first.late_names()
             };
             if !late.is_empty() {
                 options.site_names = Arc::new(late);
             }
-            let batches = metatf::columnar::batches(&reader, *table, options)
-                .map_err(|e| Raised::of("DecodeError", &e, Some(path)))?;
+            let batches =
+                metatf::columnar::batches(&reader, *table, options).map_err(heap_error)?;
             for b in batches {
-                let b = b.map_err(|e| Raised::of("DecodeError", &e, Some(path)))?;
+                let b = b.map_err(heap_error)?;
                 if !each(b) {
                     break;
                 }
@@ -321,20 +322,42 @@ fn produce(
             let Some(mut t) = RecordTable::observe(&reader, *id) else {
                 return Ok(Arc::new(Schema::empty()));
             };
-            if t.problems() > 0 && !salvaged {
-                return Err(decode(
-                    format!(
-                        "{} record(s) or region(s) cannot be decoded (`mtf check` lists them)",
-                        t.problems()
-                    ),
-                    None,
-                ));
+            if t.problems() > 0 && !salvage {
+                return Err(first_fault(o, path));
             }
             let schema = t.schema();
             t.batches(&reader, batch_rows, each)
                 .map_err(|e| Raised::of("Error", &e, Some(path)))?;
             Ok(schema)
         }
+    }
+}
+
+/// The first record of `o` that cannot be decoded, or damaged region, as an error: the tables
+/// of a trace not opened with `salvage=True` hold every record or raise this.
+fn first_fault(o: &Opened, path: &Path) -> Raised {
+    let reader = o.reader();
+    let mut records = reader.records();
+    while let Some(event) = records.next() {
+        let (mut r, offset) = match event {
+            Event::Record(_) => continue,
+            Event::Problem(p) => (Raised::of("DecodeError", &*p, Some(path)), p.at.offset),
+            Event::Damage(d) => (Raised::of("DecodeError", &*d, Some(path)), d.at.offset),
+        };
+        r.message = format!(
+            "{}: {}\n  help: `mtf check` lists every problem; metatf.open(..., salvage=True) reads the records that can be decoded",
+            path.display(),
+            r.message
+        );
+        r.offset = Some(offset);
+        return r;
+    }
+    Raised {
+        class: "DecodeError",
+        message: format!("{}: a record cannot be decoded", path.display()),
+        code: Some("mtf::decode::record".into()),
+        path: Some(path.to_path_buf()),
+        offset: None,
     }
 }
 
@@ -415,6 +438,7 @@ impl Trace {
         let which = self.which(name, true).map_err(|r| r.into_py(py))?;
         let opened = self.opened.clone();
         let path = self.path.clone();
+        let salvage = self.salvage;
         let (schema_tx, schema_rx) = sync_channel::<Result<SchemaRef, Raised>>(1);
         let (tx, rx) = sync_channel::<Result<RecordBatch, ArrowError>>(2);
         std::thread::spawn(move || {
@@ -432,7 +456,7 @@ impl Trace {
                 }
             }
             let mut first = true;
-            let result = produce(&opened, &path, &which, batch_rows, &mut |b| {
+            let result = produce(&opened, &path, salvage, &which, batch_rows, &mut |b| {
                 if first {
                     first = false;
                     if let Some(stx) = schema_tx.take() {
@@ -583,6 +607,7 @@ fn open(py: Python<'_>, path: PathBuf, dtd: Option<PathBuf>, salvage: bool) -> P
     Ok(Trace {
         opened: Arc::new(opened),
         path,
+        salvage,
     })
 }
 

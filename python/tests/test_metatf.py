@@ -247,6 +247,39 @@ def test_a_damaged_trace_raises_with_a_code_and_an_offset(tmp_path):
     assert 0 < t.records().num_rows < metatf.open(ROOT / "traces" / "hatf-le32.mtf").records().num_rows
 
 
+def test_a_record_that_cannot_be_decoded(tmp_path):
+    """An intact container with a record whose tag is unknown: every table raises at it (with
+    its offset and code) unless the trace is opened with salvage=True."""
+    src = ROOT / "traces" / "hatf-le32.mtf"
+    dtd = ROOT / "dtds" / "hatf10.dtd"
+    whole = metatf.open(src)
+    records = whole.records()
+    types = records.column("type").to_pylist()
+    k = types.index("alloc", types.index("alloc") + 2)  # an allocation in the middle
+    offset = records.column("byte_offset")[k].as_py()
+    data = bytearray(src.read_bytes())
+    data[offset] = 0xEE
+    bad = tmp_path / "bad.mtf"
+    bad.write_bytes(bytes(data))
+    t = metatf.open(bad, dtd=dtd)
+    for make in (t.records, t.events, t.blocks, lambda: t.table("alloc"),
+                 lambda: t.batches("alloc")):
+        with pytest.raises(metatf.DecodeError) as e:
+            make()
+        assert e.value.offset == offset
+        assert e.value.code == "mtf::trace::unknown_tag"
+        assert e.value.path == str(bad)
+        assert "salvage=True" in str(e.value)
+    # A stream whose schema is known before the first row ends with pyarrow's error, which
+    # names the code.
+    with pytest.raises(pa.ArrowInvalid, match="mtf::trace::unknown_tag"):
+        t.batches("blocks").read_all()
+    salvaged = metatf.open(bad, dtd=dtd, salvage=True)
+    assert salvaged.records().num_rows < records.num_rows
+    assert 0 < salvaged.table("alloc").num_rows < whole.table("alloc").num_rows
+    assert salvaged.blocks().num_rows < whole.blocks().num_rows
+
+
 def test_a_header_that_is_not_a_trace(tmp_path):
     bad = tmp_path / "bad.mtf"
     bad.write_bytes(b"not a trace at all, just some text\n" * 4)

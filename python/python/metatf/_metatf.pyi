@@ -58,8 +58,8 @@ class Trace:
     def batches(self, name: str, *, batch_rows: int = 65536) -> pyarrow.RecordBatchReader:
         """A table as a stream of record batches, decoded on a thread of its own while it is
         read (a few batches in memory, whatever the trace's length): ``records``, ``events``,
-        ``blocks``, or a record type's name. An error met after the first batch is raised by
-        pyarrow as an ``OSError`` naming the library's code."""
+        ``blocks``, or a record type's name. An error met after the schema was given ends the
+        stream with ``pyarrow.ArrowInvalid``, whose message names the library's code."""
     def stats(self, *, top: int = 10) -> Dict[str, Any]:
         """The figures of ``mtf stats -f json`` (docs/stats.md): records and integer fields per
         type, per namespace the peak of live bytes and when, totals, leaks, lifetimes, sizes,
