@@ -175,13 +175,21 @@ impl Trace {
         which: &Which,
         batch_rows: usize,
     ) -> Result<(SchemaRef, Vec<RecordBatch>), Raised> {
-        let mut batches = Vec::new();
+        let batches = std::cell::RefCell::new(Vec::new());
         let (o, path) = (&self.opened, &self.path);
-        let schema = produce(o, path, self.salvage, which, batch_rows, &mut |b| {
-            batches.push(b);
-            true
-        })?;
-        Ok((schema, batches))
+        let schema = produce(
+            o,
+            path,
+            self.salvage,
+            which,
+            batch_rows,
+            &mut |b| {
+                batches.borrow_mut().push(b);
+                true
+            },
+            Some(&mut || batches.borrow_mut().clear()),
+        )?;
+        Ok((schema, batches.into_inner()))
     }
 
     fn table_of(&self, py: Python<'_>, which: Which, batch_rows: usize) -> PyResult<Py<PyAny>> {
@@ -228,6 +236,7 @@ fn produce(
     which: &Which,
     batch_rows: usize,
     each: &mut dyn FnMut(RecordBatch) -> bool,
+    restart: Option<&mut dyn FnMut()>,
 ) -> Result<SchemaRef, Raised> {
     let batch_rows = batch_rows.max(1);
     let reader = o.reader();
@@ -291,29 +300,42 @@ fn produce(
                 refuse_problems: !salvage,
                 ..HeapOptions::default()
             };
-            // Names of sites that come after the rows needing them (an imported heaptrack
-            // trace's tables at its end): a first reading finds them, as `mtf export` does.
             let heap_error = |e: metatf::columnar::HeapTableError| match e {
                 metatf::columnar::HeapTableError::Damaged { .. } => first_fault(o, path),
                 e => Raised::of("Error", &e, Some(path)),
             };
-            let late = {
+            // Names of sites that come after the rows needing them (an imported heaptrack
+            // trace's tables at its end) are found by a first reading, as `mtf export` does:
+            // for a stream before the first batch; for a table gathered whole (`restart`), by
+            // the reading itself, made again only when such names turned up.
+            if restart.is_none() {
                 let mut first = metatf::columnar::batches(&reader, *table, options.clone())
                     .map_err(heap_error)?;
                 for b in first.by_ref() {
                     b.map_err(heap_error)?;
                 }
-                first.late_names()
-            };
-            if !late.is_empty() {
-                options.site_names = Arc::new(late);
+                let late = first.late_names();
+                if !late.is_empty() {
+                    options.site_names = Arc::new(late);
+                }
             }
-            let batches =
-                metatf::columnar::batches(&reader, *table, options).map_err(heap_error)?;
-            for b in batches {
-                let b = b.map_err(heap_error)?;
-                if !each(b) {
-                    break;
+            let mut batches =
+                metatf::columnar::batches(&reader, *table, options.clone()).map_err(heap_error)?;
+            for b in batches.by_ref() {
+                if !each(b.map_err(heap_error)?) {
+                    return Ok(table.schema());
+                }
+            }
+            let late = batches.late_names();
+            if let (Some(restart), false) = (restart, late.is_empty()) {
+                restart();
+                options.site_names = Arc::new(late);
+                let batches =
+                    metatf::columnar::batches(&reader, *table, options).map_err(heap_error)?;
+                for b in batches {
+                    if !each(b.map_err(heap_error)?) {
+                        break;
+                    }
                 }
             }
             Ok(table.schema())
@@ -456,15 +478,23 @@ impl Trace {
                 }
             }
             let mut first = true;
-            let result = produce(&opened, &path, salvage, &which, batch_rows, &mut |b| {
-                if first {
-                    first = false;
-                    if let Some(stx) = schema_tx.take() {
-                        let _ = stx.send(Ok(b.schema()));
+            let result = produce(
+                &opened,
+                &path,
+                salvage,
+                &which,
+                batch_rows,
+                &mut |b| {
+                    if first {
+                        first = false;
+                        if let Some(stx) = schema_tx.take() {
+                            let _ = stx.send(Ok(b.schema()));
+                        }
                     }
-                }
-                tx.send(Ok(b)).is_ok()
-            });
+                    tx.send(Ok(b)).is_ok()
+                },
+                None,
+            );
             match result {
                 Ok(s) => {
                     if let Some(stx) = schema_tx.take() {

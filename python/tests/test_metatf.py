@@ -200,6 +200,15 @@ def test_batches_stream_the_same_rows():
         whole = t.batches(name).read_all()
         assert pa.Table.from_batches(batches, schema=reader.schema).equals(whole)
     assert t.batches("blocks").read_all().equals(t.blocks())
+    # Site names that come after the rows needing them (an imported heaptrack trace's tables
+    # are at its end): read ahead in a stream, read again for a table; the same either way.
+    for path in TRACES:
+        t2 = metatf.open(path)
+        for name in ("blocks", "events"):
+            assert t2.batches(name).read_all().equals(getattr(t2, name)()), (path, name)
+    hb = metatf.open(ROOT / "traces" / "heaptrack.mtf").blocks()
+    named = hb.filter(pc.is_valid(hb["site"]))
+    assert named.num_rows > 0 and named["site_name"].null_count == 0
     # A reader dropped before its end stops its thread.
     reader = t.batches("records", batch_rows=1)
     next(iter(reader))
