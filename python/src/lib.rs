@@ -17,7 +17,8 @@ use std::sync::mpsc::{sync_channel, Receiver};
 use std::sync::Arc;
 
 use arrow_array::{
-    ArrayRef, DictionaryArray, RecordBatch, RecordBatchReader, StringArray, UInt64Array, UInt8Array,
+    ArrayRef, DictionaryArray, RecordBatch, RecordBatchReader, StringArray, UInt32Array,
+    UInt64Array, UInt8Array,
 };
 use arrow_pyarrow::{IntoPyArrow, Table};
 use arrow_schema::{ArrowError, DataType, Field, Schema, SchemaRef};
@@ -220,7 +221,7 @@ fn records_schema() -> SchemaRef {
         Field::new("section", DataType::UInt8, false),
         Field::new(
             "type",
-            DataType::Dictionary(Box::new(DataType::UInt8), Box::new(DataType::Utf8)),
+            DataType::Dictionary(Box::new(DataType::UInt32), Box::new(DataType::Utf8)),
             false,
         ),
     ]))
@@ -250,9 +251,9 @@ fn produce(
             let mut flush = |index: &mut Vec<u64>,
                              offset: &mut Vec<u64>,
                              section: &mut Vec<u8>,
-                             types: &mut Vec<u8>|
+                             types: &mut Vec<u32>|
              -> Result<bool, Raised> {
-                let keys = UInt8Array::from(std::mem::take(types));
+                let keys = UInt32Array::from(std::mem::take(types));
                 let dict = DictionaryArray::try_new(keys, values.clone())
                     .map_err(|e| arrow_raised(&e, path))?;
                 let batch = RecordBatch::try_new(
@@ -274,9 +275,7 @@ fn produce(
                         index.push(v.index());
                         offset.push(v.offset());
                         section.push(v.section());
-                        // Design: at most 256 record types per DTD (the tag is a byte), so
-                        // their names as a dictionary of u8 keys.
-                        types.push(v.record_id() as u8);
+                        types.push(v.record_id());
                         if index.len() >= batch_rows
                             && !flush(&mut index, &mut offset, &mut section, &mut types)?
                         {
