@@ -397,6 +397,7 @@ impl<'a> Reader<'a> {
         if unknown {
             let mut records =
                 Records::new(self, (0..self.input.regions.len()).collect(), Mode::Prepass);
+            records.lengths_only();
             // Only metadata records that make a field read a section matter: the records a
             // fixed plan decodes are stepped over (`Records::scan`), and so are the metadata
             // records that change a width or an arithmetic interpretation (applied by the scan

@@ -25,6 +25,17 @@
 // made) is not state (see `decode/checkpoint.rs`). The live sets are not touched by a fixed
 // record; they are compacted by the next record that uses them, as before.
 
+// Design (the tables pre-pass, `Reader::is_table`): that pass reads the whole trace only to
+// find the metadata records that make a field read a section, so it needs the records'
+// lengths and nothing else; its scan (`Decoder::lengths_only`) advances no `delta`/`stride`
+// state. That is exact: a stepped record's length is its plan's (a constant, or a byte
+// string's length held by an earlier *plain* field, which has no state); a record type
+// leaves the fast path only by a metadata record, and one that changes a field's
+// interpretation sets that field's state (`delta v`, `stride v s`: `prev := v`) or the field
+// has none, so the length of a record decoded on the general path never reads a state the
+// scan skipped; the values such a record shows are not read (the pre-pass takes only
+// metadata records, whose fields have no interpretation, and checks no reference). The
+// element index of a table (`tables.rs`), which keeps values, never scans.
 use super::plan::{patch_plan, var_layout, DecodePlan, FixedKind, MAX_STRINGS};
 use super::{Decoder, PlanState, Records, RELEASE_EVERY};
 use crate::decode::Reader;
@@ -275,6 +286,9 @@ impl Decoder {
         // interpretation (`metadata` below): also in the tables pre-pass, which looks for the
         // others (an interpretation that reads a section) and finds them where the scan stops.
         let meta = Some(r.wire.metadata);
+        // The tables pre-pass reads lengths and metadata records only: it advances no state
+        // (`Decoder::lengths_only`).
+        let advance = !self.lengths_only;
         // The scan ends before `limit` (the region's end, or `stop.offset` before it) and
         // before record `most`.
         // A window of a stream ends the scan at its end as well: `next` then stops or refills.
@@ -355,11 +369,13 @@ impl Decoder {
             let mut var = false;
             let len = match plan.state {
                 PlanState::Fixed if plan.len <= end - fields => {
-                    for f in &plan.advance {
-                        if let FixedKind::Interp { signed } = f.kind {
-                            let at = (fields + f.at as u64 - base) as usize;
-                            let raw = order.read_uint(&bytes[at..], f.width as usize);
-                            interp::decode(&mut slots[f.state as usize], raw, signed);
+                    if advance {
+                        for f in &plan.advance {
+                            if let FixedKind::Interp { signed } = f.kind {
+                                let at = (fields + f.at as u64 - base) as usize;
+                                let raw = order.read_uint(&bytes[at..], f.width as usize);
+                                interp::decode(&mut slots[f.state as usize], raw, signed);
+                            }
                         }
                     }
                     plan.len
@@ -369,11 +385,13 @@ impl Decoder {
                     let Some(places) = var_layout(plan, here, order, end - fields) else {
                         break;
                     };
-                    for f in &plan.advance {
-                        if let FixedKind::Interp { signed } = f.kind {
-                            let at = places.of(f) as usize;
-                            let raw = order.read_uint(&here[at..], f.width as usize);
-                            interp::decode(&mut slots[f.state as usize], raw, signed);
+                    if advance {
+                        for f in &plan.advance {
+                            if let FixedKind::Interp { signed } = f.kind {
+                                let at = places.of(f) as usize;
+                                let raw = order.read_uint(&here[at..], f.width as usize);
+                                interp::decode(&mut slots[f.state as usize], raw, signed);
+                            }
                         }
                     }
                     if TIMED {
