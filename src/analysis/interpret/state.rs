@@ -338,7 +338,7 @@ const MAX_RING_SCANS: u32 = 128;
 // filter over those (2²⁰ one-byte counters, 1 MiB, one bucket per id by a seeded hash; a
 // counter that reaches 255 stays there and is never decremented, which only makes it answer
 // "maybe") answers most look-ups of ids never freed with one read. Where it cannot rule the id
-// out, the ring itself is read (`Dead::from_ring`: the eager rule as a formula, as in
+// out, the ring itself is read (`Dead::in_ring`: the eager rule as a formula, as in
 // `DeadRing::resolve`), and after MAX_RING_SCANS of those the map is built as before. The
 // filter exists only once a look-up came, so a valid trace pays nothing for it; the answers
 // are the eager rule's (tests below).
@@ -470,7 +470,7 @@ impl Dead {
                     return None;
                 }
                 self.scans += 1;
-                return self.from_ring(k);
+                return self.in_ring(k);
             }
             self.build();
         }
@@ -483,14 +483,14 @@ impl Dead {
     /// `k` forgotten after it (`l < q + DEAD_REMEMBERED < t`). The ring holds every undefine
     /// that matters: any such `q` is after `t - 2·DEAD_REMEMBERED`, and while the ring is not
     /// full it holds all of them (the record indices only grew: otherwise the map was built).
-    fn from_ring(&self, k: DeadKey) -> Option<At> {
+    fn in_ring(&self, k: DeadKey) -> Option<At> {
         let dr = DEAD_REMEMBERED;
         let t = self.ring.len();
         let is = |b: &Buried| (b.space, b.key, b.id) == k;
         let window = t.saturating_sub(dr);
         let l = window + self.ring.range(window..).rposition(is)?;
         let lo = (l + 1).saturating_sub(dr);
-        let forgotten_after = self.ring.range(lo..window.min(l)).any(|b| is(b));
+        let forgotten_after = self.ring.range(lo..window.min(l)).any(is);
         if forgotten_after {
             return None;
         }
