@@ -397,8 +397,11 @@ impl<'a> Reader<'a> {
         if unknown {
             let mut records =
                 Records::new(self, (0..self.input.regions.len()).collect(), Mode::Prepass);
-            // Only metadata records matter: the records a fixed plan decodes are stepped over
-            // (`Records::scan`, which in this pre-pass stops before every metadata record), the rest decoded.
+            records.lengths_only();
+            // Only metadata records that make a field read a section matter: the records a
+            // fixed plan decodes are stepped over (`Records::scan`), and so are the metadata
+            // records that change a width or an arithmetic interpretation (applied by the scan
+            // as `next` applies them); the scan stops before every other one, decoded here.
             let mut per_type = vec![0u64; self.schema.records.len()];
             loop {
                 records.scan(&mut per_type, super::ScanStop::NONE);

@@ -83,6 +83,9 @@ pub(crate) struct Decoder {
     plans: Vec<DecodePlan>,
     /// Whether records on the fast path keep their values (see [`Records::skip_values`]).
     keep_values: bool,
+    /// The tables pre-pass (`Reader::is_table`): only lengths and metadata records matter, so
+    /// a scan steps over records without advancing their slots' states (see `scan.rs`).
+    lengths_only: bool,
 
     /// The offset up to which a mapped trace's pages were last released.
     released: u64,
@@ -179,6 +182,12 @@ impl<'r> Records<'r> {
         self.d.skip_values(skip)
     }
 
+    /// The tables pre-pass (`Reader::is_table`): scans step over records without advancing
+    /// their states (see `scan.rs`).
+    pub(crate) fn lengths_only(&mut self) {
+        self.d.lengths_only()
+    }
+
     /// Records decoded so far.
     pub fn count(&self) -> u64 {
         self.d.count()
@@ -259,6 +268,7 @@ impl Decoder {
                 .take(reader.schema.records.len())
                 .collect(),
             keep_values: true,
+            lengths_only: false,
             released: 0,
             release: mode != Mode::Part,
             lim: 0,
@@ -291,6 +301,11 @@ impl Decoder {
     /// As [`Records::skip_values`].
     pub fn skip_values(&mut self, skip: bool) {
         self.keep_values = !skip;
+    }
+
+    /// The tables pre-pass only: see [`Decoder::lengths_only`].
+    pub(crate) fn lengths_only(&mut self) {
+        self.lengths_only = true;
     }
 
     /// As [`Records::count`].

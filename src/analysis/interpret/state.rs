@@ -320,6 +320,72 @@ pub(super) struct Dead {
     /// each look-up (a finding of an id not alive), how many undefines came before it and the
     /// severity the DTD declares for the finding (see [`DeadRing`]).
     pub(super) journal: Option<DeadJournal>,
+    /// While `map` is not built, from the first look-up on: how many of the last
+    /// DEAD_REMEMBERED undefines fall in each bucket (see [`DeadFilter`]).
+    filter: Option<DeadFilter>,
+    /// Look-ups answered by reading the ring (the filter could not rule the id out).
+    scans: u32,
+}
+
+/// Look-ups answered from `Dead`'s ring before its map is built: past this many, the map is
+/// built (many frees of recently freed ids: double frees).
+const MAX_RING_SCANS: u32 = 128;
+
+// Design (look-ups without the map): a trace that starts late frees ids it never saw, one per
+// thousand records or so on some shapes; each such look-up used to build `Dead`'s map, after
+// which every free cost an insert and an eviction in it (about a tenth of `mtf check`). An id
+// is remembered only if one of the last DEAD_REMEMBERED undefines was of it, so a counting
+// filter over those (2²⁰ one-byte counters, 1 MiB, one bucket per id by a seeded hash; a
+// counter that reaches 255 stays there and is never decremented, which only makes it answer
+// "maybe") answers most look-ups of ids never freed with one read. Where it cannot rule the id
+// out, the ring itself is read (`Dead::in_ring`: the eager rule as a formula, as in
+// `DeadRing::resolve`), and after MAX_RING_SCANS of those the map is built as before. The
+// filter exists only once a look-up came, so a valid trace pays nothing for it; the answers
+// are the eager rule's (tests below).
+/// The counting filter of `Dead` (see the design note above).
+#[derive(Debug)]
+pub(super) struct DeadFilter {
+    counts: Box<[u8]>,
+    hasher: foldhash::fast::RandomState,
+}
+
+const FILTER_BITS: u32 = 20;
+
+impl DeadFilter {
+    fn new() -> DeadFilter {
+        DeadFilter {
+            counts: vec![0u8; 1 << FILTER_BITS].into_boxed_slice(),
+            hasher: foldhash::fast::RandomState::default(),
+        }
+    }
+
+    #[inline]
+    fn bucket(&self, k: DeadKey) -> usize {
+        use std::hash::BuildHasher;
+        (self.hasher.hash_one(k) >> (64 - FILTER_BITS)) as usize
+    }
+
+    #[inline]
+    fn add(&mut self, k: DeadKey) {
+        let b = self.bucket(k);
+        let c = &mut self.counts[b];
+        *c = c.saturating_add(1);
+    }
+
+    #[inline]
+    fn remove(&mut self, k: DeadKey) {
+        let b = self.bucket(k);
+        let c = &mut self.counts[b];
+        // A saturated counter lost its count: it stays (an answer of "maybe").
+        if *c != u8::MAX {
+            *c = c.saturating_sub(1);
+        }
+    }
+
+    #[inline]
+    fn may_hold(&self, k: DeadKey) -> bool {
+        self.counts[self.bucket(k)] != 0
+    }
 }
 
 impl Dead {
@@ -338,6 +404,16 @@ impl Dead {
                     self.ring.pop_front();
                 }
                 self.ring.push_back(Buried::new(k, at));
+                if let Some(f) = &mut self.filter {
+                    f.add(k);
+                    // The undefine that just left the last DEAD_REMEMBERED.
+                    let n = self.ring.len();
+                    if n > DEAD_REMEMBERED {
+                        if let Some(old) = self.ring.get(n - 1 - DEAD_REMEMBERED) {
+                            f.remove((old.space, old.key, old.id));
+                        }
+                    }
+                }
             }
         }
     }
@@ -375,13 +451,50 @@ impl Dead {
             Dead::bury_eager(&mut map, &mut order, k, at);
         }
         self.map = Some((map, order));
+        self.filter = None;
     }
 
     pub(super) fn get(&mut self, k: DeadKey) -> Option<At> {
         if self.map.is_none() {
+            if self.scans < MAX_RING_SCANS {
+                let ring = &self.ring;
+                let f = self.filter.get_or_insert_with(|| {
+                    let mut f = DeadFilter::new();
+                    let from = ring.len().saturating_sub(DEAD_REMEMBERED);
+                    for b in ring.range(from..) {
+                        f.add((b.space, b.key, b.id));
+                    }
+                    f
+                });
+                if !f.may_hold(k) {
+                    return None;
+                }
+                self.scans += 1;
+                return self.in_ring(k);
+            }
             self.build();
         }
         self.map.as_ref().and_then(|(map, _)| map.get(&k).copied())
+    }
+
+    /// What the map would answer for `k`, read from the ring (see `DeadRing::resolve`): with
+    /// the ring's undefines numbered 0..t, `k` is remembered iff its latest undefine `l` among
+    /// the last DEAD_REMEMBERED (`l + DEAD_REMEMBERED >= t`) follows no earlier undefine `q` of
+    /// `k` forgotten after it (`l < q + DEAD_REMEMBERED < t`). The ring holds every undefine
+    /// that matters: any such `q` is after `t - 2·DEAD_REMEMBERED`, and while the ring is not
+    /// full it holds all of them (the record indices only grew: otherwise the map was built).
+    fn in_ring(&self, k: DeadKey) -> Option<At> {
+        let dr = DEAD_REMEMBERED;
+        let t = self.ring.len();
+        let is = |b: &Buried| (b.space, b.key, b.id) == k;
+        let window = t.saturating_sub(dr);
+        let l = window + self.ring.range(window..).rposition(is)?;
+        let lo = (l + 1).saturating_sub(dr);
+        let forgotten_after = self.ring.range(lo..window.min(l)).any(is);
+        if forgotten_after {
+            return None;
+        }
+        self.ring.get(l).map(|b| b.unpack().1)
     }
 
     /// Journal a look-up (see [`Dead::journal`]).
@@ -613,6 +726,53 @@ mod tests {
                 assert_eq!(lazy.get((0, 0, id)), want, "case {case}, id {id}");
             }
             assert!(remembered > 0);
+        }
+    }
+
+    /// Look-ups while the map is not built (the filter, then the ring) answer as the eager
+    /// rule: look-ups of ids never freed, of ids freed lately, of ids whose older undefine was
+    /// forgotten after a newer one, a few (the map never built) and many (built on the way).
+    #[test]
+    fn look_ups_from_the_filter_and_the_ring_answer_as_the_eager_rule() {
+        let n = 3 * DEAD_REMEMBERED as u64;
+        for (case, every) in [(0u64, 997u64), (1, 61), (2, 7)] {
+            let mut lazy = Dead::default();
+            let mut map = HashMap::default();
+            let mut order = std::collections::VecDeque::new();
+            let mut x = 0x51_7cc1_b727_220au64 ^ case;
+            let (mut found, mut asked) = (0, 0);
+            for i in 0..n {
+                x = x
+                    .wrapping_mul(6364136223846793005)
+                    .wrapping_add(1442695040888963407);
+                let at = At {
+                    record: i,
+                    offset: i,
+                    record_type: 0,
+                };
+                if i % every == 0 {
+                    // Half of the look-ups are of ids that may have been freed lately.
+                    let id = match (x >> 40) % 2 {
+                        0 => (x >> 33) % 100_000,
+                        _ => 1_000_000 + (x >> 20) % 1_000_000,
+                    };
+                    let want = map.get(&(0, 0, id)).copied();
+                    found += usize::from(want.is_some());
+                    asked += 1;
+                    assert_eq!(lazy.get((0, 0, id)), want, "case {case}, record {i}");
+                } else {
+                    let id = (x >> 33) % 100_000;
+                    lazy.bury((0, 0, id), at);
+                    Dead::bury_eager(&mut map, &mut order, (0, 0, id), at);
+                }
+            }
+            assert!(found > 0 && found < asked, "case {case}");
+            // Few look-ups of freed ids keep the map unbuilt; many build it.
+            match case {
+                0 => assert!(lazy.map.is_none() && lazy.filter.is_some()),
+                2 => assert!(lazy.map.is_some() && lazy.filter.is_none()),
+                _ => {}
+            }
         }
     }
 

@@ -114,8 +114,10 @@ impl<'s> Interpreter<'s> {
             .needed
             .get(view.record_id() as usize)
             .map_or(&[], |b| b);
-        for (i, f) in view.fields().enumerate() {
-            let slot = f.slot() as usize;
+        // The integers straight from the decoded values (`RecordView::ints`); a `Field` is made
+        // only of a reference (its element's integer) or a byte string.
+        for (i, (slot, int)) in view.ints().enumerate() {
+            let slot = slot as usize;
             if !needed.get(slot).copied().unwrap_or(false) {
                 continue;
             }
@@ -125,16 +127,19 @@ impl<'s> Interpreter<'s> {
             if v.gen == self.gen {
                 continue;
             }
-            let int = match f.value() {
-                Value::Int(x) => x,
-                Value::Ref(r) => match f.resolve() {
-                    Some(Ok(Resolved {
-                        value: Value::Int(x),
-                        ..
-                    })) => x,
-                    _ => r.number(),
+            let int = match int {
+                Some(x) => x,
+                None => match view.field_at(i).map(|f| (f.value(), f)) {
+                    Some((Value::Int(x), _)) => x,
+                    Some((Value::Ref(r), f)) => match f.resolve() {
+                        Some(Ok(Resolved {
+                            value: Value::Int(x),
+                            ..
+                        })) => x,
+                        _ => r.number(),
+                    },
+                    Some((Value::Bytes(_), _)) | None => 0,
                 },
-                Value::Bytes(_) => 0,
             };
             *v = SlotVal {
                 gen: self.gen,

@@ -123,6 +123,9 @@ struct Pass<'a, 's> {
     unknown_inside: Vec<u64>,
     /// [`StatsScope::Heap`]: no record counts, no source lines.
     lean: bool,
+    /// Whether the source hands events over as they come and the slice's ends are record
+    /// indices (or none): see [`Pass::record_direct`].
+    direct: bool,
 }
 
 impl<'a, 's> Pass<'a, 's> {
@@ -133,6 +136,8 @@ impl<'a, 's> Pass<'a, 's> {
     ) -> Self {
         let spaces = source.spaces();
         let n_spaces = spaces.len();
+        let by_time = |b: Option<super::Bound>| matches!(b, Some(super::Bound::Time(_)));
+        let direct = source.direct() && !by_time(window.from) && !by_time(window.to);
         Pass {
             schema,
             counter: RecordCounter::new(schema),
@@ -154,11 +159,15 @@ impl<'a, 's> Pass<'a, 's> {
             unknown_seen: vec![0; n_spaces],
             unknown_inside: vec![0; n_spaces],
             lean: false,
+            direct,
         }
     }
 
     /// Takes one record; false once the slice has ended (the record is the first after it).
     fn record(&mut self, v: &RecordView<'_>) -> bool {
+        if self.direct && self.placed {
+            return self.record_direct(v);
+        }
         self.events.clear();
         self.places.clear();
         let time = if self.placed {
@@ -223,6 +232,95 @@ impl<'a, 's> Pass<'a, 's> {
             match places {
                 Some(p) => self.heap.event_placed(ev, at, *p),
                 None => self.heap.event_at(ev, at),
+            }
+        }
+        true
+    }
+
+    // Design: the events of a record used to be gathered in a vector (128 bytes each, with
+    // their places) and applied after the record, because where the record stands in the slice
+    // depends on its time, known once it is interpreted. When the slice's ends are record
+    // indices (or there are none: every whole pass) its place is known before, so each event is
+    // applied as the interpreter makes it. The order of everything `HeapStats` sees is the same:
+    // the slice opens (at the record's time, which is every one of its events' time,
+    // `Cx::emit`) before its first event, or after the record when it has none.
+    /// [`Pass::record`] for a source that hands events over as they come (`direct`).
+    fn record_direct(&mut self, v: &RecordView<'_>) -> bool {
+        let line = if self.lean {
+            None
+        } else {
+            self.lines.record(v)
+        };
+        let is_data = v.is_data();
+        let record = self.data;
+        // The slice's ends are record indices: the record's time plays no part.
+        let place = if is_data {
+            self.window.place(record, None)
+        } else if self.start.is_some() {
+            Place::Inside
+        } else {
+            Place::Before
+        };
+        let opens = place == Place::Inside && is_data && self.start.is_none();
+        let time = if place == Place::After {
+            // Interpreted as every record is (the source's state goes on), its events not taken.
+            self.events.clear();
+            self.source.record(v, &mut self.events)
+        } else {
+            let (heap, start) = (&mut self.heap, &mut self.start);
+            let mut opened = !opens;
+            self.source.record_each(v, &mut |ev, places| {
+                let at = Position {
+                    record,
+                    time: ev.time,
+                    source: line,
+                };
+                if !opened {
+                    opened = true;
+                    *start = Some(at);
+                    heap.open_window(at);
+                }
+                match places {
+                    Some(p) => heap.event_placed(ev, at, p),
+                    None => heap.event_at(ev, at),
+                }
+            })
+        };
+        if let Some(t) = time {
+            self.time = Some(t);
+            match self.first_time {
+                None => self.first_time = Some(t),
+                Some(f) => self.moved |= f != t,
+            }
+        }
+        let at = Position {
+            record,
+            time: self.time,
+            source: line,
+        };
+        if is_data {
+            self.data += 1;
+        }
+        self.count_unknown_frees(place);
+        match place {
+            Place::Before => {}
+            Place::Inside if is_data => {
+                if self.start.is_none() {
+                    self.start = Some(at);
+                    self.heap.open_window(at);
+                }
+                if opens {
+                    // Opened at the first event's time, the record's.
+                    debug_assert_eq!(self.start.map(|s| s.time), Some(at.time));
+                }
+                if !self.lean {
+                    self.counter.record(v);
+                }
+            }
+            Place::Inside => self.other += 1,
+            Place::After => {
+                self.end = Some(at);
+                return false;
             }
         }
         true

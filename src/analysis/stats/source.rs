@@ -27,6 +27,29 @@ pub trait HeapEventSource {
         places.resize(out.len(), None);
         t
     }
+    /// Whether the source hands each event over as it comes ([`HeapEventSource::record_each`])
+    /// with the places of its blocks. Not part of the stable interface.
+    #[doc(hidden)]
+    fn direct(&self) -> bool {
+        false
+    }
+    /// [`HeapEventSource::record_placed`] with each event given to `each` as it comes, in
+    /// order, instead of appended to a vector, where [`HeapEventSource::direct`] says so;
+    /// otherwise the events go to `each` after the record. Each event's time is the record's
+    /// (the time returned). Not part of the stable interface.
+    #[doc(hidden)]
+    fn record_each(
+        &mut self,
+        view: &RecordView<'_>,
+        each: &mut dyn FnMut(&HeapEvent, Option<Places>),
+    ) -> Option<u64> {
+        let (mut out, mut places) = (Vec::new(), Vec::new());
+        let t = self.record_placed(view, &mut out, &mut places);
+        for (e, p) in out.iter().zip(&places) {
+            each(e, *p);
+        }
+        t
+    }
     /// The name of a site of a namespace, where the trace can resolve it.
     fn site_name(&mut self, space: u32, site: u64) -> Option<String>;
     /// Frees of ids that were not alive, per namespace, that the source kept to itself (no
@@ -128,6 +151,64 @@ struct Collect<'a> {
     redefined: Option<(u32, u64, u64)>,
 }
 
+/// What `Collect` and `Direct` take of a finding: a free of an id not alive is counted; a
+/// define of a live id is remembered until the next event (the old block's free).
+fn take_finding(
+    f: &crate::analysis::Finding,
+    map: &[Option<u32>],
+    unknown: &mut [u64],
+    redefined: &mut Option<(u32, u64, u64)>,
+) {
+    use crate::analysis::FindingKind;
+    *redefined = None;
+    match f.kind {
+        FindingKind::NotAlive => {
+            if let Some(Some(i)) = f.space.and_then(|s| map.get(s as usize)) {
+                unknown[*i as usize] += 1;
+            }
+        }
+        FindingKind::Redefined => {
+            if let Some(space) = f.space {
+                *redefined = Some((space, f.key, f.id));
+            }
+        }
+        _ => {}
+    }
+}
+
+/// `Collect` without the vector: each event handed to `each` as the interpreter makes it
+/// (`HeapEventSource::record_each`).
+struct Direct<'a, 'f> {
+    each: &'f mut dyn FnMut(&HeapEvent, Option<Places>),
+    map: &'a [Option<u32>],
+    unknown: &'a mut [u64],
+    redefined: Option<(u32, u64, u64)>,
+}
+
+impl crate::analysis::interpret::SinkDyn for Direct<'_, '_> {
+    #[inline]
+    fn event_placed(&mut self, mut e: HeapEvent, places: Places) {
+        if let (Some(r), HeapOp::Free { id }) = (self.redefined.take(), e.op) {
+            if r == (e.space, e.key, id) {
+                // As `Collect`: the old block of a redefined id leaves without a free.
+                return;
+            }
+        }
+        if let Some(Some(i)) = self.map.get(e.space as usize) {
+            e.space = *i;
+            (self.each)(&e, Some(places));
+        }
+    }
+
+    fn finding(&mut self, f: crate::analysis::Finding) {
+        take_finding(&f, self.map, self.unknown, &mut self.redefined);
+    }
+
+    fn wants_events(&self) -> bool {
+        true
+    }
+}
+
 // Design: `Collect` is a sink of the crate (`SinkDyn`), not a `Sink`: it takes the places of
 // each event's blocks, so that `HeapStats` keeps its figures of a block at its place in the
 // interpreter's slab and never looks an id up itself (docs/stats.md, "Memory").
@@ -151,21 +232,7 @@ impl crate::analysis::interpret::SinkDyn for Collect<'_> {
     }
 
     fn finding(&mut self, f: crate::analysis::Finding) {
-        use crate::analysis::FindingKind;
-        self.redefined = None;
-        match f.kind {
-            FindingKind::NotAlive => {
-                if let Some(Some(i)) = f.space.and_then(|s| self.map.get(s as usize)) {
-                    self.unknown[*i as usize] += 1;
-                }
-            }
-            FindingKind::Redefined => {
-                if let Some(space) = f.space {
-                    self.redefined = Some((space, f.key, f.id));
-                }
-            }
-            _ => {}
-        }
+        take_finding(&f, self.map, self.unknown, &mut self.redefined);
     }
 
     fn wants_events(&self) -> bool {
@@ -222,6 +289,27 @@ impl HeapEventSource for Declared<'_> {
             &mut Collect {
                 out,
                 places: Some(places),
+                map: &self.map,
+                unknown: &mut self.unknown,
+                redefined: None,
+            },
+        );
+        self.interp.clock()
+    }
+
+    fn direct(&self) -> bool {
+        true
+    }
+
+    fn record_each(
+        &mut self,
+        view: &RecordView<'_>,
+        each: &mut dyn FnMut(&HeapEvent, Option<Places>),
+    ) -> Option<u64> {
+        self.interp.record_dyn(
+            view,
+            &mut Direct {
+                each,
                 map: &self.map,
                 unknown: &mut self.unknown,
                 redefined: None,

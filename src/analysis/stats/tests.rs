@@ -602,3 +602,97 @@ fn blocks_found_by_place_give_the_figures_of_blocks_looked_up() {
     }
     assert!(seen >= 10, "{seen} traces with allocations");
 }
+
+/// A source that gathers each record's events with their places before the pass takes them
+/// (`HeapEventSource::record_placed`), as every pass did before events were handed over as
+/// they come (`Pass::record_direct`).
+struct Gathered<'s>(Declared<'s>);
+
+impl HeapEventSource for Gathered<'_> {
+    fn spaces(&self) -> Vec<SpaceInfo> {
+        self.0.spaces()
+    }
+    fn record(
+        &mut self,
+        view: &crate::decode::RecordView<'_>,
+        out: &mut Vec<HeapEvent>,
+    ) -> Option<u64> {
+        self.0.record(view, out)
+    }
+    fn record_placed(
+        &mut self,
+        view: &crate::decode::RecordView<'_>,
+        out: &mut Vec<HeapEvent>,
+        places: &mut Vec<Option<crate::analysis::event::Places>>,
+    ) -> Option<u64> {
+        self.0.record_placed(view, out, places)
+    }
+    fn site_name(&mut self, space: u32, site: u64) -> Option<String> {
+        self.0.site_name(space, site)
+    }
+    fn unknown_frees(&self, space: u32) -> u64 {
+        self.0.unknown_frees(space)
+    }
+    fn unknown_frees_total(&self) -> Option<u64> {
+        self.0.unknown_frees_total()
+    }
+    fn names_later(&self) -> bool {
+        self.0.names_later()
+    }
+    fn stack_profile(
+        &self,
+        space: u32,
+        leaves: &[LeafSummary],
+    ) -> Option<crate::stacks::StackProfile> {
+        self.0.stack_profile(space, leaves)
+    }
+}
+
+/// Events applied as the interpreter makes them give the figures of events gathered per
+/// record, on every shipped trace, whole and sliced (a slice that opens at its first record,
+/// one that opens later and ends early, one by time, which takes the gathered path).
+#[test]
+fn events_handed_over_as_they_come_give_the_figures_of_events_gathered() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/traces");
+    let mut seen = 0;
+    for entry in std::fs::read_dir(dir).expect("traces/") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("mtf") {
+            continue;
+        }
+        let opened = crate::open(&path).expect("sample opens");
+        let reader = opened.reader();
+        for window in [
+            Window::all(),
+            Window {
+                from: None,
+                to: Some(Bound::Record(40)),
+            },
+            Window {
+                from: Some(Bound::Record(5)),
+                to: Some(Bound::Record(120)),
+            },
+            Window {
+                from: Some(Bound::Time(1)),
+                to: None,
+            },
+        ] {
+            let mut direct = Declared::new(opened.schema());
+            assert!(direct.direct());
+            let handed = compute(&reader, &mut direct, window);
+            let gathered = compute(
+                &reader,
+                &mut Gathered(Declared::new(opened.schema())),
+                window,
+            );
+            assert_eq!(
+                format!("{handed:?}"),
+                format!("{gathered:?}"),
+                "{} {window:?}",
+                path.display()
+            );
+            seen += usize::from(handed.spaces.iter().any(|s| s.allocations > 0));
+        }
+    }
+    assert!(seen >= 10, "{seen} traces with allocations");
+}

@@ -13,8 +13,9 @@
 // the record, and `Records::next` decodes it on the general path with its exact problems,
 // damage and positions: a section record, a metadata record but one that changes a width or
 // an arithmetic interpretation and is applied without a problem (applied here by the same
-// `ScopeState::apply`, its target's plan patched as `next` patches it; the tables pre-pass,
-// which looks for metadata records, stops before every one), a type without a fixed plan or whose
+// `ScopeState::apply`, its target's plan patched as `next` patches it; also in the tables
+// pre-pass, which looks only for the metadata records that make a field read a section, and
+// those the scan stops before), a type without a fixed plan or whose
 // plan is stale (`next` makes it), a record too long for what is left of its region, the first
 // record of a region (§2.3: a section's region must open with its section record), the end of
 // the region. Nothing observable differs from decoding with `next`: the record count, the
@@ -24,8 +25,19 @@
 // made) is not state (see `decode/checkpoint.rs`). The live sets are not touched by a fixed
 // record; they are compacted by the next record that uses them, as before.
 
+// Design (the tables pre-pass, `Reader::is_table`): that pass reads the whole trace only to
+// find the metadata records that make a field read a section, so it needs the records'
+// lengths and nothing else; its scan (`Decoder::lengths_only`) advances no `delta`/`stride`
+// state. That is exact: a stepped record's length is its plan's (a constant, or a byte
+// string's length held by an earlier *plain* field, which has no state); a record type
+// leaves the fast path only by a metadata record, and one that changes a field's
+// interpretation sets that field's state (`delta v`, `stride v s`: `prev := v`) or the field
+// has none, so the length of a record decoded on the general path never reads a state the
+// scan skipped; the values such a record shows are not read (the pre-pass takes only
+// metadata records, whose fields have no interpretation, and checks no reference). The
+// element index of a table (`tables.rs`), which keeps values, never scans.
 use super::plan::{patch_plan, var_layout, DecodePlan, FixedKind, MAX_STRINGS};
-use super::{Decoder, Mode, PlanState, Records, RELEASE_EVERY};
+use super::{Decoder, PlanState, Records, RELEASE_EVERY};
 use crate::decode::Reader;
 use crate::dtd::{Interp, SlotId};
 use crate::layout::arith as interp;
@@ -270,8 +282,13 @@ impl Decoder {
         let order = input.order;
         let tw = r.wire.tag as u64;
         let plans = &mut self.plans;
-        // Metadata records are applied here too, except in the pre-pass that looks for them.
-        let meta = (self.mode != Mode::Prepass).then_some(r.wire.metadata);
+        // Metadata records are applied here too, those that change a width or an arithmetic
+        // interpretation (`metadata` below): also in the tables pre-pass, which looks for the
+        // others (an interpretation that reads a section) and finds them where the scan stops.
+        let meta = Some(r.wire.metadata);
+        // The tables pre-pass reads lengths and metadata records only: it advances no state
+        // (`Decoder::lengths_only`).
+        let advance = !self.lengths_only;
         // The scan ends before `limit` (the region's end, or `stop.offset` before it) and
         // before record `most`.
         // A window of a stream ends the scan at its end as well: `next` then stops or refills.
@@ -352,11 +369,13 @@ impl Decoder {
             let mut var = false;
             let len = match plan.state {
                 PlanState::Fixed if plan.len <= end - fields => {
-                    for f in &plan.advance {
-                        if let FixedKind::Interp { signed } = f.kind {
-                            let at = (fields + f.at as u64 - base) as usize;
-                            let raw = order.read_uint(&bytes[at..], f.width as usize);
-                            interp::decode(&mut slots[f.state as usize], raw, signed);
+                    if advance {
+                        for f in &plan.advance {
+                            if let FixedKind::Interp { signed } = f.kind {
+                                let at = (fields + f.at as u64 - base) as usize;
+                                let raw = order.read_uint(&bytes[at..], f.width as usize);
+                                interp::decode(&mut slots[f.state as usize], raw, signed);
+                            }
                         }
                     }
                     plan.len
@@ -366,11 +385,13 @@ impl Decoder {
                     let Some(places) = var_layout(plan, here, order, end - fields) else {
                         break;
                     };
-                    for f in &plan.advance {
-                        if let FixedKind::Interp { signed } = f.kind {
-                            let at = places.of(f) as usize;
-                            let raw = order.read_uint(&here[at..], f.width as usize);
-                            interp::decode(&mut slots[f.state as usize], raw, signed);
+                    if advance {
+                        for f in &plan.advance {
+                            if let FixedKind::Interp { signed } = f.kind {
+                                let at = places.of(f) as usize;
+                                let raw = order.read_uint(&here[at..], f.width as usize);
+                                interp::decode(&mut slots[f.state as usize], raw, signed);
+                            }
                         }
                     }
                     if TIMED {
@@ -481,7 +502,7 @@ impl Records<'_> {
     /// Validate only, without events: step over the records from here that cannot be invalid
     /// but for their length — those whose layout is fixed under the current metadata, and
     /// metadata records that change a width or an arithmetic interpretation without a problem
-    /// (except in the tables pre-pass) — each checked to fit in its region and counted in
+    /// — each checked to fit in its region and counted in
     /// `per_type` (indexed by record id), until a record that needs the general decoder, the end
     /// of the region, or `stop`. Returns how
     /// many records were stepped over; [`Records::next`] then goes on with the record the scan

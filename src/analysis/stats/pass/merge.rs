@@ -198,6 +198,7 @@ impl<'s> ChunkStats<'s> {
             unknown_seen: Vec::new(),
             unknown_inside: self.unknown_inside,
             lean: self.lean,
+            direct: false,
         };
         Some(pass.finish())
     }
