@@ -326,3 +326,10 @@ def test_sql_without_the_engine_says_so():
     with pytest.raises(metatf.SqlError) as e:
         metatf.open(ROOT / "traces" / "android.mtf").sql("SELECT 1")
     assert "feature `sql`" in str(e.value)
+
+
+@pytest.mark.skipif(not metatf.HAS_SQL, reason="built without the cargo feature sql")
+def test_sql_error_is_an_sql_error_with_the_library_code():
+    with pytest.raises(metatf.SqlError) as e:
+        metatf.open(ROOT / "traces" / "android.mtf").sql("SELEC 1")
+    assert e.value.code.startswith("mtf::sql::"), e.value.code
