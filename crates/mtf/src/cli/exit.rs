@@ -29,6 +29,13 @@ pub const EXIT_HELP: &str =
 /// `cmd` with [`EXIT_HELP`] under the help of every subcommand, at every depth (so that a
 /// subcommand added later cannot miss it).
 pub fn with_exit_help(cmd: clap::Command) -> clap::Command {
+    // A subcommand's own text under its long help (`mtf sql`'s tables) keeps the line too.
+    let cmd = match cmd.get_after_long_help().map(|h| h.to_string()) {
+        Some(long) if !long.contains(EXIT_HELP) => {
+            cmd.after_long_help(format!("{long}\n\n{EXIT_HELP}"))
+        }
+        _ => cmd,
+    };
     cmd.after_help(EXIT_HELP).mut_subcommands(with_exit_help)
 }
 
