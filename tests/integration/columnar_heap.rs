@@ -142,22 +142,6 @@ fn stats_peak(j: &Value, ns: &str) -> (u128, u64, u64) {
     )
 }
 
-/// Imports `src` into `dir`; returns the trace.
-fn import(dir: &Path, src: &Path, from: Option<&str>) -> PathBuf {
-    let t = dir.join(format!(
-        "{}.mtf",
-        src.file_name().unwrap().to_string_lossy()
-    ));
-    let mut args = vec!["import"];
-    if let Some(f) = from {
-        args.extend(["--from", f]);
-    }
-    args.extend([src.to_str().unwrap(), "-o", t.to_str().unwrap()]);
-    let o = mtf(&args);
-    assert!(o.status.success(), "{}: {}", src.display(), text(&o.stderr));
-    t
-}
-
 /// Exports `trace`'s `tables` as `format` into a new folder of `dir`; returns the folder.
 fn export(dir: &Path, trace: &Path, format: &str, tables: &str) -> PathBuf {
     let out = dir.join(format!(
@@ -203,7 +187,7 @@ fn columnar_blocks_give_the_peak_of_bionic_and_of_stats_on_android_traces() {
     ] {
         let src = util::root().join("tests/data/import/alloc").join(name);
         let text = std::fs::read_to_string(&src).unwrap();
-        let t = import(dir.path(), &src, Some("android"));
+        let t = util::import_into(dir.path(), &src, Some("android"));
         let j = stats(&t);
         let (speak, sat, sallocs) = stats_peak(&j, "block");
         let (peak, line, allocs, events) = bionic(&text);
@@ -234,7 +218,7 @@ fn columnar_blocks_give_the_peak_of_mdriver_and_of_stats_on_malloclab_traces() {
     for (name, header, _) in malloclab::FIXTURES {
         let path = malloclab::fixture(name);
         let want = malloclab::mdriver(&std::fs::read_to_string(&path).unwrap(), header);
-        let t = import(dir.path(), &path, Some("malloclab"));
+        let t = util::import_into(dir.path(), &path, Some("malloclab"));
         let (speak, _, sallocs) = stats_peak(&stats(&t), "block");
         assert_eq!((speak, sallocs), (u128::from(want.peak), want.allocations));
         for format in ["parquet", "arrow"] {
@@ -469,7 +453,7 @@ fn parts_named(table: &Path, prefix: &str) -> Vec<(u64, PathBuf)> {
 fn columnar_partitions_by_records_hold_the_unpartitioned_rows_in_hive_folders() {
     let dir = util::tempdir();
     let src = util::root().join("tests/data/import/alloc/android-systemui.txt");
-    let t = import(dir.path(), &src, Some("android"));
+    let t = util::import_into(dir.path(), &src, Some("android"));
     let n: u64 = 71; // data records of the trace (mtf stats)
     assert!(text(&mtf(&["stats", t.to_str().unwrap()]).stdout).contains("data records 71"));
     for format in ["parquet", "arrow"] {
@@ -872,7 +856,7 @@ fn columnar_schemas_are_the_same_for_every_encoding_of_a_trace() {
     let dir = util::tempdir();
     let src = dir.path().join("replay.txt");
     std::fs::write(&src, android_text(29, 6000)).unwrap();
-    let mut traces = vec![import(dir.path(), &src, Some("android"))];
+    let mut traces = vec![util::import_into(dir.path(), &src, Some("android"))];
     traces.push(util::root().join("traces/et3.mtf"));
     traces.push(util::root().join("traces/heaptrack.mtf"));
     for t in &traces {
@@ -971,7 +955,7 @@ fn columnar_partitions_by_time_keep_a_record_whose_time_goes_back_in_the_clock_s
     let dir = util::tempdir();
     let src = dir.path().join("back.txt");
     std::fs::write(&src, replay).unwrap();
-    let t = import(dir.path(), &src, Some("android"));
+    let t = util::import_into(dir.path(), &src, Some("android"));
     let out = dir.path().join("parts");
     let o = mtf(&[
         "export",

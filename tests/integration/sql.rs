@@ -196,24 +196,6 @@ fn sql_peak_over_blocks_is_the_stats_peak_of_every_shipped_trace() {
     assert!(checked >= 9, "{checked} traces with blocks");
 }
 
-/// Imports `src` into `dir` with the mapping `from`.
-fn import(dir: &Path, src: &Path, from: &str) -> PathBuf {
-    let t = dir.join(format!(
-        "{}.mtf",
-        src.file_name().unwrap().to_string_lossy()
-    ));
-    let o = mtf(&[
-        "import",
-        "--from",
-        from,
-        src.to_str().unwrap(),
-        "-o",
-        t.to_str().unwrap(),
-    ]);
-    assert!(o.status.success(), "{}: {}", src.display(), text(&o.stderr));
-    t
-}
-
 #[test]
 fn sql_peak_is_bionics_on_android_samples_and_mdrivers_on_malloclab_samples() {
     let dir = util::tempdir();
@@ -224,7 +206,7 @@ fn sql_peak_is_bionics_on_android_samples_and_mdrivers_on_malloclab_samples() {
     ] {
         let src = util::root().join("tests/data/import/alloc").join(name);
         let (peak, _, allocs, events) = bionic(&std::fs::read_to_string(&src).unwrap());
-        let t = import(dir.path(), &src, "android");
+        let t = util::import_into(dir.path(), &src, Some("android"));
         let got = sql_peaks(&t);
         assert_eq!(got.len(), 1, "{name}: {got:?}");
         assert_eq!(got[0].1, peak, "{name}: peak");
@@ -241,7 +223,7 @@ fn sql_peak_is_bionics_on_android_samples_and_mdrivers_on_malloclab_samples() {
     for (name, header, _) in malloclab::FIXTURES {
         let path = malloclab::fixture(name);
         let want = malloclab::mdriver(&std::fs::read_to_string(&path).unwrap(), header);
-        let t = import(dir.path(), &path, "malloclab");
+        let t = util::import_into(dir.path(), &path, Some("malloclab"));
         let got = sql_peaks(&t);
         assert_eq!(got[0].1, u128::from(want.peak), "{name}: peak");
         assert_eq!(

@@ -1,6 +1,6 @@
 //! Helpers shared by the integration tests.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
 use metatf::container::{ByteOrder, Class, Header};
@@ -161,4 +161,21 @@ pub fn compress(kind: &str, data: &[u8]) -> Vec<u8> {
         }
         _ => unreachable!(),
     }
+}
+
+/// Imports `src` into `dir` (as `dir/NAME.mtf`, NAME the source's file name), with the mapping
+/// `from` or the one `mtf import` detects; the import must succeed.
+pub fn import_into(dir: &Path, src: &Path, from: Option<&str>) -> PathBuf {
+    let t = dir.join(format!(
+        "{}.mtf",
+        src.file_name().unwrap().to_string_lossy()
+    ));
+    let mut args = vec!["import"];
+    if let Some(f) = from {
+        args.extend(["--from", f]);
+    }
+    args.extend([src.to_str().unwrap(), "-o", t.to_str().unwrap()]);
+    let o = mtf(&args);
+    assert!(o.status.success(), "{}: {}", src.display(), text(&o.stderr));
+    t
 }

@@ -188,11 +188,8 @@ struct Direct<'a, 'f> {
 impl crate::analysis::interpret::SinkDyn for Direct<'_, '_> {
     #[inline]
     fn event_placed(&mut self, mut e: HeapEvent, places: Places) {
-        if let (Some(r), HeapOp::Free { id }) = (self.redefined.take(), e.op) {
-            if r == (e.space, e.key, id) {
-                // As `Collect`: the old block of a redefined id leaves without a free.
-                return;
-            }
+        if frees_redefined(&mut self.redefined, &e) {
+            return;
         }
         if let Some(Some(i)) = self.map.get(e.space as usize) {
             e.space = *i;
@@ -214,13 +211,8 @@ impl crate::analysis::interpret::SinkDyn for Direct<'_, '_> {
 // interpreter's slab and never looks an id up itself (docs/stats.md, "Memory").
 impl crate::analysis::interpret::SinkDyn for Collect<'_> {
     fn event_placed(&mut self, mut e: HeapEvent, places: Places) {
-        if let (Some(r), HeapOp::Free { id }) = (self.redefined.take(), e.op) {
-            if r == (e.space, e.key, id) {
-                // The engine sees the id alive when the new block comes and counts the
-                // allocation of a live id itself (`redefined`): the old block leaves the live
-                // state without a free or a lifetime, as docs/stats.md says.
-                return;
-            }
+        if frees_redefined(&mut self.redefined, &e) {
+            return;
         }
         if let Some(Some(i)) = self.map.get(e.space as usize) {
             e.space = *i;
@@ -389,4 +381,13 @@ impl HeapEventSource for Declared<'_> {
             ns.site_space.is_some() || ns.site_text
         })
     }
+}
+
+/// Whether `e` is the free the interpreter makes of the old block of an id allocated again while
+/// alive (`redefined`, noted by the finding just before it): the engine counts that allocation of
+/// a live id itself, and the old block leaves the live state without a free or a lifetime, as
+/// docs/stats.md says. Takes the note either way.
+#[inline]
+fn frees_redefined(redefined: &mut Option<(u32, u64, u64)>, e: &HeapEvent) -> bool {
+    matches!((redefined.take(), e.op), (Some(r), HeapOp::Free { id }) if r == (e.space, e.key, id))
 }
