@@ -206,23 +206,8 @@ impl<'a, 's> Pass<'a, 's> {
         } else {
             Place::Before
         };
-        self.count_unknown_frees(place);
-        match place {
-            Place::Before => {}
-            Place::Inside if is_data => {
-                if self.start.is_none() {
-                    self.start = Some(at);
-                    self.heap.open_window(at);
-                }
-                if !self.lean {
-                    self.counter.record(v);
-                }
-            }
-            Place::Inside => self.other += 1,
-            Place::After => {
-                self.end = Some(at);
-                return false;
-            }
+        if !self.enter(place, is_data, at, v) {
+            return false;
         }
         for (ev, places) in self.events.iter().zip(&self.places) {
             let at = Position {
@@ -301,6 +286,21 @@ impl<'a, 's> Pass<'a, 's> {
         if is_data {
             self.data += 1;
         }
+        if !self.enter(place, is_data, at, v) {
+            return false;
+        }
+        if opens && is_data && place == Place::Inside {
+            // Opened at the first event's time, the record's.
+            debug_assert_eq!(self.start.map(|s| s.time), Some(at.time));
+        }
+        true
+    }
+
+    /// A record at `place` in the slice: the frees of ids not alive it made counted, the slice
+    /// opened at its first data record inside, the record counted; `false` past the slice's end
+    /// (which it notes). The one rule of both ways of handing events over.
+    #[inline]
+    fn enter(&mut self, place: Place, is_data: bool, at: Position, v: &RecordView<'_>) -> bool {
         self.count_unknown_frees(place);
         match place {
             Place::Before => {}
@@ -308,10 +308,6 @@ impl<'a, 's> Pass<'a, 's> {
                 if self.start.is_none() {
                     self.start = Some(at);
                     self.heap.open_window(at);
-                }
-                if opens {
-                    // Opened at the first event's time, the record's.
-                    debug_assert_eq!(self.start.map(|s| s.time), Some(at.time));
                 }
                 if !self.lean {
                     self.counter.record(v);
