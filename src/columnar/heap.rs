@@ -124,6 +124,16 @@ pub enum HeapTableError {
         /// The data record where it stopped.
         record: u64,
     },
+    /// The analysis state at a seek index's checkpoint could not be resumed from (the rows
+    /// are then read from the start).
+    #[error("resuming the {table} table at a checkpoint: {message}")]
+    #[diagnostic(code(mtf::columnar::state))]
+    State {
+        /// The table.
+        table: HeapTable,
+        /// What is wrong with the state, or why the table cannot be resumed.
+        message: String,
+    },
     /// Arrow refused a batch (a defect: the columns are made to the schema).
     #[error("making a batch of the {table} table: {message}")]
     #[diagnostic(code(mtf::columnar::arrow))]
@@ -534,6 +544,66 @@ impl<'s> HeapRows<'s> {
             failed: None,
             finished: false,
         })
+    }
+
+    /// The rows of the `events` table resumed at a checkpoint of a seek index, from the
+    /// analysis state stored there (`blob`, docs/format.md §15.5): the interpreter's state,
+    /// the data records before the checkpoint and the blocks alive there. Pushed the records
+    /// from the checkpoint on, it makes the rows a pass from the start makes for them, with
+    /// `opts.records` counted from the start of the trace.
+    // Design: only `events`. An event's row needs of the blocks before it only their sizes
+    // (a free's `size`, a realloc's `old_size`), which the interpreter's state holds; a row of
+    // `blocks` whose lifetime spans the checkpoint needs its allocating thread, time and first
+    // id, which the state does not keep, so `blocks` is read from the start.
+    pub fn resumed(
+        schema: &'s crate::dtd::Schema,
+        table: HeapTable,
+        opts: HeapOptions,
+        blob: &[u8],
+    ) -> Result<HeapRows<'s>, HeapTableError> {
+        let state = |message: String| HeapTableError::State { table, message };
+        if table != HeapTable::Events {
+            return Err(state(
+                "only the events table starts at a checkpoint (a block's row needs its birth)"
+                    .into(),
+            ));
+        }
+        let head = crate::analysis::stats::state_head(blob)
+            .map_err(|e| state(format!("byte {} of its state: {}", e.at, e.what)))?;
+        let mut rows = HeapRows::new(schema, table, opts)?;
+        crate::analysis::stats::restore_interpreter(schema, blob, &mut rows.interp)
+            .map_err(|e| state(format!("byte {} of its state: {}", e.at, e.what)))?;
+        rows.reading.data_records = head.data;
+        let at = At {
+            record: head.data,
+            index: 0,
+            time: rows.interp.clock(),
+        };
+        for sp in 0..rows.spaces.len() {
+            if rows.spaces[sp].is_none() {
+                continue;
+            }
+            let space = sp as SpaceId;
+            for b in rows.interp.live_blocks(space) {
+                let mut live = Live {
+                    seq: rows.seq,
+                    space,
+                    key: b.key,
+                    id: b.id,
+                    last_id: b.id,
+                    size: b.bytes,
+                    record: 0,
+                    time: None,
+                    thread: None,
+                    site: b.site,
+                    stack: None,
+                    below: 0,
+                };
+                rows.seq += 1;
+                rows.put(&mut live, None, at)?;
+            }
+        }
+        Ok(rows)
     }
 
     /// The table.
@@ -962,6 +1032,22 @@ pub fn batches<'r>(
     })
 }
 
+/// The batches of the `events` table for `opts.records`, resumed at a checkpoint of a seek
+/// index: `records` read from it, `blob` the analysis state stored there
+/// ([`HeapRows::resumed`]).
+pub fn resumed_batches<'r>(
+    reader: &'r Reader<'r>,
+    records: Records<'r>,
+    opts: HeapOptions,
+    blob: &[u8],
+) -> Result<HeapBatches<'r>, HeapTableError> {
+    Ok(HeapBatches {
+        rows: HeapRows::resumed(reader.schema(), HeapTable::Events, opts, blob)?,
+        records,
+        done: false,
+    })
+}
+
 /// The batches of a heap table ([`batches`]).
 pub struct HeapBatches<'r> {
     rows: HeapRows<'r>,
@@ -1060,8 +1146,13 @@ mod tests {
         let batch_rows = opts.batch_rows;
         let o = crate::open(path(rel)).unwrap();
         let reader = o.reader();
+        rows_of(batches(&reader, t, opts).unwrap(), t, batch_rows)
+    }
+
+    /// Every row of the batches as `column=value` text.
+    fn rows_of(batches: HeapBatches<'_>, t: HeapTable, batch_rows: usize) -> Vec<String> {
         let mut rows = Vec::new();
-        for b in batches(&reader, t, opts).unwrap() {
+        for b in batches {
             let b = b.unwrap();
             assert!(b.num_rows() <= batch_rows);
             assert_eq!(b.schema(), t.schema());
@@ -1086,6 +1177,81 @@ mod tests {
             }
         }
         rows
+    }
+
+    /// From every analysis state of a seek index (every 7 records), the `events` rows of the
+    /// records after it, and of a few records after it, are those a reading from the start
+    /// gives them: on traces with reallocations, shared ids, sections, stacks and late names.
+    #[test]
+    fn events_resumed_at_every_checkpoint_are_the_rows_from_the_start() {
+        use crate::index::{build, BuildOptions};
+        let mut resumed = 0;
+        for name in [
+            "heaptrack.mtf",
+            "android.mtf",
+            "et3.mtf",
+            "et_merlin.mtf",
+            "malloclab.mtf",
+            "tptp.mtf",
+            "valgrind.mtf",
+            "mtrace.mtf",
+            "jvm_trace.mtf",
+            "hatf-split-le64.mtf",
+        ] {
+            let rel = format!("traces/{name}");
+            let o = crate::open(path(&rel)).unwrap();
+            let reader = o.reader();
+            if HeapRows::new(reader.schema(), HeapTable::Events, HeapOptions::default()).is_err() {
+                continue;
+            }
+            let idx = build(
+                &reader,
+                &BuildOptions {
+                    every_records: 7,
+                    every_bytes: 1 << 20,
+                },
+            );
+            let at: Vec<(u64, u64)> = idx.entries().iter().map(|e| (e.record, e.offset)).collect();
+            let built = crate::analysis::stats::build_states(&reader, &at, u64::MAX).unwrap();
+            for (i, blob) in built.entries.iter().enumerate() {
+                let Some(blob) = blob else { continue };
+                let data = crate::analysis::stats::state_head(blob).unwrap().data;
+                for range in [data..u64::MAX, data..data + 5] {
+                    let opts = HeapOptions {
+                        batch_rows: 3,
+                        records: range.clone(),
+                        refuse_problems: true,
+                        ..HeapOptions::default()
+                    };
+                    let records = idx.records_at(&reader, i).unwrap();
+                    let ours = rows_of(
+                        resumed_batches(&reader, records, opts, blob).unwrap(),
+                        HeapTable::Events,
+                        3,
+                    );
+                    let theirs = table(&rel, HeapTable::Events, range.clone(), 5);
+                    assert_eq!(
+                        ours, theirs,
+                        "{name} from checkpoint {i}, records {range:?}"
+                    );
+                    resumed += 1;
+                }
+            }
+        }
+        assert!(resumed > 50, "{resumed}");
+    }
+
+    /// `blocks` does not start at a checkpoint, and a damaged state is an error, not a panic.
+    #[test]
+    fn blocks_and_damaged_states_are_refused() {
+        let o = crate::open(path("traces/android.mtf")).unwrap();
+        let schema = o.schema();
+        let e = HeapRows::resumed(schema, HeapTable::Blocks, HeapOptions::default(), &[0]);
+        assert!(matches!(e, Err(HeapTableError::State { .. })));
+        for bad in [&[][..], &[0xff; 9][..], &[1, 2, 3][..]] {
+            let e = HeapRows::resumed(schema, HeapTable::Events, HeapOptions::default(), bad);
+            assert!(matches!(e, Err(HeapTableError::State { .. })), "{bad:?}");
+        }
     }
 
     fn col<'r>(row: &'r str, name: &str) -> &'r str {

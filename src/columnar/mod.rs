@@ -56,6 +56,7 @@ use crate::dtd::{Builtin, RecordId, RecordType};
 use crate::io::{IoError, Output, StagedFolder};
 
 use export::write_parquet_in;
+pub use heap::resumed_batches;
 pub use heap::{
     batches, HeapBatches, HeapOptions, HeapReading, HeapRows, HeapTable, HeapTableError,
     NamespaceReading, SiteNames,

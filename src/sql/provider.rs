@@ -13,10 +13,11 @@ use async_trait::async_trait;
 use datafusion::catalog::{SchemaProvider, Session, TableProvider};
 use datafusion::common::stats::Precision;
 use datafusion::common::tree_node::TreeNodeRecursion;
+use datafusion::common::ScalarValue;
 use datafusion::common::Statistics;
 use datafusion::error::{DataFusionError, Result};
 use datafusion::execution::TaskContext;
-use datafusion::logical_expr::{Expr, TableType};
+use datafusion::logical_expr::{Expr, TableProviderFilterPushDown, TableType};
 use datafusion::physical_expr::{EquivalenceProperties, PhysicalExpr};
 use datafusion::physical_plan::execution_plan::{Boundedness, EmissionType};
 use datafusion::physical_plan::stream::RecordBatchReceiverStreamBuilder;
@@ -29,6 +30,7 @@ use datafusion::prelude::SessionContext;
 use crate::columnar::{file_name, HeapOptions, HeapRows, HeapTable, RecordTables, SiteNames};
 use crate::decode::{Event, Reader, Records};
 use crate::dtd::RecordId;
+use crate::index::analysis::{state_path, AnalysisState};
 use crate::index::Index;
 use crate::Opened;
 
@@ -54,6 +56,7 @@ pub struct TraceTables {
     columns: OnceLock<RecordTables>,
     late_names: OnceLock<Arc<SiteNames>>,
     index: OnceLock<Option<Index>>,
+    state: OnceLock<Option<AnalysisState>>,
 }
 
 impl fmt::Debug for TraceTables {
@@ -106,6 +109,7 @@ impl TraceTables {
             columns: OnceLock::new(),
             late_names: OnceLock::new(),
             index: OnceLock::new(),
+            state: OnceLock::new(),
         }
     }
 
@@ -143,6 +147,23 @@ impl TraceTables {
                 let idx = Index::load(&p).ok()?;
                 idx.fits(&self.opened.reader()).ok()?;
                 Some(idx)
+            })
+            .as_ref()
+    }
+
+    /// The analysis states beside the seek index (`mtf index` writes them), when they fit it
+    /// and the DTD.
+    fn state(&self) -> Option<&AnalysisState> {
+        self.state
+            .get_or_init(|| {
+                let idx = self.index()?;
+                let p = state_path(&crate::index::sidecar(&self.path)?)?;
+                if !p.is_file() {
+                    return None;
+                }
+                let st = AnalysisState::load(&p).ok()?;
+                st.fits(idx, self.opened.schema()).ok()?;
+                Some(st)
             })
             .as_ref()
     }
@@ -271,18 +292,47 @@ impl TableProvider for TraceTable {
         Some(Statistics::new_unknown(&self.schema).with_num_rows(self.rows))
     }
 
+    // Design: a filter on `events.record` (a comparison with a number, or BETWEEN) narrows the
+    // data records read: a scan starts at the last checkpoint with a state before the range
+    // and stops after it, so that a query of one moment of a long trace reads that moment.
+    // DataFusion still applies the filter to the rows (inexact: the range is a superset).
+    fn supports_filters_pushdown(
+        &self,
+        filters: &[&Expr],
+    ) -> Result<Vec<TableProviderFilterPushDown>> {
+        Ok(filters
+            .iter()
+            .map(|f| {
+                if self.kind == Kind::Heap(HeapTable::Events) && record_bound(f).is_some() {
+                    TableProviderFilterPushDown::Inexact
+                } else {
+                    TableProviderFilterPushDown::Unsupported
+                }
+            })
+            .collect())
+    }
+
     async fn scan(
         &self,
         state: &dyn Session,
         projection: Option<&Vec<usize>>,
-        _filters: &[Expr],
+        filters: &[Expr],
         limit: Option<usize>,
     ) -> Result<Arc<dyn ExecutionPlan>> {
         let projected = match projection {
             Some(p) => Arc::new(self.schema.project(p)?),
             None => self.schema.clone(),
         };
-        let parts = self.parts(state.config().target_partitions());
+        let most = state.config().target_partitions();
+        let parts = if self.kind == Kind::Heap(HeapTable::Events) {
+            let range = filters
+                .iter()
+                .filter_map(record_bound)
+                .fold((0, u64::MAX), |a, b| (a.0.max(b.0), a.1.min(b.1)));
+            self.event_parts(most, range)
+        } else {
+            self.parts(most)
+        };
         let rows = match (self.rows, limit) {
             (Precision::Exact(n), Some(l)) => Precision::Exact(n.min(l)),
             (Precision::Inexact(n), Some(l)) => Precision::Inexact(n.min(l)),
@@ -321,14 +371,16 @@ impl TraceTable {
     // Design: the records tables are cut at the seek index's checkpoints (`mtf index T`), each
     // part decoded from its checkpoint to the next on a thread of its own; at most `most` parts
     // (DataFusion's target partitions: the cores), every k-th checkpoint taken when the index
-    // has more. A trace without an index is one part. The heap tables are one part: a part of
-    // `events` or `blocks` needs the live blocks before it, and the heap tables cannot start
-    // from an analysis state yet (docs/query.md, *Partitions*), so they are decoded once from
-    // the start.
+    // has more. A trace without an index is one part. A part of `events` needs the interpreter's
+    // state and the sizes of the blocks alive where it starts: it is cut only at checkpoints
+    // that carry an analysis state (`INDEX.state`), and resumed from it. `blocks` is one part:
+    // a lifetime that spans a checkpoint needs its birth, which a state does not keep
+    // (docs/query.md, *Partitions*).
     fn parts(&self, most: usize) -> Vec<Part> {
         let whole = vec![Part {
             from: None,
             until: None,
+            data: None,
         }];
         if matches!(self.kind, Kind::Heap(_)) || most < 2 {
             return whole;
@@ -354,23 +406,112 @@ impl TraceTable {
         parts.push(Part {
             from: None,
             until: Some(cuts[0].1),
+            data: None,
         });
         for (k, &(i, _)) in cuts.iter().enumerate() {
             parts.push(Part {
                 from: Some(i),
                 until: cuts.get(k + 1).map(|c| c.1),
+                data: None,
+            });
+        }
+        parts
+    }
+
+    /// The parts of `events` for the data records `lo..hi`: from the last checkpoint with a
+    /// state at or before `lo` (or the start), cut at the checkpoints with a state inside the
+    /// range, as evenly as the records tables' parts.
+    fn event_parts(&self, most: usize, (lo, hi): (u64, u64)) -> Vec<Part> {
+        // The checkpoints with a state, and the data records before each.
+        let mut with: Vec<(usize, u64)> = Vec::new();
+        if let (Some(idx), Some(state)) = (self.trace.index(), self.trace.state()) {
+            for i in 0..idx.entries().len() {
+                let Some(blob) = state.entry(i) else { continue };
+                let Ok(head) = crate::analysis::stats::state_head(blob) else {
+                    continue;
+                };
+                if head.data > with.last().map_or(0, |w| w.1) {
+                    with.push((i, head.data));
+                }
+            }
+        }
+        let start = with.iter().rev().find(|w| w.1 <= lo).map(|w| w.0);
+        let inside: Vec<(usize, u64)> = with.into_iter().filter(|w| w.1 > lo && w.1 < hi).collect();
+        let every = (inside.len() + 1).div_ceil(most.max(1)).max(1);
+        let cuts: Vec<(usize, u64)> = inside.into_iter().skip(every - 1).step_by(every).collect();
+        let mut parts = vec![Part {
+            from: start,
+            until: None,
+            data: Some((lo, cuts.first().map_or(hi, |c| c.1))),
+        }];
+        for (k, &(i, data)) in cuts.iter().enumerate() {
+            parts.push(Part {
+                from: Some(i),
+                until: None,
+                data: Some((data, cuts.get(k + 1).map_or(hi, |c| c.1))),
             });
         }
         parts
     }
 }
 
+/// The data records a filter on `events.record` leaves (`lo..hi`), where it is a comparison of
+/// the column with an integer or a BETWEEN of two.
+fn record_bound(f: &Expr) -> Option<(u64, u64)> {
+    use datafusion::logical_expr::{Between, BinaryExpr, Operator};
+    let is_record = |e: &Expr| matches!(e, Expr::Column(c) if c.name == "record");
+    let int = |e: &Expr| match e {
+        Expr::Literal(v, _) => match v {
+            ScalarValue::Int8(Some(x)) => Some(i128::from(*x)),
+            ScalarValue::Int16(Some(x)) => Some(i128::from(*x)),
+            ScalarValue::Int32(Some(x)) => Some(i128::from(*x)),
+            ScalarValue::Int64(Some(x)) => Some(i128::from(*x)),
+            ScalarValue::UInt8(Some(x)) => Some(i128::from(*x)),
+            ScalarValue::UInt16(Some(x)) => Some(i128::from(*x)),
+            ScalarValue::UInt32(Some(x)) => Some(i128::from(*x)),
+            ScalarValue::UInt64(Some(x)) => Some(i128::from(*x)),
+            _ => None,
+        },
+        _ => None,
+    };
+    let clamp = |x: i128| x.clamp(0, i128::from(u64::MAX)) as u64;
+    let (lo, hi): (i128, i128) = match f {
+        Expr::BinaryExpr(BinaryExpr { left, op, right }) => {
+            let (v, op) = if is_record(left) {
+                (int(right)?, *op)
+            } else if is_record(right) {
+                (int(left)?, op.swap()?)
+            } else {
+                return None;
+            };
+            match op {
+                Operator::Eq => (v, v + 1),
+                Operator::Gt => (v + 1, i128::MAX),
+                Operator::GtEq => (v, i128::MAX),
+                Operator::Lt => (0, v),
+                Operator::LtEq => (0, v + 1),
+                _ => return None,
+            }
+        }
+        Expr::Between(Between {
+            expr,
+            negated: false,
+            low,
+            high,
+        }) if is_record(expr) => (int(low)?, int(high)? + 1),
+        _ => return None,
+    };
+    Some((clamp(lo), clamp(hi).max(clamp(lo))))
+}
+
 /// A part of a scan: from the start or a checkpoint of the seek index, to the record of index
-/// `until` (excluded) or the end.
+/// `until` (excluded) or the end; for `events`, the rows of the data records `data` (a range,
+/// counted from the start of the trace), resumed from the checkpoint's analysis state.
 #[derive(Debug, Clone, Copy)]
 struct Part {
     from: Option<usize>,
     until: Option<u64>,
+    data: Option<(u64, u64)>,
 }
 
 /// The scan of one table of a trace.
@@ -402,6 +543,15 @@ impl DisplayAs for TraceScan {
             self.trace.name,
             self.parts.len()
         )?;
+        let first = self.parts.first().and_then(|p| p.data);
+        let last = self.parts.last().and_then(|p| p.data);
+        if let (Some((lo, _)), Some((_, hi))) = (first, last) {
+            match (lo, hi) {
+                (0, u64::MAX) => {}
+                (lo, u64::MAX) => write!(f, ", data records from {lo}")?,
+                (lo, hi) => write!(f, ", data records {lo}..{hi}")?,
+            }
+        }
         if let Some(l) = self.limit {
             write!(f, ", limit {l}")?;
         }
@@ -518,10 +668,25 @@ impl Job {
                 let opts = HeapOptions {
                     batch_rows: self.batch_rows,
                     site_names: self.site_names.clone().unwrap_or_default(),
+                    records: self.part.data.map_or(0..u64::MAX, |(a, b)| a..b),
                     ..HeapOptions::default()
                 };
-                let batches =
-                    crate::columnar::batches(&reader, t, opts).map_err(|e| trace.error(e))?;
+                let batches = match self.part.from {
+                    None => crate::columnar::batches(&reader, t, opts),
+                    Some(i) => {
+                        let blob = trace
+                            .state()
+                            .and_then(|s| s.entry(i))
+                            .ok_or_else(|| trace.error("its analysis state went away"))?;
+                        crate::columnar::resumed_batches(
+                            &reader,
+                            self.records(&reader)?,
+                            opts,
+                            blob,
+                        )
+                    }
+                }
+                .map_err(|e| trace.error(e))?;
                 for b in batches {
                     if !emit(b.map_err(|e| trace.error(e))?)? {
                         break;

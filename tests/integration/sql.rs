@@ -430,3 +430,113 @@ fn sql_records_tables_are_cut_at_the_seek_index_and_give_the_same_rows() {
         sizes
     );
 }
+
+#[test]
+fn sql_events_are_cut_at_checkpoints_with_a_state_and_give_the_same_rows() {
+    let dir = util::tempdir();
+    // A malloc-lab trace of 600 operations: allocations, reallocations that grow and shrink,
+    // frees, ids reused after their free.
+    let mut rep = String::from("0\n40\n600\n1\n");
+    for k in 0..600u64 {
+        let id = (k * 7) % 40;
+        rep += &match k % 5 {
+            0 | 1 => format!("a {id} {}\n", 8 + k % 97),
+            2 => format!("r {id} {}\n", 16 + k % 300),
+            _ => format!("f {id}\n"),
+        };
+    }
+    let src = dir.path().join("gen.rep");
+    std::fs::write(&src, rep).unwrap();
+    let made = util::import_into(dir.path(), &src, None);
+    let android = dir.path().join("android.mtf");
+    std::fs::copy(util::root().join("traces/android.mtf"), &android).unwrap();
+    std::fs::copy(
+        util::root().join("dtds/hatf-android.dtd"),
+        dir.path().join("hatf-android.dtd"),
+    )
+    .unwrap();
+    for t in [made, android] {
+        let q = "SELECT * FROM events ORDER BY record, kind, namespace, key, id, size, old_id";
+        let before = sql(q, &[&t]);
+        assert!(before.len() > 50, "{}: {}", t.display(), before.len());
+        let explain = |t: &Path| {
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_mtf"))
+                .args(["sql", "-f", "csv", "EXPLAIN SELECT size FROM events"])
+                .arg(t)
+                .env("DATAFUSION_EXECUTION_TARGET_PARTITIONS", "3")
+                .output()
+                .unwrap();
+            text(&o.stdout)
+        };
+        assert!(explain(&t).contains(", 1 part(s)"), "{}", explain(&t));
+        // An index with analysis states: three parts, each after the first resumed from one.
+        let o = mtf(&["index", "--every", "10", t.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(explain(&t).contains(", 3 part(s)"), "{}", explain(&t));
+        assert_eq!(sql(q, &[&t]), before, "{}", t.display());
+        // Without states (budget 0), `events` is one part again, read from the start.
+        let o = mtf(&[
+            "index",
+            "--every",
+            "10",
+            "--state-budget",
+            "0",
+            t.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(explain(&t).contains(", 1 part(s)"), "{}", explain(&t));
+        assert_eq!(sql(q, &[&t]), before, "{}", t.display());
+    }
+}
+
+#[test]
+fn sql_a_filter_on_the_record_of_events_reads_only_that_range() {
+    let dir = util::tempdir();
+    let mut rep = String::from("0\n50\n2000\n1\n");
+    for k in 0..2000u64 {
+        let id = (k * 13) % 50;
+        rep += &match k % 4 {
+            0 | 1 => format!("a {id} {}\n", 8 + k % 89),
+            2 => format!("r {id} {}\n", 24 + k % 200),
+            _ => format!("f {id}\n"),
+        };
+    }
+    let src = dir.path().join("gen.rep");
+    std::fs::write(&src, rep).unwrap();
+    let t = util::import_into(dir.path(), &src, None);
+    let o = mtf(&["index", "--every", "100", t.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let all = sql(
+        "SELECT * FROM events ORDER BY record, kind, id, size, old_id",
+        &[&t],
+    );
+    let record = |v: &Value| v["record"].as_u64().unwrap();
+    for (filter, keep) in [
+        (
+            "record >= 1000 AND record < 1010",
+            &(|r: u64| (1000..1010).contains(&r)) as &dyn Fn(u64) -> bool,
+        ),
+        ("record BETWEEN 1500 AND 1502", &|r| {
+            (1500..=1502).contains(&r)
+        }),
+        ("1990 < record", &|r| r > 1990),
+        ("record = 7", &|r| r == 7),
+        ("record <= 3 OR record = 1999", &|r| r <= 3 || r == 1999),
+        ("record < 0", &|_| false),
+    ] {
+        let q =
+            format!("SELECT * FROM events WHERE {filter} ORDER BY record, kind, id, size, old_id");
+        let want: Vec<Value> = all.iter().filter(|v| keep(record(v))).cloned().collect();
+        assert_eq!(sql(&q, &[&t]), want, "{filter}");
+    }
+    // The plan says which data records the scan reads, from the checkpoint before them.
+    let o = mtf(&[
+        "sql",
+        "-f",
+        "csv",
+        "EXPLAIN SELECT * FROM events WHERE record >= 1000 AND record < 1010",
+        t.to_str().unwrap(),
+    ]);
+    let plan = text(&o.stdout);
+    assert!(plan.contains("data records 1000..1010"), "{plan}");
+}

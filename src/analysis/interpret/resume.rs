@@ -83,6 +83,16 @@ pub(super) fn sorted<K: Ord + Copy, V>(m: impl IntoIterator<Item = (K, V)>) -> V
     v
 }
 
+/// A block alive in an interpreter's state ([`Interpreter::live_blocks`]).
+#[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct LiveBlock {
+    pub(crate) key: u64,
+    pub(crate) id: u64,
+    pub(crate) bytes: u64,
+    pub(crate) site: Option<u64>,
+}
+
 impl<'s> Interpreter<'s> {
     /// An interpreter for the same schema with the same limit that has read nothing.
     pub(crate) fn fresh(&self) -> Interpreter<'s> {
@@ -90,6 +100,28 @@ impl<'s> Interpreter<'s> {
         i.limit = self.limit;
         i.dead_details = self.dead_details;
         i
+    }
+
+    /// The blocks alive now in namespace `space`, each id's oldest first (a shared id's blocks
+    /// in the order they were defined): its key, id, byte count and site. What a reader of heap
+    /// rows resumed at a checkpoint (`columnar::HeapRows::resumed`) takes as its live blocks.
+    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+    pub(crate) fn live_blocks(&self, space: SpaceId) -> Vec<LiveBlock> {
+        let sp = space as usize;
+        let (Some(live), Some(shared)) = (self.live.get(sp), self.shared.get(sp)) else {
+            return Vec::new();
+        };
+        let one = |(key, id): (u64, u64), l: &Live| LiveBlock {
+            key,
+            id,
+            bytes: l.bytes,
+            site: l.site(),
+        };
+        let mut out: Vec<LiveBlock> = live.iter().map(|(k, l)| one(*k, l)).collect();
+        for (k, v) in shared.iter() {
+            out.extend(v.iter().map(|l| one(k, l)));
+        }
+        out
     }
 
     /// Write the state that decides what the next records do (docs/format.md §15.5).
