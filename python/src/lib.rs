@@ -572,9 +572,31 @@ impl Trace {
     }
 
     /// The result of an SQL query over this trace's tables (a table per record type,
-    /// `records`, `events`, `blocks`: docs/query.md) as a `pyarrow.Table`.
-    fn sql(&self, py: Python<'_>, query: &str) -> PyResult<Py<PyAny>> {
-        sql::query(py, self, query)
+    /// `records`, `events`, `blocks`: docs/query.md) as a `pyarrow.Table`. `engine`:
+    /// `"datafusion"`, the library's own (a build with the cargo feature `sql`), reading the
+    /// trace in place; `"duckdb"`, DuckDB over the tables the query names, made whole first
+    /// (`pip install duckdb`); by default the library's own where this build has it, else
+    /// DuckDB.
+    #[pyo3(signature = (query, *, engine = None))]
+    fn sql(slf: &Bound<'_, Self>, query: &str, engine: Option<&str>) -> PyResult<Py<PyAny>> {
+        let py = slf.py();
+        let me = slf.get();
+        match engine {
+            None if cfg!(feature = "sql") => sql::query(py, me, query),
+            Some("datafusion") => sql::query(py, me, query),
+            None | Some("duckdb") => Ok(py
+                .import("metatf._duckdb")?
+                .call_method1("sql", (slf, query))?
+                .unbind()),
+            Some(other) => Err(Raised {
+                class: "SqlError",
+                message: format!("no SQL engine `{other}`: the engines are datafusion and duckdb"),
+                code: Some("mtf::python::engine".into()),
+                path: Some(me.path.clone()),
+                offset: None,
+            }
+            .into_py(py)),
+        }
     }
 
     fn __repr__(&self) -> String {

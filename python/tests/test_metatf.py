@@ -321,11 +321,73 @@ def test_sql_counts_the_records():
         assert result.column(0).to_pylist() == [t.records().num_rows]
 
 
-@pytest.mark.skipif(metatf.HAS_SQL, reason="built with the cargo feature sql")
-def test_sql_without_the_engine_says_so():
+def _has_duckdb() -> bool:
+    try:
+        import duckdb  # noqa: F401
+    except ImportError:
+        return False
+    return True
+
+
+@pytest.mark.skipif(metatf.HAS_SQL or _has_duckdb(),
+                    reason="built with the cargo feature sql, or DuckDB is installed")
+def test_sql_without_either_engine_says_how_to_get_one():
     with pytest.raises(metatf.SqlError) as e:
         metatf.open(ROOT / "traces" / "android.mtf").sql("SELECT 1")
     assert "feature `sql`" in str(e.value)
+    assert "pip install duckdb" in str(e.value)
+
+
+@pytest.mark.skipif(not _has_duckdb(), reason="DuckDB is not installed")
+def test_sql_by_duckdb_counts_the_records_and_finds_the_peak_of_stats():
+    for path in TRACES:
+        t = metatf.open(path)
+        result = t.sql("SELECT count(*) AS n FROM records", engine="duckdb")
+        assert result.column(0).to_pylist() == [t.records().num_rows], path
+    # The peak of live bytes over `blocks` (docs/query.md's query), against stats().
+    t = metatf.open(ROOT / "traces" / "android.mtf")
+    peak = t.sql(
+        "SELECT max(live) AS peak FROM (SELECT sum(delta) OVER (ORDER BY r, o "
+        "ROWS UNBOUNDED PRECEDING) AS live FROM ("
+        "SELECT alloc_record AS r, 1 AS o, CAST(size AS BIGINT) AS delta FROM blocks UNION ALL "
+        "SELECT free_record AS r, 0 AS o, -CAST(size AS BIGINT) AS delta FROM blocks "
+        "WHERE free_record IS NOT NULL))",
+        engine="duckdb",
+    ).column(0).to_pylist()[0]
+    spaces = t.stats()["namespaces"]
+    assert int(peak) == max(int(n["peak"]["bytes"]) for n in spaces)
+    # A record type's table, by its name.
+    sizes = t.sql("SELECT sum(size) AS s FROM alloc", engine="duckdb").column(0).to_pylist()
+    assert int(sizes[0]) == pc.sum(t.table("alloc").column("size")).as_py()
+
+
+@pytest.mark.skipif(not (metatf.HAS_SQL and _has_duckdb()),
+                    reason="needs both the feature sql and DuckDB")
+def test_sql_engines_agree():
+    q = ("SELECT kind, count(*) AS n, sum(size) AS s FROM events GROUP BY kind ORDER BY kind")
+    for path in TRACES:
+        t = metatf.open(path)
+        try:
+            ours = t.sql(q, engine="datafusion")
+        except metatf.SqlError:
+            continue  # no allocations: no events table
+        theirs = t.sql(q, engine="duckdb")
+        rows = lambda tab: [tuple(None if v is None else int(v) if not isinstance(v, str) else v
+                                  for v in r.values()) for r in tab.to_pylist()]
+        assert rows(ours) == rows(theirs), path
+
+
+@pytest.mark.skipif(not _has_duckdb(), reason="DuckDB is not installed")
+def test_sql_errors_of_duckdb_and_an_unknown_engine_are_sql_errors():
+    t = metatf.open(ROOT / "traces" / "android.mtf")
+    with pytest.raises(metatf.SqlError) as e:
+        t.sql("SELEC 1", engine="duckdb")
+    assert e.value.code == "mtf::python::duckdb"
+    assert "events" in str(e.value)
+    with pytest.raises(metatf.SqlError) as e:
+        t.sql("SELECT 1", engine="sqlite")
+    assert e.value.code == "mtf::python::engine"
+    assert "datafusion and duckdb" in str(e.value)
 
 
 @pytest.mark.skipif(not metatf.HAS_SQL, reason="built without the cargo feature sql")

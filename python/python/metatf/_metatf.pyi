@@ -64,7 +64,10 @@ class Trace:
         """The figures of ``mtf stats -f json`` (docs/stats.md): records and integer fields per
         type, per namespace the peak of live bytes and when, totals, leaks, lifetimes, sizes,
         and the ``top`` sites of each ranking."""
-    def sql(self, query: str) -> pyarrow.Table:
+    def sql(self, query: str, *, engine: Optional[str] = None) -> pyarrow.Table:
         """The result of an SQL query over the trace's tables (a table per record type,
-        ``records``, ``events``, ``blocks``). Raises :class:`metatf.SqlError` in a build without
-        the SQL engine (:data:`HAS_SQL` is False)."""
+        ``records``, ``events``, ``blocks``). ``engine``: ``"datafusion"`` (the library's own,
+        reading the trace in place; a build with the cargo feature ``sql``, :data:`HAS_SQL`),
+        ``"duckdb"`` (DuckDB over the tables the query names, made whole first; ``pip install
+        duckdb``); by default the library's own where the build has it, else DuckDB. Raises
+        :class:`metatf.SqlError` when the query fails or neither engine is there."""
