@@ -111,12 +111,22 @@ pub fn write_heaptrack<W: Write + ?Sized>(
         spaces.iter().map(|_| Default::default()).collect();
     let mut allocs = vec![0u64; spaces.len()];
     let mut timed = vec![false; spaces.len()];
+    // Per namespace whose temporary rule compares with an id after a free (heaptrack's own
+    // reading, `temporaryReset`): the size and leaf of the first block of that id.
+    let mut reset_block: Vec<Option<(u64, Key)>> = vec![None; spaces.len()];
     let mut events = HeapEvents::new(reader);
     for e in events.by_ref() {
         let s = e.space as usize;
         timed[s] |= e.time.is_some();
         match e.op {
-            HeapOp::Alloc { .. } | HeapOp::Move { size: Some(_), .. } => {
+            HeapOp::Alloc { id, size, .. } => {
+                keys[s].insert((e.site, e.stack));
+                allocs[s] += 1;
+                if spaces[s].temporary_reset == Some(id) && reset_block[s].is_none() {
+                    reset_block[s] = Some((size, (e.site, e.stack)));
+                }
+            }
+            HeapOp::Move { size: Some(_), .. } => {
                 keys[s].insert((e.site, e.stack));
                 allocs[s] += 1;
             }
@@ -174,8 +184,22 @@ pub fn write_heaptrack<W: Write + ?Sized>(
         write_tree(&mut w.out, &nodes, &exe)
     })()
     .map_err(ViewerError::write(what))?;
-    // The placeholder allocation info 0 (see the design note): no free names it.
-    w.info(0, 1).map_err(ViewerError::write(what))?;
+    // Allocation info 0: a placeholder no free names (see the design note); or, where the
+    // namespace's temporary rule compares with an id after a free (a heaptrack recording,
+    // whose ids are its allocation infos), the size and stack of the blocks of that id, so
+    // that heaptrack's reader compares as mtf does.
+    let block0 = reset_block[space as usize];
+    let (size0, trace0) = match block0 {
+        Some((size, key)) => (
+            if ns.sized { size } else { 0 },
+            keys.get_index_of(&key).map_or(1, |i| leaf_trace[i]),
+        ),
+        None => (0, 1),
+    };
+    let zero = w.info(size0, trace0).map_err(ViewerError::write(what))?;
+    if block0.is_some() {
+        w.primary.insert((size0, trace0), zero);
+    }
 
     // Pass 2: the events.
     // Declared times where the namespace's events have them, else each event's index.

@@ -6,6 +6,9 @@ use crate::analysis::stats::{SpaceSummary, Stats};
 use crate::stacks::{Costs, Frame, Leaf, Node, StackProfile};
 
 use super::heaptrack::NO_SITE;
+
+/// The name of the frame of allocations outside every stack the trace has.
+pub const NO_STACK: &str = "(no stack)";
 use super::ViewerError;
 
 /// The profile of one namespace's sites: a root node of one frame per site (named as the trace
@@ -83,7 +86,44 @@ pub fn profile_of(
     };
     let s = &mut stats.spaces[i];
     Ok(match s.stacks.take() {
-        Some(p) => (p, true),
+        Some(mut p) => {
+            rest_without_stack(&mut p, s);
+            (p, true)
+        }
         None => (site_profile(s), false),
     })
+}
+
+/// A leaf for the allocations of a namespace that no stack holds (a Java trace's allocations
+/// outside any method: its calling contexts cover what happened inside them), so that a
+/// profile's totals are the namespace's.
+fn rest_without_stack(p: &mut StackProfile, s: &SpaceSummary) {
+    let mut have = Costs::default();
+    for l in &p.leaves {
+        let c = &l.costs;
+        have.allocations += c.allocations;
+        have.bytes += c.bytes;
+        have.temporary += c.temporary;
+        have.peak += c.peak;
+        have.peak_blocks += c.peak_blocks;
+        have.leaked += c.leaked;
+        have.leaked_blocks += c.leaked_blocks;
+    }
+    let rest = Costs {
+        allocations: s.allocations.saturating_sub(have.allocations),
+        bytes: s.bytes_allocated.saturating_sub(have.bytes),
+        temporary: s.temporary.saturating_sub(have.temporary),
+        peak: s.peak_bytes.saturating_sub(have.peak),
+        peak_blocks: s.peak_blocks.saturating_sub(have.peak_blocks),
+        leaked: s.live_bytes.saturating_sub(have.leaked),
+        leaked_blocks: s.live_blocks.saturating_sub(have.leaked_blocks),
+    };
+    if rest != Costs::default() {
+        p.leaves.push(Leaf {
+            node: None,
+            site: Some(NO_STACK.to_string()),
+            suppressed: false,
+            costs: rest,
+        });
+    }
 }
