@@ -360,11 +360,13 @@ fn tree_of_profile(p: &StackProfile) -> (Vec<HtNode>, Vec<u32>) {
         .nodes
         .iter()
         .map(|n| {
-            let real = n.frames.last().and_then(|&f| p.frames.get(f as usize));
+            // The instruction pointer's address and module, on whichever of its frames holds
+            // them.
+            let frames = || n.frames.iter().filter_map(|&f| p.frames.get(f as usize));
             HtNode {
                 parent: n.parent.map_or(0, |q| q + 1),
-                address: real.and_then(|f| f.address),
-                module: real.and_then(|f| f.module.clone()),
+                address: frames().find_map(|f| f.address),
+                module: frames().find_map(|f| f.module.clone()),
                 frames: n
                     .frames
                     .iter()

@@ -257,6 +257,30 @@ fn a_heaptrack_recording_goes_back_byte_for_byte_and_its_events_give_the_same_fi
                 .collect()
         };
         assert_eq!(figures(&of(&events)), figures(&golden), "{name}");
+        // Its stacks: heaptrack_print's folded lines of each cost are the original's (in
+        // another order: the allocation infos are numbered as the events come).
+        for cost in ["allocations", "temporary", "peak", "leaked"] {
+            let folded = dir.path().join("events.folded");
+            let o = Command::new("heaptrack_print")
+                .arg("-F")
+                .arg(&folded)
+                .args(["--flamegraph-cost-type", cost])
+                .arg(&events)
+                .output()
+                .unwrap();
+            assert!(o.status.success());
+            let sorted = |t: String| {
+                let mut v: Vec<String> = t.lines().map(str::to_string).collect();
+                v.sort();
+                v
+            };
+            let want = std::fs::read_to_string(src.join(format!("{name}.{cost}.folded"))).unwrap();
+            assert_eq!(
+                sorted(std::fs::read_to_string(&folded).unwrap()),
+                sorted(want),
+                "{name} {cost}"
+            );
+        }
     }
 }
 
