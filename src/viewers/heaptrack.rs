@@ -613,3 +613,139 @@ impl<W: Write> Body<W> {
         Ok(())
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A HATF 1.0 trace (dtds/hatf10.dtd) of the given records in its text form.
+    fn trace(records: &[&str]) -> crate::Opened {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/dtds/hatf10.dtd");
+        let dtd = std::fs::read_to_string(path).unwrap();
+        let schema = crate::dtd::parse_str("hatf10.dtd", &dtd).unwrap().schema;
+        let mut text = String::from(
+            "%mtf 1 dtd=\"hatf10.dtd\" class=32 order=little\nsection number=1:heap\n\
+             createThread thread=0 vfield.length=0 vfield.data=x\"\"\n\
+             createHeap thread=0 heap=0 vfield.length=0 vfield.data=x\"\"\n\
+             metadata alloc.time baseOffset 0\nmetadata alloc.time width 4\n\
+             metadata free.time baseOffset 0\nmetadata free.time width 4\n",
+        );
+        for r in records {
+            text.push_str(r);
+            text.push_str(" thread=0 heap=0 vfield.length=0 vfield.data=x\"\"\n");
+        }
+        let bytes =
+            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
+                .unwrap();
+        crate::OpenOptions::default().open_bytes(bytes).unwrap()
+    }
+
+    /// What heaptrack's reader counts in a file, read here by its rules
+    /// (accumulatedtracedata.cpp): `+` adds its info's size and sets the last allocation to
+    /// its index, `-` is temporary when its index is the last allocation's and sets it to 0,
+    /// the peak is the highest running total; `c` is the time.
+    #[derive(Debug, Default, PartialEq, Eq)]
+    struct Read {
+        allocations: u64,
+        temporary: u64,
+        peak: u64,
+        leaked: u64,
+        time: u64,
+        infos: Vec<(u64, u64)>,
+    }
+
+    fn read(text: &str) -> Read {
+        let mut r = Read::default();
+        let (mut last, mut live) = (0usize, 0u64);
+        let hex = |s: &str| u64::from_str_radix(s, 16).unwrap();
+        for line in text.lines() {
+            let f: Vec<&str> = line.split(' ').collect();
+            match f[0] {
+                "a" => r.infos.push((hex(f[1]), hex(f[2]))),
+                "+" => {
+                    let i = hex(f[1]) as usize;
+                    r.allocations += 1;
+                    live += r.infos[i].0;
+                    r.peak = r.peak.max(live);
+                    last = i;
+                }
+                "-" => {
+                    let i = hex(f[1]) as usize;
+                    if i == last {
+                        r.temporary += 1;
+                    }
+                    last = 0;
+                    live -= r.infos[i].0;
+                }
+                "c" => r.time = hex(f[1]),
+                _ => {}
+            }
+        }
+        r.leaked = live;
+        r
+    }
+
+    #[test]
+    fn heaptrack_counts_the_temporary_allocations_mtf_does_for_blocks_sharing_an_info() {
+        let o = trace(&[
+            "alloc size=16 address=4096 time=0",  // A: live 16
+            "alloc size=16 address=4112 time=1",  // B, A's size and site: 32
+            "free address=4096 time=2",           // A: not temporary (B came after): 16
+            "alloc size=32 address=4128 time=3",  // C: 48, the peak
+            "free address=4128 time=4",           // C: temporary (1): 16
+            "free address=4112 time=5",           // B, after a free: not temporary: 0
+            "alloc size=8 address=4200 time=6",   // D: 8
+            "free address=4999 time=7",           // not alive: no event
+            "free address=4200 time=8",           // D: temporary (2): 0
+            "alloc size=100 address=5000 time=9", // E, leaked: 100, the new peak
+        ]);
+        let mut out = Vec::new();
+        let report = write_heaptrack(
+            &o.reader(),
+            &HeaptrackOptions {
+                space: None,
+                executable: "prog\nname".into(),
+            },
+            &mut out,
+        )
+        .unwrap();
+        let text = String::from_utf8(out).unwrap();
+        let r = read(&text);
+        assert_eq!(
+            (r.allocations, r.temporary, r.peak, r.leaked, r.time),
+            (5, 2, 100, 100, 9),
+            "{text}"
+        );
+        // A was freed under the twin of the info it shares with B, so that the free did not
+        // look temporary to heaptrack.
+        assert_eq!(r.infos.iter().filter(|i| i.0 == 16).count(), 2, "{text}");
+        assert_eq!(
+            (
+                report.allocations,
+                report.temporary,
+                report.peak,
+                report.leaked
+            ),
+            (5, 2, 100, 100)
+        );
+        assert!(text.starts_with("v 10400 3\n"));
+        // A name with a line end stays on its line.
+        assert!(text.contains("\nX prog name\n"), "{text}");
+        assert!(report.timed && !report.stacks);
+    }
+
+    #[test]
+    fn a_namespace_that_is_not_there_is_named_with_those_that_are() {
+        let o = trace(&["alloc size=16 address=4096 time=0"]);
+        let e = write_heaptrack(
+            &o.reader(),
+            &HeaptrackOptions {
+                space: Some("nope".into()),
+                ..HeaptrackOptions::default()
+            },
+            &mut Vec::new(),
+        )
+        .unwrap_err();
+        assert!(e.to_string().contains("`nope`; the trace has: block"), "{e}");
+    }
+}
