@@ -347,3 +347,105 @@ pub fn write_pprof<W: Write + ?Sized>(
     gz.finish().map_err(ViewerError::write(what))?;
     Ok(report)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::stacks::{Costs, Frame, Leaf, Node};
+
+    fn frame(f: &str, file: Option<&str>, line: Option<u64>) -> Frame {
+        Frame {
+            function: Some(f.into()),
+            file: file.map(str::to_string),
+            line,
+            ..Frame::default()
+        }
+    }
+
+    #[test]
+    fn a_location_holds_its_inlined_frames_and_a_sample_starts_at_the_leaf() {
+        // main → (inner inlined into outer) → leaf; and an allocation without a stack.
+        let p = StackProfile {
+            frames: vec![
+                frame("main", Some("m.c"), Some(3)),
+                frame("inner", Some("m.c"), Some(10)),
+                frame("outer", Some("m.c"), Some(20)),
+                frame("leaf", None, None),
+            ],
+            nodes: vec![
+                Node {
+                    parent: None,
+                    frames: vec![0],
+                },
+                Node {
+                    parent: Some(0),
+                    frames: vec![1, 2],
+                },
+                Node {
+                    parent: Some(1),
+                    frames: vec![3],
+                },
+            ],
+            leaves: vec![
+                Leaf {
+                    node: Some(2),
+                    costs: Costs {
+                        allocations: 3,
+                        bytes: 300,
+                        peak: 200,
+                        peak_blocks: 2,
+                        leaked: 100,
+                        leaked_blocks: 1,
+                        ..Costs::default()
+                    },
+                    ..Leaf::default()
+                },
+                Leaf {
+                    node: None,
+                    costs: Costs {
+                        allocations: 1,
+                        bytes: 7,
+                        ..Costs::default()
+                    },
+                    ..Leaf::default()
+                },
+                // Nothing to show: no sample.
+                Leaf::default(),
+            ],
+            space: "block".into(),
+            sized: true,
+            contexts: false,
+        };
+        let (pr, report) = profile(&p, &PprofOptions::default());
+        let name = |f: u64| {
+            let func = &pr.function[f as usize - 1];
+            pr.string_table[func.name as usize].as_str()
+        };
+        assert_eq!(report.samples, 2);
+        assert_eq!(report.totals, [4, 307, 2, 200, 1, 100]);
+        let s = &pr.sample[0];
+        assert_eq!(s.location_id, [3, 2, 1]);
+        assert_eq!(s.value, [3, 300, 2, 200, 1, 100]);
+        let inlined = &pr.location[1];
+        let lines: Vec<_> = inlined
+            .line
+            .iter()
+            .map(|l| (name(l.function_id), l.line))
+            .collect();
+        assert_eq!(lines, [("inner", 10), ("outer", 20)]);
+        // The allocation without a stack is under one frame that says so.
+        let loc = pr.sample[1].location_id[0];
+        assert_eq!(name(pr.location[loc as usize - 1].line[0].function_id), NO_SITE);
+        assert_eq!(
+            pr.string_table[pr.default_sample_type as usize],
+            "inuse_space"
+        );
+        // Written gzip'd, and decoded back to the same message.
+        let mut gz = Vec::new();
+        write_pprof(&p, &PprofOptions::default(), &mut gz).unwrap();
+        let mut raw = Vec::new();
+        std::io::Read::read_to_end(&mut flate2::read::GzDecoder::new(gz.as_slice()), &mut raw)
+            .unwrap();
+        assert_eq!(proto::Profile::decode(raw.as_slice()).unwrap(), pr);
+    }
+}
