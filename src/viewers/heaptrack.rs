@@ -438,6 +438,7 @@ fn tree_of_sites(
                 let name = match site {
                     Some(s) => interp
                         .site_name(space, s)
+                        .filter(|n| !n.is_empty())
                         .unwrap_or_else(|| format!("site {s}")),
                     None => NO_SITE.to_string(),
                 };
@@ -462,6 +463,10 @@ fn one_line(s: &str) -> String {
 fn write_tree(out: &mut impl Write, nodes: &[HtNode], exe: &str) -> std::io::Result<()> {
     let mut strings: Map<String, u64> = Map::default();
     let mut intern = |out: &mut dyn Write, s: &str| -> std::io::Result<u64> {
+        // No text is no string (index 0), as heaptrack writes an unknown name.
+        if s.is_empty() {
+            return Ok(0);
+        }
         if let Some(&i) = strings.get(s) {
             return Ok(i);
         }
@@ -473,10 +478,7 @@ fn write_tree(out: &mut impl Write, nodes: &[HtNode], exe: &str) -> std::io::Res
     };
     for (n, node) in nodes.iter().enumerate() {
         let module = intern(out, node.module.as_deref().unwrap_or(exe))?;
-        let mut line = format!(
-            "i {:x} {module:x}",
-            node.address.unwrap_or(n as u64 + 1)
-        );
+        let mut line = format!("i {:x} {module:x}", node.address.unwrap_or(n as u64 + 1));
         let only_address = node.frames.len() == 1
             && node.frames[0].function.is_none()
             && node.frames[0].file.is_none();
@@ -746,6 +748,9 @@ mod tests {
             &mut Vec::new(),
         )
         .unwrap_err();
-        assert!(e.to_string().contains("`nope`; the trace has: block"), "{e}");
+        assert!(
+            e.to_string().contains("`nope`; the trace has: block"),
+            "{e}"
+        );
     }
 }

@@ -435,7 +435,10 @@ mod tests {
         assert_eq!(lines, [("inner", 10), ("outer", 20)]);
         // The allocation without a stack is under one frame that says so.
         let loc = pr.sample[1].location_id[0];
-        assert_eq!(name(pr.location[loc as usize - 1].line[0].function_id), NO_SITE);
+        assert_eq!(
+            name(pr.location[loc as usize - 1].line[0].function_id),
+            NO_SITE
+        );
         assert_eq!(
             pr.string_table[pr.default_sample_type as usize],
             "inuse_space"

@@ -23,9 +23,9 @@ pub fn site_profile(space: &SpaceSummary) -> StackProfile {
     };
     for s in &space.sites {
         let name = match (&s.name, s.site) {
-            (Some(n), _) => n.clone(),
-            (None, Some(id)) => format!("site {id}"),
-            (None, None) => NO_SITE.to_string(),
+            (Some(n), _) if !n.is_empty() => n.clone(),
+            (_, Some(id)) => format!("site {id}"),
+            (_, None) => NO_SITE.to_string(),
         };
         p.frames.push(Frame {
             function: Some(name),
@@ -61,29 +61,29 @@ pub fn profile_of(
     space: Option<&str>,
 ) -> Result<(StackProfile, bool), ViewerError> {
     let spaces = &stats.spaces;
-    let i = match space {
-        Some(want) => spaces
-            .iter()
-            .position(|s| s.name == want)
-            .ok_or_else(|| ViewerError::NoSuchSpace {
-                name: want.to_string(),
-                have: spaces
-                    .iter()
-                    .map(|s| s.name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
+    let i =
+        match space {
+            Some(want) => spaces.iter().position(|s| s.name == want).ok_or_else(|| {
+                ViewerError::NoSuchSpace {
+                    name: want.to_string(),
+                    have: spaces
+                        .iter()
+                        .map(|s| s.name.as_str())
+                        .collect::<Vec<_>>()
+                        .join(", "),
+                }
             })?,
-        None => {
-            let busy = |s: &SpaceSummary| s.allocations > 0;
-            spaces
-                .iter()
-                .position(|s| busy(s) && s.sized && s.stacks.is_some())
-                .or_else(|| spaces.iter().position(|s| busy(s) && s.sized))
-                .or_else(|| spaces.iter().position(busy))
-                .or(if spaces.is_empty() { None } else { Some(0) })
-                .ok_or(ViewerError::NoAllocations)?
-        }
-    };
+            None => {
+                let busy = |s: &SpaceSummary| s.allocations > 0;
+                spaces
+                    .iter()
+                    .position(|s| busy(s) && s.sized && s.stacks.is_some())
+                    .or_else(|| spaces.iter().position(|s| busy(s) && s.sized))
+                    .or_else(|| spaces.iter().position(busy))
+                    .or(if spaces.is_empty() { None } else { Some(0) })
+                    .ok_or(ViewerError::NoAllocations)?
+            }
+        };
     let s = &mut stats.spaces[i];
     Ok(match s.stacks.take() {
         Some(mut p) => {

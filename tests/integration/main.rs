@@ -83,9 +83,9 @@ mod stream_inputs;
 mod stream_window;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
+mod util;
 #[cfg(all(feature = "cli", feature = "import", feature = "pprof"))]
 mod viewers;
-mod util;
 #[cfg(all(unix, feature = "import", feature = "parquet", feature = "plot"))]
 mod write_failures;
 mod writer;

@@ -103,7 +103,12 @@ fn heaptrack_print(file: &Path, dir: &Path) -> Figures {
             let out = text(&o.stdout);
             let count = |what: &str| -> u64 {
                 let l = out.lines().find(|l| l.starts_with(what)).unwrap();
-                l[what.len()..].split_whitespace().next().unwrap().parse().unwrap()
+                l[what.len()..]
+                    .split_whitespace()
+                    .next()
+                    .unwrap()
+                    .parse()
+                    .unwrap()
             };
             assert_eq!(count("calls to allocation functions: "), sum, "{out}");
             f.temporary = count("temporary memory allocations: ");
@@ -123,15 +128,28 @@ fn export(trace: &Path, to: &str, dir: &Path, name: &str) -> PathBuf {
         "-o",
         out.to_str().unwrap(),
     ]);
-    assert!(o.status.success(), "{}: {}", trace.display(), text(&o.stderr));
+    assert!(
+        o.status.success(),
+        "{}: {}",
+        trace.display(),
+        text(&o.stderr)
+    );
     out
 }
 
 /// The sample traces of every imported format, as the repository ships them.
 fn samples() -> Vec<PathBuf> {
     [
-        "android", "android-timed", "et3", "et_merlin", "jvm_trace", "malloclab", "mtrace",
-        "tptp", "valgrind", "hatf-le32",
+        "android",
+        "android-timed",
+        "et3",
+        "et_merlin",
+        "jvm_trace",
+        "malloclab",
+        "mtrace",
+        "tptp",
+        "valgrind",
+        "hatf-le32",
     ]
     .iter()
     .map(|t| root().join(format!("traces/{t}.mtf")))
@@ -158,7 +176,11 @@ fn heaptrack_print_reads_the_export_of_every_format_with_the_figures_of_stats() 
     for (i, t) in traces.iter().enumerate() {
         let want = stats_figures(&stats_space(t, None));
         // Compressed by the name, zstd as heaptrack 1.4 writes, gzip as older ones.
-        let name = if i % 2 == 0 { "x.heaptrack.zst" } else { "x.heaptrack.gz" };
+        let name = if i % 2 == 0 {
+            "x.heaptrack.zst"
+        } else {
+            "x.heaptrack.gz"
+        };
         let file = export(t, "heaptrack", dir.path(), name);
         if ht {
             assert_eq!(heaptrack_print(&file, dir.path()), want, "{}", t.display());
@@ -474,7 +496,12 @@ fn a_malloclab_profile_has_the_figures_mdriver_reads_from_the_text() {
 #[test]
 fn a_java_profile_names_its_methods_and_classes() {
     let dir = tempdir();
-    let file = export(&root().join("traces/et3.mtf"), "pprof", dir.path(), "j.pb.gz");
+    let file = export(
+        &root().join("traces/et3.mtf"),
+        "pprof",
+        dir.path(),
+        "j.pb.gz",
+    );
     let (p, _) = pprof_totals(&file);
     let names: Vec<&str> = p
         .function
@@ -488,7 +515,14 @@ fn a_java_profile_names_its_methods_and_classes() {
 #[test]
 fn standard_output_and_wrong_arguments() {
     let t = root().join("traces/android.mtf");
-    let o = mtf(&["export", t.to_str().unwrap(), "--to", "heaptrack", "-o", "-"]);
+    let o = mtf(&[
+        "export",
+        t.to_str().unwrap(),
+        "--to",
+        "heaptrack",
+        "-o",
+        "-",
+    ]);
     assert!(o.status.success(), "{}", text(&o.stderr));
     assert!(text(&o.stdout).starts_with("v 10400 3\n"));
     let o = mtf(&[
@@ -506,6 +540,13 @@ fn standard_output_and_wrong_arguments() {
     let o = mtf(&["export", t.to_str().unwrap(), "--space", "block", "-o", "-"]);
     assert_eq!(o.status.code(), Some(2));
     assert!(text(&o.stderr).contains("--space goes with"));
-    let o = mtf(&["export", t.to_str().unwrap(), "--to", "pprof", "-o", t.to_str().unwrap()]);
+    let o = mtf(&[
+        "export",
+        t.to_str().unwrap(),
+        "--to",
+        "pprof",
+        "-o",
+        t.to_str().unwrap(),
+    ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
 }

@@ -502,8 +502,7 @@ fn viewer_output(
             }
             r => r.map_err(fail)?,
         };
-        file.commit()
-            .map_err(|e| super::common::io_failure(&e))?;
+        file.commit().map_err(|e| super::common::io_failure(&e))?;
         summary
     };
     if !super::common::quiet() {
