@@ -40,8 +40,9 @@ pub const NO_SITE: &str = "(no allocation site)";
 /// What [`write_heaptrack`] writes.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct HeaptrackOptions {
-    /// The namespace whose allocations are written (default: the first with stacks and sizes,
-    /// else the first with sizes, of those that allocate).
+    /// The namespace whose allocations are written (default: the first that allocates with
+    /// stacks and sizes, or with sizes; else the first with sizes; else the first that
+    /// allocates).
     pub space: Option<String>,
     /// The program's name on the `X` line (heaptrack_print's "Debuggee command was").
     pub executable: String,
@@ -310,7 +311,8 @@ pub fn write_heaptrack<W: Write + ?Sized>(
 }
 
 /// The namespace to write: the one asked for, else the first that allocates with stacks and
-/// sizes, with sizes, or at all, else the first of allocations.
+/// sizes, or with sizes, else the first with sizes (a heap, though idle: a trace of method
+/// calls does not become one of its bookkeeping ids), the first that allocates, the first.
 fn choose_space(
     options: &HeaptrackOptions,
     interp: &Interpreter<'_>,
@@ -335,6 +337,7 @@ fn choose_space(
     let pick = (0..spaces.len())
         .find(|&i| busy(i) && spaces[i].sized && interp.has_stacks(i as u32))
         .or_else(|| (0..spaces.len()).find(|&i| busy(i) && spaces[i].sized))
+        .or_else(|| (0..spaces.len()).find(|&i| ids(i) && spaces[i].sized))
         .or_else(|| (0..spaces.len()).find(|&i| busy(i)))
         .or_else(|| (0..spaces.len()).find(|&i| ids(i)));
     pick.map(|i| i as u32).ok_or(ViewerError::NoAllocations)

@@ -54,7 +54,8 @@ pub fn site_profile(space: &SpaceSummary) -> StackProfile {
 }
 
 /// The profile a viewer's export shows of a statistics run: the namespace asked for (else the
-/// first with stacks and sizes, with sizes, or at all, of those that allocate), by stack where
+/// first that allocates with stacks and sizes, or with sizes; the first with sizes; the first
+/// that allocates), by stack where
 /// the trace has stacks for it, else by site ([`site_profile`]); and whether it is by stack.
 pub fn profile_of(
     stats: &mut Stats,
@@ -79,6 +80,7 @@ pub fn profile_of(
                     .iter()
                     .position(|s| busy(s) && s.sized && s.stacks.is_some())
                     .or_else(|| spaces.iter().position(|s| busy(s) && s.sized))
+                    .or_else(|| spaces.iter().position(|s| s.sized))
                     .or_else(|| spaces.iter().position(busy))
                     .or(if spaces.is_empty() { None } else { Some(0) })
                     .ok_or(ViewerError::NoAllocations)?

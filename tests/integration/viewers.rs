@@ -53,6 +53,11 @@ fn stats_space(trace: &Path, space: Option<&str>) -> Value {
         .or_else(|| {
             spaces
                 .iter()
+                .find(|s| space.is_none() && s["sized"] == true)
+        })
+        .or_else(|| {
+            spaces
+                .iter()
                 .find(|s| space.is_none() && s["allocations"].as_u64().unwrap() > 0)
         })
         .unwrap_or(&spaces[0])

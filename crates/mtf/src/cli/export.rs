@@ -49,7 +49,7 @@ pub struct ExportArgs {
     #[arg(long, value_name = "records:N|time:SPAN", value_parser = parse_partition)]
     pub partition_by: Option<PartitionArg>,
     /// With `--to heaptrack|pprof`: the namespace whose allocations are exported (default: the
-    /// first that allocates, with stacks and sizes first).
+    /// first that allocates with sizes, one with stacks first; else the first with sizes).
     #[arg(long, value_name = "NAME")]
     pub space: Option<String>,
     /// Export with this mapping file instead of the one stored in the trace.
