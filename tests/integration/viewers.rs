@@ -142,9 +142,10 @@ fn export(trace: &Path, to: &str, dir: &Path, name: &str) -> PathBuf {
     out
 }
 
-/// The sample traces of every imported format, as the repository ships them.
-fn samples() -> Vec<PathBuf> {
-    [
+/// The sample traces of every imported format, as the repository ships them, and the text
+/// fixtures of ET2 and ET3 (with its name maps) and of the JVM trace imported into `dir`.
+fn samples(dir: &Path) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = [
         "android",
         "android-timed",
         "et3",
@@ -158,14 +159,35 @@ fn samples() -> Vec<PathBuf> {
     ]
     .iter()
     .map(|t| root().join(format!("traces/{t}.mtf")))
-    .collect()
+    .collect();
+    let et3 = root().join("tests/data/import/et3");
+    let out = dir.join("et3-text.mtf");
+    let mut args = vec!["import".to_string(), "--from".into(), "et3".into()];
+    for f in ["trace", "classes.txt", "methods.txt", "fields.txt"] {
+        args.push(et3.join(f).to_str().unwrap().to_string());
+    }
+    args.extend(["-o".into(), out.to_str().unwrap().to_string()]);
+    let o = mtf(&args.iter().map(String::as_str).collect::<Vec<_>>());
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    v.push(out);
+    v.push(import_into(
+        dir,
+        &root().join("tests/data/import/et2/trace"),
+        Some("et3"),
+    ));
+    v.push(import_into(
+        dir,
+        &root().join("tests/data/import/jvm/trace.txt"),
+        None,
+    ));
+    v
 }
 
 #[test]
 fn heaptrack_print_reads_the_export_of_every_format_with_the_figures_of_stats() {
     let dir = tempdir();
     let ht = have("heaptrack_print", &["--version"]);
-    let mut traces = samples();
+    let mut traces = samples(dir.path());
     for rep in ["2002.rep", "cmu2016.rep", "3e.rep", "short.rep"] {
         traces.push(import_into(
             dir.path(),
@@ -442,7 +464,7 @@ fn go_pprof_totals(file: &Path) -> Vec<i64> {
 fn pprof_profiles_sum_to_the_figures_of_stats_and_go_tool_pprof_reads_them() {
     let dir = tempdir();
     let go = have("go", &["version"]);
-    let mut traces = samples();
+    let mut traces = samples(dir.path());
     traces.push(import_into(
         dir.path(),
         &root().join("tests/data/heaptrack-stacks/inlined.zst"),
