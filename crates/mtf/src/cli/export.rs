@@ -27,7 +27,7 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 /// Arguments of `mtf export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The trace (made by `mtf import`).
+    /// The trace (made by `mtf import`; any trace with `--to parquet|arrow|heaptrack|pprof`).
     pub trace: PathBuf,
     /// `parquet` or `arrow` (columnar files into the folder `-o`: one per record type, and the
     /// heap tables `--table` asks for); `heaptrack` (heaptrack's data file, for heaptrack_print
