@@ -460,6 +460,36 @@ fn go_pprof_totals(file: &Path) -> Vec<i64> {
     totals
 }
 
+/// The total `go tool pprof -top -sample_index=INDEX` shows ("… of 22508B total"; bytes with
+/// `-unit=byte`, so that they are not rounded to kB).
+fn go_top_total(file: &Path, index: &str) -> i64 {
+    let unit = if index.ends_with("_space") {
+        "-unit=byte"
+    } else {
+        "-unit=minimum"
+    };
+    let o = Command::new("go")
+        .args(["tool", "pprof", "-top", unit])
+        .arg(format!("-sample_index={index}"))
+        .arg(file)
+        .output()
+        .unwrap();
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let out = text(&o.stdout);
+    let Some(l) = out
+        .lines()
+        .find(|l| l.starts_with("Showing nodes accounting for"))
+    else {
+        // An empty profile: pprof shows no line of totals.
+        return 0;
+    };
+    let total = l.rsplit(" of ").next().unwrap().trim_end_matches(" total");
+    total
+        .trim_end_matches(|c: char| !c.is_ascii_digit())
+        .parse()
+        .unwrap()
+}
+
 #[test]
 fn pprof_profiles_sum_to_the_figures_of_stats_and_go_tool_pprof_reads_them() {
     let dir = tempdir();
@@ -499,8 +529,17 @@ fn pprof_profiles_sum_to_the_figures_of_stats_and_go_tool_pprof_reads_them() {
         }
         if go {
             let got = go_pprof_totals(&file);
-            let want: Vec<i64> = want.iter().map(|w| w.1).collect();
-            assert_eq!(got, want, "{}", t.display());
+            let all: Vec<i64> = want.iter().map(|w| w.1).collect();
+            assert_eq!(got, all, "{}", t.display());
+            // `-top`'s total of the default type (bytes at the peak) and of the allocations.
+            for (index, k) in [("inuse_space", 3), ("alloc_objects", 0)] {
+                assert_eq!(
+                    go_top_total(&file, index),
+                    want[k].1,
+                    "{} {index}",
+                    t.display()
+                );
+            }
         }
     }
 }
