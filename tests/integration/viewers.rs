@@ -13,7 +13,7 @@ use std::process::Command;
 use serde_json::Value;
 
 use crate::malloclab::{mdriver, Header, FIXTURES};
-use crate::util::{import_into, mtf, root, tempdir, text};
+use crate::util::{compress, import_into, mtf, mtf_stdin, root, tempdir, text};
 
 /// The figures a viewer shows: allocations, temporary allocations, the peak and the bytes
 /// leaked (and, where the viewer has them, the bytes allocated and the blocks at the peak and
@@ -273,8 +273,28 @@ fn a_heaptrack_recording_goes_back_byte_for_byte_and_its_events_give_the_same_fi
         )
         .unwrap();
         assert!(r.stacks, "{name}");
+        // … and by the command line: `--space` asks for the events of a recording.
         let events = dir.path().join("events.heaptrack");
-        std::fs::write(&events, &bytes).unwrap();
+        let o = mtf(&[
+            "export",
+            t.to_str().unwrap(),
+            "--to",
+            "heaptrack",
+            "--space",
+            "block",
+            "-o",
+            events.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let cli = std::fs::read(&events).unwrap();
+        let body = |b: &[u8]| -> Vec<String> {
+            text(b)
+                .lines()
+                .filter(|l| !l.starts_with("X "))
+                .map(str::to_string)
+                .collect()
+        };
+        assert_eq!(body(&cli), body(&bytes), "{name}");
         let want = stats_figures(&stats_space(&t, Some("block")));
         assert_eq!(
             (r.allocations, r.peak as u64, r.leaked as u64),
@@ -576,6 +596,49 @@ fn a_java_profile_names_its_methods_and_classes() {
         .collect();
     assert!(names.contains(&"SimpleTrace.main"), "{names:?}");
     assert!(names.contains(&"java.lang.String"), "{names:?}");
+}
+
+#[test]
+fn a_trace_from_a_pipe_or_compressed_exports_as_from_its_file() {
+    let dir = tempdir();
+    let t = root().join("traces/android-timed.mtf");
+    let events = |b: &[u8]| -> Vec<String> {
+        text(b)
+            .lines()
+            .filter(|l| l.starts_with(['a', '+', '-', 'c']))
+            .map(str::to_string)
+            .collect()
+    };
+    let o = mtf(&[
+        "export",
+        t.to_str().unwrap(),
+        "--to",
+        "heaptrack",
+        "-o",
+        "-",
+    ]);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let want = events(&o.stdout);
+    assert!(want.iter().any(|l| l.starts_with("c ")), "{want:?}");
+    let bytes = std::fs::read(&t).unwrap();
+    let o = mtf_stdin(&["export", "-", "--to", "heaptrack", "-o", "-"], &bytes);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    assert_eq!(events(&o.stdout), want);
+    let z = dir.path().join("t.mtf.zst");
+    std::fs::write(&z, compress("zst", &bytes)).unwrap();
+    let out = export(&z, "heaptrack", dir.path(), "t.heaptrack.gz");
+    let mut plain = Vec::new();
+    flate2::read::GzDecoder::new(std::fs::File::open(&out).unwrap())
+        .read_to_end(&mut plain)
+        .unwrap();
+    assert_eq!(events(&plain), want);
+    // pprof from standard input: the same totals.
+    let o = mtf_stdin(&["export", "-", "--to", "pprof", "-o", "-"], &bytes);
+    assert!(o.status.success(), "{}", text(&o.stderr));
+    let piped = dir.path().join("piped.pb.gz");
+    std::fs::write(&piped, &o.stdout).unwrap();
+    let file = export(&t, "pprof", dir.path(), "file.pb.gz");
+    assert_eq!(pprof_totals(&piped).1, pprof_totals(&file).1);
 }
 
 #[test]

@@ -32,7 +32,8 @@ pub struct ExportArgs {
     /// `parquet` or `arrow` (columnar files into the folder `-o`: one per record type, and the
     /// heap tables `--table` asks for); `heaptrack` (heaptrack's data file, for heaptrack_print
     /// and heaptrack_gui: a trace imported from heaptrack is written back byte for byte, any
-    /// other trace's heap events as heaptrack would have recorded them; `-o x.zst` compresses)
+    /// other trace's heap events (and a recording's with `--space`) as heaptrack would have
+    /// recorded them; `-o x.zst` compresses)
     /// or `pprof` (profile.proto, gzip'd, for `go tool pprof`); or a shipped import format to
     /// use instead of the mapping stored in the trace (see `mtf import --list`).
     #[arg(long, conflicts_with = "map")]
@@ -195,10 +196,11 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     let src = TraceSource::from_reader(o.reader(), o.trace().dtd_name()).salvaging(true);
     let path = super::common::input_name(&args.trace).into_owned();
     // `--to heaptrack`: a trace imported from heaptrack goes back as it came (the mapping,
-    // byte for byte); any other trace is written from its heap events.
+    // byte for byte); any other trace, or one namespace asked for with `--space`, is written
+    // from its heap events.
     if args.to.as_deref() == Some("heaptrack")
         && args.map.is_none()
-        && !origin(&src).is_ok_and(|org| org.format == "heaptrack")
+        && (args.space.is_some() || !origin(&src).is_ok_and(|org| org.format == "heaptrack"))
     {
         return to_heaptrack(args, &o);
     }
