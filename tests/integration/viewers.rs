@@ -678,4 +678,48 @@ fn standard_output_and_wrong_arguments() {
         t.to_str().unwrap(),
     ]);
     assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+    // A DTD that declares no allocations: nothing to show, and the trace is named.
+    let dir = tempdir();
+    let dtd = std::fs::read_to_string(root().join("dtds/hatf10.dtd")).unwrap();
+    let plain: String = dtd
+        .lines()
+        .filter(|l| {
+            ![
+                "defines",
+                "bytes",
+                "block.",
+                "heaps.",
+                "thread.thread",
+                "size.size",
+                "time.time",
+                ".site",
+                "key",
+            ]
+            .iter()
+            .any(|w| l.contains(w))
+        })
+        .map(|l| format!("{l}\n"))
+        .collect();
+    let plain_dtd = dir.path().join("plain.dtd");
+    std::fs::write(&plain_dtd, plain).unwrap();
+    let hatf = root().join("traces/hatf-le32.mtf");
+    for to in ["heaptrack", "pprof"] {
+        let o = mtf(&[
+            "export",
+            hatf.to_str().unwrap(),
+            "--dtd",
+            plain_dtd.to_str().unwrap(),
+            "--to",
+            to,
+            "-o",
+            "-",
+        ]);
+        assert_eq!(o.status.code(), Some(2), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stderr).contains("hatf-le32.mtf: its DTD declares no allocations"),
+            "{}",
+            text(&o.stderr)
+        );
+        assert!(o.stdout.is_empty());
+    }
 }

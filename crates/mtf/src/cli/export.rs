@@ -475,7 +475,7 @@ fn viewer_output(
     use metatf::viewers::ViewerError;
     let fail = |e: ViewerError| match e {
         ViewerError::Write { source, .. } => Failure::from(source),
-        e => Failure::diagnostic(EXIT_USAGE, &e),
+        e => viewer_failure(args, &e),
     };
     let out = &args.output;
     let summary = if out.as_os_str() == "-" {
@@ -513,6 +513,17 @@ fn viewer_output(
     Ok(EXIT_OK)
 }
 
+/// The failure for a trace a viewer's export cannot show (status 2), naming the trace first.
+fn viewer_failure(args: &ExportArgs, e: &metatf::viewers::ViewerError) -> Failure {
+    let f = Failure::diagnostic(EXIT_USAGE, e);
+    let what = e.to_string();
+    let named = format!("{}: {what}", super::common::input_name(&args.trace));
+    Failure {
+        message: f.message.replacen(&what, &named, 1),
+        ..f
+    }
+}
+
 /// Run `mtf export --to heaptrack` on a trace not imported from heaptrack: its heap events as
 /// heaptrack's data file.
 fn to_heaptrack(args: &ExportArgs, o: &metatf::Opened) -> Result<i32, Failure> {
@@ -547,8 +558,8 @@ fn to_pprof(args: &ExportArgs) -> Result<i32, Failure> {
         ..Default::default()
     };
     let mut stats = super::common::stats_with(&args.trace, args.dtd.as_deref(), &options)?;
-    let (profile, by_stack) = metatf::viewers::profile_of(&mut stats, args.space.as_deref())
-        .map_err(|e| Failure::diagnostic(EXIT_USAGE, &e))?;
+    let chosen = metatf::viewers::profile_of(&mut stats, args.space.as_deref());
+    let (profile, by_stack) = chosen.map_err(|e| viewer_failure(args, &e))?;
     let options = metatf::viewers::PprofOptions {
         mapping: path.clone(),
         comments: vec![format!("exported by mtf from {path}")],
