@@ -408,6 +408,10 @@ fn tree_of_profile(p: &StackProfile) -> (Vec<HtNode>, Vec<u32>) {
             }
         })
         .collect();
+    if nodes.is_empty() {
+        // Trace 1 exists in every file: allocation info 0 names it.
+        nodes.push(site_node(0, NO_SITE));
+    }
     (nodes, traces)
 }
 
