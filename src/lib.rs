@@ -80,6 +80,7 @@ pub mod sql;
 pub mod stacks;
 pub mod stream;
 pub mod text;
+pub mod viewers;
 
 /// Internals for this crate's own property tests; not part of the API and not covered by any
 /// compatibility promise.

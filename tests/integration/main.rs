@@ -84,6 +84,8 @@ mod stream_window;
 #[cfg(all(feature = "cli", feature = "compression"))]
 mod users;
 mod util;
+#[cfg(all(feature = "cli", feature = "import", feature = "pprof"))]
+mod viewers;
 #[cfg(all(unix, feature = "import", feature = "parquet", feature = "plot"))]
 mod write_failures;
 mod writer;

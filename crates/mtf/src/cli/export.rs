@@ -27,11 +27,15 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 /// Arguments of `mtf export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The trace (made by `mtf import`).
+    /// The trace (made by `mtf import`; any trace with `--to parquet|arrow|heaptrack|pprof`).
     pub trace: PathBuf,
     /// `parquet` or `arrow` (columnar files into the folder `-o`: one per record type, and the
-    /// heap tables `--table` asks for), or a shipped import format to use instead of the
-    /// mapping stored in the trace (see `mtf import --list`).
+    /// heap tables `--table` asks for); `heaptrack` (heaptrack's data file, for heaptrack_print
+    /// and heaptrack_gui: a trace imported from heaptrack is written back byte for byte, any
+    /// other trace's heap events (and a recording's with `--space`) as heaptrack would have
+    /// recorded them; `-o x.zst` compresses)
+    /// or `pprof` (profile.proto, gzip'd, for `go tool pprof`); or a shipped import format to
+    /// use instead of the mapping stored in the trace (see `mtf import --list`).
     #[arg(long, conflicts_with = "map")]
     pub to: Option<String>,
     /// With `--to parquet|arrow`: which tables, comma-separated: `records` (one file per record
@@ -45,6 +49,10 @@ pub struct ExportArgs {
     /// `TABLE/time_bucket=S/data.EXT`, the rows of the data records whose clock is in S..S+SPAN.
     #[arg(long, value_name = "records:N|time:SPAN", value_parser = parse_partition)]
     pub partition_by: Option<PartitionArg>,
+    /// With `--to heaptrack|pprof`: the namespace whose allocations are exported (default: the
+    /// first that allocates with sizes, one with stacks first; else the first with sizes).
+    #[arg(long, value_name = "NAME")]
+    pub space: Option<String>,
     /// Export with this mapping file instead of the one stored in the trace.
     #[arg(long)]
     pub map: Option<PathBuf>,
@@ -157,13 +165,23 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
             "--table and --partition-by go with --to parquet or --to arrow (the tables of a columnar export)",
         ));
     }
+    if args.space.is_some() && !matches!(args.to.as_deref(), Some("heaptrack" | "pprof")) {
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::space",
+            "--space goes with --to heaptrack or --to pprof (the namespace a heap analysis shows)",
+        ));
+    }
+    if args.to.as_deref() == Some("pprof") {
+        return to_pprof(args);
+    }
     // An unknown format is the user's mistake whatever the trace holds: say so first.
     let to = match &args.to {
         Some(f) => Some(shipped::by_name(f).ok_or_else(|| {
             error(
                 EXIT_USAGE,
                 "mtf::export::unknown_format",
-                format!("unknown format `{f}` (`parquet`, `arrow`, or see mtf import --list)"),
+                format!("unknown format `{f}` (`parquet`, `arrow`, `heaptrack`, `pprof`, or see mtf import --list)"),
             )
         })?),
         None => None,
@@ -177,6 +195,15 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     }
     let src = TraceSource::from_reader(o.reader(), o.trace().dtd_name()).salvaging(true);
     let path = super::common::input_name(&args.trace).into_owned();
+    // `--to heaptrack`: a trace imported from heaptrack goes back as it came (the mapping,
+    // byte for byte); any other trace, or one namespace asked for with `--space`, is written
+    // from its heap events.
+    if args.to.as_deref() == Some("heaptrack")
+        && args.map.is_none()
+        && (args.space.is_some() || !origin(&src).is_ok_and(|org| org.format == "heaptrack"))
+    {
+        return to_heaptrack(args, &o);
+    }
     let org = origin(&src).map_err(|e| export_failure(&path, e))?;
     let m = mapping_for(args, &path, &org, to)?;
     let target = if args.output.as_os_str() == "-" {
@@ -435,5 +462,117 @@ fn to_columnar(args: &ExportArgs, format: ColumnarFormat) -> Result<i32, Failure
         EXIT_INVALID_TRACE
     } else {
         EXIT_OK
+    })
+}
+
+/// Where a viewer's export goes: a file (through [`metatf::io::Output`]: replaced atomically;
+/// compressed by its name unless `plain`) or standard output (`-`).
+fn viewer_output(
+    args: &ExportArgs,
+    plain: bool,
+    write: &mut dyn FnMut(&mut dyn std::io::Write) -> Result<String, metatf::viewers::ViewerError>,
+) -> Result<i32, Failure> {
+    use metatf::viewers::ViewerError;
+    let fail = |e: ViewerError| match e {
+        ViewerError::Write { source, .. } => Failure::from(source),
+        e => viewer_failure(args, &e),
+    };
+    let out = &args.output;
+    let summary = if out.as_os_str() == "-" {
+        let mut sink = metatf::io::StdoutSink::new();
+        let summary = match write(&mut sink) {
+            Err(ViewerError::Write { source, .. })
+                if source.kind() == std::io::ErrorKind::BrokenPipe =>
+            {
+                return Ok(EXIT_OK)
+            }
+            r => r.map_err(fail)?,
+        };
+        sink.finish()?;
+        summary
+    } else {
+        super::common::guard_files(&[&args.trace], &[out])?;
+        let file = if plain {
+            metatf::io::Output::create_plain(out)
+        } else {
+            metatf::io::Output::create(out)
+        };
+        let mut file = file.map_err(|e| super::common::io_failure(&e))?;
+        let summary = match write(&mut file) {
+            Err(ViewerError::Write { source, .. }) => {
+                return Err(super::common::io_failure(&file.error(source)))
+            }
+            r => r.map_err(fail)?,
+        };
+        file.commit().map_err(|e| super::common::io_failure(&e))?;
+        summary
+    };
+    if !super::common::quiet() {
+        super::common::line_to_stderr(&summary);
+    }
+    Ok(EXIT_OK)
+}
+
+/// The failure for a trace a viewer's export cannot show (status 2), naming the trace first.
+fn viewer_failure(args: &ExportArgs, e: &metatf::viewers::ViewerError) -> Failure {
+    let f = Failure::diagnostic(EXIT_USAGE, e);
+    let what = e.to_string();
+    let named = format!("{}: {what}", super::common::input_name(&args.trace));
+    Failure {
+        message: f.message.replacen(&what, &named, 1),
+        ..f
+    }
+}
+
+/// Run `mtf export --to heaptrack` on a trace not imported from heaptrack: its heap events as
+/// heaptrack's data file.
+fn to_heaptrack(args: &ExportArgs, o: &metatf::Opened) -> Result<i32, Failure> {
+    let path = super::common::input_name(&args.trace).into_owned();
+    let options = metatf::viewers::HeaptrackOptions {
+        space: args.space.clone(),
+        executable: path.clone(),
+    };
+    let reader = o.reader();
+    viewer_output(args, false, &mut |w| {
+        let r = metatf::viewers::write_heaptrack(&reader, &options, w)?;
+        Ok(format!(
+            "exported {path} (heaptrack, namespace {}, {}{}): {} allocations, {} temporary, peak {} bytes, leaked {} bytes",
+            r.space,
+            if r.stacks { "by stack" } else { "by allocation site" },
+            if r.timed { ", declared times" } else { ", times are event indices" },
+            r.allocations,
+            r.temporary,
+            r.peak,
+            r.leaked
+        ))
+    })
+}
+
+/// Run `mtf export --to pprof`: the trace's figures by stack (or by site) as a gzip'd
+/// profile.proto.
+fn to_pprof(args: &ExportArgs) -> Result<i32, Failure> {
+    let path = super::common::input_name(&args.trace).into_owned();
+    let options = metatf::command::stats::StatsOptions {
+        jobs: args.jobs.jobs(),
+        seek: args.seek.options(),
+        ..Default::default()
+    };
+    let mut stats = super::common::stats_with(&args.trace, args.dtd.as_deref(), &options)?;
+    let chosen = metatf::viewers::profile_of(&mut stats, args.space.as_deref());
+    let (profile, by_stack) = chosen.map_err(|e| viewer_failure(args, &e))?;
+    let options = metatf::viewers::PprofOptions {
+        mapping: path.clone(),
+        comments: vec![format!("exported by mtf from {path}")],
+    };
+    // The bytes are gzip already: a name ending .gz is not compressed again.
+    viewer_output(args, true, &mut |w| {
+        let r = metatf::viewers::write_pprof(&profile, &options, w)?;
+        Ok(format!(
+            "exported {path} (pprof, namespace {}, {}): {} samples, {} locations; default sample type inuse_space (bytes live at the peak)",
+            profile.space,
+            if by_stack { "by stack" } else { "by allocation site" },
+            r.samples,
+            r.locations
+        ))
     })
 }
