@@ -80,6 +80,8 @@ pub mod sql;
 pub mod stacks;
 pub mod stream;
 pub mod text;
+#[cfg(feature = "json")]
+pub mod viewer;
 
 /// Internals for this crate's own property tests; not part of the API and not covered by any
 /// compatibility promise.

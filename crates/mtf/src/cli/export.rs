@@ -54,6 +54,14 @@ pub struct ExportArgs {
     /// The output: a file, `-` for standard output, or a folder for a trace of several files.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// With `--to speedscope|dhat|chrome`: the namespace whose allocations are exported
+    /// (default: the first with stacks and sizes).
+    #[arg(long, value_name = "NAME")]
+    pub space: Option<String>,
+    /// With `--to chrome`: at most this many points per counter (the highest of every stretch
+    /// kept, so the peak is exact).
+    #[arg(long, value_name = "N", default_value_t = metatf::viewer::DEFAULT_POINTS, value_parser = clap::value_parser!(usize))]
+    pub points: usize,
     #[command(flatten)]
     pub jobs: super::jobs::JobsArgs,
     /// Which seek index `-j` cuts the trace at.
@@ -144,6 +152,9 @@ fn mapping_for(
 
 /// Run `mtf export`.
 pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
+    if let Some(f) = viewer_format(args.to.as_deref()) {
+        return to_viewer(args, f);
+    }
     #[cfg(feature = "parquet")]
     match args.to.as_deref() {
         Some("parquet") => return to_columnar(args, ColumnarFormat::Parquet),
@@ -163,7 +174,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
             error(
                 EXIT_USAGE,
                 "mtf::export::unknown_format",
-                format!("unknown format `{f}` (`parquet`, `arrow`, or see mtf import --list)"),
+                format!("unknown format `{f}` (`parquet`, `arrow`, `speedscope`, `dhat`, `chrome`, or see mtf import --list)"),
             )
         })?),
         None => None,
@@ -436,4 +447,95 @@ fn to_columnar(args: &ExportArgs, format: ColumnarFormat) -> Result<i32, Failure
     } else {
         EXIT_OK
     })
+}
+
+/// The heap exports for viewers (`metatf::viewer`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ViewerFormat {
+    Speedscope,
+    Dhat,
+    Chrome,
+}
+
+fn viewer_format(to: Option<&str>) -> Option<ViewerFormat> {
+    match to? {
+        "speedscope" => Some(ViewerFormat::Speedscope),
+        "dhat" => Some(ViewerFormat::Dhat),
+        "chrome" => Some(ViewerFormat::Chrome),
+        _ => None,
+    }
+}
+
+/// Run `mtf export --to speedscope|dhat|chrome`: one pass over the heap events, one file.
+fn to_viewer(args: &ExportArgs, format: ViewerFormat) -> Result<i32, Failure> {
+    use super::common::{emit_bytes, guard_files, input_name, open_for_pass};
+    use metatf::viewer::{read, write_chrome, write_dhat, write_speedscope, ViewOptions};
+    if !args.table.is_empty() || args.partition_by.is_some() || args.map.is_some() {
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::viewer",
+            "--table, --partition-by and --map go with other exports, not --to speedscope, dhat or chrome",
+        ));
+    }
+    if args.points < 2 {
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::points",
+            "--points must be at least 2 (the highest and the last point of a stretch)",
+        ));
+    }
+    if args.output.as_os_str() != "-" {
+        guard_files(&[&args.trace], &[&args.output])?;
+    }
+    let (o, damaged) = open_for_pass(&args.trace, args.dtd.as_deref(), true, true)?;
+    let path = input_name(&args.trace).into_owned();
+    let failure = |e: metatf::viewer::ViewerError| {
+        use metatf::viewer::ViewerError as E;
+        let code = match e {
+            E::NoAllocations | E::Space { .. } => EXIT_USAGE,
+            E::Damaged { .. } | E::Limit { .. } => EXIT_INVALID_TRACE,
+            E::Write(_) => EXIT_USAGE,
+        };
+        let f = Failure::diagnostic(code, &e);
+        Failure {
+            message: f.message.replacen("mtf: ", &format!("mtf: {path}: "), 1),
+            ..f
+        }
+    };
+    if damaged {
+        return Err(failure(metatf::viewer::ViewerError::Damaged {
+            message: "its container is damaged (above)".into(),
+        }));
+    }
+    let view = read(
+        &o,
+        &ViewOptions {
+            space: args.space.clone(),
+            points: args.points,
+        },
+    )
+    .map_err(failure)?;
+    let mut bytes = Vec::new();
+    match format {
+        ViewerFormat::Speedscope => write_speedscope(&view, &path, &mut bytes),
+        ViewerFormat::Dhat => write_dhat(&view, &path, &mut bytes),
+        ViewerFormat::Chrome => write_chrome(&view, &path, &mut bytes),
+    }
+    .map_err(failure)?;
+    emit_bytes(Some(&args.output), &bytes)?;
+    if !super::common::quiet() {
+        super::common::line_to_stderr(&format!(
+            "exported {path} ({}, namespace {}): {} program points, {} data records, {} bytes",
+            match format {
+                ViewerFormat::Speedscope => "speedscope",
+                ViewerFormat::Dhat => "DHAT",
+                ViewerFormat::Chrome => "Chrome trace events",
+            },
+            metatf::io::escape_for_terminal(&view.space),
+            view.profile.leaves.len(),
+            view.records,
+            bytes.len()
+        ));
+    }
+    Ok(EXIT_OK)
 }
