@@ -16,58 +16,86 @@ use super::{num, Curve, HeapView, Sample, ViewerError};
 /// has at most [`super::ViewOptions::points`] points: of every stretch of events its highest
 /// point and its last, so the peak counter is the peak.
 pub fn write_chrome(view: &HeapView, name: &str, out: &mut dyn Write) -> Result<(), ViewerError> {
+    // Design: the events are written one at a time, not gathered into one JSON value: a long
+    // trace with many threads has hundreds of thousands of counter points.
     let ts = |s: &Sample| -> Value {
         match view.micros(s.time) {
             Some(us) => json!(us),
             None => json!(s.time),
         }
     };
-    let mut events: Vec<Value> = Vec::new();
-    events.push(json!({
-        "name": "process_name", "ph": "M", "pid": 1, "tid": 0,
-        "args": { "name": format!("{name}: {}", view.space) },
-    }));
-    let counters = |curve: &Curve, label: &str, tid: u64, events: &mut Vec<Value>| {
+    let mut first = true;
+    let mut event = |v: Value, out: &mut dyn Write| -> Result<(), ViewerError> {
+        out.write_all(if first { b"\n" } else { b",\n" })?;
+        first = false;
+        serde_json::to_writer(&mut *out, &v).map_err(std::io::Error::from)?;
+        Ok(())
+    };
+    out.write_all(b"{\"traceEvents\":[")?;
+    event(
+        json!({
+            "name": "process_name", "ph": "M", "pid": 1, "tid": 0,
+            "args": { "name": format!("{name}: {}", view.space) },
+        }),
+        out,
+    )?;
+    let mut counters = |curve: &Curve, label: &str, tid: u64, out: &mut dyn Write| {
         for s in &curve.points {
             if view.sized {
-                events.push(json!({
-                    "name": format!("live bytes{label}"), "ph": "C", "ts": ts(s),
-                    "pid": 1, "tid": tid, "args": { "bytes": num(s.bytes) },
-                }));
+                event(
+                    json!({
+                        "name": format!("live bytes{label}"), "ph": "C", "ts": ts(s),
+                        "pid": 1, "tid": tid, "args": { "bytes": num(s.bytes) },
+                    }),
+                    out,
+                )?;
             }
-            events.push(json!({
-                "name": format!("live blocks{label}"), "ph": "C", "ts": ts(s),
-                "pid": 1, "tid": tid, "args": { "blocks": s.blocks },
-            }));
+            event(
+                json!({
+                    "name": format!("live blocks{label}"), "ph": "C", "ts": ts(s),
+                    "pid": 1, "tid": tid, "args": { "blocks": s.blocks },
+                }),
+                out,
+            )?;
         }
+        Ok::<(), ViewerError>(())
     };
-    counters(&view.curve, "", 0, &mut events);
+    counters(&view.curve, "", 0, out)?;
     for (id, curve) in &view.threads {
-        counters(curve, &format!(", thread {id}"), *id, &mut events);
+        counters(curve, &format!(", thread {id}"), *id, out)?;
     }
+    drop(counters);
     if let Some(p) = &view.peak {
-        events.push(json!({
-            "name": "peak", "ph": "i", "s": "g", "ts": ts(p), "pid": 1, "tid": 0,
-            "args": { "bytes": num(p.bytes), "blocks": p.blocks, "record": p.record },
-        }));
+        event(
+            json!({
+                "name": "peak", "ph": "i", "s": "g", "ts": ts(p), "pid": 1, "tid": 0,
+                "args": { "bytes": num(p.bytes), "blocks": p.blocks, "record": p.record },
+            }),
+            out,
+        )?;
     }
     let timestamps = match (view.time_unit, view.micros(0)) {
         (Some(u), Some(_)) => format!("declared times ({}) in microseconds", u.keyword()),
         (Some(_), None) => "declared ticks, one per microsecond".to_string(),
         (None, _) => "data records, one per microsecond".to_string(),
     };
-    let doc = json!({
-        "traceEvents": events,
-        "displayTimeUnit": if view.time_unit == Some(crate::analysis::TimeUnit::Ns) { "ns" } else { "ms" },
-        "otherData": {
-            "trace": name,
-            "namespace": view.space,
-            "timestamps": timestamps,
-            "thinned": view.curve.thinned || view.threads.iter().any(|(_, c)| c.thinned),
-            "exporter": concat!("mtf ", env!("CARGO_PKG_VERSION")),
-        },
+    let display = if view.time_unit == Some(crate::analysis::TimeUnit::Ns) {
+        "ns"
+    } else {
+        "ms"
+    };
+    let other = json!({
+        "trace": name,
+        "namespace": view.space,
+        "timestamps": timestamps,
+        "thinned": view.curve.thinned || view.threads.iter().any(|(_, c)| c.thinned),
+        "exporter": concat!("mtf ", env!("CARGO_PKG_VERSION")),
     });
-    serde_json::to_writer(&mut *out, &doc).map_err(std::io::Error::from)?;
-    out.write_all(b"\n")?;
+    write!(
+        out,
+        "\n],\n\"displayTimeUnit\":\"{display}\",\n\"otherData\":"
+    )?;
+    serde_json::to_writer(&mut *out, &other).map_err(std::io::Error::from)?;
+    out.write_all(b"}\n")?;
     Ok(())
 }

@@ -171,81 +171,108 @@ struct Point {
     at_peak: (u128, u64),
 }
 
-/// A bounded curve being made: buckets of `span` events, each keeping its highest point (the
-/// first of equals) and its last.
+/// A bounded curve being made: buckets of `span` events, each keeping its lowest point, its
+/// highest (the first of equals) and its last, so that a counter drawn from them rises to every
+/// high and falls to every low of the stretch.
 #[derive(Debug, Clone)]
 pub(super) struct Thinned {
     span: u64,
     limit: usize,
-    buckets: Vec<(Sample, Sample)>,
+    /// (first event, lowest, highest, last) of each bucket.
+    buckets: Vec<Bucket>,
     thinned: bool,
     sized: bool,
+}
+
+#[derive(Debug, Clone, Copy)]
+struct Bucket {
+    first: u64,
+    low: Sample,
+    high: Sample,
+    last: Sample,
 }
 
 impl Thinned {
     pub(super) fn new(points: usize, sized: bool) -> Thinned {
         Thinned {
             span: 1,
-            limit: (points / 2).max(1),
+            limit: (points / 3).max(1),
             buckets: Vec::new(),
             thinned: false,
             sized,
         }
     }
 
-    fn higher(&self, a: &Sample, b: &Sample) -> bool {
+    fn value(&self, s: &Sample) -> u128 {
         if self.sized {
-            a.bytes > b.bytes
+            s.bytes
         } else {
-            a.blocks > b.blocks
+            s.blocks as u128
         }
     }
 
+    /// `b` joined into `a` (`b` comes after it).
+    fn join(&self, a: &mut Bucket, b: &Bucket) {
+        if self.value(&b.high) > self.value(&a.high) {
+            a.high = b.high;
+        }
+        if self.value(&b.low) < self.value(&a.low) {
+            a.low = b.low;
+        }
+        a.last = b.last;
+    }
+
     pub(super) fn add(&mut self, s: Sample) {
-        let slot = |e: u64, span: u64| e / span;
-        if let Some(last) = self.buckets.last_mut() {
-            if slot(last.0.event.min(last.1.event), self.span) == slot(s.event, self.span) {
-                let higher = if self.sized {
-                    s.bytes > last.0.bytes
-                } else {
-                    s.blocks > last.0.blocks
-                };
-                if higher {
-                    last.0 = s;
+        let point = Bucket {
+            first: s.event,
+            low: s,
+            high: s,
+            last: s,
+        };
+        if let Some(mut last) = self.buckets.last().copied() {
+            if last.first / self.span == s.event / self.span {
+                self.join(&mut last, &point);
+                if let Some(l) = self.buckets.last_mut() {
+                    *l = last;
                 }
-                last.1 = s;
                 return;
             }
         }
-        if self.buckets.len() >= self.limit {
+        while self.buckets.len() >= self.limit {
             // Pairs of slots merge: each bucket spans twice as many events.
             self.thinned = true;
             self.span = self.span.saturating_mul(2);
             let span = self.span;
-            let mut merged: Vec<(Sample, Sample)> = Vec::with_capacity(self.limit);
+            let mut merged: Vec<Bucket> = Vec::with_capacity(self.limit);
             for b in std::mem::take(&mut self.buckets) {
                 match merged.last_mut() {
-                    Some(m) if slot(m.0.event.min(m.1.event), span) == slot(b.1.event, span) => {
-                        if self.higher(&b.0, &m.0) {
-                            m.0 = b.0;
-                        }
-                        m.1 = b.1;
-                    }
+                    Some(m) if m.first / span == b.first / span => self.join(m, &b),
                     _ => merged.push(b),
                 }
             }
             self.buckets = merged;
-            return self.add(s);
+            if let Some(mut last) = self.buckets.last().copied() {
+                if last.first / span == s.event / span {
+                    self.join(&mut last, &point);
+                    if let Some(l) = self.buckets.last_mut() {
+                        *l = last;
+                    }
+                    return;
+                }
+            }
         }
-        self.buckets.push((s, s));
+        self.buckets.push(point);
     }
 
     pub(super) fn curve(self) -> Curve {
-        let mut points = Vec::with_capacity(self.buckets.len() * 2);
-        for (max, last) in self.buckets {
-            points.push(max);
-            if last.event != max.event {
-                points.push(last);
+        let mut points = Vec::with_capacity(self.buckets.len() * 3);
+        for b in self.buckets {
+            let mut three = [b.low, b.high, b.last];
+            three.sort_by_key(|s| s.event);
+            for s in three {
+                if points.last().is_none_or(|p: &Sample| p.event != s.event) {
+                    points.push(s);
+                }
             }
         }
         Curve {

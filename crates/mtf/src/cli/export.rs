@@ -468,7 +468,7 @@ fn viewer_format(to: Option<&str>) -> Option<ViewerFormat> {
 
 /// Run `mtf export --to speedscope|dhat|chrome`: one pass over the heap events, one file.
 fn to_viewer(args: &ExportArgs, format: ViewerFormat) -> Result<i32, Failure> {
-    use super::common::{emit_bytes, guard_files, input_name, open_for_pass};
+    use super::common::{guard_files, input_name, io_failure, open_for_pass};
     use metatf::viewer::{read, write_chrome, write_dhat, write_speedscope, ViewOptions};
     if !args.table.is_empty() || args.partition_by.is_some() || args.map.is_some() {
         return Err(error(
@@ -515,17 +515,34 @@ fn to_viewer(args: &ExportArgs, format: ViewerFormat) -> Result<i32, Failure> {
         },
     )
     .map_err(failure)?;
-    let mut bytes = Vec::new();
-    match format {
-        ViewerFormat::Speedscope => write_speedscope(&view, &path, &mut bytes),
-        ViewerFormat::Dhat => write_dhat(&view, &path, &mut bytes),
-        ViewerFormat::Chrome => write_chrome(&view, &path, &mut bytes),
+    let write = |out: &mut dyn std::io::Write| match format {
+        ViewerFormat::Speedscope => write_speedscope(&view, &path, out),
+        ViewerFormat::Dhat => write_dhat(&view, &path, out),
+        ViewerFormat::Chrome => write_chrome(&view, &path, out),
+    };
+    if args.output.as_os_str() == "-" {
+        let mut out = metatf::io::StdoutSink::new();
+        match write(&mut out) {
+            // `mtf export T --to chrome -o - | head`: a reader that stops early is not an error.
+            Err(metatf::viewer::ViewerError::Write(e))
+                if e.kind() == std::io::ErrorKind::BrokenPipe =>
+            {
+                return Ok(EXIT_OK)
+            }
+            r => r.map_err(failure)?,
+        }
+        out.finish()?;
+    } else {
+        let mut out = metatf::io::Output::create(&args.output).map_err(|e| io_failure(&e))?;
+        match write(&mut out) {
+            Err(metatf::viewer::ViewerError::Write(e)) => return Err(io_failure(&out.error(e))),
+            r => r.map_err(failure)?,
+        }
+        out.commit().map_err(|e| io_failure(&e))?;
     }
-    .map_err(failure)?;
-    emit_bytes(Some(&args.output), &bytes)?;
     if !super::common::quiet() {
         super::common::line_to_stderr(&format!(
-            "exported {path} ({}, namespace {}): {} program points, {} data records, {} bytes",
+            "exported {path} ({}, namespace {}): {} program points, {} data records, into {}",
             match format {
                 ViewerFormat::Speedscope => "speedscope",
                 ViewerFormat::Dhat => "DHAT",
@@ -534,7 +551,7 @@ fn to_viewer(args: &ExportArgs, format: ViewerFormat) -> Result<i32, Failure> {
             metatf::io::escape_for_terminal(&view.space),
             view.profile.leaves.len(),
             view.records,
-            bytes.len()
+            metatf::io::escape_path(&args.output),
         ));
     }
     Ok(EXIT_OK)
