@@ -76,12 +76,15 @@ pub fn read(o: &Opened, options: &ViewOptions) -> Result<HeapView, ViewerError> 
                                 record: t.records,
                             });
                         }
+                        let clock = interp.clock();
                         let time = if t.timed {
-                            interp.clock().unwrap_or(0)
+                            clock.unwrap_or(0)
                         } else {
                             t.records
                         };
-                        if t.records == 0 {
+                        // The start: the first declared time of a data record.
+                        if v.is_data() && !t.started && (clock.is_some() || !t.timed) {
+                            t.started = true;
                             t.start = time;
                         }
                         t.time = time;
@@ -297,6 +300,8 @@ struct Tracker {
     timed: bool,
     /// Whether a declared time other than 0 was met.
     any_time: bool,
+    /// Whether `start` is known.
+    started: bool,
     points_limit: usize,
     map: HashMap<(u64, u64), u32, RandomState>,
     slab: Vec<Option<Block>>,
@@ -324,6 +329,7 @@ impl Tracker {
             shared,
             timed: false,
             any_time: false,
+            started: false,
             points_limit: points,
             map: HashMap::default(),
             slab: Vec::new(),
