@@ -85,5 +85,6 @@ mod stream_window;
 mod users;
 mod util;
 #[cfg(all(unix, feature = "import", feature = "parquet", feature = "plot"))]
+mod viewer;
 mod write_failures;
 mod writer;

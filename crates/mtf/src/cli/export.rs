@@ -496,9 +496,10 @@ fn to_viewer(args: &ExportArgs, format: ViewerFormat) -> Result<i32, Failure> {
             E::Damaged { .. } | E::Limit { .. } => EXIT_INVALID_TRACE,
             E::Write(_) => EXIT_USAGE,
         };
+        let what = e.to_string();
         let f = Failure::diagnostic(code, &e);
         Failure {
-            message: f.message.replacen("mtf: ", &format!("mtf: {path}: "), 1),
+            message: f.message.replacen(&what, &format!("{path}: {what}"), 1),
             ..f
         }
     };
