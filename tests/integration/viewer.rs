@@ -722,3 +722,95 @@ fn dh_view_shows_the_dhat_export() {
         );
     }
 }
+
+#[test]
+fn et3_calling_contexts_are_the_stacks_of_the_exports() {
+    // The calling contexts computed from the trace's text (`stacks::et3_contexts`: per thread
+    // a stack of methods, `M` pushes, `E` pops, `N`/`A` allocate under it, `D` frees).
+    let input = root().join("tests/data/stacks-et3/trace");
+    let src = std::fs::read_to_string(&input).unwrap();
+    let want = super::stacks::et3_contexts(&src, None);
+    let dir = tempdir();
+    let trace = util::import_into(dir.path(), &input, Some("et3"));
+    let s = export(&trace, "speedscope", &dir.path().join("e.json"), &[]);
+    check_speedscope(&s);
+    let nonzero = |f: fn(&(u64, u64)) -> u64| -> BTreeMap<String, u64> {
+        want.iter()
+            .filter(|(_, v)| f(v) > 0)
+            .map(|(k, v)| (k.clone(), f(v)))
+            .collect()
+    };
+    assert_eq!(speedscope_by_stack(&s, 1), nonzero(|v| v.0), "allocations");
+    assert_eq!(speedscope_by_stack(&s, 3), nonzero(|v| v.1), "leaked bytes");
+    // DHAT: one program point per context (innermost frame first), the same figures.
+    let d = export(&trace, "dhat", &dir.path().join("e.dhat.json"), &[]);
+    let ftbl = d["ftbl"].as_array().unwrap();
+    let mut tbk: BTreeMap<String, u64> = BTreeMap::new();
+    for p in d["pps"].as_array().unwrap() {
+        let mut names: Vec<&str> = p["fs"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|i| ftbl[i.as_u64().unwrap() as usize].as_str().unwrap())
+            .collect();
+        names.reverse();
+        *tbk.entry(names.join(";")).or_default() += p["tbk"].as_u64().unwrap();
+    }
+    assert_eq!(tbk, nonzero(|v| v.0));
+}
+
+#[test]
+fn every_sample_trace_exports_with_the_peak_mtf_stats_gives() {
+    // Every format the tool imports, as its sample in traces/: the exports are written, follow
+    // their formats' rules, and the peak counter is `mtf stats`' peak (for a namespace without
+    // sizes, its most live blocks).
+    let dir = tempdir();
+    for entry in std::fs::read_dir(root().join("traces")).unwrap() {
+        let trace = entry.unwrap().path();
+        if trace.extension().is_none_or(|e| e != "mtf") {
+            continue;
+        }
+        let o = mtf(&["stats", "-f", "json", trace.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let stats: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let d = export(&trace, "dhat", &dir.path().join("d.json"), &[]);
+        let space = d["cmd"].as_str().unwrap().rsplit_once(" (").unwrap().1;
+        let ns = stats["namespaces"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .find(|n| space.starts_with(&format!("{}, ", n["name"].as_str().unwrap())))
+            .unwrap();
+        let s = export(&trace, "speedscope", &dir.path().join("s.json"), &[]);
+        check_speedscope(&s);
+        let c = export(&trace, "chrome", &dir.path().join("c.json"), &[]);
+        let highs = check_chrome(&c);
+        let sum = |k: &str| -> u64 {
+            d["pps"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .map(|p| p[k].as_u64().unwrap())
+                .sum()
+        };
+        let name = trace.display();
+        assert_eq!(sum("tbk"), ns["allocations"].as_u64().unwrap(), "{name}");
+        if ns["sized"] == true {
+            let peak = ns["peak"]["bytes"].as_u64().unwrap();
+            assert_eq!(highs["live bytes"], peak as f64, "{name}");
+            assert_eq!(sum("gb"), peak, "{name}");
+            assert_eq!(sum("gbk"), ns["peak"]["blocks"].as_u64().unwrap(), "{name}");
+            assert_eq!(sum("tb"), ns["bytes_allocated"].as_u64().unwrap(), "{name}");
+            assert_eq!(sum("eb"), ns["leaked"]["bytes"].as_u64().unwrap(), "{name}");
+        } else {
+            let most = ns["max_blocks"]["blocks"].as_u64().unwrap();
+            assert_eq!(highs["live blocks"], most as f64, "{name}");
+            assert_eq!(sum("gbk"), most, "{name}");
+        }
+        assert_eq!(
+            sum("ebk"),
+            ns["leaked"]["blocks"].as_u64().unwrap(),
+            "{name}"
+        );
+    }
+}
