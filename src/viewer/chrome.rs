@@ -10,6 +10,9 @@ use super::{num, Curve, HeapView, Sample, ViewerError};
 
 /// Writes `view` as trace events, `name` (the trace) naming the process.
 ///
+/// Counters per thread (`live bytes, thread T`: the blocks thread T allocated that are still
+/// alive, whoever frees them) are written where the trace has two threads or more.
+///
 /// Timestamps (`ts`, microseconds in the format) come from the trace's declared times,
 /// converted from its unit; where the unit does not convert (`tick`) or the trace declares no
 /// time, `ts` is the tick or the data record (`otherData.timestamps` says which). Each curve
@@ -61,7 +64,13 @@ pub fn write_chrome(view: &HeapView, name: &str, out: &mut dyn Write) -> Result<
         Ok::<(), ViewerError>(())
     };
     counters(&view.curve, "", 0, out)?;
-    for (id, curve) in &view.threads {
+    // Per thread where there are two or more (one thread's counters would be the totals).
+    let threads = if view.threads.len() > 1 {
+        &view.threads[..]
+    } else {
+        &[]
+    };
+    for (id, curve) in threads {
         counters(curve, &format!(", thread {id}"), *id, out)?;
     }
     drop(counters);

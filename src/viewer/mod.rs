@@ -274,8 +274,9 @@ impl Stacks {
                 s.push(i);
             }
             if p.contexts || s.is_empty() {
-                let name = match (&leaf.site, s.is_empty()) {
-                    (Some(site), _) => Some(site.clone()),
+                let site = leaf.site.as_deref().filter(|n| !n.is_empty());
+                let name = match (site, s.is_empty()) {
+                    (Some(site), _) => Some(site.to_string()),
                     (None, true) => Some("[unknown site]".to_string()),
                     (None, false) => None,
                 };

@@ -622,7 +622,13 @@ impl Tracker {
             p.leaves = leaves
                 .map(|(site, _, name, costs)| Leaf {
                     node: None,
-                    site: name.or_else(|| site.map(|s| format!("site {s}"))),
+                    // A site the trace names with nothing (mtrace's line without a caller)
+                    // is unknown; one it does not name is shown by its id.
+                    site: match name {
+                        Some(n) if n.is_empty() => None,
+                        Some(n) => Some(n),
+                        None => site.map(|s| format!("site {s}")),
+                    },
                     suppressed: false,
                     costs,
                 })
