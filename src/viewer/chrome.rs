@@ -43,11 +43,12 @@ pub fn write_chrome(view: &HeapView, name: &str, out: &mut dyn Write) -> Result<
         out,
     )?;
     let mut counters = |curve: &Curve, label: &str, tid: u64, out: &mut dyn Write| {
+        let (bytes, blocks) = (format!("live bytes{label}"), format!("live blocks{label}"));
         for s in &curve.points {
             if view.sized {
                 event(
                     json!({
-                        "name": format!("live bytes{label}"), "ph": "C", "ts": ts(s),
+                        "name": bytes, "ph": "C", "ts": ts(s),
                         "pid": 1, "tid": tid, "args": { "bytes": num(s.bytes) },
                     }),
                     out,
@@ -55,7 +56,7 @@ pub fn write_chrome(view: &HeapView, name: &str, out: &mut dyn Write) -> Result<
             }
             event(
                 json!({
-                    "name": format!("live blocks{label}"), "ph": "C", "ts": ts(s),
+                    "name": blocks, "ph": "C", "ts": ts(s),
                     "pid": 1, "tid": tid, "args": { "blocks": s.blocks },
                 }),
                 out,
@@ -73,7 +74,6 @@ pub fn write_chrome(view: &HeapView, name: &str, out: &mut dyn Write) -> Result<
     for (id, curve) in threads {
         counters(curve, &format!(", thread {id}"), *id, out)?;
     }
-    drop(counters);
     if let Some(p) = &view.peak {
         event(
             json!({

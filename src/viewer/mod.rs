@@ -38,7 +38,8 @@ pub struct ViewOptions {
     /// sizes, else the first with sizes, else the first of ids).
     pub space: Option<String>,
     /// At most this many points of each curve (live bytes and blocks over time, in total and
-    /// per thread); the highest point of every stretch is kept, so the peak is exact.
+    /// per thread; at least 3): the lowest, highest and last point of every stretch are kept,
+    /// so the peak is exact.
     pub points: usize,
 }
 
@@ -167,7 +168,7 @@ pub enum ViewerError {
     #[error("not exported: the trace is damaged: {message}")]
     #[diagnostic(
         code(mtf::viewer::damaged),
-        help("`mtf check` says what is wrong; `mtf export --to dhat` writes every event of a trace or nothing")
+        help("`mtf check` says what is wrong; an export for a viewer holds every event of a trace or none")
     )]
     Damaged {
         /// The problem, with its place.

@@ -27,11 +27,13 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 /// Arguments of `mtf export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The trace (made by `mtf import`).
+    /// The trace (made by `mtf import`; any trace with `--to parquet`, `arrow`, `speedscope`,
+    /// `dhat`, `chrome`).
     pub trace: PathBuf,
     /// `parquet` or `arrow` (columnar files into the folder `-o`: one per record type, and the
-    /// heap tables `--table` asks for), or a shipped import format to use instead of the
-    /// mapping stored in the trace (see `mtf import --list`).
+    /// heap tables `--table` asks for); `speedscope`, `dhat` or `chrome` (the heap for
+    /// speedscope, valgrind's dh_view.html, Perfetto: docs/formats.md); or a shipped import
+    /// format to use instead of the mapping stored in the trace (see `mtf import --list`).
     #[arg(long, conflicts_with = "map")]
     pub to: Option<String>,
     /// With `--to parquet|arrow`: which tables, comma-separated: `records` (one file per record
@@ -58,10 +60,11 @@ pub struct ExportArgs {
     /// (default: the first with stacks and sizes).
     #[arg(long, value_name = "NAME")]
     pub space: Option<String>,
-    /// With `--to chrome`: at most this many points per counter (the highest of every stretch
-    /// kept, so the peak is exact).
-    #[arg(long, value_name = "N", default_value_t = metatf::viewer::DEFAULT_POINTS, value_parser = clap::value_parser!(usize))]
-    pub points: usize,
+    /// With `--to chrome`: at most this many points per counter (the lowest, highest and last of
+    /// every stretch kept, so the peak is exact)
+    /// (default 10000)
+    #[arg(long, value_name = "N")]
+    pub points: Option<usize>,
     #[command(flatten)]
     pub jobs: super::jobs::JobsArgs,
     /// Which seek index `-j` cuts the trace at.
@@ -154,6 +157,13 @@ fn mapping_for(
 pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
     if let Some(f) = viewer_format(args.to.as_deref()) {
         return to_viewer(args, f);
+    }
+    if args.space.is_some() || args.points.is_some() {
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::viewer",
+            "--space and --points go with --to speedscope, dhat or chrome (the heap for viewers)",
+        ));
     }
     #[cfg(feature = "parquet")]
     match args.to.as_deref() {
@@ -477,11 +487,12 @@ fn to_viewer(args: &ExportArgs, format: ViewerFormat) -> Result<i32, Failure> {
             "--table, --partition-by and --map go with other exports, not --to speedscope, dhat or chrome",
         ));
     }
-    if args.points < 2 {
+    let points = args.points.unwrap_or(metatf::viewer::DEFAULT_POINTS);
+    if points < 3 {
         return Err(error(
             EXIT_USAGE,
             "mtf::usage::points",
-            "--points must be at least 2 (the highest and the last point of a stretch)",
+            "--points must be at least 3 (the lowest, the highest and the last point of a stretch)",
         ));
     }
     if args.output.as_os_str() != "-" {
@@ -512,7 +523,7 @@ fn to_viewer(args: &ExportArgs, format: ViewerFormat) -> Result<i32, Failure> {
         &o,
         &ViewOptions {
             space: args.space.clone(),
-            points: args.points,
+            points,
         },
     )
     .map_err(failure)?;

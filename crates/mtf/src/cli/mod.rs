@@ -98,7 +98,8 @@ pub enum Command {
     Import(import::ImportArgs),
     /// Write an imported trace back in its foreign format, byte for byte; or, with
     /// `--to parquet` or `--to arrow`, any trace as columnar files: one per record type, and
-    /// the heap tables `events` and `blocks` (`--table`).
+    /// the heap tables `events` and `blocks` (`--table`); or, with `--to speedscope`, `dhat` or
+    /// `chrome`, any trace's heap for those viewers.
     #[cfg(feature = "import")]
     Export(export::ExportArgs),
     /// SQL over raw traces (Apache DataFusion): the tables `records`, `events`, `blocks` and one
