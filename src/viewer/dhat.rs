@@ -18,7 +18,10 @@ pub const DHAT_FILE_VERSION: u64 = 2;
 /// `s`, `ticks`), counted from its first data record, or in data records where it declares no
 /// time (`tu` `records`): never instructions. `tuth`, the lifetime below which dh_view calls a
 /// block short-lived, is 500 of that unit (DHAT's own threshold is 500 instructions). Accesses
-/// are not known (`bkacc` false). Program points whose frames read the same are written as one,
+/// are not known (`bkacc` false). The figures are `mtf stats`': t-gmax is the first moment
+/// live bytes were highest (DHAT keeps the latest of equal highs), a realloc ends one block and
+/// starts another (DHAT continues a block resized in place), `mb` is the point's own highest
+/// live bytes. Program points whose frames read the same are written as one,
 /// their figures added, its maximum the largest of theirs (dh_view takes every point's frames to
 /// be different).
 pub fn write_dhat(view: &HeapView, command: &str, out: &mut dyn Write) -> Result<(), ViewerError> {

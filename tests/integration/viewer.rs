@@ -553,6 +553,39 @@ fn heaptrack_recordings_export_heaptrack_print_s_stacks() {
                 *by_stack.entry(names.join(";")).or_default() += gb;
             }
         }
+        // Each site of a heaptrack recording is a program point: its own highest live bytes
+        // are the site's `max_live_bytes` in `mtf stats` (DHAT's "max live"), and its
+        // allocations the site's.
+        let o = mtf(&[
+            "stats",
+            "-f",
+            "json",
+            "--top",
+            "1000",
+            trace.to_str().unwrap(),
+        ]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        let stats: Value = serde_json::from_slice(&o.stdout).unwrap();
+        let mut sites: Vec<(u64, u64)> = stats["namespaces"][0]["sites"]["by_allocated"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|x| {
+                (
+                    x["max_live_bytes"].as_u64().unwrap(),
+                    x["allocations"].as_u64().unwrap(),
+                )
+            })
+            .collect();
+        let mut points: Vec<(u64, u64)> = d["pps"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|p| (p["mb"].as_u64().unwrap(), p["tbk"].as_u64().unwrap()))
+            .collect();
+        sites.sort_unstable();
+        points.sort_unstable();
+        assert_eq!(points, sites, "{name}: (mb, tbk) of each point");
         let golden = std::fs::read_to_string(stacks.join(format!("{name}.peak.folded"))).unwrap();
         let total = |m: &BTreeMap<String, u64>| m.values().sum::<u64>();
         let golden = folded_by_function(&golden);
