@@ -174,6 +174,19 @@ struct Point {
     at_peak: (u128, u64),
 }
 
+impl Point {
+    /// Its live bytes and blocks at the latest peak, `epoch` (0: there was none).
+    fn at_peak(&self, epoch: u64) -> (u128, u64) {
+        if epoch == 0 {
+            (0, 0)
+        } else if self.epoch == epoch {
+            self.at_peak
+        } else {
+            (self.live_bytes, self.live_blocks)
+        }
+    }
+}
+
 /// A bounded curve being made: buckets of `span` events, each keeping its lowest point, its
 /// highest (the first of equals) and its last, so that a counter drawn from them rises to every
 /// high and falls to every low of the stretch.
@@ -293,7 +306,7 @@ struct Thread {
     curve: Thinned,
 }
 
-struct Tracker {
+pub(super) struct Tracker {
     space: SpaceId,
     sized: bool,
     shared: bool,
@@ -322,7 +335,7 @@ struct Tracker {
 }
 
 impl Tracker {
-    fn new(space: SpaceId, sized: bool, shared: bool, points: usize) -> Tracker {
+    pub(super) fn new(space: SpaceId, sized: bool, shared: bool, points: usize) -> Tracker {
         Tracker {
             space,
             sized,
@@ -360,7 +373,7 @@ impl Tracker {
         }
     }
 
-    fn event(&mut self, e: &HeapEvent) {
+    pub(super) fn event(&mut self, e: &HeapEvent) {
         if e.space != self.space {
             return;
         }
@@ -578,13 +591,7 @@ impl Tracker {
         let ns = &interp.namespaces()[self.space as usize];
         let mut figures = Vec::with_capacity(self.points.len());
         let leaves = self.points.iter().map(|p| {
-            let (peak, peak_blocks) = if epoch == 0 {
-                (0, 0)
-            } else if p.epoch == epoch {
-                p.at_peak
-            } else {
-                (p.live_bytes, p.live_blocks)
-            };
+            let (peak, peak_blocks) = p.at_peak(epoch);
             figures.push(PointFigures {
                 lifetimes: if timed {
                     p.lifetimes
@@ -666,5 +673,39 @@ impl Tracker {
                 .collect(),
             records: self.records,
         }
+    }
+}
+
+#[cfg(test)]
+impl Tracker {
+    /// For the tests: each point's (site, allocations, bytes, at the peak, max bytes, live at
+    /// the end), and the peak.
+    #[allow(clippy::type_complexity)]
+    pub(super) fn points_for_test(
+        &self,
+    ) -> (
+        Vec<(Option<u64>, u64, u128, (u128, u64), u128, (u128, u64))>,
+        Option<Sample>,
+    ) {
+        let points = self
+            .points
+            .iter()
+            .map(|p| {
+                (
+                    p.site,
+                    p.allocations,
+                    p.bytes,
+                    p.at_peak(self.epoch),
+                    p.max_bytes,
+                    (p.live_bytes, p.live_blocks),
+                )
+            })
+            .collect();
+        (points, self.peak)
+    }
+
+    pub(super) fn next_record(&mut self) {
+        self.records += 1;
+        self.time = self.records;
     }
 }
