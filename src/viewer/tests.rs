@@ -92,9 +92,9 @@ fn the_figures_at_the_peak_are_those_of_a_snapshot_taken_then() {
         let mut snapshot: HashMap<u64, (u128, u64)> = HashMap::new();
         let (mut bytes, mut high) = (0u128, 0u128);
         let end = |id: u64,
-                       live: &mut HashMap<u64, (u64, u64)>,
-                       site_live: &mut HashMap<u64, (u128, u64)>,
-                       bytes: &mut u128|
+                   live: &mut HashMap<u64, (u64, u64)>,
+                   site_live: &mut HashMap<u64, (u128, u64)>,
+                   bytes: &mut u128|
          -> Option<(u64, u64)> {
             let (site, size) = live.remove(&id)?;
             let s = site_live.entry(site).or_default();
