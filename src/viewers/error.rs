@@ -2,14 +2,15 @@
 
 use std::io;
 
-/// An error writing an export for a viewer (heaptrack, pprof).
+/// An error writing an export for a viewer (heaptrack, pprof, speedscope, DHAT, Chrome trace
+/// events).
 #[derive(Debug, thiserror::Error, miette::Diagnostic)]
 pub enum ViewerError {
     /// The output could not be written.
     #[error("cannot write the {what}: {source}")]
     #[diagnostic(code(mtf::viewers::write))]
     Write {
-        /// What was being written (`heaptrack file`, `pprof profile`).
+        /// What was being written (`heaptrack file`, `pprof profile`, `export`).
         what: &'static str,
         /// The I/O error.
         #[source]
@@ -31,18 +32,86 @@ pub enum ViewerError {
         /// The namespaces of allocations it has, comma-separated.
         have: String,
     },
+    /// A record could not be read: a viewer's file holds every event of a trace or none.
+    #[error("not exported: the trace is damaged: {message}")]
+    #[diagnostic(
+        code(mtf::viewers::damaged),
+        help("`mtf check` says what is wrong; an export for a viewer holds every event of a trace or none")
+    )]
+    Damaged {
+        /// The problem, with its place.
+        message: String,
+    },
     /// The trace has more live ids than the interpreter tracks: its events stopped there, and
     /// an export of the rest would be wrong.
-    #[error("the trace has more live ids than the {limit} tracked: not exported")]
+    #[error("not exported: the trace has more live ids than the {limit} tracked{}", at_record(*record))]
     #[diagnostic(code(mtf::viewers::limit))]
     Limit {
         /// The limit.
-        limit: usize,
+        limit: u64,
+        /// The data record where it was reached, where known.
+        record: Option<u64>,
     },
+}
+
+fn at_record(r: Option<u64>) -> String {
+    r.map_or_else(String::new, |r| format!(" (at data record {r})"))
 }
 
 impl ViewerError {
     pub(crate) fn write(what: &'static str) -> impl FnOnce(io::Error) -> ViewerError {
         move |source| ViewerError::Write { what, source }
     }
+}
+
+impl From<io::Error> for ViewerError {
+    fn from(source: io::Error) -> ViewerError {
+        ViewerError::Write {
+            what: "export",
+            source,
+        }
+    }
+}
+
+/// What [`choose_space`] knows of one namespace of the trace.
+#[derive(Debug, Clone, Copy)]
+pub(crate) struct SpaceTraits<'a> {
+    pub(crate) name: &'a str,
+    /// A namespace of ids (allocations), not of nestings or tables.
+    pub(crate) ids: bool,
+    pub(crate) sized: bool,
+    pub(crate) stacks: bool,
+    /// It allocates (true where not known yet: a single pass decides before it reads).
+    pub(crate) busy: bool,
+}
+
+/// The namespace a viewer's export shows, the same for every export: the one asked for, else
+/// the first that allocates with stacks and sizes, or with sizes, else the first with sizes (a
+/// heap, though idle: a trace of method calls does not become one of its bookkeeping ids), the
+/// first that allocates, the first of ids.
+pub(crate) fn choose_space(
+    spaces: &[SpaceTraits<'_>],
+    want: Option<&str>,
+) -> Result<usize, ViewerError> {
+    if let Some(want) = want {
+        return spaces
+            .iter()
+            .position(|s| s.ids && s.name == want)
+            .ok_or_else(|| ViewerError::NoSuchSpace {
+                name: want.to_string(),
+                have: spaces
+                    .iter()
+                    .filter(|s| s.ids)
+                    .map(|s| s.name)
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            });
+    }
+    let first = |f: &dyn Fn(&SpaceTraits<'_>) -> bool| spaces.iter().position(|s| s.ids && f(s));
+    first(&|s| s.busy && s.sized && s.stacks)
+        .or_else(|| first(&|s| s.busy && s.sized))
+        .or_else(|| first(&|s| s.sized))
+        .or_else(|| first(&|s| s.busy))
+        .or_else(|| first(&|_| true))
+        .ok_or(ViewerError::NoAllocations)
 }

@@ -26,6 +26,7 @@ use crate::analysis::{HeapEvents, HeapOp, Interpreter, SpaceKind, TimeUnit};
 use crate::decode::Reader;
 use crate::stacks::{Costs, StackProfile};
 
+use super::error::SpaceTraits;
 use super::ViewerError;
 
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
@@ -137,7 +138,8 @@ pub fn write_heaptrack<W: Write + ?Sized>(
     let interp = events.interpreter();
     if interp.stopped() {
         return Err(ViewerError::Limit {
-            limit: crate::analysis::DEFAULT_MAX_TRACKED,
+            limit: crate::analysis::DEFAULT_MAX_TRACKED as u64,
+            record: None,
         });
     }
     let space = choose_space(options, interp, &allocs)?;
@@ -302,7 +304,8 @@ pub fn write_heaptrack<W: Write + ?Sized>(
     }
     if events.interpreter().stopped() {
         return Err(ViewerError::Limit {
-            limit: crate::analysis::DEFAULT_MAX_TRACKED,
+            limit: crate::analysis::DEFAULT_MAX_TRACKED as u64,
+            record: None,
         });
     }
     w.out.flush().map_err(ViewerError::write(what))?;
@@ -310,37 +313,25 @@ pub fn write_heaptrack<W: Write + ?Sized>(
     Ok(w.report)
 }
 
-/// The namespace to write: the one asked for, else the first that allocates with stacks and
-/// sizes, or with sizes, else the first with sizes (a heap, though idle: a trace of method
-/// calls does not become one of its bookkeeping ids), the first that allocates, the first.
+/// The namespace to write ([`super::error::choose_space`]).
 fn choose_space(
     options: &HeaptrackOptions,
     interp: &Interpreter<'_>,
     allocs: &[u64],
 ) -> Result<u32, ViewerError> {
-    let spaces = interp.namespaces();
-    let ids = |i: usize| spaces[i].kind == SpaceKind::Ids;
-    if let Some(want) = &options.space {
-        return (0..spaces.len())
-            .find(|&i| ids(i) && &spaces[i].name == want)
-            .map(|i| i as u32)
-            .ok_or_else(|| ViewerError::NoSuchSpace {
-                name: want.clone(),
-                have: (0..spaces.len())
-                    .filter(|&i| ids(i))
-                    .map(|i| spaces[i].name.as_str())
-                    .collect::<Vec<_>>()
-                    .join(", "),
-            });
-    }
-    let busy = |i: usize| ids(i) && allocs[i] > 0;
-    let pick = (0..spaces.len())
-        .find(|&i| busy(i) && spaces[i].sized && interp.has_stacks(i as u32))
-        .or_else(|| (0..spaces.len()).find(|&i| busy(i) && spaces[i].sized))
-        .or_else(|| (0..spaces.len()).find(|&i| ids(i) && spaces[i].sized))
-        .or_else(|| (0..spaces.len()).find(|&i| busy(i)))
-        .or_else(|| (0..spaces.len()).find(|&i| ids(i)));
-    pick.map(|i| i as u32).ok_or(ViewerError::NoAllocations)
+    let spaces: Vec<SpaceTraits<'_>> = interp
+        .namespaces()
+        .iter()
+        .enumerate()
+        .map(|(i, n)| SpaceTraits {
+            name: &n.name,
+            ids: n.kind == SpaceKind::Ids,
+            sized: n.sized,
+            stacks: interp.has_stacks(i as u32),
+            busy: allocs.get(i).is_some_and(|&a| a > 0),
+        })
+        .collect();
+    super::error::choose_space(&spaces, options.space.as_deref()).map(|i| i as u32)
 }
 
 /// A time difference in the trace's unit, in milliseconds (a logical clock's ticks as they

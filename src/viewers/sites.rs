@@ -9,6 +9,7 @@ use super::heaptrack::NO_SITE;
 
 /// The name of the frame of allocations outside every stack the trace has.
 pub const NO_STACK: &str = "(no stack)";
+use super::error::SpaceTraits;
 use super::ViewerError;
 
 /// The profile of one namespace's sites: a root node of one frame per site (named as the trace
@@ -53,39 +54,25 @@ pub fn site_profile(space: &SpaceSummary) -> StackProfile {
     p
 }
 
-/// The profile a viewer's export shows of a statistics run: the namespace asked for (else the
-/// first that allocates with stacks and sizes, or with sizes; the first with sizes; the first
-/// that allocates), by stack where
+/// The profile a viewer's export shows of a statistics run: the namespace asked for, else the
+/// one every viewer's export shows (`choose_space`), by stack where
 /// the trace has stacks for it, else by site ([`site_profile`]); and whether it is by stack.
 pub fn profile_of(
     stats: &mut Stats,
     space: Option<&str>,
 ) -> Result<(StackProfile, bool), ViewerError> {
-    let spaces = &stats.spaces;
-    let i =
-        match space {
-            Some(want) => spaces.iter().position(|s| s.name == want).ok_or_else(|| {
-                ViewerError::NoSuchSpace {
-                    name: want.to_string(),
-                    have: spaces
-                        .iter()
-                        .map(|s| s.name.as_str())
-                        .collect::<Vec<_>>()
-                        .join(", "),
-                }
-            })?,
-            None => {
-                let busy = |s: &SpaceSummary| s.allocations > 0;
-                spaces
-                    .iter()
-                    .position(|s| busy(s) && s.sized && s.stacks.is_some())
-                    .or_else(|| spaces.iter().position(|s| busy(s) && s.sized))
-                    .or_else(|| spaces.iter().position(|s| s.sized))
-                    .or_else(|| spaces.iter().position(busy))
-                    .or(if spaces.is_empty() { None } else { Some(0) })
-                    .ok_or(ViewerError::NoAllocations)?
-            }
-        };
+    let traits: Vec<SpaceTraits<'_>> = stats
+        .spaces
+        .iter()
+        .map(|s| SpaceTraits {
+            name: &s.name,
+            ids: true,
+            sized: s.sized,
+            stacks: s.stacks.is_some(),
+            busy: s.allocations > 0,
+        })
+        .collect();
+    let i = super::error::choose_space(&traits, space)?;
     let s = &mut stats.spaces[i];
     Ok(match s.stacks.take() {
         Some(mut p) => {

@@ -87,5 +87,6 @@ mod util;
 #[cfg(all(feature = "cli", feature = "import", feature = "pprof"))]
 mod viewers;
 #[cfg(all(unix, feature = "import", feature = "parquet", feature = "plot"))]
+mod viewers_json;
 mod write_failures;
 mod writer;

@@ -192,7 +192,7 @@ fn a_differential_flame_graph_and_deltas_by_stack() {
 /// lives until its `D`. Reading stops before the first `D` whose time is `until` or later.
 /// Returns, per context (`method A;method B`, root first), the allocations and the bytes live
 /// at the end.
-fn et3_contexts(trace: &str, until: Option<u64>) -> BTreeMap<String, (u64, u64)> {
+pub(crate) fn et3_contexts(trace: &str, until: Option<u64>) -> BTreeMap<String, (u64, u64)> {
     let mut stacks: BTreeMap<&str, Vec<&str>> = BTreeMap::new();
     let mut live: BTreeMap<&str, (String, u64)> = BTreeMap::new();
     let mut out: BTreeMap<String, (u64, u64)> = BTreeMap::new();

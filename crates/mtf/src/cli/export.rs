@@ -27,15 +27,17 @@ use super::{EXIT_INVALID_TRACE, EXIT_OK, EXIT_USAGE};
 /// Arguments of `mtf export`.
 #[derive(Debug, Args)]
 pub struct ExportArgs {
-    /// The trace (made by `mtf import`; any trace with `--to parquet|arrow|heaptrack|pprof`).
+    /// The trace (made by `mtf import`; any trace with `--to parquet|arrow` or an export for a
+    /// viewer: `heaptrack`, `pprof`, `speedscope`, `dhat`, `chrome`).
     pub trace: PathBuf,
     /// `parquet` or `arrow` (columnar files into the folder `-o`: one per record type, and the
-    /// heap tables `--table` asks for); `heaptrack` (heaptrack's data file, for heaptrack_print
-    /// and heaptrack_gui: a trace imported from heaptrack is written back byte for byte, any
-    /// other trace's heap events (and a recording's with `--space`) as heaptrack would have
-    /// recorded them; `-o x.zst` compresses)
-    /// or `pprof` (profile.proto, gzip'd, for `go tool pprof`); or a shipped import format to
-    /// use instead of the mapping stored in the trace (see `mtf import --list`).
+    /// heap tables `--table` asks for); an export of the heap for a viewer (docs/formats.md):
+    /// `heaptrack` (heaptrack's data file, for heaptrack_print and heaptrack_gui: a trace
+    /// imported from heaptrack is written back byte for byte, any other trace's heap events, and
+    /// a recording's with `--space`, as heaptrack would have recorded them; `-o x.zst`
+    /// compresses), `pprof` (profile.proto, gzip'd, for `go tool pprof`), `speedscope`, `dhat`
+    /// (valgrind's dh_view.html) or `chrome` (Chrome/Perfetto trace events); or a shipped import
+    /// format to use instead of the mapping stored in the trace (see `mtf import --list`).
     #[arg(long, conflicts_with = "map")]
     pub to: Option<String>,
     /// With `--to parquet|arrow`: which tables, comma-separated: `records` (one file per record
@@ -49,8 +51,9 @@ pub struct ExportArgs {
     /// `TABLE/time_bucket=S/data.EXT`, the rows of the data records whose clock is in S..S+SPAN.
     #[arg(long, value_name = "records:N|time:SPAN", value_parser = parse_partition)]
     pub partition_by: Option<PartitionArg>,
-    /// With `--to heaptrack|pprof`: the namespace whose allocations are exported (default: the
-    /// first that allocates with sizes, one with stacks first; else the first with sizes).
+    /// With `--to heaptrack|pprof|speedscope|dhat|chrome`: the namespace whose allocations are
+    /// exported (default: the first that allocates with sizes, one with stacks first; else the
+    /// first with sizes).
     #[arg(long, value_name = "NAME")]
     pub space: Option<String>,
     /// Export with this mapping file instead of the one stored in the trace.
@@ -62,6 +65,11 @@ pub struct ExportArgs {
     /// The output: a file, `-` for standard output, or a folder for a trace of several files.
     #[arg(short, long)]
     pub output: PathBuf,
+    /// With `--to chrome`: at most this many points per counter (the lowest, highest and last of
+    /// every stretch kept, so the peak is exact)
+    /// (default 10000)
+    #[arg(long, value_name = "N")]
+    pub points: Option<usize>,
     #[command(flatten)]
     pub jobs: super::jobs::JobsArgs,
     /// Which seek index `-j` cuts the trace at.
@@ -152,6 +160,16 @@ fn mapping_for(
 
 /// Run `mtf export`.
 pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
+    if let Some(f) = viewer_format(args.to.as_deref()) {
+        return to_viewer(args, f);
+    }
+    if args.points.is_some() {
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::viewer",
+            "--points goes with --to speedscope, dhat or chrome (the heap for viewers)",
+        ));
+    }
     #[cfg(feature = "parquet")]
     match args.to.as_deref() {
         Some("parquet") => return to_columnar(args, ColumnarFormat::Parquet),
@@ -169,7 +187,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         return Err(error(
             EXIT_USAGE,
             "mtf::usage::space",
-            "--space goes with --to heaptrack or --to pprof (the namespace a heap analysis shows)",
+            "--space goes with --to heaptrack, pprof, speedscope, dhat or chrome (the namespace a heap analysis shows)",
         ));
     }
     if args.to.as_deref() == Some("pprof") {
@@ -181,7 +199,7 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
             error(
                 EXIT_USAGE,
                 "mtf::export::unknown_format",
-                format!("unknown format `{f}` (`parquet`, `arrow`, `heaptrack`, `pprof`, or see mtf import --list)"),
+                format!("unknown format `{f}` (`parquet`, `arrow`, `heaptrack`, `pprof`, `speedscope`, `dhat`, `chrome`, or see mtf import --list)"),
             )
         })?),
         None => None,
@@ -513,9 +531,15 @@ fn viewer_output(
     Ok(EXIT_OK)
 }
 
-/// The failure for a trace a viewer's export cannot show (status 2), naming the trace first.
+/// The failure for a trace a viewer's export cannot show (status 2; 1 for a damaged trace or
+/// one past the interpreter's limit), naming the trace first.
 fn viewer_failure(args: &ExportArgs, e: &metatf::viewers::ViewerError) -> Failure {
-    let f = Failure::diagnostic(EXIT_USAGE, e);
+    use metatf::viewers::ViewerError as E;
+    let status = match e {
+        E::Damaged { .. } | E::Limit { .. } => EXIT_INVALID_TRACE,
+        _ => EXIT_USAGE,
+    };
+    let f = Failure::diagnostic(status, e);
     let what = e.to_string();
     let named = format!("{}: {what}", super::common::input_name(&args.trace));
     Failure {
@@ -573,6 +597,84 @@ fn to_pprof(args: &ExportArgs) -> Result<i32, Failure> {
             if by_stack { "by stack" } else { "by allocation site" },
             r.samples,
             r.locations
+        ))
+    })
+}
+
+/// The heap exports for viewers made from one pass of their own (`metatf::viewers::read`).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum ViewerFormat {
+    Speedscope,
+    Dhat,
+    Chrome,
+}
+
+fn viewer_format(to: Option<&str>) -> Option<ViewerFormat> {
+    match to? {
+        "speedscope" => Some(ViewerFormat::Speedscope),
+        "dhat" => Some(ViewerFormat::Dhat),
+        "chrome" => Some(ViewerFormat::Chrome),
+        _ => None,
+    }
+}
+
+/// Run `mtf export --to speedscope|dhat|chrome`: one pass over the heap events, one file.
+fn to_viewer(args: &ExportArgs, format: ViewerFormat) -> Result<i32, Failure> {
+    use metatf::viewers::{read, write_chrome, write_dhat, write_speedscope, ViewOptions};
+    if !args.table.is_empty() || args.partition_by.is_some() || args.map.is_some() {
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::viewer",
+            "--table, --partition-by and --map go with other exports, not --to speedscope, dhat or chrome",
+        ));
+    }
+    let points = args.points.unwrap_or(metatf::viewers::DEFAULT_POINTS);
+    if points < 3 {
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::points",
+            "--points must be at least 3 (the lowest, the highest and the last point of a stretch)",
+        ));
+    }
+    if args.output.as_os_str() != "-" {
+        super::common::guard_files(&[&args.trace], &[&args.output])?;
+    }
+    let (o, damaged) =
+        super::common::open_for_pass(&args.trace, args.dtd.as_deref(), true, true)?;
+    let path = super::common::input_name(&args.trace).into_owned();
+    if damaged {
+        return Err(viewer_failure(
+            args,
+            &metatf::viewers::ViewerError::Damaged {
+                message: "its container is damaged (above)".into(),
+            },
+        ));
+    }
+    let view = read(
+        &o,
+        &ViewOptions {
+            space: args.space.clone(),
+            points,
+        },
+    )
+    .map_err(|e| viewer_failure(args, &e))?;
+    let output = metatf::io::escape_path(&args.output).into_owned();
+    viewer_output(args, false, &mut |out| {
+        match format {
+            ViewerFormat::Speedscope => write_speedscope(&view, &path, out),
+            ViewerFormat::Dhat => write_dhat(&view, &path, out),
+            ViewerFormat::Chrome => write_chrome(&view, &path, out),
+        }?;
+        Ok(format!(
+            "exported {path} ({}, namespace {}): {} program points, {} data records, into {output}",
+            match format {
+                ViewerFormat::Speedscope => "speedscope",
+                ViewerFormat::Dhat => "DHAT",
+                ViewerFormat::Chrome => "Chrome trace events",
+            },
+            metatf::io::escape_for_terminal(&view.space),
+            view.profile.leaves.len(),
+            view.records,
         ))
     })
 }

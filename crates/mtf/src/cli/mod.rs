@@ -98,8 +98,8 @@ pub enum Command {
     Import(import::ImportArgs),
     /// Write an imported trace back in its foreign format, byte for byte; or, with
     /// `--to parquet` or `--to arrow`, any trace as columnar files: one per record type, and
-    /// the heap tables `events` and `blocks` (`--table`); or, with `--to heaptrack` or
-    /// `--to pprof`, any trace's heap for heaptrack_print/heaptrack_gui or go tool pprof.
+    /// the heap tables `events` and `blocks` (`--table`); or, with `--to heaptrack`, `pprof`,
+    /// `speedscope`, `dhat` or `chrome`, any trace's heap for those viewers (docs/formats.md).
     #[cfg(feature = "import")]
     Export(export::ExportArgs),
     /// SQL over raw traces (Apache DataFusion): the tables `records`, `events`, `blocks` and one
