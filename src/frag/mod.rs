@@ -20,6 +20,7 @@
 //! for.
 
 pub mod pages;
+pub mod text;
 
 use std::collections::{BTreeMap, HashMap};
 

@@ -28,6 +28,35 @@ impl Simulation {
                 r.final_blocks
             )?;
         }
+        self.write_waste(w)
+    }
+
+    /// The tables of waste by size class and site of each policy, at the heap's peak and at
+    /// the end (none with `top` 0).
+    fn write_waste(&self, w: &mut dyn Write) -> io::Result<()> {
+        let top = self.options.top;
+        if top == 0 {
+            return Ok(());
+        }
+        for r in &self.reports {
+            writeln!(w)?;
+            writeln!(
+                w,
+                "waste by size class and site, {} (heap extent minus live payload; overhead: \
+                 header, alignment, rounding; stranded: free gaps between live blocks, half to \
+                 each neighbour)",
+                r.options.policy.name()
+            )?;
+            let names = ("heap", "free above the highest live block");
+            if let Some(s) = &r.frag.at_peak {
+                let title = format!("at the heap's peak (after event {})", s.event);
+                crate::frag::text::write_snapshot(w, &title, s, top, names)?;
+            }
+            if let Some(s) = &r.frag.at_end {
+                let title = format!("at the end (after event {})", s.event);
+                crate::frag::text::write_snapshot(w, &title, s, top, names)?;
+            }
+        }
         Ok(())
     }
 
@@ -108,6 +137,10 @@ impl Simulation {
                 "final_live": r.final_live,
                 "final_blocks": r.final_blocks,
                 "samples": r.samples.iter().map(|s| json!([s.event, s.heap, s.live])).collect::<Vec<_>>(),
+                "waste": {
+                    "at_peak": r.frag.at_peak.as_ref().map(|s| crate::frag::text::to_json(s, self.options.top)),
+                    "at_end": r.frag.at_end.as_ref().map(|s| crate::frag::text::to_json(s, self.options.top)),
+                },
             })).collect::<Vec<_>>(),
         })
     }
