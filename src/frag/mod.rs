@@ -303,9 +303,7 @@ impl Tracker {
     /// Sets the shares of the gap between the live blocks at `lower` and `upper` (the bottom
     /// of the heap and the top when `None`).
     fn gap(&mut self, lower: Option<u64>, upper: Option<u64>) {
-        let lower_end = lower
-            .and_then(|a| self.blocks.get(&a))
-            .map_or(0, |s| s.end);
+        let lower_end = lower.and_then(|a| self.blocks.get(&a)).map_or(0, |s| s.end);
         let g = upper.map_or(0, |u| u.saturating_sub(lower_end));
         let (low_share, up_share) = match lower {
             Some(_) => (g / 2, g - g / 2),

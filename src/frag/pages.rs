@@ -8,7 +8,7 @@
 
 use std::collections::HashMap;
 
-use super::{class_of, class_bounds, sort_sites, ClassRow, Figures, SiteRow, Snapshot, CLASSES};
+use super::{class_bounds, class_of, sort_sites, ClassRow, Figures, SiteRow, Snapshot, CLASSES};
 
 /// A live block: its address, the bytes the trace asked for, and its site (an index into the
 /// caller's table of sites).

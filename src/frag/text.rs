@@ -103,9 +103,7 @@ pub fn write_snapshot(
 #[cfg(feature = "json")]
 pub fn to_json(s: &Snapshot, top: usize) -> serde_json::Value {
     use serde_json::json;
-    let fig = |f: &Figures| {
-        json!({"blocks": f.blocks, "live": f.live, "overhead": f.overhead, "stranded": f.stranded})
-    };
+    let fig = |f: &Figures| json!({"blocks": f.blocks, "live": f.live, "overhead": f.overhead, "stranded": f.stranded});
     let with = |mut v: serde_json::Value, f: &Figures| {
         if let (Some(o), serde_json::Value::Object(more)) = (v.as_object_mut(), fig(f)) {
             o.extend(more);

@@ -548,7 +548,16 @@ where
     } else if options.threads == ThreadMode::Ordered {
         ordered(alloc, options, threads, ops, check, &mut sample, &mut probe)?
     } else {
-        free_running(alloc, options, threads, count, ops, check, &mut sample, &mut probe)?
+        free_running(
+            alloc,
+            options,
+            threads,
+            count,
+            ops,
+            check,
+            &mut sample,
+            &mut probe,
+        )?
     };
     let after = raw::usage();
 

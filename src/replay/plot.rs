@@ -162,23 +162,23 @@ impl Waste {
             chart
                 .draw_series(self.classes.iter().enumerate().map(|(i, (_, w))| {
                     let x0 = i as f64 + 0.1 + j as f64 * width;
-                    Rectangle::new(
-                        [(x0, 0.0), (x0 + width, w[j] as f64 / KIB)],
-                        color.filled(),
-                    )
+                    Rectangle::new([(x0, 0.0), (x0 + width, w[j] as f64 / KIB)], color.filled())
                 }))
                 .map_err(draw_err)?
                 .label(format!(
                     "{name} (RSS outside pages with live bytes: {:.1} MiB)",
                     *own as f64 / (KIB * KIB)
                 ))
-                .legend(move |(x, y)| Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled()));
+                .legend(move |(x, y)| {
+                    Rectangle::new([(x, y - 5), (x + 15, y + 5)], color.filled())
+                });
         }
-        let style = TextStyle::from(("sans-serif", 13).into_font())
-            .pos(plotters::style::text_anchor::Pos::new(
+        let style = TextStyle::from(("sans-serif", 13).into_font()).pos(
+            plotters::style::text_anchor::Pos::new(
                 plotters::style::text_anchor::HPos::Center,
                 plotters::style::text_anchor::VPos::Top,
-            ));
+            ),
+        );
         for (i, (label, _)) in self.classes.iter().enumerate() {
             let (x, y) = chart.backend_coord(&(i as f64 + 0.5, 0.0));
             root.draw(&Text::new(label.clone(), (x, y + 6), style.clone()))

@@ -104,7 +104,14 @@ impl Probe {
         let table = self.sites_of(&mut spans);
         let mut spans: Vec<LiveSpan> = spans.into_iter().map(|(s, _)| s).collect();
         let page = raw::page_size() as u64;
-        let snapshot = attribute(&mut spans, &table, event, rss, page, &mut raw::resident_pages);
+        let snapshot = attribute(
+            &mut spans,
+            &table,
+            event,
+            rss,
+            page,
+            &mut raw::resident_pages,
+        );
         if end {
             self.result.at_end = Some(snapshot);
         } else {

@@ -233,7 +233,10 @@ fn the_waste_of_a_known_fragmentation_is_attributed_to_its_class_and_site() {
     assert_eq!(r.peak_heap, top + 100_000);
     let peak = r.frag.at_peak.as_ref().expect("a peak");
     assert_eq!(peak.event, 1000 + 500 + 1);
-    assert_eq!((peak.total, peak.live), (top + 100_000, live_small + 100_000));
+    assert_eq!(
+        (peak.total, peak.live),
+        (top + 100_000, live_small + 100_000)
+    );
     assert_eq!(peak.unattributed, 0);
     let c64 = peak.classes.iter().find(|c| c.hi == 64).expect("class 64");
     assert_eq!((c64.lo, c64.figures.blocks), (57, 500));

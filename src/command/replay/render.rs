@@ -78,7 +78,10 @@ impl Replayed {
                  live bytes, split equally among the blocks on each page)",
                 r.alloc.name()
             )?;
-            let names = ("RSS above start", "outside pages with live bytes (allocator's own)");
+            let names = (
+                "RSS above start",
+                "outside pages with live bytes (allocator's own)",
+            );
             if let Some(s) = &f.at_peak {
                 let title = format!("at the trace's live peak (after event {})", s.event);
                 crate::frag::text::write_snapshot(w, &title, s, top, names)?;

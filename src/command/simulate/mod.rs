@@ -101,7 +101,10 @@ pub fn simulate(opened: &Opened, options: &SimulateOptions) -> Result<Simulation
     for r in reports.iter_mut() {
         // The interpreter saw them (no event): they count as the simulator's own.
         r.counts.unknown_frees += reading.unknown_frees;
-        for s in [&mut r.frag.at_peak, &mut r.frag.at_end].into_iter().flatten() {
+        for s in [&mut r.frag.at_peak, &mut r.frag.at_end]
+            .into_iter()
+            .flatten()
+        {
             name_sites(s, &interp, options.top);
         }
     }
