@@ -27,13 +27,16 @@ fn rep() -> String {
     format!("0\n{}\n{}\n0\n{}\n", BLOCKS + 1, ops.len(), ops.join("\n"))
 }
 
+/// Live blocks and bytes by size.
+type BySize = HashMap<u64, (u64, u64)>;
+
 /// What the text says, read on its own: live bytes and blocks by size at the live peak (after
-/// the big allocation) and at the end.
-fn live_by_size(text: &str) -> (HashMap<u64, (u64, u64)>, HashMap<u64, (u64, u64)>, u64) {
+/// the big allocation) and at the end, and the operations up to the peak.
+fn live_by_size(text: &str) -> (BySize, BySize, u64) {
     let mut live: HashMap<u64, u64> = HashMap::new();
     let (mut bytes, mut peak, mut at_peak, mut n, mut peak_event) = (0u64, 0u64, None, 0u64, 0);
     let by_size = |live: &HashMap<u64, u64>| {
-        let mut m: HashMap<u64, (u64, u64)> = HashMap::new();
+        let mut m = BySize::new();
         for &s in live.values() {
             let e = m.entry(s).or_default();
             e.0 += 1;
@@ -67,7 +70,7 @@ fn json(out: &std::process::Output) -> Value {
         .unwrap_or_else(|e| panic!("{e}: {}\n{}", text(&out.stdout), text(&out.stderr)))
 }
 
-fn class<'a>(snapshot: &'a Value, hi: u64) -> &'a Value {
+fn class(snapshot: &Value, hi: u64) -> &Value {
     snapshot["classes"]
         .as_array()
         .unwrap()
