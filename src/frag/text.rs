@@ -36,6 +36,13 @@ pub fn write_snapshot(
     if s.classes.is_empty() {
         return writeln!(w, "    no live blocks");
     }
+    if s.page_size > 0 && s.pages == 0 && s.live > 0 {
+        writeln!(
+            w,
+            "    no page holding live bytes is resident: the blocks were never written (--touch \
+             writes them)"
+        )?;
+    }
     writeln!(
         w,
         "    {:<21} {:>11} {:>14} {:>12} {:>12} {:>12} {:>7}",

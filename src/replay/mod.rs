@@ -488,6 +488,7 @@ pub fn run_probed<I>(
 where
     I: Iterator<Item = std::io::Result<ReplayOp>>,
 {
+    probe.warm();
     let threads = threads.max(1);
     let every = options.sample_every.max(1);
     let mut samples = Vec::new();

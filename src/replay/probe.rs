@@ -120,6 +120,26 @@ impl Probe {
         self.spent += start.elapsed();
     }
 
+    /// Runs the code of a snapshot once on a block of its own, before the replay's baseline
+    /// is taken, so that the pages of that code (and the sites file's first read) are
+    /// resident before, not counted as the allocator's own at the first snapshot.
+    pub(crate) fn warm(&mut self) {
+        let block = vec![1u8; 64];
+        let mut spans = vec![(
+            LiveSpan {
+                start: block.as_ptr() as usize as u64,
+                size: block.len() as u64,
+                site: 0,
+            },
+            0,
+        )];
+        let table = self.sites_of(&mut spans);
+        let mut spans: Vec<LiveSpan> = spans.into_iter().map(|(s, _)| s).collect();
+        let page = raw::page_size() as u64;
+        let rss = raw::resident_bytes().unwrap_or(0);
+        let _ = attribute(&mut spans, &table, 0, rss, page, &mut raw::resident_pages);
+    }
+
     /// Sets each span's site from the sites file; returns the table the indices point into.
     fn sites_of(&self, spans: &mut [(LiveSpan, u64)]) -> Vec<(u32, Option<u64>)> {
         let mut table = vec![(0, None)];
