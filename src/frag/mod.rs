@@ -24,6 +24,8 @@ pub mod text;
 
 use std::collections::{BTreeMap, HashMap};
 
+type FastMap<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
+
 /// The number of size classes [`class_of`] gives.
 pub const CLASSES: usize = 242;
 
@@ -263,7 +265,7 @@ pub struct Tracker {
     classes: Vec<Entry>,
     sites: Vec<Entry>,
     site_keys: Vec<(u32, Option<u64>)>,
-    site_ix: HashMap<(u32, Option<u64>), u32>,
+    site_ix: FastMap<(u32, Option<u64>), u32>,
     gen: u32,
     peak: Option<Moment>,
     live: u64,
@@ -300,55 +302,52 @@ impl Tracker {
         }
     }
 
-    /// Sets the shares of the gap between the live blocks at `lower` and `upper` (the bottom
-    /// of the heap and the top when `None`).
-    fn gap(&mut self, lower: Option<u64>, upper: Option<u64>) {
-        let lower_end = lower.and_then(|a| self.blocks.get(&a)).map_or(0, |s| s.end);
-        let g = upper.map_or(0, |u| u.saturating_sub(lower_end));
-        let (low_share, up_share) = match lower {
-            Some(_) => (g / 2, g - g / 2),
-            None => (0, g),
-        };
-        if let Some(a) = lower {
-            if let Some(s) = self.blocks.get_mut(&a) {
-                let (old, c, si) = (s.above, s.class, s.site);
-                s.above = if upper.is_some() { low_share } else { 0 };
-                let new = s.above;
-                self.change(c, si, |f| f.stranded = f.stranded - old + new);
-            }
+    /// A block's share of a gap changed from `old` to `share`: its class's and site's
+    /// stranded bytes follow.
+    fn share(&mut self, (class, site, old): (u16, u32, u64), share: u64) {
+        if old != share {
+            self.change(class, site, |f| f.stranded = f.stranded - old + share);
         }
-        if let Some(a) = upper {
-            if let Some(s) = self.blocks.get_mut(&a) {
-                let (old, c, si) = (s.below, s.class, s.site);
-                s.below = up_share;
-                self.change(c, si, |f| f.stranded = f.stranded - old + up_share);
-            }
-        }
-    }
-
-    fn neighbours(&self, addr: u64) -> (Option<u64>, Option<u64>) {
-        let lower = self.blocks.range(..addr).next_back().map(|(&a, _)| a);
-        let upper = self
-            .blocks
-            .range(addr.saturating_add(1)..)
-            .next()
-            .map(|(&a, _)| a);
-        (lower, upper)
     }
 
     /// A block of `block` bytes placed at `addr` for a request of `payload` bytes from site
     /// index `site` ([`Tracker::site`]).
     pub fn insert(&mut self, addr: u64, block: u64, payload: u64, site: u32) {
         let class = class_of(payload);
+        let end = addr.saturating_add(block);
+        // The gap below: half to the block under it (if any), the rest to this one.
+        let (below, lower) = match self.blocks.range_mut(..addr).next_back() {
+            Some((_, l)) => {
+                let g = addr.saturating_sub(l.end);
+                let old = std::mem::replace(&mut l.above, g / 2);
+                (g - g / 2, Some(((l.class, l.site, old), g / 2)))
+            }
+            None => (addr, None),
+        };
+        if let Some((who, share)) = lower {
+            self.share(who, share);
+        }
+        // The gap above: half to this block, the rest to the block over it (if any).
+        let (above, upper) = match self.blocks.range_mut(addr.saturating_add(1)..).next() {
+            Some((&ua, u)) => {
+                let g = ua.saturating_sub(end);
+                let old = std::mem::replace(&mut u.below, g - g / 2);
+                (g / 2, Some(((u.class, u.site, old), g - g / 2)))
+            }
+            None => (0, None),
+        };
+        if let Some((who, share)) = upper {
+            self.share(who, share);
+        }
         self.blocks.insert(
             addr,
             Span {
-                end: addr.saturating_add(block),
+                end,
                 payload,
                 class,
                 site,
-                below: 0,
-                above: 0,
+                below,
+                above,
             },
         );
         let overhead = block.saturating_sub(payload);
@@ -356,11 +355,9 @@ impl Tracker {
             f.blocks += 1;
             f.live += payload;
             f.overhead += overhead;
+            f.stranded += below + above;
         });
         self.live += payload;
-        let (lower, upper) = self.neighbours(addr);
-        self.gap(lower, Some(addr));
-        self.gap(Some(addr), upper);
     }
 
     /// The block at `addr` freed: its site index, or `None` when no block is there.
@@ -374,8 +371,31 @@ impl Tracker {
             f.stranded -= s.below + s.above;
         });
         self.live -= s.payload;
-        let (lower, upper) = self.neighbours(addr);
-        self.gap(lower, upper);
+        // The gap it leaves joins the gaps beside it: split between the blocks around.
+        let upper_addr = self.blocks.range(addr..).next().map(|(&a, _)| a);
+        let lower = self.blocks.range_mut(..addr).next_back().map(|(_, l)| {
+            let g = upper_addr.map_or(0, |u| u.saturating_sub(l.end));
+            let old = std::mem::replace(&mut l.above, g / 2);
+            ((l.class, l.site, old), g / 2, l.end)
+        });
+        if let Some((who, share, _)) = lower {
+            self.share(who, share);
+        }
+        if let Some(ua) = upper_addr {
+            let lower_end = lower.map(|x| x.2);
+            if let Some(u) = self.blocks.get_mut(&ua) {
+                let share = match lower_end {
+                    Some(le) => {
+                        let g = ua.saturating_sub(le);
+                        g - g / 2
+                    }
+                    None => ua,
+                };
+                let old = std::mem::replace(&mut u.below, share);
+                let who = (u.class, u.site, old);
+                self.share(who, share);
+            }
+        }
         Some(s.site)
     }
 

@@ -76,16 +76,21 @@ pub struct Options {
     pub header: u64,
     /// Requests above this many bytes are refused (counted, not placed).
     pub max_block_size: u64,
+    /// Attribute the waste by size class and site ([`Report::frag`]); it costs an ordered
+    /// map of the live blocks by address beside the policy's own structures.
+    pub attribute: bool,
 }
 
 impl Options {
-    /// `policy` with `mdriver`'s 8-byte alignment, no header, and blocks up to 1 TiB.
+    /// `policy` with `mdriver`'s 8-byte alignment, no header, blocks up to 1 TiB, and the
+    /// waste attributed.
     pub fn new(policy: Policy) -> Self {
         Options {
             policy,
             align: 8,
             header: 0,
             max_block_size: 1 << 40,
+            attribute: true,
         }
     }
 }
@@ -291,16 +296,29 @@ impl Simulator {
         true
     }
 
+    /// The tracker's index of the site of `event` (0 when the waste is not attributed).
+    fn site(&mut self, event: &HeapEvent) -> u32 {
+        if self.options.attribute {
+            self.frag.site(event.space, event.site)
+        } else {
+            0
+        }
+    }
+
     /// A placed block becomes live.
     fn hold(&mut self, key: BlockKey, p: Placed) {
-        self.frag.insert(p.addr, p.block, p.payload, p.site);
+        if self.options.attribute {
+            self.frag.insert(p.addr, p.block, p.payload, p.site);
+        }
         self.live.insert(key, p);
         self.live_payload += p.payload;
     }
 
     /// A live block is given back to the heap.
     fn release(&mut self, p: &Placed) {
-        self.frag.remove(p.addr);
+        if self.options.attribute {
+            self.frag.remove(p.addr);
+        }
         self.heap.free(p.addr, p.block);
         self.live_payload -= p.payload;
     }
@@ -311,7 +329,7 @@ impl Simulator {
         let extent = self.heap.extent();
         match event.op {
             HeapOp::Alloc { id, size, align } => {
-                let site = self.frag.site(event.space, event.site);
+                let site = self.site(event);
                 if self.place(event.record, BlockKey::of(event, id), size, align, site) {
                     self.report.counts.count_kind(event.op.kind());
                 }
@@ -331,14 +349,16 @@ impl Simulator {
                         // A reallocation with a site of its own is that site's; else the
                         // block stays its allocation's.
                         let site = match event.site {
-                            Some(_) => self.frag.site(event.space, event.site),
+                            Some(_) => self.site(event),
                             None => p.site,
                         };
                         self.report.counts.count_kind(event.op.kind());
                         match self.block_size(event.record, payload, None) {
                             // Stays in place when its block still holds it.
                             Some(b) if b <= p.block => {
-                                self.frag.remove(p.addr);
+                                if self.options.attribute {
+                                    self.frag.remove(p.addr);
+                                }
                                 self.live_payload -= p.payload;
                                 self.hold(new_key, Placed { payload, site, ..p });
                             }
@@ -368,7 +388,7 @@ impl Simulator {
                     None => {
                         self.report.counts.count_unknown(event.op.kind());
                         if let Some(size) = size {
-                            let site = self.frag.site(event.space, event.site);
+                            let site = self.site(event);
                             self.place(event.record, new_key, size, None, site);
                         }
                     }
@@ -401,7 +421,9 @@ impl Simulator {
         report.final_live = self.live_payload;
         report.final_blocks = self.live.len() as u64;
         report.samples = self.samples.finish(last);
-        report.frag = self.frag.finish(report.events, report.peak_heap);
+        if self.options.attribute {
+            report.frag = self.frag.finish(report.events, report.peak_heap);
+        }
         report
     }
 }

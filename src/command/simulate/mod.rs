@@ -21,7 +21,7 @@ pub struct SimulateOptions {
     /// Requests larger than this many bytes are refused (counted, not placed).
     pub max_block_size: u64,
     /// Size classes and sites shown in the tables of waste (the JSON has every class and this
-    /// many sites); 0: no tables.
+    /// many sites); 0: no tables, and no attribution (faster).
     pub top: usize,
 }
 
@@ -87,6 +87,7 @@ pub fn simulate(opened: &Opened, options: &SimulateOptions) -> Result<Simulation
                 align: options.align,
                 header: options.header,
                 max_block_size: options.max_block_size,
+                attribute: options.top > 0,
             })
         })
         .collect();

@@ -192,7 +192,14 @@ mod tests {
         let policies = text
             .lines()
             .skip_while(|l| !l.starts_with("policy"))
+            .take_while(|l| !l.is_empty())
             .count();
         assert_eq!(policies, 1 + options.policies.len(), "{text}");
+        // Then the tables of waste, one per policy.
+        let tables = text
+            .lines()
+            .filter(|l| l.starts_with("waste by size class and site, "))
+            .count();
+        assert_eq!(tables, options.policies.len(), "{text}");
     }
 }

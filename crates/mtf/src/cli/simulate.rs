@@ -35,7 +35,7 @@ pub struct SimulateArgs {
     /// Refuse (count, do not place) requests larger than this many bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 40)]
     pub max_block_size: u64,
-    /// Size classes and sites shown in the tables of waste (0: no tables).
+    /// Size classes and sites shown in the tables of waste (0: none, and no attribution: faster).
     #[arg(long, value_name = "N", default_value_t = 10)]
     pub top: usize,
     /// Output format.
