@@ -58,14 +58,21 @@ pub fn write_snapshot(
     let (shown, rest) = by_waste.split_at(top.min(by_waste.len()));
     let mut shown = shown.to_vec();
     shown.sort_by_key(|c| c.lo);
+    // A replay cannot tell a block's overhead from the rest of its page (always 0): `-`.
+    let pages = s.page_size > 0;
     let row = |w: &mut dyn Write, label: &str, f: &Figures| {
+        let overhead = if pages {
+            "-".to_string()
+        } else {
+            f.overhead.to_string()
+        };
         writeln!(
             w,
             "    {:<21} {:>11} {:>14} {:>12} {:>12} {:>12} {:>7}",
             label,
             f.blocks,
             f.live,
-            f.overhead,
+            overhead,
             f.stranded,
             f.waste(),
             share(f.waste(), waste)
