@@ -124,7 +124,7 @@ impl Probe {
     /// is taken, so that the pages of that code (and the sites file's first read) are
     /// resident before, not counted as the allocator's own at the first snapshot.
     pub(crate) fn warm(&mut self) {
-        let block = vec![1u8; 64];
+        let block = std::hint::black_box([1u8; 64]);
         let mut spans = vec![(
             LiveSpan {
                 start: block.as_ptr() as usize as u64,
