@@ -188,6 +188,10 @@ pub struct Attributed {
     pub at_end: Option<Snapshot>,
 }
 
+// Design: a free gap between two live blocks is split in halves between them rather than
+// charged to one side (the block that ends it, say): both blocks hold it in place — with either
+// one freed the gap becomes part of a larger free block — so neither side carries it all; and
+// the rule is the same for every policy, from the addresses alone.
 /// Sorts sites by waste (then live bytes, then site), most first.
 pub fn sort_sites(sites: &mut [SiteRow]) {
     sites.sort_by(|a, b| {

@@ -47,6 +47,11 @@ fn read_site(b: &[u8; ENTRY]) -> (u64, (u32, Option<u64>)) {
     (u64_at(0), (space, has.then(|| u64_at(16))))
 }
 
+// Design: the first moment is the trace's live peak, not the RSS peak: the live peak is known
+// before the run (the parent's pass found it), so the snapshot is taken once, between two
+// operations; the RSS peak is known only afterwards, and a snapshot at every new RSS high
+// would cost O(live blocks) many times and disturb the RSS and time it measures. The end
+// covers the memory an allocator keeps after the frees.
 /// What the replay attributes, and when.
 #[derive(Debug, Default)]
 pub struct Probe {
