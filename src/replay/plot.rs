@@ -40,9 +40,40 @@ pub fn chart(
     runs: &[(&str, &Report)],
 ) -> Result<Vec<u8>, PlotError> {
     let series = rss_series(live, runs);
-    let waste = Waste::of(runs);
+    let snaps: Vec<(&str, &crate::frag::Snapshot)> = runs
+        .iter()
+        .filter_map(|(n, r)| r.frag.at_peak.as_ref().map(|s| (*n, s)))
+        .collect();
+    let panel = WastePanel {
+        caption: "waste at the trace's live peak by size class: unused bytes of the resident pages holding live bytes",
+        own: "RSS outside pages with live bytes",
+    };
+    lines_with_waste(format, title, &series, &snaps, &panel)
+}
+
+/// What the panel of waste by size class says: its caption, and the name of the bytes held by
+/// no live block (in each legend).
+#[derive(Debug, Clone, Copy)]
+pub struct WastePanel<'a> {
+    /// The caption.
+    pub caption: &'a str,
+    /// What a snapshot's `unattributed` bytes are.
+    pub own: &'a str,
+}
+
+/// Draws `series` as [`lines`] does and, below them, the waste by size class of each named
+/// snapshot, a bar each (only the lines when no snapshot has a class); returns the picture's
+/// bytes.
+pub fn lines_with_waste(
+    format: PictureFormat,
+    title: &str,
+    series: &[Series],
+    snaps: &[(&str, &crate::frag::Snapshot)],
+    panel: &WastePanel<'_>,
+) -> Result<Vec<u8>, PlotError> {
+    let waste = Waste::of(snaps, panel);
     if waste.classes.is_empty() {
-        return lines(format, title, &series);
+        return lines(format, title, series);
     }
     crate::picture::register_font()?;
     let size = (SIZE.0, SIZE.1 + WASTE_HEIGHT);
@@ -53,7 +84,7 @@ pub fn chart(
                 let root = SVGBackend::with_string(&mut s, size).into_drawing_area();
                 root.fill(&WHITE).map_err(draw_err)?;
                 let (top, bottom) = root.split_vertically(SIZE.1);
-                draw(&top, title, &series)?;
+                draw(&top, title, series)?;
                 waste.draw(&root, &bottom)?;
                 root.present().map_err(draw_err)?;
             }
@@ -65,7 +96,7 @@ pub fn chart(
                 let root = BitMapBackend::with_buffer(&mut buf, size).into_drawing_area();
                 root.fill(&WHITE).map_err(draw_err)?;
                 let (top, bottom) = root.split_vertically(SIZE.1);
-                draw(&top, title, &series)?;
+                draw(&top, title, series)?;
                 waste.draw(&root, &bottom)?;
                 root.present().map_err(draw_err)?;
             }
@@ -79,20 +110,18 @@ const WASTE_HEIGHT: u32 = 380;
 /// The size classes drawn: the ones holding the most waste over all allocators.
 const WASTE_CLASSES: usize = 12;
 
-/// The waste by size class at the live peak of each allocator's run.
+/// The waste by size class of each snapshot (an allocator's run, a policy).
 struct Waste {
-    /// The classes drawn, smallest first: (label, waste per allocator in bytes).
+    /// The classes drawn, smallest first: (label, waste per snapshot in bytes).
     classes: Vec<(String, Vec<u64>)>,
-    /// Each allocator's name and its RSS outside the pages holding live bytes.
+    /// Each snapshot's name and its bytes held by no live block.
     allocators: Vec<(String, u64)>,
+    caption: String,
+    own: String,
 }
 
 impl Waste {
-    fn of(runs: &[(&str, &Report)]) -> Waste {
-        let snaps: Vec<(&str, &crate::frag::Snapshot)> = runs
-            .iter()
-            .filter_map(|(n, r)| r.frag.at_peak.as_ref().map(|s| (*n, s)))
-            .collect();
+    fn of(snaps: &[(&str, &crate::frag::Snapshot)], panel: &WastePanel<'_>) -> Waste {
         let mut by_class: std::collections::BTreeMap<(u64, u64), Vec<u64>> = Default::default();
         for (i, (_, s)) in snaps.iter().enumerate() {
             for c in &s.classes {
@@ -115,6 +144,8 @@ impl Waste {
                 .iter()
                 .map(|(n, s)| (n.to_string(), s.unattributed))
                 .collect(),
+            caption: panel.caption.to_string(),
+            own: panel.own.to_string(),
         }
     }
 
@@ -136,12 +167,10 @@ impl Waste {
             .unwrap_or(0) as f64
             / KIB)
             .max(1.0 / KIB)
-            * 1.15;
+            // Room above the bars for the legend, a line per bar.
+            * (1.15 + 0.1 * k as f64);
         let mut chart = ChartBuilder::on(area)
-            .caption(
-                "waste at the trace's live peak by size class: unused bytes of the resident pages holding live bytes",
-                ("sans-serif", 18),
-            )
+            .caption(&self.caption, ("sans-serif", 18))
             .margin(12)
             .x_label_area_size(40)
             .y_label_area_size(70)
@@ -166,7 +195,8 @@ impl Waste {
                 }))
                 .map_err(draw_err)?
                 .label(format!(
-                    "{name} (RSS outside pages with live bytes: {:.1} MiB)",
+                    "{name} ({}: {:.1} MiB)",
+                    self.own,
                     *own as f64 / (KIB * KIB)
                 ))
                 .legend(move |(x, y)| {

@@ -164,6 +164,23 @@ fn simulate_finds_the_holes_of_a_known_fragmentation_in_their_class() {
     // --top 0: no tables.
     let out = mtf(&["simulate", &t.to_string_lossy(), "--top", "0"]);
     assert!(!text(&out.stdout).contains("waste by size class"));
+    // The picture: the bars of waste by class under the curves, the class labelled.
+    let svg = dir.path().join("heap.svg");
+    let out = mtf(&[
+        "simulate",
+        &t.to_string_lossy(),
+        "-o",
+        &svg.to_string_lossy(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        s.contains("waste at the heap&apos;s peak by size class")
+            || s.contains("waste at the heap's peak by size class"),
+        "{}",
+        &s[..s.len().min(400)]
+    );
+    assert!(s.contains("\n57-64\n"), "no class label");
 }
 
 #[test]
@@ -219,7 +236,21 @@ fn replay_attributes_the_pages_of_the_live_blocks_at_the_live_peak_and_the_end()
         }
         assert_eq!(u(&frag["at_peak"]["event"]), peak_event);
     }
-    let out = mtf(&["replay", &t.to_string_lossy(), "--repeat", "1"]);
+    let svg = dir.path().join("rss.svg");
+    let out = mtf(&[
+        "replay",
+        &t.to_string_lossy(),
+        "--repeat",
+        "1",
+        "-o",
+        &svg.to_string_lossy(),
+    ]);
+    let s = std::fs::read_to_string(&svg).unwrap();
+    assert!(
+        s.contains("live peak by size class"),
+        "{}",
+        &s[..s.len().min(400)]
+    );
     let table = text(&out.stdout);
     assert!(
         table.contains("at the trace's live peak (after event"),

@@ -146,14 +146,15 @@ impl Simulation {
     }
 
     /// The picture of `mtf simulate -o`: the live payload (of the first policy's samples) and
-    /// each policy's heap extent over the trace.
+    /// each policy's heap extent over the trace; below them, the waste by size class at each
+    /// policy's peak, a bar per policy.
     #[cfg(all(feature = "plot", feature = "replay"))]
     pub fn chart(
         &self,
         format: crate::picture::PictureFormat,
         title: &str,
     ) -> Result<Vec<u8>, crate::picture::PlotError> {
-        use crate::replay::plot::{lines, Series};
+        use crate::replay::plot::{lines_with_waste, Series, WastePanel};
         let mut series = Vec::new();
         if let Some(first) = self.reports.first() {
             series.push(Series {
@@ -167,7 +168,22 @@ impl Simulation {
                 points: r.samples.iter().map(|s| (s.event, s.heap)).collect(),
             });
         }
-        lines(format, title, &series)
+        let snaps: Vec<(&str, &crate::frag::Snapshot)> = self
+            .reports
+            .iter()
+            .filter_map(|r| {
+                r.frag
+                    .at_peak
+                    .as_ref()
+                    .map(|s| (r.options.policy.name(), s))
+            })
+            .collect();
+        let panel = WastePanel {
+            caption:
+                "waste at the heap's peak by size class: overhead and free gaps between live blocks",
+            own: "free above the highest live block",
+        };
+        lines_with_waste(format, title, &series, &snaps, &panel)
     }
 }
 

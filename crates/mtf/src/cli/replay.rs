@@ -58,7 +58,7 @@ pub struct ReplayArgs {
     #[arg(short, long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Also draw RSS and the trace's live bytes over the replay, every allocator in one
-    /// picture (`.svg` or `.png`).
+    /// picture, and the waste by size class at the live peak (`.svg` or `.png`).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }

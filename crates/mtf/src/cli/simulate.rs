@@ -41,8 +41,8 @@ pub struct SimulateArgs {
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Also draw each policy's heap extent and the live payload over the trace (`.svg` or
-    /// `.png`).
+    /// Also draw each policy's heap extent and the live payload over the trace, and the waste
+    /// by size class at each policy's peak (`.svg` or `.png`).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
