@@ -59,6 +59,7 @@ pub mod dtd;
 pub mod encode;
 pub mod escape;
 pub mod events;
+pub mod frag;
 #[cfg(feature = "import")]
 pub mod import;
 pub mod index;

@@ -96,8 +96,17 @@ impl<F: FnMut(&HeapEvent)> Sink for Blocks<'_, F> {
 /// Hands each heap event of the blocks of `reader`'s trace to `f`, in trace order.
 pub fn for_each_block_event(
     reader: &Reader<'_>,
-    mut f: impl FnMut(&HeapEvent),
+    f: impl FnMut(&HeapEvent),
 ) -> Result<Reading, NoAllocations> {
+    for_each_block_event_named(reader, f).map(|(reading, _)| reading)
+}
+
+/// [`for_each_block_event`], with the interpreter that read the events returned: what names
+/// the sites of the events ([`Interpreter::site_name`]), as `mtf stats` names them.
+pub fn for_each_block_event_named<'a>(
+    reader: &Reader<'a>,
+    mut f: impl FnMut(&HeapEvent),
+) -> Result<(Reading, Interpreter<'a>), NoAllocations> {
     let schema = reader.schema();
     let mut interp = Interpreter::new(schema);
     let sized: Vec<bool> = interp
@@ -140,5 +149,16 @@ pub fn for_each_block_event(
     }
     reading.problems += records.dropped_problems();
     reading.unknown_frees = sink.unknown;
-    Ok(reading)
+    Ok((reading, interp))
+}
+
+/// Names the sites of `snapshot` as `mtf stats` does, from the interpreter that read the
+/// trace, and keeps the `top` with the most waste.
+pub fn name_sites(snapshot: &mut crate::frag::Snapshot, interp: &Interpreter<'_>, top: usize) {
+    snapshot.sites.truncate(top);
+    for s in snapshot.sites.iter_mut() {
+        if let Some(id) = s.site {
+            s.name = interp.site_name(s.space, id);
+        }
+    }
 }

@@ -22,6 +22,7 @@
 pub mod ops;
 #[cfg(feature = "plot")]
 pub mod plot;
+pub mod probe;
 mod raw;
 
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
@@ -35,6 +36,7 @@ use serde::{Deserialize, Serialize};
 
 pub use crate::simulate::LiveMap;
 pub use ops::{OpKind, OpsBuilder, OpsReader, ReplayOp, TraceSummary};
+pub use probe::Probe;
 pub use raw::{Allocator, Block};
 
 /// How a trace's threads are replayed.
@@ -146,6 +148,11 @@ pub struct Report {
     pub major_faults: u64,
     /// RSS over the replay.
     pub samples: Vec<RssSample>,
+    /// The waste (RSS above the baseline minus live bytes) by size class and site, by the
+    /// resident pages the live blocks lie on, at the trace's live peak and at the end
+    /// ([`Probe`]; absent from the reports of older versions).
+    #[serde(default)]
+    pub frag: crate::frag::Attributed,
 }
 
 impl Report {
@@ -226,6 +233,15 @@ const KINDS: [&str; 3] = ["alloc", "free", "realloc"];
 struct Held {
     block: Block,
     size: u64,
+    /// The data record that made it (its site, for [`Probe`]).
+    record: u64,
+}
+
+impl Held {
+    /// Its address, size and record, for [`Probe::take`].
+    fn span(&self) -> (u64, u64, u64) {
+        (self.block.addr(), self.size, self.record)
+    }
 }
 
 /// Where the live blocks are kept: one map, or shards of one shared by free-running threads.
@@ -346,6 +362,7 @@ impl Worker {
                     Held {
                         block,
                         size: op.size,
+                        record: op.record,
                     },
                 );
             }
@@ -405,6 +422,7 @@ impl Worker {
                             Held {
                                 block,
                                 size: op.size,
+                                record: op.record,
                             },
                         );
                     }
@@ -455,6 +473,22 @@ pub fn run<I>(
 where
     I: Iterator<Item = std::io::Result<ReplayOp>>,
 {
+    run_probed(alloc, options, threads, count, ops, Probe::default())
+}
+
+/// [`run`], with the waste attributed as `probe` says ([`Report::frag`]).
+pub fn run_probed<I>(
+    alloc: Allocator,
+    options: &Options,
+    threads: u32,
+    count: u64,
+    ops: I,
+    mut probe: Probe,
+) -> Result<Report, ReplayError>
+where
+    I: Iterator<Item = std::io::Result<ReplayOp>>,
+{
+    probe.warm();
     let threads = threads.max(1);
     let every = options.sample_every.max(1);
     let mut samples = Vec::new();
@@ -501,17 +535,30 @@ where
             if n.is_multiple_of(every) {
                 sample(n, w.live);
             }
+            if probe.due(n) {
+                probe.take(n, base, map.values().map(Held::span), false);
+            }
         }
-        let wall = start.elapsed();
+        let wall = start.elapsed().saturating_sub(probe.spent());
         if !n.is_multiple_of(every) {
             sample(n, w.live);
         }
+        probe.take(n, base, map.values().map(Held::span), true);
         release(alloc, map.drain());
         (vec![w], wall, base, before, options.threads)
     } else if options.threads == ThreadMode::Ordered {
-        ordered(alloc, options, threads, ops, check, &mut sample)?
+        ordered(alloc, options, threads, ops, check, &mut sample, &mut probe)?
     } else {
-        free_running(alloc, options, threads, count, ops, check, &mut sample)?
+        free_running(
+            alloc,
+            options,
+            threads,
+            count,
+            ops,
+            check,
+            &mut sample,
+            &mut probe,
+        )?
     };
     let after = raw::usage();
 
@@ -565,6 +612,7 @@ where
         minor_faults: after.minor_faults.saturating_sub(before.minor_faults),
         major_faults: after.major_faults.saturating_sub(before.major_faults),
         samples,
+        frag: probe.finish(),
     })
 }
 
@@ -601,6 +649,7 @@ fn ordered<I, C>(
     ops: I,
     check: C,
     sample: &mut impl FnMut(u64, i64),
+    probe: &mut Probe,
 ) -> Result<Ran, ReplayError>
 where
     I: Iterator<Item = std::io::Result<ReplayOp>>,
@@ -688,21 +737,27 @@ where
         n += 1;
         // A thread's last operation ends its turn: the thread then exits, as the traced
         // program's did, and its allocator's thread cache goes with it.
-        if op.last || n.is_multiple_of(every) {
+        if op.last || n.is_multiple_of(every) || probe.due(n) {
             play(&mut turn, &mut spare);
             if n.is_multiple_of(every) {
                 sample(n, live(&slots));
             }
+            if probe.due(n) {
+                // Every thread is waiting for its turn: the map holds what the trace has live.
+                let m = map.lock().unwrap_or_else(|e| e.into_inner());
+                probe.take(n, base, m.values().map(Held::span), false);
+            }
         }
     }
     play(&mut turn, &mut spare);
-    let wall = start.elapsed();
+    let wall = start.elapsed().saturating_sub(probe.spent());
     if !n.is_multiple_of(every) {
         sample(n, live(&slots));
     }
     drop(senders);
     let workers = join(handles);
     if let Ok(mut m) = map.lock() {
+        probe.take(n, base, m.values().map(Held::span), true);
         release(alloc, m.drain());
     }
     Ok((workers, wall, base, before, ThreadMode::Ordered))
@@ -710,6 +765,7 @@ where
 
 /// Free-running threads: each plays its own operations as fast as it can; the calling thread
 /// samples RSS every millisecond or so.
+#[allow(clippy::too_many_arguments)]
 fn free_running<I, C>(
     alloc: Allocator,
     options: &Options,
@@ -718,6 +774,7 @@ fn free_running<I, C>(
     ops: I,
     check: C,
     sample: &mut impl FnMut(u64, i64),
+    probe: &mut Probe,
 ) -> Result<Ran, ReplayError>
 where
     I: Iterator<Item = std::io::Result<ReplayOp>>,
@@ -793,6 +850,16 @@ where
     let (done, live) = totals(&slots);
     sample(done, live);
     drop(held);
+    // Free-running threads have no moment at which the trace's live blocks are the replay's:
+    // the end only.
+    let shards: Vec<_> = map.0.iter().filter_map(|s| s.lock().ok()).collect();
+    probe.take(
+        done,
+        base,
+        shards.iter().flat_map(|m| m.values().map(Held::span)),
+        true,
+    );
+    drop(shards);
     for shard in &map.0 {
         if let Ok(mut m) = shard.lock() {
             release(alloc, m.drain());

@@ -122,6 +122,11 @@ impl Block {
         self.layout.size()
     }
 
+    /// The address the allocator returned.
+    pub fn addr(&self) -> u64 {
+        self.ptr.as_ptr() as usize as u64
+    }
+
     /// Writes one byte in each page of the block from byte `from` on, so that the pages are
     /// really mapped (memory_replay's touching), and the last byte.
     pub fn touch(&self, from: usize, page: usize) {
@@ -150,6 +155,34 @@ pub(crate) fn page_size() -> usize {
         }
     }
     4096
+}
+
+/// Which of the `out.len()` pages from the page-aligned address `addr` are resident (bit 0 of
+/// each byte, as `mincore` says); false where the system cannot tell (a range not mapped).
+pub(crate) fn resident_pages(addr: u64, out: &mut [u8]) -> bool {
+    #[cfg(target_os = "linux")]
+    {
+        let page = page_size();
+        let Ok(start) = usize::try_from(addr) else {
+            return false;
+        };
+        // SAFETY: mincore only reads the page tables of the range and writes one byte per
+        // page into `out`, which has a byte for each of the `out.len()` pages asked about; an
+        // unmapped range is an error (ENOMEM), not undefined behaviour.
+        let r = unsafe {
+            libc::mincore(
+                start as *mut libc::c_void,
+                out.len().saturating_mul(page),
+                out.as_mut_ptr(),
+            )
+        };
+        r == 0
+    }
+    #[cfg(not(target_os = "linux"))]
+    {
+        let _ = (addr, out);
+        false
+    }
 }
 
 /// The process's resident set size in bytes (Linux: `/proc/self/statm`).

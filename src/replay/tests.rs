@@ -229,3 +229,52 @@ fn operations_round_trip_and_bad_files_are_refused() {
         Err(ReplayError::Thread { thread: 7, .. })
     ));
 }
+
+/// The probe's snapshots in each thread mode: at the trace's live peak (ordered threads, one
+/// thread) the live blocks are the trace's, by class; at the end too (every mode). A report
+/// without them (an older child's) still loads.
+#[test]
+fn waste_is_attributed_at_the_live_peak_and_the_end() {
+    let t = threaded();
+    for mode in [ThreadMode::Ordered, ThreadMode::Free] {
+        let (bytes, summary) = ops(&t);
+        let reader = OpsReader::new(&bytes[..]).unwrap();
+        let options = Options {
+            threads: mode,
+            touch: true,
+            max_block_size: u64::MAX,
+            sample_every: 1,
+        };
+        let (th, c) = (reader.threads, reader.count);
+        let probe = Probe::new(Some(summary.peak_event), None);
+        let r = run_probed(Allocator::System, &options, th, c, reader, probe).unwrap();
+        let end = r.frag.at_end.as_ref().expect("the end");
+        assert_eq!(end.event, summary.events);
+        // Free-running threads may free a block before another thread made it: the end is
+        // the trace's only in order.
+        if mode == ThreadMode::Ordered {
+            assert_eq!(end.live, summary.live.last().map_or(0, |s| s.live));
+        }
+        assert_eq!(end.attributed().live, end.live);
+        match (mode, &r.frag.at_peak) {
+            (ThreadMode::Ordered, Some(peak)) => {
+                assert_eq!(
+                    (peak.event, peak.live),
+                    (summary.peak_event, summary.peak_live)
+                );
+                assert_eq!(peak.attributed().live, summary.peak_live);
+                assert!(peak.pages > 0 && peak.page_size > 0);
+                assert_eq!(peak.sites.len(), 1, "no sites file: one row, no site");
+            }
+            (ThreadMode::Free, None) => {}
+            (m, p) => panic!("{m:?}: {p:?}"),
+        }
+        #[cfg(feature = "json")]
+        {
+            let mut v = serde_json::to_value(&r).unwrap();
+            v.as_object_mut().unwrap().remove("frag");
+            let old: Report = serde_json::from_value(v).unwrap();
+            assert_eq!(old.frag, crate::frag::Attributed::default());
+        }
+    }
+}

@@ -95,6 +95,13 @@ impl<K: Hash + Eq + Copy, V> LiveMap<K, V> {
         self.len == 0
     }
 
+    /// Every live block's value, in no order.
+    pub fn values(&self) -> impl Iterator<Item = &V> + '_ {
+        self.top
+            .values()
+            .chain(self.shadowed.values().flat_map(|v| v.iter()))
+    }
+
     /// Every live block's value, the map left empty.
     pub fn drain(&mut self) -> impl Iterator<Item = V> + '_ {
         self.len = 0;

@@ -17,6 +17,7 @@ pub mod live;
 mod treap;
 
 use crate::analysis::event::{HeapEvent, HeapOp, OpCounts};
+use crate::frag::{Attributed, Tracker};
 use heap::Heap;
 pub use live::{BlockKey, LiveMap};
 
@@ -75,16 +76,21 @@ pub struct Options {
     pub header: u64,
     /// Requests above this many bytes are refused (counted, not placed).
     pub max_block_size: u64,
+    /// Attribute the waste by size class and site ([`Report::frag`]); it costs an ordered
+    /// map of the live blocks by address beside the policy's own structures.
+    pub attribute: bool,
 }
 
 impl Options {
-    /// `policy` with `mdriver`'s 8-byte alignment, no header, and blocks up to 1 TiB.
+    /// `policy` with `mdriver`'s 8-byte alignment, no header, blocks up to 1 TiB, and the
+    /// waste attributed.
     pub fn new(policy: Policy) -> Self {
         Options {
             policy,
             align: 8,
             header: 0,
             max_block_size: 1 << 40,
+            attribute: true,
         }
     }
 }
@@ -179,6 +185,9 @@ pub struct Report {
     pub final_blocks: u64,
     /// The heap's extent and live payload over the trace.
     pub samples: Vec<Sample>,
+    /// The waste by size class and site when the heap's extent last grew, and at the end
+    /// ([`crate::frag::Tracker`]).
+    pub frag: Attributed,
 }
 
 impl Report {
@@ -197,6 +206,8 @@ struct Placed {
     addr: u64,
     block: u64,
     payload: u64,
+    /// Its site's index in the fragmentation tracker.
+    site: u32,
 }
 
 /// A simulation fed one event at a time.
@@ -206,6 +217,7 @@ pub struct Simulator {
     live: LiveMap<BlockKey, Placed>,
     live_payload: u64,
     samples: Samples,
+    frag: Tracker,
     report: Report,
 }
 
@@ -221,6 +233,7 @@ impl Simulator {
             live: LiveMap::new(),
             live_payload: 0,
             samples: Samples::new(256),
+            frag: Tracker::new(),
             report: Report {
                 options,
                 events: 0,
@@ -232,6 +245,7 @@ impl Simulator {
                 final_live: 0,
                 final_blocks: 0,
                 samples: Vec::new(),
+                frag: Attributed::default(),
             },
         }
     }
@@ -255,7 +269,14 @@ impl Simulator {
         rounded
     }
 
-    fn place(&mut self, record: u64, key: BlockKey, size: u64, align: Option<u64>) -> bool {
+    fn place(
+        &mut self,
+        record: u64,
+        key: BlockKey,
+        size: u64,
+        align: Option<u64>,
+        site: u32,
+    ) -> bool {
         let Some(block) = self.block_size(record, size, align) else {
             return false;
         };
@@ -263,31 +284,59 @@ impl Simulator {
             self.report.refused += 1;
             return false;
         };
-        self.live.insert(
+        self.hold(
             key,
             Placed {
                 addr,
                 block,
                 payload: size,
+                site,
             },
         );
-        self.live_payload += size;
         true
+    }
+
+    /// The tracker's index of the site of `event` (0 when the waste is not attributed).
+    fn site(&mut self, event: &HeapEvent) -> u32 {
+        if self.options.attribute {
+            self.frag.site(event.space, event.site)
+        } else {
+            0
+        }
+    }
+
+    /// A placed block becomes live.
+    fn hold(&mut self, key: BlockKey, p: Placed) {
+        if self.options.attribute {
+            self.frag.insert(p.addr, p.block, p.payload, p.site);
+        }
+        self.live.insert(key, p);
+        self.live_payload += p.payload;
+    }
+
+    /// A live block is given back to the heap.
+    fn release(&mut self, p: &Placed) {
+        if self.options.attribute {
+            self.frag.remove(p.addr);
+        }
+        self.heap.free(p.addr, p.block);
+        self.live_payload -= p.payload;
     }
 
     /// Plays one event.
     pub fn feed(&mut self, event: &HeapEvent) {
         self.report.events += 1;
+        let extent = self.heap.extent();
         match event.op {
             HeapOp::Alloc { id, size, align } => {
-                if self.place(event.record, BlockKey::of(event, id), size, align) {
+                let site = self.site(event);
+                if self.place(event.record, BlockKey::of(event, id), size, align, site) {
                     self.report.counts.count_kind(event.op.kind());
                 }
             }
             HeapOp::Free { id } => match self.live.remove(&BlockKey::of(event, id)) {
                 Some(p) => {
-                    self.heap.free(p.addr, p.block);
-                    self.live_payload -= p.payload;
+                    self.release(&p);
                     self.report.counts.count_kind(event.op.kind());
                 }
                 None => self.report.counts.count_unknown(event.op.kind()),
@@ -297,52 +346,59 @@ impl Simulator {
                 match self.live.remove(&BlockKey::of(event, old)) {
                     Some(p) => {
                         let payload = size.unwrap_or(p.payload);
+                        // A reallocation with a site of its own is that site's; else the
+                        // block stays its allocation's.
+                        let site = match event.site {
+                            Some(_) => self.site(event),
+                            None => p.site,
+                        };
                         self.report.counts.count_kind(event.op.kind());
                         match self.block_size(event.record, payload, None) {
                             // Stays in place when its block still holds it.
                             Some(b) if b <= p.block => {
-                                self.live.insert(new_key, Placed { payload, ..p });
-                                self.live_payload = self.live_payload - p.payload + payload;
+                                if self.options.attribute {
+                                    self.frag.remove(p.addr);
+                                }
+                                self.live_payload -= p.payload;
+                                self.hold(new_key, Placed { payload, site, ..p });
                             }
                             // Moves: the new block is placed while the old one is still held
                             // (its contents are copied), then the old one is freed.
                             Some(b) => {
                                 let placed = self.heap.alloc(b);
-                                self.heap.free(p.addr, p.block);
-                                self.live_payload -= p.payload;
+                                self.release(&p);
                                 match placed {
-                                    Some((addr, block)) => {
-                                        self.live.insert(
-                                            new_key,
-                                            Placed {
-                                                addr,
-                                                block,
-                                                payload,
-                                            },
-                                        );
-                                        self.live_payload += payload;
-                                    }
+                                    Some((addr, block)) => self.hold(
+                                        new_key,
+                                        Placed {
+                                            addr,
+                                            block,
+                                            payload,
+                                            site,
+                                        },
+                                    ),
                                     None => self.report.refused += 1,
                                 }
                             }
                             // Too large: the old block is freed, as a failed realloc's caller
                             // would have to.
-                            None => {
-                                self.heap.free(p.addr, p.block);
-                                self.live_payload -= p.payload;
-                            }
+                            None => self.release(&p),
                         }
                     }
                     None => {
                         self.report.counts.count_unknown(event.op.kind());
                         if let Some(size) = size {
-                            self.place(event.record, new_key, size, None);
+                            let site = self.site(event);
+                            self.place(event.record, new_key, size, None, site);
                         }
                     }
                 }
             }
         }
         self.report.peak_live = self.report.peak_live.max(self.live_payload);
+        if self.heap.extent() > extent {
+            self.frag.peak(self.report.events, self.heap.extent());
+        }
         if self.samples.due(self.report.events) {
             let s = self.sample();
             self.samples.push(s);
@@ -365,6 +421,9 @@ impl Simulator {
         report.final_live = self.live_payload;
         report.final_blocks = self.live.len() as u64;
         report.samples = self.samples.finish(last);
+        if self.options.attribute {
+            report.frag = self.frag.finish(report.events, report.peak_heap);
+        }
         report
     }
 }

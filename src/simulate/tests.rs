@@ -205,3 +205,78 @@ fn samples_follow_the_heap() {
         .windows(2)
         .all(|w| w[1].heap == w[1].event * 8 && w[0].event < w[1].event));
 }
+
+/// 1000 blocks of 64 bytes (site 1), every other one freed, then a block of 100000 bytes
+/// (site 2) placed and freed: under first fit the big block fits no 64-byte hole, so the heap
+/// grows, and each hole left between two live 64-byte blocks is stranded, half to each.
+#[test]
+fn the_waste_of_a_known_fragmentation_is_attributed_to_its_class_and_site() {
+    let mut text = String::new();
+    for i in 0..1000 {
+        text.push_str(&format!("a {i} 64;"));
+    }
+    for i in (1..1000).step_by(2) {
+        text.push_str(&format!("f {i};"));
+    }
+    text.push_str("a 5000 100000; f 5000");
+    let mut evs = events(&text);
+    for e in evs.iter_mut() {
+        let big = matches!(e.op, HeapOp::Alloc { size: 100000, .. });
+        e.site = Some(if big { 2 } else { 1 });
+    }
+    let r = simulate(Options::new(Policy::FirstFit), evs);
+    // Worked out from the construction: blocks at 64·i; the holes at odd i, of which the last
+    // (i = 999) is at the top and the big block starts there.
+    let holes_between_live = (1..999).step_by(2).count() as u64 * 64;
+    let live_small = 500 * 64;
+    let top = 999 * 64;
+    assert_eq!(r.peak_heap, top + 100_000);
+    let peak = r.frag.at_peak.as_ref().expect("a peak");
+    assert_eq!(peak.event, 1000 + 500 + 1);
+    assert_eq!(
+        (peak.total, peak.live),
+        (top + 100_000, live_small + 100_000)
+    );
+    assert_eq!(peak.unattributed, 0);
+    let c64 = peak.classes.iter().find(|c| c.hi == 64).expect("class 64");
+    assert_eq!((c64.lo, c64.figures.blocks), (57, 500));
+    assert_eq!(c64.figures.live, live_small);
+    assert_eq!(c64.figures.waste(), holes_between_live);
+    assert_eq!(peak.waste(), holes_between_live);
+    assert_eq!(peak.sites[0].site, Some(1));
+    assert_eq!(peak.sites[0].figures.stranded, holes_between_live);
+    assert_eq!(peak.sites[1].figures.waste(), 0);
+    // At the end the big block is gone: the heap above the last 64-byte block is free, held
+    // by no block.
+    let end = r.frag.at_end.as_ref().expect("the end");
+    assert_eq!(end.unattributed, top + 100_000 - (998 * 64 + 64));
+    assert_eq!(end.classes.len(), 1);
+    assert_eq!(end.classes[0].figures.stranded, holes_between_live);
+}
+
+/// Every byte of the heap is live, overhead, stranded, or above the highest live block, at
+/// both moments, under every policy, with headers and reallocations.
+#[test]
+fn the_attributed_waste_adds_up_to_the_heap() {
+    for policy in Policy::ALL {
+        for header in [0, 8] {
+            let r = run(
+                policy,
+                header,
+                &format!("{T2}; r 1 40; a 7 3; f 3; r 7 200; a 8 24; f 5; {T3}"),
+            );
+            for s in [&r.frag.at_peak, &r.frag.at_end] {
+                let s = s.as_ref().expect("a snapshot");
+                let all = s.attributed();
+                assert_eq!(
+                    all.live + all.waste() + s.unattributed,
+                    s.total,
+                    "{policy:?} header {header}: {s:?}"
+                );
+                assert_eq!(all.live, s.live);
+                let sites = s.sites.iter().fold(0, |n, x| n + x.figures.waste());
+                assert_eq!(sites, all.waste());
+            }
+        }
+    }
+}

@@ -17,6 +17,13 @@ mod columnar_heap;
 mod compact;
 mod fast_path;
 mod fixtures;
+#[cfg(all(
+    feature = "cli",
+    feature = "compression",
+    feature = "import",
+    feature = "replay"
+))]
+mod frag;
 #[cfg(all(feature = "import", feature = "replay"))]
 mod fuzz_regressions;
 #[cfg(feature = "import")]

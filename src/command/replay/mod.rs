@@ -3,15 +3,18 @@
 //! binary, re-executed with its hidden `replay-child` subcommand, which calls [`run_child`]),
 //! the runs' reports collected for the caller to render.
 
+use std::collections::HashMap;
 use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::blocks::{for_each_block_event, NoAllocations, Reading};
+use super::blocks::{for_each_block_event_named, NoAllocations, Reading};
+use crate::analysis::event::HeapOp;
 use crate::io::{escape_path, IoError, TempFile};
 use crate::replay::{
-    self, ops, Allocator, OpsBuilder, OpsReader, Report, ThreadMode, TraceSummary,
+    self, ops, probe, Allocator, OpsBuilder, OpsReader, Probe, Report, ThreadMode, TraceSummary,
 };
+use crate::simulate::{BlockKey, LiveMap};
 use crate::Opened;
 
 pub mod render;
@@ -32,6 +35,8 @@ pub struct ReplayOptions {
     /// The executable that measures one run (`EXE replay-child OPS ...`, the `mtf` binary);
     /// `None`: the running executable.
     pub executable: Option<PathBuf>,
+    /// Sites kept in the tables of waste (the JSON has this many too); 0: no tables.
+    pub top: usize,
 }
 
 impl Default for ReplayOptions {
@@ -44,6 +49,7 @@ impl Default for ReplayOptions {
             touch: false,
             max_block_size: None,
             executable: None,
+            top: 10,
         }
     }
 }
@@ -86,6 +92,10 @@ pub enum ReplayRunError {
 #[derive(Debug)]
 pub struct Prepared {
     ops: TempFile,
+    /// The site of each block-making operation's record, for the children's [`Probe`].
+    sites: TempFile,
+    /// The names of the sites, as `mtf stats` names them.
+    site_names: HashMap<(u32, u64), String>,
     /// What the trace says (the reference the runs are set beside); frees of blocks not live
     /// counted in `counts.unknown_frees`.
     pub summary: TraceSummary,
@@ -118,19 +128,58 @@ pub struct Replayed {
 /// Decodes the block events of `opened` into a temporary operations file.
 pub fn prepare(opened: &Opened) -> Result<Prepared, ReplayRunError> {
     let temp = TempFile::new().map_err(ReplayRunError::Temp)?;
+    let sites = TempFile::new().map_err(ReplayRunError::Temp)?;
     let mut builder = OpsBuilder::new();
     let mut w = BufWriter::with_capacity(1 << 20, temp.file());
+    let mut sw = BufWriter::with_capacity(1 << 16, sites.file());
+    let mut site_of: LiveMap<BlockKey, Option<u64>> = LiveMap::new();
+    let mut seen: std::collections::HashSet<(u32, u64)> = std::collections::HashSet::new();
     ops::write_ops_header(&mut w).map_err(ReplayRunError::Write)?;
     let mut err = None;
-    let reading = for_each_block_event(&opened.reader(), |e| {
+    let reader = opened.reader();
+    let (reading, interp) = for_each_block_event_named(&reader, |e| {
         let op = builder.op(e);
         if err.is_none() {
             err = ops::write_op(&mut w, &op).err();
+        }
+        // The site of each block the replay makes: its allocation's; a reallocation's own,
+        // else the site of the block it reallocates.
+        let made = match e.op {
+            HeapOp::Alloc { id, .. } => {
+                site_of.insert(BlockKey::of(e, id), e.site);
+                Some(e.site)
+            }
+            HeapOp::Free { id } => {
+                site_of.remove(&BlockKey::of(e, id));
+                None
+            }
+            HeapOp::Move { old, new, size } => {
+                let before = site_of.remove(&BlockKey::of(e, old));
+                let site = e.site.or(before.flatten());
+                if size.is_some() || before.is_some() {
+                    site_of.insert(BlockKey::of(e, new), site);
+                }
+                size.map(|_| site)
+            }
+        };
+        if let Some(site) = made {
+            if let Some(id) = site {
+                seen.insert((e.space, id));
+            }
+            if err.is_none() {
+                err = probe::write_site(&mut sw, e.record, e.space, site).err();
+            }
         }
     })?;
     if let Some(e) = err {
         return Err(ReplayRunError::Write(e));
     }
+    sw.flush().map_err(ReplayRunError::Write)?;
+    drop(sw);
+    let site_names = seen
+        .into_iter()
+        .filter_map(|(space, id)| interp.site_name(space, id).map(|n| ((space, id), n)))
+        .collect();
     ops::finish_ops_header(&mut w, builder.threads(), builder.events())
         .map_err(ReplayRunError::Write)?;
     w.flush().map_err(ReplayRunError::Write)?;
@@ -141,6 +190,8 @@ pub fn prepare(opened: &Opened) -> Result<Prepared, ReplayRunError> {
     summary.counts.unknown_frees += reading.unknown_frees;
     Ok(Prepared {
         ops: temp,
+        sites,
+        site_names,
         summary,
         reading,
     })
@@ -171,10 +222,17 @@ impl Prepared {
             max_block_size,
             sample_every: self.summary.every,
         };
+        let probe = Probe::new(
+            Some(self.summary.peak_event).filter(|&e| e > 0),
+            Some(self.sites.path().to_path_buf()),
+        );
         for _ in 0..options.repeat {
             for r in runs.iter_mut() {
-                match spawn_child(&exe, self.ops.path(), r.alloc, &child) {
-                    Ok(report) => r.reports.push(report),
+                match spawn_child(&exe, self.ops.path(), r.alloc, &child, &probe) {
+                    Ok(mut report) => {
+                        self.name_sites(&mut report, options.top);
+                        r.reports.push(report)
+                    }
                     Err(msg) => r.failures.push(msg),
                 }
             }
@@ -184,6 +242,23 @@ impl Prepared {
             max_block_size,
             options: options.clone(),
         })
+    }
+}
+
+impl Prepared {
+    /// Keeps the `top` sites of a report's tables of waste, named as `mtf stats` names them.
+    fn name_sites(&self, report: &mut Report, top: usize) {
+        for s in [&mut report.frag.at_peak, &mut report.frag.at_end]
+            .into_iter()
+            .flatten()
+        {
+            s.sites.truncate(top);
+            for x in s.sites.iter_mut() {
+                if let Some(id) = x.site {
+                    x.name = self.site_names.get(&(x.space, id)).cloned();
+                }
+            }
+        }
     }
 }
 
@@ -214,6 +289,7 @@ fn spawn_child(
     ops: &Path,
     alloc: Allocator,
     options: &ChildOptions,
+    probe: &Probe,
 ) -> Result<Report, String> {
     let mut cmd = Command::new(exe);
     cmd.arg("replay-child")
@@ -231,6 +307,12 @@ fn spawn_child(
         .stderr(Stdio::piped());
     if options.touch {
         cmd.arg("--touch");
+    }
+    if let Some(at) = probe.at {
+        cmd.arg("--frag-at").arg(at.to_string());
+    }
+    if let Some(sites) = &probe.sites {
+        cmd.arg("--sites").arg(sites);
     }
     let out = cmd
         .output()
@@ -252,6 +334,7 @@ pub fn run_child(
     ops: &Path,
     alloc: Allocator,
     options: &ChildOptions,
+    probe: Probe,
 ) -> Result<Report, ReplayRunError> {
     let failed = |source| ReplayRunError::Ops {
         path: escape_path(ops).to_string(),
@@ -260,7 +343,9 @@ pub fn run_child(
     let file = std::fs::File::open(ops).map_err(failed)?;
     let reader = OpsReader::new(BufReader::with_capacity(1 << 20, file)).map_err(failed)?;
     let (threads, count) = (reader.threads, reader.count);
-    Ok(replay::run(alloc, options, threads, count, reader)?)
+    Ok(replay::run_probed(
+        alloc, options, threads, count, reader, probe,
+    )?)
 }
 
 /// The median of `v` (0 for none).

@@ -46,7 +46,52 @@ impl Replayed {
         writeln!(w)?;
         speed_table(w, &self.runs)?;
         writeln!(w)?;
-        latency_table(w, &self.runs)
+        latency_table(w, &self.runs)?;
+        self.write_waste(w)
+    }
+
+    /// The tables of waste by size class and site of each allocator's median run, at the
+    /// trace's live peak and at the end (none with `top` 0).
+    fn write_waste(&self, w: &mut dyn Write) -> io::Result<()> {
+        let top = self.options.top;
+        if top == 0 {
+            return Ok(());
+        }
+        for r in &self.runs {
+            let Some(rep) = r.median_run() else {
+                continue;
+            };
+            let f = &rep.frag;
+            if f.at_peak.is_none() && f.at_end.is_none() {
+                continue;
+            }
+            writeln!(w)?;
+            let page = f
+                .at_end
+                .as_ref()
+                .or(f.at_peak.as_ref())
+                .map_or(0, |s| s.page_size);
+            writeln!(
+                w,
+                "waste by size class and site, {} (median run; RSS above the start minus live \
+                 bytes; stranded: the unused bytes of the resident {page}-byte pages holding \
+                 live bytes, split equally among the blocks on each page)",
+                r.alloc.name()
+            )?;
+            let names = (
+                "RSS above start",
+                "outside pages with live bytes (allocator's own)",
+            );
+            if let Some(s) = &f.at_peak {
+                let title = format!("at the trace's live peak (after event {})", s.event);
+                crate::frag::text::write_snapshot(w, &title, s, top, names)?;
+            }
+            if let Some(s) = &f.at_end {
+                let title = format!("at the end (after event {})", s.event);
+                crate::frag::text::write_snapshot(w, &title, s, top, names)?;
+            }
+        }
+        Ok(())
     }
 
     /// The lines above the tables: what the trace says, what was left out, how it was replayed.

@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::blocks::{for_each_block_event, NoAllocations, Reading};
+use super::blocks::{for_each_block_event_named, name_sites, NoAllocations, Reading};
 use crate::simulate::{Options, Policy, Report, Simulator};
 use crate::Opened;
 
@@ -20,16 +20,20 @@ pub struct SimulateOptions {
     pub header: u64,
     /// Requests larger than this many bytes are refused (counted, not placed).
     pub max_block_size: u64,
+    /// Size classes and sites shown in the tables of waste (the JSON has every class and this
+    /// many sites); 0: no tables, and no attribution (faster).
+    pub top: usize,
 }
 
 impl Default for SimulateOptions {
-    /// Every policy, alignment 8, no header, requests up to 1 TiB.
+    /// Every policy, alignment 8, no header, requests up to 1 TiB, 10 classes and sites.
     fn default() -> Self {
         SimulateOptions {
             policies: Policy::ALL.to_vec(),
             align: 8,
             header: 0,
             max_block_size: 1 << 40,
+            top: 10,
         }
     }
 }
@@ -83,11 +87,13 @@ pub fn simulate(opened: &Opened, options: &SimulateOptions) -> Result<Simulation
                 align: options.align,
                 header: options.header,
                 max_block_size: options.max_block_size,
+                attribute: options.top > 0,
             })
         })
         .collect();
     let start = Instant::now();
-    let reading = for_each_block_event(&opened.reader(), |e| {
+    let reader = opened.reader();
+    let (reading, interp) = for_each_block_event_named(&reader, |e| {
         for s in sims.iter_mut() {
             s.feed(e);
         }
@@ -96,6 +102,12 @@ pub fn simulate(opened: &Opened, options: &SimulateOptions) -> Result<Simulation
     for r in reports.iter_mut() {
         // The interpreter saw them (no event): they count as the simulator's own.
         r.counts.unknown_frees += reading.unknown_frees;
+        for s in [&mut r.frag.at_peak, &mut r.frag.at_end]
+            .into_iter()
+            .flatten()
+        {
+            name_sites(s, &interp, options.top);
+        }
     }
     Ok(Simulation {
         reports,

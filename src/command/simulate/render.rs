@@ -28,6 +28,35 @@ impl Simulation {
                 r.final_blocks
             )?;
         }
+        self.write_waste(w)
+    }
+
+    /// The tables of waste by size class and site of each policy, at the heap's peak and at
+    /// the end (none with `top` 0).
+    fn write_waste(&self, w: &mut dyn Write) -> io::Result<()> {
+        let top = self.options.top;
+        if top == 0 {
+            return Ok(());
+        }
+        for r in &self.reports {
+            writeln!(w)?;
+            writeln!(
+                w,
+                "waste by size class and site, {} (heap extent minus live payload; overhead: \
+                 header, alignment, rounding; stranded: free gaps between live blocks, half to \
+                 each neighbour)",
+                r.options.policy.name()
+            )?;
+            let names = ("heap", "free above the highest live block");
+            if let Some(s) = &r.frag.at_peak {
+                let title = format!("at the heap's peak (after event {})", s.event);
+                crate::frag::text::write_snapshot(w, &title, s, top, names)?;
+            }
+            if let Some(s) = &r.frag.at_end {
+                let title = format!("at the end (after event {})", s.event);
+                crate::frag::text::write_snapshot(w, &title, s, top, names)?;
+            }
+        }
         Ok(())
     }
 
@@ -108,19 +137,24 @@ impl Simulation {
                 "final_live": r.final_live,
                 "final_blocks": r.final_blocks,
                 "samples": r.samples.iter().map(|s| json!([s.event, s.heap, s.live])).collect::<Vec<_>>(),
+                "waste": {
+                    "at_peak": r.frag.at_peak.as_ref().map(|s| crate::frag::text::to_json(s, self.options.top)),
+                    "at_end": r.frag.at_end.as_ref().map(|s| crate::frag::text::to_json(s, self.options.top)),
+                },
             })).collect::<Vec<_>>(),
         })
     }
 
     /// The picture of `mtf simulate -o`: the live payload (of the first policy's samples) and
-    /// each policy's heap extent over the trace.
+    /// each policy's heap extent over the trace; below them, the waste by size class at each
+    /// policy's peak, a bar per policy.
     #[cfg(all(feature = "plot", feature = "replay"))]
     pub fn chart(
         &self,
         format: crate::picture::PictureFormat,
         title: &str,
     ) -> Result<Vec<u8>, crate::picture::PlotError> {
-        use crate::replay::plot::{lines, Series};
+        use crate::replay::plot::{lines_with_waste, Series, WastePanel};
         let mut series = Vec::new();
         if let Some(first) = self.reports.first() {
             series.push(Series {
@@ -134,7 +168,22 @@ impl Simulation {
                 points: r.samples.iter().map(|s| (s.event, s.heap)).collect(),
             });
         }
-        lines(format, title, &series)
+        let snaps: Vec<(&str, &crate::frag::Snapshot)> = self
+            .reports
+            .iter()
+            .filter_map(|r| {
+                r.frag
+                    .at_peak
+                    .as_ref()
+                    .map(|s| (r.options.policy.name(), s))
+            })
+            .collect();
+        let panel = WastePanel {
+            caption:
+                "waste at the heap's peak by size class: overhead and free gaps between live blocks",
+            own: "free above the highest live block",
+        };
+        lines_with_waste(format, title, &series, &snaps, &panel)
     }
 }
 
@@ -159,7 +208,14 @@ mod tests {
         let policies = text
             .lines()
             .skip_while(|l| !l.starts_with("policy"))
+            .take_while(|l| !l.is_empty())
             .count();
         assert_eq!(policies, 1 + options.policies.len(), "{text}");
+        // Then the tables of waste, one per policy.
+        let tables = text
+            .lines()
+            .filter(|l| l.starts_with("waste by size class and site, "))
+            .count();
+        assert_eq!(tables, options.policies.len(), "{text}");
     }
 }

@@ -12,7 +12,7 @@ use metatf::command::replay::{
     prepare, run_child as measure, ChildOptions, Prepared, ReplayOptions, ReplayRunError, Replayed,
 };
 use metatf::io::{escape_path, StdoutSink};
-use metatf::replay::{Allocator, ThreadMode};
+use metatf::replay::{Allocator, Probe, ThreadMode};
 
 use super::blocks::{picture_format, warn_reading, Format};
 use super::common::{error, error_text, io_failure, line_to_stderr, open, Failure};
@@ -51,11 +51,14 @@ pub struct ReplayArgs {
     /// physical memory).
     #[arg(long, value_name = "BYTES")]
     pub max_block_size: Option<u64>,
+    /// Sites shown in the tables of waste by size class and site (0: no tables).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
     /// Also draw RSS and the trace's live bytes over the replay, every allocator in one
-    /// picture (`.svg` or `.png`).
+    /// picture, and the waste by size class at the live peak (`.svg` or `.png`).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
@@ -81,6 +84,12 @@ pub struct ChildArgs {
     /// Sample RSS after every this many operations.
     #[arg(long)]
     pub every: u64,
+    /// Attribute the waste after this many operations (and at the end).
+    #[arg(long)]
+    pub frag_at: Option<u64>,
+    /// The sites of the blocks' records, for the attribution.
+    #[arg(long)]
+    pub sites: Option<PathBuf>,
 }
 
 fn mode(t: Threads) -> ThreadMode {
@@ -119,7 +128,8 @@ pub fn run_child(args: &ChildArgs) -> Result<i32, Failure> {
         max_block_size: args.max_block_size,
         sample_every: args.every,
     };
-    let report = measure(&args.ops, alloc, &options).map_err(|e| match e {
+    let probe = Probe::new(args.frag_at, args.sites.clone());
+    let report = measure(&args.ops, alloc, &options, probe).map_err(|e| match e {
         ReplayRunError::Run(e) => Failure::diagnostic(EXIT_USAGE, &e),
         e => Failure::diagnostic(EXIT_USAGE, &e),
     })?;
@@ -169,6 +179,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
         touch: args.touch,
         max_block_size: args.max_block_size,
         executable: None,
+        top: args.top,
     };
     if let Some(out) = &args.output {
         picture_format(out)?;

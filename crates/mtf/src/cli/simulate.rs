@@ -35,11 +35,14 @@ pub struct SimulateArgs {
     /// Refuse (count, do not place) requests larger than this many bytes.
     #[arg(long, value_name = "BYTES", default_value_t = 1 << 40)]
     pub max_block_size: u64,
+    /// Size classes and sites shown in the tables of waste (0: none, and no attribution: faster).
+    #[arg(long, value_name = "N", default_value_t = 10)]
+    pub top: usize,
     /// Output format.
     #[arg(short, long, value_enum, default_value_t = Format::Table)]
     pub format: Format,
-    /// Also draw each policy's heap extent and the live payload over the trace (`.svg` or
-    /// `.png`).
+    /// Also draw each policy's heap extent and the live payload over the trace, and the waste
+    /// by size class at each policy's peak (`.svg` or `.png`).
     #[arg(short, long, value_name = "FILE")]
     pub output: Option<PathBuf>,
 }
@@ -88,6 +91,7 @@ pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
         align: args.align,
         header: args.header,
         max_block_size: args.max_block_size,
+        top: args.top,
     };
     if !args.align.is_power_of_two() {
         return Err(align_failure(args.align));
