@@ -32,10 +32,25 @@ pub struct ReplayOp {
     /// Whether it is the last operation of its thread (the thread then ends, as threads of
     /// the traced program did).
     pub last: bool,
+    /// When the trace says it started, in ns after the trace's first declared time
+    /// ([`NO_TIME`] where the trace gives it none).
+    pub time: u64,
+    /// How many bytes of the block it makes the traced program touched (Android's
+    /// `present_bytes`), [`NO_PRESENT`] where the trace does not say.
+    pub present: u64,
 }
 
-const MAGIC: &[u8; 8] = b"MTFRPL01";
-const OP_BYTES: usize = 45;
+/// [`ReplayOp::time`] of an operation without a time.
+pub const NO_TIME: u64 = u64::MAX;
+/// [`ReplayOp::present`] of a block whose touched bytes the trace does not say.
+pub const NO_PRESENT: u64 = u64::MAX;
+
+// Design: version 02 adds each operation's time and present bytes (16 bytes); a file of
+// version 01 (45-byte operations, kept as fuzzing regressions) is still read, without them.
+const MAGIC: &[u8; 8] = b"MTFRPL02";
+const MAGIC_01: &[u8; 8] = b"MTFRPL01";
+const OP_BYTES: usize = 61;
+const OP_BYTES_01: usize = 45;
 const HEADER_BYTES: u64 = 20;
 /// The bit of the kind byte that marks the last operation of a thread.
 const LAST: u8 = 0x80;
@@ -61,10 +76,12 @@ impl ReplayOp {
         b[25..33].copy_from_slice(&self.size.to_le_bytes());
         b[33..37].copy_from_slice(&(self.align.min(u32::MAX as u64) as u32).to_le_bytes());
         b[37..45].copy_from_slice(&self.record.to_le_bytes());
+        b[45..53].copy_from_slice(&self.time.to_le_bytes());
+        b[53..61].copy_from_slice(&self.present.to_le_bytes());
         out.write_all(&b)
     }
 
-    fn read(b: &[u8; OP_BYTES]) -> io::Result<ReplayOp> {
+    fn read(b: &[u8; OP_BYTES], v01: bool) -> io::Result<ReplayOp> {
         let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let u64_at = |i: usize| {
             let mut x = [0u8; 8];
@@ -93,6 +110,8 @@ impl ReplayOp {
             align: u32_at(33) as u64,
             record: u64_at(37),
             last: b[0] & LAST != 0,
+            time: if v01 { NO_TIME } else { u64_at(45) },
+            present: if v01 { NO_PRESENT } else { u64_at(53) },
         })
     }
 }
@@ -117,6 +136,12 @@ pub struct TraceSummary {
     /// The spacing of `live`'s points in events (a power of two): the replay samples RSS at
     /// the same points.
     pub every: u64,
+    /// Events with a declared time (`--timing recorded` keeps their gaps).
+    pub timed: u64,
+    /// The time from the first to the last declared time of an event (ns).
+    pub duration_ns: u64,
+    /// The unit of the DTD's times (`ns`, `us`, `ms`, `s`, `tick`), where it declares one.
+    pub time_unit: Option<&'static str>,
 }
 
 /// Turns heap events into replay operations and counts what the trace says.
@@ -129,6 +154,9 @@ pub struct OpsBuilder {
     samples: Samples,
     summary: TraceSummary,
     last_ops: Vec<u64>,
+    /// Nanoseconds per unit of the events' times (`None`: times unusable, a logical clock).
+    nanos: Option<u64>,
+    first_time: Option<u64>,
 }
 
 impl Default for OpsBuilder {
@@ -141,6 +169,8 @@ impl Default for OpsBuilder {
             samples: Samples::new(200),
             summary: TraceSummary::default(),
             last_ops: Vec::new(),
+            nanos: None,
+            first_time: None,
         }
     }
 }
@@ -149,6 +179,21 @@ impl OpsBuilder {
     /// A builder that has seen nothing.
     pub fn new() -> Self {
         Self::default()
+    }
+
+    /// A builder for events whose times are in `unit` (the DTD's
+    /// [`crate::dtd::analysis::Analysis::time_unit`]): each operation gets its time in ns after
+    /// the first. A logical clock (`tick`) gives no times.
+    pub fn with_time_unit(unit: Option<crate::dtd::analysis::TimeUnit>) -> Self {
+        use crate::dtd::analysis::TimeUnit;
+        OpsBuilder {
+            nanos: unit.filter(|u| *u != TimeUnit::Tick).map(TimeUnit::nanos),
+            summary: TraceSummary {
+                time_unit: unit.map(TimeUnit::keyword),
+                ..TraceSummary::default()
+            },
+            ..Self::default()
+        }
     }
 
     /// The operation for `event`.
@@ -174,7 +219,17 @@ impl OpsBuilder {
             align: 0,
             record: event.record,
             last: false,
+            time: NO_TIME,
+            present: NO_PRESENT,
         };
+        if let (Some(t), Some(n)) = (event.time, self.nanos) {
+            let ns = t.saturating_mul(n);
+            let first = *self.first_time.get_or_insert(ns);
+            // A time before the first (threads' clocks need not agree) is due at once.
+            op.time = ns.saturating_sub(first).min(NO_TIME - 1);
+            s.timed += 1;
+            s.duration_ns = s.duration_ns.max(op.time);
+        }
         let live = match event.op {
             HeapOp::Alloc { id, size, align } => {
                 op.id = id;
@@ -320,6 +375,8 @@ pub struct OpsReader<R> {
     /// Operations in the file.
     pub count: u64,
     read: u64,
+    /// Bytes per operation (version 01: 45, without times).
+    op_bytes: usize,
 }
 
 impl<R: BufRead> OpsReader<R> {
@@ -327,7 +384,12 @@ impl<R: BufRead> OpsReader<R> {
     pub fn new(mut input: R) -> io::Result<Self> {
         let mut head = [0u8; 20];
         input.read_exact(&mut head)?;
-        if &head[..8] != MAGIC {
+        let op_bytes = match &head[..8] {
+            m if m == MAGIC => OP_BYTES,
+            m if m == MAGIC_01 => OP_BYTES_01,
+            _ => 0,
+        };
+        if op_bytes == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "not a replay operations file",
@@ -341,6 +403,7 @@ impl<R: BufRead> OpsReader<R> {
             threads,
             count: u64::from_le_bytes(c),
             read: 0,
+            op_bytes,
         })
     }
 }
@@ -354,10 +417,11 @@ impl<R: Read> Iterator for OpsReader<R> {
         }
         self.read += 1;
         let mut b = [0u8; OP_BYTES];
+        let n = self.op_bytes;
         Some(
             self.input
-                .read_exact(&mut b)
-                .and_then(|()| ReplayOp::read(&b)),
+                .read_exact(&mut b[..n])
+                .and_then(|()| ReplayOp::read(&b, n == OP_BYTES_01)),
         )
     }
 }

@@ -62,6 +62,7 @@ fn replay(text: &str, alloc: Allocator, threads: ThreadMode, max: u64) -> (Repor
     let (bytes, summary) = ops(text);
     let reader = OpsReader::new(&bytes[..]).unwrap();
     let options = Options {
+        timing: Timing::Fast,
         threads,
         touch: true,
         max_block_size: max,
@@ -219,6 +220,7 @@ fn operations_round_trip_and_bad_files_are_refused() {
     bad[20 + 1] = 7;
     let reader = OpsReader::new(&bad[..]).unwrap();
     let options = Options {
+        timing: Timing::Fast,
         threads: ThreadMode::Ordered,
         touch: false,
         max_block_size: 1 << 20,
