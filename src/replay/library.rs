@@ -31,9 +31,17 @@ type PosixMemalign = unsafe extern "C" fn(*mut *mut c_void, usize, usize) -> c_i
 type AlignedAlloc = unsafe extern "C" fn(usize, usize) -> *mut c_void;
 
 /// The alignment `malloc` guarantees on this machine (as `std::alloc::System` assumes it).
-#[cfg(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "riscv64"))]
+#[cfg(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+))]
 const MIN_ALIGN: usize = 16;
-#[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64", target_arch = "riscv64")))]
+#[cfg(not(any(
+    target_arch = "x86_64",
+    target_arch = "aarch64",
+    target_arch = "riscv64"
+)))]
 const MIN_ALIGN: usize = 8;
 
 /// How a library gives aligned blocks: the first of these it exports.
@@ -212,7 +220,9 @@ impl Library {
                         std::ptr::null_mut()
                     }
                 }
-                Some(Aligned::AlignedAlloc(p)) | Some(Aligned::Memalign(p)) => p(align, size).cast(),
+                Some(Aligned::AlignedAlloc(p)) | Some(Aligned::Memalign(p)) => {
+                    p(align, size).cast()
+                }
                 // A library without an aligned allocation: malloc's block when it happens to be
                 // aligned enough, else none (counted as an allocation that failed).
                 None => {
@@ -240,15 +250,24 @@ impl Library {
     }
 
     /// Resizes a block of `old` bytes aligned to `align` to `size` bytes (not 0): the new block,
-    /// or null (the old block then stays).
+    /// or null (the old block then stays). Without a `realloc` of the library's own: a new block
+    /// of the same alignment, the bytes copied, the old one freed.
     ///
     /// # Safety
     /// `ptr` came from this library with `old` bytes and alignment `align`, and is live.
-    pub(crate) unsafe fn realloc(&self, ptr: *mut u8, old: usize, align: usize, size: usize) -> *mut u8 {
+    pub(crate) unsafe fn realloc(
+        &self,
+        ptr: *mut u8,
+        old: usize,
+        align: usize,
+        size: usize,
+    ) -> *mut u8 {
         let Some(f) = &self.functions else {
             return std::ptr::null_mut();
         };
-        if let (Some(r), true) = (f.realloc, align <= MIN_ALIGN && align <= size) {
+        // The traced program called realloc, so the library's realloc is called whatever the
+        // block's alignment (as C's realloc, the new block then has malloc's).
+        if let Some(r) = f.realloc {
             // SAFETY: the caller's contract: a live block of this library; a null result
             // leaves it as it was.
             return unsafe { r(ptr.cast(), size).cast() };
@@ -282,10 +301,16 @@ fn open(path: &Path, shown: &str) -> Result<Functions, LibraryError> {
     if handle.is_null() {
         return Err(not_loadable(dl_error()));
     }
+    // Design: `dlsym` on a handle searches the library and then its dependencies, so a
+    // library that defines no `malloc` would get the C library's (found by testing libz): a
+    // symbol is taken only when the object that defines it is the library itself (`dladdr`
+    // names the object; opening that name with `RTLD_NOLOAD` gives its handle, the same as ours
+    // only for the library). Taking the C library's `posix_memalign` beside the library's `free`
+    // would free blocks in the wrong heap.
     let find = |name: &CStr| -> Option<*mut c_void> {
         // SAFETY: `handle` is a live handle from `dlopen`, `name` a NUL-terminated symbol.
         let p = unsafe { libc::dlsym(handle, name.as_ptr()) };
-        (!p.is_null()).then_some(p)
+        (!p.is_null() && defined_in(handle, p)).then_some(p)
     };
     let need = |name: &CStr, symbol: &'static str| {
         find(name).ok_or(LibraryError::NoSymbol {
@@ -299,9 +324,15 @@ fn open(path: &Path, shown: &str) -> Result<Functions, LibraryError> {
     // that function, so it is that function, with the C signature its type here spells.
     unsafe {
         let aligned = if let Some(p) = find(c"posix_memalign") {
-            Some(Aligned::PosixMemalign(std::mem::transmute::<*mut c_void, PosixMemalign>(p)))
+            Some(Aligned::PosixMemalign(std::mem::transmute::<
+                *mut c_void,
+                PosixMemalign,
+            >(p)))
         } else if let Some(p) = find(c"aligned_alloc") {
-            Some(Aligned::AlignedAlloc(std::mem::transmute::<*mut c_void, AlignedAlloc>(p)))
+            Some(Aligned::AlignedAlloc(std::mem::transmute::<
+                *mut c_void,
+                AlignedAlloc,
+            >(p)))
         } else {
             find(c"memalign")
                 .map(|p| Aligned::Memalign(std::mem::transmute::<*mut c_void, AlignedAlloc>(p)))
@@ -312,6 +343,28 @@ fn open(path: &Path, shown: &str) -> Result<Functions, LibraryError> {
             realloc: find(c"realloc").map(|p| std::mem::transmute::<*mut c_void, Realloc>(p)),
             aligned,
         })
+    }
+}
+
+/// Whether the symbol at `p` is defined in the object `handle` names (not in a dependency).
+#[cfg(unix)]
+fn defined_in(handle: *mut c_void, p: *mut c_void) -> bool {
+    // SAFETY: `dladdr` fills the zeroed `Dl_info` for an address; it reads nothing else.
+    let mut info: libc::Dl_info = unsafe { std::mem::zeroed() };
+    // SAFETY: as above; `info` is valid and writable.
+    if unsafe { libc::dladdr(p, &mut info) } == 0 || info.dli_fname.is_null() {
+        // No object is known for it: it cannot be told apart, so it is taken as the library's.
+        return true;
+    }
+    // SAFETY: `dli_fname` is the NUL-terminated name of a loaded object; `RTLD_NOLOAD` only
+    // looks it up (a new reference, closed at once), never loads anything.
+    unsafe {
+        let other = libc::dlopen(info.dli_fname, libc::RTLD_LAZY | libc::RTLD_NOLOAD);
+        if other.is_null() {
+            return false;
+        }
+        libc::dlclose(other);
+        other == handle
     }
 }
 
@@ -353,8 +406,11 @@ mod tests {
         let e = Library::load(Path::new("/nonexistent/libnone.so")).unwrap_err();
         assert!(matches!(e, LibraryError::Missing { .. }), "{e}");
         assert!(e.to_string().contains("/nonexistent/libnone.so"), "{e}");
-        let e = Library::load(Path::new(concat!(env!("CARGO_MANIFEST_DIR"), "/Cargo.toml")))
-            .unwrap_err();
+        let e = Library::load(Path::new(concat!(
+            env!("CARGO_MANIFEST_DIR"),
+            "/Cargo.toml"
+        )))
+        .unwrap_err();
         assert!(matches!(e, LibraryError::NotLoadable { .. }), "{e}");
     }
 

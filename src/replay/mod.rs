@@ -35,8 +35,8 @@ use crate::analysis::event::OpCounts;
 use serde::{Deserialize, Serialize};
 
 pub use crate::simulate::LiveMap;
-pub use ops::{OpKind, OpsBuilder, OpsReader, ReplayOp, TraceSummary, NO_PRESENT, NO_TIME};
 pub use library::{is_library_name, Library, LibraryError};
+pub use ops::{OpKind, OpsBuilder, OpsReader, ReplayOp, TraceSummary, NO_PRESENT, NO_TIME};
 pub use raw::{Allocator, Block};
 
 /// How a trace's threads are replayed.
@@ -387,7 +387,9 @@ impl Worker {
     /// else every page with `--touch`.
     fn touch_new(&mut self, block: &Block, op: &ReplayOp, from: usize) {
         if self.schedule.is_some() && op.present != ops::NO_PRESENT {
-            let n = usize::try_from(op.present).unwrap_or(usize::MAX).min(block.size());
+            let n = usize::try_from(op.present)
+                .unwrap_or(usize::MAX)
+                .min(block.size());
             block.touch_within(from, n, self.page);
             self.present_blocks += 1;
             self.present_bytes += n.saturating_sub(from) as u64;
