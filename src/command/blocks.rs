@@ -2,7 +2,7 @@
 //! counts (docs/format.md §14) — in trace order, for `simulate` and `replay`, with what the
 //! reading met besides them.
 
-use crate::analysis::event::HeapEvent;
+use crate::analysis::event::{HeapEvent, HeapOp};
 use crate::analysis::{Finding, FindingKind, Interpreter, Sink, SpaceKind};
 use crate::decode::{Event, Reader};
 
@@ -66,6 +66,8 @@ pub struct NoAllocations;
 
 struct Blocks<'a, F> {
     f: &'a mut F,
+    /// The current record's resident bytes of the block it ends (`F.resident`), if it says.
+    resident: Option<u64>,
     sized: Vec<bool>,
     unknown: u64,
     /// The current record's position among the data records (docs/stats.md, *Positions*): the
@@ -73,18 +75,26 @@ struct Blocks<'a, F> {
     data: u64,
 }
 
-impl<F: FnMut(&HeapEvent)> Blocks<'_, F> {
+impl<F: FnMut(&HeapEvent, Option<u64>)> Blocks<'_, F> {
     fn sized(&self, space: u32) -> bool {
         self.sized.get(space as usize).copied().unwrap_or(false)
     }
 }
 
-impl<F: FnMut(&HeapEvent)> Sink for Blocks<'_, F> {
+impl<F: FnMut(&HeapEvent, Option<u64>)> Sink for Blocks<'_, F> {
     fn event(&mut self, mut e: HeapEvent) {
         if self.sized(e.space) {
             e.record = self.data;
-            (self.f)(&e);
+            // The resident bytes are of the block the record ends or moves away.
+            let resident = match e.op {
+                HeapOp::Alloc { .. } => None,
+                HeapOp::Free { .. } | HeapOp::Move { .. } => self.resident,
+            };
+            (self.f)(&e, resident);
         }
+    }
+    fn resident(&mut self, bytes: u64) {
+        self.resident = Some(bytes);
     }
     fn finding(&mut self, finding: Finding) {
         if finding.kind == FindingKind::NotAlive && finding.space.is_some_and(|s| self.sized(s)) {
@@ -97,6 +107,15 @@ impl<F: FnMut(&HeapEvent)> Sink for Blocks<'_, F> {
 pub fn for_each_block_event(
     reader: &Reader<'_>,
     mut f: impl FnMut(&HeapEvent),
+) -> Result<Reading, NoAllocations> {
+    for_each_block_event_resident(reader, |e, _| f(e))
+}
+
+/// As [`for_each_block_event`], with the bytes of the block a free or a move ends that the
+/// trace says were resident (`F.resident`, docs/format.md §14.1), where it says.
+pub fn for_each_block_event_resident(
+    reader: &Reader<'_>,
+    mut f: impl FnMut(&HeapEvent, Option<u64>),
 ) -> Result<Reading, NoAllocations> {
     let schema = reader.schema();
     let mut interp = Interpreter::new(schema);
@@ -115,6 +134,7 @@ pub fn for_each_block_event(
         .map(|i| i as crate::dtd::RecordId);
     let mut sink = Blocks {
         f: &mut f,
+        resident: None,
         sized,
         unknown: 0,
         data: 0,
@@ -127,6 +147,7 @@ pub fn for_each_block_event(
                 if Some(v.record_id()) == raw {
                     reading.raw_lines += 1;
                 }
+                sink.resident = None;
                 interp.record(&v, &mut sink);
                 if interp.stopped() && reading.stopped_at.is_none() {
                     reading.stopped_at = Some(sink.data);

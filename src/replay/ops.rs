@@ -3,7 +3,7 @@
 //! decompressed is decoded once, and no child measures the decoder).
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Read, Seek, Write};
 
 use crate::analysis::event::{HeapEvent, HeapOp, OpCounts};
 use crate::simulate::{LiveMap, Sample, Samples};
@@ -142,6 +142,8 @@ pub struct TraceSummary {
     pub duration_ns: u64,
     /// The unit of the DTD's times (`ns`, `us`, `ms`, `s`, `tick`), where it declares one.
     pub time_unit: Option<&'static str>,
+    /// Blocks whose resident bytes the trace gives (Android's present bytes: `F.resident`).
+    pub present_blocks: u64,
 }
 
 /// Turns heap events into replay operations and counts what the trace says.
@@ -149,7 +151,8 @@ pub struct TraceSummary {
 pub struct OpsBuilder {
     threads: HashMap<Option<u64>, u32>,
     spaces: HashMap<(u32, u64), u32>,
-    live: LiveMap<(u32, u64), u64>,
+    /// Each live block's size and the index of the operation that made it.
+    live: LiveMap<(u32, u64), (u64, u64)>,
     live_bytes: u64,
     samples: Samples,
     summary: TraceSummary,
@@ -198,6 +201,21 @@ impl OpsBuilder {
 
     /// The operation for `event`.
     pub fn op(&mut self, event: &HeapEvent) -> ReplayOp {
+        self.op_resident(event, None).0
+    }
+
+    /// The operation for `event`, and where the event says how many bytes of the block it ends
+    /// or moves away were resident (`resident`, from
+    /// [`crate::command::blocks::for_each_block_event_resident`]), the index of the operation
+    /// that made that block with those bytes: its [`ReplayOp::present`]
+    /// ([`OpsWriter::set_present`]). A negative count (Android's signed field) says nothing.
+    pub fn op_resident(
+        &mut self,
+        event: &HeapEvent,
+        resident: Option<u64>,
+    ) -> (ReplayOp, Option<(u64, u64)>) {
+        let resident = resident.filter(|&r| r < 1 << 63);
+        let mut patch = None;
         let next = self.threads.len() as u32;
         let thread = *self.threads.entry(event.thread).or_insert(next);
         let next = self.spaces.len() as u32;
@@ -236,28 +254,36 @@ impl OpsBuilder {
                 op.new = id;
                 op.size = size;
                 op.align = align.unwrap_or(0);
-                self.live.insert((ns, id), size);
+                self.live.insert((ns, id), (size, index));
                 self.live_bytes = self.live_bytes.saturating_add(size);
                 true
             }
             HeapOp::Free { id } => {
                 op.id = id;
-                let size = self.live.remove(&(ns, id));
-                if let Some(size) = size {
+                let held = self.live.remove(&(ns, id));
+                if let Some((size, made)) = held {
                     self.live_bytes -= size;
+                    patch = resident.map(|r| (made, r));
                 }
-                size.is_some()
+                held.is_some()
             }
             HeapOp::Move { old, new, size } => {
                 op.id = old;
                 op.new = new;
                 op.size = size.unwrap_or(0);
-                let before = self.live.remove(&(ns, old));
-                if let Some(b) = before {
+                let held = self.live.remove(&(ns, old));
+                let before = held.map(|(b, _)| b);
+                if let Some((b, made)) = held {
                     self.live_bytes -= b;
+                    patch = resident.map(|r| (made, r));
                 }
                 if let Some(after) = size.or(before) {
-                    self.live.insert((ns, new), after);
+                    // A block moved without a call keeps the operation that made it.
+                    let made = match (size, held) {
+                        (None, Some((_, made))) => made,
+                        _ => index,
+                    };
+                    self.live.insert((ns, new), (after, made));
                     self.live_bytes = self.live_bytes.saturating_add(after);
                 }
                 before.is_some()
@@ -275,7 +301,7 @@ impl OpsBuilder {
                 live: self.live_bytes,
             });
         }
-        op
+        (op, patch)
     }
 
     /// Threads seen so far (at least 1).
@@ -364,6 +390,87 @@ pub fn mark_last_ops<F: Read + Write + io::Seek>(file: &mut F, indices: &[u64]) 
     }
     file.seek(io::SeekFrom::End(0))?;
     Ok(())
+}
+
+/// Writes an operations file as [`write_ops_header`], [`write_op`] and [`finish_ops_header`]
+/// do, through its own buffer, so that the present bytes of an operation already written can be
+/// set when the free of its block says them ([`OpsWriter::set_present`]): in the buffer while
+/// the operation is there, else in the file (memory bounded by the buffer).
+#[derive(Debug)]
+pub struct OpsWriter<'f> {
+    file: &'f std::fs::File,
+    buf: Vec<u8>,
+    /// Operations in the file.
+    flushed: u64,
+    /// Operations written (in the file and the buffer).
+    count: u64,
+}
+
+const BUFFER: usize = OP_BYTES << 14;
+/// Where an operation's present bytes are in its record.
+const PRESENT_AT: u64 = 53;
+
+impl<'f> OpsWriter<'f> {
+    /// Starts an operations file at the start of `file`.
+    pub fn new(mut file: &'f std::fs::File) -> io::Result<Self> {
+        file.write_all(MAGIC)?;
+        file.write_all(&[0u8; 12])?;
+        Ok(OpsWriter {
+            file,
+            buf: Vec::with_capacity(BUFFER),
+            flushed: 0,
+            count: 0,
+        })
+    }
+
+    /// Writes one operation.
+    pub fn write(&mut self, op: &ReplayOp) -> io::Result<()> {
+        op.write(&mut self.buf)?;
+        self.count += 1;
+        if self.buf.len() >= BUFFER {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let mut f = self.file;
+        f.write_all(&self.buf)?;
+        self.flushed = self.count;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Sets the present bytes of operation `index` (already written).
+    pub fn set_present(&mut self, index: u64, bytes: u64) -> io::Result<()> {
+        if index >= self.count {
+            return Ok(());
+        }
+        let b = bytes.to_le_bytes();
+        if index >= self.flushed {
+            let at = ((index - self.flushed) * OP_BYTES as u64 + PRESENT_AT) as usize;
+            self.buf[at..at + 8].copy_from_slice(&b);
+            return Ok(());
+        }
+        let mut f = self.file;
+        f.seek(io::SeekFrom::Start(
+            HEADER_BYTES + index * OP_BYTES as u64 + PRESENT_AT,
+        ))?;
+        f.write_all(&b)?;
+        f.seek(io::SeekFrom::End(0))?;
+        Ok(())
+    }
+
+    /// Writes what is buffered and the header's counts.
+    pub fn finish(mut self, threads: u32) -> io::Result<()> {
+        self.flush()?;
+        let mut f = self.file;
+        f.seek(io::SeekFrom::Start(MAGIC.len() as u64))?;
+        f.write_all(&threads.to_le_bytes())?;
+        f.write_all(&self.count.to_le_bytes())?;
+        f.seek(io::SeekFrom::End(0))?;
+        Ok(())
+    }
 }
 
 /// Reads an operations file: its header, then the operations one by one.

@@ -3,11 +3,11 @@
 //! binary, re-executed with its hidden `replay-child` subcommand, which calls [`run_child`]),
 //! the runs' reports collected for the caller to render.
 
-use std::io::{BufReader, BufWriter, Write};
+use std::io::BufReader;
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::blocks::{for_each_block_event, NoAllocations, Reading};
+use super::blocks::{for_each_block_event_resident, NoAllocations, Reading};
 use crate::io::{escape_path, IoError, TempFile};
 use crate::replay::{
     self, ops, Allocator, OpsBuilder, OpsReader, Report, ThreadMode, Timing, TraceSummary,
@@ -133,26 +133,28 @@ pub struct Replayed {
 pub fn prepare(opened: &Opened) -> Result<Prepared, ReplayRunError> {
     let temp = TempFile::new().map_err(ReplayRunError::Temp)?;
     let mut builder = OpsBuilder::with_time_unit(opened.reader().schema().analysis.time_unit);
-    let mut w = BufWriter::with_capacity(1 << 20, temp.file());
-    ops::write_ops_header(&mut w).map_err(ReplayRunError::Write)?;
+    let mut w = ops::OpsWriter::new(temp.file()).map_err(ReplayRunError::Write)?;
     let mut err = None;
-    let reading = for_each_block_event(&opened.reader(), |e| {
-        let op = builder.op(e);
+    let mut present_blocks = 0;
+    let reading = for_each_block_event_resident(&opened.reader(), |e, resident| {
+        let (op, present) = builder.op_resident(e, resident);
         if err.is_none() {
-            err = ops::write_op(&mut w, &op).err();
+            err = w.write(&op).err();
+        }
+        if let (Some((index, bytes)), None) = (present, &err) {
+            present_blocks += 1;
+            err = w.set_present(index, bytes).err();
         }
     })?;
     if let Some(e) = err {
         return Err(ReplayRunError::Write(e));
     }
-    ops::finish_ops_header(&mut w, builder.threads(), builder.events())
-        .map_err(ReplayRunError::Write)?;
-    w.flush().map_err(ReplayRunError::Write)?;
-    drop(w);
+    w.finish(builder.threads()).map_err(ReplayRunError::Write)?;
     let mut file = temp.file();
     ops::mark_last_ops(&mut file, builder.last_ops()).map_err(ReplayRunError::Write)?;
     let mut summary = builder.finish();
     summary.counts.unknown_frees += reading.unknown_frees;
+    summary.present_blocks = present_blocks;
     Ok(Prepared {
         ops: temp,
         summary,

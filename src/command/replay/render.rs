@@ -98,9 +98,11 @@ impl Replayed {
         if o.timing == Timing::Recorded {
             writeln!(
                 w,
-                "       {} of the events have a time; recorded duration {:.1} ms (first to last time)",
+                "       {} of the events have a time; recorded duration {:.1} ms (first to last time); \
+                 {} blocks with their present bytes (touched as the trace says)",
                 s.timed,
-                s.duration_ns as f64 / 1e6
+                s.duration_ns as f64 / 1e6,
+                s.present_blocks
             )?;
         }
         writeln!(
@@ -219,6 +221,7 @@ fn summary_json(s: &TraceSummary) -> Json {
         "timed": s.timed,
         "duration_ns": s.duration_ns,
         "time_unit": s.time_unit,
+        "present_blocks": s.present_blocks,
     })
 }
 

@@ -31,9 +31,10 @@ use crate::dtd::analysis::*;
 use record::RecCtx;
 
 /// Field properties of extension analysis/1 (in record bodies, or by type name).
-pub(super) const FIELD_PROPS: [&str; 20] = [
+pub(super) const FIELD_PROPS: [&str; 21] = [
     "dead",
     "leaves",
+    "resident",
     "defines",
     "undefines",
     "refers",
