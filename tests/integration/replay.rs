@@ -914,3 +914,76 @@ fn recorded_timing_of_a_trace_without_times_is_refused() {
         assert!(out.stdout.is_empty());
     }
 }
+
+/// An Android text with times in which `blocks` blocks of 1 MiB are made, then freed with the
+/// present bytes `present` (the program touched that many bytes of each).
+fn present_text(blocks: u64, present: u64) -> String {
+    let mut s = String::new();
+    let t = 7_000_000_000u64;
+    for i in 0..blocks {
+        s += &format!(
+            "1: malloc {:#x} 1048576 {} {}\n",
+            0x10_0000 * (i + 1),
+            t + i,
+            t + i + 1
+        );
+    }
+    for i in 0..blocks {
+        let at = t + 1000 + i;
+        s += &format!(
+            "1: free {:#x} {at} {} {present}\n",
+            0x10_0000 * (i + 1),
+            at + 1
+        );
+    }
+    s
+}
+
+/// The present bytes a text says, summed over its free lines (`… START END PRESENT`), each at
+/// most its block's size (1 MiB here).
+fn present_in_text(text: &str) -> u64 {
+    text.lines()
+        .filter(|l| l.contains(": free "))
+        .map(|l| {
+            l.rsplit(' ')
+                .next()
+                .unwrap()
+                .parse::<u64>()
+                .unwrap()
+                .min(1 << 20)
+        })
+        .sum()
+}
+
+#[test]
+fn recorded_timing_touches_the_present_bytes_of_each_block() {
+    let dir = util::tempdir();
+    let peak = |present: u64| {
+        let src = present_text(48, present);
+        let input = dir.path().join(format!("present-{present}.txt"));
+        std::fs::write(&input, &src).unwrap();
+        let t = import("android", input.to_str().unwrap(), dir.path());
+        let out = mtf(&[
+            "replay", &t, "--timing", "recorded", "--repeat", "1", "-f", "json",
+        ]);
+        assert!(out.status.success(), "{}", text(&out.stderr));
+        let doc = json(&out);
+        assert_eq!(doc["summary"]["present_blocks"], 48);
+        let r = &doc["allocators"][0]["runs"][0];
+        assert_eq!(r["present_blocks"], 48);
+        assert_eq!(
+            r["present_bytes"].as_u64().unwrap_or(0),
+            present_in_text(&src)
+        );
+        r["peak_rss"].as_u64().unwrap() - r["rss_baseline"].as_u64().unwrap()
+    };
+    // All of every block touched: 48 MiB resident at the peak; none: (nearly) nothing, as the
+    // C library maps blocks of 1 MiB without touching them.
+    let full = peak(1 << 20);
+    let none = peak(0);
+    assert!(full >= 48 << 20, "{full}");
+    assert!(none < 8 << 20, "{none}");
+    // Half of each: between.
+    let half = peak(1 << 19);
+    assert!(half >= 24 << 20 && half < 40 << 20, "{half}");
+}

@@ -98,10 +98,10 @@ impl Replayed {
         if o.timing == Timing::Recorded {
             writeln!(
                 w,
-                "       {} of the events have a time; recorded duration {:.1} ms (first to last time); \
+                "       {} of the events have a time; recorded duration {} (first to last time); \
                  {} blocks with their present bytes (touched as the trace says)",
                 s.timed,
-                s.duration_ns as f64 / 1e6,
+                duration(s.duration_ns),
                 s.present_blocks
             )?;
         }
@@ -286,6 +286,15 @@ fn medians(runs: &Runs) -> Json {
     m
 }
 
+/// A duration in ms (one decimal), or in µs below a millisecond.
+fn duration(ns: u64) -> String {
+    if ns >= 1_000_000 {
+        format!("{:.1} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    }
+}
+
 /// Bytes in MiB, one decimal.
 fn mib(b: f64) -> String {
     format!("{:.1}", b / (1024.0 * 1024.0))
@@ -397,5 +406,7 @@ mod tests {
     fn spreads_are_half_the_range_in_percent() {
         assert_eq!(pct(0.1), "±5%");
         assert_eq!(mib(3.0 * 1024.0 * 1024.0), "3.0");
+        assert_eq!(duration(100_000_000), "100.0 ms");
+        assert_eq!(duration(9_000), "9.0 µs");
     }
 }

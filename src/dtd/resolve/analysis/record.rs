@@ -429,7 +429,9 @@ impl<'a> Resolver<'a> {
                         p.path_string()
                     ),
                     p.span,
-                    Some("declare it on a free or a realloc: the bytes of the block it ends".into()),
+                    Some(
+                        "declare it on a free or a realloc: the bytes of the block it ends".into(),
+                    ),
                 );
                 continue;
             }
