@@ -220,6 +220,7 @@ impl Prepared {
                 "the trace's DTD declares its times in ticks, a logical clock with no duration"
                     .to_string()
             }
+            Some(_) if s.events == 0 => "the trace has no heap events".to_string(),
             Some(_) if s.timed == 0 => format!(
                 "none of the trace's {} heap events has a time (its DTD declares them, the records hold none)",
                 s.events
