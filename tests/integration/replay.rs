@@ -985,5 +985,5 @@ fn recorded_timing_touches_the_present_bytes_of_each_block() {
     assert!(none < 8 << 20, "{none}");
     // Half of each: between.
     let half = peak(1 << 19);
-    assert!(half >= 24 << 20 && half < 40 << 20, "{half}");
+    assert!((24 << 20..40 << 20).contains(&half), "{half}");
 }
