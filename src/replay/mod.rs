@@ -18,6 +18,12 @@
 //!
 //! Latencies are measured with `Instant` around each allocator call only (not the map look-ups)
 //! and kept in bounded-memory HDR histograms (2 significant digits).
+//!
+//! With [`Timing::Recorded`] each thread waits until its operation's recorded time after the
+//! first timed operation ran (the trace's gaps kept per thread; in ordered mode its order too),
+//! and records how late the operation starts in a histogram of its own; a block whose trace
+//! gives its present bytes has that many bytes touched. An allocator is a built-in one or a
+//! library loaded by path ([`library`]).
 
 pub mod library;
 pub mod ops;
