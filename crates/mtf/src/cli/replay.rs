@@ -241,6 +241,15 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
     let prepared = prepare(&opened).map_err(|e| replay_failure(&args.trace, &e))?;
     warn_reading(&args.trace, &prepared.reading);
     drop(opened);
+    // A recorded replay lasts the trace's duration per run: said first when that is long.
+    let runs = u64::from(args.repeat) * options.allocators.len() as u64;
+    let secs = prepared.summary.duration_ns / 1_000_000_000;
+    if options.timing == Timing::Recorded && secs * runs >= 10 && prepared.check_times().is_ok() {
+        line_to_stderr(&format!(
+            "mtf: {}: replaying at the recorded times: {secs} s per run, {runs} runs",
+            escape_path(&args.trace)
+        ));
+    }
     let replayed = prepared
         .run(&options)
         .map_err(|e| replay_failure(&args.trace, &e))?;
