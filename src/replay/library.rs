@@ -99,7 +99,7 @@ pub enum LibraryError {
         reason: String,
     },
     /// It does not export a function an allocator needs.
-    #[error("{path}: not an allocator library: it exports no `{symbol}`")]
+    #[error("{path}: not an allocator library: it defines no `{symbol}` of its own")]
     #[diagnostic(
         code(mtf::replay::library),
         help("an allocator library exports at least malloc and free (and realloc, posix_memalign, aligned_alloc or memalign where it has them)")

@@ -805,7 +805,7 @@ fn a_path_that_is_no_allocator_library_is_refused_by_name() {
     if std::path::Path::new(libz).exists() {
         cases.push((
             libz.to_string(),
-            "libz.so.1: not an allocator library: it exports no `malloc`",
+            "libz.so.1: not an allocator library: it defines no `malloc` of its own",
         ));
     }
     for (lib, says) in cases {

@@ -84,9 +84,15 @@ pub enum ReplayRunError {
     #[diagnostic(transparent)]
     Run(#[from] replay::ReplayError),
     /// An allocator library cannot be used (the measuring process's words).
-    #[error("{0}")]
+    #[error("{message}")]
     #[diagnostic(code(mtf::replay::library))]
-    Library(String),
+    Library {
+        /// Why.
+        message: String,
+        /// What to do, where there is advice.
+        #[help]
+        help: Option<String>,
+    },
     /// `--timing recorded` of a trace without times.
     #[error("--timing recorded needs the times of the operations, and {0}")]
     #[diagnostic(
@@ -268,18 +274,22 @@ fn check_library(exe: &Path, alloc: Allocator) -> Result<(), ReplayRunError> {
     if out.status.success() {
         return Ok(());
     }
+    // The reason on the first line, the advice (if any) on the second.
     let said = String::from_utf8_lossy(&out.stdout);
-    let said = said.trim();
-    Err(ReplayRunError::Library(if said.is_empty() {
-        format!(
+    let mut lines = said.trim().lines();
+    let message = match lines.next() {
+        Some(m) if !m.is_empty() => m.to_string(),
+        _ => format!(
             "{}: loading it failed ({}): {}",
             escape_path(alloc.path().unwrap_or(Path::new(alloc.name()))),
             out.status,
             String::from_utf8_lossy(&out.stderr).trim()
-        )
-    } else {
-        said.to_string()
-    }))
+        ),
+    };
+    Err(ReplayRunError::Library {
+        message,
+        help: lines.next().map(str::to_string),
+    })
 }
 
 /// The machine's physical memory in bytes (1 TiB where it cannot be told).

@@ -146,9 +146,12 @@ pub fn run_child(args: &ChildArgs) -> Result<i32, Failure> {
         match Allocator::load_library(Path::new(&args.allocator)) {
             Ok(a) => a,
             Err(e) if args.check => {
-                // The reason, for the parent to say in its own words.
+                // The reason and the advice, for the parent to say in its own words.
                 let mut out = StdoutSink::new();
                 writeln!(out, "{e}")?;
+                if let Some(help) = miette::Diagnostic::help(&e) {
+                    writeln!(out, "{help}")?;
+                }
                 out.flush()?;
                 return Ok(EXIT_USAGE);
             }
