@@ -368,7 +368,10 @@ impl Worker {
         }
         let now = Instant::now();
         let first = *schedule.get_or_init(|| now);
-        let due = first + Duration::from_nanos(op.time);
+        // A time beyond what the clock can add (centuries) is not waited for.
+        let Some(due) = first.checked_add(Duration::from_nanos(op.time)) else {
+            return;
+        };
         // Design: sleep until a millisecond before the time (the kernel's sleeps overshoot by
         // tens of microseconds or more), then yield until it: a trace's operations are often
         // microseconds apart, and a sleep each would put the replay ever further behind.
