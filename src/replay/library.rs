@@ -423,9 +423,14 @@ mod tests {
         assert!(lib.entry_points().contains(&"posix_memalign"));
         let p = lib.alloc(100, 64);
         assert!(!p.is_null() && (p as usize).is_multiple_of(64));
-        // SAFETY: a live block of 100 bytes aligned to 64, from this library.
+        // SAFETY: inside the live block of 100 bytes.
+        unsafe { p.add(99).write(7) };
+        // SAFETY: a live block of 100 bytes aligned to 64, from this library. Its realloc is
+        // C's: the new block has malloc's alignment, and the bytes.
         let q = unsafe { lib.realloc(p, 100, 64, 5000) };
-        assert!(!q.is_null() && (q as usize).is_multiple_of(64));
+        assert!(!q.is_null() && (q as usize).is_multiple_of(16));
+        // SAFETY: inside the live block of 5000 bytes, of which the first 100 were copied.
+        assert_eq!(unsafe { q.add(99).read() }, 7);
         // SAFETY: live, from this library.
         unsafe { lib.free(q) };
     }
