@@ -52,6 +52,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let options = replay::Options {
+        timing: replay::Timing::Fast,
         threads: ThreadMode::Ordered,
         touch: false,
         max_block_size: 64 << 10,

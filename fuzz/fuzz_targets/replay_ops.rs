@@ -15,6 +15,7 @@ fuzz_target!(|data: &[u8]| {
         return;
     }
     let options = replay::Options {
+        timing: replay::Timing::Fast,
         threads: if data.len() % 2 == 0 {
             ThreadMode::Ordered
         } else {

@@ -2,7 +2,7 @@
 //! counts (docs/format.md §14) — in trace order, for `simulate` and `replay`, with what the
 //! reading met besides them.
 
-use crate::analysis::event::HeapEvent;
+use crate::analysis::event::{HeapEvent, HeapOp};
 use crate::analysis::{Finding, FindingKind, Interpreter, Sink, SpaceKind};
 use crate::decode::{Event, Reader};
 
@@ -66,6 +66,8 @@ pub struct NoAllocations;
 
 struct Blocks<'a, F> {
     f: &'a mut F,
+    /// The current record's resident bytes of the block it ends (`F.resident`), if it says.
+    resident: Option<u64>,
     sized: Vec<bool>,
     unknown: u64,
     /// The current record's position among the data records (docs/stats.md, *Positions*): the
@@ -73,18 +75,26 @@ struct Blocks<'a, F> {
     data: u64,
 }
 
-impl<F: FnMut(&HeapEvent)> Blocks<'_, F> {
+impl<F: FnMut(&HeapEvent, Option<u64>)> Blocks<'_, F> {
     fn sized(&self, space: u32) -> bool {
         self.sized.get(space as usize).copied().unwrap_or(false)
     }
 }
 
-impl<F: FnMut(&HeapEvent)> Sink for Blocks<'_, F> {
+impl<F: FnMut(&HeapEvent, Option<u64>)> Sink for Blocks<'_, F> {
     fn event(&mut self, mut e: HeapEvent) {
         if self.sized(e.space) {
             e.record = self.data;
-            (self.f)(&e);
+            // The resident bytes are of the block the record ends or moves away.
+            let resident = match e.op {
+                HeapOp::Alloc { .. } => None,
+                HeapOp::Free { .. } | HeapOp::Move { .. } => self.resident,
+            };
+            (self.f)(&e, resident);
         }
+    }
+    fn resident(&mut self, bytes: u64) {
+        self.resident = Some(bytes);
     }
     fn finding(&mut self, finding: Finding) {
         if finding.kind == FindingKind::NotAlive && finding.space.is_some_and(|s| self.sized(s)) {
@@ -98,14 +108,16 @@ pub fn for_each_block_event(
     reader: &Reader<'_>,
     f: impl FnMut(&HeapEvent),
 ) -> Result<Reading, NoAllocations> {
-    for_each_block_event_named(reader, f).map(|(reading, _)| reading)
+    for_each_block_event_resident(reader, |e, _| f(e)).map(|(reading, _)| reading)
 }
 
-/// [`for_each_block_event`], with the interpreter that read the events returned: what names
-/// the sites of the events ([`Interpreter::site_name`]), as `mtf stats` names them.
-pub fn for_each_block_event_named<'a>(
+/// As [`for_each_block_event`], with the bytes of the block a free or a move ends that the
+/// trace says were resident (`F.resident`, docs/format.md §14.1), where it says; and the
+/// interpreter that read the events returned: what names their sites
+/// ([`Interpreter::site_name`]), as `mtf stats` names them.
+pub fn for_each_block_event_resident<'a>(
     reader: &Reader<'a>,
-    mut f: impl FnMut(&HeapEvent),
+    mut f: impl FnMut(&HeapEvent, Option<u64>),
 ) -> Result<(Reading, Interpreter<'a>), NoAllocations> {
     let schema = reader.schema();
     let mut interp = Interpreter::new(schema);
@@ -124,6 +136,7 @@ pub fn for_each_block_event_named<'a>(
         .map(|i| i as crate::dtd::RecordId);
     let mut sink = Blocks {
         f: &mut f,
+        resident: None,
         sized,
         unknown: 0,
         data: 0,
@@ -136,6 +149,7 @@ pub fn for_each_block_event_named<'a>(
                 if Some(v.record_id()) == raw {
                     reading.raw_lines += 1;
                 }
+                sink.resident = None;
                 interp.record(&v, &mut sink);
                 if interp.stopped() && reading.stopped_at.is_none() {
                     reading.stopped_at = Some(sink.data);

@@ -17,7 +17,7 @@ pub type SpaceId = u32;
 
 /// The newest version of extension `analysis` this reader knows; it reads every version from
 /// 1 up to it. Version 2 adds `F.dead = null;` (docs/format.md §14.1).
-pub const ANALYSIS_VERSION: u64 = 2;
+pub const ANALYSIS_VERSION: u64 = 3;
 
 /// The newest version of extension `stacks` this reader knows (docs/format.md §17): call
 /// stacks held in a trace, and calling contexts derived from nesting.
@@ -220,6 +220,9 @@ pub struct RecordDecl {
     pub thread: Option<SlotId>,
     /// Its fields that are sizes in bytes (`size.size = bytes;`).
     pub sizes: Vec<SlotId>,
+    /// The slot holding how many bytes of the block the record ends or moves away were
+    /// resident, touched by the program (`present.resident = yes;`, version 3).
+    pub resident: Option<SlotId>,
     /// Its allocation site.
     pub site: Option<Site>,
     /// Values that must not go backwards.
@@ -304,6 +307,7 @@ impl RecordDecl {
         time: Vec::new(),
         thread: None,
         sizes: Vec::new(),
+        resident: None,
         site: None,
         monotonic: Vec::new(),
         depth: Vec::new(),

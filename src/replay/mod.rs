@@ -18,7 +18,14 @@
 //!
 //! Latencies are measured with `Instant` around each allocator call only (not the map look-ups)
 //! and kept in bounded-memory HDR histograms (2 significant digits).
+//!
+//! With [`Timing::Recorded`] each thread waits until its operation's recorded time after the
+//! first timed operation ran (the trace's gaps kept per thread; in ordered mode its order too),
+//! and records how late the operation starts in a histogram of its own; a block whose trace
+//! gives its present bytes has that many bytes touched. An allocator is a built-in one or a
+//! library loaded by path ([`library`]).
 
+pub mod library;
 pub mod ops;
 #[cfg(feature = "plot")]
 pub mod plot;
@@ -26,7 +33,7 @@ pub mod probe;
 mod raw;
 
 use std::sync::atomic::{AtomicI64, AtomicU64, AtomicUsize, Ordering};
-use std::sync::{mpsc, Arc, Barrier, Mutex};
+use std::sync::{mpsc, Arc, Barrier, Mutex, OnceLock};
 use std::time::{Duration, Instant};
 
 use hdrhistogram::Histogram;
@@ -35,7 +42,8 @@ use crate::analysis::event::OpCounts;
 use serde::{Deserialize, Serialize};
 
 pub use crate::simulate::LiveMap;
-pub use ops::{OpKind, OpsBuilder, OpsReader, ReplayOp, TraceSummary};
+pub use library::{is_library_name, Library, LibraryError};
+pub use ops::{OpKind, OpsBuilder, OpsReader, ReplayOp, TraceSummary, NO_PRESENT, NO_TIME};
 pub use probe::Probe;
 pub use raw::{Allocator, Block};
 
@@ -49,11 +57,26 @@ pub enum ThreadMode {
     Free,
 }
 
+/// When operations run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Timing {
+    /// Each operation as soon as the one before it is done.
+    #[default]
+    Fast,
+    /// Each timed operation no earlier than its recorded time after the first (the trace's
+    /// gaps kept per thread), and a block the trace says the program touched `present` bytes
+    /// of has those bytes touched.
+    Recorded,
+}
+
 /// How to replay.
 #[derive(Debug, Clone, Copy)]
 pub struct Options {
     /// Threads' order.
     pub threads: ThreadMode,
+    /// As fast as possible, or at the recorded times.
+    pub timing: Timing,
     /// Write to each page of every new block (so that RSS counts it).
     pub touch: bool,
     /// Larger requests are refused (counted, not made).
@@ -153,6 +176,34 @@ pub struct Report {
     /// ([`Probe`]; absent from the reports of older versions).
     #[serde(default)]
     pub frag: crate::frag::Attributed,
+    /// A library allocator's path (`None` for a built-in one).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub allocator_path: Option<String>,
+    /// The entry points a library allocator was called through.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub entry_points: Vec<String>,
+    /// When operations ran.
+    #[serde(default)]
+    pub timing: Timing,
+    /// With recorded timing: the recorded time from the first to the last timed operation
+    /// played (ns).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub recorded_ns: Option<u64>,
+    /// With recorded timing: how far behind its recorded time each timed operation started
+    /// (kind `lateness`; 0 when on time).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub lateness: Option<Latency>,
+    /// With recorded timing: blocks whose touched bytes the trace gives (`present`), and the
+    /// bytes touched in them.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub present_blocks: u64,
+    /// The bytes touched in those blocks.
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub present_bytes: u64,
+}
+
+fn is_zero(n: &u64) -> bool {
+    *n == 0
 }
 
 impl Report {
@@ -286,6 +337,12 @@ impl Blocks for &Sharded {
 struct Worker {
     alloc: Allocator,
     touch: bool,
+    /// With recorded timing: the moment the first timed operation ran, shared by the threads.
+    schedule: Option<Arc<OnceLock<Instant>>>,
+    late: Histogram<u64>,
+    recorded_ns: u64,
+    present_blocks: u64,
+    present_bytes: u64,
     page: usize,
     max: u64,
     counts: Counts,
@@ -296,11 +353,16 @@ struct Worker {
 }
 
 impl Worker {
-    fn new(alloc: Allocator, o: &Options) -> Worker {
+    fn new(alloc: Allocator, o: &Options, schedule: &Arc<OnceLock<Instant>>) -> Worker {
         let hist = new_hist;
         Worker {
             alloc,
             touch: o.touch,
+            schedule: (o.timing == Timing::Recorded).then(|| schedule.clone()),
+            late: hist(),
+            recorded_ns: 0,
+            present_blocks: 0,
+            present_bytes: 0,
             page: raw::page_size(),
             max: o.max_block_size,
             counts: Counts::default(),
@@ -308,6 +370,56 @@ impl Worker {
             kind_ns: [0; 3],
             live: 0,
             largest_refused: None,
+        }
+    }
+
+    /// With recorded timing, waits until `op`'s recorded time after the first timed operation,
+    /// and records how late it starts.
+    fn wait(&mut self, op: &ReplayOp) {
+        let Some(schedule) = &self.schedule else {
+            return;
+        };
+        if op.time == ops::NO_TIME {
+            return;
+        }
+        let now = Instant::now();
+        let first = *schedule.get_or_init(|| now);
+        // A time beyond what the clock can add (centuries) is not waited for.
+        let Some(due) = first.checked_add(Duration::from_nanos(op.time)) else {
+            return;
+        };
+        // Design: sleep until a millisecond before the time (the kernel's sleeps overshoot by
+        // tens of microseconds or more), then yield until it: a trace's operations are often
+        // microseconds apart, and a sleep each would put the replay ever further behind.
+        loop {
+            let now = Instant::now();
+            if now >= due {
+                let late = now.duration_since(due).as_nanos().min(u64::MAX as u128) as u64;
+                self.late.saturating_record(late.max(1));
+                break;
+            }
+            let left = due - now;
+            if left > Duration::from_millis(2) {
+                std::thread::sleep(left - Duration::from_millis(1));
+            } else {
+                std::thread::yield_now();
+            }
+        }
+        self.recorded_ns = self.recorded_ns.max(op.time);
+    }
+
+    /// Touches a new block: the bytes the trace says the program touched (recorded timing),
+    /// else every page with `--touch`.
+    fn touch_new(&mut self, block: &Block, op: &ReplayOp, from: usize) {
+        if self.schedule.is_some() && op.present != ops::NO_PRESENT {
+            let n = usize::try_from(op.present)
+                .unwrap_or(usize::MAX)
+                .min(block.size());
+            block.touch_within(from, n, self.page);
+            self.present_blocks += 1;
+            self.present_bytes += n.saturating_sub(from) as u64;
+        } else if self.touch {
+            block.touch(from, self.page);
         }
     }
 
@@ -353,9 +465,7 @@ impl Worker {
         self.time(0, start);
         match block {
             Some(block) => {
-                if self.touch {
-                    block.touch(0, self.page);
-                }
+                self.touch_new(&block, op, 0);
                 self.live += op.size as i64;
                 map.insert(
                     (op.ns, op.new),
@@ -371,6 +481,7 @@ impl Worker {
     }
 
     fn apply(&mut self, op: &ReplayOp, map: &mut impl Blocks) {
+        self.wait(op);
         match op.kind {
             OpKind::Alloc => {
                 self.counts.ops.count(op.kind, true);
@@ -413,9 +524,7 @@ impl Worker {
                 self.time(2, start);
                 match result {
                     Ok(block) => {
-                        if self.touch {
-                            block.touch(old, self.page);
-                        }
+                        self.touch_new(&block, op, old);
                         self.live += op.size as i64 - held.size as i64;
                         map.insert(
                             (op.ns, op.new),
@@ -511,8 +620,9 @@ where
         Ok(op)
     };
 
+    let schedule = Arc::new(OnceLock::new());
     let (workers, wall, base, before, mode) = if threads == 1 {
-        let mut w = Worker::new(alloc, options);
+        let mut w = Worker::new(alloc, options, &schedule);
         let mut map = LiveMap::new();
         let base = raw::resident_bytes().unwrap_or(0);
         let before = raw::usage();
@@ -547,11 +657,12 @@ where
         release(alloc, map.drain());
         (vec![w], wall, base, before, options.threads)
     } else if options.threads == ThreadMode::Ordered {
-        ordered(alloc, options, threads, ops, check, &mut sample, &mut probe)?
+        ordered(alloc, options, &schedule, threads, ops, check, &mut sample, &mut probe)?
     } else {
         free_running(
             alloc,
             options,
+            &schedule,
             threads,
             count,
             ops,
@@ -566,8 +677,15 @@ where
     let mut hist: Vec<Histogram<u64>> = (0..3).map(|_| new_hist()).collect();
     let mut kind_ns = [0u64; 3];
     let mut largest_refused: Option<(u64, u64)> = None;
+    let mut late = new_hist();
+    let (mut recorded_ns, mut present_blocks, mut present_bytes) = (0, 0, 0);
     for w in &workers {
         counts.add(&w.counts);
+        // Both histograms have the same precision, so adding cannot fail.
+        let _ = late.add(&w.late);
+        recorded_ns = recorded_ns.max(w.recorded_ns);
+        present_blocks += w.present_blocks;
+        present_bytes += w.present_bytes;
         for (k, ns) in kind_ns.iter_mut().zip(w.kind_ns) {
             *k += ns;
         }
@@ -613,6 +731,24 @@ where
         major_faults: after.major_faults.saturating_sub(before.major_faults),
         samples,
         frag: probe.finish(),
+        allocator_path: alloc.path().map(|p| p.to_string_lossy().into_owned()),
+        entry_points: match alloc {
+            Allocator::Library(l) => l.entry_points().iter().map(|e| e.to_string()).collect(),
+            _ => Vec::new(),
+        },
+        timing: options.timing,
+        recorded_ns: (options.timing == Timing::Recorded).then_some(recorded_ns),
+        lateness: (options.timing == Timing::Recorded && !late.is_empty()).then(|| Latency {
+            kind: "lateness".into(),
+            count: late.len(),
+            total_ns: 0,
+            p50_ns: late.value_at_quantile(0.5),
+            p99_ns: late.value_at_quantile(0.99),
+            p999_ns: late.value_at_quantile(0.999),
+            max_ns: late.max(),
+        }),
+        present_blocks,
+        present_bytes,
     })
 }
 
@@ -645,6 +781,7 @@ fn join(handles: Vec<std::thread::JoinHandle<Worker>>) -> Vec<Worker> {
 fn ordered<I, C>(
     alloc: Allocator,
     options: &Options,
+    schedule: &Arc<OnceLock<Instant>>,
     threads: u32,
     ops: I,
     check: C,
@@ -665,7 +802,7 @@ where
     for t in 0..threads {
         let (tx, rx) = mpsc::channel::<Vec<ReplayOp>>();
         let (map, slots, done) = (map.clone(), slots.clone(), done_tx.clone());
-        let mut w = Worker::new(alloc, options);
+        let mut w = Worker::new(alloc, options, schedule);
         handles.push(spawn(t, move || {
             while let Ok(turn) = rx.recv() {
                 {
@@ -769,6 +906,7 @@ where
 fn free_running<I, C>(
     alloc: Allocator,
     options: &Options,
+    schedule: &Arc<OnceLock<Instant>>,
     threads: u32,
     count: u64,
     ops: I,
@@ -799,7 +937,7 @@ where
             finished.clone(),
             barrier.clone(),
         );
-        let mut w = Worker::new(alloc, options);
+        let mut w = Worker::new(alloc, options, schedule);
         handles.push(spawn(t as u32, move || {
             barrier.wait();
             let slot = &slots[t];

@@ -3,7 +3,7 @@
 //! decompressed is decoded once, and no child measures the decoder).
 
 use std::collections::HashMap;
-use std::io::{self, BufRead, Read, Write};
+use std::io::{self, BufRead, Read, Seek, Write};
 
 use crate::analysis::event::{HeapEvent, HeapOp, OpCounts};
 use crate::simulate::{LiveMap, Sample, Samples};
@@ -32,10 +32,25 @@ pub struct ReplayOp {
     /// Whether it is the last operation of its thread (the thread then ends, as threads of
     /// the traced program did).
     pub last: bool,
+    /// When the trace says it started, in ns after the trace's first declared time
+    /// ([`NO_TIME`] where the trace gives it none).
+    pub time: u64,
+    /// How many bytes of the block it makes the traced program touched (Android's
+    /// `present_bytes`), [`NO_PRESENT`] where the trace does not say.
+    pub present: u64,
 }
 
-const MAGIC: &[u8; 8] = b"MTFRPL01";
-const OP_BYTES: usize = 45;
+/// [`ReplayOp::time`] of an operation without a time.
+pub const NO_TIME: u64 = u64::MAX;
+/// [`ReplayOp::present`] of a block whose touched bytes the trace does not say.
+pub const NO_PRESENT: u64 = u64::MAX;
+
+// Design: version 02 adds each operation's time and present bytes (16 bytes); a file of
+// version 01 (45-byte operations, kept as fuzzing regressions) is still read, without them.
+const MAGIC: &[u8; 8] = b"MTFRPL02";
+const MAGIC_01: &[u8; 8] = b"MTFRPL01";
+const OP_BYTES: usize = 61;
+const OP_BYTES_01: usize = 45;
 const HEADER_BYTES: u64 = 20;
 /// The bit of the kind byte that marks the last operation of a thread.
 const LAST: u8 = 0x80;
@@ -61,10 +76,12 @@ impl ReplayOp {
         b[25..33].copy_from_slice(&self.size.to_le_bytes());
         b[33..37].copy_from_slice(&(self.align.min(u32::MAX as u64) as u32).to_le_bytes());
         b[37..45].copy_from_slice(&self.record.to_le_bytes());
+        b[45..53].copy_from_slice(&self.time.to_le_bytes());
+        b[53..61].copy_from_slice(&self.present.to_le_bytes());
         out.write_all(&b)
     }
 
-    fn read(b: &[u8; OP_BYTES]) -> io::Result<ReplayOp> {
+    fn read(b: &[u8; OP_BYTES], v01: bool) -> io::Result<ReplayOp> {
         let u32_at = |i: usize| u32::from_le_bytes([b[i], b[i + 1], b[i + 2], b[i + 3]]);
         let u64_at = |i: usize| {
             let mut x = [0u8; 8];
@@ -93,6 +110,8 @@ impl ReplayOp {
             align: u32_at(33) as u64,
             record: u64_at(37),
             last: b[0] & LAST != 0,
+            time: if v01 { NO_TIME } else { u64_at(45) },
+            present: if v01 { NO_PRESENT } else { u64_at(53) },
         })
     }
 }
@@ -117,6 +136,14 @@ pub struct TraceSummary {
     /// The spacing of `live`'s points in events (a power of two): the replay samples RSS at
     /// the same points.
     pub every: u64,
+    /// Events with a declared time (`--timing recorded` keeps their gaps).
+    pub timed: u64,
+    /// The time from the first to the last declared time of an event (ns).
+    pub duration_ns: u64,
+    /// The unit of the DTD's times (`ns`, `us`, `ms`, `s`, `tick`), where it declares one.
+    pub time_unit: Option<&'static str>,
+    /// Blocks whose resident bytes the trace gives (Android's present bytes: `F.resident`).
+    pub present_blocks: u64,
 }
 
 /// Turns heap events into replay operations and counts what the trace says.
@@ -124,11 +151,15 @@ pub struct TraceSummary {
 pub struct OpsBuilder {
     threads: HashMap<Option<u64>, u32>,
     spaces: HashMap<(u32, u64), u32>,
-    live: LiveMap<(u32, u64), u64>,
+    /// Each live block's size and the index of the operation that made it.
+    live: LiveMap<(u32, u64), (u64, u64)>,
     live_bytes: u64,
     samples: Samples,
     summary: TraceSummary,
     last_ops: Vec<u64>,
+    /// Nanoseconds per unit of the events' times (`None`: times unusable, a logical clock).
+    nanos: Option<u64>,
+    first_time: Option<u64>,
 }
 
 impl Default for OpsBuilder {
@@ -141,6 +172,8 @@ impl Default for OpsBuilder {
             samples: Samples::new(200),
             summary: TraceSummary::default(),
             last_ops: Vec::new(),
+            nanos: None,
+            first_time: None,
         }
     }
 }
@@ -151,8 +184,38 @@ impl OpsBuilder {
         Self::default()
     }
 
+    /// A builder for events whose times are in `unit` (the DTD's
+    /// [`crate::dtd::analysis::Analysis::time_unit`]): each operation gets its time in ns after
+    /// the first. A logical clock (`tick`) gives no times.
+    pub fn with_time_unit(unit: Option<crate::dtd::analysis::TimeUnit>) -> Self {
+        use crate::dtd::analysis::TimeUnit;
+        OpsBuilder {
+            nanos: unit.filter(|u| *u != TimeUnit::Tick).map(TimeUnit::nanos),
+            summary: TraceSummary {
+                time_unit: unit.map(TimeUnit::keyword),
+                ..TraceSummary::default()
+            },
+            ..Self::default()
+        }
+    }
+
     /// The operation for `event`.
     pub fn op(&mut self, event: &HeapEvent) -> ReplayOp {
+        self.op_resident(event, None).0
+    }
+
+    /// The operation for `event`, and where the event says how many bytes of the block it ends
+    /// or moves away were resident (`resident`, from
+    /// [`crate::command::blocks::for_each_block_event_resident`]), the index of the operation
+    /// that made that block with those bytes: its [`ReplayOp::present`]
+    /// ([`OpsWriter::set_present`]). A negative count (Android's signed field) says nothing.
+    pub fn op_resident(
+        &mut self,
+        event: &HeapEvent,
+        resident: Option<u64>,
+    ) -> (ReplayOp, Option<(u64, u64)>) {
+        let resident = resident.filter(|&r| r < 1 << 63);
+        let mut patch = None;
         let next = self.threads.len() as u32;
         let thread = *self.threads.entry(event.thread).or_insert(next);
         let next = self.spaces.len() as u32;
@@ -174,35 +237,53 @@ impl OpsBuilder {
             align: 0,
             record: event.record,
             last: false,
+            time: NO_TIME,
+            present: NO_PRESENT,
         };
+        if let (Some(t), Some(n)) = (event.time, self.nanos) {
+            let ns = t.saturating_mul(n);
+            let first = *self.first_time.get_or_insert(ns);
+            // A time before the first (threads' clocks need not agree) is due at once.
+            op.time = ns.saturating_sub(first).min(NO_TIME - 1);
+            s.timed += 1;
+            s.duration_ns = s.duration_ns.max(op.time);
+        }
         let live = match event.op {
             HeapOp::Alloc { id, size, align } => {
                 op.id = id;
                 op.new = id;
                 op.size = size;
                 op.align = align.unwrap_or(0);
-                self.live.insert((ns, id), size);
+                self.live.insert((ns, id), (size, index));
                 self.live_bytes = self.live_bytes.saturating_add(size);
                 true
             }
             HeapOp::Free { id } => {
                 op.id = id;
-                let size = self.live.remove(&(ns, id));
-                if let Some(size) = size {
+                let held = self.live.remove(&(ns, id));
+                if let Some((size, made)) = held {
                     self.live_bytes -= size;
+                    patch = resident.map(|r| (made, r));
                 }
-                size.is_some()
+                held.is_some()
             }
             HeapOp::Move { old, new, size } => {
                 op.id = old;
                 op.new = new;
                 op.size = size.unwrap_or(0);
-                let before = self.live.remove(&(ns, old));
-                if let Some(b) = before {
+                let held = self.live.remove(&(ns, old));
+                let before = held.map(|(b, _)| b);
+                if let Some((b, made)) = held {
                     self.live_bytes -= b;
+                    patch = resident.map(|r| (made, r));
                 }
                 if let Some(after) = size.or(before) {
-                    self.live.insert((ns, new), after);
+                    // A block moved without a call keeps the operation that made it.
+                    let made = match (size, held) {
+                        (None, Some((_, made))) => made,
+                        _ => index,
+                    };
+                    self.live.insert((ns, new), (after, made));
                     self.live_bytes = self.live_bytes.saturating_add(after);
                 }
                 before.is_some()
@@ -220,7 +301,7 @@ impl OpsBuilder {
                 live: self.live_bytes,
             });
         }
-        op
+        (op, patch)
     }
 
     /// Threads seen so far (at least 1).
@@ -311,6 +392,87 @@ pub fn mark_last_ops<F: Read + Write + io::Seek>(file: &mut F, indices: &[u64]) 
     Ok(())
 }
 
+/// Writes an operations file as [`write_ops_header`], [`write_op`] and [`finish_ops_header`]
+/// do, through its own buffer, so that the present bytes of an operation already written can be
+/// set when the free of its block says them ([`OpsWriter::set_present`]): in the buffer while
+/// the operation is there, else in the file (memory bounded by the buffer).
+#[derive(Debug)]
+pub struct OpsWriter<'f> {
+    file: &'f std::fs::File,
+    buf: Vec<u8>,
+    /// Operations in the file.
+    flushed: u64,
+    /// Operations written (in the file and the buffer).
+    count: u64,
+}
+
+const BUFFER: usize = OP_BYTES << 14;
+/// Where an operation's present bytes are in its record.
+const PRESENT_AT: u64 = 53;
+
+impl<'f> OpsWriter<'f> {
+    /// Starts an operations file at the start of `file`.
+    pub fn new(mut file: &'f std::fs::File) -> io::Result<Self> {
+        file.write_all(MAGIC)?;
+        file.write_all(&[0u8; 12])?;
+        Ok(OpsWriter {
+            file,
+            buf: Vec::with_capacity(BUFFER),
+            flushed: 0,
+            count: 0,
+        })
+    }
+
+    /// Writes one operation.
+    pub fn write(&mut self, op: &ReplayOp) -> io::Result<()> {
+        op.write(&mut self.buf)?;
+        self.count += 1;
+        if self.buf.len() >= BUFFER {
+            self.flush()?;
+        }
+        Ok(())
+    }
+
+    fn flush(&mut self) -> io::Result<()> {
+        let mut f = self.file;
+        f.write_all(&self.buf)?;
+        self.flushed = self.count;
+        self.buf.clear();
+        Ok(())
+    }
+
+    /// Sets the present bytes of operation `index` (already written).
+    pub fn set_present(&mut self, index: u64, bytes: u64) -> io::Result<()> {
+        if index >= self.count {
+            return Ok(());
+        }
+        let b = bytes.to_le_bytes();
+        if index >= self.flushed {
+            let at = ((index - self.flushed) * OP_BYTES as u64 + PRESENT_AT) as usize;
+            self.buf[at..at + 8].copy_from_slice(&b);
+            return Ok(());
+        }
+        let mut f = self.file;
+        f.seek(io::SeekFrom::Start(
+            HEADER_BYTES + index * OP_BYTES as u64 + PRESENT_AT,
+        ))?;
+        f.write_all(&b)?;
+        f.seek(io::SeekFrom::End(0))?;
+        Ok(())
+    }
+
+    /// Writes what is buffered and the header's counts.
+    pub fn finish(mut self, threads: u32) -> io::Result<()> {
+        self.flush()?;
+        let mut f = self.file;
+        f.seek(io::SeekFrom::Start(MAGIC.len() as u64))?;
+        f.write_all(&threads.to_le_bytes())?;
+        f.write_all(&self.count.to_le_bytes())?;
+        f.seek(io::SeekFrom::End(0))?;
+        Ok(())
+    }
+}
+
 /// Reads an operations file: its header, then the operations one by one.
 #[derive(Debug)]
 pub struct OpsReader<R> {
@@ -320,6 +482,8 @@ pub struct OpsReader<R> {
     /// Operations in the file.
     pub count: u64,
     read: u64,
+    /// Bytes per operation (version 01: 45, without times).
+    op_bytes: usize,
 }
 
 impl<R: BufRead> OpsReader<R> {
@@ -327,7 +491,12 @@ impl<R: BufRead> OpsReader<R> {
     pub fn new(mut input: R) -> io::Result<Self> {
         let mut head = [0u8; 20];
         input.read_exact(&mut head)?;
-        if &head[..8] != MAGIC {
+        let op_bytes = match &head[..8] {
+            m if m == MAGIC => OP_BYTES,
+            m if m == MAGIC_01 => OP_BYTES_01,
+            _ => 0,
+        };
+        if op_bytes == 0 {
             return Err(io::Error::new(
                 io::ErrorKind::InvalidData,
                 "not a replay operations file",
@@ -341,6 +510,7 @@ impl<R: BufRead> OpsReader<R> {
             threads,
             count: u64::from_le_bytes(c),
             read: 0,
+            op_bytes,
         })
     }
 }
@@ -354,10 +524,11 @@ impl<R: Read> Iterator for OpsReader<R> {
         }
         self.read += 1;
         let mut b = [0u8; OP_BYTES];
+        let n = self.op_bytes;
         Some(
             self.input
-                .read_exact(&mut b)
-                .and_then(|()| ReplayOp::read(&b)),
+                .read_exact(&mut b[..n])
+                .and_then(|()| ReplayOp::read(&b, n == OP_BYTES_01)),
         )
     }
 }

@@ -15,6 +15,8 @@
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::ptr::NonNull;
 
+use super::library::{Library, LibraryError};
+
 /// An allocator that `replay` can measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum Allocator {
@@ -26,6 +28,9 @@ pub enum Allocator {
     /// mimalloc (the `mimalloc` crate; feature `mimalloc`).
     #[cfg(feature = "mimalloc")]
     Mimalloc,
+    /// A library named by its path, loaded with `dlopen` in the measuring child
+    /// ([`Library`]; one per command line, so it lives as long as the process).
+    Library(&'static Library),
 }
 
 impl Allocator {
@@ -40,9 +45,10 @@ impl Allocator {
         ]
     }
 
-    /// Its name on the command line.
+    /// Its name on the command line (a library's file name).
     pub fn name(self) -> &'static str {
         match self {
+            Allocator::Library(l) => l.name(),
             Allocator::System => "system",
             #[cfg(feature = "jemalloc")]
             Allocator::Jemalloc => "jemalloc",
@@ -58,8 +64,39 @@ impl Allocator {
             .find(|a| a.name() == name)
     }
 
+    /// The allocator library at `path`, not loaded: the parent's name for it (kept for the
+    /// life of the process).
+    pub fn library(path: &std::path::Path) -> Allocator {
+        Allocator::Library(Box::leak(Box::new(Library::new(path))))
+    }
+
+    /// The allocator library at `path`, loaded (in the measuring child).
+    pub fn load_library(path: &std::path::Path) -> Result<Allocator, LibraryError> {
+        Ok(Allocator::Library(Box::leak(Box::new(Library::load(
+            path,
+        )?))))
+    }
+
+    /// The command line's text for it: a built-in name, or a library's path.
+    pub fn spec(self) -> std::borrow::Cow<'static, str> {
+        match self {
+            Allocator::Library(l) => l.path().to_string_lossy(),
+            a => a.name().into(),
+        }
+    }
+
+    /// The library's path, for a library.
+    pub fn path(self) -> Option<&'static std::path::Path> {
+        match self {
+            Allocator::Library(l) => Some(l.path()),
+            _ => None,
+        }
+    }
+
     fn global(self) -> &'static dyn GlobalAlloc {
         match self {
+            // Never used: every call handles a library before asking for this.
+            Allocator::Library(_) => &System,
             Allocator::System => &System,
             #[cfg(feature = "jemalloc")]
             Allocator::Jemalloc => &tikv_jemallocator::Jemalloc,
@@ -71,6 +108,10 @@ impl Allocator {
     /// A new block for `layout` (whose size is not 0), or `None` when the allocator has none.
     pub fn alloc(self, layout: Layout) -> Option<Block> {
         debug_assert!(layout.size() > 0);
+        if let Allocator::Library(l) = self {
+            let ptr = l.alloc(layout.size(), layout.align());
+            return NonNull::new(ptr).map(|ptr| Block { ptr, layout });
+        }
         // SAFETY: `layout` has a non-zero size (the caller makes every size at least 1), as
         // `GlobalAlloc::alloc` requires; a null result is handled, not dereferenced.
         let ptr = unsafe { self.global().alloc(layout) };
@@ -79,6 +120,11 @@ impl Allocator {
 
     /// Gives `block` back to this allocator (the one that made it).
     pub fn free(self, block: Block) {
+        if let Allocator::Library(l) = self {
+            // SAFETY: `block` came from this library's `alloc` or `realloc` (a `Block` is made
+            // only there and consumed here), so it is live.
+            return unsafe { l.free(block.ptr.as_ptr()) };
+        }
         // SAFETY: `block` came from `alloc` or `realloc` of this same allocator with exactly
         // this layout (a `Block` is only made there and is consumed here), so it is live.
         unsafe { self.global().dealloc(block.ptr.as_ptr(), block.layout) }
@@ -91,6 +137,16 @@ impl Allocator {
             return Err(block);
         };
         debug_assert!(size > 0);
+        if let Allocator::Library(l) = self {
+            let (old, align) = (block.layout.size(), block.layout.align());
+            // SAFETY: `block` is live and was made by this library with `old` bytes and
+            // alignment `align`; on null it is still valid and returned.
+            let ptr = unsafe { l.realloc(block.ptr.as_ptr(), old, align, size) };
+            return match NonNull::new(ptr) {
+                Some(ptr) => Ok(Block { ptr, layout }),
+                None => Err(block),
+            };
+        }
         // SAFETY: `block` is live and was made by this allocator with `block.layout`; `size`
         // is non-zero and, rounded up to the alignment, does not overflow `isize` (checked by
         // `Layout::from_size_align` above). On null the old block is still valid and returned.
@@ -140,6 +196,24 @@ impl Block {
         if from < size {
             // SAFETY: `size > from >= 0`, so `size - 1` is inside the block.
             unsafe { self.ptr.as_ptr().add(size - 1).write_volatile(1) };
+        }
+    }
+}
+
+impl Block {
+    /// Writes one byte in each page of bytes `from..to` of the block (`to` at most its size),
+    /// and the last of them: the pages a program that used those bytes made resident.
+    pub fn touch_within(&self, from: usize, to: usize, page: usize) {
+        let to = to.min(self.layout.size());
+        let mut at = from;
+        while at < to {
+            // SAFETY: `at < to <= size`, inside the block this handle owns.
+            unsafe { self.ptr.as_ptr().add(at).write_volatile(1) };
+            at += page;
+        }
+        if from < to {
+            // SAFETY: `to > from >= 0` and `to <= size`, so `to - 1` is inside the block.
+            unsafe { self.ptr.as_ptr().add(to - 1).write_volatile(1) };
         }
     }
 }

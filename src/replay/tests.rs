@@ -62,6 +62,7 @@ fn replay(text: &str, alloc: Allocator, threads: ThreadMode, max: u64) -> (Repor
     let (bytes, summary) = ops(text);
     let reader = OpsReader::new(&bytes[..]).unwrap();
     let options = Options {
+        timing: Timing::Fast,
         threads,
         touch: true,
         max_block_size: max,
@@ -219,6 +220,7 @@ fn operations_round_trip_and_bad_files_are_refused() {
     bad[20 + 1] = 7;
     let reader = OpsReader::new(&bad[..]).unwrap();
     let options = Options {
+        timing: Timing::Fast,
         threads: ThreadMode::Ordered,
         touch: false,
         max_block_size: 1 << 20,
@@ -277,4 +279,97 @@ fn waste_is_attributed_at_the_live_peak_and_the_end() {
             assert_eq!(old.frag, crate::frag::Attributed::default());
         }
     }
+}
+
+#[test]
+fn present_bytes_are_set_in_the_buffer_and_in_the_file() {
+    // More operations than the writer buffers, so that the first ones are in the file when
+    // their frees say their present bytes, and the last ones still in the buffer.
+    let n = 40_000u64;
+    let mut b = OpsBuilder::new();
+    let temp = crate::io::TempFile::new().unwrap();
+    let mut w = ops::OpsWriter::new(temp.file()).unwrap();
+    let ev = |record: u64, op: HeapOp| HeapEvent {
+        record,
+        space: 0,
+        key: 0,
+        thread: None,
+        time: None,
+        site: None,
+        stack: None,
+        op,
+    };
+    for id in 0..n {
+        let (op, patch) = b.op_resident(
+            &ev(
+                id,
+                HeapOp::Alloc {
+                    id,
+                    size: 100,
+                    align: None,
+                },
+            ),
+            None,
+        );
+        assert!(patch.is_none());
+        w.write(&op).unwrap();
+    }
+    // The first block's free, and the last's; a negative count says nothing.
+    for (i, (id, resident)) in [(0, Some(10)), (n - 1, Some(20)), (1, Some(u64::MAX))]
+        .into_iter()
+        .enumerate()
+    {
+        let (op, patch) = b.op_resident(&ev(n + i as u64, HeapOp::Free { id }), resident);
+        w.write(&op).unwrap();
+        if let Some((index, bytes)) = patch {
+            w.set_present(index, bytes).unwrap();
+        }
+    }
+    w.finish(b.threads()).unwrap();
+    let file = std::fs::File::open(temp.path()).unwrap();
+    let read: Vec<ReplayOp> = OpsReader::new(std::io::BufReader::new(file))
+        .unwrap()
+        .map(Result::unwrap)
+        .collect();
+    assert_eq!(read.len() as u64, n + 3);
+    assert_eq!(read[0].present, 10);
+    assert_eq!(read[(n - 1) as usize].present, 20);
+    assert_eq!(read[1].present, NO_PRESENT);
+    assert_eq!(read[2].present, NO_PRESENT);
+}
+
+#[test]
+fn recorded_timing_keeps_the_gaps_of_ordered_threads() {
+    // Three operations on two threads, 30 ms apart in the trace.
+    let mut b = OpsBuilder::with_time_unit(Some(crate::dtd::analysis::TimeUnit::Ms));
+    let evs = events("1:a 1 10; 2:a 2 20; 1:f 1");
+    let ops: Vec<ReplayOp> = evs
+        .iter()
+        .zip([1000u64, 1030, 1060])
+        .map(|(e, t)| {
+            b.op(&HeapEvent {
+                time: Some(t),
+                ..*e
+            })
+        })
+        .collect();
+    let s = b.finish();
+    assert_eq!((s.timed, s.duration_ns), (3, 60_000_000));
+    assert_eq!(
+        ops.iter().map(|o| o.time).collect::<Vec<_>>(),
+        [0, 30_000_000, 60_000_000]
+    );
+    let options = Options {
+        timing: Timing::Recorded,
+        threads: ThreadMode::Ordered,
+        touch: false,
+        max_block_size: 1 << 20,
+        sample_every: 1,
+    };
+    let r = run(Allocator::System, &options, 2, 3, ops.into_iter().map(Ok)).unwrap();
+    assert!(r.wall_ns >= 60_000_000, "{}", r.wall_ns);
+    assert_eq!(r.recorded_ns, Some(60_000_000));
+    let late = r.lateness.expect("lateness");
+    assert_eq!(late.count, 3);
+    assert_eq!(r.timing, Timing::Recorded);
 }

@@ -112,6 +112,7 @@ fn replay_ops(data: &[u8]) -> Result<String, String> {
     let (threads, count) = (r.threads, r.count);
     assert!(threads <= 4, "the target plays at most 4 threads");
     let options = replay::Options {
+        timing: replay::Timing::Fast,
         threads: if data.len().is_multiple_of(2) {
             ThreadMode::Ordered
         } else {

@@ -339,6 +339,13 @@ impl<'s> Interpreter<'s> {
         if !self.monotonic(decl, time, at, sink) {
             return;
         }
+        if let Some(s) = decl.resident {
+            if decl.applies(s, |g| self.int(g)) {
+                if let Some(v) = self.int(s) {
+                    sink.resident(v);
+                }
+            }
+        }
         let mut freed = std::mem::take(&mut self.freed);
         freed.clear();
         let mut cx = Cx {

@@ -17,6 +17,12 @@ pub trait Sink {
     fn wants_events(&self) -> bool {
         true
     }
+    /// Before the events of a record that says how many bytes of the block it ends or moves
+    /// away were resident (`F.resident`, docs/format.md §14.1; Android's present bytes): those
+    /// bytes. Ignored by default.
+    fn resident(&mut self, bytes: u64) {
+        let _ = bytes;
+    }
 }
 
 impl Sink for Vec<HeapEvent> {
@@ -31,6 +37,9 @@ pub(crate) trait SinkDyn {
     fn event_placed(&mut self, event: HeapEvent, places: Places);
     fn finding(&mut self, finding: Finding);
     fn wants_events(&self) -> bool;
+    fn resident(&mut self, bytes: u64) {
+        let _ = bytes;
+    }
 }
 
 impl<T: Sink + ?Sized> SinkDyn for T {
@@ -42,5 +51,8 @@ impl<T: Sink + ?Sized> SinkDyn for T {
     }
     fn wants_events(&self) -> bool {
         Sink::wants_events(self)
+    }
+    fn resident(&mut self, bytes: u64) {
+        Sink::resident(self, bytes);
     }
 }

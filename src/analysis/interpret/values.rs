@@ -318,6 +318,7 @@ pub(super) fn needed_slots(decl: &RecordDecl, n: usize) -> Box<[bool]> {
     }
     slots.extend(decl.guards.iter().map(|(_, g)| g.slot));
     slots.extend(decl.align);
+    slots.extend(decl.resident);
     slots.extend(decl.time.iter().map(|&(s, _)| s));
     slots.extend(decl.thread);
     slots.extend(decl.sizes.iter().copied());

@@ -8,11 +8,12 @@ use std::io::{BufReader, BufWriter, Write};
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
 
-use super::blocks::{for_each_block_event_named, NoAllocations, Reading};
+use super::blocks::{for_each_block_event_resident, NoAllocations, Reading};
 use crate::analysis::event::HeapOp;
 use crate::io::{escape_path, IoError, TempFile};
 use crate::replay::{
-    self, ops, probe, Allocator, OpsBuilder, OpsReader, Probe, Report, ThreadMode, TraceSummary,
+    self, ops, probe, Allocator, OpsBuilder, OpsReader, Probe, Report, ThreadMode, Timing,
+    TraceSummary,
 };
 use crate::simulate::{BlockKey, LiveMap};
 use crate::Opened;
@@ -28,6 +29,8 @@ pub struct ReplayOptions {
     pub repeat: u32,
     /// Threads in the trace's order or free-running.
     pub threads: ThreadMode,
+    /// As fast as possible, or keeping the trace's recorded gaps.
+    pub timing: Timing,
     /// Write to every page of each new block, so that RSS counts it.
     pub touch: bool,
     /// Larger requests are refused (counted, not made); `None`: the machine's physical memory.
@@ -46,6 +49,7 @@ impl Default for ReplayOptions {
             allocators: vec![Allocator::System],
             repeat: 3,
             threads: ThreadMode::Ordered,
+            timing: Timing::Fast,
             touch: false,
             max_block_size: None,
             executable: None,
@@ -86,6 +90,23 @@ pub enum ReplayRunError {
     #[error(transparent)]
     #[diagnostic(transparent)]
     Run(#[from] replay::ReplayError),
+    /// An allocator library cannot be used (the measuring process's words).
+    #[error("{message}")]
+    #[diagnostic(code(mtf::replay::library))]
+    Library {
+        /// Why.
+        message: String,
+        /// What to do, where there is advice.
+        #[help]
+        help: Option<String>,
+    },
+    /// `--timing recorded` of a trace without times.
+    #[error("--timing recorded needs the times of the operations, and {0}")]
+    #[diagnostic(
+        code(mtf::usage::timing),
+        help("times come from a field the DTD declares with `F.time = ns;` (or us, ms, s): docs/format.md §14.4; without them, replay with --timing fast")
+    )]
+    NoTimes(String),
 }
 
 /// A trace's operations, decoded and written once, ready to be played.
@@ -129,18 +150,22 @@ pub struct Replayed {
 pub fn prepare(opened: &Opened) -> Result<Prepared, ReplayRunError> {
     let temp = TempFile::new().map_err(ReplayRunError::Temp)?;
     let sites = TempFile::new().map_err(ReplayRunError::Temp)?;
-    let mut builder = OpsBuilder::new();
-    let mut w = BufWriter::with_capacity(1 << 20, temp.file());
+    let mut builder = OpsBuilder::with_time_unit(opened.reader().schema().analysis.time_unit);
+    let mut w = ops::OpsWriter::new(temp.file()).map_err(ReplayRunError::Write)?;
     let mut sw = BufWriter::with_capacity(1 << 16, sites.file());
     let mut site_of: LiveMap<BlockKey, Option<u64>> = LiveMap::new();
     let mut seen: std::collections::HashSet<(u32, u64)> = std::collections::HashSet::new();
-    ops::write_ops_header(&mut w).map_err(ReplayRunError::Write)?;
     let mut err = None;
     let reader = opened.reader();
-    let (reading, interp) = for_each_block_event_named(&reader, |e| {
-        let op = builder.op(e);
+    let mut present_blocks = 0;
+    let (reading, interp) = for_each_block_event_resident(&reader, |e, resident| {
+        let (op, present) = builder.op_resident(e, resident);
         if err.is_none() {
-            err = ops::write_op(&mut w, &op).err();
+            err = w.write(&op).err();
+        }
+        if let (Some((index, bytes)), None) = (present, &err) {
+            present_blocks += 1;
+            err = w.set_present(index, bytes).err();
         }
         // The site of each block the replay makes: its allocation's; a reallocation's own,
         // else the site of the block it reallocates.
@@ -180,14 +205,12 @@ pub fn prepare(opened: &Opened) -> Result<Prepared, ReplayRunError> {
         .into_iter()
         .filter_map(|(space, id)| interp.site_name(space, id).map(|n| ((space, id), n)))
         .collect();
-    ops::finish_ops_header(&mut w, builder.threads(), builder.events())
-        .map_err(ReplayRunError::Write)?;
-    w.flush().map_err(ReplayRunError::Write)?;
-    drop(w);
+    w.finish(builder.threads()).map_err(ReplayRunError::Write)?;
     let mut file = temp.file();
     ops::mark_last_ops(&mut file, builder.last_ops()).map_err(ReplayRunError::Write)?;
     let mut summary = builder.finish();
     summary.counts.unknown_frees += reading.unknown_frees;
+    summary.present_blocks = present_blocks;
     Ok(Prepared {
         ops: temp,
         sites,
@@ -206,6 +229,14 @@ impl Prepared {
             Some(p) => p.clone(),
             None => std::env::current_exe().map_err(ReplayRunError::Exe)?,
         };
+        if options.timing == Timing::Recorded {
+            self.check_times()?;
+        }
+        for &a in &options.allocators {
+            if let Allocator::Library(_) = a {
+                check_library(&exe, a)?;
+            }
+        }
         let max_block_size = options.max_block_size.unwrap_or_else(physical_memory);
         let mut runs: Vec<Runs> = options
             .allocators
@@ -218,6 +249,7 @@ impl Prepared {
             .collect();
         let child = ChildOptions {
             threads: options.threads,
+            timing: options.timing,
             touch: options.touch,
             max_block_size,
             sample_every: self.summary.every,
@@ -243,6 +275,80 @@ impl Prepared {
             options: options.clone(),
         })
     }
+
+    /// Whether the trace has the times `--timing recorded` needs, and if not, why not.
+    pub fn check_times(&self) -> Result<(), ReplayRunError> {
+        let s = &self.summary;
+        let why = match s.time_unit {
+            None => "the trace's DTD declares no time field (analysis/1)".to_string(),
+            Some("tick") => {
+                "the trace's DTD declares its times in ticks, a logical clock with no duration"
+                    .to_string()
+            }
+            Some(_) if s.events == 0 => "the trace has no heap events".to_string(),
+            Some(_) if s.timed == 0 => format!(
+                "none of the trace's {} heap events has a time (its DTD declares them, the records hold none)",
+                s.events
+            ),
+            Some(_) => return Ok(()),
+        };
+        Err(ReplayRunError::NoTimes(why))
+    }
+}
+
+// Design: an allocator library built with initial-exec thread-local storage (Debian's jemalloc)
+// can only be loaded with `dlopen` where the C library keeps spare static TLS, 512 bytes by
+// default ("cannot allocate memory in static TLS block"). The child that loads a library gets
+// 16 KiB of it through glibc's tunable (an address range in each thread's block, not memory
+// until used); built-in allocators run without it, as before.
+const STATIC_TLS: &str = "glibc.rtld.optional_static_tls=16384";
+
+/// Gives a child that loads `alloc`, when it is a library, the static TLS it may need.
+fn library_env(cmd: &mut Command, alloc: Allocator) {
+    if alloc.path().is_some() {
+        let t = match std::env::var("GLIBC_TUNABLES") {
+            Ok(t) if !t.is_empty() => format!("{t}:{STATIC_TLS}"),
+            _ => STATIC_TLS.to_string(),
+        };
+        cmd.env("GLIBC_TUNABLES", t);
+    }
+}
+
+/// Loads an allocator library in a process of its own (`EXE replay-child --check`), so that a
+/// path that is no library, or a library without `malloc` and `free`, is refused with its
+/// reason before any run, and this process never loads it.
+fn check_library(exe: &Path, alloc: Allocator) -> Result<(), ReplayRunError> {
+    let mut cmd = Command::new(exe);
+    library_env(&mut cmd, alloc);
+    let out = cmd
+        .arg("replay-child")
+        .arg("--check")
+        .arg("--allocator")
+        .arg(alloc.spec().as_ref())
+        .stdin(Stdio::null())
+        .stdout(Stdio::piped())
+        .stderr(Stdio::piped())
+        .output()
+        .map_err(ReplayRunError::Exe)?;
+    if out.status.success() {
+        return Ok(());
+    }
+    // The reason on the first line, the advice (if any) on the second.
+    let said = String::from_utf8_lossy(&out.stdout);
+    let mut lines = said.trim().lines();
+    let message = match lines.next() {
+        Some(m) if !m.is_empty() => m.to_string(),
+        _ => format!(
+            "{}: loading it failed ({}): {}",
+            escape_path(alloc.path().unwrap_or(Path::new(alloc.name()))),
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        ),
+    };
+    Err(ReplayRunError::Library {
+        message,
+        help: lines.next().map(str::to_string),
+    })
 }
 
 impl Prepared {
@@ -283,6 +389,14 @@ pub fn thread_mode_name(mode: ThreadMode) -> &'static str {
     }
 }
 
+/// The name of a timing on the child's command line.
+pub fn timing_name(timing: Timing) -> &'static str {
+    match timing {
+        Timing::Fast => "fast",
+        Timing::Recorded => "recorded",
+    }
+}
+
 /// One measured replay in a fresh process.
 fn spawn_child(
     exe: &Path,
@@ -295,9 +409,11 @@ fn spawn_child(
     cmd.arg("replay-child")
         .arg(ops)
         .arg("--allocator")
-        .arg(alloc.name())
+        .arg(alloc.spec().as_ref())
         .arg("--threads")
         .arg(thread_mode_name(options.threads))
+        .arg("--timing")
+        .arg(timing_name(options.timing))
         .arg("--max-block-size")
         .arg(options.max_block_size.to_string())
         .arg("--every")
@@ -314,6 +430,7 @@ fn spawn_child(
     if let Some(sites) = &probe.sites {
         cmd.arg("--sites").arg(sites);
     }
+    library_env(&mut cmd, alloc);
     let out = cmd
         .output()
         .map_err(|e| format!("could not start {}: {e}", escape_path(exe)))?;

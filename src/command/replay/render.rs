@@ -6,8 +6,8 @@ use std::io::{self, Write};
 
 use serde_json::{json, Value as Json};
 
-use super::{median, thread_mode_name, Prepared, Replayed, Runs};
-use crate::replay::{Latency, Report, ThreadMode, TraceSummary};
+use super::{median, thread_mode_name, timing_name, Prepared, Replayed, Runs};
+use crate::replay::{Latency, Report, ThreadMode, Timing, TraceSummary};
 
 /// The kinds of call latencies are kept for, in the order shown.
 const KINDS: [&str; 3] = ["alloc", "free", "realloc"];
@@ -27,14 +27,21 @@ impl Replayed {
             "summary": summary_json(&prepared.summary),
             "undecodable_records": prepared.reading.problems(),
             "threads": thread_mode_name(self.options.threads),
+            "timing": timing_name(self.options.timing),
             "touch": self.options.touch,
             "max_block_size": self.max_block_size,
-            "allocators": self.runs.iter().map(|r| json!({
-                "allocator": r.alloc.name(),
-                "median": medians(r),
-                "runs": r.reports,
-                "failures": r.failures,
-            })).collect::<Vec<_>>(),
+            "allocators": self.runs.iter().map(|r| {
+                let mut a = json!({
+                    "allocator": r.alloc.name(),
+                    "median": medians(r),
+                    "runs": r.reports,
+                    "failures": r.failures,
+                });
+                if let (Some(p), Some(o)) = (r.alloc.path(), a.as_object_mut()) {
+                    o.insert("path".into(), json!(crate::io::escape_path(p).to_string()));
+                }
+                a
+            }).collect::<Vec<_>>(),
         })
     }
 
@@ -47,6 +54,10 @@ impl Replayed {
         speed_table(w, &self.runs)?;
         writeln!(w)?;
         latency_table(w, &self.runs)?;
+        if self.options.timing == Timing::Recorded {
+            writeln!(w)?;
+            timing_table(w, &self.runs)?;
+        }
         self.write_waste(w)
     }
 
@@ -128,10 +139,25 @@ impl Replayed {
             ThreadMode::Ordered => "in trace order",
             ThreadMode::Free => "free-running",
         };
+        if o.timing == Timing::Recorded {
+            writeln!(
+                w,
+                "       {} of the events have a time; recorded duration {} (first to last time); \
+                 {} blocks with their present bytes (touched as the trace says)",
+                s.timed,
+                duration(s.duration_ns),
+                s.present_blocks
+            )?;
+        }
         writeln!(
             w,
-            "replay: threads {threads}{}; {} run{} per allocator, each in a fresh process; \
+            "replay: threads {threads}{}{}; {} run{} per allocator, each in a fresh process; \
              median (± half the range)",
+            if o.timing == Timing::Recorded {
+                ", at the recorded times"
+            } else {
+                ""
+            },
             if o.touch { ", pages touched" } else { "" },
             o.repeat,
             if o.repeat == 1 { "" } else { "s" }
@@ -180,6 +206,47 @@ fn refusals(w: &mut dyn Write, r: &Runs) -> io::Result<()> {
     )
 }
 
+/// With recorded timing: the recorded duration beside the wall time, how late operations
+/// started (percentiles over the timed operations), and the blocks touched as the trace's
+/// present bytes say.
+fn timing_table(w: &mut dyn Write, runs: &[Runs]) -> io::Result<()> {
+    let nw = name_width(runs);
+    writeln!(
+        w,
+        "{:<nw$} {:>12} {:>10} {:>11} {:>11} {:>11} {:>11} {:>14}",
+        "timing",
+        "recorded ms",
+        "wall ms",
+        "late p50 ms",
+        "late p99 ms",
+        "p99.9 ms",
+        "max ms",
+        "present blocks"
+    )?;
+    for r in runs {
+        if r.reports.is_empty() {
+            continue;
+        }
+        let m = |f: &dyn Fn(&Report) -> f64| r.median_spread(f).0;
+        let late = |g: fn(&Latency) -> u64| {
+            m(&|x: &Report| x.lateness.as_ref().map_or(0.0, |l| g(l) as f64 / 1e6))
+        };
+        writeln!(
+            w,
+            "{:<nw$} {:>12.1} {:>10.1} {:>11.3} {:>11.3} {:>11.3} {:>11.3} {:>14.0}",
+            r.alloc.name(),
+            m(&|x| x.recorded_ns.unwrap_or(0) as f64 / 1e6),
+            m(&|x| x.wall_ns as f64 / 1e6),
+            late(|l| l.p50_ns),
+            late(|l| l.p99_ns),
+            late(|l| l.p999_ns),
+            late(|l| l.max_ns),
+            m(&|x| x.present_blocks as f64),
+        )?;
+    }
+    Ok(())
+}
+
 /// What the trace says, as JSON: its events by kind, threads, peak and live bytes.
 fn summary_json(s: &TraceSummary) -> Json {
     let c = &s.counts;
@@ -195,6 +262,10 @@ fn summary_json(s: &TraceSummary) -> Json {
         "peak_event": s.peak_event,
         "live": s.live,
         "every": s.every,
+        "timed": s.timed,
+        "duration_ns": s.duration_ns,
+        "time_unit": s.time_unit,
+        "present_blocks": s.present_blocks,
     })
 }
 
@@ -221,7 +292,7 @@ fn medians(runs: &Runs) -> Json {
             );
         }
     }
-    json!({
+    let mut m = json!({
         "runs": reports.len(),
         "wall_ms": ms(&|r| r.wall_ns as f64 / 1e6),
         "ops_per_sec": ms(&|r| r.ops_per_sec()),
@@ -232,7 +303,40 @@ fn medians(runs: &Runs) -> Json {
         "minor_faults": ms(&|r| r.minor_faults as f64),
         "major_faults": ms(&|r| r.major_faults as f64),
         "latency": lat,
-    })
+    });
+    if let (true, Some(o)) = (
+        reports.iter().any(|r| r.timing == Timing::Recorded),
+        m.as_object_mut(),
+    ) {
+        let late = |g: fn(&Latency) -> u64| {
+            ms(&|r: &Report| r.lateness.as_ref().map_or(0.0, |l| g(l) as f64))
+        };
+        o.insert(
+            "recorded_ms".into(),
+            ms(&|r| r.recorded_ns.unwrap_or(0) as f64 / 1e6),
+        );
+        o.insert(
+            "lateness".into(),
+            json!({
+                "p50_ns": late(|l| l.p50_ns),
+                "p99_ns": late(|l| l.p99_ns),
+                "p999_ns": late(|l| l.p999_ns),
+                "max_ns": late(|l| l.max_ns),
+            }),
+        );
+        o.insert("present_blocks".into(), ms(&|r| r.present_blocks as f64));
+        o.insert("present_bytes".into(), ms(&|r| r.present_bytes as f64));
+    }
+    m
+}
+
+/// A duration in ms (one decimal), or in µs below a millisecond.
+fn duration(ns: u64) -> String {
+    if ns >= 1_000_000 {
+        format!("{:.1} ms", ns as f64 / 1e6)
+    } else {
+        format!("{:.1} µs", ns as f64 / 1e3)
+    }
 }
 
 /// Bytes in MiB, one decimal.
@@ -246,10 +350,20 @@ fn pct(s: f64) -> String {
 }
 
 /// Speed, memory and faults: one line per allocator.
+/// The width of the allocator column: its longest name (a library's file name), at least 9.
+fn name_width(runs: &[Runs]) -> usize {
+    runs.iter()
+        .map(|r| r.alloc.name().chars().count())
+        .max()
+        .unwrap_or(0)
+        .max(9)
+}
+
 fn speed_table(w: &mut dyn Write, runs: &[Runs]) -> io::Result<()> {
+    let nw = name_width(runs);
     writeln!(
         w,
-        "{:<9} {:>13} {:>16} {:>16} {:>14} {:>13} {:>12} {:>6}",
+        "{:<nw$} {:>13} {:>16} {:>16} {:>14} {:>13} {:>12} {:>6}",
         "allocator",
         "wall ms",
         "ops/s",
@@ -261,7 +375,7 @@ fn speed_table(w: &mut dyn Write, runs: &[Runs]) -> io::Result<()> {
     )?;
     for r in runs {
         if r.reports.is_empty() {
-            writeln!(w, "{:<9} (no run succeeded)", r.alloc.name())?;
+            writeln!(w, "{:<nw$} (no run succeeded)", r.alloc.name())?;
             continue;
         }
         let (wall, ws) = r.median_spread(|r| r.wall_ns as f64 / 1e6);
@@ -273,7 +387,7 @@ fn speed_table(w: &mut dyn Write, runs: &[Runs]) -> io::Result<()> {
         let (majflt, _) = r.median_spread(|r| r.major_faults as f64);
         writeln!(
             w,
-            "{:<9} {:>13} {:>16} {:>16} {:>14} {:>13} {:>12} {:>6}",
+            "{:<nw$} {:>13} {:>16} {:>16} {:>14} {:>13} {:>12} {:>6}",
             r.alloc.name(),
             format!("{wall:.1} {}", pct(ws)),
             format!("{:.0} {}", ops, pct(os)),
@@ -289,9 +403,10 @@ fn speed_table(w: &mut dyn Write, runs: &[Runs]) -> io::Result<()> {
 
 /// Latency percentiles: one line per allocator and kind of call.
 fn latency_table(w: &mut dyn Write, runs: &[Runs]) -> io::Result<()> {
+    let nw = name_width(runs);
     writeln!(
         w,
-        "{:<9} {:<8} {:>10} {:>9} {:>9} {:>9} {:>10}",
+        "{:<nw$} {:<8} {:>10} {:>9} {:>9} {:>9} {:>10}",
         "latency", "call", "calls", "p50 ns", "p99 ns", "p99.9 ns", "max ns"
     )?;
     for r in runs {
@@ -313,7 +428,7 @@ fn latency_table(w: &mut dyn Write, runs: &[Runs]) -> io::Result<()> {
             };
             writeln!(
                 w,
-                "{:<9} {:<8} {:>10.0} {:>9.0} {:>9.0} {:>9.0} {:>10.0}",
+                "{:<nw$} {:<8} {:>10.0} {:>9.0} {:>9.0} {:>9.0} {:>10.0}",
                 r.alloc.name(),
                 kind,
                 q(|l| l.count),
@@ -335,5 +450,7 @@ mod tests {
     fn spreads_are_half_the_range_in_percent() {
         assert_eq!(pct(0.1), "±5%");
         assert_eq!(mib(3.0 * 1024.0 * 1024.0), "3.0");
+        assert_eq!(duration(100_000_000), "100.0 ms");
+        assert_eq!(duration(9_000), "9.0 µs");
     }
 }

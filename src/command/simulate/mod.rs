@@ -3,7 +3,7 @@
 
 use std::time::{Duration, Instant};
 
-use super::blocks::{for_each_block_event_named, name_sites, NoAllocations, Reading};
+use super::blocks::{for_each_block_event_resident, name_sites, NoAllocations, Reading};
 use crate::simulate::{Options, Policy, Report, Simulator};
 use crate::Opened;
 
@@ -93,7 +93,7 @@ pub fn simulate(opened: &Opened, options: &SimulateOptions) -> Result<Simulation
         .collect();
     let start = Instant::now();
     let reader = opened.reader();
-    let (reading, interp) = for_each_block_event_named(&reader, |e| {
+    let (reading, interp) = for_each_block_event_resident(&reader, |e, _| {
         for s in sims.iter_mut() {
             s.feed(e);
         }

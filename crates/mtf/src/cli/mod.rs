@@ -107,7 +107,8 @@ pub enum Command {
     /// `sql`).
     Sql(sql::SqlArgs),
     /// Replay a trace's allocation events against real allocators (system, jemalloc,
-    /// mimalloc), each in a fresh process: speed, latency, RSS beside live bytes, page faults.
+    /// mimalloc, or a library by path), each in a fresh process, as fast as possible or at the
+    /// recorded times: speed, latency, RSS beside live bytes, page faults.
     Replay(replay::ReplayArgs),
     /// Simulate classic allocator policies over a trace's allocation events: heap extent and
     /// utilisation (peak live payload / peak heap).

@@ -12,7 +12,7 @@ use metatf::command::replay::{
     prepare, run_child as measure, ChildOptions, Prepared, ReplayOptions, ReplayRunError, Replayed,
 };
 use metatf::io::{escape_path, StdoutSink};
-use metatf::replay::{Allocator, Probe, ThreadMode};
+use metatf::replay::{is_library_name, Allocator, Probe, ThreadMode, Timing};
 
 use super::blocks::{picture_format, warn_reading, Format};
 use super::common::{error, error_text, io_failure, line_to_stderr, open, Failure};
@@ -27,6 +27,16 @@ pub enum Threads {
     Free,
 }
 
+/// When operations run.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum TimingArg {
+    /// As fast as possible.
+    Fast,
+    /// At the trace's recorded times (its gaps kept per thread), blocks touched as the trace's
+    /// present bytes say.
+    Recorded,
+}
+
 /// Arguments of `mtf replay`.
 #[derive(Debug, Args)]
 pub struct ReplayArgs {
@@ -35,7 +45,8 @@ pub struct ReplayArgs {
     /// The DTD to use instead of the one the header names.
     #[arg(short, long)]
     pub dtd: Option<PathBuf>,
-    /// Allocators to measure, side by side (comma-separated: system, jemalloc, mimalloc).
+    /// Allocators to measure, side by side (comma-separated: system, jemalloc, mimalloc, or an
+    /// allocator library by its path, e.g. /usr/lib/x86_64-linux-gnu/libtcmalloc_minimal.so.4).
     #[arg(short, long, value_delimiter = ',', default_value = "system")]
     pub allocator: Vec<String>,
     /// Runs per allocator (each in a fresh process); figures are the median, with the spread.
@@ -44,6 +55,9 @@ pub struct ReplayArgs {
     /// Threads in the trace's order, or free-running.
     #[arg(long, value_enum, default_value_t = Threads::Ordered)]
     pub threads: Threads,
+    /// As fast as possible, or at the trace's recorded times (a trace whose DTD declares times).
+    #[arg(long, value_enum, default_value_t = TimingArg::Fast)]
+    pub timing: TimingArg,
     /// Write to every page of each new block, so that RSS counts it.
     #[arg(long)]
     pub touch: bool,
@@ -68,21 +82,28 @@ pub struct ReplayArgs {
 #[derive(Debug, Args)]
 pub struct ChildArgs {
     /// The operations file the parent wrote.
-    pub ops: PathBuf,
-    /// The allocator.
+    #[arg(required_unless_present = "check")]
+    pub ops: Option<PathBuf>,
+    /// The allocator (a built-in name, or a library's path).
     #[arg(long)]
     pub allocator: String,
+    /// Only load the allocator: its reason on standard output and status 2 when it cannot be.
+    #[arg(long)]
+    pub check: bool,
     /// Threads' order.
-    #[arg(long, value_enum)]
+    #[arg(long, value_enum, default_value_t = Threads::Ordered)]
     pub threads: Threads,
+    /// When operations run.
+    #[arg(long, value_enum, default_value_t = TimingArg::Fast)]
+    pub timing: TimingArg,
     /// Touch new pages.
     #[arg(long)]
     pub touch: bool,
     /// Largest request made.
-    #[arg(long)]
+    #[arg(long, default_value_t = u64::MAX)]
     pub max_block_size: u64,
     /// Sample RSS after every this many operations.
-    #[arg(long)]
+    #[arg(long, default_value_t = 1)]
     pub every: u64,
     /// Attribute the waste after this many operations (and at the end).
     #[arg(long)]
@@ -90,6 +111,13 @@ pub struct ChildArgs {
     /// The sites of the blocks' records, for the attribution.
     #[arg(long)]
     pub sites: Option<PathBuf>,
+}
+
+fn timing(t: TimingArg) -> Timing {
+    match t {
+        TimingArg::Fast => Timing::Fast,
+        TimingArg::Recorded => Timing::Recorded,
+    }
 }
 
 fn mode(t: Threads) -> ThreadMode {
@@ -109,27 +137,56 @@ fn replay_failure(trace: &Path, e: &ReplayRunError) -> Failure {
             format!("{}: {e}", escape_path(trace)),
         ),
         ReplayRunError::Temp(e) => io_failure(e),
+        ReplayRunError::NoTimes(_) => Failure::diagnostic(
+            EXIT_USAGE,
+            &metatf::Message::new(
+                format!("{}: {e}", escape_path(trace)),
+                "mtf::usage::timing",
+                miette::Diagnostic::help(e).map(|h| h.to_string()),
+            ),
+        ),
         e => Failure::diagnostic(EXIT_USAGE, e),
     }
 }
 
 /// Run the hidden `mtf replay-child`.
 pub fn run_child(args: &ChildArgs) -> Result<i32, Failure> {
-    let alloc = Allocator::from_name(&args.allocator).ok_or_else(|| {
-        error(
-            EXIT_USAGE,
-            "mtf::usage::allocator",
-            format!("unknown allocator {}", args.allocator),
-        )
-    })?;
+    let alloc = if is_library_name(&args.allocator) {
+        match Allocator::load_library(Path::new(&args.allocator)) {
+            Ok(a) => a,
+            Err(e) if args.check => {
+                // The reason and the advice, for the parent to say in its own words.
+                let mut out = StdoutSink::new();
+                writeln!(out, "{e}")?;
+                if let Some(help) = miette::Diagnostic::help(&e) {
+                    writeln!(out, "{help}")?;
+                }
+                out.flush()?;
+                return Ok(EXIT_USAGE);
+            }
+            Err(e) => return Err(Failure::diagnostic(EXIT_USAGE, &e)),
+        }
+    } else {
+        Allocator::from_name(&args.allocator).ok_or_else(|| {
+            error(
+                EXIT_USAGE,
+                "mtf::usage::allocator",
+                format!("unknown allocator {}", args.allocator),
+            )
+        })?
+    };
+    let Some(ops) = args.ops.as_deref().filter(|_| !args.check) else {
+        return Ok(EXIT_OK);
+    };
     let options = ChildOptions {
         threads: mode(args.threads),
+        timing: timing(args.timing),
         touch: args.touch,
         max_block_size: args.max_block_size,
         sample_every: args.every,
     };
     let probe = Probe::new(args.frag_at, args.sites.clone());
-    let report = measure(&args.ops, alloc, &options, probe).map_err(|e| match e {
+    let report = measure(ops, alloc, &options, probe).map_err(|e| match e {
         ReplayRunError::Run(e) => Failure::diagnostic(EXIT_USAGE, &e),
         e => Failure::diagnostic(EXIT_USAGE, &e),
     })?;
@@ -150,7 +207,15 @@ pub fn run_child(args: &ChildArgs) -> Result<i32, Failure> {
 fn allocators(names: &[String]) -> Result<Vec<Allocator>, Failure> {
     let mut allocs = Vec::new();
     for name in names {
-        match Allocator::from_name(name.trim()) {
+        let name = name.trim();
+        if is_library_name(name) {
+            let a = Allocator::library(Path::new(name));
+            if !allocs.contains(&a) {
+                allocs.push(a);
+            }
+            continue;
+        }
+        match Allocator::from_name(name) {
             Some(a) if !allocs.contains(&a) => allocs.push(a),
             Some(_) => {}
             None => {
@@ -159,7 +224,7 @@ fn allocators(names: &[String]) -> Result<Vec<Allocator>, Failure> {
                     EXIT_USAGE,
                     "mtf::usage::allocator",
                     format!(
-                        "unknown allocator '{}': this mtf has {}",
+                        "unknown allocator '{}': this mtf has {} (or give an allocator library by its path, such as ./libmyalloc.so)",
                         metatf::escape::escape_for_terminal(name),
                         have.join(", ")
                     ),
@@ -176,6 +241,7 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
         allocators: allocators(&args.allocator)?,
         repeat: args.repeat,
         threads: mode(args.threads),
+        timing: timing(args.timing),
         touch: args.touch,
         max_block_size: args.max_block_size,
         executable: None,
@@ -189,6 +255,15 @@ pub fn run(args: &ReplayArgs) -> Result<i32, Failure> {
     let prepared = prepare(&opened).map_err(|e| replay_failure(&args.trace, &e))?;
     warn_reading(&args.trace, &prepared.reading);
     drop(opened);
+    // A recorded replay lasts the trace's duration per run: said first when that is long.
+    let runs = u64::from(args.repeat) * options.allocators.len() as u64;
+    let secs = prepared.summary.duration_ns / 1_000_000_000;
+    if options.timing == Timing::Recorded && secs * runs >= 10 && prepared.check_times().is_ok() {
+        line_to_stderr(&format!(
+            "mtf: {}: replaying at the recorded times: {secs} s per run, {runs} runs",
+            escape_path(&args.trace)
+        ));
+    }
     let replayed = prepared
         .run(&options)
         .map_err(|e| replay_failure(&args.trace, &e))?;

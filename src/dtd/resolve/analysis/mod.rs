@@ -31,9 +31,10 @@ use crate::dtd::analysis::*;
 use record::RecCtx;
 
 /// Field properties of extension analysis/1 (in record bodies, or by type name).
-pub(super) const FIELD_PROPS: [&str; 20] = [
+pub(super) const FIELD_PROPS: [&str; 21] = [
     "dead",
     "leaves",
+    "resident",
     "defines",
     "undefines",
     "refers",
@@ -674,12 +675,12 @@ mod tests {
     fn another_version_is_ignored_with_a_warning() {
         let l = parse_str(
             "t.dtd",
-            &with("analysis.version = 3; a : (tag, address) { tag.value = 4; address.defines = nowhere; }"),
+            &with("analysis.version = 4; a : (tag, address) { tag.value = 4; address.defines = nowhere; }"),
         )
         .unwrap();
         assert!(!l.schema.analysis.is_declared());
         assert_eq!(l.warnings.len(), 1);
-        assert!(l.warnings[0].to_string().contains("version 3"));
+        assert!(l.warnings[0].to_string().contains("version 4"));
     }
 
     #[test]
@@ -731,6 +732,38 @@ mod tests {
         assert!(e.contains("expects `null`"), "{e}");
         let e = err("analysis.version = 2; f : (tag, id) { tag.value = 7; id.defines = block; id.dead = null; }");
         assert!(e.contains("is for a field that undefines an id"), "{e}");
+    }
+
+    #[test]
+    fn version_3_declares_the_resident_bytes_of_a_freed_block() {
+        let s = schema(&with(
+            "analysis.version = 3; id.width = 4; id.interpretation = none;
+             has.interpretation = default 0; present.interpretation = default 0;
+             present.resident = yes; present.when = has; present.is = 1;
+             f : (tag, id, has, present) { tag.value = 7; id.undefines = block; }
+             a : (tag, size, id) { tag.value = 8; id.defines = block; id.bytes = size.value; }",
+        ));
+        let a = &s.analysis;
+        assert_eq!(a.version, 3);
+        let f = a.record(s.record_by_name(0, "f").unwrap());
+        assert_eq!(f.resident, Some(3));
+        assert_eq!(f.guards.len(), 1, "guarded by `has`");
+        assert_eq!(a.record(s.record_by_name(0, "a").unwrap()).resident, None);
+        let err = |decls: &str| -> String {
+            let text = with(&format!(
+                "id.width = 4; id.interpretation = none; p.interpretation = default 0; {decls}"
+            ));
+            let e = parse_str("t.dtd", &text).expect_err("should fail");
+            e.errors
+                .iter()
+                .map(|x| x.to_string())
+                .collect::<Vec<_>>()
+                .join("\n")
+        };
+        let e = err("analysis.version = 2; f : (tag, id, p) { tag.value = 7; id.undefines = block; p.resident = yes; }");
+        assert!(e.contains("is a declaration of analysis version 3"), "{e}");
+        let e = err("analysis.version = 3; f : (tag, id, p) { tag.value = 7; id.defines = block; p.resident = yes; }");
+        assert!(e.contains("is for a record that undefines an id"), "{e}");
     }
 
     #[test]

@@ -61,6 +61,7 @@ impl<'a> Resolver<'a> {
         }
         self.guards(rec, &mut rd);
         self.flags(rec, &mut rd);
+        self.resident(rec, b.version, &mut rd);
         self.times(rec, &mut b.units, &mut rd);
         for (s, p) in rec.by_prop("monotonic") {
             if let Some(m) = self.monotonic(rec, s, p, &rd, &mut b.series) {
@@ -359,8 +360,10 @@ impl<'a> Resolver<'a> {
         let rule = ["stops", "skips", "suppresses"]
             .iter()
             .any(|r| rec.has(s, r));
-        let has_role =
-            rd.actions.iter().any(|a| a.slot as usize == s) || rec.has(s, "time") || rule;
+        let has_role = rd.actions.iter().any(|a| a.slot as usize == s)
+            || rec.has(s, "time")
+            || rec.has(s, "resident")
+            || rule;
         if !has_role {
             let w = wp.path_string();
             self.bad(
@@ -398,6 +401,41 @@ impl<'a> Resolver<'a> {
             if self.keyword(p, &["bytes"]).is_some() && self.int_slot(rt, s, p) {
                 rd.sizes.push(s as SlotId);
             }
+        }
+    }
+
+    /// `F.resident = yes;` (version 3): on a record that undefines an id, F is how many bytes of
+    /// the block it ends or moves away the program touched.
+    fn resident(&mut self, rec: &RecCtx<'_, 'a>, version: u64, rd: &mut RecordDecl) {
+        for (s, p) in rec.by_prop("resident") {
+            if version < 3 {
+                self.bad(
+                    format!(
+                        "`{}.resident` is a declaration of analysis version 3",
+                        p.path_string()
+                    ),
+                    p.span,
+                    Some("write `analysis.version = 3;`".into()),
+                );
+                continue;
+            }
+            if self.keyword(p, &["yes", "no"]) != Some("yes") || !self.int_slot(rec.rt, s, p) {
+                continue;
+            }
+            if !rd.actions.iter().any(|a| a.kind == ActionKind::Undefine) {
+                self.bad(
+                    format!(
+                        "`{}.resident` is for a record that undefines an id",
+                        p.path_string()
+                    ),
+                    p.span,
+                    Some(
+                        "declare it on a free or a realloc: the bytes of the block it ends".into(),
+                    ),
+                );
+                continue;
+            }
+            rd.resident = Some(s as SlotId);
         }
     }
 
