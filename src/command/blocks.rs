@@ -106,7 +106,7 @@ impl<F: FnMut(&HeapEvent, Option<u64>)> Sink for Blocks<'_, F> {
 /// Hands each heap event of the blocks of `reader`'s trace to `f`, in trace order.
 pub fn for_each_block_event(
     reader: &Reader<'_>,
-    f: impl FnMut(&HeapEvent),
+    mut f: impl FnMut(&HeapEvent),
 ) -> Result<Reading, NoAllocations> {
     for_each_block_event_resident(reader, |e, _| f(e)).map(|(reading, _)| reading)
 }

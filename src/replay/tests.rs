@@ -243,6 +243,7 @@ fn waste_is_attributed_at_the_live_peak_and_the_end() {
         let reader = OpsReader::new(&bytes[..]).unwrap();
         let options = Options {
             threads: mode,
+            timing: Timing::Fast,
             touch: true,
             max_block_size: u64::MAX,
             sample_every: 1,
