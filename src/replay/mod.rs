@@ -657,7 +657,16 @@ where
         release(alloc, map.drain());
         (vec![w], wall, base, before, options.threads)
     } else if options.threads == ThreadMode::Ordered {
-        ordered(alloc, options, &schedule, threads, ops, check, &mut sample, &mut probe)?
+        ordered(
+            alloc,
+            options,
+            &schedule,
+            threads,
+            ops,
+            check,
+            &mut sample,
+            &mut probe,
+        )?
     } else {
         free_running(
             alloc,

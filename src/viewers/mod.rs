@@ -31,17 +31,17 @@
 // shared ends the old block), checked against `mtf stats` and against computations over the
 // original text.
 
-mod error;
-pub mod heaptrack;
-#[cfg(feature = "pprof")]
-pub mod pprof;
-mod sites;
 #[cfg(feature = "json")]
 mod chrome;
 #[cfg(feature = "json")]
 mod dhat;
+mod error;
+pub mod heaptrack;
 #[cfg(feature = "json")]
 mod pass;
+#[cfg(feature = "pprof")]
+pub mod pprof;
+mod sites;
 #[cfg(feature = "json")]
 mod speedscope;
 #[cfg(all(test, feature = "json"))]
@@ -49,20 +49,20 @@ mod tests;
 #[cfg(feature = "json")]
 mod view;
 
-pub use error::ViewerError;
-pub use heaptrack::{write_heaptrack, HeaptrackOptions, HeaptrackReport};
-#[cfg(feature = "pprof")]
-pub use pprof::{write_pprof, PprofOptions, PprofReport};
-pub use sites::{profile_of, site_profile};
 #[cfg(feature = "json")]
 pub use chrome::write_chrome;
 #[cfg(feature = "json")]
 pub use dhat::write_dhat;
+pub use error::ViewerError;
+pub use heaptrack::{write_heaptrack, HeaptrackOptions, HeaptrackReport};
 #[cfg(feature = "json")]
 pub use pass::read;
+#[cfg(feature = "pprof")]
+pub use pprof::{write_pprof, PprofOptions, PprofReport};
+pub use sites::{profile_of, site_profile};
 #[cfg(feature = "json")]
 pub use speedscope::write_speedscope;
 #[cfg(feature = "json")]
-pub use view::{Curve, HeapView, PointFigures, Sample, ViewOptions, DEFAULT_POINTS};
-#[cfg(feature = "json")]
 pub(crate) use view::{num, Stacks};
+#[cfg(feature = "json")]
+pub use view::{Curve, HeapView, PointFigures, Sample, ViewOptions, DEFAULT_POINTS};

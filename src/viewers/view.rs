@@ -237,4 +237,3 @@ impl Stacks {
 pub(crate) fn num(v: u128) -> u64 {
     u64::try_from(v).unwrap_or(u64::MAX)
 }
-

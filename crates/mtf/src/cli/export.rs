@@ -639,8 +639,7 @@ fn to_viewer(args: &ExportArgs, format: ViewerFormat) -> Result<i32, Failure> {
     if args.output.as_os_str() != "-" {
         super::common::guard_files(&[&args.trace], &[&args.output])?;
     }
-    let (o, damaged) =
-        super::common::open_for_pass(&args.trace, args.dtd.as_deref(), true, true)?;
+    let (o, damaged) = super::common::open_for_pass(&args.trace, args.dtd.as_deref(), true, true)?;
     let path = super::common::input_name(&args.trace).into_owned();
     if damaged {
         return Err(viewer_failure(
