@@ -787,6 +787,7 @@ fn join(handles: Vec<std::thread::JoinHandle<Worker>>) -> Vec<Worker> {
 
 /// Threads in the trace's order: the calling thread hands each run of consecutive operations
 /// of one thread to that thread and waits until it is done.
+#[allow(clippy::too_many_arguments)]
 fn ordered<I, C>(
     alloc: Allocator,
     options: &Options,

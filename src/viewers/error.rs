@@ -115,3 +115,25 @@ pub(crate) fn choose_space(
         .or_else(|| first(&|_| true))
         .ok_or(ViewerError::NoAllocations)
 }
+
+/// [`choose_space`] among the namespaces of `interp`'s DTD: `allocs`, the allocations each
+/// made (`None` before a record is read: every namespace of ids may allocate).
+pub(crate) fn choose_space_of(
+    interp: &crate::analysis::Interpreter<'_>,
+    allocs: Option<&[u64]>,
+    want: Option<&str>,
+) -> Result<u32, ViewerError> {
+    let spaces: Vec<SpaceTraits<'_>> = interp
+        .namespaces()
+        .iter()
+        .enumerate()
+        .map(|(i, n)| SpaceTraits {
+            name: &n.name,
+            ids: n.kind == crate::analysis::SpaceKind::Ids,
+            sized: n.sized,
+            stacks: interp.has_stacks(i as u32),
+            busy: allocs.is_none_or(|a| a.get(i).is_some_and(|&a| a > 0)),
+        })
+        .collect();
+    choose_space(&spaces, want).map(|i| i as u32)
+}

@@ -26,7 +26,6 @@ use crate::analysis::{HeapEvents, HeapOp, Interpreter, SpaceKind, TimeUnit};
 use crate::decode::Reader;
 use crate::stacks::{Costs, StackProfile};
 
-use super::error::SpaceTraits;
 use super::ViewerError;
 
 type Map<K, V> = HashMap<K, V, foldhash::fast::RandomState>;
@@ -142,7 +141,7 @@ pub fn write_heaptrack<W: Write + ?Sized>(
             record: None,
         });
     }
-    let space = choose_space(options, interp, &allocs)?;
+    let space = super::error::choose_space_of(interp, Some(&allocs), options.space.as_deref())?;
     let ns = &spaces[space as usize];
     let keys = std::mem::take(&mut keys[space as usize]);
     let stacks = interp.has_stacks(space);
@@ -311,27 +310,6 @@ pub fn write_heaptrack<W: Write + ?Sized>(
     w.out.flush().map_err(ViewerError::write(what))?;
     w.report.leaked = w.live_bytes;
     Ok(w.report)
-}
-
-/// The namespace to write ([`super::error::choose_space`]).
-fn choose_space(
-    options: &HeaptrackOptions,
-    interp: &Interpreter<'_>,
-    allocs: &[u64],
-) -> Result<u32, ViewerError> {
-    let spaces: Vec<SpaceTraits<'_>> = interp
-        .namespaces()
-        .iter()
-        .enumerate()
-        .map(|(i, n)| SpaceTraits {
-            name: &n.name,
-            ids: n.kind == SpaceKind::Ids,
-            sized: n.sized,
-            stacks: interp.has_stacks(i as u32),
-            busy: allocs.get(i).is_some_and(|&a| a > 0),
-        })
-        .collect();
-    super::error::choose_space(&spaces, options.space.as_deref()).map(|i| i as u32)
 }
 
 /// A time difference in the trace's unit, in milliseconds (a logical clock's ticks as they

@@ -14,7 +14,6 @@ use crate::events::{read as read_events, EventOptions};
 use crate::stacks::{Costs, Leaf, StackProfile};
 use crate::Opened;
 
-use super::error::SpaceTraits;
 use super::{Curve, HeapView, PointFigures, Sample, ViewOptions, ViewerError};
 
 const NONE: u32 = u32::MAX;
@@ -33,19 +32,8 @@ pub fn read(o: &Opened, options: &ViewOptions) -> Result<HeapView, ViewerError> 
     }
     let reader = o.reader();
     let mut interp = Interpreter::new(schema);
-    let traits: Vec<SpaceTraits<'_>> = spaces
-        .iter()
-        .enumerate()
-        .map(|(i, n)| SpaceTraits {
-            name: &n.name,
-            ids: n.kind == SpaceKind::Ids,
-            sized: n.sized,
-            stacks: interp.has_stacks(i as SpaceId),
-            // One pass: the choice is made before a record is read.
-            busy: true,
-        })
-        .collect();
-    let chosen = super::error::choose_space(&traits, options.space.as_deref())? as SpaceId;
+    // One pass: the choice is made before a record is read.
+    let chosen = super::error::choose_space_of(&interp, None, options.space.as_deref())? as SpaceId;
     let ns = &spaces[chosen as usize];
     let mut t = Tracker::new(chosen, ns.sized, ns.shared, options.points);
     t.timed = interp.time_unit().is_some();

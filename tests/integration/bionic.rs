@@ -11,31 +11,10 @@ use std::collections::HashMap;
 /// reaching it (from 1), allocations, heap events): a line is one event where it allocates or
 /// ends a live block.
 pub(crate) fn bionic(text: &str) -> (u128, u64, u64, u64) {
-    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
     let mut live: HashMap<u64, u64> = HashMap::new();
     let (mut bytes, mut peak, mut at, mut allocs, mut events) = (0u128, 0u128, 0u64, 0u64, 0u64);
     for (i, line) in text.lines().enumerate() {
-        let w: Vec<&str> = line.split_whitespace().collect();
-        let (mut free, mut alloc) = (None, None);
-        match w[1] {
-            "malloc" => alloc = Some((hex(w[2]), w[3].parse::<u64>().unwrap())),
-            "calloc" => {
-                alloc = Some((
-                    hex(w[2]),
-                    w[3].parse::<u64>().unwrap() * w[4].parse::<u64>().unwrap(),
-                ))
-            }
-            "memalign" => alloc = Some((hex(w[2]), w[4].parse().unwrap())),
-            "free" => free = Some(hex(w[2])).filter(|a| *a != 0),
-            "realloc" => {
-                let (new, old, n) = (hex(w[2]), hex(w[3]), w[4].parse::<u64>().unwrap());
-                if !(new == 0 && n > 0) {
-                    free = Some(old).filter(|a| *a != 0);
-                    alloc = Some((new, n)).filter(|a| a.0 != 0);
-                }
-            }
-            _ => {}
-        }
+        let (_, free, alloc) = bionic_line(line);
         let freed = free.and_then(|a| live.remove(&a));
         if let Some(size) = freed {
             bytes -= u128::from(size);
@@ -56,4 +35,34 @@ pub(crate) fn bionic(text: &str) -> (u128, u64, u64, u64) {
         }
     }
     (peak, at, allocs, events)
+}
+
+/// One line of bionic's memory_replay text as its reader takes it: the thread, the address a
+/// free or a realloc ends (none for null), and the (address, bytes) an allocation makes (none
+/// for a realloc that failed or freed).
+pub(crate) fn bionic_line(line: &str) -> (u64, Option<u64>, Option<(u64, u64)>) {
+    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
+    let w: Vec<&str> = line.split_whitespace().collect();
+    let thread: u64 = w[0].trim_end_matches(':').parse().unwrap();
+    let (mut free, mut alloc) = (None, None);
+    match w[1] {
+        "malloc" => alloc = Some((hex(w[2]), w[3].parse::<u64>().unwrap())),
+        "calloc" => {
+            alloc = Some((
+                hex(w[2]),
+                w[3].parse::<u64>().unwrap() * w[4].parse::<u64>().unwrap(),
+            ))
+        }
+        "memalign" => alloc = Some((hex(w[2]), w[4].parse().unwrap())),
+        "free" => free = Some(hex(w[2])).filter(|a| *a != 0),
+        "realloc" => {
+            let (new, old, n) = (hex(w[2]), hex(w[3]), w[4].parse::<u64>().unwrap());
+            if !(new == 0 && n > 0) {
+                free = Some(old).filter(|a| *a != 0);
+                alloc = Some((new, n)).filter(|a| a.0 != 0);
+            }
+        }
+        _ => {}
+    }
+    (thread, free, alloc)
 }

@@ -46,7 +46,6 @@ fn android(text: &str) -> Android {
         thread: u64,
         born: (u64, u64),
     }
-    let hex = |s: &str| u64::from_str_radix(s.trim_start_matches("0x"), 16).unwrap();
     let lines: Vec<&str> = text.lines().collect();
     // First the clock of every line, to know whether lifetimes are in ns or in lines.
     let mut clocks = Vec::new();
@@ -87,28 +86,7 @@ fn android(text: &str) -> Android {
     let mut per_thread: HashMap<u64, u128> = HashMap::new();
     let mut tl = 0u128;
     for (i, line) in lines.iter().enumerate() {
-        let w: Vec<&str> = line.split_whitespace().collect();
-        let thread: u64 = w[0].trim_end_matches(':').parse().unwrap();
-        let (mut free, mut alloc) = (None, None);
-        match w[1] {
-            "malloc" => alloc = Some((hex(w[2]), w[3].parse::<u64>().unwrap())),
-            "calloc" => {
-                alloc = Some((
-                    hex(w[2]),
-                    w[3].parse::<u64>().unwrap() * w[4].parse::<u64>().unwrap(),
-                ))
-            }
-            "memalign" => alloc = Some((hex(w[2]), w[4].parse().unwrap())),
-            "free" => free = Some(hex(w[2])).filter(|p| *p != 0),
-            "realloc" => {
-                let (new, old, n) = (hex(w[2]), hex(w[3]), w[4].parse::<u64>().unwrap());
-                if !(new == 0 && n > 0) {
-                    free = Some(old).filter(|p| *p != 0);
-                    alloc = Some((new, n)).filter(|p| p.0 != 0);
-                }
-            }
-            _ => {}
-        }
+        let (thread, free, alloc) = crate::bionic::bionic_line(line);
         let now = when(i);
         // The blocks that end on this line: the one freed, and one an allocation replaces.
         let mut ended = Vec::new();
