@@ -56,11 +56,11 @@ use crate::dtd::{Builtin, RecordId, RecordType};
 use crate::io::{IoError, Output, StagedFolder};
 
 use export::write_parquet_in;
-pub use heap::resumed_batches;
 pub use heap::{
     batches, HeapBatches, HeapOptions, HeapReading, HeapRows, HeapTable, HeapTableError,
     NamespaceReading, SiteNames,
 };
+pub use heap::{births_file, build_births, resumed_batches, resumed_table_batches};
 pub use scan::{RecordBatches, RecordTables};
 
 /// The file format of an export.

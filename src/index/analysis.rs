@@ -22,6 +22,10 @@ use crate::io::{IoError, Output};
 pub const STATE_MAGIC: [u8; 4] = [0x7F, b'M', b'T', b'S'];
 /// The version of the analysis-state format this library reads and writes.
 pub const STATE_VERSION: u8 = 1;
+/// The first bytes of a births file (`INDEX.births`, docs/format.md §15.5): `\x7fMTB`. Its
+/// layout is the analysis state's (version 1), its entries what `columnar::HeapRows::save_births`
+/// writes and its end empty.
+pub const BIRTHS_MAGIC: [u8; 4] = [0x7F, b'M', b'T', b'B'];
 /// Bytes of the fixed header: magic, version, 3 reserved, index checksum, DTD hash, count.
 const STATE_HEADER: usize = 4 + 4 + 8 + 8 + 8;
 
@@ -32,6 +36,16 @@ pub fn state_path(index: &Path) -> Option<PathBuf> {
     }
     let mut s = index.as_os_str().to_owned();
     s.push(".state");
+    Some(PathBuf::from(s))
+}
+
+/// The births file of an index file: `INDEX.births` (`None` for standard input).
+pub fn births_path(index: &Path) -> Option<PathBuf> {
+    if index.as_os_str() == "-" {
+        return None;
+    }
+    let mut s = index.as_os_str().to_owned();
+    s.push(".births");
     Some(PathBuf::from(s))
 }
 
@@ -60,6 +74,8 @@ pub fn schema_hash(schema: &Schema) -> u64 {
 #[derive(Debug, Clone)]
 pub struct AnalysisState {
     name: String,
+    /// [`STATE_MAGIC`], or [`BIRTHS_MAGIC`] for a births file.
+    magic: [u8; 4],
     /// The checksum of the index it belongs to.
     index_sum: u64,
     /// [`schema_hash`] of the DTD it was made with.
@@ -173,6 +189,7 @@ impl AnalysisState {
         blob.extend_from_slice(&end);
         AnalysisState {
             name: String::new(),
+            magic: STATE_MAGIC,
             index_sum: index_sum(index),
             schema: schema_hash(schema),
             at: vec![0; ranges.len()],
@@ -181,6 +198,14 @@ impl AnalysisState {
             blob: std::sync::Arc::new(Blob::Owned(blob)),
             end_at: 0,
         }
+    }
+
+    /// The births file for `index` and `schema`: per checkpoint the births of its live blocks
+    /// (or none), in the analysis state's layout with the magic [`BIRTHS_MAGIC`].
+    pub fn births(index: &Index, schema: &Schema, entries: Vec<Option<Vec<u8>>>) -> AnalysisState {
+        let mut s = AnalysisState::new(index, schema, entries, Vec::new());
+        s.magic = BIRTHS_MAGIC;
+        s
     }
 
     /// Name it (for messages).
@@ -234,7 +259,7 @@ impl AnalysisState {
     /// The stored form (docs/format.md §15.5).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
-        out.extend_from_slice(&STATE_MAGIC);
+        out.extend_from_slice(&self.magic);
         out.push(STATE_VERSION);
         out.extend_from_slice(&[0, 0, 0]);
         out.extend_from_slice(&self.index_sum.to_le_bytes());
@@ -268,6 +293,15 @@ impl AnalysisState {
 
     /// Read a state file (a regular file of at most [`super::MAX_INDEX_BYTES`]).
     pub fn load(path: &Path) -> Result<AnalysisState, IndexError> {
+        AnalysisState::load_as(path, STATE_MAGIC)
+    }
+
+    /// Read a births file ([`BIRTHS_MAGIC`]; [`AnalysisState::load`]'s checks).
+    pub fn load_births(path: &Path) -> Result<AnalysisState, IndexError> {
+        AnalysisState::load_as(path, BIRTHS_MAGIC)
+    }
+
+    fn load_as(path: &Path, magic: [u8; 4]) -> Result<AnalysisState, IndexError> {
         let name = crate::escape::escape_path(path).to_string();
         let meta = std::fs::metadata(path).map_err(|source| IoError::Open {
             path: path.to_path_buf(),
@@ -299,7 +333,7 @@ impl AnalysisState {
                 Blob::Owned(bytes)
             }
         };
-        let state = AnalysisState::from_blob(blob, name)?;
+        let state = AnalysisState::from_blob(blob, name, magic)?;
         state.blob.release();
         Ok(state)
     }
@@ -312,10 +346,14 @@ impl AnalysisState {
 
     /// [`AnalysisState::from_bytes`] keeping `bytes` as the buffer its states are read from.
     pub fn from_vec(bytes: Vec<u8>, name: impl Into<String>) -> Result<AnalysisState, IndexError> {
-        AnalysisState::from_blob(Blob::Owned(bytes), name)
+        AnalysisState::from_blob(Blob::Owned(bytes), name, STATE_MAGIC)
     }
 
-    fn from_blob(blob: Blob, name: impl Into<String>) -> Result<AnalysisState, IndexError> {
+    fn from_blob(
+        blob: Blob,
+        name: impl Into<String>,
+        magic: [u8; 4],
+    ) -> Result<AnalysisState, IndexError> {
         let name = name.into();
         let bytes: &[u8] = &blob;
         let bad = |at: usize, what: String| IndexError::Corrupt {
@@ -329,8 +367,13 @@ impl AnalysisState {
                 format!("{} bytes, too short", bytes.len()),
             ));
         }
-        if bytes[..4] != STATE_MAGIC {
-            return Err(bad(0, "no analysis-state magic (\\x7fMTS)".into()));
+        if bytes[..4] != magic {
+            let what = if magic == BIRTHS_MAGIC {
+                "no births magic (\\x7fMTB)"
+            } else {
+                "no analysis-state magic (\\x7fMTS)"
+            };
+            return Err(bad(0, what.into()));
         }
         if bytes[4] != STATE_VERSION {
             return Err(bad(
@@ -386,6 +429,7 @@ impl AnalysisState {
         }
         Ok(AnalysisState {
             name,
+            magic,
             index_sum,
             schema,
             blob: std::sync::Arc::new(blob),
@@ -643,6 +687,46 @@ impl<'b> Dec<'b> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// A births file reads back as written, and a state file is not a births file (nor the
+    /// other way round): each names the magic it wanted.
+    #[test]
+    fn births_files_round_trip_and_are_told_from_state_files() {
+        let path = format!("{}/traces/android.mtf", env!("CARGO_MANIFEST_DIR"));
+        let o = crate::open(&path).expect("a shipped trace");
+        let reader = o.reader();
+        let idx = crate::index::build(
+            &reader,
+            &crate::index::BuildOptions {
+                every_records: 10,
+                every_bytes: 1 << 20,
+            },
+        );
+        let n = idx.entries().len();
+        let entries: Vec<Option<Vec<u8>>> = (0..n)
+            .map(|i| (i % 2 == 0).then(|| vec![i as u8, 1, 2]))
+            .collect();
+        let births = AnalysisState::births(&idx, reader.schema(), entries.clone());
+        let state = AnalysisState::new(&idx, reader.schema(), entries, vec![9]);
+        let dir = tempfile::tempdir().expect("a temporary folder");
+        let (bp, sp) = (dir.path().join("t.births"), dir.path().join("t.state"));
+        births.write(&bp).expect("written");
+        state.write(&sp).expect("written");
+        let back = AnalysisState::load_births(&bp).expect("read back");
+        assert_eq!(back.stored(), births.stored());
+        for i in 0..n {
+            assert_eq!(back.entry(i), births.entry(i));
+        }
+        assert!(back.fits(&idx, reader.schema()).is_ok());
+        let e = AnalysisState::load(&bp)
+            .expect_err("not a state")
+            .to_string();
+        assert!(e.contains("analysis-state magic"), "{e}");
+        let e = AnalysisState::load_births(&sp)
+            .expect_err("not births")
+            .to_string();
+        assert!(e.contains("births magic"), "{e}");
+    }
 
     #[test]
     fn counts_beyond_the_bytes_are_refused_and_values_round_trip() {

@@ -30,7 +30,7 @@ use datafusion::prelude::SessionContext;
 use crate::columnar::{file_name, HeapOptions, HeapRows, HeapTable, RecordTables, SiteNames};
 use crate::decode::{Event, Reader, Records};
 use crate::dtd::RecordId;
-use crate::index::analysis::{state_path, AnalysisState};
+use crate::index::analysis::{births_path, state_path, AnalysisState};
 use crate::index::Index;
 use crate::Opened;
 
@@ -57,6 +57,7 @@ pub struct TraceTables {
     late_names: OnceLock<Arc<SiteNames>>,
     index: OnceLock<Option<Index>>,
     state: OnceLock<Option<AnalysisState>>,
+    births: OnceLock<Option<AnalysisState>>,
 }
 
 impl fmt::Debug for TraceTables {
@@ -110,6 +111,7 @@ impl TraceTables {
             late_names: OnceLock::new(),
             index: OnceLock::new(),
             state: OnceLock::new(),
+            births: OnceLock::new(),
         }
     }
 
@@ -164,6 +166,23 @@ impl TraceTables {
                 let st = AnalysisState::load(&p).ok()?;
                 st.fits(idx, self.opened.schema()).ok()?;
                 Some(st)
+            })
+            .as_ref()
+    }
+
+    /// The births of the live blocks beside the seek index (`mtf index --births`), when they
+    /// fit it and the DTD.
+    fn births(&self) -> Option<&AnalysisState> {
+        self.births
+            .get_or_init(|| {
+                let idx = self.index()?;
+                let p = births_path(&crate::index::sidecar(&self.path)?)?;
+                if !p.is_file() {
+                    return None;
+                }
+                let b = AnalysisState::load_births(&p).ok()?;
+                b.fits(idx, self.opened.schema()).ok()?;
+                Some(b)
             })
             .as_ref()
     }
@@ -324,14 +343,18 @@ impl TableProvider for TraceTable {
             None => self.schema.clone(),
         };
         let most = state.config().target_partitions();
-        let parts = if self.kind == Kind::Heap(HeapTable::Events) {
-            let range = filters
-                .iter()
-                .filter_map(record_bound)
-                .fold((0, u64::MAX), |a, b| (a.0.max(b.0), a.1.min(b.1)));
-            self.event_parts(most, range)
-        } else {
-            self.parts(most)
+        let parts = match self.kind {
+            Kind::Heap(HeapTable::Events) => {
+                let range = filters
+                    .iter()
+                    .filter_map(record_bound)
+                    .fold((0, u64::MAX), |a, b| (a.0.max(b.0), a.1.min(b.1)));
+                self.heap_parts(HeapTable::Events, most, range)
+            }
+            Kind::Heap(HeapTable::Blocks) => {
+                self.heap_parts(HeapTable::Blocks, most, (0, u64::MAX))
+            }
+            _ => self.parts(most),
         };
         let rows = match (self.rows, limit) {
             (Precision::Exact(n), Some(l)) => Precision::Exact(n.min(l)),
@@ -373,9 +396,10 @@ impl TraceTable {
     // (DataFusion's target partitions: the cores), every k-th checkpoint taken when the index
     // has more. A trace without an index is one part. A part of `events` needs the interpreter's
     // state and the sizes of the blocks alive where it starts: it is cut only at checkpoints
-    // that carry an analysis state (`INDEX.state`), and resumed from it. `blocks` is one part:
-    // a lifetime that spans a checkpoint needs its birth, which a state does not keep
-    // (docs/query.md, *Partitions*).
+    // that carry an analysis state (`INDEX.state`), and resumed from it; `blocks` only at those
+    // that carry the births of their live blocks too (`mtf index --births`): a lifetime that
+    // spans a checkpoint needs its birth, which a state does not keep (docs/query.md,
+    // *Partitions*).
     fn parts(&self, most: usize) -> Vec<Part> {
         let whole = vec![Part {
             from: None,
@@ -418,14 +442,21 @@ impl TraceTable {
         parts
     }
 
-    /// The parts of `events` for the data records `lo..hi`: from the last checkpoint with a
-    /// state at or before `lo` (or the start), cut at the checkpoints with a state inside the
-    /// range, as evenly as the records tables' parts.
-    fn event_parts(&self, most: usize, (lo, hi): (u64, u64)) -> Vec<Part> {
-        // The checkpoints with a state, and the data records before each.
+    /// The parts of a heap table for the data records `lo..hi`: from the last checkpoint it
+    /// can resume at, at or before `lo` (or the start), cut at those inside the range, as
+    /// evenly as the records tables' parts. `events` resumes where the checkpoint has an
+    /// analysis state, `blocks` where it has the births of its live blocks too.
+    fn heap_parts(&self, table: HeapTable, most: usize, (lo, hi): (u64, u64)) -> Vec<Part> {
+        // The checkpoints it can resume at, and the data records before each.
         let mut with: Vec<(usize, u64)> = Vec::new();
+        let births = match table {
+            HeapTable::Blocks => self.trace.births(),
+            HeapTable::Events => None,
+        };
+        let usable =
+            |i: usize| table == HeapTable::Events || births.is_some_and(|b| b.entry(i).is_some());
         if let (Some(idx), Some(state)) = (self.trace.index(), self.trace.state()) {
-            for i in 0..idx.entries().len() {
+            for i in (0..idx.entries().len()).filter(|&i| usable(i)) {
                 let Some(blob) = state.entry(i) else { continue };
                 let Ok(head) = crate::analysis::stats::state_head(blob) else {
                     continue;
@@ -678,11 +709,22 @@ impl Job {
                             .state()
                             .and_then(|s| s.entry(i))
                             .ok_or_else(|| trace.error("its analysis state went away"))?;
-                        crate::columnar::resumed_batches(
+                        let births = match t {
+                            HeapTable::Events => None,
+                            HeapTable::Blocks => Some(
+                                trace
+                                    .births()
+                                    .and_then(|b| b.entry(i))
+                                    .ok_or_else(|| trace.error("its births went away"))?,
+                            ),
+                        };
+                        crate::columnar::resumed_table_batches(
                             &reader,
                             self.records(&reader)?,
+                            t,
                             opts,
                             blob,
+                            births,
                         )
                     }
                 }

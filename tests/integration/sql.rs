@@ -540,3 +540,62 @@ fn sql_a_filter_on_the_record_of_events_reads_only_that_range() {
     let plan = text(&o.stdout);
     assert!(plan.contains("data records 1000..1010"), "{plan}");
 }
+
+#[test]
+fn sql_blocks_are_cut_at_checkpoints_with_births_and_give_the_same_rows() {
+    let dir = util::tempdir();
+    // A malloc-lab trace of 600 operations: allocations, reallocations, frees, ids reused.
+    let mut rep = String::from("0\n40\n600\n1\n");
+    for k in 0..600u64 {
+        let id = (k * 7) % 40;
+        rep += &match k % 5 {
+            0 | 1 => format!("a {id} {}\n", 8 + k % 97),
+            2 => format!("r {id} {}\n", 16 + k % 300),
+            _ => format!("f {id}\n"),
+        };
+    }
+    let src = dir.path().join("gen.rep");
+    std::fs::write(&src, rep).unwrap();
+    let made = util::import_into(dir.path(), &src, None);
+    let heaptrack = dir.path().join("heaptrack.mtf");
+    std::fs::copy(util::root().join("traces/heaptrack.mtf"), &heaptrack).unwrap();
+    std::fs::copy(
+        util::root().join("dtds/hatf-heaptrack.dtd"),
+        dir.path().join("hatf-heaptrack.dtd"),
+    )
+    .unwrap();
+    for t in [made, heaptrack] {
+        let q = "SELECT * FROM blocks ORDER BY namespace, alloc_record, id, free_record, size";
+        let before = sql(q, &[&t]);
+        let explain = |t: &Path| {
+            let o = std::process::Command::new(env!("CARGO_BIN_EXE_mtf"))
+                .args(["sql", "-f", "csv", "EXPLAIN SELECT size FROM blocks"])
+                .arg(t)
+                .env("DATAFUSION_EXECUTION_TARGET_PARTITIONS", "3")
+                .output()
+                .unwrap();
+            text(&o.stdout)
+        };
+        // An index with states but no births: one part, from the start.
+        let o = mtf(&["index", "--every", "10", t.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(explain(&t).contains(", 1 part(s)"), "{}", explain(&t));
+        // With the births: parts, each after the first resumed from a state and its births.
+        let o = mtf(&["index", "--every", "3", "--births", t.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(
+            text(&o.stdout).contains("births of the live blocks"),
+            "{}",
+            text(&o.stdout)
+        );
+        let births = format!("{}.idx.births", t.display());
+        assert!(Path::new(&births).is_file());
+        assert!(explain(&t).contains(", 3 part(s)"), "{}", explain(&t));
+        assert_eq!(sql(q, &[&t]), before, "{}", t.display());
+        // An index made again without --births removes the births left from before.
+        let o = mtf(&["index", "--every", "3", t.to_str().unwrap()]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        assert!(!Path::new(&births).exists());
+        assert!(explain(&t).contains(", 1 part(s)"), "{}", explain(&t));
+    }
+}

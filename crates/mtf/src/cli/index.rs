@@ -9,7 +9,7 @@ use clap::Args;
 use metatf::command::index::build_index;
 use metatf::command::resume::{build_state, verify_state, DEFAULT_STATE_BUDGET};
 use metatf::decode::Reader;
-use metatf::index::analysis::{state_path, AnalysisState};
+use metatf::index::analysis::{births_path, state_path, AnalysisState};
 use metatf::index::{self, BuildOptions, Index};
 
 use super::common::{error, input_name, line_to_stderr, open_salvaging, quiet, Failure};
@@ -44,6 +44,11 @@ pub struct IndexArgs {
     /// writes no state (and removes one left beside the index).
     #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_STATE_BUDGET)]
     pub state_budget: u64,
+    /// Also write the births of the blocks alive at each checkpoint with a state
+    /// (`INDEX.births`, docs/format.md §15.5): what `mtf sql` needs to read the `blocks` table
+    /// in parts from those checkpoints. One more pass over the trace.
+    #[arg(long)]
+    pub births: bool,
 }
 
 /// `mtf index --check`: the index at `path` verified against a full decode.
@@ -156,6 +161,18 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
         } else {
             build_state(&reader, &built.index, args.state_budget)
         };
+        // The births, with --births, at the checkpoints with a state; a births file left from
+        // an earlier index is removed.
+        let births = match (&state, args.births) {
+            (Some(state), true) => metatf::columnar::births_file(&reader, &built.index, state),
+            _ => None,
+        };
+        if let Some(bp) = births_path(&path) {
+            match &births {
+                Some(b) => b.write(&bp).map_err(|e| index_failure(&e))?,
+                None => remove_stale(&bp)?,
+            }
+        }
         match state {
             Some(state) => {
                 state.write(&sp).map_err(|e| index_failure(&e))?;
@@ -166,18 +183,16 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
                     built.index.entries().len(),
                     state.to_bytes().len()
                 );
-            }
-            None => {
-                if sp.is_file() {
-                    std::fs::remove_file(&sp).map_err(|e| {
-                        error(
-                            EXIT_USAGE,
-                            "mtf::io::write",
-                            format!("cannot remove the stale {}: {e}", input_name(&sp)),
-                        )
-                    })?;
+                if let (Some(b), Some(bp)) = (&births, births_path(&path)) {
+                    state_line += &format!(
+                        "\n{}: births of the live blocks at {} checkpoints, {} bytes",
+                        input_name(&bp),
+                        b.stored(),
+                        b.to_bytes().len()
+                    );
                 }
             }
+            None => remove_stale(&sp)?,
         }
     }
     if !quiet() {
@@ -222,4 +237,19 @@ fn no_checkpoint(trace: &str, w: &index::Waiting) -> Failure {
             ),
         ),
     )
+}
+
+/// Removes a file left beside an earlier index (a state or births file this index does not
+/// have).
+fn remove_stale(p: &Path) -> Result<(), Failure> {
+    if p.is_file() {
+        std::fs::remove_file(p).map_err(|e| {
+            error(
+                EXIT_USAGE,
+                "mtf::io::write",
+                format!("cannot remove the stale {}: {e}", input_name(p)),
+            )
+        })?;
+    }
+    Ok(())
 }
