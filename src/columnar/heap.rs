@@ -547,7 +547,7 @@ impl<'s> HeapRows<'s> {
     }
 
     /// The rows of the `events` table resumed at a checkpoint of a seek index, from the
-    /// analysis state stored there (`blob`, docs/format.md §15.5): the interpreter's state,
+    /// analysis state stored there (`blob`, docs/format.md §15.4): the interpreter's state,
     /// the data records before the checkpoint and the blocks alive there. Pushed the records
     /// from the checkpoint on, it makes the rows a pass from the start makes for them, with
     /// `opts.records` counted from the start of the trace.

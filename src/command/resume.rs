@@ -1,6 +1,6 @@
 //! Statistics at a moment without a pass from the start: a slice (`--from`), a moment
 //! (`--at`) or the peak (`--at-peak`) read from the seek index's checkpoint nearest before it,
-//! starting from the analysis state stored there (docs/format.md §15.5, `INDEX.state`).
+//! starting from the analysis state stored there (docs/format.md §15.4, `INDEX.state`).
 //! Whatever cannot be used (no state, one of another index, a slice it does not help) leaves
 //! the caller's pass from the start; a state that cannot be read is a warning.
 

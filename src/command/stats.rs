@@ -67,7 +67,7 @@ pub fn stats<'o>(
     let jobs = options.jobs.decide(true);
     if jobs.threads() <= 1 {
         // From the analysis state at the checkpoint nearest before the slice, where the seek
-        // index carries one (docs/format.md §15.5): the same figures without a pass from the
+        // index carries one (docs/format.md §15.4): the same figures without a pass from the
         // start.
         let goal = if options.at_peak && options.slice.is_all() && options.at.is_none() {
             Some(Goal::AtPeak)

@@ -1,4 +1,4 @@
-//! The analysis state beside a seek index (docs/format.md §15.5): `INDEX.state`, one blob per
+//! The analysis state beside a seek index (docs/format.md §15.4): `INDEX.state`, one blob per
 //! checkpoint of the index (the state of the heap analysis there) and one for the end of the
 //! trace. This module holds the file (header, binding to its index, checksum) and the byte
 //! encoding the blobs are written in ([`Enc`], [`Dec`]); what a blob holds is
@@ -256,7 +256,7 @@ impl AnalysisState {
         })
     }
 
-    /// The stored form (docs/format.md §15.5).
+    /// The stored form (docs/format.md §15.4).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();
         out.extend_from_slice(&self.magic);
@@ -457,7 +457,7 @@ pub struct StateError {
 }
 
 /// Writes a state blob: integers as LEB128, counts before lists, strings as bytes with their
-/// length (docs/format.md §15.5).
+/// length (docs/format.md §15.4).
 #[derive(Debug, Default)]
 pub struct Enc {
     /// The bytes written.

@@ -1,5 +1,5 @@
 //! The interpreter's state written into and read back from an analysis-state blob
-//! (docs/format.md §15.5), so that a pass can resume at a seek index's checkpoint exactly as if
+//! (docs/format.md §15.4), so that a pass can resume at a seek index's checkpoint exactly as if
 //! it had read every record before it.
 
 // Design: every entry is written in a canonical order (sorted by its key), so that the same
@@ -124,7 +124,7 @@ impl<'s> Interpreter<'s> {
         out
     }
 
-    /// Write the state that decides what the next records do (docs/format.md §15.5).
+    /// Write the state that decides what the next records do (docs/format.md §15.4).
     pub(crate) fn save_state(&self, e: &mut Enc) {
         self.save_state_as(e, false);
     }

@@ -84,7 +84,7 @@ impl SourceLines {
     }
 
     /// Write what the next records' lines depend on (an analysis-state blob, docs/format.md
-    /// §15.5): the units, the lines per unit of each record type, the current part, the files.
+    /// §15.4): the units, the lines per unit of each record type, the current part, the files.
     pub(super) fn save_state(&self, e: &mut crate::index::analysis::Enc) {
         e.u8(self.lines as u8);
         e.len(self.span.len());

@@ -80,7 +80,7 @@ pub trait HeapEventSource {
         let _ = (space, leaves);
         None
     }
-    /// Write the source's state into an analysis-state blob (docs/format.md §15.5); false
+    /// Write the source's state into an analysis-state blob (docs/format.md §15.4); false
     /// for a source that cannot be resumed.
     fn save_state(&self, e: &mut crate::index::analysis::Enc) -> bool {
         let _ = e;

@@ -69,7 +69,7 @@ fn verify(args: &IndexArgs, path: &Path, reader: &Reader<'_>) -> Result<i32, Fai
     let mut idx = Index::load(path).map_err(|e| index_failure(&e))?;
     idx.set_name(input_name(path).into_owned());
     index::check(reader, &idx).map_err(|e| index_failure(&e))?;
-    // The analysis state beside it (docs/format.md §15.5), compared with a full pass's.
+    // The analysis state beside it (docs/format.md §15.4), compared with a full pass's.
     let state = match state_path(path).filter(|p| p.is_file()) {
         None => String::new(),
         Some(sp) => {
@@ -152,7 +152,7 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
         return Err(no_checkpoint(&trace_name, w));
     }
     built.index.write(&path).map_err(|e| index_failure(&e))?;
-    // The analysis state at the checkpoints (docs/format.md §15.5), where the DTD declares
+    // The analysis state at the checkpoints (docs/format.md §15.4), where the DTD declares
     // namespaces of ids; a state left from an earlier index is removed.
     let mut state_line = String::new();
     if let Some(sp) = state_path(&path) {

@@ -1,5 +1,5 @@
 //! The state of extension stacks/1 (nodes, stack-tree ids, calling contexts, frames, rules) in
-//! an analysis-state blob (docs/format.md §15.5), in a canonical order.
+//! an analysis-state blob (docs/format.md §15.4), in a canonical order.
 
 use crate::dtd::analysis::StackRule;
 use crate::index::analysis::{Dec, Enc, StateError};

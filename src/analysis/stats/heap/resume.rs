@@ -1,4 +1,4 @@
-//! The live part of [`HeapStats`] in an analysis-state blob (docs/format.md §15.5): what a
+//! The live part of [`HeapStats`] in an analysis-state blob (docs/format.md §15.4): what a
 //! pass whose slice has not opened yet holds — live blocks, live bytes, and the sites and
 //! leaves in the order first allocated from with their live figures. Flows (allocations,
 //! frees, lifetimes, the curve, peaks) count only inside a slice, so a resumed pass starts

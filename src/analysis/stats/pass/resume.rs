@@ -1,5 +1,5 @@
 //! A statistics pass resumed at a seek index's checkpoint from the analysis state stored there
-//! (docs/format.md §15.5), and the pass that makes those states (`mtf index`).
+//! (docs/format.md §15.4), and the pass that makes those states (`mtf index`).
 //!
 //! A state holds what a pass from the start holds when it reaches the checkpoint before its
 //! slice opens: the data records before it and the clock, the input lines followed, the
