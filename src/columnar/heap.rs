@@ -1357,75 +1357,13 @@ mod tests {
         rows
     }
 
-    /// From every analysis state of a seek index (every 7 records), the `events` rows of the
-    /// records after it, and of a few records after it, are those a reading from the start
-    /// gives them: on traces with reallocations, shared ids, sections, stacks and late names.
-    #[test]
-    fn events_resumed_at_every_checkpoint_are_the_rows_from_the_start() {
+    /// Calls `f` at every checkpoint that carries an analysis state of a seek index (every 7
+    /// records) of each shipped trace with allocations: the trace, its reader, the index, the
+    /// checkpoint, its state and the births made there.
+    fn each_checkpoint(
+        f: &mut dyn FnMut(&str, &Reader<'_>, &crate::index::Index, usize, &[u8], &[u8]),
+    ) {
         use crate::index::{build, BuildOptions};
-        let mut resumed = 0;
-        for name in [
-            "heaptrack.mtf",
-            "android.mtf",
-            "et3.mtf",
-            "et_merlin.mtf",
-            "malloclab.mtf",
-            "tptp.mtf",
-            "valgrind.mtf",
-            "mtrace.mtf",
-            "jvm_trace.mtf",
-            "hatf-split-le64.mtf",
-        ] {
-            let rel = format!("traces/{name}");
-            let o = crate::open(path(&rel)).unwrap();
-            let reader = o.reader();
-            if HeapRows::new(reader.schema(), HeapTable::Events, HeapOptions::default()).is_err() {
-                continue;
-            }
-            let idx = build(
-                &reader,
-                &BuildOptions {
-                    every_records: 7,
-                    every_bytes: 1 << 20,
-                },
-            );
-            let at: Vec<(u64, u64)> = idx.entries().iter().map(|e| (e.record, e.offset)).collect();
-            let built = crate::analysis::stats::build_states(&reader, &at, u64::MAX).unwrap();
-            for (i, blob) in built.entries.iter().enumerate() {
-                let Some(blob) = blob else { continue };
-                let data = crate::analysis::stats::state_head(blob).unwrap().data;
-                for range in [data..u64::MAX, data..data + 5] {
-                    let opts = HeapOptions {
-                        batch_rows: 3,
-                        records: range.clone(),
-                        refuse_problems: true,
-                        ..HeapOptions::default()
-                    };
-                    let records = idx.records_at(&reader, i).unwrap();
-                    let ours = rows_of(
-                        resumed_batches(&reader, records, opts, blob).unwrap(),
-                        HeapTable::Events,
-                        3,
-                    );
-                    let theirs = table(&rel, HeapTable::Events, range.clone(), 5);
-                    assert_eq!(
-                        ours, theirs,
-                        "{name} from checkpoint {i}, records {range:?}"
-                    );
-                    resumed += 1;
-                }
-            }
-        }
-        assert!(resumed > 50, "{resumed}");
-    }
-
-    /// From every analysis state of a seek index (every 7 records) and the births made at the
-    /// same checkpoints, the `blocks` rows of the records after it, and of a few records after
-    /// it, are those a reading from the start gives them; and damaged births are an error.
-    #[test]
-    fn blocks_resumed_with_their_births_at_every_checkpoint_are_the_rows_from_the_start() {
-        use crate::index::{build, BuildOptions};
-        let mut resumed = 0;
         for name in [
             "heaptrack.mtf",
             "android.mtf",
@@ -1457,50 +1395,86 @@ mod tests {
             let births = build_births(&reader, &records_at).unwrap();
             assert_eq!(births.len(), at.len());
             for (i, blob) in built.entries.iter().enumerate() {
-                let Some(blob) = blob else { continue };
-                let data = crate::analysis::stats::state_head(blob).unwrap().data;
-                for range in [data..u64::MAX, data..data + 5] {
-                    let opts = HeapOptions {
-                        batch_rows: 3,
-                        records: range.clone(),
-                        refuse_problems: true,
-                        ..HeapOptions::default()
-                    };
-                    let records = idx.records_at(&reader, i).unwrap();
-                    let ours = rows_of(
-                        resumed_table_batches(
-                            &reader,
-                            records,
-                            HeapTable::Blocks,
-                            opts,
-                            blob,
-                            Some(&births[i]),
-                        )
-                        .unwrap(),
-                        HeapTable::Blocks,
-                        3,
-                    );
-                    let theirs = table(&rel, HeapTable::Blocks, range.clone(), 5);
-                    assert_eq!(
-                        ours, theirs,
-                        "{name} from checkpoint {i}, records {range:?}"
-                    );
-                    resumed += 1;
-                }
-                // Births cut short, or with a byte changed, are an error or other rows: never
-                // a panic.
-                let b = &births[i];
-                for cut in [0, b.len() / 2, b.len().saturating_sub(1)] {
-                    let _ = HeapRows::resumed_with(
-                        reader.schema(),
-                        HeapTable::Blocks,
-                        HeapOptions::default(),
-                        blob,
-                        Some(&b[..cut]),
-                    );
+                if let Some(blob) = blob {
+                    f(&rel, &reader, &idx, i, blob, &births[i]);
                 }
             }
         }
+    }
+
+    /// The rows of `table` resumed at checkpoint `i` for the data records `range`.
+    fn resumed_rows(
+        reader: &Reader<'_>,
+        idx: &crate::index::Index,
+        i: usize,
+        table: HeapTable,
+        range: Range<u64>,
+        blob: &[u8],
+        births: Option<&[u8]>,
+    ) -> Vec<String> {
+        let opts = HeapOptions {
+            batch_rows: 3,
+            records: range,
+            refuse_problems: true,
+            ..HeapOptions::default()
+        };
+        let records = idx.records_at(reader, i).unwrap();
+        let batches = resumed_table_batches(reader, records, table, opts, blob, births).unwrap();
+        rows_of(batches, table, 3)
+    }
+
+    /// From every analysis state of a seek index (every 7 records), the `events` rows of the
+    /// records after it, and of a few records after it, are those a reading from the start
+    /// gives them: on traces with reallocations, shared ids, sections, stacks and late names.
+    #[test]
+    fn events_resumed_at_every_checkpoint_are_the_rows_from_the_start() {
+        let mut resumed = 0;
+        each_checkpoint(&mut |rel, reader, idx, i, blob, _| {
+            let data = crate::analysis::stats::state_head(blob).unwrap().data;
+            for range in [data..u64::MAX, data..data + 5] {
+                let ours =
+                    resumed_rows(reader, idx, i, HeapTable::Events, range.clone(), blob, None);
+                let theirs = table(rel, HeapTable::Events, range.clone(), 5);
+                assert_eq!(ours, theirs, "{rel} from checkpoint {i}, records {range:?}");
+                resumed += 1;
+            }
+        });
+        assert!(resumed > 50, "{resumed}");
+    }
+
+    /// From every analysis state of a seek index (every 7 records) and the births made at the
+    /// same checkpoints, the `blocks` rows of the records after it, and of a few records after
+    /// it, are those a reading from the start gives them; and damaged births are an error.
+    #[test]
+    fn blocks_resumed_with_their_births_at_every_checkpoint_are_the_rows_from_the_start() {
+        let mut resumed = 0;
+        each_checkpoint(&mut |rel, reader, idx, i, blob, births| {
+            let data = crate::analysis::stats::state_head(blob).unwrap().data;
+            for range in [data..u64::MAX, data..data + 5] {
+                let ours = resumed_rows(
+                    reader,
+                    idx,
+                    i,
+                    HeapTable::Blocks,
+                    range.clone(),
+                    blob,
+                    Some(births),
+                );
+                let theirs = table(rel, HeapTable::Blocks, range.clone(), 5);
+                assert_eq!(ours, theirs, "{rel} from checkpoint {i}, records {range:?}");
+                resumed += 1;
+            }
+            // Births cut short are an error or other rows: never a panic.
+            for cut in [0, births.len() / 2, births.len().saturating_sub(1)] {
+                let _ = HeapRows::resumed_with(
+                    reader.schema(),
+                    HeapTable::Blocks,
+                    HeapOptions::default(),
+                    blob,
+                    Some(&births[..cut]),
+                );
+            }
+        });
         assert!(resumed > 50, "{resumed}");
     }
 

@@ -431,11 +431,9 @@ fn sql_records_tables_are_cut_at_the_seek_index_and_give_the_same_rows() {
     );
 }
 
-#[test]
-fn sql_events_are_cut_at_checkpoints_with_a_state_and_give_the_same_rows() {
-    let dir = util::tempdir();
-    // A malloc-lab trace of 600 operations: allocations, reallocations that grow and shrink,
-    // frees, ids reused after their free.
+/// A malloc-lab trace of 600 operations imported into `dir`: allocations, reallocations that
+/// grow and shrink, frees, ids reused after their free.
+fn generated_rep(dir: &Path) -> PathBuf {
     let mut rep = String::from("0\n40\n600\n1\n");
     for k in 0..600u64 {
         let id = (k * 7) % 40;
@@ -445,9 +443,31 @@ fn sql_events_are_cut_at_checkpoints_with_a_state_and_give_the_same_rows() {
             _ => format!("f {id}\n"),
         };
     }
-    let src = dir.path().join("gen.rep");
+    let src = dir.join("gen.rep");
     std::fs::write(&src, rep).unwrap();
-    let made = util::import_into(dir.path(), &src, None);
+    util::import_into(dir, &src, None)
+}
+
+/// The plan of a scan of `table` of `t` with three target partitions (its `N part(s)`).
+fn plan_of(table: &str, t: &Path) -> String {
+    let o = std::process::Command::new(env!("CARGO_BIN_EXE_mtf"))
+        .args([
+            "sql",
+            "-f",
+            "csv",
+            &format!("EXPLAIN SELECT size FROM {table}"),
+        ])
+        .arg(t)
+        .env("DATAFUSION_EXECUTION_TARGET_PARTITIONS", "3")
+        .output()
+        .unwrap();
+    text(&o.stdout)
+}
+
+#[test]
+fn sql_events_are_cut_at_checkpoints_with_a_state_and_give_the_same_rows() {
+    let dir = util::tempdir();
+    let made = generated_rep(dir.path());
     let android = dir.path().join("android.mtf");
     std::fs::copy(util::root().join("traces/android.mtf"), &android).unwrap();
     std::fs::copy(
@@ -459,15 +479,7 @@ fn sql_events_are_cut_at_checkpoints_with_a_state_and_give_the_same_rows() {
         let q = "SELECT * FROM events ORDER BY record, kind, namespace, key, id, size, old_id";
         let before = sql(q, &[&t]);
         assert!(before.len() > 50, "{}: {}", t.display(), before.len());
-        let explain = |t: &Path| {
-            let o = std::process::Command::new(env!("CARGO_BIN_EXE_mtf"))
-                .args(["sql", "-f", "csv", "EXPLAIN SELECT size FROM events"])
-                .arg(t)
-                .env("DATAFUSION_EXECUTION_TARGET_PARTITIONS", "3")
-                .output()
-                .unwrap();
-            text(&o.stdout)
-        };
+        let explain = |t: &Path| plan_of("events", t);
         assert!(explain(&t).contains(", 1 part(s)"), "{}", explain(&t));
         // An index with analysis states: three parts, each after the first resumed from one.
         let o = mtf(&["index", "--every", "10", t.to_str().unwrap()]);
@@ -544,19 +556,7 @@ fn sql_a_filter_on_the_record_of_events_reads_only_that_range() {
 #[test]
 fn sql_blocks_are_cut_at_checkpoints_with_births_and_give_the_same_rows() {
     let dir = util::tempdir();
-    // A malloc-lab trace of 600 operations: allocations, reallocations, frees, ids reused.
-    let mut rep = String::from("0\n40\n600\n1\n");
-    for k in 0..600u64 {
-        let id = (k * 7) % 40;
-        rep += &match k % 5 {
-            0 | 1 => format!("a {id} {}\n", 8 + k % 97),
-            2 => format!("r {id} {}\n", 16 + k % 300),
-            _ => format!("f {id}\n"),
-        };
-    }
-    let src = dir.path().join("gen.rep");
-    std::fs::write(&src, rep).unwrap();
-    let made = util::import_into(dir.path(), &src, None);
+    let made = generated_rep(dir.path());
     let heaptrack = dir.path().join("heaptrack.mtf");
     std::fs::copy(util::root().join("traces/heaptrack.mtf"), &heaptrack).unwrap();
     std::fs::copy(
@@ -567,15 +567,7 @@ fn sql_blocks_are_cut_at_checkpoints_with_births_and_give_the_same_rows() {
     for t in [made, heaptrack] {
         let q = "SELECT * FROM blocks ORDER BY namespace, alloc_record, id, free_record, size";
         let before = sql(q, &[&t]);
-        let explain = |t: &Path| {
-            let o = std::process::Command::new(env!("CARGO_BIN_EXE_mtf"))
-                .args(["sql", "-f", "csv", "EXPLAIN SELECT size FROM blocks"])
-                .arg(t)
-                .env("DATAFUSION_EXECUTION_TARGET_PARTITIONS", "3")
-                .output()
-                .unwrap();
-            text(&o.stdout)
-        };
+        let explain = |t: &Path| plan_of("blocks", t);
         // An index with states but no births: one part, from the start.
         let o = mtf(&["index", "--every", "10", t.to_str().unwrap()]);
         assert!(o.status.success(), "{}", text(&o.stderr));
