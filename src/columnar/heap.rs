@@ -1357,12 +1357,15 @@ mod tests {
         rows
     }
 
+    /// What [`each_checkpoint`] calls: the trace, its reader, the index, the checkpoint, its
+    /// state and its births.
+    type AtCheckpoint<'f> =
+        dyn FnMut(&str, &Reader<'_>, &crate::index::Index, usize, &[u8], &[u8]) + 'f;
+
     /// Calls `f` at every checkpoint that carries an analysis state of a seek index (every 7
     /// records) of each shipped trace with allocations: the trace, its reader, the index, the
     /// checkpoint, its state and the births made there.
-    fn each_checkpoint(
-        f: &mut dyn FnMut(&str, &Reader<'_>, &crate::index::Index, usize, &[u8], &[u8]),
-    ) {
+    fn each_checkpoint(f: &mut AtCheckpoint<'_>) {
         use crate::index::{build, BuildOptions};
         for name in [
             "heaptrack.mtf",
