@@ -163,7 +163,7 @@ fn every_shape_resumes_with_the_figures_of_a_pass_from_the_start() {
         std::fs::write(dir.path().join(dtd_name), dtd).unwrap();
         let trace = dir.path().join("t.mtf");
         std::fs::write(&trace, &bytes).unwrap();
-        let states = index(&trace, "1500");
+        let states = index(&trace, "3000");
         let stored: Vec<u64> = states
             .states
             .iter()
@@ -185,8 +185,12 @@ fn every_shape_resumes_with_the_figures_of_a_pass_from_the_start() {
         ];
         points.extend(stored.iter().map(|d| d + 3));
         let t = time_before(&trace, mid + 500).expect("a clock");
+        // Every point in JSON (every figure); the text is the same figures laid out, so it is
+        // compared at a few points only (at, just after and between states, the end).
+        let few = [mid, mid + 1, mid + 777, 30_000];
         for fmt in ["text", "json"] {
-            for p in &points {
+            let points = if fmt == "json" { &points[..] } else { &few[..] };
+            for p in points {
                 let p = p.to_string();
                 same(&trace, &["stats", "-f", fmt, "--from", &p]);
                 same(&trace, &["stats", "-f", fmt, "--at", &p]);

@@ -1,5 +1,19 @@
 //! The `mtf` command line: one file per subcommand; `main.rs` only calls [`main`].
 
+// Design: the helpers that several subcommands share (`common`, `jobs`, `progress`) are written
+// once for the whole set; a build without some of the optional subcommands (`--no-default-features
+// --features cli,compression`, what benches/compare.sh builds) leaves a few of them unused, which
+// is expected there and not worth a `cfg` on each helper.
+#![cfg_attr(
+    not(all(
+        feature = "parquet",
+        feature = "import",
+        feature = "flamegraph",
+        feature = "plot"
+    )),
+    allow(dead_code)
+)]
+
 mod dtd;
 
 use clap::{CommandFactory, FromArgMatches, Parser, Subcommand};
