@@ -77,18 +77,27 @@ pub struct ExportArgs {
     pub seek: super::common::SeekArgs,
 }
 
+/// What a build without Parquet says of the columnar exports.
+#[cfg(not(feature = "parquet"))]
+const NO_PARQUET: &str = "--to parquet, --to arrow and --partition-by need mtf built with the feature parquet (cargo install --path crates/mtf, whose defaults have it)";
+
 /// A value of `--partition-by`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PartitionArg {
     /// `records:N`.
     Records(u64),
     /// `time:SPAN`.
-    #[cfg_attr(not(feature = "parquet"), allow(dead_code))]
+    #[cfg(feature = "parquet")]
     Time(metatf::columnar::TimeSpan),
 }
 
 /// `records:N` or `time:SPAN` of `--partition-by`.
 fn parse_partition(s: &str) -> Result<PartitionArg, String> {
+    #[cfg(not(feature = "parquet"))]
+    if s.starts_with("time:") {
+        return Err(NO_PARQUET.to_string());
+    }
+    #[cfg(feature = "parquet")]
     if let Some(span) = s.strip_prefix("time:") {
         // The span's message, naming the whole value.
         return span
@@ -176,6 +185,10 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         Some("arrow") => return to_columnar(args, ColumnarFormat::Arrow),
         _ => {}
     }
+    #[cfg(not(feature = "parquet"))]
+    if matches!(args.to.as_deref(), Some("parquet" | "arrow")) {
+        return Err(error(EXIT_USAGE, "mtf::usage::feature", NO_PARQUET));
+    }
     if !args.table.is_empty() || args.partition_by.is_some() {
         return Err(error(
             EXIT_USAGE,
@@ -191,7 +204,14 @@ pub fn run(args: &ExportArgs) -> Result<i32, Failure> {
         ));
     }
     if args.to.as_deref() == Some("pprof") {
+        #[cfg(feature = "pprof")]
         return to_pprof(args);
+        #[cfg(not(feature = "pprof"))]
+        return Err(error(
+            EXIT_USAGE,
+            "mtf::usage::feature",
+            "--to pprof needs mtf built with the feature pprof (cargo install --path crates/mtf, whose defaults have it)",
+        ));
     }
     // An unknown format is the user's mistake whatever the trace holds: say so first.
     let to = match &args.to {
@@ -574,6 +594,7 @@ fn to_heaptrack(args: &ExportArgs, o: &metatf::Opened) -> Result<i32, Failure> {
 
 /// Run `mtf export --to pprof`: the trace's figures by stack (or by site) as a gzip'd
 /// profile.proto.
+#[cfg(feature = "pprof")]
 fn to_pprof(args: &ExportArgs) -> Result<i32, Failure> {
     let path = super::common::input_name(&args.trace).into_owned();
     let options = metatf::command::stats::StatsOptions {

@@ -163,9 +163,22 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
         };
         // The births, with --births, at the checkpoints with a state; a births file left from
         // an earlier index is removed.
+        #[cfg(feature = "parquet")]
         let births = match (&state, args.births) {
             (Some(state), true) => metatf::columnar::births_file(&reader, &built.index, state),
             _ => None,
+        };
+        // The births are the SQL tables' (the library's columnar module): a build without
+        // Parquet writes none, and says so when asked for them.
+        #[cfg(not(feature = "parquet"))]
+        let births: Option<AnalysisState> = {
+            if args.births {
+                super::common::line_to_stderr(
+                    "warning: --births needs mtf built with the feature parquet (the SQL tables'): \
+                     no births written",
+                );
+            }
+            None
         };
         if let Some(bp) = births_path(&path) {
             match &births {

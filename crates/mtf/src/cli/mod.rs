@@ -9,7 +9,8 @@
         feature = "parquet",
         feature = "import",
         feature = "flamegraph",
-        feature = "plot"
+        feature = "plot",
+        feature = "compression"
     )),
     allow(dead_code)
 )]
@@ -39,6 +40,7 @@ mod report;
 mod seek;
 mod shell;
 mod simulate;
+#[cfg(feature = "compression")]
 mod size_report;
 mod sql;
 mod stats;
@@ -106,6 +108,7 @@ pub enum Command {
     #[command(alias = "encode")]
     Compact(compact::CompactArgs),
     /// Measure a trace's size in the paper's Table 4 forms, plain and compressed.
+    #[cfg(feature = "compression")]
     SizeReport(size_report::SizeReportArgs),
     /// Import foreign text traces with a format mapping (docs/mappings.md).
     #[cfg(feature = "import")]
@@ -237,6 +240,7 @@ pub fn main() -> i32 {
         Command::Plot(a) => plot::run(&a),
         #[cfg(feature = "plot")]
         Command::Report(a) => report::run(&a),
+        #[cfg(feature = "compression")]
         Command::SizeReport(a) => size_report::run(&a),
         #[cfg(feature = "import")]
         Command::Import(a) => import::run(&a),

@@ -302,6 +302,8 @@ fn write_picture(
     prepared: &Prepared,
     replayed: &Replayed,
 ) -> Result<(), Failure> {
+    // Without pictures (feature plot) the format is `()`: only the check that one is asked.
+    #[cfg_attr(not(feature = "plot"), allow(clippy::let_unit_value))]
     let format = picture_format(out)?;
     #[cfg(feature = "plot")]
     {

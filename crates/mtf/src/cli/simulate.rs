@@ -131,6 +131,8 @@ pub fn run(args: &SimulateArgs) -> Result<i32, Failure> {
 
 /// Each policy's heap extent and the live payload over the trace, into `out`.
 fn draw(out: &Path, trace: &Path, sim: &Simulation) -> Result<(), Failure> {
+    // Without pictures (feature plot) the format is `()`: only the check that one is asked.
+    #[cfg_attr(not(feature = "plot"), allow(clippy::let_unit_value))]
     let format = picture_format(out)?;
     #[cfg(feature = "plot")]
     {
