@@ -173,6 +173,34 @@ impl<'s> Interpreter<'s> {
         cx: &mut Cx,
         sink: &mut dyn SinkDyn,
     ) {
+        let Some(l) = self.end_id(space, key, id, (dead_null, leaves_null), cx.at, sink) else {
+            return;
+        };
+        if self.decl.namespaces[space as usize].kind != SpaceKind::Ids {
+            return;
+        }
+        cx.freed.push(Freed {
+            space,
+            key,
+            id,
+            live: l,
+            to: None,
+        });
+    }
+
+    /// The id's end (an undefine's work but the pairing): its block taken out of the live
+    /// state and returned, or the finding of an id not alive (`None` then, as for an id taken
+    /// as the null id).
+    #[inline]
+    pub(super) fn end_id(
+        &mut self,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        (dead_null, leaves_null): (bool, bool),
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) -> Option<Live> {
         let ns = &self.decl.namespaces[space as usize];
         let sp = space as usize;
         let gone = if ns.shared {
@@ -184,18 +212,10 @@ impl<'s> Interpreter<'s> {
             if dead_null || self.is_nulled(space, key, id) {
                 // Taken as the null id: nothing to end (`F.dead = null;`, or an id that a
                 // `F.leaves = null;` record left naming null).
-                return;
+                return None;
             }
-            self.not_alive(
-                FindingKind::NotAlive,
-                ns.unknown,
-                space,
-                key,
-                id,
-                cx.at,
-                sink,
-            );
-            return;
+            self.not_alive(FindingKind::NotAlive, ns.unknown, space, key, id, at, sink);
+            return None;
         };
         self.tracked -= 1;
         self.alive[sp] -= 1;
@@ -205,18 +225,9 @@ impl<'s> Interpreter<'s> {
                 self.nulled.insert((space, key, id));
             }
         } else if !ns.shared {
-            self.bury(space, key, id, cx.at);
+            self.bury(space, key, id, at);
         }
-        if ns.kind != SpaceKind::Ids {
-            return;
-        }
-        cx.freed.push(Freed {
-            space,
-            key,
-            id,
-            live: l,
-            to: None,
-        });
+        Some(l)
     }
 
     /// Whether a `F.leaves = null;` record left the id naming null (and nothing defined it

@@ -35,6 +35,7 @@
 // seed (as the live sets do), fast on integer keys.
 use foldhash::HashMap;
 
+use crate::analysis::event::{HeapOp, Places};
 use crate::decode::RecordView;
 use crate::dtd::analysis::{
     ActionKind, Analysis, Namespace, RecordDecl, Severity, SpaceId, SpaceKind, TimeUnit,
@@ -67,6 +68,70 @@ pub(crate) use sink::SinkDyn;
 use state::{Dead, Frame, Holders, Live, Slab, NO_STORE};
 use values::{needed_slots, Cx, Freed, Name, SlotVal};
 
+// Design (plans): most data records of a heap trace do one thing: a `malloc` defines one id,
+// a `free` undefines one, a time stamp only moves the clock. For such a record type the
+// general loop over the actions (the pairing of frees with defines, guards, references,
+// nestings, stack roles) is found once, when the interpreter is made, to have nothing to do but
+// that one action, and the record runs it directly: the same calls (`Interpreter::end_id`,
+// `Interpreter::define`) in the same order, so the same events and findings, without the
+// loop's set-up per record. The declarations do not change while a trace is read (a metadata
+// record changes how fields are decoded, not what the records do), so a plan is never redone.
+/// How the actions of a record type run (`Interpreter::record_dyn`).
+#[derive(Debug, Clone, Copy)]
+enum Plan {
+    /// The general loop over the actions.
+    General,
+    /// No action and no stack role: the record's time, thread, monotonic series and resident
+    /// bytes are all it gives.
+    Quiet,
+    /// One unguarded undefine in a namespace of ids (its key's field, `F.dead`, `F.leaves`).
+    Free {
+        space: SpaceId,
+        slot: crate::dtd::SlotId,
+        key: Option<crate::dtd::SlotId>,
+        nulls: (bool, bool),
+    },
+    /// One unguarded define in a namespace of ids (its key's field).
+    Alloc {
+        space: SpaceId,
+        slot: crate::dtd::SlotId,
+        key: Option<crate::dtd::SlotId>,
+    },
+}
+
+impl Plan {
+    fn of(decl: &RecordDecl, namespaces: &[Namespace]) -> Plan {
+        if !decl.stack.is_empty() || !decl.guards.is_empty() {
+            return Plan::General;
+        }
+        let a = match decl.actions.as_slice() {
+            [] => return Plan::Quiet,
+            [a] => a,
+            _ => return Plan::General,
+        };
+        let ids = namespaces
+            .get(a.space as usize)
+            .is_some_and(|n| n.kind == SpaceKind::Ids);
+        if !ids {
+            return Plan::General;
+        }
+        match a.kind {
+            ActionKind::Undefine => Plan::Free {
+                space: a.space,
+                slot: a.slot,
+                key: a.key,
+                nulls: (a.dead_null, a.leaves_null),
+            },
+            ActionKind::Define => Plan::Alloc {
+                space: a.space,
+                slot: a.slot,
+                key: a.key,
+            },
+            _ => Plan::General,
+        }
+    }
+}
+
 /// The declarations of a DTD applied to records one at a time. See the module docs.
 #[derive(Debug)]
 pub struct Interpreter<'s> {
@@ -91,6 +156,8 @@ pub struct Interpreter<'s> {
     mono0: Vec<Option<(u64, At)>>,
     /// Per record type: whether it declares anything.
     active: Vec<bool>,
+    /// Per record type: how its actions run (`Plan`).
+    plans: Vec<Plan>,
     /// Per record type: the slots its declarations read (the others are not loaded).
     needed: Vec<Box<[bool]>>,
     /// The stored values of the id a record looked up, reused from record to record.
@@ -143,6 +210,9 @@ impl<'s> Interpreter<'s> {
             mono0: Vec::new(),
             active: (0..schema.records.len())
                 .map(|r| !decl.record(r as RecordId).is_empty())
+                .collect(),
+            plans: (0..schema.records.len())
+                .map(|r| Plan::of(decl.record(r as RecordId), &decl.namespaces))
                 .collect(),
             needed: schema
                 .records
@@ -346,6 +416,41 @@ impl<'s> Interpreter<'s> {
                 }
             }
         }
+        match self.plans.get(at.record_type as usize) {
+            Some(Plan::General) | None => {}
+            Some(Plan::Quiet) => return,
+            Some(&Plan::Free {
+                space,
+                slot,
+                key,
+                nulls,
+            }) => {
+                let cx = Cx::plain(at, thread, time, sink.wants_events());
+                let Some(id) = self.int(slot) else { return };
+                let key = key.and_then(|s| self.int(s)).unwrap_or(0);
+                if self.decl.namespaces[space as usize].null == Some(id) {
+                    return; // the null id: nothing to end
+                }
+                if let Some(l) = self.end_id(space, key, id, nulls, at, sink) {
+                    let places = Places {
+                        gone: l.stored,
+                        ..Places::EMPTY
+                    };
+                    cx.emit(sink, space, key, l.site(), HeapOp::Free { id }, places);
+                }
+                return;
+            }
+            Some(&Plan::Alloc { space, slot, key }) => {
+                let mut cx = Cx::plain(at, thread, time, sink.wants_events());
+                cx.paired = true;
+                let Some(id) = self.int(slot) else { return };
+                let key = key.and_then(|s| self.int(s)).unwrap_or(0);
+                let is_null = self.decl.namespaces[space as usize].null == Some(id);
+                let kind = ActionKind::Define;
+                self.define(decl, 0, kind, space, key, id, is_null, &mut cx, view, sink);
+                return;
+            }
+        }
         let mut freed = std::mem::take(&mut self.freed);
         freed.clear();
         let mut cx = Cx {
@@ -474,5 +579,173 @@ impl<'s> Interpreter<'s> {
             };
             end_finding(kind, ns[e.space as usize].at_end, e.space, e.key, e.id, at)
         })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::analysis::event::HeapEvent;
+    use crate::decode::Event;
+
+    /// Everything an interpreter tells its sink, in order.
+    struct Log(Vec<String>, bool);
+
+    impl SinkDyn for Log {
+        fn event_placed(&mut self, e: HeapEvent, p: Places) {
+            self.0.push(format!("{e:?} {p:?}"));
+        }
+        fn finding(&mut self, f: Finding) {
+            self.0.push(format!("{f:?}"));
+        }
+        fn wants_events(&self) -> bool {
+            self.1
+        }
+        fn resident(&mut self, bytes: u64) {
+            self.0.push(format!("resident {bytes}"));
+        }
+    }
+
+    /// What the interpreter says of a trace (with events, or findings only as `mtf check`),
+    /// with its plans or with the general loop for every record type; and how many record
+    /// types have a plan of their own.
+    fn said(o: &crate::Opened, events: bool, plans: bool) -> (Vec<String>, usize) {
+        let reader = o.reader();
+        let mut i = Interpreter::new(reader.schema());
+        if !plans {
+            i.plans.iter_mut().for_each(|p| *p = Plan::General);
+        }
+        let planned = i
+            .plans
+            .iter()
+            .filter(|p| !matches!(p, Plan::General))
+            .count();
+        let mut log = Log(Vec::new(), events);
+        let mut records = reader.records();
+        while let Some(e) = records.next() {
+            if let Event::Record(r) = e {
+                i.record_dyn(&r, &mut log);
+            }
+        }
+        log.0.extend(i.at_end().map(|f| format!("{f:?}")));
+        (log.0, planned)
+    }
+
+    /// A trace of `dtd` from generated records: allocations (of live ids, of the null id
+    /// too), frees (double, of ids never seen, of the null id), reallocs, time stamps.
+    fn generated(dtd: &str, realloc: &str, tail: &str, n: usize) -> crate::Opened {
+        let schema = crate::dtd::parse_str("t.dtd", dtd).unwrap().schema;
+        let mut text =
+            String::from("%mtf 1 dtd=\"t.dtd\" class=32 order=little\nsection number=1\n");
+        let (mut live, mut freed, mut next, mut x) = (Vec::new(), Vec::new(), 16u64, 7u64);
+        for k in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (x >> 33) % 100;
+            let line = match r {
+                _ if r < 40 || live.is_empty() => {
+                    next += 16;
+                    live.push(next);
+                    format!("alloc size={} address={next}", r + 1)
+                }
+                _ if r < 75 => {
+                    let a = live.swap_remove((x >> 40) as usize % live.len());
+                    freed.push(a);
+                    format!("free address={a}")
+                }
+                _ if r < 82 && !freed.is_empty() => {
+                    format!("free address={}", freed[(x >> 40) as usize % freed.len()])
+                }
+                _ if r < 85 => format!("free address={}", 1_000_000 + r),
+                _ if r < 87 => "free address=0".to_string(),
+                _ if r < 89 => "alloc size=3 address=0".to_string(),
+                _ if r < 92 => format!("alloc size=8 address={}", live[0]),
+                _ if r < 96 => {
+                    let old = live.swap_remove((x >> 40) as usize % live.len());
+                    next += 16;
+                    live.push(next);
+                    format!("{realloc} size=5 old={old} address={next}")
+                }
+                // Time stamps, going back now and then.
+                _ => format!("tick time={}", k + 10 - (r as usize % 3) * 4),
+            };
+            text.push_str(&line);
+            text.push_str(tail);
+            text.push('\n');
+        }
+        let bytes =
+            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
+                .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.dtd");
+        std::fs::write(&path, dtd).unwrap();
+        crate::OpenOptions::default()
+            .dtd(path)
+            .open_bytes(bytes)
+            .unwrap()
+    }
+
+    /// A record type with a plan says exactly what the general loop over its actions says:
+    /// events with their places, findings, in the same order, to a sink of events (`stats`)
+    /// and to one of findings only (`check`), on every shipped trace and on generated ones
+    /// with double frees, frees of ids never seen, of the null id, and allocations of live ids.
+    #[test]
+    fn plans_say_what_the_general_loop_says() {
+        let dtd = |key: &str| {
+            format!(
+                "tag.width = 1;\nsize.width = 4; size.interpretation = none;\n\
+                 address.width = 8; address.interpretation = none;\n\
+                 time.width = 4; time.interpretation = none;\n\
+                 heap.width = 1; heap.interpretation = none;\n\
+                 analysis.version = 1;\nsize.size = bytes;\ntime.time = us;\n\
+                 time.monotonic = trace;\nblock.null = 0;\nblock.unknown = info;\n{key}\
+                 section heap 1 {{\n\
+                 alloc : (tag, size, address, heap) {{ tag.value = 4; address.defines = block; address.bytes = size.value; }}\n\
+                 realloc : (tag, size, old : address, address, heap) {{ tag.value = 5; old.undefines = block; address.defines = block; address.bytes = size.value; }}\n\
+                 free : (tag, address, heap) {{ tag.value = 6; address.undefines = block; }}\n\
+                 tick : (tag, time, heap) {{ tag.value = 7; }}\n}}\n"
+            )
+        };
+        let mut traces = vec![
+            generated(&dtd(""), "realloc", " heap=0", 20_000),
+            generated(&dtd("block.key = heap;\n"), "realloc", " heap=1", 20_000),
+        ];
+        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/traces");
+        let mut names: Vec<_> = std::fs::read_dir(dir)
+            .unwrap()
+            .map(|e| e.unwrap().path())
+            .filter(|p| p.extension().is_some_and(|e| e == "mtf"))
+            .collect();
+        names.sort();
+        assert!(names.len() >= 10, "{names:?}");
+        traces.extend(names.iter().map(|p| crate::open(p).unwrap()));
+        let mut planned = 0;
+        for (k, o) in traces.iter().enumerate() {
+            for events in [true, false] {
+                let (general, _) = said(o, events, false);
+                let (fast, n) = said(o, events, true);
+                planned += n;
+                assert!(
+                    general == fast,
+                    "trace {k} (events: {events}) says otherwise"
+                );
+                if k < 2 {
+                    // The generated traces say every kind of thing.
+                    let all = general.join("\n");
+                    for what in [
+                        "Redefined",
+                        "NotAlive",
+                        "Backwards",
+                        "Free",
+                        "Alloc",
+                        "Move",
+                    ] {
+                        assert!(!events || all.contains(what), "{what} in trace {k}");
+                    }
+                }
+            }
+        }
+        assert!(planned > 20, "{planned} record types with a plan");
     }
 }

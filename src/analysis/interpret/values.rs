@@ -2,7 +2,7 @@
 
 use crate::analysis::event::{HeapEvent, HeapOp, Places};
 use crate::decode::{RecordView, Resolved, Value};
-use crate::dtd::analysis::{AExpr, ActionKind, RecordDecl, Site, SpaceId};
+use crate::dtd::analysis::{AExpr, ActionKind, Bytes, RecordDecl, Site, SpaceId};
 use crate::dtd::SlotId;
 
 use super::finding::{At, Finding, FindingKind};
@@ -39,6 +39,21 @@ pub(super) struct Cx {
 }
 
 impl Cx {
+    /// The context of a record that frees nothing before its defines (`Plan`).
+    pub(super) fn plain(at: At, thread: Option<u64>, time: Option<u64>, events: bool) -> Cx {
+        Cx {
+            at,
+            thread,
+            time,
+            looked: None,
+            freed: Vec::new(),
+            paired: false,
+            events,
+            stack: None,
+            replaced: super::state::NO_STORE,
+        }
+    }
+
     /// Reports an event, to a sink that wants events.
     pub(super) fn emit(
         &self,
@@ -180,6 +195,14 @@ impl<'s> Interpreter<'s> {
         at: At,
         sink: &mut dyn SinkDyn,
     ) -> Option<u64> {
+        // The common count, one field's value without a guard: read, not evaluated.
+        if let [Bytes {
+            expr: AExpr::Field(s),
+            when: None,
+        }] = decl.bytes.as_slice()
+        {
+            return Some(self.int(*s).unwrap_or(0));
+        }
         let b = decl
             .bytes
             .iter()
