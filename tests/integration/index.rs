@@ -808,3 +808,120 @@ fn compact_live_says_why_it_writes_no_index_beside_its_output() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(idx.is_file());
 }
+
+/// The entries of a births or state file (docs/format.md §15.4): (offset of its length field,
+/// its bytes with that field), per checkpoint then the end; and where the checksum starts.
+fn state_entries(b: &[u8]) -> (Vec<(usize, usize)>, usize) {
+    let le = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+    let count = le(24);
+    let mut at = 32;
+    let mut entries = Vec::new();
+    for i in 0..=count {
+        // A checkpoint's length is 0 or 1 + its bytes; the end's is its bytes.
+        let len = if i < count {
+            le(at).saturating_sub(1)
+        } else {
+            le(at)
+        };
+        entries.push((at, 8 + len));
+        at += 8 + len;
+    }
+    (entries, at)
+}
+
+/// `index --check` verifies the births beside the index (`mtf index --births`, §15.5): a births
+/// file damaged (its checksum) or one whose checkpoints' births were exchanged (a well-formed
+/// file with the wrong births) is reported naming it, status 1; one that belongs to another
+/// index is stale.
+#[test]
+fn index_check_verifies_the_births_naming_the_file() {
+    let dir = tempdir();
+    let t = dir.path().join("malloclab.mtf");
+    std::fs::copy(root().join("traces/malloclab.mtf"), &t).unwrap();
+    std::fs::copy(
+        root().join("dtds/hatf-malloclab.dtd"),
+        dir.path().join("hatf-malloclab.dtd"),
+    )
+    .unwrap();
+    let ts = t.to_str().unwrap();
+    let out = mtf(&["index", "--every", "3", "--births", ts]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = mtf(&["index", "--check", ts]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(", births at "),
+        "{}",
+        text(&out.stdout)
+    );
+    let births = dir.path().join("malloclab.mtf.idx.births");
+    let good = std::fs::read(&births).unwrap();
+
+    // Two checkpoints' births exchanged, the checksum made right again.
+    let (entries, sum_at) = state_entries(&good);
+    let body = |&(at, len): &(usize, usize)| &good[at + 8..at + len];
+    let stored: Vec<(usize, (usize, usize))> = entries[..entries.len() - 1]
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.1 > 8)
+        .map(|(i, &e)| (i, e))
+        .collect();
+    let (a, b) = stored
+        .iter()
+        .flat_map(|x| stored.iter().map(move |y| (*x, *y)))
+        .find(|(x, y)| body(&x.1) != body(&y.1))
+        .expect("two checkpoints with different births");
+    let mut swapped = good[..entries[0].0].to_vec();
+    for (i, &(at, len)) in entries.iter().enumerate() {
+        let (at, len) = if i == a.0 {
+            b.1
+        } else if i == b.0 {
+            a.1
+        } else {
+            (at, len)
+        };
+        swapped.extend_from_slice(&good[at..at + len]);
+    }
+    assert_eq!(swapped.len(), sum_at);
+    let sum = index::fnv1a(&swapped);
+    swapped.extend_from_slice(&sum.to_le_bytes());
+    std::fs::write(&births, &swapped).unwrap();
+    let out = mtf(&["index", "--check", ts]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("malloclab.mtf.idx.births"), "{err}");
+    assert!(
+        err.contains(&format!("checkpoint {}", a.0.min(b.0))),
+        "{err}"
+    );
+    assert!(err.contains("births"), "{err}");
+
+    // A byte damaged: the checksum names the file.
+    let mut damaged = good.clone();
+    let last = damaged.len() - 9;
+    damaged[last] ^= 0x40;
+    std::fs::write(&births, &damaged).unwrap();
+    let out = mtf(&["index", "--check", ts]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("malloclab.mtf.idx.births"), "{err}");
+
+    // Births of another index of the same trace: stale.
+    std::fs::write(&births, &good).unwrap();
+    assert!(mtf(&["index", "--check", ts]).status.success());
+    let other = dir.path().join("other.idx");
+    let out = mtf(&[
+        "index",
+        "--every",
+        "4",
+        "--births",
+        ts,
+        "-o",
+        other.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::copy(dir.path().join("other.idx.births"), &births).unwrap();
+    let out = mtf(&["index", "--check", ts]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("malloclab.mtf.idx.births"), "{err}");
+}

@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use metatf::command::index::build_index;
-use metatf::command::resume::{build_state, verify_state, DEFAULT_STATE_BUDGET};
+use metatf::command::resume::{build_state, verify_births, verify_state, DEFAULT_STATE_BUDGET};
 use metatf::decode::Reader;
 use metatf::index::analysis::{births_path, state_path, AnalysisState};
 use metatf::index::{self, BuildOptions, Index};
@@ -70,6 +70,7 @@ fn verify(args: &IndexArgs, path: &Path, reader: &Reader<'_>) -> Result<i32, Fai
     idx.set_name(input_name(path).into_owned());
     index::check(reader, &idx).map_err(|e| index_failure(&e))?;
     // The analysis state beside it (docs/format.md §15.4), compared with a full pass's.
+    let mut kept = None;
     let state = match state_path(path).filter(|p| p.is_file()) {
         None => String::new(),
         Some(sp) => {
@@ -92,15 +93,49 @@ fn verify(args: &IndexArgs, path: &Path, reader: &Reader<'_>) -> Result<i32, Fai
             let mut stored = stored;
             stored.set_name(input_name(&sp).into_owned());
             verify_state(&stored, &fresh, &idx).map_err(|e| index_failure(&e))?;
-            format!(
+            let line = format!(
                 ", analysis state at {} of them and at the end",
                 stored.stored()
-            )
+            );
+            kept = Some(stored);
+            line
+        }
+    };
+    // The births beside it (docs/format.md §15.5), rebuilt as `mtf index --births` builds
+    // them at the checkpoints the (verified) state has, and compared.
+    let births = match births_path(path).filter(|p| p.is_file()) {
+        None => String::new(),
+        Some(bp) => {
+            let mut stored = AnalysisState::load_births(&bp).map_err(|e| index_failure(&e))?;
+            stored.set_name(input_name(&bp).into_owned());
+            stored
+                .fits(&idx, reader.schema())
+                .map_err(|e| index_failure(&e))?;
+            let why = match &kept {
+                None => {
+                    "there is no analysis state beside the index, and births are kept only \
+                         at the checkpoints with one: rebuild both with `mtf index --births`, \
+                         or delete it"
+                }
+                Some(_) => "a full pass makes no births of this trace: delete it",
+            };
+            let fresh = kept
+                .as_ref()
+                .and_then(|state| metatf::columnar::births_file(reader, &idx, state));
+            let Some(fresh) = fresh else {
+                return Err(error(
+                    super::EXIT_INVALID_TRACE,
+                    "mtf::index::mismatch",
+                    format!("{}: {why}", input_name(&bp)),
+                ));
+            };
+            verify_births(&stored, &fresh, &idx).map_err(|e| index_failure(&e))?;
+            format!(", births at {} of them", stored.stored())
         }
     };
     if !quiet() {
         println!(
-            "{}: valid, {} checkpoints of {}{state}",
+            "{}: valid, {} checkpoints of {}{state}{births}",
             input_name(path),
             idx.entries().len(),
             input_name(&args.trace)
