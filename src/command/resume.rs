@@ -196,6 +196,9 @@ pub(crate) fn resumed(
             return None;
         }
     };
+    if let Some(e) = index.tables_problem() {
+        warn(Warning::TablesSkipped(e));
+    }
     let state = load(&idx_path, &index, &reader, warn)?;
     let mut bad = |e: IndexError| {
         warn(Warning::IndexSkipped(e));

@@ -133,9 +133,14 @@ fn verify(args: &IndexArgs, path: &Path, reader: &Reader<'_>) -> Result<i32, Fai
             format!(", births at {} of them", stored.stored())
         }
     };
+    let tables = if idx.has_tables() {
+        ", tables file"
+    } else {
+        ""
+    };
     if !quiet() {
         println!(
-            "{}: valid, {} checkpoints of {}{state}{births}",
+            "{}: valid, {} checkpoints of {}{state}{births}{tables}",
             input_name(path),
             idx.entries().len(),
             input_name(&args.trace)
@@ -229,6 +234,18 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
             }
             None => remove_stale(&sp)?,
         }
+    }
+    if let (true, Some(tp)) = (
+        built.index.has_tables(),
+        metatf::index::tables::tables_path(&path),
+    ) {
+        if !state_line.is_empty() {
+            state_line.push('\n');
+        }
+        state_line += &format!(
+            "{}: which of the trace's sections are tables, for reading from a checkpoint",
+            input_name(&tp)
+        );
     }
     if !quiet() {
         let line = built.summary(&index_name, &options, reader.bytes().len());
