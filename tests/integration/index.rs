@@ -925,3 +925,87 @@ fn index_check_verifies_the_births_naming_the_file() {
     assert_eq!(out.status.code(), Some(1), "{err}");
     assert!(err.contains("malloclab.mtf.idx.births"), "{err}");
 }
+
+/// The tables file beside an index (docs/format.md §15.6): written where the trace needs the
+/// pass over its metadata records (an imported trace's data section is no table), read by a
+/// decode from a checkpoint instead of that pass — a forged one (well-formed, bound to the index)
+/// changes which records `dump --data-only --from` shows, which proves it is what is read — and
+/// verified by `index --check` and `check`; a damaged one, or one of another version, is warned
+/// of and the output is the one without it.
+#[test]
+fn a_decode_from_a_checkpoint_reads_the_tables_file() {
+    let dir = tempdir();
+    let t = dir.path().join("heaptrack.mtf");
+    std::fs::copy(root().join("traces/heaptrack.mtf"), &t).unwrap();
+    std::fs::copy(
+        root().join("dtds/hatf-heaptrack.dtd"),
+        dir.path().join("hatf-heaptrack.dtd"),
+    )
+    .unwrap();
+    let ts = t.to_str().unwrap();
+    let dump = || mtf(&["dump", "--data-only", "--from", "20", ts]);
+    let without = dump();
+    assert!(without.status.success());
+    let out = mtf(&["index", "--every", "3", ts]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("heaptrack.mtf.idx.tables: which of"));
+    let tables = dir.path().join("heaptrack.mtf.idx.tables");
+    let good = std::fs::read(&tables).unwrap();
+    assert_eq!(good.len(), 64);
+    assert_eq!(&good[..5], b"\x7fMTT\x01");
+    // Sections 2 (strings) and 4 (traces) are tables, 1 (heap) and 3 (ips) are not.
+    assert_eq!(good[24], 0b10100, "{good:?}");
+    let with = dump();
+    assert_eq!(text(&with.stdout), text(&without.stdout));
+    assert!(with.stderr.is_empty(), "{}", text(&with.stderr));
+    assert!(text(&with.stdout).contains("\nalloc "), "{}", text(&with.stdout));
+    assert!(mtf(&["index", "--check", ts]).status.success());
+
+    // Forged: section 1 a table too, the checksum made right.
+    let mut forged = good.clone();
+    forged[24] |= 0b10;
+    let sum = index::fnv1a(&forged[..56]);
+    forged[56..].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&tables, &forged).unwrap();
+    let read = dump();
+    assert!(read.status.success());
+    assert!(!text(&read.stdout).contains("\nalloc "), "{}", text(&read.stdout));
+    for args in [vec!["index", "--check", ts], vec!["check", ts]] {
+        let out = mtf(&args);
+        // (`check` reports the index's problem with its other findings, on standard output.)
+        let err = text(&out.stderr) + &text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("heaptrack.mtf.idx.tables"), "{err}");
+        assert!(
+            err.contains("it gives the sections 1, 2, 4 as tables, a full decode finds 2, 4"),
+            "{err}"
+        );
+    }
+
+    // Damaged, or of another version: a warning, and the output without it.
+    let mut damaged = good.clone();
+    damaged[30] ^= 1;
+    let mut v2 = good.clone();
+    v2[4] = 2;
+    for (bytes, why) in [(damaged, "checksum mismatch"), (v2, "version 2")] {
+        std::fs::write(&tables, &bytes).unwrap();
+        let read = dump();
+        let err = text(&read.stderr);
+        assert_eq!(text(&read.stdout), text(&without.stdout));
+        assert!(err.contains("heaptrack.mtf.idx.tables") && err.contains(why), "{err}");
+        assert!(err.contains("mtf::index::tables"), "{err}");
+        let out = mtf(&["index", "--check", ts]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    }
+
+    // A trace without a section that the DTD leaves open gets no tables file, and its index,
+    // written where one was, removes it.
+    std::fs::write(&tables, &good).unwrap();
+    let (schema, bytes) = timed_trace();
+    let trace = Trace::from_bytes(bytes).unwrap();
+    let reader = Reader::new(&trace, &schema);
+    let idx = index::build(&reader, &every(50));
+    assert!(!idx.has_tables());
+    idx.write(&dir.path().join("heaptrack.mtf.idx")).unwrap();
+    assert!(!tables.exists());
+}
