@@ -409,7 +409,7 @@ impl<'a> Reader<'a> {
     }
 
     /// The sections the DTD's own interpretations read as tables.
-    fn dtd_tables(&self) -> [bool; 256] {
+    pub(crate) fn dtd_tables(&self) -> [bool; 256] {
         let mut tables = [false; 256];
         for rt in &self.schema.records {
             for slot in &rt.slots {

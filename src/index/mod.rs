@@ -37,8 +37,10 @@ use crate::decode::{
     StoredError,
 };
 use crate::dtd::analysis::TimeUnit;
+use crate::dtd::Interp;
 use crate::dtd::Schema;
 use crate::io::{IoError, Output};
+use crate::layout::MetaProperty;
 
 /// The first bytes of an index file: `\x7fMTX`.
 pub const MAGIC: [u8; 4] = [0x7F, b'M', b'T', b'X'];
@@ -344,6 +346,9 @@ pub struct Builder<'r> {
     defer_bytes: u64,
     /// The live values that made the waiting checkpoint wait.
     defer_live: usize,
+    /// Where the trace needs the tables file (§15.6): the sections that the DTD and the
+    /// metadata records seen so far make tables.
+    tables: Option<[bool; 256]>,
 }
 
 /// A checkpoint that was due but not taken: its live sets (extension live/1) would hold more
@@ -382,6 +387,7 @@ impl<'r> Builder<'r> {
             },
             defer_bytes: 0,
             defer_live: 0,
+            tables: reader.tables_need_pass().then(|| reader.dtd_tables()),
         }
     }
 
@@ -491,6 +497,16 @@ impl<'r> Builder<'r> {
     /// For each record event.
     pub fn record(&mut self, view: &RecordView<'_>) {
         self.pos = view.offset() + view.len();
+        // The metadata records that make a field read a section are events (a scan stops
+        // before them): the tables, as `Reader::is_table`'s pass finds them, without it.
+        if let (Some(tables), Some(m)) = (self.tables.as_mut(), view.metadata()) {
+            if let MetaProperty::Interp(
+                Interp::SectionOffset(n) | Interp::SectionStride { section: n, .. },
+            ) = m.property
+            {
+                tables[n as usize] = true;
+            }
+        }
         if self.times {
             if let Some(t) = record_time(self.reader.schema(), view) {
                 self.clock.note(t);
@@ -500,15 +516,18 @@ impl<'r> Builder<'r> {
 
     /// The index, to be written as `name` (for messages). Where the trace has a section that
     /// the DTD alone does not make a table, it holds which sections are tables (§15.6): the
-    /// answer of [`Reader::is_table`], whose pass runs here if the decode did not need it.
+    /// answer of [`Reader::is_table`], found in the decode (the metadata records it met), so
+    /// that pass is not made.
     pub fn finish(self, name: impl Into<String>) -> Index {
-        let tables = if self.reader.tables_need_pass() {
-            tables::Tables::Stored {
-                dtd: analysis::schema_hash(self.reader.schema()),
-                sections: *self.reader.table_sections(),
+        let tables = match self.tables {
+            Some(mut sections) => {
+                sections[0] = false;
+                tables::Tables::Stored {
+                    dtd: analysis::schema_hash(self.reader.schema()),
+                    sections,
+                }
             }
-        } else {
-            tables::Tables::None
+            None => tables::Tables::None,
         };
         Index {
             tables,
@@ -758,6 +777,14 @@ impl Index {
     /// Whether it has a tables file (§15.6) that a decode resumed from it uses.
     pub fn has_tables(&self) -> bool {
         matches!(self.tables, tables::Tables::Stored { .. })
+    }
+
+    /// Which sections its tables file (§15.6) gives as tables, indexed by section id.
+    pub fn table_sections(&self) -> Option<&[bool; 256]> {
+        match &self.tables {
+            tables::Tables::Stored { sections, .. } => Some(sections),
+            _ => None,
+        }
     }
 
     /// Read an index file (at most [`MAX_INDEX_BYTES`]; `-` is standard input). Its magic is

@@ -958,7 +958,11 @@ fn a_decode_from_a_checkpoint_reads_the_tables_file() {
     let with = dump();
     assert_eq!(text(&with.stdout), text(&without.stdout));
     assert!(with.stderr.is_empty(), "{}", text(&with.stderr));
-    assert!(text(&with.stdout).contains("\nalloc "), "{}", text(&with.stdout));
+    assert!(
+        text(&with.stdout).contains("\nalloc "),
+        "{}",
+        text(&with.stdout)
+    );
     assert!(mtf(&["index", "--check", ts]).status.success());
 
     // Forged: section 1 a table too, the checksum made right.
@@ -969,7 +973,11 @@ fn a_decode_from_a_checkpoint_reads_the_tables_file() {
     std::fs::write(&tables, &forged).unwrap();
     let read = dump();
     assert!(read.status.success());
-    assert!(!text(&read.stdout).contains("\nalloc "), "{}", text(&read.stdout));
+    assert!(
+        !text(&read.stdout).contains("\nalloc "),
+        "{}",
+        text(&read.stdout)
+    );
     for args in [vec!["index", "--check", ts], vec!["check", ts]] {
         let out = mtf(&args);
         // (`check` reports the index's problem with its other findings, on standard output.)
@@ -992,7 +1000,10 @@ fn a_decode_from_a_checkpoint_reads_the_tables_file() {
         let read = dump();
         let err = text(&read.stderr);
         assert_eq!(text(&read.stdout), text(&without.stdout));
-        assert!(err.contains("heaptrack.mtf.idx.tables") && err.contains(why), "{err}");
+        assert!(
+            err.contains("heaptrack.mtf.idx.tables") && err.contains(why),
+            "{err}"
+        );
         assert!(err.contains("mtf::index::tables"), "{err}");
         let out = mtf(&["index", "--check", ts]);
         assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
@@ -1008,4 +1019,41 @@ fn a_decode_from_a_checkpoint_reads_the_tables_file() {
     assert!(!idx.has_tables());
     idx.write(&dir.path().join("heaptrack.mtf.idx")).unwrap();
     assert!(!tables.exists());
+}
+
+/// The tables an index build finds in its decode (the metadata records it meets) are what
+/// `Reader::is_table`'s own pass over the trace finds, on every shipped trace, with and without
+/// many checkpoints; an index loaded back gives the same.
+#[test]
+fn the_tables_an_index_build_finds_are_the_readers() {
+    let dir = tempdir();
+    let mut with_file = 0;
+    for entry in std::fs::read_dir(root().join("traces")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("mtf") {
+            continue;
+        }
+        let opened = metatf::open(&path).unwrap();
+        let reader = opened.reader();
+        for n in [2, 1 << 16] {
+            let idx = index::build(&reader, &every(n));
+            let fresh = metatf::open(&path).unwrap();
+            let fresh = fresh.reader();
+            if let Some(sections) = idx.table_sections() {
+                for s in 0..=255u8 {
+                    assert_eq!(
+                        sections[s as usize],
+                        fresh.is_table(s),
+                        "{path:?} section {s}"
+                    );
+                }
+                let p = dir.path().join("t.idx");
+                idx.write(&p).unwrap();
+                let back = Index::load(&p).unwrap();
+                assert_eq!(back.table_sections(), idx.table_sections());
+                with_file += 1;
+            }
+        }
+    }
+    assert!(with_file >= 2, "the shipped traces need tables files");
 }

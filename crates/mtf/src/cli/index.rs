@@ -121,7 +121,7 @@ fn verify(args: &IndexArgs, path: &Path, reader: &Reader<'_>) -> Result<i32, Fai
             };
             let fresh = kept
                 .as_ref()
-                .and_then(|state| metatf::columnar::births_file(reader, &idx, state));
+                .and_then(|state| births_file(reader, &idx, state));
             let Some(fresh) = fresh else {
                 return Err(error(
                     super::EXIT_INVALID_TRACE,
@@ -204,7 +204,7 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
         // The births, with --births, at the checkpoints with a state; a births file left from
         // an earlier index is removed.
         let births = match (&state, args.births) {
-            (Some(state), true) => metatf::columnar::births_file(&reader, &built.index, state),
+            (Some(state), true) => births_file(&reader, &built.index, state),
             _ => None,
         };
         if let Some(bp) = births_path(&path) {
@@ -304,4 +304,16 @@ fn remove_stale(p: &Path) -> Result<(), Failure> {
         })?;
     }
     Ok(())
+}
+
+/// The births file of an index (`metatf::columnar::births_file`, docs/format.md §15.5).
+#[cfg(any(feature = "parquet", feature = "sql"))]
+fn births_file(reader: &Reader<'_>, index: &Index, state: &AnalysisState) -> Option<AnalysisState> {
+    metatf::columnar::births_file(reader, index, state)
+}
+
+/// A binary built without the heap tables (feature `parquet`) makes no births.
+#[cfg(not(any(feature = "parquet", feature = "sql")))]
+fn births_file(_: &Reader<'_>, _: &Index, _: &AnalysisState) -> Option<AnalysisState> {
+    None
 }
