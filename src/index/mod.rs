@@ -524,7 +524,7 @@ impl<'r> Builder<'r> {
                 sections[0] = false;
                 tables::Tables::Stored {
                     dtd: analysis::schema_hash(self.reader.schema()),
-                    sections,
+                    sections: Box::new(sections),
                 }
             }
             None => tables::Tables::None,
@@ -782,7 +782,7 @@ impl Index {
     /// Which sections its tables file (§15.6) gives as tables, indexed by section id.
     pub fn table_sections(&self) -> Option<&[bool; 256]> {
         match &self.tables {
-            tables::Tables::Stored { sections, .. } => Some(sections),
+            tables::Tables::Stored { sections, .. } => Some(&**sections),
             _ => None,
         }
     }
@@ -1003,7 +1003,7 @@ impl Index {
                 && reader.tables_need_pass()
                 && *dtd == analysis::schema_hash(reader.schema())
             {
-                reader.assume_tables(*sections);
+                reader.assume_tables(**sections);
             }
         }
         reader

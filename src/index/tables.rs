@@ -50,7 +50,7 @@ pub(crate) enum Tables {
         /// [`schema_hash`](super::analysis::schema_hash) of the DTD it was made with.
         dtd: u64,
         /// Per section id, whether it is a table.
-        sections: [bool; 256],
+        sections: Box<[bool; 256]>,
     },
     /// A file that cannot be used: where and why (for `mtf check` and `mtf index --check`).
     Unusable {
@@ -126,7 +126,7 @@ pub(crate) fn from_bytes(bytes: &[u8], index_sum: u64) -> Tables {
     }
     Tables::Stored {
         dtd: le(16),
-        sections,
+        sections: Box::new(sections),
     }
 }
 
@@ -166,7 +166,13 @@ mod tests {
         sections[255] = true;
         let b = to_bytes(7, 9, &sections);
         assert_eq!(b.len(), SIZE);
-        assert_eq!(from_bytes(&b, 7), Tables::Stored { dtd: 9, sections });
+        assert_eq!(
+            from_bytes(&b, 7),
+            Tables::Stored {
+                dtd: 9,
+                sections: Box::new(sections)
+            }
+        );
         // Another index.
         assert!(matches!(from_bytes(&b, 8), Tables::Unusable { at: 8, .. }));
         // Every byte flipped is refused (the checksum, or the field before it).
