@@ -133,9 +133,6 @@ pub(super) struct DecodePlan {
     /// Which making of a plan this is, unique within a process (0: never made): what a
     /// [`super::ScanTimes`] resolved against this plan stays true for.
     pub(super) made: u64,
-    /// Known to a timed scan to be of a record type without a time (`ScanTimes`): its
-    /// records cost that scan nothing more than an untimed one. False until the scan meets one.
-    pub(super) no_time: bool,
 }
 
 /// The plans made so far in this process (each plan's [`DecodePlan::made`]).

@@ -76,11 +76,7 @@ impl Default for ScanStop {
 // time fields of the records it steps over itself, from the same plan and states as the
 // general path (a `delta` or `stride` time is the state it leaves); what it cannot read the
 // same way (a time field that is the tag or a byte string, or guarded, §14.1) is a type it
-// stops before. Whether a type has a time at all depends on the DTD's declarations only, so a
-// timed scan notes a type without one in its plan (`DecodePlan::no_time`, kept while the plan
-// is patched, false again in a plan made anew) and steps over its records with one test more
-// than an untimed scan: on the heaptrack-like shape one type in a hundred has a time, and the
-// look-up of the others' (nothing) was most of what an index cost `check`.
+// stops before.
 #[derive(Debug, Clone, Default)]
 pub struct ScanTimes {
     per_type: Vec<TypeTimes>,
@@ -336,22 +332,21 @@ impl Decoder {
                 per_type[rid as usize] += 1;
                 continue;
             }
+            let plan = &plans[rid as usize];
             // The time fields of the record, found in its plan, if its time is taken; for the
             // most common, one field whose state the scan advances (a `delta` time), that
-            // state and its scale alone. A type without a time is noted in its plan when first
-            // met (`no_time`): its records then cost one test.
+            // state and its scale alone.
             let mut timed: &[TimeField] = &[];
             let mut single: Option<(usize, u64)> = None;
-            if TIMED && !plans[rid as usize].no_time {
+            if TIMED {
                 match clock.get_mut(rid as usize) {
-                    Some(TypeTimes::None) => plans[rid as usize].no_time = true,
+                    Some(TypeTimes::None) => {}
                     Some(TypeTimes::Fields {
                         list,
                         made,
                         n,
                         fields,
                     }) => {
-                        let plan = &plans[rid as usize];
                         if *made != plan.made {
                             if !find_time_fields(list, plan, fields) {
                                 break;
@@ -369,7 +364,6 @@ impl Decoder {
                     _ => break,
                 }
             }
-            let plan = &plans[rid as usize];
             // Whether the record has byte strings (`Var`: its segments' starts in `starts`); a
             // fixed record has one segment, at 0.
             let mut var = false;
@@ -400,7 +394,7 @@ impl Decoder {
                             }
                         }
                     }
-                    if TIMED && !timed.is_empty() {
+                    if TIMED {
                         starts = places.starts;
                         var = true;
                     }
@@ -541,9 +535,7 @@ impl Records<'_> {
     }
 
     /// As [`Records::scan`], noting in `times` the time of each record stepped over; a record
-    /// type whose time it cannot read is one it stops before (see [`ScanTimes`]). Every call on
-    /// one decode is given times made from the same declarations (a type found without a time
-    /// is remembered as such).
+    /// type whose time it cannot read is one it stops before (see [`ScanTimes`]).
     pub fn scan_timed(
         &mut self,
         per_type: &mut [u64],
