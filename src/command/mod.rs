@@ -68,6 +68,9 @@ pub enum Warning {
     /// A seek index that cannot be read or does not fit the trace: decoding starts at the
     /// beginning of the trace instead.
     IndexSkipped(IndexError),
+    /// A seek index's tables file (docs/format.md §15.6) that cannot be used: a decode from a
+    /// checkpoint finds the tables with a pass over the trace's metadata records instead.
+    TablesSkipped(IndexError),
     /// A seek index whose checkpoints cannot cut the trace for `-j`: decoded without it.
     IndexNotForPlan(IndexError),
     /// A seek index named but not verified (a check of a slice reads only part of the trace).

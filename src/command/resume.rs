@@ -86,6 +86,40 @@ pub fn verify_state(
     Ok(())
 }
 
+/// Compare a births file (docs/format.md §15.5) with `fresh`, the one a full pass builds at the
+/// same checkpoints (`columnar::births_file`): the first checkpoint whose births differ (or that
+/// has births in one and not the other) is an error naming the file and the checkpoint.
+pub fn verify_births(
+    stored: &AnalysisState,
+    fresh: &AnalysisState,
+    index: &Index,
+) -> Result<(), IndexError> {
+    for (i, e) in index.entries().iter().enumerate() {
+        if stored.entry(i) != fresh.entry(i) {
+            let what = match (stored.entry(i), fresh.entry(i)) {
+                (Some(_), None) => "it has births where a full pass keeps none",
+                (None, Some(_)) => "it has no births where a full pass keeps them",
+                _ => "the births of its live blocks differ from those of a full pass",
+            };
+            return Err(IndexError::Mismatch {
+                name: stored.name().to_string(),
+                checkpoint: i,
+                record: e.record,
+                what: what.into(),
+            });
+        }
+    }
+    if stored.end().0 != fresh.end().0 {
+        return Err(IndexError::Mismatch {
+            name: stored.name().to_string(),
+            checkpoint: index.entries().len(),
+            record: index.entries().last().map_or(0, |e| e.record),
+            what: "its end is not empty".into(),
+        });
+    }
+    Ok(())
+}
+
 /// Whether a checkpoint with this many data records before it, and this largest time, is
 /// before the slice.
 type Fits = dyn Fn(u64, Option<u64>) -> bool;
@@ -162,6 +196,9 @@ pub(crate) fn resumed(
             return None;
         }
     };
+    if let Some(e) = index.tables_problem() {
+        warn(Warning::TablesSkipped(e));
+    }
     let state = load(&idx_path, &index, &reader, warn)?;
     let mut bad = |e: IndexError| {
         warn(Warning::IndexSkipped(e));

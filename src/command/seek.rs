@@ -65,7 +65,12 @@ impl SeekOptions {
     /// starts at the beginning).
     pub fn load(&self, trace: &Path, warn: &mut dyn FnMut(Warning)) -> Option<Index> {
         match self.find(trace)? {
-            Ok(idx) => Some(idx),
+            Ok(idx) => {
+                if let Some(e) = idx.tables_problem() {
+                    warn(Warning::TablesSkipped(e));
+                }
+                Some(idx)
+            }
             Err(e) => {
                 warn(Warning::IndexSkipped(e));
                 None

@@ -368,33 +368,61 @@ impl<'a> Reader<'a> {
     /// the global region never is.
     ///
     /// The first call reads the metadata records of the whole trace when the trace has a
-    /// section that the DTD alone does not make a table (one pass, then remembered).
+    /// section that the DTD alone does not make a table (one pass, then remembered), unless a
+    /// decode resumed from a seek index whose tables file (docs/format.md §15.6) gave the
+    /// answer.
     pub fn is_table(&self, section: u8) -> bool {
-        section != 0 && self.table_sections.get_or_init(|| self.find_tables())[section as usize]
+        section != 0 && self.table_sections()[section as usize]
     }
 
-    fn find_tables(&self) -> [bool; 256] {
-        let mut tables = [false; 256];
-        fn mark(tables: &mut [bool; 256], interp: Interp) {
-            if let Interp::SectionOffset(n) | Interp::SectionStride { section: n, .. } = interp {
-                tables[n as usize] = true;
-            }
-        }
-        for rt in &self.schema.records {
-            for slot in &rt.slots {
-                mark(&mut tables, slot.interp);
-            }
-        }
-        // Only a metadata record can make another section of the trace a table.
+    /// [`Reader::is_table`] of every section.
+    pub(crate) fn table_sections(&self) -> &[bool; 256] {
+        self.table_sections.get_or_init(|| self.find_tables())
+    }
+
+    /// Whether [`Reader::is_table`] needs the pass over the trace's metadata records: the trace
+    /// has a section with records that the DTD alone does not make a table (and is not a
+    /// stream, which has no such pass).
+    pub(crate) fn tables_need_pass(&self) -> bool {
+        let tables = self.dtd_tables();
         // A stream has no pre-pass: a metadata record that makes a section a table stops it
         // (`decode::stream`), so what it does read agrees with this.
-        let unknown = !self.input.streamed
+        !self.input.streamed
             && self
                 .input
                 .regions
                 .iter()
-                .any(|r| r.section != 0 && r.start < r.end && !tables[r.section as usize]);
-        if unknown {
+                .any(|r| r.section != 0 && r.start < r.end && !tables[r.section as usize])
+    }
+
+    /// Whether [`Reader::is_table`] is answered already (the pass made, or an answer given).
+    pub(crate) fn tables_known(&self) -> bool {
+        self.table_sections.get().is_some()
+    }
+
+    /// Take `tables` as [`Reader::is_table`]'s answer, unless it is known already: what a seek
+    /// index's tables file (docs/format.md §15.6, checked against the trace and the DTD by its
+    /// caller) says the pass would find.
+    pub(crate) fn assume_tables(&self, mut tables: [bool; 256]) {
+        tables[0] = false;
+        let _ = self.table_sections.set(tables);
+    }
+
+    /// The sections the DTD's own interpretations read as tables.
+    pub(crate) fn dtd_tables(&self) -> [bool; 256] {
+        let mut tables = [false; 256];
+        for rt in &self.schema.records {
+            for slot in &rt.slots {
+                mark_table(&mut tables, slot.interp);
+            }
+        }
+        tables
+    }
+
+    fn find_tables(&self) -> [bool; 256] {
+        let mut tables = self.dtd_tables();
+        // Only a metadata record can make another section of the trace a table.
+        if self.tables_need_pass() {
             let mut records =
                 Records::new(self, (0..self.input.regions.len()).collect(), Mode::Prepass);
             records.lengths_only();
@@ -414,7 +442,7 @@ impl<'a> Reader<'a> {
                         ..
                     }) = r.metadata()
                     {
-                        mark(&mut tables, i);
+                        mark_table(&mut tables, i);
                     }
                 }
             }
@@ -429,5 +457,12 @@ impl<'a> Reader<'a> {
             .scope_for(section)
             .map(|s| s.name.as_str())
             .unwrap_or("")
+    }
+}
+
+/// Marks the section an interpretation reads through a reference (docs/format.md §8).
+fn mark_table(tables: &mut [bool; 256], interp: Interp) {
+    if let Interp::SectionOffset(n) | Interp::SectionStride { section: n, .. } = interp {
+        tables[n as usize] = true;
     }
 }

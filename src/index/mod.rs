@@ -26,6 +26,7 @@
 // with a typed error, and the command line then decodes from the start with a warning.
 
 pub mod analysis;
+pub mod tables;
 
 use std::path::{Path, PathBuf};
 
@@ -36,8 +37,10 @@ use crate::decode::{
     StoredError,
 };
 use crate::dtd::analysis::TimeUnit;
+use crate::dtd::Interp;
 use crate::dtd::Schema;
 use crate::io::{IoError, Output};
+use crate::layout::MetaProperty;
 
 /// The first bytes of an index file: `\x7fMTX`.
 pub const MAGIC: [u8; 4] = [0x7F, b'M', b'T', b'X'];
@@ -142,6 +145,9 @@ pub struct Index {
     options: BuildOptions,
     time_unit: Option<TimeUnit>,
     entries: Vec<Entry>,
+    /// Which sections are tables, from the tables file beside it (§15.6) or, when built, from
+    /// the pass of [`Reader::is_table`] where the trace needs one.
+    tables: tables::Tables,
 }
 
 /// Where to start reading.
@@ -228,6 +234,19 @@ pub enum IndexError {
         /// Its record number.
         record: u64,
         /// What differs.
+        what: String,
+    },
+    /// The tables file beside the index (§15.6) cannot be used, or differs from what a full
+    /// decode finds (`mtf check --index`, `mtf index --check`).
+    #[error("{name}: {what}")]
+    #[diagnostic(
+        code(mtf::index::tables),
+        help("rebuild it with `mtf index TRACE`, or delete it: a decode from a checkpoint then reads the trace's metadata records once to find the tables")
+    )]
+    Tables {
+        /// The tables file.
+        name: String,
+        /// What is wrong.
         what: String,
     },
     /// A time target, and the index holds no times.
@@ -327,6 +346,9 @@ pub struct Builder<'r> {
     defer_bytes: u64,
     /// The live values that made the waiting checkpoint wait.
     defer_live: usize,
+    /// Where the trace needs the tables file (§15.6): the sections that the DTD and the
+    /// metadata records seen so far make tables.
+    tables: Option<[bool; 256]>,
 }
 
 /// A checkpoint that was due but not taken: its live sets (extension live/1) would hold more
@@ -365,6 +387,7 @@ impl<'r> Builder<'r> {
             },
             defer_bytes: 0,
             defer_live: 0,
+            tables: reader.tables_need_pass().then(|| reader.dtd_tables()),
         }
     }
 
@@ -474,6 +497,16 @@ impl<'r> Builder<'r> {
     /// For each record event.
     pub fn record(&mut self, view: &RecordView<'_>) {
         self.pos = view.offset() + view.len();
+        // The metadata records that make a field read a section are events (a scan stops
+        // before them): the tables, as `Reader::is_table`'s pass finds them, without it.
+        if let (Some(tables), Some(m)) = (self.tables.as_mut(), view.metadata()) {
+            if let MetaProperty::Interp(
+                Interp::SectionOffset(n) | Interp::SectionStride { section: n, .. },
+            ) = m.property
+            {
+                tables[n as usize] = true;
+            }
+        }
         if self.times {
             if let Some(t) = record_time(self.reader.schema(), view) {
                 self.clock.note(t);
@@ -481,9 +514,23 @@ impl<'r> Builder<'r> {
         }
     }
 
-    /// The index, to be written as `name` (for messages).
+    /// The index, to be written as `name` (for messages). Where the trace has a section that
+    /// the DTD alone does not make a table, it holds which sections are tables (§15.6): the
+    /// answer of [`Reader::is_table`], found in the decode (the metadata records it met), so
+    /// that pass is not made.
     pub fn finish(self, name: impl Into<String>) -> Index {
+        let tables = match self.tables {
+            Some(mut sections) => {
+                sections[0] = false;
+                tables::Tables::Stored {
+                    dtd: analysis::schema_hash(self.reader.schema()),
+                    sections: Box::new(sections),
+                }
+            }
+            None => tables::Tables::None,
+        };
         Index {
+            tables,
             name: name.into(),
             fingerprint: Fingerprint::of(self.reader.bytes()),
             options: self.options,
@@ -703,14 +750,41 @@ impl Index {
     }
 
     /// Write the index to `path` (atomically: a temporary file renamed into place; `-` is
-    /// standard output).
+    /// standard output), and beside it (not for `-`) its tables file (§15.6) when it has one,
+    /// else removing one left from an earlier index.
     pub fn write(&self, path: &Path) -> Result<(), IndexError> {
         use std::io::Write;
         let mut out = Output::create(path)?;
         let bytes = self.to_bytes();
         out.write_all(&bytes).map_err(|e| out.error(e))?;
         out.commit()?;
+        if let Some(tp) = tables::tables_path(path) {
+            match &self.tables {
+                tables::Tables::Stored { dtd, sections } => tables::write(
+                    &tp,
+                    &tables::to_bytes(le64(&bytes, bytes.len() - 8), *dtd, sections),
+                )?,
+                // One left from an earlier index would be refused (bound to that index).
+                _ if tp.is_file() => {
+                    let _ = std::fs::remove_file(&tp);
+                }
+                _ => {}
+            }
+        }
         Ok(())
+    }
+
+    /// Whether it has a tables file (§15.6) that a decode resumed from it uses.
+    pub fn has_tables(&self) -> bool {
+        matches!(self.tables, tables::Tables::Stored { .. })
+    }
+
+    /// Which sections its tables file (§15.6) gives as tables, indexed by section id.
+    pub fn table_sections(&self) -> Option<&[bool; 256]> {
+        match &self.tables {
+            tables::Tables::Stored { sections, .. } => Some(&**sections),
+            _ => None,
+        }
     }
 
     /// Read an index file (at most [`MAX_INDEX_BYTES`]; `-` is standard input). Its magic is
@@ -764,7 +838,11 @@ impl Index {
         if bytes.len() as u64 > MAX_INDEX_BYTES {
             return Err(too_large(name));
         }
-        Index::from_bytes(&bytes, name)
+        let mut index = Index::from_bytes(&bytes, name)?;
+        if let Some(tp) = tables::tables_path(path).filter(|_| !stdin) {
+            index.tables = tables::load(&tp, le64(&bytes, bytes.len() - 8));
+        }
+        Ok(index)
     }
 
     /// Read the stored form; `name` names it in messages. Everything is checked: a corrupt
@@ -830,6 +908,7 @@ impl Index {
             options,
             time_unit,
             entries,
+            tables: tables::Tables::None,
         })
     }
 
@@ -918,6 +997,15 @@ impl Index {
             });
         }
         let cp = self.checkpoint(i, reader.schema())?;
+        // Which sections are tables, from the tables file: not the pass over the whole trace.
+        if let tables::Tables::Stored { dtd, sections } = &self.tables {
+            if !reader.tables_known()
+                && reader.tables_need_pass()
+                && *dtd == analysis::schema_hash(reader.schema())
+            {
+                reader.assume_tables(**sections);
+            }
+        }
         reader
             .records_from(&cp)
             .map_err(|source| IndexError::Resume {
@@ -1004,7 +1092,70 @@ impl Index {
                 ),
             ));
         }
-        Ok(())
+        self.verify_tables(fresh)
+    }
+
+    /// Why the tables file beside it (§15.6) is not used, when there is one that cannot be
+    /// read (decoding from a checkpoint then finds the tables with a pass, as without it).
+    pub fn tables_problem(&self) -> Option<IndexError> {
+        match &self.tables {
+            tables::Tables::Unusable { at, what } => Some(IndexError::Tables {
+                name: format!("{}.tables", self.name),
+                what: format!("not a valid tables file: {what} at byte {at}"),
+            }),
+            _ => None,
+        }
+    }
+
+    /// Compare the tables file with `fresh`'s answer (an index without one is not wrong, only
+    /// slower to resume from).
+    fn verify_tables(&self, fresh: &Index) -> Result<(), IndexError> {
+        use tables::Tables;
+        let err = |what: String| IndexError::Tables {
+            name: format!("{}.tables", self.name),
+            what,
+        };
+        let list = |s: &[bool; 256]| {
+            let ids: Vec<String> = (1..256).filter(|&i| s[i]).map(|i| i.to_string()).collect();
+            if ids.is_empty() {
+                "none".to_string()
+            } else {
+                ids.join(", ")
+            }
+        };
+        match (&self.tables, &fresh.tables) {
+            (Tables::None, _) => Ok(()),
+            (Tables::Unusable { at, what }, _) => {
+                Err(err(format!("not a valid tables file: {what} at byte {at}")))
+            }
+            (Tables::Stored { .. }, Tables::None | Tables::Unusable { .. }) => Err(err(
+                "the trace needs no tables file (the DTD tells which sections are tables), \
+                 a full decode makes none"
+                    .into(),
+            )),
+            (
+                Tables::Stored {
+                    dtd: a,
+                    sections: s,
+                },
+                Tables::Stored {
+                    dtd: b,
+                    sections: f,
+                },
+            ) => {
+                if a != b {
+                    Err(err("it was made with another DTD".into()))
+                } else if s != f {
+                    Err(err(format!(
+                        "it gives the sections {} as tables, a full decode finds {}",
+                        list(s),
+                        list(f)
+                    )))
+                } else {
+                    Ok(())
+                }
+            }
+        }
     }
 }
 

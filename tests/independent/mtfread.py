@@ -987,6 +987,7 @@ class Trace:
             raise TraceError('sections do not cover the file')
         self.region_of = {num: (st, end) for num, st, end in self.regions if num is not None}
         self.tables = {}
+        self.meta_tables = set()  # sections metadata records make tables (§8)
         self.errors = []
 
     def uint(self, off, w):
@@ -1120,6 +1121,7 @@ class Trace:
         elif prop == 5:
             st[2] = ('sectionOffset', words[0])
             st[0] = st[1]
+            self.meta_tables.add(words[0])
         elif prop == 6:
             st[2] = ('stride', words[0], args[1])
             st[0] = 0
@@ -1128,6 +1130,7 @@ class Trace:
             st[2] = ('sectionStride', words[0], args[1])
             st[0] = 0
             st[4] = 0
+            self.meta_tables.add(words[0])
         elif prop == 8:
             # a switch to live keeps the field's width like none: width := lastwidth
             st[2] = ('live', words[0])
@@ -1361,6 +1364,22 @@ class Trace:
         elif prop in (8, 9):
             a = [str(args[0])]
         return ' '.join(['metadata', '%s.%s' % (rt.name, '.'.join(s.fullpath)), name] + a)
+
+    def table_sections(self):
+        """The sections that are tables (format.md §8): read through a reference by a slot's
+        DTD interpretation, or by a field a metadata record of the trace switches to one; the
+        global region never. Decodes the whole trace."""
+        self.meta_tables = set()
+        self.dump(lambda l: None)
+        out = set(self.meta_tables)
+        for scope in self.dtd.by_tag.values():
+            for rt in scope.values():
+                for sl in rt.slots:
+                    it = sl.interp
+                    if it and it[0] in ('sectionOffset', 'sectionStride'):
+                        out.add(it[1])
+        out.discard(0)
+        return sorted(out)
 
     def dump(self, w):
         self.errors = []
@@ -1665,12 +1684,54 @@ class Heap:
                       for ns in self.order if self.spaces[ns]['kind'] == 'ids')
 
 
+def fnv1a(b):
+    h = 0xCBF29CE484222325
+    for x in b:
+        h = ((h ^ x) * 0x100000001B3) & 0xFFFFFFFFFFFFFFFF
+    return h
+
+
+def read_tables_file(path):
+    """A tables file beside a seek index (format.md §15.6): the section ids it gives as tables,
+    after its checks (magic, version, reserved bytes, size, checksum, the binding to the index
+    file whose path it extends, bit 0 clear)."""
+    with open(path, 'rb') as f:
+        b = f.read()
+    if b[:4] != b'\x7fMTT':
+        raise TraceError('%s: no tables magic' % path)
+    if len(b) < 5 or b[4] != 1:
+        raise TraceError('%s: not version 1' % path)
+    if len(b) != 64 or b[5:8] != b'\0\0\0':
+        raise TraceError('%s: wrong size or reserved bytes' % path)
+    le = lambda at: int.from_bytes(b[at:at + 8], 'little')
+    if fnv1a(b[:56]) != le(56):
+        raise TraceError('%s: checksum mismatch' % path)
+    index = path[:-len('.tables')]
+    with open(index, 'rb') as f:
+        isum = int.from_bytes(f.read()[-8:], 'little')
+    if le(8) != isum:
+        raise TraceError('%s: made for another index' % path)
+    ids = [s for s in range(256) if b[24 + s // 8] >> (s % 8) & 1]
+    if 0 in ids:
+        raise TraceError('%s: the global region as a table' % path)
+    return ids
+
+
 def main(argv):
     dtd = None
     args = argv[1:]
     heap = args[:1] == ['--heap']
     if heap:
         args = args[1:]
+    # --tables [--file INDEX.tables]: the sections that are tables (§8), one line; with a
+    # tables file, also whether it says the same (status 1 when not).
+    tables = args[:1] == ['--tables']
+    tables_file = None
+    if tables:
+        args = args[1:]
+        if args[:1] == ['--file']:
+            tables_file = args[1]
+            args = args[2:]
     if args[:1] == ['--dtd']:
         dtd = args[1]
         args = args[2:]
@@ -1687,6 +1748,18 @@ def main(argv):
     except TraceError as e:
         print('trace error: %s' % e, file=sys.stderr)
         return 1
+    if tables:
+        ids = t.table_sections()
+        print('tables: %s' % ' '.join(map(str, ids)))
+        if tables_file is not None:
+            try:
+                stored = read_tables_file(tables_file)
+            except TraceError as e:
+                print('error: %s' % e, file=sys.stderr)
+                return 1
+            print('file: %s' % ' '.join(map(str, stored)))
+            return 0 if stored == ids else 1
+        return 0
     if heap:
         try:
             for line in Heap(t).run():

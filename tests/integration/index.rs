@@ -808,3 +808,252 @@ fn compact_live_says_why_it_writes_no_index_beside_its_output() {
     assert_eq!(out.status.code(), Some(0), "{}", text(&out.stderr));
     assert!(idx.is_file());
 }
+
+/// The entries of a births or state file (docs/format.md §15.4): (offset of its length field,
+/// its bytes with that field), per checkpoint then the end; and where the checksum starts.
+fn state_entries(b: &[u8]) -> (Vec<(usize, usize)>, usize) {
+    let le = |at: usize| u64::from_le_bytes(b[at..at + 8].try_into().unwrap()) as usize;
+    let count = le(24);
+    let mut at = 32;
+    let mut entries = Vec::new();
+    for i in 0..=count {
+        // A checkpoint's length is 0 or 1 + its bytes; the end's is its bytes.
+        let len = if i < count {
+            le(at).saturating_sub(1)
+        } else {
+            le(at)
+        };
+        entries.push((at, 8 + len));
+        at += 8 + len;
+    }
+    (entries, at)
+}
+
+/// `index --check` verifies the births beside the index (`mtf index --births`, §15.5): a births
+/// file damaged (its checksum) or one whose checkpoints' births were exchanged (a well-formed
+/// file with the wrong births) is reported naming it, status 1; one that belongs to another
+/// index is stale.
+#[test]
+fn index_check_verifies_the_births_naming_the_file() {
+    let dir = tempdir();
+    let t = dir.path().join("malloclab.mtf");
+    std::fs::copy(root().join("traces/malloclab.mtf"), &t).unwrap();
+    std::fs::copy(
+        root().join("dtds/hatf-malloclab.dtd"),
+        dir.path().join("hatf-malloclab.dtd"),
+    )
+    .unwrap();
+    let ts = t.to_str().unwrap();
+    let out = mtf(&["index", "--every", "3", "--births", ts]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let out = mtf(&["index", "--check", ts]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(
+        text(&out.stdout).contains(", births at "),
+        "{}",
+        text(&out.stdout)
+    );
+    let births = dir.path().join("malloclab.mtf.idx.births");
+    let good = std::fs::read(&births).unwrap();
+
+    // Two checkpoints' births exchanged, the checksum made right again.
+    let (entries, sum_at) = state_entries(&good);
+    let body = |&(at, len): &(usize, usize)| &good[at + 8..at + len];
+    let stored: Vec<(usize, (usize, usize))> = entries[..entries.len() - 1]
+        .iter()
+        .enumerate()
+        .filter(|(_, e)| e.1 > 8)
+        .map(|(i, &e)| (i, e))
+        .collect();
+    let (a, b) = stored
+        .iter()
+        .flat_map(|x| stored.iter().map(move |y| (*x, *y)))
+        .find(|(x, y)| body(&x.1) != body(&y.1))
+        .expect("two checkpoints with different births");
+    let mut swapped = good[..entries[0].0].to_vec();
+    for (i, &(at, len)) in entries.iter().enumerate() {
+        let (at, len) = if i == a.0 {
+            b.1
+        } else if i == b.0 {
+            a.1
+        } else {
+            (at, len)
+        };
+        swapped.extend_from_slice(&good[at..at + len]);
+    }
+    assert_eq!(swapped.len(), sum_at);
+    let sum = index::fnv1a(&swapped);
+    swapped.extend_from_slice(&sum.to_le_bytes());
+    std::fs::write(&births, &swapped).unwrap();
+    let out = mtf(&["index", "--check", ts]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("malloclab.mtf.idx.births"), "{err}");
+    assert!(
+        err.contains(&format!("checkpoint {}", a.0.min(b.0))),
+        "{err}"
+    );
+    assert!(err.contains("births"), "{err}");
+
+    // A byte damaged: the checksum names the file.
+    let mut damaged = good.clone();
+    let last = damaged.len() - 9;
+    damaged[last] ^= 0x40;
+    std::fs::write(&births, &damaged).unwrap();
+    let out = mtf(&["index", "--check", ts]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("malloclab.mtf.idx.births"), "{err}");
+
+    // Births of another index of the same trace: stale.
+    std::fs::write(&births, &good).unwrap();
+    assert!(mtf(&["index", "--check", ts]).status.success());
+    let other = dir.path().join("other.idx");
+    let out = mtf(&[
+        "index",
+        "--every",
+        "4",
+        "--births",
+        ts,
+        "-o",
+        other.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    std::fs::copy(dir.path().join("other.idx.births"), &births).unwrap();
+    let out = mtf(&["index", "--check", ts]);
+    let err = text(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("malloclab.mtf.idx.births"), "{err}");
+}
+
+/// The tables file beside an index (docs/format.md §15.6): written where the trace needs the
+/// pass over its metadata records (an imported trace's data section is no table), read by a
+/// decode from a checkpoint instead of that pass — a forged one (well-formed, bound to the index)
+/// changes which records `dump --data-only --from` shows, which proves it is what is read — and
+/// verified by `index --check` and `check`; a damaged one, or one of another version, is warned
+/// of and the output is the one without it.
+#[test]
+fn a_decode_from_a_checkpoint_reads_the_tables_file() {
+    let dir = tempdir();
+    let t = dir.path().join("heaptrack.mtf");
+    std::fs::copy(root().join("traces/heaptrack.mtf"), &t).unwrap();
+    std::fs::copy(
+        root().join("dtds/hatf-heaptrack.dtd"),
+        dir.path().join("hatf-heaptrack.dtd"),
+    )
+    .unwrap();
+    let ts = t.to_str().unwrap();
+    let dump = || mtf(&["dump", "--data-only", "--from", "20", ts]);
+    let without = dump();
+    assert!(without.status.success());
+    let out = mtf(&["index", "--every", "3", ts]);
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    assert!(text(&out.stdout).contains("heaptrack.mtf.idx.tables: which of"));
+    let tables = dir.path().join("heaptrack.mtf.idx.tables");
+    let good = std::fs::read(&tables).unwrap();
+    assert_eq!(good.len(), 64);
+    assert_eq!(&good[..5], b"\x7fMTT\x01");
+    // Sections 2 (strings) and 4 (traces) are tables, 1 (heap) and 3 (ips) are not.
+    assert_eq!(good[24], 0b10100, "{good:?}");
+    let with = dump();
+    assert_eq!(text(&with.stdout), text(&without.stdout));
+    assert!(with.stderr.is_empty(), "{}", text(&with.stderr));
+    assert!(
+        text(&with.stdout).contains("\nalloc "),
+        "{}",
+        text(&with.stdout)
+    );
+    assert!(mtf(&["index", "--check", ts]).status.success());
+
+    // Forged: section 1 a table too, the checksum made right.
+    let mut forged = good.clone();
+    forged[24] |= 0b10;
+    let sum = index::fnv1a(&forged[..56]);
+    forged[56..].copy_from_slice(&sum.to_le_bytes());
+    std::fs::write(&tables, &forged).unwrap();
+    let read = dump();
+    assert!(read.status.success());
+    assert!(
+        !text(&read.stdout).contains("\nalloc "),
+        "{}",
+        text(&read.stdout)
+    );
+    for args in [vec!["index", "--check", ts], vec!["check", ts]] {
+        let out = mtf(&args);
+        // (`check` reports the index's problem with its other findings, on standard output.)
+        let err = text(&out.stderr) + &text(&out.stdout);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.contains("heaptrack.mtf.idx.tables"), "{err}");
+        assert!(
+            err.contains("it gives the sections 1, 2, 4 as tables, a full decode finds 2, 4"),
+            "{err}"
+        );
+    }
+
+    // Damaged, or of another version: a warning, and the output without it.
+    let mut damaged = good.clone();
+    damaged[30] ^= 1;
+    let mut v2 = good.clone();
+    v2[4] = 2;
+    for (bytes, why) in [(damaged, "checksum mismatch"), (v2, "version 2")] {
+        std::fs::write(&tables, &bytes).unwrap();
+        let read = dump();
+        let err = text(&read.stderr);
+        assert_eq!(text(&read.stdout), text(&without.stdout));
+        assert!(
+            err.contains("heaptrack.mtf.idx.tables") && err.contains(why),
+            "{err}"
+        );
+        assert!(err.contains("mtf::index::tables"), "{err}");
+        let out = mtf(&["index", "--check", ts]);
+        assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    }
+
+    // A trace without a section that the DTD leaves open gets no tables file, and its index,
+    // written where one was, removes it.
+    std::fs::write(&tables, &good).unwrap();
+    let (schema, bytes) = timed_trace();
+    let trace = Trace::from_bytes(bytes).unwrap();
+    let reader = Reader::new(&trace, &schema);
+    let idx = index::build(&reader, &every(50));
+    assert!(!idx.has_tables());
+    idx.write(&dir.path().join("heaptrack.mtf.idx")).unwrap();
+    assert!(!tables.exists());
+}
+
+/// The tables an index build finds in its decode (the metadata records it meets) are what
+/// `Reader::is_table`'s own pass over the trace finds, on every shipped trace, with and without
+/// many checkpoints; an index loaded back gives the same.
+#[test]
+fn the_tables_an_index_build_finds_are_the_readers() {
+    let dir = tempdir();
+    let mut with_file = 0;
+    for entry in std::fs::read_dir(root().join("traces")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) != Some("mtf") {
+            continue;
+        }
+        let opened = metatf::open(&path).unwrap();
+        let reader = opened.reader();
+        for n in [2, 1 << 16] {
+            let idx = index::build(&reader, &every(n));
+            let fresh = metatf::open(&path).unwrap();
+            let fresh = fresh.reader();
+            if let Some(sections) = idx.table_sections() {
+                for s in 0..=255u8 {
+                    assert_eq!(
+                        sections[s as usize],
+                        fresh.is_table(s),
+                        "{path:?} section {s}"
+                    );
+                }
+                let p = dir.path().join("t.idx");
+                idx.write(&p).unwrap();
+                let back = Index::load(&p).unwrap();
+                assert_eq!(back.table_sections(), idx.table_sections());
+                with_file += 1;
+            }
+        }
+    }
+    assert!(with_file >= 2, "the shipped traces need tables files");
+}

@@ -514,6 +514,10 @@ pub fn warn(w: metatf::command::Warning) {
             "{}\n  (warning: decoding from the start of the trace instead)",
             problem_text("index", &e)
         ),
+        Warning::TablesSkipped(e) => format!(
+            "{}\n  (warning: finding them with a pass over the trace's metadata records instead)",
+            problem_text("index", &e)
+        ),
         Warning::IndexNotForPlan(e) => format!(
             "{}\n  (warning: decoding without the index)",
             problem_text("index", &e)

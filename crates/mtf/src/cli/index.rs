@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 use clap::Args;
 
 use metatf::command::index::build_index;
-use metatf::command::resume::{build_state, verify_state, DEFAULT_STATE_BUDGET};
+use metatf::command::resume::{build_state, verify_births, verify_state, DEFAULT_STATE_BUDGET};
 use metatf::decode::Reader;
 use metatf::index::analysis::{births_path, state_path, AnalysisState};
 use metatf::index::{self, BuildOptions, Index};
@@ -70,6 +70,7 @@ fn verify(args: &IndexArgs, path: &Path, reader: &Reader<'_>) -> Result<i32, Fai
     idx.set_name(input_name(path).into_owned());
     index::check(reader, &idx).map_err(|e| index_failure(&e))?;
     // The analysis state beside it (docs/format.md §15.4), compared with a full pass's.
+    let mut kept = None;
     let state = match state_path(path).filter(|p| p.is_file()) {
         None => String::new(),
         Some(sp) => {
@@ -92,15 +93,54 @@ fn verify(args: &IndexArgs, path: &Path, reader: &Reader<'_>) -> Result<i32, Fai
             let mut stored = stored;
             stored.set_name(input_name(&sp).into_owned());
             verify_state(&stored, &fresh, &idx).map_err(|e| index_failure(&e))?;
-            format!(
+            let line = format!(
                 ", analysis state at {} of them and at the end",
                 stored.stored()
-            )
+            );
+            kept = Some(stored);
+            line
         }
+    };
+    // The births beside it (docs/format.md §15.5), rebuilt as `mtf index --births` builds
+    // them at the checkpoints the (verified) state has, and compared.
+    let births = match births_path(path).filter(|p| p.is_file()) {
+        None => String::new(),
+        Some(bp) => {
+            let mut stored = AnalysisState::load_births(&bp).map_err(|e| index_failure(&e))?;
+            stored.set_name(input_name(&bp).into_owned());
+            stored
+                .fits(&idx, reader.schema())
+                .map_err(|e| index_failure(&e))?;
+            let why = match &kept {
+                None => {
+                    "there is no analysis state beside the index, and births are kept only \
+                         at the checkpoints with one: rebuild both with `mtf index --births`, \
+                         or delete it"
+                }
+                Some(_) => "a full pass makes no births of this trace: delete it",
+            };
+            let fresh = kept
+                .as_ref()
+                .and_then(|state| births_file(reader, &idx, state));
+            let Some(fresh) = fresh else {
+                return Err(error(
+                    super::EXIT_INVALID_TRACE,
+                    "mtf::index::mismatch",
+                    format!("{}: {why}", input_name(&bp)),
+                ));
+            };
+            verify_births(&stored, &fresh, &idx).map_err(|e| index_failure(&e))?;
+            format!(", births at {} of them", stored.stored())
+        }
+    };
+    let tables = if idx.has_tables() {
+        ", tables file"
+    } else {
+        ""
     };
     if !quiet() {
         println!(
-            "{}: valid, {} checkpoints of {}{state}",
+            "{}: valid, {} checkpoints of {}{state}{births}{tables}",
             input_name(path),
             idx.entries().len(),
             input_name(&args.trace)
@@ -165,7 +205,7 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
         // an earlier index is removed.
         #[cfg(feature = "parquet")]
         let births = match (&state, args.births) {
-            (Some(state), true) => metatf::columnar::births_file(&reader, &built.index, state),
+            (Some(state), true) => births_file(&reader, &built.index, state),
             _ => None,
         };
         // The births are the SQL tables' (the library's columnar module): a build without
@@ -207,6 +247,18 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
             }
             None => remove_stale(&sp)?,
         }
+    }
+    if let (true, Some(tp)) = (
+        built.index.has_tables(),
+        metatf::index::tables::tables_path(&path),
+    ) {
+        if !state_line.is_empty() {
+            state_line.push('\n');
+        }
+        state_line += &format!(
+            "{}: which of the trace's sections are tables, for reading from a checkpoint",
+            input_name(&tp)
+        );
     }
     if !quiet() {
         let line = built.summary(&index_name, &options, reader.bytes().len());
@@ -265,4 +317,16 @@ fn remove_stale(p: &Path) -> Result<(), Failure> {
         })?;
     }
     Ok(())
+}
+
+/// The births file of an index (`metatf::columnar::births_file`, docs/format.md §15.5).
+#[cfg(any(feature = "parquet", feature = "sql"))]
+fn births_file(reader: &Reader<'_>, index: &Index, state: &AnalysisState) -> Option<AnalysisState> {
+    metatf::columnar::births_file(reader, index, state)
+}
+
+/// A binary built without the heap tables (feature `parquet`) makes no births.
+#[cfg(not(any(feature = "parquet", feature = "sql")))]
+fn births_file(_: &Reader<'_>, _: &Index, _: &AnalysisState) -> Option<AnalysisState> {
+    None
 }
