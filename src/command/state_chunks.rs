@@ -7,6 +7,10 @@ use crate::index::analysis::AnalysisState;
 use crate::index::Index;
 use crate::parallel::{Chunk, From};
 
+/// Chunks per thread at most: enough for the threads to stay busy whatever a chunk's cost, few
+/// enough that restoring states and joining figures stay small beside the pass.
+pub(crate) const CHUNKS_PER_THREAD: usize = 4;
+
 /// A chunk, and the state it starts from (none for the first).
 pub(crate) type Part0<'a> = (Chunk, Option<&'a [u8]>);
 
