@@ -80,12 +80,14 @@ pub trait CheckSink {
     /// information among the first [`CheckOptions::max_info`].
     fn finding(&mut self, text: &str, info: bool) -> io::Result<()>;
     /// The seek index verified valid: its name, its checkpoints, and with `threads`, only the
-    /// decoder's states were compared (on that many threads).
+    /// decoder's states were compared (on that many threads); with `states` too, the semantic
+    /// pass ran on the threads from that many analysis states (§15.4), the ones verified.
     fn index_valid(
         &mut self,
         name: &str,
         checkpoints: usize,
         threads: Option<usize>,
+        states: Option<usize>,
     ) -> io::Result<()>;
     /// Progress: the decode is at `offset` with `records` records read.
     fn progress(&mut self, offset: u64, records: u64) {
@@ -196,11 +198,12 @@ impl Tally<'_> {
         idx: &Index,
         verdict: Result<(), IndexError>,
         threads: Option<usize>,
+        states: Option<usize>,
     ) -> io::Result<()> {
         match verdict {
             Ok(()) => self
                 .sink
-                .index_valid(idx.name(), idx.entries().len(), threads),
+                .index_valid(idx.name(), idx.entries().len(), threads, states),
             Err(e) => {
                 self.total += 1;
                 self.index_problems += 1;
@@ -295,7 +298,7 @@ pub fn check<'o>(
                         what: "the metadata state differs".into(),
                     }),
                 };
-                t.index_verdict(idx, verdict, Some(threads))?;
+                t.index_verdict(idx, verdict, Some(threads), None)?;
             }
         }
         None => {
@@ -492,7 +495,7 @@ impl<'o> Sequential<'_, 'o> {
             let verdict = idx
                 .fits(self.reader)
                 .and_then(|()| idx.verify(&b.finish(idx.name())));
-            t.index_verdict(idx, verdict, None)?;
+            t.index_verdict(idx, verdict, None, None)?;
         }
         Ok(before)
     }

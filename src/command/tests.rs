@@ -31,7 +31,13 @@ impl CheckSink for Collect {
             .push(format!("{}: {text}", if info { "info" } else { "error" }));
         Ok(())
     }
-    fn index_valid(&mut self, _: &str, _: usize, _: Option<usize>) -> std::io::Result<()> {
+    fn index_valid(
+        &mut self,
+        _: &str,
+        _: usize,
+        _: Option<usize>,
+        _: Option<usize>,
+    ) -> std::io::Result<()> {
         Ok(())
     }
     fn warning(&mut self, _: Warning) {

@@ -375,6 +375,21 @@ impl<'a> Reader<'a> {
         section != 0 && self.table_sections()[section as usize]
     }
 
+    /// The sections found to be tables ([`Reader::is_table`], the pre-pass done once), to give
+    /// another reader of the same trace ([`Reader::knowing_tables`]) on another thread.
+    #[cfg(feature = "parallel")]
+    pub(crate) fn tables_found(&self) -> [bool; 256] {
+        *self.table_sections()
+    }
+
+    /// This reader, told which sections are tables (`tables`: [`Reader::tables_found`] of a
+    /// reader of the same trace), so that it does not read the trace's metadata again.
+    #[cfg(feature = "parallel")]
+    pub(crate) fn knowing_tables(self, tables: [bool; 256]) -> Self {
+        let _ = self.table_sections.set(tables);
+        self
+    }
+
     /// [`Reader::is_table`] of every section.
     pub(crate) fn table_sections(&self) -> &[bool; 256] {
         self.table_sections.get_or_init(|| self.find_tables())

@@ -472,12 +472,26 @@ fn semantic_check_on_threads_from_analysis_states_says_what_one_thread_says() {
         .filter(|d| *d > 300)
         .count();
     assert!(far > 10, "{far} double frees far apart:\n{o1}");
-    for jobs in ["2", "3"] {
+    // At most 2 chunks per thread, so the states started from (and verified) are at most
+    // 2 × jobs − 1, and the index line says how many; -j 40 cuts at every state (as many
+    // chunk boundaries as there are states for the double frees to cross).
+    for jobs in ["2", "3", "40"] {
         let many = mtf(&[&args[..], &["-j", jobs, t]].concat());
         let (o, e, s) = shown(&many);
         assert!(
             o.contains("index states valid"),
             "the states were not used (-j {jobs}):\n{o}"
+        );
+        let used: usize = o
+            .split(&format!("on {jobs} threads from "))
+            .nth(1)
+            .and_then(|x| x.split(' ').next())
+            .and_then(|x| x.parse().ok())
+            .unwrap_or_else(|| panic!("no count of states (-j {jobs}):\n{o}"));
+        let j: usize = jobs.parse().unwrap();
+        assert!(
+            used >= 1 && used < 2 * j,
+            "{used} states at -j {jobs}:\n{o}"
         );
         let drop_index = |x: &str| -> String {
             x.lines()
@@ -564,7 +578,7 @@ fn stats_on_threads_from_analysis_states_are_one_threads() {
     for run in runs {
         let one = shown(&mtf(&[run, &[t, "-j", "1"][..]].concat()));
         assert_eq!(one.2, Some(0), "{}", one.1);
-        // At most 4 chunks per thread: -j 40 cuts at every checkpoint with a state.
+        // At most 2 chunks per thread: -j 40 cuts at every checkpoint with a state.
         for jobs in ["2", "3", "40"] {
             let many = shown(&mtf(&[run, &[t, "-j", jobs][..]].concat()));
             assert_eq!(many, one, "mtf {} {t} -j {jobs}", run.join(" "));

@@ -66,6 +66,9 @@ struct Exact {
     buf: Vec<u64>,
     /// Distinct values from [`DENSE`] up and their counts, in increasing order.
     runs: Vec<(u64, u64)>,
+    /// Lists like `runs` of chunks absorbed (`Lifetimes::absorb`), not yet merged into it: they
+    /// are merged all at once (k-way) when the figures are asked for.
+    pending: Vec<Vec<(u64, u64)>>,
 }
 
 impl Exact {
@@ -79,8 +82,23 @@ impl Exact {
         self.buf.len() >= self.runs.len().clamp(BUFFER, BUFFER_MAX)
     }
 
-    /// Sorts the buffer into `runs`.
+    /// Sorts the buffer into `runs`, and merges the lists absorbed into it.
     fn merge(&mut self) {
+        self.merge_buf();
+        if !self.pending.is_empty() {
+            let mut lists = std::mem::take(&mut self.pending);
+            lists.push(std::mem::take(&mut self.runs));
+            self.runs = merge_lists(lists);
+        }
+    }
+
+    /// The entries of `pending`, at least as many as the distinct values in them.
+    fn pending_len(&self) -> usize {
+        self.pending.iter().map(Vec::len).sum()
+    }
+
+    /// Sorts the buffer into `runs`.
+    fn merge_buf(&mut self) {
         if self.buf.is_empty() {
             return;
         }
@@ -252,12 +270,12 @@ impl Lifetimes {
             *a += b;
         }
         if let Kept::Exact(e) = &mut other.kept {
-            e.merge();
+            e.merge_buf();
         }
         let mine = std::mem::replace(&mut self.kept, Kept::Exact(Exact::default()));
-        self.kept = match (mine, &other.kept) {
+        self.kept = match (mine, &mut other.kept) {
             (Kept::Exact(mut a), Kept::Exact(b)) => {
-                a.merge();
+                a.merge_buf();
                 if !b.dense.is_empty() {
                     if a.dense.is_empty() {
                         a.dense = vec![0; DENSE as usize];
@@ -267,34 +285,21 @@ impl Lifetimes {
                         *x += y;
                     }
                 }
-                let mut runs = Vec::with_capacity(a.runs.len() + b.runs.len());
-                let (mut i, mut j) = (a.runs.iter().peekable(), b.runs.iter().peekable());
-                loop {
-                    match (i.peek(), j.peek()) {
-                        (Some(x), Some(y)) if x.0 == y.0 => {
-                            runs.push((x.0, x.1 + y.1));
-                            i.next();
-                            j.next();
-                        }
-                        (Some(x), Some(y)) if x.0 < y.0 => {
-                            runs.push(**x);
-                            i.next();
-                        }
-                        (_, Some(y)) => {
-                            runs.push(**y);
-                            j.next();
-                        }
-                        (Some(x), None) => {
-                            runs.push(**x);
-                            i.next();
-                        }
-                        (None, None) => break,
-                    }
+                // Design: the chunks' lists are kept and merged once, k-way, when the figures
+                // are asked for (a merge per join copied the growing list at each chunk), or
+                // sooner where they hold more than twice the cap of entries (memory stays
+                // bounded); the figures depend only on the values and their counts.
+                a.pending.append(&mut b.pending);
+                if !b.runs.is_empty() {
+                    a.pending.push(std::mem::take(&mut b.runs));
                 }
-                a.runs = runs;
+                if a.runs.len() + a.pending_len() > 2 * self.cap {
+                    a.merge();
+                }
                 Kept::Exact(a)
             }
             (Kept::Hdr(mut h), Kept::Exact(b)) => {
+                b.merge();
                 for (v, c) in b.sorted() {
                     record(&mut h, v, c);
                 }
@@ -315,9 +320,54 @@ impl Lifetimes {
                 Kept::Hdr(h)
             }
         };
-        // Past the cap of distinct values, the histogram (as one accumulator would be).
-        self.settle();
+        // Past the cap of distinct values, the histogram (as one accumulator would be); with
+        // lists pending, that is known once they are merged (`settle`, when asked for).
+        if !matches!(&self.kept, Kept::Exact(e) if !e.pending.is_empty()) {
+            self.settle();
+        }
     }
+}
+
+/// The sorted lists of distinct values and counts `lists` merged into one (counts of a value
+/// in several lists added): two by two, in rounds, each a sequential pass (a heap of the k
+/// heads cost several times more per entry).
+fn merge_lists(mut lists: Vec<Vec<(u64, u64)>>) -> Vec<(u64, u64)> {
+    lists.retain(|l| !l.is_empty());
+    while lists.len() > 1 {
+        let mut next = Vec::with_capacity(lists.len().div_ceil(2));
+        let mut it = lists.into_iter();
+        while let Some(a) = it.next() {
+            match it.next() {
+                Some(b) => next.push(merge_two(&a, &b)),
+                None => next.push(a),
+            }
+        }
+        lists = next;
+    }
+    lists.pop().unwrap_or_default()
+}
+
+/// Two sorted lists of distinct values and counts merged.
+fn merge_two(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
+    let mut out = Vec::with_capacity(a.len() + b.len());
+    let (mut i, mut j) = (0, 0);
+    while i < a.len() && j < b.len() {
+        let (x, y) = (a[i], b[j]);
+        if x.0 < y.0 {
+            out.push(x);
+            i += 1;
+        } else if y.0 < x.0 {
+            out.push(y);
+            j += 1;
+        } else {
+            out.push((x.0, x.1 + y.1));
+            i += 1;
+            j += 1;
+        }
+    }
+    out.extend_from_slice(&a[i..]);
+    out.extend_from_slice(&b[j..]);
+    out
 }
 
 /// Records `c` occurrences of `v`.
@@ -434,6 +484,71 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// Many chunks joined as `mtf stats -j N` joins them (each later chunk absorbs the figures
+    /// of those before, whose lists then wait to be merged k-way), cut anywhere: every quantile
+    /// and the summary are those of one accumulator, below the cap, past it, and where the
+    /// pending lists pass twice the cap before the end.
+    #[test]
+    fn many_chunks_joined_in_order_equal_one_accumulator() {
+        let mut x = 0x1234_5678_9abc_def1u64;
+        let mut next = || {
+            x ^= x << 13;
+            x ^= x >> 7;
+            x ^= x << 17;
+            x
+        };
+        let values: Vec<u64> = (0..40_000u64)
+            .map(|i| match i % 4 {
+                0 => next() % 3000,
+                1 => 4096 + next() % 300,
+                _ => next() % 2_000_000,
+            })
+            .collect();
+        for cap in [EXACT_DISTINCT, 40_000, 5000, 150] {
+            let mut one = Lifetimes::with_cap(cap);
+            values.iter().for_each(|&v| one.add(v));
+            let qs = [0.001, 0.1, 0.5, 0.77, 0.99, 1.0];
+            let want = (one.quantiles(qs), format!("{:?}", one.summary()));
+            for pieces in [2usize, 5, 9, 17] {
+                let mut cuts: Vec<usize> = (0..pieces - 1)
+                    .map(|_| (next() % values.len() as u64) as usize)
+                    .collect();
+                cuts.push(0);
+                cuts.push(values.len());
+                cuts.sort_unstable();
+                let mut acc: Option<Lifetimes> = None;
+                for w in cuts.windows(2) {
+                    let mut l = Lifetimes::with_cap(cap);
+                    values[w[0]..w[1]].iter().for_each(|&v| l.add(v));
+                    if let Some(mut a) = acc.take() {
+                        l.absorb(&mut a);
+                    }
+                    acc = Some(l);
+                }
+                let mut got = acc.expect("pieces");
+                let got = (got.quantiles(qs), format!("{:?}", got.summary()));
+                assert_eq!(got, want, "cap {cap}, cuts {cuts:?}");
+            }
+        }
+    }
+
+    /// The k-way merge of sorted lists adds the counts of a value met in several.
+    #[test]
+    fn lists_merged_k_way() {
+        let lists = vec![
+            vec![(1, 1), (5, 2), (9, 1)],
+            vec![],
+            vec![(5, 3), (6, 1)],
+            vec![(0, 4), (9, 9), (10, 1)],
+        ];
+        assert_eq!(
+            merge_lists(lists),
+            vec![(0, 4), (1, 1), (5, 5), (6, 1), (9, 10), (10, 1)]
+        );
+        assert_eq!(merge_lists(vec![vec![], vec![(3, 1)]]), vec![(3, 1)]);
+        assert!(merge_lists(Vec::new()).is_empty());
     }
 
     /// Many values, repeated across many merges of the buffer, below and above the dense

@@ -14,10 +14,14 @@
 // decoder's state (as validating on several threads does) and the interpreter's (the state
 // stored there must be the one this pass reaches: by induction from the start, every state used
 // is verified). A difference is a problem of the index. The findings at the end (ids alive,
-// levels open) come from the last chunk's interpreter. A worker keeps at most `max_errors`
-// problems and errors and `max_info` pieces of information (no more can be shown), and every
-// look-up it could not answer (a finding whose severity is decided here); memory is that of
-// `2 × jobs` chunks: their live sets and 40 bytes per undefine.
+// levels open) come from the last chunk's interpreter. The trace is cut as `stats -j N` cuts
+// it (at most `CHUNKS_PER_THREAD` chunks per thread, at the checkpoints nearest equal shares of
+// the bytes), not at every state: each chunk costs a restore and two digests of the live set,
+// which at every state cost a third more CPU than one thread; so the states verified are those
+// the chunks start from (the index line says how many), and `mtf index --check` verifies all.
+// A worker keeps at most `max_errors` problems and errors and `max_info` pieces of information
+// (no more can be shown), and every look-up it could not answer (a finding whose severity is
+// decided here); memory is that of `2 × jobs` chunks: their live sets and 40 bytes per undefine.
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -30,7 +34,7 @@ use crate::index::analysis::{state_path, AnalysisState};
 use crate::index::{Index, IndexError};
 use crate::parallel::{self, From};
 
-use super::super::state_chunks::{chunks, Part0};
+use super::super::state_chunks::{chunks, Part0, CHUNKS_PER_THREAD};
 use crate::Opened;
 
 use super::{CommandError, Tally};
@@ -218,7 +222,7 @@ pub(super) fn run<'o>(
     if state.fits(idx, reader.schema()).is_err() || idx.fits(reader).is_err() {
         return Ok(None);
     }
-    let Some(chunks) = chunks(reader, idx, &state, None) else {
+    let Some(chunks) = chunks(reader, idx, &state, Some(threads * CHUNKS_PER_THREAD)) else {
         return Ok(None);
     };
     let (max_ids, max_errors, max_info) =
@@ -330,6 +334,6 @@ pub(super) fn run<'o>(
             })
         }
     };
-    t.index_verdict(idx, verdict, Some(threads))?;
+    t.index_verdict(idx, verdict, Some(threads), Some(chunks.len() - 1))?;
     Ok(Some(()))
 }

@@ -23,12 +23,8 @@ use crate::Opened;
 
 use super::super::resume;
 use super::super::seek::SeekOptions;
-use super::super::state_chunks::{chunks, Part0};
+use super::super::state_chunks::{chunks, Part0, CHUNKS_PER_THREAD};
 use super::super::Warning;
-
-/// Chunks per thread at most: enough for the threads to stay busy whatever a chunk's cost, few
-/// enough that restoring states and joining figures stay small beside the pass.
-const CHUNKS_PER_THREAD: usize = 4;
 
 /// A chunk's decode, stopped where the next chunk starts.
 struct Bounded<'c, 'r> {
@@ -91,10 +87,14 @@ pub(super) fn run(
     let chunks = chunks(&reader, idx, &state, Some(threads * CHUNKS_PER_THREAD))?;
     let ids: Vec<usize> = (0..chunks.len()).collect();
     let chunks = &chunks;
+    // Design: the sections that are tables are found once (a pre-pass over the metadata of the
+    // whole trace where the DTD alone does not tell) and given to each thread's reader; each
+    // reader finding them itself read the trace's metadata once more per thread.
+    let tables = reader.tables_found();
     let joined = parallel::ordered(
         threads,
         &ids,
-        || o.reader(),
+        || o.reader().knowing_tables(tables),
         |r, &k| work(r, o, chunks, k, scope),
         |outputs| -> Result<Option<ChunkStats<'_>>, (usize, &'static str)> {
             let mut acc: Option<ChunkStats<'_>> = None;

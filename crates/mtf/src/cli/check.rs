@@ -146,13 +146,20 @@ impl CheckSink for Lines {
         name: &str,
         checkpoints: usize,
         threads: Option<usize>,
+        states: Option<usize>,
     ) -> std::io::Result<()> {
         if quiet() {
             return Ok(());
         }
-        match threads {
-            None => writeln!(self.out, "{name}: index valid ({checkpoints} checkpoints)"),
-            Some(n) => writeln!(
+        match (threads, states) {
+            (None, _) => writeln!(self.out, "{name}: index valid ({checkpoints} checkpoints)"),
+            (Some(n), Some(s)) => writeln!(
+                self.out,
+                "{name}: index states valid ({checkpoints} checkpoints, on {n} threads from {s} \
+                 analysis states; their spacing and times are verified by -j 1, every state by \
+                 mtf index --check)"
+            ),
+            (Some(n), None) => writeln!(
                 self.out,
                 "{name}: index states valid ({checkpoints} checkpoints, on {n} threads; their \
                  spacing and times are verified by -j 1)"

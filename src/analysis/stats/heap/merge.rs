@@ -27,7 +27,7 @@
 // join is refused and the caller reads on one thread.
 
 use super::super::curve::Curve;
-use super::{Block, HeapStats, Places, Site, Space, NO_LEAF};
+use super::{HeapStats, Site, Space, NO_LEAF};
 
 /// Moves noted before a chunk's first allocation or free, at most.
 const MOVES_NOTED: usize = 1 << 16;
@@ -103,42 +103,6 @@ impl HeapStats {
                 ..Carry::default()
             }));
         }
-    }
-
-    /// Put the live blocks, restored by id, at the numbers `place_of` gives them (the
-    /// interpreter's, which the events of a pass with places carry): the chunk then runs as a
-    /// pass from the start runs, without a look-up per event. False, nothing changed, where a
-    /// block has no number (a shared id, more than 2³² blocks).
-    pub(crate) fn put_at_places(
-        &mut self,
-        place_of: impl Fn(u32, u64, u64) -> Option<u32>,
-    ) -> bool {
-        if self.shadow.len() != self.free_shadow.len() || self.placed_live != 0 {
-            return false;
-        }
-        let mut moved: Vec<Vec<(u32, Block)>> = Vec::with_capacity(self.live.len());
-        for (sp, live) in self.live.iter().enumerate() {
-            let mut here = Vec::with_capacity(live.len());
-            for (&(key, id), b) in live {
-                let Some(i) = place_of(sp as u32, key, id).filter(|&i| i != Places::NONE) else {
-                    return false;
-                };
-                here.push((i, *b));
-            }
-            moved.push(here);
-        }
-        for (sp, here) in moved.into_iter().enumerate() {
-            let n = here.iter().map(|x| x.0 as usize + 1).max().unwrap_or(0);
-            let v = &mut self.placed[sp];
-            v.clear();
-            v.resize(n, Block::default());
-            for (i, b) in here {
-                v[i as usize] = b;
-                self.placed_live += 1;
-            }
-            self.live[sp] = Default::default();
-        }
-        true
     }
 
     /// Where the live state stands ([`Glance`]).

@@ -6,7 +6,7 @@
 
 use crate::index::analysis::{Dec, Enc, StateError};
 
-use super::{Block, HeapStats, Site, NO_LEAF};
+use super::{Block, HeapStats, Places, Site, NO_LEAF};
 
 fn put_site(e: &mut Enc, s: &Site) {
     e.u128(s.live_bytes);
@@ -91,6 +91,18 @@ impl HeapStats {
     /// Read back what [`HeapStats::save_live`] wrote into statistics made for the same
     /// namespaces that have seen no event.
     pub fn restore_live(&mut self, d: &mut Dec<'_>) -> Result<(), StateError> {
+        self.restore_live_placing(d, None).map(|_| ())
+    }
+
+    /// [`HeapStats::restore_live`], the live blocks put straight at the numbers `place_of` gives
+    /// them (the interpreter's, which the events of a pass with places carry: the chunk then
+    /// runs as a pass from the start, without a look-up per event, and no map by id is filled)
+    /// where every one has one and no id hides an older block; true when they were.
+    pub(crate) fn restore_live_placing(
+        &mut self,
+        d: &mut Dec<'_>,
+        place_of: Option<&dyn Fn(u32, u64, u64) -> Option<u32>>,
+    ) -> Result<bool, StateError> {
         let n = d.count(1)?;
         if n != self.spaces.len() {
             return Err(d.error(format!(
@@ -98,6 +110,7 @@ impl HeapStats {
                 self.spaces.len()
             )));
         }
+        let mut tops = Vec::with_capacity(n);
         for sp in 0..n {
             let s = &mut self.spaces[sp];
             s.live_bytes = d.u128()?;
@@ -135,7 +148,7 @@ impl HeapStats {
             let mut site_sums = vec![(0u128, 0u64); sites];
             let mut leaf_sums = vec![(0u128, 0u64); leaves];
             let count = d.count(3 + BLOCK)?;
-            self.live[sp].reserve(count);
+            let mut here = Vec::with_capacity(count);
             let mut prev = (0, 0);
             for i in 0..count {
                 let k = d.pair(&mut prev, i == 0)?;
@@ -180,7 +193,7 @@ impl HeapStats {
                         self.shadow.push(b);
                         below = self.shadow.len() as u32;
                     } else {
-                        self.live[sp].insert(k, b);
+                        here.push((k, b));
                     }
                 }
             }
@@ -199,8 +212,55 @@ impl HeapStats {
                     "namespace {sp}: the live figures are not the sums of its live blocks"
                 )));
             }
+            tops.push(here);
         }
-        Ok(())
+        if let Some(place_of) = place_of.filter(|_| self.shadow.is_empty()) {
+            if self.place_tops(&tops, place_of) {
+                return Ok(true);
+            }
+        }
+        for (sp, here) in tops.into_iter().enumerate() {
+            let live = &mut self.live[sp];
+            live.reserve(here.len());
+            for (k, b) in here {
+                live.insert(k, b);
+            }
+        }
+        Ok(false)
+    }
+
+    /// The newest block of each live id, `tops[namespace]`, at the numbers `place_of` gives
+    /// them; false, nothing changed, where one has none.
+    fn place_tops(
+        &mut self,
+        tops: &[Vec<((u64, u64), Block)>],
+        place_of: &dyn Fn(u32, u64, u64) -> Option<u32>,
+    ) -> bool {
+        if self.placed_live != 0 {
+            return false;
+        }
+        let mut at: Vec<Vec<u32>> = Vec::with_capacity(tops.len());
+        for (sp, here) in tops.iter().enumerate() {
+            let mut v = Vec::with_capacity(here.len());
+            for &((key, id), _) in here {
+                match place_of(sp as u32, key, id).filter(|&i| i != Places::NONE) {
+                    Some(i) => v.push(i),
+                    None => return false,
+                }
+            }
+            at.push(v);
+        }
+        for (sp, (here, at)) in tops.iter().zip(at).enumerate() {
+            let n = at.iter().map(|&i| i as usize + 1).max().unwrap_or(0);
+            let v = &mut self.placed[sp];
+            v.clear();
+            v.resize(n, Block::default());
+            for (&(_, b), i) in here.iter().zip(at) {
+                v[i as usize] = b;
+                self.placed_live += 1;
+            }
+        }
+        true
     }
 
     /// After a pass that stopped early: the sites and leaves the live part `d` (a state

@@ -71,14 +71,10 @@ pub fn compute_chunk<'s>(
         // The state holds blocks by id (docs/format.md §15.4): restored into the statistics'
         // own map.
         pass.placed = false;
-        pass.restore(&mut Dec::new(blob))?;
-        began = Some((pass.data, pass.time, pass.heap.glance()));
         // The blocks at the interpreter's numbers for them, where every one has one: the chunk
         // then runs as one pass does (no look-up of its own per event).
-        let source = &*pass.source;
-        pass.placed = pass
-            .heap
-            .put_at_places(|sp, key, id| source.place_of(sp, key, id));
+        pass.placed = pass.restore_placing(&mut Dec::new(blob), true)?;
+        began = Some((pass.data, pass.time, pass.heap.glance()));
         let at = Position {
             record: pass.data,
             time: pass.time,

@@ -59,6 +59,16 @@ impl Pass<'_, '_> {
     }
 
     pub(super) fn restore(&mut self, d: &mut Dec<'_>) -> Result<(), StateError> {
+        self.restore_placing(d, false).map(|_| ())
+    }
+
+    /// [`Pass::restore`]; with `place`, the live blocks put at the interpreter's numbers for
+    /// them where it can (`HeapStats::restore_live_placing`): true when they were.
+    pub(super) fn restore_placing(
+        &mut self,
+        d: &mut Dec<'_>,
+        place: bool,
+    ) -> Result<bool, StateError> {
         self.data = d.u64()?;
         let _max_time = d.opt()?;
         self.time = d.opt()?;
@@ -69,11 +79,15 @@ impl Pass<'_, '_> {
         for (i, seen) in self.unknown_seen.iter_mut().enumerate() {
             *seen = self.source.unknown_frees(i as u32);
         }
-        self.heap.restore_live(d)?;
+        let source = &*self.source;
+        let place_of = |sp: u32, key: u64, id: u64| source.place_of(sp, key, id);
+        let placed = self
+            .heap
+            .restore_live_placing(d, place.then_some(&place_of as &dyn Fn(_, _, _) -> _))?;
         if !d.done() {
             return Err(d.error("bytes after the state"));
         }
-        Ok(())
+        Ok(placed)
     }
 }
 
