@@ -131,9 +131,15 @@ fn pack_lines_with<R: BufRead>(
         };
         if let Some(rid) = taken {
             map.note(writer.records_written(), n);
-            writer
-                .record(rid, &fast.values)
-                .map_err(|e| fast.error(format, b, n, rid, writer, e))?;
+            let r = match writer.record_fast(rid, &fast.ints, b) {
+                Some(r) => r,
+                // The plan declined: the general encoder, which says why.
+                None => {
+                    fast.materialize(format, b, rid);
+                    writer.record(rid, &fast.values)
+                }
+            };
+            r.map_err(|e| fast.error(format, b, n, rid, writer, e))?;
             continue;
         }
         if use_fast && format == InputFormat::Text {
@@ -296,9 +302,12 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                         }
                     };
                     let rid = reader_fast.parse(format, b, schema, section);
-                    if rid.is_none() {
-                        if let Some(id) = section_of(format, n, b, schema) {
-                            section = id;
+                    match rid {
+                        Some(rid) => reader_fast.materialize(format, b, rid),
+                        None => {
+                            if let Some(id) = section_of(format, n, b, schema) {
+                                section = id;
+                            }
                         }
                     }
                     let first = batch.values.len();
@@ -390,7 +399,13 @@ struct Fast {
     /// [`TraceWriter::lookup`] finds them), built when a line of another section is read.
     names: Vec<(Pattern, RecordId)>,
     names_of: Option<u8>,
-    /// The values of the line read last, in layout order.
+    /// The values of the line read last, in layout order, as [`TraceWriter::record_fast`]
+    /// takes them: an integer modulo 2⁶⁴ (`neg`: those written with a minus sign, for the
+    /// general encoder's messages), a byte string as `start << 32 | len` into the line.
+    ints: Vec<u64>,
+    neg: u64,
+    /// The same values as the general encoder takes them, made by [`Fast::materialize`] for
+    /// a record the plan declines (or a batch read ahead).
     values: Vec<In>,
     /// Whether `values` holds byte strings, and the buffers of those of earlier lines, reused
     /// (no allocation per line).
@@ -436,6 +451,8 @@ impl Fast {
             json_keys,
             names: Vec::new(),
             names_of: None,
+            ints: Vec::new(),
+            neg: 0,
             values: Vec::new(),
             strings: false,
             spare: Vec::new(),
@@ -444,7 +461,7 @@ impl Fast {
         }
     }
 
-    /// The record type of a line the fast reader takes, its values in `self.values`; `None`
+    /// The record type of a line the fast reader takes, its values in `self.ints`; `None`
     /// for a line for the full parser.
     fn parse(
         &mut self,
@@ -453,15 +470,9 @@ impl Fast {
         schema: &crate::dtd::Schema,
         section: u8,
     ) -> Option<RecordId> {
-        if self.strings {
-            self.strings = false;
-            for v in self.values.drain(..) {
-                if let In::Bytes(b) = v {
-                    self.spare.push(b);
-                }
-            }
-        }
-        self.values.clear();
+        self.recycle();
+        self.ints.clear();
+        self.neg = 0;
         self.keys_at.clear();
         if self.names_of != Some(section) {
             self.names_for(section, schema);
@@ -519,20 +530,60 @@ impl Fast {
             p += key.bytes.len();
             let v = if *bytes {
                 let (start, end) = text_string(b, &mut p)?;
-                let mut buf = self.spare.pop().unwrap_or_default();
-                buf.clear();
-                buf.extend_from_slice(&b[start..end]);
-                self.strings = true;
-                In::Bytes(buf)
+                // (A line of 4 GiB or more is left to the full parser.)
+                u32::try_from(end).ok()?;
+                (start as u64) << 32 | (end - start) as u64
             } else {
-                text_int(b, &mut p)?
+                let (v, neg) = text_int(b, &mut p)?;
+                note_neg(&mut self.neg, self.ints.len(), neg)?;
+                v
             };
             if !matches!(b.get(p), None | Some(b' ')) {
                 return None;
             }
-            self.values.push(v);
+            self.ints.push(v);
         }
         (p == b.len()).then_some(rid)
+    }
+
+    /// Hand the byte strings' buffers of the last [`Fast::materialize`] back for reuse.
+    fn recycle(&mut self) {
+        if self.strings {
+            self.strings = false;
+            for v in self.values.drain(..) {
+                if let In::Bytes(b) = v {
+                    self.spare.push(b);
+                }
+            }
+        }
+        self.values.clear();
+    }
+
+    /// The values of the line `b` just read (of record type `rid`) as the general encoder
+    /// takes them, in `self.values`: what the fast reader handed over before values were u64s.
+    fn materialize(&mut self, format: InputFormat, b: &[u8], rid: RecordId) {
+        self.recycle();
+        let kinds = match format {
+            InputFormat::Text => self.text_keys[rid as usize].as_deref(),
+            #[cfg(feature = "json")]
+            InputFormat::Jsonl => None,
+        };
+        for (i, &v) in self.ints.iter().enumerate() {
+            let bytes = kinds.and_then(|k| k.get(i)).is_some_and(|(_, bytes)| *bytes);
+            let value = if bytes {
+                let (start, len) = ((v >> 32) as usize, (v & 0xffff_ffff) as usize);
+                let mut buf = self.spare.pop().unwrap_or_default();
+                buf.clear();
+                buf.extend_from_slice(&b[start..start + len]);
+                self.strings = true;
+                In::Bytes(buf)
+            } else if i < 64 && self.neg >> i & 1 == 1 {
+                In::Neg(v as i64)
+            } else {
+                In::Int(v)
+            };
+            self.values.push(value);
+        }
     }
 
     /// `{"record":"NAME","section":N,"index":N,"offset":N,"fields":{"key":N,…}}` as `mtf dump
@@ -582,12 +633,14 @@ impl Fast {
                 p += 1;
             }
             // JSON reads `-0` as a float; a string `"-0"` is the integer 0.
-            self.values.push(match (neg, v) {
-                (false, v) => In::Int(v),
+            let v = match (neg, v) {
+                (false, v) => v,
                 (true, 0) if !quoted => return None,
-                (true, v) if v <= 1 << 63 => In::Neg((v as i64).wrapping_neg()),
+                (true, v) if v <= 1 << 63 => v.wrapping_neg(),
                 _ => return None,
-            });
+            };
+            note_neg(&mut self.neg, self.ints.len(), neg)?;
+            self.ints.push(v);
         }
         (&b[p..] == b"}}").then_some(rid)
     }
@@ -634,10 +687,21 @@ impl Fast {
     }
 }
 
+/// Note in `mask` that value `i` of a line was written negative; `None` past the 64th value
+/// (a line for the full parser).
+#[inline(always)]
+fn note_neg(mask: &mut u64, i: usize, neg: bool) -> Option<()> {
+    if neg {
+        *mask |= 1u64.checked_shl(u32::try_from(i).ok()?)?;
+    }
+    Some(())
+}
+
 /// A number of the text form at `b[*p]`, as the full parser reads it: `-`, then `0x` and hex
 /// digits, or digits; `None` for anything else (and a number out of range).
+/// The value modulo 2⁶⁴, and whether it was written with a minus sign.
 #[inline(always)]
-fn text_int(b: &[u8], p: &mut usize) -> Option<In> {
+fn text_int(b: &[u8], p: &mut usize) -> Option<(u64, bool)> {
     let neg = b.get(*p) == Some(&b'-');
     if neg {
         *p += 1;
@@ -650,14 +714,10 @@ fn text_int(b: &[u8], p: &mut usize) -> Option<In> {
     } else {
         dec_digits(b, p)?
     };
-    Some(if neg {
-        if v > 1 << 63 {
-            return None;
-        }
-        In::Neg((v as i64).wrapping_neg())
-    } else {
-        In::Int(v)
-    })
+    if neg && v > 1 << 63 {
+        return None;
+    }
+    Some((if neg { v.wrapping_neg() } else { v }, neg))
 }
 
 /// A quoted string at `b[*p]` of printable ASCII without an escape (what `mtf dump` writes for
@@ -719,11 +779,7 @@ fn fast_metadata(
             return None;
         }
         p += 1;
-        args[nargs] = match text_int(b, &mut p)? {
-            In::Int(v) => v,
-            In::Neg(v) => v as u64,
-            _ => return None,
-        };
+        args[nargs] = text_int(b, &mut p)?.0;
         nargs += 1;
     }
     let prop = match (property, nargs) {
@@ -1096,6 +1152,7 @@ mod tests {
             };
             assert_eq!(rid, w.lookup(&name));
             let want = w.assemble(rid.unwrap(), &fields).unwrap();
+            fast.materialize(format, line.as_bytes(), rid.unwrap());
             assert_eq!(fast.values, want, "{line}");
         }
         for (format, line) in with_format(REFUSED) {
@@ -1146,6 +1203,7 @@ mod tests {
                 else {
                     panic!("{line}: not a record")
                 };
+                fast.materialize(InputFormat::Text, line.as_bytes(), rid.unwrap());
                 assert_eq!(
                     fast.values,
                     w.assemble(rid.unwrap(), &fields).unwrap(),
