@@ -239,13 +239,15 @@ fn general_line(
 struct Batch {
     text: Vec<u8>,
     lines: Vec<Ahead>,
-    values: Vec<In>,
+    /// The values of the lines the fast reader took, as [`Fast::ints`] holds them (a byte
+    /// string's place relative to its line).
+    ints: Vec<u64>,
     /// After the lines: the end of the input (`Ok`) or the error that stopped the reading.
     end: Option<Result<(), LineError>>,
 }
 
 /// One line of a [`Batch`]: its number, its text `text[start..end]`, and for a line the fast
-/// reader took, its record type and values `values[first..last]`.
+/// reader took, its record type, values `ints[first..last]` and which were negative.
 struct Ahead {
     n: usize,
     start: usize,
@@ -253,6 +255,7 @@ struct Ahead {
     rid: Option<RecordId>,
     first: usize,
     last: usize,
+    neg: u64,
 }
 
 /// Lines and bytes per [`Batch`].
@@ -302,17 +305,13 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                         }
                     };
                     let rid = reader_fast.parse(format, b, schema, section);
-                    match rid {
-                        Some(rid) => reader_fast.materialize(format, b, rid),
-                        None => {
-                            if let Some(id) = section_of(format, n, b, schema) {
-                                section = id;
-                            }
+                    if rid.is_none() {
+                        if let Some(id) = section_of(format, n, b, schema) {
+                            section = id;
                         }
                     }
-                    let first = batch.values.len();
-                    // Moved, not copied: the byte strings go with the batch.
-                    batch.values.append(&mut reader_fast.values);
+                    let first = batch.ints.len();
+                    batch.ints.extend_from_slice(&reader_fast.ints);
                     let start = batch.text.len();
                     batch.text.extend_from_slice(b);
                     batch.lines.push(Ahead {
@@ -321,7 +320,8 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                         end: batch.text.len(),
                         rid,
                         first,
-                        last: batch.values.len(),
+                        last: batch.ints.len(),
+                        neg: reader_fast.neg,
                     });
                 }
                 let done = batch.end.is_some();
@@ -337,9 +337,18 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                 match l.rid {
                     Some(rid) => {
                         map.note(writer.records_written(), l.n);
-                        writer
-                            .record(rid, &batch.values[l.first..l.last])
-                            .map_err(|e| fast.error(format, b, l.n, rid, writer, e))?;
+                        let ints = &batch.ints[l.first..l.last];
+                        let r = match writer.record_fast(rid, ints, b) {
+                            Some(r) => r,
+                            None => {
+                                fast.ints.clear();
+                                fast.ints.extend_from_slice(ints);
+                                fast.neg = l.neg;
+                                fast.materialize(format, b, rid);
+                                writer.record(rid, &fast.values)
+                            }
+                        };
+                        r.map_err(|e| fast.error(format, b, l.n, rid, writer, e))?;
                     }
                     None if format == InputFormat::Text => {
                         match fast_metadata(b, l.n, writer, map) {
@@ -356,7 +365,7 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
             let mut batch = batch;
             batch.text.clear();
             batch.lines.clear();
-            batch.values.clear();
+            batch.ints.clear();
             // The reading thread may have ended: then the batch is dropped.
             let _ = back_tx.send(batch);
         }
@@ -510,6 +519,23 @@ impl Fast {
     /// followed by `end` or, in the text form, by the end of the line; with the name's length.
     #[inline]
     fn record(&self, b: &[u8], end: u8) -> Option<(RecordId, usize)> {
+        // A name of up to seven bytes and the byte after it: one load and compare per name.
+        if let Some(w) = word_at(b, 0) {
+            for (name, rid) in &self.names {
+                let n = name.bytes.len();
+                if n < 8 {
+                    let want = (name.word as u64) | u64::from(end) << (8 * n);
+                    let mask = u64::MAX >> (8 * (7 - n));
+                    if w & mask == want {
+                        return Some((*rid, n));
+                    }
+                } else if name.at(b, 0) && (b.get(n) == Some(&end) || (end == b' ' && b.len() == n))
+                {
+                    return Some((*rid, n));
+                }
+            }
+            return None;
+        }
         self.names.iter().find_map(|(name, rid)| {
             let n = name.bytes.len();
             (name.at(b, 0) && (b.get(n) == Some(&end) || (end == b' ' && b.len() == n)))
@@ -708,7 +734,7 @@ fn text_int(b: &[u8], p: &mut usize) -> Option<(u64, bool)> {
     } else if !b.get(*p).is_some_and(u8::is_ascii_digit) {
         return None;
     }
-    let v = if b[*p..].starts_with(b"0x") || b[*p..].starts_with(b"0X") {
+    let v = if matches!(b.get(*p..*p + 2), Some([b'0', b'x' | b'X'])) {
         *p += 2;
         hex_digits(b, p)?
     } else {
@@ -874,21 +900,28 @@ fn ends(b: &[u8]) -> (u64, u64) {
 }
 
 /// Decimal digits from `b[*p]` on: at least one; past [`DEC_DIGITS`] read with checks.
+#[inline(always)]
 fn dec_digits(b: &[u8], p: &mut usize) -> Option<u64> {
     let start = *p;
     let mut v: u64 = 0;
-    // Eight bytes at a time while a line has them, then one at a time.
+    // Eight bytes at a time while a line has them, then one at a time. A run that ends inside
+    // a word ends at a byte that is not a digit: nothing is left to read one at a time.
     while let Some(w) = word_at(b, *p) {
         let n = swar::run(swar::in_range(w, b'0', b'9'));
         if n == 0 {
-            break;
+            return dec_end(b, start, *p, v);
+        }
+        // One digit and a separator, the commonest number of a dump: no arithmetic.
+        if n == 1 && *p == start {
+            *p += 1;
+            return Some(w & 0x0f);
         }
         v = v
             .wrapping_mul(swar::POW10[n])
             .wrapping_add(swar::decimal(w, n));
         *p += n;
         if n < 8 {
-            break;
+            return dec_end(b, start, *p, v);
         }
     }
     while let Some(&c) = b.get(*p) {
@@ -899,10 +932,16 @@ fn dec_digits(b: &[u8], p: &mut usize) -> Option<u64> {
         v = v.wrapping_mul(10).wrapping_add(u64::from(d));
         *p += 1;
     }
-    match *p - start {
+    dec_end(b, start, *p, v)
+}
+
+/// The value of the decimal digits `b[start..end]` read as `v` without overflow checks.
+#[inline(always)]
+fn dec_end(b: &[u8], start: usize, end: usize, v: u64) -> Option<u64> {
+    match end - start {
         0 => None,
         1..=DEC_DIGITS => Some(v),
-        _ => checked(&b[start..*p], 10),
+        _ => checked(&b[start..end], 10),
     }
 }
 
@@ -914,12 +953,13 @@ fn hex_digits(b: &[u8], p: &mut usize) -> Option<u64> {
     while let Some(w) = word_at(b, *p) {
         let n = swar::run(swar::hex(w));
         if n == 0 {
-            break;
+            return hex_end(b, start, *p, v);
         }
         v = (v << (4 * n)) | swar::hexadecimal(w, n);
         *p += n;
         if n < 8 {
-            break;
+            // The run ended inside the word, at a byte that is not a digit.
+            return hex_end(b, start, *p, v);
         }
     }
     while let Some(&c) = b.get(*p) {
@@ -932,10 +972,16 @@ fn hex_digits(b: &[u8], p: &mut usize) -> Option<u64> {
         v = (v << 4) | u64::from(d);
         *p += 1;
     }
-    match *p - start {
+    hex_end(b, start, *p, v)
+}
+
+/// The value of the hex digits `b[start..end]` read as `v` without overflow checks.
+#[inline(always)]
+fn hex_end(b: &[u8], start: usize, end: usize, v: u64) -> Option<u64> {
+    match end - start {
         0 => None,
         1..=HEX_DIGITS => Some(v),
-        _ => checked(&b[start..*p], 16),
+        _ => checked(&b[start..end], 16),
     }
 }
 

@@ -138,11 +138,16 @@ struct FastPlan {
     advancing: usize,
     /// `rt.slots.len()`, for the reserve of field occurrences.
     nslots: usize,
+    /// The record's tag.
+    tag: u64,
+    /// What each record charges the reserve of field occurrences, where its size is the same
+    /// for every record (no byte string).
+    excess: Option<u64>,
 }
 
 /// At most this many fields of a plan advance a state (they are put back on a decline from a
 /// buffer on the stack).
-const FAST_ADVANCING: usize = 16;
+const FAST_ADVANCING: usize = 4;
 
 impl<'s> Encoder<'s> {
     /// An encoder positioned in the global region.
@@ -438,10 +443,18 @@ impl<'s> Encoder<'s> {
             };
             fields.push(field);
         }
+        let strings = fields
+            .iter()
+            .any(|f| matches!(f.kind, FastKind::BytesConst(_) | FastKind::BytesOf(_)));
+        let bytes = fields.iter().map(|f| u64::from(f.width)).sum::<u64>() + u64::from(self.wire.tag);
+        let excess = (fields.len() as u64 + 1)
+            .saturating_sub(crate::limits::sparse_limit(rt.slots.len(), bytes));
         (advancing <= FAST_ADVANCING).then(|| FastPlan {
             fields: fields.into(),
             advancing,
             nslots: rt.slots.len(),
+            tag: rt.tag,
+            excess: (!strings).then_some(excess),
         })
     }
 
@@ -469,9 +482,8 @@ impl<'s> Encoder<'s> {
         if values.len() != plan.fields.len() {
             return false;
         }
-        let tag = self.schema.record(record).tag;
         out.clear();
-        push_uint(self.order, tag, self.wire.tag, out);
+        push_uint(self.order, plan.tag, self.wire.tag, out);
         let mut put_back = [(0usize, 0u64); FAST_ADVANCING];
         let mut advanced = 0;
         let slots = &mut self.scope.slots;
@@ -535,9 +547,10 @@ impl<'s> Encoder<'s> {
         }
         debug_assert!(advanced <= plan.advancing);
         // As `end`: the reserve of field occurrences (docs/format.md §6.4).
-        let occurrences = plan.fields.len() as u64 + 1;
-        let excess =
-            occurrences.saturating_sub(crate::limits::sparse_limit(plan.nslots, out.len() as u64));
+        let excess = plan.excess.unwrap_or_else(|| {
+            let occurrences = plan.fields.len() as u64 + 1;
+            occurrences.saturating_sub(crate::limits::sparse_limit(plan.nslots, out.len() as u64))
+        });
         self.reserve = self.reserve.saturating_sub(excess);
         self.refs.clear();
         self.scope.sets.compact();
