@@ -76,6 +76,7 @@ pub fn read_header<R: BufRead>(
 pub struct LineMap(Vec<(u64, usize)>);
 
 impl LineMap {
+    #[inline]
     fn note(&mut self, record: u64, line: usize) {
         let shift = line - record as usize;
         if self.0.last().map(|&(_, s)| s) != Some(shift) {
@@ -407,6 +408,9 @@ struct Fast {
     /// The record types of section `names_of` the fast reader takes, by name (as
     /// [`TraceWriter::lookup`] finds them), built when a line of another section is read.
     names: Vec<(Pattern, RecordId)>,
+    /// The same names of up to seven bytes, each followed by a space (the text form) or a
+    /// quote (JSON), as little-endian words, with the mask of their bytes.
+    short_names: Vec<ShortName>,
     names_of: Option<u8>,
     /// The values of the line read last, in layout order, as [`TraceWriter::record_fast`]
     /// takes them: an integer modulo 2⁶⁴ (`neg`: those written with a minus sign, for the
@@ -424,6 +428,17 @@ struct Fast {
     /// `keep_keys` (a line read again for its error).
     keys_at: Vec<usize>,
     keep_keys: bool,
+}
+
+/// A record name of up to seven bytes as [`Fast::record`] compares it.
+struct ShortName {
+    /// The name followed by a space, and by a quote, as little-endian words.
+    space: u64,
+    quote: u64,
+    /// The bytes of those words that count.
+    mask: u64,
+    len: usize,
+    rid: RecordId,
 }
 
 /// The longest runs of decimal and hexadecimal digits that cannot pass 2⁶⁴ (longer ones are
@@ -459,6 +474,7 @@ impl Fast {
             #[cfg(feature = "json")]
             json_keys,
             names: Vec::new(),
+            short_names: Vec::new(),
             names_of: None,
             ints: Vec::new(),
             neg: 0,
@@ -496,6 +512,7 @@ impl Fast {
     /// Make the table of the record types of `section` the fast reader takes, by name.
     fn names_for(&mut self, section: u8, schema: &crate::dtd::Schema) {
         self.names.clear();
+        self.short_names.clear();
         self.names_of = Some(section);
         let Some(scope) = schema.scope_for(section) else {
             return;
@@ -513,28 +530,40 @@ impl Fast {
                     .push((Pattern::new(name.as_bytes().to_vec()), rid));
             }
         }
+        self.short_names = self
+            .names
+            .iter()
+            .filter(|(name, _)| name.bytes.len() < 8)
+            .map(|(name, rid)| {
+                let n = name.bytes.len();
+                let word = name.word as u64;
+                ShortName {
+                    space: word | u64::from(b' ') << (8 * n),
+                    quote: word | u64::from(b'"') << (8 * n),
+                    mask: u64::MAX >> (8 * (7 - n)),
+                    len: n,
+                    rid: *rid,
+                }
+            })
+            .collect();
+        // Every name is short: the word comparison decides alone.
+        if self.short_names.len() < self.names.len() {
+            self.short_names.clear();
+        }
     }
 
     /// A record type of the current section the fast reader takes whose name starts `b`,
     /// followed by `end` or, in the text form, by the end of the line; with the name's length.
     #[inline]
     fn record(&self, b: &[u8], end: u8) -> Option<(RecordId, usize)> {
-        // A name of up to seven bytes and the byte after it: one load and compare per name.
-        if let Some(w) = word_at(b, 0) {
-            for (name, rid) in &self.names {
-                let n = name.bytes.len();
-                if n < 8 {
-                    let want = (name.word as u64) | u64::from(end) << (8 * n);
-                    let mask = u64::MAX >> (8 * (7 - n));
-                    if w & mask == want {
-                        return Some((*rid, n));
-                    }
-                } else if name.at(b, 0) && (b.get(n) == Some(&end) || (end == b' ' && b.len() == n))
-                {
-                    return Some((*rid, n));
-                }
+        // Names of up to seven bytes and the byte after them: one load and compare per name.
+        if !self.short_names.is_empty() {
+            if let Some(w) = word_at(b, 0) {
+                return self.short_names.iter().find_map(|n| {
+                    let want = if end == b' ' { n.space } else { n.quote };
+                    (w & n.mask == want).then_some((n.rid, n.len))
+                });
             }
-            return None;
         }
         self.names.iter().find_map(|(name, rid)| {
             let n = name.bytes.len();
@@ -573,7 +602,11 @@ impl Fast {
     }
 
     /// Hand the byte strings' buffers of the last [`Fast::materialize`] back for reuse.
+    #[inline]
     fn recycle(&mut self) {
+        if self.values.is_empty() {
+            return;
+        }
         if self.strings {
             self.strings = false;
             for v in self.values.drain(..) {

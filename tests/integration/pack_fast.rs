@@ -624,10 +624,11 @@ fn random_plan_text(rng: &mut Rng, records: usize) -> String {
             (1, _) => 0,
             _ => rng.below(umax(wu).min(1 << 62)),
         };
-        let s = diff(rng, ws, odd(rng)) as u64;
-        let d = prev.wrapping_add(diff(rng, wd, odd(rng)) as u64);
+        let past = [odd(rng), odd(rng), odd(rng)];
+        let s = diff(rng, ws, past[0]) as u64;
+        let d = prev.wrapping_add(diff(rng, wd, past[1]) as u64);
         prev = d;
-        let b = base.wrapping_add(diff(rng, wb, odd(rng)) as u64);
+        let b = base.wrapping_add(diff(rng, wb, past[2]) as u64);
         let k = if odd(rng) { next + 1 } else { next };
         next += step;
         let f = if odd(rng) { default ^ 1 } else { default };
