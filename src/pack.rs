@@ -628,7 +628,9 @@ impl Fast {
             InputFormat::Jsonl => None,
         };
         for (i, &v) in self.ints.iter().enumerate() {
-            let bytes = kinds.and_then(|k| k.get(i)).is_some_and(|(_, bytes)| *bytes);
+            let bytes = kinds
+                .and_then(|k| k.get(i))
+                .is_some_and(|(_, bytes)| *bytes);
             let value = if bytes {
                 let (start, len) = ((v >> 32) as usize, (v & 0xffff_ffff) as usize);
                 let mut buf = self.spare.pop().unwrap_or_default();

@@ -446,7 +446,8 @@ impl<'s> Encoder<'s> {
         let strings = fields
             .iter()
             .any(|f| matches!(f.kind, FastKind::BytesConst(_) | FastKind::BytesOf(_)));
-        let bytes = fields.iter().map(|f| u64::from(f.width)).sum::<u64>() + u64::from(self.wire.tag);
+        let bytes =
+            fields.iter().map(|f| u64::from(f.width)).sum::<u64>() + u64::from(self.wire.tag);
         let excess = (fields.len() as u64 + 1)
             .saturating_sub(crate::limits::sparse_limit(rt.slots.len(), bytes));
         (advancing <= FAST_ADVANCING).then(|| FastPlan {
@@ -504,8 +505,7 @@ impl<'s> Encoder<'s> {
                     let st = &mut slots[f.at];
                     let raw = match f.kind {
                         FastKind::Delta => diff(v, st.prev, f.width),
-                        _ => (v == st.prev.wrapping_add(st_stride(f.kind)))
-                            .then_some(0),
+                        _ => (v == st.prev.wrapping_add(st_stride(f.kind))).then_some(0),
                     };
                     let Some(raw) = raw else {
                         ok = false;

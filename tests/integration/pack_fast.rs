@@ -537,9 +537,27 @@ fn random_plan_text(rng: &mut Rng, records: usize) -> String {
             .collect()
     };
     // The largest unsigned value of `w` bytes, and the signed range.
-    let umax = |w: u32| if w >= 8 { u64::MAX } else { (1u64 << (8 * w)) - 1 };
-    let smin = |w: u32| if w >= 8 { i64::MIN } else { -(1i64 << (8 * w - 1)) };
-    let smax = |w: u32| if w >= 8 { i64::MAX } else { (1i64 << (8 * w - 1)) - 1 };
+    let umax = |w: u32| {
+        if w >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * w)) - 1
+        }
+    };
+    let smin = |w: u32| {
+        if w >= 8 {
+            i64::MIN
+        } else {
+            -(1i64 << (8 * w - 1))
+        }
+    };
+    let smax = |w: u32| {
+        if w >= 8 {
+            i64::MAX
+        } else {
+            (1i64 << (8 * w - 1)) - 1
+        }
+    };
     // A signed difference at the limits of `w` bytes (one past them when `past`).
     let diff = |rng: &mut Rng, w: u32, past: bool| -> i64 {
         match (rng.below(5), past && w < 8) {
@@ -702,12 +720,17 @@ fn the_encoders_plan_writes_what_the_general_encoder_writes() {
 fn values_at_the_limits_of_their_widths_pack_and_dump_back() {
     let dir = util::tempdir();
     let dtd = util::root().join("tests/data/pack-plan.dtd");
-    let mut text = String::from("%mtf 1 dtd=\"pack-plan.dtd\" class=64 order=little\nsection number=1:plan\n");
+    let mut text =
+        String::from("%mtf 1 dtd=\"pack-plan.dtd\" class=64 order=little\nsection number=1:plan\n");
     let mut want = Vec::new();
     for w in 1..=8u32 {
         text += &format!("metadata r.u width {w}\nmetadata r.s width {w}\n");
         text += &format!("metadata r.d width {w}\nmetadata r.b width {w}\n");
-        let umax = if w == 8 { u64::MAX } else { (1u64 << (8 * w)) - 1 };
+        let umax = if w == 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * w)) - 1
+        };
         let (smin, smax) = if w == 8 {
             (i64::MIN, i64::MAX)
         } else {
@@ -715,7 +738,8 @@ fn values_at_the_limits_of_their_widths_pack_and_dump_back() {
         };
         for (u, s) in [(umax, smin), (0, smax), (umax - 1, -1)] {
             want.push((u, s));
-            text += &format!("r u={u} s={s} d=0 b=1000 k=15 f=7 len=0 data=\"\" t=\"0123456789\"\n");
+            text +=
+                &format!("r u={u} s={s} d=0 b=1000 k=15 f=7 len=0 data=\"\" t=\"0123456789\"\n");
             text += "metadata r.k stride 10 5\n";
         }
     }
@@ -723,7 +747,14 @@ fn values_at_the_limits_of_their_widths_pack_and_dump_back() {
     std::fs::write(&p, &text).unwrap();
     let o = dir.path().join("limits.mtf");
     let d = dtd.to_str().unwrap();
-    let out = util::mtf(&["pack", "--dtd", d, p.to_str().unwrap(), "-o", o.to_str().unwrap()]);
+    let out = util::mtf(&[
+        "pack",
+        "--dtd",
+        d,
+        p.to_str().unwrap(),
+        "-o",
+        o.to_str().unwrap(),
+    ]);
     assert!(out.status.success(), "{}", util::text(&out.stderr));
     let back = util::mtf(&["dump", "--dtd", d, o.to_str().unwrap()]);
     assert!(back.status.success(), "{}", util::text(&back.stderr));
@@ -755,7 +786,14 @@ fn values_at_the_limits_of_their_widths_pack_and_dump_back() {
         );
         std::fs::write(&p, &text).unwrap();
         let _ = std::fs::remove_file(&o);
-        let out = util::mtf(&["pack", "--dtd", d, p.to_str().unwrap(), "-o", o.to_str().unwrap()]);
+        let out = util::mtf(&[
+            "pack",
+            "--dtd",
+            d,
+            p.to_str().unwrap(),
+            "-o",
+            o.to_str().unwrap(),
+        ]);
         let stderr = util::text(&out.stderr);
         assert_eq!(out.status.code(), Some(1), "{line}: {stderr}");
         assert!(
