@@ -76,6 +76,7 @@ pub fn read_header<R: BufRead>(
 pub struct LineMap(Vec<(u64, usize)>);
 
 impl LineMap {
+    #[inline]
     fn note(&mut self, record: u64, line: usize) {
         let shift = line - record as usize;
         if self.0.last().map(|&(_, s)| s) != Some(shift) {
@@ -131,9 +132,15 @@ fn pack_lines_with<R: BufRead>(
         };
         if let Some(rid) = taken {
             map.note(writer.records_written(), n);
-            writer
-                .record(rid, &fast.values)
-                .map_err(|e| fast.error(format, b, n, rid, writer, e))?;
+            let r = match writer.record_fast(rid, &fast.ints, b) {
+                Some(r) => r,
+                // The plan declined: the general encoder, which says why.
+                None => {
+                    fast.materialize(format, b, rid);
+                    writer.record(rid, &fast.values)
+                }
+            };
+            r.map_err(|e| fast.error(format, b, n, rid, writer, e))?;
             continue;
         }
         if use_fast && format == InputFormat::Text {
@@ -233,13 +240,15 @@ fn general_line(
 struct Batch {
     text: Vec<u8>,
     lines: Vec<Ahead>,
-    values: Vec<In>,
+    /// The values of the lines the fast reader took, as [`Fast::ints`] holds them (a byte
+    /// string's place relative to its line).
+    ints: Vec<u64>,
     /// After the lines: the end of the input (`Ok`) or the error that stopped the reading.
     end: Option<Result<(), LineError>>,
 }
 
 /// One line of a [`Batch`]: its number, its text `text[start..end]`, and for a line the fast
-/// reader took, its record type and values `values[first..last]`.
+/// reader took, its record type, values `ints[first..last]` and which were negative.
 struct Ahead {
     n: usize,
     start: usize,
@@ -247,6 +256,7 @@ struct Ahead {
     rid: Option<RecordId>,
     first: usize,
     last: usize,
+    neg: u64,
 }
 
 /// Lines and bytes per [`Batch`].
@@ -301,9 +311,8 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                             section = id;
                         }
                     }
-                    let first = batch.values.len();
-                    // Moved, not copied: the byte strings go with the batch.
-                    batch.values.append(&mut reader_fast.values);
+                    let first = batch.ints.len();
+                    batch.ints.extend_from_slice(&reader_fast.ints);
                     let start = batch.text.len();
                     batch.text.extend_from_slice(b);
                     batch.lines.push(Ahead {
@@ -312,7 +321,8 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                         end: batch.text.len(),
                         rid,
                         first,
-                        last: batch.values.len(),
+                        last: batch.ints.len(),
+                        neg: reader_fast.neg,
                     });
                 }
                 let done = batch.end.is_some();
@@ -328,9 +338,18 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                 match l.rid {
                     Some(rid) => {
                         map.note(writer.records_written(), l.n);
-                        writer
-                            .record(rid, &batch.values[l.first..l.last])
-                            .map_err(|e| fast.error(format, b, l.n, rid, writer, e))?;
+                        let ints = &batch.ints[l.first..l.last];
+                        let r = match writer.record_fast(rid, ints, b) {
+                            Some(r) => r,
+                            None => {
+                                fast.ints.clear();
+                                fast.ints.extend_from_slice(ints);
+                                fast.neg = l.neg;
+                                fast.materialize(format, b, rid);
+                                writer.record(rid, &fast.values)
+                            }
+                        };
+                        r.map_err(|e| fast.error(format, b, l.n, rid, writer, e))?;
                     }
                     None if format == InputFormat::Text => {
                         match fast_metadata(b, l.n, writer, map) {
@@ -347,7 +366,7 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
             let mut batch = batch;
             batch.text.clear();
             batch.lines.clear();
-            batch.values.clear();
+            batch.ints.clear();
             // The reading thread may have ended: then the batch is dropped.
             let _ = back_tx.send(batch);
         }
@@ -389,8 +408,17 @@ struct Fast {
     /// The record types of section `names_of` the fast reader takes, by name (as
     /// [`TraceWriter::lookup`] finds them), built when a line of another section is read.
     names: Vec<(Pattern, RecordId)>,
+    /// The same names of up to seven bytes, each followed by a space (the text form) or a
+    /// quote (JSON), as little-endian words, with the mask of their bytes.
+    short_names: Vec<ShortName>,
     names_of: Option<u8>,
-    /// The values of the line read last, in layout order.
+    /// The values of the line read last, in layout order, as [`TraceWriter::record_fast`]
+    /// takes them: an integer modulo 2⁶⁴ (`neg`: those written with a minus sign, for the
+    /// general encoder's messages), a byte string as `start << 32 | len` into the line.
+    ints: Vec<u64>,
+    neg: u64,
+    /// The same values as the general encoder takes them, made by [`Fast::materialize`] for
+    /// a record the plan declines (or a batch read ahead).
     values: Vec<In>,
     /// Whether `values` holds byte strings, and the buffers of those of earlier lines, reused
     /// (no allocation per line).
@@ -400,6 +428,17 @@ struct Fast {
     /// `keep_keys` (a line read again for its error).
     keys_at: Vec<usize>,
     keep_keys: bool,
+}
+
+/// A record name of up to seven bytes as [`Fast::record`] compares it.
+struct ShortName {
+    /// The name followed by a space, and by a quote, as little-endian words.
+    space: u64,
+    quote: u64,
+    /// The bytes of those words that count.
+    mask: u64,
+    len: usize,
+    rid: RecordId,
 }
 
 /// The longest runs of decimal and hexadecimal digits that cannot pass 2⁶⁴ (longer ones are
@@ -435,7 +474,10 @@ impl Fast {
             #[cfg(feature = "json")]
             json_keys,
             names: Vec::new(),
+            short_names: Vec::new(),
             names_of: None,
+            ints: Vec::new(),
+            neg: 0,
             values: Vec::new(),
             strings: false,
             spare: Vec::new(),
@@ -444,7 +486,7 @@ impl Fast {
         }
     }
 
-    /// The record type of a line the fast reader takes, its values in `self.values`; `None`
+    /// The record type of a line the fast reader takes, its values in `self.ints`; `None`
     /// for a line for the full parser.
     fn parse(
         &mut self,
@@ -453,15 +495,9 @@ impl Fast {
         schema: &crate::dtd::Schema,
         section: u8,
     ) -> Option<RecordId> {
-        if self.strings {
-            self.strings = false;
-            for v in self.values.drain(..) {
-                if let In::Bytes(b) = v {
-                    self.spare.push(b);
-                }
-            }
-        }
-        self.values.clear();
+        self.recycle();
+        self.ints.clear();
+        self.neg = 0;
         self.keys_at.clear();
         if self.names_of != Some(section) {
             self.names_for(section, schema);
@@ -476,6 +512,7 @@ impl Fast {
     /// Make the table of the record types of `section` the fast reader takes, by name.
     fn names_for(&mut self, section: u8, schema: &crate::dtd::Schema) {
         self.names.clear();
+        self.short_names.clear();
         self.names_of = Some(section);
         let Some(scope) = schema.scope_for(section) else {
             return;
@@ -493,12 +530,41 @@ impl Fast {
                     .push((Pattern::new(name.as_bytes().to_vec()), rid));
             }
         }
+        self.short_names = self
+            .names
+            .iter()
+            .filter(|(name, _)| name.bytes.len() < 8)
+            .map(|(name, rid)| {
+                let n = name.bytes.len();
+                let word = name.word as u64;
+                ShortName {
+                    space: word | u64::from(b' ') << (8 * n),
+                    quote: word | u64::from(b'"') << (8 * n),
+                    mask: u64::MAX >> (8 * (7 - n)),
+                    len: n,
+                    rid: *rid,
+                }
+            })
+            .collect();
+        // Every name is short: the word comparison decides alone.
+        if self.short_names.len() < self.names.len() {
+            self.short_names.clear();
+        }
     }
 
     /// A record type of the current section the fast reader takes whose name starts `b`,
     /// followed by `end` or, in the text form, by the end of the line; with the name's length.
     #[inline]
     fn record(&self, b: &[u8], end: u8) -> Option<(RecordId, usize)> {
+        // Names of up to seven bytes and the byte after them: one load and compare per name.
+        if !self.short_names.is_empty() {
+            if let Some(w) = word_at(b, 0) {
+                return self.short_names.iter().find_map(|n| {
+                    let want = if end == b' ' { n.space } else { n.quote };
+                    (w & n.mask == want).then_some((n.rid, n.len))
+                });
+            }
+        }
         self.names.iter().find_map(|(name, rid)| {
             let n = name.bytes.len();
             (name.at(b, 0) && (b.get(n) == Some(&end) || (end == b' ' && b.len() == n)))
@@ -519,20 +585,66 @@ impl Fast {
             p += key.bytes.len();
             let v = if *bytes {
                 let (start, end) = text_string(b, &mut p)?;
-                let mut buf = self.spare.pop().unwrap_or_default();
-                buf.clear();
-                buf.extend_from_slice(&b[start..end]);
-                self.strings = true;
-                In::Bytes(buf)
+                // (A line of 4 GiB or more is left to the full parser.)
+                u32::try_from(end).ok()?;
+                (start as u64) << 32 | (end - start) as u64
             } else {
-                text_int(b, &mut p)?
+                let (v, neg) = text_int(b, &mut p)?;
+                note_neg(&mut self.neg, self.ints.len(), neg)?;
+                v
             };
             if !matches!(b.get(p), None | Some(b' ')) {
                 return None;
             }
-            self.values.push(v);
+            self.ints.push(v);
         }
         (p == b.len()).then_some(rid)
+    }
+
+    /// Hand the byte strings' buffers of the last [`Fast::materialize`] back for reuse.
+    #[inline]
+    fn recycle(&mut self) {
+        if self.values.is_empty() {
+            return;
+        }
+        if self.strings {
+            self.strings = false;
+            for v in self.values.drain(..) {
+                if let In::Bytes(b) = v {
+                    self.spare.push(b);
+                }
+            }
+        }
+        self.values.clear();
+    }
+
+    /// The values of the line `b` just read (of record type `rid`) as the general encoder
+    /// takes them, in `self.values`: what the fast reader handed over before values were u64s.
+    fn materialize(&mut self, format: InputFormat, b: &[u8], rid: RecordId) {
+        self.recycle();
+        let kinds = match format {
+            InputFormat::Text => self.text_keys[rid as usize].as_deref(),
+            #[cfg(feature = "json")]
+            InputFormat::Jsonl => None,
+        };
+        for (i, &v) in self.ints.iter().enumerate() {
+            let bytes = kinds
+                .and_then(|k| k.get(i))
+                .is_some_and(|(_, bytes)| *bytes);
+            let value = if bytes {
+                let (start, len) = ((v >> 32) as usize, (v & 0xffff_ffff) as usize);
+                let mut buf = self.spare.pop().unwrap_or_default();
+                buf.clear();
+                buf.extend_from_slice(&b[start..start + len]);
+                self.strings = true;
+                In::Bytes(buf)
+            } else if i < 64 && self.neg >> i & 1 == 1 {
+                In::Neg(v as i64)
+            } else {
+                In::Int(v)
+            };
+            self.values.push(value);
+        }
     }
 
     /// `{"record":"NAME","section":N,"index":N,"offset":N,"fields":{"key":N,…}}` as `mtf dump
@@ -582,12 +694,14 @@ impl Fast {
                 p += 1;
             }
             // JSON reads `-0` as a float; a string `"-0"` is the integer 0.
-            self.values.push(match (neg, v) {
-                (false, v) => In::Int(v),
+            let v = match (neg, v) {
+                (false, v) => v,
                 (true, 0) if !quoted => return None,
-                (true, v) if v <= 1 << 63 => In::Neg((v as i64).wrapping_neg()),
+                (true, v) if v <= 1 << 63 => v.wrapping_neg(),
                 _ => return None,
-            });
+            };
+            note_neg(&mut self.neg, self.ints.len(), neg)?;
+            self.ints.push(v);
         }
         (&b[p..] == b"}}").then_some(rid)
     }
@@ -634,30 +748,37 @@ impl Fast {
     }
 }
 
+/// Note in `mask` that value `i` of a line was written negative; `None` past the 64th value
+/// (a line for the full parser).
+#[inline(always)]
+fn note_neg(mask: &mut u64, i: usize, neg: bool) -> Option<()> {
+    if neg {
+        *mask |= 1u64.checked_shl(u32::try_from(i).ok()?)?;
+    }
+    Some(())
+}
+
 /// A number of the text form at `b[*p]`, as the full parser reads it: `-`, then `0x` and hex
 /// digits, or digits; `None` for anything else (and a number out of range).
+/// The value modulo 2⁶⁴, and whether it was written with a minus sign.
 #[inline(always)]
-fn text_int(b: &[u8], p: &mut usize) -> Option<In> {
+fn text_int(b: &[u8], p: &mut usize) -> Option<(u64, bool)> {
     let neg = b.get(*p) == Some(&b'-');
     if neg {
         *p += 1;
     } else if !b.get(*p).is_some_and(u8::is_ascii_digit) {
         return None;
     }
-    let v = if b[*p..].starts_with(b"0x") || b[*p..].starts_with(b"0X") {
+    let v = if matches!(b.get(*p..*p + 2), Some([b'0', b'x' | b'X'])) {
         *p += 2;
         hex_digits(b, p)?
     } else {
         dec_digits(b, p)?
     };
-    Some(if neg {
-        if v > 1 << 63 {
-            return None;
-        }
-        In::Neg((v as i64).wrapping_neg())
-    } else {
-        In::Int(v)
-    })
+    if neg && v > 1 << 63 {
+        return None;
+    }
+    Some((if neg { v.wrapping_neg() } else { v }, neg))
 }
 
 /// A quoted string at `b[*p]` of printable ASCII without an escape (what `mtf dump` writes for
@@ -719,11 +840,7 @@ fn fast_metadata(
             return None;
         }
         p += 1;
-        args[nargs] = match text_int(b, &mut p)? {
-            In::Int(v) => v,
-            In::Neg(v) => v as u64,
-            _ => return None,
-        };
+        args[nargs] = text_int(b, &mut p)?.0;
         nargs += 1;
     }
     let prop = match (property, nargs) {
@@ -818,21 +935,28 @@ fn ends(b: &[u8]) -> (u64, u64) {
 }
 
 /// Decimal digits from `b[*p]` on: at least one; past [`DEC_DIGITS`] read with checks.
+#[inline(always)]
 fn dec_digits(b: &[u8], p: &mut usize) -> Option<u64> {
     let start = *p;
     let mut v: u64 = 0;
-    // Eight bytes at a time while a line has them, then one at a time.
+    // Eight bytes at a time while a line has them, then one at a time. A run that ends inside
+    // a word ends at a byte that is not a digit: nothing is left to read one at a time.
     while let Some(w) = word_at(b, *p) {
         let n = swar::run(swar::in_range(w, b'0', b'9'));
         if n == 0 {
-            break;
+            return dec_end(b, start, *p, v);
+        }
+        // One digit and a separator, the commonest number of a dump: no arithmetic.
+        if n == 1 && *p == start {
+            *p += 1;
+            return Some(w & 0x0f);
         }
         v = v
             .wrapping_mul(swar::POW10[n])
             .wrapping_add(swar::decimal(w, n));
         *p += n;
         if n < 8 {
-            break;
+            return dec_end(b, start, *p, v);
         }
     }
     while let Some(&c) = b.get(*p) {
@@ -843,10 +967,16 @@ fn dec_digits(b: &[u8], p: &mut usize) -> Option<u64> {
         v = v.wrapping_mul(10).wrapping_add(u64::from(d));
         *p += 1;
     }
-    match *p - start {
+    dec_end(b, start, *p, v)
+}
+
+/// The value of the decimal digits `b[start..end]` read as `v` without overflow checks.
+#[inline(always)]
+fn dec_end(b: &[u8], start: usize, end: usize, v: u64) -> Option<u64> {
+    match end - start {
         0 => None,
         1..=DEC_DIGITS => Some(v),
-        _ => checked(&b[start..*p], 10),
+        _ => checked(&b[start..end], 10),
     }
 }
 
@@ -858,12 +988,13 @@ fn hex_digits(b: &[u8], p: &mut usize) -> Option<u64> {
     while let Some(w) = word_at(b, *p) {
         let n = swar::run(swar::hex(w));
         if n == 0 {
-            break;
+            return hex_end(b, start, *p, v);
         }
         v = (v << (4 * n)) | swar::hexadecimal(w, n);
         *p += n;
         if n < 8 {
-            break;
+            // The run ended inside the word, at a byte that is not a digit.
+            return hex_end(b, start, *p, v);
         }
     }
     while let Some(&c) = b.get(*p) {
@@ -876,10 +1007,16 @@ fn hex_digits(b: &[u8], p: &mut usize) -> Option<u64> {
         v = (v << 4) | u64::from(d);
         *p += 1;
     }
-    match *p - start {
+    hex_end(b, start, *p, v)
+}
+
+/// The value of the hex digits `b[start..end]` read as `v` without overflow checks.
+#[inline(always)]
+fn hex_end(b: &[u8], start: usize, end: usize, v: u64) -> Option<u64> {
+    match end - start {
         0 => None,
         1..=HEX_DIGITS => Some(v),
-        _ => checked(&b[start..*p], 16),
+        _ => checked(&b[start..end], 16),
     }
 }
 
@@ -1096,6 +1233,7 @@ mod tests {
             };
             assert_eq!(rid, w.lookup(&name));
             let want = w.assemble(rid.unwrap(), &fields).unwrap();
+            fast.materialize(format, line.as_bytes(), rid.unwrap());
             assert_eq!(fast.values, want, "{line}");
         }
         for (format, line) in with_format(REFUSED) {
@@ -1146,6 +1284,7 @@ mod tests {
                 else {
                     panic!("{line}: not a record")
                 };
+                fast.materialize(InputFormat::Text, line.as_bytes(), rid.unwrap());
                 assert_eq!(
                     fast.values,
                     w.assemble(rid.unwrap(), &fields).unwrap(),

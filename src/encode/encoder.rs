@@ -86,7 +86,68 @@ pub(crate) struct Encoder<'s> {
     /// Per record type whose program is integer fields only (no repeat, no byte string): its
     /// slots in order, encoded without the walker.
     flat: Vec<Option<Box<[SlotId]>>>,
+    /// Per record type: its [`FastPlan`] under the current state (`Some(None)`: none can be
+    /// made), made when first needed and dropped when a metadata record changes the type or a
+    /// section starts.
+    fast: Vec<Option<Option<FastPlan>>>,
 }
+
+/// How [`Encoder::fast_record`] encodes one field: what the slot's state allows and nothing
+/// else to test.
+#[derive(Debug, Clone, Copy)]
+enum FastKind {
+    /// `none`, displayed unsigned: the value, if it fits the width.
+    Unsigned,
+    /// `none`, displayed signed: the value, if it fits the width as a signed number.
+    Signed,
+    /// `default`: only the default, nothing stored but `width` zero bytes.
+    Default(u64),
+    /// `baseOffset`: the difference from the base, if it fits signed.
+    Base(u64),
+    /// `delta`: the difference from the previous value (the state at `at`), if it fits signed.
+    Delta,
+    /// `stride`: only the next value (the state at `at` plus `stride`).
+    Stride(i64),
+    /// A byte string of this many bytes.
+    BytesConst(u64),
+    /// A byte string as long as the value of the plan's field at this index.
+    BytesOf(usize),
+}
+
+#[derive(Debug, Clone, Copy)]
+struct FastField {
+    kind: FastKind,
+    width: u8,
+    /// The slot's state in the scope (for `delta` and `stride`).
+    at: usize,
+}
+
+/// A record type of plain fields (integers and byte strings, no repeat) as the current state
+/// encodes it: per field, its stored width and its interpretation's kind, resolved once.
+// Design: `mtf pack` writes nearly every record of a dump through this plan: a loop of checks
+// and stores over the values as u64s, with no `In` per value, no copy of the record's state
+// (the few `delta`/`stride` states it advances are put back if a later field declines) and no
+// interpretation `match` on the general rules. Where a value does not fit or anything else
+// would need the general rules (a live set, a fixed value, a reference, a length expression),
+// the plan declines, nothing is changed, and the caller encodes the record the general way,
+// which reports exactly as before.
+#[derive(Debug, Clone)]
+struct FastPlan {
+    fields: Box<[FastField]>,
+    /// Fields whose state the plan advances (`delta`, `stride`).
+    advancing: usize,
+    /// `rt.slots.len()`, for the reserve of field occurrences.
+    nslots: usize,
+    /// The record's tag.
+    tag: u64,
+    /// What each record charges the reserve of field occurrences, where its size is the same
+    /// for every record (no byte string).
+    excess: Option<u64>,
+}
+
+/// At most this many fields of a plan advance a state (they are put back on a decline from a
+/// buffer on the stack).
+const FAST_ADVANCING: usize = 4;
 
 impl<'s> Encoder<'s> {
     /// An encoder positioned in the global region.
@@ -99,7 +160,7 @@ impl<'s> Encoder<'s> {
         class: Class,
     ) -> Encoder<'s> {
         debug_assert_eq!(compiled.programs.len(), schema.records.len());
-        let flat = compiled
+        let flat: Vec<Option<Box<[SlotId]>>> = compiled
             .programs
             .iter()
             .map(|p| {
@@ -126,6 +187,7 @@ impl<'s> Encoder<'s> {
             refs: Vec::new(),
             reserve: crate::limits::SPARSE_RESERVE / 2,
             saved: Vec::new(),
+            fast: vec![None; flat.len()],
             flat,
         }
     }
@@ -174,6 +236,7 @@ impl<'s> Encoder<'s> {
             }));
         }
         self.scope = ScopeState::new(self.schema, id).for_writer();
+        self.fast.iter_mut().for_each(|p| *p = None);
         out.clear();
         let tag = self.schema.record(self.wire.section).tag;
         self.push(tag, self.wire.tag, out);
@@ -227,6 +290,9 @@ impl<'s> Encoder<'s> {
         self.scope
             .apply(self.schema, record, slot, prop)
             .map_err(err)?;
+        if let Some(p) = self.fast.get_mut(record as usize) {
+            *p = None;
+        }
         self.uses_live |= prop.needs_live();
         out.clear();
         let meta_tag = self.schema.record(self.wire.metadata).tag;
@@ -315,6 +381,180 @@ impl<'s> Encoder<'s> {
         self.flat[record as usize] = Some(slots);
         r?;
         self.end(rt, inputs.next().is_some(), values.len(), nfields + 1, out)
+    }
+
+    /// The plan of `record` under the current state, if one can be made.
+    fn make_fast_plan(&self, record: RecordId) -> Option<FastPlan> {
+        if record == self.wire.section || record == self.wire.metadata {
+            return None;
+        }
+        let base = self.scope.base(record)?;
+        let rt = self.schema.record(record);
+        let prog = self.compiled.program(record);
+        let mut fields = Vec::with_capacity(prog.ops.len());
+        let mut advancing = 0;
+        for op in &prog.ops {
+            let field = match op {
+                Op::Int(slot) => {
+                    let def = rt.slots.get(*slot as usize)?;
+                    let at = base + *slot as usize;
+                    let st = self.scope.slots.get(at)?;
+                    if def.fixed.is_some() || st.liveset != 0 {
+                        return None;
+                    }
+                    let kind = match st.interp {
+                        Interp::None if def.display == Display::Signed => FastKind::Signed,
+                        Interp::None => FastKind::Unsigned,
+                        Interp::Default(d) => FastKind::Default(d),
+                        Interp::BaseOffset(b) => FastKind::Base(b),
+                        Interp::Delta(_) => FastKind::Delta,
+                        Interp::Stride { stride, .. } => FastKind::Stride(stride),
+                        _ => return None,
+                    };
+                    if matches!(kind, FastKind::Delta | FastKind::Stride(_)) {
+                        advancing += 1;
+                    }
+                    FastField {
+                        kind,
+                        width: st.width,
+                        at,
+                    }
+                }
+                Op::Bytes(_, expr) => {
+                    let kind = match expr {
+                        crate::dtd::Expr::Const(c) => FastKind::BytesConst(*c),
+                        // The length is an earlier field of this record (an integer the plan
+                        // takes): its value, which every kind above stores as given.
+                        crate::dtd::Expr::Value(s) => {
+                            let i = prog.ops[..fields.len()]
+                                .iter()
+                                .position(|op| matches!(op, Op::Int(t) if t == s))?;
+                            FastKind::BytesOf(i)
+                        }
+                        _ => return None,
+                    };
+                    FastField {
+                        kind,
+                        width: 0,
+                        at: 0,
+                    }
+                }
+                _ => return None,
+            };
+            fields.push(field);
+        }
+        let strings = fields
+            .iter()
+            .any(|f| matches!(f.kind, FastKind::BytesConst(_) | FastKind::BytesOf(_)));
+        let bytes =
+            fields.iter().map(|f| u64::from(f.width)).sum::<u64>() + u64::from(self.wire.tag);
+        let excess = (fields.len() as u64 + 1)
+            .saturating_sub(crate::limits::sparse_limit(rt.slots.len(), bytes));
+        (advancing <= FAST_ADVANCING).then(|| FastPlan {
+            fields: fields.into(),
+            advancing,
+            nslots: rt.slots.len(),
+            tag: rt.tag,
+            excess: (!strings).then_some(excess),
+        })
+    }
+
+    /// Encode a record of type `record` through its [`FastPlan`]: `values` in layout order,
+    /// one per field, an integer as its value modulo 2⁶⁴ and a byte string as
+    /// `start << 32 | len`, its bytes `line[start..start + len]`. `false` where there is no
+    /// plan or a value needs the general rules: then nothing changed and `out` is to be
+    /// ignored; encode the record with [`Encoder::record`].
+    #[inline]
+    pub(crate) fn fast_record(
+        &mut self,
+        record: RecordId,
+        values: &[u64],
+        line: &[u8],
+        out: &mut Vec<u8>,
+    ) -> bool {
+        let r = record as usize;
+        if self.fast.get(r).is_some_and(Option::is_none) {
+            let plan = self.make_fast_plan(record);
+            self.fast[r] = Some(plan);
+        }
+        let Some(Some(Some(plan))) = self.fast.get(r) else {
+            return false;
+        };
+        if values.len() != plan.fields.len() {
+            return false;
+        }
+        out.clear();
+        push_uint(self.order, plan.tag, self.wire.tag, out);
+        let mut put_back = [(0usize, 0u64); FAST_ADVANCING];
+        let mut advanced = 0;
+        let slots = &mut self.scope.slots;
+        let mut ok = true;
+        for (f, &v) in plan.fields.iter().zip(values) {
+            let raw = match f.kind {
+                FastKind::Unsigned if fits_unsigned(v, f.width) => v,
+                FastKind::Signed if fits_signed(v as i64, f.width) => truncate(v, f.width),
+                FastKind::Default(d) if v == d => 0,
+                FastKind::Base(b) => match diff(v, b, f.width) {
+                    Some(raw) => raw,
+                    None => {
+                        ok = false;
+                        break;
+                    }
+                },
+                FastKind::Delta | FastKind::Stride(_) => {
+                    let st = &mut slots[f.at];
+                    let raw = match f.kind {
+                        FastKind::Delta => diff(v, st.prev, f.width),
+                        _ => (v == st.prev.wrapping_add(st_stride(f.kind))).then_some(0),
+                    };
+                    let Some(raw) = raw else {
+                        ok = false;
+                        break;
+                    };
+                    put_back[advanced] = (f.at, st.prev);
+                    advanced += 1;
+                    st.prev = v;
+                    raw
+                }
+                FastKind::BytesConst(_) | FastKind::BytesOf(_) => {
+                    let (start, len) = ((v >> 32) as usize, v & 0xffff_ffff);
+                    let want = match f.kind {
+                        FastKind::BytesConst(c) => c,
+                        FastKind::BytesOf(i) => values[i],
+                        _ => u64::MAX,
+                    };
+                    match line.get(start..start + len as usize) {
+                        Some(b) if len == want => out.extend_from_slice(b),
+                        _ => {
+                            ok = false;
+                            break;
+                        }
+                    }
+                    continue;
+                }
+                _ => {
+                    ok = false;
+                    break;
+                }
+            };
+            push_uint(self.order, raw, f.width, out);
+        }
+        if !ok {
+            for &(at, prev) in &put_back[..advanced] {
+                slots[at].prev = prev;
+            }
+            return false;
+        }
+        debug_assert!(advanced <= plan.advancing);
+        // As `end`: the reserve of field occurrences (docs/format.md §6.4).
+        let excess = plan.excess.unwrap_or_else(|| {
+            let occurrences = plan.fields.len() as u64 + 1;
+            occurrences.saturating_sub(crate::limits::sparse_limit(plan.nslots, out.len() as u64))
+        });
+        self.reserve = self.reserve.saturating_sub(excess);
+        self.refs.clear();
+        self.scope.sets.compact();
+        true
     }
 
     /// The start of every record: its tag, the previous values' tag slot, no references yet.
@@ -559,6 +799,23 @@ impl<'s> Encoder<'s> {
                 interp: interp.keyword(),
             }),
         }
+    }
+}
+
+/// The low `width` bytes of `value - reference`, if the difference fits signed (as
+/// `arith::encode` stores a `delta` or `baseOffset` field).
+#[inline(always)]
+fn diff(value: u64, reference: u64, width: u8) -> Option<u64> {
+    let d = value.wrapping_sub(reference);
+    fits_signed(d as i64, width).then(|| truncate(d, width))
+}
+
+/// The stride of a [`FastKind::Stride`].
+#[inline(always)]
+fn st_stride(kind: FastKind) -> u64 {
+    match kind {
+        FastKind::Stride(s) => s as u64,
+        _ => 0,
     }
 }
 

@@ -415,6 +415,24 @@ impl<'s> TraceWriter<'s> {
         self.emit(true)
     }
 
+    /// [`TraceWriter::record`] for `mtf pack`'s fast reader: the values of a record of plain
+    /// fields as u64s (an integer modulo 2⁶⁴, a byte string as `start << 32 | len` into
+    /// `line`), encoded by the record type's plan under the current state. `None` where the
+    /// plan declines (nothing written, nothing changed): then write the record with
+    /// [`TraceWriter::record`], which says why.
+    pub(crate) fn record_fast(
+        &mut self,
+        record: RecordId,
+        values: &[u64],
+        line: &[u8],
+    ) -> Option<Result<(), EncodeError>> {
+        let mut buf = std::mem::take(&mut self.buf);
+        let ok = self.enc.fast_record(record, values, line, &mut buf);
+        self.buf = buf;
+        // A plan's record has no reference to check.
+        ok.then(|| self.emit(true))
+    }
+
     /// Write a record of the named type (looked up in the current section) from its field
     /// values in decoding order, as [`TraceWriter::record`].
     pub fn record_named(&mut self, name: &str, values: &[In]) -> Result<(), EncodeError> {

@@ -513,3 +513,293 @@ fn fast_strings_and_metadata_lines_read_as_the_full_parser_reads_them() {
     }
     assert!(ok > 20 && refused > 100, "{ok} packed, {refused} refused");
 }
+
+/// A random text of tests/data/pack-plan.dtd: records of every interpretation whose values lie
+/// at the limits of their fields' current widths (the largest and smallest that fit, signed and
+/// unsigned, as a difference from a `delta`'s previous value or a `baseOffset`'s base), metadata
+/// lines changing those widths and the `delta`, `baseOffset`, `stride` and `default` values
+/// mid-text, byte strings of a given and a constant length, records the encoder's plan declines
+/// (a fixed value, a live set), and now and then a value one past a limit (the plan declines it
+/// and the general encoder refuses it) or a metadata line making a field something the plan
+/// does not take.
+fn random_plan_text(rng: &mut Rng, records: usize) -> String {
+    let mut t = String::from("%mtf 1 dtd=\"pack-plan.dtd\" class=64 order=little\nsection 1\n");
+    // The state of record `r`'s fields as the text sets it: widths of u, s, d, b; the delta's
+    // previous value, the base, the stride's next value and step, the default.
+    let (mut wu, mut ws, mut wd, mut wb) = (2u32, 1u32, 1u32, 1u32);
+    let (mut prev, mut base, mut next, mut step, mut default) = (0u64, 1000u64, 15u64, 5u64, 7u64);
+    let refusing = rng.chance(33);
+    let odd = move |rng: &mut Rng| refusing && rng.chance(1);
+    let letters = b"abcdefghijklmnopqrstuvwxyz";
+    let word = |rng: &mut Rng, n: usize| -> String {
+        (0..n)
+            .map(|_| letters[rng.below(26) as usize] as char)
+            .collect()
+    };
+    // The largest unsigned value of `w` bytes, and the signed range.
+    let umax = |w: u32| {
+        if w >= 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * w)) - 1
+        }
+    };
+    let smin = |w: u32| {
+        if w >= 8 {
+            i64::MIN
+        } else {
+            -(1i64 << (8 * w - 1))
+        }
+    };
+    let smax = |w: u32| {
+        if w >= 8 {
+            i64::MAX
+        } else {
+            (1i64 << (8 * w - 1)) - 1
+        }
+    };
+    // A signed difference at the limits of `w` bytes (one past them when `past`).
+    let diff = |rng: &mut Rng, w: u32, past: bool| -> i64 {
+        match (rng.below(5), past && w < 8) {
+            (0, true) => smax(w) + 1,
+            (_, true) => smin(w) - 1,
+            (0, _) => smax(w),
+            (1, _) => smin(w),
+            (2, _) => 0,
+            (3, _) => -1,
+            _ => rng.below(smax(w) as u64 / 2 + 1) as i64,
+        }
+    };
+    // A value as the text may write it: decimal, hex, or negative where it is one as i64.
+    let num = |rng: &mut Rng, v: u64| -> String {
+        match rng.below(4) {
+            0 => format!("{v:#x}"),
+            1 if (v as i64) < 0 => (v as i64).to_string(),
+            _ => v.to_string(),
+        }
+    };
+    for _ in 0..records {
+        if rng.chance(15) {
+            let w = 1 + rng.below(8) as u32;
+            let line = match rng.below(if refusing { 10 } else { 8 }) {
+                0 => {
+                    wu = w;
+                    format!("metadata r.u width {w}")
+                }
+                1 => {
+                    ws = w;
+                    format!("metadata r.s width {w}")
+                }
+                2 => {
+                    wd = w;
+                    format!("metadata r.d width {w}")
+                }
+                3 => {
+                    wb = w;
+                    format!("metadata r.b width {w}")
+                }
+                4 => {
+                    prev = rng.next();
+                    format!("metadata r.d delta {prev}")
+                }
+                5 => {
+                    base = rng.below(1 << 40);
+                    format!("metadata r.b baseOffset {base}")
+                }
+                6 => {
+                    let initial = rng.below(1000);
+                    step = rng.below(100);
+                    next = initial + step;
+                    format!("metadata r.k stride {initial} {step}")
+                }
+                7 => {
+                    default = rng.next();
+                    format!("metadata r.f default {default}")
+                }
+                // Fields the plan does not take: a live set, a reference to a section.
+                8 => "metadata r.u live 1".to_string(),
+                _ => "metadata r.s sectionStride 1 1".to_string(),
+            };
+            t += &line;
+            t += "\n";
+            continue;
+        }
+        match rng.below(20) {
+            0 => {
+                let x = if odd(rng) { 4 } else { 3 };
+                t += &format!("fx u={} x={x}\n", rng.below(1 << 16));
+                continue;
+            }
+            1 => {
+                t += &format!("ls key={}\n", rng.below(1 << 32));
+                continue;
+            }
+            _ => {}
+        }
+        let u = match (rng.below(4), odd(rng) && wu < 8) {
+            (_, true) => umax(wu) + 1,
+            (0, _) => umax(wu),
+            (1, _) => 0,
+            _ => rng.below(umax(wu).min(1 << 62)),
+        };
+        let past = [odd(rng), odd(rng), odd(rng)];
+        let s = diff(rng, ws, past[0]) as u64;
+        let d = prev.wrapping_add(diff(rng, wd, past[1]) as u64);
+        prev = d;
+        let b = base.wrapping_add(diff(rng, wb, past[2]) as u64);
+        let k = if odd(rng) { next + 1 } else { next };
+        next += step;
+        let f = if odd(rng) { default ^ 1 } else { default };
+        let n = rng.below(12) as usize;
+        let len = if odd(rng) { n + 1 } else { n };
+        let tn = if odd(rng) { 9 } else { 10 };
+        t += &format!(
+            "r u={} s={} d={} b={} k={} f={} len={len} data=\"{}\" t=\"{}\"\n",
+            num(rng, u),
+            num(rng, s),
+            num(rng, d),
+            num(rng, b),
+            num(rng, k),
+            num(rng, f),
+            word(rng, n),
+            word(rng, tn)
+        );
+    }
+    t
+}
+
+/// The encoder's plan for records of plain fields (src/encode/encoder.rs, `FastPlan`) writes
+/// what the general encoder writes, and where it declines (a value one past its width, not the
+/// default or the stride's next, a string of another length, a fixed value, a live set, a
+/// field switched to an interpretation it does not take) the general encoder reports it, at
+/// the same line and column: the fast reader, the full parser and the reading thread give the
+/// same trace or the same first error, on the texts and damaged.
+#[test]
+fn the_encoders_plan_writes_what_the_general_encoder_writes() {
+    const PDTD: &str = "tests/data/pack-plan.dtd";
+    let mut rng = Rng(0x5eed_1234_abcd_0005);
+    let (mut ok, mut refused) = (0, 0);
+    let mut lines = 0;
+    for round in 0..80 {
+        let n = 20 + rng.below(300) as usize;
+        let text = random_plan_text(&mut rng, n);
+        let mut cases = vec![text.clone().into_bytes()];
+        for _ in 0..4 {
+            cases.push(damage(&mut rng, text.as_bytes()));
+        }
+        for case in &cases {
+            let fast = pack_with(PDTD, case, InputFormat::Text, How::Fast);
+            let general = pack_with(PDTD, case, InputFormat::Text, How::General);
+            assert_eq!(
+                fast,
+                general,
+                "round {round}:\n{}",
+                String::from_utf8_lossy(case)
+            );
+            let ahead = pack_with(PDTD, case, InputFormat::Text, How::Ahead);
+            assert_eq!(ahead, fast, "round {round}, -j 2");
+            match fast {
+                Ok(_) => {
+                    ok += 1;
+                    lines += case.iter().filter(|&&c| c == b'\n').count();
+                }
+                Err(_) => refused += 1,
+            }
+        }
+    }
+    // Whole texts packed (every limit written), and refusals met, many times.
+    assert!(
+        ok > 40 && refused > 100 && lines > 5_000,
+        "{ok} packed ({lines} lines), {refused} refused"
+    );
+}
+
+/// The trace the plan writes decodes to the values written: every limit of every width read
+/// back by `mtf dump` as the text gave it.
+#[test]
+fn values_at_the_limits_of_their_widths_pack_and_dump_back() {
+    let dir = util::tempdir();
+    let dtd = util::root().join("tests/data/pack-plan.dtd");
+    let mut text =
+        String::from("%mtf 1 dtd=\"pack-plan.dtd\" class=64 order=little\nsection number=1:plan\n");
+    let mut want = Vec::new();
+    for w in 1..=8u32 {
+        text += &format!("metadata r.u width {w}\nmetadata r.s width {w}\n");
+        text += &format!("metadata r.d width {w}\nmetadata r.b width {w}\n");
+        let umax = if w == 8 {
+            u64::MAX
+        } else {
+            (1u64 << (8 * w)) - 1
+        };
+        let (smin, smax) = if w == 8 {
+            (i64::MIN, i64::MAX)
+        } else {
+            (-(1i64 << (8 * w - 1)), (1i64 << (8 * w - 1)) - 1)
+        };
+        for (u, s) in [(umax, smin), (0, smax), (umax - 1, -1)] {
+            want.push((u, s));
+            text +=
+                &format!("r u={u} s={s} d=0 b=1000 k=15 f=7 len=0 data=\"\" t=\"0123456789\"\n");
+            text += "metadata r.k stride 10 5\n";
+        }
+    }
+    let p = dir.path().join("limits.txt");
+    std::fs::write(&p, &text).unwrap();
+    let o = dir.path().join("limits.mtf");
+    let d = dtd.to_str().unwrap();
+    let out = util::mtf(&[
+        "pack",
+        "--dtd",
+        d,
+        p.to_str().unwrap(),
+        "-o",
+        o.to_str().unwrap(),
+    ]);
+    assert!(out.status.success(), "{}", util::text(&out.stderr));
+    let back = util::mtf(&["dump", "--dtd", d, o.to_str().unwrap()]);
+    assert!(back.status.success(), "{}", util::text(&back.stderr));
+    let got: Vec<(u64, i64)> = util::text(&back.stdout)
+        .lines()
+        .filter_map(|l| l.strip_prefix("r "))
+        .map(|l| {
+            let field = |k: &str| {
+                l.split(' ')
+                    .find_map(|f| f.strip_prefix(&format!("{k}=")))
+                    .unwrap()
+                    .to_string()
+            };
+            (field("u").parse().unwrap(), field("s").parse().unwrap())
+        })
+        .collect();
+    assert_eq!(got, want);
+    // One past each limit is refused, naming the line and the field's column.
+    let rest = "b=1000 k=15 f=7 len=0 data=\"\" t=\"0123456789\"";
+    for (line, col) in [
+        (format!("r u=256 s=1 d=0 {rest}"), 3),
+        (format!("r u=1 s=128 d=0 {rest}"), 7),
+        (format!("r u=1 s=-129 d=0 {rest}"), 7),
+        (format!("r u=1 s=1 d=128 {rest}"), 11),
+        (format!("r u=1 s=1 d=-129 {rest}"), 11),
+    ] {
+        let text = format!(
+            "%mtf 1 dtd=\"pack-plan.dtd\" class=64 order=little\nsection 1\nmetadata r.u width 1\n{line}\n"
+        );
+        std::fs::write(&p, &text).unwrap();
+        let _ = std::fs::remove_file(&o);
+        let out = util::mtf(&[
+            "pack",
+            "--dtd",
+            d,
+            p.to_str().unwrap(),
+            "-o",
+            o.to_str().unwrap(),
+        ]);
+        let stderr = util::text(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{line}: {stderr}");
+        assert!(
+            stderr.contains(&format!("limits.txt:4:{col}:")),
+            "{line}: {stderr}"
+        );
+        assert!(!o.exists());
+    }
+}
