@@ -835,14 +835,7 @@ fn state_entries(b: &[u8]) -> (Vec<(usize, usize)>, usize) {
 /// index is stale.
 #[test]
 fn index_check_verifies_the_births_naming_the_file() {
-    let dir = tempdir();
-    let t = dir.path().join("malloclab.mtf");
-    std::fs::copy(root().join("traces/malloclab.mtf"), &t).unwrap();
-    std::fs::copy(
-        root().join("dtds/hatf-malloclab.dtd"),
-        dir.path().join("hatf-malloclab.dtd"),
-    )
-    .unwrap();
+    let (dir, t) = shipped_beside_its_dtd("malloclab", "hatf-malloclab");
     let ts = t.to_str().unwrap();
     let out = mtf(&["index", "--every", "3", "--births", ts]);
     assert!(out.status.success(), "{}", text(&out.stderr));
@@ -934,14 +927,7 @@ fn index_check_verifies_the_births_naming_the_file() {
 /// of and the output is the one without it.
 #[test]
 fn a_decode_from_a_checkpoint_reads_the_tables_file() {
-    let dir = tempdir();
-    let t = dir.path().join("heaptrack.mtf");
-    std::fs::copy(root().join("traces/heaptrack.mtf"), &t).unwrap();
-    std::fs::copy(
-        root().join("dtds/hatf-heaptrack.dtd"),
-        dir.path().join("hatf-heaptrack.dtd"),
-    )
-    .unwrap();
+    let (dir, t) = shipped_beside_its_dtd("heaptrack", "hatf-heaptrack");
     let ts = t.to_str().unwrap();
     let dump = || mtf(&["dump", "--data-only", "--from", "20", ts]);
     let without = dump();
@@ -1056,4 +1042,15 @@ fn the_tables_an_index_build_finds_are_the_readers() {
         }
     }
     assert!(with_file >= 2, "the shipped traces need tables files");
+}
+
+/// A copy of `traces/TRACE.mtf` in a new folder, with `dtds/DTD.dtd` beside it (where the trace
+/// names it), so that its index and sidecars are written there.
+fn shipped_beside_its_dtd(trace: &str, dtd: &str) -> (tempfile::TempDir, std::path::PathBuf) {
+    let dir = tempdir();
+    let t = dir.path().join(format!("{trace}.mtf"));
+    std::fs::copy(root().join(format!("traces/{trace}.mtf")), &t).unwrap();
+    let name = format!("{dtd}.dtd");
+    std::fs::copy(root().join("dtds").join(&name), dir.path().join(&name)).unwrap();
+    (dir, t)
 }

@@ -480,6 +480,22 @@ fn random_metadata_text(rng: &mut Rng, records: usize) -> String {
     t
 }
 
+/// `case` packed with the fast reader, with the full parser alone and with the reading thread
+/// (`-j 2`), text of `dtd`: the three must give the same trace or the same first error.
+fn packed_three_ways(dtd: &str, case: &[u8], round: usize) -> Result<Vec<u8>, String> {
+    let fast = pack_with(dtd, case, InputFormat::Text, How::Fast);
+    let general = pack_with(dtd, case, InputFormat::Text, How::General);
+    assert_eq!(
+        fast,
+        general,
+        "round {round}:\n{}",
+        String::from_utf8_lossy(case)
+    );
+    let ahead = pack_with(dtd, case, InputFormat::Text, How::Ahead);
+    assert_eq!(ahead, fast, "round {round}, -j 2");
+    fast
+}
+
 /// Records with byte strings and metadata lines: the fast reader, the full parser and the
 /// reading thread give the same trace or the same first error, on the texts and damaged.
 #[test]
@@ -495,17 +511,7 @@ fn fast_strings_and_metadata_lines_read_as_the_full_parser_reads_them() {
             cases.push(damage(&mut rng, text.as_bytes()));
         }
         for case in &cases {
-            let fast = pack_with(MDTD, case, InputFormat::Text, How::Fast);
-            let general = pack_with(MDTD, case, InputFormat::Text, How::General);
-            assert_eq!(
-                fast,
-                general,
-                "round {round}:\n{}",
-                String::from_utf8_lossy(case)
-            );
-            let ahead = pack_with(MDTD, case, InputFormat::Text, How::Ahead);
-            assert_eq!(ahead, fast, "round {round}, -j 2");
-            match fast {
+            match packed_three_ways(MDTD, case, round) {
                 Ok(_) => ok += 1,
                 Err(_) => refused += 1,
             }
@@ -688,17 +694,7 @@ fn the_encoders_plan_writes_what_the_general_encoder_writes() {
             cases.push(damage(&mut rng, text.as_bytes()));
         }
         for case in &cases {
-            let fast = pack_with(PDTD, case, InputFormat::Text, How::Fast);
-            let general = pack_with(PDTD, case, InputFormat::Text, How::General);
-            assert_eq!(
-                fast,
-                general,
-                "round {round}:\n{}",
-                String::from_utf8_lossy(case)
-            );
-            let ahead = pack_with(PDTD, case, InputFormat::Text, How::Ahead);
-            assert_eq!(ahead, fast, "round {round}, -j 2");
-            match fast {
+            match packed_three_ways(PDTD, case, round) {
                 Ok(_) => {
                     ok += 1;
                     lines += case.iter().filter(|&&c| c == b'\n').count();
