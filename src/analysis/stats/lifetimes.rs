@@ -22,9 +22,8 @@ pub const EXACT_DISTINCT: usize = 1 << 20;
 // the list has entries (at least 2¹⁴, at most 2¹⁸), so the merging copies at most four entries
 // per value, all of it sequential. The figures are those of a map: the distinct values only
 // grow, so "fewer than `cap` distinct values occurred" is known at the end as well as at each
-// value. Memory stays bounded (about 40 MB at worst: the list of `cap` 16-byte entries, merged
-// with the buffer's 2¹⁸ values into the list before it, kept for that; as the map this replaced
-// took); past the
+// value. Memory stays bounded (about 40 MB at worst, while the list of `cap` 16-byte entries is
+// merged into a new one with the buffer's 2¹⁸ values, as the map this replaced took); past the
 // bound of distinct values the quantiles come from an HDR histogram, and say so
 // (`LifetimeSummary::exact`). That histogram is built only then, from the distinct values and
 // their counts (an HDR histogram's counts depend neither on the order of the values nor on
@@ -72,8 +71,6 @@ struct Exact {
     pending: Vec<Vec<(u64, u64)>>,
     /// The radix sort's second buffer (as long as `buf` at its longest).
     scratch: Vec<u64>,
-    /// The list `runs` was before the last merge, its memory reused by the next.
-    spare: Vec<(u64, u64)>,
 }
 
 impl Exact {
@@ -109,11 +106,7 @@ impl Exact {
         }
         radix_sort(&mut self.buf, &mut self.scratch);
         let (buf, runs) = (&self.buf, &self.runs);
-        // The list before the last merge, reused: a list of up to 2²⁰ entries allocated and
-        // its pages touched anew at every merge cost more than the merge's copying.
-        let mut next = std::mem::take(&mut self.spare);
-        next.clear();
-        next.reserve(runs.len() + buf.len());
+        let mut next = Vec::with_capacity(runs.len() + buf.len());
         let (mut i, mut j) = (0, 0);
         while let Some(&v) = buf.get(i) {
             let mut c = 1;
@@ -136,7 +129,7 @@ impl Exact {
         }
         next.extend_from_slice(runs.get(j..).unwrap_or_default());
         self.buf.clear();
-        self.spare = std::mem::replace(&mut self.runs, next);
+        self.runs = next;
     }
 
     /// The distinct values and their counts in increasing order (the buffer merged).
