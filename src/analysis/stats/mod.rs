@@ -54,9 +54,9 @@ pub use pass::resume::{
 };
 pub use pass::{compute, compute_from, compute_opened, compute_scoped, StatsScope};
 pub use records::{FieldSummary, RecordCounter, TypeSummary};
-pub use source::{Declared, HeapEventSource};
 #[doc(hidden)]
 pub use source::Inlet;
+pub use source::{Declared, HeapEventSource};
 pub use summary::{
     Clock, LeafSummary, LifetimeSummary, Position, SiteOrder, SiteSummary, SizeClass, SpaceInfo,
     SpaceSummary, Stats,
