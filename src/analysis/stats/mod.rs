@@ -54,6 +54,8 @@ pub use pass::resume::{
 };
 pub use pass::{compute, compute_from, compute_opened, compute_scoped, StatsScope};
 pub use records::{FieldSummary, RecordCounter, TypeSummary};
+#[doc(hidden)]
+pub use source::Inlet;
 pub use source::{Declared, HeapEventSource};
 pub use summary::{
     Clock, LeafSummary, LifetimeSummary, Position, SiteOrder, SiteSummary, SizeClass, SpaceInfo,

@@ -4,6 +4,7 @@ use crate::analysis::event::{HeapEvent, Places};
 use crate::decode::RecordView;
 
 use super::lines::SourceLines;
+use super::source::Inlet;
 
 pub mod merge;
 pub mod resume;
@@ -251,6 +252,20 @@ impl<'a, 's> Pass<'a, 's> {
             // Interpreted as every record is (the source's state goes on), its events not taken.
             self.events.clear();
             self.source.record(v, &mut self.events)
+        } else if let Some(time) = self.source.record_into(
+            v,
+            &mut Inlet {
+                heap: &mut self.heap,
+                start: &mut self.start,
+                at: Position {
+                    record,
+                    time: None,
+                    source: line,
+                },
+                opened: !opens,
+            },
+        ) {
+            time
         } else {
             let (heap, start) = (&mut self.heap, &mut self.start);
             let mut opened = !opens;

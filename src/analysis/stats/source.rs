@@ -4,7 +4,7 @@ use crate::analysis::event::{HeapEvent, HeapOp, Places};
 use crate::decode::RecordView;
 use crate::dtd::Schema;
 
-use super::SpaceInfo;
+use super::{HeapStats, Position, SpaceInfo};
 
 /// Where heap events come from: a trace's allocation declarations interpreted over its records.
 pub trait HeapEventSource {
@@ -49,6 +49,14 @@ pub trait HeapEventSource {
             each(e, *p);
         }
         t
+    }
+    /// [`HeapEventSource::record_each`] with each event given straight to the statistics of
+    /// a pass (`into`), where the source can (`None` where it cannot: the pass then calls
+    /// `record_each`). Not part of the stable interface.
+    #[doc(hidden)]
+    fn record_into(&mut self, view: &RecordView<'_>, into: &mut Inlet<'_>) -> Option<Option<u64>> {
+        let _ = (view, into);
+        None
     }
     /// The name of a site of a namespace, where the trace can resolve it.
     fn site_name(&mut self, space: u32, site: u64) -> Option<String>;
@@ -173,6 +181,73 @@ fn take_finding(
             }
         }
         _ => {}
+    }
+}
+
+/// Where a pass's events go as they come ([`HeapEventSource::record_into`]): its statistics,
+/// the slice opened at the first event of the record that opens it. Not part of the stable
+/// interface.
+#[doc(hidden)]
+pub struct Inlet<'h> {
+    pub(super) heap: &'h mut HeapStats,
+    pub(super) start: &'h mut Option<Position>,
+    /// The record's position (its time is each event's).
+    pub(super) at: Position,
+    /// Whether the slice is open by now.
+    pub(super) opened: bool,
+}
+
+impl Inlet<'_> {
+    /// One event, with the places of its blocks.
+    #[inline]
+    pub(super) fn event(&mut self, ev: &HeapEvent, places: Option<Places>) {
+        let at = Position {
+            time: ev.time,
+            ..self.at
+        };
+        if !self.opened {
+            self.opened = true;
+            *self.start = Some(at);
+            self.heap.open_window(at);
+        }
+        match places {
+            Some(p) => self.heap.event_placed(ev, at, p),
+            None => self.heap.event_at(ev, at),
+        }
+    }
+}
+
+// Design: `Direct` hands each event to a closure of the pass (`record_each`), a second call
+// through a pointer per event after the interpreter's call of its sink; `ToStats` is the same sink
+// with the pass's statistics in it (`Inlet`), so that an event goes from the interpreter to
+// `HeapStats` through one indirect call only. The library's `HeapEventSource`s other than
+// `Declared` keep `record_each`.
+/// `Direct` with the statistics in place of the closure ([`HeapEventSource::record_into`]).
+struct ToStats<'a, 'h> {
+    into: &'a mut Inlet<'h>,
+    map: &'a [Option<u32>],
+    unknown: &'a mut [u64],
+    redefined: Option<(u32, u64, u64)>,
+}
+
+impl crate::analysis::interpret::SinkDyn for ToStats<'_, '_> {
+    #[inline]
+    fn event_placed(&mut self, mut e: HeapEvent, places: Places) {
+        if frees_redefined(&mut self.redefined, &e) {
+            return;
+        }
+        if let Some(Some(i)) = self.map.get(e.space as usize) {
+            e.space = *i;
+            self.into.event(&e, Some(places));
+        }
+    }
+
+    fn finding(&mut self, f: crate::analysis::Finding) {
+        take_finding(&f, self.map, self.unknown, &mut self.redefined);
+    }
+
+    fn wants_events(&self) -> bool {
+        true
     }
 }
 
@@ -308,6 +383,19 @@ impl HeapEventSource for Declared<'_> {
             },
         );
         self.interp.clock()
+    }
+
+    fn record_into(&mut self, view: &RecordView<'_>, into: &mut Inlet<'_>) -> Option<Option<u64>> {
+        self.interp.record_dyn(
+            view,
+            &mut ToStats {
+                into,
+                map: &self.map,
+                unknown: &mut self.unknown,
+                redefined: None,
+            },
+        );
+        Some(self.interp.clock())
     }
 
     fn site_name(&mut self, space: u32, site: u64) -> Option<String> {

@@ -648,6 +648,53 @@ impl HeapEventSource for Gathered<'_> {
     }
 }
 
+/// A source that hands each event over as it comes through the pass's closure
+/// (`HeapEventSource::record_each`), not straight into its statistics (`record_into`): the
+/// path of a source of the library's users that hands events over as they come.
+struct Each<'s>(Declared<'s>);
+
+impl HeapEventSource for Each<'_> {
+    fn spaces(&self) -> Vec<SpaceInfo> {
+        self.0.spaces()
+    }
+    fn record(
+        &mut self,
+        view: &crate::decode::RecordView<'_>,
+        out: &mut Vec<HeapEvent>,
+    ) -> Option<u64> {
+        self.0.record(view, out)
+    }
+    fn direct(&self) -> bool {
+        self.0.direct()
+    }
+    fn record_each(
+        &mut self,
+        view: &crate::decode::RecordView<'_>,
+        each: &mut dyn FnMut(&HeapEvent, Option<crate::analysis::event::Places>),
+    ) -> Option<u64> {
+        self.0.record_each(view, each)
+    }
+    fn site_name(&mut self, space: u32, site: u64) -> Option<String> {
+        self.0.site_name(space, site)
+    }
+    fn unknown_frees(&self, space: u32) -> u64 {
+        self.0.unknown_frees(space)
+    }
+    fn unknown_frees_total(&self) -> Option<u64> {
+        self.0.unknown_frees_total()
+    }
+    fn names_later(&self) -> bool {
+        self.0.names_later()
+    }
+    fn stack_profile(
+        &self,
+        space: u32,
+        leaves: &[LeafSummary],
+    ) -> Option<crate::stacks::StackProfile> {
+        self.0.stack_profile(space, leaves)
+    }
+}
+
 /// Events applied as the interpreter makes them give the figures of events gathered per
 /// record, on every shipped trace, whole and sliced (a slice that opens at its first record,
 /// one that opens later and ends early, one by time, which takes the gathered path).
@@ -689,6 +736,14 @@ fn events_handed_over_as_they_come_give_the_figures_of_events_gathered() {
                 format!("{handed:?}"),
                 format!("{gathered:?}"),
                 "{} {window:?}",
+                path.display()
+            );
+            // And through the pass's closure rather than straight into its statistics.
+            let each = compute(&reader, &mut Each(Declared::new(opened.schema())), window);
+            assert_eq!(
+                format!("{each:?}"),
+                format!("{gathered:?}"),
+                "{} {window:?}, by the closure",
                 path.display()
             );
             seen += usize::from(handed.spaces.iter().any(|s| s.allocations > 0));
