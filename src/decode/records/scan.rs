@@ -79,6 +79,11 @@ impl Default for ScanStop {
 // general path (a `delta` or `stride` time is the state it leaves); what it cannot read the
 // same way (a time field that is the tag or a byte string, or guarded, §14.1) is a type it
 // stops before.
+// Design: what the scan found of a type's time is kept in its plan (`PlanClock`), forgotten
+// when the plan is made again: for a type without a time or with one `delta`/`stride` time (a
+// state the scan advances), a state and a scale that give the time without a branch or a
+// look-up per record (the look-up in this struct per record was two thirds of what verifying
+// an index added to `check` on the default shape); any other type reads its fields from here.
 #[derive(Debug, Clone, Default)]
 pub struct ScanTimes {
     per_type: Vec<TypeTimes>,
