@@ -86,6 +86,8 @@ pub(crate) struct Decoder {
     /// The tables pre-pass (`Reader::is_table`): only lengths and metadata records matter, so
     /// a scan steps over records without advancing their slots' states (see `scan.rs`).
     lengths_only: bool,
+    /// The [`ScanTimes`] whose reading of the times the plans' clocks hold (its `id`; 0: none).
+    clock_of: u64,
 
     /// The offset up to which a mapped trace's pages were last released.
     released: u64,
@@ -269,6 +271,7 @@ impl Decoder {
                 .collect(),
             keep_values: true,
             lengths_only: false,
+            clock_of: 0,
             released: 0,
             release: mode != Mode::Part,
             lim: 0,

@@ -233,6 +233,8 @@ fn an_index_built_while_scanning_is_the_full_decodes() {
         traces.push(("generated".into(), schema, bytes));
         let (schema, bytes) = fixed_trace_for(&timed_dtd(), seed, seed == 1);
         traces.push(("generated, with times".into(), schema, bytes));
+        let (schema, bytes) = fixed_trace_for(&delta_timed_dtd(), seed, seed == 0);
+        traces.push(("generated, with one time field".into(), schema, bytes));
     }
     let mut scanning = 0;
     let mut timed = 0;
@@ -311,6 +313,13 @@ const DTD: &str = "
 /// that a scan that reads times (for a seek index) has delta, plain and scaled fields to read.
 fn timed_dtd() -> String {
     format!("{DTD}\nanalysis.version = 1;\nd.time = us;\nx.time = ns;\n")
+}
+
+/// [`DTD`] with one time field, `d` (ms): a record's time is the state a `delta` or `stride`
+/// leaves where metadata makes `d` one (read by a scan from the plan's clock without a branch),
+/// else the field as the plan reads it; `text` has no time.
+fn delta_timed_dtd() -> String {
+    format!("{DTD}\nanalysis.version = 1;\nd.time = ms;\n")
 }
 
 /// A trace of mostly fixed records, with every arithmetic interpretation switched on and off
@@ -401,9 +410,10 @@ fn fixed_trace_for(dtd: &str, seed: u64, big: bool) -> (Schema, Vec<u8>) {
 fn generated_fixed_records_scan_as_they_decode_cut_and_flipped() {
     let mut scanned = 0;
     let mut r = Rng(0x5ca7);
-    for seed in 0..6 {
+    for seed in 0..8 {
         let (schema, bytes) = match seed {
             4 | 5 => fixed_trace_for(&timed_dtd(), seed, seed == 5),
+            6 | 7 => fixed_trace_for(&delta_timed_dtd(), seed, seed == 6),
             _ => fixed_trace(seed, seed % 2 == 1),
         };
         let trace = Trace::from_bytes(bytes.clone()).unwrap();

@@ -133,6 +133,33 @@ pub(super) struct DecodePlan {
     /// Which making of a plan this is, unique within a process (0: never made): what a
     /// [`super::ScanTimes`] resolved against this plan stays true for.
     pub(super) made: u64,
+    /// How a timed scan reads the time of this plan's records (`Records::scan_timed`): found
+    /// by the scan the first time it steps over one, forgotten whenever the plan is made or
+    /// patched.
+    pub(super) clock: PlanClock,
+}
+
+/// What a timed scan found of the time of a plan's records (see `scan.rs`, `ScanTimes`).
+#[derive(Debug, Default, Clone, Copy)]
+pub(super) struct PlanClock {
+    pub(super) kind: ClockKind,
+    /// With [`ClockKind::Simple`]: the state whose value is the record's time after the
+    /// record (`u32::MAX`: none), and its scale (0: the record has no time).
+    pub(super) state: u32,
+    pub(super) scale: u64,
+}
+
+/// How a timed scan reads a plan's records' time.
+#[derive(Debug, Default, Clone, Copy, PartialEq, Eq)]
+pub(super) enum ClockKind {
+    /// Not found yet under this plan.
+    #[default]
+    Unknown,
+    /// No time, or one `delta`/`stride` field whose state the scan advances: a state's value
+    /// times a scale ([`PlanClock`]), read without a branch.
+    Simple,
+    /// Any other: read field by field (`ScanTimes`).
+    Fields,
 }
 
 /// The plans made so far in this process (each plan's [`DecodePlan::made`]).
@@ -233,6 +260,8 @@ pub(super) fn patch_plan(
             f.kind = FixedKind::Const(v);
             // What was read of the plan (a scan's times) is read again.
             plan.made = next_made();
+            // Its `clock` stays: a `default`'s value is read only by a `Fields` clock, which
+            // checks `made`; a `Simple` one reads a state, which this change leaves.
             true
         }
         (Some((FixedKind::Plain, false)), FixedKind::Plain) => st.width == f.width,
@@ -260,6 +289,7 @@ impl Decoder {
         plan.advance.clear();
         plan.parts.clear();
         plan.len = 0;
+        plan.clock = PlanClock::default();
         plan.state = PlanState::Walk;
         // The segment being laid out, and its bytes so far.
         let mut seg = 0u8;

@@ -36,7 +36,9 @@
 // scan skipped; the values such a record shows are not read (the pre-pass takes only
 // metadata records, whose fields have no interpretation, and checks no reference). The
 // element index of a table (`tables.rs`), which keeps values, never scans.
-use super::plan::{patch_plan, var_layout, DecodePlan, FixedKind, MAX_STRINGS};
+use super::plan::{
+    patch_plan, var_layout, ClockKind, DecodePlan, FixedKind, PlanClock, MAX_STRINGS,
+};
 use super::{Decoder, PlanState, Records, RELEASE_EVERY};
 use crate::decode::Reader;
 use crate::dtd::{Interp, SlotId};
@@ -77,11 +79,22 @@ impl Default for ScanStop {
 // general path (a `delta` or `stride` time is the state it leaves); what it cannot read the
 // same way (a time field that is the tag or a byte string, or guarded, §14.1) is a type it
 // stops before.
+// Design: what the scan found of a type's time is kept in its plan (`PlanClock`), forgotten
+// when the plan is made again: for a type without a time or with one `delta`/`stride` time (a
+// state the scan advances), a state and a scale that give the time without a branch or a
+// look-up per record (the look-up in this struct per record was two thirds of what verifying
+// an index added to `check` on the default shape); any other type reads its fields from here.
 #[derive(Debug, Clone, Default)]
 pub struct ScanTimes {
     per_type: Vec<TypeTimes>,
     latest: Option<u64>,
+    /// Which `ScanTimes::new` this is (0: a default, which reads no type's time): what the
+    /// plans' clocks found from it stay true for.
+    id: u64,
 }
+
+/// The `ScanTimes` made so far in this process (each one's `id`).
+static TIMES_MADE: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
 
 /// The time fields of a record type and the scale of each to the DTD's unit.
 pub type TimeFields = Box<[(SlotId, u64)]>;
@@ -155,6 +168,7 @@ impl ScanTimes {
         ScanTimes {
             per_type,
             latest: None,
+            id: TIMES_MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
         }
     }
 
@@ -202,6 +216,56 @@ fn find_time_fields(
         };
     }
     true
+}
+
+/// For a record of type `rid` whose plan's clock is not [`ClockKind::Simple`]: the clock found
+/// (`Unknown`; then a `Simple` one gives no fields), or the time fields of a `Fields` one;
+/// `None` where the scan stops before the record (its plan is not one a scan steps over, or its
+/// time cannot be read from it).
+#[inline(never)]
+fn plan_clock<'t>(
+    clock: &'t mut [TypeTimes],
+    rid: usize,
+    plan: &mut DecodePlan,
+) -> Option<&'t [TimeField]> {
+    if !matches!(plan.state, PlanState::Fixed | PlanState::Var) {
+        return None;
+    }
+    match clock.get_mut(rid)? {
+        TypeTimes::None => {
+            plan.clock = PlanClock {
+                kind: ClockKind::Simple,
+                state: u32::MAX,
+                scale: 0,
+            };
+            Some(&[])
+        }
+        TypeTimes::Stop => None,
+        TypeTimes::Fields {
+            list,
+            made,
+            n,
+            fields,
+        } => {
+            if *made != plan.made {
+                if !find_time_fields(list, plan, fields) {
+                    return None;
+                }
+                *made = plan.made;
+                *n = list.len() as u8;
+            }
+            if let (1, How::State) = (*n, fields[0].how) {
+                plan.clock = PlanClock {
+                    kind: ClockKind::Simple,
+                    state: fields[0].state,
+                    scale: fields[0].scale,
+                };
+                return Some(&[]);
+            }
+            plan.clock.kind = ClockKind::Fields;
+            Some(&fields[..*n as usize])
+        }
+    }
 }
 
 /// The time of a record stepped over (its states advanced) whose fields start at `here`
@@ -276,6 +340,15 @@ impl Decoder {
             return 0;
         };
         let tags = Decoder::tag_table(r, Some(tags));
+        // The plans' clocks hold what was found from one `ScanTimes`: from another, found again.
+        if let (true, Some(t)) = (TIMED, times.as_deref()) {
+            if t.id != self.clock_of {
+                for p in &mut self.plans {
+                    p.clock = PlanClock::default();
+                }
+                self.clock_of = t.id;
+            }
+        }
         let input = &r.input;
         // The bytes are the file's from `base` on (a window of a stream).
         let (bytes, base) = input.bytes.parts();
@@ -332,38 +405,18 @@ impl Decoder {
                 per_type[rid as usize] += 1;
                 continue;
             }
-            let plan = &plans[rid as usize];
-            // The time fields of the record, found in its plan, if its time is taken; for the
-            // most common, one field whose state the scan advances (a `delta` time), that
-            // state and its scale alone.
+            let plan = &mut plans[rid as usize];
+            // The time of the record: for most types (no time, or one `delta` time whose state
+            // the scan advances) a state's value times a scale kept in the plan, read without a
+            // branch (`ClockKind::Simple`); else the fields found by `plan_clock`.
             let mut timed: &[TimeField] = &[];
-            let mut single: Option<(usize, u64)> = None;
-            if TIMED {
-                match clock.get_mut(rid as usize) {
-                    Some(TypeTimes::None) => {}
-                    Some(TypeTimes::Fields {
-                        list,
-                        made,
-                        n,
-                        fields,
-                    }) => {
-                        if *made != plan.made {
-                            if !find_time_fields(list, plan, fields) {
-                                break;
-                            }
-                            *made = plan.made;
-                            *n = list.len() as u8;
-                        }
-                        match (*n, fields[0].how) {
-                            (1, How::State) => {
-                                single = Some((fields[0].state as usize, fields[0].scale))
-                            }
-                            _ => timed = &fields[..*n as usize],
-                        }
-                    }
-                    _ => break,
+            if TIMED && plan.clock.kind != ClockKind::Simple {
+                match plan_clock(clock, rid as usize, plan) {
+                    Some(fields) => timed = fields,
+                    None => break,
                 }
             }
+            let plan = &*plan;
             // Whether the record has byte strings (`Var`: its segments' starts in `starts`); a
             // fixed record has one segment, at 0.
             let mut var = false;
@@ -394,7 +447,7 @@ impl Decoder {
                             }
                         }
                     }
-                    if TIMED {
+                    if TIMED && !timed.is_empty() {
                         starts = places.starts;
                         var = true;
                     }
@@ -402,11 +455,12 @@ impl Decoder {
                 }
                 _ => break,
             };
-            if let (true, Some((state, scale))) = (TIMED, single) {
-                let t = slots.get(state).map_or(0, |s| s.prev);
+            if TIMED && timed.is_empty() {
+                let PlanClock { state, scale, .. } = plan.clock;
+                let t = slots.get(state as usize).map_or(0, |s| s.prev);
                 max = max.max(t.wrapping_mul(scale));
-                seen = true;
-            } else if TIMED && !timed.is_empty() {
+                seen |= scale != 0;
+            } else if TIMED {
                 let here = &bytes[(fields - base) as usize..];
                 let starts = if var { &starts } else { &FIXED_STARTS };
                 max = max.max(record_time(timed, here, starts, order, slots));
