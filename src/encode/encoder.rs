@@ -418,8 +418,8 @@ impl<'s> Encoder<'s> {
             .any(|f| matches!(f.kind, FastKind::BytesConst(_) | FastKind::BytesOf(_)));
         let bytes =
             fields.iter().map(|f| u64::from(f.width)).sum::<u64>() + u64::from(self.wire.tag);
-        let excess = (fields.len() as u64 + 1)
-            .saturating_sub(crate::limits::sparse_limit(nslots, bytes));
+        let excess =
+            (fields.len() as u64 + 1).saturating_sub(crate::limits::sparse_limit(nslots, bytes));
         (advancing <= FAST_ADVANCING).then_some(FastPlan {
             fields,
             advancing,
