@@ -124,34 +124,47 @@ fn pack_lines_with<R: BufRead>(
 ) -> Result<(), PackError> {
     let mut fast = Fast::new(writer);
     while let Some((n, b)) = lines.next_bytes()? {
-        // A line the fast reader takes is ASCII: only the others are checked for UTF-8.
-        let taken = if use_fast {
-            fast.parse(format, b, writer.schema(), writer.section_id())
-        } else {
-            None
-        };
-        if let Some(rid) = taken {
-            map.note(writer.records_written(), n);
-            let r = match writer.record_fast(rid, &fast.ints, b) {
-                Some(r) => r,
-                // The plan declined: the general encoder, which says why.
-                None => {
-                    fast.materialize(format, b, rid);
-                    writer.record(rid, &fast.values)
-                }
-            };
-            r.map_err(|e| fast.error(format, b, n, rid, writer, e))?;
-            continue;
-        }
-        if use_fast && format == InputFormat::Text {
-            if let Some(r) = fast_metadata(b, n, writer, map) {
-                r?;
-                continue;
-            }
-        }
-        general_line(format, n, b, writer, map)?;
+        pack_line(&mut fast, format, n, b, writer, map, use_fast)?;
     }
     Ok(())
+}
+
+/// Write line `n` (`b`): read by the fast reader where it takes it (`use_fast`), else by the
+/// full parser.
+#[inline(always)]
+fn pack_line(
+    fast: &mut Fast,
+    format: InputFormat,
+    n: usize,
+    b: &[u8],
+    writer: &mut TraceWriter<'_>,
+    map: &mut LineMap,
+    use_fast: bool,
+) -> Result<(), PackError> {
+    // A line the fast reader takes is ASCII: only the others are checked for UTF-8.
+    let taken = if use_fast {
+        fast.parse(format, b, writer.schema(), writer.section_id())
+    } else {
+        None
+    };
+    if let Some(rid) = taken {
+        map.note(writer.records_written(), n);
+        let r = match writer.record_fast(rid, &fast.ints, b) {
+            Some(r) => r,
+            // The plan declined: the general encoder, which says why.
+            None => {
+                fast.materialize(format, b, rid);
+                writer.record(rid, &fast.values)
+            }
+        };
+        return r.map_err(|e| fast.error(format, b, n, rid, writer, e));
+    }
+    if use_fast && format == InputFormat::Text {
+        if let Some(r) = fast_metadata(fast, b, n, writer, map) {
+            return r;
+        }
+    }
+    general_line(format, n, b, writer, map)
 }
 
 /// Write line `n` (`b`) read by the full parser.
@@ -248,12 +261,14 @@ struct Batch {
 }
 
 /// One line of a [`Batch`]: its number, its text `text[start..end]`, and for a line the fast
-/// reader took, its record type, values `ints[first..last]` and which were negative.
+/// reader took, its record type, values `ints[first..last]` and which were negative; or a line
+/// left to the encoding thread to read (`deferred`).
 struct Ahead {
     n: usize,
     start: usize,
     end: usize,
     rid: Option<RecordId>,
+    deferred: bool,
     first: usize,
     last: usize,
     neg: u64,
@@ -262,6 +277,23 @@ struct Ahead {
 /// Lines and bytes per [`Batch`].
 const BATCH_LINES: usize = 4096;
 const BATCH_BYTES: usize = 1 << 20;
+
+/// Which record lines the reading thread of [`pack_lines_ahead`] leaves to the encoding thread
+/// to read, in sixteenths.
+#[doc(hidden)]
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum Share {
+    /// As many as keeps both threads busy: more while the encoding thread waits for batches,
+    /// fewer while the reading thread waits for it (what `mtf pack -j 2` uses).
+    Balanced,
+    /// This many sixteenths (0 to 16), spread evenly over the lines: for tests, which must see
+    /// the same trace and errors whatever the share.
+    Fixed(u8),
+}
+
+/// The share [`Share::Balanced`] starts with, and the most it leaves to the encoding thread.
+const SHARE_START: u8 = 5;
+const SHARE_MOST: u8 = 12;
 
 /// [`pack_lines`] with the input read and its lines parsed on a second thread, a batch of
 /// lines ahead of the thread that encodes them: the same trace and the same first error.
@@ -274,11 +306,33 @@ const BATCH_BYTES: usize = 1 << 20;
 // the fast reader finds again on the line; an error of reading (UTF-8, a line too long, I/O)
 // reaches the encoding thread after the lines before it, where sequential packing meets it.
 // Memory: two batches in the channel, one on each side and those handed back (at most four).
+//
+// The parse is shared between the two threads: the reading thread leaves a share of the record
+// lines to the encoding thread, which reads them as `pack_lines` does, in order. Reading a line
+// costs about twice what encoding it costs, so with nothing shared the reading thread alone set
+// the pace. Only lines of the text form that start with the name of a record type the fast
+// reader takes, followed by a space, are left: such a line is not a `section` line (the full
+// parser reads its first word as the record's name), so the reading thread's section stays
+// right. The share moves with which thread waits: a full channel (the encoding thread is
+// behind) lowers it, a send that does not wait raises it. Which lines are left changes nothing
+// in the trace or the errors: both threads read a line the same way.
 pub fn pack_lines_ahead<R: BufRead + Send>(
     lines: &mut LineReader<R>,
     format: InputFormat,
     writer: &mut TraceWriter<'_>,
     map: &mut LineMap,
+) -> Result<(), PackError> {
+    pack_lines_shared(lines, format, writer, map, Share::Balanced)
+}
+
+/// [`pack_lines_ahead`] with the share of lines the encoding thread reads given.
+#[doc(hidden)]
+pub fn pack_lines_shared<R: BufRead + Send>(
+    lines: &mut LineReader<R>,
+    format: InputFormat,
+    writer: &mut TraceWriter<'_>,
+    map: &mut LineMap,
+    share: Share,
 ) -> Result<(), PackError> {
     let mut reader_fast = Fast::new(writer);
     let mut fast = Fast::new(writer);
@@ -291,6 +345,12 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
     std::thread::scope(|scope| {
         scope.spawn(move || {
             let mut section = first_section;
+            let mut sixteenths = match share {
+                Share::Balanced => SHARE_START,
+                Share::Fixed(k) => k.min(16),
+            };
+            // Sixteenths carried from line to line: a line is left when they reach 16.
+            let mut carry = 0u8;
             loop {
                 let mut batch = back_rx.try_recv().unwrap_or_default();
                 while batch.lines.len() < BATCH_LINES && batch.text.len() < BATCH_BYTES {
@@ -305,14 +365,26 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                             break;
                         }
                     };
-                    let rid = reader_fast.parse(format, b, schema, section);
-                    if rid.is_none() {
-                        if let Some(id) = section_of(format, n, b, schema) {
-                            section = id;
-                        }
+                    carry += sixteenths;
+                    let deferred = carry >= 16
+                        && format == InputFormat::Text
+                        && reader_fast.starts_with_name(b, schema, section);
+                    if carry >= 16 {
+                        carry -= 16;
                     }
                     let first = batch.ints.len();
-                    batch.ints.extend_from_slice(&reader_fast.ints);
+                    let (rid, neg) = if deferred {
+                        (None, 0)
+                    } else {
+                        let rid = reader_fast.parse(format, b, schema, section);
+                        if rid.is_none() {
+                            if let Some(id) = section_of(format, n, b, schema) {
+                                section = id;
+                            }
+                        }
+                        batch.ints.extend_from_slice(&reader_fast.ints);
+                        (rid, reader_fast.neg)
+                    };
                     let start = batch.text.len();
                     batch.text.extend_from_slice(b);
                     batch.lines.push(Ahead {
@@ -320,14 +392,30 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                         start,
                         end: batch.text.len(),
                         rid,
+                        deferred,
                         first,
                         last: batch.ints.len(),
-                        neg: reader_fast.neg,
+                        neg,
                     });
                 }
                 let done = batch.end.is_some();
+                let sent = match tx.try_send(batch) {
+                    Ok(()) => {
+                        if share == Share::Balanced && sixteenths < SHARE_MOST {
+                            sixteenths += 1;
+                        }
+                        true
+                    }
+                    Err(std::sync::mpsc::TrySendError::Full(batch)) => {
+                        if share == Share::Balanced {
+                            sixteenths = sixteenths.saturating_sub(1);
+                        }
+                        tx.send(batch).is_ok()
+                    }
+                    Err(std::sync::mpsc::TrySendError::Disconnected(_)) => false,
+                };
                 // The encoding thread stopped (an error): nothing more to read.
-                if tx.send(batch).is_err() || done {
+                if !sent || done {
                     return;
                 }
             }
@@ -335,6 +423,10 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
         for batch in rx {
             for l in &batch.lines {
                 let b = &batch.text[l.start..l.end];
+                if l.deferred {
+                    pack_line(&mut fast, format, l.n, b, writer, map, true)?;
+                    continue;
+                }
                 match l.rid {
                     Some(rid) => {
                         map.note(writer.records_written(), l.n);
@@ -352,7 +444,7 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
                         r.map_err(|e| fast.error(format, b, l.n, rid, writer, e))?;
                     }
                     None if format == InputFormat::Text => {
-                        match fast_metadata(b, l.n, writer, map) {
+                        match fast_metadata(&mut fast, b, l.n, writer, map) {
                             Some(r) => r?,
                             None => general_line(format, l.n, b, writer, map)?,
                         }
@@ -376,6 +468,12 @@ pub fn pack_lines_ahead<R: BufRead + Send>(
 
 /// The section a `section` line opens, if `b` is one the writer may accept.
 fn section_of(format: InputFormat, n: usize, b: &[u8], schema: &crate::dtd::Schema) -> Option<u8> {
+    // A metadata line (its first word, as the full parser reads it, is `metadata`): not read
+    // again by the full parser here. One line in six of a metadata-heavy text is one, and this
+    // reading was most of what the reading thread spent on them.
+    if format == InputFormat::Text && b.starts_with(b"metadata ") {
+        return None;
+    }
     let s = std::str::from_utf8(b).ok()?;
     match parse_line(format, s, n).ok()??.line {
         Line::Section(v) => section_id(schema, &v),
@@ -552,9 +650,34 @@ impl Fast {
         }
     }
 
+    /// Whether text line `b` starts with the name of a record type of `section` the fast
+    /// reader takes, followed by a space (a record line, not a `section` line).
+    #[inline]
+    fn starts_with_name(&mut self, b: &[u8], schema: &crate::dtd::Schema, section: u8) -> bool {
+        if self.names_of != Some(section) {
+            self.names_for(section, schema);
+        }
+        self.record(b, b' ')
+            .is_some_and(|(_, n)| b.get(n) == Some(&b' '))
+    }
+
+    /// The record type named `name` in the writer's section, as [`TraceWriter::lookup`] finds
+    /// it: from the fast reader's names where it is one of them.
+    #[inline]
+    fn lookup(&mut self, name: &[u8], writer: &TraceWriter<'_>) -> Option<RecordId> {
+        let section = writer.section_id();
+        if self.names_of != Some(section) {
+            self.names_for(section, writer.schema());
+        }
+        match self.names.iter().find(|(p, _)| &*p.bytes == name) {
+            Some(&(_, rid)) => Some(rid),
+            None => writer.lookup(std::str::from_utf8(name).ok()?),
+        }
+    }
+
     /// A record type of the current section the fast reader takes whose name starts `b`,
     /// followed by `end` or, in the text form, by the end of the line; with the name's length.
-    #[inline]
+    #[inline(always)]
     fn record(&self, b: &[u8], end: u8) -> Option<(RecordId, usize)> {
         // Names of up to seven bytes and the byte after them: one load and compare per name.
         if !self.short_names.is_empty() {
@@ -602,11 +725,17 @@ impl Fast {
     }
 
     /// Hand the byte strings' buffers of the last [`Fast::materialize`] back for reuse.
-    #[inline]
+    #[inline(always)]
     fn recycle(&mut self) {
-        if self.values.is_empty() {
-            return;
+        if !self.values.is_empty() {
+            self.recycle_values();
         }
+    }
+
+    /// [`Fast::recycle`] where there are values (after a record the plan declined).
+    #[cold]
+    #[inline(never)]
+    fn recycle_values(&mut self) {
         if self.strings {
             self.strings = false;
             for v in self.values.drain(..) {
@@ -812,6 +941,7 @@ fn text_string(b: &[u8], p: &mut usize) -> Option<(usize, usize)> {
 // anything it would refuse (an unknown record or field, a width past 8, a negative number
 // below -2^63) is left to it, so that its message is the same.
 fn fast_metadata(
+    fast: &mut Fast,
     b: &[u8],
     n: usize,
     writer: &mut TraceWriter<'_>,
@@ -820,8 +950,10 @@ fn fast_metadata(
     let rest = b.strip_prefix(b"metadata ")?;
     let word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.';
     let tlen = rest.iter().position(|c| !word(c))?;
-    let target = std::str::from_utf8(&rest[..tlen]).ok()?;
-    let (rname, fname) = target.split_once('.')?;
+    // ASCII: split at the first `.` as `str::split_once` does.
+    let target = &rest[..tlen];
+    let dot = target.iter().position(|&c| c == b'.')?;
+    let (rname, fname) = (&target[..dot], &target[dot + 1..]);
     let mut p = 9 + tlen;
     if b.get(p) != Some(&b' ') {
         return None;
@@ -855,8 +987,11 @@ fn fast_metadata(
         }),
         _ => return None,
     };
-    let rid = writer.lookup(rname)?;
-    let slot = writer.schema().record(rid).slot_by_name(fname)?;
+    let rid = fast.lookup(rname, writer)?;
+    let slot = writer
+        .schema()
+        .record(rid)
+        .slot_where(|s| s.name.as_bytes() == fname)?;
     map.note(writer.records_written(), n);
     Some(writer.metadata(rid, slot, prop).map_err(|e| {
         PackError::Text(TextError {

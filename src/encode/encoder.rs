@@ -94,7 +94,7 @@ pub(crate) struct Encoder<'s> {
 
 /// How [`Encoder::fast_record`] encodes one field: what the slot's state allows and nothing
 /// else to test.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 enum FastKind {
     /// `none`, displayed unsigned: the value, if it fits the width.
     Unsigned,
@@ -114,7 +114,7 @@ enum FastKind {
     BytesOf(usize),
 }
 
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 struct FastField {
     kind: FastKind,
     width: u8,
@@ -131,7 +131,7 @@ struct FastField {
 // would need the general rules (a live set, a fixed value, a reference, a length expression),
 // the plan declines, nothing is changed, and the caller encodes the record the general way,
 // which reports exactly as before.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq)]
 struct FastPlan {
     fields: Box<[FastField]>,
     /// Fields whose state the plan advances (`delta`, `stride`).
@@ -290,9 +290,7 @@ impl<'s> Encoder<'s> {
         self.scope
             .apply(self.schema, record, slot, prop)
             .map_err(err)?;
-        if let Some(p) = self.fast.get_mut(record as usize) {
-            *p = None;
-        }
+        self.patch_fast_plan(record, slot);
         self.uses_live |= prop.needs_live();
         out.clear();
         let meta_tag = self.schema.record(self.wire.metadata).tag;
@@ -383,6 +381,92 @@ impl<'s> Encoder<'s> {
         self.end(rt, inputs.next().is_some(), values.len(), nfields + 1, out)
     }
 
+    /// The plan's field for integer slot `slot` of `rt` (its state at `at`) under the current
+    /// state, if the plan can take it.
+    #[inline]
+    fn fast_int_field(&self, rt: &RecordType, slot: SlotId, at: usize) -> Option<FastField> {
+        let def = rt.slots.get(slot as usize)?;
+        let st = self.scope.slots.get(at)?;
+        if def.fixed.is_some() || st.liveset != 0 {
+            return None;
+        }
+        let kind = match st.interp {
+            Interp::None if def.display == Display::Signed => FastKind::Signed,
+            Interp::None => FastKind::Unsigned,
+            Interp::Default(d) => FastKind::Default(d),
+            Interp::BaseOffset(b) => FastKind::Base(b),
+            Interp::Delta(_) => FastKind::Delta,
+            Interp::Stride { stride, .. } => FastKind::Stride(stride),
+            _ => return None,
+        };
+        Some(FastField {
+            kind,
+            width: st.width,
+            at,
+        })
+    }
+
+    /// The plan made of `fields` (in a record of `nslots` slots and tag `tag`), or `None`
+    /// where more of them advance a state than a plan puts back.
+    fn fast_plan_of(&self, fields: Box<[FastField]>, nslots: usize, tag: u64) -> Option<FastPlan> {
+        let advancing = fields
+            .iter()
+            .filter(|f| matches!(f.kind, FastKind::Delta | FastKind::Stride(_)))
+            .count();
+        let strings = fields
+            .iter()
+            .any(|f| matches!(f.kind, FastKind::BytesConst(_) | FastKind::BytesOf(_)));
+        let bytes =
+            fields.iter().map(|f| u64::from(f.width)).sum::<u64>() + u64::from(self.wire.tag);
+        let excess =
+            (fields.len() as u64 + 1).saturating_sub(crate::limits::sparse_limit(nslots, bytes));
+        (advancing <= FAST_ADVANCING).then_some(FastPlan {
+            fields,
+            advancing,
+            nslots,
+            tag,
+            excess: (!strings).then_some(excess),
+        })
+    }
+
+    /// After a metadata record changed `slot` of `record`: its plan with that slot's field
+    /// made again under the new state, rather than the plan dropped and made again whole.
+    // Design: a metadata-heavy trace changes a field every few records; a plan made again from
+    // the program each time (an allocation and a loop over every field) was a good part of
+    // what such a line cost. Only the changed slot's state differs (`ScopeState::apply`
+    // changes that slot alone), so only its field is made again, with the same function that
+    // makes every field; the debug builds check the result against the plan made whole.
+    fn patch_fast_plan(&mut self, record: RecordId, slot: SlotId) {
+        let r = record as usize;
+        let (Some(Some(Some(plan))), Some(base)) = (self.fast.get(r), self.scope.base(record))
+        else {
+            if let Some(p) = self.fast.get_mut(r) {
+                *p = None;
+            }
+            return;
+        };
+        let rt = self.schema.record(record);
+        let at = base + slot as usize;
+        let mut fields = plan.fields.clone();
+        let (nslots, tag) = (plan.nslots, plan.tag);
+        let mut ok = true;
+        for f in fields.iter_mut() {
+            if f.at == at && !matches!(f.kind, FastKind::BytesConst(_) | FastKind::BytesOf(_)) {
+                match self.fast_int_field(rt, slot, at) {
+                    Some(g) => *f = g,
+                    None => ok = false,
+                }
+            }
+        }
+        let plan = if ok {
+            self.fast_plan_of(fields, nslots, tag)
+        } else {
+            None
+        };
+        debug_assert_eq!(plan, self.make_fast_plan(record), "{}", rt.name);
+        self.fast[r] = Some(plan);
+    }
+
     /// The plan of `record` under the current state, if one can be made.
     fn make_fast_plan(&self, record: RecordId) -> Option<FastPlan> {
         if record == self.wire.section || record == self.wire.metadata {
@@ -392,34 +476,9 @@ impl<'s> Encoder<'s> {
         let rt = self.schema.record(record);
         let prog = self.compiled.program(record);
         let mut fields = Vec::with_capacity(prog.ops.len());
-        let mut advancing = 0;
         for op in &prog.ops {
             let field = match op {
-                Op::Int(slot) => {
-                    let def = rt.slots.get(*slot as usize)?;
-                    let at = base + *slot as usize;
-                    let st = self.scope.slots.get(at)?;
-                    if def.fixed.is_some() || st.liveset != 0 {
-                        return None;
-                    }
-                    let kind = match st.interp {
-                        Interp::None if def.display == Display::Signed => FastKind::Signed,
-                        Interp::None => FastKind::Unsigned,
-                        Interp::Default(d) => FastKind::Default(d),
-                        Interp::BaseOffset(b) => FastKind::Base(b),
-                        Interp::Delta(_) => FastKind::Delta,
-                        Interp::Stride { stride, .. } => FastKind::Stride(stride),
-                        _ => return None,
-                    };
-                    if matches!(kind, FastKind::Delta | FastKind::Stride(_)) {
-                        advancing += 1;
-                    }
-                    FastField {
-                        kind,
-                        width: st.width,
-                        at,
-                    }
-                }
+                Op::Int(slot) => self.fast_int_field(rt, *slot, base + *slot as usize)?,
                 Op::Bytes(_, expr) => {
                     let kind = match expr {
                         crate::dtd::Expr::Const(c) => FastKind::BytesConst(*c),
@@ -443,20 +502,7 @@ impl<'s> Encoder<'s> {
             };
             fields.push(field);
         }
-        let strings = fields
-            .iter()
-            .any(|f| matches!(f.kind, FastKind::BytesConst(_) | FastKind::BytesOf(_)));
-        let bytes =
-            fields.iter().map(|f| u64::from(f.width)).sum::<u64>() + u64::from(self.wire.tag);
-        let excess = (fields.len() as u64 + 1)
-            .saturating_sub(crate::limits::sparse_limit(rt.slots.len(), bytes));
-        (advancing <= FAST_ADVANCING).then(|| FastPlan {
-            fields: fields.into(),
-            advancing,
-            nslots: rt.slots.len(),
-            tag: rt.tag,
-            excess: (!strings).then_some(excess),
-        })
+        self.fast_plan_of(fields.into(), rt.slots.len(), rt.tag)
     }
 
     /// Encode a record of type `record` through its [`FastPlan`]: `values` in layout order,

@@ -8,7 +8,8 @@ use std::io::BufReader;
 
 use metatf::encode::TraceWriter;
 use metatf::pack::{
-    finish_error, pack_lines, pack_lines_ahead, pack_lines_general, read_header, LineMap, PackError,
+    finish_error, pack_lines, pack_lines_ahead, pack_lines_general, pack_lines_shared, read_header,
+    LineMap, PackError, Share,
 };
 use metatf::text::{InputFormat, LineReader};
 
@@ -17,13 +18,19 @@ use crate::util::{self, Rng};
 const DTD: &str = "benches/hatf-bench.dtd";
 
 /// How the lines are read: the full parser only, the fast reader, the fast reader a batch
-/// ahead on a thread of its own (`-j 2`).
+/// ahead on a thread of its own (`-j 2`), and the same with a given share of the record lines
+/// (in sixteenths) read by the encoding thread.
 #[derive(Clone, Copy, PartialEq)]
 enum How {
     General,
     Fast,
     Ahead,
+    Shared(u8),
 }
+
+/// The shares of lines left to the encoding thread the tests try besides `-j 2`'s own: every
+/// line, half of them, one in sixteen.
+const SHARES: [u8; 3] = [16, 8, 1];
 
 /// The trace, or the error as `line:column: message` (as `mtf pack` prints it after the file
 /// name).
@@ -46,6 +53,7 @@ fn pack_with(dtd: &str, text: &[u8], format: InputFormat, how: How) -> Result<Ve
         How::General => pack_lines_general(&mut lines, format, &mut w, &mut map),
         How::Fast => pack_lines(&mut lines, format, &mut w, &mut map),
         How::Ahead => pack_lines_ahead(&mut lines, format, &mut w, &mut map),
+        How::Shared(k) => pack_lines_shared(&mut lines, format, &mut w, &mut map, Share::Fixed(k)),
     };
     r.map_err(shown)?;
     w.finish_to_vec().map_err(|e| shown(finish_error(e, &map)))
@@ -219,6 +227,10 @@ fn fast_and_general_readers_agree_on_random_and_damaged_texts() {
             );
             let ahead = pack(case, InputFormat::Text, How::Ahead);
             assert_eq!(ahead, fast, "round {round}, -j 2");
+            for k in SHARES {
+                let shared = pack(case, InputFormat::Text, How::Shared(k));
+                assert_eq!(shared, fast, "round {round}, -j 2, {k}/16 left");
+            }
             match fast {
                 Ok(_) => ok += 1,
                 Err(_) => refused += 1,
@@ -266,6 +278,13 @@ fn reading_ahead_agrees_across_batches() {
                 fast,
                 "round {round}"
             );
+            for k in SHARES {
+                assert_eq!(
+                    pack(case, InputFormat::Text, How::Shared(k)),
+                    fast,
+                    "round {round}, {k}/16 left"
+                );
+            }
             assert_eq!(
                 pack(case, InputFormat::Text, How::General),
                 fast,
@@ -493,7 +512,82 @@ fn packed_three_ways(dtd: &str, case: &[u8], round: usize) -> Result<Vec<u8>, St
     );
     let ahead = pack_with(dtd, case, InputFormat::Text, How::Ahead);
     assert_eq!(ahead, fast, "round {round}, -j 2");
+    for k in SHARES {
+        let shared = pack_with(dtd, case, InputFormat::Text, How::Shared(k));
+        assert_eq!(shared, fast, "round {round}, -j 2, {k}/16 left");
+    }
     fast
+}
+
+/// `text` damaged only after line `line` (one to three edits there).
+fn damage_after(rng: &mut Rng, text: &[u8], line: usize) -> Vec<u8> {
+    let cut = text
+        .iter()
+        .enumerate()
+        .filter(|&(_, &c)| c == b'\n')
+        .nth(line - 1)
+        .map_or(text.len(), |(i, _)| i + 1);
+    // `damage` leaves its text's first line alone: the line before the cut.
+    let keep = text[..cut - 1]
+        .iter()
+        .rposition(|&c| c == b'\n')
+        .map_or(0, |i| i + 1);
+    let mut t = text[..keep].to_vec();
+    t.extend(damage(rng, &text[keep..]));
+    t
+}
+
+/// Texts of several of the reading thread's batches (4096 lines each) with metadata lines
+/// changing widths, defaults and deltas throughout (so across the batches' ends, wherever they
+/// fall), whole and damaged only in a later batch: the fast reader, the full parser and every
+/// share of the parse between the two threads give the same trace or the same first error; an
+/// error in a later batch is reported, never one after it.
+#[test]
+fn sharing_the_parse_agrees_across_batches() {
+    let mut rng = Rng(0x5eed_1234_abcd_0006);
+    let (mut ok, mut refused) = (0, 0);
+    for round in 0..12 {
+        let (dtd, mut text) = if round % 2 == 0 {
+            (
+                "benches/bench-metadata.dtd",
+                random_metadata_text(&mut rng, 9_000),
+            )
+        } else {
+            (
+                "tests/data/pack-plan.dtd",
+                random_plan_text(&mut rng, 9_000),
+            )
+        };
+        // The generators put a refused line here and there: the text up to the first one,
+        // which packs whole.
+        if let Err(e) = pack_with(dtd, text.as_bytes(), InputFormat::Text, How::Fast) {
+            let line: usize = e.split(':').next().unwrap().parse().unwrap();
+            text = text
+                .lines()
+                .take(line - 1)
+                .map(|l| format!("{l}\n"))
+                .collect();
+        }
+        if text.lines().count() < 8300 {
+            continue;
+        }
+        assert!(pack_with(dtd, text.as_bytes(), InputFormat::Text, How::Fast).is_ok());
+        let mut cases = vec![text.clone().into_bytes()];
+        for after in [4096, 4097, 6000, 8192] {
+            cases.push(damage_after(&mut rng, text.as_bytes(), after));
+        }
+        for case in &cases {
+            match packed_three_ways(dtd, case, round) {
+                Ok(_) => ok += 1,
+                Err(e) => {
+                    let line: usize = e.split(':').next().unwrap().parse().unwrap_or(0);
+                    assert!(line > 4000, "round {round}: {e}");
+                    refused += 1
+                }
+            }
+        }
+    }
+    assert!(ok >= 2 && refused >= 4, "{ok} packed, {refused} refused");
 }
 
 /// Records with byte strings and metadata lines: the fast reader, the full parser and the
