@@ -623,7 +623,7 @@ mod tests {
         assert_ne!(g.finish(), d);
     }
 
-    /// Along shipped traces, every fifth record: the interpreter saved and restored into a
+    /// Along shipped traces, at each of their first 2000 records: the interpreter saved and restored into a
     /// fresh one (its maps filled in key order, not the trace's) has the same digest, and two
     /// interpreters' digests are equal exactly where their canonical states are.
     #[test]
@@ -640,8 +640,8 @@ mod tests {
                 let Event::Record(v) = e else { continue };
                 check.record(&v);
                 n += 1;
-                if n % 5 != 0 {
-                    continue;
+                if n > 2000 {
+                    break;
                 }
                 let i = check.interpreter();
                 let (state, digest) = (i.semantic_state(), i.semantic_digest());
@@ -663,7 +663,7 @@ mod tests {
                 }
                 prev = Some((state, digest));
             }
-            assert!(differ > 10, "{name}: {differ} states differ, {same} equal");
+            assert!(differ >= 20, "{name}: {differ} states differ, {same} equal");
         }
     }
 }
