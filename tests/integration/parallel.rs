@@ -702,7 +702,7 @@ fn semantic_check_on_threads_reports_a_state_that_differs() {
     );
     bad.set_name(format!("{}.state", idx.name()));
     bad.write(&state).unwrap();
-    let (o, _, status) = shown(&mtf(&["check", t, "-j", "40"]));
+    let (o, _, status) = shown(&mtf(&["check", "--max-errors", "100000", t, "-j", "40"]));
     assert_eq!(status, Some(1), "{o}");
     assert!(
         o.contains(&format!("checkpoint {moved} "))
