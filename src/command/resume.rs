@@ -134,21 +134,33 @@ pub(crate) enum Goal {
 }
 
 /// The state beside `idx_path`, checked against `index` and the trace; `None` when there is
-/// none (a warning when it cannot be used).
+/// none (a warning when it cannot be used). Unless `verify`, the file's checksum is left to
+/// the caller ([`AnalysisState::load_unverified`]).
 pub(super) fn load(
     idx_path: &Path,
     index: &Index,
     reader: &Reader<'_>,
+    verify: bool,
     warn: &mut dyn FnMut(Warning),
 ) -> Option<AnalysisState> {
     let path = state_path(idx_path)?;
     if !path.is_file() {
         return None;
     }
-    let checked = AnalysisState::load(&path).and_then(|s| {
-        s.fits(index, reader.schema())?;
-        index.fits(reader)?;
-        Ok(s)
+    let loaded = if verify {
+        AnalysisState::load(&path)
+    } else {
+        AnalysisState::load_unverified(&path)
+    };
+    let checked = loaded.and_then(|s| {
+        let fits = s
+            .fits(index, reader.schema())
+            .and_then(|()| index.fits(reader));
+        match fits {
+            Ok(()) => Ok(s),
+            // As `AnalysisState::load` refuses a damaged file: for its checksum first.
+            Err(e) => Err(s.verify_sum().err().filter(|_| !verify).unwrap_or(e)),
+        }
     });
     match checked {
         Ok(s) => Some(s),
@@ -199,7 +211,7 @@ pub(crate) fn resumed(
     if let Some(e) = index.tables_problem() {
         warn(Warning::TablesSkipped(e));
     }
-    let state = load(&idx_path, &index, &reader, warn)?;
+    let state = load(&idx_path, &index, &reader, true, warn)?;
     let mut bad = |e: IndexError| {
         warn(Warning::IndexSkipped(e));
     };

@@ -627,3 +627,86 @@ fn stats_on_threads_from_analysis_states_are_one_threads() {
         two.1
     );
 }
+
+/// A state file damaged where it still reads (a byte of its end state, which no chunk starts
+/// from): `stats -j N` and `check -j N` compute its checksum while the chunks are read, so it is
+/// refused as one loaded whole is: `stats` warns and gives one thread's figures, `check` says
+/// what `-j 1` says.
+#[test]
+fn a_damaged_state_file_is_refused_on_threads_as_on_one() {
+    let dtd = root().join("dtds/hatf10.dtd");
+    let (out, trace, _dir) = crate::util::pack_stdin(
+        dtd.to_str().unwrap(),
+        hatf_peak_in_the_middle(3000).as_bytes(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = trace.to_str().unwrap();
+    let ix = mtf(&["index", "--every", "61", "--state-budget", "100000", t]);
+    assert!(ix.status.success(), "{}", text(&ix.stderr));
+    let state = PathBuf::from(format!("{t}.idx.state"));
+    let good = std::fs::read(&state).unwrap();
+    let stats_one = shown(&mtf(&["stats", t, "-j", "1"]));
+    // Undamaged, the states are used.
+    let check_two = shown(&mtf(&["check", t, "-j", "2"]));
+    assert!(check_two.0.contains("analysis states"), "{}", check_two.0);
+    let mut bad = good.clone();
+    let n = bad.len();
+    bad[n - 9] ^= 0x55;
+    std::fs::write(&state, &bad).unwrap();
+    let check_one = shown(&mtf(&["check", t, "-j", "1"]));
+    assert!(!check_one.0.contains("analysis states"), "{}", check_one.0);
+    for jobs in ["2", "3"] {
+        let (o, e, s) = shown(&mtf(&["stats", t, "-j", jobs]));
+        assert_eq!((o.as_str(), s), (stats_one.0.as_str(), stats_one.2));
+        assert!(
+            e.contains("x.mtf.idx.state") && e.contains("checksum mismatch"),
+            "-j {jobs}: {e}"
+        );
+        let check = shown(&mtf(&["check", t, "-j", jobs]));
+        assert_eq!(check, check_one, "-j {jobs}");
+    }
+}
+
+/// A state that is not the one a pass reaches at its checkpoint (the one before it, moved
+/// there): `check -j N` compares each chunk's end with the next chunk's restored interpreter
+/// (digests of their live entries, in whatever order each holds them) and reports the index's
+/// problem naming the checkpoint; an undamaged index is valid.
+#[test]
+fn semantic_check_on_threads_reports_a_state_that_differs() {
+    let dtd = root().join("dtds/hatf10.dtd");
+    let (out, trace, dir) =
+        crate::util::pack_stdin(dtd.to_str().unwrap(), hatf_with_findings(3000).as_bytes());
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = trace.to_str().unwrap();
+    let ix = mtf(&["index", "--every", "61", "--state-budget", "100000", t]);
+    assert!(ix.status.success(), "{}", text(&ix.stderr));
+    let valid = shown(&mtf(&["check", t, "-j", "40"]));
+    assert!(valid.0.contains("index states valid"), "{}", valid.0);
+    let state = PathBuf::from(format!("{t}.idx.state"));
+    let o = metatf::open(&trace).unwrap();
+    let reader = o.reader();
+    let idx = metatf::index::Index::load(&dir.path().join("x.mtf.idx")).unwrap();
+    let good = metatf::index::analysis::AnalysisState::load(&state).unwrap();
+    let n = idx.entries().len();
+    let with: Vec<usize> = (0..n).filter(|&i| good.entry(i).is_some()).collect();
+    assert!(with.len() > 10, "{} states", with.len());
+    let mut entries: Vec<Option<Vec<u8>>> =
+        (0..n).map(|i| good.entry(i).map(<[u8]>::to_vec)).collect();
+    let moved = with[with.len() / 2];
+    entries[moved] = good.entry(with[with.len() / 2 - 1]).map(<[u8]>::to_vec);
+    let mut bad = metatf::index::analysis::AnalysisState::new(
+        &idx,
+        reader.schema(),
+        entries,
+        good.end().0.to_vec(),
+    );
+    bad.set_name(format!("{}.state", idx.name()));
+    bad.write(&state).unwrap();
+    let (o, _, status) = shown(&mtf(&["check", "--max-errors", "100000", t, "-j", "40"]));
+    assert_eq!(status, Some(1), "{o}");
+    assert!(
+        o.contains(&format!("checkpoint {moved} "))
+            && o.contains("its analysis state differs from the one the semantic pass reaches"),
+        "{o}"
+    );
+}

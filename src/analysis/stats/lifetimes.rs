@@ -331,6 +331,14 @@ impl Lifetimes {
 }
 
 impl Lifetimes {
+    /// Sorts the values buffered into the list (what [`Lifetimes::absorb`] does first to the
+    /// lifetimes it takes): a chunk's pass of `stats -j N` does it on its own thread.
+    pub(super) fn settle_buffer(&mut self) {
+        if let Kept::Exact(e) = &mut self.kept {
+            e.merge_buf();
+        }
+    }
+
     /// Add the lifetimes of `other` (those of another chunk of the trace): the figures are
     /// those of one accumulator fed both, in any order (a set of values: the distinct values
     /// and their counts, or past the cap the histogram of every value).

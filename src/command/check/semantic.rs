@@ -60,7 +60,7 @@ struct Part<'s> {
     end: u64,
     /// The decoder's state where the chunk ends differs from the next checkpoint.
     differs: bool,
-    /// The interpreter's state where the chunk starts (restored) and ends, hashed.
+    /// The interpreter's state where the chunk starts (restored) and ends, digested.
     start_state: Option<u64>,
     end_state: Option<u64>,
     /// The last chunk's checker (the findings at the end).
@@ -70,12 +70,9 @@ struct Part<'s> {
 /// Where chunk k's end first differs from the next chunk's start (k, and what differs).
 type Differs = Option<(usize, &'static str)>;
 
-/// The interpreter's part of a state, written canonically and hashed (to compare).
+/// The interpreter's part of a state, as an order-independent digest (to compare).
 fn interpreter_hash(check: &Check<'_>) -> u64 {
-    use std::hash::{Hash, Hasher};
-    let mut h = std::collections::hash_map::DefaultHasher::new();
-    check.interpreter().semantic_state().hash(&mut h);
-    h.finish()
+    check.interpreter().semantic_digest()
 }
 
 #[allow(clippy::too_many_arguments)]
@@ -216,7 +213,7 @@ pub(super) fn run<'o>(
     if !file.is_file() {
         return Ok(None);
     }
-    let Ok(state) = AnalysisState::load(&file) else {
+    let Ok(state) = AnalysisState::load_unverified(&file) else {
         return Ok(None);
     };
     if state.fits(idx, reader.schema()).is_err() || idx.fits(reader).is_err() {
@@ -228,13 +225,18 @@ pub(super) fn run<'o>(
     let (max_ids, max_errors, max_info) =
         (t.options.max_ids, t.options.max_errors, t.options.max_info);
     let ids: Vec<usize> = (0..chunks.len()).collect();
-    let chunks = &chunks;
-    let (dropped, differs) = parallel::ordered(
+    let (chunks, state) = (&chunks, &state);
+    let done = parallel::ordered(
         threads,
         &ids,
         || o.reader(),
         |r, &k| work(r, o, chunks, k, max_ids, max_errors, max_info),
-        |outputs| -> Result<(u64, Differs), CommandError> {
+        |outputs| -> Result<Option<(u64, Differs)>, CommandError> {
+            // The state file's checksum, while the workers read their first chunks; a file
+            // that fails it is not used (nothing has been given to the sink yet).
+            if state.verify_sum().is_err() {
+                return Ok(None);
+            }
             let mut ring = DeadRing::default();
             let mut counts: BTreeMap<(FindingKind, Severity), u64> = BTreeMap::new();
             let (mut dropped, mut differs) = (0u64, None);
@@ -309,9 +311,12 @@ pub(super) fn run<'o>(
             }
             counts.retain(|_, n| *n > 0);
             *check.counts_mut() = counts;
-            Ok((dropped, differs))
+            Ok(Some((dropped, differs)))
         },
     )?;
+    let Some((dropped, differs)) = done else {
+        return Ok(None);
+    };
     // The findings at the end, from the last chunk's interpreter.
     check.finish_each(|check, f| t.findings(check, std::slice::from_ref(f)))?;
     t.sink.done();

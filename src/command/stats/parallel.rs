@@ -83,20 +83,31 @@ pub(super) fn run(
 ) -> Option<Stats> {
     let reader = o.reader();
     let idx_path = seek.index_path(trace)?;
-    let state = resume::load(&idx_path, idx, &reader, warn)?;
-    let chunks = chunks(&reader, idx, &state, Some(threads * CHUNKS_PER_THREAD))?;
+    // The file's checksum is computed below, while the workers read their first chunks.
+    let state = resume::load(&idx_path, idx, &reader, false, warn)?;
+    let Some(chunks) = chunks(&reader, idx, &state, Some(threads * CHUNKS_PER_THREAD)) else {
+        if let Err(e) = state.verify_sum() {
+            warn(Warning::IndexSkipped(e));
+        }
+        return None;
+    };
     let ids: Vec<usize> = (0..chunks.len()).collect();
     let chunks = &chunks;
     // Design: the sections that are tables are found once (a pre-pass over the metadata of the
     // whole trace where the DTD alone does not tell) and given to each thread's reader; each
     // reader finding them itself read the trace's metadata once more per thread.
     let tables = reader.tables_found();
+    let mut damaged = None;
     let joined = parallel::ordered(
         threads,
         &ids,
         || o.reader().knowing_tables(tables),
         |r, &k| work(r, o, chunks, k, scope),
         |outputs| -> Result<Option<ChunkStats<'_>>, (usize, &'static str)> {
+            if let Err(e) = state.verify_sum() {
+                damaged = Some(e);
+                return Ok(None);
+            }
             let mut acc: Option<ChunkStats<'_>> = None;
             for (k, (chunk, _)) in chunks.iter().enumerate() {
                 parallel::release_behind(o, &reader, chunk);
@@ -110,6 +121,10 @@ pub(super) fn run(
             Ok(acc)
         },
     );
+    if let Some(e) = damaged {
+        warn(Warning::IndexSkipped(e));
+        return None;
+    }
     match joined {
         Ok(acc) => acc?.finish(o.schema()),
         Err((k, what)) => {

@@ -4,7 +4,7 @@
 use crate::dtd::analysis::StackRule;
 use crate::index::analysis::{Dec, Enc, StateError};
 
-use super::super::resume::{get_name, put_name, sorted};
+use super::super::resume::{get_name, put_name, sorted, Digest};
 use super::super::Interpreter;
 use super::{FrameInfo, Parts, RNode};
 
@@ -80,6 +80,57 @@ impl Interpreter<'_> {
         for (r, n) in &st.rules {
             e.u8(rule_code(*r));
             put_name(e, n);
+        }
+    }
+
+    /// What [`Interpreter::save_stacks`] writes, as a [`Digest`]: the maps in any order.
+    pub(in crate::analysis::interpret) fn digest_stacks(&self, g: &mut Digest) {
+        let st = &self.st;
+        let seq = g.seq();
+        seq.len(st.nodes.len());
+        for n in &st.nodes {
+            seq.u32(n.parent);
+            seq.u32(n.space);
+            seq.u64(n.frame);
+        }
+        g.bag(11, st.tree.iter(), |e, ((space, id), node)| {
+            e.u32(*space);
+            e.u64(*id);
+            e.u32(*node);
+        });
+        g.bag(12, st.at_offset.iter(), |e, ((space, off), id)| {
+            e.u32(*space);
+            e.u64(*off);
+            e.u64(*id);
+        });
+        g.bag(
+            13,
+            st.children.iter(),
+            |e, ((parent, space, frame), node)| {
+                e.u32(*parent);
+                e.u32(*space);
+                e.u64(*frame);
+                e.u32(*node);
+            },
+        );
+        g.bag(14, st.frames.iter(), |e, ((space, id), info)| {
+            e.u32(*space);
+            e.u64(*id);
+            e.len(info.frames.len());
+            for p in &info.frames {
+                put_opt_name(e, &p.function);
+                put_opt_name(e, &p.owner);
+                put_opt_name(e, &p.file);
+                put_opt_name(e, &p.module);
+                e.opt(p.line);
+                e.opt(p.address);
+            }
+        });
+        let seq = g.seq();
+        seq.len(st.rules.len());
+        for (r, n) in &st.rules {
+            seq.u8(rule_code(*r));
+            put_name(seq, n);
         }
     }
 

@@ -113,6 +113,15 @@ impl HeapStats {
             .collect()
     }
 
+    /// At a chunk's end, on its thread: the lifetimes buffered sorted into their lists, which
+    /// the join (on the thread that joins the chunks in order) would do otherwise.
+    pub(crate) fn settle_chunk(&mut self) {
+        for s in &mut self.spaces {
+            s.life_records.settle_buffer();
+            s.life_time.settle_buffer();
+        }
+    }
+
     /// Join `next`, the figures of the chunk that follows (resumed where this one ends), into
     /// these; `Err` (with what differs; these figures then unusable) when they do not join.
     pub(crate) fn absorb(&mut self, mut next: HeapStats) -> Result<(), &'static str> {

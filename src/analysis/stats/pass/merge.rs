@@ -94,6 +94,7 @@ pub fn compute_chunk<'s>(
         }
     }
     pass.problems += records.dropped_problems();
+    pass.heap.settle_chunk();
     let Pass {
         counter,
         heap,
