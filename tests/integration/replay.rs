@@ -879,7 +879,9 @@ fn recorded_timing_keeps_the_traces_gaps() {
     assert!(r["wall_ns"].as_u64().unwrap() >= span, "{r}");
     let late = &r["lateness"];
     assert_eq!(late["count"], 3, "{r}");
-    assert!(late["max_ns"].as_u64().unwrap() < 50_000_000, "{late}");
+    // Late by less than the whole span: the bound says the gaps were slept, not how busy the
+    // machine was (on two cores at a load of 15 a wake-up came tens of milliseconds late).
+    assert!(late["max_ns"].as_u64().unwrap() < span, "{late}");
     let fast = run("fast");
     let r = &fast["allocators"][0]["runs"][0];
     assert!(r["wall_ns"].as_u64().unwrap() < span / 2, "{r}");
