@@ -217,20 +217,39 @@ impl Inlet<'_> {
     }
 }
 
-// Design: `Direct` hands each event to a closure of the pass (`record_each`), a second call
-// through a pointer per event after the interpreter's call of its sink; `ToStats` is the same sink
-// with the pass's statistics in it (`Inlet`), so that an event goes from the interpreter to
-// `HeapStats` through one indirect call only. The library's `HeapEventSource`s other than
-// `Declared` keep `record_each`.
-/// `Direct` with the statistics in place of the closure ([`HeapEventSource::record_into`]).
-struct ToStats<'a, 'h> {
-    into: &'a mut Inlet<'h>,
+// Design: `Direct` hands each event to where it goes as the interpreter makes it: to a closure
+// of the pass (`record_each`), a second call through a pointer per event after the interpreter's
+// call of its sink, or, for `Declared`, straight to the pass's statistics (`Inlet`,
+// `record_into`), so that an event goes from the interpreter to `HeapStats` through one indirect
+// call only. The library's `HeapEventSource`s other than `Declared` keep `record_each`.
+/// Where [`Direct`] hands each event.
+trait Take {
+    fn take(&mut self, e: &HeapEvent, places: Places);
+}
+
+impl Take for &mut (dyn FnMut(&HeapEvent, Option<Places>) + '_) {
+    #[inline]
+    fn take(&mut self, e: &HeapEvent, places: Places) {
+        (self)(e, Some(places))
+    }
+}
+
+impl Take for &mut Inlet<'_> {
+    #[inline]
+    fn take(&mut self, e: &HeapEvent, places: Places) {
+        self.event(e, Some(places))
+    }
+}
+
+/// `Collect` without the vector: each event handed to `to` as the interpreter makes it.
+struct Direct<'a, T> {
+    to: T,
     map: &'a [Option<u32>],
     unknown: &'a mut [u64],
     redefined: Option<(u32, u64, u64)>,
 }
 
-impl crate::analysis::interpret::SinkDyn for ToStats<'_, '_> {
+impl<T: Take> crate::analysis::interpret::SinkDyn for Direct<'_, T> {
     #[inline]
     fn event_placed(&mut self, mut e: HeapEvent, places: Places) {
         if frees_redefined(&mut self.redefined, &e) {
@@ -238,37 +257,7 @@ impl crate::analysis::interpret::SinkDyn for ToStats<'_, '_> {
         }
         if let Some(Some(i)) = self.map.get(e.space as usize) {
             e.space = *i;
-            self.into.event(&e, Some(places));
-        }
-    }
-
-    fn finding(&mut self, f: crate::analysis::Finding) {
-        take_finding(&f, self.map, self.unknown, &mut self.redefined);
-    }
-
-    fn wants_events(&self) -> bool {
-        true
-    }
-}
-
-/// `Collect` without the vector: each event handed to `each` as the interpreter makes it
-/// (`HeapEventSource::record_each`).
-struct Direct<'a, 'f> {
-    each: &'f mut dyn FnMut(&HeapEvent, Option<Places>),
-    map: &'a [Option<u32>],
-    unknown: &'a mut [u64],
-    redefined: Option<(u32, u64, u64)>,
-}
-
-impl crate::analysis::interpret::SinkDyn for Direct<'_, '_> {
-    #[inline]
-    fn event_placed(&mut self, mut e: HeapEvent, places: Places) {
-        if frees_redefined(&mut self.redefined, &e) {
-            return;
-        }
-        if let Some(Some(i)) = self.map.get(e.space as usize) {
-            e.space = *i;
-            (self.each)(&e, Some(places));
+            self.to.take(&e, places);
         }
     }
 
@@ -376,7 +365,7 @@ impl HeapEventSource for Declared<'_> {
         self.interp.record_dyn(
             view,
             &mut Direct {
-                each,
+                to: each,
                 map: &self.map,
                 unknown: &mut self.unknown,
                 redefined: None,
@@ -388,8 +377,8 @@ impl HeapEventSource for Declared<'_> {
     fn record_into(&mut self, view: &RecordView<'_>, into: &mut Inlet<'_>) -> Option<Option<u64>> {
         self.interp.record_dyn(
             view,
-            &mut ToStats {
-                into,
+            &mut Direct {
+                to: into,
                 map: &self.map,
                 unknown: &mut self.unknown,
                 redefined: None,
