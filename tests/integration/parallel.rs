@@ -599,25 +599,7 @@ fn stats_on_threads_from_analysis_states_are_one_threads() {
 
     // A state moved to the next checkpoint: the chunk it starts is not where the one before
     // ends. The join is refused (a warning naming it) and the figures are one thread's.
-    let o = metatf::open(&trace).unwrap();
-    let reader = o.reader();
-    let idx = metatf::index::Index::load(&dir.path().join("x.mtf.idx")).unwrap();
-    let good = metatf::index::analysis::AnalysisState::load(&state).unwrap();
-    let n = idx.entries().len();
-    let with: Vec<usize> = (0..n).filter(|&i| good.entry(i).is_some()).collect();
-    assert!(with.len() > 10, "{} states", with.len());
-    let mut entries: Vec<Option<Vec<u8>>> =
-        (0..n).map(|i| good.entry(i).map(<[u8]>::to_vec)).collect();
-    let moved = with[with.len() / 2];
-    entries[moved] = good.entry(with[with.len() / 2 - 1]).map(<[u8]>::to_vec);
-    let mut bad = metatf::index::analysis::AnalysisState::new(
-        &idx,
-        reader.schema(),
-        entries,
-        good.end().0.to_vec(),
-    );
-    bad.set_name(format!("{}.state", idx.name()));
-    bad.write(&state).unwrap();
+    let moved = move_a_state_to_the_next_checkpoint(&trace, dir.path(), &state);
     let one = shown(&mtf(&["stats", t, "-j", "1"]));
     let two = shown(&mtf(&["stats", t, "-j", "40"]));
     assert_eq!(two.0, one.0);
@@ -683,10 +665,24 @@ fn semantic_check_on_threads_reports_a_state_that_differs() {
     let valid = shown(&mtf(&["check", t, "-j", "40"]));
     assert!(valid.0.contains("index states valid"), "{}", valid.0);
     let state = PathBuf::from(format!("{t}.idx.state"));
-    let o = metatf::open(&trace).unwrap();
+    let moved = move_a_state_to_the_next_checkpoint(&trace, dir.path(), &state);
+    let (o, _, status) = shown(&mtf(&["check", "--max-errors", "100000", t, "-j", "40"]));
+    assert_eq!(status, Some(1), "{o}");
+    assert!(
+        o.contains(&format!("checkpoint {moved} "))
+            && o.contains("its analysis state differs from the one the semantic pass reaches"),
+        "{o}"
+    );
+}
+
+/// Rewrite the state file of `trace` (indexed as `x.mtf.idx` in `dir`) with the state of the
+/// checkpoint before the middle one put at the middle one: the chunk it starts is not where the
+/// one before ends. Returns the checkpoint whose state was replaced.
+fn move_a_state_to_the_next_checkpoint(trace: &Path, dir: &Path, state: &Path) -> usize {
+    let o = metatf::open(trace).unwrap();
     let reader = o.reader();
-    let idx = metatf::index::Index::load(&dir.path().join("x.mtf.idx")).unwrap();
-    let good = metatf::index::analysis::AnalysisState::load(&state).unwrap();
+    let idx = metatf::index::Index::load(&dir.join("x.mtf.idx")).unwrap();
+    let good = metatf::index::analysis::AnalysisState::load(state).unwrap();
     let n = idx.entries().len();
     let with: Vec<usize> = (0..n).filter(|&i| good.entry(i).is_some()).collect();
     assert!(with.len() > 10, "{} states", with.len());
@@ -701,12 +697,6 @@ fn semantic_check_on_threads_reports_a_state_that_differs() {
         good.end().0.to_vec(),
     );
     bad.set_name(format!("{}.state", idx.name()));
-    bad.write(&state).unwrap();
-    let (o, _, status) = shown(&mtf(&["check", "--max-errors", "100000", t, "-j", "40"]));
-    assert_eq!(status, Some(1), "{o}");
-    assert!(
-        o.contains(&format!("checkpoint {moved} "))
-            && o.contains("its analysis state differs from the one the semantic pass reaches"),
-        "{o}"
-    );
+    bad.write(state).unwrap();
+    moved
 }
