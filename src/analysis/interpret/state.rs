@@ -184,6 +184,19 @@ impl Holders {
         Some(top)
     }
 
+    /// The blocks holding the id, the newest first.
+    pub(super) fn chain(&self, k: (u64, u64)) -> impl Iterator<Item = &Live> + '_ {
+        let top = self.map.get(&k);
+        let mut below = top.map_or(0, |t| t.1);
+        top.map(|t| &t.0)
+            .into_iter()
+            .chain(std::iter::from_fn(move || {
+                let (l, b) = self.pool.get(below.checked_sub(1)? as usize)?;
+                below = *b;
+                Some(l)
+            }))
+    }
+
     /// The newest block holding the id.
     pub(super) fn last(&self, k: (u64, u64)) -> Option<&Live> {
         self.map.get(&k).map(|(l, _)| l)
@@ -192,11 +205,6 @@ impl Holders {
     /// Ids held.
     pub(super) fn len(&self) -> usize {
         self.map.len()
-    }
-
-    /// Whether no id is held.
-    pub(super) fn is_empty(&self) -> bool {
-        self.map.is_empty()
     }
 
     /// Blocks holding an id.

@@ -289,6 +289,12 @@ impl HeapStats {
         }
     }
 
+    /// Blocks hidden under a newer block of the same id (kept by id, not placed).
+    #[cfg(test)]
+    pub(crate) fn hidden(&self) -> usize {
+        self.shadow.len() - self.free_shadow.len()
+    }
+
     /// Keep only the figures by site and the totals: no curve of live bytes over the trace and
     /// no lifetimes (their summaries come out empty). For a stack profile, which needs nothing
     /// else, at less cost per event.

@@ -101,12 +101,14 @@ pub trait HeapEventSource {
     ) -> Result<(), crate::index::analysis::StateError> {
         Err(d.error("this source of heap events cannot be resumed"))
     }
-    /// The number the source gives live block `id` (`key`) of namespace `space` in the
-    /// events' [`Places`](crate::analysis::event::Places), where it numbers blocks and the
-    /// namespace is not shared: a resumed pass puts the blocks of a state there.
-    fn place_of(&self, space: u32, key: u64, id: u64) -> Option<u32> {
+    /// The numbers the source gives the live blocks holding id `id` (`key`) of namespace
+    /// `space` in the events' [`Places`](crate::analysis::event::Places), the oldest first
+    /// (several in a shared namespace), into `out` (cleared first); false where it numbers no
+    /// block of the id. A resumed pass puts the blocks of a state there.
+    fn places_of(&self, space: u32, key: u64, id: u64, out: &mut Vec<u32>) -> bool {
         let _ = (space, key, id);
-        None
+        out.clear();
+        false
     }
 }
 
@@ -297,9 +299,14 @@ impl crate::analysis::interpret::SinkDyn for Collect<'_> {
 }
 
 impl HeapEventSource for Declared<'_> {
-    fn place_of(&self, space: u32, key: u64, id: u64) -> Option<u32> {
-        let sp = *self.back.get(space as usize)?;
-        self.interp.place_of(sp as usize, key, id)
+    fn places_of(&self, space: u32, key: u64, id: u64, out: &mut Vec<u32>) -> bool {
+        match self.back.get(space as usize) {
+            Some(&sp) => self.interp.places_of(sp as usize, key, id, out),
+            None => {
+                out.clear();
+                false
+            }
+        }
     }
     fn spaces(&self) -> Vec<SpaceInfo> {
         let unit = self.interp.time_unit().map(|u| u.keyword().to_string());

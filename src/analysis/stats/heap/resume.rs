@@ -35,6 +35,10 @@ fn put_block(e: &mut Enc, b: &Block) {
 /// Integers of one written block (a byte each at least).
 const BLOCK: usize = 6;
 
+/// The numbers of the blocks holding an id, the oldest first (see
+/// [`HeapStats::restore_live_placing`]): (namespace, key, id, into) → whether it has them.
+pub(crate) type PlacesOf<'a> = &'a dyn Fn(u32, u64, u64, &mut Vec<u32>) -> bool;
+
 impl HeapStats {
     /// Where each namespace's live bytes peaked (the first time they were highest), as its
     /// bytes and the data record: after a pass over the whole trace, its peaks.
@@ -94,15 +98,16 @@ impl HeapStats {
         self.restore_live_placing(d, None).map(|_| ())
     }
 
-    /// [`HeapStats::restore_live`], the live blocks put straight at the numbers `place_of` gives
-    /// them (the interpreter's, which the events of a pass with places carry: the chunk then
-    /// runs as a pass from the start, without a look-up per event, and no map by id is filled)
-    /// where every one has one and no id hides an older block; true when they were.
+    /// [`HeapStats::restore_live`], the live blocks put straight at the numbers `places_of`
+    /// gives them (the interpreter's, which the events of a pass with places carry: the chunk
+    /// then runs as a pass from the start, without a look-up per event, and no map by id is
+    /// filled) where every one has one, the blocks of a shared id included; true when they were.
     pub(crate) fn restore_live_placing(
         &mut self,
         d: &mut Dec<'_>,
-        place_of: Option<&dyn Fn(u32, u64, u64) -> Option<u32>>,
+        places_of: Option<PlacesOf<'_>>,
     ) -> Result<bool, StateError> {
+        let shadowed = self.shadow.len();
         let n = d.count(1)?;
         if n != self.spaces.len() {
             return Err(d.error(format!(
@@ -214,8 +219,8 @@ impl HeapStats {
             }
             tops.push(here);
         }
-        if let Some(place_of) = place_of.filter(|_| self.shadow.is_empty()) {
-            if self.place_tops(&tops, place_of) {
+        if let Some(places_of) = places_of.filter(|_| shadowed == 0) {
+            if self.place_all(&tops, places_of) {
                 return Ok(true);
             }
         }
@@ -229,24 +234,37 @@ impl HeapStats {
         Ok(false)
     }
 
-    /// The newest block of each live id, `tops[namespace]`, at the numbers `place_of` gives
-    /// them; false, nothing changed, where one has none.
-    fn place_tops(
-        &mut self,
-        tops: &[Vec<((u64, u64), Block)>],
-        place_of: &dyn Fn(u32, u64, u64) -> Option<u32>,
-    ) -> bool {
+    /// The blocks of each live id, the newest `tops[namespace]` and those it hides (the
+    /// shadow list, all of this restore's), at the numbers `places_of` gives them, the shadow
+    /// list then emptied; false, nothing changed, where one has none or an id's blocks are not
+    /// as many as its numbers.
+    fn place_all(&mut self, tops: &[Vec<((u64, u64), Block)>], places_of: PlacesOf<'_>) -> bool {
         if self.placed_live != 0 {
             return false;
         }
+        // Each block's number: the interpreter's, in the order of its blocks for the id (the
+        // oldest first), which are the same pushes as the statistics' (newest first here).
         let mut at: Vec<Vec<u32>> = Vec::with_capacity(tops.len());
+        let mut nums = Vec::new();
         for (sp, here) in tops.iter().enumerate() {
             let mut v = Vec::with_capacity(here.len());
-            for &((key, id), _) in here {
-                match place_of(sp as u32, key, id).filter(|&i| i != Places::NONE) {
-                    Some(i) => v.push(i),
-                    None => return false,
+            for &((key, id), top) in here {
+                if !places_of(sp as u32, key, id, &mut nums) {
+                    return false;
                 }
+                let mut below = top.below;
+                let mut n = 1;
+                while below != 0 {
+                    n += 1;
+                    below = match self.shadow.get(below as usize - 1) {
+                        Some(b) => b.below,
+                        None => return false,
+                    };
+                }
+                if n != nums.len() || nums.contains(&Places::NONE) {
+                    return false;
+                }
+                v.extend(nums.iter().rev());
             }
             at.push(v);
         }
@@ -255,11 +273,28 @@ impl HeapStats {
             let v = &mut self.placed[sp];
             v.clear();
             v.resize(n, Block::default());
-            for (&(_, b), i) in here.iter().zip(at) {
-                v[i as usize] = b;
-                self.placed_live += 1;
+            let mut at = at.into_iter();
+            for &(_, top) in here {
+                let mut b = top;
+                loop {
+                    let below = b.below;
+                    b.below = 0;
+                    if let Some(i) = at.next() {
+                        v[i as usize] = b;
+                        self.placed_live += 1;
+                    }
+                    match below
+                        .checked_sub(1)
+                        .and_then(|i| self.shadow.get(i as usize))
+                    {
+                        Some(next) => b = *next,
+                        None => break,
+                    }
+                }
             }
         }
+        self.shadow.clear();
+        self.free_shadow.clear();
         true
     }
 

@@ -214,66 +214,161 @@ mod tests {
         for name in ["heaptrack.mtf", "android.mtf", "et3.mtf"] {
             let path = format!("{}/traces/{name}", env!("CARGO_MANIFEST_DIR"));
             let o = crate::open(&path).expect("a shipped trace");
-            let reader = o.reader();
             for every in [3, 7, 50] {
-                let idx = build(
-                    &reader,
-                    &BuildOptions {
-                        every_records: every,
-                        every_bytes: 1 << 20,
-                    },
-                );
-                let at: Vec<(u64, u64)> =
-                    idx.entries().iter().map(|e| (e.record, e.offset)).collect();
-                let built = build_states(&reader, &at, u64::MAX).expect("states");
-                for scope in [StatsScope::All, StatsScope::Heap] {
-                    let mut source = Declared::new(reader.schema());
-                    let one = compute_scoped(
-                        &reader,
-                        &mut reader.records(),
-                        &mut source,
-                        Window::all(),
-                        scope,
-                    );
-                    let cuts: Vec<usize> = (0..at.len())
-                        .filter(|&i| built.entries[i].is_some())
-                        .collect();
-                    let mut acc: Option<ChunkStats<'_>> = None;
-                    for k in 0..=cuts.len() {
-                        let until = cuts.get(k).map(|&i| at[i].0);
-                        let mut records = match k {
-                            0 => reader.records(),
-                            _ => idx.records_at(&reader, cuts[k - 1]).expect("resumes"),
-                        };
-                        let mut chunk = Bounded {
-                            records: &mut records,
-                            until,
-                        };
-                        let blob = (k > 0).then(|| built.entries[cuts[k - 1]].as_deref());
-                        let part = compute_chunk(
-                            reader.schema(),
-                            &mut chunk,
-                            blob.flatten(),
-                            scope,
-                            k == cuts.len(),
-                        )
-                        .expect("a chunk");
-                        match &mut acc {
-                            None => acc = Some(part),
-                            Some(a) => a.absorb(part).expect("joins"),
-                        }
-                    }
-                    let joined = acc.and_then(|a| a.finish(reader.schema())).expect("stats");
-                    let shown =
-                        |s: &Stats| format!("{}{}{:?}", s.to_text(50), s.at_peak_text(50), s);
-                    assert_eq!(
-                        shown(&joined),
-                        shown(&one),
-                        "{name} every {every} {scope:?}"
-                    );
-                }
+                joined_equal_one_pass(&o.reader(), name, every);
             }
         }
+    }
+
+    /// `reader`'s trace cut at every checkpoint with a state, one every `every` records: the
+    /// joined figures, as text and at the peak, are one pass's.
+    fn joined_equal_one_pass(reader: &crate::decode::Reader<'_>, name: &str, every: u64) {
+        let idx = build(
+            reader,
+            &BuildOptions {
+                every_records: every,
+                every_bytes: 1 << 20,
+            },
+        );
+        let at: Vec<(u64, u64)> = idx.entries().iter().map(|e| (e.record, e.offset)).collect();
+        let built = build_states(reader, &at, u64::MAX).expect("states");
+        for scope in [StatsScope::All, StatsScope::Heap] {
+            let mut source = Declared::new(reader.schema());
+            let one = compute_scoped(
+                reader,
+                &mut reader.records(),
+                &mut source,
+                Window::all(),
+                scope,
+            );
+            let cuts: Vec<usize> = (0..at.len())
+                .filter(|&i| built.entries[i].is_some())
+                .collect();
+            let mut acc: Option<ChunkStats<'_>> = None;
+            for k in 0..=cuts.len() {
+                let until = cuts.get(k).map(|&i| at[i].0);
+                let mut records = match k {
+                    0 => reader.records(),
+                    _ => idx.records_at(reader, cuts[k - 1]).expect("resumes"),
+                };
+                let mut chunk = Bounded {
+                    records: &mut records,
+                    until,
+                };
+                let blob = (k > 0).then(|| built.entries[cuts[k - 1]].as_deref());
+                let part = compute_chunk(
+                    reader.schema(),
+                    &mut chunk,
+                    blob.flatten(),
+                    scope,
+                    k == cuts.len(),
+                )
+                .expect("a chunk");
+                match &mut acc {
+                    None => acc = Some(part),
+                    Some(a) => a.absorb(part).expect("joins"),
+                }
+            }
+            let joined = acc.and_then(|a| a.finish(reader.schema())).expect("stats");
+            let shown = |s: &Stats| format!("{}{}{:?}", s.to_text(50), s.at_peak_text(50), s);
+            assert_eq!(
+                shown(&joined),
+                shown(&one),
+                "{name} every {every} {scope:?}"
+            );
+        }
+    }
+
+    /// A trace whose ids are held by several live blocks at once (a shared namespace, as
+    /// heaptrack's allocation-info index): `n` records allocating and freeing blocks of a few
+    /// infos, with time stamps.
+    fn shared_trace(n: usize) -> crate::Opened {
+        let dtd = "tag.width = 1;\nsize.width = 4; size.interpretation = none;\n\
+                   info.width = 4; info.interpretation = none;\n\
+                   ms.width = 2; ms.interpretation = delta 0;\n\
+                   analysis.version = 1;\nsize.size = bytes;\nblock.shared = yes;\n\
+                   block.unknown = info;\nallocinfo.atEnd = normal;\n\
+                   section heap 1 {\n\
+                   allocInfo : (tag, size) { tag.value = 4; size.definesNext = allocinfo; }\n\
+                   alloc : (tag, info) { tag.value = 5; info.defines = block; \
+                   info.refers = allocinfo; info.bytes = allocinfo.size.value; }\n\
+                   free : (tag, info) { tag.value = 6; info.undefines = block; }\n\
+                   timestamp : (tag, ms) { tag.value = 7; ms.time = ms; ms.monotonic = trace; }\n\
+                   }\n";
+        let schema = crate::dtd::parse_str("t.dtd", dtd).expect("a DTD").schema;
+        let mut text =
+            String::from("%mtf 1 dtd=\"t.dtd\" class=32 order=little\nsection number=1\n");
+        for size in [8, 24, 100, 4096, 17] {
+            text.push_str(&format!("allocInfo size={size}\n"));
+        }
+        let (mut held, mut x) = ([0u32; 5], 11u64);
+        for k in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let (r, info) = ((x >> 33) % 100, ((x >> 50) % 5) as usize);
+            if r < 55 {
+                held[info] += 1;
+                text.push_str(&format!("alloc info={info}\n"));
+            } else if r < 95 {
+                // Now and then a free of an info with no block (before tracing began).
+                held[info] = held[info].saturating_sub(1);
+                text.push_str(&format!("free info={info}\n"));
+            } else {
+                text.push_str(&format!("timestamp ms={}\n", k % 7));
+            }
+        }
+        let bytes =
+            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
+                .expect("packs");
+        let dir = tempfile::tempdir().expect("a folder");
+        let path = dir.path().join("t.dtd");
+        std::fs::write(&path, dtd).expect("written");
+        crate::OpenOptions::default()
+            .dtd(path)
+            .open_bytes(bytes)
+            .expect("opens")
+    }
+
+    /// A chunk resumed where ids are held by several live blocks at once (a shared namespace)
+    /// runs with every block at the interpreter's number for it, as a pass from the start does,
+    /// rather than in a map by id; the joined figures are one pass's.
+    #[test]
+    fn shared_ids_resumed_are_placed() {
+        let o = shared_trace(4000);
+        let reader = o.reader();
+        let idx = build(
+            &reader,
+            &BuildOptions {
+                every_records: 97,
+                every_bytes: 1 << 20,
+            },
+        );
+        let at: Vec<(u64, u64)> = idx.entries().iter().map(|e| (e.record, e.offset)).collect();
+        let built = build_states(&reader, &at, u64::MAX).expect("states");
+        let (mut placed, mut shared) = (0, 0);
+        for blob in built.entries.iter().flatten() {
+            let mut source = Declared::new(reader.schema());
+            let mut pass = Pass::new(reader.schema(), &mut source, Window::all());
+            pass.placed = false;
+            let ok = pass
+                .restore_placing(&mut Dec::new(blob), true)
+                .expect("restores");
+            placed += usize::from(ok);
+            // The same state restored by id: blocks hidden under a newer one of the same id.
+            let mut source = Declared::new(reader.schema());
+            let mut by_id = Pass::new(reader.schema(), &mut source, Window::all());
+            by_id.placed = false;
+            by_id.restore(&mut Dec::new(blob)).expect("restores");
+            let hidden = by_id.heap.hidden();
+            shared += usize::from(hidden > 0);
+            assert!(ok, "a state with {hidden} blocks hidden not placed");
+        }
+        assert!(
+            placed > 20 && shared > 20,
+            "{placed} placed, {shared} shared"
+        );
+        joined_equal_one_pass(&reader, "shared ids", 97);
     }
 
     /// A decode stopped before a record index.

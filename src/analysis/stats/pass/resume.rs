@@ -80,10 +80,12 @@ impl Pass<'_, '_> {
             *seen = self.source.unknown_frees(i as u32);
         }
         let source = &*self.source;
-        let place_of = |sp: u32, key: u64, id: u64| source.place_of(sp, key, id);
-        let placed = self
-            .heap
-            .restore_live_placing(d, place.then_some(&place_of as &dyn Fn(_, _, _) -> _))?;
+        let places_of =
+            |sp: u32, key: u64, id: u64, out: &mut Vec<u32>| source.places_of(sp, key, id, out);
+        let placed = self.heap.restore_live_placing(
+            d,
+            place.then_some(&places_of as &dyn Fn(_, _, _, &mut Vec<u32>) -> bool),
+        )?;
         if !d.done() {
             return Err(d.error("bytes after the state"));
         }
