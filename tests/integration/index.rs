@@ -875,7 +875,7 @@ fn index_check_verifies_the_births_naming_the_file() {
         swapped.extend_from_slice(&good[at..at + len]);
     }
     assert_eq!(swapped.len(), sum_at);
-    let sum = index::fnv1a(&swapped);
+    let sum = metatf::index::analysis::state_checksum(swapped[4], &swapped);
     swapped.extend_from_slice(&sum.to_le_bytes());
     std::fs::write(&births, &swapped).unwrap();
     let out = mtf(&["index", "--check", ts]);

@@ -12,7 +12,7 @@ use serde_json::Value;
 use super::bench_shapes::generator;
 use super::util::{mtf, root, tempdir, text};
 
-/// FNV-1a 64 (docs/format.md §15.2).
+/// FNV-1a 64 (docs/format.md §15.2): the checksum of a version-1 state file.
 fn fnv1a(bytes: &[u8]) -> u64 {
     let mut h: u64 = 0xcbf2_9ce4_8422_2325;
     for &b in bytes {
@@ -20,6 +20,31 @@ fn fnv1a(bytes: &[u8]) -> u64 {
         h = h.wrapping_mul(0x0000_0100_0000_01b3);
     }
     h
+}
+
+/// CRC-32 as docs/format.md §15.4 gives it (reflected, polynomial 0xEDB88320, initial and
+/// final XOR 0xFFFFFFFF), a bit at a time: the checksum of a version-2 state file.
+fn crc32(bytes: &[u8]) -> u64 {
+    let mut c: u32 = 0xFFFF_FFFF;
+    for &b in bytes {
+        c ^= u32::from(b);
+        for _ in 0..8 {
+            c = if c & 1 != 0 {
+                (c >> 1) ^ 0xEDB8_8320
+            } else {
+                c >> 1
+            };
+        }
+    }
+    u64::from(!c)
+}
+
+/// The checksum of a state file of `version`.
+fn state_sum(version: u8, bytes: &[u8]) -> u64 {
+    match version {
+        1 => fnv1a(bytes),
+        _ => crc32(bytes),
+    }
 }
 
 fn le64(b: &[u8], at: usize) -> u64 {
@@ -37,9 +62,9 @@ struct StateFile {
 impl StateFile {
     fn read(path: &Path) -> StateFile {
         let b = std::fs::read(path).unwrap();
-        assert_eq!(&b[..5], b"\x7fMTS\x01", "magic and version");
+        assert_eq!(&b[..5], b"\x7fMTS\x02", "magic and version");
         let body = b.len() - 8;
-        assert_eq!(fnv1a(&b[..body]), le64(&b, body), "checksum");
+        assert_eq!(crc32(&b[..body]), le64(&b, body), "checksum");
         let count = le64(&b, 24) as usize;
         let mut at = 32;
         let mut states = Vec::new();
@@ -77,7 +102,7 @@ impl StateFile {
         }
         b.extend_from_slice(&(self.end.len() as u64).to_le_bytes());
         b.extend_from_slice(&self.end);
-        let sum = fnv1a(&b);
+        let sum = state_sum(b[4], &b);
         b.extend_from_slice(&sum.to_le_bytes());
         std::fs::write(path, b).unwrap();
     }
@@ -288,6 +313,56 @@ fn a_state_of_another_index_or_a_damaged_one_is_skipped_with_a_warning() {
     // `--at` is a moment, not a slice.
     let o = mtf(&["stats", "--at", "5", "--from", "3", t]);
     assert_eq!(o.status.code(), Some(2));
+}
+
+/// A state file of version 1 (its checksum FNV-1a 64, docs/format.md §15.4) is read as the
+/// version-2 one `mtf index` writes now; a version this reader does not know is refused with a
+/// warning naming it, the figures then those of a pass from the start.
+#[test]
+fn a_version_1_state_is_read_and_an_unknown_version_refused() {
+    let dir = tempdir();
+    let trace = dir.path().join("android.mtf");
+    std::fs::copy(root().join("traces/android.mtf"), &trace).unwrap();
+    let states = index(&trace, "10");
+    assert!(states.states.iter().flatten().count() >= 2);
+    let t = trace.to_str().unwrap();
+    let want = same(&trace, &["stats", "--from", "60"]);
+    let kept = std::fs::read(state_of(&trace)).unwrap();
+    let with_version = |v: u8| {
+        let mut b = kept[..kept.len() - 8].to_vec();
+        b[4] = v;
+        let sum = state_sum(v, &b);
+        b.extend_from_slice(&sum.to_le_bytes());
+        b
+    };
+    std::fs::write(state_of(&trace), with_version(1)).unwrap();
+    let o = mtf(&["stats", "--from", "60", "-j", "1", t]);
+    assert!(o.status.success());
+    assert_eq!(text(&o.stdout), want);
+    assert_eq!(text(&o.stderr), "", "a version-1 state is used as it is");
+    let check = mtf(&["index", "--check", t]);
+    assert!(check.status.success(), "{}", text(&check.stderr));
+    // The same file with its bytes damaged: its FNV-1a checksum fails.
+    let mut bad = with_version(1);
+    let n = bad.len();
+    bad[n / 2] ^= 0x21;
+    std::fs::write(state_of(&trace), &bad).unwrap();
+    let o = mtf(&["stats", "--from", "60", t]);
+    assert_eq!(text(&o.stdout), want);
+    assert!(
+        text(&o.stderr).contains("checksum mismatch"),
+        "{}",
+        text(&o.stderr)
+    );
+    std::fs::write(state_of(&trace), with_version(3)).unwrap();
+    let o = mtf(&["stats", "--from", "60", t]);
+    assert!(o.status.success());
+    assert_eq!(text(&o.stdout), want);
+    let err = text(&o.stderr);
+    assert!(
+        err.contains("version 3") && err.contains(".idx.state"),
+        "{err}"
+    );
 }
 
 #[cfg(feature = "flamegraph")]
