@@ -830,6 +830,61 @@ mod tests {
         assert_eq!((h.len(), h.blocks()), (1, 2));
     }
 
+    /// Holders against a vector of blocks per id, over random pushes and pops of a few ids
+    /// (entries taken and filled again, pools reused): the same block off each pop, the same
+    /// newest, counts and listings after every step.
+    #[test]
+    fn holders_are_a_stack_per_id() {
+        let live = |r: u64| {
+            let at = At {
+                record: r,
+                offset: r,
+                record_type: 1,
+            };
+            Live::new(at, r, None, r as u32)
+        };
+        let mut h = Holders::default();
+        let mut model: HashMap<(u64, u64), Vec<u64>> = HashMap::default();
+        let mut x = 5u64;
+        for r in 1..20_000u64 {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let k = (0, (x >> 40) % 7);
+            if (x >> 20) % 100 < 48 {
+                h.push(k, live(r));
+                model.entry(k).or_default().push(r);
+            } else {
+                let want = model.get_mut(&k).and_then(Vec::pop);
+                if model.get(&k).is_some_and(Vec::is_empty) {
+                    model.remove(&k);
+                }
+                assert_eq!(h.pop(k).map(|l| l.record), want, "step {r}");
+            }
+            assert_eq!(
+                h.last(k).map(|l| l.record),
+                model.get(&k).and_then(|v| v.last().copied())
+            );
+            assert_eq!(h.len(), model.len());
+            assert_eq!(h.blocks(), model.values().map(Vec::len).sum::<usize>());
+            if r % 97 == 0 {
+                let mut listed: Vec<_> = h
+                    .iter()
+                    .map(|(k, v)| (k, v.iter().map(|l| l.record).collect::<Vec<_>>()))
+                    .collect();
+                listed.sort();
+                let mut want: Vec<_> = model.iter().map(|(k, v)| (*k, v.clone())).collect();
+                want.sort();
+                assert_eq!(listed, want, "step {r}");
+                let mut all: Vec<u64> = h.all().map(|l| l.record).collect();
+                all.sort_unstable();
+                let mut every: Vec<u64> = model.values().flatten().copied().collect();
+                every.sort_unstable();
+                assert_eq!(all, every);
+            }
+        }
+    }
+
     /// A namespace that stores no values hands out numbers only, reusing those given back.
     #[test]
     fn a_slab_without_values_numbers_its_places() {
