@@ -159,8 +159,8 @@ fn pack_line(
         };
         return r.map_err(|e| fast.error(format, b, n, rid, writer, e));
     }
-    if use_fast && format == InputFormat::Text {
-        if let Some(r) = fast_metadata(fast, b, n, writer, map) {
+    if use_fast {
+        if let Some(r) = fast_metadata(fast, format, b, n, writer, map) {
             return r;
         }
     }
@@ -443,13 +443,10 @@ pub fn pack_lines_shared<R: BufRead + Send>(
                         };
                         r.map_err(|e| fast.error(format, b, l.n, rid, writer, e))?;
                     }
-                    None if format == InputFormat::Text => {
-                        match fast_metadata(&mut fast, b, l.n, writer, map) {
-                            Some(r) => r?,
-                            None => general_line(format, l.n, b, writer, map)?,
-                        }
-                    }
-                    None => general_line(format, l.n, b, writer, map)?,
+                    None => match fast_metadata(&mut fast, format, b, l.n, writer, map) {
+                        Some(r) => r?,
+                        None => general_line(format, l.n, b, writer, map)?,
+                    },
                 }
             }
             if let Some(end) = batch.end {
@@ -474,6 +471,11 @@ fn section_of(format: InputFormat, n: usize, b: &[u8], schema: &crate::dtd::Sche
     if format == InputFormat::Text && b.starts_with(b"metadata ") {
         return None;
     }
+    // Its JSON twin: a line of record type `metadata` is a change or a record, not a section.
+    #[cfg(feature = "json")]
+    if format == InputFormat::Jsonl && b.starts_with(b"{\"record\":\"metadata\",") {
+        return None;
+    }
     let s = std::str::from_utf8(b).ok()?;
     match parse_line(format, s, n).ok()??.line {
         Line::Section(v) => section_id(schema, &v),
@@ -484,7 +486,7 @@ fn section_of(format: InputFormat, n: usize, b: &[u8], schema: &crate::dtd::Sche
 /// The lines of the most common records read without building a [`Line`].
 // Design: nearly every line of a dump is a record that has no repeat and whose fields are
 // integers or byte strings, written as `mtf dump` writes it: `alloc size=16 address=0x1000 …
-// note.len=3 note.data="abc"` with the keys in layout order, or its JSON twin (integers only).
+// note.len=3 note.data="abc"` with the keys in layout order, or its JSON twin.
 // For such a line the values go straight into one reused list for the encoder, with no
 // allocation per line or per token (a byte string's buffer is reused from line to line); a
 // string is taken only quoted, of printable ASCII and without an escape. Anything else
@@ -499,10 +501,10 @@ struct Fast {
     /// Per record type without a repeat: the text before each value, ` key=`, and whether the
     /// value is a byte string.
     text_keys: Vec<Option<Vec<(Pattern, bool)>>>,
-    /// Per record type of integer fields only (no repeat): the JSON before each value,
-    /// `"key":`.
+    /// Per record type without a repeat: the JSON before each value, `"key":`, and whether
+    /// the value is a byte string.
     #[cfg(feature = "json")]
-    json_keys: Vec<Option<Vec<Pattern>>>,
+    json_keys: Vec<Option<Vec<(Pattern, bool)>>>,
     /// The record types of section `names_of` the fast reader takes, by name (as
     /// [`TraceWriter::lookup`] finds them), built when a line of another section is read.
     names: Vec<(Pattern, RecordId)>,
@@ -560,9 +562,10 @@ impl Fast {
         #[cfg(feature = "json")]
         let json_keys = (0..n)
             .map(|rid| {
-                writer.flat_keys(rid).map(|keys| {
+                writer.plain_keys(rid).map(|(keys, kinds)| {
                     keys.iter()
-                        .map(|k| Pattern::new(format!("\"{k}\":").into_bytes()))
+                        .zip(kinds)
+                        .map(|(k, bytes)| (Pattern::new(format!("\"{k}\":").into_bytes()), bytes))
                         .collect()
                 })
             })
@@ -754,7 +757,7 @@ impl Fast {
         let kinds = match format {
             InputFormat::Text => self.text_keys[rid as usize].as_deref(),
             #[cfg(feature = "json")]
-            InputFormat::Jsonl => None,
+            InputFormat::Jsonl => self.json_keys[rid as usize].as_deref(),
         };
         for (i, &v) in self.ints.iter().enumerate() {
             let bytes = kinds
@@ -794,7 +797,7 @@ impl Fast {
             return None;
         }
         p += 11;
-        for (i, key) in self.json_keys[rid as usize].as_deref()?.iter().enumerate() {
+        for (i, (key, bytes)) in self.json_keys[rid as usize].as_deref()?.iter().enumerate() {
             if i > 0 {
                 if b.get(p) != Some(&b',') {
                     return None;
@@ -806,6 +809,15 @@ impl Fast {
                 return None;
             }
             p += key.bytes.len();
+            if *bytes {
+                // A byte string as `mtf dump --format jsonl` writes bytes that are printable
+                // ASCII: a JSON string without an escape, whose characters are the bytes.
+                let (start, end) = json_plain_string(b, &mut p)?;
+                // (A line of 4 GiB or more is left to the full parser.)
+                u32::try_from(end).ok()?;
+                self.ints.push((start as u64) << 32 | (end - start) as u64);
+                continue;
+            }
             // With --int-strings, `"123"` (a decimal string the encoder takes as an integer).
             let quoted = b.get(p) == Some(&b'"');
             if quoted {
@@ -932,49 +944,30 @@ fn text_string(b: &[u8], p: &mut usize) -> Option<(usize, usize)> {
 }
 
 /// A metadata line as `mtf dump` writes it, `metadata RECORD.FIELD PROPERTY N…` (one space
-/// apart, nothing after), for a property with integer arguments (`width`, `none`, `delta`,
-/// `default`, `baseOffset`, `stride`): written, and `Some` with the result; `None` for a line
-/// for the full parser, which is then read from its start as if this had not been called.
+/// apart, nothing after), or its JSON twin (`{"record":"metadata",…,"set":{…}}`), for a
+/// property with integer arguments (`width`, `none`, `delta`, `default`, `baseOffset`,
+/// `stride`): written, and `Some` with the result; `None` for a line for the full parser, which
+/// is then read from its start as if this had not been called.
 // Design: a metadata-heavy trace has one such line in six, and the full parser builds strings
-// and a list of arguments for each. What is read here is what the full parser would read from
-// the same bytes (a record looked up in the current section, a field by its name), and
-// anything it would refuse (an unknown record or field, a width past 8, a negative number
-// below -2^63) is left to it, so that its message is the same.
+// and a list of arguments for each (for a JSON line, a map of JSON values first). What is read
+// here is what the full parser would read from the same bytes (a record looked up in the
+// current section, a field by its name), and anything it would refuse (an unknown record or
+// field, a width past 8, a negative number below -2^63) is left to it, so that its message is
+// the same.
 fn fast_metadata(
     fast: &mut Fast,
+    format: InputFormat,
     b: &[u8],
     n: usize,
     writer: &mut TraceWriter<'_>,
     map: &mut LineMap,
 ) -> Option<Result<(), PackError>> {
-    let rest = b.strip_prefix(b"metadata ")?;
-    let word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.';
-    let tlen = rest.iter().position(|c| !word(c))?;
-    // ASCII: split at the first `.` as `str::split_once` does.
-    let target = &rest[..tlen];
-    let dot = target.iter().position(|&c| c == b'.')?;
-    let (rname, fname) = (&target[..dot], &target[dot + 1..]);
-    let mut p = 9 + tlen;
-    if b.get(p) != Some(&b' ') {
-        return None;
-    }
-    p += 1;
-    let plen = b[p..]
-        .iter()
-        .position(|c| !c.is_ascii_alphabetic())
-        .unwrap_or(b.len() - p);
-    let property = &b[p..p + plen];
-    p += plen;
     let mut args = [0u64; 2];
-    let mut nargs = 0;
-    while p < b.len() {
-        if b[p] != b' ' || nargs == args.len() {
-            return None;
-        }
-        p += 1;
-        args[nargs] = text_int(b, &mut p)?.0;
-        nargs += 1;
-    }
+    let (rname, fname, property, nargs) = match format {
+        InputFormat::Text => text_metadata(b, &mut args)?,
+        #[cfg(feature = "json")]
+        InputFormat::Jsonl => json_metadata(b, &mut args)?,
+    };
     let prop = match (property, nargs) {
         (b"width", 1) if args[0] <= 8 => MetaProperty::Width(args[0] as u8),
         (b"none", 0) => MetaProperty::Interp(Interp::None),
@@ -1000,6 +993,97 @@ fn fast_metadata(
             kind: TextErrorKind::Encode(e),
         })
     }))
+}
+
+/// A metadata line's record, field, property and number of arguments.
+type MetaParts<'b> = (&'b [u8], &'b [u8], &'b [u8], usize);
+
+/// The parts of a text metadata line `metadata RECORD.FIELD PROPERTY [ARG [ARG]]`: record,
+/// field, property and the number of arguments (in `args`).
+fn text_metadata<'b>(b: &'b [u8], args: &mut [u64; 2]) -> Option<MetaParts<'b>> {
+    let rest = b.strip_prefix(b"metadata ")?;
+    let word = |c: &u8| c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.';
+    let tlen = rest.iter().position(|c| !word(c))?;
+    // ASCII: split at the first `.` as `str::split_once` does.
+    let target = &rest[..tlen];
+    let dot = target.iter().position(|&c| c == b'.')?;
+    let (rname, fname) = (&target[..dot], &target[dot + 1..]);
+    let mut p = 9 + tlen;
+    if b.get(p) != Some(&b' ') {
+        return None;
+    }
+    p += 1;
+    let plen = b[p..]
+        .iter()
+        .position(|c| !c.is_ascii_alphabetic())
+        .unwrap_or(b.len() - p);
+    let property = &b[p..p + plen];
+    p += plen;
+    let mut nargs = 0;
+    while p < b.len() {
+        if b[p] != b' ' || nargs == args.len() {
+            return None;
+        }
+        p += 1;
+        args[nargs] = text_int(b, &mut p)?.0;
+        nargs += 1;
+    }
+    Some((rname, fname, property, nargs))
+}
+
+/// The parts of a JSON metadata line as `mtf dump --format jsonl` writes it:
+/// `{"record":"metadata","section":N,"index":N,"offset":N,"set":{"record":"R","field":"F",
+/// "property":"P","args":[N,…]}}`, names of ASCII letters, digits, `_` and `.` (no escape; the
+/// record's without a `.`, as the full parser splits `R.F` at the first), arguments integers
+/// that are not negative.
+#[cfg(feature = "json")]
+fn json_metadata<'b>(b: &'b [u8], args: &mut [u64; 2]) -> Option<MetaParts<'b>> {
+    let mut p = b"{\"record\":\"metadata\"".len();
+    if !b.starts_with(b"{\"record\":\"metadata\"") {
+        return None;
+    }
+    for head in [&b",\"section\":"[..], b",\"index\":", b",\"offset\":"] {
+        if !b[p..].starts_with(head) {
+            return None;
+        }
+        p += head.len();
+        json_number(b, &mut p)?;
+    }
+    let name = |head: &[u8], p: &mut usize| -> Option<(usize, usize)> {
+        if !b.get(*p..)?.starts_with(head) {
+            return None;
+        }
+        *p += head.len();
+        let start = *p;
+        let len = b[start..]
+            .iter()
+            .position(|c| !(c.is_ascii_alphanumeric() || *c == b'_' || *c == b'.'))?;
+        *p += len;
+        if b.get(*p) != Some(&b'"') || len == 0 {
+            return None;
+        }
+        *p += 1;
+        Some((start, start + len))
+    };
+    let r = name(b",\"set\":{\"record\":\"", &mut p)?;
+    let f = name(b",\"field\":\"", &mut p)?;
+    let prop = name(b",\"property\":\"", &mut p)?;
+    if b[r.0..r.1].contains(&b'.') || !b[p..].starts_with(b",\"args\":[") {
+        return None;
+    }
+    p += 9;
+    let mut nargs = 0;
+    while b.get(p) != Some(&b']') {
+        if nargs == args.len() || (nargs > 0 && b.get(p) != Some(&b',')) {
+            return None;
+        }
+        if nargs > 0 {
+            p += 1;
+        }
+        args[nargs] = json_number(b, &mut p)?;
+        nargs += 1;
+    }
+    (&b[p..] == b"]}}").then_some((&b[r.0..r.1], &b[f.0..f.1], &b[prop.0..prop.1], nargs))
 }
 
 /// Bytes a line is compared with at a position: a key and what surrounds it.
@@ -1242,6 +1326,26 @@ fn checked(digits: &[u8], radix: u64) -> Option<u64> {
 
 /// A JSON number without sign, fraction or exponent: `0` or digits not starting with `0`,
 /// followed by `,`, `}` or `"`; `None` for anything else (read by the full parser).
+/// A JSON string at `b[*p]` of printable ASCII without an escape (what the full parser reads
+/// as those bytes): the range of its characters, `*p` past its closing quote.
+#[cfg(feature = "json")]
+fn json_plain_string(b: &[u8], p: &mut usize) -> Option<(usize, usize)> {
+    if b.get(*p) != Some(&b'"') {
+        return None;
+    }
+    let start = *p + 1;
+    let len = b.get(start..)?.iter().position(|&c| c == b'"')?;
+    let end = start + len;
+    if !b[start..end]
+        .iter()
+        .all(|&c| (0x20..0x7f).contains(&c) && c != b'\\')
+    {
+        return None;
+    }
+    *p = end + 1;
+    Some((start, end))
+}
+
 #[cfg(feature = "json")]
 fn json_number(b: &[u8], p: &mut usize) -> Option<u64> {
     let start = *p;
@@ -1441,6 +1545,73 @@ mod tests {
             let line = format!("{head} {note}");
             assert_eq!(
                 fast.parse(InputFormat::Text, line.as_bytes(), &schema, 1),
+                None,
+                "{line}"
+            );
+        }
+    }
+
+    /// The same as JSON lines: a byte string written as a JSON string of printable ASCII
+    /// without an escape is taken with the full parser's values; an escape, a character
+    /// outside printable ASCII, `{"hex": …}`, a number or another order is left to it.
+    #[cfg(all(feature = "import", feature = "json"))]
+    #[test]
+    fn fast_json_strings_read_as_the_full_parser_reads_them() {
+        use crate::text::Parsed;
+        let dtd = include_str!("../benches/bench-metadata.dtd");
+        let schema = crate::dtd::parse_str("bench-metadata.dtd", dtd)
+            .unwrap()
+            .schema;
+        use crate::container::{ByteOrder, Class};
+        let mut w = TraceWriter::in_memory(&schema, Class::Bits64, ByteOrder::Little, "x");
+        w.section(1).unwrap();
+        let mut fast = Fast::new(&w);
+        let line = |note: &str| {
+            format!(
+                "{{\"record\":\"alloc\",\"section\":1,\"index\":2,\"offset\":72,\"fields\":\
+                 {{\"size\":16,\"address\":139637976727552,\"time\":5,\"thread\":0,\
+                 \"heap\":0,{note}}}}}"
+            )
+        };
+        for note in [
+            r#""note.len":3,"note.data":"abc""#,
+            r#""note.len":0,"note.data":"""#,
+            r#""note.len":"2","note.data":"a ""#,
+            r#""note.len":2,"note.data":"{}""#,
+        ] {
+            let line = line(note);
+            for _ in 0..2 {
+                let rid = fast.parse(InputFormat::Jsonl, line.as_bytes(), &schema, 1);
+                assert!(rid.is_some(), "{line}");
+                let Some(Parsed {
+                    line: Line::Record { fields, .. },
+                    ..
+                }) = parse_line(InputFormat::Jsonl, &line, 1).unwrap()
+                else {
+                    panic!("{line}: not a record")
+                };
+                fast.materialize(InputFormat::Jsonl, line.as_bytes(), rid.unwrap());
+                assert_eq!(
+                    fast.values,
+                    w.assemble(rid.unwrap(), &fields).unwrap(),
+                    "{line}"
+                );
+            }
+        }
+        for note in [
+            r#""note.len":1,"note.data":"\u0041""#,
+            r#""note.len":1,"note.data":"\"""#,
+            "\"note.len\":1,\"note.data\":\"\t\"",
+            "\"note.len\":2,\"note.data\":\"\u{e9}\"",
+            r#""note.len":1,"note.data":{"hex":"41"}"#,
+            r#""note.len":1,"note.data":1"#,
+            r#""note.len":1,"note.data":"a"#,
+            r#""note.data":"a","note.len":1"#,
+            r#""note.len":1, "note.data":"a""#,
+        ] {
+            let line = line(note);
+            assert_eq!(
+                fast.parse(InputFormat::Jsonl, line.as_bytes(), &schema, 1),
                 None,
                 "{line}"
             );

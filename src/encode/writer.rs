@@ -304,17 +304,6 @@ impl<'s> TraceWriter<'s> {
         self.enc.lookup(name)
     }
 
-    /// For a record type whose fields are all integers, with no repeat: the keys of its fields
-    /// in layout order (what `mtf pack` reads of JSON lines without building [`Fields`]).
-    #[cfg(feature = "json")]
-    pub(crate) fn flat_keys(&self, rid: RecordId) -> Option<&[Box<str>]> {
-        let prog = self.enc.compiled().program(rid);
-        prog.ops
-            .iter()
-            .all(|op| matches!(op, crate::layout::Op::Int(_)))
-            .then_some(&prog.keys[..])
-    }
-
     /// For a record type with no repeat: the keys of its fields in layout order, each with
     /// whether it is a byte string (what `mtf pack` reads without building [`Fields`]).
     pub(crate) fn plain_keys(&self, rid: RecordId) -> Option<(&[Box<str>], Vec<bool>)> {

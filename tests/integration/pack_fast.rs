@@ -190,13 +190,18 @@ fn damage(rng: &mut Rng, text: &[u8]) -> Vec<u8> {
 
 /// The JSON lines of the trace `bytes`, as `mtf dump --format jsonl` writes them.
 fn jsonl(bytes: &[u8]) -> Vec<u8> {
+    jsonl_with(DTD, bytes)
+}
+
+/// [`jsonl`] of a trace of the DTD `dtd`.
+fn jsonl_with(dtd: &str, bytes: &[u8]) -> Vec<u8> {
     let dir = util::tempdir();
     let p = dir.path().join("t.mtf");
     std::fs::write(&p, bytes).unwrap();
     let out = util::mtf(&[
         "dump",
         "--dtd",
-        DTD,
+        dtd,
         "--format",
         "jsonl",
         p.to_str().unwrap(),
@@ -259,6 +264,54 @@ fn fast_and_general_readers_agree_on_random_and_damaged_texts() {
     }
     // Both outcomes were exercised, many times.
     assert!(ok > 30 && refused > 100, "{ok} packed, {refused} refused");
+}
+
+/// The JSON-lines twins of random metadata-heavy traces (byte strings, plain or with an
+/// escape, a tab or UTF-8; one line in six a metadata line), whole and damaged: the fast reader
+/// (which takes plain strings and metadata lines as `mtf dump` writes them), the full parser
+/// and the reading thread give the same trace or the same first error, and the whole lines
+/// pack back into the trace.
+#[test]
+fn json_lines_with_strings_and_metadata_agree() {
+    let dtd = "benches/bench-metadata.dtd";
+    let mut rng = Rng(0x5eed_1234_abcd_0009);
+    let (mut packed, mut refused) = (0, 0);
+    for round in 0..16 {
+        let text = random_metadata_text(&mut rng, 700);
+        let Ok(bytes) = pack_with(dtd, text.as_bytes(), InputFormat::Text, How::Fast) else {
+            continue;
+        };
+        packed += 1;
+        let j = jsonl_with(dtd, &bytes);
+        let mut cases = vec![j.clone()];
+        for _ in 0..6 {
+            cases.push(damage(&mut rng, &j));
+        }
+        for (i, case) in cases.iter().enumerate() {
+            let fast = pack_with(dtd, case, InputFormat::Jsonl, How::Fast);
+            let general = pack_with(dtd, case, InputFormat::Jsonl, How::General);
+            assert_eq!(
+                fast,
+                general,
+                "round {round}:\n{}",
+                String::from_utf8_lossy(case)
+            );
+            let ahead = pack_with(dtd, case, InputFormat::Jsonl, How::Ahead);
+            assert_eq!(ahead, fast, "round {round}, -j 2");
+            for k in SHARES {
+                let shared = pack_with(dtd, case, InputFormat::Jsonl, How::Shared(k));
+                assert_eq!(shared, fast, "round {round}, -j 2, {k}/16 left");
+            }
+            if i == 0 {
+                assert_eq!(fast.as_ref(), Ok(&bytes), "the JSON lines pack back");
+            }
+            refused += usize::from(fast.is_err());
+        }
+    }
+    assert!(
+        packed >= 4 && refused > 5,
+        "{packed} packed, {refused} refused"
+    );
 }
 
 /// Texts of several batches of the reading thread (4096 lines each), damaged anywhere.
