@@ -1562,8 +1562,15 @@ mod tests {
         let schema = crate::dtd::parse_str("bench-metadata.dtd", dtd)
             .unwrap()
             .schema;
-        use crate::container::{ByteOrder, Class};
-        let mut w = TraceWriter::in_memory(&schema, Class::Bits64, ByteOrder::Little, "x");
+        let header = "%mtf 1 dtd=\"x\" class=64 order=little";
+        let Some(Parsed {
+            line: Line::Header(h),
+            ..
+        }) = parse_line(InputFormat::Text, header, 1).unwrap()
+        else {
+            panic!("a header")
+        };
+        let mut w = TraceWriter::in_memory(&schema, h.class, h.order, "x");
         w.section(1).unwrap();
         let mut fast = Fast::new(&w);
         let line = |note: &str| {
