@@ -1334,12 +1334,13 @@ fn json_plain_string(b: &[u8], p: &mut usize) -> Option<(usize, usize)> {
         return None;
     }
     let start = *p + 1;
-    let len = b.get(start..)?.iter().position(|&c| c == b'"')?;
-    let end = start + len;
-    if !b[start..end]
+    // The first byte that is not a plain character must be the closing quote.
+    let len = b
+        .get(start..)?
         .iter()
-        .all(|&c| (0x20..0x7f).contains(&c) && c != b'\\')
-    {
+        .position(|&c| c == b'"' || c == b'\\' || !(0x20..0x7f).contains(&c))?;
+    let end = start + len;
+    if b[end] != b'"' {
         return None;
     }
     *p = end + 1;
@@ -1441,14 +1442,9 @@ mod tests {
         text.chain(jsonl.iter().map(|l| (InputFormat::Jsonl, *l)))
     }
 
-    /// The fast reader takes exactly the lines it should, with the values the full parser and
-    /// the assembler give them.
-    #[cfg(all(feature = "import", feature = "json"))]
-    #[test]
-    fn fast_lines_read_as_the_full_parser_reads_them() {
+    /// A writer of `schema` (64-bit, little-endian, as a header line gives them) in section 1.
+    fn writer_in_section_1(schema: &crate::dtd::Schema) -> TraceWriter<'_> {
         use crate::text::Parsed;
-        let dtd = include_str!("../benches/hatf-bench.dtd");
-        let schema = crate::dtd::parse_str("hatf-bench.dtd", dtd).unwrap().schema;
         let header = "%mtf 1 dtd=\"x\" class=64 order=little";
         let Some(Parsed {
             line: Line::Header(h),
@@ -1457,23 +1453,46 @@ mod tests {
         else {
             panic!("a header")
         };
-        let mut w = TraceWriter::in_memory(&schema, h.class, h.order, "x");
+        let mut w = TraceWriter::in_memory(schema, h.class, h.order, "x");
         w.section(1).unwrap();
+        w
+    }
+
+    /// `line` is taken by the fast reader, as the record type the full parser names, with the
+    /// values the full parser and the assembler give it.
+    fn taken_as_the_full_parser_reads_it(
+        fast: &mut Fast,
+        w: &TraceWriter<'_>,
+        format: InputFormat,
+        line: &str,
+    ) {
+        use crate::text::Parsed;
+        let rid = fast.parse(format, line.as_bytes(), w.schema(), w.section_id());
+        assert!(rid.is_some(), "{line}");
+        let Some(Parsed {
+            line: Line::Record { name, fields },
+            ..
+        }) = parse_line(format, line, 1).unwrap()
+        else {
+            panic!("{line}: not a record")
+        };
+        assert_eq!(rid, w.lookup(&name));
+        let want = w.assemble(rid.unwrap(), &fields).unwrap();
+        fast.materialize(format, line.as_bytes(), rid.unwrap());
+        assert_eq!(fast.values, want, "{line}");
+    }
+
+    /// The fast reader takes exactly the lines it should, with the values the full parser and
+    /// the assembler give them.
+    #[cfg(all(feature = "import", feature = "json"))]
+    #[test]
+    fn fast_lines_read_as_the_full_parser_reads_them() {
+        let dtd = include_str!("../benches/hatf-bench.dtd");
+        let schema = crate::dtd::parse_str("hatf-bench.dtd", dtd).unwrap().schema;
+        let w = writer_in_section_1(&schema);
         let mut fast = Fast::new(&w);
         for (format, line) in with_format(TAKEN) {
-            let rid = fast.parse(format, line.as_bytes(), &schema, w.section_id());
-            assert!(rid.is_some(), "{line}");
-            let Some(Parsed {
-                line: Line::Record { name, fields },
-                ..
-            }) = parse_line(format, line, 1).unwrap()
-            else {
-                panic!("{line}: not a record")
-            };
-            assert_eq!(rid, w.lookup(&name));
-            let want = w.assemble(rid.unwrap(), &fields).unwrap();
-            fast.materialize(format, line.as_bytes(), rid.unwrap());
-            assert_eq!(fast.values, want, "{line}");
+            taken_as_the_full_parser_reads_it(&mut fast, &w, format, line);
         }
         for (format, line) in with_format(REFUSED) {
             assert_eq!(
@@ -1489,21 +1508,11 @@ mod tests {
     #[cfg(feature = "import")]
     #[test]
     fn fast_strings_read_as_the_full_parser_reads_them() {
-        use crate::text::Parsed;
         let dtd = include_str!("../benches/bench-metadata.dtd");
         let schema = crate::dtd::parse_str("bench-metadata.dtd", dtd)
             .unwrap()
             .schema;
-        let header = "%mtf 1 dtd=\"x\" class=64 order=little";
-        let Some(Parsed {
-            line: Line::Header(h),
-            ..
-        }) = parse_line(InputFormat::Text, header, 1).unwrap()
-        else {
-            panic!("a header")
-        };
-        let mut w = TraceWriter::in_memory(&schema, h.class, h.order, "x");
-        w.section(1).unwrap();
+        let w = writer_in_section_1(&schema);
         let mut fast = Fast::new(&w);
         let head = "alloc size=16 address=0x7f0000001000 time=5 thread=0 heap=0";
         for note in [
@@ -1514,21 +1523,7 @@ mod tests {
             let line = format!("{head} {note}");
             // Twice: the second time with the first line's buffer.
             for _ in 0..2 {
-                let rid = fast.parse(InputFormat::Text, line.as_bytes(), &schema, 1);
-                assert!(rid.is_some(), "{line}");
-                let Some(Parsed {
-                    line: Line::Record { fields, .. },
-                    ..
-                }) = parse_line(InputFormat::Text, &line, 1).unwrap()
-                else {
-                    panic!("{line}: not a record")
-                };
-                fast.materialize(InputFormat::Text, line.as_bytes(), rid.unwrap());
-                assert_eq!(
-                    fast.values,
-                    w.assemble(rid.unwrap(), &fields).unwrap(),
-                    "{line}"
-                );
+                taken_as_the_full_parser_reads_it(&mut fast, &w, InputFormat::Text, &line);
             }
         }
         for note in [
@@ -1557,21 +1552,11 @@ mod tests {
     #[cfg(all(feature = "import", feature = "json"))]
     #[test]
     fn fast_json_strings_read_as_the_full_parser_reads_them() {
-        use crate::text::Parsed;
         let dtd = include_str!("../benches/bench-metadata.dtd");
         let schema = crate::dtd::parse_str("bench-metadata.dtd", dtd)
             .unwrap()
             .schema;
-        let header = "%mtf 1 dtd=\"x\" class=64 order=little";
-        let Some(Parsed {
-            line: Line::Header(h),
-            ..
-        }) = parse_line(InputFormat::Text, header, 1).unwrap()
-        else {
-            panic!("a header")
-        };
-        let mut w = TraceWriter::in_memory(&schema, h.class, h.order, "x");
-        w.section(1).unwrap();
+        let w = writer_in_section_1(&schema);
         let mut fast = Fast::new(&w);
         let line = |note: &str| {
             format!(
@@ -1588,21 +1573,7 @@ mod tests {
         ] {
             let line = line(note);
             for _ in 0..2 {
-                let rid = fast.parse(InputFormat::Jsonl, line.as_bytes(), &schema, 1);
-                assert!(rid.is_some(), "{line}");
-                let Some(Parsed {
-                    line: Line::Record { fields, .. },
-                    ..
-                }) = parse_line(InputFormat::Jsonl, &line, 1).unwrap()
-                else {
-                    panic!("{line}: not a record")
-                };
-                fast.materialize(InputFormat::Jsonl, line.as_bytes(), rid.unwrap());
-                assert_eq!(
-                    fast.values,
-                    w.assemble(rid.unwrap(), &fields).unwrap(),
-                    "{line}"
-                );
+                taken_as_the_full_parser_reads_it(&mut fast, &w, InputFormat::Jsonl, &line);
             }
         }
         for note in [

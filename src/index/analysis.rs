@@ -131,8 +131,8 @@ impl std::ops::Deref for Blob {
     }
 }
 
-/// The checksum of a state file of `version` over `bytes` (docs/format.md §15.4): CRC-32
-/// (version 2), FNV-1a 64 (version 1).
+/// A checksum of a state file being computed (docs/format.md §15.4): CRC-32 (version 2),
+/// FNV-1a 64 (version 1).
 // Design: the checksum reads the whole file, about as large as the trace, and `stats -j N` and
 // `check -j N` compute it beside their workers (on a third thread of two cores). FNV-1a takes a
 // multiplication per byte, one after the other: on the generator's 10 M trace (a 134 MB state
@@ -140,20 +140,6 @@ impl std::ops::Deref for Blob {
 // processor's carry-less multiplication where it has it) reads gigabytes a second, and detects
 // the damage a checksum is there for as well; version 1's files, whose checksum is FNV-1a, are
 // read as before.
-fn state_sum(version: u8, h: &mut StateSum, bytes: &[u8]) {
-    match (version, h) {
-        (STATE_VERSION_FNV, StateSum::Fnv(h)) => {
-            for &b in bytes {
-                *h ^= b as u64;
-                *h = h.wrapping_mul(0x0000_0100_0000_01b3);
-            }
-        }
-        (_, StateSum::Crc(c)) => c.update(bytes),
-        (_, StateSum::Fnv(_)) => {}
-    }
-}
-
-/// A checksum of a state file being computed.
 enum StateSum {
     Fnv(u64),
     Crc(crc32fast::Hasher),
@@ -162,9 +148,15 @@ enum StateSum {
 impl StateSum {
     fn new(version: u8) -> StateSum {
         if version == STATE_VERSION_FNV {
-            StateSum::Fnv(0xcbf2_9ce4_8422_2325)
+            StateSum::Fnv(super::FNV1A_START)
         } else {
             StateSum::Crc(crc32fast::Hasher::new())
+        }
+    }
+    fn update(&mut self, bytes: &[u8]) {
+        match self {
+            StateSum::Fnv(h) => *h = super::fnv1a_on(*h, bytes),
+            StateSum::Crc(c) => c.update(bytes),
         }
     }
     fn value(self) -> u64 {
@@ -179,7 +171,7 @@ impl StateSum {
 /// it): CRC-32 for version 2, FNV-1a 64 for version 1 (docs/format.md §15.4).
 pub fn state_checksum(version: u8, bytes: &[u8]) -> u64 {
     let mut h = StateSum::new(version);
-    state_sum(version, &mut h, bytes);
+    h.update(bytes);
     h.value()
 }
 
@@ -193,7 +185,7 @@ impl Blob {
         let mut at = 0;
         while at < n {
             let end = (at + STEP).min(n);
-            state_sum(version, &mut h, &bytes[at..end]);
+            h.update(&bytes[at..end]);
             if let (Blob::Mapped(m), true) = (self, end - at == STEP) {
                 crate::io::release_mapped(m, at, STEP);
             }

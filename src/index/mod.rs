@@ -60,7 +60,14 @@ pub use crate::limits::MAX_INDEX_BYTES;
 
 /// 64-bit FNV-1a, as docs/format.md §15.2 specifies.
 pub fn fnv1a(bytes: &[u8]) -> u64 {
-    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    fnv1a_on(FNV1A_START, bytes)
+}
+
+/// FNV-1a's value before any byte.
+pub(crate) const FNV1A_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+/// FNV-1a of the bytes `h` is the value of, followed by `bytes` (for a file read in pieces).
+pub(crate) fn fnv1a_on(mut h: u64, bytes: &[u8]) -> u64 {
     for &b in bytes {
         h ^= b as u64;
         h = h.wrapping_mul(0x0000_0100_0000_01b3);

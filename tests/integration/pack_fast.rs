@@ -288,20 +288,7 @@ fn json_lines_with_strings_and_metadata_agree() {
             cases.push(damage(&mut rng, &j));
         }
         for (i, case) in cases.iter().enumerate() {
-            let fast = pack_with(dtd, case, InputFormat::Jsonl, How::Fast);
-            let general = pack_with(dtd, case, InputFormat::Jsonl, How::General);
-            assert_eq!(
-                fast,
-                general,
-                "round {round}:\n{}",
-                String::from_utf8_lossy(case)
-            );
-            let ahead = pack_with(dtd, case, InputFormat::Jsonl, How::Ahead);
-            assert_eq!(ahead, fast, "round {round}, -j 2");
-            for k in SHARES {
-                let shared = pack_with(dtd, case, InputFormat::Jsonl, How::Shared(k));
-                assert_eq!(shared, fast, "round {round}, -j 2, {k}/16 left");
-            }
+            let fast = packed_three_ways_from(dtd, case, InputFormat::Jsonl, round);
             if i == 0 {
                 assert_eq!(fast.as_ref(), Ok(&bytes), "the JSON lines pack back");
             }
@@ -555,18 +542,28 @@ fn random_metadata_text(rng: &mut Rng, records: usize) -> String {
 /// `case` packed with the fast reader, with the full parser alone and with the reading thread
 /// (`-j 2`), text of `dtd`: the three must give the same trace or the same first error.
 fn packed_three_ways(dtd: &str, case: &[u8], round: usize) -> Result<Vec<u8>, String> {
-    let fast = pack_with(dtd, case, InputFormat::Text, How::Fast);
-    let general = pack_with(dtd, case, InputFormat::Text, How::General);
+    packed_three_ways_from(dtd, case, InputFormat::Text, round)
+}
+
+/// [`packed_three_ways`] of `case` in `format` (the text form or JSON lines).
+fn packed_three_ways_from(
+    dtd: &str,
+    case: &[u8],
+    format: InputFormat,
+    round: usize,
+) -> Result<Vec<u8>, String> {
+    let fast = pack_with(dtd, case, format, How::Fast);
+    let general = pack_with(dtd, case, format, How::General);
     assert_eq!(
         fast,
         general,
         "round {round}:\n{}",
         String::from_utf8_lossy(case)
     );
-    let ahead = pack_with(dtd, case, InputFormat::Text, How::Ahead);
+    let ahead = pack_with(dtd, case, format, How::Ahead);
     assert_eq!(ahead, fast, "round {round}, -j 2");
     for k in SHARES {
-        let shared = pack_with(dtd, case, InputFormat::Text, How::Shared(k));
+        let shared = pack_with(dtd, case, format, How::Shared(k));
         assert_eq!(shared, fast, "round {round}, -j 2, {k}/16 left");
     }
     fast

@@ -278,15 +278,22 @@ fn every_shape_resumes_with_the_figures_of_a_pass_from_the_start() {
     }
 }
 
-#[test]
-fn a_state_of_another_index_or_a_damaged_one_is_skipped_with_a_warning() {
-    let dir = tempdir();
+/// The shipped Android trace copied into `dir`, indexed with a state every 10 records; with
+/// the figures of `stats --from 60` (the same from the states as from the start).
+fn android_indexed(dir: &tempfile::TempDir) -> (PathBuf, String) {
     let trace = dir.path().join("android.mtf");
     std::fs::copy(root().join("traces/android.mtf"), &trace).unwrap();
     let states = index(&trace, "10");
     assert!(states.states.iter().flatten().count() >= 2);
-    let t = trace.to_str().unwrap();
     let want = same(&trace, &["stats", "--from", "60"]);
+    (trace, want)
+}
+
+#[test]
+fn a_state_of_another_index_or_a_damaged_one_is_skipped_with_a_warning() {
+    let dir = tempdir();
+    let (trace, want) = android_indexed(&dir);
+    let t = trace.to_str().unwrap();
     // The index rebuilt with other checkpoints, the old state kept: refused, not used.
     let kept = std::fs::read(state_of(&trace)).unwrap();
     let o = mtf(&["index", "--every", "12", t]);
@@ -321,12 +328,8 @@ fn a_state_of_another_index_or_a_damaged_one_is_skipped_with_a_warning() {
 #[test]
 fn a_version_1_state_is_read_and_an_unknown_version_refused() {
     let dir = tempdir();
-    let trace = dir.path().join("android.mtf");
-    std::fs::copy(root().join("traces/android.mtf"), &trace).unwrap();
-    let states = index(&trace, "10");
-    assert!(states.states.iter().flatten().count() >= 2);
+    let (trace, want) = android_indexed(&dir);
     let t = trace.to_str().unwrap();
-    let want = same(&trace, &["stats", "--from", "60"]);
     let kept = std::fs::read(state_of(&trace)).unwrap();
     let with_version = |v: u8| {
         let mut b = kept[..kept.len() - 8].to_vec();

@@ -242,9 +242,9 @@ impl HeapStats {
         if self.placed_live != 0 {
             return false;
         }
-        // Each block's number: the interpreter's, in the order of its blocks for the id (the
-        // oldest first), which are the same pushes as the statistics' (newest first here).
-        let mut at: Vec<Vec<u32>> = Vec::with_capacity(tops.len());
+        // Each block with its number: the interpreter's numbers for an id come the oldest
+        // first, from the same pushes as the statistics' blocks (the newest first here).
+        let mut placed: Vec<Vec<(u32, Block)>> = Vec::with_capacity(tops.len());
         let mut nums = Vec::new();
         for (sp, here) in tops.iter().enumerate() {
             let mut v = Vec::with_capacity(here.len());
@@ -252,45 +252,39 @@ impl HeapStats {
                 if !places_of(sp as u32, key, id, &mut nums) {
                     return false;
                 }
-                let mut below = top.below;
-                let mut n = 1;
-                while below != 0 {
-                    n += 1;
-                    below = match self.shadow.get(below as usize - 1) {
-                        Some(b) => b.below,
-                        None => return false,
+                let mut next = Some(top);
+                for &i in nums.iter().rev() {
+                    let Some(mut b) = next.filter(|_| i != Places::NONE) else {
+                        return false;
                     };
+                    next = match b.below {
+                        0 => None,
+                        below => match self.shadow.get(below as usize - 1) {
+                            Some(older) => Some(*older),
+                            None => return false,
+                        },
+                    };
+                    b.below = 0;
+                    v.push((i, b));
                 }
-                if n != nums.len() || nums.contains(&Places::NONE) {
+                if next.is_some() {
                     return false;
                 }
-                v.extend(nums.iter().rev());
             }
-            at.push(v);
+            placed.push(v);
         }
-        for (sp, (here, at)) in tops.iter().zip(at).enumerate() {
-            let n = at.iter().map(|&i| i as usize + 1).max().unwrap_or(0);
+        for (sp, blocks) in placed.into_iter().enumerate() {
+            let n = blocks
+                .iter()
+                .map(|&(i, _)| i as usize + 1)
+                .max()
+                .unwrap_or(0);
             let v = &mut self.placed[sp];
             v.clear();
             v.resize(n, Block::default());
-            let mut at = at.into_iter();
-            for &(_, top) in here {
-                let mut b = top;
-                loop {
-                    let below = b.below;
-                    b.below = 0;
-                    if let Some(i) = at.next() {
-                        v[i as usize] = b;
-                        self.placed_live += 1;
-                    }
-                    match below
-                        .checked_sub(1)
-                        .and_then(|i| self.shadow.get(i as usize))
-                    {
-                        Some(next) => b = *next,
-                        None => break,
-                    }
-                }
+            self.placed_live += blocks.len();
+            for (i, b) in blocks {
+                v[i as usize] = b;
             }
         }
         self.shadow.clear();

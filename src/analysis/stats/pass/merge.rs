@@ -204,8 +204,8 @@ impl<'s> ChunkStats<'s> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::analysis::stats::{build_states, compute_scoped};
-    use crate::index::{build, BuildOptions};
+    use crate::analysis::stats::compute_scoped;
+    use crate::analysis::stats::pass::resume::tests::indexed_states;
 
     /// Every shipped trace with a namespace of ids, cut at every checkpoint with a state (one
     /// every few records): the joined figures, as text and at the peak, are one pass's.
@@ -223,15 +223,7 @@ mod tests {
     /// `reader`'s trace cut at every checkpoint with a state, one every `every` records: the
     /// joined figures, as text and at the peak, are one pass's.
     fn joined_equal_one_pass(reader: &crate::decode::Reader<'_>, name: &str, every: u64) {
-        let idx = build(
-            reader,
-            &BuildOptions {
-                every_records: every,
-                every_bytes: 1 << 20,
-            },
-        );
-        let at: Vec<(u64, u64)> = idx.entries().iter().map(|e| (e.record, e.offset)).collect();
-        let built = build_states(reader, &at, u64::MAX).expect("states");
+        let (idx, at, built) = indexed_states(reader, every);
         for scope in [StatsScope::All, StatsScope::Heap] {
             let mut source = Declared::new(reader.schema());
             let one = compute_scoped(
@@ -337,15 +329,7 @@ mod tests {
     fn shared_ids_resumed_are_placed() {
         let o = shared_trace(4000);
         let reader = o.reader();
-        let idx = build(
-            &reader,
-            &BuildOptions {
-                every_records: 97,
-                every_bytes: 1 << 20,
-            },
-        );
-        let at: Vec<(u64, u64)> = idx.entries().iter().map(|e| (e.record, e.offset)).collect();
-        let built = build_states(&reader, &at, u64::MAX).expect("states");
+        let (_, _, built) = indexed_states(&reader, 97);
         let (mut placed, mut shared) = (0, 0);
         for blob in built.entries.iter().flatten() {
             let mut source = Declared::new(reader.schema());

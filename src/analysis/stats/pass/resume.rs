@@ -310,10 +310,28 @@ impl SourceLinesSkip {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     use super::*;
     use crate::analysis::stats::{compute_scoped, Bound};
-    use crate::index::{build, BuildOptions};
+    use crate::index::{build, BuildOptions, Index};
+
+    /// `reader`'s trace indexed with a checkpoint every `every` records, the checkpoints'
+    /// (record, offset) and a state at each (no budget).
+    pub(in crate::analysis::stats::pass) fn indexed_states(
+        reader: &Reader<'_>,
+        every: u64,
+    ) -> (Index, Vec<(u64, u64)>, BuiltStates) {
+        let idx = build(
+            reader,
+            &BuildOptions {
+                every_records: every,
+                every_bytes: 1 << 20,
+            },
+        );
+        let at: Vec<(u64, u64)> = idx.entries().iter().map(|e| (e.record, e.offset)).collect();
+        let built = build_states(reader, &at, u64::MAX).expect("states");
+        (idx, at, built)
+    }
 
     fn shown(s: &Stats) -> String {
         format!("{}{}", s.to_text(5), s.at_peak_text(5))
@@ -328,15 +346,7 @@ mod tests {
             let path = format!("{}/traces/{name}", env!("CARGO_MANIFEST_DIR"));
             let o = crate::open(&path).expect("a shipped trace");
             let reader = o.reader();
-            let idx = build(
-                &reader,
-                &BuildOptions {
-                    every_records: 7,
-                    every_bytes: 1 << 20,
-                },
-            );
-            let at: Vec<(u64, u64)> = idx.entries().iter().map(|e| (e.record, e.offset)).collect();
-            let built = build_states(&reader, &at, u64::MAX).expect("states");
+            let (idx, _, built) = indexed_states(&reader, 7);
             let mut used = 0;
             for (i, blob) in built.entries.iter().enumerate() {
                 let Some(blob) = blob else { continue };
