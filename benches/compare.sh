@@ -8,8 +8,9 @@
 # same text, the semantic pass against the decode, `check` with a seek index against without,
 # `-j 2` against `-j 1` for `stats` and `check`; records/s for each subcommand; peak RSS of
 # `check` (a mapped file, a pipe, a zstd file), of `stats` and of the hand-written analysis; the
-# instruction counts of `check` and of the hand-written reader under callgrind (repeatable on a
-# loaded machine). At the end, one table of every ratio by shape.
+# instruction counts of `check`, `stats` and the hand-written reader and analysis under
+# valgrind at the first size (repeatable on a loaded machine). At the end, one table of every
+# ratio by shape.
 #
 # Before any time is compared, the readers are checked to agree: the hand-written reader's record
 # counts and checksum equal the library's (examples/checksum.rs), the hand-written analysis's
@@ -19,7 +20,8 @@
 #   WORKDIR (default /tmp/mtf-compare) receives the generated traces and their dumps (never
 #   committed); SIZES (default "1M 10M") are the record counts given to examples/gen_hatf.rs;
 #   SHAPES (default "default metadata-heavy heaptrack-like et-like") its `--shape`s.
-#   RUNS (default 5) runs per command; CALLGRIND=0 skips the instruction counts; CARGO_ARGS is
+#   RUNS (default 5) runs per command; CALLGRIND=0 skips the instruction counts (about two
+#   minutes a shape at 1M); CARGO_ARGS is
 #   given to every cargo command (`--no-default-features --features cli,compression` builds
 #   what every measured command needs in about half the time: no Parquet, import, replay or
 #   plot, none of which the measured commands run).
@@ -106,6 +108,12 @@ row() {
     "$(ratio "$(t "$2" user)" "$(t "$3" user)")" "$4"
   printf '%s|%s|%s|%s\n' "$1" "$shape $size" "$r" "$4" >>"$W/table"
 }
+# irow LABEL A B GOAL: instruction count A over B, printed and kept for the table as `row`.
+irow() {
+  r=$(ratio "$2" "$3")
+  printf '%-50s %6s   goal %s\n' "$1:" "$r" "$4"
+  printf '%s|%s|%s|%s\n' "$1" "$shape $size" "$r" "$4" >>"$W/table"
+}
 # rss COMMAND…: the peak RSS of a command, in KiB.
 rss() { /usr/bin/time -f %M "$@" 2>&1 >/dev/null | tail -1; }
 
@@ -183,6 +191,25 @@ EOF
   row "stats -j 1 / -j 2 --index (speed-up)" stats stats_j2 ">= 1.7"
   row "check -j 1 / -j 2 --index (speed-up)" semantic semantic_j2 ">= 1.7"
   row "check (semantic pass too) / --no-semantic" semantic check ""
+  # The same ratios in instructions (valgrind, one thread), at the first size only: repeatable
+  # to a fraction of a percent where the wall-clock ratios of commands this short move by tens
+  # of percent from one run to the next on a small shared machine. An instruction is not a
+  # cycle (a cache miss costs more than many), so these show the work, the times the cost.
+  if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null &&
+    [ "$size" = "$(echo "$SIZES" | cut -d' ' -f1)" ]; then
+    irs() { valgrind --tool=cachegrind --cache-sim=no --cachegrind-out-file=/dev/null "$@" 2>&1 \
+      >/dev/null | awk '/I *refs/ {gsub(",", "", $NF); print $NF}'; }
+    i_hw=$(irs $hw "$f")
+    i_heap=$(irs "$HH" "$f")
+    i_check=$(irs "$M" check -q --no-semantic -j 1 "$f")
+    i_semantic=$(irs "$M" check -q -j 1 "$f")
+    i_stats=$(irs "$M" stats -j 1 "$f")
+    echo "instructions per record: hand-written reader $((i_hw / n)), hand-written heap analysis" \
+      "$((i_heap / n)), check --no-semantic $((i_check / n)), check $((i_semantic / n)), stats $((i_stats / n))"
+    irow "instructions: stats / hand-written heap analysis" "$i_stats" "$i_heap" "<= 1.5"
+    irow "instructions: check (semantic) / hand-written heap analysis" "$i_semantic" "$i_heap" "<= 1.5"
+    irow "instructions: check --no-semantic / hand-written reader" "$i_check" "$i_hw" "<= 1.0"
+  fi
   # Issue 28 item 2: at least 20 M heap events/s per core (one thread here).
   echo "heap events/s ($events events): stats $(rate "$events" "$(t stats)")," \
     "semantic check $(rate "$events" "$(t semantic)")," \
@@ -212,7 +239,7 @@ done
 
 # Every ratio by shape: one row per ratio, one column per shape and size.
 echo
-echo "== ratios by shape (wall clock)"
+echo "== ratios by shape (wall clock; the rows \"instructions:\" in instructions)"
 python3 - "$W/table" <<'PY'
 import sys
 rows, cols, cell, goal = [], [], {}, {}
@@ -230,13 +257,3 @@ for r in rows:
     print("%-*s %s   %s" % (w, r, " ".join("%18s" % cell.get((r, c), "") for c in cols), goal[r]))
 PY
 
-f="$W/h$(echo "$SIZES" | cut -d' ' -f1).mtf"
-if [ "${CALLGRIND:-1}" != 0 ] && command -v valgrind >/dev/null && [ -f "$f" ]; then
-  irs() { valgrind --tool=callgrind --callgrind-out-file=/dev/null "$@" 2>&1 >/dev/null |
-    awk '/Collected/ {print $NF}'; }
-  ci=$(irs "$M" check -q --no-semantic "$f")
-  hi=$(irs "$HW" "$f")
-  echo
-  echo "== instructions (callgrind) on $f"
-  echo "check --no-semantic $ci, hand-written $hi: check / hand-written $(ratio "$ci" "$hi")"
-fi
