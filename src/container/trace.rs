@@ -68,26 +68,40 @@ impl<'a> Trace<'a> {
     /// so that reading a trace of any size keeps only a window of it resident. Nothing changes
     /// for a trace held in memory. The bytes stay readable: a page read again is read again
     /// from the file.
+    pub fn release_before(&self, offset: u64) {
+        self.release_range(0, offset);
+    }
+
+    /// As [`Trace::release_before`], for the pages between bytes `from` (rounded up to 64 KiB)
+    /// and `to` (rounded down): what a reader of one part of the trace has passed, beside
+    /// readers of the other parts.
     // Unsafe code (docs/architecture.md): `madvise` on the mapping.
     #[allow(unsafe_code)]
-    pub fn release_before(&self, offset: u64) {
+    pub fn release_range(&self, from: u64, to: u64) {
         // Design: MADV_DONTNEED on a read-only file mapping only drops clean page-cache pages
         // from this process's resident set; a later access faults them back in from the file,
         // so borrowed slices (tables read behind the cursor) stay valid. It is never applied
         // to owned bytes, where it would zero anonymous memory.
         #[cfg(unix)]
         if let TraceData::Mmap(m) = &self.data {
-            const STEP: usize = 1 << 16;
-            let len = usize::try_from(offset).unwrap_or(usize::MAX).min(m.len()) & !(STEP - 1);
-            if len > 0 {
+            const STEP: u64 = 1 << 16;
+            let len = m.len() as u64;
+            let to = to.min(len) & !(STEP - 1);
+            let from = from.min(to).div_ceil(STEP) * STEP;
+            if to > from {
                 // SAFETY: the mapping is read-only and file-backed (see the design note above):
                 // dropping its pages does not change what any reference into it reads.
-                let _ =
-                    unsafe { m.unchecked_advise_range(memmap2::UncheckedAdvice::DontNeed, 0, len) };
+                let _ = unsafe {
+                    m.unchecked_advise_range(
+                        memmap2::UncheckedAdvice::DontNeed,
+                        from as usize,
+                        (to - from) as usize,
+                    )
+                };
             }
         }
         #[cfg(not(unix))]
-        let _ = offset;
+        let _ = (from, to);
     }
 
     /// Checks a trace borrowed from the caller.

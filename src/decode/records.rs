@@ -93,6 +93,9 @@ pub(crate) struct Decoder {
     released: u64,
     /// Whether pages are released behind the cursor (see [`Records::release_pages`]).
     release: bool,
+    /// The first byte whose pages may be released: 0, or for the decoder of a part of the
+    /// trace (`Mode::Part`) where it started, once it has (`None` before).
+    floor: Option<u64>,
     /// The end of the bytes that can be read in the current region: its end, or the end of the
     /// window of a stream when that comes first.
     lim: u64,
@@ -203,11 +206,19 @@ impl<'r> Records<'r> {
         self.d.count_from(first, exact)
     }
 
-    /// Whether a mapped trace's pages are released behind the cursor as it moves on (by
-    /// default, except for a decoder of part of a trace, [`Reader::region_records`], whose
-    /// neighbours may still be reading behind it).
+    /// Whether a mapped trace's pages are released behind the cursor as it moves on, from the
+    /// start of the trace (by default; a decoder of part of a trace, [`Reader::region_records`],
+    /// releases only behind its own start: see [`Records::release_own_pages`]).
     pub fn release_pages(&mut self, on: bool) {
         self.d.release_pages(on)
+    }
+
+    /// Release a mapped trace's pages behind the cursor from the first record this decoder
+    /// reads on, never before it: for one of several decoders of the same trace, each reading
+    /// its own part (a decoder of part of a trace, [`Reader::region_records`], does so by
+    /// default). A page released and read again by another reader is read again from the file.
+    pub fn release_own_pages(&mut self) {
+        self.d.release_own_pages()
     }
 
     /// Whether [`Records::next`] would return `None`: every region is read and every problem
@@ -273,7 +284,13 @@ impl Decoder {
             lengths_only: false,
             clock_of: 0,
             released: 0,
-            release: mode != Mode::Part,
+            // Design: the decoder of a part of the trace (one of `-j N`'s chunks) releases the
+            // pages it has passed within its part, from where it started, as a whole decoder
+            // does from the start: the part's pages behind the earliest chunk are released by
+            // whoever runs the parts (`metatf::parallel::release_behind`), but that waits for
+            // each chunk's end, and `stats -j 2` held most of a 134 MB trace resident.
+            release: true,
+            floor: if mode == Mode::Part { None } else { Some(0) },
             lim: 0,
             stopped: None,
             margin: None,
@@ -326,6 +343,36 @@ impl Decoder {
     pub fn release_pages(&mut self, on: bool) {
         self.release = on;
         self.released = self.pos;
+        if on {
+            self.floor = Some(0);
+        }
+    }
+
+    /// As [`Records::release_own_pages`].
+    pub fn release_own_pages(&mut self) {
+        self.release = true;
+        self.floor = None;
+    }
+
+    /// Releases the pages of a mapped trace behind the cursor (at most every
+    /// `RELEASE_EVERY` bytes), from the floor on; `start` is where the record just decoded
+    /// began, the floor of a part's decoder that has none yet.
+    #[inline]
+    fn release_behind(&mut self, r: &Reader<'_>, start: u64) {
+        let floor = match self.floor {
+            Some(f) => f,
+            None => {
+                self.floor = Some(start);
+                self.released = start;
+                start
+            }
+        };
+        if self.pos >= self.released + RELEASE_EVERY {
+            self.released = self.pos;
+            if let Some(t) = r.input.trace() {
+                t.release_range(floor, self.pos - RELEASE_EVERY);
+            }
+        }
     }
 
     /// As [`Records::is_done`].
@@ -459,14 +506,11 @@ impl Decoder {
             return Some(match self.decode_record(r) {
                 Ok(()) => {
                     self.count += 1;
-                    // A mapped trace keeps only a window resident, whatever its size.
-                    // Part of a trace decoded beside other parts: whoever runs the parts
-                    // releases behind the earliest (`metatf::parallel`).
-                    if self.pos >= self.released + RELEASE_EVERY && self.release {
-                        self.released = self.pos;
-                        if let Some(t) = r.input.trace() {
-                            t.release_before(self.pos - RELEASE_EVERY);
-                        }
+                    // A mapped trace keeps only a window resident, whatever its size: behind
+                    // the cursor from the start, or for part of a trace decoded beside other
+                    // parts, from where this decoder started (see `Decoder::floor`).
+                    if self.release {
+                        self.release_behind(r, self.cur.start);
                     }
                     Ready::Record
                 }

@@ -42,8 +42,9 @@ pub struct Chunk {
 impl Chunk {
     /// The decode of the chunk: its events are those up to [`Chunk::until`] (see
     /// [`Chunk::ended`]).
-    /// Pages of a mapped trace are not released behind it (others may read there):
-    /// [`Records::release_pages`] turns that on.
+    /// Pages of a mapped trace are released behind it from where it starts, not before (others
+    /// may read there: [`Records::release_own_pages`]); [`Records::release_pages`] releases
+    /// from the start of the trace.
     pub fn records<'r>(&self, reader: &'r Reader<'r>) -> Records<'r> {
         let mut records = match &self.from {
             From::Regions(r) => reader.region_records(r.clone()),
@@ -55,7 +56,7 @@ impl Chunk {
                 Err(_) => reader.records(),
             },
         };
-        records.release_pages(false);
+        records.release_own_pages();
         records
     }
 
