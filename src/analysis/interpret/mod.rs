@@ -286,7 +286,7 @@ impl<'s> Interpreter<'s> {
     /// before it and the severity the DTD declares for it.
     #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     pub(crate) fn dead_asks(&self) -> &[(u64, Severity)] {
-        self.dead.journal.as_ref().map_or(&[], |j| &j.1)
+        self.dead.journal.as_ref().map_or(&[], |j| &j.asks)
     }
 
     /// The journal kept since [`Interpreter::keep_dead_journal`] (emptied).

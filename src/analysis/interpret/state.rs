@@ -324,9 +324,10 @@ pub(super) struct Dead {
     pub(super) last: u64,
     /// Once built: the remembered ids and, oldest first, the last DEAD_REMEMBERED undefines.
     pub(super) map: Option<(HashMap<DeadKey, At>, std::collections::VecDeque<DeadKey>)>,
-    /// A pass over one chunk of a trace (`mtf check -j N`): every undefine, in order, and for
-    /// each look-up (a finding of an id not alive), how many undefines came before it and the
-    /// severity the DTD declares for the finding (see [`DeadRing`]).
+    /// A pass over one chunk of a trace (`mtf check -j N`): its undefines, in order (the first
+    /// and the last of them: [`DeadJournal`]), and for each look-up (a finding of an id not
+    /// alive), how many undefines came before it and the severity the DTD declares for the
+    /// finding (see [`DeadRing`]).
     pub(super) journal: Option<DeadJournal>,
     /// While `map` is not built, from the first look-up on: how many of the last
     /// DEAD_REMEMBERED undefines fall in each bucket (see [`DeadFilter`]).
@@ -402,7 +403,7 @@ impl Dead {
             self.build();
         }
         self.last = at.record;
-        if let Some((j, _)) = &mut self.journal {
+        if let Some(j) = &mut self.journal {
             j.push(Buried::new(k, at));
         }
         match &mut self.map {
@@ -507,8 +508,8 @@ impl Dead {
 
     /// Journal a look-up (see [`Dead::journal`]).
     pub(super) fn asked(&mut self, declared: Severity) {
-        if let Some((j, asks)) = &mut self.journal {
-            asks.push((j.len() as u64, declared));
+        if let Some(j) = &mut self.journal {
+            j.asks.push((j.count, declared));
         }
     }
 }
@@ -517,8 +518,32 @@ impl Dead {
 #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
 pub const DEAD_OWN: u64 = 2 * DEAD_REMEMBERED as u64;
 
-/// The undefines of a journal and its look-ups ([`Dead::journal`]).
-pub(crate) type DeadJournal = (Vec<Buried>, Vec<(u64, Severity)>);
+/// The undefines of a chunk's pass and its look-ups ([`Dead::journal`]): of the undefines,
+/// only the first [`DEAD_OWN`] and the last 2·DEAD_REMEMBERED, which are all that
+/// [`DeadRing::resolve`] and [`DeadRing::extend`] read, so that memory stays bounded (about
+/// 10 MB) whatever the chunk's length; every look-up the chunk could not answer, with the
+/// number of undefines before it and the severity the DTD declares.
+#[derive(Debug, Default)]
+pub(crate) struct DeadJournal {
+    head: Vec<Buried>,
+    tail: std::collections::VecDeque<Buried>,
+    /// Undefines journaled.
+    count: u64,
+    pub(crate) asks: Vec<(u64, Severity)>,
+}
+
+impl DeadJournal {
+    fn push(&mut self, b: Buried) {
+        self.count += 1;
+        if (self.head.len() as u64) < DEAD_OWN {
+            self.head.push(b);
+        }
+        if self.tail.len() >= 2 * DEAD_REMEMBERED {
+            self.tail.pop_front();
+        }
+        self.tail.push_back(b);
+    }
+}
 
 /// The ids undefined recently before a chunk of a trace, for the look-ups a pass over the chunk
 /// alone could not answer (`mtf check -j N`).
@@ -531,8 +556,11 @@ pub(crate) type DeadJournal = (Vec<Buried>, Vec<(u64, Severity)>);
 // chunk alone: the rule removes an id's entry when any undefine of that id is forgotten, even an
 // older one, so an undefine from before the chunk, forgotten within its first DEAD_REMEMBERED
 // undefines, removes what the chunk alone still remembers of an undefine among those, until
-// that one is forgotten too. The answers are those of one pass from the start. Memory: 40 bytes
-// per undefine of a chunk.
+// that one is forgotten too. The answers are those of one pass from the start. Memory: of a
+// chunk's undefines only the first DEAD_OWN (for its look-ups) and the last 2·DEAD_REMEMBERED
+// (for the next chunk's) are kept (`DeadJournal`), 40 bytes each: about 10 MB a chunk at most,
+// where keeping every undefine was 40 bytes per free of the trace (450 MB of `check -j 2` on a
+// 40 M-record trace).
 #[derive(Debug, Default)]
 #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
 pub(crate) struct DeadRing {
@@ -545,7 +573,8 @@ impl DeadRing {
     /// key, id))`, in order, the record that undefined the id, if one pass from the start
     /// remembers it; a look-up after [`DEAD_OWN`] undefines of the chunk is the chunk's own to
     /// answer (`None` here).
-    pub fn resolve(&self, journal: &[Buried], asks: &[(u64, DeadKey)]) -> Vec<Option<At>> {
+    pub fn resolve(&self, journal: &DeadJournal, asks: &[(u64, DeadKey)]) -> Vec<Option<At>> {
+        let count = usize::try_from(journal.count).unwrap_or(usize::MAX);
         // Design: `Dead`'s rule read as a formula, to spare building its map of DEAD_REMEMBERED
         // ids for each chunk with a look-up. With undefines numbered 0.. in trace order and `t`
         // of them before the look-up, id `k` is remembered iff its latest undefine `l < t` is
@@ -561,14 +590,14 @@ impl DeadRing {
             .filter(|a| a.0 < DEAD_OWN)
             .map(|a| a.0 as usize)
             .max()
-            .map_or(0, |m| m.min(journal.len()));
+            .map_or(0, |m| m.min(journal.head.len()));
         let mut seen: HashMap<DeadKey, Vec<(usize, At)>> = asks
             .iter()
             .filter(|a| a.0 < DEAD_OWN)
             .map(|a| (a.1, Vec::new()))
             .collect();
         if !seen.is_empty() {
-            for (i, b) in self.ring.iter().chain(&journal[..upto]).enumerate() {
+            for (i, b) in self.ring.iter().chain(&journal.head[..upto]).enumerate() {
                 let (k, at) = b.unpack();
                 if let Some(v) = seen.get_mut(&k) {
                     v.push((i, at));
@@ -580,7 +609,7 @@ impl DeadRing {
                 if m >= DEAD_OWN {
                     return None;
                 }
-                let t = g + (m as usize).min(journal.len());
+                let t = g + (m as usize).min(count);
                 let v = seen.get(&k)?;
                 let before = v.partition_point(|x| x.0 < t);
                 let &(l, at) = v[..before].last()?;
@@ -594,10 +623,9 @@ impl DeadRing {
     }
 
     /// The chunk's undefines taken: the ring now stands after it.
-    pub fn extend(&mut self, journal: &[Buried]) {
+    pub fn extend(&mut self, journal: &DeadJournal) {
         let keep = 2 * DEAD_REMEMBERED;
-        let from = journal.len().saturating_sub(keep);
-        self.ring.extend(journal[from..].iter().copied());
+        self.ring.extend(journal.tail.iter().copied());
         while self.ring.len() > keep {
             self.ring.pop_front();
         }
@@ -648,49 +676,58 @@ mod tests {
                 }
                 ops.push((ask, id, at));
             }
-            // Chunks of uneven sizes, one longer than DEAD_OWN undefines.
-            let cuts = [
+            // Chunks of uneven sizes, one longer than DEAD_OWN undefines; then one with more
+            // undefines than the journal keeps (the first DEAD_OWN and the last
+            // 2·DEAD_REMEMBERED).
+            let long: &[usize] = &[0, 1000, 60_000, n as usize];
+            let uneven: &[usize] = &[
                 0, 1000, 50_000, 50_001, 140_000, 150_000, 330_000, n as usize,
             ];
-            let mut ring = DeadRing::default();
-            let mut got = Vec::new();
-            for w in cuts.windows(2) {
-                let mut dead = Dead {
-                    journal: Some(Default::default()),
-                    ..Dead::default()
-                };
-                let mut local = Vec::new();
-                for &(ask, id, at) in &ops[w[0]..w[1]] {
-                    if ask {
-                        dead.asked(Severity::Info);
-                        local.push((id, dead.get((0, 0, id))));
-                    } else {
-                        dead.bury((0, 0, id), at);
+            for cuts in [uneven, long] {
+                let mut ring = DeadRing::default();
+                let mut got = Vec::new();
+                for w in cuts.windows(2) {
+                    let mut dead = Dead {
+                        journal: Some(Default::default()),
+                        ..Dead::default()
+                    };
+                    let mut local = Vec::new();
+                    for &(ask, id, at) in &ops[w[0]..w[1]] {
+                        if ask {
+                            dead.asked(Severity::Info);
+                            local.push((id, dead.get((0, 0, id))));
+                        } else {
+                            dead.bury((0, 0, id), at);
+                        }
+                    }
+                    let journal = dead.journal.take().unwrap_or_default();
+                    let asked = &journal.asks;
+                    assert_eq!(asked.len(), local.len());
+                    // Bounded whatever the chunk's length.
+                    assert!(journal.head.len() as u64 <= DEAD_OWN);
+                    assert!(journal.tail.len() <= 2 * DEAD_REMEMBERED);
+                    let open = |m: u64| m < DEAD_OWN;
+                    let asks: Vec<(u64, DeadKey)> = local
+                        .iter()
+                        .zip(asked)
+                        .filter(|(_, a)| open(a.0))
+                        .map(|((id, _), a)| (a.0, (0, 0, *id)))
+                        .collect();
+                    let mut answers = ring.resolve(&journal, &asks).into_iter();
+                    ring.extend(&journal);
+                    for ((_, l), a) in local.into_iter().zip(asked) {
+                        got.push(if open(a.0) {
+                            answers.next().flatten()
+                        } else {
+                            l
+                        });
                     }
                 }
-                let (journal, asked) = dead.journal.take().unwrap_or_default();
-                assert_eq!(asked.len(), local.len());
-                let open = |m: u64| m < DEAD_OWN;
-                let asks: Vec<(u64, DeadKey)> = local
-                    .iter()
-                    .zip(&asked)
-                    .filter(|(_, a)| open(a.0))
-                    .map(|((id, _), a)| (a.0, (0, 0, *id)))
-                    .collect();
-                let mut answers = ring.resolve(&journal, &asks).into_iter();
-                ring.extend(&journal);
-                for ((_, l), a) in local.into_iter().zip(&asked) {
-                    got.push(if open(a.0) {
-                        answers.next().flatten()
-                    } else {
-                        l
-                    });
-                }
+                assert_eq!(got.len(), want.len());
+                let differ = got.iter().zip(&want).position(|(a, b)| a != b);
+                assert_eq!(differ, None, "case {case}");
+                assert!(want.iter().any(Option::is_some) && want.iter().any(Option::is_none));
             }
-            assert_eq!(got.len(), want.len());
-            let differ = got.iter().zip(&want).position(|(a, b)| a != b);
-            assert_eq!(differ, None, "case {case}");
-            assert!(want.iter().any(Option::is_some) && want.iter().any(Option::is_none));
         }
     }
 

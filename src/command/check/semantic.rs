@@ -21,7 +21,8 @@
 // the chunks start from (the index line says how many), and `mtf index --check` verifies all.
 // A worker keeps at most `max_errors` problems and errors and `max_info` pieces of information
 // (no more can be shown), and every look-up it could not answer (a finding whose severity is
-// decided here); memory is that of `2 × jobs` chunks: their live sets and 40 bytes per undefine.
+// decided here); memory is that of `2 × jobs` chunks: their live sets and at most about 10 MB of
+// undefines each (`DeadJournal`: the first and the last of the chunk's).
 
 use std::collections::BTreeMap;
 use std::path::Path;
@@ -255,8 +256,8 @@ pub(super) fn run<'o>(
                         _ => None,
                     })
                     .collect();
-                let mut answers = ring.resolve(&p.journal.0, &asks).into_iter();
-                ring.extend(&p.journal.0);
+                let mut answers = ring.resolve(&p.journal, &asks).into_iter();
+                ring.extend(&p.journal);
                 for (key, n) in p.counts {
                     *counts.entry(key).or_default() += n;
                 }
