@@ -39,7 +39,7 @@ impl ByteOrder {
     /// # Panics
     ///
     /// If `width > 8` or `bytes.len() < width`; callers check region bounds first.
-    #[inline]
+    #[inline(always)]
     pub fn read_uint(self, bytes: &[u8], width: usize) -> u64 {
         // With 8 bytes to hand (every field but those at the very end of a file), one unaligned
         // 8-byte load and a shift: no call to memcpy for a variable-length copy, no per-byte

@@ -76,7 +76,10 @@ impl<'a> Trace<'a> {
     /// and `to` (rounded down): what a reader of one part of the trace has passed, beside
     /// readers of the other parts.
     // Unsafe code (docs/architecture.md): `madvise` on the mapping.
+    // Design: called once per few megabytes from decoders' inner loops; kept out of them (not
+    // inlined) so that it takes none of their registers.
     #[allow(unsafe_code)]
+    #[inline(never)]
     pub fn release_range(&self, from: u64, to: u64) {
         // Design: MADV_DONTNEED on a read-only file mapping only drops clean page-cache pages
         // from this process's resident set; a later access faults them back in from the file,

@@ -163,7 +163,7 @@ impl<'a> Window<'a> {
     }
 
     /// The bytes of the file from absolute offset `offset` to the end of the window.
-    #[inline]
+    #[inline(always)]
     pub(crate) fn from(&self, offset: u64) -> &[u8] {
         let (bytes, base) = self.bytes.parts();
         &bytes[(offset - base) as usize..]

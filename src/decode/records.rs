@@ -94,8 +94,8 @@ pub(crate) struct Decoder {
     /// Whether pages are released behind the cursor (see [`Records::release_pages`]).
     release: bool,
     /// The first byte whose pages may be released: 0, or for the decoder of a part of the
-    /// trace (`Mode::Part`) where it started, once it has (`None` before).
-    floor: Option<u64>,
+    /// trace where the part starts.
+    floor: u64,
     /// The end of the bytes that can be read in the current region: its end, or the end of the
     /// window of a stream when that comes first.
     lim: u64,
@@ -213,12 +213,12 @@ impl<'r> Records<'r> {
         self.d.release_pages(on)
     }
 
-    /// Release a mapped trace's pages behind the cursor from the first record this decoder
-    /// reads on, never before it: for one of several decoders of the same trace, each reading
-    /// its own part (a decoder of part of a trace, [`Reader::region_records`], does so by
+    /// Release a mapped trace's pages behind the cursor from byte `from` on, never before it:
+    /// for one of several decoders of the same trace, each reading its own part from `from` (a
+    /// decoder of part of a trace, [`Reader::region_records`], does so from its first region by
     /// default). A page released and read again by another reader is read again from the file.
-    pub fn release_own_pages(&mut self) {
-        self.d.release_own_pages()
+    pub fn release_own_pages(&mut self, from: u64) {
+        self.d.release_own_pages(from)
     }
 
     /// Whether [`Records::next`] would return `None`: every region is read and every problem
@@ -256,6 +256,13 @@ impl<'r> Records<'r> {
 
 impl Decoder {
     pub(crate) fn new(reader: &Reader<'_>, regions: Vec<usize>, mode: Mode) -> Decoder {
+        let floor = match mode {
+            Mode::Part => regions
+                .first()
+                .and_then(|&i| reader.input.regions.get(i))
+                .map_or(0, |r| r.start),
+            _ => 0,
+        };
         Decoder {
             mode,
             regions,
@@ -290,7 +297,7 @@ impl Decoder {
             // whoever runs the parts (`metatf::parallel::release_behind`), but that waits for
             // each chunk's end, and `stats -j 2` held most of a 134 MB trace resident.
             release: true,
-            floor: if mode == Mode::Part { None } else { Some(0) },
+            floor,
             lim: 0,
             stopped: None,
             margin: None,
@@ -344,34 +351,24 @@ impl Decoder {
         self.release = on;
         self.released = self.pos;
         if on {
-            self.floor = Some(0);
+            self.floor = 0;
         }
     }
 
     /// As [`Records::release_own_pages`].
-    pub fn release_own_pages(&mut self) {
+    pub fn release_own_pages(&mut self, from: u64) {
         self.release = true;
-        self.floor = None;
+        self.floor = from;
     }
 
-    /// Releases the pages of a mapped trace behind the cursor (at most every
-    /// `RELEASE_EVERY` bytes), from the floor on; `start` is where the record just decoded
-    /// began, the floor of a part's decoder that has none yet.
-    #[inline]
-    fn release_behind(&mut self, r: &Reader<'_>, start: u64) {
-        let floor = match self.floor {
-            Some(f) => f,
-            None => {
-                self.floor = Some(start);
-                self.released = start;
-                start
-            }
-        };
-        if self.pos >= self.released + RELEASE_EVERY {
-            self.released = self.pos;
-            if let Some(t) = r.input.trace() {
-                t.release_range(floor, self.pos - RELEASE_EVERY);
-            }
+    /// Releases the pages of a mapped trace from the floor to `RELEASE_EVERY` bytes behind the
+    /// cursor (called at most every `RELEASE_EVERY` bytes).
+    #[cold]
+    #[inline(never)]
+    fn release_behind(&mut self, r: &Reader<'_>) {
+        self.released = self.pos;
+        if let Some(t) = r.input.trace() {
+            t.release_range(self.floor, self.pos - RELEASE_EVERY);
         }
     }
 
@@ -508,9 +505,9 @@ impl Decoder {
                     self.count += 1;
                     // A mapped trace keeps only a window resident, whatever its size: behind
                     // the cursor from the start, or for part of a trace decoded beside other
-                    // parts, from where this decoder started (see `Decoder::floor`).
-                    if self.release {
-                        self.release_behind(r, self.cur.start);
+                    // parts, from where the part starts (see `Decoder::floor`).
+                    if self.pos >= self.released + RELEASE_EVERY && self.release {
+                        self.release_behind(r);
                     }
                     Ready::Record
                 }
@@ -732,6 +729,13 @@ impl Decoder {
         Ok(raw)
     }
 
+    // Design: the decoding of a record is one function without calls but on its rare paths:
+    // `decode_record`, `run_program` and the plans' `fixed_record` and `var_record` are each
+    // called from one place and inlined into `advance` (`inline(always)`). Left to the
+    // compiler, which of them it inlined changed with unrelated edits of `advance`, by 30 to
+    // 50 instructions per record of calls and register saves (the semantic `check` of the
+    // benchmark traces, measured by valgrind: 1,432 to 1,484 per record on the default one).
+    #[inline(always)]
     fn decode_record(&mut self, r: &Reader<'_>) -> Result<(), Box<Damage>> {
         if let Some(scope) = self.scope.as_mut() {
             scope.sets.compact();

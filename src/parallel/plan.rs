@@ -56,7 +56,7 @@ impl Chunk {
                 Err(_) => reader.records(),
             },
         };
-        records.release_own_pages();
+        records.release_own_pages(self.start(reader));
         records
     }
 

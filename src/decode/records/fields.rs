@@ -14,6 +14,10 @@ use super::super::view::MetaChange;
 use super::{plan, Decoder, Mode, PlanState, Stop};
 
 impl Decoder {
+    // Design: inlined into `advance` (see `decode_record`); a stale plan is made first and then
+    // used as any plan is, rather than by a second call of this function (a recursive function
+    // cannot be inlined).
+    #[inline(always)]
     pub(super) fn run_program(&mut self, r: &Reader<'_>, rid: RecordId) -> Result<(), Box<Damage>> {
         let reader = r;
         let rt = reader.schema.record(rid);
@@ -23,6 +27,9 @@ impl Decoder {
             .as_ref()
             .and_then(|s| s.base(rid))
             .expect("tag tables only hold visible records");
+        if matches!(self.plans[rid as usize].state, PlanState::Stale) {
+            self.make_plan(r, rid, base);
+        }
         // A field that has not occurred in this record has the value 0 (docs/format.md §3.4).
         match self.plans[rid as usize].state {
             PlanState::Fixed if self.plans[rid as usize].len <= self.lim - self.pos => {
@@ -36,15 +43,6 @@ impl Decoder {
                 if let Some(places) = plan::var_layout(plan, bytes, r.input.order, avail) {
                     self.var_record(r, rid, &places);
                     return Ok(());
-                }
-            }
-            PlanState::Stale => {
-                self.make_plan(r, rid, base);
-                if matches!(
-                    self.plans[rid as usize].state,
-                    PlanState::Fixed | PlanState::Var
-                ) {
-                    return self.run_program(r, rid);
                 }
             }
             _ => {}

@@ -374,7 +374,7 @@ impl Decoder {
     }
 
     /// Decode a record of type `rid` by its fixed plan; its length has been checked.
-    #[inline]
+    #[inline(always)]
     pub(super) fn fixed_record(&mut self, r: &Reader<'_>, rid: RecordId) {
         let input = &r.input;
         let plan = &self.plans[rid as usize];
@@ -437,7 +437,7 @@ impl Decoder {
     }
 
     /// Decode a record of type `rid` by its `Var` plan, at `places`.
-    #[inline]
+    #[inline(always)]
     pub(super) fn var_record(&mut self, r: &Reader<'_>, rid: RecordId, places: &Places) {
         let input = &r.input;
         let plan = &self.plans[rid as usize];

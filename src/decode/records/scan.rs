@@ -369,12 +369,6 @@ impl Decoder {
         let limit = end.min(stop.offset);
         let most = stop.records;
         // Where the pages behind the cursor are next released (as `next` does).
-        if self.release && self.floor.is_none() {
-            // A part's decoder starts here (see `Decoder::floor`).
-            self.floor = Some(self.pos);
-            self.released = self.pos;
-        }
-        let floor = self.floor.unwrap_or(0);
         let mut release_at = match self.release {
             true => self.released.saturating_add(RELEASE_EVERY),
             false => u64::MAX,
@@ -479,7 +473,7 @@ impl Decoder {
                 self.released = pos;
                 release_at = pos + RELEASE_EVERY;
                 if let Some(t) = input.trace() {
-                    t.release_range(floor, pos - RELEASE_EVERY);
+                    t.release_range(self.floor, pos - RELEASE_EVERY);
                 }
             }
         }
