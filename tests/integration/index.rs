@@ -534,6 +534,17 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
         "{}",
         text(&out.stdout)
     );
+    // An index named with --index that does not exist: the hint makes it, deletes nothing.
+    let missing = other.with_extension("missing.seek");
+    let ms = missing.to_str().unwrap();
+    let out = mtf(&["check", ts, "--index", ms]);
+    assert_eq!(out.status.code(), Some(1));
+    let verdict = format!("there is no {ms}: make it with `mtf index {ts} -o {ms}`");
+    assert!(
+        text(&out.stdout).contains(&verdict) && !text(&out.stdout).contains("delete"),
+        "{}",
+        text(&out.stdout)
+    );
 }
 
 #[cfg(feature = "compression")]

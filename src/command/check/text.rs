@@ -74,6 +74,11 @@ impl CheckReport {
                     .as_deref()
                     .filter(|i| i.as_os_str() != "-")
                 {
+                    // An index named with --index that does not exist: made, not rebuilt.
+                    Some(i) if !i.exists() => {
+                        let i = escape_path(i);
+                        format!("there is no {i}: make it with `mtf index {path} -o {i}`")
+                    }
                     Some(i) => {
                         let i = escape_path(i);
                         format!("rebuild it with `mtf index {path} -o {i}`, or delete {i}")
