@@ -85,6 +85,30 @@ impl<'s> Check<'s> {
         &self.buf
     }
 
+    /// What a scan reads of each record type for [`Check::record_values`]
+    /// ([`Records::scan_values`](crate::decode::Records::scan_values)).
+    pub fn scan_values(&self) -> crate::decode::ScanValues {
+        crate::decode::ScanValues::new(self.interp.scan_fields())
+    }
+
+    /// Check one record a scan stepped over, from the values it read ([`Check::scan_values`]):
+    /// the findings [`Check::record`] raises for the same record, in order.
+    #[inline]
+    pub fn record_values(&mut self, r: crate::decode::Scanned<'_>) -> &[Finding] {
+        self.buf.clear();
+        let at = At {
+            record: r.index,
+            offset: r.offset,
+            record_type: r.record_id,
+        };
+        self.interp
+            .record_values(at, r.values, &mut Collect(&mut self.buf));
+        for f in &self.buf {
+            *self.counts.entry((f.kind, f.severity)).or_default() += 1;
+        }
+        &self.buf
+    }
+
     /// The findings of the last record checked.
     #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     pub(crate) fn found(&self) -> &[Finding] {

@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::analysis::check::Check;
 use crate::analysis::stats::Place;
 use crate::analysis::{Finding, FindingKind, Severity};
-use crate::decode::{Event, EventStream, Reader, ScanStop};
+use crate::decode::{Event, EventStream, Reader, ScanStop, ScanValues};
 use crate::index::{Builder, Index, IndexError};
 use crate::parallel::ChunkPlan;
 use crate::Opened;
@@ -422,6 +422,10 @@ impl<'o> Sequential<'_, 'o> {
         // the times it needs, `Builder::scan`).
         let scan = self.validate_only && t.options.scan;
         let mut slicer = Slicer::new(self.o, t.options.slice.window()?);
+        // The semantic pass over the whole trace without an index to verify: the records a scan
+        // steps over are checked from the values it reads of them (`Check::record_values`).
+        let mut values = (self.semantic && t.options.scan && builder.is_none() && slicer.is_all())
+            .then(|| check.scan_values());
         let mut before = None;
         let dropped = jobs::read(
             self.o,
@@ -440,6 +444,9 @@ impl<'o> Sequential<'_, 'o> {
                     }
                     if scan {
                         scan_some(records, &mut builder, t);
+                    }
+                    if let Some(values) = values.as_mut() {
+                        scan_checked(records, check, values, t)?;
                     }
                     let Some(event) = records.next_event() else {
                         break;
@@ -503,6 +510,45 @@ impl<'o> Sequential<'_, 'o> {
 
 /// Step over the records from here that cannot be invalid but for their length (validating
 /// only): counted per type, stopping where `builder` may take a checkpoint.
+/// The semantic pass over the records a scan can step over from here (up to `SCAN_STEP` bytes
+/// on), each checked from the values the scan reads of it, its findings reported.
+fn scan_checked(
+    records: &mut dyn EventStream,
+    check: &mut Check<'_>,
+    values: &mut ScanValues,
+    t: &mut Tally<'_>,
+) -> io::Result<()> {
+    let Some(at) = records.as_records().map(|r| r.offset()) else {
+        return Ok(());
+    };
+    let stop = ScanStop {
+        records: u64::MAX,
+        offset: at.saturating_add(SCAN_STEP),
+    };
+    let mut failed = None;
+    let mut per_type = std::mem::take(&mut t.per_type);
+    let k = records.scan_values(&mut per_type, stop, values, &mut |r| {
+        let found = check.record_values(r);
+        if found.is_empty() {
+            return true;
+        }
+        let found = found.to_vec();
+        match t.findings(check, &found) {
+            Ok(()) => true,
+            Err(e) => {
+                failed = Some(e);
+                false
+            }
+        }
+    });
+    t.per_type = per_type;
+    t.n += k;
+    if let Some(r) = records.as_records() {
+        t.sink.progress(r.offset(), t.n);
+    }
+    failed.map_or(Ok(()), Err)
+}
+
 fn scan_some(records: &mut dyn EventStream, builder: &mut Option<Builder<'_>>, t: &mut Tally<'_>) {
     let Some(at) = records.as_records().map(|r| r.offset()) else {
         return;

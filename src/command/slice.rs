@@ -150,6 +150,11 @@ impl<'o> Slicer<'o> {
         }
     }
 
+    /// Whether every record is inside (no bound).
+    pub fn is_all(&self) -> bool {
+        self.window.is_all()
+    }
+
     /// Where `v` stands.
     pub fn place(&mut self, v: &RecordView<'_>) -> Place {
         if self.window.is_all() {

@@ -20,7 +20,8 @@ pub(crate) use reader::{Bytes, Window};
 pub use reader::{Reader, Region};
 pub(crate) use records::{Decoder, Stop};
 pub use records::{
-    Event, EventPasses, EventStream, Records, ScanStop, ScanTimes, MAX_PROBLEMS_PER_RECORD,
+    Event, EventPasses, EventStream, Records, ScanStop, ScanTimes, ScanValues, Scanned,
+    MAX_PROBLEMS_PER_RECORD, MAX_SCAN_VALUES,
 };
 pub use tables::{Resolved, MAX_REF_HOPS};
 

@@ -32,7 +32,7 @@ mod plan;
 mod scan;
 pub use event::{Event, EventPasses, EventStream};
 use plan::{DecodePlan, PlanState};
-pub use scan::{ScanStop, ScanTimes};
+pub use scan::{ScanStop, ScanTimes, ScanValues, Scanned, MAX_SCAN_VALUES};
 
 /// Whether a decoder checks references (the main pass) or only scans a table (the pre-pass that
 /// builds a section's element index, which must not recurse into other tables).

@@ -495,3 +495,175 @@ fn check_prints_the_same_with_and_without_the_scan() {
         }
     }
 }
+
+/// [`DTD`] with heap declarations (docs/format.md §14) on fields whose widths and
+/// interpretations the metadata records of [`fixed_trace_for`] change: `flat` allocates block
+/// `x` of `d` bytes, `pair` and `other` free it, `lab` moves it (two actions: the general loop),
+/// `d` is a time that must not go back; a byte string is read by no declaration.
+fn heap_dtd() -> String {
+    DTD.replace(
+        "flat : (tag, x, d, s, k) { tag.value = 4; }",
+        "flat : (tag, x, d, s, k) { tag.value = 4; x.defines = block; x.bytes = d.value; }",
+    )
+    .replace(
+        "pair : (tag, d, x) { tag.value = 6; }",
+        "pair : (tag, d, x) { tag.value = 6; x.undefines = block; }",
+    )
+    .replace(
+        "other : (tag, d, x) { tag.value = 8; }",
+        "other : (tag, d, x) { tag.value = 8; x.undefines = block; }",
+    )
+    .replace(
+        "        tag.value = 7;\n",
+        "        tag.value = 7; x.undefines = block; c.defines = block;\n",
+    ) + "\nanalysis.version = 1;\nd.time = us;\nd.monotonic = trace;\nblock.unknown = info;\nblock.null = 0;\n"
+}
+
+/// The semantic `mtf check` (records a scan steps over checked from the values it reads of
+/// them) prints the same and exits the same as with every record decoded whole (`--no-scan`),
+/// for every shipped trace and generated heap traces whose fields change width and
+/// interpretation as they go, whole, cut and flipped.
+#[cfg(feature = "cli")]
+#[test]
+fn semantic_check_prints_the_same_with_and_without_the_scan() {
+    use crate::util::{mtf, tempdir, text};
+    let dir = tempdir();
+    let mut traces: Vec<std::path::PathBuf> = shipped();
+    let mut r = Rng(0x5e3a);
+    std::fs::write(dir.path().join("scan.dtd"), heap_dtd()).unwrap();
+    for seed in 0..3 {
+        let (_, bytes) = fixed_trace_for(&heap_dtd(), seed, seed == 1);
+        let len = bytes.len();
+        for (i, cut) in [len, len - 1, len / 2].into_iter().enumerate() {
+            let path = dir.path().join(format!("h{seed}-{i}.mtf"));
+            std::fs::write(&path, &bytes[..cut]).unwrap();
+            traces.push(path);
+        }
+        let mut b = bytes.clone();
+        for _ in 0..3 {
+            let at = 64 + r.below(len as u64 - 64) as usize;
+            b[at] ^= 1 << r.below(8);
+        }
+        let path = dir.path().join(format!("h{seed}-flipped.mtf"));
+        std::fs::write(&path, &b).unwrap();
+        traces.push(path);
+    }
+    let mut findings = 0;
+    for path in &traces {
+        let t = path.to_str().unwrap();
+        for extra in [&[][..], &["--max-errors", "3", "--max-info", "2"]] {
+            let args: Vec<&str> = ["check", t].iter().chain(extra).copied().collect();
+            let got = mtf(&args);
+            let mut full = args.clone();
+            full.push("--no-scan");
+            let want = mtf(&full);
+            findings += text(&got.stdout).matches("piece(s) of information").count();
+            assert_eq!(
+                (text(&got.stdout), text(&got.stderr), got.status.code()),
+                (text(&want.stdout), text(&want.stderr), want.status.code()),
+                "mtf {}",
+                args.join(" ")
+            );
+        }
+    }
+    assert!(findings > 10, "{findings} semantic reports");
+}
+
+/// The values a scan reads of the records it steps over (`Records::scan_values`) are those
+/// their views give, for every integer field of every record type, whatever segment (after
+/// which byte strings) it lies in, as widths and interpretations change; and times read by a
+/// timed scan after byte strings are the views' (the `lab` type's `d` lies after one).
+#[test]
+fn scanned_values_are_the_views_ints() {
+    use metatf::decode::ScanValues;
+    use metatf::dtd::{SlotId, SlotKind};
+    let mut scanned = 0;
+    for seed in 0..6 {
+        let dtd = if seed < 3 {
+            timed_dtd()
+        } else {
+            DTD.to_string()
+        };
+        let (schema, bytes) = fixed_trace_for(&dtd, seed, seed % 2 == 1);
+        let trace = Trace::from_bytes(bytes).unwrap();
+        let reader = Reader::new(&trace, &schema);
+        let lists: Vec<Vec<SlotId>> = schema
+            .records
+            .iter()
+            .map(|rt| {
+                let ints = rt.slots.iter().enumerate().skip(1);
+                let ints = ints.filter(|(_, s)| matches!(s.kind, SlotKind::Int { .. }));
+                ints.map(|(i, _)| i as SlotId).collect()
+            })
+            .collect();
+        // Every record's values as its view gives them.
+        let mut want = BTreeMap::new();
+        let mut records = reader.records();
+        while let Some(e) = records.next() {
+            if let Event::Record(v) = e {
+                let ints: Vec<_> = v.ints().collect();
+                let of = |s: SlotId| ints.iter().find(|(t, _)| *t == s).and_then(|x| x.1);
+                let list = &lists[v.record_id() as usize];
+                let vals: Vec<Option<u64>> = list.iter().map(|&s| of(s)).collect();
+                want.insert(v.index(), (v.record_id(), v.offset(), vals));
+            }
+        }
+        let per: Vec<_> = lists.iter().map(|l| Some(l.clone().into())).collect();
+        let mut values = ScanValues::new(per);
+        let mut per_type = vec![0; schema.records.len()];
+        let mut got = BTreeMap::new();
+        let mut records = reader.records();
+        loop {
+            records.scan_values(&mut per_type, ScanStop::NONE, &mut values, |r| {
+                let vals: Vec<Option<u64>> = r.values.iter().map(|&v| Some(v)).collect();
+                got.insert(r.index, (r.record_id, r.offset, vals));
+                true
+            });
+            if records.next().is_none() {
+                break;
+            }
+        }
+        let data = |r: &metatf::dtd::RecordId| schema.record(*r).builtin.is_none();
+        let stepped = got.values().filter(|(r, _, _)| data(r)).count();
+        assert!(stepped > 500, "{stepped} data records scanned");
+        scanned += stepped;
+        for (index, g) in &got {
+            assert_eq!(Some(g), want.get(index), "record {index} (seed {seed})");
+        }
+        // A timed scan that reads only `lab`'s time, here `c`, a plain field after two byte
+        // strings: its latest time is the largest `c` the views of `lab` records give.
+        let lab = schema.record_by_name(0, "lab").unwrap();
+        let d = schema.record(lab).slot_by_name("c").unwrap();
+        let per: Vec<_> = (0..schema.records.len())
+            .map(|r| {
+                Some(
+                    if r == lab as usize {
+                        vec![(d, 1)]
+                    } else {
+                        vec![]
+                    }
+                    .into(),
+                )
+            })
+            .collect();
+        let mut times = metatf::decode::ScanTimes::new(per);
+        let mut records = reader.records();
+        loop {
+            records.scan_timed(&mut per_type, ScanStop::NONE, &mut times);
+            match records.next() {
+                None => break,
+                Some(Event::Record(v)) if v.record_id() == lab => {
+                    let t = v.ints().find(|(s, _)| *s == d).and_then(|x| x.1).unwrap();
+                    times.note(t);
+                }
+                Some(_) => {}
+            }
+        }
+        let k = lists[lab as usize].iter().position(|&s| s == d).unwrap();
+        let labs = want.values().filter(|(r, _, _)| *r == lab);
+        let largest = labs.filter_map(|(_, _, v)| v[k]).max();
+        assert!(largest.is_some());
+        assert_eq!(times.latest(), largest, "seed {seed}");
+    }
+    assert!(scanned > 3000, "{scanned}");
+}

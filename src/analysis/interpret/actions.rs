@@ -335,7 +335,7 @@ impl<'s> Interpreter<'s> {
         id: u64,
         is_null: bool,
         cx: &mut Cx,
-        view: &RecordView<'_>,
+        view: Option<&RecordView<'_>>,
         sink: &mut dyn SinkDyn,
     ) -> bool {
         let ns = &self.decl.namespaces[space as usize];
@@ -361,7 +361,7 @@ impl<'s> Interpreter<'s> {
         if !self.keep_names(decl, space, id, view, cx.at, sink) || !self.track(sink, cx.at) {
             return false;
         }
-        if !decl.stack.is_empty() {
+        if let (false, Some(view)) = (decl.stack.is_empty(), view) {
             self.stack_define(decl, space, id, view);
         }
         let sp = space as usize;
@@ -462,7 +462,7 @@ impl<'s> Interpreter<'s> {
         decl: &RecordDecl,
         space: SpaceId,
         id: u64,
-        view: &RecordView<'_>,
+        view: Option<&RecordView<'_>>,
         at: At,
         sink: &mut dyn SinkDyn,
     ) -> bool {
@@ -470,7 +470,7 @@ impl<'s> Interpreter<'s> {
             if sp != space {
                 continue;
             }
-            if let Some(name) = self.name_of(slot, view) {
+            if let Some(name) = view.and_then(|v| self.name_of(slot, v)) {
                 if !self.names.contains_key(&(sp, id)) && !self.track(sink, at) {
                     return false;
                 }

@@ -261,7 +261,7 @@ impl<'s> Interpreter<'s> {
         &mut self,
         decl: &RecordDecl,
         looked: Option<&Looked>,
-        view: &RecordView<'_>,
+        view: Option<&RecordView<'_>>,
         defined: SpaceId,
     ) -> Option<u64> {
         match decl.site? {
@@ -273,7 +273,7 @@ impl<'s> Interpreter<'s> {
                     && !self.text_sites.contains_key(&key)
                     && self.tracked < self.limit
                 {
-                    if let Some(Name::Text(t)) = self.name_of(slot, view) {
+                    if let Some(Name::Text(t)) = view.and_then(|v| self.name_of(slot, v)) {
                         self.tracked += 1;
                         self.text_sites.insert(key, t);
                     }

@@ -2,7 +2,7 @@
 
 use super::super::error::{Damage, Problem};
 use super::super::view::RecordView;
-use super::{Records, ScanStop, ScanTimes};
+use super::{Records, ScanStop, ScanTimes, ScanValues, Scanned};
 
 /// One thing found while reading a trace.
 #[derive(Debug)]
@@ -47,6 +47,17 @@ pub trait EventStream {
     ) -> u64 {
         0
     }
+    /// As [`EventStream::scan`], giving `each` the values `values` names of each record
+    /// stepped over ([`Records::scan_values`]).
+    fn scan_values(
+        &mut self,
+        _per_type: &mut [u64],
+        _stop: ScanStop,
+        _values: &mut ScanValues,
+        _each: &mut dyn FnMut(Scanned<'_>) -> bool,
+    ) -> u64 {
+        0
+    }
 }
 
 impl EventStream for Records<'_> {
@@ -64,5 +75,14 @@ impl EventStream for Records<'_> {
     }
     fn scan_timed(&mut self, per_type: &mut [u64], stop: ScanStop, times: &mut ScanTimes) -> u64 {
         Records::scan_timed(self, per_type, stop, times)
+    }
+    fn scan_values(
+        &mut self,
+        per_type: &mut [u64],
+        stop: ScanStop,
+        values: &mut ScanValues,
+        each: &mut dyn FnMut(Scanned<'_>) -> bool,
+    ) -> u64 {
+        Records::scan_values(self, per_type, stop, values, each)
     }
 }

@@ -41,7 +41,7 @@ use super::plan::{
 };
 use super::{Decoder, PlanState, Records, RELEASE_EVERY};
 use crate::decode::Reader;
-use crate::dtd::{Interp, SlotId};
+use crate::dtd::{Interp, RecordId, SlotId};
 use crate::layout::arith as interp;
 use crate::layout::{MetaProperty, ScopeState, TagTable};
 
@@ -188,11 +188,7 @@ impl ScanTimes {
 /// integer of the plan (the scan then stops before the record, whose time the general path
 /// takes).
 #[cold]
-fn find_time_fields(
-    list: &[(SlotId, u64)],
-    plan: &DecodePlan,
-    fields: &mut [TimeField; MAX_TIME_FIELDS],
-) -> bool {
+fn find_time_fields(list: &[(SlotId, u64)], plan: &DecodePlan, fields: &mut [TimeField]) -> bool {
     for (k, &(slot, scale)) in list.iter().enumerate() {
         let Some(f) = plan.fields.iter().find(|f| f.slot == slot) else {
             return false;
@@ -216,6 +212,180 @@ fn find_time_fields(
         };
     }
     true
+}
+
+/// Most fields per record type a [`Records::scan_values`] reads.
+pub const MAX_SCAN_VALUES: usize = 8;
+
+/// The fields whose values a [`Records::scan_values`] reads of the records it steps over, per
+/// record type, and what it found of them in the plans (see [`Records::scan_values`]).
+// Design: a pass that wants a few integers of each record (the semantic pass of `mtf check`,
+// the statistics) spent most of its time on the general path making every record's view: every
+// field decoded and pushed, an event handed over and dropped. The scan already steps over a
+// record whose layout is fixed under the current metadata, advancing the states later records
+// see; reading the few fields a pass wants from the same plan, as `ScanTimes` reads times, is
+// the same decode without the view. What is found of a type's fields is kept per type and
+// checked against the plan it was found in (`made`), which a metadata change that alters how a
+// field is read makes again.
+#[derive(Debug, Clone, Default)]
+pub struct ScanValues {
+    per_type: Vec<TypeValues>,
+    out: [u64; MAX_SCAN_VALUES],
+}
+
+/// What a scan reads of one record type's fields.
+#[derive(Debug, Clone)]
+enum TypeValues {
+    /// The scan stops before its records.
+    Stop,
+    /// Its fields, and how they are read in the plan they were last found in (`made`, 0 for
+    /// none).
+    Fields {
+        list: TimeFields,
+        made: u64,
+        fields: Box<[TimeField; MAX_SCAN_VALUES]>,
+    },
+}
+
+impl ScanValues {
+    /// Per record type (by id), the fields (slots) whose values a scan gives, in this order
+    /// (empty: none, the record is only counted), or `None` for a type whose records a scan
+    /// must stop before. A type with more than [`MAX_SCAN_VALUES`] fields is one it stops
+    /// before, and so is one whose fields are not all integers of its plan when it meets it
+    /// (a byte string, a reference, a repeat: the general path decodes such a record).
+    pub fn new(per_type: Vec<Option<Box<[SlotId]>>>) -> ScanValues {
+        let per_type = per_type
+            .into_iter()
+            .map(|t| match t {
+                Some(list) if list.len() <= MAX_SCAN_VALUES => TypeValues::Fields {
+                    list: list.iter().map(|&s| (s, 1)).collect(),
+                    made: 0,
+                    fields: Box::new([TimeField::default(); MAX_SCAN_VALUES]),
+                },
+                _ => TypeValues::Stop,
+            })
+            .collect();
+        ScanValues {
+            per_type,
+            out: [0; MAX_SCAN_VALUES],
+        }
+    }
+}
+
+/// A record a [`Records::scan_values`] stepped over.
+#[derive(Debug, Clone, Copy)]
+pub struct Scanned<'v> {
+    /// Its type.
+    pub record_id: RecordId,
+    /// Its index in the trace ([`RecordView::index`](crate::decode::RecordView::index)).
+    pub index: u64,
+    /// The byte offset of its tag ([`RecordView::offset`](crate::decode::RecordView::offset)).
+    pub offset: u64,
+    /// The values of the fields its type asked for ([`ScanValues::new`]), in that order: what
+    /// [`RecordView::ints`](crate::decode::RecordView::ints) gives for them.
+    pub values: &'v [u64],
+}
+
+/// What the scan loop does with a record it steps over, besides counting it.
+trait Visit {
+    /// Whether the segments' starts of a `Var` record are wanted (`Visit::stepped`).
+    const STARTS: bool;
+    /// Whether a record of type `rid` under `plan` may be stepped over (else the scan stops
+    /// before it); asked before its states advance.
+    fn admits(&mut self, rid: usize, plan: &DecodePlan) -> bool;
+    /// A record stepped over, its states advanced, its fields at `here` (segments at
+    /// `starts`); `false` ends the scan after it.
+    #[allow(clippy::too_many_arguments)]
+    fn stepped(
+        &mut self,
+        rid: RecordId,
+        index: u64,
+        offset: u64,
+        here: &[u8],
+        starts: &[u64; MAX_STRINGS + 1],
+        order: crate::container::ByteOrder,
+        slots: &mut [crate::layout::SlotState],
+    ) -> bool;
+}
+
+/// Counting only ([`Records::scan`]).
+struct Count;
+
+impl Visit for Count {
+    const STARTS: bool = false;
+    #[inline(always)]
+    fn admits(&mut self, _: usize, _: &DecodePlan) -> bool {
+        true
+    }
+    #[inline(always)]
+    fn stepped(
+        &mut self,
+        _: RecordId,
+        _: u64,
+        _: u64,
+        _: &[u8],
+        _: &[u64; MAX_STRINGS + 1],
+        _: crate::container::ByteOrder,
+        _: &mut [crate::layout::SlotState],
+    ) -> bool {
+        true
+    }
+}
+
+/// Reading values for a caller ([`Records::scan_values`]).
+struct Values<'v, F> {
+    values: &'v mut ScanValues,
+    each: F,
+    /// The number of fields of the type last admitted.
+    n: usize,
+}
+
+impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
+    const STARTS: bool = true;
+    #[inline(always)]
+    fn admits(&mut self, rid: usize, plan: &DecodePlan) -> bool {
+        if !matches!(plan.state, PlanState::Fixed | PlanState::Var) {
+            return false;
+        }
+        match self.values.per_type.get_mut(rid) {
+            Some(TypeValues::Fields { list, made, fields }) => {
+                if *made != plan.made {
+                    if !find_time_fields(list, plan, &mut fields[..]) {
+                        return false;
+                    }
+                    *made = plan.made;
+                }
+                self.n = list.len();
+                true
+            }
+            _ => false,
+        }
+    }
+    #[inline(always)]
+    fn stepped(
+        &mut self,
+        rid: RecordId,
+        index: u64,
+        offset: u64,
+        here: &[u8],
+        starts: &[u64; MAX_STRINGS + 1],
+        order: crate::container::ByteOrder,
+        slots: &mut [crate::layout::SlotState],
+    ) -> bool {
+        let n = self.n.min(MAX_SCAN_VALUES);
+        let Some(TypeValues::Fields { fields, .. }) = self.values.per_type.get(rid as usize) else {
+            return false;
+        };
+        for (out, f) in self.values.out[..n].iter_mut().zip(&fields[..n]) {
+            *out = field_value(f, here, starts, order, slots);
+        }
+        (self.each)(Scanned {
+            record_id: rid,
+            index,
+            offset,
+            values: &self.values.out[..n],
+        })
+    }
 }
 
 /// For a record of type `rid` whose plan's clock is not [`ClockKind::Simple`]: the clock found
@@ -268,6 +438,33 @@ fn plan_clock<'t>(
     }
 }
 
+/// The value of one field of a record stepped over (its states advanced) whose fields start at
+/// `here` (segments at `starts`): what the general path's view gives for it.
+#[inline(always)]
+fn field_value(
+    f: &TimeField,
+    here: &[u8],
+    starts: &[u64; MAX_STRINGS + 1],
+    order: crate::container::ByteOrder,
+    slots: &mut [crate::layout::SlotState],
+) -> u64 {
+    match f.how {
+        How::Zero => 0,
+        How::Const(v) => v,
+        How::State => slots[f.state as usize].prev,
+        How::Plain | How::Decode { .. } => {
+            let from = (starts[(f.seg as usize).min(MAX_STRINGS)] + f.at as u64) as usize;
+            let raw = order.read_uint(&here[from..], f.width as usize);
+            match f.how {
+                How::Decode { signed } => {
+                    interp::decode(&mut slots[f.state as usize], raw, signed).number(raw)
+                }
+                _ => raw,
+            }
+        }
+    }
+}
+
 /// The time of a record stepped over (its states advanced) whose fields start at `here`
 /// (segments at `starts`), from its time `fields`: the sum of each value times its scale, as
 /// `mtf check` counts it.
@@ -281,21 +478,7 @@ fn record_time(
 ) -> u64 {
     let mut total = 0u64;
     for f in fields {
-        let v = match f.how {
-            How::Zero => 0,
-            How::Const(v) => v,
-            How::State => slots[f.state as usize].prev,
-            How::Plain | How::Decode { .. } => {
-                let from = (starts[f.seg as usize & MAX_STRINGS] + f.at as u64) as usize;
-                let raw = order.read_uint(&here[from..], f.width as usize);
-                match f.how {
-                    How::Decode { signed } => {
-                        interp::decode(&mut slots[f.state as usize], raw, signed).number(raw)
-                    }
-                    _ => raw,
-                }
-            }
-        };
+        let v = field_value(f, here, starts, order, slots);
         total = total.wrapping_add(v.wrapping_mul(f.scale));
     }
     total
@@ -315,18 +498,36 @@ impl Decoder {
     ) -> u64 {
         // Two loops: the one without times carries nothing of theirs.
         match times {
-            None => self.scan_loop::<false>(r, per_type, stop, None),
-            Some(t) => self.scan_loop::<true>(r, per_type, stop, Some(t)),
+            None => self.scan_loop::<false, _>(r, per_type, stop, None, &mut Count),
+            Some(t) => self.scan_loop::<true, _>(r, per_type, stop, Some(t), &mut Count),
         }
     }
 
+    /// As [`Records::scan_values`].
+    pub fn scan_values(
+        &mut self,
+        r: &Reader<'_>,
+        per_type: &mut [u64],
+        stop: ScanStop,
+        values: &mut ScanValues,
+        each: impl FnMut(Scanned<'_>) -> bool,
+    ) -> u64 {
+        // A scan that advances no state cannot give the values of `delta` fields.
+        if self.lengths_only {
+            return 0;
+        }
+        let mut visit = Values { values, each, n: 0 };
+        self.scan_loop::<false, _>(r, per_type, stop, None, &mut visit)
+    }
+
     #[inline(always)]
-    fn scan_loop<const TIMED: bool>(
+    fn scan_loop<const TIMED: bool, V: Visit>(
         &mut self,
         r: &Reader<'_>,
         per_type: &mut [u64],
         stop: ScanStop,
         mut times: Option<&mut ScanTimes>,
+        visit: &mut V,
     ) -> u64 {
         // A count per record type is needed; without room for one, nothing is stepped over.
         if per_type.len() < self.plans.len() {
@@ -416,6 +617,9 @@ impl Decoder {
                     None => break,
                 }
             }
+            if !visit.admits(rid as usize, plan) {
+                break;
+            }
             let plan = &*plan;
             // Whether the record has byte strings (`Var`: its segments' starts in `starts`); a
             // fixed record has one segment, at 0.
@@ -447,7 +651,7 @@ impl Decoder {
                             }
                         }
                     }
-                    if TIMED && !timed.is_empty() {
+                    if (TIMED && !timed.is_empty()) || V::STARTS {
                         starts = places.starts;
                         var = true;
                     }
@@ -466,6 +670,11 @@ impl Decoder {
                 max = max.max(record_time(timed, here, starts, order, slots));
                 seen = true;
             }
+            let go = {
+                let here = &bytes[(fields - base) as usize..];
+                let starts = if var { &starts } else { &FIXED_STARTS };
+                visit.stepped(rid, count, pos, here, starts, order, slots)
+            };
             pos = fields + len;
             count += 1;
             per_type[rid as usize] += 1;
@@ -475,6 +684,9 @@ impl Decoder {
                 if let Some(t) = input.trace() {
                     t.release_range(self.floor, pos - RELEASE_EVERY);
                 }
+            }
+            if !go {
+                break;
             }
         }
         if let (true, true, Some(t)) = (TIMED, seen, times) {
@@ -597,6 +809,23 @@ impl Records<'_> {
         times: &mut ScanTimes,
     ) -> u64 {
         self.d.scan(self.reader, per_type, stop, Some(times))
+    }
+
+    /// As [`Records::scan`], giving `each` the values of the fields `values` names for the
+    /// type of each record stepped over ([`Scanned`]); a record type whose fields it cannot
+    /// read from its plan (not all integers: see [`ScanValues::new`]) is one it stops before,
+    /// and `each` returning `false` stops it after that record. The values are those
+    /// [`RecordView::ints`](crate::decode::RecordView::ints) gives for the same record on the
+    /// general path; the states, positions and counts left are those of [`Records::scan`].
+    pub fn scan_values(
+        &mut self,
+        per_type: &mut [u64],
+        stop: ScanStop,
+        values: &mut ScanValues,
+        each: impl FnMut(Scanned<'_>) -> bool,
+    ) -> u64 {
+        self.d
+            .scan_values(self.reader, per_type, stop, values, each)
     }
 
     /// The byte offset of the next record (or of the end of the region the decode is in).
