@@ -30,7 +30,7 @@ use std::path::Path;
 use crate::analysis::check::Check;
 use crate::analysis::interpret::{DeadKey, DeadRing, DEAD_OWN};
 use crate::analysis::{Finding, FindingKind, Severity};
-use crate::decode::{Damage, Event, Problem, Reader};
+use crate::decode::{Damage, Event, Problem, Reader, ScanStop};
 use crate::index::analysis::{state_path, AnalysisState};
 use crate::index::{Index, IndexError};
 use crate::parallel::{self, From};
@@ -76,6 +76,46 @@ fn interpreter_hash(check: &Check<'_>) -> u64 {
     check.interpreter().semantic_digest()
 }
 
+/// What a worker has kept of its chunk's findings so far, against what it may keep.
+struct Kept {
+    shown: u64,
+    infos: u64,
+    /// Look-ups of recently undefined ids so far (`Interpreter::dead_asks`).
+    asked: usize,
+    max_errors: u64,
+    max_info: u64,
+}
+
+impl Kept {
+    /// The findings of the record just checked (`Check::found`): those that can be shown, and
+    /// every look-up of a recently undefined id the chunk could not answer, kept in `items`.
+    fn take(&mut self, check: &Check<'_>, items: &mut Vec<Item>) {
+        for f in check.found() {
+            let mut open = None;
+            if matches!(f.kind, FindingKind::NotAlive | FindingKind::Undefined) {
+                let ask = check.interpreter().dead_asks().get(self.asked).copied();
+                self.asked += 1;
+                open = ask.filter(|a| a.0 < DEAD_OWN);
+            }
+            let keep = open.is_some()
+                || match f.severity {
+                    Severity::Error if self.shown < self.max_errors => {
+                        self.shown += 1;
+                        true
+                    }
+                    Severity::Info if self.infos < self.max_info => {
+                        self.infos += 1;
+                        true
+                    }
+                    _ => false,
+                };
+            if keep {
+                items.push(Item::Finding(f.clone(), open));
+            }
+        }
+    }
+}
+
 #[allow(clippy::too_many_arguments)]
 fn work<'o>(
     r: &Reader<'o>,
@@ -115,7 +155,13 @@ fn work<'o>(
         end_state: None,
         last: None,
     };
-    let (mut shown, mut infos, mut asked) = (0u64, 0u64, 0usize);
+    let mut kept = Kept {
+        shown: 0,
+        infos: 0,
+        asked: 0,
+        max_errors,
+        max_info,
+    };
     let mut records = chunk.records(r);
     while chunk.before(&records) {
         if records.next().is_none() {
@@ -123,45 +169,41 @@ fn work<'o>(
         }
     }
     let (start, dropped) = (records.count(), records.dropped_problems());
+    // The records a scan steps over are checked from the values it reads of them.
+    let mut values = check.scan_values();
+    let stop = ScanStop {
+        records: chunk.until.unwrap_or(u64::MAX),
+        offset: u64::MAX,
+    };
     while !chunk.ended(&records) {
+        let (per_type, items) = (&mut p.per_type, &mut p.items);
+        let k = records.scan_values(per_type, stop, &mut values, |v| {
+            if !check.record_values(v).is_empty() {
+                kept.take(&check, items);
+            }
+            true
+        });
+        if k > 0 {
+            p.end = records.offset();
+            if chunk.ended(&records) {
+                break;
+            }
+        }
         let Some(e) = records.next() else { break };
         let item = match e {
             Event::Record(v) => {
                 p.per_type[v.record_id() as usize] += 1;
                 p.end = v.offset() + v.len();
-                let found = check.record(&v).len();
-                for i in 0..found {
-                    let f = &check.found()[i];
-                    let mut open = None;
-                    if matches!(f.kind, FindingKind::NotAlive | FindingKind::Undefined) {
-                        let ask = check.interpreter().dead_asks().get(asked).copied();
-                        asked += 1;
-                        open = ask.filter(|a| a.0 < DEAD_OWN);
-                    }
-                    let keep = open.is_some()
-                        || match f.severity {
-                            Severity::Error if shown < max_errors => {
-                                shown += 1;
-                                true
-                            }
-                            Severity::Info if infos < max_info => {
-                                infos += 1;
-                                true
-                            }
-                            _ => false,
-                        };
-                    if keep {
-                        let f = f.clone();
-                        p.items.push(Item::Finding(f, open));
-                    }
+                if !check.record(&v).is_empty() {
+                    kept.take(&check, &mut p.items);
                 }
                 continue;
             }
             Event::Problem(x) => Item::Problem(x),
             Event::Damage(x) => Item::Damage(x),
         };
-        if shown < max_errors {
-            shown += 1;
+        if kept.shown < max_errors {
+            kept.shown += 1;
             p.items.push(item);
         } else {
             p.more += 1;
