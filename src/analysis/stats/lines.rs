@@ -83,6 +83,12 @@ impl SourceLines {
         }
     }
 
+    /// Whether no record of the trace has a line ([`SourceLines::record`] gives none, whatever
+    /// it is fed): its DTD has no import records.
+    pub(super) fn follows_nothing(&self) -> bool {
+        self.kinds.is_empty()
+    }
+
     /// Write what the next records' lines depend on (an analysis-state blob, docs/format.md
     /// §15.4): the units, the lines per unit of each record type, the current part, the files.
     pub(super) fn save_state(&self, e: &mut crate::index::analysis::Enc) {

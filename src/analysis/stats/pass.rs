@@ -2,6 +2,7 @@
 
 use crate::analysis::event::{HeapEvent, Places};
 use crate::decode::RecordView;
+use crate::dtd::{RecordId, SlotId};
 
 use super::lines::SourceLines;
 use super::source::Inlet;
@@ -66,7 +67,23 @@ pub fn compute_scoped(
         pass.lean = true;
         pass.heap.heap_only();
     }
-    while let Some(e) = records.next_event() {
+    let schema = reader.schema();
+    let mut scan = pass.scan_values();
+    let mut per_type = vec![0u64; schema.records.len()];
+    loop {
+        if let Some((values, lists)) = scan.as_mut() {
+            let stop = crate::decode::ScanStop::NONE;
+            records.scan_values(&mut per_type, stop, values, &mut |r| {
+                let rt = r.record_id;
+                let is_data = schema.record(rt).builtin.is_none() && !reader.is_table(r.section);
+                let slots = lists.get(rt as usize).map_or(&[][..], |l| &l[..]);
+                pass.record_values(r, slots, is_data);
+                true
+            });
+        }
+        let Some(e) = records.next_event() else {
+            break;
+        };
         let v = match e {
             crate::decode::Event::Record(v) => v,
             crate::decode::Event::Problem(_) | crate::decode::Event::Damage(_) => {
@@ -207,7 +224,7 @@ impl<'a, 's> Pass<'a, 's> {
         } else {
             Place::Before
         };
-        if !self.enter(place, is_data, at, v) {
+        if !self.enter(place, is_data, at, |c| c.record(v)) {
             return false;
         }
         for (ev, places) in self.events.iter().zip(&self.places) {
@@ -301,7 +318,7 @@ impl<'a, 's> Pass<'a, 's> {
         if is_data {
             self.data += 1;
         }
-        if !self.enter(place, is_data, at, v) {
+        if !self.enter(place, is_data, at, |c| c.record(v)) {
             return false;
         }
         if opens && is_data && place == Place::Inside {
@@ -311,11 +328,110 @@ impl<'a, 's> Pass<'a, 's> {
         true
     }
 
+    // Design (records given as values): where the source takes values (`scan_fields`), the
+    // slice is the whole trace and no record has a source line, the records a scan steps over
+    // come as the values it read of them (`Records::scan_values`): each type's fields the
+    // source needs and, unless the pass is lean, every integer the record counter sums. What
+    // `record_direct` does with a view is done with them, in the same order: the events handed
+    // over as the interpreter makes them, the time, the record counted. The slice being the
+    // whole trace, no record is past its end.
+    /// What a scan reads of each record type for [`Pass::record_values`], and the fields it
+    /// reads per type, in order; `None` where records are taken as views only.
+    fn scan_values(&self) -> Option<(crate::decode::ScanValues, Vec<Box<[SlotId]>>)> {
+        if !(self.direct && self.placed && self.window == Window::all()) {
+            return None;
+        }
+        if !self.lines.follows_nothing() {
+            return None;
+        }
+        let source = self.source.scan_fields()?;
+        let mut per = Vec::with_capacity(source.len());
+        let mut lists = Vec::with_capacity(source.len());
+        for (rid, needed) in source.into_iter().enumerate() {
+            let Some(needed) = needed else {
+                per.push(None);
+                lists.push(Box::default());
+                continue;
+            };
+            let mut list: Vec<SlotId> = needed.to_vec();
+            if !self.lean {
+                list.extend(RecordCounter::counted_slots(self.schema, rid as RecordId));
+            }
+            list.sort_unstable();
+            list.dedup();
+            let list: Box<[SlotId]> = list.into();
+            per.push(Some(list.clone()));
+            lists.push(list);
+        }
+        Some((crate::decode::ScanValues::new(per), lists))
+    }
+
+    /// [`Pass::record_direct`] for a record a scan stepped over, given as the values of its
+    /// fields `slots` (`Pass::scan_values`); `is_data`: whether it is a data record.
+    fn record_values(&mut self, r: crate::decode::Scanned<'_>, slots: &[SlotId], is_data: bool) {
+        let record = self.data;
+        // The slice is the whole trace.
+        let place = if is_data || self.start.is_some() {
+            Place::Inside
+        } else {
+            Place::Before
+        };
+        let opens = place == Place::Inside && is_data && self.start.is_none();
+        let at = crate::analysis::At {
+            record: r.index,
+            offset: r.offset,
+            record_type: r.record_id,
+        };
+        let time = self.source.record_values_into(
+            at,
+            slots,
+            r.values,
+            &mut Inlet {
+                heap: &mut self.heap,
+                start: &mut self.start,
+                at: Position {
+                    record,
+                    time: None,
+                    source: None,
+                },
+                opened: !opens,
+            },
+        );
+        if let Some(t) = time {
+            self.time = Some(t);
+            match self.first_time {
+                None => self.first_time = Some(t),
+                Some(f) => self.moved |= f != t,
+            }
+        }
+        let at = Position {
+            record,
+            time: self.time,
+            source: None,
+        };
+        if is_data {
+            self.data += 1;
+        }
+        let lean = self.lean;
+        self.enter(place, is_data, at, |c| {
+            if !lean {
+                c.record_values(r.record_id, slots, r.values);
+            }
+        });
+    }
+
     /// A record at `place` in the slice: the frees of ids not alive it made counted, the slice
-    /// opened at its first data record inside, the record counted; `false` past the slice's end
-    /// (which it notes). The one rule of both ways of handing events over.
+    /// opened at its first data record inside, the record counted (by `count`, unless the pass
+    /// is lean); `false` past the slice's end (which it notes). The one rule of every way of
+    /// handing events over.
     #[inline]
-    fn enter(&mut self, place: Place, is_data: bool, at: Position, v: &RecordView<'_>) -> bool {
+    fn enter(
+        &mut self,
+        place: Place,
+        is_data: bool,
+        at: Position,
+        count: impl FnOnce(&mut RecordCounter),
+    ) -> bool {
         self.count_unknown_frees(place);
         match place {
             Place::Before => {}
@@ -325,7 +441,7 @@ impl<'a, 's> Pass<'a, 's> {
                     self.heap.open_window(at);
                 }
                 if !self.lean {
-                    self.counter.record(v);
+                    count(&mut self.counter);
                 }
             }
             Place::Inside => self.other += 1,

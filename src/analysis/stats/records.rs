@@ -121,6 +121,42 @@ impl RecordCounter {
         }
     }
 
+    /// Count one record of type `rid` given as the values of its fields `slots` (a record a
+    /// scan stepped over: every integer field of its type), as [`RecordCounter::record`] counts
+    /// its view.
+    pub(crate) fn record_values(&mut self, rid: RecordId, slots: &[SlotId], values: &[u64]) {
+        let rid = rid as usize;
+        self.counts[rid] += 1;
+        let base = self.base[rid];
+        if base == usize::MAX {
+            return;
+        }
+        let Some(accs) = self.fields.get_mut(base..) else {
+            return;
+        };
+        for (&slot, &v) in slots.iter().zip(values) {
+            if slot == 0 {
+                continue; // the tag
+            }
+            if let Some(a) = accs.get_mut(slot as usize) {
+                a.add(v);
+            }
+        }
+    }
+
+    /// The fields of record type `rid` whose values [`RecordCounter::record_values`] counts:
+    /// its integers, the tag aside.
+    pub(crate) fn counted_slots(schema: &Schema, rid: RecordId) -> Vec<SlotId> {
+        let rt = schema.record(rid);
+        if rt.builtin.is_some() {
+            return Vec::new();
+        }
+        let ints = rt.slots.iter().enumerate().skip(1);
+        ints.filter(|(_, s)| matches!(s.kind, SlotKind::Int { .. }))
+            .map(|(i, _)| i as SlotId)
+            .collect()
+    }
+
     /// Add the counts of `other` (a counter of the same schema over later records).
     pub(crate) fn absorb(&mut self, other: &RecordCounter) {
         for (a, b) in self.counts.iter_mut().zip(&other.counts) {

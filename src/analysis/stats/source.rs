@@ -58,6 +58,29 @@ pub trait HeapEventSource {
         let _ = (view, into);
         None
     }
+    /// Per record type, the fields whose values [`HeapEventSource::record_values_into`] needs
+    /// of its records, or `None` for a type whose records it must see whole; `None` for a
+    /// source that takes every record as its view (by default). Not part of the stable
+    /// interface.
+    #[doc(hidden)]
+    fn scan_fields(&self) -> Option<Vec<Option<Box<[crate::dtd::SlotId]>>>> {
+        None
+    }
+    /// [`HeapEventSource::record_into`] for a record a scan stepped over (`at`), given as the
+    /// values of its fields `slots` (which hold those [`HeapEventSource::scan_fields`] names
+    /// for its type); the record's time, or the latest before it. Only called where
+    /// `scan_fields` gives the record's type fields. Not part of the stable interface.
+    #[doc(hidden)]
+    fn record_values_into(
+        &mut self,
+        at: crate::analysis::At,
+        slots: &[crate::dtd::SlotId],
+        values: &[u64],
+        into: &mut Inlet<'_>,
+    ) -> Option<u64> {
+        let _ = (at, slots, values, into);
+        None
+    }
     /// The name of a site of a namespace, where the trace can resolve it.
     fn site_name(&mut self, space: u32, site: u64) -> Option<String>;
     /// Frees of ids that were not alive, per namespace, that the source kept to itself (no
@@ -392,6 +415,31 @@ impl HeapEventSource for Declared<'_> {
             },
         );
         Some(self.interp.clock())
+    }
+
+    fn scan_fields(&self) -> Option<Vec<Option<Box<[crate::dtd::SlotId]>>>> {
+        Some(self.interp.scan_fields())
+    }
+
+    fn record_values_into(
+        &mut self,
+        at: crate::analysis::At,
+        slots: &[crate::dtd::SlotId],
+        values: &[u64],
+        into: &mut Inlet<'_>,
+    ) -> Option<u64> {
+        self.interp.record_values(
+            at,
+            Some(slots),
+            values,
+            &mut Direct {
+                to: into,
+                map: &self.map,
+                unknown: &mut self.unknown,
+                redefined: None,
+            },
+        );
+        self.interp.clock()
     }
 
     fn site_name(&mut self, space: u32, site: u64) -> Option<String> {

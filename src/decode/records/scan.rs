@@ -281,6 +281,9 @@ pub struct Scanned<'v> {
     pub index: u64,
     /// The byte offset of its tag ([`RecordView::offset`](crate::decode::RecordView::offset)).
     pub offset: u64,
+    /// The section of the region it was read in
+    /// ([`RecordView::section`](crate::decode::RecordView::section)).
+    pub section: u8,
     /// The values of the fields its type asked for ([`ScanValues::new`]), in that order: what
     /// [`RecordView::ints`](crate::decode::RecordView::ints) gives for them.
     pub values: &'v [u64],
@@ -293,6 +296,8 @@ trait Visit {
     /// Whether a record of type `rid` under `plan` may be stepped over (else the scan stops
     /// before it); asked before its states advance.
     fn admits(&mut self, rid: usize, plan: &DecodePlan) -> bool;
+    /// A metadata record stepped over (applied); `false` ends the scan after it.
+    fn meta(&mut self, rid: RecordId, index: u64, offset: u64) -> bool;
     /// A record stepped over, its states advanced, its fields at `here` (segments at
     /// `starts`); `false` ends the scan after it.
     #[allow(clippy::too_many_arguments)]
@@ -318,6 +323,10 @@ impl Visit for Count {
         true
     }
     #[inline(always)]
+    fn meta(&mut self, _: RecordId, _: u64, _: u64) -> bool {
+        true
+    }
+    #[inline(always)]
     fn stepped(
         &mut self,
         _: RecordId,
@@ -338,6 +347,8 @@ struct Values<'v, F> {
     each: F,
     /// The number of fields of the type last admitted.
     n: usize,
+    /// The section of the region scanned.
+    section: u8,
 }
 
 impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
@@ -361,6 +372,16 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
             _ => false,
         }
     }
+    #[inline(never)]
+    fn meta(&mut self, rid: RecordId, index: u64, offset: u64) -> bool {
+        (self.each)(Scanned {
+            record_id: rid,
+            index,
+            offset,
+            section: self.section,
+            values: &[],
+        })
+    }
     #[inline(always)]
     fn stepped(
         &mut self,
@@ -383,6 +404,7 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
             record_id: rid,
             index,
             offset,
+            section: self.section,
             values: &self.values.out[..n],
         })
     }
@@ -516,7 +538,13 @@ impl Decoder {
         if self.lengths_only {
             return 0;
         }
-        let mut visit = Values { values, each, n: 0 };
+        let section = self.scope.as_ref().map_or(0, |s| s.section);
+        let mut visit = Values {
+            values,
+            each,
+            n: 0,
+            section,
+        };
         self.scan_loop::<false, _>(r, per_type, stop, None, &mut visit)
     }
 
@@ -601,9 +629,13 @@ impl Decoder {
                 let Some(len) = metadata(r, scope, plans, tags, here, end - fields) else {
                     break;
                 };
+                let go = visit.meta(rid, count, pos);
                 pos = fields + len;
                 count += 1;
                 per_type[rid as usize] += 1;
+                if !go {
+                    break;
+                }
                 continue;
             }
             let plan = &mut plans[rid as usize];
@@ -814,7 +846,8 @@ impl Records<'_> {
     /// As [`Records::scan`], giving `each` the values of the fields `values` names for the
     /// type of each record stepped over ([`Scanned`]); a record type whose fields it cannot
     /// read from its plan (not all integers: see [`ScanValues::new`]) is one it stops before,
-    /// and `each` returning `false` stops it after that record. The values are those
+    /// and `each` returning `false` stops it after that record. Each metadata record the scan
+    /// applies is given to `each` too, with no values. The values are those
     /// [`RecordView::ints`](crate::decode::RecordView::ints) gives for the same record on the
     /// general path; the states, positions and counts left are those of [`Records::scan`].
     pub fn scan_values(
