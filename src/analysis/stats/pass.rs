@@ -67,34 +67,7 @@ pub fn compute_scoped(
         pass.lean = true;
         pass.heap.heap_only();
     }
-    let schema = reader.schema();
-    let mut scan = pass.scan_values();
-    let mut per_type = vec![0u64; schema.records.len()];
-    loop {
-        if let Some((values, lists)) = scan.as_mut() {
-            let stop = crate::decode::ScanStop::NONE;
-            records.scan_values(&mut per_type, stop, values, &mut |r| {
-                let rt = r.record_id;
-                let is_data = schema.record(rt).builtin.is_none() && !reader.is_table(r.section);
-                let slots = lists.get(rt as usize).map_or(&[][..], |l| &l[..]);
-                pass.record_values(r, slots, is_data);
-                true
-            });
-        }
-        let Some(e) = records.next_event() else {
-            break;
-        };
-        let v = match e {
-            crate::decode::Event::Record(v) => v,
-            crate::decode::Event::Problem(_) | crate::decode::Event::Damage(_) => {
-                pass.problems += 1;
-                continue;
-            }
-        };
-        if !pass.record(&v) {
-            break;
-        }
-    }
+    pass.feed(records);
     if pass.end.is_some() && pass.source.names_later() {
         // Names of sites may come from tables after the slice.
         while let Some(e) = records.next_event() {
@@ -328,6 +301,39 @@ impl<'a, 's> Pass<'a, 's> {
         true
     }
 
+    /// Takes the records of `records` until the slice ends or they do: those a scan can step
+    /// over as the values it reads of them (`Pass::record_values`), the others as views.
+    fn feed(&mut self, records: &mut dyn crate::decode::EventStream) {
+        let mut scan = self.scan_values();
+        let mut per_type = vec![0u64; self.schema.records.len()];
+        let schema = self.schema;
+        loop {
+            if let Some((values, lists)) = scan.as_mut() {
+                let stop = crate::decode::ScanStop::NONE;
+                records.scan_values(&mut per_type, stop, values, &mut |r| {
+                    let rt = r.record_id;
+                    let is_data = schema.record(rt).builtin.is_none() && !r.element;
+                    let slots = lists.get(rt as usize).map_or(&[][..], |l| &l[..]);
+                    self.record_values(r, slots, is_data);
+                    true
+                });
+            }
+            let Some(e) = records.next_event() else {
+                break;
+            };
+            let v = match e {
+                crate::decode::Event::Record(v) => v,
+                crate::decode::Event::Problem(_) | crate::decode::Event::Damage(_) => {
+                    self.problems += 1;
+                    continue;
+                }
+            };
+            if !self.record(&v) {
+                break;
+            }
+        }
+    }
+
     // Design (records given as values): where the source takes values (`scan_fields`), the
     // slice is the whole trace and no record has a source line, the records a scan steps over
     // come as the values it read of them (`Records::scan_values`): each type's fields the
@@ -363,7 +369,10 @@ impl<'a, 's> Pass<'a, 's> {
             per.push(Some(list.clone()));
             lists.push(list);
         }
-        Some((crate::decode::ScanValues::new(per), lists))
+        Some((
+            crate::decode::ScanValues::new(per).telling_elements(),
+            lists,
+        ))
     }
 
     /// [`Pass::record_direct`] for a record a scan stepped over, given as the values of its

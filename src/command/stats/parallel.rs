@@ -16,7 +16,7 @@
 use std::path::Path;
 
 use crate::analysis::stats::{compute_chunk, ChunkStats, Stats, StatsScope};
-use crate::decode::{Event, EventStream, Reader, Records};
+use crate::decode::{Event, EventStream, Reader, Records, ScanStop, ScanValues, Scanned};
 use crate::index::{Index, IndexError};
 use crate::parallel::{self, Chunk};
 use crate::Opened;
@@ -42,6 +42,24 @@ impl EventStream for Bounded<'_, '_> {
 
     fn dropped_problems(&self) -> u64 {
         self.records.dropped_problems()
+    }
+
+    fn scan_values(
+        &mut self,
+        per_type: &mut [u64],
+        stop: ScanStop,
+        values: &mut ScanValues,
+        each: &mut dyn FnMut(Scanned<'_>) -> bool,
+    ) -> u64 {
+        if self.chunk.ended(&self.records) {
+            return 0;
+        }
+        // Not past the record where the next chunk starts.
+        let stop = ScanStop {
+            records: stop.records.min(self.chunk.until.unwrap_or(u64::MAX)),
+            ..stop
+        };
+        self.records.scan_values(per_type, stop, values, each)
     }
 }
 

@@ -231,6 +231,8 @@ pub const MAX_SCAN_VALUES: usize = 8;
 pub struct ScanValues {
     per_type: Vec<TypeValues>,
     out: [u64; MAX_SCAN_VALUES],
+    /// Whether [`Scanned::element`] is wanted.
+    elements: bool,
 }
 
 /// What a scan reads of one record type's fields.
@@ -268,7 +270,15 @@ impl ScanValues {
         ScanValues {
             per_type,
             out: [0; MAX_SCAN_VALUES],
+            elements: false,
         }
+    }
+
+    /// These values, with [`Scanned::element`] told (which may read the trace's metadata
+    /// records once: [`Reader::is_table`]); otherwise it is `false`.
+    pub fn telling_elements(mut self) -> ScanValues {
+        self.elements = true;
+        self
     }
 }
 
@@ -284,6 +294,10 @@ pub struct Scanned<'v> {
     /// The section of the region it was read in
     /// ([`RecordView::section`](crate::decode::RecordView::section)).
     pub section: u8,
+    /// Whether it is an element of a table
+    /// ([`RecordView::is_element`](crate::decode::RecordView::is_element)), where the values
+    /// were made [`ScanValues::telling_elements`] (else `false`).
+    pub element: bool,
     /// The values of the fields its type asked for ([`ScanValues::new`]), in that order: what
     /// [`RecordView::ints`](crate::decode::RecordView::ints) gives for them.
     pub values: &'v [u64],
@@ -347,8 +361,9 @@ struct Values<'v, F> {
     each: F,
     /// The number of fields of the type last admitted.
     n: usize,
-    /// The section of the region scanned.
+    /// The section of the region scanned, and whether it is a table.
     section: u8,
+    element: bool,
 }
 
 impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
@@ -379,6 +394,7 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
             index,
             offset,
             section: self.section,
+            element: self.element,
             values: &[],
         })
     }
@@ -405,6 +421,7 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
             index,
             offset,
             section: self.section,
+            element: self.element,
             values: &self.values.out[..n],
         })
     }
@@ -539,11 +556,13 @@ impl Decoder {
             return 0;
         }
         let section = self.scope.as_ref().map_or(0, |s| s.section);
+        let element = values.elements && r.is_table(section);
         let mut visit = Values {
             values,
             each,
             n: 0,
             section,
+            element,
         };
         self.scan_loop::<false, _>(r, per_type, stop, None, &mut visit)
     }

@@ -10,7 +10,7 @@
 //! figure). Its start is compared with where the chunks before end: a state that does not match
 //! refuses the join, and the caller reads on one thread.
 
-use crate::decode::{Event, EventStream};
+use crate::decode::EventStream;
 use crate::dtd::Schema;
 use crate::index::analysis::{Dec, StateError};
 
@@ -85,14 +85,7 @@ pub fn compute_chunk<'s>(
         pass.start = Some(at);
         pass.heap.resume_chunk(at, 0);
     }
-    while let Some(e) = records.next_event() {
-        match e {
-            Event::Record(v) => {
-                pass.record(&v);
-            }
-            Event::Problem(_) | Event::Damage(_) => pass.problems += 1,
-        }
-    }
+    pass.feed(records);
     pass.problems += records.dropped_problems();
     pass.heap.settle_chunk();
     let Pass {
@@ -206,6 +199,7 @@ mod tests {
     use super::*;
     use crate::analysis::stats::compute_scoped;
     use crate::analysis::stats::pass::resume::tests::indexed_states;
+    use crate::decode::Event;
 
     /// Every shipped trace with a namespace of ids, cut at every checkpoint with a state (one
     /// every few records): the joined figures, as text and at the peak, are one pass's.

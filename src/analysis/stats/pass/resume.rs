@@ -245,18 +245,7 @@ pub fn compute_resumed(
         pass.heap.heap_only();
     }
     pass.restore(&mut Dec::new(blob))?;
-    while let Some(e) = records.next_event() {
-        let v = match e {
-            Event::Record(v) => v,
-            Event::Problem(_) | Event::Damage(_) => {
-                pass.problems += 1;
-                continue;
-            }
-        };
-        if !pass.record(&v) {
-            break;
-        }
-    }
+    pass.feed(records);
     if pass.end.is_some() && (whole || pass.source.names_later()) {
         match end {
             Some(end) => {
