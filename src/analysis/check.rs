@@ -102,7 +102,7 @@ impl<'s> Check<'s> {
             record_type: r.record_id,
         };
         self.interp
-            .record_values(at, None, r.values, &mut Collect(&mut self.buf));
+            .record_values(at, r.values, &mut Collect(&mut self.buf));
         for f in &self.buf {
             *self.counts.entry((f.kind, f.severity)).or_default() += 1;
         }

@@ -425,16 +425,10 @@ impl<'s> Interpreter<'s> {
     }
 
     /// [`Interpreter::record_dyn`] for a record of type `at.record_type` given as the values of
-    /// its fields `slots` (`None`: those [`Interpreter::scan_fields`] names for its type, which
-    /// `slots` must hold where given): a record a scan stepped over, with the same events and
+    /// the fields [`Interpreter::scan_fields`] names for its type, in that order (any values
+    /// after those are not read): a record a scan stepped over, with the same events and
     /// findings as for its view.
-    pub(crate) fn record_values(
-        &mut self,
-        at: At,
-        slots: Option<&[crate::dtd::SlotId]>,
-        values: &[u64],
-        sink: &mut dyn SinkDyn,
-    ) {
+    pub(crate) fn record_values(&mut self, at: At, values: &[u64], sink: &mut dyn SinkDyn) {
         if !self.begin(at.record_type) {
             return;
         }
@@ -444,27 +438,14 @@ impl<'s> Interpreter<'s> {
         if self.vals.len() < n {
             self.vals.resize(n, SlotVal::default());
         }
-        let (gen, vals) = (self.gen, &mut self.vals);
-        let mut put = |slot: crate::dtd::SlotId, int: u64| {
-            if let Some(v) = vals.get_mut(slot as usize) {
-                *v = SlotVal { gen, int, field: 0 };
-            }
-        };
-        match slots {
-            None => {
-                let own = self.scan_slots.get(rt).and_then(|s| s.as_deref());
-                for (&slot, &int) in own.unwrap_or(&[]).iter().zip(values) {
-                    put(slot, int);
-                }
-            }
-            // Only the slots the declarations read are loaded, as from a view.
-            Some(slots) => {
-                let needed = self.needed.get(rt).map_or(&[][..], |b| b);
-                for (&slot, &int) in slots.iter().zip(values) {
-                    if needed.get(slot as usize).copied().unwrap_or(false) {
-                        put(slot, int);
-                    }
-                }
+        let own = self.scan_slots.get(rt).and_then(|s| s.as_deref());
+        for (&slot, &int) in own.unwrap_or(&[]).iter().zip(values) {
+            if let Some(v) = self.vals.get_mut(slot as usize) {
+                *v = SlotVal {
+                    gen: self.gen,
+                    int,
+                    field: 0,
+                };
             }
         }
         self.run(at, None, sink);
@@ -751,7 +732,7 @@ mod tests {
                         offset: r.offset,
                         record_type: r.record_id,
                     };
-                    i.record_values(at, None, r.values, &mut log);
+                    i.record_values(at, r.values, &mut log);
                     true
                 },
             );

@@ -227,7 +227,10 @@ impl Space {
             return;
         }
         self.curve.add(at, self.live_bytes, self.live_blocks);
-        self.curve.events = Some((self.curve.events.map_or(at, |e| e.0), at));
+        match &mut self.curve.events {
+            Some((_, last)) => *last = at,
+            None => self.curve.events = Some((at, at)),
+        }
     }
 }
 

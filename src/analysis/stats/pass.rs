@@ -359,12 +359,12 @@ impl<'a, 's> Pass<'a, 's> {
                 lists.push(Box::default());
                 continue;
             };
+            // The source's fields first, in its order; then the counter's others.
             let mut list: Vec<SlotId> = needed.to_vec();
             if !self.lean {
-                list.extend(RecordCounter::counted_slots(self.schema, rid as RecordId));
+                let counted = RecordCounter::counted_slots(self.schema, rid as RecordId);
+                list.extend(counted.into_iter().filter(|s| !needed.contains(s)));
             }
-            list.sort_unstable();
-            list.dedup();
             let list: Box<[SlotId]> = list.into();
             per.push(Some(list.clone()));
             lists.push(list);
@@ -393,7 +393,6 @@ impl<'a, 's> Pass<'a, 's> {
         };
         let time = self.source.record_values_into(
             at,
-            slots,
             r.values,
             &mut Inlet {
                 heap: &mut self.heap,

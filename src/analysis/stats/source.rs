@@ -67,18 +67,18 @@ pub trait HeapEventSource {
         None
     }
     /// [`HeapEventSource::record_into`] for a record a scan stepped over (`at`), given as the
-    /// values of its fields `slots` (which hold those [`HeapEventSource::scan_fields`] names
-    /// for its type); the record's time, or the latest before it. Only called where
-    /// `scan_fields` gives the record's type fields. Not part of the stable interface.
+    /// values of the fields [`HeapEventSource::scan_fields`] names for its type, in that order
+    /// (values after those are not read); the record's time, or the latest before it. Only
+    /// called where `scan_fields` gives the record's type fields. Not part of the stable
+    /// interface.
     #[doc(hidden)]
     fn record_values_into(
         &mut self,
         at: crate::analysis::At,
-        slots: &[crate::dtd::SlotId],
         values: &[u64],
         into: &mut Inlet<'_>,
     ) -> Option<u64> {
-        let _ = (at, slots, values, into);
+        let _ = (at, values, into);
         None
     }
     /// The name of a site of a namespace, where the trace can resolve it.
@@ -424,13 +424,11 @@ impl HeapEventSource for Declared<'_> {
     fn record_values_into(
         &mut self,
         at: crate::analysis::At,
-        slots: &[crate::dtd::SlotId],
         values: &[u64],
         into: &mut Inlet<'_>,
     ) -> Option<u64> {
         self.interp.record_values(
             at,
-            Some(slots),
             values,
             &mut Direct {
                 to: into,
