@@ -10,7 +10,7 @@ use std::path::Path;
 use crate::analysis::check::Check;
 use crate::analysis::stats::Place;
 use crate::analysis::{Finding, FindingKind, Severity};
-use crate::decode::{Event, EventStream, Reader, ScanStop, ScanValues};
+use crate::decode::{Event, EventStream, Reader, ScanStop, ScanValues, Scanned};
 use crate::index::{Builder, Index, IndexError};
 use crate::parallel::ChunkPlan;
 use crate::Opened;
@@ -424,8 +424,8 @@ impl<'o> Sequential<'_, 'o> {
         let mut slicer = Slicer::new(self.o, t.options.slice.window()?);
         // The semantic pass over the whole trace without an index to verify: the records a scan
         // steps over are checked from the values it reads of them (`Check::record_values`).
-        let mut values = (self.semantic && t.options.scan && builder.is_none() && slicer.is_all())
-            .then(|| check.scan_values());
+        let mut values =
+            (self.semantic && t.options.scan && slicer.is_all()).then(|| check.scan_values());
         let mut before = None;
         let dropped = jobs::read(
             self.o,
@@ -446,7 +446,7 @@ impl<'o> Sequential<'_, 'o> {
                         scan_some(records, &mut builder, t);
                     }
                     if let Some(values) = values.as_mut() {
-                        scan_checked(records, check, values, t)?;
+                        scan_checked(records, &mut builder, check, values, t)?;
                     }
                     let Some(event) = records.next_event() else {
                         break;
@@ -508,12 +508,12 @@ impl<'o> Sequential<'_, 'o> {
     }
 }
 
-/// Step over the records from here that cannot be invalid but for their length (validating
-/// only): counted per type, stopping where `builder` may take a checkpoint.
 /// The semantic pass over the records a scan can step over from here (up to `SCAN_STEP` bytes
-/// on), each checked from the values the scan reads of it, its findings reported.
+/// on, and where `builder` may take a checkpoint), each checked from the values the scan reads
+/// of it, its findings reported.
 fn scan_checked(
     records: &mut dyn EventStream,
+    builder: &mut Option<Builder<'_>>,
     check: &mut Check<'_>,
     values: &mut ScanValues,
     t: &mut Tally<'_>,
@@ -527,7 +527,7 @@ fn scan_checked(
     };
     let mut failed = None;
     let mut per_type = std::mem::take(&mut t.per_type);
-    let k = records.scan_values(&mut per_type, stop, values, &mut |r| {
+    let mut each = |r: Scanned<'_>| {
         let found = check.record_values(r);
         if found.is_empty() {
             return true;
@@ -540,15 +540,25 @@ fn scan_checked(
                 false
             }
         }
-    });
+    };
+    let k = match builder.as_mut() {
+        Some(b) => b.scan_values(records, &mut per_type, stop, values, &mut each),
+        None => records.scan_values(&mut per_type, stop, values, None, &mut each),
+    };
     t.per_type = per_type;
     t.n += k;
     if let Some(r) = records.as_records() {
         t.sink.progress(r.offset(), t.n);
+        if let Some(b) = builder.as_mut() {
+            b.scanned(r, k);
+            b.before_next(r);
+        }
     }
     failed.map_or(Ok(()), Err)
 }
 
+/// Step over the records from here that cannot be invalid but for their length (validating
+/// only): counted per type, stopping where `builder` may take a checkpoint.
 fn scan_some(records: &mut dyn EventStream, builder: &mut Option<Builder<'_>>, t: &mut Tally<'_>) {
     let Some(at) = records.as_records().map(|r| r.offset()) else {
         return;

@@ -434,6 +434,25 @@ impl<'r> Builder<'r> {
         }
     }
 
+    /// As [`Builder::scan`], giving `each` the values `values` names of each record stepped
+    /// over ([`Records::scan_values`]); then call [`Builder::scanned`].
+    pub fn scan_values(
+        &mut self,
+        records: &mut dyn EventStream,
+        per_type: &mut [u64],
+        stop: ScanStop,
+        values: &mut crate::decode::ScanValues,
+        each: &mut dyn FnMut(crate::decode::Scanned<'_>) -> bool,
+    ) -> u64 {
+        let due = self.scan_stop();
+        let stop = ScanStop {
+            records: stop.records.min(due.records),
+            offset: stop.offset.min(due.offset),
+        };
+        let times = self.times.then_some(&mut self.clock);
+        records.scan_values(per_type, stop, values, times, each)
+    }
+
     /// Before each call of [`Records::next`]: takes a checkpoint when one is due.
     pub fn before_next(&mut self, records: &Records<'_>) {
         let count = records.count();

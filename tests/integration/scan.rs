@@ -547,6 +547,23 @@ fn semantic_check_prints_the_same_with_and_without_the_scan() {
         let path = dir.path().join(format!("h{seed}-flipped.mtf"));
         std::fs::write(&path, &b).unwrap();
         traces.push(path);
+        // One indexed beside it (`T.idx`), which `check` verifies on the way, its times read
+        // by the scan: with a time after a byte string (`lab`'s `c`) for one of them.
+        let path = dir.path().join(format!("h{seed}-indexed.mtf"));
+        let dtd = match seed {
+            0 => heap_dtd().replace("d.time = us;", "d.time = us;\nc.time = ns;"),
+            _ => heap_dtd(),
+        };
+        let (_, bytes) = fixed_trace_for(&dtd, seed, seed == 1);
+        let sub = dir.path().join(format!("i{seed}"));
+        std::fs::create_dir_all(&sub).unwrap();
+        std::fs::write(sub.join("scan.dtd"), &dtd).unwrap();
+        let path = sub.join(path.file_name().unwrap());
+        std::fs::write(&path, &bytes).unwrap();
+        let p = path.to_str().unwrap();
+        let o = mtf(&["index", "--every", "50", p]);
+        assert!(o.status.success(), "{}", text(&o.stderr));
+        traces.push(path);
     }
     let mut findings = 0;
     for path in &traces {
@@ -558,6 +575,13 @@ fn semantic_check_prints_the_same_with_and_without_the_scan() {
             full.push("--no-scan");
             let want = mtf(&full);
             findings += text(&got.stdout).matches("piece(s) of information").count();
+            if t.contains("indexed") {
+                assert!(
+                    text(&got.stdout).contains("index valid"),
+                    "{}",
+                    text(&got.stdout)
+                );
+            }
             assert_eq!(
                 (text(&got.stdout), text(&got.stderr), got.status.code()),
                 (text(&want.stdout), text(&want.stderr), want.status.code()),
@@ -698,12 +722,20 @@ impl metatf::decode::EventStream for Views<'_, '_> {
         per_type: &mut [u64],
         stop: ScanStop,
         values: &mut metatf::decode::ScanValues,
+        times: Option<&mut metatf::decode::ScanTimes>,
         each: &mut dyn FnMut(metatf::decode::Scanned<'_>) -> bool,
     ) -> u64 {
         if !self.scan {
             return 0;
         }
-        let k = self.records.scan_values(per_type, stop, values, each);
+        let k = metatf::decode::EventStream::scan_values(
+            &mut *self.records,
+            per_type,
+            stop,
+            values,
+            times,
+            each,
+        );
         self.scanned += k;
         k
     }

@@ -310,7 +310,7 @@ impl<'a, 's> Pass<'a, 's> {
         loop {
             if let Some((values, lists)) = scan.as_mut() {
                 let stop = crate::decode::ScanStop::NONE;
-                records.scan_values(&mut per_type, stop, values, &mut |r| {
+                records.scan_values(&mut per_type, stop, values, None, &mut |r| {
                     let rt = r.record_id;
                     let is_data = schema.record(rt).builtin.is_none() && !r.element;
                     let slots = lists.get(rt as usize).map_or(&[][..], |l| &l[..]);

@@ -16,7 +16,9 @@
 use std::path::Path;
 
 use crate::analysis::stats::{compute_chunk, ChunkStats, Stats, StatsScope};
-use crate::decode::{Event, EventStream, Reader, Records, ScanStop, ScanValues, Scanned};
+use crate::decode::{
+    Event, EventStream, Reader, Records, ScanStop, ScanTimes, ScanValues, Scanned,
+};
 use crate::index::{Index, IndexError};
 use crate::parallel::{self, Chunk};
 use crate::Opened;
@@ -49,6 +51,7 @@ impl EventStream for Bounded<'_, '_> {
         per_type: &mut [u64],
         stop: ScanStop,
         values: &mut ScanValues,
+        times: Option<&mut ScanTimes>,
         each: &mut dyn FnMut(Scanned<'_>) -> bool,
     ) -> u64 {
         if self.chunk.ended(&self.records) {
@@ -59,7 +62,7 @@ impl EventStream for Bounded<'_, '_> {
             records: stop.records.min(self.chunk.until.unwrap_or(u64::MAX)),
             ..stop
         };
-        self.records.scan_values(per_type, stop, values, each)
+        EventStream::scan_values(&mut self.records, per_type, stop, values, times, each)
     }
 }
 

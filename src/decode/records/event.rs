@@ -48,12 +48,14 @@ pub trait EventStream {
         0
     }
     /// As [`EventStream::scan`], giving `each` the values `values` names of each record
-    /// stepped over ([`Records::scan_values`]).
+    /// stepped over ([`Records::scan_values`]); with `times`, noting their times
+    /// ([`Records::scan_values_timed`]).
     fn scan_values(
         &mut self,
         _per_type: &mut [u64],
         _stop: ScanStop,
         _values: &mut ScanValues,
+        _times: Option<&mut ScanTimes>,
         _each: &mut dyn FnMut(Scanned<'_>) -> bool,
     ) -> u64 {
         0
@@ -81,8 +83,12 @@ impl EventStream for Records<'_> {
         per_type: &mut [u64],
         stop: ScanStop,
         values: &mut ScanValues,
+        times: Option<&mut ScanTimes>,
         each: &mut dyn FnMut(Scanned<'_>) -> bool,
     ) -> u64 {
-        Records::scan_values(self, per_type, stop, values, each)
+        match times {
+            None => Records::scan_values(self, per_type, stop, values, each),
+            Some(t) => Records::scan_values_timed(self, per_type, stop, values, t, each),
+        }
     }
 }

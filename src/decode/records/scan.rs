@@ -549,6 +549,7 @@ impl Decoder {
         per_type: &mut [u64],
         stop: ScanStop,
         values: &mut ScanValues,
+        times: Option<&mut ScanTimes>,
         each: impl FnMut(Scanned<'_>) -> bool,
     ) -> u64 {
         // A scan that advances no state cannot give the values of `delta` fields.
@@ -564,7 +565,10 @@ impl Decoder {
             section,
             element,
         };
-        self.scan_loop::<false, _>(r, per_type, stop, None, &mut visit)
+        match times {
+            None => self.scan_loop::<false, _>(r, per_type, stop, None, &mut visit),
+            Some(t) => self.scan_loop::<true, _>(r, per_type, stop, Some(t), &mut visit),
+        }
     }
 
     #[inline(always)]
@@ -877,7 +881,21 @@ impl Records<'_> {
         each: impl FnMut(Scanned<'_>) -> bool,
     ) -> u64 {
         self.d
-            .scan_values(self.reader, per_type, stop, values, each)
+            .scan_values(self.reader, per_type, stop, values, None, each)
+    }
+
+    /// As [`Records::scan_values`], noting in `times` the time of each record stepped over, as
+    /// [`Records::scan_timed`] does.
+    pub fn scan_values_timed(
+        &mut self,
+        per_type: &mut [u64],
+        stop: ScanStop,
+        values: &mut ScanValues,
+        times: &mut ScanTimes,
+        each: impl FnMut(Scanned<'_>) -> bool,
+    ) -> u64 {
+        self.d
+            .scan_values(self.reader, per_type, stop, values, Some(times), each)
     }
 
     /// The byte offset of the next record (or of the end of the region the decode is in).
