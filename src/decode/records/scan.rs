@@ -305,7 +305,8 @@ pub struct Scanned<'v> {
 
 /// What the scan loop does with a record it steps over, besides counting it.
 trait Visit {
-    /// Whether the segments' starts of a `Var` record are wanted (`Visit::stepped`).
+    /// Whether `Visit::stepped` reads the records (their bytes, the segments' starts of a `Var`
+    /// record); if not, it is not called for them.
     const STARTS: bool;
     /// Whether a record of type `rid` under `plan` may be stepped over (else the scan stops
     /// before it); asked before its states advance.
@@ -725,7 +726,9 @@ impl Decoder {
                 max = max.max(record_time(timed, here, starts, order, slots));
                 seen = true;
             }
-            let go = {
+            // A visitor that reads no field (counting only) is not handed the record's bytes,
+            // whose slice would cost a bounds check per record.
+            let go = !V::STARTS || {
                 let here = &bytes[(fields - base) as usize..];
                 let starts = if var { &starts } else { &FIXED_STARTS };
                 visit.stepped(rid, count, pos, here, starts, order, slots)
