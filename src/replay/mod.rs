@@ -649,7 +649,7 @@ where
                 probe.take(n, base, map.values().map(Held::span), false);
             }
         }
-        let wall = start.elapsed().saturating_sub(probe.spent());
+        let wall = wall_time(start, &probe, options);
         if !n.is_multiple_of(every) {
             sample(n, w.live);
         }
@@ -785,6 +785,18 @@ fn join(handles: Vec<std::thread::JoinHandle<Worker>>) -> Vec<Worker> {
     handles.into_iter().filter_map(|h| h.join().ok()).collect()
 }
 
+// Design: the snapshots of the heap's pages (`Probe`) are not the replay's work, so their time
+// is taken off its wall clock; but with recorded timing the operations wait for their recorded
+// times, which go on while a snapshot is taken, so the snapshot's time is waited out rather than
+// added, and taking it off again made the wall clock shorter than the trace's recorded span.
+/// The wall-clock time of a replay that started at `start`.
+fn wall_time(start: Instant, probe: &Probe, options: &Options) -> Duration {
+    match options.timing {
+        Timing::Recorded => start.elapsed(),
+        _ => start.elapsed().saturating_sub(probe.spent()),
+    }
+}
+
 /// Threads in the trace's order: the calling thread hands each run of consecutive operations
 /// of one thread to that thread and waits until it is done.
 #[allow(clippy::too_many_arguments)]
@@ -897,7 +909,7 @@ where
         }
     }
     play(&mut turn, &mut spare);
-    let wall = start.elapsed().saturating_sub(probe.spent());
+    let wall = wall_time(start, probe, options);
     if !n.is_multiple_of(every) {
         sample(n, live(&slots));
     }
@@ -974,8 +986,10 @@ where
     let base = raw::resident_bytes().unwrap_or(0);
     let before = raw::usage();
     sample(0, 0);
-    barrier.wait();
+    // Taken before the threads go: with recorded timing, no thread's first wait starts before
+    // it, so the wall clock covers the recorded span.
     let start = Instant::now();
+    barrier.wait();
     let mut last = 0;
     // Aim at a few hundred samples whatever the speed: the interval doubles as they pile up.
     let mut interval = Duration::from_micros(500);

@@ -215,7 +215,7 @@ fn find_time_fields(list: &[(SlotId, u64)], plan: &DecodePlan, fields: &mut [Tim
 }
 
 /// Most fields per record type a [`Records::scan_values`] reads.
-pub const MAX_SCAN_VALUES: usize = 8;
+pub const MAX_SCAN_VALUES: usize = 16;
 
 /// The fields whose values a [`Records::scan_values`] reads of the records it steps over, per
 /// record type, and what it found of them in the plans (see [`Records::scan_values`]).
