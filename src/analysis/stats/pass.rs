@@ -313,8 +313,8 @@ impl<'a, 's> Pass<'a, 's> {
                 records.scan_values(&mut per_type, stop, values, None, &mut |r| {
                     let rt = r.record_id;
                     let is_data = schema.record(rt).builtin.is_none() && !r.element;
-                    let slots = lists.get(rt as usize).map_or(&[][..], |l| &l[..]);
-                    self.record_values(r, slots, is_data);
+                    let places = lists.get(rt as usize).map_or(&[][..], |l| &l[..]);
+                    self.record_values(r, places, is_data);
                     true
                 });
             }
@@ -341,9 +341,10 @@ impl<'a, 's> Pass<'a, 's> {
     // `record_direct` does with a view is done with them, in the same order: the events handed
     // over as the interpreter makes them, the time, the record counted. The slice being the
     // whole trace, no record is past its end.
-    /// What a scan reads of each record type for [`Pass::record_values`], and the fields it
-    /// reads per type, in order; `None` where records are taken as views only.
-    fn scan_values(&self) -> Option<(crate::decode::ScanValues, Vec<Box<[SlotId]>>)> {
+    /// What a scan reads of each record type for [`Pass::record_values`], and per type where
+    /// the record counter adds each value read ([`RecordCounter::places`]); `None` where
+    /// records are taken as views only.
+    fn scan_values(&self) -> Option<(crate::decode::ScanValues, Vec<Box<[usize]>>)> {
         if !(self.direct && self.placed && self.window == Window::all()) {
             return None;
         }
@@ -365,9 +366,8 @@ impl<'a, 's> Pass<'a, 's> {
                 let counted = RecordCounter::counted_slots(self.schema, rid as RecordId);
                 list.extend(counted.into_iter().filter(|s| !needed.contains(s)));
             }
-            let list: Box<[SlotId]> = list.into();
-            per.push(Some(list.clone()));
-            lists.push(list);
+            lists.push(self.counter.places(rid as RecordId, &list).into());
+            per.push(Some(list.into()));
         }
         Some((
             crate::decode::ScanValues::new(per).telling_elements(),
@@ -376,8 +376,9 @@ impl<'a, 's> Pass<'a, 's> {
     }
 
     /// [`Pass::record_direct`] for a record a scan stepped over, given as the values of its
-    /// fields `slots` (`Pass::scan_values`); `is_data`: whether it is a data record.
-    fn record_values(&mut self, r: crate::decode::Scanned<'_>, slots: &[SlotId], is_data: bool) {
+    /// fields (`Pass::scan_values`), counted at `places`; `is_data`: whether it is a data
+    /// record.
+    fn record_values(&mut self, r: crate::decode::Scanned<'_>, places: &[usize], is_data: bool) {
         let record = self.data;
         // The slice is the whole trace.
         let place = if is_data || self.start.is_some() {
@@ -423,7 +424,7 @@ impl<'a, 's> Pass<'a, 's> {
         let lean = self.lean;
         self.enter(place, is_data, at, |c| {
             if !lean {
-                c.record_values(r.record_id, slots, r.values);
+                c.record_values(r.record_id, places, r.values);
             }
         });
     }

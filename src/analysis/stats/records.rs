@@ -121,27 +121,33 @@ impl RecordCounter {
         }
     }
 
-    /// Count one record of type `rid` given as the values of its fields `slots` (a record a
-    /// scan stepped over: every integer field of its type), as [`RecordCounter::record`] counts
-    /// its view.
-    pub(crate) fn record_values(&mut self, rid: RecordId, slots: &[SlotId], values: &[u64]) {
-        let rid = rid as usize;
-        self.counts[rid] += 1;
-        let base = self.base[rid];
-        if base == usize::MAX {
-            return;
+    /// Count one record of type `rid` given as the values of its fields, each added to the
+    /// accumulator `places` gives for it ([`RecordCounter::places`]; `usize::MAX`: none): what
+    /// [`RecordCounter::record`] counts of its view (a record a scan stepped over).
+    #[inline]
+    pub(crate) fn record_values(&mut self, rid: RecordId, places: &[usize], values: &[u64]) {
+        if let Some(c) = self.counts.get_mut(rid as usize) {
+            *c += 1;
         }
-        let Some(accs) = self.fields.get_mut(base..) else {
-            return;
-        };
-        for (&slot, &v) in slots.iter().zip(values) {
-            if slot == 0 {
-                continue; // the tag
-            }
-            if let Some(a) = accs.get_mut(slot as usize) {
+        for (&i, &v) in places.iter().zip(values) {
+            if let Some(a) = self.fields.get_mut(i) {
                 a.add(v);
             }
         }
+    }
+
+    /// Where [`RecordCounter::record_values`] adds the values of the fields `slots` of record
+    /// type `rid`: each slot's accumulator, or `usize::MAX` for the tag and for a built-in
+    /// record's fields (not summarised).
+    pub(crate) fn places(&self, rid: RecordId, slots: &[SlotId]) -> Vec<usize> {
+        let base = self.base.get(rid as usize).copied().unwrap_or(usize::MAX);
+        slots
+            .iter()
+            .map(|&s| match (base, s) {
+                (usize::MAX, _) | (_, 0) => usize::MAX,
+                (b, s) => b + s as usize,
+            })
+            .collect()
     }
 
     /// The fields of record type `rid` whose values [`RecordCounter::record_values`] counts:
