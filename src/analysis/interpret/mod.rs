@@ -804,31 +804,26 @@ mod tests {
             .unwrap()
     }
 
-    /// A record type with a plan says exactly what the general loop over its actions says:
-    /// events with their places, findings, in the same order, to a sink of events (`stats`)
-    /// and to one of findings only (`check`), on every shipped trace and on generated ones
-    /// with double frees, frees of ids never seen, of the null id, and allocations of live ids.
-    #[test]
-    fn plans_say_what_the_general_loop_says() {
-        let dtd = |key: &str| {
-            format!(
-                "tag.width = 1;\nsize.width = 4; size.interpretation = none;\n\
-                 address.width = 8; address.interpretation = none;\n\
-                 time.width = 4; time.interpretation = none;\n\
-                 heap.width = 1; heap.interpretation = none;\n\
-                 analysis.version = 1;\nsize.size = bytes;\ntime.time = us;\n\
-                 time.monotonic = trace;\nblock.null = 0;\nblock.unknown = info;\n{key}\
-                 section heap 1 {{\n\
-                 alloc : (tag, size, address, heap) {{ tag.value = 4; address.defines = block; address.bytes = size.value; }}\n\
-                 realloc : (tag, size, old : address, address, heap) {{ tag.value = 5; old.undefines = block; address.defines = block; address.bytes = size.value; }}\n\
-                 free : (tag, address, heap) {{ tag.value = 6; address.undefines = block; }}\n\
-                 tick : (tag, time, heap) {{ tag.value = 7; }}\n}}\n"
-            )
-        };
-        let mut traces = vec![
-            generated(&dtd(""), "realloc", " heap=0", 20_000),
-            generated(&dtd("block.key = heap;\n"), "realloc", " heap=1", 20_000),
-        ];
+    /// A DTD of allocations, reallocations, frees and time stamps, with `key` (declarations)
+    /// added to its analysis.
+    fn heap_dtd(key: &str) -> String {
+        format!(
+            "tag.width = 1;\nsize.width = 4; size.interpretation = none;\n\
+             address.width = 8; address.interpretation = none;\n\
+             time.width = 4; time.interpretation = none;\n\
+             heap.width = 1; heap.interpretation = none;\n\
+             analysis.version = 1;\nsize.size = bytes;\ntime.time = us;\n\
+             time.monotonic = trace;\nblock.null = 0;\nblock.unknown = info;\n{key}\
+             section heap 1 {{\n\
+             alloc : (tag, size, address, heap) {{ tag.value = 4; address.defines = block; address.bytes = size.value; }}\n\
+             realloc : (tag, size, old : address, address, heap) {{ tag.value = 5; old.undefines = block; address.defines = block; address.bytes = size.value; }}\n\
+             free : (tag, address, heap) {{ tag.value = 6; address.undefines = block; }}\n\
+             tick : (tag, time, heap) {{ tag.value = 7; }}\n}}\n"
+        )
+    }
+
+    /// The shipped traces (`traces/*.mtf`), in name order.
+    fn shipped() -> Vec<std::path::PathBuf> {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/traces");
         let mut names: Vec<_> = std::fs::read_dir(dir)
             .unwrap()
@@ -836,6 +831,25 @@ mod tests {
             .filter(|p| p.extension().is_some_and(|e| e == "mtf"))
             .collect();
         names.sort();
+        names
+    }
+
+    /// A record type with a plan says exactly what the general loop over its actions says:
+    /// events with their places, findings, in the same order, to a sink of events (`stats`)
+    /// and to one of findings only (`check`), on every shipped trace and on generated ones
+    /// with double frees, frees of ids never seen, of the null id, and allocations of live ids.
+    #[test]
+    fn plans_say_what_the_general_loop_says() {
+        let mut traces = vec![
+            generated(&heap_dtd(""), "realloc", " heap=0", 20_000),
+            generated(
+                &heap_dtd("block.key = heap;\n"),
+                "realloc",
+                " heap=1",
+                20_000,
+            ),
+        ];
+        let names = shipped();
         assert!(names.len() >= 10, "{names:?}");
         traces.extend(names.iter().map(|p| crate::open(p).unwrap()));
         let mut planned = 0;
@@ -872,24 +886,14 @@ mod tests {
     /// generated ones; and most records of the generated traces do go through the scan.
     #[test]
     fn scanned_values_say_what_the_views_say() {
-        let dtd = |key: &str| {
-            format!(
-                "tag.width = 1;\nsize.width = 4; size.interpretation = none;\n\
-                 address.width = 8; address.interpretation = none;\n\
-                 time.width = 4; time.interpretation = none;\n\
-                 heap.width = 1; heap.interpretation = none;\n\
-                 analysis.version = 1;\nsize.size = bytes;\ntime.time = us;\n\
-                 time.monotonic = trace;\nblock.null = 0;\nblock.unknown = info;\n{key}\
-                 section heap 1 {{\n\
-                 alloc : (tag, size, address, heap) {{ tag.value = 4; address.defines = block; address.bytes = size.value; }}\n\
-                 realloc : (tag, size, old : address, address, heap) {{ tag.value = 5; old.undefines = block; address.defines = block; address.bytes = size.value; }}\n\
-                 free : (tag, address, heap) {{ tag.value = 6; address.undefines = block; }}\n\
-                 tick : (tag, time, heap) {{ tag.value = 7; }}\n}}\n"
-            )
-        };
         let generated = [
-            generated(&dtd(""), "realloc", " heap=0", 20_000),
-            generated(&dtd("block.key = heap;\n"), "realloc", " heap=1", 20_000),
+            generated(&heap_dtd(""), "realloc", " heap=0", 20_000),
+            generated(
+                &heap_dtd("block.key = heap;\n"),
+                "realloc",
+                " heap=1",
+                20_000,
+            ),
         ];
         for o in &generated {
             for events in [true, false] {
@@ -899,13 +903,7 @@ mod tests {
                 assert!(through > 19_000, "{through} scanned, {viewed} viewed");
             }
         }
-        let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/traces");
-        let mut names: Vec<_> = std::fs::read_dir(dir)
-            .unwrap()
-            .map(|e| e.unwrap().path())
-            .filter(|p| p.extension().is_some_and(|e| e == "mtf"))
-            .collect();
-        names.sort();
+        let names = shipped();
         let mut through = 0;
         for p in &names {
             let o = crate::open(p).unwrap();
