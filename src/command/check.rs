@@ -508,6 +508,37 @@ impl<'o> Sequential<'_, 'o> {
     }
 }
 
+/// Where a scan from here stops at the latest (`SCAN_STEP` bytes on); `None` where the events
+/// do not come straight from a decoder.
+fn scan_step(records: &dyn EventStream) -> Option<ScanStop> {
+    let at = records.as_records()?.offset();
+    Some(ScanStop {
+        records: u64::MAX,
+        offset: at.saturating_add(SCAN_STEP),
+    })
+}
+
+/// After a scan stepped over `k` records: counted, the progress shown, and the index being
+/// verified told (a checkpoint taken where one is due).
+fn scanned(
+    records: &dyn EventStream,
+    builder: &mut Option<Builder<'_>>,
+    t: &mut Tally<'_>,
+    k: u64,
+) {
+    if k == 0 {
+        return;
+    }
+    t.n += k;
+    if let Some(r) = records.as_records() {
+        t.sink.progress(r.offset(), t.n);
+        if let Some(b) = builder.as_mut() {
+            b.scanned(r, k);
+            b.before_next(r);
+        }
+    }
+}
+
 /// The semantic pass over the records a scan can step over from here (up to `SCAN_STEP` bytes
 /// on, and where `builder` may take a checkpoint), each checked from the values the scan reads
 /// of it, its findings reported.
@@ -518,12 +549,8 @@ fn scan_checked(
     values: &mut ScanValues,
     t: &mut Tally<'_>,
 ) -> io::Result<()> {
-    let Some(at) = records.as_records().map(|r| r.offset()) else {
+    let Some(stop) = scan_step(records) else {
         return Ok(());
-    };
-    let stop = ScanStop {
-        records: u64::MAX,
-        offset: at.saturating_add(SCAN_STEP),
     };
     let mut failed = None;
     let mut per_type = std::mem::take(&mut t.per_type);
@@ -546,40 +573,19 @@ fn scan_checked(
         None => records.scan_values(&mut per_type, stop, values, None, &mut each),
     };
     t.per_type = per_type;
-    t.n += k;
-    if let Some(r) = records.as_records() {
-        t.sink.progress(r.offset(), t.n);
-        if let Some(b) = builder.as_mut() {
-            b.scanned(r, k);
-            b.before_next(r);
-        }
-    }
+    scanned(records, builder, t, k);
     failed.map_or(Ok(()), Err)
 }
 
 /// Step over the records from here that cannot be invalid but for their length (validating
 /// only): counted per type, stopping where `builder` may take a checkpoint.
 fn scan_some(records: &mut dyn EventStream, builder: &mut Option<Builder<'_>>, t: &mut Tally<'_>) {
-    let Some(at) = records.as_records().map(|r| r.offset()) else {
+    let Some(stop) = scan_step(records) else {
         return;
-    };
-    let stop = ScanStop {
-        records: u64::MAX,
-        offset: at.saturating_add(SCAN_STEP),
     };
     let k = match builder.as_mut() {
         Some(b) => b.scan(records, &mut t.per_type, stop),
         None => records.scan(&mut t.per_type, stop),
     };
-    if k == 0 {
-        return;
-    }
-    t.n += k;
-    if let Some(r) = records.as_records() {
-        t.sink.progress(r.offset(), t.n);
-        if let Some(b) = builder.as_mut() {
-            b.scanned(r, k);
-            b.before_next(r);
-        }
-    }
+    scanned(records, builder, t, k);
 }

@@ -435,6 +435,50 @@ fn generated_fixed_records_scan_as_they_decode_cut_and_flipped() {
     assert!(scanned > 1000, "{scanned} records scanned");
 }
 
+/// Copies of trace `bytes` in `dir` named `{name}-…`: cut at each length of `cuts`, and one
+/// with three bits flipped past its header.
+fn damaged_copies(
+    dir: &std::path::Path,
+    name: &str,
+    bytes: &[u8],
+    cuts: &[usize],
+    r: &mut Rng,
+) -> Vec<std::path::PathBuf> {
+    let mut out = Vec::new();
+    for (i, &cut) in cuts.iter().enumerate() {
+        let path = dir.join(format!("{name}-{i}.mtf"));
+        std::fs::write(&path, &bytes[..cut]).unwrap();
+        out.push(path);
+    }
+    let mut b = bytes.to_vec();
+    for _ in 0..3 {
+        let at = 64 + r.below(b.len() as u64 - 64) as usize;
+        b[at] ^= 1 << r.below(8);
+    }
+    let path = dir.join(format!("{name}-flipped.mtf"));
+    std::fs::write(&path, &b).unwrap();
+    out.push(path);
+    out
+}
+
+/// Runs `mtf ARGS` and `mtf ARGS --no-scan`, which must print and exit the same; the
+/// standard output.
+#[cfg(feature = "cli")]
+fn same_without_the_scan(args: &[&str]) -> String {
+    use crate::util::{mtf, text};
+    let got = mtf(args);
+    let mut full = args.to_vec();
+    full.push("--no-scan");
+    let want = mtf(&full);
+    assert_eq!(
+        (text(&got.stdout), text(&got.stderr), got.status.code()),
+        (text(&want.stdout), text(&want.stderr), want.status.code()),
+        "mtf {}",
+        args.join(" ")
+    );
+    text(&got.stdout)
+}
+
 /// `mtf check --no-semantic` prints the same and exits the same with and without the scan, on
 /// one thread and on two (cut at regions, and at the checkpoints of an index), for every
 /// shipped trace, generated ones, and damaged ones.
@@ -449,19 +493,14 @@ fn check_prints_the_same_with_and_without_the_scan() {
         let (_, bytes) = fixed_trace(seed, seed == 1);
         std::fs::write(dir.path().join("scan.dtd"), DTD).unwrap();
         let len = bytes.len();
-        for (i, cut) in [len, len - 1, len - 5, len / 2].into_iter().enumerate() {
-            let path = dir.path().join(format!("g{seed}-{i}.mtf"));
-            std::fs::write(&path, &bytes[..cut]).unwrap();
-            traces.push(path);
-        }
-        let mut b = bytes.clone();
-        for _ in 0..3 {
-            let at = 64 + r.below(len as u64 - 64) as usize;
-            b[at] ^= 1 << r.below(8);
-        }
-        let path = dir.path().join(format!("g{seed}-flipped.mtf"));
-        std::fs::write(&path, &b).unwrap();
-        traces.push(path);
+        let cuts = [len, len - 1, len - 5, len / 2];
+        traces.extend(damaged_copies(
+            dir.path(),
+            &format!("g{seed}"),
+            &bytes,
+            &cuts,
+            &mut r,
+        ));
         // One indexed, so that -j 2 cuts it at checkpoints.
         let path = dir.path().join(format!("g{seed}-indexed.mtf"));
         std::fs::write(&path, &bytes).unwrap();
@@ -482,16 +521,7 @@ fn check_prints_the_same_with_and_without_the_scan() {
                 .chain(extra)
                 .copied()
                 .collect();
-            let got = mtf(&args);
-            let mut full = args.clone();
-            full.push("--no-scan");
-            let want = mtf(&full);
-            assert_eq!(
-                (text(&got.stdout), text(&got.stderr), got.status.code()),
-                (text(&want.stdout), text(&want.stderr), want.status.code()),
-                "mtf {}",
-                args.join(" ")
-            );
+            same_without_the_scan(&args);
         }
     }
 }
@@ -534,22 +564,16 @@ fn semantic_check_prints_the_same_with_and_without_the_scan() {
     for seed in 0..3 {
         let (_, bytes) = fixed_trace_for(&heap_dtd(), seed, seed == 1);
         let len = bytes.len();
-        for (i, cut) in [len, len - 1, len / 2].into_iter().enumerate() {
-            let path = dir.path().join(format!("h{seed}-{i}.mtf"));
-            std::fs::write(&path, &bytes[..cut]).unwrap();
-            traces.push(path);
-        }
-        let mut b = bytes.clone();
-        for _ in 0..3 {
-            let at = 64 + r.below(len as u64 - 64) as usize;
-            b[at] ^= 1 << r.below(8);
-        }
-        let path = dir.path().join(format!("h{seed}-flipped.mtf"));
-        std::fs::write(&path, &b).unwrap();
-        traces.push(path);
+        let cuts = [len, len - 1, len / 2];
+        traces.extend(damaged_copies(
+            dir.path(),
+            &format!("h{seed}"),
+            &bytes,
+            &cuts,
+            &mut r,
+        ));
         // One indexed beside it (`T.idx`), which `check` verifies on the way, its times read
         // by the scan: with a time after a byte string (`lab`'s `c`) for one of them.
-        let path = dir.path().join(format!("h{seed}-indexed.mtf"));
         let dtd = match seed {
             0 => heap_dtd().replace("d.time = us;", "d.time = us;\nc.time = ns;"),
             _ => heap_dtd(),
@@ -558,7 +582,7 @@ fn semantic_check_prints_the_same_with_and_without_the_scan() {
         let sub = dir.path().join(format!("i{seed}"));
         std::fs::create_dir_all(&sub).unwrap();
         std::fs::write(sub.join("scan.dtd"), &dtd).unwrap();
-        let path = sub.join(path.file_name().unwrap());
+        let path = sub.join(format!("h{seed}-indexed.mtf"));
         std::fs::write(&path, &bytes).unwrap();
         let p = path.to_str().unwrap();
         let o = mtf(&["index", "--every", "50", p]);
@@ -570,24 +594,11 @@ fn semantic_check_prints_the_same_with_and_without_the_scan() {
         let t = path.to_str().unwrap();
         for extra in [&[][..], &["--max-errors", "3", "--max-info", "2"]] {
             let args: Vec<&str> = ["check", t].iter().chain(extra).copied().collect();
-            let got = mtf(&args);
-            let mut full = args.clone();
-            full.push("--no-scan");
-            let want = mtf(&full);
-            findings += text(&got.stdout).matches("piece(s) of information").count();
+            let out = same_without_the_scan(&args);
+            findings += out.matches("piece(s) of information").count();
             if t.contains("indexed") {
-                assert!(
-                    text(&got.stdout).contains("index valid"),
-                    "{}",
-                    text(&got.stdout)
-                );
+                assert!(out.contains("index valid"), "{out}");
             }
-            assert_eq!(
-                (text(&got.stdout), text(&got.stderr), got.status.code()),
-                (text(&want.stdout), text(&want.stderr), want.status.code()),
-                "mtf {}",
-                args.join(" ")
-            );
         }
     }
     assert!(findings > 10, "{findings} semantic reports");

@@ -169,13 +169,7 @@ impl<'a, 's> Pass<'a, 's> {
             self.places.resize(self.events.len(), None);
             t
         };
-        if let Some(t) = time {
-            self.time = Some(t);
-            match self.first_time {
-                None => self.first_time = Some(t),
-                Some(f) => self.moved |= f != t,
-            }
-        }
+        self.note_time(time);
         let line = if self.lean {
             None
         } else {
@@ -276,13 +270,7 @@ impl<'a, 's> Pass<'a, 's> {
                 }
             })
         };
-        if let Some(t) = time {
-            self.time = Some(t);
-            match self.first_time {
-                None => self.first_time = Some(t),
-                Some(f) => self.moved |= f != t,
-            }
-        }
+        self.note_time(time);
         let at = Position {
             record,
             time: self.time,
@@ -406,13 +394,7 @@ impl<'a, 's> Pass<'a, 's> {
                 opened: !opens,
             },
         );
-        if let Some(t) = time {
-            self.time = Some(t);
-            match self.first_time {
-                None => self.first_time = Some(t),
-                Some(f) => self.moved |= f != t,
-            }
-        }
+        self.note_time(time);
         let at = Position {
             record,
             time: self.time,
@@ -421,12 +403,21 @@ impl<'a, 's> Pass<'a, 's> {
         if is_data {
             self.data += 1;
         }
-        let lean = self.lean;
         self.enter(place, is_data, at, |c| {
-            if !lean {
-                c.record_values(r.record_id, places, r.values);
-            }
+            c.record_values(r.record_id, places, r.values)
         });
+    }
+
+    /// The record's time, or the latest before it, as the source gave it: the clock, and
+    /// whether it ever moved.
+    fn note_time(&mut self, time: Option<u64>) {
+        if let Some(t) = time {
+            self.time = Some(t);
+            match self.first_time {
+                None => self.first_time = Some(t),
+                Some(f) => self.moved |= f != t,
+            }
+        }
     }
 
     /// A record at `place` in the slice: the frees of ids not alive it made counted, the slice
