@@ -545,6 +545,16 @@ fn the_command_line_builds_uses_and_verifies_the_index() {
         "{}",
         text(&out.stdout)
     );
+    // The trace itself named as its index: not an index, neither rebuilt over nor deleted.
+    let out = mtf(&["check", ts, "--index", ts]);
+    assert_eq!(out.status.code(), Some(1));
+    let verdict = format!("{ts} is not a seek index; name the trace's index, or make one with");
+    let said = text(&out.stdout);
+    assert!(said.contains(&verdict), "{said}");
+    assert!(
+        !said.contains("delete") && !said.contains(&format!("-o {ts}")),
+        "{said}"
+    );
 }
 
 #[cfg(feature = "compression")]

@@ -79,6 +79,15 @@ impl CheckReport {
                         let i = escape_path(i);
                         format!("there is no {i}: make it with `mtf index {path} -o {i}`")
                     }
+                    // A file that is not an index at all (the trace itself, named by mistake):
+                    // neither rebuilt over nor deleted, it may be the user's data.
+                    Some(i) if !looks_like_index(i) => {
+                        let i = escape_path(i);
+                        format!(
+                            "{i} is not a seek index; name the trace's index, or make one with \
+                             `mtf index {path} -o FILE`"
+                        )
+                    }
                     Some(i) => {
                         let i = escape_path(i);
                         format!("rebuild it with `mtf index {path} -o {i}`, or delete {i}")
@@ -90,4 +99,17 @@ impl CheckReport {
             Verdict::Invalid => format!("{path}: INVALID, {} problem(s)\n", self.problems),
         }
     }
+}
+
+/// Whether `path` is a regular file that starts as a seek index does ([`crate::index::MAGIC`]):
+/// one that may be rebuilt over or deleted.
+fn looks_like_index(path: &std::path::Path) -> bool {
+    use std::io::Read;
+    if !path.metadata().is_ok_and(|m| m.is_file()) {
+        return false;
+    }
+    let mut head = [0u8; 4];
+    std::fs::File::open(path)
+        .and_then(|mut f| f.read_exact(&mut head))
+        .is_ok_and(|()| head == crate::index::MAGIC)
 }
