@@ -309,10 +309,12 @@ impl<'s> Interpreter<'s> {
     }
 
     /// Keep a journal of the undefines and of the look-ups of recently undefined ids that
-    /// found nothing (a pass over one chunk of a trace; see [`DeadRing`]).
+    /// found nothing (a pass over one chunk of a trace, from a restored state, before its first
+    /// record; see [`DeadRing`]): the memory of undefines starts empty here, as such a pass's
+    /// does.
     #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     pub(crate) fn keep_dead_journal(&mut self) {
-        self.dead.journal = Some(Default::default());
+        self.dead = state::Dead::journaled();
     }
 
     /// The look-ups journaled so far: per finding of an id not alive, in order, the undefines
@@ -322,14 +324,11 @@ impl<'s> Interpreter<'s> {
         self.dead.journal.as_ref().map_or(&[], |j| &j.asks)
     }
 
-    /// The journal kept since [`Interpreter::keep_dead_journal`] (emptied).
+    /// The journal kept since [`Interpreter::keep_dead_journal`], with the memory of the last
+    /// undefines: the pass is over.
     #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
     pub(crate) fn take_dead_journal(&mut self) -> DeadJournal {
-        self.dead
-            .journal
-            .as_mut()
-            .map(std::mem::take)
-            .unwrap_or_default()
+        self.dead.take_journal()
     }
 
     /// Whether interpretation stopped at the limit (a [`FindingKind::Limit`] was reported; no
