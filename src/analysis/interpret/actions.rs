@@ -2,7 +2,7 @@
 
 use crate::analysis::event::{HeapOp, Places};
 use crate::decode::RecordView;
-use crate::dtd::analysis::{ActionKind, RecordDecl, Severity, SpaceId, SpaceKind};
+use crate::dtd::analysis::{ActionKind, Monotonic, RecordDecl, Severity, SpaceId, SpaceKind};
 
 use super::finding::{At, Finding, FindingKind};
 use super::sink::SinkDyn;
@@ -88,43 +88,60 @@ impl<'s> Interpreter<'s> {
             };
             let Some(value) = value else { continue };
             let key = m.key.and_then(|s| self.int(s)).unwrap_or(0);
-            // A series over the whole trace is apart from every keyed one (key 0 included).
-            let whole = m.key.is_none();
-            let entry = if whole {
-                self.mono0
-                    .get_mut(m.series as usize)
-                    .and_then(Option::as_mut)
-            } else {
-                self.mono.get_mut(&(m.series, key))
-            };
-            match entry {
-                Some((last, last_at)) => {
-                    if value < *last || (m.strict && value == *last) {
-                        sink.finding(Finding {
-                            key,
-                            id: value,
-                            defined: Some(*last_at),
-                            expected: Some(*last),
-                            what: Some(m.series_name.clone()),
-                            ..Finding::error(FindingKind::Backwards, at)
-                        });
-                    }
-                    *last = value;
-                    *last_at = at;
+            if !self.mono_step(m, value, key, at, sink) {
+                return false;
+            }
+        }
+        true
+    }
+
+    /// One monotonic series' step to `value` (its key's value `key`); `false` when the limit
+    /// stopped interpretation.
+    #[inline]
+    pub(super) fn mono_step(
+        &mut self,
+        m: &Monotonic,
+        value: u64,
+        key: u64,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) -> bool {
+        // A series over the whole trace is apart from every keyed one (key 0 included).
+        let whole = m.key.is_none();
+        let entry = if whole {
+            self.mono0
+                .get_mut(m.series as usize)
+                .and_then(Option::as_mut)
+        } else {
+            self.mono.get_mut(&(m.series, key))
+        };
+        match entry {
+            Some((last, last_at)) => {
+                if value < *last || (m.strict && value == *last) {
+                    sink.finding(Finding {
+                        key,
+                        id: value,
+                        defined: Some(*last_at),
+                        expected: Some(*last),
+                        what: Some(m.series_name.clone()),
+                        ..Finding::error(FindingKind::Backwards, at)
+                    });
                 }
-                None => {
-                    if !self.track(sink, at) {
-                        return false;
+                *last = value;
+                *last_at = at;
+            }
+            None => {
+                if !self.track(sink, at) {
+                    return false;
+                }
+                if whole {
+                    let i = m.series as usize;
+                    if self.mono0.len() <= i {
+                        self.mono0.resize(i + 1, None);
                     }
-                    if whole {
-                        let i = m.series as usize;
-                        if self.mono0.len() <= i {
-                            self.mono0.resize(i + 1, None);
-                        }
-                        self.mono0[i] = Some((value, at));
-                    } else {
-                        self.mono.insert((m.series, key), (value, at));
-                    }
+                    self.mono0[i] = Some((value, at));
+                } else {
+                    self.mono.insert((m.series, key), (value, at));
                 }
             }
         }
@@ -482,7 +499,7 @@ impl<'s> Interpreter<'s> {
 
     /// Makes `live` the block of `id`: stacked in a shared namespace, else replacing (and
     /// reporting) a block the id still held.
-    fn make_alive(
+    pub(super) fn make_alive(
         &mut self,
         space: SpaceId,
         key: u64,
@@ -586,7 +603,7 @@ impl<'s> Interpreter<'s> {
 }
 
 /// The allocation of a block of `bytes` (0 when unknown).
-fn alloc(id: u64, bytes: Option<u64>, align: Option<u64>) -> HeapOp {
+pub(super) fn alloc(id: u64, bytes: Option<u64>, align: Option<u64>) -> HeapOp {
     HeapOp::Alloc {
         id,
         size: bytes.unwrap_or(0),

@@ -707,7 +707,12 @@ mod tests {
         let n = 6 * DEAD_REMEMBERED as u64;
         // Look-ups every fifth operation (`Dead` soon builds its map), and rare ones (it
         // answers from its ring throughout, and the journal reads its undefines from there).
-        let cases = [(0u64, 70_000u64, 5), (1, 300, 5), (2, 1 << 20, 5), (3, 70_000, 4001)];
+        let cases = [
+            (0u64, 70_000u64, 5),
+            (1, 300, 5),
+            (2, 1 << 20, 5),
+            (3, 70_000, 4001),
+        ];
         for (case, ids, every) in cases {
             let mut whole = Dead::default();
             let mut want = Vec::new();

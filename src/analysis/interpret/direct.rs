@@ -1,0 +1,275 @@
+//! Records run from a scan's values without loading them: the common heap record types.
+
+use crate::analysis::event::{HeapOp, Places};
+use crate::dtd::analysis::{
+    AExpr, ActionKind, Analysis, Namespace, RecordDecl, SpaceId, SpaceKind,
+};
+use crate::dtd::SlotId;
+
+use super::actions::alloc;
+use super::finding::At;
+use super::sink::SinkDyn;
+use super::state::{Live, NO_STORE};
+use super::values::Cx;
+use super::{Interpreter, Plan};
+
+// Design (direct records): a record a scan stepped over comes as the values of the fields its
+// type's declarations read (`Interpreter::record_values`). Loading them into the per-slot
+// table, for the time, the thread, the monotonic series and the action to read back one at a
+// time, was about a third of what `mtf check` spent per record. For the record types most of a
+// heap trace is made of — one define or one undefine of a namespace of ids, or nothing but a
+// time (`Plan`) — whose time is one field, whose monotonic series is at most one over the
+// whole trace, and whose define reads no more than a byte count, where each of those is found
+// in the values is worked out once, and the record is run from there: the same calls
+// (`Interpreter::mono_step`, `Interpreter::end_id`, `Interpreter::define`) in the same order as
+// `Interpreter::run`, so the same events and findings. Any other type is loaded and run as
+// before.
+/// Where a direct record type's values are (positions in the values a scan gives) and what it
+/// does (see the design note above).
+#[derive(Debug, Clone, Copy)]
+pub(super) struct Direct {
+    /// The record's time: its one field's position and scale to the trace's unit; `None` when
+    /// it has none (the clock stays).
+    time: Option<(u8, u64)>,
+    thread: Option<u8>,
+    /// Its one monotonic series over the whole trace (an index into the declaration's list,
+    /// always 0) and the position of its value (`None`: the record's time).
+    mono: Option<Option<u8>>,
+    op: Op,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Quiet,
+    Free {
+        space: SpaceId,
+        id: u8,
+        key: Option<u8>,
+        nulls: (bool, bool),
+    },
+    /// A define whose byte count, if any, is the value at `bytes`.
+    Alloc {
+        space: SpaceId,
+        id: u8,
+        key: Option<u8>,
+        bytes: Option<u8>,
+    },
+}
+
+impl Direct {
+    /// How a record type whose values come in the order of `slots` runs directly, if it can.
+    pub(super) fn of(
+        decl: &RecordDecl,
+        plan: Plan,
+        analysis: &Analysis,
+        slots: &[SlotId],
+    ) -> Option<Direct> {
+        let pos = |s: SlotId| slots.iter().position(|&x| x == s).map(|p| p as u8);
+        if decl.resident.is_some() || !decl.guards.is_empty() || !decl.stack.is_empty() {
+            return None;
+        }
+        let time = match decl.time.as_slice() {
+            _ if analysis.time_unit.is_none() => None,
+            [] => None,
+            [(slot, u)] => {
+                let unit = analysis.time_unit?;
+                let scale = if *u == unit {
+                    1
+                } else {
+                    (u.nanos() / unit.nanos()).max(1)
+                };
+                Some((pos(*slot)?, scale))
+            }
+            _ => return None,
+        };
+        let thread = match decl.thread {
+            Some(s) => Some(pos(s)?),
+            None => None,
+        };
+        let mono = match decl.monotonic.as_slice() {
+            [] => None,
+            [m] if m.key.is_none() => Some(match m.slot {
+                Some(s) => Some(pos(s)?),
+                None => None,
+            }),
+            _ => return None,
+        };
+        let ns = |space: SpaceId| -> Option<&Namespace> { analysis.namespaces.get(space as usize) };
+        let op = match plan {
+            Plan::General => return None,
+            Plan::Quiet => Op::Quiet,
+            Plan::Free {
+                space,
+                slot,
+                key,
+                nulls,
+            } => Op::Free {
+                space,
+                id: pos(slot)?,
+                key: match key {
+                    Some(k) => Some(pos(k)?),
+                    None => None,
+                },
+                nulls,
+            },
+            Plan::Alloc { space, slot, key } => {
+                let n = ns(space)?;
+                // What `Interpreter::define` reads of the record besides the id: its byte count.
+                let plain = n.kind == SpaceKind::Ids
+                    && n.stored.is_empty()
+                    && !n.tree
+                    && decl.stores.is_empty()
+                    && decl.names.is_empty()
+                    && decl.site.is_none()
+                    && decl.align.is_none()
+                    && decl.actions.len() == 1
+                    && decl.actions[0].kind == ActionKind::Define;
+                if !plain {
+                    return None;
+                }
+                let bytes = match decl.bytes.as_slice() {
+                    [] => None,
+                    [b] if b.when.is_none() => match b.expr {
+                        AExpr::Field(s) => Some(pos(s)?),
+                        _ => return None,
+                    },
+                    _ => return None,
+                };
+                Op::Alloc {
+                    space,
+                    id: pos(slot)?,
+                    key: match key {
+                        Some(k) => Some(pos(k)?),
+                        None => None,
+                    },
+                    bytes,
+                }
+            }
+        };
+        Some(Direct {
+            time,
+            thread,
+            mono,
+            op,
+        })
+    }
+}
+
+impl<'s> Interpreter<'s> {
+    /// A record of a direct type run from its values (`Interpreter::run`'s work for its plan).
+    pub(super) fn run_direct(&mut self, d: Direct, at: At, v: &[u64], sink: &mut dyn SinkDyn) {
+        let get = |p: u8| v.get(p as usize).copied();
+        let time = match d
+            .time
+            .and_then(|(p, scale)| Some(get(p)?.wrapping_mul(scale)))
+        {
+            Some(t) => {
+                self.clock = Some(t);
+                Some(t)
+            }
+            None => self.clock,
+        };
+        let thread = d.thread.and_then(get);
+        if let Some(at_value) = d.mono {
+            let decl = self.decl.record(at.record_type);
+            let value = match at_value {
+                Some(p) => get(p),
+                None => time,
+            };
+            if let (Some(value), Some(m)) = (value, decl.monotonic.first()) {
+                if !self.mono_step(m, value, 0, at, sink) {
+                    return;
+                }
+            }
+        }
+        match d.op {
+            Op::Quiet => {}
+            Op::Free {
+                space,
+                id,
+                key,
+                nulls,
+            } => {
+                let cx = Cx::plain(at, thread, time, sink.wants_events());
+                let Some(id) = get(id) else { return };
+                let key = key.and_then(get).unwrap_or(0);
+                self.free_one(space, key, id, nulls, &cx, sink);
+            }
+            Op::Alloc {
+                space,
+                id,
+                key,
+                bytes,
+            } => {
+                let mut cx = Cx::plain(at, thread, time, sink.wants_events());
+                cx.paired = true;
+                let Some(id) = get(id) else { return };
+                let key = key.and_then(get).unwrap_or(0);
+                // `bytes()`'s answer for one unguarded field: its value, 0 if it has none.
+                let bytes = bytes.map(|p| get(p).unwrap_or(0));
+                self.define_plain(space, key, id, bytes, &mut cx, sink);
+            }
+        }
+    }
+
+    /// `Interpreter::define`'s work for a record whose one action is a define of a namespace of
+    /// ids that stores nothing, with no site, name, alignment or stack, whose byte count is
+    /// `bytes` (`Op::Alloc`): the same steps in the same order, those that read nothing left out.
+    fn define_plain(
+        &mut self,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        bytes: Option<u64>,
+        cx: &mut Cx,
+        sink: &mut dyn SinkDyn,
+    ) {
+        if !self.nulled.is_empty() {
+            self.nulled.remove(&(space, key, id));
+        }
+        let sp = space as usize;
+        // Defining the null id does nothing (§14.1).
+        if self.decl.namespaces[sp].null == Some(id) {
+            return;
+        }
+        // A namespace that stores nothing has a place for a block only for the events.
+        let stored = match self.slabs.get_mut(sp) {
+            Some(slab) if cx.events => slab.put(),
+            _ => NO_STORE,
+        };
+        if !self.track(sink, cx.at) {
+            return;
+        }
+        let live = Live::new(cx.at, bytes.unwrap_or(0), None, stored);
+        cx.replaced = NO_STORE;
+        self.make_alive(space, key, id, live, cx, sink);
+        let places = Places {
+            gone: Places::NONE,
+            new: stored,
+            replaced: cx.replaced,
+        };
+        cx.emit(sink, space, key, None, alloc(id, bytes, None), places);
+    }
+
+    /// The one undefine of a `Plan::Free` record: the id's end and its free.
+    pub(super) fn free_one(
+        &mut self,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        nulls: (bool, bool),
+        cx: &Cx,
+        sink: &mut dyn SinkDyn,
+    ) {
+        if self.decl.namespaces[space as usize].null == Some(id) {
+            return; // the null id: nothing to end
+        }
+        if let Some(l) = self.end_id(space, key, id, nulls, cx.at, sink) {
+            let places = Places {
+                gone: l.stored,
+                ..Places::EMPTY
+            };
+            cx.emit(sink, space, key, l.site(), HeapOp::Free { id }, places);
+        }
+    }
+}
