@@ -408,7 +408,26 @@ impl Dead {
         }
     }
 
+    /// Remember an undefine (the common case, the ring alone, inline; the rest apart).
+    #[inline]
     pub(super) fn bury(&mut self, k: DeadKey, at: At) {
+        let plain = self.map.is_none()
+            && at.record >= self.last
+            && self.filter.is_none()
+            && self.journal.is_none()
+            && self.ring.capacity() >= 2 * DEAD_REMEMBERED;
+        if !plain {
+            return self.bury_slow(k, at);
+        }
+        self.last = at.record;
+        if self.ring.len() >= 2 * DEAD_REMEMBERED {
+            self.ring.pop_front();
+        }
+        self.ring.push_back(Buried::new(k, at));
+    }
+
+    #[inline(never)]
+    fn bury_slow(&mut self, k: DeadKey, at: At) {
         if self.map.is_none() && at.record < self.last {
             self.build();
         }
@@ -425,7 +444,7 @@ impl Dead {
                     self.ring.pop_front();
                 } else if self.ring.capacity() == 0 {
                     // Its whole size at once (pages are touched only as it fills), so that it
-                    // is never copied as it grows.
+                    // is never copied as it grows (and `bury` finds room in it).
                     self.ring.reserve_exact(2 * DEAD_REMEMBERED);
                 }
                 self.ring.push_back(Buried::new(k, at));
