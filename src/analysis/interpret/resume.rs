@@ -108,9 +108,10 @@ fn fold(a: u64, b: u64) -> u64 {
 
 /// A 64-bit hash of `bytes` under `tag` (not a format's checksum: only compared within one
 /// process).
+const K0: u64 = 0xa076_1d64_78bd_642f;
+const K1: u64 = 0xe703_7ed1_a0b4_28db;
+
 fn hash_bytes(tag: u64, bytes: &[u8]) -> u64 {
-    const K0: u64 = 0xa076_1d64_78bd_642f;
-    const K1: u64 = 0xe703_7ed1_a0b4_28db;
     let mut h = fold(tag ^ K0, K1);
     let mut words = bytes.chunks_exact(8);
     for w in &mut words {
@@ -139,6 +140,28 @@ impl Digest {
             self.scratch.out.clear();
             put(&mut self.scratch, item);
             sum = sum.wrapping_add(hash_bytes(tag, &self.scratch.out));
+            n += 1;
+        }
+        self.outer.u64(tag);
+        self.outer.u64(n);
+        self.outer.u64(sum);
+    }
+
+    /// As [`Digest::bag`] for entries of words, each hashed from its words themselves (not
+    /// encoded first: a live set's digest is most of what `check -j N` adds per chunk).
+    pub(crate) fn words_bag<W: IntoIterator<Item = u64>>(
+        &mut self,
+        tag: u64,
+        items: impl Iterator<Item = W>,
+    ) {
+        let (mut sum, mut n) = (0u64, 0u64);
+        for words in items {
+            let (mut h, mut len) = (fold(tag ^ K0, K1), 0u64);
+            for w in words {
+                h = fold(h ^ w, K1);
+                len += 1;
+            }
+            sum = sum.wrapping_add(fold(h ^ len, K0 ^ K1));
             n += 1;
         }
         self.outer.u64(tag);
@@ -236,19 +259,37 @@ impl<'s> Interpreter<'s> {
                     e.opt(slab.get(l.stored, k));
                 }
             };
-            g.bag(1, self.live[sp].iter(), |e, (k, l)| {
-                e.u64(k.0);
-                e.u64(k.1);
-                canon(e, l);
-            });
-            g.bag(2, self.shared[sp].iter(), |e, (k, v)| {
-                e.u64(k.0);
-                e.u64(k.1);
-                e.len(v.len());
-                for l in &v {
+            if slab.width == 0 {
+                // Nothing stored: an entry's words are its canonical form (`put_live`); a
+                // shared id's, its key and its blocks', the newest first.
+                let words = |l: &Live| [l.record, l.offset, l.bytes, l.site, u64::from(l.rtype)];
+                g.words_bag(
+                    7,
+                    self.live[sp]
+                        .iter()
+                        .map(|(k, l)| [k.0, k.1].into_iter().chain(words(l))),
+                );
+                g.words_bag(
+                    8,
+                    self.shared[sp]
+                        .chains()
+                        .map(|(k, c)| [k.0, k.1].into_iter().chain(c.flat_map(words))),
+                );
+            } else {
+                g.bag(1, self.live[sp].iter(), |e, (k, l)| {
+                    e.u64(k.0);
+                    e.u64(k.1);
                     canon(e, l);
-                }
-            });
+                });
+                g.bag(2, self.shared[sp].iter(), |e, (k, v)| {
+                    e.u64(k.0);
+                    e.u64(k.1);
+                    e.len(v.len());
+                    for l in &v {
+                        canon(e, l);
+                    }
+                });
+            }
             g.seq().u64(self.next_id[sp]);
             g.seq().u64(self.alive[sp]);
         }
@@ -621,6 +662,96 @@ mod tests {
             e.u64(*b);
         });
         assert_ne!(g.finish(), d);
+        // Entries of words hashed as they are: the same in any order, another with one word
+        // changed or under another tag.
+        let words = |v: &[(u64, u64)], tag| {
+            let mut g = Digest::default();
+            g.words_bag(tag, v.iter().map(|&(a, b)| [a, b]));
+            g.finish()
+        };
+        let w = words(&items, 7);
+        assert_eq!(words(&rev, 7), w);
+        assert_eq!(words(&rot, 7), w);
+        assert_ne!(words(&swapped, 7), w);
+        assert_ne!(words(&items[1..], 7), w);
+        assert_ne!(words(&items, 8), w);
+        for i in [0, 1, 500, 999] {
+            let mut x = items.clone();
+            x[i].0 += 1;
+            assert_ne!(words(&x, 7), w, "entry {i} changed");
+        }
+    }
+
+    /// A live block's every word is in the digest (the words of a namespace that stores
+    /// nothing are hashed as they are, `Digest::words_bag`): a restored interpreter with one
+    /// word of one live block changed has another digest, in a namespace of ids and in a
+    /// shared one (its newest holder of an id, and the one below).
+    #[test]
+    fn every_word_of_a_live_block_is_digested() {
+        let changes: [fn(&mut Live); 5] = [
+            |l| l.record += 1,
+            |l| l.offset += 1,
+            |l| l.bytes += 1,
+            |l| l.site ^= 1,
+            |l| l.rtype ^= 1,
+        ];
+        let (mut plain, mut shared, mut below) = (0, 0, 0);
+        // Blocks sharing an allocation info's id (heaptrack's form), two of them on one id.
+        let dir = format!("{}/benches", env!("CARGO_MANIFEST_DIR"));
+        let dtd = std::path::Path::new(&dir).join("bench-heaptrack.dtd");
+        let text = "%mtf 1 dtd=\"bench-heaptrack.dtd\" class=64 order=little\n\
+                    section number=1\nallocInfo size=16 trace=1\nallocInfo size=32 trace=2\n\
+                    alloc info=0\nalloc info=1\nalloc info=0\ntimestamp ms=5\n";
+        let dtd_text = std::fs::read_to_string(&dtd).expect("the DTD");
+        let schema = crate::dtd::parse_str("bench-heaptrack.dtd", &dtd_text)
+            .expect("parses")
+            .schema;
+        let bytes =
+            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
+                .expect("packs");
+        let shared_trace = crate::OpenOptions::default()
+            .dtd(dtd)
+            .open_bytes(bytes)
+            .expect("opens");
+        let android = format!("{}/traces/android.mtf", env!("CARGO_MANIFEST_DIR"));
+        let android = crate::open(&android).expect("a shipped trace");
+        for (name, o) in [("android", &android), ("shared", &shared_trace)] {
+            let reader = o.reader();
+            let mut check = Check::new(o.schema());
+            let mut records = reader.records();
+            while let Some(e) = records.next() {
+                if let Event::Record(v) = e {
+                    check.record(&v);
+                }
+            }
+            let i = check.interpreter();
+            let digest = i.semantic_digest();
+            let mut e = Enc::default();
+            i.save_state(&mut e);
+            for sp in (0..i.live.len()).filter(|&sp| i.slabs[sp].width == 0) {
+                for (k, change) in changes.iter().enumerate() {
+                    for depth in 0..3 {
+                        let mut fresh = i.fresh();
+                        fresh
+                            .restore_state(&mut Dec::new(&e.out))
+                            .expect("restores");
+                        assert_eq!(fresh.semantic_digest(), digest);
+                        let l = match depth {
+                            0 => fresh.live[sp].values_mut().next(),
+                            _ => fresh.shared[sp].some_mut().into_iter().nth(depth - 1),
+                        };
+                        let Some(l) = l else { continue };
+                        change(l);
+                        *[&mut plain, &mut shared, &mut below][depth] += 1;
+                        assert_ne!(fresh.semantic_digest(), digest, "{name}: word {k}");
+                    }
+                }
+            }
+        }
+        assert!(
+            plain > 0 && shared > 0 && below > 0,
+            "{plain} {shared} {below}"
+        );
     }
 
     /// Along shipped traces, at each of their first 2000 records: the interpreter saved and restored into a

@@ -197,6 +197,37 @@ impl Holders {
             }))
     }
 
+    /// Each id with its blocks, the newest first (nothing allocated).
+    pub(super) fn chains(
+        &self,
+    ) -> impl Iterator<Item = ((u64, u64), impl Iterator<Item = &Live> + '_)> + '_ {
+        self.map.iter().map(move |(k, (top, below))| {
+            let mut below = *below;
+            let rest = std::iter::from_fn(move || {
+                let (l, b) = self.pool.get(below.checked_sub(1)? as usize)?;
+                below = *b;
+                Some(l)
+            });
+            (*k, std::iter::once(top).chain(rest))
+        })
+    }
+
+    /// Some block holding an id, and the one below it if any (for the digest's tests).
+    #[cfg(test)]
+    pub(super) fn some_mut(&mut self) -> Vec<&mut Live> {
+        let Some((top, below)) = self.map.values_mut().next() else {
+            return Vec::new();
+        };
+        let mut v = vec![top];
+        if let Some((l, _)) = below
+            .checked_sub(1)
+            .and_then(|i| self.pool.get_mut(i as usize))
+        {
+            v.push(l);
+        }
+        v
+    }
+
     /// The newest block holding the id.
     pub(super) fn last(&self, k: (u64, u64)) -> Option<&Live> {
         self.map.get(&k).map(|(l, _)| l)
