@@ -642,8 +642,9 @@ impl<'s> Interpreter<'s> {
             for (&(key, id), l) in &self.live[sp] {
                 out.push(AtEnd::new(space, key, id, l.at(), false));
             }
-            for ((key, id), v) in self.shared[sp].iter() {
-                out.extend(v.iter().map(|l| AtEnd::new(space, key, id, l.at(), false)));
+            // A shared id's blocks in any order: the sort below orders them.
+            for ((key, id), c) in self.shared[sp].chains() {
+                out.extend(c.map(|l| AtEnd::new(space, key, id, l.at(), false)));
             }
         }
         for ((space, key), v) in &self.stacks {
