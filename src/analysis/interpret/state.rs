@@ -442,16 +442,19 @@ impl Dead {
     /// Remember an undefine (the common case, the ring alone, inline; the rest apart).
     #[inline]
     pub(super) fn bury(&mut self, k: DeadKey, at: At) {
-        let plain = self.map.is_none()
+        // The ring full (one out, one in), or with room for one more.
+        let n = self.ring.len();
+        let room = n >= 2 * DEAD_REMEMBERED || n < self.ring.capacity();
+        let plain = room
+            && self.map.is_none()
             && at.record >= self.last
             && self.filter.is_none()
-            && self.journal.is_none()
-            && self.ring.capacity() >= 2 * DEAD_REMEMBERED;
+            && self.journal.is_none();
         if !plain {
             return self.bury_slow(k, at);
         }
         self.last = at.record;
-        if self.ring.len() >= 2 * DEAD_REMEMBERED {
+        if n >= 2 * DEAD_REMEMBERED {
             self.ring.pop_front();
         }
         self.ring.push_back(Buried::new(k, at));
@@ -471,12 +474,9 @@ impl Dead {
                 Dead::bury_eager(map, order, k, at);
             }
             None => {
+                // It grows with the trace's undefines (a small trace's memory stays small).
                 if self.ring.len() >= 2 * DEAD_REMEMBERED {
                     self.ring.pop_front();
-                } else if self.ring.capacity() == 0 {
-                    // Its whole size at once (pages are touched only as it fills), so that it
-                    // is never copied as it grows (and `bury` finds room in it).
-                    self.ring.reserve_exact(2 * DEAD_REMEMBERED);
                 }
                 self.ring.push_back(Buried::new(k, at));
                 if let Some(f) = &mut self.filter {
