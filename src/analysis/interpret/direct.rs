@@ -177,8 +177,21 @@ impl<'s> Interpreter<'s> {
                 None => time,
             };
             if let (Some(value), Some(m)) = (value, decl.monotonic.first()) {
-                if !self.mono_step(m, value, 0, at, sink) {
-                    return;
+                // The common step here: a series seen before, not going back.
+                let seen = self
+                    .mono0
+                    .get_mut(m.series as usize)
+                    .and_then(Option::as_mut);
+                match seen {
+                    Some((last, last_at)) if value > *last || (!m.strict && value == *last) => {
+                        *last = value;
+                        *last_at = at;
+                    }
+                    _ => {
+                        if !self.mono_step(m, value, 0, at, sink) {
+                            return;
+                        }
+                    }
                 }
             }
         }
