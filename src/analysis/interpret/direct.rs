@@ -2,7 +2,7 @@
 
 use crate::analysis::event::{HeapOp, Places};
 use crate::dtd::analysis::{
-    AExpr, ActionKind, Analysis, Namespace, RecordDecl, SpaceId, SpaceKind,
+    AExpr, ActionKind, Analysis, Guard, Namespace, RecordDecl, SpaceId, SpaceKind,
 };
 use crate::dtd::SlotId;
 
@@ -31,6 +31,9 @@ pub(super) struct Direct {
     /// The record's time: its one field's position and scale to the trace's unit; `None` when
     /// it has none (the clock stays).
     time: Option<(u8, u64)>,
+    /// The guard of that field, if any (`start.when = start; start.isNot = 0;`): the position
+    /// of the field it tests (`None`: a field not read, which holds no value) and the guard.
+    time_guard: Option<(Option<u8>, Guard)>,
     thread: Option<u8>,
     /// Its one monotonic series over the whole trace (an index into the declaration's list,
     /// always 0) and the position of its value (`None`: the record's time).
@@ -65,9 +68,15 @@ impl Direct {
         slots: &[SlotId],
     ) -> Option<Direct> {
         let pos = |s: SlotId| slots.iter().position(|&x| x == s).map(|p| p as u8);
-        if decl.resident.is_some() || !decl.guards.is_empty() || !decl.stack.is_empty() {
+        if decl.resident.is_some() || !decl.stack.is_empty() {
             return None;
         }
+        // A guard only of the time field (the plan holds none of its action's).
+        let time_guard = match decl.guards.as_slice() {
+            [] => None,
+            [(s, g)] if decl.time.len() == 1 && decl.time[0].0 == *s => Some((pos(g.slot), *g)),
+            _ => return None,
+        };
         let time = match decl.time.as_slice() {
             _ if analysis.time_unit.is_none() => None,
             [] => None,
@@ -148,6 +157,7 @@ impl Direct {
         };
         Some(Direct {
             time,
+            time_guard,
             thread,
             mono,
             op,
@@ -159,10 +169,16 @@ impl<'s> Interpreter<'s> {
     /// A record of a direct type run from its values (`Interpreter::run`'s work for its plan).
     pub(super) fn run_direct(&mut self, d: Direct, at: At, v: &[u64], sink: &mut dyn SinkDyn) {
         let get = |p: u8| v.get(p as usize).copied();
-        let time = match d
+        // A time whose guard fails is one the record does not carry (`Interpreter::time`).
+        let carried = match d.time_guard {
+            Some((p, g)) => g.holds(p.and_then(get)),
+            None => true,
+        };
+        let time = d
             .time
-            .and_then(|(p, scale)| Some(get(p)?.wrapping_mul(scale)))
-        {
+            .filter(|_| carried)
+            .and_then(|(p, scale)| Some(get(p)?.wrapping_mul(scale)));
+        let time = match time {
             Some(t) => {
                 self.clock = Some(t);
                 Some(t)
