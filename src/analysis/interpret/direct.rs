@@ -1,9 +1,7 @@
 //! Records run from a scan's values without loading them: the common heap record types.
 
 use crate::analysis::event::{HeapOp, Places};
-use crate::dtd::analysis::{
-    AExpr, ActionKind, Analysis, Guard, Namespace, RecordDecl, SpaceId, SpaceKind,
-};
+use crate::dtd::analysis::{AExpr, Analysis, Guard, RecordDecl, SpaceId, SpaceKind};
 use crate::dtd::SlotId;
 
 use super::actions::alloc;
@@ -68,6 +66,11 @@ impl Direct {
         slots: &[SlotId],
     ) -> Option<Direct> {
         let pos = |s: SlotId| slots.iter().position(|&x| x == s).map(|p| p as u8);
+        // An optional field's position: `None` when a field it names is not among the values.
+        let opt = |s: Option<SlotId>| match s {
+            Some(s) => pos(s).map(Some),
+            None => Some(None),
+        };
         if decl.resident.is_some() || !decl.stack.is_empty() {
             return None;
         }
@@ -91,19 +94,12 @@ impl Direct {
             }
             _ => return None,
         };
-        let thread = match decl.thread {
-            Some(s) => Some(pos(s)?),
-            None => None,
-        };
+        let thread = opt(decl.thread)?;
         let mono = match decl.monotonic.as_slice() {
             [] => None,
-            [m] if m.key.is_none() => Some(match m.slot {
-                Some(s) => Some(pos(s)?),
-                None => None,
-            }),
+            [m] if m.key.is_none() => Some(opt(m.slot)?),
             _ => return None,
         };
-        let ns = |space: SpaceId| -> Option<&Namespace> { analysis.namespaces.get(space as usize) };
         let op = match plan {
             Plan::General => return None,
             Plan::Quiet => Op::Quiet,
@@ -115,24 +111,20 @@ impl Direct {
             } => Op::Free {
                 space,
                 id: pos(slot)?,
-                key: match key {
-                    Some(k) => Some(pos(k)?),
-                    None => None,
-                },
+                key: opt(key)?,
                 nulls,
             },
             Plan::Alloc { space, slot, key } => {
-                let n = ns(space)?;
-                // What `Interpreter::define` reads of the record besides the id: its byte count.
+                let n = analysis.namespaces.get(space as usize)?;
+                // What `Interpreter::define` reads of the record besides the id (the plan's one
+                // action): its byte count.
                 let plain = n.kind == SpaceKind::Ids
                     && n.stored.is_empty()
                     && !n.tree
                     && decl.stores.is_empty()
                     && decl.names.is_empty()
                     && decl.site.is_none()
-                    && decl.align.is_none()
-                    && decl.actions.len() == 1
-                    && decl.actions[0].kind == ActionKind::Define;
+                    && decl.align.is_none();
                 if !plain {
                     return None;
                 }
@@ -147,10 +139,7 @@ impl Direct {
                 Op::Alloc {
                     space,
                     id: pos(slot)?,
-                    key: match key {
-                        Some(k) => Some(pos(k)?),
-                        None => None,
-                    },
+                    key: opt(key)?,
                     bytes,
                 }
             }

@@ -833,6 +833,18 @@ mod tests {
 
     /// A DTD of allocations, reallocations, frees and time stamps, with `key` (declarations)
     /// added to its analysis.
+    /// The generated heap traces both equivalence tests read: ids alone, and ids keyed by heap.
+    fn generated_heaps() -> Vec<crate::Opened> {
+        vec![
+            generated(&heap_dtd(""), "realloc", " heap=0", 20_000),
+            generated(
+                &heap_dtd("block.key = heap;\n"),
+                "realloc",
+                " heap=1",
+                20_000,
+            ),
+        ]
+    }
     fn heap_dtd(key: &str) -> String {
         format!(
             "tag.width = 1;\nsize.width = 4; size.interpretation = none;\n\
@@ -877,16 +889,8 @@ mod tests {
                 "tick : (tag, time, heap) { tag.value = 7; }",
                 "tick : (tag, time, heap) { tag.value = 7; time.when = heap; time.is = 1; }",
             );
-        let mut traces = vec![
-            generated(&heap_dtd(""), "realloc", " heap=0", 20_000),
-            generated(
-                &heap_dtd("block.key = heap;\n"),
-                "realloc",
-                " heap=1",
-                20_000,
-            ),
-            generated(&guarded, "realloc", " heap=1", 20_000),
-        ];
+        let mut traces = generated_heaps();
+        traces.push(generated(&guarded, "realloc", " heap=1", 20_000));
         let names = shipped();
         assert!(names.len() >= 10, "{names:?}");
         traces.extend(names.iter().map(|p| crate::open(p).unwrap()));
@@ -940,17 +944,9 @@ mod tests {
                 "address.undefines = block; }",
                 "address.undefines = block; address.leaves = null; }",
             );
-        let generated = [
-            generated(&heap_dtd(""), "realloc", " heap=0", 20_000),
-            generated(
-                &heap_dtd("block.key = heap;\n"),
-                "realloc",
-                " heap=1",
-                20_000,
-            ),
-            generated(&leaves, "realloc", " heap=0 when=3", 20_000),
-        ];
-        for o in &generated {
+        let mut made = generated_heaps();
+        made.push(generated(&leaves, "realloc", " heap=0 when=3", 20_000));
+        for o in &made {
             for events in [true, false] {
                 let (general, _) = said(o, events, true);
                 let (scanned, through, viewed) = said_scanned(o, events);

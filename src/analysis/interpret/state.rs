@@ -187,29 +187,26 @@ impl Holders {
     /// The blocks holding the id, the newest first.
     pub(super) fn chain(&self, k: (u64, u64)) -> impl Iterator<Item = &Live> + '_ {
         let top = self.map.get(&k);
-        let mut below = top.map_or(0, |t| t.1);
-        top.map(|t| &t.0)
-            .into_iter()
-            .chain(std::iter::from_fn(move || {
-                let (l, b) = self.pool.get(below.checked_sub(1)? as usize)?;
-                below = *b;
-                Some(l)
-            }))
+        let below = top.map_or(0, |t| t.1);
+        top.map(|t| &t.0).into_iter().chain(self.below(below))
+    }
+
+    /// The older holders from pool link `below` (1 + an index; 0: none) down.
+    fn below(&self, mut below: u32) -> impl Iterator<Item = &Live> + '_ {
+        std::iter::from_fn(move || {
+            let (l, b) = self.pool.get(below.checked_sub(1)? as usize)?;
+            below = *b;
+            Some(l)
+        })
     }
 
     /// Each id with its blocks, the newest first (nothing allocated).
     pub(super) fn chains(
         &self,
     ) -> impl Iterator<Item = ((u64, u64), impl Iterator<Item = &Live> + '_)> + '_ {
-        self.map.iter().map(move |(k, (top, below))| {
-            let mut below = *below;
-            let rest = std::iter::from_fn(move || {
-                let (l, b) = self.pool.get(below.checked_sub(1)? as usize)?;
-                below = *b;
-                Some(l)
-            });
-            (*k, std::iter::once(top).chain(rest))
-        })
+        self.map
+            .iter()
+            .map(move |(k, (top, below))| (*k, std::iter::once(top).chain(self.below(*below))))
     }
 
     /// Some block holding an id, and the one below it if any (for the digest's tests).
