@@ -1,7 +1,9 @@
 //! Records run from a scan's values without loading them: the common heap record types.
 
 use crate::analysis::event::{HeapOp, Places};
-use crate::dtd::analysis::{AExpr, Analysis, Guard, RecordDecl, SpaceId, SpaceKind};
+use crate::dtd::analysis::{
+    AExpr, ActionKind, Analysis, Guard, RecordDecl, Site, SpaceId, SpaceKind,
+};
 use crate::dtd::SlotId;
 
 use super::actions::alloc;
@@ -16,7 +18,8 @@ use super::{Interpreter, Plan};
 // table, for the time, the thread, the monotonic series and the action to read back one at a
 // time, was about a third of what `mtf check` spent per record. For the record types most of a
 // heap trace is made of — one define or one undefine of a namespace of ids, or nothing but a
-// time (`Plan`) — whose time is one field (under a guard of its own, if any), whose monotonic
+// time (`Plan`), or a reference followed by a define whose byte count and site may be the id
+// referred to's (heaptrack's `+ i`) — whose time is one field (under a guard of its own, if any), whose monotonic
 // series is at most one over the whole trace, and whose define reads no more than a byte
 // count, where each of those is found in the values is worked out once, and the record is run
 // from there: the same steps (`Interpreter::mono_step`, `Interpreter::end_id`, and
@@ -54,6 +57,45 @@ enum Op {
         id: u8,
         key: Option<u8>,
         bytes: Option<u8>,
+    },
+    /// A reference to an id of namespace `to` (at `to_id`, its key at `to_key`), then a define
+    /// as `Alloc`'s whose byte count may be a value kept with the id referred to and whose
+    /// site may be that id's (heaptrack's `+ i`: `info.refers = allocinfo; info.defines =
+    /// block; info.bytes = allocinfo.size.value; info.site = allocinfo;`).
+    ReferAlloc {
+        to: SpaceId,
+        to_id: u8,
+        to_key: Option<u8>,
+        space: SpaceId,
+        id: u8,
+        key: Option<u8>,
+        count: Count,
+        inherit_site: bool,
+    },
+}
+
+/// Where a direct define's byte count comes from.
+#[derive(Debug, Clone, Copy)]
+enum Count {
+    None,
+    /// The value at this position.
+    Field(u8),
+    /// Value `stored` kept with the id the record refers to.
+    Stored(u16),
+}
+
+/// What a direct define's byte count is when it is run (`Interpreter::define_plain`).
+#[derive(Debug, Clone, Copy)]
+enum Bytes {
+    None,
+    Known(u64),
+    /// Value `stored` kept with id `id` (key `key`) of namespace `space`, which the record
+    /// referred to: read from `Cx::looked`, which holds it if that id is alive.
+    Stored {
+        space: SpaceId,
+        stored: u16,
+        key: u64,
+        id: u64,
     },
 }
 
@@ -101,7 +143,7 @@ impl Direct {
             _ => return None,
         };
         let op = match plan {
-            Plan::General => return None,
+            Plan::General => Self::refer_alloc(decl, analysis, &pos, &opt)?,
             Plan::Quiet => Op::Quiet,
             Plan::Free {
                 space,
@@ -115,26 +157,13 @@ impl Direct {
                 nulls,
             },
             Plan::Alloc { space, slot, key } => {
-                let n = analysis.namespaces.get(space as usize)?;
-                // What `Interpreter::define` reads of the record besides the id (the plan's one
-                // action): its byte count.
-                let plain = n.kind == SpaceKind::Ids
-                    && n.stored.is_empty()
-                    && !n.tree
-                    && decl.stores.is_empty()
-                    && decl.names.is_empty()
-                    && decl.site.is_none()
-                    && decl.align.is_none();
-                if !plain {
+                if !plain_define(decl, analysis, space) || decl.site.is_some() {
                     return None;
                 }
-                let bytes = match decl.bytes.as_slice() {
-                    [] => None,
-                    [b] if b.when.is_none() => match b.expr {
-                        AExpr::Field(s) => Some(pos(s)?),
-                        _ => return None,
-                    },
-                    _ => return None,
+                let bytes = match count(decl, None, &pos)? {
+                    Count::None => None,
+                    Count::Field(p) => Some(p),
+                    Count::Stored(_) => return None,
                 };
                 Op::Alloc {
                     space,
@@ -151,6 +180,73 @@ impl Direct {
             mono,
             op,
         })
+    }
+
+    /// `Op::ReferAlloc` for a record whose actions are one unguarded reference and one
+    /// unguarded define in a namespace of ids (in the order they apply, §14.1).
+    fn refer_alloc(
+        decl: &RecordDecl,
+        analysis: &Analysis,
+        pos: &dyn Fn(SlotId) -> Option<u8>,
+        opt: &dyn Fn(Option<SlotId>) -> Option<Option<u8>>,
+    ) -> Option<Op> {
+        let [r, d] = decl.actions.as_slice() else {
+            return None;
+        };
+        if r.kind != ActionKind::Refer || d.kind != ActionKind::Define {
+            return None;
+        }
+        // (The guards are only of the time: `Direct::of` has seen to that.)
+        if !plain_define(decl, analysis, d.space) {
+            return None;
+        }
+        let inherit_site = match decl.site {
+            None => false,
+            Some(Site::Inherited { space }) if space == r.space => true,
+            Some(_) => return None,
+        };
+        Some(Op::ReferAlloc {
+            to: r.space,
+            to_id: pos(r.slot)?,
+            to_key: opt(r.key)?,
+            space: d.space,
+            id: pos(d.slot)?,
+            key: opt(d.key)?,
+            count: count(decl, Some(r.space), pos)?,
+            inherit_site,
+        })
+    }
+}
+
+/// Whether a define of `space` by `decl` reads nothing of the record but the id, its key, a
+/// byte count and a site (`Interpreter::define`'s other steps do nothing for it): a namespace
+/// of ids that stores nothing and is no tree, and no stored value, name or alignment.
+fn plain_define(decl: &RecordDecl, analysis: &Analysis, space: SpaceId) -> bool {
+    analysis.namespaces.get(space as usize).is_some_and(|n| {
+        n.kind == SpaceKind::Ids
+            && n.stored.is_empty()
+            && !n.tree
+            && decl.stores.is_empty()
+            && decl.names.is_empty()
+            && decl.align.is_none()
+    })
+}
+
+/// A define's byte count if it is none, one unguarded field, or (of a record that refers to
+/// namespace `looked`) one unguarded value kept with the id referred to.
+fn count(
+    decl: &RecordDecl,
+    looked: Option<SpaceId>,
+    pos: &dyn Fn(SlotId) -> Option<u8>,
+) -> Option<Count> {
+    match decl.bytes.as_slice() {
+        [] => Some(Count::None),
+        [b] if b.when.is_none() => match b.expr {
+            AExpr::Field(s) => Some(Count::Field(pos(s)?)),
+            AExpr::Lookup { space, stored } if Some(space) == looked => Some(Count::Stored(stored)),
+            _ => None,
+        },
+        _ => None,
     }
 }
 
@@ -224,21 +320,66 @@ impl<'s> Interpreter<'s> {
                 let Some(id) = get(id) else { return };
                 let key = key.and_then(get).unwrap_or(0);
                 // `bytes()`'s answer for one unguarded field: its value, 0 if it has none.
-                let bytes = bytes.map(|p| get(p).unwrap_or(0));
-                self.define_plain(space, key, id, bytes, &mut cx, sink);
+                let bytes = match bytes {
+                    Some(p) => Bytes::Known(get(p).unwrap_or(0)),
+                    None => Bytes::None,
+                };
+                self.define_plain(space, key, id, bytes, false, &mut cx, sink);
+            }
+            Op::ReferAlloc {
+                to,
+                to_id,
+                to_key,
+                space,
+                id,
+                key,
+                count,
+                inherit_site,
+            } => {
+                let mut cx = Cx::plain(at, thread, time, sink.wants_events());
+                // `Interpreter::run`'s loop: the reference (none to the null id), then the
+                // define.
+                let to_id = get(to_id);
+                let to_key = to_key.and_then(get).unwrap_or(0);
+                if let Some(r) = to_id {
+                    if self.decl.namespaces[to as usize].null != Some(r) {
+                        self.refer(to, to_key, r, &mut cx, sink);
+                    }
+                }
+                cx.paired = true;
+                if let Some(id) = get(id) {
+                    let key = key.and_then(get).unwrap_or(0);
+                    let bytes = match count {
+                        Count::None => Bytes::None,
+                        Count::Field(p) => Bytes::Known(get(p).unwrap_or(0)),
+                        Count::Stored(stored) => Bytes::Stored {
+                            space: to,
+                            stored,
+                            key: to_key,
+                            id: to_id.unwrap_or(0),
+                        },
+                    };
+                    self.define_plain(space, key, id, bytes, inherit_site, &mut cx, sink);
+                }
+                if let Some(l) = cx.looked {
+                    self.scratch = l.stored;
+                }
             }
         }
     }
 
-    /// `Interpreter::define`'s work for a record whose one action is a define of a namespace of
-    /// ids that stores nothing, with no site, name, alignment or stack, whose byte count is
-    /// `bytes` (`Op::Alloc`): the same steps in the same order, those that read nothing left out.
+    /// `Interpreter::define`'s work for a direct record's define of a namespace of ids that
+    /// stores nothing, with no name, alignment or stack, whose byte count is `bytes` and whose
+    /// site, if `inherit_site`, is the one of the id the record referred to (`Op::Alloc`,
+    /// `Op::ReferAlloc`): the same steps in the same order, those that read nothing left out.
+    #[allow(clippy::too_many_arguments)]
     fn define_plain(
         &mut self,
         space: SpaceId,
         key: u64,
         id: u64,
-        bytes: Option<u64>,
+        bytes: Bytes,
+        inherit_site: bool,
         cx: &mut Cx,
         sink: &mut dyn SinkDyn,
     ) {
@@ -250,6 +391,30 @@ impl<'s> Interpreter<'s> {
         if self.decl.namespaces[sp].null == Some(id) {
             return;
         }
+        let bytes = match bytes {
+            Bytes::None => None,
+            Bytes::Known(v) => Some(v),
+            Bytes::Stored {
+                space: to,
+                stored,
+                key,
+                id,
+            } => {
+                let value = cx
+                    .looked
+                    .as_ref()
+                    .filter(|l| l.space == to)
+                    .and_then(|l| l.stored.get(stored as usize).copied());
+                if value.is_none() {
+                    self.bytes_unknown(to, key, id, cx.at, sink);
+                }
+                value
+            }
+        };
+        let site = match &cx.looked {
+            Some(l) if inherit_site => l.site,
+            _ => None,
+        };
         // A namespace that stores nothing has a place for a block only for the events.
         let stored = match self.slabs.get_mut(sp) {
             Some(slab) if cx.events => slab.put(),
@@ -258,7 +423,7 @@ impl<'s> Interpreter<'s> {
         if !self.track(sink, cx.at) {
             return;
         }
-        let live = Live::new(cx.at, bytes.unwrap_or(0), None, stored);
+        let live = Live::new(cx.at, bytes.unwrap_or(0), site, stored);
         cx.replaced = NO_STORE;
         self.make_alive(space, key, id, live, cx, sink);
         let places = Places {
@@ -266,7 +431,7 @@ impl<'s> Interpreter<'s> {
             new: stored,
             replaced: cx.replaced,
         };
-        cx.emit(sink, space, key, None, alloc(id, bytes, None), places);
+        cx.emit(sink, space, key, site, alloc(id, bytes, None), places);
     }
 
     /// The one undefine of a `Plan::Free` record: the id's end and its free.

@@ -861,6 +861,64 @@ mod tests {
         )
     }
 
+    /// A trace of heaptrack's shape: allocation infos numbered as they come, allocations of a
+    /// block of an info (its size and site) that many live blocks share, frees; with
+    /// allocations of infos not yet defined and of the null info, frees of infos with no live
+    /// block, and times that go back now and then.
+    fn generated_shared(n: usize) -> crate::Opened {
+        let dtd = "tag.width = 1;\nsize.width = 4; size.interpretation = none;\n\
+                   trace.width = 4; trace.interpretation = none;\n\
+                   info.width = 4; info.interpretation = none;\n\
+                   time.width = 4; time.interpretation = none;\n\
+                   analysis.version = 1;\nsize.size = bytes;\ntime.time = us;\n\
+                   time.monotonic = trace;\nblock.shared = yes;\nblock.unknown = info;\n\
+                   allocinfo.atEnd = normal;\nallocinfo.null = 5;\n\
+                   section heap 1 {\n\
+                   allocInfo : (tag, size, trace) { tag.value = 4; size.definesNext = allocinfo; trace.site = trace; }\n\
+                   alloc : (tag, info, time) { tag.value = 5; info.refers = allocinfo; info.defines = block; info.bytes = allocinfo.size.value; info.site = allocinfo; }\n\
+                   free : (tag, info) { tag.value = 6; info.undefines = block; }\n}\n";
+        let schema = crate::dtd::parse_str("t.dtd", dtd).unwrap().schema;
+        let mut text =
+            String::from("%mtf 1 dtd=\"t.dtd\" class=32 order=little\nsection number=1\n");
+        let (mut infos, mut live, mut x) = (0u64, Vec::new(), 11u64);
+        for k in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (x >> 33) % 100;
+            let line = match r {
+                _ if r < 5 || infos == 0 => {
+                    infos += 1;
+                    format!("allocInfo size={} trace={}", r * 8 + 1, r % 7)
+                }
+                // An info not defined yet, now and then the null one.
+                _ if r < 8 => format!("alloc info={} time={k}", infos + r % 2),
+                _ if r < 50 => {
+                    let i = (x >> 40) % infos;
+                    live.push(i);
+                    format!("alloc info={i} time={}", k + 5 - (r as usize % 3) * 4)
+                }
+                _ if r < 90 && !live.is_empty() => {
+                    let i = live.swap_remove((x >> 40) as usize % live.len());
+                    format!("free info={i}")
+                }
+                _ => format!("free info={}", infos + 3),
+            };
+            text.push_str(&line);
+            text.push('\n');
+        }
+        let bytes =
+            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
+                .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.dtd");
+        std::fs::write(&path, dtd).unwrap();
+        crate::OpenOptions::default()
+            .dtd(path)
+            .open_bytes(bytes)
+            .unwrap()
+    }
+
     /// The shipped traces (`traces/*.mtf`), in name order.
     fn shipped() -> Vec<std::path::PathBuf> {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/traces");
@@ -946,12 +1004,21 @@ mod tests {
             );
         let mut made = generated_heaps();
         made.push(generated(&leaves, "realloc", " heap=0 when=3", 20_000));
-        for o in &made {
+        made.push(generated_shared(20_000));
+        for (k, o) in made.iter().enumerate() {
             for events in [true, false] {
                 let (general, _) = said(o, events, true);
                 let (scanned, through, viewed) = said_scanned(o, events);
-                assert!(general == scanned, "the scan says otherwise");
+                assert!(general == scanned, "trace {k}: the scan says otherwise");
                 assert!(through > 19_000, "{through} scanned, {viewed} viewed");
+                if k == made.len() - 1 && events {
+                    // The shared trace says every kind of thing a reference and its byte
+                    // count may say, and its blocks carry their info's site.
+                    let all = general.join("\n");
+                    for what in ["Bytes", "Undefined", "NotAlive", "Backwards", "site: Some"] {
+                        assert!(all.contains(what), "{what} in the shared trace");
+                    }
+                }
             }
         }
         let names = shipped();

@@ -214,7 +214,6 @@ impl<'s> Interpreter<'s> {
             // cannot be computed, said with the severity the DTD gives the reference (which is
             // reported too, unless that is `normal`).
             Err(Unknown::Dead(space)) => {
-                let ns = &self.decl.namespaces[space as usize];
                 let refer = decl
                     .actions
                     .iter()
@@ -224,14 +223,7 @@ impl<'s> Interpreter<'s> {
                     .and_then(|a| a.key)
                     .and_then(|s| self.int(s))
                     .unwrap_or(0);
-                sink.finding(Finding {
-                    severity: ns.unknown_refers,
-                    space: Some(space),
-                    key,
-                    id,
-                    what: Some("not alive".to_string()),
-                    ..Finding::error(FindingKind::Bytes, at)
-                });
+                self.bytes_unknown(space, key, id, at, sink);
                 None
             }
             Err(Unknown::Arithmetic) => {
@@ -239,6 +231,27 @@ impl<'s> Interpreter<'s> {
                 None
             }
         }
+    }
+
+    /// The finding of a byte count that reads a value kept with id `id` (key `key`) of
+    /// `space`, which is not alive (docs/format.md §14.3): said with the severity the DTD
+    /// gives the reference (which is reported too, unless that is `normal`).
+    pub(super) fn bytes_unknown(
+        &self,
+        space: SpaceId,
+        key: u64,
+        id: u64,
+        at: At,
+        sink: &mut dyn SinkDyn,
+    ) {
+        sink.finding(Finding {
+            severity: self.decl.namespaces[space as usize].unknown_refers,
+            space: Some(space),
+            key,
+            id,
+            what: Some("not alive".to_string()),
+            ..Finding::error(FindingKind::Bytes, at)
+        });
     }
 
     pub(super) fn eval(&self, e: &AExpr, looked: Option<&Looked>) -> Result<u64, Unknown> {
