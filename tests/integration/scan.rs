@@ -789,11 +789,19 @@ fn stats_of_records_given_as_values_are_those_of_their_views() {
         }
     }
     assert!(scanned > 5000, "{scanned} records scanned");
+    // The imported traces say the lines of their input their figures come from: those records
+    // are scanned too.
+    let mut with_lines = 0;
     for path in shipped() {
         let opened = metatf::open(&path).unwrap();
         let reader = opened.reader();
-        let (got, _) = figures(&reader, opened.schema(), true);
+        let (got, n) = figures(&reader, opened.schema(), true);
         let (want, _) = figures(&reader, opened.schema(), false);
         assert_eq!(got, want, "{}", path.display());
+        if got.contains("SourceLine {") {
+            with_lines += 1;
+            assert!(n > 0, "{}: no record scanned", path.display());
+        }
     }
+    assert!(with_lines >= 5, "{with_lines} shipped traces with lines");
 }

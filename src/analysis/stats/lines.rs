@@ -1,7 +1,7 @@
 //! The lines of an imported trace's input that its records came from.
 
 use crate::decode::RecordView;
-use crate::dtd::Schema;
+use crate::dtd::{RecordId, Schema};
 
 /// A line of an input of `mtf import`: the file (an index into [`Stats::files`]) and the line,
 /// counted from 1.
@@ -81,12 +81,6 @@ impl SourceLines {
             part: None,
             files: Vec::new(),
         }
-    }
-
-    /// Whether no record of the trace has a line ([`SourceLines::record`] gives none, whatever
-    /// it is fed): its DTD has no import records.
-    pub(super) fn follows_nothing(&self) -> bool {
-        self.kinds.is_empty()
     }
 
     /// Write what the next records' lines depend on (an analysis-state blob, docs/format.md
@@ -170,15 +164,36 @@ impl SourceLines {
             }
             return None;
         }
-        let (section, file, line) = self.part.as_mut()?;
-        if v.section() != *section || !v.is_data() || kind == LineKind::None {
-            return None;
-        }
         if kind == LineKind::Routed {
-            *line += v.get("count").and_then(|x| x.as_u64()).unwrap_or(0);
+            let (section, _, line) = self.part.as_mut()?;
+            if v.section() == *section && v.is_data() {
+                *line += v.get("count").and_then(|x| x.as_u64()).unwrap_or(0);
+            }
             return None;
         }
-        let span = self.span.get(v.record_id() as usize).copied().unwrap_or(1);
+        self.unit(v.record_id(), v.section(), v.is_data())
+    }
+
+    /// Whether [`SourceLines::record`] reads the fields of a record of type `rid` (the import
+    /// records that start a part, name the mapping or count routed units): such a record is
+    /// to be given as a view; any other, as its type, section and kind ([`SourceLines::unit`]).
+    pub(super) fn reads_fields(&self, rid: RecordId) -> bool {
+        matches!(
+            self.kinds.get(rid as usize),
+            Some(LineKind::Origin | LineKind::Part | LineKind::Routed)
+        )
+    }
+
+    /// [`SourceLines::record`] for a record of type `rid` of `section` (`is_data`: not an
+    /// element of a table nor a built-in record) whose fields it does not read
+    /// ([`SourceLines::reads_fields`]): a record a scan stepped over.
+    pub(super) fn unit(&mut self, rid: RecordId, section: u8, is_data: bool) -> Option<SourceLine> {
+        let kind = *self.kinds.get(rid as usize)?;
+        let (part_section, file, line) = self.part.as_mut()?;
+        if section != *part_section || !is_data || kind != LineKind::Unit {
+            return None;
+        }
+        let span = self.span.get(rid as usize).copied().unwrap_or(1);
         if span == 0 {
             self.part = None;
             return None;

@@ -322,13 +322,14 @@ impl<'a, 's> Pass<'a, 's> {
         }
     }
 
-    // Design (records given as values): where the source takes values (`scan_fields`), the
-    // slice is the whole trace and no record has a source line, the records a scan steps over
-    // come as the values it read of them (`Records::scan_values`): each type's fields the
-    // source needs and, unless the pass is lean, every integer the record counter sums. What
-    // `record_direct` does with a view is done with them, in the same order: the events handed
-    // over as the interpreter makes them, the time, the record counted. The slice being the
-    // whole trace, no record is past its end.
+    // Design (records given as values): where the source takes values (`scan_fields`) and the
+    // slice is the whole trace, the records a scan steps over come as the values it read of
+    // them (`Records::scan_values`): each type's fields the source needs and, unless the pass
+    // is lean, every integer the record counter sums. What `record_direct` does with a view is
+    // done with them, in the same order: the record's source line (of an imported trace: its
+    // type, section and kind say it, `SourceLines::unit`; the few import records whose fields
+    // say more come as views), the events handed over as the interpreter makes them, the time,
+    // the record counted. The slice being the whole trace, no record is past its end.
     /// What a scan reads of each record type for [`Pass::record_values`], and per type where
     /// the record counter adds each value read ([`RecordCounter::places`]); `None` where
     /// records are taken as views only.
@@ -336,14 +337,14 @@ impl<'a, 's> Pass<'a, 's> {
         if !(self.direct && self.placed && self.window == Window::all()) {
             return None;
         }
-        if !self.lines.follows_nothing() {
-            return None;
-        }
         let source = self.source.scan_fields()?;
         let mut per = Vec::with_capacity(source.len());
         let mut lists = Vec::with_capacity(source.len());
         for (rid, needed) in source.into_iter().enumerate() {
-            let Some(needed) = needed else {
+            // The lines of an imported trace read a few import records' fields: those come as
+            // views (`SourceLines::record`); the others' lines follow from their types.
+            let lines = !self.lean && self.lines.reads_fields(rid as RecordId);
+            let (Some(needed), false) = (needed, lines) else {
                 per.push(None);
                 lists.push(Box::default());
                 continue;
@@ -375,6 +376,11 @@ impl<'a, 's> Pass<'a, 's> {
             Place::Before
         };
         let opens = place == Place::Inside && is_data && self.start.is_none();
+        let line = if self.lean {
+            None
+        } else {
+            self.lines.unit(r.record_id, r.section, is_data)
+        };
         let at = crate::analysis::At {
             record: r.index,
             offset: r.offset,
@@ -389,7 +395,7 @@ impl<'a, 's> Pass<'a, 's> {
                 at: Position {
                     record,
                     time: None,
-                    source: None,
+                    source: line,
                 },
                 opened: !opens,
             },
@@ -398,7 +404,7 @@ impl<'a, 's> Pass<'a, 's> {
         let at = Position {
             record,
             time: self.time,
-            source: None,
+            source: line,
         };
         if is_data {
             self.data += 1;
