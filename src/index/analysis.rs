@@ -566,6 +566,9 @@ pub struct StateError {
 pub struct Enc {
     /// The bytes written.
     pub out: Vec<u8>,
+    /// How many of them hold live blocks (of namespaces of ids): what the writer of the states
+    /// estimates the next state's size from (`build_states`).
+    pub blocks: u64,
 }
 
 impl Enc {

@@ -9,7 +9,7 @@
 // finding's wording and severity (`mtf check`), never a heap figure; a resumed interpreter
 // starts with it empty.
 
-use crate::dtd::analysis::SpaceId;
+use crate::dtd::analysis::{SpaceId, SpaceKind};
 use crate::index::analysis::{Dec, Enc, StateError};
 
 use super::finding::At;
@@ -362,6 +362,7 @@ impl<'s> Interpreter<'s> {
                     put_live(e, l);
                 }
             };
+            let start = e.out.len();
             let live = sorted(self.live[sp].iter().map(|(k, v)| (*k, v)));
             e.len(live.len());
             let mut prev = (0, 0);
@@ -378,6 +379,9 @@ impl<'s> Interpreter<'s> {
                 for l in &v {
                     put_live(e, l);
                 }
+            }
+            if self.decl.namespaces[sp].kind == SpaceKind::Ids {
+                e.blocks += (e.out.len() - start) as u64;
             }
             if !canonical {
                 e.len(slab.data.len());
@@ -596,7 +600,7 @@ impl<'s> Interpreter<'s> {
                 .sum();
             let shared: usize = self.shared[sp].blocks();
             let live = self.live[sp].len();
-            let table = self.decl.namespaces[sp].kind == crate::dtd::analysis::SpaceKind::Table;
+            let table = self.decl.namespaces[sp].kind == SpaceKind::Table;
             let alive = if table { 0 } else { live } + shared + frames;
             if self.alive[sp] < alive as u64 {
                 return Err(d.error(format!(

@@ -49,6 +49,13 @@ impl HeapStats {
             .collect()
     }
 
+    /// The live blocks [`HeapStats::save_live`] writes (those of events without places, the
+    /// blocks shared ids hide included).
+    pub fn saved_blocks(&self) -> usize {
+        let top: usize = self.live.iter().map(|m| m.len()).sum();
+        top + self.shadow.len().saturating_sub(self.free_shadow.len())
+    }
+
     /// Write the live part (see the module docs).
     pub fn save_live(&self, e: &mut Enc) {
         e.len(self.spaces.len());
@@ -66,6 +73,7 @@ impl HeapStats {
                 e.u64(*node);
                 put_site(e, st);
             }
+            let start = e.out.len();
             let mut live: Vec<(&(u64, u64), &Block)> = self.live[sp].iter().collect();
             live.sort_unstable_by_key(|x| *x.0);
             e.len(live.len());
@@ -89,6 +97,7 @@ impl HeapStats {
                     put_block(e, x);
                 }
             }
+            e.blocks += (e.out.len() - start) as u64;
         }
     }
 
