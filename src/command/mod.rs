@@ -78,6 +78,12 @@ pub enum Warning {
         /// The index's name, escaped for a terminal.
         index: String,
     },
+    /// A seek index without the analysis states `stats -j N` starts its threads from (docs/
+    /// format.md §15.4): the statistics are taken on one thread.
+    NoAnalysisState {
+        /// The index's name, escaped for a terminal.
+        index: String,
+    },
     /// `--from` lies past the last record: the output is that of an empty slice.
     PastEnd(String),
 }

@@ -610,6 +610,33 @@ fn stats_on_threads_from_analysis_states_are_one_threads() {
     );
 }
 
+/// A seek index without analysis states (`--state-budget 0`): `stats -j 2` takes the figures on
+/// one thread, the same as `-j 1`'s, and says why on standard error, once.
+#[test]
+fn stats_on_threads_without_analysis_states_says_it_runs_on_one() {
+    let dtd = root().join("dtds/hatf10.dtd");
+    let (out, trace, _dir) = crate::util::pack_stdin(
+        dtd.to_str().unwrap(),
+        hatf_peak_in_the_middle(3000).as_bytes(),
+    );
+    assert!(out.status.success(), "{}", text(&out.stderr));
+    let t = trace.to_str().unwrap();
+    let ix = mtf(&["index", "--every", "61", "--state-budget", "0", t]);
+    assert!(ix.status.success(), "{}", text(&ix.stderr));
+    assert!(!PathBuf::from(format!("{t}.idx.state")).exists());
+    let one = shown(&mtf(&["stats", t, "-j", "1"]));
+    let two = shown(&mtf(&["stats", t, "-j", "2"]));
+    assert_eq!(two.0, one.0);
+    assert_eq!(two.2, Some(0), "{}", two.1);
+    assert!(!one.1.contains("analysis state"), "{}", one.1);
+    assert_eq!(
+        two.1.matches("carries no analysis state").count(),
+        1,
+        "{}",
+        two.1
+    );
+}
+
 /// A state file damaged where it still reads (a byte of its end state, which no chunk starts
 /// from): `stats -j N` and `check -j N` compute its checksum while the chunks are read, so it is
 /// refused as one loaded whole is: `stats` warns and gives one thread's figures, `check` says

@@ -526,6 +526,10 @@ pub fn warn(w: metatf::command::Warning) {
             "warning: {index} is not verified: only a check of the whole trace (without --from \
              or --to) verifies a seek index"
         ),
+        Warning::NoAnalysisState { index } => format!(
+            "warning: {index} carries no analysis state: the statistics are taken on one thread \
+             (`mtf index TRACE` writes an index with one)"
+        ),
         Warning::PastEnd(note) => note,
         other => format!("warning: {other:?}"),
     };
