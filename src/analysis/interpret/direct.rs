@@ -326,45 +326,62 @@ impl<'s> Interpreter<'s> {
                 };
                 self.define_plain(space, key, id, bytes, false, &mut cx, sink);
             }
-            Op::ReferAlloc {
-                to,
-                to_id,
-                to_key,
-                space,
-                id,
-                key,
-                count,
-                inherit_site,
-            } => {
-                let mut cx = Cx::plain(at, thread, time, sink.wants_events());
-                // `Interpreter::run`'s loop: the reference (none to the null id), then the
-                // define.
-                let to_id = get(to_id);
-                let to_key = to_key.and_then(get).unwrap_or(0);
-                if let Some(r) = to_id {
-                    if self.decl.namespaces[to as usize].null != Some(r) {
-                        self.refer(to, to_key, r, &mut cx, sink);
-                    }
-                }
-                cx.paired = true;
-                if let Some(id) = get(id) {
-                    let key = key.and_then(get).unwrap_or(0);
-                    let bytes = match count {
-                        Count::None => Bytes::None,
-                        Count::Field(p) => Bytes::Known(get(p).unwrap_or(0)),
-                        Count::Stored(stored) => Bytes::Stored {
-                            space: to,
-                            stored,
-                            key: to_key,
-                            id: to_id.unwrap_or(0),
-                        },
-                    };
-                    self.define_plain(space, key, id, bytes, inherit_site, &mut cx, sink);
-                }
-                if let Some(l) = cx.looked {
-                    self.scratch = l.stored;
-                }
+            Op::ReferAlloc { .. } => self.run_refer_alloc(d.op, at, v, thread, time, sink),
+        }
+    }
+
+    /// `Op::ReferAlloc`'s part of [`Interpreter::run_direct`] (out of line: the other direct
+    /// types' code stays as small as it was).
+    #[inline(never)]
+    fn run_refer_alloc(
+        &mut self,
+        op: Op,
+        at: At,
+        v: &[u64],
+        thread: Option<u64>,
+        time: Option<u64>,
+        sink: &mut dyn SinkDyn,
+    ) {
+        let get = |p: u8| v.get(p as usize).copied();
+        let Op::ReferAlloc {
+            to,
+            to_id,
+            to_key,
+            space,
+            id,
+            key,
+            count,
+            inherit_site,
+        } = op
+        else {
+            return;
+        };
+        let mut cx = Cx::plain(at, thread, time, sink.wants_events());
+        // `Interpreter::run`'s loop: the reference (none to the null id), then the define.
+        let to_id = get(to_id);
+        let to_key = to_key.and_then(get).unwrap_or(0);
+        if let Some(r) = to_id {
+            if self.decl.namespaces[to as usize].null != Some(r) {
+                self.refer(to, to_key, r, &mut cx, sink);
             }
+        }
+        cx.paired = true;
+        if let Some(id) = get(id) {
+            let key = key.and_then(get).unwrap_or(0);
+            let bytes = match count {
+                Count::None => Bytes::None,
+                Count::Field(p) => Bytes::Known(get(p).unwrap_or(0)),
+                Count::Stored(stored) => Bytes::Stored {
+                    space: to,
+                    stored,
+                    key: to_key,
+                    id: to_id.unwrap_or(0),
+                },
+            };
+            self.define_plain(space, key, id, bytes, inherit_site, &mut cx, sink);
+        }
+        if let Some(l) = cx.looked {
+            self.scratch = l.stored;
         }
     }
 
@@ -373,6 +390,7 @@ impl<'s> Interpreter<'s> {
     /// site, if `inherit_site`, is the one of the id the record referred to (`Op::Alloc`,
     /// `Op::ReferAlloc`): the same steps in the same order, those that read nothing left out.
     #[allow(clippy::too_many_arguments)]
+    #[inline(always)]
     fn define_plain(
         &mut self,
         space: SpaceId,
