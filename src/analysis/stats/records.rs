@@ -4,18 +4,17 @@ use crate::decode::RecordView;
 use crate::dtd::{Display, RecordId, Schema, SlotId, SlotKind};
 
 // Design: the figures of a field are kept in 64-bit words and one 128-bit sum, whatever its
-// signedness: a signed value is ordered as its bits with the top bit flipped (`bias`), and
-// summed as its unsigned bits, the negative ones counted (`neg`) to take 2⁶⁴ off each at the
-// end. The per-value work is then plain integer instructions.
+// signedness: a signed value is ordered and summed as its bits with the top bit flipped
+// (`bias`), which is the value plus 2⁶³, so 2⁶³ is taken off the sum once per value at the
+// end. The per-value work is then a few plain integer instructions.
 #[derive(Debug, Clone, Copy)]
 struct FieldAcc {
     count: u64,
     /// Smallest and largest value, as `value ^ bias`.
     lo: u64,
     hi: u64,
-    /// The sum of the values' bits, and how many of them are negative (signed fields).
+    /// The sum of the values as `value ^ bias`.
     sum: u128,
-    neg: u64,
     /// 2⁶³ for a signed field, else 0.
     bias: u64,
 }
@@ -27,7 +26,6 @@ impl FieldAcc {
             lo: u64::MAX,
             hi: 0,
             sum: 0,
-            neg: 0,
             bias: if signed { 1 << 63 } else { 0 },
         }
     }
@@ -38,8 +36,7 @@ impl FieldAcc {
         let b = v ^ self.bias;
         self.lo = self.lo.min(b);
         self.hi = self.hi.max(b);
-        self.sum += v as u128;
-        self.neg += (v & self.bias) >> 63;
+        self.sum += b as u128;
     }
 
     /// A value back as displayed: signed for a signed field.
@@ -61,8 +58,8 @@ impl FieldAcc {
     }
 
     fn sum(&self) -> i128 {
-        // Exact while fewer than 2⁶⁴ values were added (a count of u64).
-        (self.sum as i128).wrapping_sub((self.neg as i128) << 64)
+        // Exact while fewer than 2⁶³ values were added.
+        (self.sum as i128).wrapping_sub(i128::from(self.count) * i128::from(self.bias))
     }
 }
 
@@ -173,7 +170,6 @@ impl RecordCounter {
             a.lo = a.lo.min(b.lo);
             a.hi = a.hi.max(b.hi);
             a.sum += b.sum;
-            a.neg += b.neg;
         }
     }
 
@@ -279,8 +275,8 @@ mod tests {
     use super::*;
 
     proptest::proptest! {
-        /// A field's figures in 64-bit words (bits ordered with the sign flipped, negative values
-        /// counted apart from the sum) are those of plain 128-bit arithmetic.
+        /// A field's figures in 64-bit words (bits ordered and summed with the sign flipped, 2⁶³
+        /// taken off the sum per value) are those of plain 128-bit arithmetic.
         #[test]
         fn field_figures_agree_with_128_bit_arithmetic(
             signed: bool,
