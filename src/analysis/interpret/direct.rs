@@ -19,12 +19,13 @@ use super::{Interpreter, Plan};
 // time, was about a third of what `mtf check` spent per record. For the record types most of a
 // heap trace is made of — one define or one undefine of a namespace of ids, or nothing but a
 // time (`Plan`), or a reference followed by a define whose byte count and site may be the id
-// referred to's (heaptrack's `+ i`) — whose time is one field (under a guard of its own, if any), whose monotonic
-// series is at most one over the whole trace, and whose define reads no more than a byte
-// count, where each of those is found in the values is worked out once, and the record is run
-// from there: the same steps (`Interpreter::mono_step`, `Interpreter::end_id`, and
-// `Interpreter::define`'s for such a define) in the same order as `Interpreter::run`, so the
-// same events and findings. Any other type is loaded and run as before.
+// referred to's (heaptrack's `+ i`) — whose time is one field (under a guard of its own, if
+// any), whose monotonic series is at most one over the whole trace, and whose define reads no
+// more than a byte count and a site, where each of those is found in the values is worked out
+// once, and the record is run from there: the same steps (`Interpreter::mono_step`,
+// `Interpreter::end_id`, `Interpreter::refer`, and `Interpreter::define`'s for such a define)
+// in the same order as `Interpreter::run`, so the same events and findings. Any other type is
+// loaded and run as before.
 /// Where a direct record type's values are (positions in the values a scan gives) and what it
 /// does (see the design note above).
 #[derive(Debug, Clone, Copy)]
