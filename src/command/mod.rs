@@ -78,8 +78,8 @@ pub enum Warning {
         /// The index's name, escaped for a terminal.
         index: String,
     },
-    /// A seek index without the analysis states `stats -j N` starts its threads from (docs/
-    /// format.md §15.4): the statistics are taken on one thread.
+    /// A seek index without the analysis states `stats -j N` and `check -j N` start their
+    /// threads from (docs/format.md §15.4): the analysis runs on one thread.
     NoAnalysisState {
         /// The index's name, escaped for a terminal.
         index: String,

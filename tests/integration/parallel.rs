@@ -611,7 +611,8 @@ fn stats_on_threads_from_analysis_states_are_one_threads() {
 }
 
 /// A seek index without analysis states (`--state-budget 0`): `stats -j 2` takes the figures on
-/// one thread, the same as `-j 1`'s, and says why on standard error, once.
+/// one thread, the same as `-j 1`'s, and says why on standard error, once; so does the semantic
+/// `check -j 2`.
 #[test]
 fn stats_on_threads_without_analysis_states_says_it_runs_on_one() {
     let dtd = root().join("dtds/hatf10.dtd");
@@ -628,6 +629,16 @@ fn stats_on_threads_without_analysis_states_says_it_runs_on_one() {
     let two = shown(&mtf(&["stats", t, "-j", "2"]));
     assert_eq!(two.0, one.0);
     assert_eq!(two.2, Some(0), "{}", two.1);
+    assert!(!one.1.contains("analysis state"), "{}", one.1);
+    assert_eq!(
+        two.1.matches("carries no analysis state").count(),
+        1,
+        "{}",
+        two.1
+    );
+    let one = shown(&mtf(&["check", t, "-j", "1"]));
+    let two = shown(&mtf(&["check", t, "-j", "2"]));
+    assert_eq!((&two.0, two.2), (&one.0, one.2));
     assert!(!one.1.contains("analysis state"), "{}", one.1);
     assert_eq!(
         two.1.matches("carries no analysis state").count(),

@@ -38,7 +38,7 @@ use crate::parallel::{self, From};
 use super::super::state_chunks::{chunks, Part0, CHUNKS_PER_THREAD};
 use crate::Opened;
 
-use super::{CommandError, Tally};
+use super::{CommandError, Tally, Warning};
 
 enum Item {
     Problem(Box<Problem>),
@@ -254,6 +254,11 @@ pub(super) fn run<'o>(
         return Ok(None);
     };
     if !file.is_file() {
+        if let Some(p) = t.options.seek.index_path(trace) {
+            t.sink.warning(Warning::NoAnalysisState {
+                index: crate::escape::escape_path(&p).into_owned(),
+            });
+        }
         return Ok(None);
     }
     let Ok(state) = AnalysisState::load_unverified(&file) else {

@@ -527,7 +527,7 @@ pub fn warn(w: metatf::command::Warning) {
              or --to) verifies a seek index"
         ),
         Warning::NoAnalysisState { index } => format!(
-            "warning: {index} carries no analysis state: the statistics are taken on one thread \
+            "warning: {index} carries no analysis state: the analysis runs on one thread \
              (`mtf index TRACE` writes an index with one)"
         ),
         Warning::PastEnd(note) => note,
