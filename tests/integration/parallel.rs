@@ -552,13 +552,9 @@ fn hatf_peak_in_the_middle(n: u64) -> String {
     s
 }
 
-/// Issue 28 item 3: `stats -j N` of a trace whose seek index carries analysis states analyses
-/// each chunk between two checkpoints on its own thread from the state stored there, and joins
-/// the figures into exactly those of one thread (text and JSON; a few chunks per thread, or one
-/// at every checkpoint with a state); a state that is not where the chunks before end is refused with a warning
-/// naming its checkpoint, and the figures are still one thread's.
-#[test]
-fn stats_on_threads_from_analysis_states_are_one_threads() {
+/// `hatf_peak_in_the_middle(3000)` packed with hatf10.dtd and indexed with a checkpoint every 61
+/// records and `--state-budget BUDGET`: the trace and the folder holding it.
+fn peak_in_the_middle_indexed(budget: &str) -> (PathBuf, tempfile::TempDir) {
     let dtd = root().join("dtds/hatf10.dtd");
     let (out, trace, dir) = crate::util::pack_stdin(
         dtd.to_str().unwrap(),
@@ -566,8 +562,20 @@ fn stats_on_threads_from_analysis_states_are_one_threads() {
     );
     assert!(out.status.success(), "{}", text(&out.stderr));
     let t = trace.to_str().unwrap();
-    let ix = mtf(&["index", "--every", "61", "--state-budget", "100000", t]);
+    let ix = mtf(&["index", "--every", "61", "--state-budget", budget, t]);
     assert!(ix.status.success(), "{}", text(&ix.stderr));
+    (trace, dir)
+}
+
+/// Issue 28 item 3: `stats -j N` of a trace whose seek index carries analysis states analyses
+/// each chunk between two checkpoints on its own thread from the state stored there, and joins
+/// the figures into exactly those of one thread (text and JSON; a few chunks per thread, or one
+/// at every checkpoint with a state); a state that is not where the chunks before end is refused with a warning
+/// naming its checkpoint, and the figures are still one thread's.
+#[test]
+fn stats_on_threads_from_analysis_states_are_one_threads() {
+    let (trace, dir) = peak_in_the_middle_indexed("100000");
+    let t = trace.to_str().unwrap();
     let state = PathBuf::from(format!("{t}.idx.state"));
     assert!(state.is_file());
     let runs: &[&[&str]] = &[
@@ -615,15 +623,8 @@ fn stats_on_threads_from_analysis_states_are_one_threads() {
 /// `check -j 2`.
 #[test]
 fn stats_on_threads_without_analysis_states_says_it_runs_on_one() {
-    let dtd = root().join("dtds/hatf10.dtd");
-    let (out, trace, _dir) = crate::util::pack_stdin(
-        dtd.to_str().unwrap(),
-        hatf_peak_in_the_middle(3000).as_bytes(),
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (trace, _dir) = peak_in_the_middle_indexed("0");
     let t = trace.to_str().unwrap();
-    let ix = mtf(&["index", "--every", "61", "--state-budget", "0", t]);
-    assert!(ix.status.success(), "{}", text(&ix.stderr));
     assert!(!PathBuf::from(format!("{t}.idx.state")).exists());
     let one = shown(&mtf(&["stats", t, "-j", "1"]));
     let two = shown(&mtf(&["stats", t, "-j", "2"]));
@@ -654,15 +655,8 @@ fn stats_on_threads_without_analysis_states_says_it_runs_on_one() {
 /// what `-j 1` says.
 #[test]
 fn a_damaged_state_file_is_refused_on_threads_as_on_one() {
-    let dtd = root().join("dtds/hatf10.dtd");
-    let (out, trace, _dir) = crate::util::pack_stdin(
-        dtd.to_str().unwrap(),
-        hatf_peak_in_the_middle(3000).as_bytes(),
-    );
-    assert!(out.status.success(), "{}", text(&out.stderr));
+    let (trace, _dir) = peak_in_the_middle_indexed("100000");
     let t = trace.to_str().unwrap();
-    let ix = mtf(&["index", "--every", "61", "--state-budget", "100000", t]);
-    assert!(ix.status.success(), "{}", text(&ix.stderr));
     let state = PathBuf::from(format!("{t}.idx.state"));
     let good = std::fs::read(&state).unwrap();
     let stats_one = shown(&mtf(&["stats", t, "-j", "1"]));
