@@ -1384,21 +1384,6 @@ pub fn pack_to_vec(
     w.finish_to_vec().map_err(|e| finish_error(e, &map))
 }
 
-/// The trace a dump's `text` of DTD `dtd` (its text) packs into, opened with that DTD (named
-/// `t.dtd`, as the text's header names it): what the unit tests make their traces with.
-#[cfg(test)]
-pub(crate) fn open_text(dtd: &str, text: &str) -> crate::Opened {
-    let schema = crate::dtd::parse_str("t.dtd", dtd).expect("a DTD").schema;
-    let bytes = pack_to_vec(&schema, text.as_bytes(), InputFormat::Text).expect("packs");
-    let dir = tempfile::tempdir().expect("a folder");
-    let path = dir.path().join("t.dtd");
-    std::fs::write(&path, dtd).expect("written");
-    crate::OpenOptions::default()
-        .dtd(path)
-        .open_bytes(bytes)
-        .expect("opens")
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

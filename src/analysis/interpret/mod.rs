@@ -772,6 +772,7 @@ mod tests {
     /// A trace of `dtd` from generated records: allocations (of live ids, of the null id
     /// too), frees (double, of ids never seen, of the null id), reallocs, time stamps.
     fn generated(dtd: &str, realloc: &str, tail: &str, n: usize) -> crate::Opened {
+        let schema = crate::dtd::parse_str("t.dtd", dtd).unwrap().schema;
         let mut text =
             String::from("%mtf 1 dtd=\"t.dtd\" class=32 order=little\nsection number=1\n");
         let (mut live, mut freed, mut next, mut x) = (Vec::new(), Vec::new(), 16u64, 7u64);
@@ -818,7 +819,16 @@ mod tests {
             text.push_str(tail);
             text.push('\n');
         }
-        crate::pack::open_text(dtd, &text)
+        let bytes =
+            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
+                .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.dtd");
+        std::fs::write(&path, dtd).unwrap();
+        crate::OpenOptions::default()
+            .dtd(path)
+            .open_bytes(bytes)
+            .unwrap()
     }
 
     /// A DTD of allocations, reallocations, frees and time stamps, with `key` (declarations)
@@ -867,6 +877,7 @@ mod tests {
                    allocInfo : (tag, size, trace) { tag.value = 4; size.definesNext = allocinfo; trace.site = trace; }\n\
                    alloc : (tag, info, time) { tag.value = 5; info.refers = allocinfo; info.defines = block; info.bytes = allocinfo.size.value; info.site = allocinfo; }\n\
                    free : (tag, info) { tag.value = 6; info.undefines = block; }\n}\n";
+        let schema = crate::dtd::parse_str("t.dtd", dtd).unwrap().schema;
         let mut text =
             String::from("%mtf 1 dtd=\"t.dtd\" class=32 order=little\nsection number=1\n");
         let (mut infos, mut live, mut x) = (0u64, Vec::new(), 11u64);
@@ -896,7 +907,16 @@ mod tests {
             text.push_str(&line);
             text.push('\n');
         }
-        crate::pack::open_text(dtd, &text)
+        let bytes =
+            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
+                .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.dtd");
+        std::fs::write(&path, dtd).unwrap();
+        crate::OpenOptions::default()
+            .dtd(path)
+            .open_bytes(bytes)
+            .unwrap()
     }
 
     /// The shipped traces (`traces/*.mtf`), in name order.

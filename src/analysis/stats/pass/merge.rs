@@ -281,6 +281,7 @@ mod tests {
                    free : (tag, info) { tag.value = 6; info.undefines = block; }\n\
                    timestamp : (tag, ms) { tag.value = 7; ms.time = ms; ms.monotonic = trace; }\n\
                    }\n";
+        let schema = crate::dtd::parse_str("t.dtd", dtd).expect("a DTD").schema;
         let mut text =
             String::from("%mtf 1 dtd=\"t.dtd\" class=32 order=little\nsection number=1\n");
         for size in [8, 24, 100, 4096, 17] {
@@ -303,7 +304,16 @@ mod tests {
                 text.push_str(&format!("timestamp ms={}\n", k % 7));
             }
         }
-        crate::pack::open_text(dtd, &text)
+        let bytes =
+            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
+                .expect("packs");
+        let dir = tempfile::tempdir().expect("a folder");
+        let path = dir.path().join("t.dtd");
+        std::fs::write(&path, dtd).expect("written");
+        crate::OpenOptions::default()
+            .dtd(path)
+            .open_bytes(bytes)
+            .expect("opens")
     }
 
     /// A chunk resumed where ids are held by several live blocks at once (a shared namespace)

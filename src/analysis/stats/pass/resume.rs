@@ -450,6 +450,7 @@ pub(super) mod tests {
                    section heap 1 {\n\
                    alloc : (tag, size, address) { tag.value = 4; address.defines = block; address.bytes = size.value; }\n\
                    free : (tag, address) { tag.value = 5; address.undefines = block; }\n}\n";
+        let schema = crate::dtd::parse_str("t.dtd", dtd).expect("a DTD").schema;
         let mut text =
             String::from("%mtf 1 dtd=\"t.dtd\" class=32 order=little\nsection number=1\n");
         let (mut live, mut next, mut x) = (Vec::new(), 0u64, 5u64);
@@ -469,7 +470,16 @@ pub(super) mod tests {
                 }
             }
         }
-        let o = crate::pack::open_text(dtd, &text);
+        let bytes =
+            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
+                .expect("packs");
+        let dir = tempfile::tempdir().expect("a folder");
+        let path = dir.path().join("t.dtd");
+        std::fs::write(&path, dtd).expect("written");
+        let o = crate::OpenOptions::default()
+            .dtd(path)
+            .open_bytes(bytes)
+            .expect("opens");
         let reader = o.reader();
         let (_, at, every) = indexed_states(&reader, 250);
         let mut left_out = 0;
