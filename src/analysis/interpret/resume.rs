@@ -273,7 +273,7 @@ impl<'s> Interpreter<'s> {
                     8,
                     self.shared[sp]
                         .chains()
-                        .map(|(k, c)| [k.0, k.1].into_iter().chain(c.flat_map(words))),
+                        .map(|(k, c)| [k.0, k.1].into_iter().chain(c.flat_map(|l| words(&l)))),
                 );
             } else {
                 g.bag(1, self.live[sp].iter(), |e, (k, l)| {
@@ -511,6 +511,7 @@ impl<'s> Interpreter<'s> {
             // `stats` keeps its figures at), so that the next place given out is a new one.
             let held = self.live[sp]
                 .values()
+                .copied()
                 .chain(self.shared[sp].all())
                 .map(|l| l.stored)
                 .chain(free.iter().copied())
@@ -740,12 +741,13 @@ mod tests {
                             .restore_state(&mut Dec::new(&e.out))
                             .expect("restores");
                         assert_eq!(fresh.semantic_digest(), digest);
-                        let l = match depth {
-                            0 => fresh.live[sp].values_mut().next(),
-                            _ => fresh.shared[sp].some_mut().into_iter().nth(depth - 1),
+                        let changed = match depth {
+                            0 => fresh.live[sp].values_mut().next().map(change).is_some(),
+                            _ => fresh.shared[sp].change_some(depth - 1, change),
                         };
-                        let Some(l) = l else { continue };
-                        change(l);
+                        if !changed {
+                            continue;
+                        }
                         *[&mut plain, &mut shared, &mut below][depth] += 1;
                         assert_ne!(fresh.semantic_digest(), digest, "{name}: word {k}");
                     }
