@@ -22,8 +22,9 @@ pub const EXACT_DISTINCT: usize = 1 << 20;
 // the list has entries (at least 2¹⁴, at most 2¹⁸), so the merging copies at most four entries
 // per value, all of it sequential. The figures are those of a map: the distinct values only
 // grow, so "fewer than `cap` distinct values occurred" is known at the end as well as at each
-// value. Memory stays bounded (about 40 MB at worst, while the list of `cap` 16-byte entries is
-// merged into a new one with the buffer's 2¹⁸ values, as the map this replaced took); past the
+// value. The buffer is merged into the list in place (the list moved up by the buffer's distinct
+// values, then merged from its start), so memory stays bounded by the list (16 MB at worst,
+// `cap` 16-byte entries, and the buffer's 2¹⁸ values) rather than two lists; past the
 // bound of distinct values the quantiles come from an HDR histogram, and say so
 // (`LifetimeSummary::exact`). That histogram is built only then, from the distinct values and
 // their counts (an HDR histogram's counts depend neither on the order of the values nor on
@@ -99,15 +100,23 @@ impl Exact {
         self.pending.iter().map(Vec::len).sum()
     }
 
-    /// Sorts the buffer into `runs`.
+    /// Sorts the buffer into `runs`, in place: the list moves up by the buffer's distinct
+    /// values, and the merge writes from its start (never past what it has still to read).
     fn merge_buf(&mut self) {
         if self.buf.is_empty() {
             return;
         }
         radix_sort(&mut self.buf, &mut self.scratch);
-        let (buf, runs) = (&self.buf, &self.runs);
-        let mut next = Vec::with_capacity(runs.len() + buf.len());
-        let (mut i, mut j) = (0, 0);
+        let buf = &self.buf;
+        let d = 1 + buf.windows(2).filter(|w| w[0] != w[1]).count();
+        let old = self.runs.len();
+        self.runs.resize(old + d, (0, 0));
+        let runs = &mut self.runs;
+        runs.copy_within(0..old, d);
+        // Old entries are read from `r` (from `d` up), the merged written at `w` < `r` while
+        // distinct values of the buffer remain: `w` = `r` − `d` + (distinct values merged) −
+        // (values the list had).
+        let (end, mut r, mut w, mut i) = (old + d, d, 0, 0);
         while let Some(&v) = buf.get(i) {
             let mut c = 1;
             i += 1;
@@ -115,21 +124,22 @@ impl Exact {
                 c += 1;
                 i += 1;
             }
-            while let Some(&r) = runs.get(j).filter(|r| r.0 < v) {
-                next.push(r);
-                j += 1;
+            while let Some(&e) = runs.get(r).filter(|e| e.0 < v) {
+                runs[w] = e;
+                (r, w) = (r + 1, w + 1);
             }
-            match runs.get(j) {
-                Some(&(w, had)) if w == v => {
-                    next.push((v, had + c));
-                    j += 1;
+            match runs.get(r).copied() {
+                Some((x, had)) if x == v => {
+                    runs[w] = (v, had + c);
+                    r += 1;
                 }
-                _ => next.push((v, c)),
+                _ => runs[w] = (v, c),
             }
+            w += 1;
         }
-        next.extend_from_slice(runs.get(j..).unwrap_or_default());
+        runs.copy_within(r..end, w);
+        runs.truncate(w + (end - r));
         self.buf.clear();
-        self.runs = next;
     }
 
     /// The distinct values and their counts in increasing order (the buffer merged).
