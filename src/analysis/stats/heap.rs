@@ -14,50 +14,56 @@ mod merge;
 pub(crate) use merge::Glance;
 mod resume;
 
-/// A live block, packed (40 bytes; see the Design note of [`HeapStats`]).
+/// A live block, packed (32 bytes; see the Design note of [`HeapStats`]).
 #[derive(Debug, Clone, Copy, Default)]
 struct Block {
     size: u64,
     born_record: u64,
-    /// The declared time at birth, where `flags` has [`Block::TIME`].
+    /// The declared time at birth, where `site` has [`Block::TIME`].
     born_time: u64,
-    /// Its site: an index into its namespace's sites (0: no site declared).
+    /// Its site: an index into its namespace's sites (0: no site declared), and
+    /// [`Block::TIME`].
     site: u32,
     /// Its site and stack: an index into its namespace's leaves ([`NO_LEAF`]: the allocation
     /// has no calling context, its site is its leaf).
     leaf: u32,
-    /// In a shared namespace, the block that held the same id before (an index + 1 into the
-    /// shadow list; 0 for none).
-    below: u32,
-    flags: u32,
 }
 
 /// No leaf of its own: see [`Block::leaf`].
 const NO_LEAF: u32 = u32::MAX;
 
 impl Block {
-    const TIME: u32 = 1;
+    /// The top bit of `site`: the block's time of birth is declared. A namespace has fewer
+    /// than 2³¹ sites (each is some bytes of memory, and one allocation of the trace at least).
+    const TIME: u32 = 1 << 31;
 
     fn new(size: u64, born: Position, (site, leaf): (u32, u32)) -> Block {
         Block {
             size,
             born_record: born.record,
             born_time: born.time.unwrap_or(0),
-            site,
+            site: (site & !Block::TIME) | if born.time.is_some() { Block::TIME } else { 0 },
             leaf,
-            below: 0,
-            flags: if born.time.is_some() { Block::TIME } else { 0 },
         }
     }
 
     fn born_time(&self) -> Option<u64> {
-        (self.flags & Block::TIME != 0).then_some(self.born_time)
+        (self.site & Block::TIME != 0).then_some(self.born_time)
+    }
+
+    /// Its site (an index into its namespace's sites).
+    fn site(&self) -> u32 {
+        self.site & !Block::TIME
     }
 
     fn place(&self) -> (u32, u32) {
-        (self.site, self.leaf)
+        (self.site(), self.leaf)
     }
 }
+
+/// A block kept by id, and the link to the one it hides (a shared namespace's: an index + 1
+/// into the shadow list; 0 for none).
+type Held = (Block, u32);
 
 #[derive(Debug, Clone, Default)]
 struct Site {
@@ -236,7 +242,8 @@ impl Space {
 
 /// Heap figures per namespace from a stream of [`HeapEvent`]s.
 // Design: the live blocks are the state that grows with a trace's heap, so they are kept
-// packed, 40 bytes each (`Block`: size, birth record and time, site and leaf, flags), and in
+// packed, 32 bytes each (`Block`: size, birth record and time, site and leaf; whether the
+// time is declared is the site's top bit), and in
 // one live table only. Fed by a trace's declarations (`Pass`, `HeapStats::event_placed`), the
 // table is the interpreter's: its map of live ids gives each live block a number (its place in
 // the namespace's slab, reused once the block died), every event carries the numbers of the
@@ -244,19 +251,20 @@ impl Space {
 // indexed by that number (`placed`): no hashing and no probe here, one direct access, in a
 // vector as long as the most blocks alive at once. Fed events alone (`HeapStats::event`: the
 // tests, a library user), it keeps its own map per namespace keyed by (key, id), 16 bytes
-// hashed as two words, with the same 40-byte values. The blocks of allocations without a site
+// hashed as two words, with the same 32-byte values and a link to the block a shared id's
+// newer block hides. The blocks of allocations without a site
 // count in a `Site` of their own rather than in the sites' map, so that most events touch no
 // map at all.
 pub struct HeapStats {
     spaces: Vec<Space>,
     /// Per namespace: its live blocks by (key, id), for events without places.
-    live: Vec<HashMap<(u64, u64), Block, RandomState>>,
+    live: Vec<HashMap<(u64, u64), Held, RandomState>>,
     /// Per namespace: its live blocks by place, for events with places.
     placed: Vec<Vec<Block>>,
     /// Blocks alive in `placed`.
     placed_live: usize,
     /// Blocks hidden under a newer block of the same id (shared namespaces).
-    shadow: Vec<Block>,
+    shadow: Vec<Held>,
     free_shadow: Vec<u32>,
     in_window: bool,
     opened: Option<Position>,
@@ -421,7 +429,7 @@ impl HeapStats {
         let s = &mut self.spaces[sp as usize];
         let place = place.unwrap_or_else(|| s.place(ev.site, ev.stack));
         let shared = s.info.shared;
-        let mut block = Block::new(size, at, place);
+        let block = Block::new(size, at, place);
         let old = match p {
             // The interpreter holds the blocks of a shared id itself: only an allocation of an
             // id alive in a namespace that is not shared replaces a block.
@@ -438,6 +446,7 @@ impl HeapStats {
                     std::collections::hash_map::Entry::Occupied(e) => Some(*e.get()),
                     std::collections::hash_map::Entry::Vacant(_) => None,
                 };
+                let mut below = 0;
                 if let (Some(old), true) = (old, shared) {
                     let i = match self.free_shadow.pop() {
                         Some(i) => {
@@ -449,17 +458,17 @@ impl HeapStats {
                             (self.shadow.len() - 1) as u32
                         }
                     };
-                    block.below = i + 1;
+                    below = i + 1;
                 }
                 match entry {
                     std::collections::hash_map::Entry::Occupied(mut e) => {
-                        e.insert(block);
+                        e.insert((block, below));
                     }
                     std::collections::hash_map::Entry::Vacant(e) => {
-                        e.insert(block);
+                        e.insert((block, below));
                     }
                 }
-                old.filter(|_| !shared)
+                old.filter(|_| !shared).map(|(b, _)| b)
             }
         };
         let s = &mut self.spaces[sp as usize];
@@ -504,9 +513,9 @@ impl HeapStats {
         }
         let live = self.live.get_mut(sp as usize)?;
         let k = (key, id);
-        let b = live.remove(&k)?;
-        if b.below != 0 {
-            let i = b.below - 1;
+        let (b, below) = live.remove(&k)?;
+        if below != 0 {
+            let i = below - 1;
             live.insert(k, self.shadow[i as usize]);
             self.free_shadow.push(i);
         }
@@ -593,7 +602,7 @@ impl HeapStats {
             s.last_alloc = None;
         }
         let k = (key, new);
-        let mut b = Block { below: 0, ..b };
+        let mut below = 0;
         let prev = match p {
             // The interpreter holds the blocks of a shared id itself: only a move onto an id
             // alive in a namespace that is not shared replaces a block.
@@ -603,10 +612,10 @@ impl HeapStats {
                 match prev {
                     Some(prev) if self.spaces[sp as usize].info.shared => {
                         self.shadow.push(prev);
-                        b.below = self.shadow.len() as u32;
+                        below = self.shadow.len() as u32;
                         None
                     }
-                    _ => prev,
+                    _ => prev.map(|(b, _)| b),
                 }
             }
         };
@@ -618,7 +627,7 @@ impl HeapStats {
         match p {
             Some(p) => self.put_placed(sp, p.new, b),
             None => {
-                self.live[sp as usize].insert(k, b);
+                self.live[sp as usize].insert(k, (b, below));
             }
         }
     }
@@ -745,6 +754,6 @@ mod tests {
     /// The bytes per live block that docs/stats.md states ("Memory").
     #[test]
     fn a_live_block_takes_the_bytes_the_documentation_states() {
-        assert_eq!(std::mem::size_of::<super::Block>(), 40);
+        assert_eq!(std::mem::size_of::<super::Block>(), 32);
     }
 }

@@ -6,7 +6,7 @@
 
 use crate::index::analysis::{Dec, Enc, StateError};
 
-use super::{Block, HeapStats, Places, Site, NO_LEAF};
+use super::{Block, HeapStats, Held, Places, Site, NO_LEAF};
 
 fn put_site(e: &mut Enc, s: &Site) {
     e.u128(s.live_bytes);
@@ -27,9 +27,9 @@ fn put_block(e: &mut Enc, b: &Block) {
     e.u64(b.size);
     e.u64(b.born_record);
     e.u64(b.born_time);
-    e.u32(b.site);
+    e.u32(b.site());
     e.u32(b.leaf);
-    e.u32(b.flags);
+    e.u32(u32::from(b.born_time().is_some()));
 }
 
 /// Integers of one written block (a byte each at least).
@@ -74,20 +74,20 @@ impl HeapStats {
                 put_site(e, st);
             }
             let start = e.out.len();
-            let mut live: Vec<(&(u64, u64), &Block)> = self.live[sp].iter().collect();
+            let mut live: Vec<(&(u64, u64), &Held)> = self.live[sp].iter().collect();
             live.sort_unstable_by_key(|x| *x.0);
             e.len(live.len());
             let mut prev = (0, 0);
-            for (k, b) in live {
+            for (k, (b, below)) in live {
                 e.pair(&mut prev, *k);
                 // The block, then those it hides (shared namespaces), newest first.
                 let mut chain = vec![b];
-                let mut below = b.below;
+                let mut below = *below;
                 while below != 0 {
                     match self.shadow.get(below as usize - 1) {
-                        Some(x) => {
+                        Some((x, next)) => {
                             chain.push(x);
-                            below = x.below;
+                            below = *next;
                         }
                         None => break,
                     }
@@ -172,25 +172,27 @@ impl HeapStats {
                 }
                 let mut chain = Vec::with_capacity(m);
                 for _ in 0..m {
-                    let b = Block {
-                        size: d.u64()?,
-                        born_record: d.u64()?,
-                        born_time: d.u64()?,
-                        site: d.u32()?,
-                        leaf: d.u32()?,
-                        below: 0,
-                        flags: d.u32()?,
-                    };
-                    if b.site as usize >= sites || (b.leaf != NO_LEAF && b.leaf as usize >= leaves)
-                    {
+                    let (size, born_record, born_time) = (d.u64()?, d.u64()?, d.u64()?);
+                    let (site, leaf, flags) = (d.u32()?, d.u32()?, d.u32()?);
+                    if site as usize >= sites || (leaf != NO_LEAF && leaf as usize >= leaves) {
                         return Err(d.error("a block of a site or leaf not defined"));
                     }
+                    if flags > 1 {
+                        return Err(d.error("a block's flags other than bit 0"));
+                    }
+                    let b = Block {
+                        size,
+                        born_record,
+                        born_time,
+                        site: site | if flags == 1 { Block::TIME } else { 0 },
+                        leaf,
+                    };
                     chain.push(b);
                 }
                 for b in &chain {
                     sums.0 += u128::from(b.size);
                     sums.1 += 1;
-                    let site = &mut site_sums[b.site as usize];
+                    let site = &mut site_sums[b.site() as usize];
                     site.0 += u128::from(b.size);
                     site.1 += 1;
                     if b.leaf != NO_LEAF {
@@ -201,13 +203,12 @@ impl HeapStats {
                 }
                 // Oldest first: each block hides the one before it.
                 let mut below = 0u32;
-                for (j, mut b) in chain.into_iter().rev().enumerate() {
-                    b.below = below;
+                for (j, b) in chain.into_iter().rev().enumerate() {
                     if j + 1 < m {
-                        self.shadow.push(b);
+                        self.shadow.push((b, below));
                         below = self.shadow.len() as u32;
                     } else {
-                        here.push((k, b));
+                        here.push((k, (b, below)));
                     }
                 }
             }
@@ -247,7 +248,7 @@ impl HeapStats {
     /// shadow list, all of this restore's), at the numbers `places_of` gives them, the shadow
     /// list then emptied; false, nothing changed, where one has none or an id's blocks are not
     /// as many as its numbers.
-    fn place_all(&mut self, tops: &[Vec<((u64, u64), Block)>], places_of: PlacesOf<'_>) -> bool {
+    fn place_all(&mut self, tops: &[Vec<((u64, u64), Held)>], places_of: PlacesOf<'_>) -> bool {
         if self.placed_live != 0 {
             return false;
         }
@@ -263,17 +264,16 @@ impl HeapStats {
                 }
                 let mut next = Some(top);
                 for &i in nums.iter().rev() {
-                    let Some(mut b) = next.filter(|_| i != Places::NONE) else {
+                    let Some((b, below)) = next.filter(|_| i != Places::NONE) else {
                         return false;
                     };
-                    next = match b.below {
+                    next = match below {
                         0 => None,
                         below => match self.shadow.get(below as usize - 1) {
                             Some(older) => Some(*older),
                             None => return false,
                         },
                     };
-                    b.below = 0;
                     v.push((i, b));
                 }
                 if next.is_some() {
