@@ -282,3 +282,77 @@ fn et3_allocations_appear_under_their_calling_contexts() {
         assert_eq!(ours, expect, "live before {at}");
     }
 }
+
+/// A source that reads every record after the slice for its sites' names (`every`), or none.
+struct AfterSlice<'s>(metatf::analysis::stats::Declared<'s>, bool);
+
+impl metatf::analysis::stats::HeapEventSource for AfterSlice<'_> {
+    fn spaces(&self) -> Vec<metatf::analysis::stats::SpaceInfo> {
+        self.0.spaces()
+    }
+    fn record(
+        &mut self,
+        view: &metatf::decode::RecordView<'_>,
+        out: &mut Vec<metatf::analysis::HeapEvent>,
+    ) -> Option<u64> {
+        self.0.record(view, out)
+    }
+    fn site_name(&mut self, space: u32, site: u64) -> Option<String> {
+        self.0.site_name(space, site)
+    }
+    fn unknown_frees(&self, space: u32) -> u64 {
+        self.0.unknown_frees(space)
+    }
+    fn unknown_frees_total(&self) -> Option<u64> {
+        self.0.unknown_frees_total()
+    }
+    fn names_later(&self) -> bool {
+        self.1 && self.0.names_later()
+    }
+    fn stack_profile(
+        &self,
+        space: u32,
+        leaves: &[metatf::analysis::stats::LeafSummary],
+    ) -> Option<metatf::stacks::StackProfile> {
+        self.0.stack_profile(space, leaves)
+    }
+}
+
+/// heaptrack's recordings, imported, keep their call stacks and instruction pointers in
+/// sections after the heap's: a slice that ends early is named from records after it. Only
+/// the records that can change a name are read on; the figures, names and stack profiles are
+/// those of reading every record on, and differ from reading none on (the names do come from
+/// after the slice).
+#[test]
+fn a_slice_s_sites_are_named_from_the_records_after_it() {
+    use metatf::analysis::stats::{compute, Bound, Declared, Window};
+    let dir = tempdir();
+    let mut named_later = 0;
+    for p in RECORDINGS {
+        let trace = import(&stacks_dir().join(format!("{p}.zst")), dir.path(), p);
+        let opened = metatf::open(&trace).unwrap();
+        let reader = opened.reader();
+        let all = compute(&reader, &mut Declared::new(opened.schema()), Window::all());
+        let n = all.data_records;
+        for to in [n / 4, n / 2, n - n / 8] {
+            let window = Window {
+                from: None,
+                to: Some(Bound::Record(to)),
+            };
+            let some = compute(&reader, &mut Declared::new(opened.schema()), window);
+            let every = compute(
+                &reader,
+                &mut AfterSlice(Declared::new(opened.schema()), true),
+                window,
+            );
+            assert_eq!(format!("{some:?}"), format!("{every:?}"), "{p} to {to}");
+            let none = compute(
+                &reader,
+                &mut AfterSlice(Declared::new(opened.schema()), false),
+                window,
+            );
+            named_later += usize::from(format!("{none:?}") != format!("{every:?}"));
+        }
+    }
+    assert!(named_later >= 5, "{named_later}");
+}

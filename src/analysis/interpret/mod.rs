@@ -38,7 +38,7 @@ use foldhash::HashMap;
 
 use crate::decode::RecordView;
 use crate::dtd::analysis::{
-    ActionKind, Analysis, Namespace, RecordDecl, Severity, SpaceId, SpaceKind, TimeUnit,
+    ActionKind, Analysis, Namespace, RecordDecl, Severity, Site, SpaceId, SpaceKind, TimeUnit,
 };
 use crate::dtd::{RecordId, Schema};
 
@@ -388,6 +388,22 @@ impl<'s> Interpreter<'s> {
             return Some(f);
         }
         self.name(sites, site)
+    }
+
+    /// Per record type (by id), whether its records can change what [`Interpreter::site_name`]
+    /// and the stack profiles say: those that name ids (`names`), name a site by its text, or
+    /// have roles of extension stacks/1 (nodes, frames, rules). Records of the other types
+    /// only make blocks live or dead, refer, store values and keep the clock.
+    pub(crate) fn naming_types(&self) -> Vec<bool> {
+        (0..self.active.len())
+            .map(|rid| {
+                let d = self.decl.record(rid as RecordId);
+                self.active[rid]
+                    && (!d.names.is_empty()
+                        || !d.stack.is_empty()
+                        || matches!(d.site, Some(Site::Field { space: None, .. })))
+            })
+            .collect()
     }
 
     /// The name a table (or any namespace with `names`) gives an id, following references

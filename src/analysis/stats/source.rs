@@ -101,6 +101,12 @@ pub trait HeapEventSource {
     fn names_later(&self) -> bool {
         false
     }
+    /// Per record type (by id), whether its records can change a site's name or a stack
+    /// profile: after the slice, only those are read ([`HeapEventSource::names_later`]);
+    /// `None`: every record may.
+    fn naming_types(&self) -> Option<Vec<bool>> {
+        None
+    }
     /// The figures of a namespace by stack (extension stacks/1), from its leaves
     /// ([`SpaceSummary::leaves`](super::SpaceSummary::leaves)), where the trace declares stacks.
     fn stack_profile(
@@ -503,6 +509,10 @@ impl HeapEventSource for Declared<'_> {
         }
         self.interp = self.interp.fresh();
         self.interp.restore_state(d)
+    }
+
+    fn naming_types(&self) -> Option<Vec<bool>> {
+        Some(self.interp.naming_types())
     }
 
     fn names_later(&self) -> bool {

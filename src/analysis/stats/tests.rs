@@ -555,6 +555,9 @@ impl HeapEventSource for Unplaced<'_> {
     fn names_later(&self) -> bool {
         self.0.names_later()
     }
+    fn naming_types(&self) -> Option<Vec<bool>> {
+        self.0.naming_types()
+    }
     fn stack_profile(
         &self,
         space: u32,
@@ -639,6 +642,9 @@ impl HeapEventSource for Gathered<'_> {
     fn names_later(&self) -> bool {
         self.0.names_later()
     }
+    fn naming_types(&self) -> Option<Vec<bool>> {
+        self.0.naming_types()
+    }
     fn stack_profile(
         &self,
         space: u32,
@@ -685,6 +691,9 @@ impl HeapEventSource for Each<'_> {
     }
     fn names_later(&self) -> bool {
         self.0.names_later()
+    }
+    fn naming_types(&self) -> Option<Vec<bool>> {
+        self.0.naming_types()
     }
     fn stack_profile(
         &self,
@@ -750,4 +759,93 @@ fn events_handed_over_as_they_come_give_the_figures_of_events_gathered() {
         }
     }
     assert!(seen >= 10, "{seen} traces with allocations");
+}
+
+/// A source that reads every record after the slice for names (no `naming_types`), or none
+/// (`names_later` false).
+struct AfterSlice<'s>(Declared<'s>, bool);
+
+impl HeapEventSource for AfterSlice<'_> {
+    fn spaces(&self) -> Vec<SpaceInfo> {
+        self.0.spaces()
+    }
+    fn record(
+        &mut self,
+        view: &crate::decode::RecordView<'_>,
+        out: &mut Vec<HeapEvent>,
+    ) -> Option<u64> {
+        self.0.record(view, out)
+    }
+    fn site_name(&mut self, space: u32, site: u64) -> Option<String> {
+        self.0.site_name(space, site)
+    }
+    fn unknown_frees(&self, space: u32) -> u64 {
+        self.0.unknown_frees(space)
+    }
+    fn unknown_frees_total(&self) -> Option<u64> {
+        self.0.unknown_frees_total()
+    }
+    fn names_later(&self) -> bool {
+        self.1 && self.0.names_later()
+    }
+    fn stack_profile(
+        &self,
+        space: u32,
+        leaves: &[LeafSummary],
+    ) -> Option<crate::stacks::StackProfile> {
+        self.0.stack_profile(space, leaves)
+    }
+}
+
+/// After a slice that ends early, only the records that can change a name are read on
+/// (`Pass::read_names`): the figures, site names and stack profiles are those of reading every
+/// record on, on every shipped trace; and on some, names defined after the slice do show
+/// (reading nothing on gives other figures), so the records read on are not left out.
+#[test]
+fn reading_on_for_names_takes_what_every_record_would_give() {
+    let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/traces");
+    let (mut named_later, mut compared) = (0, 0);
+    for entry in std::fs::read_dir(dir).expect("traces/") {
+        let path = entry.expect("entry").path();
+        if path.extension().and_then(|e| e.to_str()) != Some("mtf") {
+            continue;
+        }
+        let opened = crate::open(&path).expect("sample opens");
+        let reader = opened.reader();
+        for (from, to) in [
+            (None, 1),
+            (None, 10),
+            (None, 20),
+            (None, 40),
+            (Some(5), 120),
+        ] {
+            let window = Window {
+                from: from.map(Bound::Record),
+                to: Some(Bound::Record(to)),
+            };
+            let some = compute(&reader, &mut Declared::new(opened.schema()), window);
+            let every = compute(
+                &reader,
+                &mut AfterSlice(Declared::new(opened.schema()), true),
+                window,
+            );
+            assert_eq!(
+                format!("{some:?}"),
+                format!("{every:?}"),
+                "{} {window:?}",
+                path.display()
+            );
+            let none = compute(
+                &reader,
+                &mut AfterSlice(Declared::new(opened.schema()), false),
+                window,
+            );
+            named_later += usize::from(format!("{none:?}") != format!("{every:?}"));
+            compared += 1;
+        }
+    }
+    assert!(
+        compared >= 50 && named_later >= 1,
+        "{compared} {named_later}"
+    );
 }

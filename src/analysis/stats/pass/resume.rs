@@ -292,7 +292,7 @@ pub fn compute_resumed(
                     pass.heap.extend_places(&mut d)?;
                 }
             }
-            None => {
+            None if whole => {
                 while let Some(e) = records.next_event() {
                     if let Event::Record(v) = e {
                         pass.events.clear();
@@ -300,6 +300,7 @@ pub fn compute_resumed(
                     }
                 }
             }
+            None => pass.read_names(records),
         }
     }
     pass.problems += records.dropped_problems();
