@@ -459,7 +459,7 @@ impl Interpreter<'_> {
             .filter_map(|(_, n)| self.text(&Some(n.clone())))
             .map(|t| t.strip_prefix("leak:").unwrap_or(&t).to_string())
             .collect();
-        let mut memo: HashMap<u32, bool> = HashMap::default();
+        let mut memo = Suppressed::default();
         for (site, stack, name, costs) in leaves {
             let node = self.leaf_node(space, site, stack);
             let leaf_node = node.map(|n| self.profile_node(n, &mut p, &mut made, &mut frames));
@@ -521,21 +521,19 @@ impl Interpreter<'_> {
 
     /// Whether a leak suppression matches a function, file or module of the stack, to the
     /// root (stop frames do not end it), inlined frames included. Each node is decided once
-    /// (`memo`: a node is suppressed when its own frames match or its parent is).
-    fn suppressed(
-        &self,
-        node: Option<u32>,
-        patterns: &[String],
-        memo: &mut HashMap<u32, bool>,
-    ) -> bool {
+    /// (`memo.nodes`: a node is suppressed when its own frames match or its parent is), and
+    /// each name once (`memo.names`: the frames of a recording share few modules, files and
+    /// functions; matching every name of every node was 3 % of `stats` on a recording of 42 k
+    /// call stacks).
+    fn suppressed(&self, node: Option<u32>, patterns: &[String], memo: &mut Suppressed) -> bool {
         // The chain up to a node already decided (or the root).
         let mut chain = Vec::new();
         let mut at = node.unwrap_or(ROOT);
-        while at != ROOT && !memo.contains_key(&at) && chain.len() <= self.st.nodes.len() {
+        while at != ROOT && !memo.nodes.contains_key(&at) && chain.len() <= self.st.nodes.len() {
             chain.push(at);
             at = self.st.nodes[at as usize].parent;
         }
-        let mut above = at != ROOT && memo.get(&at).copied().unwrap_or(false);
+        let mut above = at != ROOT && memo.nodes.get(&at).copied().unwrap_or(false);
         for &n in chain.iter().rev() {
             if !above {
                 let r = self.st.nodes[n as usize];
@@ -543,16 +541,30 @@ impl Interpreter<'_> {
                     [&f.function, &f.file, &f.module]
                         .iter()
                         .filter_map(|x| x.as_deref())
-                        .any(|s| patterns.iter().any(|pat| template_match(pat, s)))
+                        .any(|s| match memo.names.get(s) {
+                            Some(&m) => m,
+                            None => {
+                                let m = patterns.iter().any(|pat| template_match(pat, s));
+                                memo.names.insert(s.to_string(), m);
+                                m
+                            }
+                        })
                 });
             }
-            memo.insert(n, above);
+            memo.nodes.insert(n, above);
         }
         match node {
-            Some(n) if n != ROOT => memo.get(&n).copied().unwrap_or(false),
+            Some(n) if n != ROOT => memo.nodes.get(&n).copied().unwrap_or(false),
             _ => false,
         }
     }
+}
+
+/// What [`Interpreter::suppressed`] decided: per node, and per name of a frame.
+#[derive(Default)]
+struct Suppressed {
+    nodes: HashMap<u32, bool>,
+    names: HashMap<String, bool>,
 }
 
 /// An integer part (line, address) of a field occurrence.
