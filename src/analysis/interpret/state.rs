@@ -144,10 +144,38 @@ pub(super) struct Holders {
     map: HashMap<(u64, u64), (Live, u32)>,
     /// Older blocks that differ from the one above them, each with its link below.
     pool: Vec<(Live, u32)>,
-    free: Vec<u32>,
     /// Older blocks with the byte count, site and record type of the one above them.
     thin: Vec<Thin>,
-    free_thin: Vec<u32>,
+    /// The places of each pool given back: 1 + the index of the latest (0: none), each
+    /// linking to the one given back before it through its link below ([`Free`]).
+    free: Free,
+    free_thin: Free,
+}
+
+/// A pool's places given back, listed through the places themselves: no memory of its own.
+#[derive(Debug, Default, Clone, Copy)]
+struct Free {
+    /// 1 + the index of the latest place given back (0: none).
+    head: u32,
+    /// How many.
+    len: usize,
+}
+
+/// An entry of a pool, with the link that lists it among the places given back.
+trait Linked {
+    fn link(&mut self) -> &mut u32;
+}
+
+impl Linked for (Live, u32) {
+    fn link(&mut self) -> &mut u32 {
+        &mut self.1
+    }
+}
+
+impl Linked for Thin {
+    fn link(&mut self) -> &mut u32 {
+        &mut self.below
+    }
 }
 
 /// A block below another of the same byte count, site and record type: what it has of its own.
@@ -179,7 +207,7 @@ impl Holders {
                 let (old, below) = *e.get();
                 let same =
                     old.bytes == live.bytes && old.site == live.site && old.rtype == live.rtype;
-                let link = if same && (self.thin.len() < Link::MAX || !self.free_thin.is_empty()) {
+                let link = if same && (self.thin.len() < Link::MAX || self.free_thin.len > 0) {
                     let t = Thin {
                         record: old.record,
                         offset: old.offset,
@@ -210,9 +238,9 @@ impl Holders {
                 *e.get_mut() = next;
                 // The place below is given back.
                 if below & Link::THIN != 0 {
-                    self.free_thin.push(below - Link::THIN - 1);
+                    release(&mut self.thin, &mut self.free_thin, below - Link::THIN - 1);
                 } else {
-                    self.free.push(below - 1);
+                    release(&mut self.pool, &mut self.free, below - 1);
                 }
             }
             None => {
@@ -284,7 +312,7 @@ impl Holders {
 
     /// Blocks holding an id.
     pub(super) fn blocks(&self) -> usize {
-        self.map.len() + self.pool.len() - self.free.len() + self.thin.len() - self.free_thin.len()
+        self.map.len() + self.pool.len() - self.free.len + self.thin.len() - self.free_thin.len
     }
 
     /// Each id with its blocks, the oldest first.
@@ -327,19 +355,29 @@ fn read(pool: &[(Live, u32)], thin: &[Thin], above: &Live, below: u32) -> Option
     }
 }
 
-/// Puts `x` in a free place of `pool`, or at its end; returns its index.
-fn put<T>(pool: &mut Vec<T>, free: &mut Vec<u32>, x: T) -> u32 {
-    match free.pop() {
-        Some(i) => {
-            if let Some(p) = pool.get_mut(i as usize) {
-                *p = x;
-            }
-            i
-        }
-        None => {
-            pool.push(x);
-            (pool.len() - 1) as u32
-        }
+/// Puts `x` in a place of `pool` given back, or at its end; returns its index.
+fn put<T: Linked>(pool: &mut Vec<T>, free: &mut Free, x: T) -> u32 {
+    if let Some(p) = free
+        .head
+        .checked_sub(1)
+        .and_then(|i| pool.get_mut(i as usize))
+    {
+        let i = free.head - 1;
+        free.head = *p.link();
+        free.len -= 1;
+        *p = x;
+        return i;
+    }
+    pool.push(x);
+    (pool.len() - 1) as u32
+}
+
+/// Gives place `i` of `pool` back.
+fn release<T: Linked>(pool: &mut [T], free: &mut Free, i: u32) {
+    if let Some(p) = pool.get_mut(i as usize) {
+        *p.link() = free.head;
+        free.head = i + 1;
+        free.len += 1;
     }
 }
 
