@@ -849,3 +849,31 @@ fn reading_on_for_names_takes_what_every_record_would_give() {
         "{compared} {named_later}"
     );
 }
+
+/// A saved block keeps whether its birth time was declared (the flags word, bit 0), whether
+/// or not it was, through a state and back; a state whose flags have another bit is refused.
+#[test]
+fn a_block_s_flags_round_trip_and_other_bits_are_refused() {
+    use crate::index::analysis::{Dec, Enc};
+    let mut h = HeapStats::new(vec![space(false)]);
+    h.event(&ev(0, 7, None, alloc(1, 16)));
+    let mut untimed = ev(1, 0, None, alloc(2, 32));
+    untimed.time = None;
+    h.event(&untimed);
+    let mut e = Enc::default();
+    h.save_live(&mut e);
+    let mut back = HeapStats::new(vec![space(false)]);
+    back.restore_live(&mut Dec::new(&e.out)).expect("restores");
+    let mut again = Enc::default();
+    back.save_live(&mut again);
+    assert_eq!(again.out, e.out);
+    // The last block's flags are the blob's last byte (1: its time declared, or 0).
+    let last = *e.out.last().expect("a blob");
+    assert!(last <= 1);
+    let mut bad = e.out.clone();
+    if let Some(b) = bad.last_mut() {
+        *b = 2;
+    }
+    let err = HeapStats::new(vec![space(false)]).restore_live(&mut Dec::new(&bad));
+    assert!(err.is_err_and(|e| e.what.contains("flags") && e.at == bad.len()));
+}
