@@ -192,12 +192,15 @@ impl HeapStats {
     }
 }
 
+/// What [`read_live`] gives each live id: its namespace, (key, id) and blocks, newest first.
+type PutBlocks<'a> = &'a mut dyn FnMut(usize, (u64, u64), &[Block]);
+
 /// Reads the live part [`HeapStats::save_live`] wrote into `spaces` (the sites and leaves, the
 /// live figures), checked, giving `put` each live id's blocks, the newest first.
 fn read_live(
     spaces: &mut [super::Space],
     d: &mut Dec<'_>,
-    put: &mut dyn FnMut(usize, (u64, u64), &[Block]),
+    put: PutBlocks<'_>,
 ) -> Result<(), StateError> {
     let n = d.count(1)?;
     if n != spaces.len() {
