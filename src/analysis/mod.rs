@@ -43,7 +43,9 @@ pub mod interpret;
 
 pub use crate::dtd::analysis::{Namespace, Severity, SpaceId, SpaceKind, TimeUnit};
 pub use event::{HeapEvent, HeapOp, OpCounts, OpKind};
-pub use interpret::{At, Finding, FindingKind, HeapEvents, Interpreter, Sink, DEFAULT_MAX_TRACKED};
+pub use interpret::{
+    At, Finding, FindingKind, HeapEvents, Interpreter, Sink, DEFAULT_MAX_TRACKED, MAX_TRACKED,
+};
 pub mod diff;
 #[cfg(feature = "plot")]
 pub mod plot;

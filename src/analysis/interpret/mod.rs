@@ -46,6 +46,10 @@ use crate::dtd::{RecordId, Schema};
 /// 2²⁴ (16,777,216).
 pub const DEFAULT_MAX_TRACKED: usize = 1 << 24;
 
+/// The highest limit on tracked entries: 2³¹ − 1. The older blocks of a shared id are linked
+/// by 31-bit numbers (`state.rs`, `Holders`), and so many entries take tens of GB.
+pub const MAX_TRACKED: usize = (1 << 31) - 1;
+
 mod actions;
 mod direct;
 mod events;
@@ -306,9 +310,10 @@ impl<'s> Interpreter<'s> {
         self.dead_details = false;
     }
 
-    /// Track at most `limit` entries (live ids, open levels, monotonic keys, table names).
+    /// Track at most `limit` entries (live ids, open levels, monotonic keys, table names), and
+    /// never more than [`MAX_TRACKED`].
     pub fn set_limit(&mut self, limit: usize) {
-        self.limit = limit;
+        self.limit = limit.min(MAX_TRACKED);
     }
 
     /// The declarations.
@@ -719,6 +724,26 @@ mod tests {
         fn resident(&mut self, bytes: u64) {
             self.0.push(format!("resident {bytes}"));
         }
+    }
+
+    /// A limit on tracked entries is taken as asked up to 2³¹ − 1, and no higher (the older
+    /// holders of a shared id are linked by 31-bit numbers).
+    #[test]
+    fn the_limit_on_tracked_entries_stops_at_two_to_the_31_less_one() {
+        let o = crate::open(concat!(env!("CARGO_MANIFEST_DIR"), "/traces/heaptrack.mtf"))
+            .expect("a shipped trace");
+        let mut i = Interpreter::new(o.schema());
+        assert_eq!(i.limit, DEFAULT_MAX_TRACKED);
+        for (asked, kept) in [
+            (5, 5),
+            (MAX_TRACKED, MAX_TRACKED),
+            (MAX_TRACKED + 1, MAX_TRACKED),
+            (usize::MAX, MAX_TRACKED),
+        ] {
+            i.set_limit(asked);
+            assert_eq!(i.limit, kept);
+        }
+        assert_eq!(MAX_TRACKED, state::Link::MAX);
     }
 
     /// What the interpreter says of a trace (with events, or findings only as `mtf check`),

@@ -190,12 +190,13 @@ struct Thin {
 
 /// A link to the block below one: 0 for none, else 1 + an index into `Holders::pool`, or
 /// [`Link::THIN`] + 1 + an index into `Holders::thin`.
-struct Link;
+pub(super) struct Link;
 
 impl Link {
     const THIN: u32 = 1 << 31;
-    /// The most blocks a pool holds: an index + 1 stays under [`Link::THIN`].
-    const MAX: usize = (Link::THIN - 1) as usize;
+    /// The most blocks a pool holds: an index + 1 stays under [`Link::THIN`]. The full pool
+    /// never reaches it: the interpreter tracks at most `MAX_TRACKED` (2³¹ − 1) entries.
+    pub(super) const MAX: usize = (Link::THIN - 1) as usize;
 }
 
 impl Holders {
