@@ -1116,8 +1116,12 @@ fn site_names_come_from_the_name_maps_at_the_end() {
 // ---- the one live table against a table of the statistics' own -------------------------------
 
 /// A source that hides the places of its events: `HeapStats` then keeps its own map of live
-/// blocks (the path of `HeapStats::event`).
-struct Unplaced<'s>(metatf::analysis::stats::Declared<'s>);
+/// blocks (the path of `HeapStats::event`). After a slice that ends early it reads every record
+/// on for its sites' names (no `naming_types`) where the `bool` is true, and none where false.
+pub(crate) struct Unplaced<'s>(
+    pub(crate) metatf::analysis::stats::Declared<'s>,
+    pub(crate) bool,
+);
 
 impl metatf::analysis::stats::HeapEventSource for Unplaced<'_> {
     fn spaces(&self) -> Vec<metatf::analysis::stats::SpaceInfo> {
@@ -1136,8 +1140,18 @@ impl metatf::analysis::stats::HeapEventSource for Unplaced<'_> {
     fn unknown_frees(&self, space: u32) -> u64 {
         self.0.unknown_frees(space)
     }
+    fn unknown_frees_total(&self) -> Option<u64> {
+        self.0.unknown_frees_total()
+    }
     fn names_later(&self) -> bool {
-        self.0.names_later()
+        self.1 && self.0.names_later()
+    }
+    fn stack_profile(
+        &self,
+        space: u32,
+        leaves: &[metatf::analysis::stats::LeafSummary],
+    ) -> Option<metatf::stacks::StackProfile> {
+        self.0.stack_profile(space, leaves)
     }
 }
 
@@ -1196,7 +1210,7 @@ fn blocks_found_by_place_give_the_figures_of_blocks_looked_up() {
             let placed = compute(&reader, &mut Declared::new(opened.schema()), window);
             let looked = compute(
                 &reader,
-                &mut Unplaced(Declared::new(opened.schema())),
+                &mut Unplaced(Declared::new(opened.schema()), true),
                 window,
             );
             assert_eq!(format!("{placed:?}"), format!("{looked:?}"), "{t}");

@@ -283,76 +283,69 @@ fn et3_allocations_appear_under_their_calling_contexts() {
     }
 }
 
-/// A source that reads every record after the slice for its sites' names (`every`), or none.
-struct AfterSlice<'s>(metatf::analysis::stats::Declared<'s>, bool);
-
-impl metatf::analysis::stats::HeapEventSource for AfterSlice<'_> {
-    fn spaces(&self) -> Vec<metatf::analysis::stats::SpaceInfo> {
-        self.0.spaces()
-    }
-    fn record(
-        &mut self,
-        view: &metatf::decode::RecordView<'_>,
-        out: &mut Vec<metatf::analysis::HeapEvent>,
-    ) -> Option<u64> {
-        self.0.record(view, out)
-    }
-    fn site_name(&mut self, space: u32, site: u64) -> Option<String> {
-        self.0.site_name(space, site)
-    }
-    fn unknown_frees(&self, space: u32) -> u64 {
-        self.0.unknown_frees(space)
-    }
-    fn unknown_frees_total(&self) -> Option<u64> {
-        self.0.unknown_frees_total()
-    }
-    fn names_later(&self) -> bool {
-        self.1 && self.0.names_later()
-    }
-    fn stack_profile(
-        &self,
-        space: u32,
-        leaves: &[metatf::analysis::stats::LeafSummary],
-    ) -> Option<metatf::stacks::StackProfile> {
-        self.0.stack_profile(space, leaves)
-    }
-}
-
-/// heaptrack's recordings, imported, keep their call stacks and instruction pointers in
-/// sections after the heap's: a slice that ends early is named from records after it. Only
-/// the records that can change a name are read on; the figures, names and stack profiles are
-/// those of reading every record on, and differ from reading none on (the names do come from
-/// after the slice).
+/// Slices that end early are named from the records after them; only the records that can
+/// change a name are read on. heaptrack's recordings, imported, keep their call stacks and
+/// instruction pointers in sections after the heap's. On them and on every shipped trace the
+/// figures, names and stack profiles of such slices are those of reading every record on, and
+/// on some they differ from reading none on (the names do come from after the slice).
 #[test]
 fn a_slice_s_sites_are_named_from_the_records_after_it() {
+    use super::analysis::Unplaced;
     use metatf::analysis::stats::{compute, Bound, Declared, Window};
     let dir = tempdir();
-    let mut named_later = 0;
+    let mut traces: Vec<(PathBuf, Vec<(Option<u64>, u64)>)> = Vec::new();
     for p in RECORDINGS {
         let trace = import(&stacks_dir().join(format!("{p}.zst")), dir.path(), p);
         let opened = metatf::open(&trace).unwrap();
-        let reader = opened.reader();
-        let all = compute(&reader, &mut Declared::new(opened.schema()), Window::all());
+        let all = compute(
+            &opened.reader(),
+            &mut Declared::new(opened.schema()),
+            Window::all(),
+        );
         let n = all.data_records;
-        for to in [n / 4, n / 2, n - n / 8] {
+        traces.push((trace, vec![(None, n / 4), (None, n / 2), (None, n - n / 8)]));
+    }
+    for entry in std::fs::read_dir(root().join("traces")).unwrap() {
+        let path = entry.unwrap().path();
+        if path.extension().and_then(|e| e.to_str()) == Some("mtf") {
+            let windows = vec![
+                (None, 1),
+                (None, 10),
+                (None, 20),
+                (None, 40),
+                (Some(5), 120),
+            ];
+            traces.push((path, windows));
+        }
+    }
+    let (mut compared, mut named_later) = (0, 0);
+    for (trace, windows) in &traces {
+        let opened = metatf::open(trace).unwrap();
+        let reader = opened.reader();
+        for &(from, to) in windows {
             let window = Window {
-                from: None,
+                from: from.map(Bound::Record),
                 to: Some(Bound::Record(to)),
             };
             let some = compute(&reader, &mut Declared::new(opened.schema()), window);
             let every = compute(
                 &reader,
-                &mut AfterSlice(Declared::new(opened.schema()), true),
+                &mut Unplaced(Declared::new(opened.schema()), true),
                 window,
             );
-            assert_eq!(format!("{some:?}"), format!("{every:?}"), "{p} to {to}");
+            let (t, w) = (trace.display(), format!("{window:?}"));
+            assert_eq!(format!("{some:?}"), format!("{every:?}"), "{t} {w}");
             let none = compute(
                 &reader,
-                &mut AfterSlice(Declared::new(opened.schema()), false),
+                &mut Unplaced(Declared::new(opened.schema()), false),
                 window,
             );
             named_later += usize::from(format!("{none:?}") != format!("{every:?}"));
+            compared += 1;
         }
     }
-    assert!(named_later >= 5, "{named_later}");
+    assert!(
+        compared >= 60 && named_later >= 5,
+        "{compared} {named_later}"
+    );
 }
