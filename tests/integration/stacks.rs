@@ -293,7 +293,9 @@ fn a_slice_s_sites_are_named_from_the_records_after_it() {
     use super::analysis::Unplaced;
     use metatf::analysis::stats::{compute, Bound, Declared, Window};
     let dir = tempdir();
-    let mut traces: Vec<(PathBuf, Vec<(Option<u64>, u64)>)> = Vec::new();
+    // Each trace with its slices: (from, to) in data records.
+    type Slices = Vec<(Option<u64>, u64)>;
+    let mut traces: Vec<(PathBuf, Slices)> = Vec::new();
     for p in RECORDINGS {
         let trace = import(&stacks_dir().join(format!("{p}.zst")), dir.path(), p);
         let opened = metatf::open(&trace).unwrap();
