@@ -156,8 +156,9 @@ impl CheckSink for Lines {
             (Some(n), Some(s)) => writeln!(
                 self.out,
                 "{name}: index states valid ({checkpoints} checkpoints, on {n} threads from {s} \
-                 analysis states; their spacing and times are verified by -j 1, every state by \
-                 mtf index --check)"
+                 analysis state{}; their spacing and times are verified by -j 1, every state by \
+                 mtf index --check)",
+                if s == 1 { "" } else { "s" }
             ),
             (Some(n), None) => writeln!(
                 self.out,
