@@ -662,7 +662,11 @@ fn a_damaged_state_file_is_refused_on_threads_as_on_one() {
     let stats_one = shown(&mtf(&["stats", t, "-j", "1"]));
     // Undamaged, the states are used.
     let check_two = shown(&mtf(&["check", t, "-j", "2"]));
-    assert!(check_two.0.contains("from 1 analysis state;"), "{}", check_two.0);
+    assert!(
+        check_two.0.contains("from 1 analysis state;"),
+        "{}",
+        check_two.0
+    );
     let mut bad = good.clone();
     let n = bad.len();
     bad[n - 9] ^= 0x55;

@@ -596,7 +596,7 @@ impl Dead {
                     j.count += 1;
                     // The ring holds every undefine of the chunk so far.
                     if j.count == DEAD_OWN && !j.asks.is_empty() {
-                        j.head = self.ring.iter().copied().collect();
+                        j.head = self.ring.iter().take(j.asked_within()).copied().collect();
                     }
                 }
             }
@@ -613,10 +613,8 @@ impl Dead {
         if self.map.is_none() {
             j.tail = std::mem::take(&mut self.ring);
         }
-        if j.count <= DEAD_OWN && !j.asks.is_empty() {
-            // Every undefine of the chunk is in the tail.
-            j.head = j.tail.iter().copied().collect();
-        }
+        // Every undefine of the chunk is in the tail: its first are read from there.
+        j.head_in_tail = j.count <= DEAD_OWN;
         j
     }
 
@@ -723,14 +721,20 @@ pub const DEAD_OWN: u64 = 2 * DEAD_REMEMBERED as u64;
 // Design: the journal copies nothing while `Dead`'s ring holds what it needs. The chunk's pass
 // starts with an empty ring, which keeps the last 2·DEAD_REMEMBERED = DEAD_OWN undefines: at the
 // end it is the journal's tail, and when the chunk's DEAD_OWN-th undefine is added it is the
-// chunk's first DEAD_OWN, which `DeadRing::resolve` reads only for a look-up among them, so they
-// are copied then only if one came. Only once `Dead` builds its map (the ring is gone: many
+// chunk's first DEAD_OWN, which `DeadRing::resolve` reads only for a look-up among them, so only
+// as many of them as the look-ups so far read are copied then (none if none came); a chunk with
+// no more than DEAD_OWN undefines reads them from its tail, with no copy. Only once `Dead` builds its map (the ring is gone: many
 // double frees) does the journal push each undefine itself. A pass with a journal had touched
 // three such rings of 5 MB (a fifth of `check -j 2`'s time, in page faults, at 1 M records).
 #[derive(Debug, Default)]
 pub(crate) struct DeadJournal {
+    /// The chunk's first undefines, as many as its look-ups among the first DEAD_OWN need
+    /// (none when `head_in_tail`).
     head: Vec<Buried>,
     tail: std::collections::VecDeque<Buried>,
+    /// The tail holds every undefine of the chunk (no more than DEAD_OWN): the first are read
+    /// from there, not copied.
+    head_in_tail: bool,
     /// Undefines journaled.
     count: u64,
     pub(crate) asks: Vec<(u64, Severity)>,
@@ -745,8 +749,35 @@ impl DeadJournal {
         }
         self.tail.push_back(b);
         if self.count == DEAD_OWN && !self.asks.is_empty() {
-            self.head = self.tail.iter().copied().collect();
+            self.head = self
+                .tail
+                .iter()
+                .take(self.asked_within())
+                .copied()
+                .collect();
         }
+    }
+
+    /// How many of the chunk's first undefines its look-ups so far read: the most that came
+    /// before one of them, among the first DEAD_OWN.
+    fn asked_within(&self) -> usize {
+        let m = self
+            .asks
+            .iter()
+            .map(|a| a.0)
+            .filter(|&m| m < DEAD_OWN)
+            .max();
+        m.map_or(0, |m| usize::try_from(m).unwrap_or(usize::MAX))
+    }
+
+    /// The chunk's first undefines, up to `n`.
+    fn first(&self, n: usize) -> impl Iterator<Item = &Buried> {
+        let (head, tail) = if self.head_in_tail {
+            (&[][..], self.tail.range(..n.min(self.tail.len())))
+        } else {
+            (&self.head[..n.min(self.head.len())], self.tail.range(..0))
+        };
+        head.iter().chain(tail)
     }
 }
 
@@ -795,14 +826,14 @@ impl DeadRing {
             .filter(|a| a.0 < DEAD_OWN)
             .map(|a| a.0 as usize)
             .max()
-            .map_or(0, |m| m.min(journal.head.len()));
+            .unwrap_or(0);
         let mut seen: HashMap<DeadKey, Vec<(usize, At)>> = asks
             .iter()
             .filter(|a| a.0 < DEAD_OWN)
             .map(|a| (a.1, Vec::new()))
             .collect();
         if !seen.is_empty() {
-            for (i, b) in self.ring.iter().chain(&journal.head[..upto]).enumerate() {
+            for (i, b) in self.ring.iter().chain(journal.first(upto)).enumerate() {
                 let (k, at) = b.unpack();
                 if let Some(v) = seen.get_mut(&k) {
                     v.push((i, at));
@@ -940,6 +971,47 @@ mod tests {
                 assert_eq!(differ, None, "case {case}");
                 assert!(want.iter().any(Option::is_some) && want.iter().any(Option::is_none));
             }
+        }
+    }
+
+    /// A look-up right after the undefine of its id, the last look-up among a chunk's first
+    /// DEAD_OWN undefines, in a chunk with more: the journal keeps that undefine for it (as
+    /// many of the chunk's first undefines as its look-ups read), and in a chunk with fewer it
+    /// is read from the tail.
+    #[test]
+    fn a_chunk_s_first_undefines_are_kept_up_to_its_last_look_up() {
+        let at = |i: u64| At {
+            record: i,
+            offset: i * 3,
+            record_type: 1,
+        };
+        for (before, after) in [(0, DEAD_OWN + 5), (7, DEAD_OWN + 5), (7, 100)] {
+            let mut dead = Dead::journaled();
+            let mut whole = Dead::default();
+            let mut i = 0;
+            let mut bury = |dead: &mut Dead, whole: &mut Dead, id: u64, i: &mut u64| {
+                dead.bury((0, 0, id), at(*i));
+                whole.bury((0, 0, id), at(*i));
+                *i += 1;
+            };
+            for id in 0..before {
+                bury(&mut dead, &mut whole, 1000 + id, &mut i);
+            }
+            bury(&mut dead, &mut whole, 7, &mut i);
+            dead.asked(Severity::Info);
+            let want = whole.get((0, 0, 7));
+            assert_eq!(want, Some(at(before)));
+            for id in 0..after {
+                bury(&mut dead, &mut whole, 1_000_000 + id, &mut i);
+            }
+            let journal = dead.take_journal();
+            assert_eq!(journal.asks.len(), 1);
+            let m = journal.asks[0].0;
+            assert_eq!(m, before + 1);
+            let got = DeadRing::default().resolve(&journal, &[(m, (0, 0, 7))]);
+            assert_eq!(got, vec![want], "{before} {after}");
+            // Copied: no more than the look-up reads.
+            assert!(journal.head.len() as u64 <= m, "{}", journal.head.len());
         }
     }
 

@@ -304,7 +304,10 @@ pub(super) fn run<'o>(
                     })
                     .collect();
                 let mut answers = ring.resolve(&p.journal, &asks).into_iter();
-                ring.extend(&p.journal);
+                // The last chunk's undefines answer no later chunk.
+                if k + 1 < chunks.len() {
+                    ring.extend(&p.journal);
+                }
                 for (key, n) in p.counts {
                     *counts.entry(key).or_default() += n;
                 }
