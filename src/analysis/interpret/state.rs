@@ -136,7 +136,8 @@ impl Slab {
 // most of the memory on a recording with many blocks alive (heaptrack's: 1.9 M blocks under
 // some 10⁴ infos), and the blocks of one id nearly always have the byte count, site and
 // record type of the block above them (those of the info they refer to): such a block waits
-// in the thin pool as its record, offset and number alone (24 bytes, not 48), and takes the
+// in the thin pool as its record, offset and number alone (20 bytes, not 48: the record index
+// and offset share 12 bytes, 40 and 56 bits, past which a block waits whole), and takes the
 // rest back from the block above it when it comes up. Any other waits whole in the full pool.
 #[derive(Debug, Default)]
 pub(super) struct Holders {
@@ -178,14 +179,47 @@ impl Linked for Thin {
     }
 }
 
-/// A block below another of the same byte count, site and record type: what it has of its own.
+/// A block below another of the same byte count, site and record type: what it has of its own
+/// (20 bytes).
 #[derive(Debug, Clone, Copy)]
 struct Thin {
-    record: u64,
-    offset: u64,
+    /// Its record's index (the low [`Thin::RECORD_BITS`] bits) and byte offset (the rest), as
+    /// three 32-bit words, the low first.
+    at: [u32; 3],
     stored: u32,
     /// The link to the block below it ([`Link`]).
     below: u32,
+}
+
+impl Thin {
+    /// The bits of a record index it holds: a trillion records; its offset has the other 56
+    /// (64 PiB). A block past either waits in the full pool.
+    const RECORD_BITS: u32 = 40;
+
+    fn new(record: u64, offset: u64, stored: u32, below: u32) -> Option<Thin> {
+        if record >> Thin::RECORD_BITS != 0 || offset >> (96 - Thin::RECORD_BITS) != 0 {
+            return None;
+        }
+        let x = u128::from(record) | u128::from(offset) << Thin::RECORD_BITS;
+        Some(Thin {
+            at: [x as u32, (x >> 32) as u32, (x >> 64) as u32],
+            stored,
+            below,
+        })
+    }
+
+    fn packed(&self) -> u128 {
+        let [a, b, c] = self.at.map(u128::from);
+        a | b << 32 | c << 64
+    }
+
+    fn record(&self) -> u64 {
+        (self.packed() & ((1 << Thin::RECORD_BITS) - 1)) as u64
+    }
+
+    fn offset(&self) -> u64 {
+        (self.packed() >> Thin::RECORD_BITS) as u64
+    }
 }
 
 /// A link to the block below one: 0 for none, else 1 + an index into `Holders::pool`, or
@@ -208,16 +242,13 @@ impl Holders {
                 let (old, below) = *e.get();
                 let same =
                     old.bytes == live.bytes && old.site == live.site && old.rtype == live.rtype;
-                let link = if same && (self.thin.len() < Link::MAX || self.free_thin.len > 0) {
-                    let t = Thin {
-                        record: old.record,
-                        offset: old.offset,
-                        stored: old.stored,
-                        below,
-                    };
-                    Link::THIN + 1 + put(&mut self.thin, &mut self.free_thin, t)
-                } else {
-                    1 + put(&mut self.pool, &mut self.free, (old, below))
+                let room = self.thin.len() < Link::MAX || self.free_thin.len > 0;
+                let thin = (same && room)
+                    .then(|| Thin::new(old.record, old.offset, old.stored, below))
+                    .flatten();
+                let link = match thin {
+                    Some(t) => Link::THIN + 1 + put(&mut self.thin, &mut self.free_thin, t),
+                    None => 1 + put(&mut self.pool, &mut self.free, (old, below)),
                 };
                 *e.get_mut() = (live, link);
             }
@@ -345,8 +376,8 @@ fn read(pool: &[(Live, u32)], thin: &[Thin], above: &Live, below: u32) -> Option
     if below & Link::THIN != 0 {
         let t = thin.get((below - Link::THIN).checked_sub(1)? as usize)?;
         let l = Live {
-            record: t.record,
-            offset: t.offset,
+            record: t.record(),
+            offset: t.offset(),
             stored: t.stored,
             ..*above
         };
@@ -881,7 +912,7 @@ mod tests {
         // has the byte count, site and record type of the one above it.
         assert_eq!(std::mem::size_of::<((u64, u64), (Live, u32))>(), 64);
         assert_eq!(std::mem::size_of::<(Live, u32)>(), 48);
-        assert_eq!(std::mem::size_of::<Thin>(), 24);
+        assert_eq!(std::mem::size_of::<Thin>(), 20);
     }
 
     /// A trace's undefines and look-ups cut into chunks, each looked up in its own `Dead` with
@@ -1154,15 +1185,28 @@ mod tests {
     /// Holders against a vector of blocks per id, over random pushes and pops of a few ids
     /// (entries taken and filled again, pools reused): the same block off each pop, the same
     /// newest, counts and listings after every step. Most blocks have the byte count, site
-    /// and record type of the block pushed before them (they wait thin), some not (whole).
+    /// and record type of the block pushed before them (they wait thin), some not, or with a
+    /// record index or offset past what a thin holder keeps (whole).
     #[test]
     fn holders_are_a_stack_per_id() {
         let words = |l: &Live| (l.record, l.offset, l.bytes, l.site(), l.rtype, l.stored);
         let live = |r: u64, x: u64| {
             let odd = (x >> 50).is_multiple_of(4);
+            // Record indices and offsets up to the most a thin holder keeps, and past it (then
+            // the block waits whole).
+            let record = match (x >> 57) % 4 {
+                0 => r | 1 << 40,
+                1 => r | ((1 << 40) - (1 << 20)),
+                _ => r,
+            };
+            let offset = match (x >> 59) % 4 {
+                0 => 3 * r | 1 << 56,
+                1 => 3 * r | ((1 << 56) - (1 << 20)),
+                _ => 3 * r,
+            };
             let at = At {
-                record: r,
-                offset: 3 * r,
+                record,
+                offset,
                 record_type: 1 + u32::from((x >> 52).is_multiple_of(8)),
             };
             let site = match (x >> 54) % 8 {
