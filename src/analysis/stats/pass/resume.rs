@@ -116,6 +116,8 @@ pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)], budget: u64) -> Opti
     // fewest bytes per live block, in 1/16ths, of those with 64 blocks or more (see below).
     let (mut rest, mut per_block): (Option<u64>, Option<u64>) = (None, None);
     let mut written = 0;
+    let total = (reader.bytes().len() as u64).max(at.last().map_or(0, |a| a.1));
+    let guards = guards(at, total);
     loop {
         while next < at.len() && records.count() >= at[next].0 {
             // Design: a state holds every live block, tens of bytes each; a heap of a million
@@ -136,7 +138,11 @@ pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)], budget: u64) -> Opti
                 _ => 0,
             };
             let mut e = Enc::default();
-            let unlikely = kept.saturating_add(guess.saturating_mul(8) / 9) > allowed;
+            let low = guess.saturating_mul(8) / 9;
+            let room = |at: u64| at.saturating_mul(budget) / 100;
+            let unlikely = kept.saturating_add(low) > allowed
+                || guards[next]
+                    .is_some_and(|g| kept.saturating_add(low.saturating_mul(2)) > room(g));
             if records.count() != at[next].0 || unlikely || !pass.save(max_time, &mut e) {
                 entries.push(None);
             } else {
@@ -148,7 +154,10 @@ pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)], budget: u64) -> Opti
                     let p = e.blocks.saturating_mul(16) / blocks;
                     per_block = Some(per_block.map_or(p, |x| x.min(p)));
                 }
-                if (kept + len).saturating_mul(100) <= at[next].1.saturating_mul(budget) {
+                let fits =
+                    |end: u64, off: u64| end.saturating_mul(100) <= off.saturating_mul(budget);
+                let guarded = guards[next].map_or(true, |g| fits(kept + 2 * len, g));
+                if fits(kept + len, at[next].1) && guarded {
                     kept += len;
                     entries.push(Some(e.out));
                 } else {
@@ -198,6 +207,38 @@ pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)], budget: u64) -> Opti
         end: e.out,
         written,
     })
+}
+
+/// The halvings of a trace whose cut points are favoured by [`guards`]: halves, quarters, …,
+/// sixty-fourths.
+const HALVINGS: u32 = 6;
+
+/// For each checkpoint (`at`, with its byte offsets, of a trace of `total` bytes), the offset of
+/// the next checkpoint that matters more to the chunks of `-j N`, if any: a state is kept only
+/// where the budget would still have room there for another as large.
+// Design: the budget keeps the states in trace order while they fit; with large live sets it
+// keeps a few, wherever the room happened to come (a third and two thirds of the trace of a
+// generated shape with many live blocks), and `stats -j 2` then cut the trace 65/35 and ran
+// at the pace of the larger part. The checkpoint nearest half the bytes matters most, then
+// those nearest a quarter and three quarters, and so on to sixty-fourths (`HALVINGS`), others
+// least; a state is not kept where keeping it would leave no room, by the budget's rule, for
+// one as large at the next checkpoint that matters more. Where the states are small beside
+// the budget every state is kept, as before.
+fn guards(at: &[(u64, u64)], total: u64) -> Vec<Option<u64>> {
+    let n = at.len();
+    let mut level = vec![HALVINGS + 1; n];
+    for d in 1..=HALVINGS {
+        for k in (1..1u64 << d).step_by(2) {
+            let target = (u128::from(total) * u128::from(k) >> d) as u64;
+            let nearest = (0..n).min_by_key(|&i| at[i].1.abs_diff(target));
+            if let Some(i) = nearest {
+                level[i] = level[i].min(d);
+            }
+        }
+    }
+    (0..n)
+        .map(|i| (i + 1..n).find(|&j| level[j] < level[i]).map(|j| at[j].1))
+        .collect()
 }
 
 /// Where a checkpoint's state stands ([`StateHead`]), read from its first bytes.
@@ -439,6 +480,23 @@ pub(super) mod tests {
         }
     }
 
+    /// The checkpoint nearest half the bytes is guarded by none; one nearest a quarter by it
+    /// (the next that matters more), one nearest an eighth by the quarter's; the last by none.
+    #[test]
+    fn each_checkpoint_is_guarded_by_the_next_that_matters_more() {
+        // 16 checkpoints, one every 100 bytes of 1600.
+        let at: Vec<(u64, u64)> = (0..16).map(|i| (i * 10, i * 100)).collect();
+        let g = guards(&at, 1600);
+        assert_eq!(g[8], None, "{g:?}");
+        assert_eq!(g[4], Some(800));
+        assert_eq!(g[2], Some(400));
+        assert_eq!(g[3], Some(400));
+        assert_eq!(g[12], None);
+        assert_eq!(g[15], None);
+        assert_eq!(g[9], Some(1000));
+        assert!(guards(&[], 0).is_empty());
+    }
+
     /// A heap that grows to thousands of blocks, shrinks, grows and shrinks again: the states a
     /// budget keeps, with the writer leaving out those it estimates would not fit, are the ones
     /// the budget's rule alone keeps of every state (each written out), byte for byte; and the
@@ -488,9 +546,11 @@ pub(super) mod tests {
             let built = build_states(&reader, &at, budget).expect("states");
             let mut kept = 0u64;
             let mut want = Vec::new();
-            for (blob, &(_, offset)) in every.entries.iter().zip(&at) {
+            let guards = guards(&at, reader.bytes().len() as u64);
+            for ((blob, &(_, offset)), guard) in every.entries.iter().zip(&at).zip(&guards) {
                 let len = blob.as_ref().map_or(0, |b| b.len() as u64);
-                let keep = blob.is_some() && (kept + len) * 100 <= offset * budget;
+                let room = guard.map_or(true, |g| (kept + 2 * len) * 100 <= g * budget);
+                let keep = blob.is_some() && (kept + len) * 100 <= offset * budget && room;
                 if keep {
                     kept += len;
                 }
