@@ -1020,7 +1020,7 @@ mod tests {
             let mut dead = Dead::journaled();
             let mut whole = Dead::default();
             let mut i = 0;
-            let mut bury = |dead: &mut Dead, whole: &mut Dead, id: u64, i: &mut u64| {
+            let bury = |dead: &mut Dead, whole: &mut Dead, id: u64, i: &mut u64| {
                 dead.bury((0, 0, id), at(*i));
                 whole.bury((0, 0, id), at(*i));
                 *i += 1;
@@ -1200,8 +1200,8 @@ mod tests {
                 _ => r,
             };
             let offset = match (x >> 59) % 4 {
-                0 => 3 * r | 1 << 56,
-                1 => 3 * r | ((1 << 56) - (1 << 20)),
+                0 => (3 * r) | (1 << 56),
+                1 => (3 * r) | ((1 << 56) - (1 << 20)),
                 _ => 3 * r,
             };
             let at = At {

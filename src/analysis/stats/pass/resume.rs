@@ -156,7 +156,7 @@ pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)], budget: u64) -> Opti
                 }
                 let fits =
                     |end: u64, off: u64| end.saturating_mul(100) <= off.saturating_mul(budget);
-                let guarded = guards[next].map_or(true, |g| fits(kept + 2 * len, g));
+                let guarded = guards[next].is_none_or(|g| fits(kept + 2 * len, g));
                 if fits(kept + len, at[next].1) && guarded {
                     kept += len;
                     entries.push(Some(e.out));
@@ -229,7 +229,7 @@ fn guards(at: &[(u64, u64)], total: u64) -> Vec<Option<u64>> {
     let mut level = vec![HALVINGS + 1; n];
     for d in 1..=HALVINGS {
         for k in (1..1u64 << d).step_by(2) {
-            let target = (u128::from(total) * u128::from(k) >> d) as u64;
+            let target = ((u128::from(total) * u128::from(k)) >> d) as u64;
             let nearest = (0..n).min_by_key(|&i| at[i].1.abs_diff(target));
             if let Some(i) = nearest {
                 level[i] = level[i].min(d);
@@ -549,7 +549,7 @@ pub(super) mod tests {
             let guards = guards(&at, reader.bytes().len() as u64);
             for ((blob, &(_, offset)), guard) in every.entries.iter().zip(&at).zip(&guards) {
                 let len = blob.as_ref().map_or(0, |b| b.len() as u64);
-                let room = guard.map_or(true, |g| (kept + 2 * len) * 100 <= g * budget);
+                let room = guard.is_none_or(|g| (kept + 2 * len) * 100 <= g * budget);
                 let keep = blob.is_some() && (kept + len) * 100 <= offset * budget && room;
                 if keep {
                     kept += len;
