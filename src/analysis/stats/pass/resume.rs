@@ -230,15 +230,28 @@ fn guards(at: &[(u64, u64)], total: u64) -> Vec<Option<u64>> {
     for d in 1..=HALVINGS {
         for k in (1..1u64 << d).step_by(2) {
             let target = ((u128::from(total) * u128::from(k)) >> d) as u64;
-            let nearest = (0..n).min_by_key(|&i| at[i].1.abs_diff(target));
+            // The offsets increase: the nearest is one of the two around the target (the
+            // earlier where both are as near).
+            let p = at.partition_point(|a| a.1 < target);
+            let nearest = [p.checked_sub(1), (p < n).then_some(p)]
+                .into_iter()
+                .flatten()
+                .min_by_key(|&i| at[i].1.abs_diff(target));
             if let Some(i) = nearest {
                 level[i] = level[i].min(d);
             }
         }
     }
-    (0..n)
-        .map(|i| (i + 1..n).find(|&j| level[j] < level[i]).map(|j| at[j].1))
-        .collect()
+    // From the last checkpoint back, the next one of each level: a pass, not a search per
+    // checkpoint (a long trace has a checkpoint per MiB).
+    let mut next_of = [None::<usize>; HALVINGS as usize + 2];
+    let mut out = vec![None; n];
+    for i in (0..n).rev() {
+        let l = level[i] as usize;
+        out[i] = next_of[..l].iter().flatten().min().map(|&j| at[j].1);
+        next_of[l] = Some(i);
+    }
+    out
 }
 
 /// Where a checkpoint's state stands ([`StateHead`]), read from its first bytes.
@@ -495,6 +508,50 @@ pub(super) mod tests {
         assert_eq!(g[15], None);
         assert_eq!(g[9], Some(1000));
         assert!(guards(&[], 0).is_empty());
+        // As a search from each checkpoint for the nearest of each target over all of them,
+        // on uneven offsets.
+        // Evenly spaced checkpoints put some targets midway between two: the earlier is taken.
+        let mut x = 7u64;
+        let cases = [1usize, 2, 3, 15, 64, 300].map(|n| (n, false));
+        for (n, even) in cases.into_iter().chain([(3, true), (15, true), (63, true)]) {
+            let at: Vec<(u64, u64)> = (0..n)
+                .map(|i| {
+                    x = x
+                        .wrapping_mul(6364136223846793005)
+                        .wrapping_add(1442695040888963407);
+                    (
+                        i as u64,
+                        if even {
+                            100 * i as u64
+                        } else {
+                            1 + (x >> 40) % 1000
+                        },
+                    )
+                })
+                .scan(0, |off, (i, step)| {
+                    *off += step;
+                    Some((i, if even { step } else { *off }))
+                })
+                .collect();
+            let last = at.last().map_or(0, |a| a.1);
+            let total = if even {
+                100 * n as u64
+            } else {
+                last + (x >> 50) % 500
+            };
+            let mut level = vec![HALVINGS + 1; n];
+            for d in 1..=HALVINGS {
+                for k in (1..1u64 << d).step_by(2) {
+                    let target = ((u128::from(total) * u128::from(k)) >> d) as u64;
+                    let i = (0..n).min_by_key(|&i| at[i].1.abs_diff(target)).unwrap();
+                    level[i] = level[i].min(d);
+                }
+            }
+            let want: Vec<Option<u64>> = (0..n)
+                .map(|i| (i + 1..n).find(|&j| level[j] < level[i]).map(|j| at[j].1))
+                .collect();
+            assert_eq!(guards(&at, total), want, "{n} checkpoints");
+        }
     }
 
     /// A heap that grows to thousands of blocks, shrinks, grows and shrinks again: the states a
