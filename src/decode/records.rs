@@ -136,7 +136,7 @@ pub(crate) enum Ready {
 
 /// How far behind the cursor a mapped trace's pages are released, and how often.
 // Design: 1 MiB, not 4: on heaptrack's recording `check` held 3.5 MB and `stats` 7 MB less,
-// the four generated shapes' decoding 6 MB less (16.2 → 10.1 MB), and a release is one
+// decoding the metadata-heavy shape 6 MB less (16.2 → 10.1 MB), and a release is one
 // `madvise` per MiB read, which changed no time measured.
 const RELEASE_EVERY: u64 = 1 << 20;
 

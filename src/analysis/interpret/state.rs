@@ -752,10 +752,11 @@ pub const DEAD_OWN: u64 = 2 * DEAD_REMEMBERED as u64;
 // Design: the journal copies nothing while `Dead`'s ring holds what it needs. The chunk's pass
 // starts with an empty ring, which keeps the last 2·DEAD_REMEMBERED = DEAD_OWN undefines: at the
 // end it is the journal's tail, and when the chunk's DEAD_OWN-th undefine is added it is the
-// chunk's first DEAD_OWN, which `DeadRing::resolve` reads only for a look-up among them, so only
-// as many of them as the look-ups so far read are copied then (none if none came); a chunk with
-// no more than DEAD_OWN undefines reads them from its tail, with no copy. Only once `Dead` builds its map (the ring is gone: many
-// double frees) does the journal push each undefine itself. A pass with a journal had touched
+// chunk's first DEAD_OWN, which `DeadRing::resolve` reads only for a look-up among them, so
+// only as many of them as the look-ups so far read are copied then (none if none came); a chunk
+// with no more than DEAD_OWN undefines reads them from its tail, with no copy. Only once `Dead`
+// builds its map (the ring is gone: many double frees) does the journal push each undefine
+// itself. A pass with a journal had touched
 // three such rings of 5 MB (a fifth of `check -j 2`'s time, in page faults, at 1 M records).
 #[derive(Debug, Default)]
 pub(crate) struct DeadJournal {

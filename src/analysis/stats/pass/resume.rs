@@ -118,6 +118,14 @@ pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)], budget: u64) -> Opti
     let mut written = 0;
     let total = (reader.bytes().len() as u64).max(at.last().map_or(0, |a| a.1));
     let guards = guards(at, total);
+    // The budget's rule: states of `end` bytes in all fit before byte `off`.
+    let fits = |end: u64, off: u64| end.saturating_mul(100) <= off.saturating_mul(budget);
+    // A state of `size` bytes is kept at checkpoint `i`: it fits there, and one as large again
+    // would still fit at its guard.
+    let keeps = |kept: u64, size: u64, i: usize| {
+        fits(kept.saturating_add(size), at[i].1)
+            && guards[i].is_none_or(|g| fits(kept.saturating_add(size.saturating_mul(2)), g))
+    };
     loop {
         while next < at.len() && records.count() >= at[next].0 {
             // Design: a state holds every live block, tens of bytes each; a heap of a million
@@ -131,18 +139,13 @@ pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)], budget: u64) -> Opti
             // state): a state left out by it is one the budget would almost surely have left
             // out too, and the budget's rule decides for every state written out. There it
             // took the index from 51 s to 10 s, with the same states kept.
-            let allowed = at[next].1.saturating_mul(budget) / 100;
             let blocks = pass.heap.saved_blocks() as u64;
             let guess = match (rest, per_block) {
                 (Some(r), Some(p)) => r.saturating_add(blocks.saturating_mul(p) / 16),
                 _ => 0,
             };
             let mut e = Enc::default();
-            let low = guess.saturating_mul(8) / 9;
-            let room = |at: u64| at.saturating_mul(budget) / 100;
-            let unlikely = kept.saturating_add(low) > allowed
-                || guards[next]
-                    .is_some_and(|g| kept.saturating_add(low.saturating_mul(2)) > room(g));
+            let unlikely = !keeps(kept, guess.saturating_mul(8) / 9, next);
             if records.count() != at[next].0 || unlikely || !pass.save(max_time, &mut e) {
                 entries.push(None);
             } else {
@@ -154,10 +157,7 @@ pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)], budget: u64) -> Opti
                     let p = e.blocks.saturating_mul(16) / blocks;
                     per_block = Some(per_block.map_or(p, |x| x.min(p)));
                 }
-                let fits =
-                    |end: u64, off: u64| end.saturating_mul(100) <= off.saturating_mul(budget);
-                let guarded = guards[next].is_none_or(|g| fits(kept + 2 * len, g));
-                if fits(kept + len, at[next].1) && guarded {
+                if keeps(kept, len, next) {
                     kept += len;
                     entries.push(Some(e.out));
                 } else {
