@@ -136,20 +136,24 @@ impl Slab {
 // most of the memory on a recording with many blocks alive (heaptrack's: 1.9 M blocks under
 // some 10⁴ infos), and the blocks of one id nearly always have the byte count, site and
 // record type of the block above them (those of the info they refer to): such a block waits
-// in the thin pool as its record, offset and number alone (20 bytes, not 48: the record index
-// and offset share 12 bytes, 40 and 56 bits, past which a block waits whole), and takes the
-// rest back from the block above it when it comes up. Any other waits whole in the full pool.
+// in a thin pool as its record, offset and number alone, and takes the rest back from the
+// block above it when it comes up: 16 bytes, not 48, where the record index and the offset
+// each fit in 32 bits (a trace of up to 4 GiB: heaptrack's recordings), else 20 where they fit
+// in 40 and 56 bits; past those a block waits whole. Any other waits whole in the full pool.
 #[derive(Debug, Default)]
 pub(super) struct Holders {
     /// The newest block holding each id, and the link to the one below it ([`Link`]).
     map: HashMap<(u64, u64), (Live, u32)>,
     /// Older blocks that differ from the one above them, each with its link below.
     pool: Vec<(Live, u32)>,
-    /// Older blocks with the byte count, site and record type of the one above them.
-    thin: Vec<Thin>,
+    /// Older blocks with the byte count, site and record type of the one above them: those
+    /// whose record index and offset fit in 32 bits each, and the others.
+    narrow: Vec<Thin<Narrow>>,
+    thin: Vec<Thin<Wide>>,
     /// The places of each pool given back: 1 + the index of the latest (0: none), each
     /// linking to the one given back before it through its link below ([`Free`]).
     free: Free,
+    free_narrow: Free,
     free_thin: Free,
 }
 
@@ -173,64 +177,119 @@ impl Linked for (Live, u32) {
     }
 }
 
-impl Linked for Thin {
+impl<A> Linked for Thin<A> {
     fn link(&mut self) -> &mut u32 {
         &mut self.below
     }
 }
 
-/// A block below another of the same byte count, site and record type: what it has of its own
-/// (20 bytes).
+/// A block below another of the same byte count, site and record type: what it has of its own,
+/// its record's index and byte offset packed in `A` ([`Narrow`], 16 bytes in all, or [`Wide`],
+/// 20).
 #[derive(Debug, Clone, Copy)]
-struct Thin {
-    /// Its record's index (the low [`Thin::RECORD_BITS`] bits) and byte offset (the rest), as
-    /// three 32-bit words, the low first.
-    at: [u32; 3],
+struct Thin<A> {
+    at: A,
     stored: u32,
     /// The link to the block below it ([`Link`]).
     below: u32,
 }
 
-impl Thin {
+/// A record index and an offset packed, where they fit.
+trait Packed: Sized + Copy {
+    fn pack(record: u64, offset: u64) -> Option<Self>;
+    fn record(&self) -> u64;
+    fn offset(&self) -> u64;
+}
+
+/// A record index and an offset of 32 bits each, in one word (the record the low half).
+#[derive(Debug, Clone, Copy)]
+struct Narrow(u64);
+
+impl Packed for Narrow {
+    fn pack(record: u64, offset: u64) -> Option<Narrow> {
+        let r = u32::try_from(record).ok()?;
+        let o = u32::try_from(offset).ok()?;
+        Some(Narrow(u64::from(r) | u64::from(o) << 32))
+    }
+
+    fn record(&self) -> u64 {
+        self.0 & u64::from(u32::MAX)
+    }
+
+    fn offset(&self) -> u64 {
+        self.0 >> 32
+    }
+}
+
+/// A record index of [`Wide::RECORD_BITS`] bits (the low ones) and an offset of the other 56,
+/// as three 32-bit words, the low first.
+#[derive(Debug, Clone, Copy)]
+struct Wide([u32; 3]);
+
+impl Wide {
     /// The bits of a record index it holds: a trillion records; its offset has the other 56
     /// (64 PiB). A block past either waits in the full pool.
     const RECORD_BITS: u32 = 40;
 
-    fn new(record: u64, offset: u64, stored: u32, below: u32) -> Option<Thin> {
-        if record >> Thin::RECORD_BITS != 0 || offset >> (96 - Thin::RECORD_BITS) != 0 {
+    fn packed(&self) -> u128 {
+        let [a, b, c] = self.0.map(u128::from);
+        a | b << 32 | c << 64
+    }
+}
+
+impl Packed for Wide {
+    fn pack(record: u64, offset: u64) -> Option<Wide> {
+        if record >> Wide::RECORD_BITS != 0 || offset >> (96 - Wide::RECORD_BITS) != 0 {
             return None;
         }
-        let x = u128::from(record) | u128::from(offset) << Thin::RECORD_BITS;
+        let x = u128::from(record) | u128::from(offset) << Wide::RECORD_BITS;
+        Some(Wide([x as u32, (x >> 32) as u32, (x >> 64) as u32]))
+    }
+
+    fn record(&self) -> u64 {
+        (self.packed() & ((1 << Wide::RECORD_BITS) - 1)) as u64
+    }
+
+    fn offset(&self) -> u64 {
+        (self.packed() >> Wide::RECORD_BITS) as u64
+    }
+}
+
+impl<A: Packed> Thin<A> {
+    fn new(record: u64, offset: u64, stored: u32, below: u32) -> Option<Thin<A>> {
         Some(Thin {
-            at: [x as u32, (x >> 32) as u32, (x >> 64) as u32],
+            at: A::pack(record, offset)?,
             stored,
             below,
         })
     }
 
-    fn packed(&self) -> u128 {
-        let [a, b, c] = self.at.map(u128::from);
-        a | b << 32 | c << 64
-    }
-
-    fn record(&self) -> u64 {
-        (self.packed() & ((1 << Thin::RECORD_BITS) - 1)) as u64
-    }
-
-    fn offset(&self) -> u64 {
-        (self.packed() >> Thin::RECORD_BITS) as u64
+    /// The block it is, under `above`.
+    fn under(&self, above: &Live) -> Live {
+        Live {
+            record: self.at.record(),
+            offset: self.at.offset(),
+            stored: self.stored,
+            ..*above
+        }
     }
 }
 
 /// A link to the block below one: 0 for none, else 1 + an index into `Holders::pool`, or
-/// [`Link::THIN`] + 1 + an index into `Holders::thin`.
+/// [`Link::THIN`] + 1 + an index into `Holders::thin`, or [`Link::NARROW`] + 1 + an index into
+/// `Holders::narrow`.
 pub(super) struct Link;
 
 impl Link {
     const THIN: u32 = 1 << 31;
+    const NARROW: u32 = Link::THIN | 1 << 30;
     /// The most blocks a pool holds: an index + 1 stays under [`Link::THIN`]. The full pool
     /// never reaches it: the interpreter tracks at most `MAX_TRACKED` (2³¹ − 1) entries.
+    #[cfg(test)]
     pub(super) const MAX: usize = (Link::THIN - 1) as usize;
+    /// The most blocks a thin pool holds (an index + 1 stays under 2³⁰); past it, a block
+    /// waits in the next wider pool.
+    const THIN_MAX: usize = (1 << 30) - 1;
 }
 
 impl Holders {
@@ -242,13 +301,20 @@ impl Holders {
                 let (old, below) = *e.get();
                 let same =
                     old.bytes == live.bytes && old.site == live.site && old.rtype == live.rtype;
-                let room = self.thin.len() < Link::MAX || self.free_thin.len > 0;
-                let thin = (same && room)
-                    .then(|| Thin::new(old.record, old.offset, old.stored, below))
+                let room = |pool: usize, free: &Free| pool < Link::THIN_MAX || free.len > 0;
+                let (r, o, n) = (old.record, old.offset, old.stored);
+                let narrow = (same && room(self.narrow.len(), &self.free_narrow))
+                    .then(|| Thin::new(r, o, n, below))
                     .flatten();
-                let link = match thin {
-                    Some(t) => Link::THIN + 1 + put(&mut self.thin, &mut self.free_thin, t),
-                    None => 1 + put(&mut self.pool, &mut self.free, (old, below)),
+                let thin = (same && narrow.is_none() && room(self.thin.len(), &self.free_thin))
+                    .then(|| Thin::new(r, o, n, below))
+                    .flatten();
+                let link = match (narrow, thin) {
+                    (Some(t), _) => {
+                        Link::NARROW + 1 + put(&mut self.narrow, &mut self.free_narrow, t)
+                    }
+                    (_, Some(t)) => Link::THIN + 1 + put(&mut self.thin, &mut self.free_thin, t),
+                    _ => 1 + put(&mut self.pool, &mut self.free, (old, below)),
                 };
                 *e.get_mut() = (live, link);
             }
@@ -265,11 +331,13 @@ impl Holders {
             return None;
         };
         let (top, below) = *e.get();
-        match read(&self.pool, &self.thin, &top, below) {
+        match read(&self.pool, &self.thin, &self.narrow, &top, below) {
             Some(next) => {
                 *e.get_mut() = next;
                 // The place below is given back.
-                if below & Link::THIN != 0 {
+                if below & Link::NARROW == Link::NARROW {
+                    release(&mut self.narrow, &mut self.free_narrow, below - Link::NARROW - 1);
+                } else if below & Link::THIN != 0 {
                     release(&mut self.thin, &mut self.free_thin, below - Link::THIN - 1);
                 } else {
                     release(&mut self.pool, &mut self.free, below - 1);
@@ -285,7 +353,7 @@ impl Holders {
     /// The block at link `below` under `above`, whole, and the link below it (`None`: no
     /// block).
     fn read(&self, above: &Live, below: u32) -> Option<(Live, u32)> {
-        read(&self.pool, &self.thin, above, below)
+        read(&self.pool, &self.thin, &self.narrow, above, below)
     }
 
     /// The blocks holding the id, the newest first.
@@ -345,6 +413,8 @@ impl Holders {
     /// Blocks holding an id.
     pub(super) fn blocks(&self) -> usize {
         self.map.len() + self.pool.len() - self.free.len + self.thin.len() - self.free_thin.len
+            + self.narrow.len()
+            - self.free_narrow.len
     }
 
     /// Each id with its blocks, the oldest first.
@@ -372,16 +442,19 @@ impl Holders {
 
 /// The block at link `below` under `above` in these pools, whole, and the link below it
 /// (`None`: no block).
-fn read(pool: &[(Live, u32)], thin: &[Thin], above: &Live, below: u32) -> Option<(Live, u32)> {
-    if below & Link::THIN != 0 {
+fn read(
+    pool: &[(Live, u32)],
+    thin: &[Thin<Wide>],
+    narrow: &[Thin<Narrow>],
+    above: &Live,
+    below: u32,
+) -> Option<(Live, u32)> {
+    if below & Link::NARROW == Link::NARROW {
+        let t = narrow.get((below - Link::NARROW).checked_sub(1)? as usize)?;
+        Some((t.under(above), t.below))
+    } else if below & Link::THIN != 0 {
         let t = thin.get((below - Link::THIN).checked_sub(1)? as usize)?;
-        let l = Live {
-            record: t.record(),
-            offset: t.offset(),
-            stored: t.stored,
-            ..*above
-        };
-        Some((l, t.below))
+        Some((t.under(above), t.below))
     } else {
         pool.get(below.checked_sub(1)? as usize).copied()
     }
@@ -913,7 +986,8 @@ mod tests {
         // has the byte count, site and record type of the one above it.
         assert_eq!(std::mem::size_of::<((u64, u64), (Live, u32))>(), 64);
         assert_eq!(std::mem::size_of::<(Live, u32)>(), 48);
-        assert_eq!(std::mem::size_of::<Thin>(), 20);
+        assert_eq!(std::mem::size_of::<Thin<Narrow>>(), 16);
+        assert_eq!(std::mem::size_of::<Thin<Wide>>(), 20);
     }
 
     /// A trace's undefines and look-ups cut into chunks, each looked up in its own `Dead` with
@@ -1187,22 +1261,27 @@ mod tests {
     /// (entries taken and filled again, pools reused): the same block off each pop, the same
     /// newest, counts and listings after every step. Most blocks have the byte count, site
     /// and record type of the block pushed before them (they wait thin), some not, or with a
-    /// record index or offset past what a thin holder keeps (whole).
+    /// record index or offset past what the narrow thin holder keeps (then the wide one) or
+    /// past what that keeps (whole).
     #[test]
     fn holders_are_a_stack_per_id() {
         let words = |l: &Live| (l.record, l.offset, l.bytes, l.site(), l.rtype, l.stored);
         let live = |r: u64, x: u64| {
             let odd = (x >> 50).is_multiple_of(4);
-            // Record indices and offsets up to the most a thin holder keeps, and past it (then
-            // the block waits whole).
-            let record = match (x >> 57) % 4 {
+            // Record indices and offsets up to the most each thin holder keeps, and past it
+            // (then the block waits in the wider one, or whole).
+            let record = match (x >> 57) % 6 {
                 0 => r | 1 << 40,
                 1 => r | ((1 << 40) - (1 << 20)),
+                2 => r | 1 << 32,
+                3 => r | ((1 << 32) - (1 << 20)),
                 _ => r,
             };
-            let offset = match (x >> 59) % 4 {
+            let offset = match (x >> 59) % 6 {
                 0 => (3 * r) | (1 << 56),
                 1 => (3 * r) | ((1 << 56) - (1 << 20)),
+                2 => (3 * r) | (1 << 32),
+                3 => (3 * r) | ((1 << 32) - (1 << 20)),
                 _ => 3 * r,
             };
             let at = At {
@@ -1264,8 +1343,8 @@ mod tests {
                 assert_eq!(all, every);
             }
         }
-        // Both pools were used.
-        assert!(!h.thin.is_empty() && !h.pool.is_empty());
+        // Every pool was used.
+        assert!(!h.narrow.is_empty() && !h.thin.is_empty() && !h.pool.is_empty());
     }
 
     /// A namespace that stores no values hands out numbers only, reusing those given back.
