@@ -631,6 +631,9 @@ impl Decoder {
         // The times: what is read of each type's, and the largest so far (`seen`: any).
         let latest = times.as_deref().and_then(|t| t.latest);
         let (mut seen, mut max) = (latest.is_some(), latest.unwrap_or(0));
+        // The scales of the `Simple` clocks read, or'ed: not 0 if one of them had a time (an
+        // `or` per record rather than a compare).
+        let mut scales = 0u64;
         // The segments' starts of the last `Var` record, set before its time is read (not
         // cleared for every record: a cost per record of every type).
         let mut starts = [0u64; MAX_STRINGS + 1];
@@ -667,7 +670,8 @@ impl Decoder {
             // the scan advances) a state's value times a scale kept in the plan, read without a
             // branch (`ClockKind::Simple`); else the fields found by `plan_clock`.
             let mut timed: &[TimeField] = &[];
-            if TIMED && plan.clock.kind != ClockKind::Simple {
+            let simple = TIMED && plan.clock.kind == ClockKind::Simple;
+            if TIMED && !simple {
                 match plan_clock(clock, rid as usize, plan) {
                     Some(fields) => timed = fields,
                     None => break,
@@ -715,11 +719,11 @@ impl Decoder {
                 }
                 _ => break,
             };
-            if TIMED && timed.is_empty() {
+            if simple || (TIMED && timed.is_empty()) {
                 let PlanClock { state, scale, .. } = plan.clock;
                 let t = slots.get(state as usize).map_or(0, |s| s.prev);
                 max = max.max(t.wrapping_mul(scale));
-                seen |= scale != 0;
+                scales |= scale;
             } else if TIMED {
                 let here = &bytes[(fields - base) as usize..];
                 let starts = if var { &starts } else { &FIXED_STARTS };
@@ -747,6 +751,7 @@ impl Decoder {
                 break;
             }
         }
+        seen |= scales != 0;
         if let (true, true, Some(t)) = (TIMED, seen, times) {
             t.latest = Some(max);
         }
