@@ -14,14 +14,15 @@ use super::common::faults;
 #[derive(Debug, Args, Clone, Copy)]
 pub struct JobsArgs {
     /// Decode on N threads, the output in trace order and the same as with one; 0: one per
-    /// core. By default, one per core where the threads do most of the work (`dump`; `check`
-    /// without the semantic pass), one where every record goes through one sequential pass
-    /// anyway (`check`'s semantic pass, `stats`, `export`: decoding apart measured no faster
-    /// there). The
-    /// trace is cut at the checkpoints of its seek index (`TRACE.idx` or `--index`;
+    /// core. The trace is cut at the checkpoints of its seek index (`TRACE.idx` or `--index`;
     /// `mtf index T` makes one) or else at its regions (the global region and each section
     /// decode independently): without an index, a trace of one large section decodes on one
-    /// thread whatever N. `-j 1`: one thread, nothing cut.
+    /// thread whatever N. `check`'s semantic pass and `stats` of the whole trace cut only at
+    /// checkpoints whose analysis state the index holds (`mtf index T` writes them), each part
+    /// analysed on its own thread from that state and the parts joined: the same figures and
+    /// findings. By default, one per core for `dump` and `check --no-semantic`; one for
+    /// `check`, `stats` and `export`, whose threads each hold a part's live blocks (memory:
+    /// docs/stats.md). `-j 1`: one thread, nothing cut.
     #[arg(short = 'j', long = "jobs", value_name = "N")]
     pub jobs: Option<usize>,
     /// Trace bytes per chunk decoded apart (for tests: 1 cuts at every region).
