@@ -336,7 +336,11 @@ impl Holders {
                 *e.get_mut() = next;
                 // The place below is given back.
                 if below & Link::NARROW == Link::NARROW {
-                    release(&mut self.narrow, &mut self.free_narrow, below - Link::NARROW - 1);
+                    release(
+                        &mut self.narrow,
+                        &mut self.free_narrow,
+                        below - Link::NARROW - 1,
+                    );
                 } else if below & Link::THIN != 0 {
                     release(&mut self.thin, &mut self.free_thin, below - Link::THIN - 1);
                 } else {
