@@ -472,9 +472,9 @@ fn semantic_check_on_threads_from_analysis_states_says_what_one_thread_says() {
         .filter(|d| *d > 300)
         .count();
     assert!(far > 10, "{far} double frees far apart:\n{o1}");
-    // At most 2 chunks per thread, so the states started from (and verified) are at most
-    // 2 × jobs − 1, and the index line says how many; -j 40 cuts at every state (as many
-    // chunk boundaries as there are states for the double frees to cross).
+    // At most a chunk per thread, so the states started from (and verified) are at most
+    // jobs − 1, and the index line says how many, and on how many threads; -j 40 cuts at every
+    // state (as many chunk boundaries as there are states for the double frees to cross).
     for jobs in ["2", "3", "40"] {
         let many = mtf(&[&args[..], &["-j", jobs, t]].concat());
         let (o, e, s) = shown(&many);
@@ -482,17 +482,21 @@ fn semantic_check_on_threads_from_analysis_states_says_what_one_thread_says() {
             o.contains("index states valid"),
             "the states were not used (-j {jobs}):\n{o}"
         );
-        let used: usize = o
-            .split(&format!("on {jobs} threads from "))
-            .nth(1)
-            .and_then(|x| x.split(' ').next())
-            .and_then(|x| x.parse().ok())
-            .unwrap_or_else(|| panic!("no count of states (-j {jobs}):\n{o}"));
+        let count = |before: &str, after: &str| -> usize {
+            o.split(before)
+                .nth(1)
+                .and_then(|x| x.split(after).next())
+                .and_then(|x| x.parse().ok())
+                .unwrap_or_else(|| panic!("no count (-j {jobs}):\n{o}"))
+        };
+        let used = count(" threads from ", " ");
+        let threads = count("checkpoints, on ", " ");
         let j: usize = jobs.parse().unwrap();
-        assert!(
-            used >= 1 && used < 2 * j,
-            "{used} states at -j {jobs}:\n{o}"
-        );
+        assert!(used >= 1 && used < j, "{used} states at -j {jobs}:\n{o}");
+        assert_eq!(threads, used + 1, "a thread per chunk (-j {jobs}):\n{o}");
+        if j == 40 {
+            assert!(used >= 20, "{used} states at -j 40:\n{o}");
+        }
         let drop_index = |x: &str| -> String {
             x.lines()
                 .filter(|l| !l.contains(".idx: index"))
@@ -586,7 +590,7 @@ fn stats_on_threads_from_analysis_states_are_one_threads() {
     for run in runs {
         let one = shown(&mtf(&[run, &[t, "-j", "1"][..]].concat()));
         assert_eq!(one.2, Some(0), "{}", one.1);
-        // At most 2 chunks per thread: -j 40 cuts at every checkpoint with a state.
+        // At most a chunk per thread: -j 40 cuts at every checkpoint with a state.
         for jobs in ["2", "3", "40"] {
             let many = shown(&mtf(&[run, &[t, "-j", jobs][..]].concat()));
             assert_eq!(many, one, "mtf {} {t} -j {jobs}", run.join(" "));
@@ -607,12 +611,15 @@ fn stats_on_threads_from_analysis_states_are_one_threads() {
 
     // A state moved to the next checkpoint: the chunk it starts is not where the one before
     // ends. The join is refused (a warning naming it) and the figures are one thread's.
-    let moved = move_a_state_to_the_next_checkpoint(&trace, dir.path(), &state);
+    let moved = move_states_to_the_next_checkpoints(&trace, dir.path(), &state);
     let one = shown(&mtf(&["stats", t, "-j", "1"]));
     let two = shown(&mtf(&["stats", t, "-j", "40"]));
     assert_eq!(two.0, one.0);
     assert!(
-        two.1.contains(&format!("checkpoint {moved} ")) && two.1.contains("analysis state differs"),
+        moved
+            .iter()
+            .any(|m| two.1.contains(&format!("checkpoint {m} ")))
+            && two.1.contains("analysis state differs"),
         "{}",
         two.1
     );
@@ -685,8 +692,8 @@ fn a_damaged_state_file_is_refused_on_threads_as_on_one() {
     }
 }
 
-/// A state that is not the one a pass reaches at its checkpoint (the one before it, moved
-/// there): `check -j N` compares each chunk's end with the next chunk's restored interpreter
+/// States that are not the ones a pass reaches at their checkpoints (each the one before it,
+/// moved there): `check -j N` compares each chunk's end with the next chunk's restored interpreter
 /// (digests of their live entries, in whatever order each holds them) and reports the index's
 /// problem naming the checkpoint; an undamaged index is valid.
 #[test]
@@ -701,20 +708,23 @@ fn semantic_check_on_threads_reports_a_state_that_differs() {
     let valid = shown(&mtf(&["check", t, "-j", "40"]));
     assert!(valid.0.contains("index states valid"), "{}", valid.0);
     let state = PathBuf::from(format!("{t}.idx.state"));
-    let moved = move_a_state_to_the_next_checkpoint(&trace, dir.path(), &state);
+    let moved = move_states_to_the_next_checkpoints(&trace, dir.path(), &state);
     let (o, _, status) = shown(&mtf(&["check", "--max-errors", "100000", t, "-j", "40"]));
     assert_eq!(status, Some(1), "{o}");
     assert!(
-        o.contains(&format!("checkpoint {moved} "))
+        moved
+            .iter()
+            .any(|m| o.contains(&format!("checkpoint {m} ")))
             && o.contains("its analysis state differs from the one the semantic pass reaches"),
         "{o}"
     );
 }
 
-/// Rewrite the state file of `trace` (indexed as `x.mtf.idx` in `dir`) with the state of the
-/// checkpoint before the middle one put at the middle one: the chunk it starts is not where the
-/// one before ends. Returns the checkpoint whose state was replaced.
-fn move_a_state_to_the_next_checkpoint(trace: &Path, dir: &Path, state: &Path) -> usize {
+/// Rewrite the state file of `trace` (indexed as `x.mtf.idx` in `dir`) with the state of each
+/// checkpoint from the middle one on replaced by that of the checkpoint with a state before it:
+/// a chunk started from any of them is not where the one before ends, wherever the trace is
+/// cut. Returns the checkpoints whose states were replaced.
+fn move_states_to_the_next_checkpoints(trace: &Path, dir: &Path, state: &Path) -> Vec<usize> {
     let o = metatf::open(trace).unwrap();
     let reader = o.reader();
     let idx = metatf::index::Index::load(&dir.join("x.mtf.idx")).unwrap();
@@ -724,8 +734,10 @@ fn move_a_state_to_the_next_checkpoint(trace: &Path, dir: &Path, state: &Path) -
     assert!(with.len() > 10, "{} states", with.len());
     let mut entries: Vec<Option<Vec<u8>>> =
         (0..n).map(|i| good.entry(i).map(<[u8]>::to_vec)).collect();
-    let moved = with[with.len() / 2];
-    entries[moved] = good.entry(with[with.len() / 2 - 1]).map(<[u8]>::to_vec);
+    let moved: Vec<usize> = with[with.len() / 2..].to_vec();
+    for k in with.len() / 2..with.len() {
+        entries[with[k]] = good.entry(with[k - 1]).map(<[u8]>::to_vec);
+    }
     let mut bad = metatf::index::analysis::AnalysisState::new(
         &idx,
         reader.schema(),

@@ -15,8 +15,8 @@
 // stored there must be the one this pass reaches: by induction from the start, every state used
 // is verified). A difference is a problem of the index. The findings at the end (ids alive,
 // levels open) come from the last chunk's interpreter. The trace is cut as `stats -j N` cuts
-// it (at most `CHUNKS_PER_THREAD` chunks per thread, at the checkpoints nearest equal shares of
-// the bytes), not at every state: each chunk costs a restore and two digests of the live set,
+// it (at most `CHUNKS_PER_THREAD` chunks per thread, at the checkpoints that make the chunks'
+// work most even, `state_chunks::balanced`), not at every state: each chunk costs a restore and two digests of the live set,
 // which at every state cost a third more CPU than one thread; so the states verified are those
 // the chunks start from (the index line says how many), and `mtf index --check` verifies all.
 // A worker keeps at most `max_errors` problems and errors and `max_info` pieces of information
@@ -35,7 +35,7 @@ use crate::index::analysis::{state_path, AnalysisState};
 use crate::index::{Index, IndexError};
 use crate::parallel::{self, From};
 
-use super::super::state_chunks::{chunks, Part0, CHUNKS_PER_THREAD};
+use super::super::state_chunks::{chunks, Part0, CHECK_STATE_BYTES_PER_RECORD, CHUNKS_PER_THREAD};
 use crate::Opened;
 
 use super::{CommandError, Tally, Warning};
@@ -267,7 +267,13 @@ pub(super) fn run<'o>(
     if state.fits(idx, reader.schema()).is_err() || idx.fits(reader).is_err() {
         return Ok(None);
     }
-    let Some(chunks) = chunks(reader, idx, &state, Some(threads * CHUNKS_PER_THREAD)) else {
+    let Some(chunks) = chunks(
+        reader,
+        idx,
+        &state,
+        Some(threads * CHUNKS_PER_THREAD),
+        CHECK_STATE_BYTES_PER_RECORD,
+    ) else {
         return Ok(None);
     };
     let (max_ids, max_errors, max_info) =
@@ -390,6 +396,11 @@ pub(super) fn run<'o>(
             })
         }
     };
-    t.index_verdict(idx, verdict, Some(threads), Some(chunks.len() - 1))?;
+    t.index_verdict(
+        idx,
+        verdict,
+        Some(threads.min(chunks.len())),
+        Some(chunks.len() - 1),
+    )?;
     Ok(Some(()))
 }

@@ -25,7 +25,7 @@ use crate::Opened;
 
 use super::super::resume;
 use super::super::seek::SeekOptions;
-use super::super::state_chunks::{chunks, Part0, CHUNKS_PER_THREAD};
+use super::super::state_chunks::{chunks, Part0, CHUNKS_PER_THREAD, STATS_STATE_BYTES_PER_RECORD};
 use super::super::Warning;
 
 /// A chunk's decode, stopped where the next chunk starts.
@@ -106,7 +106,13 @@ pub(super) fn run(
     let idx_path = seek.index_path(trace)?;
     // The file's checksum is computed below, while the workers read their first chunks.
     let state = resume::load(&idx_path, idx, &reader, false, warn)?;
-    let Some(chunks) = chunks(&reader, idx, &state, Some(threads * CHUNKS_PER_THREAD)) else {
+    let Some(chunks) = chunks(
+        &reader,
+        idx,
+        &state,
+        Some(threads * CHUNKS_PER_THREAD),
+        STATS_STATE_BYTES_PER_RECORD,
+    ) else {
         if let Err(e) = state.verify_sum() {
             warn(Warning::IndexSkipped(e));
         }
