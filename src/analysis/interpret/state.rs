@@ -290,6 +290,25 @@ impl Link {
     /// The most blocks a thin pool holds (an index + 1 stays under 2³⁰); past it, a block
     /// waits in the next wider pool.
     const THIN_MAX: usize = (1 << 30) - 1;
+
+    /// Which pool link `below` points into, and the index there (`None`: no block).
+    fn target(below: u32) -> Option<(Pool, u32)> {
+        let (pool, base) = if below & Link::NARROW == Link::NARROW {
+            (Pool::Narrow, Link::NARROW)
+        } else if below & Link::THIN != 0 {
+            (Pool::Thin, Link::THIN)
+        } else {
+            (Pool::Full, 0)
+        };
+        Some((pool, (below - base).checked_sub(1)?))
+    }
+}
+
+/// The pools a [`Link`] points into.
+enum Pool {
+    Full,
+    Thin,
+    Narrow,
 }
 
 impl Holders {
@@ -335,16 +354,11 @@ impl Holders {
             Some(next) => {
                 *e.get_mut() = next;
                 // The place below is given back.
-                if below & Link::NARROW == Link::NARROW {
-                    release(
-                        &mut self.narrow,
-                        &mut self.free_narrow,
-                        below - Link::NARROW - 1,
-                    );
-                } else if below & Link::THIN != 0 {
-                    release(&mut self.thin, &mut self.free_thin, below - Link::THIN - 1);
-                } else {
-                    release(&mut self.pool, &mut self.free, below - 1);
+                match Link::target(below) {
+                    Some((Pool::Narrow, i)) => release(&mut self.narrow, &mut self.free_narrow, i),
+                    Some((Pool::Thin, i)) => release(&mut self.thin, &mut self.free_thin, i),
+                    Some((Pool::Full, i)) => release(&mut self.pool, &mut self.free, i),
+                    None => {}
                 }
             }
             None => {
@@ -461,14 +475,10 @@ fn read(
     above: &Live,
     below: u32,
 ) -> Option<(Live, u32)> {
-    if below & Link::NARROW == Link::NARROW {
-        let t = narrow.get((below - Link::NARROW).checked_sub(1)? as usize)?;
-        Some((t.under(above), t.below))
-    } else if below & Link::THIN != 0 {
-        let t = thin.get((below - Link::THIN).checked_sub(1)? as usize)?;
-        Some((t.under(above), t.below))
-    } else {
-        pool.get(below.checked_sub(1)? as usize).copied()
+    match Link::target(below)? {
+        (Pool::Narrow, i) => narrow.get(i as usize).map(|t| (t.under(above), t.below)),
+        (Pool::Thin, i) => thin.get(i as usize).map(|t| (t.under(above), t.below)),
+        (Pool::Full, i) => pool.get(i as usize).copied(),
     }
 }
 

@@ -16,12 +16,13 @@
 // is verified). A difference is a problem of the index. The findings at the end (ids alive,
 // levels open) come from the last chunk's interpreter. The trace is cut as `stats -j N` cuts
 // it (at most `CHUNKS_PER_THREAD` chunks per thread, at the checkpoints that make the chunks'
-// work most even, `state_chunks::balanced`), not at every state: each chunk costs a restore and two digests of the live set,
-// which at every state cost a third more CPU than one thread; so the states verified are those
-// the chunks start from (the index line says how many), and `mtf index --check` verifies all.
+// work most even, `state_chunks::balanced`), not at every state: each chunk costs a restore and
+// two digests of the live set, which at every state cost a third more CPU than one thread; so
+// the states verified are those the chunks start from (the index line says how many), and
+// `mtf index --check` verifies all.
 // A worker keeps at most `max_errors` problems and errors and `max_info` pieces of information
 // (no more can be shown), and every look-up it could not answer (a finding whose severity is
-// decided here); memory is that of `2 × jobs` chunks: their live sets and at most about 10 MB of
+// decided here); memory is that of `jobs` chunks: their live sets and at most about 10 MB of
 // undefines each (`DeadJournal`: the first and the last of the chunk's).
 
 use std::collections::BTreeMap;

@@ -8,10 +8,10 @@
 // must be where the chunks before it end, so a state that differs there refuses the join; the
 // whole trace is then read on one thread, after a warning naming the checkpoint. (The full
 // comparison of every state with a pass is `mtf index --check`, and `check -j N` compares the
-// interpreters.) Memory is that of the file of states (read whole) and of `2 × jobs` chunks in
-// flight: their live sets, as `check -j N`. A trace with problems has no states (`mtf index`
-// makes none); should a chunk meet one (the trace changed since), the run falls back as well,
-// so that faults are reported as one pass reports them.
+// interpreters.) Memory is that of the file of states (read whole) and of the chunks in
+// flight (one per thread at most): their live sets, as `check -j N`. A trace with problems has
+// no states (`mtf index` makes none); should a chunk meet one (the trace changed since), the run
+// falls back as well, so that faults are reported as one pass reports them.
 
 use std::path::Path;
 
