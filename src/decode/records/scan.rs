@@ -429,11 +429,16 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
 }
 
 /// For a record of type `rid` whose plan's clock is not [`ClockKind::Simple`]: the clock found
-/// (`Unknown`; then a `Simple` one gives no fields), or the time fields of a `Fields` one;
-/// `None` where the scan stops before the record (its plan is not one a scan steps over, or its
-/// time cannot be read from it).
+/// (`Unknown`), or the time fields of a `Fields` one found again if the plan changed; `false`
+/// where the scan stops before the record (its plan is not one a scan steps over, or its time
+/// cannot be read from it).
 #[inline(never)]
-fn plan_clock<'t>(
+fn plan_clock(clock: &mut [TypeTimes], rid: usize, plan: &mut DecodePlan) -> bool {
+    plan_clock_fields(clock, rid, plan).is_some()
+}
+
+/// As [`plan_clock`]: the time fields of a `Fields` clock (none for a `Simple` one).
+fn plan_clock_fields<'t>(
     clock: &'t mut [TypeTimes],
     rid: usize,
     plan: &mut DecodePlan,
@@ -475,6 +480,33 @@ fn plan_clock<'t>(
             plan.clock.kind = ClockKind::Fields;
             Some(&fields[..*n as usize])
         }
+    }
+}
+
+/// The time of a record of type `rid` stepped over (its states advanced) under `plan`, whose
+/// clock is `ClockKind::Fields`, its fields at `here`: its fields' values times their scales,
+/// as `mtf check` counts it.
+#[inline(never)]
+#[cold]
+fn fields_time(
+    clock: &[TypeTimes],
+    rid: usize,
+    plan: &DecodePlan,
+    here: &[u8],
+    order: crate::container::ByteOrder,
+    slots: &mut [crate::layout::SlotState],
+) -> u64 {
+    let Some(TypeTimes::Fields { fields, n, .. }) = clock.get(rid) else {
+        return 0;
+    };
+    let fields = &fields[..*n as usize];
+    match plan.state {
+        // The segments' starts found again (the loop does not keep them for a clock).
+        PlanState::Var => match var_layout(plan, here, order, here.len() as u64) {
+            Some(places) => record_time(fields, here, &places.starts, order, slots),
+            None => 0,
+        },
+        _ => record_time(fields, here, &FIXED_STARTS, order, slots),
     }
 }
 
@@ -630,9 +662,9 @@ impl Decoder {
         let (mut pos, mut count) = (self.pos, self.count);
         // The times: what is read of each type's, and the largest so far (`seen`: any).
         let latest = times.as_deref().and_then(|t| t.latest);
-        let (mut seen, mut max) = (latest.is_some(), latest.unwrap_or(0));
-        // The scales of the `Simple` clocks read, or'ed: not 0 if one of them had a time (an
-        // `or` per record rather than a compare).
+        let mut max = latest.unwrap_or(0);
+        // The scales of the `Simple` clocks read, or'ed, and 1 for a `Fields` one: not 0 if a
+        // record had a time (an `or` per record rather than a compare).
         let mut scales = 0u64;
         // The segments' starts of the last `Var` record, set before its time is read (not
         // cleared for every record: a cost per record of every type).
@@ -668,14 +700,16 @@ impl Decoder {
             let plan = &mut plans[rid as usize];
             // The time of the record: for most types (no time, or one `delta` time whose state
             // the scan advances) a state's value times a scale kept in the plan, read without a
-            // branch (`ClockKind::Simple`); else the fields found by `plan_clock`.
-            let mut timed: &[TimeField] = &[];
-            let simple = TIMED && plan.clock.kind == ClockKind::Simple;
-            if TIMED && !simple {
-                match plan_clock(clock, rid as usize, plan) {
-                    Some(fields) => timed = fields,
-                    None => break,
-                }
+            // branch (`ClockKind::Simple`); else the fields found by `plan_clock`, read after
+            // the record's states advance (`fields_time`).
+            // Design: nothing of a `Fields` clock is carried through the record (its fields,
+            // the segments' starts): the loop keeps fewer values alive, which on the common
+            // `Simple` clocks spared spills to the stack on every record.
+            if TIMED
+                && plan.clock.kind != ClockKind::Simple
+                && !plan_clock(clock, rid as usize, plan)
+            {
+                break;
             }
             if !visit.admits(rid as usize, plan) {
                 break;
@@ -711,7 +745,7 @@ impl Decoder {
                             }
                         }
                     }
-                    if (TIMED && !timed.is_empty()) || V::STARTS {
+                    if V::STARTS {
                         starts = places.starts;
                         var = true;
                     }
@@ -719,16 +753,18 @@ impl Decoder {
                 }
                 _ => break,
             };
-            if simple || (TIMED && timed.is_empty()) {
-                let PlanClock { state, scale, .. } = plan.clock;
-                let t = slots.get(state as usize).map_or(0, |s| s.prev);
-                max = max.max(t.wrapping_mul(scale));
-                scales |= scale;
-            } else if TIMED {
-                let here = &bytes[(fields - base) as usize..];
-                let starts = if var { &starts } else { &FIXED_STARTS };
-                max = max.max(record_time(timed, here, starts, order, slots));
-                seen = true;
+            if TIMED {
+                let PlanClock { kind, state, scale } = plan.clock;
+                if kind == ClockKind::Simple {
+                    let t = slots.get(state as usize).map_or(0, |s| s.prev);
+                    max = max.max(t.wrapping_mul(scale));
+                    scales |= scale;
+                } else {
+                    let here = &bytes[(fields - base) as usize..];
+                    max = max.max(fields_time(clock, rid as usize, plan, here, order, slots));
+                    // A time was read (as a `Simple` clock's scale tells).
+                    scales |= 1;
+                }
             }
             // A visitor that reads no field (counting only) is not handed the record's bytes,
             // whose slice would cost a bounds check per record.
@@ -751,7 +787,7 @@ impl Decoder {
                 break;
             }
         }
-        seen |= scales != 0;
+        let seen = latest.is_some() || scales != 0;
         if let (true, true, Some(t)) = (TIMED, seen, times) {
             t.latest = Some(max);
         }
