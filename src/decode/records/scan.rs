@@ -756,9 +756,11 @@ impl Decoder {
             if TIMED {
                 let PlanClock { kind, state, scale } = plan.clock;
                 if kind == ClockKind::Simple {
-                    let t = slots.get(state as usize).map_or(0, |s| s.prev);
-                    max = max.max(t.wrapping_mul(scale));
-                    scales |= scale;
+                    // A type without a time has no state (`u32::MAX`): nothing to do.
+                    if let Some(s) = slots.get(state as usize) {
+                        max = max.max(s.prev.wrapping_mul(scale));
+                        scales |= scale;
+                    }
                 } else {
                     let here = &bytes[(fields - base) as usize..];
                     max = max.max(fields_time(clock, rid as usize, plan, here, order, slots));
