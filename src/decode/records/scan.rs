@@ -660,14 +660,14 @@ impl Decoder {
         };
         let start_count = self.count;
         let (mut pos, mut count) = (self.pos, self.count);
-        // The times: what is read of each type's, and the largest so far (`seen`: any).
+        // The times: what is read of each type's, and the largest so far.
         let latest = times.as_deref().and_then(|t| t.latest);
         let mut max = latest.unwrap_or(0);
         // The scales of the `Simple` clocks read, or'ed, and 1 for a `Fields` one: not 0 if a
         // record had a time (an `or` per record rather than a compare).
         let mut scales = 0u64;
-        // The segments' starts of the last `Var` record, set before its time is read (not
-        // cleared for every record: a cost per record of every type).
+        // The segments' starts of the last `Var` record, for a visitor that reads the records
+        // (not cleared for every record: a cost per record of every type).
         let mut starts = [0u64; MAX_STRINGS + 1];
         let clock: &mut [TypeTimes] = match times.as_deref_mut() {
             Some(t) if TIMED => &mut t.per_type,
