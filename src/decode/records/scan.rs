@@ -434,28 +434,22 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
 /// cannot be read from it).
 #[inline(never)]
 fn plan_clock(clock: &mut [TypeTimes], rid: usize, plan: &mut DecodePlan) -> bool {
-    plan_clock_fields(clock, rid, plan).is_some()
-}
-
-/// As [`plan_clock`]: the time fields of a `Fields` clock (none for a `Simple` one).
-fn plan_clock_fields<'t>(
-    clock: &'t mut [TypeTimes],
-    rid: usize,
-    plan: &mut DecodePlan,
-) -> Option<&'t [TimeField]> {
     if !matches!(plan.state, PlanState::Fixed | PlanState::Var) {
-        return None;
+        return false;
     }
-    match clock.get_mut(rid)? {
+    let Some(times) = clock.get_mut(rid) else {
+        return false;
+    };
+    match times {
         TypeTimes::None => {
             plan.clock = PlanClock {
                 kind: ClockKind::Simple,
                 state: u32::MAX,
                 scale: 0,
             };
-            Some(&[])
+            true
         }
-        TypeTimes::Stop => None,
+        TypeTimes::Stop => false,
         TypeTimes::Fields {
             list,
             made,
@@ -464,7 +458,7 @@ fn plan_clock_fields<'t>(
         } => {
             if *made != plan.made {
                 if !find_time_fields(list, plan, fields) {
-                    return None;
+                    return false;
                 }
                 *made = plan.made;
                 *n = list.len() as u8;
@@ -475,10 +469,10 @@ fn plan_clock_fields<'t>(
                     state: fields[0].state,
                     scale: fields[0].scale,
                 };
-                return Some(&[]);
+                return true;
             }
             plan.clock.kind = ClockKind::Fields;
-            Some(&fields[..*n as usize])
+            true
         }
     }
 }
