@@ -303,8 +303,9 @@ pub(crate) fn record_time(schema: &Schema, view: &RecordView<'_>) -> Option<u64>
 }
 
 /// What a scan reads of the records' times (as [`record_time`] takes them): per record type its
-/// time fields and their scales to the DTD's unit; a type with a time field a scan cannot read
-/// (the tag, a byte string, one with a guard) is one a scan stops before.
+/// time fields and their scales to the DTD's unit, and their guards; a type with a time field a
+/// scan cannot read, or a guard testing one (the tag, a byte string), is one a scan stops
+/// before.
 fn scan_times(schema: &Schema) -> ScanTimes {
     let Some(unit) = schema.analysis.time_unit else {
         return ScanTimes::default();
@@ -315,14 +316,18 @@ fn scan_times(schema: &Schema) -> ScanTimes {
                 return Some(Box::default());
             };
             let rt = &schema.records[rid];
-            let readable = decl.time.iter().all(|&(slot, _)| {
+            let integer = |slot: crate::dtd::SlotId| {
                 slot != 0
                     && rt
                         .slots
                         .get(slot as usize)
                         .is_some_and(|d| !matches!(d.kind, crate::dtd::SlotKind::Bytes { .. }))
-                    && !decl.guards.iter().any(|(s, _)| *s == slot)
-            });
+            };
+            let guard = |slot| decl.guards.iter().find(|(s, _)| *s == slot).map(|g| g.1);
+            let readable = decl
+                .time
+                .iter()
+                .all(|&(slot, _)| integer(slot) && guard(slot).is_none_or(|g| integer(g.slot)));
             readable.then(|| {
                 decl.time
                     .iter()
@@ -331,7 +336,15 @@ fn scan_times(schema: &Schema) -> ScanTimes {
             })
         })
         .collect();
-    ScanTimes::new(per_type)
+    let mut times = ScanTimes::new(per_type);
+    for (rid, decl) in schema.analysis.records.iter().enumerate() {
+        for &(slot, _) in &decl.time {
+            if let Some((_, g)) = decl.guards.iter().find(|(s, _)| *s == slot) {
+                times.guard(rid, slot, g.slot, g.value, g.negated);
+            }
+        }
+    }
+    times
 }
 
 /// Takes checkpoints while a caller decodes: call [`Builder::before_next`] before each

@@ -805,3 +805,110 @@ fn stats_of_records_given_as_values_are_those_of_their_views() {
     }
     assert!(with_lines >= 5, "{with_lines} shipped traces with lines");
 }
+
+/// A timed scan steps over records whose time is guarded (Android's `start.when = start;
+/// start.isNot = 0`: a line without times has none), and its latest time is the largest start
+/// (or `thread_done` end) of the lines that carry times, computed from the text itself; a
+/// trace whose lines carry no times has no latest time.
+#[test]
+fn a_timed_scan_reads_guarded_times() {
+    use crate::util::{import_into, tempdir};
+    let dir = tempdir();
+    let mut rng = Rng(0x5eed_7153);
+    for timed_share in [60u64, 0] {
+        let (mut text, mut want, mut lines) = (String::new(), None::<u64>, 0u64);
+        let mut t: u64 = 1_000_000;
+        let mut live: Vec<u64> = Vec::new();
+        for i in 0..4000u64 {
+            // Times mostly go forward, now and then back.
+            t = if rng.below(10) == 0 {
+                t.saturating_sub(rng.below(50_000))
+            } else {
+                t + rng.below(5_000)
+            };
+            let timed = rng.below(100) < timed_share;
+            let times = |start: u64| format!(" {start} {}", start + rng_end(start));
+            let tid = 100 + rng.below(3);
+            if live.is_empty() || rng.below(2) == 0 {
+                let a = 0x1000 + 16 * i;
+                live.push(a);
+                text += &format!("{tid}: malloc 0x{a:x} {}", 1 + rng.below(64));
+            } else {
+                let a = live.swap_remove(rng.below(live.len() as u64) as usize);
+                text += &format!("{tid}: free 0x{a:x}");
+            }
+            if timed {
+                text += &times(t);
+                want = Some(want.map_or(t, |w| w.max(t)));
+            }
+            text.push('\n');
+            lines += 1;
+        }
+        let src = dir.path().join(format!("timed{timed_share}.txt"));
+        std::fs::write(&src, &text).unwrap();
+        let trace = import_into(dir.path(), &src, Some("android"));
+        let opened = metatf::open(&trace).unwrap();
+        let schema = opened.schema();
+        let reader = opened.reader();
+        // The times and guards as the DTD declares them (one unit here: ns, scale 1).
+        let unit = schema.analysis.time_unit.unwrap();
+        let per: Vec<_> = (0..schema.records.len())
+            .map(|rid| {
+                let decl = schema.analysis.records.get(rid);
+                let list: Vec<_> = decl
+                    .map(|d| {
+                        d.time
+                            .iter()
+                            .map(|&(s, u)| (s, (u.nanos() / unit.nanos()).max(1)))
+                    })
+                    .into_iter()
+                    .flatten()
+                    .collect();
+                Some(list.into())
+            })
+            .collect();
+        let mut times = metatf::decode::ScanTimes::new(per);
+        for (rid, decl) in schema.analysis.records.iter().enumerate() {
+            for &(slot, _) in &decl.time {
+                if let Some((_, g)) = decl.guards.iter().find(|(s, _)| *s == slot) {
+                    times.guard(rid, slot, g.slot, g.value, g.negated);
+                }
+            }
+        }
+        let mut per_type = vec![0; schema.records.len()];
+        let mut records = reader.records();
+        let mut viewed = 0;
+        loop {
+            records.scan_timed(&mut per_type, ScanStop::NONE, &mut times);
+            match records.next() {
+                None => break,
+                Some(Event::Record(v)) => {
+                    viewed += 1;
+                    let Some(decl) = schema.analysis.records.get(v.record_id() as usize) else {
+                        continue;
+                    };
+                    let int = |s| v.fields().find(|f| f.slot() == s).and_then(|f| f.number());
+                    for &(slot, _) in &decl.time {
+                        if decl.applies(slot, int) {
+                            times.note(int(slot).unwrap());
+                        }
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        assert_eq!(times.latest(), want, "{timed_share} % of the lines timed");
+        // The scan stepped over nearly every line (`per_type` counts what it stepped over; the
+        // others come as views).
+        let stepped: u64 = per_type.iter().sum();
+        assert!(
+            stepped > lines * 9 / 10,
+            "{stepped} of {lines} lines stepped over, {viewed} viewed"
+        );
+    }
+}
+
+/// An end time a little after `start`.
+fn rng_end(start: u64) -> u64 {
+    1 + start % 997
+}

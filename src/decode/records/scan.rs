@@ -77,8 +77,9 @@ impl Default for ScanStop {
 // through events (5x the time of `check` on the shapes of issue 28). The scan now reads the
 // time fields of the records it steps over itself, from the same plan and states as the
 // general path (a `delta` or `stride` time is the state it leaves); what it cannot read the
-// same way (a time field that is the tag or a byte string, or guarded, §14.1) is a type it
-// stops before.
+// same way (a time field that is the tag or a byte string, or a guard testing one, §14.1) is a
+// type it stops before. A guarded time (Android's: a line without times has none) is read with
+// the field its guard tests, out of line (`fields_time`).
 // Design: what the scan found of a type's time is kept in its plan (`PlanClock`), forgotten
 // when the plan is made again: for a type without a time or with one `delta`/`stride` time (a
 // state the scan advances), a state and a scale that give the time without a branch or a
@@ -109,13 +110,18 @@ enum TypeTimes {
     None,
     /// The scan stops before its records.
     Stop,
-    /// Its time fields and their scales, and how they are read in the plan they were last
-    /// found in (`made`, 0 for none).
+    /// Its time fields and their scales, then the fields their guards test (scale 0), and how
+    /// they are read in the plan they were last found in (`made`, 0 for none).
     Fields {
         list: TimeFields,
         made: u64,
         n: u8,
         fields: [TimeField; MAX_TIME_FIELDS],
+        /// How many of `list` are time fields (the first ones).
+        times: u8,
+        /// Per time field, its guard: the index in `list` of the field it tests, the value,
+        /// and whether it holds when the field does not hold the value (`isNot`).
+        guards: [Option<(u8, u64, bool)>; MAX_TIME_FIELDS],
     },
 }
 
@@ -157,10 +163,12 @@ impl ScanTimes {
             .map(|t| match t {
                 Some(list) if list.is_empty() => TypeTimes::None,
                 Some(list) if list.len() <= MAX_TIME_FIELDS => TypeTimes::Fields {
+                    times: list.len() as u8,
                     list,
                     made: 0,
                     n: 0,
                     fields: [TimeField::default(); MAX_TIME_FIELDS],
+                    guards: [None; MAX_TIME_FIELDS],
                 },
                 _ => TypeTimes::Stop,
             })
@@ -170,6 +178,42 @@ impl ScanTimes {
             latest: None,
             id: TIMES_MADE.fetch_add(1, std::sync::atomic::Ordering::Relaxed) + 1,
         }
+    }
+
+    /// The time field `slot` of type `rid` counts only where field `tested` holds `value`, or
+    /// with `negated` where it does not (a guard, `F.when = G; F.is = V;` or `F.isNot = V;`,
+    /// docs/format.md §14.1): a record whose guards all fail has no time. A type whose time and
+    /// tested fields are more than a scan reads is one it stops before.
+    pub fn guard(&mut self, rid: usize, slot: SlotId, tested: SlotId, value: u64, negated: bool) {
+        let Some(t) = self.per_type.get_mut(rid) else {
+            return;
+        };
+        let TypeTimes::Fields {
+            list,
+            times,
+            guards,
+            ..
+        } = t
+        else {
+            return;
+        };
+        let Some(k) = list[..*times as usize].iter().position(|&(s, _)| s == slot) else {
+            return;
+        };
+        let g = match list.iter().position(|&(s, _)| s == tested) {
+            Some(g) => g,
+            None if list.len() < MAX_TIME_FIELDS => {
+                let mut v = list.to_vec();
+                v.push((tested, 0));
+                *list = v.into();
+                list.len() - 1
+            }
+            None => {
+                *t = TypeTimes::Stop;
+                return;
+            }
+        };
+        guards[k] = Some((g as u8, value, negated));
     }
 
     /// A record's time, seen by the caller: the latest time is the largest.
@@ -455,6 +499,8 @@ fn plan_clock(clock: &mut [TypeTimes], rid: usize, plan: &mut DecodePlan) -> boo
             made,
             n,
             fields,
+            guards,
+            ..
         } => {
             if *made != plan.made {
                 if !find_time_fields(list, plan, fields) {
@@ -463,7 +509,7 @@ fn plan_clock(clock: &mut [TypeTimes], rid: usize, plan: &mut DecodePlan) -> boo
                 *made = plan.made;
                 *n = list.len() as u8;
             }
-            if let (1, How::State) = (*n, fields[0].how) {
+            if let (1, How::State, None) = (*n, fields[0].how, guards[0]) {
                 plan.clock = PlanClock {
                     kind: ClockKind::Simple,
                     state: fields[0].state,
@@ -479,7 +525,7 @@ fn plan_clock(clock: &mut [TypeTimes], rid: usize, plan: &mut DecodePlan) -> boo
 
 /// The time of a record of type `rid` stepped over (its states advanced) under `plan`, whose
 /// clock is `ClockKind::Fields`, its fields at `here`: its fields' values times their scales,
-/// as `mtf check` counts it.
+/// as `mtf check` counts it, those whose guard fails left out; `None` if all are.
 #[inline(never)]
 #[cold]
 fn fields_time(
@@ -489,19 +535,38 @@ fn fields_time(
     here: &[u8],
     order: crate::container::ByteOrder,
     slots: &mut [crate::layout::SlotState],
-) -> u64 {
-    let Some(TypeTimes::Fields { fields, n, .. }) = clock.get(rid) else {
-        return 0;
+) -> Option<u64> {
+    let Some(TypeTimes::Fields {
+        fields,
+        n,
+        times,
+        guards,
+        ..
+    }) = clock.get(rid)
+    else {
+        return None;
     };
-    let fields = &fields[..*n as usize];
-    match plan.state {
-        // The segments' starts found again (the loop does not keep them for a clock).
-        PlanState::Var => match var_layout(plan, here, order, here.len() as u64) {
-            Some(places) => record_time(fields, here, &places.starts, order, slots),
-            None => 0,
-        },
-        _ => record_time(fields, here, &FIXED_STARTS, order, slots),
+    // The segments' starts found again (the loop does not keep them for a clock).
+    let places = match plan.state {
+        PlanState::Var => var_layout(plan, here, order, here.len() as u64)?.starts,
+        _ => FIXED_STARTS,
+    };
+    // Each field read once (a guard may test a time field), in `list`'s order.
+    let mut values = [0u64; MAX_TIME_FIELDS];
+    for (v, f) in values.iter_mut().zip(&fields[..*n as usize]) {
+        *v = field_value(f, here, &places, order, slots);
     }
+    let mut total = None;
+    for (k, f) in fields[..*times as usize].iter().enumerate() {
+        if let Some((g, value, negated)) = guards[k] {
+            if (values[g as usize] == value) == negated {
+                continue;
+            }
+        }
+        let t: u64 = total.unwrap_or(0);
+        total = Some(t.wrapping_add(values[k].wrapping_mul(f.scale)));
+    }
+    total
 }
 
 /// The value of one field of a record stepped over (its states advanced) whose fields start at
@@ -529,25 +594,6 @@ fn field_value(
             }
         }
     }
-}
-
-/// The time of a record stepped over (its states advanced) whose fields start at `here`
-/// (segments at `starts`), from its time `fields`: the sum of each value times its scale, as
-/// `mtf check` counts it.
-#[inline(always)]
-fn record_time(
-    fields: &[TimeField],
-    here: &[u8],
-    starts: &[u64; MAX_STRINGS + 1],
-    order: crate::container::ByteOrder,
-    slots: &mut [crate::layout::SlotState],
-) -> u64 {
-    let mut total = 0u64;
-    for f in fields {
-        let v = field_value(f, here, starts, order, slots);
-        total = total.wrapping_add(v.wrapping_mul(f.scale));
-    }
-    total
 }
 
 /// The segments' starts of a fixed record: one segment, at 0.
@@ -757,9 +803,11 @@ impl Decoder {
                     }
                 } else {
                     let here = &bytes[(fields - base) as usize..];
-                    max = max.max(fields_time(clock, rid as usize, plan, here, order, slots));
-                    // A time was read (as a `Simple` clock's scale tells).
-                    scales |= 1;
+                    if let Some(t) = fields_time(clock, rid as usize, plan, here, order, slots) {
+                        max = max.max(t);
+                        // A time was read (as a `Simple` clock's scale tells).
+                        scales |= 1;
+                    }
                 }
             }
             // A visitor that reads no field (counting only) is not handed the record's bytes,
