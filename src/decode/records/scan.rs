@@ -120,10 +120,14 @@ enum TypeTimes {
         /// How many of `list` are time fields (the first ones).
         times: u8,
         /// Per time field, its guard: the index in `list` of the field it tests, the value,
-        /// and whether it holds when the field does not hold the value (`isNot`).
-        guards: [Option<(u8, u64, bool)>; MAX_TIME_FIELDS],
+        /// and whether it holds when the field does not hold the value (`isNot`); none for a
+        /// type without guards (kept apart: most types have none).
+        guards: Option<Box<Guards>>,
     },
 }
+
+/// The guards of a type's time fields (see `TypeTimes::Fields`).
+type Guards = [Option<(u8, u64, bool)>; MAX_TIME_FIELDS];
 
 /// One time field of a record type, as its plan has it.
 #[derive(Debug, Clone, Copy, Default)]
@@ -168,7 +172,7 @@ impl ScanTimes {
                     made: 0,
                     n: 0,
                     fields: [TimeField::default(); MAX_TIME_FIELDS],
-                    guards: [None; MAX_TIME_FIELDS],
+                    guards: None,
                 },
                 _ => TypeTimes::Stop,
             })
@@ -213,7 +217,7 @@ impl ScanTimes {
                 return;
             }
         };
-        guards[k] = Some((g as u8, value, negated));
+        guards.get_or_insert_with(Box::default)[k] = Some((g as u8, value, negated));
     }
 
     /// A record's time, seen by the caller: the latest time is the largest.
@@ -509,7 +513,7 @@ fn plan_clock(clock: &mut [TypeTimes], rid: usize, plan: &mut DecodePlan) -> boo
                 *made = plan.made;
                 *n = list.len() as u8;
             }
-            if let (1, How::State, None) = (*n, fields[0].how, guards[0]) {
+            if let (1, How::State, None) = (*n, fields[0].how, guards) {
                 plan.clock = PlanClock {
                     kind: ClockKind::Simple,
                     state: fields[0].state,
@@ -558,7 +562,7 @@ fn fields_time(
     }
     let mut total = None;
     for (k, f) in fields[..*times as usize].iter().enumerate() {
-        if let Some((g, value, negated)) = guards[k] {
+        if let Some((g, value, negated)) = guards.as_ref().and_then(|gs| gs[k]) {
             if (values[g as usize] == value) == negated {
                 continue;
             }
