@@ -25,7 +25,11 @@ use super::{Interpreter, Plan};
 // once, and the record is run from there: the same steps (`Interpreter::mono_step`,
 // `Interpreter::end_id`, `Interpreter::refer`, and `Interpreter::define`'s for such a define)
 // in the same order as `Interpreter::run`, so the same events and findings. Any other type is
-// loaded and run as before.
+// loaded and run as before. Android's records are of this kind too: a free that says how many
+// bytes of its block were resident (under a guard of its own), and an allocation whose byte
+// count has a guarded alternative (calloc's `nmemb × size`, `func` 1) and which gives an
+// alignment; a record whose guarded count applies is loaded and run as before (`Direct::runs`),
+// the others directly.
 /// Where a direct record type's values are (positions in the values a scan gives) and what it
 /// does (see the design note above).
 #[derive(Debug, Clone, Copy)]
@@ -37,6 +41,9 @@ pub(super) struct Direct {
     /// of the field it tests (`None`: a field not read, which holds no value) and the guard.
     time_guard: Option<(Option<u8>, Guard)>,
     thread: Option<u8>,
+    /// The field of the resident bytes of the block it ends (`present.resident = yes;`): its
+    /// position, and its guard as `time_guard`'s.
+    resident: Option<(u8, Option<(Option<u8>, Guard)>)>,
     /// Its one monotonic series over the whole trace (an index into the declaration's list,
     /// always 0) and the position of its value (`None`: the record's time).
     mono: Option<Option<u8>>,
@@ -52,12 +59,16 @@ enum Op {
         key: Option<u8>,
         nulls: (bool, bool),
     },
-    /// A define whose byte count, if any, is the value at `bytes`.
+    /// A define whose byte count, if any, is the value at `bytes`, with the alignment at
+    /// `align`, if any; a record whose value at `general.0` is `general.1` is not run directly
+    /// (a guarded byte count applies: `Direct::runs`).
     Alloc {
         space: SpaceId,
         id: u8,
         key: Option<u8>,
         bytes: Option<u8>,
+        align: Option<u8>,
+        general: Option<(u8, u64)>,
     },
     /// A reference to an id of namespace `to` (at `to_id`, its key at `to_key`), then a define
     /// as `Alloc`'s whose byte count may be a value kept with the id referred to and whose
@@ -114,14 +125,35 @@ impl Direct {
             Some(s) => pos(s).map(Some),
             None => Some(None),
         };
-        if decl.resident.is_some() || !decl.stack.is_empty() {
+        if !decl.stack.is_empty() {
             return None;
         }
-        // A guard only of the time field (the plan holds none of its action's).
-        let time_guard = match decl.guards.as_slice() {
-            [] => None,
-            [(s, g)] if decl.time.len() == 1 && decl.time[0].0 == *s => Some((pos(g.slot), *g)),
-            _ => return None,
+        // Guards only of the time field and of the resident bytes, one each (the plan holds
+        // none of its action's).
+        let time_slot = match decl.time.as_slice() {
+            [(s, _)] => Some(*s),
+            _ => None,
+        };
+        if time_slot.is_some() && time_slot == decl.resident {
+            return None;
+        }
+        let (mut time_guard, mut resident_guard) = (None, None);
+        for &(s, g) in &decl.guards {
+            let to = if Some(s) == time_slot {
+                &mut time_guard
+            } else if Some(s) == decl.resident {
+                &mut resident_guard
+            } else {
+                return None;
+            };
+            if to.is_some() {
+                return None;
+            }
+            *to = Some((pos(g.slot), g));
+        }
+        let resident = match decl.resident {
+            Some(s) => Some((pos(s)?, resident_guard)),
+            None => None,
         };
         let time = match decl.time.as_slice() {
             _ if analysis.time_unit.is_none() => None,
@@ -161,16 +193,14 @@ impl Direct {
                 if !plain_define(decl, analysis, space) || decl.site.is_some() {
                     return None;
                 }
-                let bytes = match count(decl, None, &pos)? {
-                    Count::None => None,
-                    Count::Field(p) => Some(p),
-                    Count::Stored(_) => return None,
-                };
+                let (bytes, general) = guarded_count(decl, &pos)?;
                 Op::Alloc {
                     space,
                     id: pos(slot)?,
                     key: opt(key)?,
                     bytes,
+                    align: opt(decl.align)?,
+                    general,
                 }
             }
         };
@@ -178,9 +208,23 @@ impl Direct {
             time,
             time_guard,
             thread,
+            resident,
             mono,
             op,
         })
+    }
+
+    /// Whether a record with these values runs directly: not one whose guarded byte count
+    /// applies (it is loaded and run by `Interpreter::run`).
+    #[inline(always)]
+    pub(super) fn runs(&self, v: &[u64]) -> bool {
+        match self.op {
+            Op::Alloc {
+                general: Some((p, value)),
+                ..
+            } => v.get(p as usize) != Some(&value),
+            _ => true,
+        }
     }
 
     /// `Op::ReferAlloc` for a record whose actions are one unguarded reference and one
@@ -197,8 +241,9 @@ impl Direct {
         if r.kind != ActionKind::Refer || d.kind != ActionKind::Define {
             return None;
         }
-        // (The guards are only of the time: `Direct::of` has seen to that.)
-        if !plain_define(decl, analysis, d.space) {
+        // (The guards are only of the time and the resident bytes: `Direct::of` has seen to
+        // that.)
+        if !plain_define(decl, analysis, d.space) || decl.align.is_some() {
             return None;
         }
         let inherit_site = match decl.site {
@@ -221,7 +266,8 @@ impl Direct {
 
 /// Whether a define of `space` by `decl` reads nothing of the record but the id, its key, a
 /// byte count and a site (`Interpreter::define`'s other steps do nothing for it): a namespace
-/// of ids that stores nothing and is no tree, and no stored value, name or alignment.
+/// of ids that stores nothing and is no tree, and no stored value or name (an alignment only
+/// goes into the event).
 fn plain_define(decl: &RecordDecl, analysis: &Analysis, space: SpaceId) -> bool {
     analysis.namespaces.get(space as usize).is_some_and(|n| {
         n.kind == SpaceKind::Ids
@@ -229,8 +275,36 @@ fn plain_define(decl: &RecordDecl, analysis: &Analysis, space: SpaceId) -> bool 
             && !n.tree
             && decl.stores.is_empty()
             && decl.names.is_empty()
-            && decl.align.is_none()
     })
+}
+
+/// A define's byte count (`Op::Alloc`) if it is none or one field, unguarded, with at most one
+/// guarded alternative (`nmemb.bytes = nmemb.value * size.value; nmemb.when = func; nmemb.is =
+/// 1;`): the field's position, and where the alternative's guard is tested and with what value
+/// (a record where it holds is not run directly).
+fn guarded_count(
+    decl: &RecordDecl,
+    pos: &dyn Fn(SlotId) -> Option<u8>,
+) -> Option<(Option<u8>, Option<(u8, u64)>)> {
+    let plain = |e: &AExpr| match e {
+        AExpr::Field(s) => pos(*s),
+        _ => None,
+    };
+    match decl.bytes.as_slice() {
+        [] => Some((None, None)),
+        [b] if b.when.is_none() => Some((Some(plain(&b.expr)?), None)),
+        // The first guarded count that holds applies, else the first unguarded one (§14.3).
+        [a, b] => {
+            let (guarded, open) = match (a.when, b.when) {
+                (Some(_), None) => (a, b),
+                (None, Some(_)) => (b, a),
+                _ => return None,
+            };
+            let (slot, value) = guarded.when?;
+            Some((Some(plain(&open.expr)?), Some((pos(slot)?, value))))
+        }
+        _ => None,
+    }
 }
 
 /// A define's byte count if it is none, one unguarded field, or (of a record that refers to
@@ -297,6 +371,15 @@ impl<'s> Interpreter<'s> {
                 }
             }
         }
+        if let Some((p, guard)) = d.resident {
+            let applies = match guard {
+                Some((g, guard)) => guard.holds(g.and_then(get)),
+                None => true,
+            };
+            if let (true, Some(v)) = (applies, get(p)) {
+                sink.resident(v);
+            }
+        }
         match d.op {
             Op::Quiet => {}
             Op::Free {
@@ -315,6 +398,8 @@ impl<'s> Interpreter<'s> {
                 id,
                 key,
                 bytes,
+                align,
+                general: _,
             } => {
                 let mut cx = Cx::plain(at, thread, time, sink.wants_events());
                 cx.paired = true;
@@ -325,7 +410,8 @@ impl<'s> Interpreter<'s> {
                     Some(p) => Bytes::Known(get(p).unwrap_or(0)),
                     None => Bytes::None,
                 };
-                self.define_plain(space, key, id, bytes, false, &mut cx, sink);
+                let align = align.and_then(get);
+                self.define_plain(space, key, id, bytes, false, align, &mut cx, sink);
             }
             Op::ReferAlloc { .. } => self.run_refer_alloc(d.op, at, v, thread, time, sink),
         }
@@ -379,7 +465,7 @@ impl<'s> Interpreter<'s> {
                     id: to_id.unwrap_or(0),
                 },
             };
-            self.define_plain(space, key, id, bytes, inherit_site, &mut cx, sink);
+            self.define_plain(space, key, id, bytes, inherit_site, None, &mut cx, sink);
         }
         if let Some(l) = cx.looked {
             self.scratch = l.stored;
@@ -387,9 +473,10 @@ impl<'s> Interpreter<'s> {
     }
 
     /// `Interpreter::define`'s work for a direct record's define of a namespace of ids that
-    /// stores nothing, with no name, alignment or stack, whose byte count is `bytes` and whose
-    /// site, if `inherit_site`, is the one of the id the record referred to (`Op::Alloc`,
-    /// `Op::ReferAlloc`): the same steps in the same order, those that read nothing left out.
+    /// stores nothing, with no name or stack, whose byte count is `bytes`, whose alignment is
+    /// `align` and whose site, if `inherit_site`, is the one of the id the record referred to
+    /// (`Op::Alloc`, `Op::ReferAlloc`): the same steps in the same order, those that read
+    /// nothing left out.
     #[allow(clippy::too_many_arguments)]
     #[inline(always)]
     fn define_plain(
@@ -399,6 +486,7 @@ impl<'s> Interpreter<'s> {
         id: u64,
         bytes: Bytes,
         inherit_site: bool,
+        align: Option<u64>,
         cx: &mut Cx,
         sink: &mut dyn SinkDyn,
     ) {
@@ -450,7 +538,7 @@ impl<'s> Interpreter<'s> {
             new: stored,
             replaced: cx.replaced,
         };
-        cx.emit(sink, space, key, site, alloc(id, bytes, None), places);
+        cx.emit(sink, space, key, site, alloc(id, bytes, align), places);
     }
 
     /// The one undefine of a `Plan::Free` record: the id's end and its free.

@@ -479,8 +479,10 @@ impl<'s> Interpreter<'s> {
         }
         let rt = at.record_type as usize;
         if let Some(&Some(d)) = self.direct.get(rt) {
-            self.run_direct(d, at, values, sink);
-            return;
+            if d.runs(values) {
+                self.run_direct(d, at, values, sink);
+                return;
+            }
         }
         self.gen += 1;
         let n = self.schema.records.get(rt).map_or(0, |r| r.slots.len());
@@ -981,6 +983,123 @@ mod tests {
             .unwrap()
     }
 
+    /// A trace of Android's shape (`hatf-android.dtd`, as `mtf import --from android` writes
+    /// it): malloc, calloc (now and then with a count that overflows), memalign, frees that say
+    /// how many bytes were resident (under `haspresent`) or not, frees of the null id, of ids
+    /// not alive and twice, reallocations, threads that end; times on some records only
+    /// (`start` 0: none), going back now and then; several threads and heaps.
+    fn generated_android(n: usize) -> crate::Opened {
+        let path = concat!(env!("CARGO_MANIFEST_DIR"), "/dtds/hatf-android.dtd");
+        let dtd = std::fs::read_to_string(path).unwrap();
+        let schema = crate::dtd::parse_str("hatf-android.dtd", &dtd)
+            .unwrap()
+            .schema;
+        let mut text = String::from(
+            "%mtf 1 dtd=\"hatf-android.dtd\" class=64 order=little\nsection number=1:heap\n",
+        );
+        // The current value of each (type, default field): a change is a metadata record.
+        let mut defaults: HashMap<(&str, &str), u64> = HashMap::default();
+        let mut line = |text: &mut String, ty: &'static str, fields: &[(&'static str, u64)]| {
+            let mut rec = String::from(ty);
+            for &(f, v) in fields {
+                let default = !matches!(f, "size" | "address" | "old");
+                if default && defaults.get(&(ty, f)).copied().unwrap_or(0) != v {
+                    text.push_str(&format!("metadata {ty}.{f} default {v}\n"));
+                    defaults.insert((ty, f), v);
+                }
+                rec.push_str(&format!(" {f}={v}"));
+            }
+            text.push_str(&rec);
+            text.push('\n');
+        };
+        let (mut live, mut freed, mut next, mut x, mut t) =
+            (Vec::new(), Vec::new(), 0x1000u64, 5u64, 1_000_000u64);
+        for _ in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (x >> 33) % 100;
+            let y = x >> 40;
+            // Times on about half the records, mostly going forward.
+            t = if y % 13 == 0 {
+                t - y % 5000
+            } else {
+                t + y % 3000
+            };
+            let (start, end) = if y % 2 == 0 { (t, t + 40) } else { (0, 0) };
+            let timed = u64::from(start != 0);
+            let thread = 100 + y % 3;
+            let heap = u64::from(y % 7 == 0);
+            let common = [("time", 0), ("thread", thread), ("heap", heap)];
+            match r {
+                _ if r < 40 || live.is_empty() => {
+                    next += 16;
+                    live.push((next, heap));
+                    // malloc, calloc (its count now and then overflowing), memalign.
+                    let (func, nmemb, align) = match y % 10 {
+                        0 | 1 => (1, if y % 50 == 0 { 1 << 40 } else { 1 + y % 4 }, 0),
+                        2 => (2, 0, 16 << (y % 3)),
+                        _ => (0, 0, 0),
+                    };
+                    let size = if func == 1 && nmemb > 4 {
+                        1 << 30
+                    } else {
+                        1 + r
+                    };
+                    let mut f = vec![("size", size), ("address", next)];
+                    f.extend(common);
+                    f.extend([("func", func), ("nmemb", nmemb), ("align", align)]);
+                    f.extend([("timed", timed), ("start", start), ("end", end)]);
+                    line(&mut text, "alloc", &f);
+                }
+                _ if r < 85 => {
+                    let (a, h) = match r {
+                        _ if r < 75 => {
+                            let (a, h) = live.swap_remove(y as usize % live.len());
+                            freed.push((a, h));
+                            (a, h)
+                        }
+                        _ if r < 79 && !freed.is_empty() => freed[y as usize % freed.len()],
+                        _ if r < 82 => (0, heap),
+                        _ => (0x90_0000 + r, heap),
+                    };
+                    let (has, present) = match y % 3 {
+                        0 => (1, y % 4096),
+                        1 => (0, 7),
+                        _ => (0, 0),
+                    };
+                    let mut f = vec![("address", a), ("time", 0), ("thread", thread), ("heap", h)];
+                    f.extend([("timed", timed), ("start", start), ("end", end)]);
+                    f.extend([("haspresent", has), ("present", present)]);
+                    line(&mut text, "free", &f);
+                }
+                _ if r < 95 => {
+                    let (old, h) = live.swap_remove(y as usize % live.len());
+                    next += 16;
+                    live.push((next, h));
+                    let ty = ["realloc", "reallocAllocFree", "reallocAlloc", "reallocFree"]
+                        [y as usize % 4];
+                    let mut f = vec![("size", 5 + r), ("old", old), ("address", next)];
+                    f.extend([("time", 0), ("thread", thread), ("heap", h)]);
+                    f.extend([("timed", timed), ("start", start), ("end", end)]);
+                    f.extend([("haspresent", y % 2), ("present", y % 100)]);
+                    line(&mut text, ty, &f);
+                }
+                _ => {
+                    let f = [("thread", thread), ("timed", timed), ("end", end)];
+                    line(&mut text, "destroyThread", &f);
+                }
+            }
+        }
+        let bytes =
+            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
+                .unwrap();
+        crate::OpenOptions::default()
+            .dtd(path)
+            .open_bytes(bytes)
+            .unwrap()
+    }
+
     /// The shipped traces (`traces/*.mtf`), in name order.
     fn shipped() -> Vec<std::path::PathBuf> {
         let dir = concat!(env!("CARGO_MANIFEST_DIR"), "/traces");
@@ -1067,6 +1186,7 @@ mod tests {
         let mut made = generated_heaps();
         made.push(generated(&leaves, "realloc", " heap=0 when=3", 20_000));
         made.push(generated_shared(20_000));
+        made.push(generated_android(20_000));
         for (k, o) in made.iter().enumerate() {
             for events in [true, false] {
                 let (general, _) = said(o, events, true);
@@ -1074,6 +1194,21 @@ mod tests {
                 assert!(general == scanned, "trace {k}: the scan says otherwise");
                 assert!(through > 19_000, "{through} scanned, {viewed} viewed");
                 if k == made.len() - 1 && events {
+                    // Android's: the resident bytes of frees, memalign's alignment, calloc's
+                    // count that overflows, and the record types most of it is made of run
+                    // directly.
+                    let all = general.join("\n");
+                    for what in ["resident", "align: Some(16)", "Bytes", "NotAlive", "Free"] {
+                        assert!(all.contains(what), "{what} in the Android trace");
+                    }
+                    let i = Interpreter::new(o.schema());
+                    for name in ["alloc", "free"] {
+                        let rid = o.schema().records.iter().position(|r| r.name == name);
+                        let d = rid.and_then(|r| i.direct.get(r).copied().flatten());
+                        assert!(d.is_some(), "{name} runs directly");
+                    }
+                }
+                if k == made.len() - 2 && events {
                     // The shared trace says every kind of thing a reference and its byte
                     // count may say, and its blocks carry their info's site.
                     let all = general.join("\n");
