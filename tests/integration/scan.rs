@@ -817,6 +817,8 @@ fn a_timed_scan_reads_guarded_times() {
     let mut rng = Rng(0x5eed_7153);
     for timed_share in [60u64, 0] {
         let (mut text, mut want, mut lines) = (String::new(), None::<u64>, 0u64);
+        // The largest time of the lines so far, after each line.
+        let mut upto: Vec<Option<u64>> = Vec::new();
         let mut t: u64 = 1_000_000;
         let mut live: Vec<u64> = Vec::new();
         for i in 0..4000u64 {
@@ -843,6 +845,7 @@ fn a_timed_scan_reads_guarded_times() {
             }
             text.push('\n');
             lines += 1;
+            upto.push(want);
         }
         let src = dir.path().join(format!("timed{timed_share}.txt"));
         std::fs::write(&src, &text).unwrap();
@@ -875,11 +878,47 @@ fn a_timed_scan_reads_guarded_times() {
                 }
             }
         }
+        // The index of each line's record (one per line, after the import's own records;
+        // metadata records between them).
+        let mut line_records = Vec::new();
+        let mut all = reader.records();
+        while let Some(e) = all.next() {
+            if let Event::Record(v) = e {
+                if matches!(v.name(), "alloc" | "free") {
+                    line_records.push(v.index());
+                }
+            }
+        }
+        assert_eq!(line_records.len() as u64, lines);
+        // The latest time before record `r`: that of the lines whose records lie before it.
+        let latest_before = |r: u64| match line_records.partition_point(|&x| x < r) {
+            0 => None,
+            k => upto[k - 1],
+        };
         let mut per_type = vec![0; schema.records.len()];
         let mut records = reader.records();
         let mut viewed = 0;
+        // Stops every few records, where the latest time must be that of the records before
+        // (a checkpoint of a seek index takes it there): a time noted late or early fails.
+        let mut next_stop = 7;
         loop {
-            records.scan_timed(&mut per_type, ScanStop::NONE, &mut times);
+            while next_stop < records.count() {
+                next_stop += 1 + next_stop % 13;
+            }
+            let stop = ScanStop {
+                records: next_stop,
+                offset: u64::MAX,
+            };
+            records.scan_timed(&mut per_type, stop, &mut times);
+            if records.count() == next_stop {
+                assert_eq!(
+                    times.latest(),
+                    latest_before(next_stop),
+                    "before {next_stop}"
+                );
+                next_stop += 1 + next_stop % 13;
+                continue;
+            }
             match records.next() {
                 None => break,
                 Some(Event::Record(v)) => {
@@ -898,6 +937,35 @@ fn a_timed_scan_reads_guarded_times() {
             }
         }
         assert_eq!(times.latest(), want, "{timed_share} % of the lines timed");
+        // A seek index built every few records notes at each checkpoint the latest time of
+        // the lines before it.
+        let options = metatf::index::BuildOptions {
+            every_records: 7,
+            every_bytes: 1 << 20,
+        };
+        let built = metatf::index::build(&reader, &options);
+        // And so does `mtf index`, which keeps the analysis' states beside (the scan then reads
+        // the values the analysis wants too).
+        let seek = dir.path().join(format!("timed{timed_share}.seek"));
+        let (t, s) = (trace.to_str().unwrap(), seek.to_str().unwrap());
+        let o = crate::util::mtf(&["index", "-q", "--every", "7", t, "-o", s]);
+        assert!(o.status.success(), "{}", crate::util::text(&o.stderr));
+        let written = metatf::index::Index::load(&seek).unwrap();
+        for index in [built, written] {
+            assert!(
+                index.entries().len() > 500,
+                "{} checkpoints",
+                index.entries().len()
+            );
+            for e in index.entries() {
+                assert_eq!(
+                    e.time,
+                    latest_before(e.record),
+                    "checkpoint at {}",
+                    e.record
+                );
+            }
+        }
         // The scan stepped over nearly every line (`per_type` counts what it stepped over; the
         // others come as views).
         let stepped: u64 = per_type.iter().sum();
@@ -911,4 +979,139 @@ fn a_timed_scan_reads_guarded_times() {
 /// An end time a little after `start`.
 fn rng_end(start: u64) -> u64 {
     1 + start % 997
+}
+
+/// A time read only from `default` fields (valgrind's `time`; Android's `start`, guarded by
+/// itself) is noted once per plan by the scan, and again after every metadata record that
+/// changes a default: at stops every few records, and in a seek index built every few records,
+/// the latest time is the largest of the times the trace was written with before that point,
+/// whatever fields the metadata records change (the time's own default, or another's).
+#[test]
+fn a_timed_scan_notes_default_times_again_after_metadata() {
+    for guarded in [false, true] {
+        let guard = if guarded {
+            "t.when = t; t.isNot = 0;"
+        } else {
+            ""
+        };
+        let dtd = format!(
+            "tag.width = 1;\nx.width = 2; x.interpretation = none;\n\
+             t.interpretation = default 0;\nu.interpretation = default 0;\n\
+             analysis.version = 1;\nt.time = us; {guard}\n\
+             a : (tag, x, t, u) {{ tag.value = 4; }}\nb : (tag, x) {{ tag.value = 5; }}\n"
+        );
+        let schema = metatf::dtd::parse_str("d.dtd", &dtd).unwrap().schema;
+        let mut w = TraceWriter::in_memory(&schema, Class::Bits64, ByteOrder::Little, "d.dtd");
+        let (a, b) = (w.lookup("a").unwrap(), w.lookup("b").unwrap());
+        let mut r = Rng(0xdef7);
+        // Per record written, the largest time so far (`None` until a record has one).
+        let (mut t, mut u, mut latest) = (0u64, 0u64, None::<u64>);
+        let mut after: Vec<Option<u64>> = Vec::new();
+        let mut meta = |w: &mut TraceWriter, field: &str, v: u64, after: &mut Vec<_>, latest| {
+            let prop = metatf::MetaProperty::Interp(Interp::Default(v));
+            w.metadata_named("a", field, prop).unwrap();
+            after.push(latest);
+        };
+        for i in 0..3000u64 {
+            match r.below(10) {
+                // The time's default, forward or back (0: no time where guarded).
+                0..=2 => {
+                    t = match r.below(8) {
+                        0 => 0,
+                        1 => t.saturating_sub(r.below(500)),
+                        _ => t + r.below(1000),
+                    };
+                    meta(&mut w, "t", t, &mut after, latest);
+                }
+                // Another field's default: the plan is patched, the time stays.
+                3 => {
+                    u += 1;
+                    meta(&mut w, "u", u, &mut after, latest);
+                }
+                4 => {
+                    w.record(b, &[In::Int(i % 500)]).unwrap();
+                    after.push(latest);
+                }
+                _ => {
+                    w.record(a, &[In::Int(i % 500), In::Auto, In::Auto])
+                        .unwrap();
+                    if !(guarded && t == 0) {
+                        latest = Some(latest.map_or(t, |l| l.max(t)));
+                    }
+                    after.push(latest);
+                }
+            }
+        }
+        // Last, a record with the largest time, cut short: no time is noted of it.
+        let huge = metatf::MetaProperty::Interp(Interp::Default(1 << 40));
+        w.metadata_named("a", "t", huge).unwrap();
+        w.record(a, &[In::Int(7), In::Auto, In::Auto]).unwrap();
+        let mut bytes = w.finish_to_vec().unwrap();
+        bytes.pop();
+        let trace = Trace::from_bytes(bytes).unwrap();
+        let reader = Reader::new(&trace, &schema);
+        let per: Vec<_> = (0..schema.records.len())
+            .map(|rid| {
+                let decl = schema.analysis.records.get(rid);
+                let list: Vec<_> =
+                    decl.map_or(vec![], |d| d.time.iter().map(|&(s, _)| (s, 1)).collect());
+                Some(list.into())
+            })
+            .collect();
+        let mut times = metatf::decode::ScanTimes::new(per);
+        if guarded {
+            let t = schema.record(a).slot_by_name("t").unwrap();
+            times.guard(a as usize, t, t, 0, true);
+        }
+        let mut records = reader.records();
+        let mut per_type = vec![0; schema.records.len()];
+        loop {
+            records.scan_timed(&mut per_type, ScanStop::NONE, &mut times);
+            match records.next() {
+                None => break,
+                Some(Event::Record(v)) => {
+                    let Some(decl) = schema.analysis.records.get(v.record_id() as usize) else {
+                        continue;
+                    };
+                    let int = |s| v.fields().find(|f| f.slot() == s).and_then(|f| f.number());
+                    for &(slot, _) in &decl.time {
+                        if decl.applies(slot, int) {
+                            times.note(int(slot).unwrap());
+                        }
+                    }
+                }
+                Some(_) => {}
+            }
+        }
+        let stepped: u64 = per_type.iter().sum();
+        assert!(stepped > 2900, "{stepped} stepped over");
+        assert_eq!(
+            times.latest(),
+            latest,
+            "guarded {guarded}: the cut record's time noted"
+        );
+        // The records before the first of these (the header's) have no time; after them, the
+        // metadata record and the cut one.
+        let mut all = reader.records();
+        while all.next().is_some() {}
+        let first = all.count() - 1 - after.len() as u64;
+        let latest_before = |rec: u64| match rec.checked_sub(first) {
+            None | Some(0) => None,
+            Some(k) => after[k as usize - 1],
+        };
+        let options = metatf::index::BuildOptions {
+            every_records: 5,
+            every_bytes: 1 << 20,
+        };
+        let index = metatf::index::build(&reader, &options);
+        assert!(index.entries().len() > 500, "{}", index.entries().len());
+        for e in index.entries() {
+            assert_eq!(
+                e.time,
+                latest_before(e.record),
+                "guarded {guarded}: at {}",
+                e.record
+            );
+        }
+    }
 }

@@ -147,6 +147,9 @@ pub(super) struct PlanClock {
     /// record (`u32::MAX`: none), and its scale (0: the record has no time).
     pub(super) state: u32,
     pub(super) scale: u64,
+    /// A `Simple` clock made of a `default` field's value, noted once when it was made (see
+    /// `plan_clock`): a metadata record that changes a default makes it again (`patch_plan`).
+    pub(super) constant: bool,
 }
 
 /// How a timed scan reads a plan's records' time.
@@ -261,7 +264,11 @@ pub(super) fn patch_plan(
             // What was read of the plan (a scan's times) is read again.
             plan.made = next_made();
             // Its `clock` stays: a `default`'s value is read only by a `Fields` clock, which
-            // checks `made`; a `Simple` one reads a state, which this change leaves.
+            // checks `made`, and by a constant one, which is made again; a `Simple` one reads
+            // a state, which this change leaves.
+            if plan.clock.constant {
+                plan.clock = PlanClock::default();
+            }
             true
         }
         (Some((FixedKind::Plain, false)), FixedKind::Plain) => st.width == f.width,

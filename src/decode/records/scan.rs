@@ -476,53 +476,96 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
     }
 }
 
-/// For a record of type `rid` whose plan's clock is not [`ClockKind::Simple`]: the clock found
-/// (`Unknown`), or the time fields of a `Fields` one found again if the plan changed; `false`
-/// where the scan stops before the record (its plan is not one a scan steps over, or its time
-/// cannot be read from it).
+/// For a record of type `rid` whose plan's clock is not [`ClockKind::Simple`], with `room`
+/// bytes after its tag: the clock found (`Unknown`), or the time fields of a `Fields` one found
+/// again if the plan changed; `None` where the scan stops before the record (its plan is not
+/// one a scan steps over, or its time cannot be read from it), else the record's time if the
+/// clock found is a constant one.
+// Design: a time read only from `default` fields (valgrind's and mtrace's `time`, 0 on every
+// record; Android's `start`, guarded by itself: `start.when = start; start.isNot = 0;`) is the
+// same for every record of the plan, or none: it is noted here, for the first record, and the
+// plan's clock made `Simple` reading no state, so the records after it cost what a record
+// without a time costs. The latest time is the largest so far (§15), which the
+// same time again leaves as it is; only a record that is complete is noted (a fixed plan that
+// fits), so no time is noted of a record the scan cannot step over.
 #[inline(never)]
-fn plan_clock(clock: &mut [TypeTimes], rid: usize, plan: &mut DecodePlan) -> bool {
+fn plan_clock(
+    clock: &mut [TypeTimes],
+    rid: usize,
+    plan: &mut DecodePlan,
+    room: u64,
+) -> Option<Option<u64>> {
     if !matches!(plan.state, PlanState::Fixed | PlanState::Var) {
-        return false;
+        return None;
     }
-    let Some(times) = clock.get_mut(rid) else {
-        return false;
-    };
+    let times = clock.get_mut(rid)?;
     match times {
         TypeTimes::None => {
             plan.clock = PlanClock {
                 kind: ClockKind::Simple,
                 state: u32::MAX,
                 scale: 0,
+                constant: false,
             };
-            true
+            Some(None)
         }
-        TypeTimes::Stop => false,
+        TypeTimes::Stop => None,
         TypeTimes::Fields {
             list,
             made,
             n,
+            times,
             fields,
             guards,
-            ..
         } => {
             if *made != plan.made {
                 if !find_time_fields(list, plan, fields) {
-                    return false;
+                    return None;
                 }
                 *made = plan.made;
                 *n = list.len() as u8;
             }
-            if let (1, How::State, None) = (*n, fields[0].how, guards) {
-                plan.clock = PlanClock {
-                    kind: ClockKind::Simple,
-                    state: fields[0].state,
-                    scale: fields[0].scale,
-                };
-                return true;
+            match (*n, fields[0].how, guards.is_some()) {
+                (1, How::State, false) => {
+                    plan.clock = PlanClock {
+                        kind: ClockKind::Simple,
+                        state: fields[0].state,
+                        scale: fields[0].scale,
+                        constant: false,
+                    };
+                    Some(None)
+                }
+                _ if plan.state == PlanState::Fixed
+                    && plan.len <= room
+                    && fields[..*n as usize]
+                        .iter()
+                        .all(|f| matches!(f.how, How::Const(_) | How::Zero)) =>
+                {
+                    // Every field it reads (its time fields and those their guards test) a
+                    // `default`: the same time, or none, for every record of the plan.
+                    plan.clock = PlanClock {
+                        kind: ClockKind::Simple,
+                        state: u32::MAX,
+                        scale: 0,
+                        constant: true,
+                    };
+                    let mut values = [0u64; MAX_TIME_FIELDS];
+                    for (v, f) in values.iter_mut().zip(&fields[..*n as usize]) {
+                        if let How::Const(c) = f.how {
+                            *v = c;
+                        }
+                    }
+                    Some(guarded_sum(
+                        &fields[..*times as usize],
+                        guards.as_deref(),
+                        &values,
+                    ))
+                }
+                _ => {
+                    plan.clock.kind = ClockKind::Fields;
+                    Some(None)
+                }
             }
-            plan.clock.kind = ClockKind::Fields;
-            true
         }
     }
 }
@@ -560,9 +603,21 @@ fn fields_time(
     for (v, f) in values.iter_mut().zip(&fields[..*n as usize]) {
         *v = field_value(f, here, &places, order, slots);
     }
+    guarded_sum(&fields[..*times as usize], guards.as_deref(), &values)
+}
+
+/// The time of a record whose time fields are `fields` (and after them the fields their
+/// guards test), with values `values` in that order: the values times their scales, those whose
+/// guard fails left out; `None` if all are.
+#[inline(always)]
+fn guarded_sum(
+    fields: &[TimeField],
+    guards: Option<&Guards>,
+    values: &[u64; MAX_TIME_FIELDS],
+) -> Option<u64> {
     let mut total = None;
-    for (k, f) in fields[..*times as usize].iter().enumerate() {
-        if let Some((g, value, negated)) = guards.as_ref().and_then(|gs| gs[k]) {
+    for (k, f) in fields.iter().enumerate() {
+        if let Some((g, value, negated)) = guards.and_then(|gs| gs[k]) {
             if (values[g as usize] == value) == negated {
                 continue;
             }
@@ -749,11 +804,16 @@ impl Decoder {
             // Design: nothing of a `Fields` clock is carried through the record (its fields,
             // the segments' starts): the loop keeps fewer values alive, which on the common
             // `Simple` clocks spared spills to the stack on every record.
-            if TIMED
-                && plan.clock.kind != ClockKind::Simple
-                && !plan_clock(clock, rid as usize, plan)
-            {
-                break;
+            if TIMED && plan.clock.kind != ClockKind::Simple {
+                match plan_clock(clock, rid as usize, plan, end - fields) {
+                    None => break,
+                    Some(Some(t)) => {
+                        // A constant time, noted once (see `plan_clock`).
+                        max = max.max(t);
+                        scales |= 1;
+                    }
+                    Some(None) => {}
+                }
             }
             if !visit.admits(rid as usize, plan) {
                 break;
@@ -798,7 +858,9 @@ impl Decoder {
                 _ => break,
             };
             if TIMED {
-                let PlanClock { kind, state, scale } = plan.clock;
+                let PlanClock {
+                    kind, state, scale, ..
+                } = plan.clock;
                 if kind == ClockKind::Simple {
                     // A type without a time has no state (`u32::MAX`): nothing to do.
                     if let Some(s) = slots.get(state as usize) {
