@@ -127,19 +127,49 @@ pub fn write_string(w: &mut impl Write, b: &[u8]) -> io::Result<()> {
     w.write_all(b"\"")
 }
 
-fn write_str_escaped(w: &mut impl Write, s: &str) -> io::Result<()> {
-    for c in s.chars() {
-        match c {
-            '"' => w.write_all(b"\\\"")?,
-            '\\' => w.write_all(b"\\\\")?,
-            '\n' => w.write_all(b"\\n")?,
-            '\r' => w.write_all(b"\\r")?,
-            '\t' => w.write_all(b"\\t")?,
-            c if (c as u32) < 0x20 || c == '\u{7f}' => write!(w, "\\x{:02x}", c as u32)?,
-            c => write!(w, "{c}")?,
-        }
+/// The bytes [`write_string`] escapes: `"`, `\\`, the controls and DEL.
+const ESCAPED: [bool; 256] = {
+    let mut t = [false; 256];
+    let mut i = 0;
+    while i < 0x20 {
+        t[i] = true;
+        i += 1;
     }
-    Ok(())
+    t[b'"' as usize] = true;
+    t[b'\\' as usize] = true;
+    t[0x7f] = true;
+    t
+};
+
+/// `s` escaped as [`write_string`] says, the runs between the bytes that need an escape written
+/// whole (a byte of a multi-byte character never does).
+fn write_str_escaped(w: &mut impl Write, s: &str) -> io::Result<()> {
+    const HEX: &[u8; 16] = b"0123456789abcdef";
+    let b = s.as_bytes();
+    let mut from = 0;
+    while from < b.len() {
+        let Some(n) = b[from..].iter().position(|&x| ESCAPED[x as usize]) else {
+            break;
+        };
+        let i = from + n;
+        let x = b[i];
+        let hex;
+        let esc: &[u8] = match x {
+            b'"' => b"\\\"",
+            b'\\' => b"\\\\",
+            b'\n' => b"\\n",
+            b'\r' => b"\\r",
+            b'\t' => b"\\t",
+            _ => {
+                hex = [b'\\', b'x', HEX[(x >> 4) as usize], HEX[(x & 15) as usize]];
+                &hex
+            }
+        };
+        w.write_all(&b[from..i])?;
+        w.write_all(esc)?;
+        from = i + 1;
+    }
+    w.write_all(&b[from..])
 }
 
 /// The display of each field of a flat program.
@@ -156,6 +186,53 @@ pub(crate) fn flat_displays(
             rt.slots[*slot as usize].display
         })
         .collect()
+}
+
+#[cfg(test)]
+mod string_tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// The escapes of [`write_string`], a character at a time (as it was written before runs
+    /// were copied whole).
+    fn escaped_by_char(s: &str) -> String {
+        let mut out = String::new();
+        for c in s.chars() {
+            match c {
+                '"' => out.push_str("\\\""),
+                '\\' => out.push_str("\\\\"),
+                '\n' => out.push_str("\\n"),
+                '\r' => out.push_str("\\r"),
+                '\t' => out.push_str("\\t"),
+                c if (c as u32) < 0x20 || c == '\u{7f}' => {
+                    out.push_str(&format!("\\x{:02x}", c as u32))
+                }
+                c => out.push(c),
+            }
+        }
+        out
+    }
+
+    proptest! {
+        /// Any string, with every escape and multi-byte characters, is written as the writer a
+        /// character at a time writes it.
+        #[test]
+        fn runs_are_written_as_characters_are(s in "[a\"\\\\\n\r\t\u{0}-\u{1f}\u{7f}é€😀 ]{0,40}") {
+            let mut got = Vec::new();
+            write_str_escaped(&mut got, &s).unwrap();
+            prop_assert_eq!(String::from_utf8(got).unwrap(), escaped_by_char(&s));
+        }
+    }
+
+    #[test]
+    fn bytes_that_are_not_utf8_are_written_in_hex() {
+        let mut got = Vec::new();
+        write_string(&mut got, b"a\"b\xff\x01c\xe2\x82").unwrap();
+        assert_eq!(
+            String::from_utf8(got).unwrap(),
+            "\"a\\\"b\\xff\\x01c\\xe2\\x82\""
+        );
+    }
 }
 
 #[cfg(test)]
