@@ -1007,7 +1007,7 @@ fn a_timed_scan_notes_default_times_again_after_metadata() {
         // Per record written, the largest time so far (`None` until a record has one).
         let (mut t, mut u, mut latest) = (0u64, 0u64, None::<u64>);
         let mut after: Vec<Option<u64>> = Vec::new();
-        let mut meta = |w: &mut TraceWriter, field: &str, v: u64, after: &mut Vec<_>, latest| {
+        let meta = |w: &mut TraceWriter, field: &str, v: u64, after: &mut Vec<_>, latest| {
             let prop = metatf::MetaProperty::Interp(Interp::Default(v));
             w.metadata_named("a", field, prop).unwrap();
             after.push(latest);

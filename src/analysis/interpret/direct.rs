@@ -37,18 +37,25 @@ pub(super) struct Direct {
     /// The record's time: its one field's position and scale to the trace's unit; `None` when
     /// it has none (the clock stays).
     time: Option<(u8, u64)>,
-    /// The guard of that field, if any (`start.when = start; start.isNot = 0;`): the position
-    /// of the field it tests (`None`: a field not read, which holds no value) and the guard.
-    time_guard: Option<(Option<u8>, Guard)>,
+    /// The guard of that field, if any (`start.when = start; start.isNot = 0;`).
+    time_guard: Option<Guarded>,
     thread: Option<u8>,
     /// The field of the resident bytes of the block it ends (`present.resident = yes;`): its
     /// position, and its guard as `time_guard`'s.
-    resident: Option<(u8, Option<(Option<u8>, Guard)>)>,
+    resident: Option<(u8, Option<Guarded>)>,
     /// Its one monotonic series over the whole trace (an index into the declaration's list,
     /// always 0) and the position of its value (`None`: the record's time).
     mono: Option<Option<u8>>,
     op: Op,
 }
+
+/// A guard of a field of a direct record: the position of the field it tests (`None`: a field
+/// not read, which holds no value) and the guard.
+type Guarded = (Option<u8>, Guard);
+
+/// A direct define's byte count: the position of its field, if any, and of the field whose
+/// value makes a guarded count apply, with that value ([`guarded_count`]).
+type GuardedCount = (Option<u8>, Option<(u8, u64)>);
 
 #[derive(Debug, Clone, Copy)]
 enum Op {
@@ -282,10 +289,7 @@ fn plain_define(decl: &RecordDecl, analysis: &Analysis, space: SpaceId) -> bool 
 /// guarded alternative (`nmemb.bytes = nmemb.value * size.value; nmemb.when = func; nmemb.is =
 /// 1;`): the field's position, and where the alternative's guard is tested and with what value
 /// (a record where it holds is not run directly).
-fn guarded_count(
-    decl: &RecordDecl,
-    pos: &dyn Fn(SlotId) -> Option<u8>,
-) -> Option<(Option<u8>, Option<(u8, u64)>)> {
+fn guarded_count(decl: &RecordDecl, pos: &dyn Fn(SlotId) -> Option<u8>) -> Option<GuardedCount> {
     let plain = |e: &AExpr| match e {
         AExpr::Field(s) => pos(*s),
         _ => None,
