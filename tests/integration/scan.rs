@@ -854,31 +854,7 @@ fn a_timed_scan_reads_guarded_times() {
         let opened = metatf::open(&trace).unwrap();
         let schema = opened.schema();
         let reader = opened.reader();
-        // The times and guards as the DTD declares them (one unit here: ns, scale 1).
-        let unit = schema.analysis.time_unit.unwrap();
-        let per: Vec<_> = (0..schema.records.len())
-            .map(|rid| {
-                let decl = schema.analysis.records.get(rid);
-                let list: Vec<_> = decl
-                    .map(|d| {
-                        d.time
-                            .iter()
-                            .map(|&(s, u)| (s, (u.nanos() / unit.nanos()).max(1)))
-                    })
-                    .into_iter()
-                    .flatten()
-                    .collect();
-                Some(list.into())
-            })
-            .collect();
-        let mut times = metatf::decode::ScanTimes::new(per);
-        for (rid, decl) in schema.analysis.records.iter().enumerate() {
-            for &(slot, _) in &decl.time {
-                if let Some((_, g)) = decl.guards.iter().find(|(s, _)| *s == slot) {
-                    times.guard(rid, slot, g.slot, g.value, g.negated);
-                }
-            }
-        }
+        let mut times = declared_times(&schema);
         // The index of each line's record (one per line, after the import's own records;
         // metadata records between them).
         let mut line_records = Vec::new();
@@ -924,15 +900,7 @@ fn a_timed_scan_reads_guarded_times() {
                 None => break,
                 Some(Event::Record(v)) => {
                     viewed += 1;
-                    let Some(decl) = schema.analysis.records.get(v.record_id() as usize) else {
-                        continue;
-                    };
-                    let int = |s| v.fields().find(|f| f.slot() == s).and_then(|f| f.number());
-                    for &(slot, _) in &decl.time {
-                        if decl.applies(slot, int) {
-                            times.note(int(slot).unwrap());
-                        }
-                    }
+                    note_view_time(&schema, &v, &mut times);
                 }
                 Some(_) => {}
             }
@@ -974,6 +942,51 @@ fn a_timed_scan_reads_guarded_times() {
             stepped > lines * 9 / 10,
             "{stepped} of {lines} lines stepped over, {viewed} viewed"
         );
+    }
+}
+
+/// The times a scan reads, as the DTD declares them: per record type its time fields, scaled
+/// to the trace's unit, and their guards.
+fn declared_times(schema: &Schema) -> metatf::decode::ScanTimes {
+    let unit = schema.analysis.time_unit.unwrap();
+    let per: Vec<_> = (0..schema.records.len())
+        .map(|rid| {
+            let decl = schema.analysis.records.get(rid);
+            let list: Vec<_> = decl.map_or(vec![], |d| {
+                d.time
+                    .iter()
+                    .map(|&(s, u)| (s, (u.nanos() / unit.nanos()).max(1)))
+                    .collect()
+            });
+            Some(list.into())
+        })
+        .collect();
+    let mut times = metatf::decode::ScanTimes::new(per);
+    for (rid, decl) in schema.analysis.records.iter().enumerate() {
+        for &(slot, _) in &decl.time {
+            if let Some((_, g)) = decl.guards.iter().find(|(s, _)| *s == slot) {
+                times.guard(rid, slot, g.slot, g.value, g.negated);
+            }
+        }
+    }
+    times
+}
+
+/// The time of a record the scan did not step over, read from its view (its guarded fields
+/// only where their guard holds), noted in `times`.
+fn note_view_time(
+    schema: &Schema,
+    v: &metatf::decode::RecordView<'_>,
+    times: &mut metatf::decode::ScanTimes,
+) {
+    let Some(decl) = schema.analysis.records.get(v.record_id() as usize) else {
+        return;
+    };
+    let int = |s| v.fields().find(|f| f.slot() == s).and_then(|f| f.number());
+    for &(slot, _) in &decl.time {
+        if decl.applies(slot, int) {
+            times.note(int(slot).unwrap());
+        }
     }
 }
 
@@ -1051,36 +1064,14 @@ fn a_timed_scan_notes_default_times_again_after_metadata() {
         bytes.pop();
         let trace = Trace::from_bytes(bytes).unwrap();
         let reader = Reader::new(&trace, &schema);
-        let per: Vec<_> = (0..schema.records.len())
-            .map(|rid| {
-                let decl = schema.analysis.records.get(rid);
-                let list: Vec<_> =
-                    decl.map_or(vec![], |d| d.time.iter().map(|&(s, _)| (s, 1)).collect());
-                Some(list.into())
-            })
-            .collect();
-        let mut times = metatf::decode::ScanTimes::new(per);
-        if guarded {
-            let t = schema.record(a).slot_by_name("t").unwrap();
-            times.guard(a as usize, t, t, 0, true);
-        }
+        let mut times = declared_times(&schema);
         let mut records = reader.records();
         let mut per_type = vec![0; schema.records.len()];
         loop {
             records.scan_timed(&mut per_type, ScanStop::NONE, &mut times);
             match records.next() {
                 None => break,
-                Some(Event::Record(v)) => {
-                    let Some(decl) = schema.analysis.records.get(v.record_id() as usize) else {
-                        continue;
-                    };
-                    let int = |s| v.fields().find(|f| f.slot() == s).and_then(|f| f.number());
-                    for &(slot, _) in &decl.time {
-                        if decl.applies(slot, int) {
-                            times.note(int(slot).unwrap());
-                        }
-                    }
-                }
+                Some(Event::Record(v)) => note_view_time(&schema, &v, &mut times),
                 Some(_) => {}
             }
         }
