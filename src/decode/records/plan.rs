@@ -263,9 +263,8 @@ pub(super) fn patch_plan(
             f.kind = FixedKind::Const(v);
             // What was read of the plan (a scan's times) is read again.
             plan.made = next_made();
-            // Its `clock` stays: a `default`'s value is read only by a `Fields` clock, which
-            // checks `made`, and by a constant one, which is made again; a `Simple` one reads
-            // a state, which this change leaves.
+            // A `Simple` clock reads a state, which this change leaves, and a `Fields` one
+            // checks `made`: both stay. A constant one holds the defaults' time: made again.
             if plan.clock.constant {
                 plan.clock = PlanClock::default();
             }

@@ -485,9 +485,9 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
 // record; Android's `start`, guarded by itself: `start.when = start; start.isNot = 0;`) is the
 // same for every record of the plan, or none: it is noted here, for the first record, and the
 // plan's clock made `Simple` reading no state, so the records after it cost what a record
-// without a time costs. The latest time is the largest so far (§15), which the
-// same time again leaves as it is; only a record that is complete is noted (a fixed plan that
-// fits), so no time is noted of a record the scan cannot step over.
+// without a time costs. The latest time is the largest so far (§15), which the same time again
+// leaves as it is; only a record that is complete is noted (a fixed plan that fits), so no time
+// is noted of a record the scan cannot step over.
 #[inline(never)]
 fn plan_clock(
     clock: &mut [TypeTimes],
