@@ -854,7 +854,7 @@ fn a_timed_scan_reads_guarded_times() {
         let opened = metatf::open(&trace).unwrap();
         let schema = opened.schema();
         let reader = opened.reader();
-        let mut times = declared_times(&schema);
+        let mut times = declared_times(schema);
         // The index of each line's record (one per line, after the import's own records;
         // metadata records between them).
         let mut line_records = Vec::new();
@@ -900,7 +900,7 @@ fn a_timed_scan_reads_guarded_times() {
                 None => break,
                 Some(Event::Record(v)) => {
                     viewed += 1;
-                    note_view_time(&schema, &v, &mut times);
+                    note_view_time(schema, &v, &mut times);
                 }
                 Some(_) => {}
             }
