@@ -182,10 +182,11 @@ impl<'r> Records<'r> {
     }
 
     /// Validate only: a record whose layout is fixed under the current metadata (integers with
-    /// an arithmetic interpretation, no repeat, reference, live set or fixed value; byte strings
-    /// only of a constant length or one an earlier plain field holds) is then checked for length and its state advanced, but its values are not kept: its
-    /// [`RecordView`] holds the tag alone. Nothing in such a record can be invalid but its
-    /// length, so the problems and damage reported are the same. For callers that count records
+    /// an arithmetic interpretation, no repeat, live set or fixed value; byte strings only of a
+    /// constant length or one an earlier plain field holds; `sectionOffset` references) is then
+    /// checked for length and references and its state advanced, but its values are not kept:
+    /// its [`RecordView`] holds the tag alone. Nothing else in such a record can be invalid, so
+    /// the problems and damage reported are the same. For callers that count records
     /// and report problems without reading values (`mtf check` of a DTD without analysis
     /// declarations).
     pub fn skip_values(&mut self, skip: bool) {

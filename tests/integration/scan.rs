@@ -1107,3 +1107,170 @@ fn a_timed_scan_notes_default_times_again_after_metadata() {
         }
     }
 }
+
+/// Records that refer to a table (`sectionOffset`): fixed (`use`) and after a byte string
+/// (`note`), the reference's width changed by metadata and the interpretation switched off and
+/// on.
+const REF_DTD: &str = "
+tag.width = 1;
+label : (len, data) {
+    len.width = 1;  len.interpretation = none;
+    data.width = len.value;  data.interpretation = none;
+}
+who.width = 2;  who.interpretation = sectionOffset names;
+section main 1 {
+    use : (tag, a, who, b) {
+        tag.value = 4;
+        a.width = 2;  a.interpretation = none;
+        b.width = 2;  b.interpretation = delta 0;
+    }
+    note : (tag, txt : label, who, c) {
+        tag.value = 5;
+        c.width = 1;  c.interpretation = none;
+    }
+}
+section names 2 {
+    name : (tag, s : label) { tag.value = 4; }
+}
+";
+
+/// A trace of [`REF_DTD`], the offsets of its elements in `names` and the length of that
+/// section's content (from the lengths written, not from the decoder).
+fn ref_trace(seed: u64) -> (Schema, Vec<u8>, Vec<u64>, u64) {
+    let schema = metatf::dtd::parse_str("refs.dtd", REF_DTD).unwrap().schema;
+    let mut w = TraceWriter::in_memory(&schema, Class::Bits64, ByteOrder::Little, "refs.dtd");
+    // (A state of 0 would stay 0.)
+    let mut r = Rng(0x9e37_79b9 ^ seed);
+    w.section(2).unwrap();
+    let name = w.lookup("name").unwrap();
+    let mut starts = Vec::new();
+    let mut at = 0u64;
+    // Short names (the table's starts kept as bits) for even seeds, long ones for odd seeds
+    // (looked up among its offsets).
+    let long = seed % 2 == 1;
+    // (Each within 2 bytes of offset.)
+    for i in 0..if long { 200 } else { 300 } {
+        let n = if long { 200 + r.below(50) } else { r.below(12) };
+        starts.push(at);
+        let s: Vec<u8> = (0..n).map(|k| b'a' + ((i + k) % 26) as u8).collect();
+        w.record(name, &[In::Int(n), In::Bytes(s)]).unwrap();
+        // tag, length, the bytes
+        at += 2 + n;
+    }
+    w.section(1).unwrap();
+    let (u, note) = (w.lookup("use").unwrap(), w.lookup("note").unwrap());
+    let who = |rec| schema.record(rec).slot_by_name("who").unwrap();
+    let mut wide = false;
+    for i in 0..1500u64 {
+        let target = starts[r.below(starts.len() as u64) as usize];
+        if r.chance(50) {
+            w.record(u, &[In::Int(i), In::Offset(target), In::Int(3 * i)])
+                .unwrap();
+        } else {
+            let n = r.below(4);
+            let txt = vec![b'x'; n as usize];
+            w.record(
+                note,
+                &[
+                    In::Int(n),
+                    In::Bytes(txt),
+                    In::Offset(target),
+                    In::Int(i % 200),
+                ],
+            )
+            .unwrap();
+        }
+        if r.chance(3) {
+            let rec = if r.chance(50) { u } else { note };
+            let prop = match r.below(3) {
+                0 => {
+                    wide = !wide;
+                    MetaProperty::Width(if wide { 3 } else { 2 })
+                }
+                // Off and on again: the scan stops before these, the plan is made again.
+                1 => MetaProperty::Interp(Interp::None),
+                _ => MetaProperty::Interp(Interp::SectionOffset(2)),
+            };
+            w.metadata(rec, who(rec), prop).unwrap();
+            // Back to a reference for the records that follow.
+            let back = MetaProperty::Interp(Interp::SectionOffset(2));
+            w.metadata(rec, who(rec), back).unwrap();
+        }
+    }
+    let bytes = w.finish_to_vec().unwrap();
+    (schema, bytes, starts, at)
+}
+
+/// A reference checked where a plan reads it (the scan, and the plan's decode) is reported
+/// as the general path reports it: every reference overwritten with an offset that is no
+/// element's start, or past the table, is one problem at its byte, and nothing else is.
+#[test]
+fn references_are_checked_where_a_plan_reads_them() {
+    for seed in 0..4 {
+        let (schema, bytes, starts, content) = ref_trace(seed);
+        let trace = Trace::from_bytes(bytes.clone()).unwrap();
+        // Where each reference lies, and its width, from the views.
+        let mut refs = Vec::new();
+        {
+            let reader = Reader::new(&trace, &schema);
+            let mut records = reader.records();
+            while let Some(e) = records.next() {
+                if let Event::Record(v) = e {
+                    for f in v.fields() {
+                        if f.reference().is_some() {
+                            refs.push((f.offset(), f.stored().len()));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(refs.len() > 1000, "{} references", refs.len());
+        // All but the records the scan stops before (the first of each region, the metadata
+        // records that switch `who` to a reference and the records whose plan they leave
+        // stale) are stepped over: at least nine in ten.
+        let reader = Reader::new(&trace, &schema);
+        let n = same(&reader, "references");
+        let total = full(&reader, &|_| false).count;
+        assert!(n * 10 >= total * 9, "{n} of {total} records scanned");
+        // Overwrite some: within the table but between elements, or past it.
+        let mut r = Rng(seed ^ 0x7ef);
+        let mut b = bytes.clone();
+        let mut want = Vec::new();
+        for &(at, width) in &refs {
+            if !r.chance(11) {
+                continue;
+            }
+            let value = if r.chance(50) {
+                r.below(content.min(1 << (8 * width as u32)))
+            } else {
+                content + r.below(100)
+            };
+            let value = value.min((1u64 << (8 * width as u32)) - 1);
+            b[at as usize..at as usize + width].copy_from_slice(&value.to_le_bytes()[..width]);
+            if starts.binary_search(&value).is_err() {
+                want.push(at);
+            }
+        }
+        assert!(want.len() > 50, "{} bad references", want.len());
+        let trace = Trace::from_bytes(b).unwrap();
+        let reader = Reader::new(&trace, &schema);
+        same(&reader, "references overwritten");
+        let mut got = Vec::new();
+        let mut records = reader.records();
+        records.skip_values(true);
+        let mut per_type = vec![0; schema.records.len()];
+        loop {
+            records.scan(&mut per_type, ScanStop::NONE);
+            match records.next() {
+                None => break,
+                Some(Event::Problem(p)) => {
+                    assert!(p.to_string().contains("sectionOffset"), "{p}");
+                    got.push(p.at.offset);
+                }
+                Some(Event::Damage(d)) => panic!("{d}"),
+                Some(Event::Record(_)) => {}
+            }
+        }
+        assert_eq!(got, want, "seed {seed}");
+    }
+}

@@ -36,7 +36,7 @@ impl Decoder {
                 self.fixed_record(r, rid);
                 return Ok(());
             }
-            PlanState::Var => {
+            PlanState::Var | PlanState::Refs => {
                 let avail = self.lim - self.pos;
                 let bytes = r.input.from(self.pos);
                 let plan = &self.plans[rid as usize];

@@ -21,6 +21,17 @@
 // `Records::scan` steps over these records too. A length field must be read as it lies
 // (`none`, unsigned, or a `default`): one with a state (`delta`) would be advanced by the pass
 // that only measures the record, so such a type stays with the walker.
+//
+// Design: a `sectionOffset` field (a reference into a table, docs/format.md §8: mtrace's and
+// heaptrack's callers, the names of ET3, JVM and TPTP traces) is stored as it lies, so a type
+// with such fields has a plan too (`PlanState::Refs`, laid out as a `Var` plan, with or without
+// byte strings). A reference can be invalid (no element starts at its offset), so its records
+// are the only planned ones with a problem other than their length: the plan's decode checks
+// each reference as the walker does (`check_plan_refs`, the same `check_ref`), and
+// `Records::scan` checks them before it steps over a record and stops before one that fails
+// (the general path then reports it). Kept apart from `Var`, so that the records without
+// references carry no test for them. `sectionStride` (a cursor, and an index checked against
+// the count) stays with the walker.
 
 use crate::container::ByteOrder;
 use crate::dtd::{Display, Expr, Interp, RecordId, SlotId};
@@ -28,7 +39,7 @@ use crate::layout::arith as interp;
 use crate::layout::{Op, SlotState};
 
 use super::super::reader::Reader;
-use super::super::value::{FieldValue, Val};
+use super::super::value::{ElementRef, FieldValue, Val};
 use super::Decoder;
 
 /// The 8 bytes at `at` as they lie in memory (the caller checked that they exist).
@@ -66,6 +77,9 @@ pub(super) enum FixedKind {
     Interp { signed: bool },
     /// A byte string (only in a [`PlanState::Var`] plan; its length is that of its part).
     Bytes,
+    /// `sectionOffset section`: the stored value, a byte offset into the section's content,
+    /// which must be the start of one of its elements (checked, docs/format.md §8).
+    Ref { section: u8 },
 }
 
 /// The length of a byte string of a [`PlanState::Var`] plan.
@@ -117,6 +131,16 @@ pub(super) enum PlanState {
     /// Decoded from `fields`, which hold byte strings: each field's place is found by
     /// [`var_layout`] first.
     Var,
+    /// As `Var` (there may be no byte string), and `refs` holds references, which are checked.
+    Refs,
+}
+
+impl PlanState {
+    /// Whether records are decoded from the plan's fields.
+    #[inline(always)]
+    pub(super) fn planned(self) -> bool {
+        matches!(self, PlanState::Fixed | PlanState::Var | PlanState::Refs)
+    }
 }
 
 /// How a record type is decoded under the current metadata (see the design note above).
@@ -128,6 +152,9 @@ pub(super) struct DecodePlan {
     pub(super) fields: Vec<FixedField>,
     /// The fields whose state advances (`delta`, `stride`): what [`Records::scan`] reads.
     pub(super) advance: Vec<FixedField>,
+    /// The `sectionOffset` fields, whose references are checked: what [`Records::scan`]
+    /// checks before it steps over a record.
+    pub(super) refs: Vec<FixedField>,
     /// The byte strings of a `Var` plan, in order.
     pub(super) parts: Vec<VarPart>,
     /// Which making of a plan this is, unique within a process (0: never made): what a
@@ -218,21 +245,23 @@ pub(super) fn var_layout(
 /// (`delta`, `stride`); `None` if it cannot be (it takes the general path).
 #[inline]
 fn fixed_kind(def: &crate::dtd::Slot, st: &SlotState) -> Option<(FixedKind, bool)> {
-    let arithmetic = matches!(
+    let planned = matches!(
         st.interp,
         Interp::None
             | Interp::Default(_)
             | Interp::BaseOffset(_)
             | Interp::Delta(_)
             | Interp::Stride { .. }
+            | Interp::SectionOffset(_)
     );
-    if !arithmetic || st.liveset != 0 || def.fixed.is_some() {
+    if !planned || st.liveset != 0 || def.fixed.is_some() {
         return None;
     }
     let signed = def.display == Display::Signed;
     let kind = match st.interp {
         Interp::None if !signed => FixedKind::Plain,
         Interp::Default(v) => FixedKind::Const(v),
+        Interp::SectionOffset(section) => FixedKind::Ref { section },
         _ => FixedKind::Interp { signed },
     };
     let advances = matches!(st.interp, Interp::Delta(_) | Interp::Stride { .. });
@@ -249,7 +278,7 @@ pub(super) fn patch_plan(
     def: &crate::dtd::Slot,
     slot: SlotId,
 ) {
-    if !matches!(plan.state, PlanState::Fixed | PlanState::Var) {
+    if !plan.state.planned() {
         plan.state = PlanState::Stale;
         return;
     }
@@ -271,6 +300,9 @@ pub(super) fn patch_plan(
             true
         }
         (Some((FixedKind::Plain, false)), FixedKind::Plain) => st.width == f.width,
+        (Some((FixedKind::Ref { section }, false)), FixedKind::Ref { section: was }) => {
+            section == was && st.width == f.width
+        }
         (Some((FixedKind::Interp { signed }, advances)), FixedKind::Interp { signed: was }) => {
             let advanced = plan.advance.iter().any(|a| a.state == f.state);
             signed == was && advances == advanced && st.width == f.width
@@ -293,6 +325,7 @@ impl Decoder {
         let plan = &mut self.plans[rid as usize];
         plan.fields.clear();
         plan.advance.clear();
+        plan.refs.clear();
         plan.parts.clear();
         plan.len = 0;
         plan.clock = PlanClock::default();
@@ -359,10 +392,15 @@ impl Decoder {
             if advances {
                 plan.advance.push(field);
             }
+            if let FixedKind::Ref { .. } = kind {
+                plan.refs.push(field);
+            }
             plan.len += st.width as u64;
         }
         plan.made = next_made();
-        plan.state = if seg > 0 {
+        plan.state = if !plan.refs.is_empty() {
+            PlanState::Refs
+        } else if seg > 0 {
             PlanState::Var
         } else {
             PlanState::Fixed
@@ -425,8 +463,11 @@ impl Decoder {
                 order.read_uint(&bytes[f.at as usize..], f.width as usize)
             };
             let number = match f.kind {
-                // No byte string in a `Fixed` plan.
-                FixedKind::Plain | FixedKind::Const(_) | FixedKind::Bytes => raw,
+                // No byte string or reference in a `Fixed` plan.
+                FixedKind::Plain
+                | FixedKind::Const(_)
+                | FixedKind::Bytes
+                | FixedKind::Ref { .. } => raw,
                 FixedKind::Interp { signed } => {
                     interp::decode(&mut slots[f.state as usize], raw, signed).number(raw)
                 }
@@ -440,6 +481,30 @@ impl Decoder {
             });
         }
         self.pos += plan.len;
+    }
+
+    /// The references of a record of type `rid` decoded by its plan, its fields from `start`
+    /// (segments at `starts`), checked as the general path checks them (`check_ref`), in the
+    /// order of its fields.
+    #[cold]
+    #[inline(never)]
+    fn check_plan_refs(
+        &mut self,
+        r: &Reader<'_>,
+        rid: RecordId,
+        start: u64,
+        starts: &[u64; MAX_STRINGS + 1],
+    ) {
+        let order = r.input.order;
+        for k in 0..self.plans[rid as usize].refs.len() {
+            let f = self.plans[rid as usize].refs[k];
+            let FixedKind::Ref { section } = f.kind else {
+                continue;
+            };
+            let at = start + starts[f.seg as usize] + f.at as u64;
+            let offset = order.read_uint(r.input.from(at), f.width as usize);
+            self.check_ref(r, ElementRef::Offset { section, offset }, at, rid, f.slot);
+        }
     }
 
     /// Decode a record of type `rid` by its `Var` plan, at `places`.
@@ -460,9 +525,14 @@ impl Decoder {
                     interp::decode(&mut slots[f.state as usize], raw, signed);
                 }
             }
+            let refs = !plan.refs.is_empty();
             self.pos += places.len;
+            if refs {
+                self.check_plan_refs(r, rid, start, &places.starts);
+            }
             return;
         }
+        let refs = !plan.refs.is_empty();
         self.values.reserve(plan.fields.len());
         for f in &plan.fields {
             let from = places.of(f);
@@ -483,6 +553,14 @@ impl Decoder {
                         interp::decode(&mut slots[f.state as usize], raw, signed).number(raw);
                     (f.width as u32, raw, Val::Int(number))
                 }
+                FixedKind::Ref { section } => {
+                    let raw = order.read_uint(&bytes[from as usize..], f.width as usize);
+                    let target = ElementRef::Offset {
+                        section,
+                        offset: raw,
+                    };
+                    (f.width as u32, raw, Val::Ref(target))
+                }
             };
             self.values.push(FieldValue {
                 slot: f.slot,
@@ -493,5 +571,8 @@ impl Decoder {
             });
         }
         self.pos += places.len;
+        if refs {
+            self.check_plan_refs(r, rid, start, &places.starts);
+        }
     }
 }

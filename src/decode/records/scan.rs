@@ -1,14 +1,15 @@
 //! [`Records::scan`]: validating only, records counted without events.
 
 // Design: a record whose type has a fixed plan under the current metadata (integers with an
-// arithmetic interpretation, no repeat, reference, live set or fixed value; byte strings only
-// of a constant length or one an earlier plain field holds, `plan.rs`) can be
-// invalid in one way only: it can be cut short by the end of its region. Everything else about
-// it — its tag, its type, its length — is known once its tag is read. So a caller that only
-// counts records and reports problems (`mtf check` without the semantic pass, the index
-// builder, `ScanTimes` below for its times) can step over such records in a tight loop: read the tag,
-// look the type up, check that the plan's length fits in the region, advance the state that
-// later records or a checkpoint can see (`delta` and `stride` previous values: the same
+// arithmetic interpretation, no repeat, live set or fixed value; byte strings only of a
+// constant length or one an earlier plain field holds; `sectionOffset` references, `plan.rs`)
+// can be invalid in two ways only: it can be cut short by the end of its region, and a
+// reference can name no element (checked against the table's element starts, `refs_ok`).
+// Everything else about it — its tag, its type, its length — is known once its tag is read.
+// So a caller that only counts records and reports problems (`mtf check` without the semantic
+// pass, the index builder, `ScanTimes` below for its times) can step over such records in a
+// tight loop: read the tag, look the type up, check that the plan's length fits in the region
+// and that its references name elements, advance the state that later records or a checkpoint can see (`delta` and `stride` previous values: the same
 // `layout::arith::decode` as every other path), count. Anything else stops the scan *before*
 // the record, and `Records::next` decodes it on the general path with its exact problems,
 // damage and positions: a section record, a metadata record but one that changes a width or
@@ -37,9 +38,9 @@
 // metadata records, whose fields have no interpretation, and checks no reference). The
 // element index of a table (`tables.rs`), which keeps values, never scans.
 use super::plan::{
-    patch_plan, var_layout, ClockKind, DecodePlan, FixedKind, PlanClock, MAX_STRINGS,
+    patch_plan, var_layout, ClockKind, DecodePlan, FixedKind, Places, PlanClock, MAX_STRINGS,
 };
-use super::{Decoder, PlanState, Records, RELEASE_EVERY};
+use super::{Decoder, Mode, PlanState, Records, RELEASE_EVERY};
 use crate::decode::Reader;
 use crate::dtd::{Interp, RecordId, SlotId};
 use crate::layout::arith as interp;
@@ -242,7 +243,8 @@ fn find_time_fields(list: &[(SlotId, u64)], plan: &DecodePlan, fields: &mut [Tim
             return false;
         };
         let how = match f.kind {
-            FixedKind::Bytes => return false,
+            // What the general path's view gives for them is not an integer.
+            FixedKind::Bytes | FixedKind::Ref { .. } => return false,
             FixedKind::Const(v) => How::Const(v),
             FixedKind::Plain => How::Plain,
             FixedKind::Interp { .. } if plan.advance.iter().any(|a| a.state == f.state) => {
@@ -419,7 +421,7 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
     const STARTS: bool = true;
     #[inline(always)]
     fn admits(&mut self, rid: usize, plan: &DecodePlan) -> bool {
-        if !matches!(plan.state, PlanState::Fixed | PlanState::Var) {
+        if !plan.state.planned() {
             return false;
         }
         match self.values.per_type.get_mut(rid) {
@@ -486,8 +488,10 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
 // same for every record of the plan, or none: it is noted here, for the first record, and the
 // plan's clock made `Simple` reading no state, so the records after it cost what a record
 // without a time costs. The latest time is the largest so far (§15), which the same time again
-// leaves as it is; only a record that is complete is noted (a fixed plan that fits), so no time
-// is noted of a record the scan cannot step over.
+// leaves as it is; only a record that is complete is noted (a plan without byte strings, that
+// fits), so no time is noted of a record the scan cannot step over for its length. One it then
+// stops before for a reference (`refs_ok`) is a whole record, whose same time the general path
+// notes.
 #[inline(never)]
 fn plan_clock(
     clock: &mut [TypeTimes],
@@ -495,7 +499,7 @@ fn plan_clock(
     plan: &mut DecodePlan,
     room: u64,
 ) -> Option<Option<u64>> {
-    if !matches!(plan.state, PlanState::Fixed | PlanState::Var) {
+    if !plan.state.planned() {
         return None;
     }
     let times = clock.get_mut(rid)?;
@@ -535,7 +539,7 @@ fn plan_clock(
                     };
                     Some(None)
                 }
-                _ if plan.state == PlanState::Fixed
+                _ if plan.parts.is_empty()
                     && plan.len <= room
                     && fields[..*n as usize]
                         .iter()
@@ -595,7 +599,9 @@ fn fields_time(
     };
     // The segments' starts found again (the loop does not keep them for a clock).
     let places = match plan.state {
-        PlanState::Var => var_layout(plan, here, order, here.len() as u64)?.starts,
+        PlanState::Var | PlanState::Refs => {
+            var_layout(plan, here, order, here.len() as u64)?.starts
+        }
         _ => FIXED_STARTS,
     };
     // Each field read once (a guard may test a time field), in `list`'s order.
@@ -628,6 +634,49 @@ fn guarded_sum(
     total
 }
 
+/// The segments' starts of a fixed record: one segment, at 0.
+const FIXED_STARTS: [u64; MAX_STRINGS + 1] = [0; MAX_STRINGS + 1];
+
+/// The states of a record of a `Var` or `Refs` plan, its fields at `here` laid out at
+/// `places`, advanced (`delta`, `stride`).
+#[inline(always)]
+fn advance_var(
+    plan: &DecodePlan,
+    here: &[u8],
+    places: &Places,
+    order: crate::container::ByteOrder,
+    slots: &mut [crate::layout::SlotState],
+) {
+    for f in &plan.advance {
+        if let FixedKind::Interp { signed } = f.kind {
+            let at = places.of(f) as usize;
+            let raw = order.read_uint(&here[at..], f.width as usize);
+            interp::decode(&mut slots[f.state as usize], raw, signed);
+        }
+    }
+}
+
+/// Whether every reference of a record under `plan` whose fields start at `here` (segments at
+/// `starts`) names an element of its table, as `Reader::element` finds it; a record with one
+/// that does not is one the scan stops before, so that the general path reports it.
+#[inline(never)]
+fn refs_ok(
+    r: &Reader<'_>,
+    plan: &DecodePlan,
+    here: &[u8],
+    starts: &[u64; MAX_STRINGS + 1],
+    order: crate::container::ByteOrder,
+) -> bool {
+    plan.refs.iter().all(|f| {
+        let FixedKind::Ref { section } = f.kind else {
+            return false;
+        };
+        let from = (starts[(f.seg as usize).min(MAX_STRINGS)] + f.at as u64) as usize;
+        let offset = order.read_uint(&here[from..], f.width as usize);
+        r.is_element(section, offset)
+    })
+}
+
 /// The value of one field of a record stepped over (its states advanced) whose fields start at
 /// `here` (segments at `starts`): what the general path's view gives for it.
 #[inline(always)]
@@ -654,9 +703,6 @@ fn field_value(
         }
     }
 }
-
-/// The segments' starts of a fixed record: one segment, at 0.
-const FIXED_STARTS: [u64; MAX_STRINGS + 1] = [0; MAX_STRINGS + 1];
 
 impl Decoder {
     /// As [`Records::scan`], and with `times`, [`Records::scan_timed`].
@@ -746,6 +792,8 @@ impl Decoder {
         // The tables pre-pass reads lengths and metadata records only: it advances no state
         // (`Decoder::lengths_only`).
         let advance = !self.lengths_only;
+        // References are checked as the general path checks them: not in a pre-pass.
+        let check_refs = advance && self.mode != Mode::Prepass;
         // The scan ends before `limit` (the region's end, or `stop.offset` before it) and
         // before record `most`.
         // A window of a stream ends the scan at its end as well: `next` then stops or refills.
@@ -841,13 +889,25 @@ impl Decoder {
                         break;
                     };
                     if advance {
-                        for f in &plan.advance {
-                            if let FixedKind::Interp { signed } = f.kind {
-                                let at = places.of(f) as usize;
-                                let raw = order.read_uint(&here[at..], f.width as usize);
-                                interp::decode(&mut slots[f.state as usize], raw, signed);
-                            }
-                        }
+                        advance_var(plan, here, &places, order, slots);
+                    }
+                    if V::STARTS {
+                        starts = places.starts;
+                        var = true;
+                    }
+                    places.len
+                }
+                // Apart from `Var`, whose records then carry no test for references.
+                PlanState::Refs => {
+                    let here = &bytes[(fields - base) as usize..];
+                    let Some(places) = var_layout(plan, here, order, end - fields) else {
+                        break;
+                    };
+                    if check_refs && !refs_ok(r, plan, here, &places.starts, order) {
+                        break;
+                    }
+                    if advance {
+                        advance_var(plan, here, &places, order, slots);
                     }
                     if V::STARTS {
                         starts = places.starts;
@@ -975,11 +1035,12 @@ fn metadata(
 
 impl Records<'_> {
     /// Validate only, without events: step over the records from here that cannot be invalid
-    /// but for their length — those whose layout is fixed under the current metadata, and
-    /// metadata records that change a width or an arithmetic interpretation without a problem
-    /// — each checked to fit in its region and counted in
-    /// `per_type` (indexed by record id), until a record that needs the general decoder, the end
-    /// of the region, or `stop`. Returns how
+    /// but for their length and references — those whose layout is fixed under the current
+    /// metadata, and metadata records that change a width or an arithmetic interpretation
+    /// without a problem — each checked to fit in its region, its `sectionOffset` references
+    /// checked to name elements, and counted in `per_type` (indexed by record id), until a
+    /// record that needs the general decoder (one with a reference that names no element is
+    /// one), the end of the region, or `stop`. Returns how
     /// many records were stepped over; [`Records::next`] then goes on with the record the scan
     /// stopped before, exactly as if it had yielded every scanned record itself: record
     /// indices, byte offsets, problems, damage, [`Records::checkpoint`] and the pages released
