@@ -37,6 +37,8 @@ pub(crate) struct ElementIndex {
     pub(crate) records: Vec<RecordId>,
     /// The damage that stopped the scan, if the section is damaged.
     pub(crate) damage: Option<Damage>,
+    /// Whether every element's value is a byte string (a string table).
+    pub(crate) strings: bool,
 }
 
 /// A reference followed to its element.
@@ -98,6 +100,7 @@ impl<'a> Reader<'a> {
             }
         }
         idx.content_len = region.end.saturating_sub(idx.content_start);
+        idx.strings = idx.values.iter().all(|v| matches!(v, Val::Bytes { .. }));
         let words = idx.content_len.div_ceil(64);
         if words <= STARTS_PER_ELEMENT * idx.offsets.len() as u64 {
             let mut starts = vec![0u64; words as usize];
@@ -169,6 +172,12 @@ impl<'a> Reader<'a> {
         t.starts
             .get((offset / 64) as usize)
             .is_some_and(|w| w >> (offset % 64) & 1 == 1)
+    }
+
+    /// Whether `section` is a table whose elements are all byte strings: a reference into it
+    /// carries its offset as its number (`ElementRef::number`).
+    pub(crate) fn is_string_table(&self, section: u8) -> bool {
+        self.table(section).is_some_and(|t| t.strings)
     }
 
     /// The absolute byte offset of the record a reference names (not following the reference

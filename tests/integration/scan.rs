@@ -1274,3 +1274,109 @@ fn references_are_checked_where_a_plan_reads_them() {
         assert_eq!(got, want, "seed {seed}");
     }
 }
+
+/// A scan that gives references (`ScanValues::with_references`) gives a reference into a
+/// string table as the number its view's field carries (its offset) and the string it names
+/// as the view resolves it; a reference into a table of integers, whose number is the integer
+/// its element holds, stops it, so the general path gives that.
+#[test]
+fn scanned_references_are_those_of_the_views() {
+    use metatf::decode::ScanValues;
+    use metatf::dtd::SlotId;
+    // `[2]` a table of integers instead of strings.
+    for ints in [false, true] {
+        for seed in 0..2 {
+            let dtd = match ints {
+                false => REF_DTD.to_string(),
+                true => REF_DTD.replace(
+                    "name : (tag, s : label) { tag.value = 4; }",
+                    "name : (tag, s : label, v) { tag.value = 4; v.width = 2; v.interpretation = none; }",
+                ),
+            };
+            let (schema, bytes) = if ints {
+                // The strings' records get an integer after them: their value.
+                let schema = metatf::dtd::parse_str("refs.dtd", &dtd).unwrap().schema;
+                let mut w =
+                    TraceWriter::in_memory(&schema, Class::Bits64, ByteOrder::Little, "refs.dtd");
+                w.section(2).unwrap();
+                let name = w.lookup("name").unwrap();
+                for i in 0..50u64 {
+                    w.record(name, &[In::Int(1), In::Bytes(b"n".to_vec()), In::Int(i)])
+                        .unwrap();
+                }
+                w.section(1).unwrap();
+                let u = w.lookup("use").unwrap();
+                for i in 0..500u64 {
+                    let target = 5 * (i % 50);
+                    w.record(u, &[In::Int(i), In::Offset(target), In::Int(i)])
+                        .unwrap();
+                }
+                let bytes = w.finish_to_vec().unwrap();
+                (schema, bytes)
+            } else {
+                let (schema, bytes, _, _) = ref_trace(seed);
+                (schema, bytes)
+            };
+            let trace = Trace::from_bytes(bytes).unwrap();
+            let reader = Reader::new(&trace, &schema);
+            let lists: Vec<Vec<SlotId>> = schema
+                .records
+                .iter()
+                .map(|rt| match rt.name.as_str() {
+                    "use" | "note" => ["who", "c", "a"]
+                        .iter()
+                        .filter_map(|n| rt.slot_by_name(n))
+                        .collect(),
+                    _ => vec![],
+                })
+                .collect();
+            // Each reference's number and the string it leads to, as the views give them.
+            let mut want = BTreeMap::new();
+            let mut records = reader.records();
+            while let Some(e) = records.next() {
+                if let Event::Record(v) = e {
+                    let list = &lists[v.record_id() as usize];
+                    let vals: Vec<(Option<u64>, Option<Vec<u8>>)> = list
+                        .iter()
+                        .map(|&s| {
+                            let f = v.fields().find(|f| f.slot() == s).unwrap();
+                            (
+                                f.number(),
+                                f.reference().and(f.as_bytes()).map(|b| b.to_vec()),
+                            )
+                        })
+                        .collect();
+                    want.insert(v.index(), vals);
+                }
+            }
+            let per: Vec<_> = lists.iter().map(|l| Some(l.clone().into())).collect();
+            let mut values = ScanValues::new(per).with_references();
+            let mut per_type = vec![0; schema.records.len()];
+            let mut got = BTreeMap::new();
+            let mut records = reader.records();
+            loop {
+                records.scan_values(&mut per_type, ScanStop::NONE, &mut values, |r| {
+                    if r.values.is_empty() {
+                        return true;
+                    }
+                    let vals: Vec<(Option<u64>, Option<Vec<u8>>)> = (0..r.values.len())
+                        .map(|k| (Some(r.values[k]), r.bytes(k).map(|b| b.to_vec())))
+                        .collect();
+                    got.insert(r.index, vals);
+                    true
+                });
+                if records.next().is_none() {
+                    break;
+                }
+            }
+            if ints {
+                assert!(got.is_empty(), "{} records scanned", got.len());
+                continue;
+            }
+            assert!(got.len() > 1000, "{} records scanned", got.len());
+            for (i, vals) in &got {
+                assert_eq!(Some(vals), want.get(i), "record {i}");
+            }
+        }
+    }
+}

@@ -152,16 +152,25 @@ impl Plan {
 /// frames or rules. Such a record is run from its view; any other can be run from its values
 /// alone (`Interpreter::record_values`), with the same events and findings.
 fn reads_view(decl: &RecordDecl, namespaces: &[Namespace]) -> bool {
-    let text_site = matches!(
-        decl.site,
-        Some(crate::dtd::analysis::Site::Field { space: None, .. })
-    );
+    reads_more_than_site_text(decl, namespaces) || text_site(decl).is_some()
+}
+
+/// [`reads_view`], but for a site named by a string.
+fn reads_more_than_site_text(decl: &RecordDecl, namespaces: &[Namespace]) -> bool {
     // A define in a stack tree's namespace makes a node of the record's fields.
     let tree = decl
         .actions
         .iter()
         .any(|a| namespaces.get(a.space as usize).is_some_and(|n| n.tree));
-    !decl.stack.is_empty() || !decl.names.is_empty() || text_site || tree
+    !decl.stack.is_empty() || !decl.names.is_empty() || tree
+}
+
+/// The field whose string names the site of the ids a record type defines (`F.site = text`).
+fn text_site(decl: &RecordDecl) -> Option<crate::dtd::SlotId> {
+    match decl.site {
+        Some(crate::dtd::analysis::Site::Field { slot, space: None }) => Some(slot),
+        _ => None,
+    }
 }
 
 /// The declarations of a DTD applied to records one at a time. See the module docs.
@@ -192,6 +201,13 @@ pub struct Interpreter<'s> {
     plans: Vec<Plan>,
     /// Per record type: the slots its declarations read (the others are not loaded).
     needed: Vec<Box<[bool]>>,
+    /// Per record type whose declarations read no more of its records than its integers and
+    /// the string that names its site: the slots [`Interpreter::record_values`] takes with the
+    /// site's text told (`Interpreter::scan_fields_with_texts`), the site's field among them.
+    text_slots: Vec<Option<Box<[crate::dtd::SlotId]>>>,
+    /// The text of the site of the record being run from its values, if it was not known yet
+    /// (`Interpreter::record_values`): its field's value and its string.
+    scan_text: Option<(u64, Box<str>)>,
     /// Per record type: the slots [`Interpreter::record_values`] takes, or `None` for a type
     /// whose declarations read more than integers (`reads_view`).
     scan_slots: Vec<Option<Box<[crate::dtd::SlotId]>>>,
@@ -243,6 +259,18 @@ impl<'s> Interpreter<'s> {
                 (!read).then(|| slots.map(|(s, _)| s as crate::dtd::SlotId).collect())
             })
             .collect::<Vec<Option<Box<[crate::dtd::SlotId]>>>>();
+        let text_slots = needed
+            .iter()
+            .enumerate()
+            .map(|(r, n)| {
+                let d = decl.record(r as RecordId);
+                let only_text = !d.is_empty()
+                    && text_site(d).is_some()
+                    && !reads_more_than_site_text(d, &decl.namespaces);
+                let slots = n.iter().enumerate().filter(|(_, &m)| m);
+                only_text.then(|| slots.map(|(s, _)| s as crate::dtd::SlotId).collect())
+            })
+            .collect::<Vec<Option<Box<[crate::dtd::SlotId]>>>>();
         let plans: Vec<Plan> = (0..schema.records.len())
             .map(|r| Plan::of(decl.record(r as RecordId), &decl.namespaces))
             .collect();
@@ -281,6 +309,8 @@ impl<'s> Interpreter<'s> {
             plans,
             needed,
             scan_slots,
+            text_slots,
+            scan_text: None,
             direct,
             scratch: Vec::new(),
             freed: Vec::new(),
@@ -469,11 +499,31 @@ impl<'s> Interpreter<'s> {
         self.scan_slots.clone()
     }
 
+    /// [`Interpreter::scan_fields`], and the types whose site a string names, for
+    /// [`Interpreter::record_values`] told the site's text.
+    pub(crate) fn scan_fields_with_texts(&self) -> Vec<Option<Box<[crate::dtd::SlotId]>>> {
+        self.scan_slots
+            .iter()
+            .zip(&self.text_slots)
+            .map(|(a, b)| a.clone().or_else(|| b.clone()))
+            .collect()
+    }
+
     /// [`Interpreter::record_dyn`] for a record of type `at.record_type` given as the values of
     /// the fields [`Interpreter::scan_fields`] names for its type, in that order (any values
     /// after those are not read): a record a scan stepped over, with the same events and
     /// findings as for its view.
-    pub(crate) fn record_values(&mut self, at: At, values: &[u64], sink: &mut dyn SinkDyn) {
+    ///
+    /// `text(k)`, for a type of [`Interpreter::scan_fields_with_texts`] whose site a string
+    /// names, is the string of value `k` (its site's field, a reference): read only for a site
+    /// whose text is not known yet, as the view's would be.
+    pub(crate) fn record_values(
+        &mut self,
+        at: At,
+        values: &[u64],
+        text: Option<&dyn Fn(usize) -> Option<String>>,
+        sink: &mut dyn SinkDyn,
+    ) {
         if !self.begin(at.record_type) {
             return;
         }
@@ -490,6 +540,15 @@ impl<'s> Interpreter<'s> {
             self.vals.resize(n, SlotVal::default());
         }
         let own = self.scan_slots.get(rt).and_then(|s| s.as_deref());
+        let texts = match (own, text) {
+            (None, Some(text)) => self
+                .text_slots
+                .get(rt)
+                .and_then(|s| s.as_deref())
+                .map(|s| (s, text)),
+            _ => None,
+        };
+        let own = own.or(texts.map(|(s, _)| s));
         for (&slot, &int) in own.unwrap_or(&[]).iter().zip(values) {
             if let Some(v) = self.vals.get_mut(slot as usize) {
                 *v = SlotVal {
@@ -499,7 +558,43 @@ impl<'s> Interpreter<'s> {
                 };
             }
         }
+        if let Some((own, text)) = texts {
+            self.scan_text = self.unknown_site_text(rt, own, values, text);
+        }
         self.run(at, None, sink);
+        self.scan_text = None;
+    }
+
+    /// For a record of type `rt` run from its values `values` (of the slots `own`): the text
+    /// of its site, where a define of the record could remember it (`Interpreter::site`) and
+    /// it is not known yet; `text(k)` reads the string of value `k`.
+    #[cold]
+    fn unknown_site_text(
+        &self,
+        rt: usize,
+        own: &[crate::dtd::SlotId],
+        values: &[u64],
+        text: &dyn Fn(usize) -> Option<String>,
+    ) -> Option<(u64, Box<str>)> {
+        if self.tracked >= self.limit {
+            return None;
+        }
+        let decl = self.decl.record(rt as RecordId);
+        let slot = text_site(decl)?;
+        let k = own.iter().position(|&s| s == slot)?;
+        let v = *values.get(k)?;
+        let defines = decl.actions.iter().filter(|a| {
+            matches!(
+                a.kind,
+                crate::dtd::analysis::ActionKind::Define
+                    | crate::dtd::analysis::ActionKind::DefineNext
+            )
+        });
+        let mut unknown = defines.map(|a| (a.space, v));
+        if !unknown.any(|key| !self.text_sites.contains_key(&key)) {
+            return None;
+        }
+        Some((v, text(k)?.into_boxed_str()))
     }
 
     /// What comes before a record's values are loaded: the places of the ids the last record
@@ -791,6 +886,7 @@ mod tests {
             }
         }
         log.0.extend(i.at_end().map(|f| format!("{f:?}")));
+        log.0.extend(texts(&i));
         (log.0, planned)
     }
 
@@ -800,7 +896,8 @@ mod tests {
     fn said_scanned(o: &crate::Opened, events: bool) -> (Vec<String>, u64, u64) {
         let reader = o.reader();
         let mut i = Interpreter::new(reader.schema());
-        let mut values = crate::decode::ScanValues::new(i.scan_fields());
+        let mut values =
+            crate::decode::ScanValues::new(i.scan_fields_with_texts()).with_references();
         let mut per_type = vec![0u64; reader.schema().records.len()];
         let mut log = Log(Vec::new(), events);
         let (mut scanned, mut viewed) = (0, 0);
@@ -816,7 +913,9 @@ mod tests {
                         offset: r.offset,
                         record_type: r.record_id,
                     };
-                    i.record_values(at, r.values, &mut log);
+                    let text =
+                        |k: usize| r.bytes(k).map(|b| String::from_utf8_lossy(b).into_owned());
+                    i.record_values(at, r.values, Some(&text), &mut log);
                     true
                 },
             );
@@ -830,6 +929,7 @@ mod tests {
             }
         }
         log.0.extend(i.at_end().map(|f| format!("{f:?}")));
+        log.0.extend(texts(&i));
         (log.0, scanned, viewed)
     }
 
@@ -988,6 +1088,89 @@ mod tests {
     /// how many bytes were resident (under `haspresent`) or not, frees of the null id, of ids
     /// not alive and twice, reallocations, threads that end; times on some records only
     /// (`start` 0: none), going back now and then; several threads and heaps.
+    /// The texts of the sites the interpreter remembered, sorted.
+    fn texts(i: &Interpreter<'_>) -> Vec<String> {
+        let mut t: Vec<String> = i
+            .text_sites
+            .iter()
+            .map(|(k, v)| format!("site {k:?}: {v}"))
+            .collect();
+        t.sort();
+        t
+    }
+
+    /// mtrace's shape: allocations whose site is named by a string of a table (a
+    /// `sectionOffset`), frees, null allocations; the strings written first, some never used,
+    /// and the same site met again and again.
+    fn generated_text_sites(n: usize) -> crate::Opened {
+        let dtd = "tag.width = 1;
+            bytes16 : (len, data) {
+                len.width = 2;  len.interpretation = none;
+                data.width = len.value;  data.interpretation = none;  data.display = text;
+            }
+            size.width = 4;  size.interpretation = none;
+            address.width = 4;  address.interpretation = delta 0;  address.display = hex;
+            caller.width = 3;  caller.interpretation = sectionOffset strings;
+            analysis.version = 1;
+            size.size = bytes;
+            block.null = 0;
+            section heap 1 {
+                alloc : (tag, size, address, caller) {
+                    tag.value = 4; address.defines = block; address.bytes = size.value;
+                    caller.site = text;
+                }
+                free : (tag, address) { tag.value = 6; address.undefines = block; }
+            }
+            section strings 2 {
+                string : (tag, s : bytes16) { tag.value = 4; }
+            }
+        ";
+        let schema = crate::dtd::parse_str("t.dtd", dtd).unwrap().schema;
+        let mut text = String::from("%mtf 1 dtd=\"t.dtd\" class=32 order=little\n");
+        text.push_str("section number=2\n");
+        let (mut offsets, mut at) = (Vec::new(), 0u64);
+        for k in 0..300u64 {
+            let s = format!("./prog{}:[0x{:x}]", k % 7, 0x401000 + k * 13);
+            offsets.push(at);
+            at += 3 + s.len() as u64;
+            text.push_str(&format!("string s.len={} s.data=\"{s}\"\n", s.len()));
+        }
+        text.push_str("section number=1\n");
+        let (mut live, mut next, mut x) = (Vec::new(), 0x10000u64, 11u64);
+        for _ in 0..n {
+            x = x
+                .wrapping_mul(6364136223846793005)
+                .wrapping_add(1442695040888963407);
+            let r = (x >> 33) % 100;
+            // Sites skewed towards the first strings, as callers are.
+            let site = offsets[((x >> 40) % 300 * ((x >> 50) % 300) / 300) as usize];
+            let line = match r {
+                _ if r < 50 || live.is_empty() => {
+                    next += 32;
+                    live.push(next);
+                    format!("alloc size={} address={next} caller=@{site}", r + 1)
+                }
+                _ if r < 53 => format!("alloc size=0 address=0 caller=@{site}"),
+                _ => {
+                    let a = live.swap_remove((x >> 40) as usize % live.len());
+                    format!("free address={a}")
+                }
+            };
+            text.push_str(&line);
+            text.push('\n');
+        }
+        let bytes =
+            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
+                .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.dtd");
+        std::fs::write(&path, dtd).unwrap();
+        crate::OpenOptions::default()
+            .dtd(path)
+            .open_bytes(bytes)
+            .unwrap()
+    }
+
     fn generated_android(n: usize) -> crate::Opened {
         let path = concat!(env!("CARGO_MANIFEST_DIR"), "/dtds/hatf-android.dtd");
         let dtd = std::fs::read_to_string(path).unwrap();
@@ -1184,6 +1367,7 @@ mod tests {
                 "address.undefines = block; address.leaves = null; }",
             );
         let mut made = generated_heaps();
+        made.insert(0, generated_text_sites(20_000));
         made.push(generated(&leaves, "realloc", " heap=0 when=3", 20_000));
         made.push(generated_shared(20_000));
         made.push(generated_android(20_000));
@@ -1192,6 +1376,11 @@ mod tests {
                 let (general, _) = said(o, events, true);
                 let (scanned, through, viewed) = said_scanned(o, events);
                 assert!(general == scanned, "trace {k}: the scan says otherwise");
+                if k == 0 {
+                    // Every string site's text, from records the scan stepped over.
+                    let sites = general.iter().filter(|l| l.starts_with("site (")).count();
+                    assert!(sites > 250, "{sites} texts of sites");
+                }
                 assert!(through > 19_000, "{through} scanned, {viewed} viewed");
                 if k == made.len() - 1 && events {
                     // Android's: the resident bytes of frees, memalign's alignment, calloc's

@@ -286,7 +286,20 @@ impl<'s> Interpreter<'s> {
                     && !self.text_sites.contains_key(&key)
                     && self.tracked < self.limit
                 {
-                    if let Some(Name::Text(t)) = view.and_then(|v| self.name_of(slot, v)) {
+                    // From the view, or for a record run from its values, the text read for it
+                    // (`Interpreter::record_values`).
+                    let text = match view {
+                        Some(view) => match self.name_of(slot, view) {
+                            Some(Name::Text(t)) => Some(t),
+                            _ => None,
+                        },
+                        None => self
+                            .scan_text
+                            .as_ref()
+                            .filter(|(sv, _)| *sv == v)
+                            .map(|(_, t)| t.clone()),
+                    };
+                    if let Some(t) = text {
                         self.tracked += 1;
                         self.text_sites.insert(key, t);
                     }

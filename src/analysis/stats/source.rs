@@ -436,6 +436,7 @@ impl HeapEventSource for Declared<'_> {
         self.interp.record_values(
             at,
             values,
+            None,
             &mut Direct {
                 to: into,
                 map: &self.map,

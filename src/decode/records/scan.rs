@@ -156,6 +156,11 @@ enum How {
     Decode {
         signed: bool,
     },
+    /// A `sectionOffset` into this table, as it lies (only for [`ScanValues`] made
+    /// [`ScanValues::with_references`]).
+    Ref {
+        table: u8,
+    },
 }
 
 impl ScanTimes {
@@ -235,14 +240,20 @@ impl ScanTimes {
 
 /// How the time fields `list` are read in `plan` (into `fields`): `false` if one is not an
 /// integer of the plan (the scan then stops before the record, whose time the general path
-/// takes).
+/// takes), or with `refs`, a reference.
 #[cold]
-fn find_time_fields(list: &[(SlotId, u64)], plan: &DecodePlan, fields: &mut [TimeField]) -> bool {
+fn find_time_fields(
+    list: &[(SlotId, u64)],
+    plan: &DecodePlan,
+    fields: &mut [TimeField],
+    refs: bool,
+) -> bool {
     for (k, &(slot, scale)) in list.iter().enumerate() {
         let Some(f) = plan.fields.iter().find(|f| f.slot == slot) else {
             return false;
         };
         let how = match f.kind {
+            FixedKind::Ref { section } if refs => How::Ref { table: section },
             // What the general path's view gives for them is not an integer.
             FixedKind::Bytes | FixedKind::Ref { .. } => return false,
             FixedKind::Const(v) => How::Const(v),
@@ -283,6 +294,9 @@ pub struct ScanValues {
     out: [u64; MAX_SCAN_VALUES],
     /// Whether [`Scanned::element`] is wanted.
     elements: bool,
+    /// Whether `sectionOffset` fields into tables of byte strings are given, as their offsets
+    /// ([`ScanValues::with_references`]).
+    refs: bool,
 }
 
 /// What a scan reads of one record type's fields.
@@ -296,6 +310,8 @@ enum TypeValues {
         list: TimeFields,
         made: u64,
         fields: Box<[TimeField; MAX_SCAN_VALUES]>,
+        /// Per field, the table a reference refers to (none: an integer).
+        tables: [Option<u8>; MAX_SCAN_VALUES],
     },
 }
 
@@ -313,6 +329,7 @@ impl ScanValues {
                     list: list.iter().map(|&s| (s, 1)).collect(),
                     made: 0,
                     fields: Box::new([TimeField::default(); MAX_SCAN_VALUES]),
+                    tables: [None; MAX_SCAN_VALUES],
                 },
                 _ => TypeValues::Stop,
             })
@@ -321,7 +338,19 @@ impl ScanValues {
             per_type,
             out: [0; MAX_SCAN_VALUES],
             elements: false,
+            refs: false,
         }
+    }
+
+    /// These values, with a `sectionOffset` field into a table whose elements are all byte
+    /// strings (a string table: mtrace's callers, heaptrack's names) given as the offset it
+    /// stores, which is the number [`RecordView`](crate::decode::RecordView)'s reference
+    /// carries ([`ElementRef::number`](crate::decode::ElementRef::number)), and its string
+    /// told by [`Scanned::bytes`]; otherwise a type with such a field is one the scan stops
+    /// before. A reference into any other table always stops it.
+    pub fn with_references(mut self) -> ScanValues {
+        self.refs = true;
+        self
     }
 
     /// These values, with [`Scanned::element`] told (which may read the trace's metadata
@@ -333,7 +362,7 @@ impl ScanValues {
 }
 
 /// A record a [`Records::scan_values`] stepped over.
-#[derive(Debug, Clone, Copy)]
+#[derive(Clone, Copy)]
 pub struct Scanned<'v> {
     /// Its type.
     pub record_id: RecordId,
@@ -349,8 +378,40 @@ pub struct Scanned<'v> {
     /// were made [`ScanValues::telling_elements`] (else `false`).
     pub element: bool,
     /// The values of the fields its type asked for ([`ScanValues::new`]), in that order: what
-    /// [`RecordView::ints`](crate::decode::RecordView::ints) gives for them.
+    /// [`RecordView::ints`](crate::decode::RecordView::ints) gives for them; for a reference
+    /// ([`ScanValues::with_references`]), the offset it stores.
     pub values: &'v [u64],
+    /// Per value, the table a reference refers to (none for an integer).
+    tables: &'v [Option<u8>],
+    reader: &'v Reader<'v>,
+}
+
+impl std::fmt::Debug for Scanned<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Scanned")
+            .field("record_id", &self.record_id)
+            .field("index", &self.index)
+            .field("offset", &self.offset)
+            .field("section", &self.section)
+            .field("element", &self.element)
+            .field("values", &self.values)
+            .field("tables", &self.tables)
+            .finish()
+    }
+}
+
+impl<'v> Scanned<'v> {
+    /// For a value that is a reference ([`ScanValues::with_references`]), the byte string
+    /// of the element it names: what the view's field resolves to.
+    pub fn bytes(&self, k: usize) -> Option<&'v [u8]> {
+        let section = (*self.tables.get(k)?)?;
+        let offset = *self.values.get(k)?;
+        let r = crate::decode::ElementRef::Offset { section, offset };
+        match self.reader.resolve(r).ok()?.value {
+            crate::decode::Value::Bytes(b) => Some(b),
+            _ => None,
+        }
+    }
 }
 
 /// What the scan loop does with a record it steps over, besides counting it.
@@ -409,6 +470,7 @@ impl Visit for Count {
 /// Reading values for a caller ([`Records::scan_values`]).
 struct Values<'v, F> {
     values: &'v mut ScanValues,
+    reader: &'v Reader<'v>,
     each: F,
     /// The number of fields of the type last admitted.
     n: usize,
@@ -424,10 +486,31 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
         if !plan.state.planned() {
             return false;
         }
+        let refs = self.values.refs;
         match self.values.per_type.get_mut(rid) {
-            Some(TypeValues::Fields { list, made, fields }) => {
+            Some(TypeValues::Fields {
+                list,
+                made,
+                fields,
+                tables,
+            }) => {
                 if *made != plan.made {
-                    if !find_time_fields(list, plan, &mut fields[..]) {
+                    if !find_time_fields(list, plan, &mut fields[..], refs) {
+                        return false;
+                    }
+                    for (t, f) in tables.iter_mut().zip(fields.iter()) {
+                        *t = match f.how {
+                            How::Ref { table } => Some(table),
+                            _ => None,
+                        };
+                    }
+                    // A reference's number is its offset only into a table of strings.
+                    let n = list.len().min(MAX_SCAN_VALUES);
+                    if !tables[..n]
+                        .iter()
+                        .flatten()
+                        .all(|&t| self.reader.is_string_table(t))
+                    {
                         return false;
                     }
                     *made = plan.made;
@@ -447,6 +530,8 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
             section: self.section,
             element: self.element,
             values: &[],
+            tables: &[],
+            reader: self.reader,
         })
     }
     #[inline(always)]
@@ -461,7 +546,9 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
         slots: &mut [crate::layout::SlotState],
     ) -> bool {
         let n = self.n.min(MAX_SCAN_VALUES);
-        let Some(TypeValues::Fields { fields, .. }) = self.values.per_type.get(rid as usize) else {
+        let Some(TypeValues::Fields { fields, tables, .. }) =
+            self.values.per_type.get(rid as usize)
+        else {
             return false;
         };
         for (out, f) in self.values.out[..n].iter_mut().zip(&fields[..n]) {
@@ -474,6 +561,8 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
             section: self.section,
             element: self.element,
             values: &self.values.out[..n],
+            tables: &tables[..n],
+            reader: self.reader,
         })
     }
 }
@@ -523,7 +612,7 @@ fn plan_clock(
             guards,
         } => {
             if *made != plan.made {
-                if !find_time_fields(list, plan, fields) {
+                if !find_time_fields(list, plan, fields, false) {
                     return None;
                 }
                 *made = plan.made;
@@ -691,7 +780,7 @@ fn field_value(
         How::Zero => 0,
         How::Const(v) => v,
         How::State => slots[f.state as usize].prev,
-        How::Plain | How::Decode { .. } => {
+        How::Plain | How::Decode { .. } | How::Ref { .. } => {
             let from = (starts[(f.seg as usize).min(MAX_STRINGS)] + f.at as u64) as usize;
             let raw = order.read_uint(&here[from..], f.width as usize);
             match f.how {
@@ -738,6 +827,7 @@ impl Decoder {
         let element = values.elements && r.is_table(section);
         let mut visit = Values {
             values,
+            reader: r,
             each,
             n: 0,
             section,
