@@ -88,7 +88,7 @@ impl<'s> Check<'s> {
     /// What a scan reads of each record type for [`Check::record_values`]
     /// ([`Records::scan_values`](crate::decode::Records::scan_values)).
     pub fn scan_values(&self) -> crate::decode::ScanValues {
-        crate::decode::ScanValues::new(self.interp.scan_fields_with_texts()).with_references()
+        crate::decode::ScanValues::new(self.interp.scan_fields()).with_references()
     }
 
     /// Check one record a scan stepped over, from the values it read ([`Check::scan_values`]):
@@ -103,7 +103,7 @@ impl<'s> Check<'s> {
         };
         let text = |k: usize| r.bytes(k).map(|b| String::from_utf8_lossy(b).into_owned());
         self.interp
-            .record_values(at, r.values, Some(&text), &mut Collect(&mut self.buf));
+            .record_values(at, r.values, &text, &mut Collect(&mut self.buf));
         for f in &self.buf {
             *self.counts.entry((f.kind, f.severity)).or_default() += 1;
         }

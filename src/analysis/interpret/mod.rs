@@ -203,7 +203,7 @@ pub struct Interpreter<'s> {
     needed: Vec<Box<[bool]>>,
     /// Per record type whose declarations read no more of its records than its integers and
     /// the string that names its site: the slots [`Interpreter::record_values`] takes with the
-    /// site's text told (`Interpreter::scan_fields_with_texts`), the site's field among them.
+    /// site's text told (`Interpreter::scan_fields`), the site's field among them.
     text_slots: Vec<Option<Box<[crate::dtd::SlotId]>>>,
     /// The text of the site of the record being run from its values, if it was not known yet
     /// (`Interpreter::record_values`): its field's value and its string.
@@ -494,14 +494,10 @@ impl<'s> Interpreter<'s> {
 
     /// Per record type (by id), the fields whose values [`Interpreter::record_values`] takes
     /// for its records, in that order, or `None` for a type whose records it must see whole
-    /// ([`Interpreter::record`]): what a [`ScanValues`](crate::decode::ScanValues) is made of.
+    /// ([`Interpreter::record`]): what a [`ScanValues`](crate::decode::ScanValues) is made of,
+    /// [`with_references`](crate::decode::ScanValues::with_references) for the types whose
+    /// site a string names.
     pub(crate) fn scan_fields(&self) -> Vec<Option<Box<[crate::dtd::SlotId]>>> {
-        self.scan_slots.clone()
-    }
-
-    /// [`Interpreter::scan_fields`], and the types whose site a string names, for
-    /// [`Interpreter::record_values`] told the site's text.
-    pub(crate) fn scan_fields_with_texts(&self) -> Vec<Option<Box<[crate::dtd::SlotId]>>> {
         self.scan_slots
             .iter()
             .zip(&self.text_slots)
@@ -514,14 +510,14 @@ impl<'s> Interpreter<'s> {
     /// after those are not read): a record a scan stepped over, with the same events and
     /// findings as for its view.
     ///
-    /// `text(k)`, for a type of [`Interpreter::scan_fields_with_texts`] whose site a string
-    /// names, is the string of value `k` (its site's field, a reference): read only for a site
-    /// whose text is not known yet, as the view's would be.
+    /// `text(k)`, for a type whose site a string names, is the string of value `k` (its
+    /// site's field, a reference: [`Scanned::bytes`](crate::decode::Scanned::bytes)): read
+    /// only for a site whose text is not known yet, as the view's would be.
     pub(crate) fn record_values(
         &mut self,
         at: At,
         values: &[u64],
-        text: Option<&dyn Fn(usize) -> Option<String>>,
+        text: &dyn Fn(usize) -> Option<String>,
         sink: &mut dyn SinkDyn,
     ) {
         if !self.begin(at.record_type) {
@@ -540,15 +536,11 @@ impl<'s> Interpreter<'s> {
             self.vals.resize(n, SlotVal::default());
         }
         let own = self.scan_slots.get(rt).and_then(|s| s.as_deref());
-        let texts = match (own, text) {
-            (None, Some(text)) => self
-                .text_slots
-                .get(rt)
-                .and_then(|s| s.as_deref())
-                .map(|s| (s, text)),
-            _ => None,
+        let texts = match own {
+            None => self.text_slots.get(rt).and_then(|s| s.as_deref()),
+            Some(_) => None,
         };
-        let own = own.or(texts.map(|(s, _)| s));
+        let own = own.or(texts);
         for (&slot, &int) in own.unwrap_or(&[]).iter().zip(values) {
             if let Some(v) = self.vals.get_mut(slot as usize) {
                 *v = SlotVal {
@@ -558,7 +550,7 @@ impl<'s> Interpreter<'s> {
                 };
             }
         }
-        if let Some((own, text)) = texts {
+        if let Some(own) = texts {
             self.scan_text = self.unknown_site_text(rt, own, values, text);
         }
         self.run(at, None, sink);
@@ -896,8 +888,7 @@ mod tests {
     fn said_scanned(o: &crate::Opened, events: bool) -> (Vec<String>, u64, u64) {
         let reader = o.reader();
         let mut i = Interpreter::new(reader.schema());
-        let mut values =
-            crate::decode::ScanValues::new(i.scan_fields_with_texts()).with_references();
+        let mut values = crate::decode::ScanValues::new(i.scan_fields()).with_references();
         let mut per_type = vec![0u64; reader.schema().records.len()];
         let mut log = Log(Vec::new(), events);
         let (mut scanned, mut viewed) = (0, 0);
@@ -915,7 +906,7 @@ mod tests {
                     };
                     let text =
                         |k: usize| r.bytes(k).map(|b| String::from_utf8_lossy(b).into_owned());
-                    i.record_values(at, r.values, Some(&text), &mut log);
+                    i.record_values(at, r.values, &text, &mut log);
                     true
                 },
             );

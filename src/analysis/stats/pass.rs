@@ -391,7 +391,9 @@ impl<'a, 's> Pass<'a, 's> {
             per.push(Some(list.into()));
         }
         Some((
-            crate::decode::ScanValues::new(per).telling_elements(),
+            crate::decode::ScanValues::new(per)
+                .telling_elements()
+                .with_references(),
             lists,
         ))
     }
@@ -418,9 +420,11 @@ impl<'a, 's> Pass<'a, 's> {
             offset: r.offset,
             record_type: r.record_id,
         };
+        let text = |k: usize| r.bytes(k).map(|b| String::from_utf8_lossy(b).into_owned());
         let time = self.source.record_values_into(
             at,
             r.values,
+            &text,
             &mut Inlet {
                 heap: &mut self.heap,
                 start: &mut self.start,
@@ -442,7 +446,7 @@ impl<'a, 's> Pass<'a, 's> {
             self.data += 1;
         }
         self.enter(place, is_data, at, |c| {
-            c.record_values(r.record_id, places, r.values)
+            c.record_values(r.record_id, places, r.values, |k| r.is_reference(k))
         });
     }
 

@@ -122,13 +122,22 @@ impl RecordCounter {
     /// accumulator `places` gives for it ([`RecordCounter::places`]; `usize::MAX`: none): what
     /// [`RecordCounter::record`] counts of its view (a record a scan stepped over).
     #[inline]
-    pub(crate) fn record_values(&mut self, rid: RecordId, places: &[usize], values: &[u64]) {
+    /// A value that is a reference (`is_ref(k)`) is not counted, as the view's is not.
+    pub(crate) fn record_values(
+        &mut self,
+        rid: RecordId,
+        places: &[usize],
+        values: &[u64],
+        is_ref: impl Fn(usize) -> bool,
+    ) {
         if let Some(c) = self.counts.get_mut(rid as usize) {
             *c += 1;
         }
-        for (&i, &v) in places.iter().zip(values) {
+        for (k, (&i, &v)) in places.iter().zip(values).enumerate() {
             if let Some(a) = self.fields.get_mut(i) {
-                a.add(v);
+                if !is_ref(k) {
+                    a.add(v);
+                }
             }
         }
     }

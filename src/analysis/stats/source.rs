@@ -68,17 +68,18 @@ pub trait HeapEventSource {
     }
     /// [`HeapEventSource::record_into`] for a record a scan stepped over (`at`), given as the
     /// values of the fields [`HeapEventSource::scan_fields`] names for its type, in that order
-    /// (values after those are not read); the record's time, or the latest before it. Only
-    /// called where `scan_fields` gives the record's type fields. Not part of the stable
-    /// interface.
+    /// (values after those are not read); the record's time, or the latest before it. `text(k)`
+    /// is the string a reference among the values names (`Scanned::bytes`). Only called where
+    /// `scan_fields` gives the record's type fields. Not part of the stable interface.
     #[doc(hidden)]
     fn record_values_into(
         &mut self,
         at: crate::analysis::At,
         values: &[u64],
+        text: &dyn Fn(usize) -> Option<String>,
         into: &mut Inlet<'_>,
     ) -> Option<u64> {
-        let _ = (at, values, into);
+        let _ = (at, values, text, into);
         None
     }
     /// The name of a site of a namespace, where the trace can resolve it.
@@ -431,12 +432,13 @@ impl HeapEventSource for Declared<'_> {
         &mut self,
         at: crate::analysis::At,
         values: &[u64],
+        text: &dyn Fn(usize) -> Option<String>,
         into: &mut Inlet<'_>,
     ) -> Option<u64> {
         self.interp.record_values(
             at,
             values,
-            None,
+            text,
             &mut Direct {
                 to: into,
                 map: &self.map,

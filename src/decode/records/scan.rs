@@ -401,6 +401,13 @@ impl std::fmt::Debug for Scanned<'_> {
 }
 
 impl<'v> Scanned<'v> {
+    /// Whether value `k` is a reference ([`ScanValues::with_references`]): the offset it
+    /// stores, where the view's [`ints`](crate::decode::RecordView::ints) gives none.
+    #[inline]
+    pub fn is_reference(&self, k: usize) -> bool {
+        self.tables.get(k).is_some_and(|t| t.is_some())
+    }
+
     /// For a value that is a reference ([`ScanValues::with_references`]), the byte string
     /// of the element it names: what the view's field resolves to.
     pub fn bytes(&self, k: usize) -> Option<&'v [u8]> {
