@@ -445,8 +445,9 @@ impl<'a, 's> Pass<'a, 's> {
         if is_data {
             self.data += 1;
         }
-        self.enter(place, is_data, at, |c| {
-            c.record_values(r.record_id, places, r.values, |k| r.is_reference(k))
+        self.enter(place, is_data, at, |c| match r.has_references() {
+            true => c.record_values(r.record_id, places, r.values, |k| r.is_reference(k)),
+            false => c.record_values(r.record_id, places, r.values, |_| false),
         });
     }
 

@@ -310,8 +310,10 @@ enum TypeValues {
         list: TimeFields,
         made: u64,
         fields: Box<[TimeField; MAX_SCAN_VALUES]>,
-        /// Per field, the table a reference refers to (none: an integer).
+        /// Per field, the table a reference refers to (none: an integer), and whether any
+        /// field is a reference.
         tables: [Option<u8>; MAX_SCAN_VALUES],
+        any_ref: bool,
     },
 }
 
@@ -330,6 +332,7 @@ impl ScanValues {
                     made: 0,
                     fields: Box::new([TimeField::default(); MAX_SCAN_VALUES]),
                     tables: [None; MAX_SCAN_VALUES],
+                    any_ref: false,
                 },
                 _ => TypeValues::Stop,
             })
@@ -381,9 +384,18 @@ pub struct Scanned<'v> {
     /// [`RecordView::ints`](crate::decode::RecordView::ints) gives for them; for a reference
     /// ([`ScanValues::with_references`]), the offset it stores.
     pub values: &'v [u64],
-    /// Per value, the table a reference refers to (none for an integer).
-    tables: &'v [Option<u8>],
+    /// Where a value is a reference: per value the table it refers to, and the reader.
+    refs: Option<&'v ScanRefs<'v>>,
+}
+
+/// The references among a [`Scanned`]'s values: per value, the table a reference refers to
+/// (none for an integer), and the reader that follows them.
+// Design: one pointer in `Scanned`, null for the records without references (nearly all), so
+// that handing a record over costs what it did before references were given.
+#[derive(Clone, Copy)]
+struct ScanRefs<'v> {
     reader: &'v Reader<'v>,
+    tables: [Option<u8>; MAX_SCAN_VALUES],
 }
 
 impl std::fmt::Debug for Scanned<'_> {
@@ -395,7 +407,7 @@ impl std::fmt::Debug for Scanned<'_> {
             .field("section", &self.section)
             .field("element", &self.element)
             .field("values", &self.values)
-            .field("tables", &self.tables)
+            .field("tables", &self.refs.map(|r| r.tables))
             .finish()
     }
 }
@@ -405,16 +417,24 @@ impl<'v> Scanned<'v> {
     /// stores, where the view's [`ints`](crate::decode::RecordView::ints) gives none.
     #[inline]
     pub fn is_reference(&self, k: usize) -> bool {
-        self.tables.get(k).is_some_and(|t| t.is_some())
+        self.refs
+            .is_some_and(|r| r.tables.get(k).is_some_and(|t| t.is_some()))
+    }
+
+    /// Whether any value is a reference.
+    #[inline]
+    pub fn has_references(&self) -> bool {
+        self.refs.is_some()
     }
 
     /// For a value that is a reference ([`ScanValues::with_references`]), the byte string
     /// of the element it names: what the view's field resolves to.
     pub fn bytes(&self, k: usize) -> Option<&'v [u8]> {
-        let section = (*self.tables.get(k)?)?;
+        let refs = self.refs?;
+        let section = (*refs.tables.get(k)?)?;
         let offset = *self.values.get(k)?;
         let r = crate::decode::ElementRef::Offset { section, offset };
-        match self.reader.resolve(r).ok()?.value {
+        match refs.reader.resolve(r).ok()?.value {
             crate::decode::Value::Bytes(b) => Some(b),
             _ => None,
         }
@@ -477,7 +497,8 @@ impl Visit for Count {
 /// Reading values for a caller ([`Records::scan_values`]).
 struct Values<'v, F> {
     values: &'v mut ScanValues,
-    reader: &'v Reader<'v>,
+    /// The reader, and the tables of the last record with references handed over.
+    refs: ScanRefs<'v>,
     each: F,
     /// The number of fields of the type last admitted.
     n: usize,
@@ -493,16 +514,16 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
         if !plan.state.planned() {
             return false;
         }
-        let refs = self.values.refs;
         match self.values.per_type.get_mut(rid) {
             Some(TypeValues::Fields {
                 list,
                 made,
                 fields,
                 tables,
+                any_ref,
             }) => {
                 if *made != plan.made {
-                    if !find_time_fields(list, plan, &mut fields[..], refs) {
+                    if !find_time_fields(list, plan, &mut fields[..], self.values.refs) {
                         return false;
                     }
                     for (t, f) in tables.iter_mut().zip(fields.iter()) {
@@ -516,10 +537,11 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
                     if !tables[..n]
                         .iter()
                         .flatten()
-                        .all(|&t| self.reader.is_string_table(t))
+                        .all(|&t| self.refs.reader.is_string_table(t))
                     {
                         return false;
                     }
+                    *any_ref = tables[..n].iter().any(Option::is_some);
                     *made = plan.made;
                 }
                 self.n = list.len();
@@ -537,8 +559,7 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
             section: self.section,
             element: self.element,
             values: &[],
-            tables: &[],
-            reader: self.reader,
+            refs: None,
         })
     }
     #[inline(always)]
@@ -553,14 +574,25 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
         slots: &mut [crate::layout::SlotState],
     ) -> bool {
         let n = self.n.min(MAX_SCAN_VALUES);
-        let Some(TypeValues::Fields { fields, tables, .. }) =
-            self.values.per_type.get(rid as usize)
+        let Some(TypeValues::Fields {
+            fields,
+            tables,
+            any_ref,
+            ..
+        }) = self.values.per_type.get(rid as usize)
         else {
             return false;
         };
         for (out, f) in self.values.out[..n].iter_mut().zip(&fields[..n]) {
             *out = field_value(f, here, starts, order, slots);
         }
+        let refs = match any_ref {
+            true => {
+                self.refs.tables = *tables;
+                Some(&self.refs)
+            }
+            false => None,
+        };
         (self.each)(Scanned {
             record_id: rid,
             index,
@@ -568,8 +600,7 @@ impl<F: FnMut(Scanned<'_>) -> bool> Visit for Values<'_, F> {
             section: self.section,
             element: self.element,
             values: &self.values.out[..n],
-            tables: &tables[..n],
-            reader: self.reader,
+            refs,
         })
     }
 }
@@ -834,7 +865,10 @@ impl Decoder {
         let element = values.elements && r.is_table(section);
         let mut visit = Values {
             values,
-            reader: r,
+            refs: ScanRefs {
+                reader: r,
+                tables: [None; MAX_SCAN_VALUES],
+            },
             each,
             n: 0,
             section,
