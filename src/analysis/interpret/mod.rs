@@ -924,6 +924,21 @@ mod tests {
         (log.0, scanned, viewed)
     }
 
+    /// The trace the text `text` (`mtf dump` lines) packs into under `schema`, opened with
+    /// its DTD `dtd` beside it.
+    fn packed(schema: &crate::dtd::Schema, dtd: &str, text: &str) -> crate::Opened {
+        let bytes =
+            crate::pack::pack_to_vec(schema, text.as_bytes(), crate::text::InputFormat::Text)
+                .unwrap();
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("t.dtd");
+        std::fs::write(&path, dtd).unwrap();
+        crate::OpenOptions::default()
+            .dtd(path)
+            .open_bytes(bytes)
+            .unwrap()
+    }
+
     /// A trace of `dtd` from generated records: allocations (of live ids, of the null id
     /// too), frees (double, of ids never seen, of the null id), reallocs, time stamps.
     fn generated(dtd: &str, realloc: &str, tail: &str, n: usize) -> crate::Opened {
@@ -974,16 +989,7 @@ mod tests {
             text.push_str(tail);
             text.push('\n');
         }
-        let bytes =
-            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
-                .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.dtd");
-        std::fs::write(&path, dtd).unwrap();
-        crate::OpenOptions::default()
-            .dtd(path)
-            .open_bytes(bytes)
-            .unwrap()
+        packed(&schema, dtd, &text)
     }
 
     /// A DTD of allocations, reallocations, frees and time stamps, with `key` (declarations)
@@ -1062,16 +1068,7 @@ mod tests {
             text.push_str(&line);
             text.push('\n');
         }
-        let bytes =
-            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
-                .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.dtd");
-        std::fs::write(&path, dtd).unwrap();
-        crate::OpenOptions::default()
-            .dtd(path)
-            .open_bytes(bytes)
-            .unwrap()
+        packed(&schema, dtd, &text)
     }
 
     /// A trace of Android's shape (`hatf-android.dtd`, as `mtf import --from android` writes
@@ -1150,16 +1147,7 @@ mod tests {
             text.push_str(&line);
             text.push('\n');
         }
-        let bytes =
-            crate::pack::pack_to_vec(&schema, text.as_bytes(), crate::text::InputFormat::Text)
-                .unwrap();
-        let dir = tempfile::tempdir().unwrap();
-        let path = dir.path().join("t.dtd");
-        std::fs::write(&path, dtd).unwrap();
-        crate::OpenOptions::default()
-            .dtd(path)
-            .open_bytes(bytes)
-            .unwrap()
+        packed(&schema, dtd, &text)
     }
 
     fn generated_android(n: usize) -> crate::Opened {
