@@ -106,6 +106,8 @@ struct Pass<'a, 's> {
     /// Frees of ids not alive that the source counts itself (no event): attributed to the
     /// record that made them, counted when it is inside the slice.
     unknown_seen: Vec<u64>,
+    /// The sum of `unknown_seen` (what the source's total is compared with).
+    unknown_seen_total: u64,
     unknown_inside: Vec<u64>,
     /// [`StatsScope::Heap`]: no record counts, no source lines.
     lean: bool,
@@ -143,6 +145,7 @@ impl<'a, 's> Pass<'a, 's> {
             end: None,
             data: 0,
             unknown_seen: vec![0; n_spaces],
+            unknown_seen_total: 0,
             unknown_inside: vec![0; n_spaces],
             lean: false,
             direct,
@@ -500,16 +503,11 @@ impl<'a, 's> Pass<'a, 's> {
     /// the record that made them is inside it.
     fn count_unknown_frees(&mut self, place: Place) {
         // Each count only grows from what `unknown_seen` holds: equal sums, nothing new.
-        if let Some(total) = self.source.unknown_frees_total() {
-            if total
-                == self
-                    .unknown_seen
-                    .iter()
-                    .fold(0u64, |a, x| a.wrapping_add(*x))
-            {
-                return;
-            }
+        let total = self.source.unknown_frees_total();
+        if total.is_some() && total == Some(self.unknown_seen_total) {
+            return;
         }
+        self.unknown_seen_total = total.unwrap_or(0);
         for (i, seen) in self.unknown_seen.iter_mut().enumerate() {
             let now = self.source.unknown_frees(i as u32);
             if place == Place::Inside {

@@ -186,6 +186,7 @@ impl<'s> ChunkStats<'s> {
             end: None,
             data: self.data,
             unknown_seen: Vec::new(),
+            unknown_seen_total: 0,
             unknown_inside: self.unknown_inside,
             lean: self.lean,
             direct: false,
