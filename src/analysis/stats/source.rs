@@ -151,6 +151,8 @@ pub struct Declared<'s> {
     map: Vec<Option<u32>>,
     /// Index among the namespaces of ids → declared namespace.
     back: Vec<crate::analysis::SpaceId>,
+    /// Frees of ids not alive per namespace of ids, then their sum (one more entry: what
+    /// [`HeapEventSource::unknown_frees_total`] reads at every record).
     unknown: Vec<u64>,
 }
 
@@ -170,7 +172,7 @@ impl<'s> Declared<'s> {
                 map.push(None);
             }
         }
-        let unknown = vec![0; back.len()];
+        let unknown = vec![0; back.len() + 1];
         Declared {
             interp,
             map,
@@ -205,6 +207,10 @@ fn take_finding(
         FindingKind::NotAlive => {
             if let Some(Some(i)) = f.space.and_then(|s| map.get(s as usize)) {
                 unknown[*i as usize] += 1;
+                // The sum, kept last (`Declared::unknown`).
+                if let Some(total) = unknown.last_mut() {
+                    *total += 1;
+                }
             }
         }
         FindingKind::Redefined => {
@@ -455,12 +461,15 @@ impl HeapEventSource for Declared<'_> {
     }
 
     fn unknown_frees(&self, space: u32) -> u64 {
+        if space as usize >= self.back.len() {
+            return 0;
+        }
         self.unknown.get(space as usize).copied().unwrap_or(0)
     }
 
     fn unknown_frees_total(&self) -> Option<u64> {
         // Each count only grows, and only by one at a time: the sum changes when one does.
-        Some(self.unknown.iter().fold(0u64, |a, x| a.wrapping_add(*x)))
+        self.unknown.last().copied()
     }
 
     fn stack_profile(
@@ -491,8 +500,9 @@ impl HeapEventSource for Declared<'_> {
     }
 
     fn save_state(&self, e: &mut crate::index::analysis::Enc) -> bool {
-        e.len(self.unknown.len());
-        for x in &self.unknown {
+        let per_space = &self.unknown[..self.back.len()];
+        e.len(per_space.len());
+        for x in per_space {
             e.u64(*x);
         }
         self.interp.save_state(e);
@@ -504,12 +514,15 @@ impl HeapEventSource for Declared<'_> {
         d: &mut crate::index::analysis::Dec<'_>,
     ) -> Result<(), crate::index::analysis::StateError> {
         let n = d.count(1)?;
-        if n != self.unknown.len() {
+        if n != self.back.len() {
             return Err(d.error("namespaces of another DTD"));
         }
-        for x in &mut self.unknown {
+        let mut total = 0u64;
+        for x in &mut self.unknown[..n] {
             *x = d.u64()?;
+            total = total.wrapping_add(*x);
         }
+        self.unknown[n] = total;
         self.interp = self.interp.fresh();
         self.interp.restore_state(d)
     }

@@ -82,6 +82,7 @@ impl Pass<'_, '_> {
         for (i, seen) in self.unknown_seen.iter_mut().enumerate() {
             *seen = self.source.unknown_frees(i as u32);
         }
+        self.unknown_seen_total = self.source.unknown_frees_total().unwrap_or(0);
         let source = &*self.source;
         let places_of =
             |sp: u32, key: u64, id: u64, out: &mut Vec<u32>| source.places_of(sp, key, id, out);
