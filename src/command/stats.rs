@@ -136,6 +136,10 @@ pub fn stats<'o>(
     } else {
         jobs.plan(&reader, index.as_ref(), warn)
     };
+    // One pass over the whole trace meets every metadata record that could make a section a
+    // table: it assumes the DTD's tables rather than reading the trace for them first, and is
+    // run again in the rare trace where it was wrong (`Reader::speculate_tables`).
+    let speculating = plan.is_none() && window == Window::all() && reader.speculate_tables();
     let stats = jobs::read(
         o,
         &reader,
@@ -143,7 +147,15 @@ pub fn stats<'o>(
         jobs.threads(),
         false,
         faults,
-        |records| compute_scoped(&reader, records, &mut source, window, options.scope),
+        |records| {
+            let stats = compute_scoped(&reader, records, &mut source, window, options.scope);
+            if !(speculating && reader.tables_refuted()) {
+                return stats;
+            }
+            let mut source = Declared::new(o.schema());
+            let mut again = reader.records();
+            compute_scoped(&reader, &mut again, &mut source, window, options.scope)
+        },
     );
     if let Some(note) = check_clock(trace, &stats, options.at.is_some())? {
         warn(Warning::PastEnd(note));

@@ -98,6 +98,10 @@ pub struct Reader<'a> {
     pub(crate) tables: Vec<OnceCell<Option<ElementIndex>>>,
     /// Which sections are tables ([`Reader::is_table`]), found on first use.
     table_sections: OnceCell<[bool; 256]>,
+    /// The tables a pass over the whole trace assumes meanwhile: the DTD's alone
+    /// ([`Reader::speculate_tables`]), until a metadata record refutes them.
+    speculated: OnceCell<[bool; 256]>,
+    refuted: std::cell::Cell<bool>,
 }
 
 impl<'a> Window<'a> {
@@ -277,6 +281,8 @@ impl<'a> Reader<'a> {
             region_of_section,
             tables: (0..256).map(|_| OnceCell::new()).collect(),
             table_sections: OnceCell::new(),
+            speculated: OnceCell::new(),
+            refuted: std::cell::Cell::new(false),
         }
     }
 
@@ -372,7 +378,46 @@ impl<'a> Reader<'a> {
     /// decode resumed from a seek index whose tables file (docs/format.md §15.6) gave the
     /// answer.
     pub fn is_table(&self, section: u8) -> bool {
+        if !self.refuted.get() {
+            if let Some(t) = self.speculated.get() {
+                return section != 0 && t[section as usize];
+            }
+        }
         section != 0 && self.table_sections()[section as usize]
+    }
+
+    /// For a pass that reads the whole trace from its start on this reader, in order: let
+    /// [`Reader::is_table`] answer as the DTD alone does, without the pass over the trace's
+    /// metadata records, until a metadata record that the general path applies makes another
+    /// section a table ([`Reader::tables_refuted`]; from then on it answers as without this).
+    /// True if it does so (the answer was not known, and needed that pass).
+    // Design: that pass costs 3–4 % of `mtf stats` (60 instructions a record), and almost no
+    // trace makes a table by metadata. Every metadata record that could is met by a pass over
+    // the whole trace (the scan stops before those that do not change a width or an arithmetic
+    // interpretation, so the general path applies them), so a pass that finds none had the
+    // answer the pre-pass would have given; one that finds one is run again by its caller,
+    // from the start, with the answer of the pre-pass. A stream has no pre-pass.
+    pub(crate) fn speculate_tables(&self) -> bool {
+        if self.tables_known() || self.input.streamed || !self.tables_need_pass() {
+            return false;
+        }
+        self.speculated.set(self.dtd_tables()).is_ok()
+    }
+
+    /// Whether a metadata record refuted the tables assumed by [`Reader::speculate_tables`]:
+    /// what was read meanwhile is to be read again.
+    pub(crate) fn tables_refuted(&self) -> bool {
+        self.refuted.get()
+    }
+
+    /// A metadata record applied that makes a field read section `section` (what the tables
+    /// pre-pass looks for): refutes assumed tables without it.
+    pub(crate) fn note_table(&self, section: u8) {
+        if let Some(t) = self.speculated.get() {
+            if section != 0 && !t[section as usize] {
+                self.refuted.set(true);
+            }
+        }
     }
 
     /// The sections found to be tables ([`Reader::is_table`], the pre-pass done once), to give

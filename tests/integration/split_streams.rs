@@ -147,3 +147,43 @@ fn csv_of_a_split_trace_equals_the_unsplit_one() {
     assert!(a.len() > 2, "{a:?}");
     assert_eq!(a, csv(split.to_str().unwrap()));
 }
+
+/// `mtf stats` assumes the DTD's tables rather than first reading the whole trace for metadata
+/// records that make others (`Reader::speculate_tables`), and reads the trace again when one
+/// does. In `hatf-split-le64` the sections `names` and `addresses` become tables only by
+/// metadata records after their records: the statistics count, per type, the records that the
+/// library's reader (which reads the trace for those metadata records first) calls data
+/// records, and none of the tables' elements.
+#[test]
+fn stats_read_again_when_metadata_makes_a_table_after_its_records() {
+    let trace = util::root().join("traces/hatf-split-le64.mtf");
+    let o = metatf::open(&trace).unwrap();
+    let reader = o.reader();
+    let (mut data, mut elements) = (std::collections::BTreeMap::new(), 0);
+    let mut records = reader.records();
+    while let Some(e) = records.next() {
+        if let Event::Record(r) = e {
+            if r.is_data() {
+                *data.entry(r.name().to_string()).or_insert(0u64) += 1;
+            } else if r.is_element() {
+                elements += 1;
+            }
+        }
+    }
+    assert!(elements >= 6, "the elements of `names` and `addresses`");
+    let out = util::mtf(&["stats", "-f", "json", "-j", "1", trace.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", util::text(&out.stderr));
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let counted: std::collections::BTreeMap<String, u64> = json["records"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| {
+            (
+                r["name"].as_str().unwrap().to_string(),
+                r["count"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(counted, data);
+}

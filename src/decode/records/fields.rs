@@ -347,6 +347,12 @@ impl Decoder {
         match applied {
             Ok(()) => {
                 self.patch_plan(target, field as SlotId, r);
+                if let MetaProperty::Interp(
+                    Interp::SectionOffset(n) | Interp::SectionStride { section: n, .. },
+                ) = prop
+                {
+                    r.note_table(n);
+                }
                 self.meta = Some(MetaChange {
                     record: target,
                     slot: field as SlotId,
