@@ -377,6 +377,9 @@ impl<'a> Reader<'a> {
     /// section that the DTD alone does not make a table (one pass, then remembered), unless a
     /// decode resumed from a seek index whose tables file (docs/format.md §15.6) gave the
     /// answer.
+    // Design: not inlined: its callers are per scan or per view, and inlined into the scan
+    // its tests made the scan's loop longer (about 0.7 % more instructions of `mtf check`).
+    #[inline(never)]
     pub fn is_table(&self, section: u8) -> bool {
         if !self.refuted.get() {
             if let Some(t) = self.speculated.get() {
