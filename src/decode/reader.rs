@@ -394,12 +394,13 @@ impl<'a> Reader<'a> {
     /// metadata records, until a metadata record that the general path applies makes another
     /// section a table ([`Reader::tables_refuted`]; from then on it answers as without this).
     /// True if it does so (the answer was not known, and needed that pass).
-    // Design: that pass costs 3–4 % of `mtf stats` (60 instructions a record), and almost no
+    // Design: that pass costs 3–12 % of `mtf stats` (60 instructions a record), and almost no
     // trace makes a table by metadata. Every metadata record that could is met by a pass over
     // the whole trace (the scan stops before those that do not change a width or an arithmetic
     // interpretation, so the general path applies them), so a pass that finds none had the
     // answer the pre-pass would have given; one that finds one is run again by its caller,
     // from the start, with the answer of the pre-pass. A stream has no pre-pass.
+    #[cfg(feature = "parallel")]
     pub(crate) fn speculate_tables(&self) -> bool {
         if self.tables_known() || self.input.streamed || !self.tables_need_pass() {
             return false;
@@ -409,6 +410,7 @@ impl<'a> Reader<'a> {
 
     /// Whether a metadata record refuted the tables assumed by [`Reader::speculate_tables`]:
     /// what was read meanwhile is to be read again.
+    #[cfg(feature = "parallel")]
     pub(crate) fn tables_refuted(&self) -> bool {
         self.refuted.get()
     }
