@@ -55,6 +55,9 @@ pub struct InfoReport {
 /// Decode `o` once, counting records per region and per type.
 pub fn info<'o>(o: &'o Opened, faults: Faults<'o>) -> InfoReport {
     let reader = o.reader();
+    // The whole trace is read: the DTD's tables are assumed, and the data records counted
+    // again where a metadata record made another section a table (`Reader::speculate_tables`).
+    let speculating = reader.speculate_tables();
     let mut per_region = vec![0u64; reader.regions().len()];
     let mut per_type = vec![0u64; o.schema().records.len()];
     let mut report = InfoReport::default();
@@ -90,6 +93,16 @@ pub fn info<'o>(o: &'o Opened, faults: Faults<'o>) -> InfoReport {
         events.dropped_problems()
     });
     report.problems += dropped;
+    if speculating && reader.tables_refuted() {
+        let mut records = reader.records();
+        let mut data = 0;
+        while let Some(event) = records.next() {
+            if let Event::Record(v) = event {
+                data += u64::from(v.is_data());
+            }
+        }
+        report.data_records = data;
+    }
     let (bytes, regions, tables) = match ended.stream.take() {
         Some(s) => (s.bytes, s.regions, s.tables),
         None => (

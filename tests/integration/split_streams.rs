@@ -148,14 +148,14 @@ fn csv_of_a_split_trace_equals_the_unsplit_one() {
     assert_eq!(a, csv(split.to_str().unwrap()));
 }
 
-/// `mtf stats` assumes the DTD's tables rather than first reading the whole trace for metadata
-/// records that make others (`Reader::speculate_tables`), and reads the trace again when one
-/// does. In `hatf-split-le64` the sections `names` and `addresses` become tables only by
+/// `mtf stats` and `mtf info` assume the DTD's tables rather than first reading the whole trace
+/// for metadata records that make others (`Reader::speculate_tables`), and read the trace again
+/// when one does. In `hatf-split-le64` the sections `names` and `addresses` become tables only by
 /// metadata records after their records: the statistics count, per type, the records that the
 /// library's reader (which reads the trace for those metadata records first) calls data
 /// records, and none of the tables' elements.
 #[test]
-fn stats_read_again_when_metadata_makes_a_table_after_its_records() {
+fn stats_and_info_read_again_when_metadata_makes_a_table_after_its_records() {
     let trace = util::root().join("traces/hatf-split-le64.mtf");
     let o = metatf::open(&trace).unwrap();
     let reader = o.reader();
@@ -186,4 +186,12 @@ fn stats_read_again_when_metadata_makes_a_table_after_its_records() {
         })
         .collect();
     assert_eq!(counted, data);
+    // `mtf info` counts the data records the same way.
+    let out = util::mtf(&["info", trace.to_str().unwrap()]);
+    assert!(out.status.success(), "{}", util::text(&out.stderr));
+    let line = util::text(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("data records").map(|n| n.trim().to_string()))
+        .expect("a line of data records");
+    assert_eq!(line, data.values().sum::<u64>().to_string());
 }
