@@ -395,11 +395,12 @@ impl<'a> Reader<'a> {
     /// section a table ([`Reader::tables_refuted`]; from then on it answers as without this).
     /// True if it does so (the answer was not known, and needed that pass).
     // Design: that pass costs 3–12 % of `mtf stats` and 8–19 % of `mtf info` (60 to 270
-    // instructions a record), and almost no trace makes a table by metadata. Every metadata record that could is met by a
-    // pass over the whole trace (the scan stops before those that do not change a width or an
-    // arithmetic interpretation, so the general path applies them), so a pass that finds none
-    // had the answer the pre-pass would have given; one that finds one is run again by its
-    // caller, from the start, with the answer of the pre-pass. A stream has no pre-pass.
+    // instructions a record), and almost no trace makes a table by metadata. Every metadata
+    // record that could is met by a pass over the whole trace (the scan stops before those
+    // that do not change a width or an arithmetic interpretation, so the general path applies
+    // them), so a pass that finds none had the answer the pre-pass would have given; one that
+    // finds one is run again by its caller, from the start, with the answer of the pre-pass.
+    // A stream has no pre-pass.
     #[cfg(feature = "parallel")]
     pub(crate) fn speculate_tables(&self) -> bool {
         if self.tables_known() || self.input.streamed || !self.tables_need_pass() {
@@ -415,11 +416,12 @@ impl<'a> Reader<'a> {
         self.refuted.get()
     }
 
-    /// A metadata record applied that makes a field read section `section` (what the tables
-    /// pre-pass looks for): refutes assumed tables without it.
-    pub(crate) fn note_table(&self, section: u8) {
-        if let Some(t) = self.speculated.get() {
-            if section != 0 && !t[section as usize] {
+    /// A metadata record applied that gives a field interpretation `interp`: one that reads a
+    /// section through a reference (what the tables pre-pass marks, `mark_table`) refutes
+    /// assumed tables without that section.
+    pub(crate) fn note_table(&self, interp: Interp) {
+        if let (Some(t), Some(n)) = (self.speculated.get(), table_read_by(interp)) {
+            if n != 0 && !t[n as usize] {
                 self.refuted.set(true);
             }
         }
@@ -525,9 +527,17 @@ impl<'a> Reader<'a> {
     }
 }
 
-/// Marks the section an interpretation reads through a reference (docs/format.md §8).
+/// The section an interpretation reads through a reference (docs/format.md §8), if any.
+fn table_read_by(interp: Interp) -> Option<u8> {
+    match interp {
+        Interp::SectionOffset(n) | Interp::SectionStride { section: n, .. } => Some(n),
+        _ => None,
+    }
+}
+
+/// Marks the section an interpretation reads through a reference.
 fn mark_table(tables: &mut [bool; 256], interp: Interp) {
-    if let Interp::SectionOffset(n) | Interp::SectionStride { section: n, .. } = interp {
+    if let Some(n) = table_read_by(interp) {
         tables[n as usize] = true;
     }
 }

@@ -22,10 +22,11 @@ pub const EXACT_DISTINCT: usize = 1 << 20;
 // entry of the list (at least 2¹⁴, at most 2¹⁸: 2 MiB), so a merge, which moves every entry of
 // the list twice, moves one entry per eight values until the buffer reaches its most (and at
 // most eight per value, the list at its bound); all of it sequential. (One value per entry, as
-// before, spent 1–2 % more of `mtf stats`' instructions on the benchmark shapes.) The figures are those of a map: the distinct values only
-// grow, so "fewer than `cap` distinct values occurred" is known at the end as well as at each
-// value. The buffer is merged into the list in place (the list moved up by the buffer's distinct
-// values, then merged from its start), so memory stays bounded by the list (16 MB at worst,
+// before, spent 1–2 % more of `mtf stats`' instructions on the benchmark shapes.) The figures
+// are those of a map: the distinct values only grow, so "fewer than `cap` distinct values
+// occurred" is known at the end as well as at each value. The buffer is merged into the list
+// in place (the list moved up by the buffer's distinct values, then merged from its start),
+// so memory stays bounded by the list (16 MB at worst,
 // `cap` 16-byte entries, and the buffer's 2¹⁸ values) rather than two lists; past the
 // bound of distinct values the quantiles come from an HDR histogram, and say so
 // (`LifetimeSummary::exact`). That histogram is built only then, from the distinct values and

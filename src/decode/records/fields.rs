@@ -347,11 +347,8 @@ impl Decoder {
         match applied {
             Ok(()) => {
                 self.patch_plan(target, field as SlotId, r);
-                if let MetaProperty::Interp(
-                    Interp::SectionOffset(n) | Interp::SectionStride { section: n, .. },
-                ) = prop
-                {
-                    r.note_table(n);
+                if let MetaProperty::Interp(i) = prop {
+                    r.note_table(i);
                 }
                 self.meta = Some(MetaChange {
                     record: target,
