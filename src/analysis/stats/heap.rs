@@ -13,8 +13,11 @@ use super::{LeafSummary, Position, SiteSummary, SpaceInfo, SpaceSummary};
 mod merge;
 pub(crate) use merge::Glance;
 mod resume;
+mod slab;
+use slab::Slab;
 
-/// A live block, packed (32 bytes; see the Design note of [`HeapStats`]).
+/// A live block, packed (32 bytes, 16 in a narrow [`Slab`]; see the Design note of
+/// [`HeapStats`]).
 #[derive(Debug, Clone, Copy, Default)]
 struct Block {
     size: u64,
@@ -243,7 +246,7 @@ impl Space {
 /// Heap figures per namespace from a stream of [`HeapEvent`]s.
 // Design: the live blocks are the state that grows with a trace's heap, so they are kept
 // packed, 32 bytes each (`Block`: size, birth record and time, site and leaf; whether the
-// time is declared is the site's top bit), and in
+// time is declared is the site's top bit), 16 where every figure fits in 32 bits (`Slab`), and in
 // one live table only. Fed by a trace's declarations (`Pass`, `HeapStats::event_placed`), the
 // table is the interpreter's: its map of live ids gives each live block a number (its place in
 // the namespace's slab, reused once the block died), every event carries the numbers of the
@@ -260,7 +263,7 @@ pub struct HeapStats {
     /// Per namespace: its live blocks by (key, id), for events without places.
     live: Vec<HashMap<(u64, u64), Held, RandomState>>,
     /// Per namespace: its live blocks by place, for events with places.
-    placed: Vec<Vec<Block>>,
+    placed: Vec<Slab>,
     /// Blocks alive in `placed`.
     placed_live: usize,
     /// Blocks hidden under a newer block of the same id (shared namespaces).
@@ -275,7 +278,7 @@ impl HeapStats {
     pub fn new(spaces: Vec<SpaceInfo>) -> HeapStats {
         HeapStats {
             live: spaces.iter().map(|_| HashMap::default()).collect(),
-            placed: spaces.iter().map(|_| Vec::new()).collect(),
+            placed: spaces.iter().map(|_| Slab::default()).collect(),
             placed_live: 0,
             spaces: spaces.into_iter().map(Space::new).collect(),
             shadow: Vec::new(),
@@ -394,11 +397,7 @@ impl HeapStats {
             // Beyond 2³² − 1 blocks alive at once: the interpreter has no number to give.
             return;
         }
-        let i = i as usize;
-        if v.len() <= i {
-            v.resize(i + 1, Block::default());
-        }
-        v[i] = block;
+        v.put(i as usize, block);
         self.placed_live += 1;
     }
 
@@ -407,7 +406,7 @@ impl HeapStats {
         if i == Places::NONE {
             return None;
         }
-        let b = self.placed.get(sp as usize)?.get(i as usize).copied()?;
+        let b = self.placed.get(sp as usize)?.get(i as usize)?;
         self.placed_live -= 1;
         Some(b)
     }

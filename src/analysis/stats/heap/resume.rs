@@ -150,8 +150,7 @@ impl HeapStats {
         match places_of.filter(|_| placeable) {
             Some(places_of) => {
                 for (v, &top) in placed.iter_mut().zip(&tops) {
-                    v.clear();
-                    v.resize(top, Block::default());
+                    v.reset(top);
                 }
                 read_live(spaces, d, &mut |sp, (key, id), chain| {
                     let Some(v) = placed.get_mut(sp) else {
@@ -160,11 +159,7 @@ impl HeapStats {
                     places_of(sp as u32, key, id, &mut nums);
                     // The interpreter's numbers come the oldest first, the blocks the newest.
                     for (&i, b) in nums.iter().rev().zip(chain) {
-                        let i = i as usize;
-                        if v.len() <= i {
-                            v.resize(i + 1, Block::default());
-                        }
-                        v[i] = *b;
+                        v.put(i as usize, *b);
                         *placed_live += 1;
                     }
                 })?;
