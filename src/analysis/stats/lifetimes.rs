@@ -5,6 +5,9 @@ use hdrhistogram::Histogram;
 use super::classes::{classes, log2_class, CLASSES};
 use super::LifetimeSummary;
 
+mod runs;
+use runs::Runs;
+
 /// Distinct lifetimes kept exactly before the quantiles fall back to the HDR histogram.
 pub const EXACT_DISTINCT: usize = 1 << 20;
 
@@ -24,10 +27,13 @@ pub const EXACT_DISTINCT: usize = 1 << 20;
 // most eight per value, the list at its bound); all of it sequential. (One value per entry, as
 // before, spent 1–2 % more of `mtf stats`' instructions on the benchmark shapes.) The figures
 // are those of a map: the distinct values only grow, so "fewer than `cap` distinct values
-// occurred" is known at the end as well as at each value. The buffer is merged into the list
-// in place (the list moved up by the buffer's distinct values, then merged from its start),
-// so memory stays bounded by the list (16 MB at worst,
-// `cap` 16-byte entries, and the buffer's 2¹⁸ values) rather than two lists; past the
+// occurred" is known at the end as well as at each value. The list is packed (`Runs`: each
+// entry its value's difference from the one before and its count, in LEB128): lifetimes lie
+// close together and most repeat little, so an entry takes two or three bytes where a pair of
+// integers took sixteen, and the list at its bound of 2²⁰ entries a few MB rather than 16 MB
+// (it was most of `stats`' memory on the benchmark shapes at 10 M records); the buffer is
+// merged into a new list, both alive for the merge, which reads and writes each entry once, as
+// the merge in place of a list of pairs did; past the
 // bound of distinct values the quantiles come from an HDR histogram, and say so
 // (`LifetimeSummary::exact`). That histogram is built only then, from the distinct values and
 // their counts (an HDR histogram's counts depend neither on the order of the values nor on
@@ -69,10 +75,10 @@ struct Exact {
     /// Values from [`DENSE`] up not yet in `runs`, in trace order.
     buf: Vec<u64>,
     /// Distinct values from [`DENSE`] up and their counts, in increasing order.
-    runs: Vec<(u64, u64)>,
+    runs: Runs,
     /// Lists like `runs` of chunks absorbed (`Lifetimes::absorb`), not yet merged into it: they
     /// are merged all at once (k-way) when the figures are asked for.
-    pending: Vec<Vec<(u64, u64)>>,
+    pending: Vec<Runs>,
     /// The radix sort's second buffer (as long as `buf` at its longest).
     scratch: Vec<u64>,
 }
@@ -100,48 +106,16 @@ impl Exact {
 
     /// The entries of `pending`, at least as many as the distinct values in them.
     fn pending_len(&self) -> usize {
-        self.pending.iter().map(Vec::len).sum()
+        self.pending.iter().map(Runs::len).sum()
     }
 
-    /// Sorts the buffer into `runs`, in place: the list moves up by the buffer's distinct
-    /// values, and the merge writes from its start (never past what it has still to read).
+    /// Sorts the buffer into `runs`: one pass over both, into a new list.
     fn merge_buf(&mut self) {
         if self.buf.is_empty() {
             return;
         }
         radix_sort(&mut self.buf, &mut self.scratch);
-        let buf = &self.buf;
-        let d = 1 + buf.windows(2).filter(|w| w[0] != w[1]).count();
-        let old = self.runs.len();
-        self.runs.resize(old + d, (0, 0));
-        let runs = &mut self.runs;
-        runs.copy_within(0..old, d);
-        // Old entries are read from `r` (from `d` up), the merged written at `w` < `r` while
-        // distinct values of the buffer remain: `w` = `r` − `d` + (distinct values merged) −
-        // (values the list had).
-        let (end, mut r, mut w, mut i) = (old + d, d, 0, 0);
-        while let Some(&v) = buf.get(i) {
-            let mut c = 1;
-            i += 1;
-            while buf.get(i) == Some(&v) {
-                c += 1;
-                i += 1;
-            }
-            while let Some(&e) = runs.get(r).filter(|e| e.0 < v) {
-                runs[w] = e;
-                (r, w) = (r + 1, w + 1);
-            }
-            match runs.get(r).copied() {
-                Some((x, had)) if x == v => {
-                    runs[w] = (v, had + c);
-                    r += 1;
-                }
-                _ => runs[w] = (v, c),
-            }
-            w += 1;
-        }
-        runs.copy_within(r..end, w);
-        runs.truncate(w + (end - r));
+        self.runs = self.runs.merged_with(&self.buf);
         self.buf.clear();
     }
 
@@ -152,7 +126,7 @@ impl Exact {
             .enumerate()
             .filter(|(_, &c)| c > 0)
             .map(|(v, &c)| (v as u64, c))
-            .chain(self.runs.iter().copied())
+            .chain(self.runs.iter())
     }
 }
 
@@ -425,7 +399,7 @@ impl Lifetimes {
 /// The sorted lists of distinct values and counts `lists` merged into one (counts of a value
 /// in several lists added): two by two, in rounds, each a sequential pass (a heap of the k
 /// heads cost several times more per entry).
-fn merge_lists(mut lists: Vec<Vec<(u64, u64)>>) -> Vec<(u64, u64)> {
+fn merge_lists(mut lists: Vec<Runs>) -> Runs {
     lists.retain(|l| !l.is_empty());
     while lists.len() > 1 {
         let mut next = Vec::with_capacity(lists.len().div_ceil(2));
@@ -442,25 +416,25 @@ fn merge_lists(mut lists: Vec<Vec<(u64, u64)>>) -> Vec<(u64, u64)> {
 }
 
 /// Two sorted lists of distinct values and counts merged.
-fn merge_two(a: &[(u64, u64)], b: &[(u64, u64)]) -> Vec<(u64, u64)> {
-    let mut out = Vec::with_capacity(a.len() + b.len());
-    let (mut i, mut j) = (0, 0);
-    while i < a.len() && j < b.len() {
-        let (x, y) = (a[i], b[j]);
+fn merge_two(a: &Runs, b: &Runs) -> Runs {
+    let mut out = Runs::with_capacity(a.bytes() + b.bytes());
+    let (mut a, mut b) = (a.iter().peekable(), b.iter().peekable());
+    while let (Some(&x), Some(&y)) = (a.peek(), b.peek()) {
         if x.0 < y.0 {
-            out.push(x);
-            i += 1;
+            out.push(x.0, x.1);
+            a.next();
         } else if y.0 < x.0 {
-            out.push(y);
-            j += 1;
+            out.push(y.0, y.1);
+            b.next();
         } else {
-            out.push((x.0, x.1 + y.1));
-            i += 1;
-            j += 1;
+            out.push(x.0, x.1 + y.1);
+            a.next();
+            b.next();
         }
     }
-    out.extend_from_slice(&a[i..]);
-    out.extend_from_slice(&b[j..]);
+    for (v, c) in a.chain(b) {
+        out.push(v, c);
+    }
     out
 }
 
@@ -670,17 +644,21 @@ mod tests {
     /// The k-way merge of sorted lists adds the counts of a value met in several.
     #[test]
     fn lists_merged_k_way() {
+        let runs = |l: &[(u64, u64)]| l.iter().copied().collect::<Runs>();
         let lists = vec![
-            vec![(1, 1), (5, 2), (9, 1)],
-            vec![],
-            vec![(5, 3), (6, 1)],
-            vec![(0, 4), (9, 9), (10, 1)],
+            runs(&[(1, 1), (5, 2), (9, 1)]),
+            runs(&[]),
+            runs(&[(5, 3), (6, 1)]),
+            runs(&[(0, 4), (9, 9), (10, 1)]),
         ];
         assert_eq!(
             merge_lists(lists),
-            vec![(0, 4), (1, 1), (5, 5), (6, 1), (9, 10), (10, 1)]
+            runs(&[(0, 4), (1, 1), (5, 5), (6, 1), (9, 10), (10, 1)])
         );
-        assert_eq!(merge_lists(vec![vec![], vec![(3, 1)]]), vec![(3, 1)]);
+        assert_eq!(
+            merge_lists(vec![runs(&[]), runs(&[(3, 1)])]),
+            runs(&[(3, 1)])
+        );
         assert!(merge_lists(Vec::new()).is_empty());
     }
 
