@@ -293,10 +293,11 @@ impl<'s> Check<'s> {
             }
         }
         if let Some(d) = &f.defined {
-            let verb = if f.kind == FindingKind::Mismatched {
-                "opened"
-            } else {
-                "defined"
+            // An id not alive names the record that ended it (a double free: the first free).
+            let verb = match f.kind {
+                FindingKind::Mismatched => "opened",
+                FindingKind::NotAlive | FindingKind::Undefined => "undefined",
+                _ => "defined",
             };
             let _ = write!(s, "; {verb} by {}", self.at(d));
         }

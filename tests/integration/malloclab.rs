@@ -376,6 +376,13 @@ fn a_double_free_is_still_an_error() {
         "{report}"
     );
     assert_eq!(report.matches("which is not alive").count(), 1, "{report}");
+    // The record named after it is the first free, which undefined the block.
+    let line = report
+        .lines()
+        .find(|l| l.contains("which is not alive"))
+        .unwrap_or_default();
+    assert!(line.contains("; undefined by record"), "{line}");
+    assert!(!line.contains("; defined by"), "{line}");
 }
 
 #[test]

@@ -461,7 +461,7 @@ fn semantic_check_on_threads_from_analysis_states_says_what_one_thread_says() {
         .filter_map(|l| {
             let at: u64 = l.split("record ").nth(1)?.split(' ').next()?.parse().ok()?;
             let by: u64 = l
-                .split("; defined by record ")
+                .split("; undefined by record ")
                 .nth(1)?
                 .split(' ')
                 .next()?
