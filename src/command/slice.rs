@@ -77,10 +77,28 @@ pub fn check_clock(
     stats: &Stats,
     moment: bool,
 ) -> Result<Option<String>, UsageError> {
+    check_clock_of(trace, stats, moment, stats.clock)
+}
+
+/// Whether the pass of `stats` stopped at the end of its slice, before the end of the trace:
+/// it read the first data record after the slice. Its clock is then the clock of the records
+/// up to there only.
+pub fn ended_early(stats: &Stats) -> bool {
+    stats.end.record < stats.data_records
+}
+
+/// [`check_clock`] with the clock of the whole trace, `clock` (where the pass of `stats` ended
+/// early, [`ended_early`], before the times moved).
+pub fn check_clock_of(
+    trace: &Path,
+    stats: &Stats,
+    moment: bool,
+    clock: Clock,
+) -> Result<Option<String>, UsageError> {
     let name = crate::escape::escape_path(trace);
     let w = stats.window;
     if let Some(time) = by_time(w.from, w.to) {
-        let why = match stats.clock {
+        let why = match clock {
             Clock::Moving => None,
             Clock::Constant(_) if moment => None,
             Clock::None => Some("no record has a declared time".to_string()),

@@ -5,14 +5,14 @@
 use std::path::Path;
 
 use crate::analysis::stats::{
-    compute_scoped, Bound, Declared, HeapEventSource, Stats, StatsScope, Window,
+    compute_scoped, Bound, Clock, Declared, HeapEventSource, Stats, StatsScope, Window,
 };
 use crate::Opened;
 
 use super::jobs::{self, Faults, Jobs};
 use super::resume::{resumed, Goal};
 use super::seek::SeekOptions;
-use super::slice::{check_clock, Slice};
+use super::slice::{check_clock_of, ended_early, Slice};
 use super::{UsageError, Warning};
 
 mod parallel;
@@ -58,6 +58,22 @@ pub fn stats<'o>(
     faults: Faults<'o>,
     warn: &mut dyn FnMut(Warning),
 ) -> Result<Stats, UsageError> {
+    let mut stats = stats_of(o, trace, options, faults, warn)?;
+    // The damage to the container (a section or the file cut short) or to the compressed
+    // stream is one problem more, as `mtf check` counts it.
+    if o.damage().is_some() || o.input_fault().is_some() {
+        stats.problems += 1;
+    }
+    Ok(stats)
+}
+
+fn stats_of<'o>(
+    o: &'o Opened,
+    trace: &Path,
+    options: &StatsOptions,
+    faults: Faults<'o>,
+    warn: &mut dyn FnMut(Warning),
+) -> Result<Stats, UsageError> {
     let window = match options.at {
         Some(b) if options.slice.is_all() => Window {
             from: Some(b),
@@ -79,8 +95,10 @@ pub fn stats<'o>(
             None
         };
         if let Some(goal) = goal {
-            if let Some(stats) = resumed(o, trace, &options.seek, goal, options.scope, warn) {
-                if let Some(note) = check_clock(trace, &stats, options.at.is_some())? {
+            if let Some(mut stats) = resumed(o, trace, &options.seek, goal, options.scope, warn) {
+                if let Some(note) =
+                    clock_checked(o, trace, &mut stats, options.at.is_some(), options.scope)?
+                {
                     warn(Warning::PastEnd(note));
                 }
                 return Ok(stats);
@@ -98,7 +116,7 @@ pub fn stats<'o>(
     if let (Some(idx), true) = (&index, window == Window::all() && !options.at_peak) {
         // Each chunk analysed on its own thread from the analysis state where it starts, the
         // figures joined in trace order: those of one thread.
-        if let Some(stats) = parallel::run(
+        if let Some(mut stats) = parallel::run(
             o,
             trace,
             &options.seek,
@@ -107,7 +125,7 @@ pub fn stats<'o>(
             options.scope,
             warn,
         ) {
-            if let Some(note) = check_clock(trace, &stats, false)? {
+            if let Some(note) = clock_checked(o, trace, &mut stats, false, options.scope)? {
                 warn(Warning::PastEnd(note));
             }
             return Ok(stats);
@@ -140,7 +158,7 @@ pub fn stats<'o>(
     // table: it assumes the DTD's tables rather than reading the trace for them first, and is
     // run again in the rare trace where it was wrong (`Reader::speculate_tables`).
     let speculating = plan.is_none() && window == Window::all() && reader.speculate_tables();
-    let stats = jobs::read(
+    let mut stats = jobs::read(
         o,
         &reader,
         plan.as_ref(),
@@ -157,8 +175,44 @@ pub fn stats<'o>(
             compute_scoped(&reader, &mut again, &mut source, window, options.scope)
         },
     );
-    if let Some(note) = check_clock(trace, &stats, options.at.is_some())? {
+    if let Some(note) = clock_checked(o, trace, &mut stats, options.at.is_some(), options.scope)? {
         warn(Warning::PastEnd(note));
     }
     Ok(stats)
+}
+
+// Design: a slice by time is refused when the trace has no clock (docs/stats.md), which is a
+// property of the whole trace; a pass that stopped at the end of its slice has seen the times
+// up to there only, and a slice that ends at or before the first time seen (`--to t100` of a
+// trace whose times run from 100) has seen one. Only then, and only when its times have not
+// moved, the rest of the trace is read for its clock, in a second pass from the start (a
+// stream cannot be read again: its slice is judged by the times read). The usual slice, whose
+// times moved, pays nothing.
+/// [`check_clock_of`] with the clock of the whole trace where the pass of `stats` ended before
+/// its times moved.
+fn clock_checked(
+    o: &Opened,
+    trace: &Path,
+    stats: &mut Stats,
+    moment: bool,
+    scope: StatsScope,
+) -> Result<Option<String>, UsageError> {
+    let clock = match check_clock_of(trace, stats, moment, stats.clock) {
+        Err(UsageError::NoClock { .. }) if ended_early(stats) && !o.is_streamed() => {
+            let reader = o.reader();
+            let mut source = Declared::new(o.schema());
+            let mut records = reader.records();
+            let whole = compute_scoped(&reader, &mut records, &mut source, Window::all(), scope);
+            whole.clock
+        }
+        r => return r,
+    };
+    if clock == Clock::Moving {
+        // The slice's figures are shown with the trace's clock.
+        stats.clock = clock;
+        for s in &mut stats.spaces {
+            s.clock = true;
+        }
+    }
+    check_clock_of(trace, stats, moment, clock)
 }

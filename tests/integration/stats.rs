@@ -422,3 +422,22 @@ fn the_plot_axis_spans_the_heap_events() {
     }
     assert!(labels.contains(&"12.5 KiB") && !labels.iter().any(|l| l.contains("11.7")));
 }
+
+/// A slice by time that ends at or before the first time a record declares has seen one time
+/// only; the trace's clock is the whole trace's (docs/stats.md, "Time"): android-timed.mtf's
+/// times move, so the slice is taken (empty), as `dump` and `check` take it, and its clock is
+/// shown as moving; android.mtf has no clock, and the same slice is still refused.
+#[test]
+fn a_time_slice_ending_before_the_times_move_is_judged_by_the_whole_trace_s_clock() {
+    for to in ["--to=t1000000000", "--to=t5"] {
+        let o = util::mtf(&["stats", "-f", "json", to, "traces/android-timed.mtf"]);
+        assert!(o.status.success(), "{to}: {}", util::text(&o.stderr));
+        let json = util::text(&o.stdout);
+        assert!(json.contains(r#""clock": "moving""#), "{to}: {json}");
+        let o = util::mtf(&["stats", to, "traces/android-timed.mtf"]);
+        assert!(util::text(&o.stdout).contains("no allocations in the slice"));
+    }
+    let o = util::mtf(&["stats", "--to", "t0", "traces/android.mtf"]);
+    assert_eq!(o.status.code(), Some(2));
+    assert!(util::text(&o.stderr).contains("no_clock"));
+}

@@ -551,3 +551,28 @@ fn a_zipped_trace_has_no_clock_from_its_entry_date() {
     assert_eq!(ns["peak"]["bytes"], p["peak"]["bytes"]);
     assert_eq!(ns["lifetime"], p["lifetime"]);
 }
+
+/// A trace cut short: the problems `stats` counts are those `mtf check` counts, the damage to
+/// the container (a section running past the end of the file) included, wherever the cut is.
+#[test]
+fn a_cut_trace_counts_the_problems_check_counts() {
+    let whole = std::fs::read(util::root().join("traces/valgrind.mtf")).unwrap();
+    let dir = util::tempdir();
+    let t = dir.path().join("cut.mtf");
+    for keep in [whole.len() / 2, whole.len() * 9 / 10, whole.len() - 1] {
+        std::fs::write(&t, &whole[..keep]).unwrap();
+        let t = t.to_str().unwrap();
+        let check = util::text(&util::mtf(&["check", t]).stdout);
+        let counted: u64 = check
+            .rsplit("INVALID, ")
+            .next()
+            .and_then(|s| s.split(' ').next())
+            .and_then(|n| n.parse().ok())
+            .unwrap_or_else(|| panic!("{keep}: {check}"));
+        let json = util::text(&util::mtf(&["stats", "-f", "json", t]).stdout);
+        assert!(
+            json.contains(&format!("\"problems\": {counted},")),
+            "{keep} bytes: check counts {counted}; {json}"
+        );
+    }
+}
