@@ -20,11 +20,15 @@ use crate::io::{IoError, Output};
 
 /// The first bytes of an analysis-state file: `\x7fMTS`.
 pub const STATE_MAGIC: [u8; 4] = [0x7F, b'M', b'T', b'S'];
-/// The version of the analysis-state format this library writes: 2, whose checksum is CRC-32.
-/// It reads version 1 too (the same layout, its checksum FNV-1a 64).
-pub const STATE_VERSION: u8 = 2;
-/// The first version of the analysis-state format, read still (docs/format.md §15.4).
+/// The version of the analysis-state format this library writes: 3, whose checksum is CRC-32.
+/// It reads births files of versions 1 (the same layout, its checksum FNV-1a 64) and 2 too,
+/// and analysis states of version 3 only (docs/format.md §15.4).
+pub const STATE_VERSION: u8 = 3;
+/// The first version of the analysis-state format, its checksum FNV-1a 64.
 const STATE_VERSION_FNV: u8 = 1;
+/// The first version of the analysis states this library reads: before it, the input lines of
+/// an imported trace counted the records its mapping writes (`emit`) as lines of the input.
+const STATE_VERSION_LINES: u8 = 3;
 /// The first bytes of a births file (`INDEX.births`, docs/format.md §15.5): `\x7fMTB`. Its
 /// layout is the analysis state's (and its version), its entries what
 /// `columnar::HeapRows::save_births` writes and its end empty.
@@ -131,7 +135,7 @@ impl std::ops::Deref for Blob {
     }
 }
 
-/// A checksum of a state file being computed (docs/format.md §15.4): CRC-32 (version 2),
+/// A checksum of a state file being computed (docs/format.md §15.4): CRC-32 (versions 2 and 3),
 /// FNV-1a 64 (version 1).
 // Design: the checksum reads the whole file, about as large as the trace, and `stats -j N` and
 // `check -j N` compute it beside their workers (on a third thread of two cores). FNV-1a takes a
@@ -168,7 +172,7 @@ impl StateSum {
 }
 
 /// The checksum a state or births file of `version` ends with, of `bytes` (every byte before
-/// it): CRC-32 for version 2, FNV-1a 64 for version 1 (docs/format.md §15.4).
+/// it): CRC-32 for versions 2 and 3, FNV-1a 64 for version 1 (docs/format.md §15.4).
 pub fn state_checksum(version: u8, bytes: &[u8]) -> u64 {
     let mut h = StateSum::new(version);
     h.update(bytes);
@@ -448,12 +452,22 @@ impl AnalysisState {
             return Err(bad(0, what.into()));
         }
         let version = bytes[4];
-        if version != STATE_VERSION && version != STATE_VERSION_FNV {
+        if !(STATE_VERSION_FNV..=STATE_VERSION).contains(&version) {
             return Err(bad(
                 4,
                 format!(
                     "version {version}; this reader knows versions \
-                     {STATE_VERSION_FNV} and {STATE_VERSION}"
+                     {STATE_VERSION_FNV} to {STATE_VERSION}"
+                ),
+            ));
+        }
+        if magic == STATE_MAGIC && version < STATE_VERSION_LINES {
+            return Err(bad(
+                4,
+                format!(
+                    "version {version}, whose input lines counted the records an import's \
+                     mapping writes; this reader takes analysis states of version \
+                     {STATE_VERSION_LINES}"
                 ),
             ));
         }

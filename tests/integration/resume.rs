@@ -62,7 +62,7 @@ struct StateFile {
 impl StateFile {
     fn read(path: &Path) -> StateFile {
         let b = std::fs::read(path).unwrap();
-        assert_eq!(&b[..5], b"\x7fMTS\x02", "magic and version");
+        assert_eq!(&b[..5], b"\x7fMTS\x03", "magic and version");
         let body = b.len() - 8;
         assert_eq!(crc32(&b[..body]), le64(&b, body), "checksum");
         let count = le64(&b, 24) as usize;
@@ -322,15 +322,17 @@ fn a_state_of_another_index_or_a_damaged_one_is_skipped_with_a_warning() {
     assert_eq!(o.status.code(), Some(2));
 }
 
-/// A state file of version 1 (its checksum FNV-1a 64, docs/format.md §15.4) is read as the
-/// version-2 one `mtf index` writes now; a version this reader does not know is refused with a
-/// warning naming it, the figures then those of a pass from the start.
+/// A state file of versions 1 and 2 (whose input lines counted the records an import's mapping
+/// writes, docs/format.md §15.4) and a version this reader does not know are refused with a
+/// warning naming the version, the figures then those of a pass from the start; a state of
+/// the version `mtf index` writes (3) is used, and refused where its checksum fails.
 #[test]
-fn a_version_1_state_is_read_and_an_unknown_version_refused() {
+fn a_state_of_an_older_or_unknown_version_is_refused() {
     let dir = tempdir();
     let (trace, want) = android_indexed(&dir);
     let t = trace.to_str().unwrap();
     let kept = std::fs::read(state_of(&trace)).unwrap();
+    assert_eq!(kept[4], 3, "the version written");
     let with_version = |v: u8| {
         let mut b = kept[..kept.len() - 8].to_vec();
         b[4] = v;
@@ -338,15 +340,24 @@ fn a_version_1_state_is_read_and_an_unknown_version_refused() {
         b.extend_from_slice(&sum.to_le_bytes());
         b
     };
-    std::fs::write(state_of(&trace), with_version(1)).unwrap();
+    std::fs::write(state_of(&trace), with_version(3)).unwrap();
     let o = mtf(&["stats", "--from", "60", "-j", "1", t]);
     assert!(o.status.success());
     assert_eq!(text(&o.stdout), want);
-    assert_eq!(text(&o.stderr), "", "a version-1 state is used as it is");
-    let check = mtf(&["index", "--check", t]);
-    assert!(check.status.success(), "{}", text(&check.stderr));
-    // The same file with its bytes damaged: its FNV-1a checksum fails.
-    let mut bad = with_version(1);
+    assert_eq!(text(&o.stderr), "", "a version-3 state is used as it is");
+    for v in [1u8, 2, 4] {
+        std::fs::write(state_of(&trace), with_version(v)).unwrap();
+        let o = mtf(&["stats", "--from", "60", t]);
+        assert!(o.status.success());
+        assert_eq!(text(&o.stdout), want, "version {v}");
+        let err = text(&o.stderr);
+        assert!(
+            err.contains(&format!("version {v}")) && err.contains(".idx.state"),
+            "{err}"
+        );
+    }
+    // The current version with its bytes damaged: its checksum fails.
+    let mut bad = with_version(3);
     let n = bad.len();
     bad[n / 2] ^= 0x21;
     std::fs::write(state_of(&trace), &bad).unwrap();
@@ -356,15 +367,6 @@ fn a_version_1_state_is_read_and_an_unknown_version_refused() {
         text(&o.stderr).contains("checksum mismatch"),
         "{}",
         text(&o.stderr)
-    );
-    std::fs::write(state_of(&trace), with_version(3)).unwrap();
-    let o = mtf(&["stats", "--from", "60", t]);
-    assert!(o.status.success());
-    assert_eq!(text(&o.stdout), want);
-    let err = text(&o.stderr);
-    assert!(
-        err.contains("version 3") && err.contains(".idx.state"),
-        "{err}"
     );
 }
 

@@ -576,3 +576,58 @@ fn a_cut_trace_counts_the_problems_check_counts() {
         );
     }
 }
+
+/// heaptrack's recording of `sort` (tests/data/import/alloc/heaptrack-sort.zst), imported: the
+/// peak's input line is the line of the allocation that reached it, found here by reading the
+/// recording as heaptrack_print does (`+ INFO` adds the info's size, `- INFO` takes it away);
+/// the records the mapping writes before the input (heaptrack_print's stop functions, skipped
+/// frames and leak suppressions, `emit`) are no lines of it. The same from the seek index's
+/// analysis states, on two threads and for a slice.
+#[test]
+fn heaptrack_positions_are_the_recording_s_lines() {
+    let src = util::root().join("tests/data/import/alloc/heaptrack-sort.zst");
+    let raw = zstd::decode_all(std::fs::File::open(&src).unwrap()).unwrap();
+    let text = String::from_utf8(raw).unwrap();
+    let (mut sizes, mut live, mut peak, mut peak_line) = (Vec::new(), 0u64, 0u64, 0u64);
+    for (i, l) in text.lines().enumerate() {
+        let mut w = l.split(' ');
+        let (op, arg) = (
+            w.next(),
+            w.next().and_then(|x| u64::from_str_radix(x, 16).ok()),
+        );
+        match (op, arg) {
+            (Some("a"), Some(size)) => sizes.push(size),
+            (Some("+"), Some(info)) => {
+                live += sizes[info as usize];
+                if live > peak {
+                    (peak, peak_line) = (live, i as u64 + 1);
+                }
+            }
+            (Some("-"), Some(info)) => live -= sizes[info as usize],
+            _ => {}
+        }
+    }
+    assert!(text
+        .lines()
+        .nth(peak_line as usize - 1)
+        .unwrap()
+        .starts_with("+ "));
+    let dir = util::tempdir();
+    let t = dir.path().join("h.mtf");
+    let o = util::mtf(&["import", src.to_str().unwrap(), "-o", t.to_str().unwrap()]);
+    assert!(o.status.success(), "{}", util::text(&o.stderr));
+    let t = t.to_str().unwrap();
+    let o = util::mtf(&["index", "--every", "50", t]);
+    assert!(o.status.success(), "{}", util::text(&o.stderr));
+    for args in [
+        vec![t, "--no-index"],
+        vec!["-j", "2", t],
+        vec!["--from", "100", t],
+    ] {
+        let j = stats_json(&args);
+        let ns = &j["namespaces"][0];
+        assert_eq!(u(&ns["peak"]["bytes"]), peak, "{args:?}");
+        assert_eq!(u(&ns["peak"]["at"]["line"]), peak_line, "{args:?}");
+        assert_eq!(ns["peak"]["at"]["file"], "heaptrack-sort.zst", "{args:?}");
+    }
+}

@@ -198,6 +198,9 @@ impl SourceLines {
             self.part = None;
             return None;
         }
+        if span == NO_UNIT {
+            return None;
+        }
         let first = *line + 1;
         *line += span;
         Some(SourceLine {
@@ -226,9 +229,11 @@ impl SourceLines {
             let Some(rid) = self.names.iter().position(|n| n == name) else {
                 continue;
             };
-            let Some(span) = pattern_lines(l) else {
+            let Some((span, end)) = pattern_lines(l) else {
                 continue;
             };
+            // A record the importer writes from the mapping's `emit` lines is no unit.
+            let span = if implied(&l[end..]) { NO_UNIT } else { span };
             if seen[rid] && self.span[rid] != span {
                 self.span[rid] = 0;
             } else if !seen[rid] {
@@ -239,8 +244,20 @@ impl SourceLines {
     }
 }
 
-/// The lines a rule's pattern spans: 1 + its `\n` escapes (in its first quoted text).
-fn pattern_lines(rule: &str) -> Option<u64> {
+/// The lines per unit of a record type whose records the importer writes from the mapping
+/// (`implied` rules, `emit` lines): none, they are no units of the input.
+const NO_UNIT: u64 = u64::MAX;
+
+/// Whether the options after a rule's pattern, `rest`, say `implied` (before a comment).
+fn implied(rest: &str) -> bool {
+    rest.split('#')
+        .next()
+        .is_some_and(|r| r.split_whitespace().any(|w| w == "implied"))
+}
+
+/// The lines a rule's pattern spans: 1 + its `\n` escapes (in its first quoted text); and the
+/// byte after the pattern's closing quote.
+fn pattern_lines(rule: &str) -> Option<(u64, usize)> {
     let start = rule.find(['\'', '"'])?;
     let quote = rule[start..].chars().next()?;
     let mut lines = 1u64;
@@ -249,7 +266,7 @@ fn pattern_lines(rule: &str) -> Option<u64> {
         // An escape takes the next character with it (`\'` is no end, `\n` a line).
         match c {
             '\\' if chars.next() == Some('n') => lines += 1,
-            c if c == quote => return Some(lines),
+            c if c == quote => return Some((lines, rule.len() - chars.as_str().len())),
             _ => {}
         }
     }
@@ -262,12 +279,19 @@ mod tests {
 
     #[test]
     fn pattern_lines_count_newline_escapes() {
-        assert_eq!(pattern_lines("record a 'a {id:dec} {size:dec}'"), Some(1));
+        let lines = |r: &str| pattern_lines(r).map(|(n, _)| n);
+        assert_eq!(lines("record a 'a {id:dec} {size:dec}'"), Some(1));
         assert_eq!(
-            pattern_lines(r"head h '{w:dec}\n{i:dec}\n{o:dec}\n{f:dec}' when w<=1"),
+            lines(r"head h '{w:dec}\n{i:dec}\n{o:dec}\n{f:dec}' when w<=1"),
             Some(4)
         );
-        assert_eq!(pattern_lines(r"record r 'x\\n\' y' # \n"), Some(1));
-        assert_eq!(pattern_lines("record r"), None);
+        assert_eq!(lines(r"record r 'x\\n\' y' # \n"), Some(1));
+        assert_eq!(lines("record r"), None);
+        let rule = "record s 'stop {name:text}' implied # not 'a'";
+        let (_, end) = pattern_lines(rule).unwrap();
+        assert_eq!(&rule[end..], " implied # not 'a'");
+        assert!(implied(&rule[end..]));
+        assert!(!implied(" set x=1 # implied"));
+        assert!(!implied(" when implied_flag=1"));
     }
 }
