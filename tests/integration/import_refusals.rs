@@ -408,3 +408,49 @@ fn a_zip_whose_headers_disagree_is_refused() {
         ("", (35 << 9) | (9 << 5) | 11)
     );
 }
+
+/// A valgrind log whose program's output is most of its lines (valgrind writes its
+/// `--trace-malloc` lines among them; the mapping says `interleaved`) is imported, the program's
+/// lines kept raw and the heap figures those of its valgrind lines; text none of whose lines is
+/// valgrind's is still refused, early on a large input and at the end on a small one.
+#[test]
+fn an_interleaved_format_is_refused_only_when_nothing_matches() {
+    let dir = util::tempdir();
+    let log = dir.path().join("sort.vg");
+    let mut text_in = String::from("==7== Memcheck, a memory error detector\n");
+    for i in 0..400u64 {
+        text_in.push_str(&format!(
+            "--7-- malloc({}) = 0x{:X}\n",
+            16 + i,
+            0x4A40000 + 64 * i
+        ));
+        for k in 0..30 {
+            text_in.push_str(&format!("line {k} of the program's output\n"));
+        }
+    }
+    std::fs::write(&log, &text_in).unwrap();
+    let out = dir.path().join("sort.mtf");
+    let (l, o) = (log.to_str().unwrap(), out.to_str().unwrap());
+    let r = mtf(&["import", "--from", "valgrind", l, "-o", o]);
+    assert!(r.status.success(), "{}", text(&r.stderr));
+    let s = text(&mtf(&["stats", o]).stdout);
+    let bytes: u64 = (16..416).sum();
+    assert!(
+        s.contains(&format!("allocations          400, {bytes} bytes")),
+        "{s}"
+    );
+    for (lines, why) in [(12_000, "large"), (50, "small")] {
+        let junk = dir.path().join("junk.txt");
+        std::fs::write(&junk, "not a valgrind line\n".repeat(lines)).unwrap();
+        let r = mtf(&[
+            "import",
+            "--from",
+            "valgrind",
+            junk.to_str().unwrap(),
+            "-o",
+            o,
+        ]);
+        assert_eq!(r.status.code(), Some(1), "{why}");
+        assert!(text(&r.stderr).contains("probably not valgrind"), "{why}");
+    }
+}

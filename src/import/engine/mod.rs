@@ -101,10 +101,13 @@ impl<'m, 's> Importer<'m, 's> {
 
     /// Refuse the import when more than half the units were kept raw (`early`: after
     /// [`EARLY_CHECK`] units, only when nine in ten were, so that a long prologue the mapping
-    /// does not describe does not stop an input that matches further on).
+    /// does not describe does not stop an input that matches further on); for a format that
+    /// interleaves other text (`interleaved`), only when every unit was.
     fn check_unmatched(&self, file: &str, early: bool) -> Result<(), ImportError> {
         let r = &self.report;
-        let refuse = if early {
+        let refuse = if self.m.interleaved {
+            r.units > 0 && r.raw == r.units
+        } else if early {
             r.raw * 10 >= r.units * 9
         } else {
             r.mostly_unmatched()

@@ -239,6 +239,10 @@ pub struct Mapping {
     pub units: Units,
     /// Glob of the ZIP entries that are mapped (others are kept verbatim).
     pub zip_entry: String,
+    /// The format interleaves other text with its own (`interleaved`: a valgrind log holds the
+    /// program's output): most units may match no rule, and only an input none of whose units
+    /// match is refused as another format.
+    pub interleaved: bool,
     /// String tables.
     pub tables: Vec<Table>,
     /// Inputs refused by file name (`refuse 'GLOB' 'MESSAGE'`): files of a kind the format

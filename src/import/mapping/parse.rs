@@ -201,6 +201,10 @@ impl Parser<'_> {
                 self.m.dtd = d.args[0].text.clone();
             }
             "units" => self.units(d)?,
+            "interleaved" => {
+                self.want(d, 0, "no argument")?;
+                self.m.interleaved = true;
+            }
             "zip-entry" => {
                 self.want(d, 1, "a quoted glob")?;
                 self.m.zip_entry = d.args[0].text.clone();
@@ -678,6 +682,7 @@ impl Mapping {
                 dtd: String::new(),
                 units: Units::Lines,
                 zip_entry: "*".into(),
+                interleaved: false,
                 tables: Vec::new(),
                 refuse: Vec::new(),
                 parts: Vec::new(),
