@@ -201,8 +201,8 @@ mod tests {
             for _ in 0..n {
                 let v = 4096 + next() % spread;
                 let c = 1 + next() % [3, 200, 1 << 40][round % 3];
-                if !counts.contains_key(&v) {
-                    counts.insert(v, c);
+                if let std::collections::btree_map::Entry::Vacant(e) = counts.entry(v) {
+                    e.insert(c);
                     list.push(v);
                 }
             }
