@@ -167,7 +167,7 @@ impl SourceLines {
         if kind == LineKind::Routed {
             let (section, _, line) = self.part.as_mut()?;
             if v.section() == *section && v.is_data() {
-                *line += v.get("count").and_then(|x| x.as_u64()).unwrap_or(0);
+                *line = line.saturating_add(v.get("count").and_then(|x| x.as_u64()).unwrap_or(0));
             }
             return None;
         }
@@ -201,8 +201,9 @@ impl SourceLines {
         if span == NO_UNIT {
             return None;
         }
-        let first = *line + 1;
-        *line += span;
+        // Saturating: a state read back (unchecked, in tests) may hold any count.
+        let first = line.saturating_add(1);
+        *line = line.saturating_add(span);
         Some(SourceLine {
             file: *file,
             line: first,
