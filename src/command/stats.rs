@@ -58,10 +58,24 @@ pub fn stats<'o>(
     faults: Faults<'o>,
     warn: &mut dyn FnMut(Warning),
 ) -> Result<Stats, UsageError> {
-    let mut stats = stats_of(o, trace, options, faults, warn)?;
     // The damage to the container (a section or the file cut short) or to the compressed
-    // stream is one problem more, as `mtf check` counts it.
-    if o.damage().is_some() || o.input_fault().is_some() {
+    // stream is one problem more, as `mtf check` counts it: known when a file is opened, and
+    // when a stream ends.
+    let ended = std::rc::Rc::new(std::cell::Cell::new(false));
+    let seen = ended.clone();
+    let on_end = faults.on_end;
+    let faults = Faults {
+        on_fault: faults.on_fault,
+        on_end: Some(Box::new(move |e: crate::events::Ended| {
+            let container = matches!(e.fault, Some(crate::stream::StreamError::Container(_)));
+            seen.set(container || e.input_fault.is_some());
+            if let Some(f) = on_end {
+                f(e);
+            }
+        })),
+    };
+    let mut stats = stats_of(o, trace, options, faults, warn)?;
+    if o.damage().is_some() || o.input_fault().is_some() || ended.get() {
         stats.problems += 1;
     }
     Ok(stats)
