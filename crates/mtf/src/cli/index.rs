@@ -40,8 +40,8 @@ pub struct IndexArgs {
     #[arg(long)]
     pub check: bool,
     /// The analysis states (`INDEX.state`, docs/format.md §15.4) take at most this percentage
-    /// of the trace bytes before each checkpoint; a checkpoint beyond it gets no state. 0
-    /// writes no state (and removes one left beside the index).
+    /// of the trace bytes before each checkpoint (and 2 GiB in all); a checkpoint beyond it
+    /// gets no state. 0 writes no state (and removes one left beside the index).
     #[arg(long, value_name = "PERCENT", default_value_t = DEFAULT_STATE_BUDGET)]
     pub state_budget: u64,
     /// Also write the births of the blocks alive at each checkpoint with a state

@@ -104,6 +104,20 @@ impl Pass<'_, '_> {
 /// stays smaller than the trace). `None` when the trace has problems (a damaged trace is read
 /// from its start).
 pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)], budget: u64) -> Option<BuiltStates> {
+    build_states_within(reader, at, budget, KEPT_MAX)
+}
+
+/// The most bytes of states kept at checkpoints: half the largest state file a reader takes
+/// (`MAX_INDEX_BYTES`), the other half left for the state at the end, whatever the budget.
+pub const KEPT_MAX: u64 = crate::limits::MAX_INDEX_BYTES / 2;
+
+/// [`build_states`] keeping at most `most` bytes of states at the checkpoints.
+fn build_states_within(
+    reader: &Reader<'_>,
+    at: &[(u64, u64)],
+    budget: u64,
+    most: u64,
+) -> Option<BuiltStates> {
     let schema = reader.schema();
     let mut source = Declared::new(schema);
     let mut pass = Pass::new(schema, &mut source, Window::all());
@@ -119,8 +133,10 @@ pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)], budget: u64) -> Opti
     let mut written = 0;
     let total = (reader.bytes().len() as u64).max(at.last().map_or(0, |a| a.1));
     let guards = guards(at, total);
-    // The budget's rule: states of `end` bytes in all fit before byte `off`.
-    let fits = |end: u64, off: u64| end.saturating_mul(100) <= off.saturating_mul(budget);
+    // The budget's rule: states of `end` bytes in all fit before byte `off` (and within the
+    // most a reader takes).
+    let fits =
+        |end: u64, off: u64| end.saturating_mul(100) <= off.saturating_mul(budget) && end <= most;
     // A state of `size` bytes is kept at checkpoint `i`: it fits there, and one as large again
     // would still fit at its guard.
     let keeps = |kept: u64, size: u64, i: usize| {
@@ -624,5 +640,15 @@ pub(super) mod tests {
             left_out += want.len() - built.written;
         }
         assert!(left_out > 5, "{left_out} states left out by the estimate");
+        // Whatever the budget, the states kept take no more than the most a reader takes
+        // (here a small bound, for the test), where without the bound they would take more.
+        let size = |b: &BuiltStates| b.entries.iter().flatten().map(|x| x.len() as u64).sum();
+        let most = size(&every) / 3;
+        let all = build_states_within(&reader, &at, 1_000_000, u64::MAX).expect("states");
+        assert!(size(&all) > most, "{} of {most}", size(&all));
+        let bounded = build_states_within(&reader, &at, 1_000_000, most).expect("states");
+        let kept: u64 = size(&bounded);
+        assert!(kept <= most && kept > 0, "{kept} of at most {most}");
+        assert_eq!(bounded.end, every.end);
     }
 }
