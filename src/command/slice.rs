@@ -66,20 +66,6 @@ fn by_time(from: Option<Bound>, to: Option<Bound>) -> Option<u64> {
     })
 }
 
-/// After a statistics run of `trace` over a slice: a slice by time needs a clock, and without
-/// one (no record has a time, or every time is the same) it is refused, as it would be empty or
-/// the whole trace by accident. `Ok(Some(note))` when `--from` lies past the end (the figures
-/// are those of an empty slice): the note says so, for the caller to show. A `moment` (`--at`,
-/// the slice that opens and closes at one bound) stops at the first record at or after it,
-/// having seen one time: a single time is a clock there, and the note names `--at`.
-pub fn check_clock(
-    trace: &Path,
-    stats: &Stats,
-    moment: bool,
-) -> Result<Option<String>, UsageError> {
-    check_clock_of(trace, stats, moment, stats.clock)
-}
-
 /// Whether the pass of `stats` stopped at the end of its slice, before the end of the trace:
 /// it read the first data record after the slice. Its clock is then the clock of the records
 /// up to there only.
@@ -87,9 +73,15 @@ pub fn ended_early(stats: &Stats) -> bool {
     stats.end.record < stats.data_records
 }
 
-/// [`check_clock`] with the clock of the whole trace, `clock` (where the pass of `stats` ended
-/// early, [`ended_early`], before the times moved).
-pub fn check_clock_of(
+/// After a statistics run of `trace` over a slice: a slice by time needs a clock, and without
+/// one (no record has a time, or every time is the same) it is refused, as it would be empty or
+/// the whole trace by accident. `Ok(Some(note))` when `--from` lies past the end (the figures
+/// are those of an empty slice): the note says so, for the caller to show. A `moment` (`--at`,
+/// the slice that opens and closes at one bound) stops at the first record at or after it,
+/// having seen one time: a single time is a clock there, and the note names `--at`. `clock`
+/// is the trace's: `stats.clock`, or the whole trace's where the pass ended early
+/// ([`ended_early`]) before the times moved.
+pub fn check_clock(
     trace: &Path,
     stats: &Stats,
     moment: bool,

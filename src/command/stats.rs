@@ -12,7 +12,7 @@ use crate::Opened;
 use super::jobs::{self, Faults, Jobs};
 use super::resume::{resumed, Goal};
 use super::seek::SeekOptions;
-use super::slice::{check_clock_of, ended_early, Slice};
+use super::slice::{check_clock, ended_early, Slice};
 use super::{UsageError, Warning};
 
 mod parallel;
@@ -202,7 +202,7 @@ fn stats_of<'o>(
 // moved, the rest of the trace is read for its clock, in a second pass from the start (a
 // stream cannot be read again: its slice is judged by the times read). The usual slice, whose
 // times moved, pays nothing.
-/// [`check_clock_of`] with the clock of the whole trace where the pass of `stats` ended before
+/// [`check_clock`] with the clock of the whole trace where the pass of `stats` ended before
 /// its times moved.
 fn clock_checked(
     o: &Opened,
@@ -211,7 +211,7 @@ fn clock_checked(
     moment: bool,
     scope: StatsScope,
 ) -> Result<Option<String>, UsageError> {
-    let clock = match check_clock_of(trace, stats, moment, stats.clock) {
+    let clock = match check_clock(trace, stats, moment, stats.clock) {
         Err(UsageError::NoClock { .. }) if ended_early(stats) && !o.is_streamed() => {
             let reader = o.reader();
             let mut source = Declared::new(o.schema());
@@ -228,5 +228,5 @@ fn clock_checked(
             s.clock = true;
         }
     }
-    check_clock_of(trace, stats, moment, clock)
+    check_clock(trace, stats, moment, clock)
 }

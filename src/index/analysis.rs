@@ -304,6 +304,15 @@ impl AnalysisState {
         })
     }
 
+    /// The bytes of [`AnalysisState::to_bytes`], counted without making them: the header,
+    /// each checkpoint's length and state, the end's, the checksum.
+    pub fn file_len(&self) -> u64 {
+        let states: u64 = (0..self.entries.len())
+            .map(|i| 8 + self.entry(i).map_or(0, |b| b.len() as u64))
+            .sum();
+        STATE_HEADER as u64 + states + 8 + self.end().0.len() as u64 + 8
+    }
+
     /// The stored form (docs/format.md §15.4).
     pub fn to_bytes(&self) -> Vec<u8> {
         let mut out = Vec::new();

@@ -234,7 +234,7 @@ pub fn run(args: &IndexArgs) -> Result<i32, Failure> {
                     input_name(&sp),
                     state.stored(),
                     built.index.entries().len(),
-                    state.to_bytes().len()
+                    state.file_len()
                 );
                 if let (Some(b), Some(bp)) = (&births, births_path(&path)) {
                     state_line += &format!(
