@@ -313,7 +313,7 @@ pub(super) fn run<'o>(
                 let mut answers = ring.resolve(&p.journal, &asks).into_iter();
                 // The last chunk's undefines answer no later chunk.
                 if k + 1 < chunks.len() {
-                    ring.extend(&p.journal);
+                    ring.extend(&mut p.journal);
                 }
                 for (key, n) in p.counts {
                     *counts.entry(key).or_default() += n;
