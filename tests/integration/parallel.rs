@@ -623,6 +623,17 @@ fn stats_on_threads_from_analysis_states_are_one_threads() {
         "{}",
         two.1
     );
+    // `index --check` names the first state moved (it makes the states of a full pass only
+    // where one is stored, and compares each as it is made).
+    let out = mtf(&["index", "--check", t]);
+    assert_eq!(out.status.code(), Some(1), "{}", text(&out.stderr));
+    let first = moved.iter().min().unwrap();
+    let err = text(&out.stderr);
+    assert!(
+        err.contains(&format!("checkpoint {first} "))
+            && err.contains("its analysis state differs from the one a full pass takes there"),
+        "{err}"
+    );
 }
 
 /// A seek index without analysis states (`--state-budget 0`): `stats -j 2` takes the figures on
