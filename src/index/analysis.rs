@@ -248,6 +248,29 @@ impl AnalysisState {
         }
     }
 
+    /// A state for `index` and `schema` whose checkpoints' states (`entries`: where each is, if
+    /// it has one) and end state (`end`) are in `map`, a scratch file's.
+    #[cfg_attr(not(feature = "parallel"), allow(dead_code))]
+    pub(crate) fn from_map(
+        index: &Index,
+        schema: &Schema,
+        map: memmap2::Mmap,
+        entries: Vec<Option<std::ops::Range<usize>>>,
+        end: std::ops::Range<usize>,
+    ) -> AnalysisState {
+        AnalysisState {
+            name: String::new(),
+            magic: STATE_MAGIC,
+            index_sum: index_sum(index),
+            schema: schema_hash(schema),
+            at: vec![0; entries.len()],
+            entries,
+            end,
+            blob: std::sync::Arc::new(Blob::Mapped(map)),
+            end_at: 0,
+        }
+    }
+
     /// The births file for `index` and `schema`: per checkpoint the births of its live blocks
     /// (or none), in the analysis state's layout with the magic [`BIRTHS_MAGIC`].
     pub fn births(index: &Index, schema: &Schema, entries: Vec<Option<Vec<u8>>>) -> AnalysisState {
@@ -342,6 +365,7 @@ impl AnalysisState {
                 Some(b) => {
                     put(&(b.len() as u64 + 1).to_le_bytes())?;
                     put(b)?;
+                    self.release_entry(i);
                 }
             }
         }
@@ -349,6 +373,19 @@ impl AnalysisState {
         put(&(end.len() as u64).to_le_bytes())?;
         put(end)?;
         w.write_all(&sum.value().to_le_bytes())
+    }
+
+    /// Gives back the pages of checkpoint `i`'s state where it is in a mapped file (a scratch
+    /// file's: written out, they need not stay in memory; a later read reads them again).
+    fn release_entry(&self, i: usize) {
+        const PAGE: usize = 4096;
+        if let (Blob::Mapped(m), Some(Some(r))) = (&*self.blob, self.entries.get(i)) {
+            let start = r.start.div_ceil(PAGE) * PAGE;
+            let end = r.end / PAGE * PAGE;
+            if end > start {
+                crate::io::release_mapped(m, start, end - start);
+            }
+        }
     }
 
     /// Write it to `path` atomically.

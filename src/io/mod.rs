@@ -49,6 +49,8 @@ pub use input::{
 };
 pub use output::Output;
 pub use stdout::{classify, StdoutFailure, StdoutSink};
+#[cfg(all(unix, feature = "parallel"))]
+pub(crate) use temp::unlinked_in;
 pub use temp::{remove_temp_files, TempFile};
 
 #[cfg(unix)]

@@ -50,8 +50,8 @@ pub use pass::merge::{compute_chunk, ChunkStats};
 #[cfg_attr(not(feature = "parallel"), allow(unused_imports))]
 pub(crate) use pass::resume::restore_interpreter;
 pub use pass::resume::{
-    build_states, compare_states, compute_resumed, end_clock, end_head, state_head, BuiltStates,
-    EndHead, StateHead, StatesCompared,
+    build_states, build_states_into, compare_states, compute_resumed, end_clock, end_head,
+    state_head, BuiltStates, EndHead, StateHead, StatesCompared,
 };
 pub use pass::{compute, compute_from, compute_opened, compute_scoped, StatsScope};
 pub use records::{FieldSummary, RecordCounter, TypeSummary};

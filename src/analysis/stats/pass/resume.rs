@@ -107,6 +107,22 @@ pub fn build_states(reader: &Reader<'_>, at: &[(u64, u64)], budget: u64) -> Opti
     build_states_within(reader, at, budget, KEPT_MAX)
 }
 
+/// What [`build_states_into`] gives a state it keeps to: the checkpoint's number and the state
+/// (in increasing order of checkpoints); false stops the pass (the states could not be kept).
+pub type KeepState<'k> = dyn FnMut(usize, Vec<u8>) -> bool + 'k;
+
+/// [`build_states`], each state kept given to `keep` as soon as it is made rather than held
+/// (`BuiltStates::entries` then empty): `mtf index` writes them to a scratch file. `None`
+/// also where `keep` stopped the pass.
+pub fn build_states_into(
+    reader: &Reader<'_>,
+    at: &[(u64, u64)],
+    budget: u64,
+    keep: &mut KeepState<'_>,
+) -> Option<BuiltStates> {
+    build_states_kept(reader, at, budget, KEPT_MAX, keep)
+}
+
 /// The most bytes of states kept at checkpoints: half the largest state file a reader takes
 /// (`MAX_INDEX_BYTES`), the other half left for the state at the end, whatever the budget.
 pub const KEPT_MAX: u64 = crate::limits::MAX_INDEX_BYTES / 2;
@@ -118,7 +134,25 @@ fn build_states_within(
     budget: u64,
     most: u64,
 ) -> Option<BuiltStates> {
-    let mut entries = Vec::with_capacity(at.len());
+    let mut entries: Vec<Option<Vec<u8>>> = vec![None; at.len()];
+    let mut keep = |i: usize, state: Vec<u8>| {
+        if let Some(e) = entries.get_mut(i) {
+            *e = Some(state);
+        }
+        true
+    };
+    let built = build_states_kept(reader, at, budget, most, &mut keep)?;
+    Some(BuiltStates { entries, ..built })
+}
+
+/// [`build_states_within`], the states kept given to `keep`.
+fn build_states_kept(
+    reader: &Reader<'_>,
+    at: &[(u64, u64)],
+    budget: u64,
+    most: u64,
+    keep: &mut KeepState<'_>,
+) -> Option<BuiltStates> {
     let mut kept = 0u64;
     // Of the states written out so far: the fewest bytes besides the live blocks', and the
     // fewest bytes per live block, in 1/16ths, of those with 64 blocks or more (see below).
@@ -183,9 +217,7 @@ fn build_states_within(
                 near && (len * now / had.max(1)).saturating_sub(room(kept, next)) > short / 2
             });
             let unlikely = far || !keeps(kept, guess.saturating_mul(8) / 9, next);
-            if unlikely || !pass.is_some_and(|p| p.save(max_time, &mut e)) {
-                entries.push(None);
-            } else {
+            if !unlikely && pass.is_some_and(|p| p.save(max_time, &mut e)) {
                 written += 1;
                 let len = e.out.len() as u64;
                 let r = len.saturating_sub(e.blocks);
@@ -197,20 +229,21 @@ fn build_states_within(
                 if keeps(kept, len, next) {
                     kept += len;
                     miss = None;
-                    entries.push(Some(e.out));
+                    // A state that cannot be kept stops the pass (`drive` says so).
+                    if !keep(next, e.out) {
+                        return false;
+                    }
                 } else {
                     let short = u128::from(len).saturating_sub(room(kept, next)).max(1);
                     miss = Some((u128::from(len), u128::from(blocks), short));
-                    entries.push(None);
                 }
             }
         }
         true
     };
     let end = drive(reader, at, &mut each).ok()?;
-    entries.resize(at.len(), None);
     Some(BuiltStates {
-        entries,
+        entries: Vec::new(),
         end,
         written,
     })
