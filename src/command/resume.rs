@@ -40,11 +40,7 @@ pub fn build_state(reader: &Reader<'_>, index: &Index, budget: u64) -> Option<An
     if Declared::new(schema).spaces().is_empty() {
         return None;
     }
-    let at: Vec<(u64, u64)> = index
-        .entries()
-        .iter()
-        .map(|e| (e.record, e.offset))
-        .collect();
+    let at = checkpoints(index);
     let mut s = match spilled(reader, index, &at, budget) {
         Some(state) => state?,
         None => {
@@ -55,6 +51,15 @@ pub fn build_state(reader: &Reader<'_>, index: &Index, budget: u64) -> Option<An
     s.set_name(format!("{}.state", index.name()));
     // A file a reader would refuse is not written.
     (s.file_len() <= crate::limits::MAX_INDEX_BYTES).then_some(s)
+}
+
+/// The index's checkpoints: (record, byte offset) of each.
+fn checkpoints(index: &Index) -> Vec<(u64, u64)> {
+    index
+        .entries()
+        .iter()
+        .map(|e| (e.record, e.offset))
+        .collect()
 }
 
 /// [`build_state`]'s pass with each state kept written to an unlinked scratch file as it is
@@ -133,11 +138,7 @@ pub fn verify_state(
         record,
         what: what.into(),
     };
-    let at: Vec<(u64, u64)> = index
-        .entries()
-        .iter()
-        .map(|e| (e.record, e.offset))
-        .collect();
+    let at = checkpoints(index);
     let n = at.len();
     match compare_states(reader, &at, &|i| stored.entry(i), stored.end().0) {
         StatesCompared::Same => Ok(true),

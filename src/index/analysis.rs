@@ -235,17 +235,13 @@ impl AnalysisState {
         }
         let start = blob.len();
         blob.extend_from_slice(&end);
-        AnalysisState {
-            name: String::new(),
-            magic: STATE_MAGIC,
-            index_sum: index_sum(index),
-            schema: schema_hash(schema),
-            at: vec![0; ranges.len()],
-            entries: ranges,
-            end: start..blob.len(),
-            blob: std::sync::Arc::new(Blob::Owned(blob)),
-            end_at: 0,
-        }
+        AnalysisState::with_blob(
+            index,
+            schema,
+            Blob::Owned(blob),
+            ranges,
+            start..start + end.len(),
+        )
     }
 
     /// A state for `index` and `schema` whose checkpoints' states (`entries`: where each is, if
@@ -258,6 +254,17 @@ impl AnalysisState {
         entries: Vec<Option<std::ops::Range<usize>>>,
         end: std::ops::Range<usize>,
     ) -> AnalysisState {
+        AnalysisState::with_blob(index, schema, Blob::Mapped(map), entries, end)
+    }
+
+    /// A state for `index` and `schema` whose states are at `entries` and `end` in `blob`.
+    fn with_blob(
+        index: &Index,
+        schema: &Schema,
+        blob: Blob,
+        entries: Vec<Option<std::ops::Range<usize>>>,
+        end: std::ops::Range<usize>,
+    ) -> AnalysisState {
         AnalysisState {
             name: String::new(),
             magic: STATE_MAGIC,
@@ -266,7 +273,7 @@ impl AnalysisState {
             at: vec![0; entries.len()],
             entries,
             end,
-            blob: std::sync::Arc::new(Blob::Mapped(map)),
+            blob: std::sync::Arc::new(blob),
             end_at: 0,
         }
     }
@@ -378,7 +385,8 @@ impl AnalysisState {
     /// Gives back the pages of checkpoint `i`'s state where it is in a mapped file (a scratch
     /// file's: written out, they need not stay in memory; a later read reads them again).
     fn release_entry(&self, i: usize) {
-        const PAGE: usize = 4096;
+        // A multiple of every page size in use (4, 16 or 64 KiB), as `madvise` needs.
+        const PAGE: usize = 64 << 10;
         if let (Blob::Mapped(m), Some(Some(r))) = (&*self.blob, self.entries.get(i)) {
             let start = r.start.div_ceil(PAGE) * PAGE;
             let end = r.end / PAGE * PAGE;

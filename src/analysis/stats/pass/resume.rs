@@ -181,62 +181,60 @@ fn build_states_kept(
     // and how many bytes it lacked.
     let mut miss: Option<(u128, u128, u128)> = None;
     let mut each = |next: usize, pass: Option<&Pass<'_, '_>>, max_time: Option<u64>| {
-        {
-            // Design: a state holds every live block, tens of bytes each; a heap of a million
-            // blocks makes states of tens of megabytes, of which the budget keeps a few. Written
-            // out at every checkpoint only to be dropped, they took 15 times the pass itself
-            // (a recording of heaptrack's, 258 checkpoints, 3 states kept). So a state is not
-            // written out where an estimate of its size passes the room the budget leaves by
-            // more than an eighth. The estimate takes the fewest bytes per live block and the
-            // fewest other bytes of the states written out so far, so that it errs low (on that
-            // recording the blocks' bytes per block varied by a few percent from state to
-            // state): a state left out by it is one the budget would almost surely have left
-            // out too, and the budget's rule decides for every state written out. There it
-            // took the index from 51 s to 10 s, with the same states kept.
-            let blocks = pass.map_or(0, |p| p.heap.saved_blocks() as u64);
-            let guess = match (rest, per_block) {
-                (Some(r), Some(p)) => r.saturating_add(blocks.saturating_mul(p) / 16),
-                _ => 0,
-            };
-            let mut e = Enc::default();
-            // Design: with checkpoints every few records, the room the budget leaves grows by a
-            // few bytes a checkpoint, and a state of a large live set fits again only thousands
-            // of checkpoints after the last one kept. The eighth the estimate above allows then
-            // spans hundreds of checkpoints, each writing a state out to drop it: an index with
-            // a checkpoint every 7 records of a 2 M-record trace ran for many minutes. After a
-            // state written out was not kept, the next is written out only where the bytes it
-            // would lack, as estimated from that one's size per live block, are at most half
-            // those it lacked: a few more states written out between two kept, not a share.
-            let far = miss.is_some_and(|(len, had, short)| {
-                let now = u128::from(blocks);
-                // Only near that state's live blocks (within an eighth) is its size per block
-                // a fair guess of this one's: the bytes besides the blocks' weigh too much in
-                // a small state (a recording's first checkpoint, 285 blocks, guessed a state
-                // of 1.4 M blocks 12 % too large, and it was left out).
-                let near = now * 8 >= had * 7 && now * 7 <= had * 8;
-                near && (len * now / had.max(1)).saturating_sub(room(kept, next)) > short / 2
-            });
-            let unlikely = far || !keeps(kept, guess.saturating_mul(8) / 9, next);
-            if !unlikely && pass.is_some_and(|p| p.save(max_time, &mut e)) {
-                written += 1;
-                let len = e.out.len() as u64;
-                let r = len.saturating_sub(e.blocks);
-                rest = Some(rest.map_or(r, |x| x.min(r)));
-                if blocks >= 64 {
-                    let p = e.blocks.saturating_mul(16) / blocks;
-                    per_block = Some(per_block.map_or(p, |x| x.min(p)));
+        // Design: a state holds every live block, tens of bytes each; a heap of a million
+        // blocks makes states of tens of megabytes, of which the budget keeps a few. Written
+        // out at every checkpoint only to be dropped, they took 15 times the pass itself
+        // (a recording of heaptrack's, 258 checkpoints, 3 states kept). So a state is not
+        // written out where an estimate of its size passes the room the budget leaves by
+        // more than an eighth. The estimate takes the fewest bytes per live block and the
+        // fewest other bytes of the states written out so far, so that it errs low (on that
+        // recording the blocks' bytes per block varied by a few percent from state to
+        // state): a state left out by it is one the budget would almost surely have left
+        // out too, and the budget's rule decides for every state written out. There it
+        // took the index from 51 s to 10 s, with the same states kept.
+        let blocks = pass.map_or(0, |p| p.heap.saved_blocks() as u64);
+        let guess = match (rest, per_block) {
+            (Some(r), Some(p)) => r.saturating_add(blocks.saturating_mul(p) / 16),
+            _ => 0,
+        };
+        let mut e = Enc::default();
+        // Design: with checkpoints every few records, the room the budget leaves grows by a
+        // few bytes a checkpoint, and a state of a large live set fits again only thousands
+        // of checkpoints after the last one kept. The eighth the estimate above allows then
+        // spans hundreds of checkpoints, each writing a state out to drop it: an index with
+        // a checkpoint every 7 records of a 2 M-record trace ran for many minutes. After a
+        // state written out was not kept, the next is written out only where the bytes it
+        // would lack, as estimated from that one's size per live block, are at most half
+        // those it lacked: a few more states written out between two kept, not a share.
+        let far = miss.is_some_and(|(len, had, short)| {
+            let now = u128::from(blocks);
+            // Only near that state's live blocks (within an eighth) is its size per block
+            // a fair guess of this one's: the bytes besides the blocks' weigh too much in
+            // a small state (a recording's first checkpoint, 285 blocks, guessed a state
+            // of 1.4 M blocks 12 % too large, and it was left out).
+            let near = now * 8 >= had * 7 && now * 7 <= had * 8;
+            near && (len * now / had.max(1)).saturating_sub(room(kept, next)) > short / 2
+        });
+        let unlikely = far || !keeps(kept, guess.saturating_mul(8) / 9, next);
+        if !unlikely && pass.is_some_and(|p| p.save(max_time, &mut e)) {
+            written += 1;
+            let len = e.out.len() as u64;
+            let r = len.saturating_sub(e.blocks);
+            rest = Some(rest.map_or(r, |x| x.min(r)));
+            if blocks >= 64 {
+                let p = e.blocks.saturating_mul(16) / blocks;
+                per_block = Some(per_block.map_or(p, |x| x.min(p)));
+            }
+            if keeps(kept, len, next) {
+                kept += len;
+                miss = None;
+                // A state that cannot be kept stops the pass (`drive` says so).
+                if !keep(next, e.out) {
+                    return false;
                 }
-                if keeps(kept, len, next) {
-                    kept += len;
-                    miss = None;
-                    // A state that cannot be kept stops the pass (`drive` says so).
-                    if !keep(next, e.out) {
-                        return false;
-                    }
-                } else {
-                    let short = u128::from(len).saturating_sub(room(kept, next)).max(1);
-                    miss = Some((u128::from(len), u128::from(blocks), short));
-                }
+            } else {
+                let short = u128::from(len).saturating_sub(room(kept, next)).max(1);
+                miss = Some((u128::from(len), u128::from(blocks), short));
             }
         }
         true
